@@ -1,0 +1,213 @@
+//! Command-line parsing and the commands it dispatches to. Prints; the work
+//! happens in plan, suite, runner and store.
+
+mod run;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exit statuses: 0 all good, 1 a test or the run failed, 2 bad input, 130 Ctrl-C.
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// An error and the exit status it ends the process with.
+pub enum CliError {
+    Usage(String),
+    Failed(String),
+}
+
+#[derive(Parser)]
+#[command(
+    name = "rqps",
+    version,
+    about = "Database benchmark and regression finder: the sysbench microbenchmarks on SQLite, MariaDB/MySQL and PostgreSQL",
+    long_about = "rqps runs the field's standard database microbenchmarks (the sysbench suite as the reference \
+scripts run it), keeps every result with its context in a results directory, and prints them grouped as \
+the field's reports are: point queries, range queries without and with aggregation, writes.\n\n\
+Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the quick profile \
+(32 tests, about 3 minutes).",
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Load the tables and run a suite against a target, storing every result.
+    Run(Box<RunArgs>),
+    /// List the tests of a suite order with their report groups.
+    Tests(TestsArgs),
+    /// Print the table of a stored run (the latest one by default).
+    Show(ShowArgs),
+    /// Measure rqps itself: the harness's point-query rate against a bare prepared-statement loop.
+    Bench(crate::bench::BenchArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    /// Where to run: sqlite:PATH, mysql://user:pass@host:port/db, postgres://user:pass@host:port/db.
+    /// Default: a new SQLite database in a temporary directory, removed afterwards.
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// For SQLite: a file of PRAGMA lines run on every connection (after the defaults
+    /// journal_mode=WAL, synchronous=NORMAL), e.g. `journal_mode=DELETE`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The workload suite.
+    #[arg(long, default_value = "sysbench", value_parser = ["sysbench"])]
+    pub suite: String,
+    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds),
+    /// small-server and large-server (the reference's sizes). Options below override it.
+    #[arg(long, default_value = "quick", value_parser = clap::builder::PossibleValuesParser::new(crate::plan::PROFILES))]
+    pub profile: String,
+    /// The suite order: current (32 reported tests) or classic (42, with the .pre tests).
+    #[arg(long, value_name = "current|classic")]
+    pub list: Option<String>,
+    /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
+    pub tests: Option<Vec<String>>,
+    /// Client threads (one connection each); a list runs every test at each count.
+    #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    pub threads: Option<Vec<usize>>,
+    /// Number of sbtest tables.
+    #[arg(long, value_name = "T")]
+    pub tables: Option<usize>,
+    /// Rows per table.
+    #[arg(long, value_name = "N")]
+    pub table_size: Option<u64>,
+    /// Seconds each read test (and write-only) is measured.
+    #[arg(long, value_name = "S")]
+    pub read_secs: Option<f64>,
+    /// Seconds each write test is measured.
+    #[arg(long, value_name = "S")]
+    pub write_secs: Option<f64>,
+    /// Seconds of warm-up before each test, excluded from its statistics.
+    #[arg(long, value_name = "S")]
+    pub warmup_secs: Option<f64>,
+    /// Seconds of each unreported warm-up step (scan.warm, point-query.warm, ...).
+    #[arg(long, value_name = "S")]
+    pub warm_secs: Option<f64>,
+    /// Sleep budget of the settle step after the load and after the write tests.
+    #[arg(long, value_name = "S")]
+    pub settle_secs: Option<f64>,
+    /// Distribution of ids: uniform (default), zipfian, pareto. update-zipf is always zipfian.
+    #[arg(long, value_name = "TYPE")]
+    pub rand_type: Option<String>,
+    /// auto: server-side prepared statements; disable: plain text statements.
+    #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
+    pub ps_mode: Option<String>,
+    /// Use the sbtest tables already in the target instead of loading them.
+    #[arg(long)]
+    pub skip_prepare: bool,
+    /// Seed of the random generators (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Name of this target in results and reports (default: engine-version).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Results directory.
+    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Also write the whole run (context and every test) as one JSON document.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress bars or per-test lines; only the final table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+struct TestsArgs {
+    /// current or classic.
+    #[arg(long, default_value = "current")]
+    list: String,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// Results directory.
+    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    results: PathBuf,
+    /// A run id (a directory name under the results directory); default: the latest.
+    run: Option<String>,
+    /// Also list the unreported warm-up steps.
+    #[arg(long)]
+    all: bool,
+}
+
+/// Parses the command line, runs the command, and returns the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+        }
+    };
+    let r = match cli.cmd {
+        Cmd::Run(a) => run::run(&a),
+        Cmd::Tests(a) => tests(&a),
+        Cmd::Show(a) => show(&a),
+        Cmd::Bench(a) => crate::bench::run(&a).map(|_| 0).map_err(CliError::Failed),
+    };
+    match r {
+        Ok(code) => code,
+        Err(CliError::Usage(m)) => {
+            eprintln!("error: {m}");
+            EXIT_USAGE
+        }
+        Err(CliError::Failed(m)) => {
+            eprintln!("error: {m}");
+            EXIT_FAILED
+        }
+    }
+}
+
+fn tests(a: &TestsArgs) -> Result<i32, CliError> {
+    use crate::workload::sysbench::catalog;
+    let order: catalog::Order = a.list.parse().map_err(CliError::Usage)?;
+    println!("{:<30} {:<10} {:<9} reported", "test", "group", "duration");
+    for t in catalog::order(order) {
+        let span = match t.span {
+            catalog::Span::Read => "read",
+            catalog::Span::Write => "write",
+            catalog::Span::Warm => "warm",
+        };
+        println!(
+            "{:<30} {:<10} {:<9} {}",
+            t.name,
+            t.group.key(),
+            span,
+            if t.reported { "yes" } else { "no" }
+        );
+    }
+    Ok(0)
+}
+
+fn show(a: &ShowArgs) -> Result<i32, CliError> {
+    let dir = match &a.run {
+        Some(r) => a.results.join(r),
+        None => {
+            let mut runs: Vec<PathBuf> = std::fs::read_dir(&a.results)
+                .map_err(|e| {
+                    CliError::Usage(format!(
+                        "cannot read results directory {}: {e}",
+                        a.results.display()
+                    ))
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join("run.json").is_file())
+                .collect();
+            runs.sort();
+            runs.pop()
+                .ok_or_else(|| CliError::Usage(format!("no runs in {}", a.results.display())))?
+        }
+    };
+    let doc = crate::store::read_run(&dir).map_err(CliError::Usage)?;
+    print!("{}", crate::report::table::run_table(&doc, a.all));
+    Ok(0)
+}

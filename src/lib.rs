@@ -1,0 +1,18 @@
+//! rqps: a database benchmark and regression finder.
+//!
+//! `cli → plan → suite/runner → workload → driver`, with measurement around
+//! the driver calls and `store → report` on the other side.
+
+pub mod bench;
+pub mod cli;
+pub mod driver;
+pub mod host;
+pub mod measure;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod store;
+pub mod suite;
+pub mod target;
+pub mod util;
+pub mod workload;

@@ -1,0 +1,3 @@
+//! Turning stored results into tables people read.
+
+pub mod table;

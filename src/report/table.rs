@@ -1,0 +1,117 @@
+//! The end-of-run table: one block per report group, tests in suite order.
+
+use crate::store::{RunDoc, TestResult};
+use crate::workload::sysbench::catalog::Group;
+
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Renders the reported tests of `doc` grouped as the field's reports are.
+/// `all` also lists warm-up steps.
+pub fn run_table(doc: &RunDoc, all: bool) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{} on {} {} ({}), {}\n",
+        doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
+    ));
+    if let Some(l) = &doc.load {
+        out.push_str(&format!(
+            "load: {} rows in {:.1} s, {:.0} rows/s\n",
+            l.rows, l.secs, l.rows_per_sec
+        ));
+    }
+    for g in Group::ALL {
+        let rows: Vec<&TestResult> = doc
+            .tests
+            .iter()
+            .filter(|t| t.group == g.key() && (all || t.reported) && t.status != "running")
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut table = TextTable::new(&[
+            "test", "thr", "QPS", "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
+        ]);
+        for t in rows {
+            let qps = if t.qps_unit == "Krows/s" {
+                format!("{} Krows/s", num(t.qps))
+            } else {
+                num(t.qps)
+            };
+            table.row(vec![
+                t.test.clone(),
+                t.threads.to_string(),
+                qps,
+                num(t.tps),
+                num(t.latency_us.p50),
+                num(t.latency_us.p95),
+                num(t.latency_us.p99),
+                num(t.latency_us.max),
+                t.errors.to_string(),
+                t.status.clone(),
+            ]);
+        }
+        out.push_str(&format!("\n{}\n{}", g.title(), table.render()));
+    }
+    out
+}
+
+/// A plain aligned text table: the first column left-aligned, the others right-aligned.
+pub struct TextTable {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    pub fn new(header: &[&str]) -> Self {
+        TextTable {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self) -> String {
+        let n = self.header.len();
+        let mut width = vec![0usize; n];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(n) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let line = |r: &Vec<String>| -> String {
+            let cells: Vec<String> = (0..n)
+                .map(|i| {
+                    let c = r.get(i).map(String::as_str).unwrap_or("");
+                    if i == 0 {
+                        format!("{c:<w$}", w = width[i])
+                    } else {
+                        format!("{c:>w$}", w = width[i])
+                    }
+                })
+                .collect();
+            format!("  {}\n", cells.join("  ").trim_end())
+        };
+        let mut out = line(&self.header);
+        out.push_str(&format!(
+            "  {}\n",
+            width
+                .iter()
+                .map(|w| "-".repeat(*w))
+                .collect::<Vec<_>>()
+                .join("  ")
+        ));
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}

@@ -1,0 +1,223 @@
+//! The results directory: every finished test is written at once, atomically,
+//! so a crash or Ctrl-C of rqps loses nothing that finished.
+//!
+//! Layout: `<results>/<run-id>/run.json` (the run's context) and
+//! `<results>/<run-id>/tests/<NNN>-<test>-t<threads>.json` (one per test).
+//! A test file is written with status `running` when the test starts and
+//! replaced when it ends, so a test cut short by a crash is visible as such.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Latency, SecondSample};
+use crate::util::{file_safe, now_rfc3339, write_atomic};
+use crate::workload::sysbench::load::LoadStats;
+
+/// One test at one thread count.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TestResult {
+    pub suite: String,
+    pub test: String,
+    /// Report group (`point`, `range`, `range-agg`, `write`).
+    pub group: String,
+    pub threads: usize,
+    /// Part of the reported set of its order (warm-up steps are not).
+    pub reported: bool,
+    /// `ok`, `failed`, `interrupted`, or `running` while it runs.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    pub started: String,
+    /// Measured seconds (warm-up excluded) and the warm-up that preceded them.
+    pub secs: f64,
+    pub warmup_secs: f64,
+    /// The reported throughput: statements per second, except `scan`, where it
+    /// is thousands of rows scanned per second by one scan (reference §5.1).
+    pub qps: f64,
+    pub qps_unit: String,
+    /// Events (sysbench transactions) per second.
+    pub tps: f64,
+    /// Statements per second, for every test (equal to `qps` except for scan).
+    pub statements_per_sec: f64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub events: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub rows: u64,
+    /// Event latency in microseconds.
+    pub latency_us: Latency,
+    pub per_second: Vec<SecondSample>,
+}
+
+/// The engine a run measured.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EngineInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// A run: its context and, in the `--json` document, its tests.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunDoc {
+    pub rqps_version: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub git_commit: Option<String>,
+    pub run_id: String,
+    /// The name reports use for this target.
+    pub name: String,
+    pub suite: String,
+    pub status: String,
+    pub started: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub finished: Option<String>,
+    /// The command line, credentials redacted.
+    pub command_line: Vec<String>,
+    /// The target, credentials redacted.
+    pub target: String,
+    pub engine: EngineInfo,
+    pub params: serde_json::Value,
+    pub host: crate::host::Host,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub load: Option<LoadStats>,
+    #[serde(default)]
+    pub tests: Vec<TestResult>,
+}
+
+pub struct Store {
+    dir: PathBuf,
+    json: Option<PathBuf>,
+    doc: RunDoc,
+    seq: usize,
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> String {
+    format!("cannot write {what} {}: {e}", path.display())
+}
+
+/// Checks that results can be written under `root` (creating it), before any work starts.
+pub fn check_writable(root: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(root)
+        .map_err(|e| format!("results directory {} is not writable: {e}", root.display()))?;
+    let probe = root.join(".rqps-write-test");
+    std::fs::write(&probe, b"ok")
+        .map_err(|e| format!("results directory {} is not writable: {e}", root.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+impl Store {
+    /// Creates `<root>/<run-id>/` and writes `run.json`.
+    pub fn create(root: &Path, mut doc: RunDoc, json: Option<PathBuf>) -> Result<Store, String> {
+        check_writable(root)?;
+        let mut id = format!("{}-{}", crate::util::now_stamp(), file_safe(&doc.name));
+        let mut dir = root.join(&id);
+        let mut n = 1;
+        while dir.exists() {
+            n += 1;
+            id = format!("{}-{}-{n}", crate::util::now_stamp(), file_safe(&doc.name));
+            dir = root.join(&id);
+        }
+        std::fs::create_dir_all(dir.join("tests"))
+            .map_err(|e| io_err("results directory", &dir, e))?;
+        doc.run_id = id;
+        doc.tests.clear();
+        let store = Store {
+            dir,
+            json,
+            doc,
+            seq: 0,
+        };
+        store.write_run()?;
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn doc(&self) -> &RunDoc {
+        &self.doc
+    }
+
+    fn write_run(&self) -> Result<(), String> {
+        let mut head = self.doc.clone();
+        head.tests.clear();
+        let path = self.dir.join("run.json");
+        let bytes = serde_json::to_vec_pretty(&head).map_err(|e| e.to_string())?;
+        write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
+        if let Some(json) = &self.json {
+            let bytes = serde_json::to_vec_pretty(&self.doc).map_err(|e| e.to_string())?;
+            write_atomic(json, &bytes).map_err(|e| io_err("JSON file", json, e))?;
+        }
+        Ok(())
+    }
+
+    fn test_path(&self, seq: usize, r: &TestResult) -> PathBuf {
+        self.dir.join("tests").join(format!(
+            "{seq:03}-{}-t{}.json",
+            file_safe(&r.test),
+            r.threads
+        ))
+    }
+
+    /// Marks `r` as running on disk; returns its slot for [`Store::finish_test`].
+    pub fn begin_test(&mut self, r: &TestResult) -> Result<usize, String> {
+        self.seq += 1;
+        let path = self.test_path(self.seq, r);
+        let bytes = serde_json::to_vec_pretty(r).map_err(|e| e.to_string())?;
+        write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+        Ok(self.seq)
+    }
+
+    /// Writes the finished result over its running marker, and the `--json` document.
+    pub fn finish_test(&mut self, slot: usize, r: TestResult) -> Result<(), String> {
+        let path = self.test_path(slot, &r);
+        let bytes = serde_json::to_vec_pretty(&r).map_err(|e| e.to_string())?;
+        write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+        self.doc.tests.push(r);
+        if self.json.is_some() {
+            self.write_run()
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn set_load(&mut self, load: LoadStats) -> Result<(), String> {
+        self.doc.load = Some(load);
+        self.write_run()
+    }
+
+    /// Records how the run ended (`ok`, `failed`, `interrupted`).
+    pub fn finish(&mut self, status: &str) -> Result<(), String> {
+        self.doc.status = status.to_string();
+        self.doc.finished = Some(now_rfc3339());
+        self.write_run()
+    }
+}
+
+/// Reads a run directory back: its context and every test file, in order.
+pub fn read_run(dir: &Path) -> Result<RunDoc, String> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut doc: RunDoc =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("tests"))
+        .map_err(|e| format!("cannot read {}: {e}", dir.join("tests").display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    doc.tests = files
+        .iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            serde_json::from_str(&t).map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(doc)
+}
