@@ -1,0 +1,295 @@
+//! Small process, file-system and user helpers shared by the PostgreSQL and MariaDB code.
+
+use std::ffi::CString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// True when `path` is a regular file (after following symlinks) with an execute bit set.
+pub(crate) fn is_executable(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The directories of `$PATH`, in order, skipping empty entries.
+pub(crate) fn path_dirs() -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter(|d| !d.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// First `dir/name` that is executable, trying every name in every directory (dirs outer loop).
+pub(crate) fn find_in_dirs(names: &[&str], dirs: &[PathBuf]) -> Option<PathBuf> {
+    dirs.iter()
+        .flat_map(|d| names.iter().map(move |n| d.join(n)))
+        .find(|p| is_executable(p))
+        .map(|p| fs::canonicalize(&p).unwrap_or(p))
+}
+
+/// A currently free TCP port on 127.0.0.1, never one of the well-known database ports.
+pub(crate) fn free_port() -> io::Result<u16> {
+    for _ in 0..20 {
+        let port = TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port();
+        if port != 3306 && port != 5432 {
+            return Ok(port);
+        }
+    }
+    Err(io::Error::other("could not find a free port on 127.0.0.1"))
+}
+
+/// The last `lines` lines of a (log) file, reading at most its last 64 KiB.
+pub(crate) fn tail_file(path: &Path, lines: usize) -> String {
+    let read = || -> io::Result<String> {
+        let mut f = File::open(path)?;
+        let len = f.metadata()?.len();
+        let start = len.saturating_sub(64 * 1024);
+        f.seek(SeekFrom::Start(start))?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf)?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    };
+    match read() {
+        Ok(text) => {
+            let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let tail = &all[all.len().saturating_sub(lines)..];
+            if tail.is_empty() {
+                format!("({} is empty)", path.display())
+            } else {
+                tail.join("\n")
+            }
+        }
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+/// The error lines of a tool's output (the last `lines` of them), or its tail when no line
+/// looks like an error. `mariadb-install-db` ends a failure with a page of generic advice that
+/// would otherwise push the actual error out of the tail.
+pub(crate) fn error_lines(path: &Path, lines: usize) -> String {
+    let text = read_from(path, file_len(path).saturating_sub(64 * 1024));
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            ["[ERROR]", "ERROR:", "FATAL:", "error:", "PANIC:"]
+                .iter()
+                .any(|m| l.contains(m))
+        })
+        .collect();
+    if errors.is_empty() {
+        tail_file(path, lines)
+    } else {
+        errors[errors.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+/// Text of a file from byte `offset` on (empty if unreadable).
+pub(crate) fn read_from(path: &Path, offset: u64) -> String {
+    let mut out = Vec::new();
+    if let Ok(mut f) = File::open(path)
+        && f.seek(SeekFrom::Start(offset)).is_ok()
+    {
+        let _ = f.take(1 << 20).read_to_end(&mut out);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Current length of a file, 0 if it does not exist.
+pub(crate) fn file_len(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Opens `path` for appending (creating it) and returns two handles for stdout and stderr.
+pub(crate) fn log_stdio(path: &Path) -> io::Result<(Stdio, Stdio)> {
+    let f = OpenOptions::new().create(true).append(true).open(path)?;
+    let g = f.try_clone()?;
+    Ok((Stdio::from(f), Stdio::from(g)))
+}
+
+/// Waits for `child` up to `timeout`; `Ok(None)` if it is still running afterwards.
+pub(crate) fn wait_timeout(child: &mut Child, timeout: Duration) -> io::Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + timeout;
+    let mut nap = Duration::from_millis(5);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        thread::sleep(nap.min(deadline - now));
+        nap = (nap * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Outcome of [`run_logged`].
+pub(crate) enum RunOutcome {
+    Exited(ExitStatus),
+    TimedOut,
+}
+
+/// Runs `cmd` with stdout and stderr appended to `log`, killing it after `timeout`.
+pub(crate) fn run_logged(
+    cmd: &mut Command,
+    log: &Path,
+    timeout: Duration,
+) -> io::Result<RunOutcome> {
+    let (out, err) = log_stdio(log)?;
+    let mut child = cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn()?;
+    match wait_timeout(&mut child, timeout)? {
+        Some(status) => Ok(RunOutcome::Exited(status)),
+        None => {
+            let _ = child.kill();
+            let _ = wait_timeout(&mut child, Duration::from_secs(10));
+            Ok(RunOutcome::TimedOut)
+        }
+    }
+}
+
+/// Runs `cmd` and returns its trimmed stdout (or stderr if stdout is empty), with a timeout.
+pub(crate) fn capture(cmd: &mut Command, timeout: Duration) -> io::Result<String> {
+    let dir = tempfile::tempdir()?;
+    let out_path = dir.path().join("out");
+    let out = File::create(&out_path)?;
+    let err = out.try_clone()?;
+    let mut child = cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn()?;
+    match wait_timeout(&mut child, timeout)? {
+        Some(_) => Ok(fs::read_to_string(&out_path)?.trim().to_string()),
+        None => {
+            let _ = child.kill();
+            let _ = wait_timeout(&mut child, Duration::from_secs(5));
+            Err(io::Error::new(io::ErrorKind::TimedOut, "timed out"))
+        }
+    }
+}
+
+/// Sends `sig` to a child that has not been reaped yet (so its pid cannot have been reused).
+pub(crate) fn signal(child: &Child, sig: libc::c_int) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+    // SAFETY: plain kill(2) on the pid of our own, not yet reaped, child.
+    if unsafe { libc::kill(pid, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Effective user id of this process.
+pub(crate) fn euid() -> u32 {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// uid and primary gid of a user, via getpwnam_r.
+pub(crate) fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let cname = CString::new(name).ok()?;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: zeroed passwd is a valid "empty" struct; getpwnam_r fills it and points its
+    // strings into `buf`, which outlives every use here.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    let rc = unsafe {
+        libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some((pwd.pw_uid, pwd.pw_gid))
+}
+
+/// gid of a group, via getgrnam_r.
+pub(crate) fn lookup_group(name: &str) -> Option<u32> {
+    let cname = CString::new(name).ok()?;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: as in `lookup_user`.
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    let rc = unsafe {
+        libc::getgrnam_r(
+            cname.as_ptr(),
+            &mut grp,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(grp.gr_gid)
+}
+
+/// First directory among `path` and its ancestors that user `uid`/`gid` cannot enter.
+pub(crate) fn untraversable_ancestor(path: &Path, uid: u32, gid: u32) -> Option<(PathBuf, u32)> {
+    path.ancestors().find_map(|dir| {
+        let md = fs::metadata(dir).ok()?;
+        let mode = md.mode();
+        let bit = if md.uid() == uid {
+            0o100
+        } else if md.gid() == gid {
+            0o010
+        } else {
+            0o001
+        };
+        (mode & bit == 0).then(|| (dir.to_path_buf(), mode & 0o7777))
+    })
+}
+
+/// chown `path` and everything below it (without following symlinks).
+pub(crate) fn chown_recursive(path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
+    let md = fs::symlink_metadata(path)?;
+    if md.is_dir() {
+        for entry in fs::read_dir(path)? {
+            chown_recursive(&entry?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}
+
+/// `remove_dir_all` that ignores NotFound and retries briefly (processes of a killed server may
+/// still be creating or deleting files for a moment).
+pub(crate) fn remove_dir_all_retry(path: &Path) -> io::Result<()> {
+    let mut last = None;
+    for attempt in 0..10 {
+        match fs::remove_dir_all(path) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        thread::sleep(Duration::from_millis(50 * (attempt + 1)));
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("remove_dir_all failed")))
+}
+
+/// Runs `f` on a helper thread and gives up waiting after `timeout` (the thread is then left to
+/// finish on its own). Used so that a client library that blocks can never hang us.
+pub(crate) fn with_timeout<T, F>(timeout: Duration, f: F) -> Option<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    thread::Builder::new()
+        .name("rqps-server-probe".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .ok()?;
+    rx.recv_timeout(timeout).ok()
+}
+
+/// Compares two directory paths, ignoring trailing slashes and symlinks where resolvable.
+pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
+    let norm = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.components().collect());
+    norm(a) == norm(b)
+}

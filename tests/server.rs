@@ -1,0 +1,424 @@
+//! Integration tests that start real PostgreSQL and MariaDB servers.
+//!
+//! When the binaries are missing the server tests print why and pass (skip), unless
+//! `RQPS_REQUIRE_SERVERS=1` is set, in which case they fail.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mysql::prelude::Queryable as _;
+use rqps::server::{Server, ServerError, ServerKind, ServerSpec, locate};
+
+fn servers_required() -> bool {
+    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// Whether `kind` can be tested here; prints why not (or panics when servers are required).
+fn available(kind: ServerKind) -> bool {
+    match locate(kind, None) {
+        Ok(_) => true,
+        Err(e) if servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
+        Err(e) => {
+            eprintln!("skipping {kind} test: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
+            false
+        }
+    }
+}
+
+/// A config file in its own temp dir with a small buffer pool setting.
+fn config_file(kind: ServerKind) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (name, text) = match kind {
+        ServerKind::Postgres => ("pg.conf", "# test config\nshared_buffers = 64MB\n"),
+        ServerKind::Mariadb => ("my.cnf", "# test config\ninnodb_buffer_pool_size = 64M\n"),
+    };
+    let path = dir.path().join(name);
+    fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+fn start(kind: ServerKind, keep: bool, config: Option<PathBuf>) -> (Server, Vec<String>) {
+    let spec = ServerSpec {
+        kind,
+        config,
+        keep,
+        ..Default::default()
+    };
+    let mut notes = Vec::new();
+    let srv = Server::start(&spec, &mut |n| {
+        eprintln!("note: {n}");
+        notes.push(n.to_string());
+    })
+    .unwrap_or_else(|e| panic!("starting {kind} failed: {e}"));
+    (srv, notes)
+}
+
+fn process_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn pg_client(srv: &Server) -> postgres::Client {
+    postgres::Client::connect(&srv.url(), postgres::NoTls).expect("connect via url()")
+}
+
+fn pg_unreachable(port: u16) -> bool {
+    postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("postgres")
+        .dbname("sbtest")
+        .connect_timeout(Duration::from_secs(2))
+        .connect(postgres::NoTls)
+        .is_err()
+}
+
+fn my_conn(srv: &Server) -> mysql::Conn {
+    let opts = mysql::Opts::from_url(&srv.url()).expect("url() parses");
+    mysql::Conn::new(opts).expect("connect via url()")
+}
+
+fn my_unreachable(port: u16) -> bool {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        .read_timeout(Some(Duration::from_secs(2)));
+    mysql::Conn::new(opts).is_err()
+}
+
+/// Common checks on a freshly started server.
+fn check_basics(srv: &Server, kind: ServerKind) {
+    assert_eq!(srv.kind(), kind);
+    assert_eq!(srv.host(), "127.0.0.1");
+    assert!(
+        ![0, 3306, 5432].contains(&srv.port()),
+        "port {}",
+        srv.port()
+    );
+    assert_eq!(srv.database(), "sbtest");
+    let (scheme, user) = match kind {
+        ServerKind::Postgres => ("postgres", "postgres"),
+        ServerKind::Mariadb => ("mysql", "root"),
+    };
+    assert_eq!(srv.user(), user);
+    assert_eq!(
+        srv.url(),
+        format!("{scheme}://{user}@127.0.0.1:{}/sbtest", srv.port())
+    );
+    assert!(srv.data_dir().is_dir());
+    assert!(srv.data_dir().starts_with(srv.temp_dir()));
+    assert!(srv.log_path().is_file());
+    assert!(process_exists(srv.pid()), "pid {} not running", srv.pid());
+    let version = srv.binary_version();
+    match kind {
+        ServerKind::Postgres => {
+            assert!(version.contains("PostgreSQL"), "{version}");
+            let first =
+                fs::read_to_string(srv.data_dir().join("postmaster.pid")).unwrap_or_default();
+            assert_eq!(first.lines().next(), Some(srv.pid().to_string().as_str()));
+        }
+        ServerKind::Mariadb => assert!(version.contains("MariaDB"), "{version}"),
+    }
+    assert!(
+        srv.socket_path().unwrap().exists(),
+        "socket {:?}",
+        srv.socket_path()
+    );
+}
+
+#[test]
+fn postgres_start_config_query_stop_removes_files() {
+    if !available(ServerKind::Postgres) {
+        return;
+    }
+    let (_cfg_dir, cfg) = config_file(ServerKind::Postgres);
+    let (srv, notes) = start(ServerKind::Postgres, false, Some(cfg));
+    check_basics(&srv, ServerKind::Postgres);
+    if is_root() {
+        assert!(notes.iter().any(|n| n.contains("nobody")), "{notes:?}");
+    }
+
+    let mut c = pg_client(&srv);
+    let version: String = c.query_one("SELECT version()", &[]).unwrap().get(0);
+    assert!(version.starts_with("PostgreSQL"), "{version}");
+    let sb: String = c.query_one("SHOW shared_buffers", &[]).unwrap().get(0);
+    assert_eq!(sb, "64MB");
+    let db: String = c
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(db, "sbtest");
+    c.batch_execute(
+        "CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'a'), (2, 'b')",
+    )
+    .unwrap();
+    let n: i64 = c.query_one("SELECT count(*) FROM t", &[]).unwrap().get(0);
+    assert_eq!(n, 2);
+    drop(c);
+
+    // The unix socket works too.
+    let mut s = postgres::Config::new()
+        .host_path(srv.socket_dir())
+        .port(srv.port())
+        .user("postgres")
+        .dbname("sbtest")
+        .connect(postgres::NoTls)
+        .expect("connect via unix socket");
+    let one: i32 = s.query_one("SELECT 1", &[]).unwrap().get(0);
+    assert_eq!(one, 1);
+    drop(s);
+
+    let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
+    srv.stop().expect("clean stop");
+    assert!(!root.exists(), "{} still exists", root.display());
+    assert!(!process_exists(pid), "postmaster {pid} still running");
+    assert!(pg_unreachable(port));
+}
+
+#[test]
+fn postgres_keep_leaves_data_dir() {
+    if !available(ServerKind::Postgres) {
+        return;
+    }
+    let (srv, _) = start(ServerKind::Postgres, true, None);
+    let mut c = pg_client(&srv);
+    c.batch_execute("CREATE TABLE kept (id int)").unwrap();
+    drop(c);
+    let (root, data) = (srv.temp_dir().to_path_buf(), srv.data_dir().to_path_buf());
+    let mut notes = Vec::new();
+    srv.stop_with_notes(&mut |n| notes.push(n.to_string()))
+        .expect("clean stop");
+    assert!(data.join("PG_VERSION").is_file());
+    assert!(
+        notes.iter().any(|n| n.contains(&*root.to_string_lossy())),
+        "{notes:?}"
+    );
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn postgres_kill_makes_server_unreachable() {
+    if !available(ServerKind::Postgres) {
+        return;
+    }
+    let (mut srv, _) = start(ServerKind::Postgres, false, None);
+    let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
+    assert!(!pg_unreachable(port));
+    assert!(srv.is_running());
+    srv.kill();
+    assert!(!srv.is_running());
+    assert!(!process_exists(pid));
+    assert!(pg_unreachable(port), "server still reachable after kill()");
+    srv.stop().expect("stop after kill cleans up");
+    assert!(!root.exists());
+}
+
+#[test]
+fn postgres_drop_stops_server() {
+    if !available(ServerKind::Postgres) {
+        return;
+    }
+    let (srv, _) = start(ServerKind::Postgres, false, None);
+    let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
+    drop(srv);
+    assert!(!process_exists(pid));
+    assert!(!root.exists());
+    assert!(pg_unreachable(port));
+}
+
+#[test]
+fn mariadb_start_config_query_stop_removes_files() {
+    if !available(ServerKind::Mariadb) {
+        return;
+    }
+    let (_cfg_dir, cfg) = config_file(ServerKind::Mariadb);
+    let (srv, _) = start(ServerKind::Mariadb, false, Some(cfg));
+    check_basics(&srv, ServerKind::Mariadb);
+
+    let mut c = my_conn(&srv);
+    let version: Option<String> = c.query_first("SELECT version()").unwrap();
+    assert!(
+        version.as_deref().unwrap_or("").contains("MariaDB"),
+        "{version:?}"
+    );
+    let bp: Option<u64> = c.query_first("SELECT @@innodb_buffer_pool_size").unwrap();
+    assert_eq!(bp, Some(67_108_864));
+    let db: Option<String> = c.query_first("SELECT DATABASE()").unwrap();
+    assert_eq!(db.as_deref(), Some("sbtest"));
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=InnoDB")
+        .unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        .unwrap();
+    let n: Option<u64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!(n, Some(2));
+    drop(c);
+
+    // The unix socket works too.
+    let opts = mysql::OptsBuilder::new()
+        .socket(srv.socket_path().map(|p| p.to_string_lossy().into_owned()))
+        .user(Some("root"))
+        .db_name(Some("sbtest"));
+    let mut s = mysql::Conn::new(opts).expect("connect via unix socket");
+    let one: Option<u32> = s.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+    drop(s);
+
+    let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
+    srv.stop().expect("clean stop");
+    assert!(!root.exists(), "{} still exists", root.display());
+    assert!(!process_exists(pid), "mariadbd {pid} still running");
+    assert!(my_unreachable(port));
+}
+
+#[test]
+fn mariadb_keep_leaves_data_dir() {
+    if !available(ServerKind::Mariadb) {
+        return;
+    }
+    let (srv, _) = start(ServerKind::Mariadb, true, None);
+    let mut c = my_conn(&srv);
+    c.query_drop("CREATE TABLE kept (id INT)").unwrap();
+    drop(c);
+    let (root, data) = (srv.temp_dir().to_path_buf(), srv.data_dir().to_path_buf());
+    let mut notes = Vec::new();
+    srv.stop_with_notes(&mut |n| notes.push(n.to_string()))
+        .expect("clean stop");
+    assert!(data.join("sbtest").join("kept.frm").is_file());
+    assert!(
+        notes.iter().any(|n| n.contains(&*root.to_string_lossy())),
+        "{notes:?}"
+    );
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn mariadb_kill_makes_server_unreachable() {
+    if !available(ServerKind::Mariadb) {
+        return;
+    }
+    let (mut srv, _) = start(ServerKind::Mariadb, false, None);
+    let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
+    assert!(!my_unreachable(port));
+    srv.kill();
+    assert!(!srv.is_running());
+    assert!(!process_exists(pid));
+    assert!(my_unreachable(port), "server still reachable after kill()");
+    srv.stop().expect("stop after kill cleans up");
+    assert!(!root.exists());
+}
+
+#[test]
+fn mariadb_drop_stops_server() {
+    if !available(ServerKind::Mariadb) {
+        return;
+    }
+    let (srv, _) = start(ServerKind::Mariadb, false, None);
+    let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
+    drop(srv);
+    assert!(!process_exists(pid));
+    assert!(!root.exists());
+    assert!(my_unreachable(port));
+}
+
+#[test]
+fn locate_with_bogus_basedir_is_a_clear_error() {
+    let bogus = Path::new("/nonexistent/rqps-bogus-basedir");
+    let empty = tempfile::tempdir().unwrap();
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        for dir in [bogus, empty.path()] {
+            let err = locate(kind, Some(dir)).expect_err("bogus basedir must fail");
+            assert!(matches!(err, ServerError::BinaryNotFound { .. }), "{err:?}");
+            let msg = err.to_string();
+            eprintln!("{msg}");
+            assert!(msg.contains(&*dir.to_string_lossy()), "{msg}");
+            assert!(msg.contains("--basedir"), "{msg}");
+            assert!(msg.contains(kind.name()), "{msg}");
+            assert!(!msg.contains('\n'), "one line: {msg}");
+        }
+    }
+}
+
+#[test]
+fn start_with_missing_config_file_is_a_clear_error() {
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        if !available(kind) {
+            continue;
+        }
+        let parent = tempfile::tempdir().unwrap();
+        let spec = ServerSpec {
+            kind,
+            config: Some(PathBuf::from("/nonexistent/rqps.conf")),
+            parent_dir: Some(parent.path().to_path_buf()),
+            ..Default::default()
+        };
+        let err = Server::start(&spec, &mut |_| {}).expect_err("missing config must fail");
+        assert!(matches!(err, ServerError::BadConfig { .. }), "{err:?}");
+        assert!(err.to_string().contains("/nonexistent/rqps.conf"), "{err}");
+        // Nothing was left behind.
+        assert_eq!(fs::read_dir(parent.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn bad_server_option_fails_fast_with_log_tail() {
+    if !available(ServerKind::Postgres) {
+        return;
+    }
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let cfg = cfg_dir.path().join("bad.conf");
+    fs::write(&cfg, "shared_buffers = banana\n").unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let spec = ServerSpec {
+        kind: ServerKind::Postgres,
+        config: Some(cfg),
+        parent_dir: Some(parent.path().to_path_buf()),
+        ..Default::default()
+    };
+    let t = std::time::Instant::now();
+    let err = Server::start(&spec, &mut |_| {}).expect_err("bad option must fail");
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert!(matches!(err, ServerError::StartFailed { .. }), "{err:?}");
+    assert!(err.to_string().contains("shared_buffers"), "{err}");
+    assert_eq!(fs::read_dir(parent.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn located_binaries_are_described() {
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        if !available(kind) {
+            continue;
+        }
+        let bins = locate(kind, None).unwrap();
+        let text = bins.to_string();
+        assert!(text.contains(&*bins.server.to_string_lossy()), "{text}");
+        assert!(bins.version().unwrap().contains(kind.name()));
+    }
+    if Path::new("/usr/lib/postgresql/15/bin/initdb").exists() {
+        let b = locate(
+            ServerKind::Postgres,
+            Some(Path::new("/usr/lib/postgresql/15")),
+        )
+        .unwrap();
+        assert_eq!(b.init, Path::new("/usr/lib/postgresql/15/bin/initdb"));
+    }
+}
+
+#[test]
+fn server_kind_parses() {
+    assert_eq!("pg".parse::<ServerKind>(), Ok(ServerKind::Postgres));
+    assert_eq!("MySQL".parse::<ServerKind>(), Ok(ServerKind::Mariadb));
+    assert!("oracle".parse::<ServerKind>().is_err());
+    assert_eq!(ServerKind::default(), ServerKind::Postgres);
+}
