@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::driver::{DbError, DbResult, ErrorClass};
-use crate::measure::{Counts, Latency, SecondSample, ThreadMeasure, new_histogram, per_second};
+use crate::measure::{
+    Counts, Latency, SecondSample, ThreadMeasure, new_histogram, now_ns, per_second,
+};
 
 /// One thread's side of a workload: what an event is, and how to get back
 /// to a clean state after an error.
@@ -79,8 +81,10 @@ struct Shared<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
-    warm_end: Instant,
     end: Instant,
+    /// The same instants as [`now_ns`] readings, for the per-event path.
+    warm_end_ns: u64,
+    end_ns: u64,
 }
 
 impl Shared<'_> {
@@ -142,17 +146,17 @@ fn work<W: Worker>(
 ) -> (ThreadMeasure, Option<String>) {
     let mut scratch = Counts::default();
     // Warm-up: run events, measure nothing.
-    let mut now = Instant::now();
-    while now < sh.warm_end {
+    let mut now = now_ns();
+    while now < sh.warm_end_ns {
         if sh.stopping() {
-            return (ThreadMeasure::new(sh.warm_end, 0), None);
+            return (ThreadMeasure::new(sh.warm_end_ns, 0), None);
         }
         if let Err(e) = w.event(&mut scratch)
             && let Err(msg) = on_error(w, e, &mut scratch, sh)
         {
-            return (ThreadMeasure::new(sh.warm_end, 0), Some(msg));
+            return (ThreadMeasure::new(sh.warm_end_ns, 0), Some(msg));
         }
-        now = Instant::now();
+        now = now_ns();
     }
     let mut m = ThreadMeasure::new(now, expected_secs);
     let mut t0 = now;
@@ -162,9 +166,9 @@ fn work<W: Worker>(
         }
         m.tick(t0);
         let r = w.event(&mut m.counts);
-        let t1 = Instant::now();
+        let t1 = now_ns();
         match r {
-            Ok(()) => m.event_done(t1, t1.duration_since(t0).as_nanos() as u64),
+            Ok(()) => m.event_done(t1, t1 - t0),
             Err(e) => {
                 if let Err(msg) = on_error(w, e, &mut m.counts, sh) {
                     return (m, Some(msg));
@@ -172,7 +176,7 @@ fn work<W: Worker>(
             }
         }
         sh.live[idx].0.store(m.counts.queries(), Ordering::Relaxed);
-        if t1 >= sh.end {
+        if t1 >= sh.end_ns {
             return (m, None);
         }
         t0 = t1;
@@ -187,13 +191,16 @@ pub fn run_step<W: Worker>(
     on_live: &mut dyn FnMut(Live),
 ) -> StepRun {
     let start = Instant::now();
+    let start_ns = now_ns();
     let warm_end = start + cfg.warmup;
+    let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
     let sh = Shared {
         abort: AtomicBool::new(false),
         live: (0..workers.len()).map(|_| Padded::default()).collect(),
         cfg,
-        warm_end,
         end: warm_end + cfg.duration,
+        warm_end_ns,
+        end_ns: warm_end_ns + cfg.duration.as_nanos() as u64,
     };
     let expected_secs = cfg.duration.as_secs() as usize + 1;
     let results: Vec<(ThreadMeasure, Option<String>)> = std::thread::scope(|s| {
@@ -238,7 +245,7 @@ pub fn run_step<W: Worker>(
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
                     (
-                        ThreadMeasure::new(warm_end, 0),
+                        ThreadMeasure::new(warm_end_ns, 0),
                         Some("worker thread panicked".into()),
                     )
                 })

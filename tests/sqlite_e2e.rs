@@ -19,7 +19,11 @@ fn stderr(o: &Output) -> String {
 }
 
 fn run_dirs(results: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(results).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let mut v: Vec<_> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     v.sort();
     v
 }
@@ -33,10 +37,23 @@ fn ci_profile_runs_all_32_tests_and_stores_them() {
     let d = tempfile::tempdir().unwrap();
     let results = d.path().join("results");
     let json = d.path().join("run.json");
-    let o = run(&["run", "--profile", "ci", "--results", results.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--profile",
+        "ci",
+        "--results",
+        results.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout);
-    for title in ["point queries", "range queries without aggregation", "range queries with aggregation", "writes"] {
+    for title in [
+        "point queries",
+        "range queries without aggregation",
+        "range queries with aggregation",
+        "writes",
+    ] {
         assert!(table.contains(title), "{table}");
     }
 
@@ -49,7 +66,12 @@ fn ci_profile_runs_all_32_tests_and_stores_them() {
     assert_eq!(doc["params"]["tables"], 2);
     let tests = doc["tests"].as_array().unwrap();
     let reported: Vec<&Value> = tests.iter().filter(|t| t["reported"] == true).collect();
-    assert_eq!(reported.len(), 32, "{:?}", tests.iter().map(|t| &t["test"]).collect::<Vec<_>>());
+    assert_eq!(
+        reported.len(),
+        32,
+        "{:?}",
+        tests.iter().map(|t| &t["test"]).collect::<Vec<_>>()
+    );
     for t in &reported {
         let name = t["test"].as_str().unwrap();
         assert_eq!(t["suite"], "sysbench");
@@ -60,13 +82,25 @@ fn ci_profile_runs_all_32_tests_and_stores_them() {
         assert_eq!(t["threads"], 1);
         assert!(["point", "range", "range-agg", "write"].contains(&t["group"].as_str().unwrap()));
         let lat = &t["latency_us"];
-        let (p50, p95, p99, max) = (lat["p50"].as_f64().unwrap(), lat["p95"].as_f64().unwrap(), lat["p99"].as_f64().unwrap(), lat["max"].as_f64().unwrap());
-        assert!(0.0 < p50 && p50 <= p95 && p95 <= p99 && p99 <= max, "{name}: {lat}");
-        assert!(!t["per_second"].as_array().unwrap().is_empty(), "{name} has no per-second series");
+        let (p50, p95, p99, max) = (
+            lat["p50"].as_f64().unwrap(),
+            lat["p95"].as_f64().unwrap(),
+            lat["p99"].as_f64().unwrap(),
+            lat["max"].as_f64().unwrap(),
+        );
+        assert!(
+            0.0 < p50 && p50 <= p95 && p95 <= p99 && p99 <= max,
+            "{name}: {lat}"
+        );
+        assert!(
+            !t["per_second"].as_array().unwrap().is_empty(),
+            "{name} has no per-second series"
+        );
     }
     // QPS counts statements: read-only is 16 per event, read-write 20, write-only 6.
     let by = |n: &str| reported.iter().find(|t| t["test"] == n).unwrap();
-    let ratio = |n: &str| by(n)["statements_per_sec"].as_f64().unwrap() / by(n)["tps"].as_f64().unwrap();
+    let ratio =
+        |n: &str| by(n)["statements_per_sec"].as_f64().unwrap() / by(n)["tps"].as_f64().unwrap();
     assert!((ratio("read-only_range=10") - 16.0).abs() < 0.01);
     assert!((ratio("read-write_range=10") - 20.0).abs() < 0.01);
     assert!((ratio("write-only") - 6.0).abs() < 0.01);
@@ -94,29 +128,86 @@ fn classic_list_and_thread_sweep() {
     let results = d.path().join("r");
     let json = d.path().join("c.json");
     let o = run(&[
-        "run", "--profile", "ci", "--list", "classic", "--read-secs", "0.2", "--write-secs", "0.2", "--warm-secs", "0.1",
-        "--warmup-secs", "0", "--table-size", "500", "--results", results.to_str().unwrap(), "--json", json.to_str().unwrap(), "-q",
+        "run",
+        "--profile",
+        "ci",
+        "--list",
+        "classic",
+        "--read-secs",
+        "0.2",
+        "--write-secs",
+        "0.2",
+        "--warm-secs",
+        "0.1",
+        "--warmup-secs",
+        "0",
+        "--table-size",
+        "500",
+        "--results",
+        results.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&json);
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(tests.iter().filter(|t| t["reported"] == true).count(), 42);
-    assert!(tests.iter().any(|t| t["test"] == "random-points.pre_range=100"));
+    assert!(
+        tests
+            .iter()
+            .any(|t| t["test"] == "random-points.pre_range=100")
+    );
     assert!(tests.iter().all(|t| t["status"] == "ok"));
 
     let json2 = d.path().join("t.json");
     let o = run(&[
-        "run", "--profile", "ci", "--tests", "point-query,update-index", "--threads", "1,2", "--read-secs", "0.5", "--write-secs", "0.5",
-        "--results", results.to_str().unwrap(), "--json", json2.to_str().unwrap(), "-q",
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query,update-index",
+        "--threads",
+        "1,2",
+        "--read-secs",
+        "0.5",
+        "--write-secs",
+        "0.5",
+        "--results",
+        results.to_str().unwrap(),
+        "--json",
+        json2.to_str().unwrap(),
+        "-q",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&json2);
-    let got: Vec<(String, u64)> =
-        doc["tests"].as_array().unwrap().iter().map(|t| (t["test"].as_str().unwrap().to_string(), t["threads"].as_u64().unwrap())).collect();
+    let got: Vec<(String, u64)> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["test"].as_str().unwrap().to_string(),
+                t["threads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
     // Suite order: the write block comes before the point queries.
-    let want = [("update-index", 1), ("update-index", 2), ("point-query", 1), ("point-query", 2)];
+    let want = [
+        ("update-index", 1),
+        ("update-index", 2),
+        ("point-query", 1),
+        ("point-query", 2),
+    ];
     assert_eq!(got, want.map(|(n, t)| (n.to_string(), t)));
-    assert!(doc["tests"].as_array().unwrap().iter().all(|t| t["errors"] == 0), "SQLite writers must wait, not fail");
+    assert!(
+        doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["errors"] == 0),
+        "SQLite writers must wait, not fail"
+    );
 }
 
 #[test]
@@ -129,18 +220,57 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
     let under_file = file.join("results");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--bogus"], "--bogus"),
-        (vec!["run", "--tests", "point-query,pointquery", "--results", res], "pointquery"),
-        (vec!["run", "--table-size", "0", "--results", res], "--table-size"),
+        (
+            vec!["run", "--tests", "point-query,pointquery", "--results", res],
+            "pointquery",
+        ),
+        (
+            vec!["run", "--table-size", "0", "--results", res],
+            "--table-size",
+        ),
         (vec!["run", "--threads", "0", "--results", res], "--threads"),
-        (vec!["run", "--target", "oracle://u:hunter2@h/db", "--results", res], "malformed target"),
-        (vec!["run", "--target", "sqlite:", "--results", res], "malformed target"),
-        (vec!["run", "--target", "sqlite:/nonexistent/dir/x.db", "--results", res], "does not exist"),
-        (vec!["run", "--results", under_file.to_str().unwrap()], "not writable"),
+        (
+            vec![
+                "run",
+                "--target",
+                "oracle://u:hunter2@h/db",
+                "--results",
+                res,
+            ],
+            "malformed target",
+        ),
+        (
+            vec!["run", "--target", "sqlite:", "--results", res],
+            "malformed target",
+        ),
+        (
+            vec![
+                "run",
+                "--target",
+                "sqlite:/nonexistent/dir/x.db",
+                "--results",
+                res,
+            ],
+            "does not exist",
+        ),
+        (
+            vec!["run", "--results", under_file.to_str().unwrap()],
+            "not writable",
+        ),
         (vec!["run", "--list", "modern", "--results", res], "modern"),
         (vec!["run", "--profile", "huge"], "huge"),
-        (vec!["run", "--read-secs=-1", "--results", res], "--read-secs"),
-        (vec!["run", "--rand-type", "gaussian", "--results", res], "gaussian"),
-        (vec!["run", "--config", "/nonexistent.conf", "--results", res], "config file"),
+        (
+            vec!["run", "--read-secs=-1", "--results", res],
+            "--read-secs",
+        ),
+        (
+            vec!["run", "--rand-type", "gaussian", "--results", res],
+            "gaussian",
+        ),
+        (
+            vec!["run", "--config", "/nonexistent.conf", "--results", res],
+            "config file",
+        ),
         (vec!["tests", "--list", "nope"], "nope"),
     ];
     for (args, needle) in cases {
@@ -148,7 +278,10 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked") && !err.contains("hunter2"), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("hunter2"),
+            "{args:?}: {err}"
+        );
     }
     // Nothing was stored by refused runs.
     assert!(!Path::new(res).exists() || run_dirs(Path::new(res)).is_empty());
@@ -160,8 +293,24 @@ fn ctrl_c_keeps_finished_tests_and_marks_the_running_one() {
     let results = d.path().join("r");
     let json = d.path().join("j.json");
     let mut child = rqps()
-        .args(["run", "--profile", "ci", "--tests", "point-query,insert", "--read-secs", "1", "--write-secs", "30"])
-        .args(["--results", results.to_str().unwrap(), "--json", json.to_str().unwrap(), "-q"])
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query,insert",
+            "--read-secs",
+            "1",
+            "--write-secs",
+            "30",
+        ])
+        .args([
+            "--results",
+            results.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "-q",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -169,10 +318,15 @@ fn ctrl_c_keeps_finished_tests_and_marks_the_running_one() {
     // Wait until the first test is stored and the second is running.
     let t0 = Instant::now();
     loop {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run never reached insert");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never reached insert"
+        );
         let running = results.is_dir()
             && run_dirs(&results).first().is_some_and(|r| {
-                std::fs::read_dir(r.join("tests")).map(|it| it.count() >= 2).unwrap_or(false)
+                std::fs::read_dir(r.join("tests"))
+                    .map(|it| it.count() >= 2)
+                    .unwrap_or(false)
             });
         if running {
             break;
@@ -187,12 +341,21 @@ fn ctrl_c_keeps_finished_tests_and_marks_the_running_one() {
     assert_eq!(doc["status"], "interrupted");
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 2, "{tests:?}");
-    assert_eq!((tests[0]["test"].as_str(), tests[0]["status"].as_str()), (Some("point-query"), Some("ok")));
-    assert_eq!((tests[1]["test"].as_str(), tests[1]["status"].as_str()), (Some("insert"), Some("interrupted")));
+    assert_eq!(
+        (tests[0]["test"].as_str(), tests[0]["status"].as_str()),
+        (Some("point-query"), Some("ok"))
+    );
+    assert_eq!(
+        (tests[1]["test"].as_str(), tests[1]["status"].as_str()),
+        (Some("insert"), Some("interrupted"))
+    );
     // The store on disk agrees.
     let dir = &run_dirs(&results)[0];
     assert_eq!(read_json(&dir.join("run.json"))["status"], "interrupted");
-    let mut files: Vec<_> = std::fs::read_dir(dir.join("tests")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     assert_eq!(files.len(), 2);
     assert_eq!(read_json(&files[1])["status"], "interrupted");

@@ -117,6 +117,7 @@ enum Slot {
     Prepared {
         stmt: Statement<'static>,
         writes: bool,
+        has_rows: bool,
     },
     Text(String),
 }
@@ -153,8 +154,13 @@ fn map_err(e: rusqlite::Error) -> DbError {
     }
 }
 
-fn run(stmt: &mut Statement<'_>, writes: bool, conn: &Connection) -> DbResult<Outcome> {
-    if stmt.column_count() > 0 {
+fn run(
+    stmt: &mut Statement<'_>,
+    writes: bool,
+    has_rows: bool,
+    conn: &Connection,
+) -> DbResult<Outcome> {
+    if has_rows {
         let mut rows = stmt.raw_query();
         let mut n = 0u64;
         while let Some(row) = rows.next().map_err(map_err)? {
@@ -176,9 +182,14 @@ impl Conn for SqliteConn {
             PsMode::Auto => {
                 let stmt = self.conn.prepare(sql).map_err(map_err)?;
                 let writes = !stmt.readonly();
+                let has_rows = stmt.column_count() > 0;
                 // SAFETY: see the struct comment; the statement never outlives `conn`.
                 let stmt: Statement<'static> = unsafe { std::mem::transmute(stmt) };
-                Slot::Prepared { stmt, writes }
+                Slot::Prepared {
+                    stmt,
+                    writes,
+                    has_rows,
+                }
             }
             PsMode::Disable => Slot::Text(sql.to_string()),
         };
@@ -192,7 +203,11 @@ impl Conn for SqliteConn {
             .get_mut(id.0 as usize)
             .ok_or_else(|| DbError::fatal(format!("no prepared statement {}", id.0)))?;
         match slot {
-            Slot::Prepared { stmt, writes } => {
+            Slot::Prepared {
+                stmt,
+                writes,
+                has_rows,
+            } => {
                 for (i, p) in params.iter().enumerate() {
                     match *p {
                         Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
@@ -200,7 +215,7 @@ impl Conn for SqliteConn {
                     }
                     .map_err(map_err)?;
                 }
-                run(stmt, *writes, &self.conn)
+                run(stmt, *writes, *has_rows, &self.conn)
             }
             Slot::Text(sql) => {
                 let mut text = std::mem::take(&mut self.text);
@@ -213,8 +228,8 @@ impl Conn for SqliteConn {
 
     fn query(&mut self, sql: &str) -> DbResult<Outcome> {
         let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        let writes = !stmt.readonly();
-        run(&mut stmt, writes, &self.conn)
+        let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
+        run(&mut stmt, writes, has_rows, &self.conn)
     }
 
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {

@@ -215,7 +215,10 @@ impl SbWorker {
 
     #[inline]
     fn table(&mut self) -> usize {
-        self.rng.below(self.stmts.len())
+        match self.stmts.len() {
+            1 => 0,
+            n => self.rng.below(n),
+        }
     }
 
     #[inline]
