@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-exec ./target/release/rqps bench "$@"
+exec ./target/release/rqps bench harness "$@"

@@ -5,15 +5,31 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use crate::driver::sqlite::SqliteDriver;
 use crate::driver::{Driver, PsMode};
 use crate::runner::{StepConfig, run_step};
+use crate::server::{Server, ServerKind, ServerSpec};
 use crate::workload::rand::{IdDist, RandType, Rng};
 use crate::workload::sysbench::catalog::lookup;
 use crate::workload::sysbench::event::{EventParams, SbWorker};
 use crate::workload::sysbench::load::{LoadParams, load};
+
+#[derive(Subcommand, Clone, Debug)]
+pub enum BenchCmd {
+    /// rqps's point-query loop against a bare prepared-statement loop on embedded SQLite.
+    Harness(BenchArgs),
+    /// rqps against real sysbench on throwaway servers: QPS and client CPU per query.
+    VsSysbench(VsArgs),
+}
+
+pub fn run_cmd(c: &BenchCmd) -> Result<(), String> {
+    match c {
+        BenchCmd::Harness(a) => run(a),
+        BenchCmd::VsSysbench(a) => vs_sysbench(a),
+    }
+}
 
 #[derive(Args, Clone, Debug)]
 pub struct BenchArgs {
@@ -174,5 +190,275 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         median(&mut wall),
         median(&mut cpu)
     );
+    Ok(())
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct VsArgs {
+    /// Engines to start throwaway servers of.
+    #[arg(long, value_delimiter = ',', default_value = "mariadb,postgres")]
+    pub engines: Vec<String>,
+    /// Client threads (each tool runs at each count).
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub threads: Vec<usize>,
+    /// Rounds; each round runs sysbench and rqps once per thread count, alternating who goes first.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 10)]
+    pub secs: u64,
+    /// Rows in the one sbtest table.
+    #[arg(long, default_value_t = 100_000)]
+    pub table_size: u64,
+}
+
+/// A child process's result: queries, QPS, user and system CPU seconds.
+struct ClientRun {
+    queries: f64,
+    qps: f64,
+    user: f64,
+    sys: f64,
+}
+
+/// Runs `cmd` to completion and returns its stdout with its rusage.
+fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64), String> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
+    let mut out = String::new();
+    let mut err = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.read_to_string(&mut out);
+    }
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 reaps the child we spawned and fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    if r < 0 || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err(format!("{:?} failed: {out}{err}", cmd.get_program()));
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok((out, tv(ru.ru_utime), tv(ru.ru_stime)))
+}
+
+fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun, String> {
+    let port = server.port().to_string();
+    let conn: Vec<String> = match server.kind() {
+        ServerKind::Mariadb => vec![
+            "--db-driver=mysql".into(),
+            "--mysql-host=127.0.0.1".into(),
+            format!("--mysql-port={port}"),
+            "--mysql-user=root".into(),
+            "--mysql-db=sbtest".into(),
+        ],
+        ServerKind::Postgres => vec![
+            "--db-driver=pgsql".into(),
+            "--pgsql-host=127.0.0.1".into(),
+            format!("--pgsql-port={port}"),
+            "--pgsql-user=postgres".into(),
+            "--pgsql-db=sbtest".into(),
+        ],
+    };
+    let (out, user, sys) = run_measured(
+        std::process::Command::new("sysbench")
+            .arg("oltp_point_select")
+            .args(conn)
+            .args(["--tables=1", "--rand-type=uniform", "--skip_trx=on"])
+            .arg(format!("--table-size={}", a.table_size))
+            .arg(format!("--threads={threads}"))
+            .arg(format!("--time={}", a.secs))
+            .arg("run"),
+    )?;
+    // "    queries:                             123456 (12345.67 per sec.)"
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("queries:"))
+        .ok_or("no queries line in sysbench output")?;
+    let mut nums = line
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|s| !s.is_empty());
+    let queries: f64 = nums
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or("cannot read sysbench's query count")?;
+    let qps: f64 = nums
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or("cannot read sysbench's QPS")?;
+    Ok(ClientRun {
+        queries,
+        qps,
+        user,
+        sys,
+    })
+}
+
+fn rqps_run(
+    url: &str,
+    a: &VsArgs,
+    threads: usize,
+    dir: &std::path::Path,
+) -> Result<ClientRun, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let json = dir.join("vs.json");
+    run_measured(
+        std::process::Command::new(exe)
+            .args([
+                "run",
+                "--target",
+                url,
+                "--skip-prepare",
+                "--tests",
+                "point-query",
+                "--tables",
+                "1",
+                "--warmup-secs",
+                "0",
+                "-q",
+            ])
+            .arg("--table-size")
+            .arg(a.table_size.to_string())
+            .arg("--threads")
+            .arg(threads.to_string())
+            .arg("--read-secs")
+            .arg(a.secs.to_string())
+            .arg("--results")
+            .arg(dir.join("results"))
+            .arg("--json")
+            .arg(&json),
+    )
+    .and_then(|(_, user, sys)| {
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+        let t = &doc["tests"][0];
+        let queries = (t["reads"].as_u64().unwrap_or(0)
+            + t["writes"].as_u64().unwrap_or(0)
+            + t["other"].as_u64().unwrap_or(0)) as f64;
+        Ok(ClientRun {
+            queries,
+            qps: t["qps"].as_f64().unwrap_or(0.0),
+            user,
+            sys,
+        })
+    })
+}
+
+pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
+    if a.rounds == 0
+        || a.secs == 0
+        || a.table_size == 0
+        || a.threads.is_empty()
+        || a.threads.contains(&0)
+    {
+        return Err("--rounds, --secs, --table-size and --threads must be more than 0".into());
+    }
+    for engine in &a.engines {
+        let kind: ServerKind = engine.parse()?;
+        let server = Server::start(
+            &ServerSpec {
+                kind,
+                ..Default::default()
+            },
+            &mut |n| eprintln!("{n}"),
+        )
+        .map_err(|e| e.to_string())?;
+        let url = server.url();
+        let target = crate::target::Target::parse(&url)?;
+        let driver: Arc<dyn Driver> = match target {
+            crate::target::Target::Mysql(u) => {
+                Arc::new(crate::driver::mysql::MysqlDriver::new(&u).map_err(|e| e.to_string())?)
+            }
+            crate::target::Target::Postgres(u) => Arc::new(
+                crate::driver::postgres::PostgresDriver::new(&u).map_err(|e| e.to_string())?,
+            ),
+            crate::target::Target::Sqlite(_) => unreachable!(),
+        };
+        load(
+            driver.as_ref(),
+            &LoadParams {
+                tables: 1,
+                table_size: a.table_size,
+                seed: 1,
+            },
+            &mut |_| {},
+        )
+        .map_err(|e| e.to_string())?;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        println!(
+            "\n{} ({}), point-query / oltp_point_select, {} rows, {} s per run",
+            kind,
+            server.binary_version(),
+            a.table_size,
+            a.secs
+        );
+        println!(
+            "{:>3} {:>5}  {:>10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10} {:>10}",
+            "thr",
+            "round",
+            "sb qps",
+            "sb usr us",
+            "sb sys us",
+            "sb tot us",
+            "rqps qps",
+            "rqps usr",
+            "rqps sys",
+            "rqps tot"
+        );
+        for &threads in &a.threads {
+            let (mut sb_all, mut rq_all) = (Vec::new(), Vec::new());
+            for r in 0..a.rounds {
+                let (sb, rq) = if r % 2 == 0 {
+                    let s = sysbench_run(&server, a, threads)?;
+                    (s, rqps_run(&url, a, threads, dir.path())?)
+                } else {
+                    let q = rqps_run(&url, a, threads, dir.path())?;
+                    (sysbench_run(&server, a, threads)?, q)
+                };
+                let us = |c: &ClientRun, v: f64| v * 1e6 / c.queries.max(1.0);
+                println!(
+                    "{threads:>3} {:>5}  {:>10.0} {:>10.2} {:>10.2} {:>10.2}   {:>10.0} {:>10.2} {:>10.2} {:>10.2}",
+                    r + 1,
+                    sb.qps,
+                    us(&sb, sb.user),
+                    us(&sb, sb.sys),
+                    us(&sb, sb.user + sb.sys),
+                    rq.qps,
+                    us(&rq, rq.user),
+                    us(&rq, rq.sys),
+                    us(&rq, rq.user + rq.sys)
+                );
+                sb_all.push(sb);
+                rq_all.push(rq);
+            }
+            let sum = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| v.iter().map(f).sum::<f64>();
+            let per_q = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| {
+                sum(v, f) * 1e6 / sum(v, &|c| c.queries)
+            };
+            let (sb_u, rq_u) = (per_q(&sb_all, &|c| c.user), per_q(&rq_all, &|c| c.user));
+            let (sb_t, rq_t) = (
+                per_q(&sb_all, &|c| c.user + c.sys),
+                per_q(&rq_all, &|c| c.user + c.sys),
+            );
+            let (sb_q, rq_q) = (
+                sum(&sb_all, &|c| c.qps) / a.rounds as f64,
+                sum(&rq_all, &|c| c.qps) / a.rounds as f64,
+            );
+            println!(
+                "{threads:>3}  all: user us/q rqps/sysbench = {:.2} (target <= 0.5), total client us/q {:.2} vs {:.2}, QPS rqps/sysbench = {:.3}",
+                rq_u / sb_u,
+                rq_t,
+                sb_t,
+                rq_q / sb_q
+            );
+        }
+        server.stop().map_err(|e| e.to_string())?;
+    }
     Ok(())
 }

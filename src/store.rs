@@ -59,6 +59,21 @@ pub struct EngineInfo {
     pub version: String,
 }
 
+/// A server rqps started and stopped for a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ServerInfo {
+    pub kind: String,
+    /// What the server binary says of its version.
+    pub binary_version: String,
+    /// Where the binaries came from.
+    pub binaries: String,
+    /// The config file given with --config and its lines.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub config_file: Option<String>,
+    #[serde(default)]
+    pub config: Vec<String>,
+}
+
 /// A run: its context and, in the `--json` document, its tests.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunDoc {
@@ -78,6 +93,12 @@ pub struct RunDoc {
     /// The target, credentials redacted.
     pub target: String,
     pub engine: EngineInfo,
+    /// A throwaway server rqps started for this run, if any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server: Option<ServerInfo>,
+    /// Every server setting at the start of the run (`SHOW GLOBAL VARIABLES`, `pg_settings`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
+    pub settings: std::collections::BTreeMap<String, String>,
     pub params: serde_json::Value,
     pub host: crate::host::Host,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -37,6 +37,11 @@ impl Ui {
         }
     }
 
+    /// Warnings are shown even with --quiet.
+    pub fn warn(&self, line: &str) {
+        eprintln!("warning: {line}");
+    }
+
     fn bar(&self, len: u64, prefix: String, template: &str) -> ProgressBar {
         let bar = if self.quiet {
             ProgressBar::hidden()
@@ -129,8 +134,13 @@ pub fn run_sysbench(
 }
 
 fn do_settle(driver: &dyn Driver, p: &SysbenchParams, ui: &Ui) -> Result<(), String> {
-    let took = settle(driver, p.tables, Duration::from_secs_f64(p.settle_secs))
+    let (took, refused) = settle(driver, p.tables, Duration::from_secs_f64(p.settle_secs))
         .map_err(|e| format!("settle step failed: {e}"))?;
+    for r in refused {
+        ui.warn(&format!(
+            "settle step: the engine refused {r}; continuing without it"
+        ));
+    }
     ui.say(&format!("settled in {:.1} s", took.as_secs_f64()));
     Ok(())
 }

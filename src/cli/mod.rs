@@ -43,8 +43,9 @@ enum Cmd {
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
-    /// Measure rqps itself: the harness's point-query rate against a bare prepared-statement loop.
-    Bench(crate::bench::BenchArgs),
+    /// Measure rqps itself (harness overhead; client cost against sysbench).
+    #[command(subcommand)]
+    Bench(crate::bench::BenchCmd),
 }
 
 #[derive(Args, Clone, Debug)]
@@ -53,8 +54,21 @@ pub struct RunArgs {
     /// Default: a new SQLite database in a temporary directory, removed afterwards.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<String>,
-    /// For SQLite: a file of PRAGMA lines run on every connection (after the defaults
-    /// journal_mode=WAL, synchronous=NORMAL), e.g. `journal_mode=DELETE`.
+    /// Start a throwaway server instead of using --target: postgres or mariadb. rqps creates a
+    /// fresh data directory in a temp dir, writes --config into it, starts the server on a free
+    /// loopback port, runs the suite, stops it and removes the data directory (unless --keep).
+    #[arg(long, value_name = "postgres|mariadb", conflicts_with = "target")]
+    pub server: Option<String>,
+    /// Install prefix of the --server engine (e.g. /usr/lib/postgresql/15, or a MariaDB tree
+    /// with bin/ and scripts/). Default: PATH, then the usual Debian locations.
+    #[arg(long, value_name = "DIR", requires = "server")]
+    pub basedir: Option<PathBuf>,
+    /// Keep the --server data directory after the run (its path is printed).
+    #[arg(long, requires = "server")]
+    pub keep: bool,
+    /// Engine configuration. SQLite: PRAGMA lines run on every connection after the defaults
+    /// journal_mode=WAL, synchronous=NORMAL (e.g. `journal_mode=DELETE`). --server postgres:
+    /// postgresql.conf lines. --server mariadb: my.cnf [mysqld] lines.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The workload suite.
@@ -152,7 +166,9 @@ pub fn main() -> i32 {
         Cmd::Run(a) => run::run(&a),
         Cmd::Tests(a) => tests(&a),
         Cmd::Show(a) => show(&a),
-        Cmd::Bench(a) => crate::bench::run(&a).map(|_| 0).map_err(CliError::Failed),
+        Cmd::Bench(c) => crate::bench::run_cmd(&c)
+            .map(|_| 0)
+            .map_err(CliError::Failed),
     };
     match r {
         Ok(code) => code,

@@ -3,12 +3,27 @@
 use std::sync::Arc;
 
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
+use crate::driver::mysql::MysqlDriver;
+use crate::driver::postgres::PostgresDriver;
 use crate::driver::sqlite::SqliteDriver;
 use crate::driver::{Driver, PsMode};
 use crate::plan::{SysbenchParams, profile};
+use crate::server::{Server, ServerError, ServerKind, ServerSpec, locate};
+use crate::store::ServerInfo;
 use crate::store::{EngineInfo, RunDoc, Store};
 use crate::suite::{RunEnd, Ui, run_sysbench};
-use crate::target::{Target, redact_args};
+use crate::target::{Target, redact, redact_args};
+use crate::workload::sysbench::catalog::TestDef;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
+fn short_version(v: &str) -> String {
+    v.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find(|s| s.contains('.') && s.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or(v)
+        .to_string()
+}
 
 /// The profile with every option given on the command line applied.
 pub fn params(a: &RunArgs) -> Result<SysbenchParams, CliError> {
@@ -86,12 +101,116 @@ fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, CliError> {
         .collect())
 }
 
+/// The engine a run measures: its driver, how to show it, and what must
+/// live as long as the run (a throwaway server, a temporary SQLite dir).
+struct Engine {
+    driver: Arc<dyn Driver>,
+    shown: String,
+    server: Option<Server>,
+    server_info: Option<ServerInfo>,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+fn sqlite_engine(path: &Option<PathBuf>, a: &RunArgs, shown: String) -> Result<Engine, CliError> {
+    let pragmas = match &a.config {
+        Some(c) => sqlite_pragmas(c)?,
+        None => Vec::new(),
+    };
+    let (path, tmp) = match path {
+        Some(p) => (p.clone(), None),
+        None => {
+            let d = tempfile::Builder::new()
+                .prefix("rqps-sqlite-")
+                .tempdir()
+                .map_err(|e| {
+                    CliError::Failed(format!("cannot create a temporary directory: {e}"))
+                })?;
+            (d.path().join("sbtest.db"), Some(d))
+        }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(CliError::Usage(format!(
+            "target {shown}: directory {} does not exist",
+            dir.display()
+        )));
+    }
+    Ok(Engine {
+        driver: Arc::new(SqliteDriver::new(&path, pragmas)),
+        shown,
+        server: None,
+        server_info: None,
+        _tmp: tmp,
+    })
+}
+
+fn url_driver(target: &Target) -> Result<Arc<dyn Driver>, CliError> {
+    let d: Arc<dyn Driver> = match target {
+        Target::Mysql(u) => {
+            Arc::new(MysqlDriver::new(u).map_err(|e| CliError::Usage(e.to_string()))?)
+        }
+        Target::Postgres(u) => {
+            Arc::new(PostgresDriver::new(u).map_err(|e| CliError::Usage(e.to_string()))?)
+        }
+        Target::Sqlite(_) => unreachable!("SQLite targets have no URL"),
+    };
+    Ok(d)
+}
+
+fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
+    let kind: ServerKind = kind.parse().map_err(|e: String| CliError::Usage(e))?;
+    let spec = ServerSpec {
+        kind,
+        basedir: a.basedir.clone(),
+        config: a.config.clone(),
+        keep: a.keep,
+        parent_dir: None,
+    };
+    let binaries =
+        locate(kind, a.basedir.as_deref()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let config = match &a.config {
+        Some(c) => std::fs::read_to_string(c)
+            .map_err(|e| CliError::Usage(format!("cannot read config file {}: {e}", c.display())))?
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    };
+    let server = Server::start(&spec, &mut |note| ui.say(note)).map_err(|e| match e {
+        ServerError::BinaryNotFound { .. } | ServerError::BadConfig { .. } => {
+            CliError::Usage(e.to_string())
+        }
+        e => CliError::Failed(format!("cannot start the {kind} server: {e}")),
+    })?;
+    MANAGED_SERVER.store(server.pid(), Ordering::SeqCst);
+    let url = server.url();
+    let target = Target::parse(&url).map_err(CliError::Failed)?;
+    let info = ServerInfo {
+        kind: kind.name().to_string(),
+        binary_version: server.binary_version(),
+        binaries: binaries.to_string(),
+        config_file: a.config.as_ref().map(|c| c.display().to_string()),
+        config,
+    };
+    Ok(Engine {
+        driver: url_driver(&target)?,
+        shown: format!("throwaway {kind} at {}", redact(&url)),
+        server: Some(server),
+        server_info: Some(info),
+        _tmp: None,
+    })
+}
+
+/// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
+static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
+
 pub fn run(a: &RunArgs) -> Result<i32, CliError> {
     let p = params(a)?;
     let steps = p.steps().map_err(CliError::Usage)?;
     let target = match &a.target {
-        Some(t) => Target::parse(t).map_err(CliError::Usage)?,
-        None => Target::Sqlite(None),
+        Some(t) => Some(Target::parse(t).map_err(CliError::Usage)?),
+        None => None,
     };
     crate::store::check_writable(&a.results).map_err(CliError::Usage)?;
     if let Some(j) = &a.json {
@@ -107,59 +226,61 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
             )));
         }
     }
-    // Keeps a temporary database alive for the run; removed on drop.
-    let mut _tmp: Option<tempfile::TempDir> = None;
-    let driver: Arc<dyn Driver> = match &target {
-        Target::Sqlite(path) => {
-            let pragmas = match &a.config {
-                Some(c) => sqlite_pragmas(c)?,
-                None => Vec::new(),
-            };
-            let path = match path {
-                Some(p) => p.clone(),
-                None => {
-                    let d = tempfile::Builder::new()
-                        .prefix("rqps-sqlite-")
-                        .tempdir()
-                        .map_err(|e| {
-                            CliError::Failed(format!("cannot create a temporary directory: {e}"))
-                        })?;
-                    let p = d.path().join("sbtest.db");
-                    _tmp = Some(d);
-                    p
-                }
-            };
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-                && !dir.is_dir()
-            {
-                return Err(CliError::Usage(format!(
-                    "target {}: directory {} does not exist",
-                    target.display(),
-                    dir.display()
-                )));
-            }
-            Arc::new(SqliteDriver::new(&path, pragmas))
-        }
-        Target::Mysql(_) | Target::Postgres(_) => {
-            return Err(CliError::Usage(format!(
-                "target {}: this build of rqps runs embedded SQLite only",
-                target.display()
-            )));
-        }
+    let ui = Ui { quiet: a.quiet };
+    install_ctrlc();
+    let mut engine = match (&a.server, &target) {
+        (Some(kind), _) => server_engine(kind, a, &ui)?,
+        (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display())?,
+        (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display())?,
+        (None, Some(t)) => Engine {
+            driver: url_driver(t)?,
+            shown: t.display(),
+            server: None,
+            server_info: None,
+            _tmp: None,
+        },
     };
+    let code = run_on(a, &p, &steps, &mut engine, &ui);
+    if let Some(server) = engine.server.take() {
+        MANAGED_SERVER.store(0, Ordering::SeqCst);
+        if let Err(e) = server.stop_with_notes(&mut |note| ui.say(note)) {
+            eprintln!("warning: stopping the throwaway server: {e}");
+        }
+    }
+    code
+}
+
+fn run_on(
+    a: &RunArgs,
+    p: &SysbenchParams,
+    steps: &[TestDef],
+    engine: &mut Engine,
+    ui: &Ui,
+) -> Result<i32, CliError> {
+    let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
     drop(
         driver
             .connect()
-            .map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", target.display())))?,
+            .map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?,
     );
     let version = driver
         .version()
         .map_err(|e| CliError::Failed(format!("cannot read the engine version: {e}")))?;
+    let settings = driver
+        .settings()
+        .map_err(|e| CliError::Failed(format!("cannot read the server settings: {e}")))?
+        .into_iter()
+        .collect();
+    let engine_label = if version.to_lowercase().contains("mariadb") {
+        "mariadb"
+    } else {
+        driver.engine()
+    };
     let name = a
         .name
         .clone()
-        .unwrap_or_else(|| format!("{}-{version}", driver.engine()));
+        .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
     let doc = RunDoc {
         rqps_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: option_env!("RQPS_GIT_COMMIT")
@@ -172,31 +293,31 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
         started: crate::util::now_rfc3339(),
         finished: None,
         command_line: redact_args(&std::env::args().collect::<Vec<_>>()),
-        target: target.display(),
+        target: engine.shown.clone(),
         engine: EngineInfo {
             name: driver.engine().into(),
             version,
         },
-        params: serde_json::to_value(&p).unwrap_or_default(),
+        server: engine.server_info.clone(),
+        settings,
+        params: serde_json::to_value(p).unwrap_or_default(),
         host: crate::host::host(),
         load: None,
         tests: Vec::new(),
     };
     let mut store = Store::create(&a.results, doc, a.json.clone()).map_err(CliError::Usage)?;
-    install_ctrlc();
-    let ui = Ui { quiet: a.quiet };
     ui.say(&format!(
         "rqps {}: {} on {} ({} {}), {} steps, about {:.0} s; results in {}",
         env!("CARGO_PKG_VERSION"),
         p.profile,
-        target.display(),
+        engine.shown,
         store.doc().engine.name,
         store.doc().engine.version,
         steps.len(),
-        p.estimate_secs(&steps),
+        p.estimate_secs(steps),
         store.dir().display()
     ));
-    let end = run_sysbench(driver, &p, &steps, &mut store, &ui);
+    let end = run_sysbench(driver, p, steps, &mut store, ui);
     let (status, code) = match &end {
         Ok(RunEnd::Ok) => ("ok", 0),
         Ok(RunEnd::Failed) => ("failed", EXIT_FAILED),

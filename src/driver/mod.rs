@@ -5,7 +5,10 @@
 //! the per-query path allocates nothing. Workloads ask a driver for its
 //! [`Caps`] and [`Dialect`], never for its engine's name.
 
+pub mod mysql;
+pub mod postgres;
 pub mod sqlite;
+mod url;
 
 use std::fmt;
 
@@ -153,6 +156,16 @@ pub trait Driver: Send + Sync {
     fn dialect(&self) -> &dyn Dialect;
     /// Engine version string as the engine reports it.
     fn version(&self) -> DbResult<String>;
+    /// Every server setting as (name, value) text, for the run's record.
+    /// Engines without server settings return an empty list.
+    fn settings(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+    /// Server-wide activity counters as (name, value) text, to diff before
+    /// and after a test. Engines without such counters return an empty list.
+    fn status(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Writes `sql` with its `?` placeholders replaced by `params` as SQL

@@ -170,19 +170,27 @@ fn load_table(
 
 /// Quiets the engine after the load and after the write-heavy block
 /// (reference §1.6): the dialect's statements, then sleep out the rest of
-/// `budget`. Returns how long it took.
-pub fn settle(driver: &dyn Driver, tables: usize, budget: Duration) -> DbResult<Duration> {
+/// `budget`. A statement the engine refuses (e.g. for lack of privileges)
+/// does not stop the others. Returns how long it took and what was refused.
+pub fn settle(
+    driver: &dyn Driver,
+    tables: usize,
+    budget: Duration,
+) -> DbResult<(Duration, Vec<String>)> {
     let started = Instant::now();
     let names: Vec<String> = (1..=tables).map(table_name).collect();
     let mut conn = driver.connect()?;
+    let mut refused = Vec::new();
     for sql in driver.dialect().settle(&names) {
-        conn.query(&sql)?;
+        if let Err(e) = conn.query(&sql) {
+            refused.push(format!("{sql}: {e}"));
+        }
     }
     drop(conn);
     if let Some(rest) = budget.checked_sub(started.elapsed()) {
         std::thread::sleep(rest);
     }
-    Ok(started.elapsed())
+    Ok((started.elapsed(), refused))
 }
 
 #[cfg(test)]

@@ -1,0 +1,440 @@
+//! The MySQL/MariaDB and PostgreSQL drivers against real throwaway servers:
+//! the sysbench load and one event of several tests (prepared and text
+//! mode), row and statement counts, error classes, settings and status.
+//!
+//! When the server binaries are missing the tests print why and pass
+//! (skip), unless `RQPS_REQUIRE_SERVERS=1` is set, in which case they fail.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rqps::driver::mysql::MysqlDriver;
+use rqps::driver::postgres::PostgresDriver;
+use rqps::driver::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode};
+use rqps::measure::Counts;
+use rqps::runner::Worker;
+use rqps::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::workload::rand::RandType;
+use rqps::workload::sysbench::catalog::lookup;
+use rqps::workload::sysbench::event::{EventParams, SbWorker};
+use rqps::workload::sysbench::load::{LoadParams, load, settle};
+
+const N: i64 = 1000;
+const TABLES: usize = 2;
+
+fn servers_required() -> bool {
+    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// Starts a server of `kind`, or returns `None` (after saying why) when its
+/// binaries are missing.
+fn start(kind: ServerKind) -> Option<Server> {
+    if let Err(e) = locate(kind, None) {
+        if servers_required() {
+            panic!("RQPS_REQUIRE_SERVERS=1 but: {e}");
+        }
+        eprintln!(
+            "skipping {kind} driver test: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)"
+        );
+        return None;
+    }
+    let t = Instant::now();
+    let srv = Server::start(
+        &ServerSpec {
+            kind,
+            ..Default::default()
+        },
+        &mut |n| eprintln!("note: {n}"),
+    )
+    .unwrap_or_else(|e| panic!("starting {kind} failed: {e}"));
+    eprintln!("{kind} started in {:.1} s", t.elapsed().as_secs_f64());
+    Some(srv)
+}
+
+fn scalar(c: &mut dyn Conn, sql: &str) -> String {
+    c.query_scalar(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .unwrap_or_default()
+}
+
+fn int(c: &mut dyn Conn, sql: &str) -> i64 {
+    let s = scalar(c, sql);
+    s.parse()
+        .unwrap_or_else(|_| panic!("{sql}: not an integer: {s:?}"))
+}
+
+/// (row count, max id) of each table.
+fn tables(c: &mut dyn Conn) -> Vec<(i64, i64)> {
+    (1..=TABLES)
+        .map(|t| {
+            (
+                int(c, &format!("SELECT count(*) FROM sbtest{t}")),
+                int(c, &format!("SELECT max(id) FROM sbtest{t}")),
+            )
+        })
+        .collect()
+}
+
+fn one_event(driver: &Arc<dyn Driver>, p: &EventParams, name: &str) -> Counts {
+    let mut w = SbWorker::new(driver.clone(), &lookup(name).unwrap(), p, 0)
+        .unwrap_or_else(|e| panic!("{name} ({:?}): prepare: {e}", p.ps_mode));
+    let mut c = Counts::default();
+    w.event(&mut c)
+        .unwrap_or_else(|e| panic!("{name} ({:?}): {e}", p.ps_mode));
+    c
+}
+
+/// One event of several sysbench tests, with their reference counts.
+fn sysbench_events(driver: &Arc<dyn Driver>, mode: PsMode) {
+    let p = EventParams {
+        tables: TABLES,
+        table_size: N,
+        rand_type: RandType::Uniform,
+        ps_mode: mode,
+        // Each round's delete event removes the id its point query reads
+        // (same first draws): the rounds use different seeds.
+        seed: if mode == PsMode::Auto { 11 } else { 12 },
+    };
+    let mut conn = driver.connect().unwrap();
+    let conn = conn.as_mut();
+
+    let c = one_event(driver, &p, "point-query");
+    assert_eq!((c.reads, c.rows, c.queries()), (1, 1, 1), "{mode:?}");
+    let c = one_event(driver, &p, "random-points_range=10");
+    assert_eq!(c.reads, 1, "{mode:?}");
+    assert!(c.rows > 5 && c.rows <= 10, "{mode:?}: {}", c.rows);
+    // BEGIN, 10 points, 4 ranges, COMMIT = 14 reads + 2 other.
+    let c = one_event(driver, &p, "read-only_range=10");
+    assert_eq!((c.reads, c.writes, c.other), (14, 0, 2), "{mode:?}");
+    // 10 points + 10 + 1 + 10 + 10 from the ranges, less any deleted ids.
+    assert!(c.rows >= 30, "{mode:?}: {}", c.rows);
+
+    let before = tables(conn);
+    let mut w = SbWorker::new(driver.clone(), &lookup("write-only").unwrap(), &p, 0).unwrap();
+    for _ in 0..20 {
+        let mut c = Counts::default();
+        w.event(&mut c).unwrap();
+        // BEGIN, 2 updates, delete, insert, COMMIT.
+        assert_eq!((c.queries(), c.reads), (6, 0), "{mode:?}");
+        assert_eq!((c.writes, c.other), (4, 2), "{mode:?}");
+    }
+    drop(w);
+    let after = tables(conn);
+    assert_eq!(
+        before.iter().map(|t| t.0).collect::<Vec<_>>(),
+        after.iter().map(|t| t.0).collect::<Vec<_>>(),
+        "{mode:?}: write-only changed the row count"
+    );
+
+    // insert: the engine assigns the next id after the load's.
+    let before = tables(conn);
+    let c = one_event(driver, &p, "insert");
+    assert_eq!((c.writes, c.queries()), (1, 1), "{mode:?}");
+    let after = tables(conn);
+    let grown: Vec<usize> = (0..TABLES).filter(|&i| after[i] != before[i]).collect();
+    assert_eq!(grown.len(), 1, "{mode:?}: {before:?} -> {after:?}");
+    let i = grown[0];
+    assert_eq!(after[i], (before[i].0 + 1, before[i].1 + 1), "{mode:?}");
+    if mode == PsMode::Auto {
+        assert_eq!(after[i].1, N + 1, "{mode:?}: id after the load");
+    }
+
+    let before: i64 = tables(conn).iter().map(|t| t.0).sum();
+    let c = one_event(driver, &p, "delete");
+    assert_eq!(c.writes + c.other, 1, "{mode:?}");
+    let after: i64 = tables(conn).iter().map(|t| t.0).sum();
+    assert_eq!(after, before - c.writes as i64, "{mode:?}");
+
+    let c = one_event(driver, &p, "update-inlist");
+    assert_eq!((c.writes, c.queries()), (1, 1), "{mode:?}");
+    let c = one_event(driver, &p, "scan");
+    assert_eq!((c.reads, c.rows), (1, 0), "{mode:?}");
+}
+
+/// Direct checks of the Conn contract: BEGIN/COMMIT are `Affected(0)`,
+/// DML that changes nothing is `Affected(0)`, an empty SELECT is `Rows(0)`.
+fn conn_contract(driver: &dyn Driver) {
+    for mode in [PsMode::Auto, PsMode::Disable] {
+        let mut c = driver.connect().unwrap();
+        let begin = c.prepare("BEGIN", mode).unwrap();
+        let commit = c.prepare("COMMIT", mode).unwrap();
+        let upd = c
+            .prepare("UPDATE sbtest1 SET k=k+1 WHERE id=?", mode)
+            .unwrap();
+        let sel = c
+            .prepare("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?", mode)
+            .unwrap();
+        let pad = c
+            .prepare("SELECT id FROM sbtest1 WHERE pad = ? AND id > ?", mode)
+            .unwrap();
+        assert_eq!(c.execute(begin, &[]).unwrap(), Outcome::Affected(0));
+        assert_eq!(
+            c.execute(upd, &[Param::Int(2)]).unwrap(),
+            Outcome::Affected(1)
+        );
+        assert_eq!(c.execute(commit, &[]).unwrap(), Outcome::Affected(0));
+        assert_eq!(
+            c.execute(upd, &[Param::Int(-5)]).unwrap(),
+            Outcome::Affected(0)
+        );
+        assert_eq!(
+            c.execute(sel, &[Param::Int(-10), Param::Int(-1)]).unwrap(),
+            Outcome::Rows(0)
+        );
+        assert_eq!(
+            c.execute(sel, &[Param::Int(11), Param::Int(20)]).unwrap(),
+            Outcome::Rows(10)
+        );
+        assert_eq!(
+            c.execute(pad, &[Param::Text("no'such"), Param::Int(0)])
+                .unwrap(),
+            Outcome::Rows(0)
+        );
+        assert_eq!(c.query("BEGIN").unwrap(), Outcome::Affected(0));
+        assert_eq!(
+            c.query("SELECT id FROM sbtest1 WHERE id < 4").unwrap(),
+            Outcome::Rows(3)
+        );
+        assert_eq!(c.query("COMMIT").unwrap(), Outcome::Affected(0));
+    }
+}
+
+/// A free loopback port with nothing listening on it.
+fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn expect_err(r: Result<Outcome, DbError>, what: &str) -> DbError {
+    match r {
+        Ok(o) => panic!("{what}: expected an error, got {o:?}"),
+        Err(e) => e,
+    }
+}
+
+/// Error classes: duplicate key (fatal with the engine's code), lock wait
+/// (retry), closed port (reconnect).
+fn errors(driver: &dyn Driver, dup_code: &str, lock_timeout: &str, retry_code: &str) {
+    let mut c = driver.connect().unwrap();
+    let id = int(c.as_mut(), "SELECT min(id) FROM sbtest1");
+    for mode in [PsMode::Auto, PsMode::Disable] {
+        let ins = c
+            .prepare(
+                "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)",
+                mode,
+            )
+            .unwrap();
+        let e = expect_err(
+            c.execute(
+                ins,
+                &[
+                    Param::Int(id),
+                    Param::Int(1),
+                    Param::Text("c"),
+                    Param::Text("p"),
+                ],
+            ),
+            "duplicate key",
+        );
+        assert_eq!(e.class, ErrorClass::Fatal, "{e}");
+        assert_eq!(e.code.as_deref(), Some(dup_code), "{e}");
+        eprintln!("duplicate key ({mode:?}): {e}");
+        assert!(!e.message.is_empty());
+    }
+    let e = expect_err(c.query("SELECT nosuchcolumn FROM sbtest1"), "bad column");
+    assert_eq!(e.class, ErrorClass::Fatal, "{e}");
+    assert!(e.message.contains("nosuchcolumn"), "{e}");
+    // The connection is still usable after statement errors.
+    assert_eq!(c.query("SELECT 1").unwrap(), Outcome::Rows(1));
+
+    // A row lock held by another transaction: retry.
+    let mut holder = driver.connect().unwrap();
+    holder.query("BEGIN").unwrap();
+    holder
+        .query(&format!("UPDATE sbtest1 SET k=k+1 WHERE id={id}"))
+        .unwrap();
+    c.query(lock_timeout).unwrap();
+    c.query("BEGIN").unwrap();
+    let upd = c
+        .prepare("UPDATE sbtest1 SET k=k+1 WHERE id=?", PsMode::Auto)
+        .unwrap();
+    let e = expect_err(c.execute(upd, &[Param::Int(id)]), "lock wait");
+    eprintln!("lock wait: {e}");
+    assert_eq!(e.class, ErrorClass::Retry, "{e}");
+    assert_eq!(e.code.as_deref(), Some(retry_code), "{e}");
+    let _ = c.query("ROLLBACK");
+    holder.query("ROLLBACK").unwrap();
+}
+
+fn closed_port_is_reconnect(make: &dyn Fn(&str) -> Box<dyn Driver>, scheme: &str) {
+    let port = closed_port();
+    let d = make(&format!("{scheme}://u:sw0rdfish@127.0.0.1:{port}/sbtest"));
+    let e = d.connect().err().expect("connecting to a closed port");
+    assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+    assert!(e.message.contains(&format!("127.0.0.1:{port}")), "{e}");
+    assert!(!e.to_string().contains("sw0rdfish"), "{e}");
+}
+
+/// After the server dies, an existing connection reports `Reconnect`, and
+/// so does a new one.
+fn killed_server_is_reconnect(mut srv: Server, driver: &dyn Driver) {
+    let mut c = driver.connect().unwrap();
+    let sel = c
+        .prepare("SELECT c FROM sbtest1 WHERE id=?", PsMode::Auto)
+        .unwrap();
+    assert_eq!(c.execute(sel, &[Param::Int(3)]).unwrap(), Outcome::Rows(1));
+    srv.kill();
+    assert!(!srv.is_running());
+    let t = Instant::now();
+    let e = expect_err(c.execute(sel, &[Param::Int(3)]), "after kill");
+    eprintln!("after kill: {e}");
+    assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+    let e = expect_err(c.query("SELECT 1"), "after kill, again");
+    assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+    let e = driver.connect().err().expect("connect after kill");
+    eprintln!("connect after kill: {e}");
+    assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+}
+
+fn common(srv: &Server, driver: Arc<dyn Driver>) {
+    let v = driver.version().unwrap();
+    assert!(!v.is_empty());
+    eprintln!("{} version {v}", driver.engine());
+    let t = Instant::now();
+    let stats = load(
+        driver.as_ref(),
+        &LoadParams {
+            tables: TABLES,
+            table_size: N as u64,
+            seed: 7,
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(stats.rows, TABLES as u64 * N as u64);
+    let mut c = driver.connect().unwrap();
+    assert_eq!(tables(c.as_mut()), vec![(N, N); TABLES]);
+    for t in 1..=TABLES {
+        assert_eq!(
+            scalar(c.as_mut(), &format!("SELECT min(length(c)) FROM sbtest{t}")),
+            "119"
+        );
+    }
+    let (_, refused) = settle(driver.as_ref(), TABLES, Duration::ZERO).unwrap();
+    assert!(refused.is_empty(), "{refused:?}");
+    eprintln!(
+        "load + settle of {TABLES} x {N} rows: {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    sysbench_events(&driver, PsMode::Auto);
+    sysbench_events(&driver, PsMode::Disable);
+    conn_contract(driver.as_ref());
+    eprintln!("events: {:.2} s", t.elapsed().as_secs_f64());
+    assert!(srv.url().contains("sbtest"));
+}
+
+#[test]
+fn mysql_driver_against_mariadb() {
+    let Some(srv) = start(ServerKind::Mariadb) else {
+        return;
+    };
+    let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(&srv.url()).unwrap());
+    assert_eq!(driver.engine(), "mysql");
+    common(&srv, driver.clone());
+    errors(
+        driver.as_ref(),
+        "1062",
+        "SET SESSION innodb_lock_wait_timeout = 1",
+        "1205",
+    );
+    closed_port_is_reconnect(
+        &|u: &str| -> Box<dyn Driver> { Box::new(MysqlDriver::new(u).unwrap()) },
+        "mysql",
+    );
+
+    let settings = driver.settings().unwrap();
+    let bp = settings
+        .iter()
+        .find(|(k, _)| k == "innodb_buffer_pool_size")
+        .expect("innodb_buffer_pool_size in settings");
+    assert!(bp.1.parse::<u64>().unwrap() > 0, "{bp:?}");
+    let status = driver.status().unwrap();
+    assert!(
+        status
+            .iter()
+            .any(|(k, _)| k == "Questions" || k == "Queries"),
+        "{} status rows",
+        status.len()
+    );
+
+    // The unix socket, as ?socket=.
+    let sock = srv.socket_path().unwrap().display().to_string();
+    let d = MysqlDriver::new(&format!("mysql://root@/sbtest?socket={sock}")).unwrap();
+    let mut c = d.connect().unwrap();
+    assert_eq!(
+        scalar(c.as_mut(), "SELECT count(*) FROM sbtest2"),
+        scalar(
+            driver.connect().unwrap().as_mut(),
+            "SELECT count(*) FROM sbtest2"
+        )
+    );
+    drop(c);
+
+    killed_server_is_reconnect(srv, driver.as_ref());
+}
+
+#[test]
+fn postgres_driver() {
+    let Some(srv) = start(ServerKind::Postgres) else {
+        return;
+    };
+    let driver: Arc<dyn Driver> = Arc::new(PostgresDriver::new(&srv.url()).unwrap());
+    assert_eq!(driver.engine(), "postgres");
+    common(&srv, driver.clone());
+    errors(
+        driver.as_ref(),
+        "23505",
+        "SET lock_timeout = '200ms'",
+        "55P03",
+    );
+    closed_port_is_reconnect(
+        &|u: &str| -> Box<dyn Driver> { Box::new(PostgresDriver::new(u).unwrap()) },
+        "postgres",
+    );
+
+    let settings = driver.settings().unwrap();
+    assert!(
+        settings.iter().any(|(k, _)| k == "shared_buffers"),
+        "{} settings",
+        settings.len()
+    );
+    let status = driver.status().unwrap();
+    for key in [
+        "pg_stat_database.xact_commit",
+        "pg_stat_bgwriter.buffers_clean",
+    ] {
+        assert!(status.iter().any(|(k, _)| k == key), "{key} missing");
+    }
+
+    // The unix socket directory, libpq style.
+    let d = PostgresDriver::new(&format!(
+        "postgresql://postgres@/sbtest?host={}&port={}",
+        srv.socket_dir().display(),
+        srv.port()
+    ))
+    .unwrap();
+    let mut c = d.connect().unwrap();
+    assert_eq!(
+        scalar(c.as_mut(), "SELECT count(*) FROM sbtest2"),
+        scalar(
+            driver.connect().unwrap().as_mut(),
+            "SELECT count(*) FROM sbtest2"
+        )
+    );
+    drop(c);
+
+    killed_server_is_reconnect(srv, driver.as_ref());
+}

@@ -1,0 +1,456 @@
+//! The sysbench suite against real throwaway MariaDB and PostgreSQL servers,
+//! interoperability with real sysbench, a server killed mid-test, and
+//! passwords kept out of every output.
+//!
+//! Without the server binaries these tests print why and pass, unless
+//! `RQPS_REQUIRE_SERVERS=1` (set by `.ci/run`), in which case they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rqps::server::{Server, ServerKind, ServerSpec, locate};
+use serde_json::Value;
+
+const KINDS: [ServerKind; 2] = [ServerKind::Mariadb, ServerKind::Postgres];
+
+fn required() -> bool {
+    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+fn available(kind: ServerKind) -> bool {
+    match locate(kind, None) {
+        Ok(_) => true,
+        Err(e) if required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
+        Err(e) => {
+            eprintln!("skipping {kind}: {e}");
+            false
+        }
+    }
+}
+
+fn sysbench_available() -> bool {
+    let ok = Command::new("sysbench")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && required() {
+        panic!("RQPS_REQUIRE_SERVERS=1 but sysbench is not installed (apt-get install sysbench)");
+    }
+    ok
+}
+
+fn start(kind: ServerKind) -> Server {
+    Server::start(
+        &ServerSpec {
+            kind,
+            ..Default::default()
+        },
+        &mut |n| eprintln!("note: {n}"),
+    )
+    .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
+}
+
+fn rqps(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .output()
+        .expect("rqps runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn tests_of(doc: &Value) -> Vec<Value> {
+    doc["tests"].as_array().unwrap().clone()
+}
+
+#[test]
+fn ci_profile_on_throwaway_servers() {
+    for kind in KINDS {
+        if !available(kind) {
+            continue;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let (conf, setting, want) = match kind {
+            ServerKind::Mariadb => (
+                "innodb_buffer_pool_size = 96M\n",
+                "innodb_buffer_pool_size",
+                "100663296",
+            ),
+            ServerKind::Postgres => ("shared_buffers = 96MB\n", "shared_buffers", "12288"),
+        };
+        let conf_path = d.path().join("engine.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        let json = d.path().join("run.json");
+        let results = d.path().join("r");
+        let o = rqps(&[
+            "run",
+            "--server",
+            kind.name(),
+            "--config",
+            conf_path.to_str().unwrap(),
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{kind}: {}", text(&o));
+        let doc = read_json(&json);
+        assert_eq!(doc["status"], "ok");
+        assert_eq!(doc["server"]["kind"], kind.name());
+        assert_eq!(
+            doc["settings"][setting], want,
+            "{kind}: the config file was applied and recorded"
+        );
+        let engine = if kind == ServerKind::Mariadb {
+            "mysql"
+        } else {
+            "postgres"
+        };
+        assert_eq!(doc["engine"]["name"], engine);
+        assert!(!doc["engine"]["version"].as_str().unwrap().is_empty());
+        let tests = tests_of(&doc);
+        let reported: Vec<&Value> = tests.iter().filter(|t| t["reported"] == true).collect();
+        assert_eq!(reported.len(), 32);
+        for t in reported {
+            let name = t["test"].as_str().unwrap();
+            assert_eq!(t["status"], "ok", "{kind} {name}: {}", t["reason"]);
+            assert!(t["qps"].as_f64().unwrap() > 0.0, "{kind} {name}");
+            assert_eq!(t["errors"], 0, "{kind} {name}");
+        }
+    }
+}
+
+/// sysbench's connection options for a throwaway server.
+fn sysbench_args(s: &Server) -> Vec<String> {
+    let port = s.port().to_string();
+    match s.kind() {
+        ServerKind::Mariadb => vec![
+            "--db-driver=mysql".into(),
+            "--mysql-host=127.0.0.1".into(),
+            format!("--mysql-port={port}"),
+            "--mysql-user=root".into(),
+            "--mysql-db=sbtest".into(),
+        ],
+        ServerKind::Postgres => vec![
+            "--db-driver=pgsql".into(),
+            "--pgsql-host=127.0.0.1".into(),
+            format!("--pgsql-port={port}"),
+            "--pgsql-user=postgres".into(),
+            "--pgsql-db=sbtest".into(),
+        ],
+    }
+}
+
+fn sysbench(s: &Server, script: &str, extra: &[&str], command: &str) -> Output {
+    Command::new("sysbench")
+        .arg(script)
+        .args(sysbench_args(s))
+        .args(["--tables=2", "--table-size=1000"])
+        .args(extra)
+        .arg(command)
+        .output()
+        .expect("sysbench runs")
+}
+
+#[test]
+fn tables_are_interchangeable_with_real_sysbench() {
+    if !sysbench_available() {
+        eprintln!("skipping: sysbench is not installed");
+        return;
+    }
+    for kind in KINDS {
+        if !available(kind) {
+            continue;
+        }
+        let server = start(kind);
+        let url = server.url();
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("r");
+        let common = [
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--read-secs",
+            "0.5",
+            "--write-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "-q",
+        ];
+
+        // rqps prepares; sysbench runs on those tables.
+        let o = rqps(
+            &[
+                &[
+                    "run",
+                    "--target",
+                    &url,
+                    "--tests",
+                    "point-query",
+                    "--results",
+                    results.to_str().unwrap(),
+                ],
+                &common[..],
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{kind}: {}", text(&o));
+        for script in ["oltp_point_select", "oltp_read_write"] {
+            let o = sysbench(&server, script, &["--time=1", "--threads=1"], "run");
+            let out = text(&o);
+            assert!(
+                o.status.success(),
+                "{kind} sysbench {script} on rqps tables: {out}"
+            );
+            assert!(
+                out.contains("queries:") && !out.contains("FATAL"),
+                "{kind} {script}: {out}"
+            );
+        }
+
+        // sysbench prepares; rqps runs on those tables without loading.
+        let o = sysbench(&server, "oltp_read_write", &[], "cleanup");
+        assert!(o.status.success(), "{}", text(&o));
+        let o = sysbench(&server, "oltp_read_write", &[], "prepare");
+        assert!(o.status.success(), "{kind} sysbench prepare: {}", text(&o));
+        let json = d.path().join("skip.json");
+        let o = rqps(
+            &[
+                &[
+                    "run",
+                    "--target",
+                    &url,
+                    "--skip-prepare",
+                    "--tests",
+                    "point-query,random-points_range=10,read-write_range=10,insert",
+                    "--results",
+                    results.to_str().unwrap(),
+                    "--json",
+                    json.to_str().unwrap(),
+                ],
+                &common[..],
+            ]
+            .concat(),
+        );
+        assert!(
+            o.status.success(),
+            "{kind} rqps on sysbench tables: {}",
+            text(&o)
+        );
+        let doc = read_json(&json);
+        assert!(doc.get("load").is_none(), "--skip-prepare must not load");
+        for t in tests_of(&doc) {
+            assert_eq!(t["status"], "ok", "{kind} {}: {}", t["test"], t["reason"]);
+            assert_eq!(t["errors"], 0);
+            assert!(t["qps"].as_f64().unwrap() > 0.0);
+        }
+        server.stop().unwrap();
+    }
+}
+
+#[test]
+fn a_server_killed_mid_test_fails_that_test_and_keeps_the_rest() {
+    for kind in KINDS {
+        if !available(kind) {
+            continue;
+        }
+        let mut server = start(kind);
+        let url = server.url();
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("r");
+        let json = d.path().join("k.json");
+        let started = Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args([
+                "run",
+                "--target",
+                &url,
+                "--profile",
+                "ci",
+                "--tests",
+                "update-index,update-nonindex,point-query",
+            ])
+            .args([
+                "--read-secs",
+                "1",
+                "--write-secs",
+                "3",
+                "--warmup-secs",
+                "0",
+                "-q",
+            ])
+            .args([
+                "--results",
+                results.to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Kill the server while update-nonindex (the second test) runs.
+        loop {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "{kind}: the run never reached the second test"
+            );
+            if json.exists() && tests_of(&read_json(&json)).len() == 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(1000));
+        server.kill();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{kind}: took too long after the kill"
+        );
+        let doc = read_json(&json);
+        assert_eq!(doc["status"], "failed");
+        let tests = tests_of(&doc);
+        assert_eq!(tests.len(), 3, "{kind}: every test has a result");
+        assert_eq!(
+            tests[0]["status"], "ok",
+            "{kind}: the test that finished is kept"
+        );
+        assert_eq!(tests[1]["status"], "failed", "{kind}");
+        assert!(tests[1]["reason"].as_str().unwrap().len() > 5);
+        assert_eq!(
+            tests[2]["status"], "failed",
+            "{kind}: the next test fails fast"
+        );
+        // The results directory agrees.
+        let run_dir: PathBuf = std::fs::read_dir(&results)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        assert_eq!(read_json(&run_dir.join("run.json"))["status"], "failed");
+        drop(server);
+    }
+}
+
+#[test]
+fn passwords_never_reach_output_or_results() {
+    const PW: &str = "Zq8-very-secret-pw";
+    for kind in KINDS {
+        if !available(kind) {
+            continue;
+        }
+        let server = start(kind);
+        // A user with a password; the throwaway admin connects without one.
+        let url = match kind {
+            ServerKind::Mariadb => {
+                use mysql::prelude::Queryable;
+                let mut c =
+                    mysql::Conn::new(mysql::Opts::from_url(&server.url()).unwrap()).unwrap();
+                c.query_drop(format!("CREATE USER 'bench'@'%' IDENTIFIED BY '{PW}'"))
+                    .unwrap();
+                c.query_drop("GRANT ALL ON sbtest.* TO 'bench'@'%'")
+                    .unwrap();
+                format!("mysql://bench:{PW}@127.0.0.1:{}/sbtest", server.port())
+            }
+            ServerKind::Postgres => {
+                let mut c = postgres::Client::connect(
+                    &format!(
+                        "host=127.0.0.1 port={} user=postgres dbname=sbtest",
+                        server.port()
+                    ),
+                    postgres::NoTls,
+                )
+                .unwrap();
+                c.batch_execute(&format!("CREATE USER bench PASSWORD '{PW}'; GRANT ALL ON SCHEMA public TO bench; ALTER DATABASE sbtest OWNER TO bench")).unwrap();
+                format!("postgres://bench:{PW}@127.0.0.1:{}/sbtest", server.port())
+            }
+        };
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("r");
+        let json = d.path().join("p.json");
+        let o = rqps(&[
+            "run",
+            "--target",
+            &url,
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "--read-secs",
+            "0.3",
+            "--warmup-secs",
+            "0",
+            "--results",
+            results.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let out = text(&o);
+        assert!(
+            o.status.success(),
+            "{kind}: {}",
+            out.replace(PW, "<leaked>")
+        );
+        assert!(!out.contains(PW), "{kind}: password printed");
+        assert!(
+            out.contains("bench:***@"),
+            "{kind}: the redacted target is shown: {out}"
+        );
+        // A wrong password: the error names the target without the password either.
+        // (an unknown user: the throwaway PostgreSQL trusts any password of a known one)
+        let bad = url.replace(&format!("bench:{PW}"), "ghost:wrong-Zq8-pw");
+        let o = rqps(&[
+            "run",
+            "--target",
+            &bad,
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "--results",
+            results.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{kind}: {}", text(&o));
+        assert!(!text(&o).contains("wrong-Zq8-pw"), "{kind}: {}", text(&o));
+        let mut files = vec![json.clone()];
+        let mut stack = vec![results.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p)
+                } else {
+                    files.push(p)
+                }
+            }
+        }
+        for f in files {
+            let s = std::fs::read_to_string(&f).unwrap();
+            assert!(
+                !s.contains(PW),
+                "{kind}: password stored in {}",
+                f.display()
+            );
+        }
+        server.stop().unwrap();
+    }
+}
