@@ -50,6 +50,68 @@ pub struct TestResult {
     /// Event latency in microseconds.
     pub latency_us: Latency,
     pub per_second: Vec<SecondSample>,
+    /// Hardware cost per operation, from the /proc sampler (absent where not measured).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hw: Option<HwCost>,
+    /// Change of the engine's status counters over the test (`SHOW GLOBAL STATUS`,
+    /// `pg_stat_*`), numeric counters only.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
+    pub status_delta: std::collections::BTreeMap<String, f64>,
+}
+
+/// What a test cost the machine, per operation (spec §5; reference §5.2). Every
+/// figure is `None` where it could not be measured; `unavailable` says why.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HwCost {
+    /// What the figures are divided by: statements (rows for the load step).
+    pub ops: f64,
+    /// Machine CPU (user + system + irq + steal), microseconds per operation.
+    pub cpu_us_per_op: Option<f64>,
+    /// CPU of the server process tree (for embedded SQLite: the database work inside rqps).
+    pub server_cpu_us_per_op: Option<f64>,
+    /// CPU of rqps itself (for embedded SQLite this includes the engine).
+    pub client_cpu_us_per_op: Option<f64>,
+    /// Context switches per operation.
+    pub cs_per_op: Option<f64>,
+    /// Storage reads, KB read and KB written per operation, for the data directory's device.
+    pub reads_per_op: Option<f64>,
+    pub rkb_per_op: Option<f64>,
+    pub wkb_per_op: Option<f64>,
+    /// Largest resident set of the server process tree during the test, MB.
+    pub server_max_rss_mb: Option<f64>,
+    /// Database size before and after the test: as the engine reports it, and bytes on disk.
+    pub db_before: Option<DbSize>,
+    pub db_after: Option<DbSize>,
+    /// CPU used by other processes just before the test, percent of all CPUs.
+    pub background_cpu_pct: Option<f64>,
+    /// Block device the figures are for.
+    pub device: Option<String>,
+    pub unavailable: Vec<String>,
+    /// One sample per second.
+    pub per_second: Vec<HwSecond>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DbSize {
+    pub engine_bytes: Option<u64>,
+    pub disk_bytes: Option<u64>,
+}
+
+/// One second of hardware samples.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HwSecond {
+    pub t: f64,
+    /// Percent of all CPUs: user+system busy, iowait.
+    pub cpu_busy_pct: Option<f64>,
+    pub cpu_iowait_pct: Option<f64>,
+    pub cs_per_sec: Option<f64>,
+    pub reads_per_sec: Option<f64>,
+    pub rkb_per_sec: Option<f64>,
+    pub wkb_per_sec: Option<f64>,
+    /// Percent of one core.
+    pub server_cpu_pct: Option<f64>,
+    pub client_cpu_pct: Option<f64>,
+    pub server_rss_mb: Option<f64>,
 }
 
 /// The engine a run measured.

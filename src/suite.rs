@@ -174,6 +174,8 @@ fn base_result(p: &SysbenchParams, t: &TestDef, threads: usize) -> TestResult {
         rows: 0,
         latency_us: Default::default(),
         per_second: Vec::new(),
+        hw: None,
+        status_delta: Default::default(),
     }
 }
 
