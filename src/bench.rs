@@ -120,7 +120,7 @@ fn harness(driver: &Arc<dyn Driver>, n: i64, secs: f64, seed: u64) -> Result<(u6
         duration: Duration::from_secs_f64(secs),
         reconnect_for: Duration::ZERO,
     };
-    let r = run_step(&mut workers, &cfg, &mut |_| {});
+    let r = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {});
     Ok((r.counts.queries(), r.secs))
 }
 

@@ -14,6 +14,12 @@ pub struct Host {
     pub mem_total_kb: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub kernel: Option<String>,
+    /// Filesystem, mount point and source of the database's data.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_fs: Option<String>,
+    /// Block device whose IO the hardware figures count.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_device: Option<String>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -44,5 +50,7 @@ pub fn host() -> Host {
         mem_total_kb: field(&meminfo, "MemTotal")
             .and_then(|v| v.trim_end_matches("kB").trim().parse().ok()),
         kernel: read("/proc/sys/kernel/osrelease"),
+        data_fs: None,
+        data_device: None,
     }
 }

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cli;
 pub mod driver;
 pub mod host;
+pub mod hwcost;
 pub mod measure;
 pub mod plan;
 pub mod report;

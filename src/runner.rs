@@ -74,6 +74,8 @@ pub struct Live {
 #[derive(Default)]
 struct Padded(AtomicU64);
 
+/// How often the calling thread looks at the workers.
+const TICK: Duration = Duration::from_millis(100);
 const BACKOFF_START: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
@@ -184,11 +186,13 @@ fn work<W: Worker>(
 }
 
 /// Runs `workers` (already connected and prepared) for `cfg`, calling
-/// `on_live` a few times a second from the calling thread.
+/// `on_live` a few times a second from the calling thread, and
+/// `on_measured` once when the warm-up ends.
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     on_live: &mut dyn FnMut(Live),
+    on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     let start = Instant::now();
     let start_ns = now_ns();
@@ -220,8 +224,19 @@ pub fn run_step<W: Worker>(
             .collect();
         let total = cfg.warmup + cfg.duration;
         let mut last = (Instant::now(), 0u64);
+        let mut measuring = false;
         while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(100));
+            let now = Instant::now();
+            if !measuring && now >= warm_end {
+                measuring = true;
+                on_measured();
+            }
+            let nap = if measuring {
+                TICK
+            } else {
+                (warm_end - now).min(TICK)
+            };
+            std::thread::sleep(nap);
             let now = Instant::now();
             let q: u64 = sh.live.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
             let dt = now.duration_since(last.0).as_secs_f64();
@@ -344,7 +359,7 @@ mod tests {
     #[test]
     fn warmup_is_excluded_and_counts_add_up() {
         let mut ws = vec![mock(None), mock(None)];
-        let r = run_step(&mut ws, &cfg(200, 1200), &mut |_| {});
+        let r = run_step(&mut ws, &cfg(200, 1200), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let total_events: u64 = ws.iter().map(|w| w.n).sum();
         // Events of the warm-up ran but are not counted.
@@ -361,7 +376,7 @@ mod tests {
     #[test]
     fn retryable_errors_are_counted_and_the_test_goes_on() {
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {});
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert!(r.counts.errors > 0);
         assert_eq!(ws[0].recovered, r.counts.errors);
@@ -375,7 +390,7 @@ mod tests {
         let mut w = mock(Some((1000, ErrorClass::Reconnect)));
         w.reconnect_fails = 2;
         let mut ws = vec![w];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {});
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert!(r.counts.reconnects >= 1);
     }
@@ -384,7 +399,7 @@ mod tests {
     fn a_fatal_error_fails_the_step_and_stops_all_threads() {
         let mut ws = vec![mock(Some((50, ErrorClass::Fatal))), mock(None)];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(0, 5000), &mut |_| {});
+        let r = run_step(&mut ws, &cfg(0, 5000), &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(2));
         assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
@@ -394,7 +409,7 @@ mod tests {
         let mut w = mock(Some((5, ErrorClass::Reconnect)));
         w.reconnect_fails = u32::MAX;
         let mut ws = vec![w];
-        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {});
+        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
         match r.status {
             StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
             s => panic!("{s:?}"),

@@ -57,6 +57,9 @@ pub struct TestResult {
     /// `pg_stat_*`), numeric counters only.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
     pub status_delta: std::collections::BTreeMap<String, f64>,
+    /// Conditions that may have falsified this result (e.g. a busy machine).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
 }
 
 /// What a test cost the machine, per operation (spec §5; reference §5.2). Every

@@ -3,11 +3,12 @@
 //! moment it exists.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::driver::Driver;
+use crate::hwcost::{Probe, ProbeContext};
 use crate::plan::SysbenchParams;
 use crate::runner::{Live, StepConfig, StepRun, StepStatus, run_step, stop_requested};
 use crate::store::{Store, TestResult};
@@ -60,42 +61,25 @@ impl Ui {
 
 const RECONNECT_FOR: Duration = Duration::from_secs(10);
 
-pub fn run_sysbench(
-    driver: Arc<dyn Driver>,
-    p: &SysbenchParams,
-    steps: &[TestDef],
-    store: &mut Store,
-    ui: &Ui,
-) -> Result<RunEnd, String> {
+/// Everything a run's steps share.
+pub struct Session<'a> {
+    pub driver: Arc<dyn Driver>,
+    pub p: &'a SysbenchParams,
+    pub store: &'a mut Store,
+    pub ui: &'a Ui,
+    pub probe: &'a ProbeContext,
+}
+
+pub fn run_sysbench(s: &mut Session<'_>, steps: &[TestDef]) -> Result<RunEnd, String> {
+    let p = s.p;
     let mut end = RunEnd::Ok;
     let first_settles = steps
         .first()
         .is_some_and(|t| t.settle_after && t.threads_per_table);
     if !p.skip_prepare {
-        let rows = p.tables as u64 * p.table_size;
-        let bar = ui.bar(
-            rows,
-            "load".into(),
-            "{prefix:>28} [{bar:30}] {pos}/{len} rows {per_sec} {elapsed}",
-        );
-        let stats = load(
-            driver.as_ref(),
-            &LoadParams {
-                tables: p.tables,
-                table_size: p.table_size,
-                seed: p.seed,
-            },
-            &mut |n| bar.set_position(n),
-        )
-        .map_err(|e| format!("loading the sbtest tables failed: {e}"))?;
-        bar.finish_and_clear();
-        ui.say(&format!(
-            "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
-            p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
-        ));
-        store.set_load(stats)?;
+        s.load()?;
         if !first_settles {
-            do_settle(driver.as_ref(), p, ui)?;
+            s.settle()?;
         }
     }
     let ev = EventParams {
@@ -116,7 +100,7 @@ pub fn run_sysbench(
                 end = RunEnd::Interrupted;
                 break 'steps;
             }
-            let r = run_one(&driver, p, &ev, t, threads, store, ui)?;
+            let r = s.run_one(&ev, t, threads)?;
             match r.status.as_str() {
                 "interrupted" => {
                     end = RunEnd::Interrupted;
@@ -127,22 +111,163 @@ pub fn run_sysbench(
             }
         }
         if t.settle_after && !stop_requested() {
-            do_settle(driver.as_ref(), p, ui)?;
+            s.settle()?;
         }
     }
     Ok(end)
 }
 
-fn do_settle(driver: &dyn Driver, p: &SysbenchParams, ui: &Ui) -> Result<(), String> {
-    let (took, refused) = settle(driver, p.tables, Duration::from_secs_f64(p.settle_secs))
-        .map_err(|e| format!("settle step failed: {e}"))?;
-    for r in refused {
-        ui.warn(&format!(
-            "settle step: the engine refused {r}; continuing without it"
+impl Session<'_> {
+    fn load(&mut self) -> Result<(), String> {
+        let p = self.p;
+        let rows = p.tables as u64 * p.table_size;
+        let bar = self.ui.bar(
+            rows,
+            "load".into(),
+            "{prefix:>28} [{bar:30}] {pos}/{len} rows {per_sec} {elapsed}",
+        );
+        let mut probe = Probe::before(self.probe, self.driver.as_ref());
+        if let Some(w) = probe.warning() {
+            self.ui.warn(&format!("load: {w}"));
+        }
+        probe.start_sampling(self.probe);
+        let params = LoadParams {
+            tables: p.tables,
+            table_size: p.table_size,
+            seed: p.seed,
+        };
+        let mut stats = load(self.driver.as_ref(), &params, &mut |n| bar.set_position(n))
+            .map_err(|e| format!("loading the sbtest tables failed: {e}"))?;
+        bar.finish_and_clear();
+        // The load's operations are rows, as the reference normalizes it.
+        let (hw, _) = probe.finish(self.probe, self.driver.as_ref(), stats.rows as f64);
+        stats.hw = Some(hw);
+        self.ui.say(&format!(
+            "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
+            p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
+        ));
+        self.store.set_load(stats)
+    }
+
+    fn settle(&self) -> Result<(), String> {
+        let budget = Duration::from_secs_f64(self.p.settle_secs);
+        let (took, refused) = settle(self.driver.as_ref(), self.p.tables, budget)
+            .map_err(|e| format!("settle step failed: {e}"))?;
+        for r in refused {
+            self.ui.warn(&format!(
+                "settle step: the engine refused {r}; continuing without it"
+            ));
+        }
+        self.ui
+            .say(&format!("settled in {:.1} s", took.as_secs_f64()));
+        Ok(())
+    }
+
+    fn run_one(
+        &mut self,
+        ev: &EventParams,
+        t: &TestDef,
+        threads: usize,
+    ) -> Result<TestResult, String> {
+        let p = self.p;
+        let mut r = base_result(p, t, threads);
+        let slot = self.store.begin_test(&r)?;
+        let secs = p.secs(t.span);
+        let cfg = StepConfig {
+            warmup: Duration::from_secs_f64(p.warmup_secs),
+            duration: Duration::from_secs_f64(secs),
+            reconnect_for: RECONNECT_FOR,
+        };
+        let label = format!("{} t{threads}", t.name);
+        let workers: Result<Vec<SbWorker>, _> = (0..threads)
+            .map(|i| SbWorker::new(self.driver.clone(), t, ev, i))
+            .collect();
+        match workers {
+            Err(e) => {
+                r.status = "failed".into();
+                r.reason = Some(format!("could not start the test: {e}"));
+            }
+            Ok(mut workers) => {
+                let mut probe = Probe::before(self.probe, self.driver.as_ref());
+                if let Some(w) = probe.warning() {
+                    self.ui.warn(&format!("{label}: {w}"));
+                    r.warnings.push(w.to_string());
+                }
+                let total_ms = ((p.warmup_secs + secs) * 1000.0) as u64;
+                let bar = self
+                    .ui
+                    .bar(total_ms, label.clone(), "{prefix:>28} [{bar:30}] {msg}");
+                let ctx = self.probe;
+                let run = run_step(
+                    &mut workers,
+                    &cfg,
+                    &mut |l: Live| {
+                        bar.set_position(l.elapsed.as_millis() as u64);
+                        let phase = if l.warming {
+                            "warm-up".to_string()
+                        } else {
+                            format!("{:>10.0} qps", l.qps)
+                        };
+                        bar.set_message(format!(
+                            "{phase}  {:.0}/{:.0} s",
+                            l.elapsed.as_secs_f64(),
+                            l.total.as_secs_f64()
+                        ));
+                    },
+                    &mut || probe.start_sampling(ctx),
+                );
+                drop(workers);
+                bar.finish_and_clear();
+                fill_result(&mut r, &run, t.kind, p.table_size);
+                let (hw, delta) = probe.finish(
+                    self.probe,
+                    self.driver.as_ref(),
+                    run.counts.queries() as f64,
+                );
+                r.hw = Some(hw);
+                r.status_delta = delta;
+            }
+        }
+        self.ui.say(&result_line(&label, &r));
+        self.store.finish_test(slot, r.clone())?;
+        Ok(r)
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
+}
+
+/// The one line printed when a test ends.
+fn result_line(label: &str, r: &TestResult) -> String {
+    if r.status != "ok" {
+        return format!(
+            "{label:>28}  {}: {}",
+            r.status,
+            r.reason.clone().unwrap_or_default()
+        );
+    }
+    let unit = if r.qps_unit == "Krows/s" {
+        "Krows/s"
+    } else {
+        "qps    "
+    };
+    let mut line = format!(
+        "{label:>28}  {:>11.1} {unit}  {:>9.1} tps  p95 {:>9.1} us  errors {}",
+        r.qps, r.tps, r.latency_us.p95, r.errors
+    );
+    if r.reconnects > 0 {
+        line.push_str(&format!("  reconnects {}", r.reconnects));
+    }
+    if let Some(hw) = &r.hw {
+        line.push_str(&format!(
+            "  cpu/o {} us (client {}, server {})",
+            opt(hw.cpu_us_per_op),
+            opt(hw.client_cpu_us_per_op),
+            opt(hw.server_cpu_us_per_op)
         ));
     }
-    ui.say(&format!("settled in {:.1} s", took.as_secs_f64()));
-    Ok(())
+    line
 }
 
 fn base_result(p: &SysbenchParams, t: &TestDef, threads: usize) -> TestResult {
@@ -176,6 +301,7 @@ fn base_result(p: &SysbenchParams, t: &TestDef, threads: usize) -> TestResult {
         per_second: Vec::new(),
         hw: None,
         status_delta: Default::default(),
+        warnings: Vec::new(),
     }
 }
 
@@ -221,73 +347,4 @@ pub fn fill_result(r: &mut TestResult, run: &StepRun, kind: Kind, table_size: u6
         StepStatus::Interrupted => ("interrupted".into(), Some("stopped by Ctrl-C".into())),
         StepStatus::Failed(m) => ("failed".into(), Some(m.clone())),
     };
-}
-
-fn run_one(
-    driver: &Arc<dyn Driver>,
-    p: &SysbenchParams,
-    ev: &EventParams,
-    t: &TestDef,
-    threads: usize,
-    store: &mut Store,
-    ui: &Ui,
-) -> Result<TestResult, String> {
-    let mut r = base_result(p, t, threads);
-    let slot = store.begin_test(&r)?;
-    let secs = p.secs(t.span);
-    let cfg = StepConfig {
-        warmup: Duration::from_secs_f64(p.warmup_secs),
-        duration: Duration::from_secs_f64(secs),
-        reconnect_for: RECONNECT_FOR,
-    };
-    let label = format!("{} t{threads}", t.name);
-    let workers: Result<Vec<SbWorker>, _> = (0..threads)
-        .map(|i| SbWorker::new(driver.clone(), t, ev, i))
-        .collect();
-    match workers {
-        Err(e) => {
-            r.status = "failed".into();
-            r.reason = Some(format!("could not start the test: {e}"));
-        }
-        Ok(mut workers) => {
-            let total_ms = ((p.warmup_secs + secs) * 1000.0) as u64;
-            let bar = ui.bar(total_ms, label.clone(), "{prefix:>28} [{bar:30}] {msg}");
-            let started = Instant::now();
-            let run = run_step(&mut workers, &cfg, &mut |l: Live| {
-                bar.set_position(l.elapsed.as_millis() as u64);
-                let phase = if l.warming {
-                    "warm-up".to_string()
-                } else {
-                    format!("{:>10.0} qps", l.qps)
-                };
-                bar.set_message(format!(
-                    "{phase}  {:.0}/{:.0} s",
-                    l.elapsed.as_secs_f64(),
-                    l.total.as_secs_f64()
-                ));
-            });
-            drop(workers);
-            bar.finish_and_clear();
-            fill_result(&mut r, &run, t.kind, p.table_size);
-            let _ = started;
-        }
-    }
-    let line = match r.status.as_str() {
-        "ok" => format!(
-            "{label:>28}  {:>11.1} {}  {:>9.1} tps  p95 {:>9.1} us  errors {}",
-            r.qps,
-            if r.qps_unit == "Krows/s" {
-                "Krows/s"
-            } else {
-                "qps    "
-            },
-            r.tps,
-            r.latency_us.p95,
-            r.errors
-        ),
-        s => format!("{label:>28}  {s}: {}", r.reason.clone().unwrap_or_default()),
-    };
-    ui.say(&line);
-    store.finish_test(slot, r.clone())?;
-    Ok(r)
 }

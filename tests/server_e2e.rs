@@ -454,3 +454,122 @@ fn passwords_never_reach_output_or_results() {
         server.stop().unwrap();
     }
 }
+
+#[test]
+fn hardware_cost_per_operation_on_throwaway_servers() {
+    for kind in KINDS {
+        if !available(kind) {
+            continue;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let json = d.path().join("hw.json");
+        let o = rqps(&[
+            "run",
+            "--server",
+            kind.name(),
+            "--profile",
+            "ci",
+            "--tests",
+            "update-index,point-query",
+            "--read-secs",
+            "1.5",
+            "--write-secs",
+            "1.5",
+            "--results",
+            d.path().join("r").to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{kind}: {}", text(&o));
+        let out = text(&o);
+        assert!(out.contains("hardware cost per operation"), "{kind}: {out}");
+        let doc = read_json(&json);
+        let setting = if kind == ServerKind::Mariadb {
+            "innodb_buffer_pool_size"
+        } else {
+            "shared_buffers"
+        };
+        assert!(
+            doc["settings"][setting].is_string(),
+            "{kind}: settings captured"
+        );
+        assert!(
+            doc["host"]["cpu_model"].is_string() && doc["host"]["data_fs"].is_string(),
+            "{kind}: {}",
+            doc["host"]
+        );
+        assert!(
+            doc["load"]["hw"]["client_cpu_us_per_op"].as_f64().unwrap() > 0.0,
+            "{kind}: load per row"
+        );
+        for t in tests_of(&doc) {
+            let name = t["test"].as_str().unwrap();
+            let hw = &t["hw"];
+            let f = |k: &str| {
+                hw[k]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{kind} {name}: {k} missing: {hw}"))
+            };
+            assert!(f("client_cpu_us_per_op") > 0.0, "{kind} {name}");
+            assert!(f("server_cpu_us_per_op") > 0.0, "{kind} {name}");
+            assert!(f("cpu_us_per_op") > 0.0, "{kind} {name}");
+            assert!(f("server_max_rss_mb") > 1.0, "{kind} {name}");
+            assert!(
+                hw["db_after"]["engine_bytes"].as_u64().unwrap() > 0,
+                "{kind} {name}"
+            );
+            assert!(
+                hw["db_after"]["disk_bytes"].as_u64().unwrap() > 0,
+                "{kind} {name}"
+            );
+            if name == "update-index" {
+                assert!(f("wkb_per_op") > 0.0, "{kind}: a write test writes: {hw}");
+            }
+            assert!(
+                !t["status_delta"].as_object().unwrap().is_empty(),
+                "{kind} {name}: status counters moved"
+            );
+            assert!(
+                !hw["per_second"].as_array().unwrap().is_empty(),
+                "{kind} {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn embedded_sqlite_says_what_it_cannot_measure() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("s.json");
+    let o = rqps(&[
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "update-index",
+        "--write-secs",
+        "1",
+        "--results",
+        d.path().join("r").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = &tests_of(&read_json(&json))[0];
+    let hw = &t["hw"];
+    assert!(hw["client_cpu_us_per_op"].as_f64().unwrap() > 0.0);
+    // No made-up zero: the server figure is absent and the reason is given.
+    assert!(
+        hw.get("server_cpu_us_per_op").is_none_or(|v| v.is_null()),
+        "{hw}"
+    );
+    assert!(
+        hw["unavailable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("embedded"))
+    );
+}

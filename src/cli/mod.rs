@@ -129,6 +129,17 @@ pub struct RunArgs {
     /// Also write the whole run (context and every test) as one JSON document.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Block device (its /proc/diskstats name, e.g. nvme0n1) whose IO is charged to each
+    /// test. Default: the device that holds the database's data directory.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Pid of the server process, for a --target server on this host that rqps cannot
+    /// find from its listening port.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Warn when other processes use more than this percent of all CPUs before a test.
+    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    pub busy_threshold: f64,
     /// No progress bars or per-test lines; only the final table.
     #[arg(long, short)]
     pub quiet: bool,

@@ -7,11 +7,12 @@ use crate::driver::mysql::MysqlDriver;
 use crate::driver::postgres::PostgresDriver;
 use crate::driver::sqlite::SqliteDriver;
 use crate::driver::{Driver, PsMode};
+use crate::hwcost::ProbeContext;
 use crate::plan::{SysbenchParams, profile};
 use crate::server::{Server, ServerError, ServerKind, ServerSpec, locate};
 use crate::store::ServerInfo;
 use crate::store::{EngineInfo, RunDoc, Store};
-use crate::suite::{RunEnd, Ui, run_sysbench};
+use crate::suite::{RunEnd, Session, Ui, run_sysbench};
 use crate::target::{Target, redact, redact_args};
 use crate::workload::sysbench::catalog::TestDef;
 use std::path::PathBuf;
@@ -106,6 +107,10 @@ fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, CliError> {
 struct Engine {
     driver: Arc<dyn Driver>,
     shown: String,
+    /// The SQLite database file, for an embedded target.
+    sqlite_path: Option<PathBuf>,
+    /// For a URL target on this host: `Some(port)` (`Some(None)` for a unix socket).
+    local_port: Option<Option<u16>>,
     server: Option<Server>,
     server_info: Option<ServerInfo>,
     _tmp: Option<tempfile::TempDir>,
@@ -139,10 +144,31 @@ fn sqlite_engine(path: &Option<PathBuf>, a: &RunArgs, shown: String) -> Result<E
     Ok(Engine {
         driver: Arc::new(SqliteDriver::new(&path, pragmas)),
         shown,
+        sqlite_path: Some(path),
+        local_port: None,
         server: None,
         server_info: None,
         _tmp: tmp,
     })
+}
+
+/// For a server URL on this host, its TCP port (`Some(None)`: a unix socket).
+fn local_port(t: &Target) -> Option<Option<u16>> {
+    use crate::driver::url::DbUrl;
+    let (url, schemes, default_port): (&str, &[&str], u16) = match t {
+        Target::Mysql(u) => (u, &["mysql", "mariadb"], 3306),
+        Target::Postgres(u) => (u, &["postgres", "postgresql"], 5432),
+        Target::Sqlite(_) => return None,
+    };
+    let u = DbUrl::parse(url, schemes).ok()?;
+    match u.host.as_deref() {
+        None => Some(None),
+        Some(h) if h.starts_with('/') => Some(None),
+        Some("127.0.0.1" | "localhost" | "::1" | "[::1]") => {
+            Some(Some(u.port.unwrap_or(default_port)))
+        }
+        Some(_) => None,
+    }
 }
 
 fn url_driver(target: &Target) -> Result<Arc<dyn Driver>, CliError> {
@@ -196,10 +222,53 @@ fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
     Ok(Engine {
         driver: url_driver(&target)?,
         shown: format!("throwaway {kind} at {}", redact(&url)),
+        sqlite_path: None,
+        local_port: Some(Some(server.port())),
         server: Some(server),
         server_info: Some(info),
         _tmp: None,
     })
+}
+
+/// Where the hardware figures come from for this engine: the data's device and
+/// size on disk, and the server's process tree.
+fn probe_context(a: &RunArgs, engine: &Engine, driver: &dyn Driver) -> ProbeContext {
+    let (data_path, disk_paths, pids, embedded): (Option<PathBuf>, Vec<PathBuf>, Vec<u32>, bool) =
+        match (&engine.server, &engine.sqlite_path) {
+            (Some(server), _) => {
+                let d = server.data_dir().to_path_buf();
+                (Some(d.clone()), vec![d], vec![server.pid()], false)
+            }
+            (None, Some(db)) => {
+                let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
+                (
+                    Some(db.clone()),
+                    vec![db.clone(), side("-wal"), side("-shm")],
+                    vec![],
+                    true,
+                )
+            }
+            (None, None) => {
+                let local = engine.local_port;
+                let data = driver.data_path().filter(|p| local.is_some() && p.exists());
+                let pids = match (a.server_pid, local) {
+                    (Some(pid), _) => vec![pid],
+                    (None, Some(Some(port))) => {
+                        crate::sysstat::pid_listening_on(port).into_iter().collect()
+                    }
+                    _ => vec![],
+                };
+                (data.clone(), data.into_iter().collect(), pids, false)
+            }
+        };
+    ProbeContext::new(
+        data_path.as_deref(),
+        disk_paths,
+        a.device.clone(),
+        pids,
+        embedded,
+        a.busy_threshold,
+    )
 }
 
 /// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
@@ -235,6 +304,8 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
         (None, Some(t)) => Engine {
             driver: url_driver(t)?,
             shown: t.display(),
+            sqlite_path: None,
+            local_port: local_port(t),
             server: None,
             server_info: None,
             _tmp: None,
@@ -281,6 +352,10 @@ fn run_on(
         .name
         .clone()
         .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
+    let probe = probe_context(a, engine, driver.as_ref());
+    let mut host = crate::host::host();
+    host.data_fs = probe.fs.clone();
+    host.data_device = probe.device.clone();
     let doc = RunDoc {
         rqps_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: option_env!("RQPS_GIT_COMMIT")
@@ -301,7 +376,7 @@ fn run_on(
         server: engine.server_info.clone(),
         settings,
         params: serde_json::to_value(p).unwrap_or_default(),
-        host: crate::host::host(),
+        host,
         load: None,
         tests: Vec::new(),
     };
@@ -317,7 +392,14 @@ fn run_on(
         p.estimate_secs(steps),
         store.dir().display()
     ));
-    let end = run_sysbench(driver, p, steps, &mut store, ui);
+    let mut session = Session {
+        driver,
+        p,
+        store: &mut store,
+        ui,
+        probe: &probe,
+    };
+    let end = run_sysbench(&mut session, steps);
     let (status, code) = match &end {
         Ok(RunEnd::Ok) => ("ok", 0),
         Ok(RunEnd::Failed) => ("failed", EXIT_FAILED),

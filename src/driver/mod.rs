@@ -8,7 +8,7 @@
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
-mod url;
+pub(crate) mod url;
 
 use std::fmt;
 
@@ -129,6 +129,14 @@ pub trait Dialect: Send + Sync {
     }
     /// Statements that quiet the engine after heavy writes (reference §1.6).
     fn settle(&self, tables: &[String]) -> Vec<String>;
+    /// Query whose single value is the database's size in bytes as the engine counts it.
+    fn db_size_sql(&self) -> Option<&'static str> {
+        None
+    }
+    /// Query whose single value is the server's data directory.
+    fn data_path_sql(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A connection. One per worker thread.
@@ -161,6 +169,24 @@ pub trait Driver: Send + Sync {
     fn settings(&self) -> DbResult<Vec<(String, String)>> {
         Ok(Vec::new())
     }
+    /// Size of the database as the engine reports it, in bytes (`None` where unknown).
+    fn db_size(&self) -> DbResult<Option<u64>> {
+        let Some(sql) = self.dialect().db_size_sql() else {
+            return Ok(None);
+        };
+        let v = self.connect()?.query_scalar(sql)?;
+        Ok(v.and_then(|v| v.trim().parse::<f64>().ok())
+            .map(|b| b as u64))
+    }
+
+    /// The engine's data directory or database file, when the engine says (it
+    /// may be on another host: callers check that it exists here).
+    fn data_path(&self) -> Option<std::path::PathBuf> {
+        let sql = self.dialect().data_path_sql()?;
+        let v = self.connect().ok()?.query_scalar(sql).ok()??;
+        Some(std::path::PathBuf::from(v.trim()))
+    }
+
     /// Server-wide activity counters as (name, value) text, to diff before
     /// and after a test. Engines without such counters return an empty list.
     fn status(&self) -> DbResult<Vec<(String, String)>> {

@@ -204,6 +204,14 @@ impl Dialect for MysqlDialect {
         }
         v
     }
+    fn db_size_sql(&self) -> Option<&'static str> {
+        Some(
+            "SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = DATABASE()",
+        )
+    }
+    fn data_path_sql(&self) -> Option<&'static str> {
+        Some("SELECT @@datadir")
+    }
 }
 
 enum Slot {

@@ -233,6 +233,13 @@ impl Dialect for PostgresDialect {
         v.push("CHECKPOINT".into());
         v
     }
+    fn db_size_sql(&self) -> Option<&'static str> {
+        Some("SELECT pg_database_size(current_database())")
+    }
+    fn data_path_sql(&self) -> Option<&'static str> {
+        // Needs superuser or pg_read_all_settings; without them the size on disk is not measured.
+        Some("SHOW data_directory")
+    }
 }
 
 /// Rewrites `?` placeholders as `$1, $2, ...`, leaving quoted strings,

@@ -88,6 +88,20 @@ impl Driver for SqliteDriver {
     fn version(&self) -> DbResult<String> {
         Ok(rusqlite::version().to_string())
     }
+    fn db_size(&self) -> DbResult<Option<u64>> {
+        let mut c = self.open()?;
+        let num = |c: &mut SqliteConn, sql: &str| -> DbResult<u64> {
+            Ok(c.query_scalar(sql)?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0))
+        };
+        Ok(Some(
+            num(&mut c, "PRAGMA page_count")? * num(&mut c, "PRAGMA page_size")?,
+        ))
+    }
+    fn data_path(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
 }
 
 pub struct SqliteDialect;

@@ -58,6 +58,91 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
         }
         out.push_str(&format!("\n{}\n{}", g.title(), table.render()));
     }
+    out.push_str(&hw_table(doc, all));
+    out
+}
+
+fn cell(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.3}"),
+    }
+}
+
+/// Hardware cost per operation of the load (per row) and of every test (per statement).
+fn hw_table(doc: &RunDoc, all: bool) -> String {
+    let mut table = TextTable::new(&[
+        "test",
+        "thr",
+        "cpu/o us",
+        "server cpu/o",
+        "client cpu/o",
+        "cs/o",
+        "r/o",
+        "rKB/o",
+        "wKB/o",
+        "rss MB",
+        "db MB",
+    ]);
+    let mut rows = 0;
+    let mut notes: Vec<String> = Vec::new();
+    let mut add = |name: String, thr: String, hw: &crate::store::HwCost| {
+        let db = hw
+            .db_after
+            .as_ref()
+            .and_then(|d| d.disk_bytes.or(d.engine_bytes))
+            .map(|b| b as f64 / 1048576.0);
+        table.row(vec![
+            name,
+            thr,
+            cell(hw.cpu_us_per_op),
+            cell(hw.server_cpu_us_per_op),
+            cell(hw.client_cpu_us_per_op),
+            cell(hw.cs_per_op),
+            cell(hw.reads_per_op),
+            cell(hw.rkb_per_op),
+            cell(hw.wkb_per_op),
+            cell(hw.server_max_rss_mb),
+            cell(db),
+        ]);
+        for n in &hw.unavailable {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+        rows += 1;
+    };
+    if let Some(hw) = doc.load.as_ref().and_then(|l| l.hw.as_ref()) {
+        add("load (per row)".into(), "-".into(), hw);
+    }
+    for g in Group::ALL {
+        for t in doc
+            .tests
+            .iter()
+            .filter(|t| t.group == g.key() && (all || t.reported) && t.status == "ok")
+        {
+            if let Some(hw) = &t.hw {
+                add(t.test.clone(), t.threads.to_string(), hw);
+            }
+        }
+    }
+    if rows == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nhardware cost per operation (per statement; CPU in microseconds; cs = context switches; \
+         r = storage reads; KB read/written on {})\n{}",
+        doc.tests
+            .iter()
+            .find_map(|t| t.hw.as_ref().and_then(|h| h.device.clone()))
+            .unwrap_or_else(|| "-".into()),
+        table.render()
+    );
+    for n in notes {
+        out.push_str(&format!("  - not measured: {n}\n"));
+    }
     out
 }
 

@@ -25,6 +25,9 @@ pub struct LoadStats {
     pub insert_secs: f64,
     pub index_secs: f64,
     pub rows_per_sec: f64,
+    /// Hardware cost per row loaded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hw: Option<crate::store::HwCost>,
 }
 
 /// Rows per multi-row INSERT, and rows per transaction.
@@ -98,6 +101,7 @@ pub fn load(
         insert_secs: secs - index_secs,
         index_secs,
         rows_per_sec: rows as f64 / secs.max(1e-9),
+        hw: None,
     })
 }
 
