@@ -139,6 +139,10 @@ pub struct ServerInfo {
     pub config: Vec<String>,
 }
 
+fn one() -> usize {
+    1
+}
+
 /// A run: its context and, in the `--json` document, its tests.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunDoc {
@@ -149,6 +153,9 @@ pub struct RunDoc {
     /// The name reports use for this target.
     pub name: String,
     pub suite: String,
+    /// Which repeat of the suite this run is (1-based); runs of one name are pooled by reports.
+    #[serde(default = "one")]
+    pub repeat: usize,
     pub status: String,
     pub started: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -272,6 +272,7 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
             "config file",
         ),
         (vec!["tests", "--list", "nope"], "nope"),
+        (vec!["run", "--repeats", "0", "--results", res], "--repeats"),
     ];
     for (args, needle) in cases {
         let o = run(&args);

@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// The suite order: current (32 reported tests) or classic (42, with the .pre tests).
     #[arg(long, value_name = "current|classic")]
     pub list: Option<String>,
+    /// Run the whole suite this many times (each repeat is stored as its own run of the
+    /// same name; reports pool them and test whether differences are significant).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeats: usize,
     /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
     pub tests: Option<Vec<String>>,

@@ -277,6 +277,9 @@ static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
 pub fn run(a: &RunArgs) -> Result<i32, CliError> {
     let p = params(a)?;
     let steps = p.steps().map_err(CliError::Usage)?;
+    if a.repeats == 0 {
+        return Err(CliError::Usage("--repeats must be at least 1".into()));
+    }
     let target = match &a.target {
         Some(t) => Some(Target::parse(t).map_err(CliError::Usage)?),
         None => None,
@@ -364,6 +367,7 @@ fn run_on(
         run_id: String::new(),
         name,
         suite: a.suite.clone(),
+        repeat: 1,
         status: "running".into(),
         started: crate::util::now_rfc3339(),
         finished: None,
@@ -380,9 +384,60 @@ fn run_on(
         load: None,
         tests: Vec::new(),
     };
-    let mut store = Store::create(&a.results, doc, a.json.clone()).map_err(CliError::Usage)?;
+    let repeats = a.repeats;
+    let mut code = 0;
+    for repeat in 1..=repeats {
+        if crate::runner::stop_requested() {
+            break;
+        }
+        let mut doc = doc.clone();
+        doc.repeat = repeat;
+        let json = a.json.as_ref().map(|j| {
+            if repeats > 1 {
+                numbered(j, repeat)
+            } else {
+                j.clone()
+            }
+        });
+        let c = run_repeat(doc, json, a, p, steps, engine, &probe, ui, repeats)?;
+        // Ctrl-C wins over a failure, a failure over success.
+        if c == EXIT_INTERRUPTED || code != EXIT_INTERRUPTED && c != 0 {
+            code = c;
+        }
+    }
+    Ok(code)
+}
+
+/// `run.json` → `run-r2.json`, for the documents of repeats.
+fn numbered(path: &std::path::Path, repeat: usize) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-r{repeat}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-r{repeat}"),
+    };
+    path.with_file_name(name)
+}
+
+/// One repeat of the suite: its own stored run.
+#[allow(clippy::too_many_arguments)]
+fn run_repeat(
+    doc: RunDoc,
+    json: Option<PathBuf>,
+    a: &RunArgs,
+    p: &SysbenchParams,
+    steps: &[TestDef],
+    engine: &Engine,
+    probe: &ProbeContext,
+    ui: &Ui,
+    repeats: usize,
+) -> Result<i32, CliError> {
+    let repeat = doc.repeat;
+    let mut store = Store::create(&a.results, doc, json).map_err(CliError::Usage)?;
     ui.say(&format!(
-        "rqps {}: {} on {} ({} {}), {} steps, about {:.0} s; results in {}",
+        "rqps {}: {} on {} ({} {}), {} steps, about {:.0} s{}; results in {}",
         env!("CARGO_PKG_VERSION"),
         p.profile,
         engine.shown,
@@ -390,14 +445,19 @@ fn run_on(
         store.doc().engine.version,
         steps.len(),
         p.estimate_secs(steps),
+        if repeats > 1 {
+            format!(", repeat {repeat} of {repeats}")
+        } else {
+            String::new()
+        },
         store.dir().display()
     ));
     let mut session = Session {
-        driver,
+        driver: engine.driver.clone(),
         p,
         store: &mut store,
         ui,
-        probe: &probe,
+        probe,
     };
     let end = run_sysbench(&mut session, steps);
     let (status, code) = match &end {
