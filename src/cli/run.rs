@@ -7,9 +7,10 @@ use crate::driver::mysql::MysqlDriver;
 use crate::driver::postgres::PostgresDriver;
 use crate::driver::sqlite::SqliteDriver;
 use crate::driver::{Driver, PsMode};
+use crate::engines::{EngineRef, basedir_for};
 use crate::hwcost::ProbeContext;
 use crate::plan::{SysbenchParams, profile};
-use crate::server::{Server, ServerError, ServerKind, ServerSpec, locate};
+use crate::server::{Server, ServerError, ServerSpec, locate};
 use crate::store::ServerInfo;
 use crate::store::{EngineInfo, RunDoc, Store};
 use crate::suite::{RunEnd, Session, Ui, run_sysbench};
@@ -185,16 +186,33 @@ fn url_driver(target: &Target) -> Result<Arc<dyn Driver>, CliError> {
 }
 
 fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
-    let kind: ServerKind = kind.parse().map_err(|e: String| CliError::Usage(e))?;
+    let (kind, cached) = match kind.parse::<EngineRef>().map_err(CliError::Usage)? {
+        EngineRef::System(k) => (k, None),
+        e @ EngineRef::Cached(k, _) => (
+            k,
+            basedir_for(&e, false, &mut |_| {}).map_err(CliError::Usage)?,
+        ),
+        EngineRef::Sqlite => {
+            return Err(CliError::Usage(
+                "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
+                    .into(),
+            ));
+        }
+    };
+    if cached.is_some() && a.basedir.is_some() {
+        return Err(CliError::Usage(
+            "give either --server KIND@VERSION or --basedir, not both".into(),
+        ));
+    }
+    let basedir = cached.or_else(|| a.basedir.clone());
     let spec = ServerSpec {
         kind,
-        basedir: a.basedir.clone(),
+        basedir: basedir.clone(),
         config: a.config.clone(),
         keep: a.keep,
         parent_dir: None,
     };
-    let binaries =
-        locate(kind, a.basedir.as_deref()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let binaries = locate(kind, basedir.as_deref()).map_err(|e| CliError::Usage(e.to_string()))?;
     let config = match &a.config {
         Some(c) => std::fs::read_to_string(c)
             .map_err(|e| CliError::Usage(format!("cannot read config file {}: {e}", c.display())))?
@@ -213,7 +231,7 @@ fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
     let url = server.url();
     let target = Target::parse(&url).map_err(CliError::Failed)?;
     let info = ServerInfo {
-        kind: kind.name().to_string(),
+        kind: kind.key().to_string(),
         binary_version: server.binary_version(),
         binaries: binaries.to_string(),
         config_file: a.config.as_ref().map(|c| c.display().to_string()),

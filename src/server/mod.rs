@@ -56,6 +56,14 @@ impl ServerKind {
             ServerKind::Mariadb => "MariaDB",
         }
     }
+
+    /// The name used on the command line and in engine references (`postgres`, `mariadb`).
+    pub fn key(self) -> &'static str {
+        match self {
+            ServerKind::Postgres => "postgres",
+            ServerKind::Mariadb => "mariadb",
+        }
+    }
 }
 
 impl fmt::Display for ServerKind {
