@@ -1,7 +1,8 @@
 //! Command-line parsing and the commands it dispatches to. Prints; the work
 //! happens in plan, suite, runner and store.
 
-mod run;
+mod matrix;
+pub mod run;
 
 use std::path::PathBuf;
 
@@ -13,9 +14,43 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// An error and the exit status it ends the process with.
+#[derive(Debug)]
 pub enum CliError {
     Usage(String),
     Failed(String),
+}
+
+impl CliError {
+    pub fn message(&self) -> &str {
+        match self {
+            CliError::Usage(m) | CliError::Failed(m) => m,
+        }
+    }
+}
+
+/// Parses `rqps run` arguments given as a list (`["run", "--profile", "ci", ...]`),
+/// as matrix files do, with the same defaults and checks as the command line.
+pub fn parse_run_args(args: &[String]) -> Result<RunArgs, CliError> {
+    let argv = std::iter::once("rqps".to_string()).chain(args.iter().cloned());
+    match Cli::try_parse_from(argv) {
+        Ok(Cli {
+            cmd: Cmd::Run(mut a),
+        }) => {
+            a.argv = std::iter::once("rqps".to_string())
+                .chain(args.iter().cloned())
+                .collect();
+            Ok(*a)
+        }
+        Ok(_) => Err(CliError::Usage("not a run command".into())),
+        Err(e) => Err(CliError::Usage(
+            e.to_string()
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ")
+                .to_string(),
+        )),
+    }
 }
 
 #[derive(Parser)]
@@ -43,6 +78,9 @@ enum Cmd {
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
+    /// Run a matrix file: several engine versions or configs in turn, repeats interleaved,
+    /// resumable, then the report against the base target.
+    Matrix(matrix::MatrixArgs),
     /// Engine versions: list what is installed and available, install prebuilt servers.
     #[command(subcommand)]
     Engine(EngineCmd),
@@ -88,6 +126,12 @@ pub struct RunArgs {
     /// same name; reports pool them and test whether differences are significant).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeats: usize,
+    /// The arguments this run was made from when it did not come from the command line.
+    #[arg(skip)]
+    pub argv: Vec<String>,
+    /// Store this run as repeat N of its name (set by matrix files, which interleave repeats).
+    #[arg(long, hide = true, value_name = "N")]
+    pub repeat_number: Option<usize>,
     /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
     pub tests: Option<Vec<String>>,
@@ -199,6 +243,7 @@ pub fn main() -> i32 {
         Cmd::Tests(a) => tests(&a),
         Cmd::Show(a) => show(&a),
         Cmd::Engine(c) => engine(&c),
+        Cmd::Matrix(a) => matrix::matrix(&a),
         Cmd::Bench(c) => crate::bench::run_cmd(&c)
             .map(|_| 0)
             .map_err(CliError::Failed),

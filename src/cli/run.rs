@@ -389,7 +389,11 @@ fn run_on(
         status: "running".into(),
         started: crate::util::now_rfc3339(),
         finished: None,
-        command_line: redact_args(&std::env::args().collect::<Vec<_>>()),
+        command_line: redact_args(&if a.argv.is_empty() {
+            std::env::args().collect()
+        } else {
+            a.argv.clone()
+        }),
         target: engine.shown.clone(),
         engine: EngineInfo {
             name: driver.engine().into(),
@@ -404,7 +408,11 @@ fn run_on(
     };
     let repeats = a.repeats;
     let mut code = 0;
-    for repeat in 1..=repeats {
+    let numbers: Vec<usize> = match a.repeat_number {
+        Some(n) => vec![n.max(1)],
+        None => (1..=repeats).collect(),
+    };
+    for repeat in numbers {
         if crate::runner::stop_requested() {
             break;
         }

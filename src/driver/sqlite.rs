@@ -88,6 +88,29 @@ impl Driver for SqliteDriver {
     fn version(&self) -> DbResult<String> {
         Ok(rusqlite::version().to_string())
     }
+    /// The effective value of the PRAGMAs that shape performance.
+    fn settings(&self) -> DbResult<Vec<(String, String)>> {
+        let mut c = self.open()?;
+        let mut out = Vec::new();
+        for p in [
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "page_size",
+            "mmap_size",
+            "locking_mode",
+            "temp_store",
+            "wal_autocheckpoint",
+            "busy_timeout",
+            "auto_vacuum",
+            "cache_spill",
+        ] {
+            if let Some(v) = c.query_scalar(&format!("PRAGMA {p}"))? {
+                out.push((p.to_string(), v));
+            }
+        }
+        Ok(out)
+    }
     fn db_size(&self) -> DbResult<Option<u64>> {
         let mut c = self.open()?;
         let num = |c: &mut SqliteConn, sql: &str| -> DbResult<u64> {

@@ -1,0 +1,125 @@
+//! A real two-target matrix (SQLite journal modes, ci profile) end to end.
+
+use std::path::Path;
+use std::process::Command;
+
+fn rqps(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .output()
+        .expect("rqps runs")
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn runs(results: &Path) -> Vec<serde_json::Value> {
+    let mut v: Vec<_> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("run.json").is_file())
+        .map(|p| {
+            serde_json::from_str::<serde_json::Value>(
+                &std::fs::read_to_string(p.join("run.json")).unwrap(),
+            )
+            .unwrap()
+        })
+        .collect();
+    v.sort_by_key(|d| {
+        d["started"].as_str().unwrap_or("").to_string() + d["run_id"].as_str().unwrap_or("")
+    });
+    v
+}
+
+#[test]
+fn sqlite_matrix_runs_interleaved_resumes_and_reports() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("wal.conf"), "journal_mode=WAL\n").unwrap();
+    std::fs::write(
+        d.path().join("delete.conf"),
+        "journal_mode=DELETE\nsynchronous=FULL\n",
+    )
+    .unwrap();
+    let m = d.path().join("m.toml");
+    std::fs::write(
+        &m,
+        r#"
+[defaults]
+profile = "ci"
+repeats = 2
+cooldown_secs = 0
+tests = ["point-query", "update-index"]
+read_secs = 0.5
+write_secs = 0.5
+
+[[target]]
+name = "wal"
+engine = "sqlite"
+config = "wal.conf"
+
+[[target]]
+name = "delete"
+engine = "sqlite"
+config = "delete.conf"
+"#,
+    )
+    .unwrap();
+    let results = d.path().join("results");
+    let r = results.to_str().unwrap();
+
+    let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r, "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("4 runs (4 to do)"), "{}", text(&o));
+    assert!(!results.exists(), "a dry run stores nothing");
+
+    let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r]);
+    assert!(o.status.success(), "{}", text(&o));
+    let docs = runs(&results);
+    let order: Vec<(String, u64)> = docs
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap().to_string(),
+                d["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [("wal", 1), ("delete", 1), ("wal", 2), ("delete", 2)].map(|(n, r)| (n.to_string(), r))
+    );
+    assert!(docs.iter().all(|d| d["status"] == "ok"));
+    let journal = |d: &serde_json::Value| {
+        d["command_line"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().ends_with("delete.conf"))
+    };
+    assert!(
+        !journal(&docs[0]) && journal(&docs[1]),
+        "each target runs with its own config"
+    );
+
+    // Resuming a finished matrix runs nothing more.
+    let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r, "--resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("(0 to do)"), "{}", text(&o));
+    assert_eq!(runs(&results).len(), 4);
+
+    // A bad matrix names file, line and field.
+    let bad = d.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[target]]\nname = \"x\"\nengine = \"postgres@latest\"\n",
+    )
+    .unwrap();
+    let o = rqps(&["matrix", bad.to_str().unwrap(), "--results", r]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("bad.toml:3: engine:"), "{}", text(&o));
+}
