@@ -1,6 +1,7 @@
 //! Command-line parsing and the commands it dispatches to. Prints; the work
 //! happens in plan, suite, runner and store.
 
+mod report;
 mod run;
 
 use std::path::PathBuf;
@@ -43,6 +44,10 @@ enum Cmd {
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
+    /// Compare targets with a base: relative QPS per test and group, in any format.
+    Report(report::ReportArgs),
+    /// Exit 1 when a target is significantly slower than a base (a regression gate).
+    Compare(report::CompareArgs),
     /// Measure rqps itself (harness overhead; client cost against sysbench).
     #[command(subcommand)]
     Bench(crate::bench::BenchCmd),
@@ -166,6 +171,8 @@ pub fn main() -> i32 {
         Cmd::Run(a) => run::run(&a),
         Cmd::Tests(a) => tests(&a),
         Cmd::Show(a) => show(&a),
+        Cmd::Report(a) => report::report(&a),
+        Cmd::Compare(a) => report::compare(&a),
         Cmd::Bench(c) => crate::bench::run_cmd(&c)
             .map(|_| 0)
             .map_err(CliError::Failed),
