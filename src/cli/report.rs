@@ -179,7 +179,15 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
             g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
                 .unwrap_or_default()
                 .into(),
-            g.p.map(|p| format!("{p:.3}")).unwrap_or_default().into(),
+            g.p.map(|p| {
+                if p < 0.001 {
+                    "<0.001".to_string()
+                } else {
+                    format!("{p:.3}")
+                }
+            })
+            .unwrap_or_default()
+            .into(),
             if g.fails { "FAIL" } else { "" }.into(),
         ]);
     }

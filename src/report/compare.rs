@@ -85,7 +85,7 @@ pub fn shade(ratio: f64, verdict: Verdict) -> Shade {
 pub fn hw_ratio(target: Option<f64>, base: Option<f64>) -> HwRatio {
     match (target, base) {
         (Some(t), Some(b)) if b == 0.0 && t == 0.0 => HwRatio::BothZero,
-        (Some(_), Some(b)) if b == 0.0 => HwRatio::Inf,
+        (Some(_), Some(0.0)) => HwRatio::Inf,
         (Some(t), Some(b)) => HwRatio::Ratio(t / b),
         _ => HwRatio::Na,
     }

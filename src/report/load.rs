@@ -267,9 +267,10 @@ fn repeat_warnings(name: &str, runs: &[&RunDoc], out: &mut Vec<String>) {
 /// Reads `dir` and builds the comparison. Errors are the user's (unknown
 /// names, nothing to compare); unreadable runs become warnings.
 pub fn load(dir: &Path, opts: &Options) -> Result<Report, String> {
-    let (runs, warnings) = read_results(dir)?;
+    let (runs, mut warnings) = read_results(dir)?;
     let mut report = build(&runs, opts)?;
-    report.warnings.splice(0..0, warnings);
+    warnings.append(&mut report.warnings);
+    report.warnings = warnings;
     Ok(report)
 }
 

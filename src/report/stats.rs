@@ -113,8 +113,8 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 pub fn t_quantile(p: f64, df: f64) -> f64 {
     if p.is_nan() || df.is_nan() || df <= 0.0 || p <= 0.0 || p >= 1.0 {
         return match p {
-            p if p == 0.0 => f64::NEG_INFINITY,
-            p if p == 1.0 => f64::INFINITY,
+            0.0 => f64::NEG_INFINITY,
+            1.0 => f64::INFINITY,
             _ => f64::NAN,
         };
     }
@@ -158,7 +158,11 @@ pub fn variance(xs: &[f64]) -> f64 {
 
 /// Geometric mean of positive values; `None` for an empty slice or a value ≤ 0.
 pub fn geomean(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() || xs.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
+    if xs.is_empty()
+        || xs
+            .iter()
+            .any(|x| x.is_nan() || *x <= 0.0 || x.is_infinite())
+    {
         return None;
     }
     Some(mean(&xs.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp())

@@ -34,7 +34,7 @@ pub fn colour(i: usize) -> &'static str {
 
 /// A step of 1, 2, 2.5 or 5 × 10^k giving about `ticks` intervals over `range`.
 pub fn nice_step(range: f64, ticks: f64) -> f64 {
-    if !(range > 0.0) || !range.is_finite() {
+    if range.is_nan() || range <= 0.0 || range.is_infinite() {
         return 1.0;
     }
     let raw = range / ticks;
@@ -212,6 +212,19 @@ pub fn bar_chart(c: &BarChart) -> String {
             tick_label(t)
         );
     }
+    // The floor gets a label of its own when no tick falls on it.
+    if ticks(y0, y1, step)
+        .first()
+        .is_none_or(|t| *t - y0 > step * 0.3)
+    {
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#a33">{}</text>"##,
+            ml - 6.0,
+            y(y0) + 4.0,
+            tick_label(y0)
+        );
+    }
     // Bars.
     for (ci, cat) in c.bars.iter().enumerate() {
         let x0 = ml + ci as f64 * cat_w + (cat_w - bar_w * nser) / 2.0;
@@ -310,7 +323,8 @@ pub fn line_chart(c: &LineChart) -> String {
     let y_step = nice_step(if y_max > 0.0 { y_max * 1.05 } else { 1.0 }, 5.0);
     let y1 = ((y_max * 1.05) / y_step).ceil().max(1.0) * y_step;
     let y = |v: f64| mt + plot_h - v.clamp(0.0, y1) / y1 * plot_h;
-    let (x_of, xticks): (Box<dyn Fn(f64) -> f64>, Vec<(f64, String)>) = match &c.x_categories {
+    type XAxis = (Box<dyn Fn(f64) -> f64>, Vec<(f64, String)>);
+    let (x_of, xticks): XAxis = match &c.x_categories {
         Some(cats) => {
             let n = cats.len().max(1) as f64;
             let cats2 = cats.clone();

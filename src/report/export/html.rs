@@ -90,7 +90,7 @@ fn group_chart(r: &Report, gi: usize) -> String {
     svg::bar_chart(&chart)
 }
 
-fn names_lines<'a>(r: &'a Report) -> impl Iterator<Item = (usize, &'a str, &'static str)> {
+fn names_lines(r: &Report) -> impl Iterator<Item = (usize, &str, &'static str)> {
     r.names().into_iter().enumerate().map(|(i, n)| {
         let col = if i == 0 {
             svg::base_colour()

@@ -9,11 +9,19 @@ pub struct Markdown;
 /// Escapes what would change a table or inline formatting.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
-            '\\' | '|' | '*' | '`' | '<' | '>' | '[' | ']' => {
+            '\\' | '|' | '*' | '`' | '~' | '[' | ']' => {
                 out.push('\\');
                 out.push(c);
+            }
+            // Only a `<` that could open a tag or an autolink.
+            '<' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(*n)) =>
+            {
+                out.push_str("\\<");
             }
             '\n' => out.push(' '),
             _ => out.push(c),
@@ -90,7 +98,8 @@ impl Exporter for Markdown {
 mod tests {
     #[test]
     fn escapes_table_and_inline_syntax() {
-        assert_eq!(super::escape("a|b*c<d>"), "a\\|b\\*c\\<d\\>");
+        assert_eq!(super::escape("a|b*c<d>"), "a\\|b\\*c\\<d>");
+        assert_eq!(super::escape("p < 0.05 ~"), "p < 0.05 \\~");
         assert_eq!(super::escape("read-only_range=10"), "read-only_range=10");
     }
 }
