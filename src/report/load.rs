@@ -136,7 +136,8 @@ fn side(found: &[Found]) -> Side {
         .into_iter()
         .map(|(t, (sum, n))| [t as f64, sum / n as f64])
         .collect();
-    let outliers = stats::outliers(&qps, 3.5)
+    // Spread under 1 % of the median is measurement grain, not a scale for outliers.
+    let outliers = stats::outliers(&qps, 3.5, 0.01 * stats::median(&qps))
         .into_iter()
         .map(|i| samples[i].run_id.clone())
         .collect();

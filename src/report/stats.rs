@@ -239,28 +239,31 @@ pub fn welch(x: &[f64], y: &[f64], level: f64) -> Option<Welch> {
 
 /// Indexes of outliers by the modified z-score 0.6745 (x − median) / MAD,
 /// flagged when |z| > `threshold` (3.5 is Iglewicz and Hoaglin's choice). When
-/// the MAD is 0 (most values equal), the mean absolute deviation × 1.253314 is
-/// used instead, so one differing value among equal ones is still caught.
-/// Needs at least three values.
-pub fn outliers(xs: &[f64], threshold: f64) -> Vec<usize> {
+/// the MAD is 0 (most values equal), the mean absolute deviation × 1.253314
+/// stands in for 1.4826 × MAD, so one differing value among equal ones is
+/// still caught. The MAD is floored at `min_mad`: with three repeats it is the
+/// smaller of two deviations, so two near-equal repeats would otherwise make
+/// any third one an outlier. Needs at least three values.
+pub fn outliers(xs: &[f64], threshold: f64, min_mad: f64) -> Vec<usize> {
     if xs.len() < 3 {
         return Vec::new();
     }
     let m = median(xs);
     let dev: Vec<f64> = xs.iter().map(|x| (x - m).abs()).collect();
     let mad = median(&dev);
-    let z: Box<dyn Fn(f64) -> f64> = if mad > 0.0 {
-        Box::new(move |d| 0.6745 * d / mad)
+    // The robust standard deviation: 1.4826 × MAD = MAD / 0.6745.
+    let sigma = if mad > 0.0 {
+        mad / 0.6745
     } else {
-        let mean_ad = mean(&dev);
-        if mean_ad == 0.0 {
-            return Vec::new();
-        }
-        Box::new(move |d| d / (1.253_314 * mean_ad))
+        1.253_314 * mean(&dev)
     };
+    let sigma = sigma.max(min_mad / 0.6745);
+    if sigma == 0.0 {
+        return Vec::new();
+    }
     dev.iter()
         .enumerate()
-        .filter(|(_, d)| z(**d) > threshold)
+        .filter(|(_, d)| **d / sigma > threshold)
         .map(|(i, _)| i)
         .collect()
 }
@@ -413,15 +416,24 @@ mod tests {
     #[test]
     fn mad_outliers() {
         // median 100, MAD 2: z(140) = 0.6745 × 40 / 2 = 13.5.
-        assert_eq!(outliers(&[100.0, 98.0, 102.0, 140.0, 101.0], 3.5), vec![3]);
-        assert!(outliers(&[100.0, 98.0, 102.0, 104.0, 101.0], 3.5).is_empty());
-        // MAD 0: the mean absolute deviation stands in.
-        assert_eq!(outliers(&[100.0, 100.0, 60.0], 3.5), Vec::<usize>::new());
         assert_eq!(
-            outliers(&[100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 50.0], 3.5),
+            outliers(&[100.0, 98.0, 102.0, 140.0, 101.0], 3.5, 0.0),
+            vec![3]
+        );
+        assert!(outliers(&[100.0, 98.0, 102.0, 104.0, 101.0], 3.5, 0.0).is_empty());
+        // MAD 0: the mean absolute deviation stands in (z(60) = 40 / 16.7 = 2.4).
+        assert!(outliers(&[100.0, 100.0, 60.0], 3.5, 0.0).is_empty());
+        assert_eq!(
+            outliers(&[100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 50.0], 3.5, 0.0),
             vec![6]
         );
-        assert!(outliers(&[5.0, 5.0, 5.0], 3.5).is_empty());
-        assert!(outliers(&[1.0, 100.0], 3.5).is_empty());
+        assert!(outliers(&[5.0, 5.0, 5.0], 3.5, 0.0).is_empty());
+        assert!(outliers(&[1.0, 100.0], 3.5, 0.0).is_empty());
+        // Three repeats, two near-equal: MAD 0.2, so 103 has z = 10 ...
+        assert_eq!(outliers(&[100.0, 100.2, 103.0], 3.5, 0.0), vec![2]);
+        // ... but not once the MAD is floored at 1 % of the median,
+        assert!(outliers(&[100.0, 100.2, 103.0], 3.5, 1.0).is_empty());
+        // while a 40 % jump still is.
+        assert_eq!(outliers(&[100.0, 100.2, 140.0], 3.5, 1.0), vec![2]);
     }
 }

@@ -323,6 +323,14 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
             })
             .collect();
         items.extend(r.warnings.iter().cloned());
+        const MAX_NOTES: usize = 30;
+        if items.len() > MAX_NOTES {
+            let more = items.len() - MAX_NOTES;
+            items.truncate(MAX_NOTES);
+            items.push(format!(
+                "... and {more} more (all of them in --format json)"
+            ));
+        }
         out.push(Block::Bullets(items));
     }
 
