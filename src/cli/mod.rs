@@ -2,6 +2,7 @@
 //! happens in plan, suite, runner and store.
 
 mod matrix;
+mod report;
 pub mod run;
 
 use std::path::PathBuf;
@@ -78,6 +79,10 @@ enum Cmd {
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
+    /// Compare targets with a base: relative QPS per test and group, in any format.
+    Report(report::ReportArgs),
+    /// Exit 1 when a target is significantly slower than a base (a regression gate).
+    Compare(report::CompareArgs),
     /// Run a matrix file: several engine versions or configs in turn, repeats interleaved,
     /// resumable, then the report against the base target.
     Matrix(matrix::MatrixArgs),
@@ -242,6 +247,8 @@ pub fn main() -> i32 {
         Cmd::Run(a) => run::run(&a),
         Cmd::Tests(a) => tests(&a),
         Cmd::Show(a) => show(&a),
+        Cmd::Report(a) => report::report(&a),
+        Cmd::Compare(a) => report::compare(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
         Cmd::Bench(c) => crate::bench::run_cmd(&c)

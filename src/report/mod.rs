@@ -1,3 +1,14 @@
-//! Turning stored results into tables people read.
+//! Turning stored results into tables people read: the end-of-run table, and
+//! the comparison of targets with a base (`rqps report`, `rqps compare`).
+//!
+//! `load` reads a results directory into the [`model::Report`], using the
+//! rules of `compare` and the tests of `stats`; `export` renders it, with the
+//! charts of `svg` for HTML.
 
+pub mod compare;
+pub mod export;
+pub mod load;
+pub mod model;
+pub mod stats;
+pub mod svg;
 pub mod table;

@@ -1,0 +1,347 @@
+//! The rules of a comparison: relative QPS with its test and verdict, the
+//! colour of a value, per-op hardware ratios, what differs between two
+//! configurations, and the gate `rqps compare` applies.
+
+use std::collections::BTreeMap;
+
+use super::model::{HwFigures, HwRatio, Rel, Report, Shade, ValueDiff, Verdict};
+use super::stats;
+
+/// When a change counts.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// A verdict needs |ratio − 1| above this (0.02 = 2 %).
+    pub noise_floor: f64,
+    /// ... and a p-value below this.
+    pub alpha: f64,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            noise_floor: 0.02,
+            alpha: 0.05,
+        }
+    }
+}
+
+/// Red at or below this ratio, green at or above [`GREEN_AT`].
+pub const RED_AT: f64 = 0.95;
+pub const GREEN_AT: f64 = 1.05;
+
+/// Relative QPS of `target` against `base` (the repeats' QPS): the ratio of
+/// geometric means, and with two or more repeats on each side Welch's t-test
+/// on log(QPS) with its 95 % interval. `None` when a side has no positive QPS.
+pub fn relative(target: &[f64], base: &[f64], rules: Rules) -> Option<Rel> {
+    let ratio = stats::geomean(target)? / stats::geomean(base)?;
+    let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+    let w = stats::welch(&ln(target), &ln(base), 1.0 - rules.alpha);
+    let verdict = verdict(ratio, w.map(|w| w.p), rules);
+    Some(Rel {
+        ratio,
+        ci_low: w.map(|w| w.ci_low.exp()),
+        ci_high: w.map(|w| w.ci_high.exp()),
+        p: w.map(|w| w.p),
+        df: w.map(|w| w.df),
+        verdict,
+        shade: shade(ratio, verdict),
+    })
+}
+
+/// Faster or slower only when p < alpha and the change exceeds the noise
+/// floor; `~` otherwise; untested without a p-value (one repeat on a side).
+pub fn verdict(ratio: f64, p: Option<f64>, rules: Rules) -> Verdict {
+    let Some(p) = p else {
+        return Verdict::Untested;
+    };
+    if p < rules.alpha && (ratio - 1.0).abs() > rules.noise_floor {
+        if ratio > 1.0 {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
+    } else {
+        Verdict::Same
+    }
+}
+
+/// Red ≤ 0.95, green ≥ 1.05, grey between, judged on the value as printed
+/// (two decimals) so the colour always agrees with the number; `~` is grey.
+pub fn shade(ratio: f64, verdict: Verdict) -> Shade {
+    if verdict == Verdict::Same {
+        return Shade::Grey;
+    }
+    let shown = (ratio * 100.0).round() / 100.0;
+    if shown <= RED_AT {
+        Shade::Red
+    } else if shown >= GREEN_AT {
+        Shade::Green
+    } else {
+        Shade::Grey
+    }
+}
+
+/// One per-op figure relative to the base: "1" when both are 0, "inf" when only the base is.
+pub fn hw_ratio(target: Option<f64>, base: Option<f64>) -> HwRatio {
+    match (target, base) {
+        (Some(t), Some(b)) if b == 0.0 && t == 0.0 => HwRatio::BothZero,
+        (Some(_), Some(0.0)) => HwRatio::Inf,
+        (Some(t), Some(b)) => HwRatio::Ratio(t / b),
+        _ => HwRatio::Na,
+    }
+}
+
+pub fn hw_rel(target: &HwFigures, base: &HwFigures) -> Vec<HwRatio> {
+    target
+        .values()
+        .iter()
+        .zip(base.values())
+        .map(|(t, b)| hw_ratio(*t, b))
+        .collect()
+}
+
+/// The mean of each figure over the repeats that have it.
+pub fn hw_mean<'a>(figs: impl Iterator<Item = &'a HwFigures>) -> Option<HwFigures> {
+    let mut sum = [0.0; 7];
+    let mut n = [0usize; 7];
+    for f in figs {
+        for (i, v) in f.values().iter().enumerate() {
+            if let Some(v) = v {
+                sum[i] += v;
+                n[i] += 1;
+            }
+        }
+    }
+    let mut out = [None; 7];
+    for i in 0..7 {
+        if n[i] > 0 {
+            out[i] = Some(sum[i] / n[i] as f64);
+        }
+    }
+    let f = HwFigures::from_values(out);
+    (!f.is_empty()).then_some(f)
+}
+
+/// Keys whose values differ, or that only one side has.
+pub fn diff_maps(
+    base: &BTreeMap<String, String>,
+    target: &BTreeMap<String, String>,
+) -> Vec<ValueDiff> {
+    let mut keys: Vec<&String> = base.keys().chain(target.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| base.get(*k) != target.get(*k))
+        .map(|k| ValueDiff {
+            name: k.clone(),
+            base: base.get(k).cloned(),
+            target: target.get(k).cloned(),
+        })
+        .collect()
+}
+
+/// Config lines (trimmed, blank and `#` comment lines left out) that only
+/// `base` has, and that only `target` has.
+pub fn diff_lines(base: &[String], target: &[String]) -> (Vec<String>, Vec<String>) {
+    let clean = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect()
+    };
+    let (b, t) = (clean(base), clean(target));
+    (
+        b.iter().filter(|l| !t.contains(l)).cloned().collect(),
+        t.iter().filter(|l| !b.contains(l)).cloned().collect(),
+    )
+}
+
+/// One row of `rqps compare`.
+#[derive(Clone, Debug)]
+pub struct GateRow {
+    pub label: String,
+    pub base_qps: f64,
+    pub target_qps: f64,
+    pub ratio: f64,
+    pub ci: Option<(f64, f64)>,
+    pub p: Option<f64>,
+    pub verdict: Verdict,
+    /// Significantly below the threshold (or, untested, below it).
+    pub fails: bool,
+}
+
+/// The outcome of `rqps compare`.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    pub rows: Vec<GateRow>,
+    /// Base rows the target has no result for.
+    pub missing: Vec<String>,
+}
+
+impl Gate {
+    pub fn failures(&self) -> impl Iterator<Item = &GateRow> {
+        self.rows.iter().filter(|r| r.fails)
+    }
+}
+
+/// Applies `--fail-below` to the first target of `report`. A row fails when
+/// its whole 95 % interval lies below `threshold` (a significant shortfall)
+/// and the drop exceeds the noise floor; with one repeat on a side, when the
+/// bare ratio is below `threshold` (marked untested).
+pub fn gate(report: &Report, threshold: f64) -> Gate {
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    let sweep = report.sweep();
+    for row in report.rows() {
+        let label = row.label(sweep);
+        let Some(Some(cell)) = row.cells.first() else {
+            missing.push(label);
+            continue;
+        };
+        let rel = &cell.rel;
+        let fails = match (rel.ci_high, rel.verdict) {
+            (_, Verdict::Untested) => rel.ratio < threshold,
+            (Some(hi), _) => hi < threshold && 1.0 - rel.ratio > report.noise_floor,
+            (None, _) => false,
+        };
+        rows.push(GateRow {
+            label,
+            base_qps: row.base.qps,
+            target_qps: cell.side.qps,
+            ratio: rel.ratio,
+            ci: rel.ci_low.zip(rel.ci_high),
+            p: rel.p,
+            verdict: rel.verdict,
+            fails,
+        });
+    }
+    Gate { rows, missing }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R: Rules = Rules {
+        noise_floor: 0.02,
+        alpha: 0.05,
+    };
+
+    #[test]
+    fn verdict_needs_significance_and_the_noise_floor() {
+        assert_eq!(verdict(0.90, Some(0.01), R), Verdict::Slower);
+        assert_eq!(verdict(1.10, Some(0.01), R), Verdict::Faster);
+        // Significant but within the 2 % floor: ~.
+        assert_eq!(verdict(0.99, Some(0.0001), R), Verdict::Same);
+        assert_eq!(verdict(1.015, Some(0.0001), R), Verdict::Same);
+        // Large but not significant: ~.
+        assert_eq!(verdict(0.80, Some(0.06), R), Verdict::Same);
+        assert_eq!(verdict(0.80, Some(0.05), R), Verdict::Same);
+        // One repeat: untested, whatever the ratio.
+        assert_eq!(verdict(0.5, None, R), Verdict::Untested);
+        // A larger floor swallows a 3 % change.
+        let wide = Rules {
+            noise_floor: 0.05,
+            ..R
+        };
+        assert_eq!(verdict(0.97, Some(0.001), wide), Verdict::Same);
+        assert_eq!(verdict(0.97, Some(0.001), R), Verdict::Slower);
+    }
+
+    #[test]
+    fn relative_with_repeats_and_without() {
+        // Three repeats each, 10 % slower with little spread: slower.
+        let r = relative(&[900.0, 905.0, 910.0], &[1000.0, 1003.0, 998.0], R).unwrap();
+        assert!((r.ratio - 0.9050).abs() < 0.001, "{r:?}");
+        assert_eq!(r.verdict, Verdict::Slower);
+        assert_eq!(r.shade, Shade::Red);
+        assert!(r.ci_low.unwrap() < r.ratio && r.ratio < r.ci_high.unwrap());
+        // Noisy repeats: ~ and grey although the ratio is far from 1.
+        let r = relative(&[700.0, 1100.0, 900.0], &[1000.0, 1003.0, 998.0], R).unwrap();
+        assert_eq!(r.verdict, Verdict::Same);
+        assert_eq!(r.shade, Shade::Grey);
+        // One repeat on a side: untested, coloured by the ratio alone.
+        let r = relative(&[800.0], &[1000.0, 1010.0], R).unwrap();
+        assert_eq!(r.verdict, Verdict::Untested);
+        assert_eq!((r.p, r.ci_low), (None, None));
+        assert_eq!(r.shade, Shade::Red);
+        assert!(relative(&[0.0], &[1000.0], R).is_none());
+    }
+
+    #[test]
+    fn colour_thresholds() {
+        use Verdict::*;
+        assert_eq!(shade(0.95, Slower), Shade::Red);
+        assert_eq!(shade(0.9549, Untested), Shade::Red); // prints 0.95
+        assert_eq!(shade(0.956, Slower), Shade::Grey); // prints 0.96
+        assert_eq!(shade(1.0, Untested), Shade::Grey);
+        assert_eq!(shade(1.044, Faster), Shade::Grey); // prints 1.04
+        assert_eq!(shade(1.049, Faster), Shade::Green); // prints 1.05
+        assert_eq!(shade(1.05, Faster), Shade::Green);
+        assert_eq!(shade(1.5, Untested), Shade::Green);
+        // ~ overrides the thresholds.
+        assert_eq!(shade(0.5, Same), Shade::Grey);
+        assert_eq!(shade(2.0, Same), Shade::Grey);
+    }
+
+    #[test]
+    fn hw_ratio_rules() {
+        assert_eq!(hw_ratio(Some(0.0), Some(0.0)), HwRatio::BothZero);
+        assert_eq!(hw_ratio(Some(3.0), Some(0.0)), HwRatio::Inf);
+        assert_eq!(hw_ratio(Some(3.0), Some(2.0)), HwRatio::Ratio(1.5));
+        assert_eq!(hw_ratio(Some(0.0), Some(2.0)), HwRatio::Ratio(0.0));
+        assert_eq!(hw_ratio(None, Some(2.0)), HwRatio::Na);
+        assert_eq!(HwRatio::BothZero.to_string(), "1");
+        assert_eq!(HwRatio::Inf.to_string(), "inf");
+        assert_eq!(HwRatio::Ratio(1.234).to_string(), "1.23");
+        let m = hw_mean(
+            [
+                HwFigures {
+                    cpu_us_per_op: Some(10.0),
+                    cs_per_op: Some(1.0),
+                    ..Default::default()
+                },
+                HwFigures {
+                    cpu_us_per_op: Some(20.0),
+                    ..Default::default()
+                },
+            ]
+            .iter(),
+        )
+        .unwrap();
+        assert_eq!((m.cpu_us_per_op, m.cs_per_op), (Some(15.0), Some(1.0)));
+        assert_eq!(m.reads_per_op, None);
+        assert!(hw_mean([HwFigures::default()].iter()).is_none());
+    }
+
+    #[test]
+    fn settings_and_config_diff() {
+        let m = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let base = m(&[("shared_buffers", "128MB"), ("fsync", "on"), ("jit", "on")]);
+        let target = m(&[
+            ("shared_buffers", "1GB"),
+            ("fsync", "on"),
+            ("wal_level", "minimal"),
+        ]);
+        let d = diff_maps(&base, &target);
+        let names: Vec<_> = d.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["jit", "shared_buffers", "wal_level"]);
+        assert_eq!(d[0].target, None);
+        assert_eq!(d[1].base.as_deref(), Some("128MB"));
+        assert_eq!(d[1].target.as_deref(), Some("1GB"));
+        assert_eq!(d[2].base, None);
+        assert!(diff_maps(&base, &base).is_empty());
+
+        let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (b, t) = diff_lines(
+            &lines(&["# mine", "shared_buffers = 128MB", " fsync = on ", ""]),
+            &lines(&["fsync = on", "shared_buffers = 1GB"]),
+        );
+        assert_eq!(b, ["shared_buffers = 128MB"]);
+        assert_eq!(t, ["shared_buffers = 1GB"]);
+    }
+}

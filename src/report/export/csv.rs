@@ -1,0 +1,85 @@
+//! Tidy CSV: one row per target × test × threads × repeat, the base included,
+//! so any tool can redo the statistics.
+
+use super::Exporter;
+use crate::report::model::{HwFigures, Report, Row, Side};
+
+pub struct Csv;
+
+/// Quotes a field when it holds a comma, a quote or a line break.
+pub fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn rows(out: &mut String, name: &str, engine: &str, row: &Row, side: &Side) {
+    for (i, s) in side.samples.iter().enumerate() {
+        let mut cells = vec![
+            field(name),
+            field(engine),
+            field(&s.engine_version),
+            field(&row.suite),
+            row.group.key().to_string(),
+            field(&row.test),
+            row.threads.to_string(),
+            (i + 1).to_string(),
+            field(&s.run_id),
+            s.qps.to_string(),
+            s.tps.to_string(),
+            s.errors.to_string(),
+            s.latency_us.p50.to_string(),
+            s.latency_us.p95.to_string(),
+            s.latency_us.p99.to_string(),
+            s.latency_us.max.to_string(),
+        ];
+        let hw = s.hw.as_ref().map(|h| h.values()).unwrap_or([None; 7]);
+        cells.extend(hw.iter().map(|v| num(*v)));
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+}
+
+impl Exporter for Csv {
+    fn render(&self, report: &Report) -> String {
+        let mut header = vec![
+            "target", "engine", "version", "suite", "group", "test", "threads", "repeat", "run_id",
+            "qps", "tps", "errors", "p50_us", "p95_us", "p99_us", "max_us",
+        ];
+        header.extend(HwFigures::KEYS);
+        let mut out = header.join(",");
+        out.push('\n');
+        for row in report.rows() {
+            rows(
+                &mut out,
+                &report.base,
+                &report.base_info.engine,
+                row,
+                &row.base,
+            );
+            for (i, c) in row.cells.iter().enumerate() {
+                if let Some(c) = c {
+                    let info = &report.target_info[i];
+                    rows(&mut out, &info.name, &info.engine, row, &c.side);
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quotes_only_when_needed() {
+        assert_eq!(super::field("plain"), "plain");
+        assert_eq!(super::field("a,b"), "\"a,b\"");
+        assert_eq!(super::field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

@@ -1,0 +1,257 @@
+//! One self-contained HTML page: inline CSS, inline SVG charts, no script and
+//! nothing fetched. The tables are the same blocks the terminal prints.
+
+use super::{Block, Chart, Exporter, Table, document, rel_text};
+use crate::report::model::{Report, Shade, Verdict};
+use crate::report::svg::{self, Bar, BarChart, Line, LineChart, esc};
+
+pub struct Html;
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;line-height:1.4}
+h1{font-size:1.5em;margin-bottom:.3em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+h3{font-size:1em;margin:1.2em 0 .4em}p{max-width:70em}
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:13px}
+th,td{border:1px solid #d0d0d0;padding:3px 8px;white-space:nowrap}th{background:#f3f3f3;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.red{background:#ff9a9a}td.green{background:#81ffa6}td.grey{background:#e4e4e4}
+.beside{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}
+.charts{display:flex;flex-wrap:wrap;gap:12px}.chart{overflow-x:auto;max-width:100%}
+svg{display:block}";
+
+fn table(t: &Table, out: &mut String) {
+    out.push_str("<table><thead><tr>");
+    for h in &t.header {
+        out.push_str(&format!("<th>{}</th>", esc(h)));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in &t.rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let mut class = Vec::new();
+            if i >= t.left {
+                class.push("num");
+            }
+            match c.shade {
+                Some(Shade::Red) => class.push("red"),
+                Some(Shade::Green) => class.push("green"),
+                Some(Shade::Grey) => class.push("grey"),
+                None => {}
+            }
+            if class.is_empty() {
+                out.push_str(&format!("<td>{}</td>", esc(&c.text)));
+            } else {
+                out.push_str(&format!(
+                    "<td class=\"{}\">{}</td>",
+                    class.join(" "),
+                    esc(&c.text)
+                ));
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn group_chart(r: &Report, gi: usize) -> String {
+    let g = &r.groups[gi];
+    let sweep = r.sweep();
+    let chart = BarChart {
+        title: format!("{}: relative QPS against {}", g.title, r.base),
+        categories: g.rows.iter().map(|row| row.label(sweep)).collect(),
+        series: r.targets.clone(),
+        bars: g
+            .rows
+            .iter()
+            .map(|row| {
+                row.cells
+                    .iter()
+                    .zip(&r.targets)
+                    .map(|(c, t)| {
+                        c.as_ref().map(|c| Bar {
+                            value: c.rel.ratio,
+                            low: c.rel.ci_low,
+                            high: c.rel.ci_high,
+                            faded: c.rel.verdict == Verdict::Same,
+                            tip: format!(
+                                "{t}, {}: {}{}",
+                                row.label(sweep),
+                                rel_text(&c.rel),
+                                match (c.rel.ci_low, c.rel.ci_high) {
+                                    (Some(lo), Some(hi)) => format!(" (95% CI {lo:.2} to {hi:.2})"),
+                                    _ => String::new(),
+                                }
+                            ),
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    svg::bar_chart(&chart)
+}
+
+fn names_lines(r: &Report) -> impl Iterator<Item = (usize, &str, &'static str)> {
+    r.names().into_iter().enumerate().map(|(i, n)| {
+        let col = if i == 0 {
+            svg::base_colour()
+        } else {
+            svg::colour(i - 1)
+        };
+        (i, n, col)
+    })
+}
+
+fn per_second_chart(r: &Report, gi: usize, ri: usize) -> String {
+    let row = &r.groups[gi].rows[ri];
+    let lines = names_lines(r)
+        .filter_map(|(i, name, colour)| {
+            let side = if i == 0 {
+                Some(&row.base)
+            } else {
+                row.cells[i - 1].as_ref().map(|c| &c.side)
+            }?;
+            let reps = if side.n > 1 {
+                format!(" (mean of {})", side.n)
+            } else {
+                String::new()
+            };
+            Some(Line {
+                name: format!("{name}{reps}"),
+                colour,
+                points: side.per_second.iter().map(|p| (p[0], p[1])).collect(),
+            })
+        })
+        .collect();
+    svg::line_chart(&LineChart {
+        title: format!("{} t={}: per second", row.test, row.threads),
+        x_label: "seconds".into(),
+        y_label: if row.unit == "Krows/s" {
+            "Krows/s".into()
+        } else {
+            "QPS".into()
+        },
+        lines,
+        markers: false,
+        x_categories: None,
+    })
+}
+
+fn sweep_chart(r: &Report, suite: &str, test: &str) -> String {
+    let rows: Vec<_> = r
+        .rows()
+        .filter(|x| x.suite == suite && x.test == test)
+        .collect();
+    let cats: Vec<f64> = r.thread_counts.iter().map(|t| *t as f64).collect();
+    let lines = names_lines(r)
+        .map(|(i, name, colour)| Line {
+            name: name.to_string(),
+            colour,
+            points: rows
+                .iter()
+                .filter_map(|row| {
+                    let side = if i == 0 {
+                        Some(&row.base)
+                    } else {
+                        row.cells[i - 1].as_ref().map(|c| &c.side)
+                    }?;
+                    Some((row.threads as f64, side.qps))
+                })
+                .collect(),
+        })
+        .collect();
+    svg::line_chart(&LineChart {
+        title: format!("{test}: QPS by thread count"),
+        x_label: "threads".into(),
+        y_label: if rows.first().is_some_and(|r| r.unit == "Krows/s") {
+            "Krows/s".into()
+        } else {
+            "QPS".into()
+        },
+        lines,
+        markers: true,
+        x_categories: Some(cats),
+    })
+}
+
+fn block(r: &Report, b: &Block, out: &mut String) {
+    match b {
+        Block::Heading(level, s) => out.push_str(&format!("<h{level}>{}</h{level}>\n", esc(s))),
+        Block::Para(s) => out.push_str(&format!("<p>{}</p>\n", esc(s))),
+        Block::Bullets(items) => {
+            out.push_str("<ul>");
+            for i in items {
+                out.push_str(&format!("<li>{}</li>", esc(i)));
+            }
+            out.push_str("</ul>\n");
+        }
+        Block::Table(t) => table(t, out),
+        Block::Beside(bs) => {
+            // Each heading starts a column of its own.
+            out.push_str("<div class=\"beside\">");
+            let mut open = false;
+            for b in bs {
+                if matches!(b, Block::Heading(..)) {
+                    if open {
+                        out.push_str("</div>");
+                    }
+                    out.push_str("<div>");
+                    open = true;
+                }
+                block(r, b, out);
+            }
+            if open {
+                out.push_str("</div>");
+            }
+            out.push_str("</div>\n");
+        }
+        Block::Chart(c) => {
+            let svg = match c {
+                Chart::Group(gi) => group_chart(r, *gi),
+                Chart::PerSecond { group, row } => per_second_chart(r, *group, *row),
+                Chart::Sweep { suite, test } => sweep_chart(r, suite, test),
+            };
+            out.push_str("<div class=\"chart\">");
+            out.push_str(&svg);
+            out.push_str("</div>\n");
+        }
+    }
+}
+
+impl Exporter for Html {
+    fn render(&self, report: &Report) -> String {
+        let doc = document(report, true);
+        let title = match doc.first() {
+            Some(Block::Heading(_, t)) => t.clone(),
+            _ => "rqps report".into(),
+        };
+        let mut out = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{}</title><style>{STYLE}</style></head><body>\n",
+            esc(&title)
+        );
+        // Consecutive small charts (per second, thread sweeps) flow side by side.
+        let mut in_charts = false;
+        for b in &doc {
+            let small = matches!(
+                b,
+                Block::Chart(Chart::PerSecond { .. } | Chart::Sweep { .. })
+            );
+            if small && !in_charts {
+                out.push_str("<div class=\"charts\">");
+                in_charts = true;
+            } else if !small && in_charts {
+                out.push_str("</div>\n");
+                in_charts = false;
+            }
+            block(report, b, &mut out);
+        }
+        if in_charts {
+            out.push_str("</div>\n");
+        }
+        out.push_str(
+            "<p style=\"color:#777;font-size:12px\">Made by rqps report.</p>\n</body></html>\n",
+        );
+        out
+    }
+}

@@ -1,0 +1,555 @@
+//! Exporters: one [`Exporter`] trait, one file per format. The readable
+//! formats (term, md, html) render one shared [`Block`] document built by
+//! [`document`], so they always say the same thing; csv, tsv and json
+//! serialize the data directly.
+
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod md;
+pub mod term;
+pub mod tsv;
+
+use super::model::{HwFigures, Rel, Report, Row, Shade, Side, Verdict};
+
+/// Renders a whole comparison in one format.
+pub trait Exporter {
+    fn render(&self, report: &Report) -> String;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Term,
+    Md,
+    Html,
+    Csv,
+    Tsv,
+    Json,
+}
+
+/// The exporter of `format`; `colour` is for the terminal format only.
+pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
+    match format {
+        Format::Term => Box::new(term::Term { colour }),
+        Format::Md => Box::new(md::Markdown),
+        Format::Html => Box::new(html::Html),
+        Format::Csv => Box::new(csv::Csv),
+        Format::Tsv => Box::new(tsv::Tsv),
+        Format::Json => Box::new(json::Json),
+    }
+}
+
+/// One table cell; `shade` colours it where the format can.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TCell {
+    pub text: String,
+    pub shade: Option<Shade>,
+}
+
+impl From<String> for TCell {
+    fn from(text: String) -> Self {
+        TCell { text, shade: None }
+    }
+}
+
+impl From<&str> for TCell {
+    fn from(text: &str) -> Self {
+        TCell {
+            text: text.to_string(),
+            shade: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<TCell>>,
+    /// The first `left` columns are text (left-aligned); the others numbers.
+    pub left: usize,
+}
+
+/// A chart only the HTML format draws.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Chart {
+    /// Relative QPS bars of group `n` of [`Report::groups`].
+    Group(usize),
+    /// Per-second QPS of row `row` of group `group`.
+    PerSecond { group: usize, row: usize },
+    /// QPS against threads of one test.
+    Sweep { suite: String, test: String },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    /// Level 1 (title) to 3.
+    Heading(u8, String),
+    Para(String),
+    Bullets(Vec<String>),
+    Table(Table),
+    /// Blocks shown side by side where the format can.
+    Beside(Vec<Block>),
+    Chart(Chart),
+}
+
+/// QPS as the end-of-run table prints it.
+pub fn qps(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Three significant digits at most, for per-op figures.
+pub fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let decimals = (-a.log10().floor()) as usize + 2;
+        let s = format!("{v:.decimals$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// `0.93 -`: the ratio and the verdict's mark.
+pub fn rel_text(r: &Rel) -> String {
+    format!("{:.2} {}", r.ratio, r.verdict.mark())
+}
+
+/// `0.90..0.96`, or empty when untested.
+pub fn ci_text(r: &Rel) -> String {
+    match (r.ci_low, r.ci_high) {
+        (Some(lo), Some(hi)) => format!("{lo:.2}..{hi:.2}"),
+        _ => String::new(),
+    }
+}
+
+fn geo_text(g: Option<f64>) -> TCell {
+    match g {
+        Some(g) => TCell {
+            text: format!("{g:.2}"),
+            shade: Some(super::compare::shade(g, Verdict::Untested)),
+        },
+        None => "NA".into(),
+    }
+}
+
+/// What the marks and colours mean.
+pub fn legend(r: &Report) -> String {
+    format!(
+        "Relative QPS = QPS(target) / QPS(base), the ratio of geometric means over the repeats; \
+above 1 is faster than the base. Marks: + faster, - slower (p < {} in Welch's t-test on log QPS \
+and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
+95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~.",
+        r.alpha,
+        trim_num(r.noise_floor * 100.0)
+    )
+}
+
+fn trim_num(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "(not set)".into())
+}
+
+fn hw_cells(f: Option<&HwFigures>) -> Vec<TCell> {
+    let vals = f.map(|f| f.values()).unwrap_or([None; 7]);
+    vals.iter()
+        .map(|v| v.map(sig3).unwrap_or_else(|| "NA".into()).into())
+        .collect()
+}
+
+fn row_has_hw(row: &Row) -> bool {
+    row.base.hw.is_some() || row.cells.iter().flatten().any(|c| c.side.hw.is_some())
+}
+
+fn abs_cell(s: Option<&Side>) -> TCell {
+    match s {
+        Some(s) => qps(s.qps).into(),
+        None => "-".into(),
+    }
+}
+
+/// The readable report, as blocks. `charts`: include the chart blocks and the
+/// sections that are only charts.
+pub fn document(r: &Report, charts: bool) -> Vec<Block> {
+    let mut out = Vec::new();
+    let sweep = r.sweep();
+    out.push(Block::Heading(
+        1,
+        format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
+    ));
+    out.push(Block::Para(legend(r)));
+
+    // Summary: geometric means per group and overall.
+    let mut header = vec!["group".to_string()];
+    header.extend(r.targets.iter().cloned());
+    let mut rows: Vec<Vec<TCell>> = r
+        .groups
+        .iter()
+        .map(|g| {
+            let mut row: Vec<TCell> = vec![g.title.as_str().into()];
+            row.extend(g.geomean.iter().map(|v| geo_text(*v)));
+            row
+        })
+        .collect();
+    let mut all: Vec<TCell> = vec!["all tests".into()];
+    all.extend(r.overall.iter().map(|v| geo_text(*v)));
+    rows.push(all);
+    out.push(Block::Heading(
+        2,
+        "Summary (geometric mean of relative QPS)".into(),
+    ));
+    out.push(Block::Table(Table {
+        header,
+        rows,
+        left: 1,
+    }));
+
+    // What differs.
+    out.push(Block::Heading(2, "What differs".into()));
+    let targets = Table {
+        header: ["name", "role", "engine", "version", "run ids", "runs"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..=r.targets.len())
+            .map(|i| {
+                let info = r.info(i);
+                vec![
+                    info.name.as_str().into(),
+                    if i == 0 { "base" } else { "target" }.into(),
+                    info.engine.as_str().into(),
+                    info.version().into(),
+                    info.runs
+                        .iter()
+                        .map(|x| x.run_id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        .into(),
+                    info.runs.len().to_string().into(),
+                ]
+            })
+            .collect(),
+        left: 5,
+    };
+    out.push(Block::Table(targets));
+    for d in &r.differences {
+        if d.is_empty() {
+            out.push(Block::Para(format!(
+                "{}: same engine version, server settings, config, parameters and host as {}.",
+                d.target, r.base
+            )));
+            continue;
+        }
+        out.push(Block::Heading(
+            3,
+            format!("{} against {}", d.target, r.base),
+        ));
+        let mut items = Vec::new();
+        if d.base_engine != d.target_engine {
+            items.push(format!(
+                "engine: {} (base), {} (target)",
+                d.base_engine, d.target_engine
+            ));
+        }
+        for l in &d.config_base_only {
+            items.push(format!("config line only in the base: {l}"));
+        }
+        for l in &d.config_target_only {
+            items.push(format!("config line only in the target: {l}"));
+        }
+        for (what, list) in [("parameter", &d.params), ("host", &d.host)] {
+            for v in list {
+                items.push(format!(
+                    "{what} {}: {} (base), {} (target)",
+                    v.name,
+                    opt(&v.base),
+                    opt(&v.target)
+                ));
+            }
+        }
+        if !items.is_empty() {
+            out.push(Block::Bullets(items));
+        }
+        if !d.settings.is_empty() {
+            out.push(Block::Table(Table {
+                header: vec!["server setting".into(), r.base.clone(), d.target.clone()],
+                rows: d
+                    .settings
+                    .iter()
+                    .map(|v| {
+                        vec![
+                            v.name.as_str().into(),
+                            opt(&v.base).into(),
+                            opt(&v.target).into(),
+                        ]
+                    })
+                    .collect(),
+                left: 3,
+            }));
+        }
+    }
+
+    // Notes.
+    if !r.skipped.is_empty() || !r.warnings.is_empty() {
+        out.push(Block::Heading(2, "Notes".into()));
+        let mut items: Vec<String> = r
+            .skipped
+            .iter()
+            .map(|s| {
+                format!(
+                    "not counted: {} {} t={} in run {}: {}{}",
+                    s.target,
+                    s.test,
+                    s.threads,
+                    s.run_id,
+                    s.status,
+                    s.reason
+                        .as_ref()
+                        .map(|x| format!(" ({x})"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        items.extend(r.warnings.iter().cloned());
+        const MAX_NOTES: usize = 30;
+        if items.len() > MAX_NOTES {
+            let more = items.len() - MAX_NOTES;
+            items.truncate(MAX_NOTES);
+            items.push(format!(
+                "... and {more} more (all of them in --format json)"
+            ));
+        }
+        out.push(Block::Bullets(items));
+    }
+
+    // One section per group: chart, relative table, absolute table.
+    for (gi, g) in r.groups.iter().enumerate() {
+        out.push(Block::Heading(2, capitalise(&g.title)));
+        if charts {
+            out.push(Block::Chart(Chart::Group(gi)));
+        }
+        let mut rh = vec!["test".to_string()];
+        for t in &r.targets {
+            rh.push(t.clone());
+            rh.push("95% CI".into());
+        }
+        let mut rel_rows: Vec<Vec<TCell>> = g
+            .rows
+            .iter()
+            .map(|row| {
+                let mut cells: Vec<TCell> = vec![row.label(sweep).into()];
+                for c in &row.cells {
+                    match c {
+                        Some(c) => {
+                            cells.push(TCell {
+                                text: rel_text(&c.rel),
+                                shade: Some(c.rel.shade),
+                            });
+                            cells.push(ci_text(&c.rel).into());
+                        }
+                        None => {
+                            cells.push("-".into());
+                            cells.push("".into());
+                        }
+                    }
+                }
+                cells
+            })
+            .collect();
+        let mut geo_row: Vec<TCell> = vec!["geomean".into()];
+        for v in &g.geomean {
+            geo_row.push(geo_text(*v));
+            geo_row.push("".into());
+        }
+        rel_rows.push(geo_row);
+        let rel = Table {
+            header: rh,
+            rows: rel_rows,
+            left: 1,
+        };
+        let mut ah = vec!["test".to_string()];
+        ah.extend(r.names().iter().map(|s| s.to_string()));
+        let abs = Table {
+            header: ah,
+            rows: g
+                .rows
+                .iter()
+                .map(|row| {
+                    let unit = if row.unit == "Krows/s" {
+                        " (Krows/s)"
+                    } else {
+                        ""
+                    };
+                    let mut cells: Vec<TCell> = vec![format!("{}{unit}", row.label(sweep)).into()];
+                    cells.push(abs_cell(Some(&row.base)));
+                    cells.extend(
+                        row.cells
+                            .iter()
+                            .map(|c| abs_cell(c.as_ref().map(|c| &c.side))),
+                    );
+                    cells
+                })
+                .collect(),
+            left: 1,
+        };
+        out.push(Block::Beside(vec![
+            Block::Heading(3, "Relative QPS".into()),
+            Block::Table(rel),
+            Block::Heading(3, "QPS".into()),
+            Block::Table(abs),
+        ]));
+    }
+
+    // Hardware efficiency per test.
+    let hw_rows: Vec<&Row> = r.rows().filter(|row| row_has_hw(row)).collect();
+    if !hw_rows.is_empty() {
+        out.push(Block::Heading(
+            2,
+            "Hardware efficiency per operation".into(),
+        ));
+        out.push(Block::Para(
+            "Per-op figures (cpu/o: CPU microseconds per operation, cs/o: context switches, r/o: \
+storage reads, rKB/o and wKB/o: KB read and written), absolute and relative to the base: \
+above 1 costs more than the base. \"1\" when both are 0, \"inf\" when only the base is 0, NA \
+where not measured."
+                .into(),
+        ));
+        for row in hw_rows {
+            out.push(Block::Heading(
+                3,
+                format!("{} ({})", row.label(sweep), row.suite),
+            ));
+            let mut header = vec!["".to_string()];
+            header.extend(HwFigures::TITLES.iter().map(|s| s.to_string()));
+            let mut rows = Vec::new();
+            let mut first: Vec<TCell> = vec![r.base.as_str().into()];
+            first.extend(hw_cells(row.base.hw.as_ref()));
+            rows.push(first);
+            for (t, c) in r.targets.iter().zip(&row.cells) {
+                let mut cells: Vec<TCell> = vec![t.as_str().into()];
+                cells.extend(hw_cells(c.as_ref().and_then(|c| c.side.hw.as_ref())));
+                rows.push(cells);
+            }
+            for (t, c) in r.targets.iter().zip(&row.cells) {
+                if let Some(rel) = c.as_ref().and_then(|c| c.hw_rel.as_ref()) {
+                    let mut cells: Vec<TCell> = vec![format!("{t} / {}", r.base).into()];
+                    cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    rows.push(cells);
+                }
+            }
+            out.push(Block::Table(Table {
+                header,
+                rows,
+                left: 1,
+            }));
+        }
+    }
+
+    if charts {
+        if sweep {
+            out.push(Block::Heading(2, "QPS by thread count".into()));
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            for row in r.rows() {
+                let k = (row.suite.as_str(), row.test.as_str());
+                if seen.contains(&k) {
+                    continue;
+                }
+                seen.push(k);
+                let counts = r
+                    .rows()
+                    .filter(|x| x.suite == row.suite && x.test == row.test)
+                    .count();
+                if counts > 1 {
+                    out.push(Block::Chart(Chart::Sweep {
+                        suite: row.suite.clone(),
+                        test: row.test.clone(),
+                    }));
+                }
+            }
+        }
+        out.push(Block::Heading(2, "QPS per second".into()));
+        for (gi, g) in r.groups.iter().enumerate() {
+            for ri in 0..g.rows.len() {
+                out.push(Block::Chart(Chart::PerSecond { group: gi, row: ri }));
+            }
+        }
+    }
+    out
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Pads plain cells to aligned columns: the first `left` left-aligned.
+pub fn aligned(t: &Table) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
+    let n = t.header.len();
+    let mut width = vec![0usize; n];
+    for (i, h) in t.header.iter().enumerate() {
+        width[i] = h.chars().count();
+    }
+    for r in &t.rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            width[i] = width[i].max(c.text.chars().count());
+        }
+    }
+    let pad = |i: usize, s: &str| -> String {
+        if i < t.left {
+            format!("{s:<w$}", w = width[i])
+        } else {
+            format!("{s:>w$}", w = width[i])
+        }
+    };
+    let header = t
+        .header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| pad(i, h))
+        .collect();
+    let rows = t
+        .rows
+        .iter()
+        .map(|r| {
+            (0..n)
+                .map(|i| pad(i, r.get(i).map(|c| c.text.as_str()).unwrap_or("")))
+                .collect()
+        })
+        .collect();
+    (header, rows, width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(qps(12345.6), "12346");
+        assert_eq!(qps(12.34), "12.3");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(123.4), "123");
+        assert_eq!(sig3(12.34), "12.3");
+        assert_eq!(sig3(1.234), "1.23");
+        assert_eq!(sig3(0.1234), "0.123");
+        assert_eq!(sig3(0.001234), "0.00123");
+        assert_eq!(sig3(0.002), "0.002");
+        assert_eq!(trim_num(2.0), "2");
+        assert_eq!(trim_num(2.5), "2.5");
+    }
+}

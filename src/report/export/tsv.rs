@@ -1,0 +1,46 @@
+//! The reference's `qps.rel` TSV (reference §5.1): "Relative to: <base>",
+//! one "col-N : <name>" line per target, a blank line, the column header,
+//! then one row per test: the relative values with two decimals and the label
+//! `name_range=R`. Rows follow the four groups in suite order. With several
+//! thread counts, one such table per count, each after a `threads=N` line.
+
+use super::Exporter;
+use crate::report::model::Report;
+
+pub struct Tsv;
+
+/// Tabs and line breaks would break the layout; names never need them.
+fn clean(s: &str) -> String {
+    s.replace(['\t', '\n', '\r'], " ")
+}
+
+impl Exporter for Tsv {
+    fn render(&self, report: &Report) -> String {
+        let mut out = format!("Relative to: {}\n", clean(&report.base));
+        for (i, t) in report.targets.iter().enumerate() {
+            out.push_str(&format!("col-{} : {}\n", i + 1, clean(t)));
+        }
+        let cols: Vec<String> = (1..=report.targets.len())
+            .map(|i| format!("col-{i}"))
+            .collect();
+        for &threads in &report.thread_counts {
+            out.push('\n');
+            if report.sweep() {
+                out.push_str(&format!("threads={threads}\n"));
+            }
+            out.push_str(&cols.join("\t"));
+            out.push('\n');
+            for row in report.rows().filter(|r| r.threads == threads) {
+                for c in &row.cells {
+                    match c {
+                        Some(c) => out.push_str(&format!("{:.2}\t", c.rel.ratio)),
+                        None => out.push_str("NA\t"),
+                    }
+                }
+                out.push_str(&clean(&row.range_label()));
+                out.push('\n');
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,507 @@
+//! From a results directory to a [`Report`]: read every run, pool the runs
+//! of a name as repeats, keep the results that count, and compare each
+//! target with the base test by test.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use super::compare::{self, Rules};
+use super::model::*;
+use super::stats;
+use crate::store::{self, RunDoc, TestResult};
+use crate::workload::sysbench::catalog::{self, Group, Order};
+
+/// What to compare.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub base: String,
+    /// Targets in this order; `None`: every other name, in the order first stored.
+    pub targets: Option<Vec<String>>,
+    pub rules: Rules,
+    /// Count unreported warm-up steps too.
+    pub all: bool,
+}
+
+/// Every run under `dir` (directories holding a `run.json`), oldest first,
+/// and a warning for each one that could not be read.
+pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read results directory {}: {e}", dir.display()))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    let mut runs = Vec::new();
+    let mut warnings = Vec::new();
+    for d in dirs {
+        match store::read_run(&d) {
+            Ok(r) => runs.push(r),
+            Err(e) => warnings.push(format!("skipped unreadable run {}: {e}", d.display())),
+        }
+    }
+    runs.sort_by(|a, b| (&a.started, &a.run_id).cmp(&(&b.started, &b.run_id)));
+    Ok((runs, warnings))
+}
+
+/// Names in the order their first run was stored.
+pub fn names(runs: &[RunDoc]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        if !out.contains(&r.name) {
+            out.push(r.name.clone());
+        }
+    }
+    out
+}
+
+fn unknown_name(name: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        format!("no target named '{name}': the results directory holds no runs")
+    } else {
+        format!(
+            "no target named '{name}'; the results hold: {}",
+            known.join(", ")
+        )
+    }
+}
+
+type Key = (String, String, usize);
+
+/// A counted result and the run it came from.
+struct Found<'a> {
+    run: &'a RunDoc,
+    test: &'a TestResult,
+}
+
+fn group_of(key: &str) -> Option<Group> {
+    Group::ALL.into_iter().find(|g| g.key() == key)
+}
+
+/// Position of each test name in the suite order the base ran (current unless
+/// it says classic), then the other order, so rows read as the suite runs.
+fn suite_positions(base_runs: &[&RunDoc]) -> HashMap<String, usize> {
+    let classic = base_runs
+        .iter()
+        .any(|r| r.params.get("list").and_then(|v| v.as_str()) == Some("classic"));
+    let (first, second) = if classic {
+        (Order::Classic, Order::Current)
+    } else {
+        (Order::Current, Order::Classic)
+    };
+    let mut pos = HashMap::new();
+    for (k, o) in [first, second].into_iter().enumerate() {
+        for (i, t) in catalog::order(o).into_iter().enumerate() {
+            pos.entry(t.name).or_insert(k * 1000 + i);
+        }
+    }
+    pos
+}
+
+fn side(found: &[Found]) -> Side {
+    let qps: Vec<f64> = found.iter().map(|f| f.test.qps).collect();
+    let samples: Vec<Sample> = found
+        .iter()
+        .map(|f| Sample {
+            run_id: f.run.run_id.clone(),
+            engine_version: f.run.engine.version.clone(),
+            qps: f.test.qps,
+            tps: f.test.tps,
+            errors: f.test.errors,
+            latency_us: f.test.latency_us.clone(),
+            hw: f.test.hw.as_ref().and_then(|h| {
+                let fig = HwFigures {
+                    cpu_us_per_op: h.cpu_us_per_op,
+                    server_cpu_us_per_op: h.server_cpu_us_per_op,
+                    client_cpu_us_per_op: h.client_cpu_us_per_op,
+                    cs_per_op: h.cs_per_op,
+                    reads_per_op: h.reads_per_op,
+                    rkb_per_op: h.rkb_per_op,
+                    wkb_per_op: h.wkb_per_op,
+                };
+                (!fig.is_empty()).then_some(fig)
+            }),
+        })
+        .collect();
+    let hw = compare::hw_mean(samples.iter().filter_map(|s| s.hw.as_ref()));
+    let mut by_t: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
+    for f in found {
+        for s in &f.test.per_second {
+            let e = by_t.entry(s.t).or_insert((0.0, 0));
+            e.0 += s.qps;
+            e.1 += 1;
+        }
+    }
+    let per_second = by_t
+        .into_iter()
+        .map(|(t, (sum, n))| [t as f64, sum / n as f64])
+        .collect();
+    // Spread under 1 % of the median is measurement grain, not a scale for outliers.
+    let outliers = stats::outliers(&qps, 3.5, 0.01 * stats::median(&qps))
+        .into_iter()
+        .map(|i| samples[i].run_id.clone())
+        .collect();
+    Side {
+        n: samples.len(),
+        qps: stats::geomean(&qps).unwrap_or(0.0),
+        samples,
+        hw,
+        per_second,
+        outliers,
+    }
+}
+
+fn info(name: &str, runs: &[&RunDoc]) -> TargetInfo {
+    let mut versions: Vec<String> = Vec::new();
+    for r in runs {
+        if !versions.contains(&r.engine.version) {
+            versions.push(r.engine.version.clone());
+        }
+    }
+    TargetInfo {
+        name: name.to_string(),
+        engine: runs
+            .first()
+            .map(|r| r.engine.name.clone())
+            .unwrap_or_default(),
+        versions,
+        runs: runs
+            .iter()
+            .map(|r| RunRef {
+                run_id: r.run_id.clone(),
+                started: r.started.clone(),
+                status: r.status.clone(),
+                engine_version: r.engine.version.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The run parameters that describe the workload (the seed and the test and
+/// thread selection left out: they differ without making results unequal).
+fn params_map(r: &RunDoc) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    if let Some(o) = r.params.as_object() {
+        for (k, v) in o {
+            if ["seed", "tests", "threads"].contains(&k.as_str()) {
+                continue;
+            }
+            let s = match v {
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            m.insert(k.clone(), s);
+        }
+    }
+    m
+}
+
+fn host_map(r: &RunDoc) -> BTreeMap<String, String> {
+    let h = &r.host;
+    let mut m = BTreeMap::new();
+    m.insert("cpus".into(), h.cpus.to_string());
+    m.insert("arch".into(), h.arch.clone());
+    if let Some(v) = &h.cpu_model {
+        m.insert("cpu_model".into(), v.clone());
+    }
+    if let Some(v) = h.mem_total_kb {
+        m.insert("mem_total_kb".into(), v.to_string());
+    }
+    if let Some(v) = &h.kernel {
+        m.insert("kernel".into(), v.clone());
+    }
+    m
+}
+
+fn config_lines(r: &RunDoc) -> &[String] {
+    r.server
+        .as_ref()
+        .map(|s| s.config.as_slice())
+        .unwrap_or(&[])
+}
+
+fn engine_label(r: &RunDoc) -> String {
+    format!("{} {}", r.engine.name, r.engine.version)
+}
+
+/// The base's latest run against the target's latest run.
+fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
+    let (config_base_only, config_target_only) =
+        compare::diff_lines(config_lines(base), config_lines(other));
+    Differences {
+        target: target.to_string(),
+        base_engine: engine_label(base),
+        target_engine: engine_label(other),
+        settings: compare::diff_maps(&base.settings, &other.settings),
+        config_base_only,
+        config_target_only,
+        params: compare::diff_maps(&params_map(base), &params_map(other)),
+        host: compare::diff_maps(&host_map(base), &host_map(other)),
+    }
+}
+
+/// Repeats under one name should be the same configuration: say where not.
+fn repeat_warnings(name: &str, runs: &[&RunDoc], out: &mut Vec<String>) {
+    let Some(last) = runs.last() else { return };
+    for r in &runs[..runs.len() - 1] {
+        if r.engine.version != last.engine.version {
+            out.push(format!(
+                "repeats of {name} differ in engine version: {} ({}) and {} ({})",
+                r.engine.version, r.run_id, last.engine.version, last.run_id
+            ));
+        }
+        let d = compare::diff_maps(&r.settings, &last.settings);
+        if !d.is_empty() {
+            let names: Vec<&str> = d.iter().map(|d| d.name.as_str()).take(5).collect();
+            out.push(format!(
+                "repeats of {name} differ in {} server setting(s) ({}{}) between {} and {}",
+                d.len(),
+                names.join(", "),
+                if d.len() > 5 { ", ..." } else { "" },
+                r.run_id,
+                last.run_id
+            ));
+        }
+    }
+}
+
+/// Reads `dir` and builds the comparison. Errors are the user's (unknown
+/// names, nothing to compare); unreadable runs become warnings.
+pub fn load(dir: &Path, opts: &Options) -> Result<Report, String> {
+    let (runs, mut warnings) = read_results(dir)?;
+    let mut report = build(&runs, opts)?;
+    warnings.append(&mut report.warnings);
+    report.warnings = warnings;
+    Ok(report)
+}
+
+/// Builds the comparison from runs already read (oldest first).
+pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
+    let known = names(runs);
+    if !known.contains(&opts.base) {
+        return Err(unknown_name(&opts.base, &known));
+    }
+    let targets: Vec<String> = match &opts.targets {
+        Some(t) => {
+            let mut v: Vec<String> = Vec::new();
+            for n in t {
+                if !known.contains(n) {
+                    return Err(unknown_name(n, &known));
+                }
+                if *n == opts.base {
+                    return Err(format!("'{n}' is the base; name it once, with --base"));
+                }
+                if !v.contains(n) {
+                    v.push(n.clone());
+                }
+            }
+            v
+        }
+        None => known.iter().filter(|n| **n != opts.base).cloned().collect(),
+    };
+    if targets.is_empty() {
+        return Err(format!(
+            "nothing to compare: the results hold only '{}' (run another target with --name)",
+            opts.base
+        ));
+    }
+    let runs_of = |name: &str| -> Vec<&RunDoc> { runs.iter().filter(|r| r.name == name).collect() };
+    let base_runs = runs_of(&opts.base);
+    let all_names: Vec<&String> = std::iter::once(&opts.base).chain(targets.iter()).collect();
+
+    let mut warnings = Vec::new();
+    let mut skipped = Vec::new();
+    // name → key → counted results
+    let mut found: Vec<BTreeMap<Key, Vec<Found>>> = Vec::new();
+    let mut groups_of: HashMap<Key, String> = HashMap::new();
+    for name in &all_names {
+        let mut m: BTreeMap<Key, Vec<Found>> = BTreeMap::new();
+        let nruns = runs_of(name);
+        repeat_warnings(name, &nruns, &mut warnings);
+        for run in nruns {
+            for t in &run.tests {
+                if !t.reported && !opts.all {
+                    continue;
+                }
+                if t.status != "ok" {
+                    skipped.push(Skipped {
+                        target: name.to_string(),
+                        run_id: run.run_id.clone(),
+                        test: t.test.clone(),
+                        threads: t.threads,
+                        status: t.status.clone(),
+                        reason: t.reason.clone(),
+                    });
+                    continue;
+                }
+                let key = (t.suite.clone(), t.test.clone(), t.threads);
+                groups_of
+                    .entry(key.clone())
+                    .or_insert_with(|| t.group.clone());
+                m.entry(key).or_default().push(Found { run, test: t });
+            }
+        }
+        found.push(m);
+    }
+
+    let pos = suite_positions(&base_runs);
+    let mut keys: Vec<(Group, Key)> = Vec::new();
+    for key in found[0].keys() {
+        let g = &groups_of[key];
+        match group_of(g) {
+            Some(group) => keys.push((group, key.clone())),
+            None => warnings.push(format!(
+                "{} t={}: unknown report group '{g}', left out",
+                key.1, key.2
+            )),
+        }
+    }
+    keys.sort_by(|(ga, a), (gb, b)| {
+        let p = |k: &Key| pos.get(&k.1).copied().unwrap_or(usize::MAX);
+        (ga, &a.0, p(a), &a.1, a.2).cmp(&(gb, &b.0, p(b), &b.1, b.2))
+    });
+
+    let mut thread_counts = BTreeSet::new();
+    let mut blocks: Vec<GroupBlock> = Vec::new();
+    for (group, key) in keys {
+        thread_counts.insert(key.2);
+        let base_side = side(&found[0][&key]);
+        let base_qps: Vec<f64> = base_side.samples.iter().map(|s| s.qps).collect();
+        let cells = (1..all_names.len())
+            .map(|i| {
+                let f = found[i].get(&key)?;
+                let s = side(f);
+                let qps: Vec<f64> = s.samples.iter().map(|s| s.qps).collect();
+                let rel = compare::relative(&qps, &base_qps, opts.rules)?;
+                let hw_rel = match (&s.hw, &base_side.hw) {
+                    (None, None) => None,
+                    (t, b) => Some(compare::hw_rel(
+                        t.as_ref().unwrap_or(&HwFigures::default()),
+                        b.as_ref().unwrap_or(&HwFigures::default()),
+                    )),
+                };
+                Some(Cell {
+                    side: s,
+                    rel,
+                    hw_rel,
+                })
+            })
+            .collect();
+        let row = Row {
+            suite: key.0.clone(),
+            group,
+            test: key.1.clone(),
+            threads: key.2,
+            unit: found[0][&key][0].test.qps_unit.clone(),
+            base: base_side,
+            cells,
+        };
+        match blocks.last_mut() {
+            Some(b) if b.group == group => b.rows.push(row),
+            _ => blocks.push(GroupBlock {
+                group,
+                title: group.title().to_string(),
+                rows: vec![row],
+                geomean: Vec::new(),
+            }),
+        }
+    }
+
+    let geo = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<f64>> {
+        let rows: Vec<&Row> = rows.collect();
+        (0..targets.len())
+            .map(|i| {
+                let r: Vec<f64> = rows
+                    .iter()
+                    .filter_map(|row| row.cells[i].as_ref().map(|c| c.rel.ratio))
+                    .collect();
+                stats::geomean(&r)
+            })
+            .collect()
+    };
+    for b in &mut blocks {
+        b.geomean = geo(&mut b.rows.iter());
+    }
+    let overall = geo(&mut blocks.iter().flat_map(|b| b.rows.iter()));
+
+    // Outliers, and base rows a target lacks.
+    let sweep = thread_counts.len() > 1;
+    for row in blocks.iter().flat_map(|b| b.rows.iter()) {
+        let sides = std::iter::once((&opts.base, Some(&row.base))).chain(
+            targets
+                .iter()
+                .zip(row.cells.iter().map(|c| c.as_ref().map(|c| &c.side))),
+        );
+        for (name, s) in sides {
+            let Some(s) = s else { continue };
+            for id in &s.outliers {
+                let q = s.samples.iter().find(|x| &x.run_id == id).map(|x| x.qps);
+                let med = stats::median(&s.samples.iter().map(|x| x.qps).collect::<Vec<_>>());
+                warnings.push(format!(
+                    "outlier repeat: {name} {} run {id}: QPS {:.0} against a median of {med:.0} (modified z-score > 3.5)",
+                    row.label(sweep),
+                    q.unwrap_or(f64::NAN)
+                ));
+            }
+        }
+    }
+    for (i, t) in targets.iter().enumerate() {
+        let lacking: Vec<String> = blocks
+            .iter()
+            .flat_map(|b| b.rows.iter())
+            .filter(|r| r.cells[i].is_none())
+            .map(|r| r.label(sweep))
+            .collect();
+        if !lacking.is_empty() {
+            let total = blocks.iter().map(|b| b.rows.len()).sum::<usize>();
+            let shown: Vec<&str> = lacking.iter().map(String::as_str).take(8).collect();
+            warnings.push(format!(
+                "{t} has no counted result for {} of the base's {total} test(s): {}{}",
+                lacking.len(),
+                shown.join(", "),
+                if lacking.len() > 8 { ", ..." } else { "" }
+            ));
+        }
+        let extra = found[i + 1]
+            .keys()
+            .filter(|k| !found[0].contains_key(*k))
+            .count();
+        if extra > 0 {
+            warnings.push(format!(
+                "{t} has {extra} result(s) the base lacks (other tests, thread counts or suite); not compared"
+            ));
+        }
+    }
+    if blocks.is_empty() {
+        return Err(format!(
+            "'{}' has no counted result (status ok{}) to compare with",
+            opts.base,
+            if opts.all { "" } else { ", reported" }
+        ));
+    }
+
+    let base_last = *base_runs.last().expect("the base has runs");
+    let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(t))).collect();
+    let differences = targets
+        .iter()
+        .map(|t| {
+            let last = *runs_of(t).last().expect("a target has runs");
+            differences(t, base_last, last)
+        })
+        .collect();
+    Ok(Report {
+        base: opts.base.clone(),
+        targets,
+        noise_floor: opts.rules.noise_floor,
+        alpha: opts.rules.alpha,
+        all: opts.all,
+        base_info: info(&opts.base, &base_runs),
+        target_info,
+        differences,
+        thread_counts: thread_counts.into_iter().collect(),
+        groups: blocks,
+        overall,
+        skipped,
+        warnings,
+    })
+}

@@ -1,0 +1,348 @@
+//! The comparison every exporter renders: built once by [`crate::report::load`],
+//! serialized whole by the JSON exporter.
+
+use serde::Serialize;
+
+use crate::measure::Latency;
+use crate::workload::sysbench::catalog::Group;
+
+/// What the test over the repeats says of a target against the base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// p < alpha and the ratio is above 1 + noise floor.
+    Faster,
+    /// p < alpha and the ratio is below 1 − noise floor.
+    Slower,
+    /// Not significant, or within the noise floor: benchstat's `~`.
+    Same,
+    /// One repeat on either side: the ratio alone, no test.
+    Untested,
+}
+
+impl Verdict {
+    /// The mark printed after a ratio.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Faster => "+",
+            Verdict::Slower => "-",
+            Verdict::Same => "~",
+            Verdict::Untested => "?",
+        }
+    }
+}
+
+/// The colour of a relative value (reference §5.4, the 2025 blog rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shade {
+    Red,
+    Green,
+    Grey,
+}
+
+/// Relative QPS of one target at one test and thread count.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rel {
+    /// Ratio of geometric means, target / base.
+    pub ratio: f64,
+    /// 95 % confidence interval of the ratio (Welch on log QPS); absent when untested.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p: Option<f64>,
+    pub df: Option<f64>,
+    pub verdict: Verdict,
+    pub shade: Shade,
+}
+
+/// Per-operation hardware figures (spec §5), the mean over the repeats that have them.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct HwFigures {
+    pub cpu_us_per_op: Option<f64>,
+    pub server_cpu_us_per_op: Option<f64>,
+    pub client_cpu_us_per_op: Option<f64>,
+    pub cs_per_op: Option<f64>,
+    pub reads_per_op: Option<f64>,
+    pub rkb_per_op: Option<f64>,
+    pub wkb_per_op: Option<f64>,
+}
+
+impl HwFigures {
+    /// Column titles, in the order of [`HwFigures::values`].
+    pub const TITLES: [&'static str; 7] = [
+        "cpu/o",
+        "server cpu/o",
+        "client cpu/o",
+        "cs/o",
+        "r/o",
+        "rKB/o",
+        "wKB/o",
+    ];
+    /// CSV column names, in the same order.
+    pub const KEYS: [&'static str; 7] = [
+        "cpu_us_per_op",
+        "server_cpu_us_per_op",
+        "client_cpu_us_per_op",
+        "cs_per_op",
+        "reads_per_op",
+        "rkb_per_op",
+        "wkb_per_op",
+    ];
+
+    pub fn values(&self) -> [Option<f64>; 7] {
+        [
+            self.cpu_us_per_op,
+            self.server_cpu_us_per_op,
+            self.client_cpu_us_per_op,
+            self.cs_per_op,
+            self.reads_per_op,
+            self.rkb_per_op,
+            self.wkb_per_op,
+        ]
+    }
+
+    pub fn from_values(v: [Option<f64>; 7]) -> Self {
+        HwFigures {
+            cpu_us_per_op: v[0],
+            server_cpu_us_per_op: v[1],
+            client_cpu_us_per_op: v[2],
+            cs_per_op: v[3],
+            reads_per_op: v[4],
+            rkb_per_op: v[5],
+            wkb_per_op: v[6],
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values().iter().all(Option::is_none)
+    }
+}
+
+/// One per-op figure of a target relative to the base (reference §5.2 rules).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum HwRatio {
+    Ratio(f64),
+    /// Both are 0: printed "1".
+    BothZero,
+    /// Only the base is 0: printed "inf".
+    Inf,
+    /// Either side was not measured.
+    Na,
+}
+
+impl std::fmt::Display for HwRatio {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HwRatio::Ratio(r) => write!(f, "{r:.2}"),
+            HwRatio::BothZero => f.write_str("1"),
+            HwRatio::Inf => f.write_str("inf"),
+            HwRatio::Na => f.write_str("NA"),
+        }
+    }
+}
+
+/// One stored result counted in a comparison (one repeat).
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    pub run_id: String,
+    pub engine_version: String,
+    pub qps: f64,
+    pub tps: f64,
+    pub errors: u64,
+    pub latency_us: Latency,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hw: Option<HwFigures>,
+}
+
+/// All repeats of one target at one test and thread count.
+#[derive(Clone, Debug, Serialize)]
+pub struct Side {
+    pub n: usize,
+    /// Geometric mean of the repeats' QPS.
+    pub qps: f64,
+    pub samples: Vec<Sample>,
+    /// Mean per-op hardware figures over the repeats that have them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hw: Option<HwFigures>,
+    /// Per-second QPS, the mean over the repeats at each second: `[t, qps]`.
+    pub per_second: Vec<[f64; 2]>,
+    /// Run ids of repeats whose QPS is an outlier (modified z-score > 3.5).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outliers: Vec<String>,
+}
+
+/// One target's side of a row, compared with the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    pub side: Side,
+    pub rel: Rel,
+    /// Per-op figures relative to the base, in [`HwFigures::TITLES`] order;
+    /// absent when neither has figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hw_rel: Option<Vec<HwRatio>>,
+}
+
+/// One test at one thread count.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub suite: String,
+    pub group: Group,
+    pub test: String,
+    pub threads: usize,
+    /// Unit of `qps` (`statements/s`, or `Krows/s` for scan).
+    pub unit: String,
+    pub base: Side,
+    /// One per target, in [`Report::targets`] order; `None` where the target
+    /// has no counted result for this test and thread count.
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl Row {
+    /// `test` alone, or `test t=N` when the report covers several thread counts.
+    pub fn label(&self, sweep: bool) -> String {
+        if sweep {
+            format!("{} t={}", self.test, self.threads)
+        } else {
+            self.test.clone()
+        }
+    }
+
+    /// The reference TSV label: `name_range=R`, R from the name or 100.
+    pub fn range_label(&self) -> String {
+        if self.test.contains("_range=") {
+            self.test.clone()
+        } else {
+            format!("{}_range=100", self.test)
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupBlock {
+    pub group: Group,
+    pub title: String,
+    pub rows: Vec<Row>,
+    /// Geometric mean of each target's ratios over the group's rows.
+    pub geomean: Vec<Option<f64>>,
+}
+
+/// One stored run of a target.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRef {
+    pub run_id: String,
+    pub started: String,
+    pub status: String,
+    pub engine_version: String,
+}
+
+/// A target (or the base): every run stored under its name.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetInfo {
+    pub name: String,
+    pub engine: String,
+    /// Engine versions of its runs, distinct, in run order.
+    pub versions: Vec<String>,
+    pub runs: Vec<RunRef>,
+}
+
+impl TargetInfo {
+    pub fn version(&self) -> String {
+        self.versions.join(", ")
+    }
+}
+
+/// One value that differs between the base and a target.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ValueDiff {
+    pub name: String,
+    pub base: Option<String>,
+    pub target: Option<String>,
+}
+
+/// What differs between the base and one target, besides the code under test.
+#[derive(Clone, Debug, Serialize)]
+pub struct Differences {
+    pub target: String,
+    pub base_engine: String,
+    pub target_engine: String,
+    /// Server settings (`SHOW GLOBAL VARIABLES`, `pg_settings`).
+    pub settings: Vec<ValueDiff>,
+    /// Config file lines only the base has, and only the target has.
+    pub config_base_only: Vec<String>,
+    pub config_target_only: Vec<String>,
+    /// Run parameters (table size, durations, ...; the seed excepted).
+    pub params: Vec<ValueDiff>,
+    /// The host (CPU model, CPUs, memory, kernel).
+    pub host: Vec<ValueDiff>,
+}
+
+impl Differences {
+    pub fn is_empty(&self) -> bool {
+        self.base_engine == self.target_engine
+            && self.settings.is_empty()
+            && self.config_base_only.is_empty()
+            && self.config_target_only.is_empty()
+            && self.params.is_empty()
+            && self.host.is_empty()
+    }
+}
+
+/// A stored result that was not counted.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    pub target: String,
+    pub run_id: String,
+    pub test: String,
+    pub threads: usize,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub base: String,
+    pub targets: Vec<String>,
+    pub noise_floor: f64,
+    /// Significance level of the Welch test.
+    pub alpha: f64,
+    /// Warm-up steps included (`--all`).
+    pub all: bool,
+    pub base_info: TargetInfo,
+    pub target_info: Vec<TargetInfo>,
+    pub differences: Vec<Differences>,
+    /// Thread counts in the report, ascending; more than one makes a sweep.
+    pub thread_counts: Vec<usize>,
+    pub groups: Vec<GroupBlock>,
+    /// Geometric mean of each target's ratios over every row.
+    pub overall: Vec<Option<f64>>,
+    pub skipped: Vec<Skipped>,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn sweep(&self) -> bool {
+        self.thread_counts.len() > 1
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &Row> {
+        self.groups.iter().flat_map(|g| g.rows.iter())
+    }
+
+    /// Every name: the base first, then the targets.
+    pub fn names(&self) -> Vec<&str> {
+        std::iter::once(self.base.as_str())
+            .chain(self.targets.iter().map(String::as_str))
+            .collect()
+    }
+
+    pub fn info(&self, i: usize) -> &TargetInfo {
+        if i == 0 {
+            &self.base_info
+        } else {
+            &self.target_info[i - 1]
+        }
+    }
+}

@@ -1,0 +1,521 @@
+//! `rqps report` and `rqps compare` on the stored fixture results
+//! (tests/fixtures/results, written by tests/fixtures/make-results.py):
+//! snapshots of every exporter, exit codes through the real binary, and the
+//! HTML page in headless Chromium.
+//!
+//! `UPDATE_SNAPSHOTS=1 cargo test --test report` rewrites the expected files
+//! under tests/fixtures/report/ (review the diff before committing).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rqps::report::compare::Rules;
+use rqps::report::export::{self, Format};
+use rqps::report::load::{self, Options};
+use rqps::report::model::{Report, Verdict};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn results() -> PathBuf {
+    fixtures().join("results")
+}
+
+fn opts(base: &str, targets: Option<&[&str]>) -> Options {
+    Options {
+        base: base.into(),
+        targets: targets.map(|t| t.iter().map(|s| s.to_string()).collect()),
+        rules: Rules::default(),
+        all: false,
+    }
+}
+
+fn fixture_report() -> Report {
+    load::load(&results(), &opts("pg15", None)).expect("fixture report builds")
+}
+
+/// Compares `got` with the expected file, or rewrites it with UPDATE_SNAPSHOTS=1.
+fn snapshot(name: &str, got: &str) {
+    let path = fixtures().join("report").join(name);
+    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run UPDATE_SNAPSHOTS=1 cargo test --test report",
+            path.display()
+        )
+    });
+    if want != got {
+        let line = want
+            .lines()
+            .zip(got.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(got.lines().count()));
+        panic!(
+            "{name} differs from {} at line {}:\n want: {:?}\n  got: {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it)",
+            path.display(),
+            line + 1,
+            want.lines().nth(line),
+            got.lines().nth(line)
+        );
+    }
+}
+
+fn render(r: &Report, f: Format, colour: bool) -> String {
+    export::exporter(f, colour).render(r)
+}
+
+#[test]
+fn snapshot_term() {
+    let r = fixture_report();
+    snapshot("report.txt", &render(&r, Format::Term, false));
+    let coloured = render(&r, Format::Term, true);
+    assert!(coloured.contains("\x1b[31m") && coloured.contains("\x1b[32m"));
+    snapshot("report-colour.txt", &coloured);
+}
+
+#[test]
+fn snapshot_markdown() {
+    snapshot("report.md", &render(&fixture_report(), Format::Md, false));
+}
+
+#[test]
+fn snapshot_csv() {
+    let csv = render(&fixture_report(), Format::Csv, false);
+    // One row per target × test × threads × repeat: 11 reported rows × (3 + 3 + 2)
+    // repeats, less the failed pg16-tuned insert.
+    assert_eq!(csv.lines().count(), 1 + 11 * 8 - 1);
+    snapshot("report.csv", &csv);
+}
+
+#[test]
+fn snapshot_tsv() {
+    snapshot("report.tsv", &render(&fixture_report(), Format::Tsv, false));
+    // One thread count: exactly the reference's qps.rel layout.
+    let (mut runs, _) = load::read_results(&results()).unwrap();
+    for r in &mut runs {
+        r.tests.retain(|t| t.threads == 1);
+    }
+    let one = load::build(&runs, &opts("pg15", Some(&["pg16", "pg16-tuned"]))).unwrap();
+    let tsv = render(&one, Format::Tsv, false);
+    assert!(
+        tsv.starts_with("Relative to: pg15\ncol-1 : pg16\ncol-2 : pg16-tuned\n\ncol-1\tcol-2\n")
+    );
+    assert!(tsv.contains("\tpoint-query_range=100\n"));
+    assert!(tsv.contains("\trandom-points_range=10\n"));
+    snapshot("report-t1.tsv", &tsv);
+}
+
+#[test]
+fn snapshot_json() {
+    let json = render(&fixture_report(), Format::Json, false);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["base"], "pg15");
+    assert_eq!(v["groups"].as_array().unwrap().len(), 4);
+    snapshot("report.json", &json);
+}
+
+#[test]
+fn snapshot_html() {
+    let html = render(&fixture_report(), Format::Html, false);
+    // Self-contained: nothing to fetch, no script.
+    for bad in ["<script", "<link", " src=", "https://", "@import"] {
+        assert!(!html.contains(bad), "HTML holds {bad}");
+    }
+    assert_eq!(
+        html.matches("http://").count(),
+        html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
+    // 4 group bar charts, 2 thread sweeps, 11 per-second charts.
+    assert_eq!(html.matches("<svg").count(), 4 + 2 + 11);
+    assert!(html.contains("y-axis starts at"));
+    assert!(html.contains("class=\"num red\"") && html.contains("class=\"num green\""));
+    snapshot("report.html", &html);
+}
+
+#[test]
+fn comparison_model_on_the_fixture() {
+    let r = fixture_report();
+    assert_eq!(r.targets, ["pg16", "pg16-tuned"]);
+    assert_eq!(r.thread_counts, [1, 4]);
+    let titles: Vec<&str> = r.groups.iter().map(|g| g.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "point queries",
+            "range queries without aggregation",
+            "range queries with aggregation",
+            "writes"
+        ]
+    );
+    let cell = |test: &str, threads: usize, t: usize| {
+        let row = r
+            .rows()
+            .find(|x| x.test == test && x.threads == threads)
+            .unwrap_or_else(|| panic!("no row {test} t={threads}"));
+        row.cells[t].clone()
+    };
+    // pg16 is 10 % slower on point queries over 3 repeats: significant.
+    let pq = cell("point-query", 1, 0).unwrap();
+    assert_eq!(pq.rel.verdict, Verdict::Slower);
+    assert_eq!(pq.side.n, 3);
+    assert!((pq.rel.ratio - 0.90).abs() < 0.005);
+    // Within the 2 % noise floor although significant: ~.
+    assert_eq!(
+        cell("update-index", 1, 0).unwrap().rel.verdict,
+        Verdict::Same
+    );
+    // Noisy write-only: ~.
+    assert_eq!(cell("write-only", 1, 0).unwrap().rel.verdict, Verdict::Same);
+    // The failed repeat leaves one: untested.
+    let ins = cell("insert", 1, 1).unwrap();
+    assert_eq!((ins.side.n, ins.rel.verdict), (1, Verdict::Untested));
+    assert_eq!(r.skipped.len(), 1);
+    assert_eq!(r.skipped[0].status, "failed");
+    // The outlier repeat is named.
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("outlier") && w.contains("20250101-170000-pg16")),
+        "{:?}",
+        r.warnings
+    );
+    // Warm-up steps only with --all.
+    assert!(r.rows().all(|x| !x.test.ends_with(".warm")));
+    let mut o = opts("pg15", None);
+    o.all = true;
+    let all = load::load(&results(), &o).unwrap();
+    assert!(all.rows().any(|x| x.test == "point-query.warm"));
+    // What differs: settings and config lines of pg16-tuned.
+    let d = &r.differences[1];
+    let names: Vec<&str> = d.settings.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["jit", "server_version", "shared_buffers"]);
+    assert_eq!(d.config_target_only, ["shared_buffers = 1GB", "jit = off"]);
+    assert_eq!(d.base_engine, "postgres 15.8");
+    assert_eq!(d.target_engine, "postgres 16.4");
+}
+
+#[test]
+fn unknown_names_are_refused_with_the_known_ones() {
+    let e = load::load(&results(), &opts("pg14", None)).unwrap_err();
+    assert!(
+        e.contains("pg14") && e.contains("pg15, pg16, pg16-tuned"),
+        "{e}"
+    );
+    let e = load::load(&results(), &opts("pg15", Some(&["nope"]))).unwrap_err();
+    assert!(e.contains("nope") && e.contains("pg16-tuned"), "{e}");
+    let e = load::load(&results(), &opts("pg15", Some(&["pg15"]))).unwrap_err();
+    assert!(e.contains("base"), "{e}");
+}
+
+// ---- through the binary ----
+
+fn rqps(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("rqps runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn compare(args: &[&str]) -> Output {
+    let r = results();
+    let mut v = vec!["compare", "--results", r.to_str().unwrap()];
+    v.extend_from_slice(args);
+    rqps(&v)
+}
+
+#[test]
+fn compare_exits_1_on_a_significant_drop_and_names_the_tests() {
+    let o = compare(&["--base", "pg15", "--target", "pg16", "--fail-below", "0.95"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let fail = out.lines().find(|l| l.starts_with("FAIL:")).expect(&out);
+    assert!(
+        fail.contains("point-query t=1") && fail.contains("point-query t=4"),
+        "{fail}"
+    );
+    assert!(fail.contains("random-points_range=10 t=1"), "{fail}");
+    // 0.97 is significant but not below 0.95; update-index is within the floor.
+    assert!(
+        !fail.contains("read-only_range=100") && !fail.contains("update-index"),
+        "{fail}"
+    );
+    assert!(
+        !out.contains("\x1b["),
+        "no colour when stdout is not a terminal"
+    );
+    assert!(err.contains("outlier"), "{err}");
+}
+
+#[test]
+fn compare_exits_0_when_nothing_is_significantly_below() {
+    let o = compare(&[
+        "--base",
+        "pg15",
+        "--target",
+        "pg16-tuned",
+        "--fail-below",
+        "0.9",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("OK:") && out.contains("1 untested"), "{out}");
+    assert!(err.contains("not counted: pg16-tuned insert t=1"), "{err}");
+    // pg16's 10 % drop is significant but not below 0.8.
+    let o = compare(&["--base", "pg15", "--target", "pg16", "--fail-below", "0.8"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+}
+
+#[test]
+fn compare_with_one_repeat_fails_on_the_ratio_and_says_untested() {
+    let o = compare(&[
+        "--base",
+        "pg15",
+        "--target",
+        "pg16-tuned",
+        "--fail-below",
+        "1.08",
+    ]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let fail = out.lines().find(|l| l.starts_with("FAIL:")).expect(&out);
+    assert!(
+        fail.contains("insert t=1 (1.07, untested: one repeat)"),
+        "{fail}"
+    );
+}
+
+#[test]
+fn compare_noise_floor_swallows_small_drops() {
+    // At 1.0, read-only_range=100 (0.97, CI 0.95..0.99) is significantly below;
+    // update-index (0.99, CI up to 1.00) is not.
+    let args = ["--base", "pg15", "--target", "pg16", "--fail-below", "1.0"];
+    let o = compare(&args);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("read-only_range=100 t=1 (0.97)"), "{out}");
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("FAIL:") && l.contains("update-index"))
+    );
+    let mut wide = args.to_vec();
+    wide.extend(["--noise-floor", "0.05"]);
+    let (out, _) = text(&compare(&wide));
+    let fail = out.lines().find(|l| l.starts_with("FAIL:")).expect(&out);
+    assert!(!fail.contains("read-only_range=100"), "{fail}");
+}
+
+#[test]
+fn compare_and_report_exit_2_on_bad_input() {
+    for (args, says) in [
+        (
+            vec!["--base", "pg14", "--target", "pg16"],
+            "pg15, pg16, pg16-tuned",
+        ),
+        (vec!["--base", "pg15", "--target", "pg17"], "pg17"),
+        (vec!["--base", "pg15", "--target", "pg15"], "base"),
+        (
+            vec!["--base", "pg15", "--target", "pg16", "--fail-below", "0"],
+            "--fail-below",
+        ),
+        (
+            vec!["--base", "pg15", "--target", "pg16", "--noise-floor", "2"],
+            "--noise-floor",
+        ),
+    ] {
+        let o = compare(&args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let o = rqps(&[
+        "compare",
+        "--results",
+        "/nonexistent/rqps",
+        "--base",
+        "a",
+        "--target",
+        "b",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = rqps(&["report", "--results", "/nonexistent/rqps", "--base", "a"]);
+    assert_eq!(o.status.code(), Some(2));
+    let r = results();
+    let o = rqps(&["report", "--results", r.to_str().unwrap(), "--base", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("pg15, pg16, pg16-tuned"));
+    let o = rqps(&[
+        "report",
+        "--results",
+        r.to_str().unwrap(),
+        "--base",
+        "pg15",
+        "--format",
+        "pdf",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn report_writes_every_format_to_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    let r = results();
+    for f in ["term", "md", "html", "csv", "tsv", "json"] {
+        let path = d.path().join(format!("out.{f}"));
+        let o = rqps(&[
+            "report",
+            "--results",
+            r.to_str().unwrap(),
+            "--base",
+            "pg15",
+            "--targets",
+            "pg16",
+            "--format",
+            f,
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{f}: {err}");
+        assert!(out.is_empty(), "{f}: nothing on stdout with -o");
+        let body = std::fs::read_to_string(&path).unwrap();
+        assert!(body.contains("pg16") && !body.contains("pg16-tuned"), "{f}");
+        assert!(!body.contains("\x1b["), "{f}: no colour in a file");
+    }
+    // The data formats keep notes on stderr.
+    let o = rqps(&[
+        "report",
+        "--results",
+        r.to_str().unwrap(),
+        "--base",
+        "pg15",
+        "--format",
+        "tsv",
+    ]);
+    let (out, err) = text(&o);
+    assert!(out.starts_with("Relative to: pg15\n"));
+    assert!(err.contains("outlier") && !out.contains("outlier"));
+}
+
+// ---- the HTML page in a real browser ----
+
+fn browser() -> Option<&'static str> {
+    ["chromium", "chromium-browser"].into_iter().find(|b| {
+        Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Distinct colours, the share of non-white pixels, and the pixel count of
+/// each colour of `probe`, in an RGB(A) PNG.
+fn png_stats(path: &Path, probe: &[(u8, u8, u8)]) -> (usize, f64, Vec<usize>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bytes = &buf[..info.buffer_size()];
+    let step = match info.color_type {
+        png::ColorType::Rgba => 4,
+        png::ColorType::Rgb => 3,
+        other => panic!("unexpected PNG colour type {other:?}"),
+    };
+    let mut colours = std::collections::HashSet::new();
+    let mut non_white = 0usize;
+    let mut hits = vec![0usize; probe.len()];
+    let px = bytes.len() / step;
+    for p in bytes.chunks_exact(step) {
+        let c = (p[0], p[1], p[2]);
+        colours.insert(c);
+        if let Some(i) = probe.iter().position(|x| *x == c) {
+            hits[i] += 1;
+        }
+        if p[0] < 250 || p[1] < 250 || p[2] < 250 {
+            non_white += 1;
+        }
+    }
+    (colours.len(), non_white as f64 / px as f64, hits)
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let required = std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
+    let Some(browser) = browser() else {
+        if required {
+            panic!("RQPS_REQUIRE_SERVERS=1 but no chromium on PATH (apt-get install chromium)");
+        }
+        eprintln!(
+            "skipping the browser check: no chromium on PATH (set RQPS_REQUIRE_SERVERS=1 to make this fail)"
+        );
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("report.html");
+    std::fs::write(&page, render(&fixture_report(), Format::Html, false)).unwrap();
+    let shot = d.path().join("shot.png");
+    let profile = d.path().join("profile");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--hide-scrollbars",
+            &format!("--user-data-dir={}", profile.display()),
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2000",
+            &format!("file://{}", page.display()),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("chromium did not finish in 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(shot.is_file(), "no screenshot written");
+    // The first target's bars (#4e79a7), a red cell (#ff9a9a), a green one (#81ffa6).
+    let probe = [(0x4e, 0x79, 0xa7), (0xff, 0x9a, 0x9a), (0x81, 0xff, 0xa6)];
+    let (colours, ink, hits) = png_stats(&shot, &probe);
+    // A blank page has one colour; text alone a few hundred grey shades. The
+    // coloured cells and bars add many more.
+    assert!(
+        colours > 300,
+        "only {colours} distinct colours: is the page blank?"
+    );
+    assert!(
+        ink > 0.05,
+        "only {:.1} % of the page is not white",
+        ink * 100.0
+    );
+    assert!(
+        hits.iter().all(|n| *n > 500),
+        "bar and cell colours missing from the screenshot: {hits:?}"
+    );
+    if std::env::var("RQPS_KEEP_SCREENSHOT").is_ok() {
+        let keep = std::env::temp_dir().join("rqps-report-shot.png");
+        std::fs::copy(&shot, &keep).unwrap();
+        eprintln!("screenshot kept at {}", keep.display());
+    }
+}
