@@ -94,6 +94,9 @@ config = "delete.conf"
         [("wal", 1), ("delete", 1), ("wal", 2), ("delete", 2)].map(|(n, r)| (n.to_string(), r))
     );
     assert!(docs.iter().all(|d| d["status"] == "ok"));
+    // The final report compares the targets with the base (the first target).
+    let out = text(&o);
+    assert!(out.contains("delete") && results.join("report-wal.html").is_file(), "{out}");
     let journal = |d: &serde_json::Value| {
         d["command_line"]
             .as_array()
