@@ -72,7 +72,18 @@ fn measure(f: impl FnOnce() -> Result<(u64, f64), String>) -> Result<Rate, Strin
 /// Point queries of a bare loop: prepared statement, random id,
 /// bind, step, read `c`, reset. Nothing else.
 fn bare_loop(path: &std::path::Path, n: i64, secs: f64, seed: u64) -> Result<(u64, f64), String> {
-    let conn = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
+    // The same connection setup as rqps's SQLite target, so only the harness differs.
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+        | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| e.to_string())?;
+    for pragma in crate::driver::sqlite::DEFAULT_PRAGMAS {
+        conn.query_row(pragma, [], |_| Ok(())).or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(()),
+            e => Err(e.to_string()),
+        })?;
+    }
     let mut stmt = conn
         .prepare("SELECT c FROM sbtest1 WHERE id=?")
         .map_err(|e| e.to_string())?;
