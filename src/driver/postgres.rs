@@ -1,29 +1,23 @@
-//! PostgreSQL through the `postgres` crate (synchronous, no TLS).
+//! PostgreSQL through rqps's own synchronous frontend ([`super::pgwire`]).
 //!
 //! Statements are prepared on the server once per connection with their
-//! `?` placeholders numbered `$1, $2, ...`; parameters are encoded straight
-//! into the protocol buffer in the type the server chose for each
-//! placeholder (`int4` for the sysbench columns, which an `i64` would not
-//! pass), so executing a statement builds no owned copies of its values.
+//! `?` placeholders numbered `$1, $2, ...`; parameters are encoded in
+//! binary straight into the connection's output buffer in the type the
+//! server chose for each placeholder (`int4` for the sysbench columns), and
+//! result rows are counted without being decoded, so executing a statement
+//! allocates nothing.
 
-use std::error::Error as StdError;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use ::postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use ::postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
-use bytes::BytesMut;
-
+use super::pgwire::{self, Config, Host, PgConn};
 use super::url::{DbUrl, safe};
 use super::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
-    inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, StmtId, inline_params,
 };
 
 const DEFAULT_PORT: u16 = 5432;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Statements with at most this many parameters (all of the hot path's but
-/// the load's and IN lists of 100) bind them without allocating.
-const STACK_PARAMS: usize = 16;
 
 pub struct PostgresDriver {
     config: Config,
@@ -67,47 +61,34 @@ impl PostgresDriver {
                 )));
             }
         }
-        let mut config = Config::new();
-        let addr = if host.starts_with('/') {
-            config.host_path(&host);
-            format!("socket {host} (port {port})")
+        let (host, addr) = if host.starts_with('/') {
+            let addr = format!("socket {host} (port {port})");
+            (Host::Unix(PathBuf::from(host)), addr)
+        } else if host.contains(':') {
+            let addr = format!("[{host}]:{port}");
+            (Host::Tcp(host), addr)
         } else {
-            config.host(&host);
-            if host.contains(':') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            }
+            let addr = format!("{host}:{port}");
+            (Host::Tcp(host), addr)
         };
-        config
-            .port(port)
-            .dbname(&db)
-            .user(u.user.as_deref().unwrap_or("postgres"))
-            .application_name(u.param("application_name").unwrap_or("rqps"))
-            .connect_timeout(CONNECT_TIMEOUT)
-            // A dead peer is noticed by TCP: keepalives while waiting for
-            // an answer, the user timeout while our data goes unacknowledged.
-            // No statement_timeout: it would also cut legitimate long
-            // statements (CREATE INDEX, VACUUM on large tables).
-            .keepalives(true)
-            .keepalives_idle(Duration::from_secs(60))
-            .keepalives_interval(Duration::from_secs(10))
-            .keepalives_retries(6)
-            .tcp_user_timeout(Duration::from_secs(120));
-        if let Some(p) = &u.password {
-            config.password(p);
-        }
         Ok(PostgresDriver {
-            config,
+            config: Config {
+                host,
+                port,
+                user: u.user.clone().unwrap_or_else(|| "postgres".into()),
+                password: u.password.clone(),
+                database: db,
+                application_name: u.param("application_name").unwrap_or("rqps").to_string(),
+                connect_timeout: CONNECT_TIMEOUT,
+            },
             addr,
             shown: safe(url),
             dialect: PostgresDialect,
         })
     }
 
-    fn open(&self) -> DbResult<Client> {
-        self.config.connect(NoTls).map_err(|e| {
-            let mut err = map_err(e);
+    fn open(&self) -> DbResult<PgConn> {
+        PgConn::connect(&self.config).map_err(|mut err| {
             err.message = format!(
                 "cannot connect to PostgreSQL at {} ({}): {}",
                 self.addr, self.shown, err.message
@@ -117,26 +98,19 @@ impl PostgresDriver {
     }
 
     /// Runs `sql` (simple protocol) and returns each row as (column name,
-    /// text value) pairs.
-    fn rows(client: &mut Client, sql: &str) -> DbResult<Vec<Vec<(String, String)>>> {
-        let mut out = Vec::new();
-        for m in client.simple_query(sql).map_err(map_err)? {
-            if let SimpleQueryMessage::Row(r) = m {
-                out.push(
-                    r.columns()
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| {
-                            (
-                                c.name().to_string(),
-                                r.get(i).unwrap_or_default().to_string(),
-                            )
-                        })
-                        .collect(),
-                );
-            }
-        }
-        Ok(out)
+    /// text value) pairs, NULL as "".
+    fn rows(c: &mut PgConn, sql: &str) -> DbResult<Vec<Vec<(String, String)>>> {
+        let (names, rows) = c.query_rows(sql)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                names
+                    .iter()
+                    .cloned()
+                    .zip(r.into_iter().map(Option::unwrap_or_default))
+                    .collect()
+            })
+            .collect())
     }
 }
 
@@ -146,7 +120,7 @@ impl Driver for PostgresDriver {
     }
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
         Ok(Box::new(PostgresConn {
-            client: self.open()?,
+            pg: self.open()?,
             stmts: Vec::new(),
             text: String::new(),
         }))
@@ -165,7 +139,7 @@ impl Driver for PostgresDriver {
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;
-        Ok(first_value(&mut c, "SHOW server_version")?.unwrap_or_default())
+        Ok(c.query_scalar("SHOW server_version")?.unwrap_or_default())
     }
     fn settings(&self) -> DbResult<Vec<(String, String)>> {
         let mut c = self.open()?;
@@ -194,10 +168,9 @@ impl Driver for PostgresDriver {
             ("pg_stat_checkpointer", ""),
             ("pg_stat_wal", ""),
         ] {
-            let exists = first_value(
-                &mut c,
-                &format!("SELECT to_regclass('pg_catalog.{view}') IS NOT NULL"),
-            )?;
+            let exists = c.query_scalar(&format!(
+                "SELECT to_regclass('pg_catalog.{view}') IS NOT NULL"
+            ))?;
             if exists.as_deref() != Some("t") {
                 continue;
             }
@@ -291,236 +264,54 @@ pub fn number_placeholders(sql: &str) -> String {
     out
 }
 
-fn is_text(ty: &Type) -> bool {
-    *ty == Type::TEXT
-        || *ty == Type::BPCHAR
-        || *ty == Type::VARCHAR
-        || *ty == Type::NAME
-        || *ty == Type::UNKNOWN
-}
-
-/// A parameter is encoded in the type the server inferred for its
-/// placeholder, straight into the protocol buffer.
-impl ToSql for Param<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match *self {
-            Param::Int(v) => {
-                if *ty == Type::INT4 {
-                    i32::try_from(v)?.to_sql(ty, out)
-                } else if *ty == Type::INT8 {
-                    v.to_sql(ty, out)
-                } else if *ty == Type::INT2 {
-                    i16::try_from(v)?.to_sql(ty, out)
-                } else if *ty == Type::FLOAT8 {
-                    (v as f64).to_sql(ty, out)
-                } else if *ty == Type::FLOAT4 {
-                    (v as f32).to_sql(ty, out)
-                } else if is_text(ty) {
-                    // Text's binary format is its UTF-8 bytes.
-                    use std::fmt::Write;
-                    write!(out, "{v}")?;
-                    Ok(IsNull::No)
-                } else {
-                    Err(format!("cannot bind an integer to a parameter of type {ty}").into())
-                }
-            }
-            Param::Text(s) => {
-                if is_text(ty) {
-                    out.extend_from_slice(s.as_bytes());
-                    Ok(IsNull::No)
-                } else if *ty == Type::INT4 {
-                    s.trim().parse::<i32>()?.to_sql(ty, out)
-                } else if *ty == Type::INT8 {
-                    s.trim().parse::<i64>()?.to_sql(ty, out)
-                } else if *ty == Type::INT2 {
-                    s.trim().parse::<i16>()?.to_sql(ty, out)
-                } else {
-                    Err(format!("cannot bind text to a parameter of type {ty}").into())
-                }
-            }
-        }
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        // Checked per value in to_sql, where the error says what failed.
-        true
-    }
-
-    to_sql_checked!();
-}
-
-fn map_err(e: ::postgres::Error) -> DbError {
-    if let Some(db) = e.as_db_error() {
-        let code = db.code().code();
-        let class = match code {
-            "40001" | "40P01" | "55P03" => ErrorClass::Retry,
-            "57P01" | "57P02" | "57P03" => ErrorClass::Reconnect,
-            c if c.starts_with("08") => ErrorClass::Reconnect,
-            _ => ErrorClass::Fatal,
-        };
-        let message = match db.detail() {
-            Some(d) => format!("{}: {d}", db.message()),
-            None => db.message().to_string(),
-        };
-        return DbError {
-            class,
-            code: Some(code.to_string()),
-            message,
-        };
-    }
-    let io = e
-        .source()
-        .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
-    // Closed, I/O and connect errors, and the crate's own timeouts: the
-    // connection is gone or unusable.
-    let lost = e.is_closed() || io || e.to_string().starts_with("timeout");
-    let message = match e.source() {
-        Some(s) => format!("{e}: {s}"),
-        None => e.to_string(),
-    };
-    DbError {
-        class: if lost {
-            ErrorClass::Reconnect
-        } else {
-            ErrorClass::Fatal
-        },
-        code: None,
-        message,
-    }
-}
-
-fn first_value(client: &mut Client, sql: &str) -> DbResult<Option<String>> {
-    for m in client.simple_query(sql).map_err(map_err)? {
-        if let SimpleQueryMessage::Row(r) = m {
-            return Ok(r.get(0).map(str::to_string));
-        }
-    }
-    Ok(None)
-}
-
 enum Slot {
-    Prepared {
-        stmt: Statement,
-        /// Whether the statement returns a result set.
-        rows: bool,
-    },
+    Prepared(pgwire::Statement),
     /// Simple protocol: the SQL with `?`, filled in on every execution.
     Text(String),
 }
 
 pub struct PostgresConn {
-    client: Client,
+    pg: PgConn,
     stmts: Vec<Slot>,
     /// Reused buffer for statements sent as text.
     text: String,
 }
 
-/// Runs `sql` through the simple protocol and reads all it returns.
-fn simple(client: &mut Client, sql: &str) -> DbResult<Outcome> {
-    let mut rows = 0u64;
-    let mut affected = 0u64;
-    let mut has_rows = false;
-    let mut in_set = false;
-    for m in client.simple_query(sql).map_err(map_err)? {
-        match m {
-            SimpleQueryMessage::RowDescription(_) => {
-                has_rows = true;
-                in_set = true;
-            }
-            SimpleQueryMessage::Row(_) => rows += 1,
-            SimpleQueryMessage::CommandComplete(n) => {
-                if !in_set {
-                    affected += n;
-                }
-                in_set = false;
-            }
-            _ => {}
-        }
-    }
-    Ok(if has_rows {
-        Outcome::Rows(rows)
-    } else {
-        Outcome::Affected(affected)
-    })
-}
-
 impl Conn for PostgresConn {
     fn prepare(&mut self, sql: &str, mode: PsMode) -> DbResult<StmtId> {
         let slot = match mode {
-            PsMode::Auto => {
-                let stmt = self
-                    .client
-                    .prepare(&number_placeholders(sql))
-                    .map_err(map_err)?;
-                Slot::Prepared {
-                    rows: !stmt.columns().is_empty(),
-                    stmt,
-                }
-            }
+            PsMode::Auto => Slot::Prepared(self.pg.prepare(&number_placeholders(sql))?),
             PsMode::Disable => Slot::Text(sql.to_string()),
         };
         self.stmts.push(slot);
         Ok(StmtId(self.stmts.len() as u32 - 1))
     }
 
+    #[inline]
     fn execute(&mut self, id: StmtId, params: &[Param<'_>]) -> DbResult<Outcome> {
-        let slot = self
-            .stmts
-            .get(id.0 as usize)
-            .ok_or_else(|| DbError::fatal(format!("no prepared statement {}", id.0)))?;
-        match slot {
-            Slot::Prepared { stmt, rows } => {
-                // One round trip through the client (one block_on): rows
-                // are collected, not pulled one by one.
-                let run = |client: &mut Client, refs: &[&(dyn ToSql + Sync)]| {
-                    if *rows {
-                        client
-                            .query(stmt, refs)
-                            .map(|r| Outcome::Rows(r.len() as u64))
-                    } else {
-                        // BEGIN/COMMIT tags carry no count: 0.
-                        client.execute(stmt, refs).map(Outcome::Affected)
-                    }
-                };
-                let r = if params.len() <= STACK_PARAMS {
-                    let mut refs: [&(dyn ToSql + Sync); STACK_PARAMS] = [&0i64; STACK_PARAMS];
-                    for (r, p) in refs.iter_mut().zip(params) {
-                        *r = p;
-                    }
-                    run(&mut self.client, &refs[..params.len()])
-                } else {
-                    let refs: Vec<&(dyn ToSql + Sync)> =
-                        params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-                    run(&mut self.client, &refs)
-                };
-                r.map_err(map_err)
+        match self.stmts.get(id.0 as usize) {
+            Some(Slot::Prepared(stmt)) => self.pg.execute(stmt, params),
+            Some(Slot::Text(sql)) => {
+                inline_params(sql, params, &mut self.text)?;
+                self.pg.query(&self.text)
             }
-            Slot::Text(sql) => {
-                let mut text = std::mem::take(&mut self.text);
-                let r = inline_params(sql, params, &mut text)
-                    .and_then(|_| simple(&mut self.client, &text));
-                self.text = text;
-                r
-            }
+            None => Err(DbError::fatal(format!("no prepared statement {}", id.0))),
         }
     }
 
     fn query(&mut self, sql: &str) -> DbResult<Outcome> {
-        simple(&mut self.client, sql)
+        self.pg.query(sql)
     }
 
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
-        first_value(&mut self.client, sql)
+        self.pg.query_scalar(sql)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::ErrorClass;
 
     #[test]
     fn placeholders_are_numbered_outside_quotes_and_comments() {
@@ -538,21 +329,27 @@ mod tests {
     #[test]
     fn urls_give_the_right_config() {
         let d = PostgresDriver::new("postgres://bob:pw@127.0.0.1/sbtest").unwrap();
-        assert_eq!(d.config.get_ports(), &[5432]);
-        assert_eq!(d.config.get_user(), Some("bob"));
-        assert_eq!(d.config.get_password(), Some(&b"pw"[..]));
-        assert_eq!(d.config.get_dbname(), Some("sbtest"));
+        assert_eq!(d.config.port, 5432);
+        assert_eq!(d.config.host, Host::Tcp("127.0.0.1".into()));
+        assert_eq!(d.config.user, "bob");
+        assert_eq!(d.config.password.as_deref(), Some("pw"));
+        assert_eq!(d.config.database, "sbtest");
+        assert_eq!(d.config.application_name, "rqps");
         assert_eq!(d.addr, "127.0.0.1:5432");
         assert!(!d.shown.contains("pw"));
         let d = PostgresDriver::new("postgresql://postgres@/sb?host=/tmp/run&port=5499").unwrap();
-        assert_eq!(
-            d.config.get_hosts(),
-            &[::postgres::config::Host::Unix("/tmp/run".into())]
-        );
-        assert_eq!(d.config.get_ports(), &[5499]);
+        assert_eq!(d.config.host, Host::Unix("/tmp/run".into()));
+        assert_eq!(d.config.port, 5499);
+        assert_eq!(d.config.password, None);
         assert_eq!(d.addr, "socket /tmp/run (port 5499)");
         let d = PostgresDriver::new("postgres://postgres@:5433/sb?host=%2Ftmp%2Frun").unwrap();
-        assert_eq!(d.config.get_ports(), &[5433]);
+        assert_eq!(d.config.port, 5433);
+        assert_eq!(d.config.host, Host::Unix("/tmp/run".into()));
+        let d = PostgresDriver::new("postgres://[::1]:7/sb?application_name=x").unwrap();
+        assert_eq!(d.config.host, Host::Tcp("::1".into()));
+        assert_eq!(d.config.user, "postgres");
+        assert_eq!(d.config.application_name, "x");
+        assert_eq!(d.addr, "[::1]:7");
         for bad in [
             "postgres://u:pw@127.0.0.1:5432",
             "postgres://u:pw@/sbtest",

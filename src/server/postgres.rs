@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::driver::pgwire::{Config, Host, PgConn};
+use crate::driver::{Outcome, Param};
+
 use super::{Binaries, INIT_TIMEOUT, Server, ServerError, ServerKind, lib_dir_of, util};
 
 const NAMES: [&str; 2] = ["initdb", "postgres"];
@@ -164,32 +167,26 @@ pub(super) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     )))
 }
 
-fn connect(port: u16, dbname: &str) -> Result<::postgres::Client, String> {
-    ::postgres::Config::new()
-        .host("127.0.0.1")
-        .port(port)
-        .user("postgres")
-        .dbname(dbname)
-        .connect_timeout(Duration::from_secs(2))
-        .connect(::postgres::NoTls)
-        .map_err(|e| error_text(&e))
-}
-
-/// postgres::Error's Display hides the server message behind "db error"; show it.
-fn error_text(e: &::postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
-    }
+fn connect(port: u16, dbname: &str) -> Result<PgConn, String> {
+    PgConn::connect(&Config {
+        host: Host::Tcp("127.0.0.1".into()),
+        port,
+        user: "postgres".into(),
+        password: None,
+        database: dbname.into(),
+        application_name: "rqps".into(),
+        connect_timeout: Duration::from_secs(2),
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
 pub(super) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
     let mut client = connect(port, "postgres")?;
-    let row = client
-        .query_one("SHOW data_directory", &[])
-        .map_err(|e| error_text(&e))?;
-    let dir: String = row.get(0);
+    let dir = client
+        .query_scalar("SHOW data_directory")
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
     if util::same_dir(Path::new(&dir), data_dir) {
         Ok(())
     } else {
@@ -202,14 +199,15 @@ pub(super) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
 pub(super) fn create_database(port: u16, db: &str) -> Result<(), String> {
     let mut client = connect(port, "postgres")?;
     let exists = client
-        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&db])
-        .map_err(|e| error_text(&e))?
-        .is_some();
+        .prepare("SELECT 1 FROM pg_database WHERE datname = $1")
+        .and_then(|s| client.execute(&s, &[Param::Text(db)]))
+        .map_err(|e| e.to_string())?
+        != Outcome::Rows(0);
     if !exists {
         let ident = format!("\"{}\"", db.replace('"', "\"\""));
         client
-            .batch_execute(&format!("CREATE DATABASE {ident}"))
-            .map_err(|e| error_text(&e))?;
+            .query(&format!("CREATE DATABASE {ident}"))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
