@@ -383,7 +383,56 @@ fn mysql_driver_against_mariadb() {
     );
     drop(c);
 
+    passwords(&srv, driver.as_ref());
     killed_server_is_reconnect(srv, driver.as_ref());
+}
+
+/// A user with a password (mysql_native_password, MariaDB's default for
+/// `IDENTIFIED BY`) connects over TCP and the unix socket; a wrong password
+/// is fatal (1045) and its message does not show it.
+fn passwords(srv: &Server, admin: &dyn Driver) {
+    const PW: &str = "Pw-with'quote:and@signs";
+    let mut c = admin.connect().unwrap();
+    c.query(&format!(
+        "CREATE USER 'pwuser'@'%' IDENTIFIED BY '{}'",
+        PW.replace('\'', "''")
+    ))
+    .unwrap();
+    c.query("GRANT ALL ON sbtest.* TO 'pwuser'@'%'").unwrap();
+    let plugin = scalar(
+        c.as_mut(),
+        "SELECT plugin FROM mysql.user WHERE user = 'pwuser'",
+    );
+    assert_eq!(plugin, "mysql_native_password");
+    let enc = PW.replace('@', "%40").replace(':', "%3A");
+    let port = srv.port();
+    let d = MysqlDriver::new(&format!("mysql://pwuser:{enc}@127.0.0.1:{port}/sbtest")).unwrap();
+    let mut u = d
+        .connect()
+        .unwrap_or_else(|e| panic!("pwuser connects: {e}"));
+    assert_eq!(scalar(u.as_mut(), "SELECT current_user()"), "pwuser@%");
+    let sel = u
+        .prepare("SELECT c FROM sbtest1 WHERE id=?", PsMode::Auto)
+        .unwrap();
+    assert_eq!(u.execute(sel, &[Param::Int(3)]).unwrap(), Outcome::Rows(1));
+    let sock = srv.socket_path().unwrap().display().to_string();
+    let d = MysqlDriver::new(&format!("mysql://pwuser:{enc}@/sbtest?socket={sock}")).unwrap();
+    d.connect()
+        .unwrap_or_else(|e| panic!("pwuser over the socket: {e}"));
+
+    for wrong in ["Wrong-secret-9", ""] {
+        let d =
+            MysqlDriver::new(&format!("mysql://pwuser:{wrong}@127.0.0.1:{port}/sbtest")).unwrap();
+        let e = d.connect().err().expect("wrong password is refused");
+        eprintln!("wrong password: {e}");
+        assert_eq!(e.class, ErrorClass::Fatal, "{e}");
+        assert_eq!(e.code.as_deref(), Some("1045"), "{e}");
+        if wrong.is_empty() {
+            assert!(e.message.contains("using password: NO"), "{e}");
+        } else {
+            assert!(!e.to_string().contains(wrong), "{e}");
+        }
+    }
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! [`Caps`] and [`Dialect`], never for its engine's name.
 
 pub mod mysql;
+pub(crate) mod mywire;
 pub mod pgwire;
 pub mod postgres;
 pub mod sqlite;

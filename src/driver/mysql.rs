@@ -1,15 +1,15 @@
-//! MySQL and MariaDB through the `mysql` crate (synchronous, no TLS).
+//! MySQL and MariaDB through our own protocol client, [`super::mywire`]
+//! (synchronous, no TLS).
 //!
 //! Statements are prepared on the server once per connection (binary
-//! protocol) and kept for the connection's life; the crate's statement
-//! cache is turned off because it closes the least recently used statement
-//! on the server when it overflows, which would invalidate handles we keep.
+//! protocol) and kept for the connection's life. Executions count the rows
+//! without decoding them and allocate nothing, so the benchmark spends its
+//! client CPU on the server's answers rather than on its own bookkeeping.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use ::mysql::prelude::{Protocol, Queryable};
-use ::mysql::{Opts, OptsBuilder, Params, QueryResult, Statement, Value};
-
+use super::mywire::{self, Addr, Client, Opts, Stmt};
 use super::url::{DbUrl, safe};
 use super::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
@@ -70,35 +70,29 @@ impl MysqlDriver {
             None if host.contains(':') => format!("[{host}]:{port}"),
             None => format!("{host}:{port}"),
         };
-        let opts = OptsBuilder::new()
-            .ip_or_hostname(Some(host))
-            .tcp_port(port)
-            .socket(socket)
-            // Connect the way the target says: the crate would otherwise
-            // switch a loopback TCP target to the server's unix socket.
-            .prefer_socket(false)
-            .user(u.user.clone())
-            .pass(u.password.clone())
-            .db_name(Some(db))
-            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-            .read_timeout(Some(IO_TIMEOUT))
-            .write_timeout(Some(IO_TIMEOUT))
-            .tcp_keepalive_time_ms(Some(60_000))
-            .tcp_keepalive_probe_interval_secs(Some(10))
-            .tcp_keepalive_probe_count(Some(6))
-            .tcp_user_timeout_ms(Some(120_000))
-            .tcp_nodelay(true)
-            .stmt_cache_size(0);
+        // Keepalive (60 s idle, 10 s probes, 6 of them) and a 120 s TCP user
+        // timeout are set by the client on every TCP connection.
+        let opts = Opts {
+            addr: match socket {
+                Some(s) => Addr::Unix(PathBuf::from(s)),
+                None => Addr::Tcp { host, port },
+            },
+            user: u.user.clone().unwrap_or_default(),
+            password: u.password.clone().unwrap_or_default(),
+            db: Some(db),
+            connect_timeout: CONNECT_TIMEOUT,
+            io_timeout: IO_TIMEOUT,
+        };
         Ok(MysqlDriver {
-            opts: opts.into(),
+            opts,
             addr,
             shown: safe(url),
             dialect: MysqlDialect,
         })
     }
 
-    fn open(&self) -> DbResult<::mysql::Conn> {
-        ::mysql::Conn::new(self.opts.clone()).map_err(|e| {
+    fn open(&self) -> DbResult<Client> {
+        Client::connect(&self.opts).map_err(|e| {
             let mut err = map_err(e);
             err.message = format!(
                 "cannot connect to MySQL at {} ({}): {}",
@@ -111,14 +105,10 @@ impl MysqlDriver {
     /// Runs `sql` and returns every row as text, columns in order.
     fn rows(&self, sql: &str) -> DbResult<Vec<Vec<String>>> {
         let mut conn = self.open()?;
-        let rows: Vec<::mysql::Row> = conn.query(sql).map_err(map_err)?;
+        let rows = conn.query_rows(sql).map_err(map_err)?;
         Ok(rows
-            .iter()
-            .map(|r| {
-                (0..r.len())
-                    .map(|i| r.as_ref(i).map(value_text).unwrap_or_default())
-                    .collect()
-            })
+            .into_iter()
+            .map(|r| r.into_iter().map(Option::unwrap_or_default).collect())
             .collect())
     }
 
@@ -161,8 +151,8 @@ impl Driver for MysqlDriver {
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;
-        let v: Option<Option<String>> = c.query_first("SELECT VERSION()").map_err(map_err)?;
-        Ok(v.flatten().unwrap_or_default())
+        let v = c.query_scalar("SELECT VERSION()").map_err(map_err)?;
+        Ok(v.unwrap_or_default())
     }
     fn settings(&self) -> DbResult<Vec<(String, String)>> {
         self.pairs("SHOW GLOBAL VARIABLES")
@@ -215,108 +205,53 @@ impl Dialect for MysqlDialect {
 }
 
 enum Slot {
-    Prepared(Statement),
+    Prepared(Stmt),
     /// Text protocol: the SQL with `?`, filled in on every execution.
     Text(String),
 }
 
 pub struct MysqlConn {
-    conn: ::mysql::Conn,
+    conn: Client,
     stmts: Vec<Slot>,
     /// Reused buffer for statements sent as text.
     text: String,
 }
 
-fn map_err(e: ::mysql::Error) -> DbError {
-    use ::mysql::DriverError as D;
-    match e {
-        ::mysql::Error::MySqlError(me) => {
-            let class = if RETRY_CODES.contains(&me.code) {
-                ErrorClass::Retry
-            } else if RECONNECT_CODES.contains(&me.code) {
-                ErrorClass::Reconnect
-            } else {
-                ErrorClass::Fatal
-            };
-            DbError {
-                class,
-                code: Some(me.code.to_string()),
-                message: me.message,
-            }
-        }
-        ::mysql::Error::IoError(io) => DbError {
-            class: ErrorClass::Reconnect,
-            code: None,
-            message: format!("connection to the server failed: {io}"),
-        },
-        ::mysql::Error::CodecError(c) => DbError {
-            class: ErrorClass::Reconnect,
-            code: None,
-            message: format!("connection to the server failed: {c}"),
-        },
-        ::mysql::Error::DriverError(d) => {
-            let class = match d {
-                D::ConnectTimeout
-                | D::CouldNotConnect(_)
-                | D::PacketOutOfSync
-                | D::UnexpectedPacket
-                | D::SetupError
-                | D::Timeout => ErrorClass::Reconnect,
-                _ => ErrorClass::Fatal,
-            };
-            DbError {
-                class,
-                code: None,
-                message: d.to_string(),
-            }
-        }
-        other => DbError::fatal(other.to_string()),
-    }
-}
-
-/// A value of a text-protocol row as text.
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::NULL => String::new(),
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Int(i) => i.to_string(),
-        Value::UInt(u) => u.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Double(d) => d.to_string(),
-        other => other.as_sql(true),
-    }
-}
-
-/// Reads every result set of `res`: the rows of those that have columns,
-/// the affected-row counts of the others.
-fn drain<P: Protocol>(mut res: QueryResult<'_, '_, '_, P>) -> DbResult<Outcome> {
-    let mut rows = 0u64;
-    let mut affected = 0u64;
-    let mut has_rows = false;
-    while let Some(set) = res.iter() {
-        if set.columns().as_ref().is_empty() {
-            affected += set.affected_rows();
-        } else {
-            has_rows = true;
-        }
-        for row in set {
-            row.map_err(map_err)?;
-            rows += 1;
-        }
-    }
-    Ok(if has_rows {
-        Outcome::Rows(rows)
+fn class_of(code: u16) -> ErrorClass {
+    if RETRY_CODES.contains(&code) {
+        ErrorClass::Retry
+    } else if RECONNECT_CODES.contains(&code) {
+        ErrorClass::Reconnect
     } else {
-        Outcome::Affected(affected)
-    })
+        ErrorClass::Fatal
+    }
+}
+
+#[cold]
+fn map_err(e: mywire::Error) -> DbError {
+    match e {
+        mywire::Error::Server { code, message } => DbError {
+            class: class_of(code),
+            code: Some(code.to_string()),
+            message,
+        },
+        // I/O errors, the server closing the connection, packets out of
+        // order: the connection is gone.
+        mywire::Error::Broken(message) => DbError {
+            class: ErrorClass::Reconnect,
+            code: None,
+            message,
+        },
+        mywire::Error::Fatal(message) => DbError::fatal(message),
+    }
 }
 
 impl Conn for MysqlConn {
     fn prepare(&mut self, sql: &str, mode: PsMode) -> DbResult<StmtId> {
         let slot = match mode {
-            PsMode::Auto => match self.conn.prep(sql) {
+            PsMode::Auto => match self.conn.prepare(sql) {
                 Ok(stmt) => Slot::Prepared(stmt),
-                Err(::mysql::Error::MySqlError(me)) if me.code == UNSUPPORTED_PS => {
+                Err(mywire::Error::Server { code, .. }) if code == UNSUPPORTED_PS => {
                     Slot::Text(sql.to_string())
                 }
                 Err(e) => return Err(map_err(e)),
@@ -327,52 +262,26 @@ impl Conn for MysqlConn {
         Ok(StmtId(self.stmts.len() as u32 - 1))
     }
 
+    #[inline]
     fn execute(&mut self, id: StmtId, params: &[Param<'_>]) -> DbResult<Outcome> {
-        let slot = self
-            .stmts
-            .get(id.0 as usize)
-            .ok_or_else(|| DbError::fatal(format!("no prepared statement {}", id.0)))?;
+        let Some(slot) = self.stmts.get(id.0 as usize) else {
+            return Err(DbError::fatal(format!("no prepared statement {}", id.0)));
+        };
         match slot {
-            Slot::Prepared(stmt) => {
-                let params = if params.is_empty() {
-                    Params::Empty
-                } else {
-                    Params::Positional(
-                        params
-                            .iter()
-                            .map(|p| match *p {
-                                Param::Int(v) => Value::Int(v),
-                                Param::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
-                            })
-                            .collect(),
-                    )
-                };
-                let res = self.conn.exec_iter(stmt, params).map_err(map_err)?;
-                drain(res)
-            }
+            Slot::Prepared(stmt) => self.conn.execute(stmt, params).map_err(map_err),
             Slot::Text(sql) => {
-                let mut text = std::mem::take(&mut self.text);
-                let r = inline_params(sql, params, &mut text).and_then(|_| {
-                    let res = self.conn.query_iter(&text).map_err(map_err)?;
-                    drain(res)
-                });
-                self.text = text;
-                r
+                inline_params(sql, params, &mut self.text)?;
+                self.conn.query(&self.text).map_err(map_err)
             }
         }
     }
 
     fn query(&mut self, sql: &str) -> DbResult<Outcome> {
-        let res = self.conn.query_iter(sql).map_err(map_err)?;
-        drain(res)
+        self.conn.query(sql).map_err(map_err)
     }
 
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
-        let row: Option<::mysql::Row> = self.conn.query_first(sql).map_err(map_err)?;
-        Ok(row.and_then(|r| match r.as_ref(0) {
-            None | Some(Value::NULL) => None,
-            Some(v) => Some(value_text(v)),
-        }))
+        self.conn.query_scalar(sql).map_err(map_err)
     }
 }
 
@@ -383,14 +292,23 @@ mod tests {
     #[test]
     fn urls_give_the_right_options() {
         let d = MysqlDriver::new("mysql://root:pw@127.0.0.1/sbtest").unwrap();
-        assert_eq!(d.opts.get_tcp_port(), 3306);
-        assert_eq!(d.opts.get_pass(), Some("pw"));
-        assert_eq!(d.opts.get_db_name(), Some("sbtest"));
-        assert!(!d.opts.get_prefer_socket());
+        assert_eq!(
+            d.opts.addr,
+            Addr::Tcp {
+                host: "127.0.0.1".into(),
+                port: 3306
+            }
+        );
+        assert_eq!(
+            (d.opts.user.as_str(), d.opts.password.as_str()),
+            ("root", "pw")
+        );
+        assert_eq!(d.opts.db.as_deref(), Some("sbtest"));
+        assert_eq!(d.opts.io_timeout, IO_TIMEOUT);
         assert_eq!(d.addr, "127.0.0.1:3306");
         assert!(!d.shown.contains("pw"));
         let d = MysqlDriver::new("mariadb://root@/sb?socket=/tmp/x/mysqld.sock").unwrap();
-        assert_eq!(d.opts.get_socket(), Some("/tmp/x/mysqld.sock"));
+        assert_eq!(d.opts.addr, Addr::Unix("/tmp/x/mysqld.sock".into()));
         assert_eq!(d.addr, "socket /tmp/x/mysqld.sock");
         for bad in [
             "mysql://root:pw@127.0.0.1:3306",
@@ -412,6 +330,37 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
         assert!(e.message.contains("127.0.0.1:1"), "{e}");
         assert!(!e.to_string().contains("topsecret"), "{e}");
+    }
+
+    #[test]
+    fn errors_are_classified_by_mysql_error_number() {
+        let server = |code| mywire::Error::Server {
+            code,
+            message: "m".into(),
+        };
+        for (code, class) in [
+            (1213, ErrorClass::Retry),
+            (1205, ErrorClass::Retry),
+            (1020, ErrorClass::Retry),
+            (2006, ErrorClass::Reconnect),
+            (2013, ErrorClass::Reconnect),
+            (2055, ErrorClass::Reconnect),
+            (1927, ErrorClass::Reconnect),
+            (1053, ErrorClass::Reconnect),
+            (4031, ErrorClass::Reconnect),
+            (1062, ErrorClass::Fatal),
+            (1045, ErrorClass::Fatal),
+        ] {
+            let e = map_err(server(code));
+            assert_eq!((e.class, e.code), (class, Some(code.to_string())));
+        }
+        let e = map_err(mywire::Error::Broken("gone".into()));
+        assert_eq!(
+            (e.class, e.code, e.message.as_str()),
+            (ErrorClass::Reconnect, None, "gone")
+        );
+        let e = map_err(mywire::Error::Fatal("no".into()));
+        assert_eq!(e.class, ErrorClass::Fatal);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use mysql::prelude::Queryable as _;
+use crate::driver::mywire::{Addr, Client, Opts};
 
 use super::{Binaries, INIT_TIMEOUT, Server, ServerError, ServerKind, lib_dir_of, util};
 
@@ -205,23 +205,26 @@ pub(super) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     )))
 }
 
-fn connect(port: u16) -> Result<mysql::Conn, String> {
-    let opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        .read_timeout(Some(Duration::from_secs(30)))
-        .write_timeout(Some(Duration::from_secs(30)));
-    mysql::Conn::new(opts).map_err(|e| e.to_string())
+fn connect(port: u16) -> Result<Client, String> {
+    Client::connect(&Opts {
+        addr: Addr::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        },
+        user: "root".into(),
+        password: String::new(),
+        db: None,
+        connect_timeout: Duration::from_secs(2),
+        io_timeout: Duration::from_secs(30),
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
 pub(super) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
     let mut conn = connect(port)?;
-    let dir: Option<String> = conn
-        .query_first("SELECT @@datadir")
+    let dir = conn
+        .query_scalar("SELECT @@datadir")
         .map_err(|e| e.to_string())?;
     let dir = dir.unwrap_or_default();
     if util::same_dir(Path::new(&dir), data_dir) {
@@ -236,7 +239,8 @@ pub(super) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
 pub(super) fn create_database(port: u16, db: &str) -> Result<(), String> {
     let mut conn = connect(port)?;
     let ident = format!("`{}`", db.replace('`', "``"));
-    conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS {ident}"))
+    conn.query(&format!("CREATE DATABASE IF NOT EXISTS {ident}"))
+        .map(|_| ())
         .map_err(|e| e.to_string())
 }
 
