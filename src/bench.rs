@@ -79,10 +79,11 @@ fn bare_loop(path: &std::path::Path, n: i64, secs: f64, seed: u64) -> Result<(u6
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
     let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| e.to_string())?;
     for pragma in crate::driver::sqlite::DEFAULT_PRAGMAS {
-        conn.query_row(pragma, [], |_| Ok(())).or_else(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Ok(()),
-            e => Err(e.to_string()),
-        })?;
+        conn.query_row(pragma, [], |_| Ok(()))
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(()),
+                e => Err(e.to_string()),
+            })?;
     }
     let mut stmt = conn
         .prepare("SELECT c FROM sbtest1 WHERE id=?")

@@ -83,9 +83,12 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * NANOS_PER_SEC + ts.tv_nsec as u64
 }
 
-/// Latency histogram of events in nanoseconds, 3 significant digits, up to an hour.
+/// Latency histogram of events in nanoseconds, up to an hour, with 2 significant digits
+/// (values within 1 %). Three digits would need a 256 KB counts array per thread, which
+/// every event touches at a random place: after each context switch that costs cache misses
+/// that showed up as 15-20 % of rqps's user CPU per query against a server; two digits need 36 KB.
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds")
 }
 
 /// Everything one thread measured during the measured interval.
@@ -260,7 +263,7 @@ mod tests {
         }
         let l = Latency::from_histogram(&h);
         assert!(
-            (l.p50 - 50.0).abs() < 0.1 && (l.p99 - 99.0).abs() < 0.1 && (l.max - 100.0).abs() < 0.1,
+            (l.p50 - 50.0).abs() < 0.5 && (l.p99 - 99.0).abs() < 1.0 && (l.max - 100.0).abs() < 1.0,
             "{l:?}"
         );
     }

@@ -96,7 +96,10 @@ config = "delete.conf"
     assert!(docs.iter().all(|d| d["status"] == "ok"));
     // The final report compares the targets with the base (the first target).
     let out = text(&o);
-    assert!(out.contains("delete") && results.join("report-wal.html").is_file(), "{out}");
+    assert!(
+        out.contains("delete") && results.join("report-wal.html").is_file(),
+        "{out}"
+    );
     let journal = |d: &serde_json::Value| {
         d["command_line"]
             .as_array()

@@ -156,20 +156,38 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
 /// The comparison against the base once every run is stored: terminal tables, and a
 /// self-contained HTML page beside the results.
 fn final_report(results: &std::path::Path, base: &str, names: &[String]) -> Result<(), CliError> {
-    let others: Vec<String> = names.iter().filter(|n| n.as_str() != base).cloned().collect();
-    let args = |format: &str, output: Option<PathBuf>| -> Result<super::report::ReportArgs, CliError> {
-        let mut argv = vec!["rqps".to_string(), "report".into(), "--results".into(), results.display().to_string()];
-        argv.extend(["--base".into(), base.to_string(), "--format".into(), format.to_string()]);
-        if !others.is_empty() {
-            argv.extend(["--targets".into(), others.join(",")]);
-        }
-        if let Some(o) = output {
-            argv.extend(["-o".into(), o.display().to_string()]);
-        }
-        super::parse_report_args(&argv)
-    };
+    let others: Vec<String> = names
+        .iter()
+        .filter(|n| n.as_str() != base)
+        .cloned()
+        .collect();
+    let args =
+        |format: &str, output: Option<PathBuf>| -> Result<super::report::ReportArgs, CliError> {
+            let mut argv = vec![
+                "rqps".to_string(),
+                "report".into(),
+                "--results".into(),
+                results.display().to_string(),
+            ];
+            argv.extend([
+                "--base".into(),
+                base.to_string(),
+                "--format".into(),
+                format.to_string(),
+            ]);
+            if !others.is_empty() {
+                argv.extend(["--targets".into(), others.join(",")]);
+            }
+            if let Some(o) = output {
+                argv.extend(["-o".into(), o.display().to_string()]);
+            }
+            super::parse_report_args(&argv)
+        };
     if others.is_empty() {
-        eprintln!("one target: nothing to compare; its runs are in {}", results.display());
+        eprintln!(
+            "one target: nothing to compare; its runs are in {}",
+            results.display()
+        );
         return Ok(());
     }
     super::report::report(&args("term", None)?)?;

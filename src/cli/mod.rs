@@ -32,9 +32,17 @@ impl CliError {
 /// Parses a full `rqps report ...` command line (used by matrices for their final report).
 pub fn parse_report_args(argv: &[String]) -> Result<report::ReportArgs, CliError> {
     match Cli::try_parse_from(argv) {
-        Ok(Cli { cmd: Cmd::Report(a) }) => Ok(a),
+        Ok(Cli {
+            cmd: Cmd::Report(a),
+        }) => Ok(a),
         Ok(_) => Err(CliError::Usage("not a report command".into())),
-        Err(e) => Err(CliError::Usage(e.to_string().lines().next().unwrap_or("bad arguments").to_string())),
+        Err(e) => Err(CliError::Usage(
+            e.to_string()
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .to_string(),
+        )),
     }
 }
 
