@@ -143,7 +143,13 @@ pub(super) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
     // mariadbd ignores world-writable option files.
     fs::set_permissions(&cnf, fs::Permissions::from_mode(0o644))
         .map_err(ServerError::io(format!("cannot chmod {}", cnf.display())))?;
+    // The bootstrap server writes temporary tables to $TMPDIR (default /tmp); concurrent
+    // installs sharing /tmp were seen to fail on each other's files, so each gets its own.
+    let tmp = srv.root.join("tmp");
+    fs::create_dir_all(&tmp)
+        .map_err(ServerError::io(format!("cannot create {}", tmp.display())))?;
     let mut cmd = bins.command(&bins.init);
+    cmd.env("TMPDIR", &tmp);
     cmd.arg(format!("--defaults-file={}", cnf.display()))
         .arg(format!("--basedir={}", bins.basedir.display()))
         .arg(format!("--datadir={}", srv.data_dir.display()));
@@ -159,11 +165,7 @@ pub(super) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
     .current_dir(&srv.root)
     .process_group(0);
     let outcome = util::run_logged(&mut cmd, &srv.init_log, INIT_TIMEOUT);
-    super::check_init(&bins.init, outcome, &srv.init_log)?;
-    fs::create_dir_all(srv.root.join("tmp")).map_err(ServerError::io(format!(
-        "cannot create {}/tmp",
-        srv.root.display()
-    )))
+    super::check_init(&bins.init, outcome, &srv.init_log)
 }
 
 /// Starts `mariadbd` as a child we keep.
