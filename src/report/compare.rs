@@ -122,7 +122,28 @@ pub fn hw_mean<'a>(figs: impl Iterator<Item = &'a HwFigures>) -> Option<HwFigure
     (!f.is_empty()).then_some(f)
 }
 
-/// Keys whose values differ, or that only one side has.
+/// Settings that differ between any two throwaway instances of the same engine and
+/// config (ports, paths in their temp dirs, ids), so they are no difference worth showing.
+fn instance_specific(key: &str, a: Option<&String>, b: Option<&String>) -> bool {
+    const KEYS: &[&str] = &[
+        "port",
+        "report_port",
+        "pid_file",
+        "socket",
+        "server_uuid",
+        "hostname",
+        "report_host",
+        "general_log_file",
+        "slow_query_log_file",
+        "external_pid_file",
+        "unix_socket_directories",
+    ];
+    let temp = |v: Option<&String>| v.is_some_and(|v| v.contains("/rqps-"));
+    KEYS.contains(&key) || (temp(a) && temp(b))
+}
+
+/// Keys whose values differ, or that only one side has; values that differ only
+/// because two throwaway instances ran are left out.
 pub fn diff_maps(
     base: &BTreeMap<String, String>,
     target: &BTreeMap<String, String>,
@@ -132,6 +153,7 @@ pub fn diff_maps(
     keys.dedup();
     keys.into_iter()
         .filter(|k| base.get(*k) != target.get(*k))
+        .filter(|k| !instance_specific(k, base.get(*k), target.get(*k)))
         .map(|k| ValueDiff {
             name: k.clone(),
             base: base.get(k).cloned(),
@@ -343,5 +365,29 @@ mod tests {
         );
         assert_eq!(b, ["shared_buffers = 128MB"]);
         assert_eq!(t, ["shared_buffers = 1GB"]);
+    }
+
+    #[test]
+    fn instance_paths_and_ports_are_not_differences() {
+        let m = |v: &[(&str, &str)]| {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let a = m(&[
+            ("port", "33877"),
+            ("datadir", "/tmp/rqps-mariadb-AA/data/"),
+            ("innodb_flush_log_at_trx_commit", "1"),
+        ]);
+        let b = m(&[
+            ("port", "45771"),
+            ("datadir", "/tmp/rqps-mariadb-BB/data/"),
+            ("innodb_flush_log_at_trx_commit", "2"),
+        ]);
+        let d = diff_maps(&a, &b);
+        assert_eq!(
+            d.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(),
+            ["innodb_flush_log_at_trx_commit"]
+        );
     }
 }
