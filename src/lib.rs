@@ -8,6 +8,7 @@ pub mod cli;
 pub mod driver;
 pub mod host;
 pub mod hwcost;
+pub mod ibench;
 pub mod measure;
 pub mod plan;
 pub mod report;

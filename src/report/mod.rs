@@ -1,3 +1,4 @@
 //! Turning stored results into tables people read.
 
+pub mod ibench;
 pub mod table;
