@@ -156,7 +156,7 @@ mod tests {
         let mut s = String::new();
         let mut lens = [0u32; DATA_LEN_MAX + 1];
         let (mut a, mut total) = (0usize, 0usize);
-        for _ in 0..20_000 {
+        for i in 0..20_000 {
             g.data(&mut s);
             let len = s.len();
             assert!((DATA_LEN_MIN..=DATA_LEN_MAX).contains(&len), "{s}");
@@ -165,7 +165,10 @@ mod tests {
             let (head, tail) = s.split_at(len - random);
             assert!(head.bytes().all(|b| b == b'a'), "{s}");
             assert!(tail.bytes().all(|b| B64.contains(&b)), "{s}");
-            assert!(text.contains(tail), "{s}");
+            // A slice of the random text (checked on a sample: the search is slow).
+            if i < 20 {
+                assert!(text.contains(tail), "{s}");
+            }
             a += head.len();
             total += len;
         }

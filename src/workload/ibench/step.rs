@@ -991,3 +991,184 @@ fn empty_outcome(status: StepStatus) -> StepOutcome {
         index_secs: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Dialect;
+    use crate::driver::mysql::MysqlDialect;
+    use crate::driver::postgres::PostgresDialect;
+    use crate::driver::sqlite::{SqliteDialect, SqliteDriver};
+
+    #[test]
+    fn engine_sql_comes_from_the_dialects() {
+        let idx = index_defs("pi1");
+        let (my, pg, lite): (&dyn Dialect, &dyn Dialect, &dyn Dialect) =
+            (&MysqlDialect, &PostgresDialect, &SqliteDialect);
+        assert!(my.ibench_create_table("pi1")[0].contains("BIGINT NOT NULL AUTO_INCREMENT"));
+        assert!(my.ibench_create_table("pi1")[0].contains("dateandtime DATETIME"));
+        let pg_ddl = pg.ibench_create_table("pi1");
+        assert!(pg_ddl[0].contains("BIGSERIAL PRIMARY KEY"));
+        assert!(pg_ddl[0].contains("TIMESTAMP WITHOUT TIME ZONE"));
+        assert_eq!(pg_ddl[1], "ALTER SEQUENCE pi1_transactionid_seq CACHE 1000");
+        assert!(lite.ibench_create_table("pi1")[0].contains("transactionid INTEGER PRIMARY KEY"));
+        assert_eq!(
+            my.create_indexes("pi1", &idx),
+            [
+                "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price), \
+              ADD INDEX pi1_registersegment (cashregisterid, customerid, price), \
+              ADD INDEX pi1_pdc (price, dateandtime, customerid)"
+            ]
+        );
+        for d in [pg, lite] {
+            assert_eq!(
+                d.create_indexes("pi1", &idx),
+                [
+                    "CREATE INDEX pi1_marketsegment ON pi1 (productid, customerid, price)",
+                    "CREATE INDEX pi1_registersegment ON pi1 (cashregisterid, customerid, price)",
+                    "CREATE INDEX pi1_pdc ON pi1 (price, dateandtime, customerid)",
+                ]
+            );
+        }
+        assert_eq!(
+            my.from_with_index("pi1", "pi1_pdc"),
+            "pi1 FORCE INDEX (pi1_pdc)"
+        );
+        assert_eq!(
+            lite.from_with_index("pi1", "pi1_pdc"),
+            "pi1 INDEXED BY pi1_pdc"
+        );
+        assert_eq!(pg.from_with_index("pi1", "pi1_pdc"), "pi1");
+        assert_eq!(
+            my.delete_oldest("pi1", KEY, 50),
+            "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 50"
+        );
+        for d in [pg, lite] {
+            assert_eq!(
+                d.delete_oldest("pi1", KEY, 5),
+                "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 \
+                 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 5)"
+            );
+        }
+        for d in [my, pg, lite] {
+            assert_eq!(
+                d.min_key_sql("pi1", KEY),
+                "SELECT min(transactionid) FROM pi1"
+            );
+        }
+        assert_eq!(my.datetime_from_epoch(), "FROM_UNIXTIME(?)");
+        assert_eq!(pg.datetime_from_epoch(), "to_timestamp(?)");
+        assert_eq!(lite.datetime_from_epoch(), "datetime(?, 'unixepoch')");
+    }
+
+    fn spec(rows: u64, per: usize, deletes: bool) -> StepSpec {
+        StepSpec {
+            clients: 2,
+            rows_per_client: rows,
+            rows_per_statement: per,
+            deletes,
+            queries: None,
+            rate_per_client: None,
+            create_indexes: false,
+            seed: 1,
+            ps_mode: PsMode::Auto,
+        }
+    }
+
+    fn ids(c: &mut Box<dyn Conn>, t: &str) -> String {
+        c.query_scalar(&format!(
+            "SELECT count(*) || ',' || min(transactionid) || ',' || max(transactionid) FROM {t}"
+        ))
+        .unwrap()
+        .unwrap()
+    }
+
+    #[test]
+    fn tables_are_queues_of_constant_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let driver = SqliteDriver::new(&dir.path().join("ib.db"), vec![]);
+        setup_tables(&driver, 2).unwrap();
+        // 1234 rows: 12 statements of 100 and one of 34.
+        let out = run_step(&driver, &spec(1234, 100, false), &mut |_| {});
+        assert_eq!(out.status, StepStatus::Ok);
+        assert_eq!((out.inserted_rows, out.insert_statements), (2468, 26));
+        assert_eq!(count_rows(&driver, 2).unwrap(), 2468);
+        let mut c = driver.connect().unwrap();
+        assert_eq!(ids(&mut c, "pi1"), "1234,1,1234");
+        // Range of the generated columns as stored, and the time of the batch.
+        let check = c
+            .query_scalar(
+                "SELECT min(cashregisterid) >= 0 AND max(cashregisterid) < 1000 \
+                 AND max(productid) < 10000 AND max(customerid) < 100000 AND max(price) < 500 \
+                 AND min(length(data)) >= 10 AND max(length(data)) <= 20 \
+                 AND abs(strftime('%s', max(dateandtime)) - strftime('%s', 'now')) < 600 FROM pi2",
+            )
+            .unwrap();
+        assert_eq!(check.as_deref(), Some("1"));
+
+        // l.i1-like: 5 rows per statement, a delete per insert. An observer
+        // counts the rows all along: never fewer than at the start (a delete
+        // never ran ahead of its insert), never more than 8 statements ahead.
+        let stop = AtomicBool::new(false);
+        let (lo, hi, out) = std::thread::scope(|s| {
+            let obs = s.spawn(|| {
+                let mut c = driver.connect().unwrap();
+                let (mut lo, mut hi) = (u64::MAX, 0);
+                while !stop.load(Ordering::Relaxed) {
+                    let n: u64 = c
+                        .query_scalar("SELECT count(*) FROM pi1")
+                        .unwrap()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    (lo, hi) = (lo.min(n), hi.max(n));
+                }
+                (lo, hi)
+            });
+            let out = run_step(&driver, &spec(1003, 5, true), &mut |_| {});
+            stop.store(true, Ordering::Relaxed);
+            let (lo, hi) = obs.join().unwrap();
+            (lo, hi, out)
+        });
+        assert_eq!(out.status, StepStatus::Ok);
+        assert_eq!((out.inserted_rows, out.deleted_rows), (2006, 2006));
+        assert_eq!(out.insert_statements, out.delete_statements);
+        assert!(lo >= 1234 && hi <= 1234 + MAX_DELETE_LAG * 5, "{lo}..{hi}");
+        // The oldest 1003 rows went, the newest stayed.
+        assert_eq!(ids(&mut c, "pi1"), "1234,1004,2237");
+        assert_eq!(count_rows(&driver, 2).unwrap(), 2468);
+        assert!(out.delete_hist.len() == 2 * 201 && out.insert_hist.len() == 2 * 201);
+    }
+
+    #[test]
+    fn query_steps_are_paced_and_end_with_their_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let driver = SqliteDriver::new(&dir.path().join("ib.db"), vec![]);
+        setup_tables(&driver, 2).unwrap();
+        let mut s = spec(300, 100, false);
+        s.create_indexes = true;
+        let out = run_step(&driver, &s, &mut |_| {});
+        assert_eq!(out.status, StepStatus::Ok);
+        assert!(out.index_secs.is_some());
+        for kind in [QueryKind::Range, QueryKind::Point] {
+            // 1 s at 100 rows/s per client in batches of 20.
+            let mut q = spec(100, 20, true);
+            q.queries = Some(kind);
+            q.rate_per_client = Some(100.0);
+            let mut shown = 0;
+            let out = run_step(&driver, &q, &mut |_| shown += 1);
+            assert_eq!(out.status, StepStatus::Ok);
+            assert_eq!(out.inserted_rows, 200);
+            assert_eq!(out.deleted_rows, 200);
+            assert!(out.secs >= 0.99 && out.secs < 1.5, "{}", out.secs);
+            assert!(out.queries > 0 && shown > 0);
+            // Range queries return their 10 rows; point queries mostly find theirs.
+            let per = out.rows_fetched as f64 / out.queries as f64;
+            assert!(per > 8.0 && per <= 10.0, "{kind:?}: {per}");
+            assert!(!out.per_second.is_empty());
+            let ins: f64 = out.per_second.iter().map(|s| s.ips * s.secs).sum();
+            assert!((ins - 200.0).abs() < 1e-6, "{ins}");
+        }
+        assert_eq!(count_rows(&driver, 2).unwrap(), 600);
+    }
+}
