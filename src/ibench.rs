@@ -173,10 +173,12 @@ impl IbSession<'_> {
         if let Some(ib) = r.ibench.as_mut() {
             ib.rows_before = rows_before;
             ib.rows_after = self.count();
+            // Per inserted row; l.x's rows are the ones it indexed, as its rate.
+            let inserts = indexed.unwrap_or(out.inserted_rows) as f64;
             ib.wkb_per_insert = hw
                 .wkb_per_op
-                .filter(|_| out.inserted_rows > 0)
-                .map(|w| w * ops / out.inserted_rows as f64);
+                .filter(|_| inserts > 0.0)
+                .map(|w| w * ops / inserts);
         }
         r.hw = Some(hw);
         r.status_delta = delta;

@@ -172,7 +172,7 @@ pub trait Dialect: Send + Sync {
     }
     /// What follows FROM in a query that must read `table` through `index`.
     /// Default: the table alone (the planner chooses).
-    fn from_with_index(&self, table: &str, index: &str) -> String {
+    fn table_with_index(&self, table: &str, index: &str) -> String {
         let _ = index;
         table.to_string()
     }

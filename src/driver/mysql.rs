@@ -224,7 +224,7 @@ impl Dialect for MysqlDialect {
             .collect();
         vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
     }
-    fn from_with_index(&self, table: &str, index: &str) -> String {
+    fn table_with_index(&self, table: &str, index: &str) -> String {
         format!("{table} FORCE INDEX ({index})")
     }
     /// MySQL cannot LIMIT inside an IN sub-select, and needs none.

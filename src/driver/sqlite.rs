@@ -131,7 +131,7 @@ impl Dialect for SqliteDialect {
     fn datetime_from_epoch(&self) -> &'static str {
         "datetime(?, 'unixepoch')"
     }
-    fn from_with_index(&self, table: &str, index: &str) -> String {
+    fn table_with_index(&self, table: &str, index: &str) -> String {
         format!("{table} INDEXED BY {index}")
     }
     fn settle(&self, _tables: &[String]) -> Vec<String> {

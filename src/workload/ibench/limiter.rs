@@ -1,9 +1,14 @@
 //! Holds an inserting connection to a target rate of rows per second
 //! (reference §4.5), without drift.
 //!
-//! Batch `k` is due at `start + k × rows_per_batch / rate`, an absolute
-//! schedule: time lost to a slow statement is made up by sending the
-//! following batches at once, so the average stays on target. Catch-up is
+//! Batch `k` owns the slot `[start + k × I, start + (k + 1) × I)` with
+//! `I = rows_per_batch / rate`, and is due in the middle of it: an absolute
+//! schedule (time lost to a slow statement is made up by sending the
+//! following batches at once, so the average stays on target), and one that
+//! puts the same number of batches in every whole second when `I` divides
+//! a second (due times never sit on the second boundaries that per-second
+//! rates are sampled at, where jitter would move a batch between seconds).
+//! Catch-up is
 //! bounded: when the writer is more than `max_lag` behind, the slots it
 //! missed beyond that are given up, so an engine that stalled for a minute
 //! does not get a minute of inserts in one burst (the reference catches up
@@ -60,15 +65,15 @@ impl Limiter {
         }
     }
 
-    /// When the next batch is due.
+    /// When the next batch is due: the middle of its slot.
     pub fn due_ns(&self) -> u64 {
-        (self.base + self.next as f64 * self.interval) as u64
+        (self.base + (self.next as f64 + 0.5) * self.interval) as u64
     }
 
     /// When the slot of the last batch handed out ends: a writer that waits
     /// for it after its last batch has run at exactly the target rate.
     pub fn slot_end_ns(&self) -> u64 {
-        self.due_ns()
+        (self.base + self.next as f64 * self.interval) as u64
     }
 
     /// Seconds of slots given up so far.
@@ -79,7 +84,7 @@ impl Limiter {
     /// Waits until the next batch is due (or `stop` says to stop: then
     /// returns false), giving up slots that are more than `max_lag` late.
     pub fn wait<C: Clock>(&mut self, clock: &C, stop: &dyn Fn() -> bool) -> bool {
-        let due = self.base + self.next as f64 * self.interval;
+        let due = self.base + (self.next as f64 + 0.5) * self.interval;
         let now = clock.now_ns() as f64;
         if now - due > self.max_lag {
             let behind = now - due - self.max_lag;
@@ -186,8 +191,8 @@ mod tests {
         });
         assert!((rows as f64 - 2000.0).abs() <= 2000.0 * 0.02, "{rows}");
         assert_eq!(l.forfeited_secs(), 0.0);
-        // Batch 3 (due at 0.75 s) takes 4 s: at 4.75 s the writer is 3.75 s
-        // behind; it makes up 1 s of it and gives up 2.75 s, 11 slots.
+        // Batch 3 (due at 0.875 s) takes 4 s: at 4.875 s the writer is 3.75 s
+        // behind batch 4; it makes up 1 s of it and gives up 2.75 s, 11 slots.
         let (rows, l) = simulate(
             200.0,
             50,
@@ -220,9 +225,31 @@ mod tests {
         for _ in 0..4 {
             assert!(l.wait(&clock, &|| false));
         }
-        // Four batches of 50 at 100 rows/s: slots of 0.5 s, the last ending at 2 s.
-        assert_eq!(clock.now_ns(), 3 * SEC / 2);
+        // Four batches of 50 at 100 rows/s: slots of 0.5 s, each batch in the
+        // middle of its slot, the last ending at 2 s.
+        assert_eq!(clock.now_ns(), 7 * SEC / 4);
         assert_eq!(l.slot_end_ns(), 2 * SEC);
+    }
+
+    #[test]
+    fn every_whole_second_gets_the_same_batches() {
+        // qr100: 2 batches of 50 per second, qr1000: 20. Count per second of
+        // due time, with a statement cost that would push boundary batches over.
+        for (rate, batch, per_sec) in [(100.0, 50, 2), (1000.0, 50, 20), (500.0, 50, 10)] {
+            let clock = FakeClock(Cell::new(0));
+            let mut l = Limiter::new(rate, batch, 0, SEC);
+            let mut counts = [0u32; 5];
+            loop {
+                assert!(l.wait(&clock, &|| false));
+                let sec = (clock.now_ns() / SEC) as usize;
+                if sec >= counts.len() {
+                    break;
+                }
+                counts[sec] += 1;
+                clock.advance(SEC / 1000);
+            }
+            assert_eq!(counts, [per_sec; 5], "{rate}");
+        }
     }
 
     #[test]

@@ -395,10 +395,10 @@ impl<'a> Inserter<'a> {
         let table = table_name(client);
         let mut link = Link::new(driver, spec.ps_mode)?;
         let per = spec.rows_per_statement;
-        let full = link.prepare(insert_sql(driver, &table, per))?;
+        let full = link.prepare(insert_sql(driver.dialect(), &table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
         let tail = if last > 0 && last != per {
-            Some(link.prepare(insert_sql(driver, &table, last))?)
+            Some(link.prepare(insert_sql(driver.dialect(), &table, last))?)
         } else {
             None
         };
@@ -520,8 +520,10 @@ impl<'a> Inserter<'a> {
     }
 }
 
-fn insert_sql(driver: &dyn Driver, table: &str, rows: usize) -> String {
-    let ts = driver.dialect().datetime_from_epoch();
+/// The multi-row INSERT of `rows` rows into `table` (one `?` per column,
+/// the time as Unix seconds).
+pub fn insert_sql(dialect: &dyn crate::driver::Dialect, table: &str, rows: usize) -> String {
+    let ts = dialect.datetime_from_epoch();
     let one = format!("({ts}, ?, ?, ?, ?, ?)");
     format!(
         "INSERT INTO {table} ({COLUMNS}) VALUES {}",
@@ -599,10 +601,10 @@ impl<'a> Deleter<'a> {
             // The ids below m are gone; m is a lower bound that keeps the
             // delete off the purged left edge of the index.
             m += rows as i64;
-            if (d + 1) % RESYNC_MIN_EVERY == 0 {
-                if let Some(v) = self.link.int(&self.min_sql, &stop)? {
-                    m = v;
-                }
+            if (d + 1) % RESYNC_MIN_EVERY == 0
+                && let Some(v) = self.link.int(&self.min_sql, &stop)?
+            {
+                m = v;
             }
             live.min_id.store(m, Ordering::Relaxed);
         }
@@ -648,14 +650,14 @@ impl<'a> Querier<'a> {
                 for ((cols, cond), (index, _)) in shapes.iter().zip(&idx) {
                     slots.push(link.prepare(format!(
                         "SELECT {cols} FROM {} WHERE {cond} ORDER BY {cols} LIMIT {QUERY_ROWS}",
-                        d.from_with_index(&t, index)
+                        d.table_with_index(&t, index)
                     ))?);
                 }
             }
             QueryKind::Point => {
                 slots.push(link.prepare(format!(
                     "SELECT {KEY}, productid, data FROM {t} WHERE {KEY} IN ({})",
-                    vec!["?"; QUERY_ROWS].join(", ")
+                    ["?"; QUERY_ROWS].join(", ")
                 ))?);
             }
         }
@@ -1031,14 +1033,14 @@ mod tests {
             );
         }
         assert_eq!(
-            my.from_with_index("pi1", "pi1_pdc"),
+            my.table_with_index("pi1", "pi1_pdc"),
             "pi1 FORCE INDEX (pi1_pdc)"
         );
         assert_eq!(
-            lite.from_with_index("pi1", "pi1_pdc"),
+            lite.table_with_index("pi1", "pi1_pdc"),
             "pi1 INDEXED BY pi1_pdc"
         );
-        assert_eq!(pg.from_with_index("pi1", "pi1_pdc"), "pi1");
+        assert_eq!(pg.table_with_index("pi1", "pi1_pdc"), "pi1");
         assert_eq!(
             my.delete_oldest("pi1", KEY, 50),
             "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 50"
