@@ -476,7 +476,7 @@ pub struct IbClientArgs {
     #[arg(long, default_value_t = 300_000)]
     pub rows: u64,
     /// Rounds; each runs both contenders once on freshly created tables, alternating who goes first.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     pub rounds: usize,
 }
 
@@ -510,11 +510,17 @@ fn epoch() -> i64 {
 }
 
 /// The minimal client: one connection of the engine's own crate, one
-/// prepared 100-row INSERT (the statement rqps sends), pre-generated rows,
-/// a loop of executions. Returns (rows, wall seconds).
-fn ib_bare(kind: ServerKind, url: &str, sql: &str, rows: u64) -> Result<(u64, f64), String> {
+/// prepared 100-row INSERT (the statement rqps sends), rows generated
+/// beforehand (`batches`, cycled), a loop of executions. Returns (rows,
+/// wall seconds).
+fn ib_bare(
+    kind: ServerKind,
+    url: &str,
+    sql: &str,
+    rows: u64,
+    batches: &[Batch],
+) -> Result<(u64, f64), String> {
     let per = crate::workload::ibench::ROWS_L_I0;
-    let batches = ib_batches(per);
     let n = rows.div_ceil(per as u64) as usize;
     match kind {
         ServerKind::Mariadb => {
@@ -641,10 +647,11 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
             &crate::workload::ibench::table_name(1),
             crate::workload::ibench::ROWS_L_I0,
         );
+        let batches = ib_batches(crate::workload::ibench::ROWS_L_I0);
         let fresh = || setup_tables(driver.as_ref(), 1).map_err(|e| e.to_string());
         let run_bare = || -> Result<IbRate, String> {
             fresh()?;
-            ib_measure(|| ib_bare(kind, &url, &sql, a.rows))
+            ib_measure(|| ib_bare(kind, &url, &sql, a.rows, &batches))
         };
         let run_ours = || -> Result<IbRate, String> {
             fresh()?;
@@ -652,7 +659,7 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
         };
         // One untimed pass of each.
         fresh()?;
-        ib_bare(kind, &url, &sql, 20_000)?;
+        ib_bare(kind, &url, &sql, 20_000, &batches)?;
         fresh()?;
         ib_rqps(driver.as_ref(), 20_000)?;
         println!(
