@@ -310,7 +310,9 @@ impl<'a> Link<'a> {
         }
     }
 
-    /// Runs a prepared statement, again after retryable errors (counted in `retries`).
+    /// Runs a prepared statement, again after retryable errors (counted in
+    /// `retries`). A write whose connection was lost is sent again on the new
+    /// one: if it had committed, the table holds one batch more.
     fn exec(
         &mut self,
         slot: usize,
@@ -535,6 +537,8 @@ struct Deleter<'a> {
     link: Link<'a>,
     client: usize,
     min_sql: String,
+    /// The smallest id when the step began (0 for an empty table).
+    start_min: i64,
     full: usize,
     tail: Option<usize>,
 }
@@ -552,10 +556,17 @@ impl<'a> Deleter<'a> {
         } else {
             None
         };
+        let min_sql = d.min_key_sql(&table, KEY);
+        let start_min = link
+            .conn
+            .query_scalar(&min_sql)?
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
         Ok(Deleter {
             link,
             client,
-            min_sql: d.min_key_sql(&table, KEY),
+            min_sql,
+            start_min,
             full,
             tail,
         })
@@ -566,8 +577,7 @@ impl<'a> Deleter<'a> {
         let stop = || sh.stopping();
         let mut hist = new_histogram();
         let mut retries = 0;
-        let mut m = self.link.int(&self.min_sql, &stop)?.unwrap_or(0);
-        live.min_id.store(m, Ordering::Relaxed);
+        let mut m = self.start_min;
         for d in 0.. {
             let ready = || {
                 live.insert_stmts.load(Ordering::Acquire) > d
@@ -809,7 +819,12 @@ pub fn run_step(
             roles.push(Role::Insert(Inserter::new(driver, spec, c)?));
             let mut writers = 1;
             if spec.deletes {
-                roles.push(Role::Delete(Deleter::new(driver, spec, c)?));
+                let d = Deleter::new(driver, spec, c)?;
+                // Point queries draw ids from here up from their first query on.
+                sh.clients[c - 1]
+                    .min_id
+                    .store(d.start_min, Ordering::Relaxed);
+                roles.push(Role::Delete(d));
                 writers += 1;
             }
             sh.clients[c - 1]
