@@ -9,6 +9,7 @@ pub mod driver;
 pub mod engines;
 pub mod host;
 pub mod hwcost;
+pub mod ibench;
 pub mod matrix;
 pub mod measure;
 pub mod plan;

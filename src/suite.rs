@@ -43,7 +43,7 @@ impl Ui {
         eprintln!("warning: {line}");
     }
 
-    fn bar(&self, len: u64, prefix: String, template: &str) -> ProgressBar {
+    pub(crate) fn bar(&self, len: u64, prefix: String, template: &str) -> ProgressBar {
         let bar = if self.quiet {
             ProgressBar::hidden()
         } else {
@@ -59,7 +59,7 @@ impl Ui {
     }
 }
 
-const RECONNECT_FOR: Duration = Duration::from_secs(10);
+pub(crate) const RECONNECT_FOR: Duration = Duration::from_secs(10);
 
 /// Everything a run's steps share.
 pub struct Session<'a> {
@@ -302,6 +302,7 @@ fn base_result(p: &SysbenchParams, t: &TestDef, threads: usize) -> TestResult {
         hw: None,
         status_delta: Default::default(),
         warnings: Vec::new(),
+        ibench: None,
     }
 }
 

@@ -4,6 +4,7 @@
 mod matrix;
 mod report;
 pub mod run;
+mod suites;
 
 use std::path::PathBuf;
 
@@ -134,8 +135,9 @@ pub struct RunArgs {
     /// postgresql.conf lines. --server mariadb: my.cnf [mysqld] lines.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The workload suite.
-    #[arg(long, default_value = "sysbench", value_parser = ["sysbench"])]
+    /// The workload suite: sysbench (the microbenchmarks) or ibench (the Insert Benchmark:
+    /// l.i0, l.x, l.i1, l.i2, then qr/qp at each of --rates).
+    #[arg(long, default_value = "sysbench", value_parser = ["sysbench", "ibench"])]
     pub suite: String,
     /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds),
     /// small-server and large-server (the reference's sizes). Options below override it.
@@ -187,6 +189,22 @@ pub struct RunArgs {
     /// auto: server-side prepared statements; disable: plain text statements.
     #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
     pub ps_mode: Option<String>,
+    /// ibench: clients, each with its own table (pi1..piC) and connections.
+    #[arg(long, value_name = "C")]
+    pub clients: Option<usize>,
+    /// ibench: rows each client inserts in l.i0.
+    #[arg(long, value_name = "N")]
+    pub rows_per_client: Option<u64>,
+    /// ibench: rows each client inserts, deleting as many, in l.i1 (4/5) and l.i2 (1/5).
+    #[arg(long, value_name = "W")]
+    pub writes: Option<u64>,
+    /// ibench: each qr/qp step inserts query-secs x rate rows per client (about this many
+    /// seconds when the engine keeps up).
+    #[arg(long, value_name = "S")]
+    pub query_secs: Option<f64>,
+    /// ibench: background insert rates of the qr/qp steps, rows/s per client.
+    #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
+    pub rates: Option<Vec<u64>>,
     /// Use the sbtest tables already in the target instead of loading them.
     #[arg(long)]
     pub skip_prepare: bool,

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
 use crate::driver::mysql::MysqlDriver;
 use crate::driver::postgres::PostgresDriver;
@@ -15,7 +16,6 @@ use crate::store::ServerInfo;
 use crate::store::{EngineInfo, RunDoc, Store};
 use crate::suite::{RunEnd, Session, Ui, run_sysbench};
 use crate::target::{Target, redact, redact_args};
-use crate::workload::sysbench::catalog::TestDef;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -293,8 +293,7 @@ fn probe_context(a: &RunArgs, engine: &Engine, driver: &dyn Driver) -> ProbeCont
 static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
 
 pub fn run(a: &RunArgs) -> Result<i32, CliError> {
-    let p = params(a)?;
-    let steps = p.steps().map_err(CliError::Usage)?;
+    let plan = Plan::from_args(a)?;
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
@@ -332,7 +331,7 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
             _tmp: None,
         },
     };
-    let code = run_on(a, &p, &steps, &mut engine, &ui);
+    let code = run_on(a, &plan, &mut engine, &ui);
     if let Some(server) = engine.server.take() {
         MANAGED_SERVER.store(0, Ordering::SeqCst);
         if let Err(e) = server.stop_with_notes(&mut |note| ui.say(note)) {
@@ -342,13 +341,7 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
     code
 }
 
-fn run_on(
-    a: &RunArgs,
-    p: &SysbenchParams,
-    steps: &[TestDef],
-    engine: &mut Engine,
-    ui: &Ui,
-) -> Result<i32, CliError> {
+fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Engine, ui: &Ui) -> Result<i32, CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
     drop(
@@ -401,7 +394,7 @@ fn run_on(
         },
         server: engine.server_info.clone(),
         settings,
-        params: serde_json::to_value(p).unwrap_or_default(),
+        params: plan.params_json(),
         host,
         load: None,
         tests: Vec::new(),
@@ -425,7 +418,7 @@ fn run_on(
                 j.clone()
             }
         });
-        let c = run_repeat(doc, json, a, p, steps, engine, &probe, ui, repeats)?;
+        let c = run_repeat(doc, json, a, plan, engine, &probe, ui, repeats)?;
         // Ctrl-C wins over a failure, a failure over success.
         if c == EXIT_INTERRUPTED || code != EXIT_INTERRUPTED && c != 0 {
             code = c;
@@ -453,8 +446,7 @@ fn run_repeat(
     doc: RunDoc,
     json: Option<PathBuf>,
     a: &RunArgs,
-    p: &SysbenchParams,
-    steps: &[TestDef],
+    plan: &Plan,
     engine: &Engine,
     probe: &ProbeContext,
     ui: &Ui,
@@ -465,12 +457,12 @@ fn run_repeat(
     ui.say(&format!(
         "rqps {}: {} on {} ({} {}), {} steps, about {:.0} s{}; results in {}",
         env!("CARGO_PKG_VERSION"),
-        p.profile,
+        plan.profile(),
         engine.shown,
         store.doc().engine.name,
         store.doc().engine.version,
-        steps.len(),
-        p.estimate_secs(steps),
+        plan.step_count(),
+        plan.estimate_secs(),
         if repeats > 1 {
             format!(", repeat {repeat} of {repeats}")
         } else {
@@ -478,14 +470,25 @@ fn run_repeat(
         },
         store.dir().display()
     ));
-    let mut session = Session {
-        driver: engine.driver.clone(),
-        p,
-        store: &mut store,
-        ui,
-        probe,
+    let end = match plan {
+        Plan::Sysbench { p, steps } => run_sysbench(
+            &mut Session {
+                driver: engine.driver.clone(),
+                p,
+                store: &mut store,
+                ui,
+                probe,
+            },
+            steps,
+        ),
+        Plan::Ibench(p) => crate::ibench::run_ibench(&mut crate::ibench::IbSession {
+            driver: engine.driver.clone(),
+            p,
+            store: &mut store,
+            ui,
+            probe,
+        }),
     };
-    let end = run_sysbench(&mut session, steps);
     let (status, code) = match &end {
         Ok(RunEnd::Ok) => ("ok", 0),
         Ok(RunEnd::Failed) => ("failed", EXIT_FAILED),

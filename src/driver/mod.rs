@@ -139,6 +139,61 @@ pub trait Dialect: Send + Sync {
     fn data_path_sql(&self) -> Option<&'static str> {
         None
     }
+
+    // The Insert Benchmark (reference §4). Defaults are PostgreSQL's forms,
+    // which are standard SQL where a standard exists; engines override what
+    // differs.
+
+    /// Statements that create the Insert Benchmark's table (reference §4.1):
+    /// `transactionid` assigned by the engine in insert order, then
+    /// `dateandtime, cashregisterid, customerid, productid, price, data`.
+    /// Default: BIGSERIAL with its sequence's cache raised to 1000.
+    fn ibench_create_table(&self, table: &str) -> Vec<String> {
+        vec![
+            format!(
+                "CREATE TABLE {table} (transactionid BIGSERIAL PRIMARY KEY, \
+                 dateandtime TIMESTAMP WITHOUT TIME ZONE, cashregisterid INT NOT NULL, \
+                 customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, \
+                 data VARCHAR(4000))"
+            ),
+            format!("ALTER SEQUENCE {table}_transactionid_seq CACHE 1000"),
+        ]
+    }
+    /// A SQL expression turning one `?` bound to Unix seconds into the
+    /// engine's date-time type.
+    fn datetime_from_epoch(&self) -> &'static str {
+        "to_timestamp(?)"
+    }
+    /// Statements that create secondary indexes `(name, column list)` on
+    /// `table`. Default: one `CREATE INDEX` each.
+    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
+        indexes
+            .iter()
+            .map(|(name, cols)| format!("CREATE INDEX {name} ON {table} ({cols})"))
+            .collect()
+    }
+    /// What follows FROM in a query that must read `table` through `index`.
+    /// Default: the table alone (the planner chooses).
+    fn table_with_index(&self, table: &str, index: &str) -> String {
+        let _ = index;
+        table.to_string()
+    }
+    /// Deletes the `n` rows with the smallest `key` at or above the one `?`
+    /// (the left edge of a queue). Default: through a sub-select.
+    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
+        format!(
+            "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} \
+             WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n})"
+        )
+    }
+    /// Query whose single value is the smallest `key` of `table`.
+    fn min_key_sql(&self, table: &str, key: &str) -> String {
+        format!("SELECT min({key}) FROM {table}")
+    }
+    /// Query whose single value is the largest `key` of `table`.
+    fn max_key_sql(&self, table: &str, key: &str) -> String {
+        format!("SELECT max({key}) FROM {table}")
+    }
 }
 
 /// A connection. One per worker thread.

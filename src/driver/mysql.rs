@@ -194,6 +194,33 @@ impl Dialect for MysqlDialect {
         }
         v
     }
+    /// Reference §4.1: BIGINT AUTO_INCREMENT and DATETIME, InnoDB.
+    fn ibench_create_table(&self, table: &str) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE {table} (transactionid BIGINT NOT NULL AUTO_INCREMENT, \
+             dateandtime DATETIME, cashregisterid INT NOT NULL, customerid INT NOT NULL, \
+             productid INT NOT NULL, price INT NOT NULL, data VARCHAR(4000), \
+             PRIMARY KEY (transactionid)) ENGINE = innodb"
+        )]
+    }
+    fn datetime_from_epoch(&self) -> &'static str {
+        "FROM_UNIXTIME(?)"
+    }
+    /// InnoDB builds all of them in one ALTER TABLE (reference §4.1).
+    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
+        let adds: Vec<String> = indexes
+            .iter()
+            .map(|(name, cols)| format!("ADD INDEX {name} ({cols})"))
+            .collect();
+        vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
+    }
+    fn table_with_index(&self, table: &str, index: &str) -> String {
+        format!("{table} FORCE INDEX ({index})")
+    }
+    /// MySQL cannot LIMIT inside an IN sub-select, and needs none.
+    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
+        format!("DELETE FROM {table} WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n}")
+    }
     fn db_size_sql(&self) -> Option<&'static str> {
         Some(
             "SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = DATABASE()",

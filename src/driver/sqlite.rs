@@ -143,6 +143,20 @@ impl Dialect for SqliteDialect {
     fn begin_write(&self) -> &'static str {
         "BEGIN IMMEDIATE"
     }
+    /// INTEGER PRIMARY KEY is the rowid: ids are assigned in insert order.
+    fn ibench_create_table(&self, table: &str) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE {table} (transactionid INTEGER PRIMARY KEY, dateandtime DATETIME, \
+             cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
+             price INT NOT NULL, data VARCHAR(4000))"
+        )]
+    }
+    fn datetime_from_epoch(&self) -> &'static str {
+        "datetime(?, 'unixepoch')"
+    }
+    fn table_with_index(&self, table: &str, index: &str) -> String {
+        format!("{table} INDEXED BY {index}")
+    }
     fn settle(&self, _tables: &[String]) -> Vec<String> {
         vec!["PRAGMA wal_checkpoint(TRUNCATE)".into(), "ANALYZE".into()]
     }

@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod ibench;
 pub mod load;
 pub mod model;
 pub mod stats;

@@ -3,7 +3,7 @@
 use crate::store::{RunDoc, TestResult};
 use crate::workload::sysbench::catalog::Group;
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else {
@@ -14,6 +14,9 @@ fn num(v: f64) -> String {
 /// Renders the reported tests of `doc` grouped as the field's reports are.
 /// `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool) -> String {
+    if doc.suite == "ibench" {
+        return super::ibench::ibench_run_table(doc);
+    }
     let mut out = String::new();
     out.push_str(&format!(
         "{} on {} {} ({}), {}\n",
@@ -62,7 +65,7 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
     out
 }
 
-fn cell(v: Option<f64>) -> String {
+pub(crate) fn cell(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),

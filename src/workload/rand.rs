@@ -60,7 +60,7 @@ impl Rng {
     }
 
     #[inline]
-    fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0.random::<u64>()
     }
 

@@ -181,11 +181,20 @@ pub fn settle(
     tables: usize,
     budget: Duration,
 ) -> DbResult<(Duration, Vec<String>)> {
-    let started = Instant::now();
     let names: Vec<String> = (1..=tables).map(table_name).collect();
+    settle_tables(driver, &names, budget)
+}
+
+/// [`settle`] for the tables named.
+pub fn settle_tables(
+    driver: &dyn Driver,
+    names: &[String],
+    budget: Duration,
+) -> DbResult<(Duration, Vec<String>)> {
+    let started = Instant::now();
     let mut conn = driver.connect()?;
     let mut refused = Vec::new();
-    for sql in driver.dialect().settle(&names) {
+    for sql in driver.dialect().settle(names) {
         if let Err(e) = conn.query(&sql) {
             refused.push(format!("{sql}: {e}"));
         }
