@@ -14,7 +14,6 @@ use crate::store::{
     IbenchRetries, IbenchSecond, IbenchStep, RT_BUCKETS_US, RateAt, RtSummary, Store, TestResult,
 };
 use crate::suite::{RunEnd, Ui};
-use crate::util::now_rfc3339;
 use crate::workload::ibench::step::{
     Progress, Sample, StepOutcome, StepSpec, count_rows, run_step, setup_tables,
 };
@@ -248,40 +247,13 @@ fn result_line(r: &TestResult) -> String {
 }
 
 fn base_result(def: &StepDef, clients: usize) -> TestResult {
-    TestResult {
-        suite: "ibench".into(),
-        test: def.name(),
-        group: if def.is_load() { "load" } else { "query" }.into(),
-        threads: clients,
-        reported: true,
-        status: "running".into(),
-        reason: None,
-        started: now_rfc3339(),
-        secs: 0.0,
-        warmup_secs: 0.0,
-        qps: 0.0,
-        qps_unit: match def {
-            StepDef::LoadX => "indexed rows/s",
-            StepDef::Query { .. } => "queries/s",
-            _ => "inserts/s",
-        }
-        .into(),
-        tps: 0.0,
-        statements_per_sec: 0.0,
-        reads: 0,
-        writes: 0,
-        other: 0,
-        events: 0,
-        errors: 0,
-        reconnects: 0,
-        rows: 0,
-        latency_us: Default::default(),
-        per_second: Vec::new(),
-        hw: None,
-        status_delta: Default::default(),
-        warnings: Vec::new(),
-        ibench: None,
-    }
+    let unit = match def {
+        StepDef::LoadX => "indexed rows/s",
+        StepDef::Query { .. } => "queries/s",
+        _ => "inserts/s",
+    };
+    let group = if def.is_load() { "load" } else { "query" };
+    TestResult::running("ibench", def.name(), group, clients, true, unit)
 }
 
 /// Response times of one kind, or None when it ran no statement.

@@ -176,6 +176,48 @@ pub struct IbenchSecond {
     pub max_query_us: f64,
 }
 
+impl TestResult {
+    /// A result that is about to run: identity filled, every figure zero, status `running`.
+    pub fn running(
+        suite: &str,
+        test: String,
+        group: &str,
+        threads: usize,
+        reported: bool,
+        qps_unit: &str,
+    ) -> Self {
+        TestResult {
+            suite: suite.into(),
+            test,
+            group: group.into(),
+            threads,
+            reported,
+            status: "running".into(),
+            reason: None,
+            started: crate::util::now_rfc3339(),
+            secs: 0.0,
+            warmup_secs: 0.0,
+            qps: 0.0,
+            qps_unit: qps_unit.into(),
+            tps: 0.0,
+            statements_per_sec: 0.0,
+            reads: 0,
+            writes: 0,
+            other: 0,
+            events: 0,
+            errors: 0,
+            reconnects: 0,
+            rows: 0,
+            latency_us: Default::default(),
+            per_second: Vec::new(),
+            hw: None,
+            status_delta: Default::default(),
+            warnings: Vec::new(),
+            ibench: None,
+        }
+    }
+}
+
 /// What a test cost the machine, per operation (spec §5; reference §5.2). Every
 /// figure is `None` where it could not be measured; `unavailable` says why.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -12,7 +12,6 @@ use crate::hwcost::{Probe, ProbeContext};
 use crate::plan::SysbenchParams;
 use crate::runner::{Live, StepConfig, StepRun, StepStatus, run_step, stop_requested};
 use crate::store::{Store, TestResult};
-use crate::util::now_rfc3339;
 use crate::workload::sysbench::catalog::{Kind, TestDef};
 use crate::workload::sysbench::event::{EventParams, SbWorker};
 use crate::workload::sysbench::load::{LoadParams, load, settle};
@@ -271,39 +270,21 @@ fn result_line(label: &str, r: &TestResult) -> String {
 }
 
 fn base_result(p: &SysbenchParams, t: &TestDef, threads: usize) -> TestResult {
-    TestResult {
-        suite: "sysbench".into(),
-        test: t.name.clone(),
-        group: t.group.key().into(),
+    let unit = if t.kind == Kind::Scan {
+        "Krows/s"
+    } else {
+        "statements/s"
+    };
+    let mut r = TestResult::running(
+        "sysbench",
+        t.name.clone(),
+        t.group.key(),
         threads,
-        reported: t.reported,
-        status: "running".into(),
-        reason: None,
-        started: now_rfc3339(),
-        secs: 0.0,
-        warmup_secs: p.warmup_secs,
-        qps: 0.0,
-        qps_unit: if t.kind == Kind::Scan {
-            "Krows/s".into()
-        } else {
-            "statements/s".into()
-        },
-        tps: 0.0,
-        statements_per_sec: 0.0,
-        reads: 0,
-        writes: 0,
-        other: 0,
-        events: 0,
-        errors: 0,
-        reconnects: 0,
-        rows: 0,
-        latency_us: Default::default(),
-        per_second: Vec::new(),
-        hw: None,
-        status_delta: Default::default(),
-        warnings: Vec::new(),
-        ibench: None,
-    }
+        t.reported,
+        unit,
+    );
+    r.warmup_secs = p.warmup_secs;
+    r
 }
 
 /// Fills a result from what a step measured.
