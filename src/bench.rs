@@ -387,15 +387,7 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
         let url = server.url();
         let target = crate::target::Target::parse(&url)?;
-        let driver: Arc<dyn Driver> = match target {
-            crate::target::Target::Mysql(u) => {
-                Arc::new(crate::driver::mysql::MysqlDriver::new(&u).map_err(|e| e.to_string())?)
-            }
-            crate::target::Target::Postgres(u) => Arc::new(
-                crate::driver::postgres::PostgresDriver::new(&u).map_err(|e| e.to_string())?,
-            ),
-            crate::target::Target::Sqlite(_) => unreachable!(),
-        };
+        let driver = target.server_driver().ok_or("not a server URL")??;
         load(
             driver.as_ref(),
             &LoadParams {
@@ -608,15 +600,9 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
         )
         .map_err(|e| e.to_string())?;
         let url = server.url();
-        let driver: Arc<dyn Driver> = match crate::target::Target::parse(&url)? {
-            crate::target::Target::Mysql(u) => {
-                Arc::new(crate::driver::mysql::MysqlDriver::new(&u).map_err(|e| e.to_string())?)
-            }
-            crate::target::Target::Postgres(u) => Arc::new(
-                crate::driver::postgres::PostgresDriver::new(&u).map_err(|e| e.to_string())?,
-            ),
-            crate::target::Target::Sqlite(_) => unreachable!(),
-        };
+        let driver = crate::target::Target::parse(&url)?
+            .server_driver()
+            .ok_or("not a server URL")??;
         let sql = insert_sql(
             driver.dialect(),
             &crate::workload::ibench::table_name(1),

@@ -65,6 +65,22 @@ impl Target {
         }
     }
 
+    /// The driver of a server URL (`None` for SQLite, whose driver needs its PRAGMAs).
+    pub fn server_driver(
+        &self,
+    ) -> Option<Result<std::sync::Arc<dyn crate::driver::Driver>, String>> {
+        use crate::driver::{mysql::MysqlDriver, postgres::PostgresDriver};
+        Some(match self {
+            Target::Mysql(u) => MysqlDriver::new(u)
+                .map(|d| std::sync::Arc::new(d) as _)
+                .map_err(|e| e.to_string()),
+            Target::Postgres(u) => PostgresDriver::new(u)
+                .map(|d| std::sync::Arc::new(d) as _)
+                .map_err(|e| e.to_string()),
+            Target::Sqlite(_) => return None,
+        })
+    }
+
     /// The target as it may be printed and stored.
     pub fn display(&self) -> String {
         match self {

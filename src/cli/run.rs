@@ -4,8 +4,6 @@ use std::sync::Arc;
 
 use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
-use crate::driver::mysql::MysqlDriver;
-use crate::driver::postgres::PostgresDriver;
 use crate::driver::sqlite::SqliteDriver;
 use crate::driver::{Driver, PsMode};
 use crate::engines::{EngineRef, basedir_for};
@@ -173,16 +171,10 @@ fn local_port(t: &Target) -> Option<Option<u16>> {
 }
 
 fn url_driver(target: &Target) -> Result<Arc<dyn Driver>, CliError> {
-    let d: Arc<dyn Driver> = match target {
-        Target::Mysql(u) => {
-            Arc::new(MysqlDriver::new(u).map_err(|e| CliError::Usage(e.to_string()))?)
-        }
-        Target::Postgres(u) => {
-            Arc::new(PostgresDriver::new(u).map_err(|e| CliError::Usage(e.to_string()))?)
-        }
-        Target::Sqlite(_) => unreachable!("SQLite targets have no URL"),
-    };
-    Ok(d)
+    target
+        .server_driver()
+        .unwrap_or_else(|| Err("SQLite targets have no URL".into()))
+        .map_err(CliError::Usage)
 }
 
 fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
