@@ -215,14 +215,17 @@ impl Session<'_> {
                     },
                     &mut || probe.start_sampling(ctx),
                 );
-                drop(workers);
                 bar.finish_and_clear();
                 fill_result(&mut r, &run, t.kind, p.table_size);
+                // The last sample is taken while the workers' connections are still open:
+                // a server process that exits between samples takes its CPU time out of
+                // the server's process tree until its parent reaps it.
                 let (hw, delta) = probe.finish(
                     self.probe,
                     self.driver.as_ref(),
                     run.counts.queries() as f64,
                 );
+                drop(workers);
                 r.hw = Some(hw);
                 r.status_delta = delta;
             }
