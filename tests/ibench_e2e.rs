@@ -360,3 +360,55 @@ fn ci_profile_on_throwaway_servers() {
         server.stop().unwrap();
     }
 }
+
+#[test]
+fn rqps_report_shows_the_insert_benchmark_tables() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path().join("r");
+    for name in ["ib-a", "ib-b"] {
+        let o = rqps(&[
+            "run",
+            "--suite",
+            "ibench",
+            "--profile",
+            "ci",
+            "--name",
+            name,
+            "--results",
+            r.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = rqps(&["report", "--results", r.to_str().unwrap(), "--base", "ib-a"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(
+        out.contains("throughput relative to ib-a") && out.contains("insert rate during queries"),
+        "{out}"
+    );
+    let o = rqps(&[
+        "report",
+        "--results",
+        r.to_str().unwrap(),
+        "--base",
+        "ib-a",
+        "--format",
+        "md",
+    ]);
+    assert!(
+        o.status.success() && text(&o).contains("```"),
+        "{}",
+        text(&o)
+    );
+    let o = rqps(&[
+        "report",
+        "--results",
+        r.to_str().unwrap(),
+        "--base",
+        "ib-a",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
