@@ -366,6 +366,24 @@ fn rqps_run(
     })
 }
 
+/// A throwaway server of `engine` (postgres or mariadb), its URL and a driver for it.
+fn throwaway(engine: &str) -> Result<(ServerKind, Server, String, Arc<dyn Driver>), String> {
+    let kind: ServerKind = engine.parse()?;
+    let server = Server::start(
+        &ServerSpec {
+            kind,
+            ..Default::default()
+        },
+        &mut |n| eprintln!("{n}"),
+    )
+    .map_err(|e| e.to_string())?;
+    let url = server.url();
+    let driver = crate::target::Target::parse(&url)?
+        .server_driver()
+        .ok_or("not a server URL")??;
+    Ok((kind, server, url, driver))
+}
+
 pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
     if a.rounds == 0
         || a.secs == 0
@@ -376,18 +394,7 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
         return Err("--rounds, --secs, --table-size and --threads must be more than 0".into());
     }
     for engine in &a.engines {
-        let kind: ServerKind = engine.parse()?;
-        let server = Server::start(
-            &ServerSpec {
-                kind,
-                ..Default::default()
-            },
-            &mut |n| eprintln!("{n}"),
-        )
-        .map_err(|e| e.to_string())?;
-        let url = server.url();
-        let target = crate::target::Target::parse(&url)?;
-        let driver = target.server_driver().ok_or("not a server URL")??;
+        let (kind, server, url, driver) = throwaway(engine)?;
         load(
             driver.as_ref(),
             &LoadParams {
@@ -590,19 +597,7 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
         return Err("--rounds and --rows must be more than 0".into());
     }
     for engine in &a.engines {
-        let kind: ServerKind = engine.parse()?;
-        let server = Server::start(
-            &ServerSpec {
-                kind,
-                ..Default::default()
-            },
-            &mut |n| eprintln!("{n}"),
-        )
-        .map_err(|e| e.to_string())?;
-        let url = server.url();
-        let driver = crate::target::Target::parse(&url)?
-            .server_driver()
-            .ok_or("not a server URL")??;
+        let (kind, server, _, driver) = throwaway(engine)?;
         let sql = insert_sql(
             driver.dialect(),
             &crate::workload::ibench::table_name(1),
