@@ -118,6 +118,20 @@ config = "delete.conf"
     assert!(text(&o).contains("(0 to do)"), "{}", text(&o));
     assert_eq!(runs(&results).len(), 4);
 
+    // A target given by URL: its password is never printed in the plan.
+    let u = d.path().join("url.toml");
+    std::fs::write(
+        &u,
+        "[[target]]\nname = \"x\"\nurl = \"mysql://u:Secr3t-pw@127.0.0.1:1/db\"\n",
+    )
+    .unwrap();
+    let o = rqps(&["matrix", u.to_str().unwrap(), "--results", r, "--dry-run"]);
+    assert!(
+        o.status.success() && text(&o).contains("u:***@") && !text(&o).contains("Secr3t-pw"),
+        "{}",
+        text(&o)
+    );
+
     // A bad matrix names file, line and field.
     let bad = d.path().join("bad.toml");
     std::fs::write(

@@ -81,7 +81,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             i + 1,
             s.target,
             s.repeat,
-            m.run_args(t, s.repeat, &a.results).join(" ")
+            crate::target::redact_args(&m.run_args(t, s.repeat, &a.results)).join(" ")
         );
     }
     let missing = m.missing_engines();
