@@ -9,6 +9,7 @@
 //! threads = [1]
 //! repeats = 3
 //! tests = ["point-query", "update-index"]
+//! # or: suite = "ibench", with clients, rows_per_client, writes, query_secs, rates
 //! [[target]]
 //! name = "pg12"
 //! engine = "postgres@12.22"
@@ -41,6 +42,13 @@ pub struct Settings {
     pub settle_secs: Option<Spanned<f64>>,
     pub ps_mode: Option<Spanned<String>>,
     pub rand_type: Option<Spanned<String>>,
+    /// Insert Benchmark (`suite = "ibench"`): clients, rows per client in
+    /// l.i0, writes of l.i1 + l.i2, seconds per qr/qp step, rates per client.
+    pub clients: Option<Spanned<usize>>,
+    pub rows_per_client: Option<Spanned<u64>>,
+    pub writes: Option<Spanned<u64>>,
+    pub query_secs: Option<Spanned<f64>>,
+    pub rates: Option<Spanned<Vec<u64>>>,
     /// Seconds to wait between targets so the machine quiets down.
     pub cooldown_secs: Option<Spanned<f64>>,
     /// The target reports compare against (default: the first).
@@ -126,14 +134,17 @@ impl Matrix {
             ));
         }
         if let Some(s) = &file.defaults.suite
-            && s.get_ref() != "sysbench"
+            && !["sysbench", "ibench"].contains(&s.get_ref().as_str())
         {
             return Err(at(
                 path,
                 src,
                 s.span(),
                 "suite",
-                &format!("unknown suite '{}' (expected sysbench)", s.get_ref()),
+                &format!(
+                    "unknown suite '{}' (expected sysbench or ibench)",
+                    s.get_ref()
+                ),
             ));
         }
         let mut targets: Vec<Target> = Vec::new();
@@ -346,6 +357,32 @@ impl Matrix {
         );
         opt("--ps-mode", s(&d.ps_mode));
         opt("--rand-type", s(&d.rand_type));
+        opt(
+            "--clients",
+            d.clients.as_ref().map(|v| v.get_ref().to_string()),
+        );
+        opt(
+            "--rows-per-client",
+            d.rows_per_client.as_ref().map(|v| v.get_ref().to_string()),
+        );
+        opt(
+            "--writes",
+            d.writes.as_ref().map(|v| v.get_ref().to_string()),
+        );
+        opt(
+            "--query-secs",
+            d.query_secs.as_ref().map(|v| v.get_ref().to_string()),
+        );
+        opt(
+            "--rates",
+            d.rates.as_ref().map(|v| {
+                v.get_ref()
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }),
+        );
         match (&t.engine, &t.url) {
             (Some(EngineRef::Sqlite), _) => {}
             (Some(EngineRef::System(k)), _) => opt("--server", Some(k.key().into())),
@@ -480,6 +517,32 @@ engine = "sqlite"
         let e = parse("[[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n").unwrap_err();
         assert!(e.starts_with("m.toml:5: name:"), "{e}");
         assert!(parse("").unwrap_err().contains("no [[target]]"));
+    }
+
+    #[test]
+    fn an_insert_benchmark_matrix_passes_its_options_on() {
+        let m = parse(
+            "[defaults]\nsuite = \"ibench\"\nclients = 2\nrows_per_client = 500\nwrites = 40\nquery_secs = 1.5\nrates = [100, 500]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap();
+        let joined = m.run_args(&m.targets[0], 1, Path::new("res")).join(" ");
+        for want in [
+            "--suite ibench",
+            "--clients 2",
+            "--rows-per-client 500",
+            "--writes 40",
+            "--query-secs 1.5",
+            "--rates 100,500",
+        ] {
+            assert!(joined.contains(want), "{want}: {joined}");
+        }
+        let e =
+            parse("[defaults]\nsuite = \"tpcc\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
+                .unwrap_err();
+        assert!(
+            e.starts_with("m.toml:2: suite:") && e.contains("ibench"),
+            "{e}"
+        );
     }
 
     #[test]

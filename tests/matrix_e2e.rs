@@ -142,4 +142,19 @@ config = "delete.conf"
     let o = rqps(&["matrix", bad.to_str().unwrap(), "--results", r]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("bad.toml:3: engine:"), "{}", text(&o));
+
+    // Options of the other suite are refused before anything runs.
+    std::fs::write(
+        &bad,
+        "[defaults]\nsuite = \"ibench\"\ntests = [\"point-query\"]\n[[target]]\nname = \"x\"\nengine = \"sqlite\"\n",
+    )
+    .unwrap();
+    let o = rqps(&["matrix", bad.to_str().unwrap(), "--results", r]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("target x: --tests applies only to --suite sysbench"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("== x repeat"), "{}", text(&o));
 }

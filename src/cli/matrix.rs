@@ -26,12 +26,26 @@ pub struct MatrixArgs {
 pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let m = Matrix::load(&a.file).map_err(CliError::Usage)?;
     let steps = m.steps();
+    // Every target's run must make sense before the first one starts.
+    let mut plans = Vec::new();
+    for t in &m.targets {
+        let plan = parse_run_args(&m.run_args(t, 1, &a.results))
+            .and_then(|args| super::suites::Plan::from_args(&args))
+            .map_err(|e| {
+                CliError::Usage(format!(
+                    "{}: target {}: {}",
+                    a.file.display(),
+                    t.name,
+                    e.message()
+                ))
+            })?;
+        plans.push((t.name.clone(), plan.estimate_secs()));
+    }
     let est = |t: &crate::matrix::Target| -> f64 {
-        parse_run_args(&m.run_args(t, 1, &a.results))
-            .and_then(|args| super::run::params(&args))
-            .ok()
-            .and_then(|p| p.steps().ok().map(|s| p.estimate_secs(&s)))
-            .unwrap_or(0.0)
+        plans
+            .iter()
+            .find(|(n, _)| *n == t.name)
+            .map_or(0.0, |(_, s)| *s)
     };
     let progress_path = Progress::path(&a.results, &a.file);
     let mut progress = if a.resume {

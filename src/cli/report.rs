@@ -104,7 +104,7 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
     };
     let report = match load::load(&a.results, &opts) {
         Ok(r) => r,
-        Err(e) => return ibench_report(a).unwrap_or(Err(CliError::Usage(e))),
+        Err(e) => return Err(CliError::Usage(e)),
     };
     let colour = a.format == Format::Term
         && a.output.is_none()
@@ -126,50 +126,6 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
         None => print!("{text}"),
     }
     Ok(0)
-}
-
-/// Insert Benchmark runs of the base and targets: the throughput, relative and
-/// insert-rate tables (terminal text; Markdown wraps them in a code block).
-/// `None` when the names have no Insert Benchmark runs.
-fn ibench_report(a: &ReportArgs) -> Option<Result<i32, CliError>> {
-    let mut docs: Vec<crate::store::RunDoc> = std::fs::read_dir(&a.results)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("run.json").is_file())
-        .filter_map(|p| crate::store::read_run(&p).ok())
-        .filter(|d| d.suite == "ibench")
-        .filter(|d| d.name == a.base || a.targets.as_ref().is_none_or(|t| t.contains(&d.name)))
-        .collect();
-    if !docs.iter().any(|d| d.name == a.base) {
-        return None;
-    }
-    // The base first, then the others, each in the order they ran.
-    docs.sort_by(|x, y| {
-        (x.name != a.base, &x.started, &x.run_id).cmp(&(y.name != a.base, &y.started, &y.run_id))
-    });
-    let refs: Vec<&crate::store::RunDoc> = docs.iter().collect();
-    let tables = crate::report::ibench::ibench_tables(&refs);
-    let text = match a.format {
-        Format::Term => tables,
-        Format::Md => format!(
-            "# Insert Benchmark against {}\n\n```\n{tables}```\n",
-            a.base
-        ),
-        _ => {
-            return Some(Err(CliError::Usage(
-                "Insert Benchmark results are reported as term or md so far".into(),
-            )));
-        }
-    };
-    Some(match &a.output {
-        Some(path) => std::fs::write(path, text.as_bytes())
-            .map(|_| 0)
-            .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display()))),
-        None => {
-            print!("{text}");
-            Ok(0)
-        }
-    })
 }
 
 pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {

@@ -1,20 +1,138 @@
-//! Insert Benchmark tables (reference §5.4): the throughput table (one row
-//! per run, one column per step), the same relative to the first run, and
-//! the insert rate during the query steps with SLA misses marked.
+//! The Insert Benchmark part of a comparison (reference §5.4): for every name
+//! (the base first) and step, the throughput over the repeats, its ratio to
+//! the base, the insert rate of the query steps against their SLA, and the
+//! per-op hardware figures. Every exporter renders this one model.
 
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::compare::{self, Rules};
+use super::model::{HwFigures, HwRatio, Rel, Shade};
+use super::stats;
 use crate::store::{RunDoc, TestResult};
 
-use super::table::{TextTable, cell, num};
+/// The suite name of Insert Benchmark runs and results.
+pub const SUITE: &str = "ibench";
 
 /// Marks a query step's QPS whose insert rate missed the SLA ("can be ignored").
 pub const MISSED_QPS: &str = "*";
 /// Marks an insert rate below 95 % of its target.
 pub const MISSED_IPS: &str = "!";
 
+/// The Insert Benchmark tables of a comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct IbenchSection {
+    /// The steps, in the order they ran (the columns of every table).
+    pub steps: Vec<IbenchColumn>,
+    /// One row per name with Insert Benchmark results: the base first (when
+    /// it has any), then the targets.
+    pub rows: Vec<IbenchRow>,
+    /// The name the relative table divides by.
+    pub base: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IbenchColumn {
+    pub step: String,
+    /// A qr/qp step (queries under a paced insert rate).
+    pub query: bool,
+    /// What the throughput counts.
+    pub unit: String,
+    /// What the per-op hardware figures are divided by.
+    pub per: String,
+    /// qr/qp: the insert rate asked for, rows/s over all clients.
+    pub target_ips: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IbenchRow {
+    pub name: String,
+    /// One per step; `None` where the name has no result for it.
+    pub cells: Vec<Option<IbenchCell>>,
+}
+
+/// One name at one step, over its repeats.
+#[derive(Clone, Debug, Serialize)]
+pub struct IbenchCell {
+    /// `ok` when a repeat finished, else the status of the last one.
+    pub status: String,
+    /// Geometric mean over the finished repeats: inserts/s (loads), indexed
+    /// rows/s (l.x) or queries/s (qr/qp).
+    pub throughput: Option<f64>,
+    /// Means over the finished repeats, rows or queries per second, all clients.
+    pub inserts_per_sec: Option<f64>,
+    pub deletes_per_sec: Option<f64>,
+    pub queries_per_sec: Option<f64>,
+    /// A finished repeat's average insert rate was below 95 % of its target.
+    pub sla_missed: bool,
+    /// The colour of the throughput (reference §5.4 `tput.tab`): within the
+    /// lowest quarter of the column's range red, the highest green, a step
+    /// that missed its SLA grey. Absent with one row.
+    pub shade: Option<Shade>,
+    /// Throughput relative to the base (targets only).
+    pub rel: Option<Rel>,
+    /// Per-op figures, the mean over the repeats that have them.
+    pub hw: Option<HwFigures>,
+    /// ... relative to the base.
+    pub hw_rel: Option<Vec<HwRatio>>,
+    /// KB written per inserted row (reference §5.3 `wkbpi`).
+    pub wkb_per_insert: Option<f64>,
+    /// `[t, rate]`: the step's throughput per second (mean over the repeats).
+    pub per_second: Vec<[f64; 2]>,
+    pub repeats: Vec<IbenchRepeat>,
+}
+
+/// One stored step.
+#[derive(Clone, Debug, Serialize)]
+pub struct IbenchRepeat {
+    pub run_id: String,
+    pub engine_version: String,
+    pub status: String,
+    pub clients: usize,
+    pub secs: f64,
+    pub throughput: f64,
+    pub inserts_per_sec: f64,
+    pub deletes_per_sec: f64,
+    pub queries_per_sec: f64,
+    pub target_ips: Option<f64>,
+    pub sla_missed: bool,
+    pub insert_p99_us: Option<f64>,
+    pub delete_p99_us: Option<f64>,
+    pub query_p99_us: Option<f64>,
+    pub hw: Option<HwFigures>,
+}
+
+impl IbenchSection {
+    pub fn column(&self, step: &str) -> Option<usize> {
+        self.steps.iter().position(|c| c.step == step)
+    }
+
+    /// The rows after the base's (those with a relative value).
+    pub fn targets(&self) -> impl Iterator<Item = &IbenchRow> {
+        self.rows.iter().filter(move |r| r.name != self.base)
+    }
+
+    pub fn base_row(&self) -> Option<&IbenchRow> {
+        self.rows.iter().find(|r| r.name == self.base)
+    }
+
+    pub fn query_columns(&self) -> impl Iterator<Item = (usize, &IbenchColumn)> {
+        self.steps.iter().enumerate().filter(|(_, c)| c.query)
+    }
+
+    pub fn any_missed(&self) -> bool {
+        self.rows
+            .iter()
+            .flat_map(|r| r.cells.iter().flatten())
+            .any(|c| c.sla_missed)
+    }
+}
+
 /// The stored steps of `doc`, in run order (the latest result of a step wins).
-fn steps(doc: &RunDoc) -> Vec<&TestResult> {
+pub fn run_steps(doc: &RunDoc) -> Vec<&TestResult> {
     let mut v: Vec<&TestResult> = Vec::new();
-    for t in doc.tests.iter().filter(|t| t.suite == "ibench") {
+    for t in doc.tests.iter().filter(|t| t.suite == SUITE) {
         match v.iter_mut().find(|x| x.test == t.test) {
             Some(x) => *x = t,
             None => v.push(t),
@@ -23,150 +141,227 @@ fn steps(doc: &RunDoc) -> Vec<&TestResult> {
     v
 }
 
-/// Step names across `docs`, in the order they first appear.
-fn columns(docs: &[&RunDoc]) -> Vec<String> {
-    let mut cols: Vec<String> = Vec::new();
-    for d in docs {
-        for t in steps(d) {
-            if !cols.contains(&t.test) {
-                cols.push(t.test.clone());
-            }
+fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
+    match (t.group.as_str(), t.test.as_str()) {
+        ("query", _) => ("queries/s", "query"),
+        (_, "l.x") => ("indexed rows/s", "row"),
+        _ => ("inserts/s", "insert"),
+    }
+}
+
+fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
+    let ib = t.ibench.clone().unwrap_or_default();
+    let p99 = |rt: &Option<crate::store::RtSummary>| rt.as_ref().map(|r| r.p99);
+    IbenchRepeat {
+        run_id: run.run_id.clone(),
+        engine_version: run.engine.version.clone(),
+        status: t.status.clone(),
+        clients: t.threads,
+        secs: t.secs,
+        throughput: t.qps,
+        inserts_per_sec: ib.inserts_per_sec,
+        deletes_per_sec: ib.deletes_per_sec,
+        queries_per_sec: ib.queries_per_sec,
+        target_ips: ib.target_ips,
+        sla_missed: ib.sla_missed,
+        insert_p99_us: p99(&ib.insert_rt),
+        delete_p99_us: p99(&ib.delete_rt),
+        query_p99_us: p99(&ib.query_rt),
+        hw: t.hw.as_ref().and_then(HwFigures::from_cost),
+    }
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = xs.collect();
+    (!v.is_empty()).then(|| stats::mean(&v))
+}
+
+/// The step's primary rate per second, averaged over the repeats by second.
+fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
+    let mut by_t: BTreeMap<u64, (f64, f64, usize)> = BTreeMap::new();
+    for t in found {
+        let Some(ib) = &t.ibench else { continue };
+        for s in &ib.per_second {
+            let e = by_t.entry((s.t * 1000.0).round() as u64).or_default();
+            e.0 = s.t;
+            e.1 += if query { s.qps } else { s.ips };
+            e.2 += 1;
         }
     }
-    cols
+    by_t.into_values()
+        .map(|(t, sum, n)| [t, sum / n as f64])
+        .collect()
 }
 
-fn find<'a>(doc: &'a RunDoc, step: &str) -> Option<&'a TestResult> {
-    steps(doc).into_iter().find(|t| t.test == step)
-}
-
-fn missed(t: &TestResult) -> bool {
-    t.ibench.as_ref().is_some_and(|i| i.sla_missed)
-}
-
-/// The step's throughput when it finished, else its status.
-fn value(t: Option<&TestResult>) -> Result<f64, String> {
-    match t {
-        None => Err("-".into()),
-        Some(t) if t.status == "ok" => Ok(t.qps),
-        Some(t) => Err(t.status.clone()),
-    }
-}
-
-/// The throughput table, the relative one (with two runs or more) and the
-/// insert-rate-during-queries table for `docs` (the first is the base).
-pub fn ibench_tables(docs: &[&RunDoc]) -> String {
-    let cols = columns(docs);
-    if cols.is_empty() {
-        return String::new();
-    }
-    let mut header = vec!["run"];
-    header.extend(cols.iter().map(String::as_str));
-    let mut tput = TextTable::new(&header);
-    let mut any_missed = false;
-    for d in docs {
-        let mut row = vec![d.name.clone()];
-        for c in &cols {
-            let t = find(d, c);
-            row.push(match value(t) {
-                Ok(v) if t.is_some_and(missed) => {
-                    any_missed = true;
-                    format!("{}{MISSED_QPS}", num(v))
-                }
-                Ok(v) => num(v),
-                Err(s) => s,
-            });
-        }
-        tput.row(row);
-    }
-    let mut out = format!(
-        "\nthroughput (l.i0, l.i1, l.i2: inserts/s; l.x: indexed rows/s; qr/qp: queries/s)\n{}",
-        tput.render()
-    );
-    if any_missed {
-        out.push_str(&format!(
-            "  {MISSED_QPS} the step missed its insert-rate SLA: its queries/s can be ignored\n"
-        ));
-    }
-    if docs.len() > 1 {
-        let mut rel = TextTable::new(&header);
-        for d in docs {
-            let mut row = vec![d.name.clone()];
-            for c in &cols {
-                row.push(match (value(find(docs[0], c)), value(find(d, c))) {
-                    (Ok(b), Ok(v)) if b > 0.0 => format!("{:.2}", v / b),
-                    _ => "-".into(),
-                });
-            }
-            rel.row(row);
-        }
-        out.push_str(&format!(
-            "\nthroughput relative to {}\n{}",
-            docs[0].name,
-            rel.render()
-        ));
-    }
-    let qcols: Vec<&String> = cols
+fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
+    let repeats: Vec<IbenchRepeat> = runs.iter().map(|(r, t)| repeat(r, t)).collect();
+    let ok: Vec<&IbenchRepeat> = repeats.iter().filter(|r| r.status == "ok").collect();
+    let ok_tests: Vec<&TestResult> = runs
         .iter()
-        .filter(|c| {
-            docs.iter()
-                .any(|d| find(d, c).is_some_and(|t| t.group == "query"))
+        .filter(|(_, t)| t.status == "ok")
+        .map(|(_, t)| *t)
+        .collect();
+    let tput: Vec<f64> = ok.iter().map(|r| r.throughput).collect();
+    IbenchCell {
+        status: if ok.is_empty() {
+            repeats.last().map(|r| r.status.clone()).unwrap_or_default()
+        } else {
+            "ok".into()
+        },
+        throughput: if ok.is_empty() {
+            None
+        } else {
+            // A step with no work reads 0; keep it rather than no value.
+            stats::geomean(&tput).or(Some(stats::mean(&tput)))
+        },
+        inserts_per_sec: mean(ok.iter().map(|r| r.inserts_per_sec)),
+        deletes_per_sec: mean(ok.iter().map(|r| r.deletes_per_sec)),
+        queries_per_sec: mean(ok.iter().map(|r| r.queries_per_sec)),
+        sla_missed: ok.iter().any(|r| r.sla_missed),
+        shade: None,
+        rel: None,
+        hw: compare::hw_mean(ok.iter().filter_map(|r| r.hw.as_ref())),
+        hw_rel: None,
+        wkb_per_insert: mean(
+            ok_tests
+                .iter()
+                .filter_map(|t| t.ibench.as_ref()?.wkb_per_insert),
+        ),
+        per_second: per_second(&ok_tests, query),
+        repeats,
+    }
+}
+
+/// A name's stored steps by step name, each with the run it came from.
+type ByStep<'a> = BTreeMap<String, Vec<(&'a RunDoc, &'a TestResult)>>;
+
+/// The Insert Benchmark tables of `names` (the base first) from `runs`;
+/// `None` when none of them ran it.
+pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Option<IbenchSection> {
+    let mut steps: Vec<IbenchColumn> = Vec::new();
+    let mut found: Vec<(String, ByStep)> = Vec::new();
+    for name in names {
+        let mut m: ByStep = BTreeMap::new();
+        for run in runs.iter().filter(|r| r.name == *name) {
+            for t in run_steps(run) {
+                if !steps.iter().any(|c| c.step == t.test) {
+                    let (unit, per) = unit_of(t);
+                    steps.push(IbenchColumn {
+                        step: t.test.clone(),
+                        query: t.group == "query",
+                        unit: unit.into(),
+                        per: per.into(),
+                        target_ips: None,
+                    });
+                }
+                m.entry(t.test.clone()).or_default().push((run, t));
+            }
+        }
+        if !m.is_empty() {
+            found.push((name.to_string(), m));
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    for c in &mut steps {
+        c.target_ips = found
+            .iter()
+            .flat_map(|(_, m)| m.get(&c.step).into_iter().flatten())
+            .find_map(|(_, t)| t.ibench.as_ref()?.target_ips);
+    }
+    let mut rows: Vec<IbenchRow> = found
+        .iter()
+        .map(|(name, m)| IbenchRow {
+            name: name.clone(),
+            cells: steps
+                .iter()
+                .map(|c| m.get(&c.step).map(|f| cell(f, c.query)))
+                .collect(),
         })
         .collect();
-    if !qcols.is_empty() {
-        let mut h = vec!["run"];
-        h.extend(qcols.iter().map(|c| c.as_str()));
-        let mut iput = TextTable::new(&h);
-        let mut targets = vec!["target".to_string()];
-        let mut any = false;
-        for c in &qcols {
-            targets.push(
-                docs.iter()
-                    .find_map(|d| find(d, c).and_then(|t| t.ibench.as_ref()?.target_ips))
-                    .map(num)
-                    .unwrap_or_else(|| "-".into()),
-            );
-        }
-        for d in docs {
-            let mut row = vec![d.name.clone()];
-            for c in &qcols {
-                row.push(match find(d, c) {
-                    Some(t) if t.status == "ok" => {
-                        let ips = t.ibench.as_ref().map_or(0.0, |i| i.inserts_per_sec);
-                        if missed(t) {
-                            any = true;
-                            format!("{}{MISSED_IPS}", num(ips))
-                        } else {
-                            num(ips)
-                        }
-                    }
-                    Some(t) => t.status.clone(),
-                    None => "-".into(),
-                });
+    let base_cells: Option<Vec<Option<IbenchCell>>> = rows
+        .iter()
+        .find(|r| r.name == base)
+        .map(|r| r.cells.clone());
+    if let Some(bc) = base_cells {
+        for row in rows.iter_mut().filter(|r| r.name != base) {
+            for (cell, b) in row.cells.iter_mut().zip(&bc) {
+                let (Some(cell), Some(b)) = (cell.as_mut(), b.as_ref()) else {
+                    continue;
+                };
+                let ok = |c: &IbenchCell| -> Vec<f64> {
+                    c.repeats
+                        .iter()
+                        .filter(|r| r.status == "ok")
+                        .map(|r| r.throughput)
+                        .collect()
+                };
+                cell.rel = compare::relative(&ok(cell), &ok(b), rules);
+                cell.hw_rel = match (&cell.hw, &b.hw) {
+                    (None, None) => None,
+                    (t, b) => Some(compare::hw_rel(
+                        t.as_ref().unwrap_or(&HwFigures::default()),
+                        b.as_ref().unwrap_or(&HwFigures::default()),
+                    )),
+                };
             }
-            iput.row(row);
-        }
-        iput.row(targets);
-        out.push_str(&format!(
-            "\ninsert rate during queries (rows/s, all clients)\n{}",
-            iput.render()
-        ));
-        if any {
-            out.push_str(&format!(
-                "  {MISSED_IPS} below 95 % of the target: the engine missed the SLA\n"
-            ));
         }
     }
-    out
+    if rows.len() > 1 {
+        for col in 0..steps.len() {
+            shade_column(&mut rows, col);
+        }
+    }
+    Some(IbenchSection {
+        steps,
+        rows,
+        base: base.to_string(),
+    })
+}
+
+/// Reference §5.4 `tput.tab`: min over the column, max over the values that
+/// kept their SLA; red within a quarter of the gap above the min (unless the
+/// min is at least 80 % of the max), green within a quarter below the max,
+/// grey for a missed SLA.
+fn shade_column(rows: &mut [IbenchRow], col: usize) {
+    let vals: Vec<(f64, bool)> = rows
+        .iter()
+        .filter_map(|r| r.cells[col].as_ref())
+        .filter_map(|c| Some((c.throughput?, c.sla_missed)))
+        .collect();
+    if vals.len() < 2 {
+        return;
+    }
+    let min = vals.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
+    let max = vals
+        .iter()
+        .filter(|v| !v.1)
+        .map(|v| v.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let gap = max - min;
+    for c in rows.iter_mut().filter_map(|r| r.cells[col].as_mut()) {
+        let Some(v) = c.throughput else { continue };
+        c.shade = if c.sla_missed {
+            Some(Shade::Grey)
+        } else if max.is_finite() && v >= max - gap / 4.0 {
+            Some(Shade::Green)
+        } else if max.is_finite() && v <= min + gap / 4.0 && min < 0.8 * max {
+            Some(Shade::Red)
+        } else {
+            None
+        };
+    }
 }
 
 /// The end-of-run report of one Insert Benchmark run.
 pub fn ibench_run_table(doc: &RunDoc) -> String {
+    use super::table::{TextTable, cell, num};
     let mut out = format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
     );
-    let rows = steps(doc);
+    let rows = run_steps(doc);
     let rows: Vec<&TestResult> = rows.into_iter().filter(|t| t.status != "running").collect();
     let mut detail = TextTable::new(&[
         "step",
@@ -218,13 +413,19 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
             detail.render()
         ));
     }
-    out.push_str(&ibench_tables(&[doc]));
-    out.push_str(&hw_table(&rows));
-    out
-}
-
-/// Hardware cost per insert (loads; per indexed row for l.x) or per query (qr/qp).
-fn hw_table(rows: &[&TestResult]) -> String {
+    let finished: Vec<RunDoc> = {
+        let mut d = doc.clone();
+        d.tests.retain(|t| t.status != "running");
+        vec![d]
+    };
+    if let Some(sec) = build(&doc.name, &[&doc.name], &finished, Rules::default()) {
+        let mut text = String::new();
+        for b in super::export::ibench::tables(&sec, false) {
+            super::export::term::block(&b, false, &mut text);
+        }
+        out.push_str(&text);
+    }
+    // Hardware cost per insert (loads; per indexed row for l.x) or per query (qr/qp).
     let mut table = TextTable::new(&[
         "step",
         "per",
@@ -242,11 +443,6 @@ fn hw_table(rows: &[&TestResult]) -> String {
     let mut notes: Vec<String> = Vec::new();
     for t in rows.iter().filter(|t| t.status == "ok") {
         let Some(hw) = &t.hw else { continue };
-        let per = match (t.group.as_str(), t.test.as_str()) {
-            ("query", _) => "query",
-            (_, "l.x") => "row",
-            _ => "insert",
-        };
         let db = hw
             .db_after
             .as_ref()
@@ -254,7 +450,7 @@ fn hw_table(rows: &[&TestResult]) -> String {
             .map(|b| b as f64 / 1048576.0);
         table.row(vec![
             t.test.clone(),
-            per.into(),
+            unit_of(t).1.into(),
             cell(hw.cpu_us_per_op),
             cell(hw.server_cpu_us_per_op),
             cell(hw.client_cpu_us_per_op),
@@ -272,25 +468,24 @@ fn hw_table(rows: &[&TestResult]) -> String {
         }
         n += 1;
     }
-    if n == 0 {
-        return String::new();
-    }
-    let mut out = format!(
-        "\nhardware cost per operation (CPU in microseconds; cs = context switches; r = storage reads)\n{}",
-        table.render()
-    );
-    for u in notes {
-        out.push_str(&format!("  - not measured: {u}\n"));
+    if n > 0 {
+        out.push_str(&format!(
+            "\nhardware cost per operation (CPU in microseconds; cs = context switches; r = storage reads)\n{}",
+            table.render()
+        ));
+        for u in notes {
+            out.push_str(&format!("  - not measured: {u}\n"));
+        }
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::store::IbenchStep;
 
-    fn step(name: &str, qps: f64, ips: f64, target: Option<f64>) -> TestResult {
+    pub(crate) fn step(name: &str, qps: f64, ips: f64, target: Option<f64>) -> TestResult {
         let mut t: TestResult = serde_json::from_value(serde_json::json!({
             "suite": "ibench", "test": name,
             "group": if target.is_some() { "query" } else { "load" },
@@ -311,10 +506,10 @@ mod tests {
         t
     }
 
-    fn doc(name: &str, tests: Vec<TestResult>) -> RunDoc {
+    pub(crate) fn doc(name: &str, run_id: &str, tests: Vec<TestResult>) -> RunDoc {
         let mut d: RunDoc = serde_json::from_value(serde_json::json!({
-            "rqps_version": "0", "run_id": name, "name": name, "suite": "ibench",
-            "status": "ok", "started": "", "command_line": [], "target": "",
+            "rqps_version": "0", "run_id": run_id, "name": name, "suite": "ibench",
+            "status": "ok", "started": run_id, "command_line": [], "target": "",
             "engine": {"name": "e", "version": "1"}, "params": null,
             "host": serde_json::to_value(crate::host::host()).unwrap()
         }))
@@ -323,31 +518,76 @@ mod tests {
         d
     }
 
+    /// Two names: a (base) and b, b faster at l.i0 and missing qr100's SLA.
+    pub(crate) fn two_runs() -> Vec<RunDoc> {
+        vec![
+            doc(
+                "a",
+                "1",
+                vec![
+                    step("l.i0", 1000.0, 1000.0, None),
+                    step("qr100", 500.0, 100.0, Some(100.0)),
+                ],
+            ),
+            doc(
+                "b",
+                "2",
+                vec![
+                    step("l.i0", 1500.0, 1500.0, None),
+                    step("qr100", 800.0, 90.0, Some(100.0)),
+                ],
+            ),
+        ]
+    }
+
     #[test]
-    fn tables_mark_sla_misses_and_compare_with_the_first_run() {
-        let a = doc(
-            "a",
-            vec![
-                step("l.i0", 1000.0, 1000.0, None),
-                step("qr100", 500.0, 100.0, Some(100.0)),
-            ],
+    fn model_compares_with_the_base_and_marks_the_sla() {
+        let runs = two_runs();
+        let s = build("a", &["a", "b"], &runs, Rules::default()).unwrap();
+        assert_eq!(
+            s.steps.iter().map(|c| c.step.as_str()).collect::<Vec<_>>(),
+            ["l.i0", "qr100"]
         );
-        let b = doc(
-            "b",
-            vec![
-                step("l.i0", 1500.0, 1500.0, None),
-                step("qr100", 800.0, 90.0, Some(100.0)),
-            ],
+        assert_eq!(s.steps[1].target_ips, Some(100.0));
+        let b = &s.rows[1];
+        let l = b.cells[0].as_ref().unwrap();
+        assert!((l.rel.as_ref().unwrap().ratio - 1.5).abs() < 1e-9);
+        assert_eq!(l.shade, Some(Shade::Green));
+        assert_eq!(s.rows[0].cells[0].as_ref().unwrap().shade, Some(Shade::Red));
+        let q = b.cells[1].as_ref().unwrap();
+        assert!(q.sla_missed);
+        // A missed step is grey and leaves the column's max to the others.
+        assert_eq!(q.shade, Some(Shade::Grey));
+        assert_eq!(
+            s.rows[0].cells[1].as_ref().unwrap().shade,
+            Some(Shade::Green)
         );
-        let out = ibench_tables(&[&a, &b]);
-        assert!(out.contains("800*"), "{out}");
-        assert!(out.contains(" 500\n") || out.contains(" 500 "), "{out}");
-        assert!(out.contains("90.0!"), "{out}");
-        assert!(out.contains("1.50") && out.contains("1.60"), "{out}");
-        assert!(out.contains("target"), "{out}");
-        assert!(out.contains("missed its insert-rate SLA"), "{out}");
-        let one = ibench_run_table(&a);
-        assert!(one.contains("insert rate during queries"), "{one}");
+        assert!(s.rows[0].cells[0].as_ref().unwrap().rel.is_none());
+    }
+
+    #[test]
+    fn repeats_pool_and_failed_steps_keep_their_status() {
+        let mut runs = two_runs();
+        runs.push(doc("a", "3", vec![step("l.i0", 1210.0, 1210.0, None)]));
+        let mut failed = step("qr100", 0.0, 0.0, Some(100.0));
+        failed.status = "failed".into();
+        runs[1].tests[1] = failed;
+        let s = build("a", &["a", "b"], &runs, Rules::default()).unwrap();
+        let a = s.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!(a.repeats.len(), 2);
+        assert!((a.throughput.unwrap() - 1100.0).abs() < 1e-6, "geomean");
+        let q = s.rows[1].cells[1].as_ref().unwrap();
+        assert_eq!(q.status, "failed");
+        assert!(q.throughput.is_none() && q.rel.is_none());
+        assert!(build("a", &["x"], &runs, Rules::default()).is_none());
+    }
+
+    #[test]
+    fn run_table_shows_the_three_tables_of_one_run() {
+        let runs = two_runs();
+        let one = ibench_run_table(&runs[1]);
+        assert!(one.contains("Insert rate during queries"), "{one}");
+        assert!(one.contains("800*") && one.contains("90.0!"), "{one}");
         assert!(!one.contains("relative"), "{one}");
     }
 }

@@ -109,18 +109,7 @@ fn side(found: &[Found]) -> Side {
             tps: f.test.tps,
             errors: f.test.errors,
             latency_us: f.test.latency_us.clone(),
-            hw: f.test.hw.as_ref().and_then(|h| {
-                let fig = HwFigures {
-                    cpu_us_per_op: h.cpu_us_per_op,
-                    server_cpu_us_per_op: h.server_cpu_us_per_op,
-                    client_cpu_us_per_op: h.client_cpu_us_per_op,
-                    cs_per_op: h.cs_per_op,
-                    reads_per_op: h.reads_per_op,
-                    rkb_per_op: h.rkb_per_op,
-                    wkb_per_op: h.wkb_per_op,
-                };
-                (!fig.is_empty()).then_some(fig)
-            }),
+            hw: f.test.hw.as_ref().and_then(HwFigures::from_cost),
         })
         .collect();
     let hw = compare::hw_mean(samples.iter().filter_map(|s| s.hw.as_ref()));
@@ -334,6 +323,9 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
                     });
                     continue;
                 }
+                if t.suite == super::ibench::SUITE {
+                    continue;
+                }
                 let key = (t.suite.clone(), t.test.clone(), t.threads);
                 groups_of
                     .entry(key.clone())
@@ -472,7 +464,9 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
             ));
         }
     }
-    if blocks.is_empty() {
+    let names: Vec<&str> = all_names.iter().map(|n| n.as_str()).collect();
+    let ibench = super::ibench::build(&opts.base, &names, runs, opts.rules);
+    if blocks.is_empty() && ibench.is_none() {
         return Err(format!(
             "'{}' has no counted result (status ok{}) to compare with",
             opts.base,
@@ -503,5 +497,6 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
         overall,
         skipped,
         warnings,
+        ibench,
     })
 }

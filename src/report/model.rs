@@ -116,6 +116,20 @@ impl HwFigures {
     pub fn is_empty(&self) -> bool {
         self.values().iter().all(Option::is_none)
     }
+
+    /// The per-op figures of a stored result; `None` when none was measured.
+    pub fn from_cost(h: &crate::store::HwCost) -> Option<Self> {
+        let fig = HwFigures {
+            cpu_us_per_op: h.cpu_us_per_op,
+            server_cpu_us_per_op: h.server_cpu_us_per_op,
+            client_cpu_us_per_op: h.client_cpu_us_per_op,
+            cs_per_op: h.cs_per_op,
+            reads_per_op: h.reads_per_op,
+            rkb_per_op: h.rkb_per_op,
+            wkb_per_op: h.wkb_per_op,
+        };
+        (!fig.is_empty()).then_some(fig)
+    }
 }
 
 /// One per-op figure of a target relative to the base (reference §5.2 rules).
@@ -320,6 +334,8 @@ pub struct Report {
     pub overall: Vec<Option<f64>>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// The Insert Benchmark tables, when the names ran it.
+    pub ibench: Option<super::ibench::IbenchSection>,
 }
 
 impl Report {

@@ -119,7 +119,13 @@ pub struct BarChart {
     pub categories: Vec<String>,
     pub series: Vec<String>,
     pub bars: Vec<Vec<Option<Bar>>>,
+    /// The line under the title that says how to read the chart.
+    pub caption: String,
 }
+
+/// The caption of a chart of ratios to the base.
+pub const RELATIVE_CAPTION: &str =
+    "dashed line: 1.0 = same as the base; whiskers: 95% CI; pale bars: no significant change (~)";
 
 /// The y range of a relative chart: the floor is at most 0.8 and 0.05 under
 /// the lowest value (rounded down to 0.1), never below 0; the top at least 1.2.
@@ -196,7 +202,8 @@ pub fn bar_chart(c: &BarChart) -> String {
     }
     let _ = write!(
         s,
-        r##"<text x="{ml}" y="54" font-size="11" fill="#555">dashed line: 1.0 = same as the base; whiskers: 95% CI; pale bars: no significant change (~)</text>"##
+        r##"<text x="{ml}" y="54" font-size="11" fill="#555">{}</text>"##,
+        esc(&c.caption)
     );
     s.push_str(&leg);
     // Grid and y labels.
@@ -478,6 +485,7 @@ mod tests {
                 faded: false,
                 tip: "x\"y".into(),
             })]],
+            caption: RELATIVE_CAPTION.into(),
         };
         let s = bar_chart(&c);
         assert!(s.contains("point &lt;queries&gt;") && s.contains("a&amp;b"));

@@ -2,6 +2,7 @@
 //! nothing fetched. The tables are the same blocks the terminal prints.
 
 use super::{Block, Chart, Exporter, Table, document, rel_text};
+use crate::report::ibench::IbenchSection;
 use crate::report::model::{Report, Shade, Verdict};
 use crate::report::svg::{self, Bar, BarChart, Line, LineChart, esc};
 
@@ -86,8 +87,110 @@ fn group_chart(r: &Report, gi: usize) -> String {
                     .collect()
             })
             .collect(),
+        caption: svg::RELATIVE_CAPTION.into(),
     };
     svg::bar_chart(&chart)
+}
+
+/// Insert Benchmark throughput of each target relative to the base, per step.
+fn ibench_relative_chart(s: &IbenchSection) -> String {
+    let targets: Vec<_> = s.targets().collect();
+    svg::bar_chart(&BarChart {
+        title: format!("Insert Benchmark: throughput relative to {}", s.base),
+        categories: s.steps.iter().map(|c| c.step.clone()).collect(),
+        series: targets.iter().map(|r| r.name.clone()).collect(),
+        bars: (0..s.steps.len())
+            .map(|i| {
+                targets
+                    .iter()
+                    .map(|r| {
+                        let rel = r.cells[i].as_ref()?.rel.as_ref()?;
+                        Some(Bar {
+                            value: rel.ratio,
+                            low: rel.ci_low,
+                            high: rel.ci_high,
+                            faded: rel.verdict == Verdict::Same,
+                            tip: format!("{}, {}: {}", r.name, s.steps[i].step, rel_text(rel)),
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+        caption: svg::RELATIVE_CAPTION.into(),
+    })
+}
+
+/// Insert rate of every name during the query steps, as a share of the target.
+fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
+    let cols: Vec<_> = s.query_columns().collect();
+    svg::bar_chart(&BarChart {
+        title: "Insert Benchmark: insert rate during queries / target".into(),
+        categories: cols.iter().map(|(_, c)| c.step.clone()).collect(),
+        series: s.rows.iter().map(|r| r.name.clone()).collect(),
+        bars: cols
+            .iter()
+            .map(|(i, c)| {
+                s.rows
+                    .iter()
+                    .map(|r| {
+                        let cell = r.cells[*i].as_ref()?;
+                        let ips = cell.inserts_per_sec?;
+                        let target = c.target_ips.filter(|t| *t > 0.0)?;
+                        Some(Bar {
+                            value: ips / target,
+                            low: None,
+                            high: None,
+                            faded: false,
+                            tip: format!(
+                                "{}, {}: {} of {} rows/s{}",
+                                r.name,
+                                c.step,
+                                super::qps(ips),
+                                super::qps(target),
+                                if cell.sla_missed { ", SLA missed" } else { "" }
+                            ),
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+        caption: "dashed line: 1.0 = the target rate; below 0.95 the step missed its SLA".into(),
+    })
+}
+
+/// One step's throughput per second, a line per name.
+fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
+    let col = &s.steps[step];
+    let lines = s
+        .rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let c = r.cells[step].as_ref()?;
+            let reps = c.repeats.iter().filter(|x| x.status == "ok").count();
+            Some(Line {
+                name: if reps > 1 {
+                    format!("{} (mean of {reps})", r.name)
+                } else {
+                    r.name.clone()
+                },
+                colour: if i == 0 {
+                    svg::base_colour()
+                } else {
+                    svg::colour(i - 1)
+                },
+                points: c.per_second.iter().map(|p| (p[0], p[1])).collect(),
+            })
+        })
+        .collect();
+    svg::line_chart(&LineChart {
+        title: format!("{}: per second", col.step),
+        x_label: "seconds".into(),
+        y_label: col.unit.clone(),
+        lines,
+        markers: false,
+        x_categories: None,
+    })
 }
 
 fn names_lines(r: &Report) -> impl Iterator<Item = (usize, &str, &'static str)> {
@@ -209,6 +312,15 @@ fn block(r: &Report, b: &Block, out: &mut String) {
                 Chart::Group(gi) => group_chart(r, *gi),
                 Chart::PerSecond { group, row } => per_second_chart(r, *group, *row),
                 Chart::Sweep { suite, test } => sweep_chart(r, suite, test),
+                Chart::IbenchRelative | Chart::IbenchInsertRate | Chart::IbenchPerSecond { .. } => {
+                    let Some(s) = &r.ibench else { return };
+                    match c {
+                        Chart::IbenchRelative => ibench_relative_chart(s),
+                        Chart::IbenchInsertRate => ibench_insert_rate_chart(s),
+                        Chart::IbenchPerSecond { step } => ibench_per_second_chart(s, *step),
+                        _ => unreachable!("matched above"),
+                    }
+                }
             };
             out.push_str("<div class=\"chart\">");
             out.push_str(&svg);
@@ -235,7 +347,9 @@ impl Exporter for Html {
         for b in &doc {
             let small = matches!(
                 b,
-                Block::Chart(Chart::PerSecond { .. } | Chart::Sweep { .. })
+                Block::Chart(
+                    Chart::PerSecond { .. } | Chart::Sweep { .. } | Chart::IbenchPerSecond { .. }
+                )
             );
             if small && !in_charts {
                 out.push_str("<div class=\"charts\">");

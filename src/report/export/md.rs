@@ -56,7 +56,7 @@ fn table(t: &Table, out: &mut String) {
     out.push('\n');
 }
 
-fn block(b: &Block, out: &mut String) {
+pub fn block(b: &Block, out: &mut String) {
     match b {
         Block::Heading(level, s) => {
             out.push_str(&format!(

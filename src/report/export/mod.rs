@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod html;
+pub mod ibench;
 pub mod json;
 pub mod md;
 pub mod term;
@@ -78,6 +79,12 @@ pub enum Chart {
     PerSecond { group: usize, row: usize },
     /// QPS against threads of one test.
     Sweep { suite: String, test: String },
+    /// Insert Benchmark throughput relative to the base, per step.
+    IbenchRelative,
+    /// Insert Benchmark insert rate of the query steps as a share of the target.
+    IbenchInsertRate,
+    /// Insert Benchmark throughput per second of step `step`.
+    IbenchPerSecond { step: usize },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -185,13 +192,38 @@ fn abs_cell(s: Option<&Side>) -> TCell {
 /// sections that are only charts.
 pub fn document(r: &Report, charts: bool) -> Vec<Block> {
     let mut out = Vec::new();
-    let sweep = r.sweep();
+    let sysbench = !r.groups.is_empty();
     out.push(Block::Heading(
         1,
-        format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
+        format!(
+            "{}: {} against {}",
+            if sysbench {
+                "Relative QPS"
+            } else {
+                "Insert Benchmark"
+            },
+            r.targets.join(", "),
+            r.base
+        ),
     ));
-    out.push(Block::Para(legend(r)));
+    if sysbench {
+        out.push(Block::Para(legend(r)));
+        summary(r, &mut out);
+    }
+    differs(r, &mut out);
+    notes(r, &mut out);
+    groups(r, charts, &mut out);
+    if let Some(ib) = &r.ibench {
+        out.extend(ibench::section(ib, charts));
+    }
+    if charts && sysbench {
+        charts_after(r, &mut out);
+    }
+    out
+}
 
+/// Geometric means per group and overall.
+fn summary(r: &Report, out: &mut Vec<Block>) {
     // Summary: geometric means per group and overall.
     let mut header = vec!["group".to_string()];
     header.extend(r.targets.iter().cloned());
@@ -216,8 +248,10 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
         rows,
         left: 1,
     }));
+}
 
-    // What differs.
+/// Who is compared, and what differs between each target and the base.
+fn differs(r: &Report, out: &mut Vec<Block>) {
     out.push(Block::Heading(2, "What differs".into()));
     let targets = Table {
         header: ["name", "role", "engine", "version", "run ids", "runs"]
@@ -300,8 +334,10 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
             }));
         }
     }
+}
 
-    // Notes.
+/// Results not counted, and warnings.
+fn notes(r: &Report, out: &mut Vec<Block>) {
     if !r.skipped.is_empty() || !r.warnings.is_empty() {
         out.push(Block::Heading(2, "Notes".into()));
         let mut items: Vec<String> = r
@@ -333,8 +369,12 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
         }
         out.push(Block::Bullets(items));
     }
+}
 
-    // One section per group: chart, relative table, absolute table.
+/// One section per group (chart, relative table, absolute table), then the
+/// hardware efficiency per test.
+fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
+    let sweep = r.sweep();
     for (gi, g) in r.groups.iter().enumerate() {
         out.push(Block::Heading(2, capitalise(&g.title)));
         if charts {
@@ -456,9 +496,12 @@ where not measured."
             }));
         }
     }
+}
 
-    if charts {
-        if sweep {
+/// The thread-sweep and per-second charts.
+fn charts_after(r: &Report, out: &mut Vec<Block>) {
+    {
+        if r.sweep() {
             out.push(Block::Heading(2, "QPS by thread count".into()));
             let mut seen: Vec<(&str, &str)> = Vec::new();
             for row in r.rows() {
@@ -486,7 +529,6 @@ where not measured."
             }
         }
     }
-    out
 }
 
 fn capitalise(s: &str) -> String {

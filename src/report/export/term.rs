@@ -57,7 +57,7 @@ fn wrap(text: &str, out: &mut String) {
     }
 }
 
-fn block(b: &Block, colour: bool, out: &mut String) {
+pub fn block(b: &Block, colour: bool, out: &mut String) {
     match b {
         Block::Heading(1, s) => {
             out.push_str(s);

@@ -1,0 +1,342 @@
+//! The Insert Benchmark part of the readable document (reference §5.4): the
+//! throughput table, the relative table, the insert rate during the query
+//! steps with SLA misses marked, charts, and the per-op hardware figures.
+
+use super::{Block, Chart, TCell, Table, hw_cells, qps, rel_text};
+use crate::report::compare::hw_ratio;
+use crate::report::ibench::{IbenchSection, MISSED_IPS, MISSED_QPS};
+use crate::report::model::{HwFigures, Shade};
+
+fn header(first: &str, cols: impl Iterator<Item = String>) -> Vec<String> {
+    std::iter::once(first.to_string()).chain(cols).collect()
+}
+
+/// The step's status where it has no value, `-` where it did not run.
+fn missing(c: Option<&crate::report::ibench::IbenchCell>) -> TCell {
+    match c {
+        Some(c) => c.status.as_str().into(),
+        None => "-".into(),
+    }
+}
+
+/// The three tables with their headings and notes; with `charts`, the bar
+/// charts follow the relative and insert-rate tables.
+pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
+    let mut out = Vec::new();
+    let cols = header("name", s.steps.iter().map(|c| c.step.clone()));
+    let tput = Table {
+        header: cols.clone(),
+        rows: s
+            .rows
+            .iter()
+            .map(|r| {
+                let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
+                cells.extend(r.cells.iter().map(|c| {
+                    match c.as_ref().and_then(|x| Some((x, x.throughput?))) {
+                        Some((c, v)) => TCell {
+                            text: format!(
+                                "{}{}",
+                                qps(v),
+                                if c.sla_missed { MISSED_QPS } else { "" }
+                            ),
+                            shade: c.shade,
+                        },
+                        None => missing(c.as_ref()),
+                    }
+                }));
+                cells
+            })
+            .collect(),
+        left: 1,
+    };
+    out.push(Block::Heading(
+        3,
+        "Throughput (l.i0, l.i1, l.i2: inserts/s; l.x: indexed rows/s; qr/qp: queries/s)".into(),
+    ));
+    out.push(Block::Table(tput));
+    if s.any_missed() {
+        out.push(Block::Para(format!(
+            "{MISSED_QPS} the step missed its insert-rate SLA: its queries/s can be ignored."
+        )));
+    }
+
+    let targets: Vec<_> = s.targets().collect();
+    if s.base_row().is_some() && !targets.is_empty() {
+        out.push(Block::Heading(
+            3,
+            format!("Throughput relative to {}", s.base),
+        ));
+        out.push(Block::Table(Table {
+            header: cols.clone(),
+            rows: targets
+                .iter()
+                .map(|r| {
+                    let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
+                    cells.extend(r.cells.iter().map(|c| {
+                        match c.as_ref().and_then(|c| c.rel.as_ref()) {
+                            Some(rel) => TCell {
+                                text: rel_text(rel),
+                                shade: Some(rel.shade),
+                            },
+                            None => "-".into(),
+                        }
+                    }));
+                    cells
+                })
+                .collect(),
+            left: 1,
+        }));
+        if charts {
+            out.push(Block::Chart(Chart::IbenchRelative));
+        }
+    }
+
+    let q: Vec<usize> = s.query_columns().map(|(i, _)| i).collect();
+    if !q.is_empty() {
+        out.push(Block::Heading(
+            3,
+            "Insert rate during queries (rows/s, all clients)".into(),
+        ));
+        let mut rows: Vec<Vec<TCell>> = s
+            .rows
+            .iter()
+            .map(|r| {
+                let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
+                for &i in &q {
+                    let c = r.cells[i].as_ref();
+                    cells.push(match c.and_then(|x| Some((x, x.inserts_per_sec?))) {
+                        Some((c, v)) if c.sla_missed => TCell {
+                            text: format!("{}{MISSED_IPS}", qps(v)),
+                            shade: Some(Shade::Red),
+                        },
+                        Some((_, v)) => qps(v).into(),
+                        None => missing(c),
+                    });
+                }
+                cells
+            })
+            .collect();
+        let mut target: Vec<TCell> = vec!["target".into()];
+        target.extend(q.iter().map(|&i| match s.steps[i].target_ips {
+            Some(t) => TCell {
+                text: qps(t),
+                shade: Some(Shade::Grey),
+            },
+            None => "-".into(),
+        }));
+        rows.push(target);
+        out.push(Block::Table(Table {
+            header: header("name", q.iter().map(|&i| s.steps[i].step.clone())),
+            rows,
+            left: 1,
+        }));
+        if s.any_missed() {
+            out.push(Block::Para(format!(
+                "{MISSED_IPS} below 95 % of the target: the engine missed the SLA."
+            )));
+        }
+        if charts {
+            out.push(Block::Chart(Chart::IbenchInsertRate));
+        }
+    }
+    out
+}
+
+/// The whole Insert Benchmark section of a report.
+pub fn section(s: &IbenchSection, charts: bool) -> Vec<Block> {
+    let mut out = vec![
+        Block::Heading(2, "Insert Benchmark".into()),
+        Block::Para(
+            "Rows: one per name, the base first; a value is the geometric mean over the \
+repeats that finished. Throughput colours (reference tput.tab): green within the top quarter \
+of the column's range, red within the bottom quarter (unless the lowest is at least 80% of the \
+highest), grey where the step missed its insert-rate SLA (average insert rate below 95% of the \
+target). Relative values follow the sysbench rule: red <= 0.95, green >= 1.05."
+                .into(),
+        ),
+    ];
+    out.extend(tables(s, charts));
+
+    if charts {
+        // l.x's per-second samples count its few inserts, not the indexing.
+        let with_series: Vec<usize> = (0..s.steps.len())
+            .filter(|&i| s.steps[i].per != "row")
+            .filter(|&i| {
+                s.rows.iter().any(|r| {
+                    r.cells[i]
+                        .as_ref()
+                        .is_some_and(|c| c.per_second.iter().any(|p| p[1] > 0.0))
+                })
+            })
+            .collect();
+        if !with_series.is_empty() {
+            out.push(Block::Heading(3, "Throughput per second".into()));
+            out.extend(
+                with_series
+                    .into_iter()
+                    .map(|step| Block::Chart(Chart::IbenchPerSecond { step })),
+            );
+        }
+    }
+
+    let hw_steps: Vec<usize> = (0..s.steps.len())
+        .filter(|&i| {
+            s.rows
+                .iter()
+                .any(|r| r.cells[i].as_ref().is_some_and(|c| c.hw.is_some()))
+        })
+        .collect();
+    if !hw_steps.is_empty() {
+        out.push(Block::Heading(
+            3,
+            "Hardware cost per operation (Insert Benchmark)".into(),
+        ));
+        out.push(Block::Para(
+            "Per insert for l.i0, l.i1 and l.i2, per indexed row for l.x, per query for qr/qp \
+(reference §5.3); wKB/i is KB written per inserted row in every step. Relative rows divide by the \
+base: above 1 costs more."
+                .into(),
+        ));
+        let base = s.base_row();
+        for i in hw_steps {
+            let col = &s.steps[i];
+            out.push(Block::Heading(4, format!("{}, per {}", col.step, col.per)));
+            let mut h = vec![String::new()];
+            h.extend(HwFigures::TITLES.iter().map(|t| t.to_string()));
+            h.push("wKB/i".into());
+            let mut rows = Vec::new();
+            for r in &s.rows {
+                let Some(c) = r.cells[i].as_ref().filter(|c| c.status == "ok") else {
+                    continue;
+                };
+                let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
+                cells.extend(hw_cells(c.hw.as_ref()));
+                cells.push(
+                    c.wkb_per_insert
+                        .map(super::sig3)
+                        .unwrap_or_else(|| "NA".into())
+                        .into(),
+                );
+                rows.push(cells);
+            }
+            let base_wkb = base
+                .and_then(|b| b.cells[i].as_ref())
+                .and_then(|c| c.wkb_per_insert);
+            for r in s.targets() {
+                let Some(c) = r.cells[i].as_ref() else {
+                    continue;
+                };
+                if let Some(rel) = &c.hw_rel {
+                    let mut cells: Vec<TCell> = vec![format!("{} / {}", r.name, s.base).into()];
+                    cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    cells.push(hw_ratio(c.wkb_per_insert, base_wkb).to_string().into());
+                    rows.push(cells);
+                }
+            }
+            out.push(Block::Table(Table {
+                header: h,
+                rows,
+                left: 1,
+            }));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::compare::Rules;
+    use crate::report::export::{md, term};
+    use crate::report::ibench::{build, tests::two_runs};
+
+    #[test]
+    fn tables_mark_misses_and_compare_with_the_base() {
+        let runs = two_runs();
+        let s = build("a", &["a", "b"], &runs, Rules::default()).unwrap();
+        let mut out = String::new();
+        for b in super::section(&s, false) {
+            term::block(&b, false, &mut out);
+        }
+        assert!(out.contains("800*"), "{out}");
+        assert!(out.contains("90.0!"), "{out}");
+        assert!(out.contains("1.50 ?") && out.contains("1.60 ?"), "{out}");
+        assert!(out.contains("target"), "{out}");
+        assert!(out.contains("missed its insert-rate SLA"), "{out}");
+        assert!(out.contains("Throughput relative to a"), "{out}");
+        let mut m = String::new();
+        for b in super::section(&s, false) {
+            md::block(&b, &mut m);
+        }
+        assert!(m.contains("| b | **1.50 ?** |"), "{m}");
+        assert!(m.contains("90.0!"), "{m}");
+    }
+}
+
+#[cfg(test)]
+mod formats {
+    use crate::report::compare::Rules;
+    use crate::report::export::{Format, exporter};
+    use crate::report::ibench::tests::{step, two_runs};
+    use crate::report::load::{Options, build};
+
+    fn opts() -> Options {
+        Options {
+            base: "a".into(),
+            targets: None,
+            rules: Rules::default(),
+            all: false,
+        }
+    }
+
+    #[test]
+    fn every_format_carries_the_insert_benchmark() {
+        let r = build(&two_runs(), &opts()).unwrap();
+        assert!(r.groups.is_empty() && r.ibench.is_some());
+        for f in [
+            Format::Term,
+            Format::Md,
+            Format::Html,
+            Format::Csv,
+            Format::Tsv,
+            Format::Json,
+        ] {
+            let out = exporter(f, false).render(&r);
+            assert!(out.contains("qr100"), "{f:?}: {out}");
+            assert!(
+                !out.contains("Relative QPS"),
+                "{f:?}: no empty sysbench part"
+            );
+        }
+    }
+
+    #[test]
+    fn sysbench_and_insert_benchmark_results_report_together() {
+        let mut runs = two_runs();
+        for (d, qps) in runs.iter_mut().zip([100.0, 90.0]) {
+            let mut t = step("point-query", qps, 0.0, None);
+            t.suite = "sysbench".into();
+            t.group = "point".into();
+            t.ibench = None;
+            d.tests.push(t);
+        }
+        let r = build(&runs, &opts()).unwrap();
+        assert_eq!(r.rows().count(), 1, "the sysbench test is a row");
+        assert!(
+            r.warnings
+                .iter()
+                .all(|w| !w.contains("unknown report group"))
+        );
+        let text = exporter(Format::Term, false).render(&r);
+        assert!(
+            text.contains("Relative QPS") && text.contains("0.90 ?"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Insert Benchmark") && text.contains("1.60 ?"),
+            "{text}"
+        );
+        let tsv = exporter(Format::Tsv, false).render(&r);
+        assert!(tsv.starts_with("Relative to: a\n"), "{tsv}");
+        assert!(tsv.contains("\nibench throughput relative to a\n"), "{tsv}");
+    }
+}
