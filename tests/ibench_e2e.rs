@@ -154,7 +154,7 @@ fn check_ci_doc(doc: &Value, out: &str, what: &str) {
         tests[3]["ibench"]["settle_secs"].as_f64().is_some(),
         "l.i2 settles"
     );
-    for title in ["throughput", "insert rate during queries", "target"] {
+    for title in ["Throughput", "Insert rate during queries", "target"] {
         assert!(out.contains(title), "{what}: {out}");
     }
 }
