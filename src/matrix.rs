@@ -311,78 +311,25 @@ impl Matrix {
                 a.push(v);
             }
         };
-        let s = |v: &Option<Spanned<String>>| v.as_ref().map(|v| v.get_ref().clone());
-        let n = |v: Option<String>| v;
-        opt("--suite", s(&d.suite));
-        opt("--profile", s(&d.profile));
-        opt("--list", s(&d.list));
-        opt(
-            "--threads",
-            d.threads.as_ref().map(|v| {
-                v.get_ref()
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            }),
-        );
-        opt("--tests", d.tests.as_ref().map(|v| v.get_ref().join(",")));
-        opt(
-            "--tables",
-            n(d.tables.as_ref().map(|v| v.get_ref().to_string())),
-        );
-        opt(
-            "--table-size",
-            d.table_size.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--read-secs",
-            d.read_secs.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--write-secs",
-            d.write_secs.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--warmup-secs",
-            d.warmup_secs.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--warm-secs",
-            d.warm_secs.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--settle-secs",
-            d.settle_secs.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt("--ps-mode", s(&d.ps_mode));
-        opt("--rand-type", s(&d.rand_type));
-        opt(
-            "--clients",
-            d.clients.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--rows-per-client",
-            d.rows_per_client.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--writes",
-            d.writes.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--query-secs",
-            d.query_secs.as_ref().map(|v| v.get_ref().to_string()),
-        );
-        opt(
-            "--rates",
-            d.rates.as_ref().map(|v| {
-                v.get_ref()
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            }),
-        );
+        opt("--suite", one(&d.suite));
+        opt("--profile", one(&d.profile));
+        opt("--list", one(&d.list));
+        opt("--threads", list(&d.threads));
+        opt("--tests", list(&d.tests));
+        opt("--tables", one(&d.tables));
+        opt("--table-size", one(&d.table_size));
+        opt("--read-secs", one(&d.read_secs));
+        opt("--write-secs", one(&d.write_secs));
+        opt("--warmup-secs", one(&d.warmup_secs));
+        opt("--warm-secs", one(&d.warm_secs));
+        opt("--settle-secs", one(&d.settle_secs));
+        opt("--ps-mode", one(&d.ps_mode));
+        opt("--rand-type", one(&d.rand_type));
+        opt("--clients", one(&d.clients));
+        opt("--rows-per-client", one(&d.rows_per_client));
+        opt("--writes", one(&d.writes));
+        opt("--query-secs", one(&d.query_secs));
+        opt("--rates", list(&d.rates));
         match (&t.engine, &t.url) {
             (Some(EngineRef::Sqlite), _) => {}
             (Some(EngineRef::System(k)), _) => opt("--server", Some(k.key().into())),
@@ -410,6 +357,22 @@ impl Matrix {
         }
         v
     }
+}
+
+/// A setting as a command-line value.
+fn one<T: ToString>(v: &Option<Spanned<T>>) -> Option<String> {
+    v.as_ref().map(|v| v.get_ref().to_string())
+}
+
+/// A list setting as a comma-separated command-line value.
+fn list<T: ToString>(v: &Option<Spanned<Vec<T>>>) -> Option<String> {
+    v.as_ref().map(|v| {
+        v.get_ref()
+            .iter()
+            .map(T::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    })
 }
 
 /// Which steps of a matrix finished, kept beside the results so `--resume` can skip them.
