@@ -244,6 +244,7 @@ impl Probe {
             reads_per_op: per.reads_per_op,
             rkb_per_op: per.rkb_per_op,
             wkb_per_op: per.wkb_per_op,
+            writes_per_op: per.writes_per_op,
             server_max_rss_mb: if ctx.embedded {
                 None
             } else {

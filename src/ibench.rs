@@ -162,7 +162,11 @@ impl IbSession<'_> {
         // Rows in the tables once l.x has indexed them: l.i0's and its own.
         let indexed = (*def == StepDef::LoadX)
             .then(|| p.rows_per_client * p.clients as u64 + out.inserted_rows);
+        let known = r.warnings.len();
         fill_result(&mut r, def, &spec, &out, indexed);
+        for w in &r.warnings[known..] {
+            self.ui.warn(&format!("{name}: {w}"));
+        }
         let ops = match def {
             StepDef::Query { .. } => out.queries as f64,
             StepDef::LoadX => indexed.unwrap_or(0) as f64,
@@ -174,10 +178,10 @@ impl IbSession<'_> {
             ib.rows_after = self.count();
             // Per inserted row; l.x's rows are the ones it indexed, as its rate.
             let inserts = indexed.unwrap_or(out.inserted_rows) as f64;
-            ib.wkb_per_insert = hw
-                .wkb_per_op
-                .filter(|_| inserts > 0.0)
-                .map(|w| w * ops / inserts);
+            let per_insert =
+                |v: Option<f64>| v.filter(|_| inserts > 0.0).map(|w| w * ops / inserts);
+            ib.wkb_per_insert = per_insert(hw.wkb_per_op);
+            ib.writes_per_insert = per_insert(hw.writes_per_op);
         }
         r.hw = Some(hw);
         r.status_delta = delta;
@@ -282,15 +286,17 @@ pub fn rt_summary(h: &hdrhistogram::Histogram<u64>) -> Option<RtSummary> {
 }
 
 /// The value `pct` % from the top of `rates` sorted from high to low
-/// (reference §4.9: the 99th is a low rate that 99 % of seconds beat).
+/// (reference §4.9: the 99th is a low rate that 99 % of seconds beat): the
+/// one at 1-based position `round(n × pct / 100)`, as the reference's
+/// `head -n OFF | tail -1` picks it.
 pub fn rate_at(rates: &[f64], pct: u32) -> f64 {
     if rates.is_empty() {
         return 0.0;
     }
     let mut v = rates.to_vec();
     v.sort_by(|a, b| b.total_cmp(a));
-    let i = (v.len() as f64 * pct as f64 / 100.0) as usize;
-    v[i.min(v.len() - 1)]
+    let off = (v.len() as f64 * pct as f64 / 100.0).round() as usize;
+    v[off.clamp(1, v.len()) - 1]
 }
 
 /// Rates at [`RATE_PERCENTILES`] over whole seconds (all samples when the
@@ -389,6 +395,12 @@ pub fn fill_result(
     r.events = statements;
     r.errors = out.insert_retries + out.delete_retries + out.query_retries;
     r.reconnects = out.reconnects;
+    if out.reconnects > 0 && (out.insert_statements > 0 || out.delete_statements > 0) {
+        r.warnings.push(format!(
+            "{} connection(s) were lost and re-established: a write sent again afterwards may have been applied twice, so the tables may hold up to that many batches more or fewer rows than the queue keeps",
+            out.reconnects
+        ));
+    }
     r.rows = out.rows_fetched;
     r.latency_us = Latency::from_histogram(hist);
     (r.status, r.reason) = match &out.status {
@@ -415,10 +427,14 @@ mod tests {
     #[test]
     fn rate_percentiles_count_from_the_top() {
         let rates: Vec<f64> = (1..=100).map(|v| v as f64).collect();
-        // Sorted high to low: 50 % from the top is 50, 99 % is 1 (a low rate).
-        assert_eq!(rate_at(&rates, 50), 50.0);
-        assert_eq!(rate_at(&rates, 90), 10.0);
-        assert_eq!(rate_at(&rates, 99), 1.0);
+        // Sorted high to low, the 50th of 100 from the top is 51 and the 99th
+        // is 2 (a low rate), as the reference's np.sh picks them.
+        assert_eq!(rate_at(&rates, 50), 51.0);
+        assert_eq!(rate_at(&rates, 90), 11.0);
+        assert_eq!(rate_at(&rates, 99), 2.0);
+        let ten: Vec<f64> = (1..=10).map(|v| v as f64).collect();
+        assert_eq!(rate_at(&ten, 99), 1.0, "position round(9.9) = 10");
+        assert_eq!(rate_at(&ten, 1), 10.0, "position 0 is the first");
         assert_eq!(rate_at(&[], 50), 0.0);
         assert_eq!(rate_at(&[7.0], 99), 7.0);
         // Partial seconds are left out when there are whole ones.
@@ -429,7 +445,7 @@ mod tests {
         };
         let p = rate_percentiles(&[s(1.0, 10.0), s(1.0, 20.0), s(0.3, 1000.0)]);
         assert_eq!(p[0].pct, 50);
-        assert_eq!(p[0].ips, 10.0);
+        assert_eq!(p[0].ips, 20.0, "position round(2 x 0.5) = 1 of [20, 10]");
         assert_eq!(rate_percentiles(&[s(0.3, 5.0)])[0].ips, 5.0);
     }
 

@@ -119,6 +119,9 @@ pub struct IbenchStep {
     /// KB written to storage per inserted row (reference §5.3 `wkbpi`), for every step.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub wkb_per_insert: Option<f64>,
+    /// Storage writes per inserted row (reference §5.3 `wpi`), for every step.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub writes_per_insert: Option<f64>,
     /// One sample per second of the step.
     pub per_second: Vec<IbenchSecond>,
 }
@@ -236,6 +239,9 @@ pub struct HwCost {
     pub reads_per_op: Option<f64>,
     pub rkb_per_op: Option<f64>,
     pub wkb_per_op: Option<f64>,
+    /// Storage writes per operation (the Insert Benchmark reports them per insert).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub writes_per_op: Option<f64>,
     /// Largest resident set of the server process tree during the test, MB.
     pub server_max_rss_mb: Option<f64>,
     /// Database size before and after the test: as the engine reports it, and bytes on disk.

@@ -76,8 +76,9 @@ pub struct IbenchCell {
     pub hw: Option<HwFigures>,
     /// ... relative to the base.
     pub hw_rel: Option<Vec<HwRatio>>,
-    /// KB written per inserted row (reference §5.3 `wkbpi`).
+    /// KB written and writes per inserted row (reference §5.3 `wkbpi`, `wpi`).
     pub wkb_per_insert: Option<f64>,
+    pub writes_per_insert: Option<f64>,
     /// `[t, rate]`: the step's throughput per second (mean over the repeats).
     pub per_second: Vec<[f64; 2]>,
     pub repeats: Vec<IbenchRepeat>,
@@ -226,6 +227,11 @@ fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
             ok_tests
                 .iter()
                 .filter_map(|t| t.ibench.as_ref()?.wkb_per_insert),
+        ),
+        writes_per_insert: mean(
+            ok_tests
+                .iter()
+                .filter_map(|t| t.ibench.as_ref()?.writes_per_insert),
         ),
         per_second: per_second(&ok_tests, query),
         repeats,
@@ -436,6 +442,7 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
         "r/o",
         "rKB/o",
         "wKB/o",
+        "w/insert",
         "wKB/insert",
         "db MB",
     ]);
@@ -458,6 +465,7 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
             cell(hw.reads_per_op),
             cell(hw.rkb_per_op),
             cell(hw.wkb_per_op),
+            cell(t.ibench.as_ref().and_then(|i| i.writes_per_insert)),
             cell(t.ibench.as_ref().and_then(|i| i.wkb_per_insert)),
             cell(db),
         ]);

@@ -323,6 +323,12 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
                     });
                     continue;
                 }
+                for w in &t.warnings {
+                    warnings.push(format!(
+                        "{name} {} t={} in run {}: {w}",
+                        t.test, t.threads, run.run_id
+                    ));
+                }
                 if t.suite == super::ibench::SUITE {
                     continue;
                 }

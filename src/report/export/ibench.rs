@@ -193,7 +193,7 @@ target). Relative values follow the sysbench rule: red <= 0.95, green >= 1.05."
         ));
         out.push(Block::Para(
             "Per insert for l.i0, l.i1 and l.i2, per indexed row for l.x, per query for qr/qp \
-(reference §5.3); wKB/i is KB written per inserted row in every step. Relative rows divide by the \
+(reference §5.3); w/i and wKB/i are storage writes and KB written per inserted row in every step. Relative rows divide by the \
 base: above 1 costs more."
                 .into(),
         ));
@@ -203,6 +203,7 @@ base: above 1 costs more."
             out.push(Block::Heading(4, format!("{}, per {}", col.step, col.per)));
             let mut h = vec![String::new()];
             h.extend(HwFigures::TITLES.iter().map(|t| t.to_string()));
+            h.push("w/i".into());
             h.push("wKB/i".into());
             let mut rows = Vec::new();
             for r in &s.rows {
@@ -211,17 +212,14 @@ base: above 1 costs more."
                 };
                 let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                 cells.extend(hw_cells(c.hw.as_ref()));
-                cells.push(
-                    c.wkb_per_insert
-                        .map(super::sig3)
-                        .unwrap_or_else(|| "NA".into())
-                        .into(),
-                );
+                for v in [c.writes_per_insert, c.wkb_per_insert] {
+                    cells.push(v.map(super::sig3).unwrap_or_else(|| "NA".into()).into());
+                }
                 rows.push(cells);
             }
-            let base_wkb = base
-                .and_then(|b| b.cells[i].as_ref())
-                .and_then(|c| c.wkb_per_insert);
+            let base_cell = base.and_then(|b| b.cells[i].as_ref());
+            let base_w = base_cell.and_then(|c| c.writes_per_insert);
+            let base_wkb = base_cell.and_then(|c| c.wkb_per_insert);
             for r in s.targets() {
                 let Some(c) = r.cells[i].as_ref() else {
                     continue;
@@ -229,6 +227,7 @@ base: above 1 costs more."
                 if let Some(rel) = &c.hw_rel {
                     let mut cells: Vec<TCell> = vec![format!("{} / {}", r.name, s.base).into()];
                     cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    cells.push(hw_ratio(c.writes_per_insert, base_w).to_string().into());
                     cells.push(hw_ratio(c.wkb_per_insert, base_wkb).to_string().into());
                     rows.push(cells);
                 }

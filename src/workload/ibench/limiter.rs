@@ -8,6 +8,9 @@
 //! puts the same number of batches in every whole second when `I` divides
 //! a second (due times never sit on the second boundaries that per-second
 //! rates are sampled at, where jitter would move a batch between seconds).
+//! Connections of several clients are spread over the slot
+//! ([`Limiter::with_phase`]) so their batches do not all fall due at once
+//! (the reference starts its clients a second apart).
 //! Catch-up is
 //! bounded: when the writer is more than `max_lag` behind, the slots it
 //! missed beyond that are given up, so an engine that stalled for a minute
@@ -48,6 +51,8 @@ pub struct Limiter {
     max_lag: f64,
     /// Nanoseconds of slots given up because the writer was too far behind.
     forfeited: f64,
+    /// Where in its slot a batch is due, as a fraction of the slot (0.5: the middle).
+    phase: f64,
 }
 
 /// Longest sleep between looks at the stop flag.
@@ -62,12 +67,23 @@ impl Limiter {
             next: 0,
             max_lag: max_lag_ns as f64,
             forfeited: 0.0,
+            phase: 0.5,
         }
     }
 
-    /// When the next batch is due: the middle of its slot.
+    /// Batches fall due at `phase` of their slot (strictly between 0 and 1)
+    /// instead of its middle: writer `i` of `n` uses `(i + 0.5) / n`, which
+    /// spreads the writers evenly without changing any slot's bounds.
+    pub fn with_phase(mut self, phase: f64) -> Self {
+        if phase > 0.0 && phase < 1.0 {
+            self.phase = phase;
+        }
+        self
+    }
+
+    /// When the next batch is due: at its phase of its slot.
     pub fn due_ns(&self) -> u64 {
-        (self.base + (self.next as f64 + 0.5) * self.interval) as u64
+        (self.base + (self.next as f64 + self.phase) * self.interval) as u64
     }
 
     /// When the slot of the last batch handed out ends: a writer that waits
@@ -84,7 +100,7 @@ impl Limiter {
     /// Waits until the next batch is due (or `stop` says to stop: then
     /// returns false), giving up slots that are more than `max_lag` late.
     pub fn wait<C: Clock>(&mut self, clock: &C, stop: &dyn Fn() -> bool) -> bool {
-        let due = self.base + (self.next as f64 + 0.5) * self.interval;
+        let due = self.base + (self.next as f64 + self.phase) * self.interval;
         let now = clock.now_ns() as f64;
         if now - due > self.max_lag {
             let behind = now - due - self.max_lag;
@@ -274,5 +290,21 @@ mod tests {
             rows += 10;
         }
         assert!((rows as f64 - 2000.0).abs() <= 2000.0 * 0.05, "{rows}");
+    }
+
+    #[test]
+    fn phases_spread_writers_within_their_slots() {
+        let clock = FakeClock(Cell::new(0));
+        // 100 rows/s in batches of 50: slots of 0.5 s.
+        let due = |phase| {
+            let mut l = Limiter::new(100.0, 50, 0, SEC).with_phase(phase);
+            let first = l.due_ns();
+            assert!(l.wait(&clock, &|| false));
+            (first, l.slot_end_ns())
+        };
+        assert_eq!(due(0.25), (125_000_000, 500_000_000));
+        assert_eq!(due(0.75), (375_000_000, 500_000_000));
+        // Out of range: the middle.
+        assert_eq!(due(1.0).0, 250_000_000);
     }
 }

@@ -436,6 +436,7 @@ impl<'a> Inserter<'a> {
                 start_ns,
                 MAX_CATCH_UP.as_nanos() as u64,
             )
+            .with_phase((self.client as f64 - 0.5) / spec.clients.max(1) as f64)
         });
         let n = statements(spec);
         for b in 0..n {
