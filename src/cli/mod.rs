@@ -76,13 +76,15 @@ pub fn parse_run_args(args: &[String]) -> Result<RunArgs, CliError> {
 #[command(
     name = "rqps",
     version,
-    about = "Database benchmark and regression finder: the sysbench microbenchmarks on SQLite, MariaDB/MySQL and PostgreSQL",
-    long_about = "rqps runs the field's standard database microbenchmarks (the sysbench suite as the reference \
-scripts run it), keeps every result with its context in a results directory, and prints them grouped as \
-the field's reports are: point queries, range queries without and with aggregation, writes.\n\n\
+    about = "Database benchmark and regression finder: the sysbench microbenchmarks and the Insert Benchmark on SQLite, MariaDB/MySQL and PostgreSQL",
+    long_about = "rqps runs the field's standard database benchmarks: the sysbench microbenchmark suite as the \
+reference scripts run it, and the Insert Benchmark (--suite ibench). It keeps every result with its context in \
+a results directory, and reports them as the field's reports do: sysbench grouped into point queries, range \
+queries without and with aggregation, and writes; the Insert Benchmark as throughput per step with the \
+insert-rate SLA.\n\n\
 Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the quick profile \
 (32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run"
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -98,6 +100,12 @@ enum Cmd {
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
     /// Compare targets with a base: relative QPS per test and group, in any format.
+    ///
+    /// Runs under one --name are repeats of it. Sysbench results are grouped as the field's
+    /// reports are (point, range, range with aggregation, writes); Insert Benchmark results
+    /// get the throughput, relative and insert-rate-during-queries tables (SLA misses
+    /// marked). Both come with what differs between the targets and the hardware cost per
+    /// operation.
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
     Compare(report::CompareArgs),
