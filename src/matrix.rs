@@ -49,6 +49,8 @@ pub struct Settings {
     pub writes: Option<Spanned<u64>>,
     pub query_secs: Option<Spanned<f64>>,
     pub rates: Option<Spanned<Vec<u64>>>,
+    /// MySQL/MariaDB: storage engine of the tables (default InnoDB).
+    pub mysql_storage_engine: Option<Spanned<String>>,
     /// Seconds to wait between targets so the machine quiets down.
     pub cooldown_secs: Option<Spanned<f64>>,
     /// The target reports compare against (default: the first).
@@ -65,6 +67,8 @@ pub struct TargetEntry {
     pub url: Option<Spanned<String>>,
     /// SQLite: PRAGMA lines; servers: postgresql.conf / my.cnf lines. Relative to the matrix file.
     pub config: Option<Spanned<String>>,
+    /// MySQL/MariaDB: this target's table storage engine (overrides `[defaults]`).
+    pub mysql_storage_engine: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -83,6 +87,7 @@ pub struct Target {
     pub engine: Option<EngineRef>,
     pub url: Option<String>,
     pub config: Option<PathBuf>,
+    pub mysql_storage_engine: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -219,6 +224,7 @@ impl Matrix {
                 engine,
                 url: t.url.as_ref().map(|u| u.get_ref().clone()),
                 config,
+                mysql_storage_engine: one(&t.mysql_storage_engine),
             });
         }
         let d = &file.defaults;
@@ -330,6 +336,12 @@ impl Matrix {
         opt("--writes", one(&d.writes));
         opt("--query-secs", one(&d.query_secs));
         opt("--rates", list(&d.rates));
+        opt(
+            "--mysql-storage-engine",
+            t.mysql_storage_engine
+                .clone()
+                .or_else(|| one(&d.mysql_storage_engine)),
+        );
         match (&t.engine, &t.url) {
             (Some(EngineRef::Sqlite), _) => {}
             (Some(EngineRef::System(k)), _) => opt("--server", Some(k.key().into())),

@@ -318,6 +318,11 @@ fn ci_profile_on_throwaway_servers() {
                         ),
                         "price,dateandtime,customerid"
                     );
+                    let engine = format!(
+                        "SELECT engine FROM information_schema.tables \
+                         WHERE table_schema = DATABASE() AND table_name = '{t}'"
+                    );
+                    assert_eq!(one(&drv, &engine), "InnoDB");
                 }
                 ServerKind::Postgres => {
                     let drv = PostgresDriver::new(&url).unwrap();
@@ -356,6 +361,22 @@ fn ci_profile_on_throwaway_servers() {
                     );
                 }
             }
+        }
+        if kind == ServerKind::Mariadb {
+            // Another storage engine: its tables, and one ALTER TABLE per index.
+            let d2 = tempfile::tempdir().unwrap();
+            let (doc, out) = ci_run(&url, d2.path(), &["--mysql-storage-engine", "Aria"]);
+            check_ci_doc(&doc, &out, "MariaDB with Aria");
+            assert_eq!(doc["params"]["mysql_storage_engine"], "Aria");
+            let drv = MysqlDriver::new(&url).unwrap();
+            assert_eq!(
+                one(
+                    &drv,
+                    "SELECT GROUP_CONCAT(DISTINCT engine) FROM information_schema.tables \
+                     WHERE table_schema = DATABASE() AND table_name IN ('pi1', 'pi2')"
+                ),
+                "Aria"
+            );
         }
         server.stop().unwrap();
     }

@@ -197,6 +197,9 @@ pub struct RunArgs {
     /// auto: server-side prepared statements; disable: plain text statements.
     #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
     pub ps_mode: Option<String>,
+    /// MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.
+    #[arg(long, value_name = "ENGINE")]
+    pub mysql_storage_engine: Option<String>,
     /// ibench: clients, each with its own table (pi1..piC) and connections.
     #[arg(long, value_name = "C")]
     pub clients: Option<usize>,

@@ -170,11 +170,25 @@ fn local_port(t: &Target) -> Option<Option<u16>> {
     }
 }
 
-fn url_driver(target: &Target) -> Result<Arc<dyn Driver>, CliError> {
-    target
-        .server_driver()
-        .unwrap_or_else(|| Err("SQLite targets have no URL".into()))
-        .map_err(CliError::Usage)
+fn url_driver(target: &Target, a: &RunArgs) -> Result<Arc<dyn Driver>, CliError> {
+    match (target, &a.mysql_storage_engine) {
+        (Target::Mysql(u), Some(e)) => crate::driver::mysql::MysqlDriver::new(u)
+            .and_then(|d| d.with_storage_engine(e))
+            .map(|d| Arc::new(d) as Arc<dyn Driver>)
+            .map_err(|e| CliError::Usage(e.to_string())),
+        (_, Some(_)) => Err(not_mysql()),
+        (t, None) => t
+            .server_driver()
+            .unwrap_or_else(|| Err("SQLite targets have no URL".into()))
+            .map_err(CliError::Usage),
+    }
+}
+
+fn not_mysql() -> CliError {
+    CliError::Usage(
+        "--mysql-storage-engine applies only to MySQL/MariaDB targets (--target mysql://... or --server mariadb)"
+            .into(),
+    )
 }
 
 fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
@@ -230,7 +244,7 @@ fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
         config,
     };
     Ok(Engine {
-        driver: url_driver(&target)?,
+        driver: url_driver(&target, a)?,
         shown: format!("throwaway {kind} at {}", redact(&url)),
         sqlite_path: None,
         local_port: Some(Some(server.port())),
@@ -308,13 +322,24 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
         }
     }
     let ui = Ui { quiet: a.quiet };
+    let sqlite = a.server.is_none() && matches!(target, None | Some(Target::Sqlite(_)));
+    let postgres = a
+        .server
+        .as_deref()
+        .is_some_and(|s| s.starts_with("postgres"));
+    if let Some(e) = &a.mysql_storage_engine {
+        if sqlite || postgres {
+            return Err(not_mysql());
+        }
+        crate::driver::mysql::check_storage_engine(e).map_err(CliError::Usage)?;
+    }
     install_ctrlc();
     let mut engine = match (&a.server, &target) {
         (Some(kind), _) => server_engine(kind, a, &ui)?,
         (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display())?,
         (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display())?,
         (None, Some(t)) => Engine {
-            driver: url_driver(t)?,
+            driver: url_driver(t, a)?,
             shown: t.display(),
             sqlite_path: None,
             local_port: local_port(t),
@@ -386,7 +411,13 @@ fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Engine, ui: &Ui) -> Result<i32,
         },
         server: engine.server_info.clone(),
         settings,
-        params: plan.params_json(),
+        params: {
+            let mut p = plan.params_json();
+            if let (Some(e), Some(o)) = (&a.mysql_storage_engine, p.as_object_mut()) {
+                o.insert("mysql_storage_engine".into(), e.clone().into());
+            }
+            p
+        },
         host,
         load: None,
         tests: Vec::new(),

@@ -87,8 +87,17 @@ impl MysqlDriver {
             opts,
             addr,
             shown: safe(url),
-            dialect: MysqlDialect,
+            dialect: MysqlDialect::default(),
         })
+    }
+
+    /// The storage engine of the tables rqps creates (sysbench's
+    /// `--mysql-storage-engine`; default InnoDB). A name of letters, digits
+    /// and underscores.
+    pub fn with_storage_engine(mut self, engine: &str) -> DbResult<Self> {
+        check_storage_engine(engine).map_err(DbError::fatal)?;
+        self.dialect.engine = engine.to_string();
+        Ok(self)
     }
 
     fn open(&self) -> DbResult<Client> {
@@ -162,14 +171,46 @@ impl Driver for MysqlDriver {
     }
 }
 
-pub struct MysqlDialect;
+/// A storage engine name is letters, digits and underscores (it is put into SQL).
+pub fn check_storage_engine(engine: &str) -> Result<(), String> {
+    if engine.is_empty()
+        || !engine
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "storage engine '{engine}': expected a name such as InnoDB, RocksDB or Aria"
+        ));
+    }
+    Ok(())
+}
+
+/// MySQL and MariaDB SQL; tables are created with `engine`.
+pub struct MysqlDialect {
+    pub engine: String,
+}
+
+impl Default for MysqlDialect {
+    fn default() -> Self {
+        MysqlDialect {
+            engine: "InnoDB".into(),
+        }
+    }
+}
+
+impl MysqlDialect {
+    fn innodb(&self) -> bool {
+        self.engine.eq_ignore_ascii_case("innodb")
+    }
+}
 
 impl Dialect for MysqlDialect {
     fn sbtest_create_table(&self, table: &str) -> String {
         format!(
             "CREATE TABLE {table} (id INTEGER NOT NULL AUTO_INCREMENT, \
              k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
-             pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = innodb"
+             pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = {}",
+            self.engine
         )
     }
     fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
@@ -194,25 +235,33 @@ impl Dialect for MysqlDialect {
         }
         v
     }
-    /// Reference §4.1: BIGINT AUTO_INCREMENT and DATETIME, InnoDB.
+    /// Reference §4.1: BIGINT AUTO_INCREMENT and DATETIME, in the chosen engine.
     fn ibench_create_table(&self, table: &str) -> Vec<String> {
         vec![format!(
             "CREATE TABLE {table} (transactionid BIGINT NOT NULL AUTO_INCREMENT, \
              dateandtime DATETIME, cashregisterid INT NOT NULL, customerid INT NOT NULL, \
              productid INT NOT NULL, price INT NOT NULL, data VARCHAR(4000), \
-             PRIMARY KEY (transactionid)) ENGINE = innodb"
+             PRIMARY KEY (transactionid)) ENGINE = {}",
+            self.engine
         )]
     }
     fn datetime_from_epoch(&self) -> &'static str {
         "FROM_UNIXTIME(?)"
     }
-    /// InnoDB builds all of them in one ALTER TABLE (reference §4.1).
+    /// InnoDB builds all of them in one ALTER TABLE; other engines (MyRocks)
+    /// get one ALTER TABLE per index, as the reference does (§4.1).
     fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
         let adds: Vec<String> = indexes
             .iter()
             .map(|(name, cols)| format!("ADD INDEX {name} ({cols})"))
             .collect();
-        vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
+        if self.innodb() {
+            vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
+        } else {
+            adds.iter()
+                .map(|a| format!("ALTER TABLE {table} {a}"))
+                .collect()
+        }
     }
     fn table_with_index(&self, table: &str, index: &str) -> String {
         format!("{table} FORCE INDEX ({index})")
@@ -391,8 +440,44 @@ mod tests {
     }
 
     #[test]
+    fn storage_engine_goes_into_the_ddl() {
+        let d = MysqlDriver::new("mysql://root@127.0.0.1/sb")
+            .unwrap()
+            .with_storage_engine("RocksDB")
+            .unwrap();
+        let dl = d.dialect();
+        assert!(
+            dl.sbtest_create_table("sbtest1")
+                .ends_with("ENGINE = RocksDB")
+        );
+        assert!(dl.ibench_create_table("pi1")[0].ends_with("ENGINE = RocksDB"));
+        let idx = [("a".to_string(), "x, y"), ("b".to_string(), "z")];
+        assert_eq!(
+            dl.create_indexes("pi1", &idx),
+            [
+                "ALTER TABLE pi1 ADD INDEX a (x, y)",
+                "ALTER TABLE pi1 ADD INDEX b (z)"
+            ]
+        );
+        // InnoDB: one ALTER TABLE for all of them.
+        assert_eq!(
+            MysqlDialect::default().create_indexes("pi1", &idx),
+            ["ALTER TABLE pi1 ADD INDEX a (x, y), ADD INDEX b (z)"]
+        );
+        for bad in ["", "x;drop", "In no"] {
+            assert!(
+                MysqlDriver::new("mysql://root@127.0.0.1/sb")
+                    .unwrap()
+                    .with_storage_engine(bad)
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn settle_has_no_reset_master() {
-        let s = MysqlDialect.settle(&["sbtest1".into(), "sbtest2".into()]);
+        let s = MysqlDialect::default().settle(&["sbtest1".into(), "sbtest2".into()]);
         assert_eq!(
             s,
             [

@@ -1021,8 +1021,9 @@ mod tests {
     #[test]
     fn engine_sql_comes_from_the_dialects() {
         let idx = index_defs("pi1");
+        let mysql = MysqlDialect::default();
         let (my, pg, lite): (&dyn Dialect, &dyn Dialect, &dyn Dialect) =
-            (&MysqlDialect, &PostgresDialect, &SqliteDialect);
+            (&mysql, &PostgresDialect, &SqliteDialect);
         assert!(my.ibench_create_table("pi1")[0].contains("BIGINT NOT NULL AUTO_INCREMENT"));
         assert!(my.ibench_create_table("pi1")[0].contains("dateandtime DATETIME"));
         let pg_ddl = pg.ibench_create_table("pi1");
