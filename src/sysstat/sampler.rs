@@ -315,6 +315,34 @@ struct Probe {
     num_cpus: Option<usize>,
     own: OwnSource,
     start: Instant,
+    /// CPU ticks of the server tree in the latest snapshot (`u64::MAX`: none yet).
+    last_server_ticks: std::sync::atomic::AtomicU64,
+}
+
+/// Reads of the process tree taken again when its CPU total went down.
+const TREE_RESCANS: usize = 3;
+
+/// The server tree's usage, read again (up to [`TREE_RESCANS`] times, a few
+/// milliseconds apart) while its CPU total is below the previous snapshot's.
+/// That happens when a process of the tree exits between the reads of its
+/// parent and of itself: its CPU has left its own counters but not yet
+/// reached the parent's reaped-children counters. A total that stays lower
+/// is returned as it is (the series then reports server CPU as unavailable).
+fn steady_tree_usage(
+    mut usage: Option<ProcTreeUsage>,
+    last_ticks: Option<u64>,
+    mut rescan: impl FnMut() -> Option<ProcTreeUsage>,
+) -> Option<ProcTreeUsage> {
+    let Some(last) = last_ticks else {
+        return usage;
+    };
+    for _ in 0..TREE_RESCANS {
+        match &usage {
+            Some(u) if u.cpu_ticks < last => usage = rescan(),
+            _ => break,
+        }
+    }
+    usage
 }
 
 impl Probe {
@@ -364,6 +392,7 @@ impl Probe {
             num_cpus,
             own,
             start: Instant::now(),
+            last_server_ticks: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     }
 
@@ -414,7 +443,20 @@ impl Probe {
             if procs.is_empty() {
                 notes.add(format!("server: no processes readable under {root}"));
             } else {
-                let usage = tree_usage(&procs, &self.roots, self.page_size);
+                use std::sync::atomic::Ordering::Relaxed;
+                let last = self.last_server_ticks.load(Relaxed);
+                let usage = steady_tree_usage(
+                    tree_usage(&procs, &self.roots, self.page_size),
+                    (last != u64::MAX).then_some(last),
+                    || {
+                        std::thread::sleep(Duration::from_millis(2));
+                        let procs = scan_processes(&self.proc_root);
+                        tree_usage(&procs, &self.roots, self.page_size)
+                    },
+                );
+                if let Some(u) = &usage {
+                    self.last_server_ticks.store(u.cpu_ticks, Relaxed);
+                }
                 if usage.is_none() {
                     notes.add(format!("server: pids {:?} not running", self.roots));
                 }
@@ -848,6 +890,33 @@ mod tests {
         assert_eq!(r0.server_processes, Some(5));
         assert!(close(r0.own_cpu_pct, 15.0));
         assert_eq!(r0.procs_running, Some(2));
+    }
+
+    #[test]
+    fn a_dip_in_the_tree_total_is_read_again() {
+        let u = |t| {
+            Some(ProcTreeUsage {
+                cpu_ticks: t,
+                rss_bytes: 0,
+                process_count: 1,
+            })
+        };
+        // Read again until the total is back.
+        let mut reads = vec![u(90), u(105)].into_iter();
+        let got = steady_tree_usage(u(80), Some(100), || reads.next().flatten());
+        assert_eq!(got.map(|x| x.cpu_ticks), Some(105));
+        assert_eq!(reads.len(), 0);
+        // No read when it did not go down, or on the first snapshot.
+        let got = steady_tree_usage(u(100), Some(100), || panic!("no rescan"));
+        assert_eq!(got.map(|x| x.cpu_ticks), Some(100));
+        assert!(steady_tree_usage(u(5), None, || panic!("no rescan")).is_some());
+        // A total that stays lower is kept after a bounded number of reads.
+        let mut n = 0;
+        let got = steady_tree_usage(u(80), Some(100), || {
+            n += 1;
+            u(80)
+        });
+        assert_eq!((got.map(|x| x.cpu_ticks), n), (Some(80), TREE_RESCANS));
     }
 
     #[test]
