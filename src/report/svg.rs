@@ -121,11 +121,12 @@ pub struct BarChart {
     pub bars: Vec<Vec<Option<Bar>>>,
     /// The line under the title that says how to read the chart.
     pub caption: String,
+    /// The first series is the base: drawn in the base's colour, as in the line charts.
+    pub first_is_base: bool,
 }
 
 /// The caption of a chart of ratios to the base.
-pub const RELATIVE_CAPTION: &str =
-    "dashed line: 1.0 = same as the base; whiskers: 95% CI; pale bars: no significant change (~)";
+pub const RELATIVE_CAPTION: &str = "dashed line: 1.0 = the base; whiskers: 95% CI (arrowhead: cut off); pale bars: not significant (~)";
 
 /// The y range of a relative chart: the floor is at most 0.8 and 0.05 under
 /// the lowest value (rounded down to 0.1), never below 0; the top at least 1.2.
@@ -145,6 +146,11 @@ pub fn relative_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 pub fn bar_chart(c: &BarChart) -> String {
+    let series_colour = |i: usize| match (c.first_is_base, i) {
+        (true, 0) => base_colour(),
+        (true, i) => colour(i - 1),
+        (false, i) => colour(i),
+    };
     let nser = c.series.len().max(1) as f64;
     let ncat = c.categories.len().max(1) as f64;
     let longest = c
@@ -165,7 +171,7 @@ pub fn bar_chart(c: &BarChart) -> String {
         .series
         .iter()
         .enumerate()
-        .map(|(i, s)| (s.clone(), colour(i)))
+        .map(|(i, s)| (s.clone(), series_colour(i)))
         .collect();
     let (leg, leg_h) = legend(&items, ml, 72.0, plot_w);
     let mt = 72.0 + leg_h + 8.0;
@@ -173,10 +179,18 @@ pub fn bar_chart(c: &BarChart) -> String {
     let mb = 24.0 + longest * 6.4 * 0.7;
     let height = mt + plot_h + mb;
 
-    let values = c.bars.iter().flatten().flatten().flat_map(|b| {
+    // The bars set the range; a whisker may widen it to half the lowest bar
+    // and twice the highest, and is cut (with an arrowhead) beyond that, so
+    // the wide interval of two repeats does not flatten every bar.
+    let bars = || c.bars.iter().flatten().flatten();
+    let (vlo, vhi) = bars().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), b| {
+        (lo.min(b.value), hi.max(b.value))
+    });
+    let values = bars().flat_map(|b| {
         [Some(b.value), b.low, b.high]
             .into_iter()
             .flatten()
+            .map(|v| v.clamp(vlo / 2.0, vhi * 2.0))
             .collect::<Vec<_>>()
     });
     let (y0, y1) = relative_range(values);
@@ -245,7 +259,7 @@ pub fn bar_chart(c: &BarChart) -> String {
                 r#"<rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"{}><title>{}</title></rect>"#,
                 (bar_w - 2.0).max(1.0),
                 (base - top).max(0.0),
-                colour(si),
+                series_colour(si),
                 if b.faded {
                     r#" fill-opacity="0.35""#
                 } else {
@@ -255,15 +269,28 @@ pub fn bar_chart(c: &BarChart) -> String {
             );
             if let (Some(lo), Some(hi)) = (b.low, b.high) {
                 let cx = x + (bar_w - 2.0) / 2.0;
+                // An end inside the chart gets a cap, a cut one an arrowhead.
+                let end = |v: f64, dir: f64| {
+                    if (y0..=y1).contains(&v) {
+                        format!("M{:.1} {:.1}h6", cx - 3.0, y(v))
+                    } else {
+                        let tip = y(v);
+                        format!(
+                            "M{:.1} {:.1}L{cx:.1} {tip:.1}L{:.1} {:.1}",
+                            cx - 3.5,
+                            tip + 6.0 * dir,
+                            cx + 3.5,
+                            tip + 6.0 * dir
+                        )
+                    }
+                };
                 let _ = write!(
                     s,
-                    r##"<path d="M{cx:.1} {:.1}V{:.1}M{:.1} {:.1}h6M{:.1} {:.1}h6" stroke="#222" fill="none"/>"##,
+                    r##"<path d="M{cx:.1} {:.1}V{:.1}{}{}" stroke="#222" fill="none"/>"##,
                     y(lo),
                     y(hi),
-                    cx - 3.0,
-                    y(lo),
-                    cx - 3.0,
-                    y(hi)
+                    end(lo, -1.0),
+                    end(hi, 1.0)
                 );
             }
         }
@@ -486,6 +513,7 @@ mod tests {
                 tip: "x\"y".into(),
             })]],
             caption: RELATIVE_CAPTION.into(),
+            first_is_base: false,
         };
         let s = bar_chart(&c);
         assert!(s.contains("point &lt;queries&gt;") && s.contains("a&amp;b"));

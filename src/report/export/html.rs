@@ -88,6 +88,7 @@ fn group_chart(r: &Report, gi: usize) -> String {
             })
             .collect(),
         caption: svg::RELATIVE_CAPTION.into(),
+        first_is_base: false,
     };
     svg::bar_chart(&chart)
 }
@@ -117,6 +118,7 @@ fn ibench_relative_chart(s: &IbenchSection) -> String {
             })
             .collect(),
         caption: svg::RELATIVE_CAPTION.into(),
+        first_is_base: false,
     })
 }
 
@@ -155,12 +157,14 @@ fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
             })
             .collect(),
         caption: "dashed line: 1.0 = the target rate; below 0.95 the step missed its SLA".into(),
+        first_is_base: s.base_row().is_some(),
     })
 }
 
 /// One step's throughput per second, a line per name.
 fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
     let col = &s.steps[step];
+    let has_base = s.base_row().is_some();
     let lines = s
         .rows
         .iter()
@@ -174,10 +178,10 @@ fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
                 } else {
                     r.name.clone()
                 },
-                colour: if i == 0 {
-                    svg::base_colour()
-                } else {
-                    svg::colour(i - 1)
+                colour: match (has_base, i) {
+                    (true, 0) => svg::base_colour(),
+                    (true, i) => svg::colour(i - 1),
+                    (false, i) => svg::colour(i),
                 },
                 points: c.per_second.iter().map(|p| (p[0], p[1])).collect(),
             })
