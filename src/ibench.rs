@@ -10,10 +10,9 @@ use crate::hwcost::{Probe, ProbeContext};
 use crate::measure::Latency;
 use crate::plan::IbenchParams;
 use crate::runner::stop_requested;
-use crate::store::{
-    IbenchRetries, IbenchSecond, IbenchStep, RT_BUCKETS_US, RateAt, RtSummary, Store, TestResult,
-};
+use crate::store::{IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary, Store, TestResult};
 use crate::suite::{RunEnd, Ui};
+use crate::workload::ibench::rt::RtHist;
 use crate::workload::ibench::step::{
     Progress, Sample, StepOutcome, StepSpec, count_rows, run_step, setup_tables,
 };
@@ -261,19 +260,12 @@ fn base_result(def: &StepDef, clients: usize) -> TestResult {
 }
 
 /// Response times of one kind, or None when it ran no statement.
-pub fn rt_summary(h: &hdrhistogram::Histogram<u64>) -> Option<RtSummary> {
+pub fn rt_summary(h: &RtHist) -> Option<RtSummary> {
     if h.is_empty() {
         return None;
     }
-    let l = Latency::from_histogram(h);
-    let mut buckets = Vec::with_capacity(RT_BUCKETS_US.len() + 1);
-    let mut below = 0;
-    for b in RT_BUCKETS_US {
-        let upto = h.count_between(0, b * 1000);
-        buckets.push(upto - below);
-        below = upto;
-    }
-    buckets.push(h.len() - below);
+    let l = Latency::from_histogram(&h.hist);
+    let buckets = h.buckets.to_vec();
     Some(RtSummary {
         count: h.len(),
         avg: l.avg,
@@ -402,7 +394,7 @@ pub fn fill_result(
         ));
     }
     r.rows = out.rows_fetched;
-    r.latency_us = Latency::from_histogram(hist);
+    r.latency_us = Latency::from_histogram(&hist.hist);
     (r.status, r.reason) = match &out.status {
         crate::runner::StepStatus::Ok => ("ok".into(), None),
         crate::runner::StepStatus::Interrupted => {
@@ -451,14 +443,14 @@ mod tests {
 
     #[test]
     fn response_time_buckets_follow_the_reference() {
-        let mut h = crate::measure::new_histogram();
+        let mut h = RtHist::default();
         for us in [100u64, 200, 900, 3_000, 20_000_000] {
-            h.record(us * 1000).unwrap();
+            h.record(us * 1000);
         }
         let s = rt_summary(&h).unwrap();
         assert_eq!(s.buckets, [2, 1, 1, 0, 0, 0, 0, 0, 0, 1]);
         assert_eq!(s.count, 5);
-        assert!(rt_summary(&crate::measure::new_histogram()).is_none());
+        assert!(rt_summary(&RtHist::default()).is_none());
     }
 
     #[test]

@@ -3,11 +3,13 @@
 //! oldest rows at the same rate), three secondary indexes to maintain, and
 //! query steps under a rate-limited background write load.
 //!
-//! `rows` makes the values, `limiter` paces the writers, `step` runs one
+//! `rows` makes the values, `limiter` paces the writers, `rt` keeps the
+//! response times, `step` runs one
 //! step with its connections, and `steps` says which steps a run has.
 
 pub mod limiter;
 pub mod rows;
+pub mod rt;
 pub mod step;
 
 use serde::{Deserialize, Serialize};

@@ -12,14 +12,13 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-
 use super::limiter::{Limiter, SystemClock, sleep_until};
 use super::rows::{CASHREGISTERS, PRICES, PRODUCTS, RowGen, RowInts};
 use super::{COLUMNS, KEY, QUERY_ROWS, QueryKind, index_defs, table_name};
 use crate::driver::{Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, StmtId};
-use crate::measure::{new_histogram, now_ns};
+use crate::measure::now_ns;
 use crate::runner::{StepStatus, stop_requested};
+use crate::workload::ibench::rt::RtHist;
 use crate::workload::rand::Rng;
 
 /// Most insert statements an inserter may be ahead of its deleter.
@@ -103,9 +102,9 @@ pub struct StepOutcome {
     pub query_retries: u64,
     pub reconnects: u64,
     /// Response times in nanoseconds.
-    pub insert_hist: Histogram<u64>,
-    pub delete_hist: Histogram<u64>,
-    pub query_hist: Histogram<u64>,
+    pub insert_hist: RtHist,
+    pub delete_hist: RtHist,
+    pub query_hist: RtHist,
     pub per_second: Vec<Sample>,
     /// Wall seconds from the first index build's start to the last one's end (l.x).
     pub index_secs: Option<f64>,
@@ -357,7 +356,7 @@ impl<'a> Link<'a> {
 
 /// What one connection's loop measured.
 struct RoleResult {
-    hist: Histogram<u64>,
+    hist: RtHist,
     retries: u64,
     reconnects: u64,
     rows_fetched: u64,
@@ -427,7 +426,7 @@ impl<'a> Inserter<'a> {
     fn run(&mut self, spec: &StepSpec, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
         let live = &sh.clients[self.client - 1];
         let stop = || sh.stopping();
-        let mut hist = new_histogram();
+        let mut hist = RtHist::default();
         let mut retries = 0;
         let mut limiter = spec.rate_per_client.map(|r| {
             Limiter::new(
@@ -482,7 +481,7 @@ impl<'a> Inserter<'a> {
             let t0 = now_ns();
             self.link.exec(slot, &params, &mut retries, &stop)?;
             let dt = now_ns() - t0;
-            hist.saturating_record(dt.max(1));
+            hist.record(dt);
             live.max_insert.fetch_max(dt, Ordering::Relaxed);
             live.inserted_rows.fetch_add(rows as u64, Ordering::Relaxed);
             live.insert_stmts.fetch_add(1, Ordering::Release);
@@ -576,7 +575,7 @@ impl<'a> Deleter<'a> {
     fn run(&mut self, spec: &StepSpec, sh: &Shared) -> Done<RoleResult> {
         let live = &sh.clients[self.client - 1];
         let stop = || sh.stopping();
-        let mut hist = new_histogram();
+        let mut hist = RtHist::default();
         let mut retries = 0;
         let mut m = self.start_min;
         for d in 0.. {
@@ -601,7 +600,7 @@ impl<'a> Deleter<'a> {
                 .link
                 .exec(slot, &[Param::Int(m)], &mut retries, &stop)?;
             let dt = now_ns() - t0;
-            hist.saturating_record(dt.max(1));
+            hist.record(dt);
             let deleted = match o {
                 Outcome::Affected(n) | Outcome::Rows(n) => n,
             };
@@ -685,7 +684,7 @@ impl<'a> Querier<'a> {
     fn run(&mut self, sh: &Shared) -> Done<RoleResult> {
         let live = &sh.clients[self.client - 1];
         let stop = || sh.stopping();
-        let mut hist = new_histogram();
+        let mut hist = RtHist::default();
         let mut retries = 0;
         let mut fetched = 0u64;
         let mut max = 0i64;
@@ -722,7 +721,7 @@ impl<'a> Querier<'a> {
                 }
             };
             let dt = now_ns() - t0;
-            hist.saturating_record(dt.max(1));
+            hist.record(dt);
             if let Outcome::Rows(r) = o {
                 fetched += r;
             }
@@ -963,7 +962,7 @@ pub fn run_step(
                     1 => (&mut out.delete_hist, &mut out.delete_retries),
                     _ => (&mut out.query_hist, &mut out.query_retries),
                 };
-                let _ = hist.add(&r.hist);
+                hist.add(&r.hist);
                 *retries += r.retries;
                 out.reconnects += r.reconnects;
                 out.rows_fetched += r.rows_fetched;
@@ -1002,9 +1001,9 @@ fn empty_outcome(status: StepStatus) -> StepOutcome {
         delete_retries: 0,
         query_retries: 0,
         reconnects: 0,
-        insert_hist: new_histogram(),
-        delete_hist: new_histogram(),
-        query_hist: new_histogram(),
+        insert_hist: RtHist::default(),
+        delete_hist: RtHist::default(),
+        query_hist: RtHist::default(),
         per_second: Vec::new(),
         index_secs: None,
     }
