@@ -244,6 +244,41 @@ fn options_of_the_other_suite_are_refused() {
     assert!(text(&o).contains("--clients, --rates apply only to --suite ibench"));
     let o = rqps(&["run", "--suite", "ibench", "--rates", "100,0"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = rqps(&["tests", "--rates", "100"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = rqps(&["tests", "--suite", "ibench", "--list", "classic"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn rqps_tests_lists_the_steps_of_a_profile() {
+    let o = rqps(&[
+        "tests",
+        "--suite",
+        "ibench",
+        "--profile",
+        "ci",
+        "--rates",
+        "100,250",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    let steps: Vec<&str> = out
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr250", "qp250"
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("250 rows/s") && out.contains("2 client(s)"),
+        "{out}"
+    );
 }
 
 fn required() -> bool {

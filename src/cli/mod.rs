@@ -263,9 +263,18 @@ enum EngineCmd {
 
 #[derive(Args)]
 struct TestsArgs {
-    /// current or classic.
-    #[arg(long, default_value = "current")]
-    list: String,
+    /// sysbench: its tests and report groups; ibench: the steps a profile runs.
+    #[arg(long, default_value = "sysbench", value_parser = ["sysbench", "ibench"])]
+    suite: String,
+    /// sysbench: current (default) or classic.
+    #[arg(long)]
+    list: Option<String>,
+    /// ibench: the profile whose steps to show (default quick).
+    #[arg(long)]
+    profile: Option<String>,
+    /// ibench: insert rates of the qr/qp steps, rows/s per client (default: the profile's).
+    #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
+    rates: Option<Vec<u64>>,
 }
 
 #[derive(Args)]
@@ -344,9 +353,69 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
     }
 }
 
+/// The Insert Benchmark's steps of a profile: what each one runs.
+fn ibench_steps(a: &TestsArgs) -> Result<i32, CliError> {
+    if a.list.is_some() {
+        return Err(CliError::Usage(
+            "--list applies only to --suite sysbench".into(),
+        ));
+    }
+    let profile = a.profile.as_deref().unwrap_or("quick");
+    let mut p = crate::plan::ibench_profile(profile).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown profile '{profile}' (expected one of {})",
+            crate::plan::PROFILES.join(", ")
+        ))
+    })?;
+    if let Some(r) = &a.rates {
+        p.rates = r.clone();
+    }
+    let steps = p.steps().map_err(CliError::Usage)?;
+    println!(
+        "profile {profile}: {} client(s), one table each (pi1..pi{})",
+        p.clients, p.clients
+    );
+    println!(
+        "{:<8} {:>15} {:>14} {:>8} {:>15}  reported as",
+        "step", "rows per client", "rows per stmt", "deletes", "rate per client"
+    );
+    for (i, def) in steps.iter().enumerate() {
+        let s = crate::ibench::step_spec(&p, def, i);
+        let unit = match def {
+            crate::workload::ibench::StepDef::LoadX => "indexed rows/s",
+            d if d.is_load() => "inserts/s",
+            _ => "queries/s (SLA: inserts >= 95% of the rate)",
+        };
+        println!(
+            "{:<8} {:>15} {:>14} {:>8} {:>15}  {unit}",
+            def.name(),
+            s.rows_per_client,
+            s.rows_per_statement,
+            if s.deletes { "yes" } else { "no" },
+            s.rate_per_client
+                .map(|r| format!("{r:.0} rows/s"))
+                .unwrap_or_else(|| "as fast".into()),
+        );
+    }
+    Ok(0)
+}
+
 fn tests(a: &TestsArgs) -> Result<i32, CliError> {
     use crate::workload::sysbench::catalog;
-    let order: catalog::Order = a.list.parse().map_err(CliError::Usage)?;
+    if a.suite == "ibench" {
+        return ibench_steps(a);
+    }
+    if a.profile.is_some() || a.rates.is_some() {
+        return Err(CliError::Usage(
+            "--profile and --rates apply only to --suite ibench here".into(),
+        ));
+    }
+    let order: catalog::Order = a
+        .list
+        .as_deref()
+        .unwrap_or("current")
+        .parse()
+        .map_err(CliError::Usage)?;
     println!("{:<30} {:<10} {:<9} reported", "test", "group", "duration");
     for t in catalog::order(order) {
         let span = match t.span {
