@@ -474,6 +474,10 @@ fn rqps_report_shows_the_insert_benchmark_tables() {
         "the HTML page draws both Insert Benchmark charts"
     );
     assert!(html.matches("<svg").count() >= 3, "{html}");
+    assert!(
+        html.contains("Response times (% of statements per bucket)"),
+        "the reference's response-time buckets per step"
+    );
     // CSV: one row per name and step, the ibench columns filled.
     let csv = report("csv");
     let mut lines = csv.lines();

@@ -81,6 +81,10 @@ pub struct IbenchCell {
     pub writes_per_insert: Option<f64>,
     /// `[t, rate]`: the step's throughput per second (mean over the repeats).
     pub per_second: Vec<[f64; 2]>,
+    /// Statements per response-time bucket of reference §4.8
+    /// ([`crate::store::RT_BUCKETS_US`], then beyond), summed over the
+    /// finished repeats: inserts, deletes, queries (absent: none ran).
+    pub rt_buckets: [Option<Vec<u64>>; 3],
     pub repeats: Vec<IbenchRepeat>,
 }
 
@@ -178,13 +182,22 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 /// The step's primary rate per second, averaged over the repeats by second.
+/// The last, partial second of a step is left out when it has whole ones (a
+/// rate over a few milliseconds says little), as for the rate percentiles.
 fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
     let mut by_t: BTreeMap<u64, (f64, f64, usize)> = BTreeMap::new();
     for t in found {
         let Some(ib) = &t.ibench else { continue };
-        for s in &ib.per_second {
-            let e = by_t.entry((s.t * 1000.0).round() as u64).or_default();
-            e.0 = s.t;
+        let whole = ib.per_second.iter().any(|s| s.secs >= 0.999);
+        for s in ib.per_second.iter().filter(|s| !whole || s.secs >= 0.999) {
+            // Whole seconds of different repeats meet at the same second.
+            let key = if whole {
+                s.t.round() as u64 * 1000
+            } else {
+                (s.t * 1000.0).round() as u64
+            };
+            let e = by_t.entry(key).or_default();
+            e.0 = if whole { s.t.round() } else { s.t };
             e.1 += if query { s.qps } else { s.ips };
             e.2 += 1;
         }
@@ -192,6 +205,21 @@ fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
     by_t.into_values()
         .map(|(t, sum, n)| [t, sum / n as f64])
         .collect()
+}
+
+/// Bucket counts of statement kind `kind` (0 insert, 1 delete, 2 query), summed.
+fn rt_buckets(found: &[&TestResult], kind: usize) -> Option<Vec<u64>> {
+    let mut sum: Option<Vec<u64>> = None;
+    for t in found {
+        let Some(ib) = &t.ibench else { continue };
+        let rt = [&ib.insert_rt, &ib.delete_rt, &ib.query_rt][kind];
+        let Some(rt) = rt else { continue };
+        let s = sum.get_or_insert_with(|| vec![0; rt.buckets.len()]);
+        for (a, b) in s.iter_mut().zip(&rt.buckets) {
+            *a += b;
+        }
+    }
+    sum
 }
 
 fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
@@ -234,6 +262,7 @@ fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
                 .filter_map(|t| t.ibench.as_ref()?.writes_per_insert),
         ),
         per_second: per_second(&ok_tests, query),
+        rt_buckets: [0, 1, 2].map(|k| rt_buckets(&ok_tests, k)),
         repeats,
     }
 }
@@ -588,6 +617,39 @@ pub(crate) mod tests {
         assert_eq!(q.status, "failed");
         assert!(q.throughput.is_none() && q.rel.is_none());
         assert!(build("a", &["x"], &runs, Rules::default()).is_none());
+    }
+
+    #[test]
+    fn per_second_series_and_buckets_pool_the_repeats() {
+        use crate::store::{IbenchSecond, RtSummary};
+        let sec = |t: f64, secs: f64, ips: f64| IbenchSecond {
+            t,
+            secs,
+            ips,
+            ..Default::default()
+        };
+        let mut runs = Vec::new();
+        for (id, ips, jitter) in [("1", 100.0, 0.0004), ("2", 300.0, -0.0003)] {
+            let mut t = step("l.i1", ips, ips, None);
+            let ib = t.ibench.as_mut().unwrap();
+            // Two whole seconds a hair apart between repeats, then a partial one.
+            ib.per_second = vec![
+                sec(1.0 + jitter, 1.0, ips),
+                sec(2.0 + jitter, 1.0, ips),
+                sec(2.01, 0.01, 5.0),
+            ];
+            ib.insert_rt = Some(RtSummary {
+                count: 3,
+                buckets: vec![1, 2, 0],
+                ..Default::default()
+            });
+            runs.push(doc("a", id, vec![t]));
+        }
+        let s = build("a", &["a"], &runs, Rules::default()).unwrap();
+        let c = s.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!(c.per_second, [[1.0, 200.0], [2.0, 200.0]]);
+        assert_eq!(c.rt_buckets[0], Some(vec![2, 4, 0]));
+        assert_eq!(c.rt_buckets[1], None);
     }
 
     #[test]

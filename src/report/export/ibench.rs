@@ -142,6 +142,72 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
     out
 }
 
+/// The share of statements in each response-time bucket of reference §4.8,
+/// per step, statement kind and name (the reference's per-step histogram
+/// tables, with the repeats pooled).
+fn response_times(s: &IbenchSection) -> Vec<Block> {
+    let label = |us: u64| match us {
+        us if us >= 1_000_000 => format!("<= {} s", us / 1_000_000),
+        us if us >= 1_000 => format!("<= {} ms", us / 1_000),
+        us => format!("<= {us} us"),
+    };
+    let mut header = vec![
+        "step".to_string(),
+        "kind".into(),
+        "name".into(),
+        "count".into(),
+    ];
+    header.extend(crate::store::RT_BUCKETS_US.iter().map(|&b| label(b)));
+    header.push(format!(
+        "> {}",
+        label(*crate::store::RT_BUCKETS_US.last().unwrap_or(&0)).trim_start_matches("<= ")
+    ));
+    let mut rows = Vec::new();
+    for (i, col) in s.steps.iter().enumerate() {
+        for (k, kind) in ["insert", "delete", "query"].iter().enumerate() {
+            for r in &s.rows {
+                let Some(b) = r.cells[i].as_ref().and_then(|c| c.rt_buckets[k].as_ref()) else {
+                    continue;
+                };
+                let n: u64 = b.iter().sum();
+                if n == 0 {
+                    continue;
+                }
+                let mut cells: Vec<TCell> = vec![
+                    col.step.as_str().into(),
+                    (*kind).into(),
+                    r.name.as_str().into(),
+                    n.to_string().into(),
+                ];
+                cells.extend(b.iter().map(|&c| {
+                    if c == 0 {
+                        TCell::from("")
+                    } else {
+                        format!("{:.2}", c as f64 * 100.0 / n as f64).into()
+                    }
+                }));
+                rows.push(cells);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Heading(3, "Response times (% of statements per bucket)".into()),
+        Block::Para(
+            "The reference's buckets (iibench), per step and statement kind, the repeats pooled; \
+empty cells had no statement."
+                .into(),
+        ),
+        Block::Table(Table {
+            header,
+            rows,
+            left: 3,
+        }),
+    ]
+}
+
 /// The whole Insert Benchmark section of a report.
 pub fn section(s: &IbenchSection, charts: bool) -> Vec<Block> {
     let mut out = vec![
@@ -177,6 +243,10 @@ target). Relative values follow the sysbench rule: red <= 0.95, green >= 1.05."
                     .map(|step| Block::Chart(Chart::IbenchPerSecond { step })),
             );
         }
+    }
+
+    if charts {
+        out.extend(response_times(s));
     }
 
     let hw_steps: Vec<usize> = (0..s.steps.len())
