@@ -355,6 +355,11 @@ pub fn fill_result(
         delete_rt: rt_summary(&out.delete_hist),
         query_rt: rt_summary(&out.query_hist),
         rate_percentiles: rate_percentiles(&out.per_second),
+        client_rate_percentiles: if out.per_client.len() > 1 {
+            out.per_client.iter().map(|s| rate_percentiles(s)).collect()
+        } else {
+            Vec::new()
+        },
         index_secs: out.index_secs,
         per_second: out
             .per_second

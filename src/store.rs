@@ -105,6 +105,10 @@ pub struct IbenchStep {
     /// low, the value p % from the top, so the 99th is a low rate that 99 % of
     /// seconds beat (reference §4.9).
     pub rate_percentiles: Vec<RateAt>,
+    /// The same for each client's own per-second rates, as the reference's
+    /// np.sh lists them (only with more than one client).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub client_rate_percentiles: Vec<Vec<RateAt>>,
     /// Rows in all the step's tables before and after (checked where cheap).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rows_before: Option<u64>,

@@ -104,6 +104,10 @@ fn check_ci_doc(doc: &Value, out: &str, what: &str) {
         );
         assert!(!ib["per_second"].as_array().unwrap().is_empty());
         assert_eq!(ib["rate_percentiles"].as_array().unwrap().len(), 5);
+        // Two clients: each one's own percentiles too, as np.sh lists them.
+        let per_client = ib["client_rate_percentiles"].as_array().unwrap();
+        assert_eq!(per_client.len(), 2, "{name}");
+        assert!(per_client.iter().all(|c| c.as_array().unwrap().len() == 5));
         if name.starts_with('q') {
             // Normalized per query; target = rate x clients; met in a 1-second step.
             assert_eq!(t["group"], "query");

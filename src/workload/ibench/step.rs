@@ -106,6 +106,8 @@ pub struct StepOutcome {
     pub delete_hist: RtHist,
     pub query_hist: RtHist,
     pub per_second: Vec<Sample>,
+    /// The same seconds for each client alone (the longest statements left at 0).
+    pub per_client: Vec<Vec<Sample>>,
     /// Wall seconds from the first index build's start to the last one's end (l.x).
     pub index_secs: Option<f64>,
 }
@@ -749,12 +751,31 @@ struct Totals {
 
 fn totals(sh: &Shared) -> Totals {
     let mut t = Totals::default();
-    for c in &sh.clients {
-        t.inserted += c.inserted_rows.load(Ordering::Relaxed);
-        t.deleted += c.deleted_rows.load(Ordering::Relaxed);
-        t.queries += c.queries.load(Ordering::Relaxed);
+    for c in client_totals(sh) {
+        t.inserted += c.inserted;
+        t.deleted += c.deleted;
+        t.queries += c.queries;
     }
     t
+}
+
+fn client_totals(sh: &Shared) -> Vec<Totals> {
+    sh.clients
+        .iter()
+        .map(|c| Totals {
+            inserted: c.inserted_rows.load(Ordering::Relaxed),
+            deleted: c.deleted_rows.load(Ordering::Relaxed),
+            queries: c.queries.load(Ordering::Relaxed),
+        })
+        .collect()
+}
+
+/// Appends each client's sample of the last `secs` and moves `last` on.
+fn client_samples(sh: &Shared, at: f64, secs: f64, last: &mut [Totals], out: &mut [Vec<Sample>]) {
+    for ((now, prev), series) in client_totals(sh).into_iter().zip(last).zip(out) {
+        series.push(sample(at, secs, diff(now, *prev), [0; 3]));
+        *prev = now;
+    }
 }
 
 /// Takes (and resets) the longest statements of each kind since the last call.
@@ -843,8 +864,13 @@ pub fn run_step(
     }
     let target_rows = spec.rows_per_client * spec.clients as u64;
     let start_ns = now_ns();
-    type Joined = (Vec<(u8, Done<RoleResult>)>, Vec<Sample>, f64);
-    let (results, per_second, secs): Joined = std::thread::scope(|s| {
+    type Joined = (
+        Vec<(u8, Done<RoleResult>)>,
+        Vec<Sample>,
+        Vec<Vec<Sample>>,
+        f64,
+    );
+    let (results, per_second, per_client, secs): Joined = std::thread::scope(|s| {
         let sh = &sh;
         let handles: Vec<_> = roles
             .into_iter()
@@ -878,6 +904,8 @@ pub fn run_step(
         let mut next_sec = start_ns + SEC;
         let mut next_show = start_ns;
         let mut per_second = Vec::new();
+        let mut client_last = vec![Totals::default(); sh.clients.len()];
+        let mut per_client: Vec<Vec<Sample>> = vec![Vec::new(); sh.clients.len()];
         let mut shown = Progress::default();
         while !handles.iter().all(|h| h.is_finished()) {
             let now = now_ns();
@@ -888,6 +916,7 @@ pub fn run_step(
                 let t = totals(sh);
                 let at = (next_sec - start_ns) as f64 / 1e9;
                 per_second.push(sample(at, at - last_t, diff(t, last), take_max(sh)));
+                client_samples(sh, at, at - last_t, &mut client_last, &mut per_client);
                 (last, last_t) = (t, at);
                 next_sec += SEC;
             }
@@ -937,14 +966,16 @@ pub fn run_step(
             && (d.inserted > 0 || d.deleted > 0 || d.queries > 0 || per_second.is_empty())
         {
             per_second.push(sample(end_t, tail, d, take_max(sh)));
+            client_samples(sh, end_t, tail, &mut client_last, &mut per_client);
         }
         shown.inserted_rows = t.inserted;
         on_progress(&shown);
-        (results, per_second, end_t)
+        (results, per_second, per_client, end_t)
     });
     let mut out = empty_outcome(StepStatus::Ok);
     out.secs = secs;
     out.per_second = per_second;
+    out.per_client = per_client;
     let t = totals(&sh);
     out.inserted_rows = t.inserted;
     out.deleted_rows = t.deleted;
@@ -1005,6 +1036,7 @@ fn empty_outcome(status: StepStatus) -> StepOutcome {
         delete_hist: RtHist::default(),
         query_hist: RtHist::default(),
         per_second: Vec::new(),
+        per_client: Vec::new(),
         index_secs: None,
     }
 }
@@ -1186,6 +1218,13 @@ mod tests {
             assert!(!out.per_second.is_empty());
             let ins: f64 = out.per_second.iter().map(|s| s.ips * s.secs).sum();
             assert!((ins - 200.0).abs() < 1e-6, "{ins}");
+            // Each client's own seconds hold its own 100 rows.
+            assert_eq!(out.per_client.len(), 2);
+            for c in &out.per_client {
+                assert_eq!(c.len(), out.per_second.len());
+                let ins: f64 = c.iter().map(|s| s.ips * s.secs).sum();
+                assert!((ins - 100.0).abs() < 1e-6, "{ins}");
+            }
         }
         assert_eq!(count_rows(&driver, 2).unwrap(), 600);
     }
