@@ -14,7 +14,7 @@ use crate::store::{IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary, S
 use crate::suite::{RunEnd, Ui};
 use crate::workload::ibench::rt::RtHist;
 use crate::workload::ibench::step::{
-    Progress, Sample, StepOutcome, StepSpec, count_rows, run_step, setup_tables,
+    Progress, Sample, StepOutcome, StepSpec, count_rows, leftover_table, run_step, setup_tables,
 };
 use crate::workload::ibench::{
     ROWS_L_I0, ROWS_L_I1, ROWS_L_I2, ROWS_L_X, ROWS_QUERY_STEPS, StepDef, table_name,
@@ -141,6 +141,16 @@ impl IbSession<'_> {
             r.reason = Some(msg.clone());
             self.store.finish_test(slot, r)?;
             return Err(msg);
+        }
+        if *def == StepDef::LoadI0
+            && let Some(t) = leftover_table(self.driver.as_ref(), p.clients)
+        {
+            let w = format!(
+                "table {t} (from an earlier run with more clients) is still in the database and \
+counts in its size; drop it and the pi tables after it to measure this run alone"
+            );
+            self.ui.warn(&format!("{name}: {w}"));
+            r.warnings.push(w);
         }
         let rows_before = self.count();
         let mut probe = Probe::before(self.probe, self.driver.as_ref());
