@@ -379,6 +379,23 @@ mod formats {
     }
 
     #[test]
+    fn the_gate_fails_a_step_that_missed_the_sla_the_base_kept() {
+        let r = build(&two_runs(), &opts()).unwrap();
+        let g = crate::report::compare::gate(&r, 0.95);
+        let labels: Vec<(&str, bool)> =
+            g.rows.iter().map(|r| (r.label.as_str(), r.fails)).collect();
+        assert_eq!(
+            labels,
+            [
+                ("ibench l.i0", false),
+                ("ibench qr100", false),
+                ("ibench qr100 insert rate (SLA missed)", true),
+            ]
+        );
+        assert!(g.missing.is_empty());
+    }
+
+    #[test]
     fn sysbench_and_insert_benchmark_results_report_together() {
         let mut runs = two_runs();
         for (d, qps) in runs.iter_mut().zip([100.0, 90.0]) {
