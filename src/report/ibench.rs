@@ -108,6 +108,14 @@ pub struct IbenchRepeat {
     pub hw: Option<HwFigures>,
 }
 
+impl IbenchColumn {
+    /// l.x: its rate counts the rows it indexed, while its per-second
+    /// samples count only its few inserts.
+    pub fn builds_indexes(&self) -> bool {
+        self.per == "row"
+    }
+}
+
 impl IbenchSection {
     pub fn column(&self, step: &str) -> Option<usize> {
         self.steps.iter().position(|c| c.step == step)

@@ -226,7 +226,7 @@ target). Relative values follow the sysbench rule: red <= 0.95, green >= 1.05."
     if charts {
         // l.x's per-second samples count its few inserts, not the indexing.
         let with_series: Vec<usize> = (0..s.steps.len())
-            .filter(|&i| s.steps[i].per != "row")
+            .filter(|&i| !s.steps[i].builds_indexes())
             .filter(|&i| {
                 s.rows.iter().any(|r| {
                     r.cells[i]
