@@ -638,9 +638,16 @@ impl Server {
         }
     }
 
-    /// SIGKILLs the server main process (simulates a crash) and reaps it.
+    /// SIGKILLs the server (simulates a crash) and reaps it: its whole
+    /// process group, since a PostgreSQL backend whose postmaster died only
+    /// notices later and could still answer a query.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
+            if let Ok(pgid) = i32::try_from(child.id()) {
+                // SAFETY: kill(2) with a negative pid signals the process group the
+                // server leads (it was started with process_group(0)); no memory is touched.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            }
             let _ = child.kill();
             if !matches!(
                 util::wait_timeout(&mut child, Duration::from_secs(10)),
