@@ -2,6 +2,8 @@
 //! These need the network (Maven Central through `mvn`): they run when
 //! `RQPS_NETWORK_TESTS=1` (set by `.ci/run`) and are skipped otherwise.
 
+mod common;
+use common::text;
 use std::path::Path;
 use std::process::Command;
 
@@ -19,14 +21,6 @@ fn rqps(cache: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("rqps runs")
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// A cache directory the unprivileged PostgreSQL user can enter.

@@ -6,8 +6,9 @@
 //! Without the server binaries the server test prints why and passes,
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case it fails.
 
+mod common;
+use common::{read_json, rqps, text};
 use std::path::Path;
-use std::process::{Command, Output};
 
 use rqps::driver::Driver;
 use rqps::driver::mysql::MysqlDriver;
@@ -19,25 +20,6 @@ use serde_json::Value;
 const STEPS: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
-
-fn rqps(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rqps"))
-        .args(args)
-        .output()
-        .expect("rqps runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 /// Runs the ci profile against `target`; returns the run document and the output.
 fn ci_run(target: &str, dir: &Path, extra: &[&str]) -> (Value, String) {

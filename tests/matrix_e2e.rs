@@ -1,22 +1,8 @@
 //! A real two-target matrix (SQLite journal modes, ci profile) end to end.
 
+mod common;
+use common::{rqps, text};
 use std::path::Path;
-use std::process::Command;
-
-fn rqps(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_rqps"))
-        .args(args)
-        .output()
-        .expect("rqps runs")
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn runs(results: &Path) -> Vec<serde_json::Value> {
     let mut v: Vec<_> = std::fs::read_dir(results)

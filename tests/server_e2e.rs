@@ -5,7 +5,9 @@
 //! Without the server binaries these tests print why and pass, unless
 //! `RQPS_REQUIRE_SERVERS=1` (set by `.ci/run`), in which case they fail.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{read_json, rqps, text};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -49,25 +51,6 @@ fn start(kind: ServerKind) -> Server {
         &mut |n| eprintln!("note: {n}"),
     )
     .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
-}
-
-fn rqps(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rqps"))
-        .args(args)
-        .output()
-        .expect("rqps runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 fn tests_of(doc: &Value) -> Vec<Value> {

@@ -1,5 +1,7 @@
 //! The main job end to end on embedded SQLite, through the real binary.
 
+mod common;
+use common::read_json;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -26,10 +28,6 @@ fn run_dirs(results: &Path) -> Vec<std::path::PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 #[test]

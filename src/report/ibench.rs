@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::compare::{self, Rules};
 use super::model::{HwFigures, HwRatio, Rel, Shade};
 use super::stats;
-use crate::store::{RunDoc, TestResult};
+use crate::store::{IbenchStep, RunDoc, TestResult};
 
 /// The suite name of Insert Benchmark runs and results.
 pub const SUITE: &str = "ibench";
@@ -163,7 +163,8 @@ fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
 }
 
 fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
-    let ib = t.ibench.clone().unwrap_or_default();
+    let none = IbenchStep::default();
+    let ib = t.ibench.as_ref().unwrap_or(&none);
     let p99 = |rt: &Option<crate::store::RtSummary>| rt.as_ref().map(|r| r.p99);
     IbenchRepeat {
         run_id: run.run_id.clone(),
@@ -420,7 +421,8 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
         "status",
     ]);
     for t in &rows {
-        let ib = t.ibench.clone().unwrap_or_default();
+        let none = IbenchStep::default();
+        let ib = t.ibench.as_ref().unwrap_or(&none);
         let p99 = |rt: &Option<crate::store::RtSummary>| {
             rt.as_ref()
                 .map(|r| num(r.p99))
@@ -528,7 +530,6 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::store::IbenchStep;
 
     pub(crate) fn step(name: &str, qps: f64, ips: f64, target: Option<f64>) -> TestResult {
         let mut t: TestResult = serde_json::from_value(serde_json::json!({
