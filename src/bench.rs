@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
-use crate::driver::sqlite::SqliteDriver;
-use crate::driver::{Driver, Param, PsMode};
-use crate::runner::{StepConfig, run_step};
-use crate::server::{Server, ServerKind, ServerSpec};
-use crate::workload::rand::{IdDist, RandType, Rng};
-use crate::workload::sysbench::catalog::lookup;
-use crate::workload::sysbench::event::{EventParams, SbWorker};
-use crate::workload::sysbench::load::{LoadParams, load};
+use crate::engine::server::{Server, ServerKind, ServerSpec};
+use crate::engine::sqlite::SqliteDriver;
+use crate::engine::{Driver, Param, PsMode};
+use crate::harness::runner::{StepConfig, run_step};
+use crate::suite::rand::{IdDist, RandType, Rng};
+use crate::suite::sysbench::catalog::lookup;
+use crate::suite::sysbench::event::{EventParams, SbWorker};
+use crate::suite::sysbench::load::{LoadParams, load};
 
 #[derive(Subcommand, Clone, Debug)]
 pub enum BenchCmd {
@@ -82,7 +82,7 @@ fn bare_loop(path: &std::path::Path, n: i64, secs: f64, seed: u64) -> Result<(u6
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
     let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| e.to_string())?;
-    for pragma in crate::driver::sqlite::DEFAULT_PRAGMAS {
+    for pragma in crate::engine::sqlite::DEFAULT_PRAGMAS {
         conn.query_row(pragma, [], |_| Ok(()))
             .or_else(|e| match e {
                 rusqlite::Error::QueryReturnedNoRows => Ok(()),
@@ -378,7 +378,7 @@ fn throwaway(engine: &str) -> Result<(ServerKind, Server, String, Arc<dyn Driver
     )
     .map_err(|e| e.to_string())?;
     let url = server.url();
-    let driver = crate::target::Target::parse(&url)?
+    let driver = crate::engine::target::Target::parse(&url)?
         .server_driver()
         .ok_or("not a server URL")??;
     Ok((kind, server, url, driver))
@@ -495,10 +495,10 @@ pub struct IbClientArgs {
 const BARE_BATCHES: usize = 200;
 
 /// One batch of generated rows: the integer columns and `data`.
-type Batch = Vec<(crate::workload::ibench::rows::RowInts, String)>;
+type Batch = Vec<(crate::suite::ibench::rows::RowInts, String)>;
 
 fn ib_batches(rows_per_batch: usize) -> Vec<Batch> {
-    let mut g = crate::workload::ibench::rows::RowGen::new(42);
+    let mut g = crate::suite::ibench::rows::RowGen::new(42);
     (0..BARE_BATCHES)
         .map(|_| {
             (0..rows_per_batch)
@@ -530,7 +530,7 @@ fn ib_bare(
     rows: u64,
     batches: &[Batch],
 ) -> Result<(u64, f64), String> {
-    let per = crate::workload::ibench::ROWS_L_I0;
+    let per = crate::suite::ibench::ROWS_L_I0;
     let n = rows.div_ceil(per as u64) as usize;
     let mut conn = driver.connect().map_err(|e| e.to_string())?;
     let stmt = conn.prepare(sql, PsMode::Auto).map_err(|e| e.to_string())?;
@@ -556,11 +556,11 @@ fn ib_bare(
 
 /// rqps's l.i0 step: the same workers, measurement and sampler as a run.
 fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), String> {
-    use crate::workload::ibench::step::{StepSpec, run_step};
+    use crate::suite::ibench::step::{StepSpec, run_step};
     let spec = StepSpec {
         clients: 1,
         rows_per_client: rows,
-        rows_per_statement: crate::workload::ibench::ROWS_L_I0,
+        rows_per_statement: crate::suite::ibench::ROWS_L_I0,
         deletes: false,
         queries: None,
         rate_per_client: None,
@@ -570,7 +570,7 @@ fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), String> {
     };
     let out = run_step(driver, &spec, &mut |_| {});
     match out.status {
-        crate::runner::StepStatus::Ok => Ok((out.inserted_rows, out.secs)),
+        crate::harness::runner::StepStatus::Ok => Ok((out.inserted_rows, out.secs)),
         s => Err(format!("rqps's l.i0 did not finish: {s:?}")),
     }
 }
@@ -592,7 +592,7 @@ fn ib_measure(f: impl FnOnce() -> Result<(u64, f64), String>) -> Result<IbRate, 
 }
 
 pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
-    use crate::workload::ibench::step::{insert_sql, setup_tables};
+    use crate::suite::ibench::step::{insert_sql, setup_tables};
     if a.rounds == 0 || a.rows == 0 {
         return Err("--rounds and --rows must be more than 0".into());
     }
@@ -600,10 +600,10 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
         let (kind, server, _, driver) = throwaway(engine)?;
         let sql = insert_sql(
             driver.dialect(),
-            &crate::workload::ibench::table_name(1),
-            crate::workload::ibench::ROWS_L_I0,
+            &crate::suite::ibench::table_name(1),
+            crate::suite::ibench::ROWS_L_I0,
         );
-        let batches = ib_batches(crate::workload::ibench::ROWS_L_I0);
+        let batches = ib_batches(crate::suite::ibench::ROWS_L_I0);
         let fresh = || setup_tables(driver.as_ref(), 1).map_err(|e| e.to_string());
         let run_bare = || -> Result<IbRate, String> {
             fresh()?;

@@ -5,20 +5,10 @@
 
 pub mod bench;
 pub mod cli;
-pub mod driver;
-pub mod engines;
-pub mod host;
-pub mod hwcost;
-pub mod ibench;
-pub mod matrix;
-pub mod measure;
+pub mod engine;
+pub mod harness;
 pub mod plan;
 pub mod report;
-pub mod runner;
-pub mod server;
-pub mod store;
+pub mod results;
 pub mod suite;
-pub mod sysstat;
-pub mod target;
 pub mod util;
-pub mod workload;

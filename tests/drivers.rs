@@ -9,16 +9,16 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rqps::driver::mysql::MysqlDriver;
-use rqps::driver::postgres::PostgresDriver;
-use rqps::driver::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode};
-use rqps::measure::Counts;
-use rqps::runner::Worker;
-use rqps::server::{Server, ServerKind, ServerSpec, locate};
-use rqps::workload::rand::RandType;
-use rqps::workload::sysbench::catalog::lookup;
-use rqps::workload::sysbench::event::{EventParams, SbWorker};
-use rqps::workload::sysbench::load::{LoadParams, load, settle};
+use rqps::engine::mysql::MysqlDriver;
+use rqps::engine::postgres::PostgresDriver;
+use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode};
+use rqps::harness::measure::Counts;
+use rqps::harness::runner::Worker;
+use rqps::suite::rand::RandType;
+use rqps::suite::sysbench::catalog::lookup;
+use rqps::suite::sysbench::event::{EventParams, SbWorker};
+use rqps::suite::sysbench::load::{LoadParams, load, settle};
 
 const N: i64 = 1000;
 const TABLES: usize = 2;

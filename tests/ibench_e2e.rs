@@ -10,11 +10,11 @@ mod common;
 use common::{read_json, rqps, text};
 use std::path::Path;
 
-use rqps::driver::Driver;
-use rqps::driver::mysql::MysqlDriver;
-use rqps::driver::postgres::PostgresDriver;
-use rqps::driver::sqlite::SqliteDriver;
-use rqps::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::Driver;
+use rqps::engine::mysql::MysqlDriver;
+use rqps::engine::postgres::PostgresDriver;
+use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::sqlite::SqliteDriver;
 use serde_json::Value;
 
 const STEPS: [&str; 10] = [

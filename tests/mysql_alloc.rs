@@ -7,8 +7,8 @@ use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 
-use rqps::driver::mysql::MysqlDriver;
-use rqps::driver::{Driver, Outcome, Param, PsMode};
+use rqps::engine::mysql::MysqlDriver;
+use rqps::engine::{Driver, Outcome, Param, PsMode};
 
 struct Counting;
 

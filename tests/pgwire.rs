@@ -9,9 +9,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use rqps::driver::postgres::PostgresDriver;
-use rqps::driver::{Conn, Driver, ErrorClass, Outcome, Param, PsMode};
-use rqps::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::postgres::PostgresDriver;
+use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::{Conn, Driver, ErrorClass, Outcome, Param, PsMode};
 
 /// Counts the allocations of the current thread (tests run in parallel).
 struct Counting;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mysql::prelude::Queryable as _;
-use rqps::server::{Server, ServerError, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Server, ServerError, ServerKind, ServerSpec, locate};
 
 fn servers_required() -> bool {
     std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use rqps::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
 use serde_json::Value;
 
 const KINDS: [ServerKind; 2] = [ServerKind::Mariadb, ServerKind::Postgres];

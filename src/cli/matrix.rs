@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, parse_run_args};
-use crate::matrix::{Matrix, Progress};
+use crate::plan::matrix::{Matrix, Progress};
 
 #[derive(Args)]
 pub struct MatrixArgs {
@@ -41,7 +41,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             })?;
         plans.push((t.name.clone(), plan.estimate_secs()));
     }
-    let est = |t: &crate::matrix::Target| -> f64 {
+    let est = |t: &crate::plan::matrix::Target| -> f64 {
         plans
             .iter()
             .find(|(n, _)| *n == t.name)
@@ -95,7 +95,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             i + 1,
             s.target,
             s.repeat,
-            crate::target::redact_args(&m.run_args(t, s.repeat, &a.results)).join(" ")
+            crate::engine::target::redact_args(&m.run_args(t, s.repeat, &a.results)).join(" ")
         );
     }
     let missing = m.missing_engines();
@@ -105,10 +105,10 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         }
         return Ok(0);
     }
-    crate::store::check_writable(&a.results).map_err(CliError::Usage)?;
+    crate::results::check_writable(&a.results).map_err(CliError::Usage)?;
     for e in missing {
-        if let crate::engines::EngineRef::Cached(kind, v) = e {
-            crate::engines::install(kind, &v, &mut |n| eprintln!("{n}"))
+        if let crate::engine::install::EngineRef::Cached(kind, v) = e {
+            crate::engine::install::install(kind, &v, &mut |n| eprintln!("{n}"))
                 .map_err(CliError::Failed)?;
         }
     }
@@ -118,7 +118,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         if progress.done.contains(s) {
             continue;
         }
-        if crate::runner::stop_requested() {
+        if crate::harness::runner::stop_requested() {
             return Ok(EXIT_INTERRUPTED);
         }
         if !first && m.cooldown_secs > 0.0 {

@@ -324,7 +324,7 @@ pub fn main() -> i32 {
 }
 
 fn engine(c: &EngineCmd) -> Result<i32, CliError> {
-    use crate::engines::{EngineRef, install, list};
+    use crate::engine::install::{EngineRef, install, list};
     match c {
         EngineCmd::List => {
             for l in list() {
@@ -380,9 +380,9 @@ fn ibench_steps(a: &TestsArgs) -> Result<i32, CliError> {
         "step", "rows per client", "rows per stmt", "deletes", "rate per client"
     );
     for (i, def) in steps.iter().enumerate() {
-        let s = crate::ibench::step_spec(&p, def, i);
+        let s = crate::suite::ibench::run::step_spec(&p, def, i);
         let unit = match def {
-            crate::workload::ibench::StepDef::LoadX => "indexed rows/s",
+            crate::suite::ibench::StepDef::LoadX => "indexed rows/s",
             d if d.is_load() => "inserts/s",
             _ => "queries/s (SLA: inserts >= 95% of the rate)",
         };
@@ -401,7 +401,7 @@ fn ibench_steps(a: &TestsArgs) -> Result<i32, CliError> {
 }
 
 fn tests(a: &TestsArgs) -> Result<i32, CliError> {
-    use crate::workload::sysbench::catalog;
+    use crate::suite::sysbench::catalog;
     if a.suite == "ibench" {
         return ibench_steps(a);
     }
@@ -453,7 +453,7 @@ fn show(a: &ShowArgs) -> Result<i32, CliError> {
                 .ok_or_else(|| CliError::Usage(format!("no runs in {}", a.results.display())))?
         }
     };
-    let doc = crate::store::read_run(&dir).map_err(CliError::Usage)?;
+    let doc = crate::results::read_run(&dir).map_err(CliError::Usage)?;
     print!("{}", crate::report::table::run_table(&doc, a.all));
     Ok(0)
 }

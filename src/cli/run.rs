@@ -4,16 +4,16 @@ use std::sync::Arc;
 
 use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
-use crate::driver::sqlite::SqliteDriver;
-use crate::driver::{Driver, PsMode};
-use crate::engines::{EngineRef, basedir_for};
-use crate::hwcost::ProbeContext;
+use crate::engine::install::{EngineRef, basedir_for};
+use crate::engine::server::{Server, ServerError, ServerSpec, locate};
+use crate::engine::sqlite::SqliteDriver;
+use crate::engine::target::{Target, redact, redact_args};
+use crate::engine::{Driver, PsMode};
+use crate::harness::probe::ProbeContext;
 use crate::plan::{SysbenchParams, profile};
-use crate::server::{Server, ServerError, ServerSpec, locate};
-use crate::store::ServerInfo;
-use crate::store::{EngineInfo, RunDoc, Store};
-use crate::suite::{RunEnd, Session, Ui, run_sysbench};
-use crate::target::{Target, redact, redact_args};
+use crate::results::ServerInfo;
+use crate::results::{EngineInfo, RunDoc, Store};
+use crate::suite::sysbench::run::{RunEnd, Session, Ui, run_sysbench};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -153,7 +153,7 @@ fn sqlite_engine(path: &Option<PathBuf>, a: &RunArgs, shown: String) -> Result<E
 
 /// For a server URL on this host, its TCP port (`Some(None)`: a unix socket).
 fn local_port(t: &Target) -> Option<Option<u16>> {
-    use crate::driver::url::DbUrl;
+    use crate::engine::url::DbUrl;
     let (url, schemes, default_port): (&str, &[&str], u16) = match t {
         Target::Mysql(u) => (u, &["mysql", "mariadb"], 3306),
         Target::Postgres(u) => (u, &["postgres", "postgresql"], 5432),
@@ -172,7 +172,7 @@ fn local_port(t: &Target) -> Option<Option<u16>> {
 
 fn url_driver(target: &Target, a: &RunArgs) -> Result<Arc<dyn Driver>, CliError> {
     match (target, &a.mysql_storage_engine) {
-        (Target::Mysql(u), Some(e)) => crate::driver::mysql::MysqlDriver::new(u)
+        (Target::Mysql(u), Some(e)) => crate::engine::mysql::MysqlDriver::new(u)
             .and_then(|d| d.with_storage_engine(e))
             .map(|d| Arc::new(d) as Arc<dyn Driver>)
             .map_err(|e| CliError::Usage(e.to_string())),
@@ -277,9 +277,9 @@ fn probe_context(a: &RunArgs, engine: &Engine, driver: &dyn Driver) -> ProbeCont
                 let data = driver.data_path().filter(|p| local.is_some() && p.exists());
                 let pids = match (a.server_pid, local) {
                     (Some(pid), _) => vec![pid],
-                    (None, Some(Some(port))) => {
-                        crate::sysstat::pid_listening_on(port).into_iter().collect()
-                    }
+                    (None, Some(Some(port))) => crate::harness::sysstat::pid_listening_on(port)
+                        .into_iter()
+                        .collect(),
                     _ => vec![],
                 };
                 (data.clone(), data.into_iter().collect(), pids, false)
@@ -307,7 +307,7 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
         Some(t) => Some(Target::parse(t).map_err(CliError::Usage)?),
         None => None,
     };
-    crate::store::check_writable(&a.results).map_err(CliError::Usage)?;
+    crate::results::check_writable(&a.results).map_err(CliError::Usage)?;
     if let Some(j) = &a.json {
         let parent = j
             .parent()
@@ -331,7 +331,7 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
         if sqlite || postgres {
             return Err(not_mysql());
         }
-        crate::driver::mysql::check_storage_engine(e).map_err(CliError::Usage)?;
+        crate::engine::mysql::check_storage_engine(e).map_err(CliError::Usage)?;
     }
     install_ctrlc();
     let mut engine = match (&a.server, &target) {
@@ -384,7 +384,7 @@ fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Engine, ui: &Ui) -> Result<i32,
         .clone()
         .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
     let probe = probe_context(a, engine, driver.as_ref());
-    let mut host = crate::host::host();
+    let mut host = crate::harness::host::host();
     host.data_fs = probe.fs.clone();
     host.data_device = probe.device.clone();
     let doc = RunDoc {
@@ -429,7 +429,7 @@ fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Engine, ui: &Ui) -> Result<i32,
         None => (1..=repeats).collect(),
     };
     for repeat in numbers {
-        if crate::runner::stop_requested() {
+        if crate::harness::runner::stop_requested() {
             break;
         }
         let mut doc = doc.clone();
@@ -504,19 +504,21 @@ fn run_repeat(
             },
             steps,
         ),
-        Plan::Ibench(p) => crate::ibench::run_ibench(&mut crate::ibench::IbSession {
-            driver: engine.driver.clone(),
-            p,
-            store: &mut store,
-            ui,
-            probe,
-        }),
+        Plan::Ibench(p) => {
+            crate::suite::ibench::run::run_ibench(&mut crate::suite::ibench::run::IbSession {
+                driver: engine.driver.clone(),
+                p,
+                store: &mut store,
+                ui,
+                probe,
+            })
+        }
     };
     let (status, code) = match &end {
         Ok(RunEnd::Ok) => ("ok", 0),
         Ok(RunEnd::Failed) => ("failed", EXIT_FAILED),
         Ok(RunEnd::Interrupted) => ("interrupted", EXIT_INTERRUPTED),
-        Err(_) if crate::runner::stop_requested() => ("interrupted", EXIT_INTERRUPTED),
+        Err(_) if crate::harness::runner::stop_requested() => ("interrupted", EXIT_INTERRUPTED),
         Err(_) => ("failed", EXIT_FAILED),
     };
     store.finish(status).map_err(CliError::Failed)?;
@@ -530,13 +532,13 @@ fn run_repeat(
 
 fn install_ctrlc() {
     let _ = ctrlc::set_handler(|| {
-        if crate::runner::stop_requested() {
+        if crate::harness::runner::stop_requested() {
             eprintln!("\nstopping now");
             std::process::exit(EXIT_INTERRUPTED);
         }
         eprintln!(
             "\ninterrupted: finishing the current events and saving results (Ctrl-C again to quit at once)"
         );
-        crate::runner::request_stop();
+        crate::harness::runner::request_stop();
     });
 }

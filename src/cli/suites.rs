@@ -2,9 +2,9 @@
 //! other suite are refused rather than silently ignored.
 
 use super::{CliError, RunArgs};
-use crate::driver::PsMode;
+use crate::engine::PsMode;
 use crate::plan::{IbenchParams, SysbenchParams, ibench_profile};
-use crate::workload::sysbench::catalog::TestDef;
+use crate::suite::sysbench::catalog::TestDef;
 
 /// A suite's parameters, checked, and its steps.
 pub enum Plan {

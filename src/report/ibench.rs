@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::compare::{self, Rules};
 use super::model::{HwFigures, HwRatio, Rel, Shade};
 use super::stats;
-use crate::store::{IbenchStep, RunDoc, TestResult};
+use crate::results::{IbenchStep, RunDoc, TestResult};
 
 /// The suite name of Insert Benchmark runs and results.
 pub const SUITE: &str = "ibench";
@@ -82,7 +82,7 @@ pub struct IbenchCell {
     /// `[t, rate]`: the step's throughput per second (mean over the repeats).
     pub per_second: Vec<[f64; 2]>,
     /// Statements per response-time bucket of reference §4.8
-    /// ([`crate::store::RT_BUCKETS_US`], then beyond), summed over the
+    /// ([`crate::results::RT_BUCKETS_US`], then beyond), summed over the
     /// finished repeats: inserts, deletes, queries (absent: none ran).
     pub rt_buckets: [Option<Vec<u64>>; 3],
     pub repeats: Vec<IbenchRepeat>,
@@ -165,7 +165,7 @@ fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
 fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
     let none = IbenchStep::default();
     let ib = t.ibench.as_ref().unwrap_or(&none);
-    let p99 = |rt: &Option<crate::store::RtSummary>| rt.as_ref().map(|r| r.p99);
+    let p99 = |rt: &Option<crate::results::RtSummary>| rt.as_ref().map(|r| r.p99);
     IbenchRepeat {
         run_id: run.run_id.clone(),
         engine_version: run.engine.version.clone(),
@@ -423,7 +423,7 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     for t in &rows {
         let none = IbenchStep::default();
         let ib = t.ibench.as_ref().unwrap_or(&none);
-        let p99 = |rt: &Option<crate::store::RtSummary>| {
+        let p99 = |rt: &Option<crate::results::RtSummary>| {
             rt.as_ref()
                 .map(|r| num(r.p99))
                 .unwrap_or_else(|| "-".into())
@@ -546,7 +546,7 @@ pub(crate) mod tests {
         t.ibench = Some(IbenchStep {
             inserts_per_sec: ips,
             target_ips: target,
-            sla_missed: target.is_some_and(|t| crate::ibench::sla_missed(ips, t)),
+            sla_missed: target.is_some_and(|t| crate::suite::ibench::run::sla_missed(ips, t)),
             ..Default::default()
         });
         t
@@ -557,7 +557,7 @@ pub(crate) mod tests {
             "rqps_version": "0", "run_id": run_id, "name": name, "suite": "ibench",
             "status": "ok", "started": run_id, "command_line": [], "target": "",
             "engine": {"name": "e", "version": "1"}, "params": null,
-            "host": serde_json::to_value(crate::host::host()).unwrap()
+            "host": serde_json::to_value(crate::harness::host::host()).unwrap()
         }))
         .unwrap();
         d.tests = tests;
@@ -630,7 +630,7 @@ pub(crate) mod tests {
 
     #[test]
     fn per_second_series_and_buckets_pool_the_repeats() {
-        use crate::store::{IbenchSecond, RtSummary};
+        use crate::results::{IbenchSecond, RtSummary};
         let sec = |t: f64, secs: f64, ips: f64| IbenchSecond {
             t,
             secs,

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use super::compare::{self, Rules};
 use super::model::*;
 use super::stats;
-use crate::store::{self, RunDoc, TestResult};
-use crate::workload::sysbench::catalog::{self, Group, Order};
+use crate::results::{self, RunDoc, TestResult};
+use crate::suite::sysbench::catalog::{self, Group, Order};
 
 /// What to compare.
 #[derive(Clone, Debug)]
@@ -35,7 +35,7 @@ pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), String> {
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
     for d in dirs {
-        match store::read_run(&d) {
+        match results::read_run(&d) {
             Ok(r) => runs.push(r),
             Err(e) => warnings.push(format!("skipped unreadable run {}: {e}", d.display())),
         }

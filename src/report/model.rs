@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::measure::Latency;
-use crate::workload::sysbench::catalog::Group;
+use crate::harness::measure::Latency;
+use crate::suite::sysbench::catalog::Group;
 
 /// What the test over the repeats says of a target against the base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -118,7 +118,7 @@ impl HwFigures {
     }
 
     /// The per-op figures of a stored result; `None` when none was measured.
-    pub fn from_cost(h: &crate::store::HwCost) -> Option<Self> {
+    pub fn from_cost(h: &crate::results::HwCost) -> Option<Self> {
         let fig = HwFigures {
             cpu_us_per_op: h.cpu_us_per_op,
             server_cpu_us_per_op: h.server_cpu_us_per_op,

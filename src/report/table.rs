@@ -1,7 +1,7 @@
 //! The end-of-run table: one block per report group, tests in suite order.
 
-use crate::store::{RunDoc, TestResult};
-use crate::workload::sysbench::catalog::Group;
+use crate::results::{RunDoc, TestResult};
+use crate::suite::sysbench::catalog::Group;
 
 pub(crate) fn num(v: f64) -> String {
     if v >= 100.0 {
@@ -91,7 +91,7 @@ fn hw_table(doc: &RunDoc, all: bool) -> String {
     ]);
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
-    let mut add = |name: String, thr: String, hw: &crate::store::HwCost| {
+    let mut add = |name: String, thr: String, hw: &crate::results::HwCost| {
         let db = hw
             .db_after
             .as_ref()

@@ -157,10 +157,10 @@ fn response_times(s: &IbenchSection) -> Vec<Block> {
         "name".into(),
         "count".into(),
     ];
-    header.extend(crate::store::RT_BUCKETS_US.iter().map(|&b| label(b)));
+    header.extend(crate::results::RT_BUCKETS_US.iter().map(|&b| label(b)));
     header.push(format!(
         "> {}",
-        label(*crate::store::RT_BUCKETS_US.last().unwrap_or(&0)).trim_start_matches("<= ")
+        label(*crate::results::RT_BUCKETS_US.last().unwrap_or(&0)).trim_start_matches("<= ")
     ));
     let mut rows = Vec::new();
     for (i, col) in s.steps.iter().enumerate() {

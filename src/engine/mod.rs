@@ -1,0 +1,317 @@
+//! How SQL reaches an engine: one module per engine behind one trait.
+//!
+//! A [`Driver`] describes a target and makes connections; a [`Conn`] prepares
+//! statements once and executes them many times with borrowed parameters, so
+//! the per-query path allocates nothing. Workloads ask a driver for its
+//! [`Caps`] and [`Dialect`], never for its engine's name.
+
+pub mod install;
+pub mod mysql;
+pub mod postgres;
+pub mod server;
+pub mod sqlite;
+pub mod target;
+pub(crate) mod url;
+
+use std::fmt;
+
+/// One bound parameter, borrowed from the worker's reusable buffers.
+#[derive(Clone, Copy, Debug)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// What one execution returned, in the terms sysbench counts statements by:
+/// a result set is a read; otherwise the affected-row count decides between
+/// write (> 0) and "other" (0: BEGIN, COMMIT, DML that changed nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Rows(u64),
+    Affected(u64),
+}
+
+/// Handle to a statement prepared on one connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StmtId(pub u32);
+
+/// How a statement is sent: server-side prepared (default), or as plain text
+/// with the parameters written into the SQL by the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    #[default]
+    Auto,
+    Disable,
+}
+
+/// How the runner reacts to an error (sysbench's ignorable/fatal plus a
+/// first-class reconnect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorClass {
+    /// Deadlock, lock wait timeout, serialization failure, busy: roll back,
+    /// count it, and run the event again.
+    Retry,
+    /// The connection is gone: reconnect with backoff, count it.
+    Reconnect,
+    /// Anything else: the test fails with the engine's message.
+    Fatal,
+}
+
+#[derive(Clone, Debug)]
+pub struct DbError {
+    pub class: ErrorClass,
+    /// Engine error code when there is one (e.g. `1213`, `40001`, `SQLITE_BUSY`).
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn fatal(message: impl Into<String>) -> Self {
+        DbError {
+            class: ErrorClass::Fatal,
+            code: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "{} ({code})", self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
+
+pub type DbResult<T> = Result<T, DbError>;
+
+/// What an engine can do, so workloads can choose without naming it.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Caps {
+    pub prepared_statements: bool,
+    pub multi_row_insert: bool,
+    /// Only one writer at a time for the whole database (SQLite): loads run
+    /// one table after another instead of in parallel.
+    pub single_writer: bool,
+    /// Most bound parameters one statement may carry.
+    pub max_params: usize,
+}
+
+/// The SQL that differs between engines. Workloads build statements from
+/// these pieces; everything else is standard SQL with `?` placeholders
+/// (drivers that number placeholders rewrite them when preparing).
+pub trait Dialect: Send + Sync {
+    /// `CREATE TABLE` for sysbench's `sbtest<i>`.
+    fn sbtest_create_table(&self, table: &str) -> String;
+    /// Start of the insert that lets the engine assign ids: everything up to
+    /// and including `VALUES (`; the caller appends `k, 'c', 'pad')`.
+    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String;
+    /// Statement that starts a transaction that only reads.
+    fn begin_read(&self) -> &'static str {
+        "BEGIN"
+    }
+    /// Statement that starts a transaction that writes. (SQLite takes the
+    /// write lock up front so two writers cannot deadlock on upgrade.)
+    fn begin_write(&self) -> &'static str {
+        "BEGIN"
+    }
+    fn commit(&self) -> &'static str {
+        "COMMIT"
+    }
+    fn rollback(&self) -> &'static str {
+        "ROLLBACK"
+    }
+    /// Drop a table if it exists.
+    fn drop_table(&self, table: &str) -> String {
+        format!("DROP TABLE IF EXISTS {table}")
+    }
+    /// Statements that quiet the engine after heavy writes (reference §1.6).
+    fn settle(&self, tables: &[String]) -> Vec<String>;
+    /// Query whose single value is the database's size in bytes as the engine counts it.
+    fn db_size_sql(&self) -> Option<&'static str> {
+        None
+    }
+    /// Query whose single value is the server's data directory.
+    fn data_path_sql(&self) -> Option<&'static str> {
+        None
+    }
+
+    // The Insert Benchmark (reference §4). Defaults are PostgreSQL's forms,
+    // which are standard SQL where a standard exists; engines override what
+    // differs.
+
+    /// Statements that create the Insert Benchmark's table (reference §4.1):
+    /// `transactionid` assigned by the engine in insert order, then
+    /// `dateandtime, cashregisterid, customerid, productid, price, data`.
+    /// Default: BIGSERIAL with its sequence's cache raised to 1000.
+    fn ibench_create_table(&self, table: &str) -> Vec<String> {
+        vec![
+            format!(
+                "CREATE TABLE {table} (transactionid BIGSERIAL PRIMARY KEY, \
+                 dateandtime TIMESTAMP WITHOUT TIME ZONE, cashregisterid INT NOT NULL, \
+                 customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, \
+                 data VARCHAR(4000))"
+            ),
+            format!("ALTER SEQUENCE {table}_transactionid_seq CACHE 1000"),
+        ]
+    }
+    /// A SQL expression turning one `?` bound to Unix seconds into the
+    /// engine's date-time type.
+    fn datetime_from_epoch(&self) -> &'static str {
+        "to_timestamp(?)"
+    }
+    /// Statements that create secondary indexes `(name, column list)` on
+    /// `table`. Default: one `CREATE INDEX` each.
+    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
+        indexes
+            .iter()
+            .map(|(name, cols)| format!("CREATE INDEX {name} ON {table} ({cols})"))
+            .collect()
+    }
+    /// What follows FROM in a query that must read `table` through `index`.
+    /// Default: the table alone (the planner chooses).
+    fn table_with_index(&self, table: &str, index: &str) -> String {
+        let _ = index;
+        table.to_string()
+    }
+    /// Deletes the `n` rows with the smallest `key` at or above the one `?`
+    /// (the left edge of a queue). Default: through a sub-select.
+    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
+        format!(
+            "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} \
+             WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n})"
+        )
+    }
+    /// Query whose single value is the smallest `key` of `table`.
+    fn min_key_sql(&self, table: &str, key: &str) -> String {
+        format!("SELECT min({key}) FROM {table}")
+    }
+    /// Query whose single value is the largest `key` of `table`.
+    fn max_key_sql(&self, table: &str, key: &str) -> String {
+        format!("SELECT max({key}) FROM {table}")
+    }
+}
+
+/// A connection. One per worker thread.
+pub trait Conn: Send {
+    /// Prepares `sql` (with `?` placeholders) for repeated execution. With
+    /// [`PsMode::Disable`] the driver keeps the text and sends it with the
+    /// parameters written in on every execution.
+    fn prepare(&mut self, sql: &str, mode: PsMode) -> DbResult<StmtId>;
+    /// Executes a prepared statement, reads every row it returns, and says
+    /// what it did.
+    fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> DbResult<Outcome>;
+    /// Runs one statement given as text, reading every row.
+    fn query(&mut self, sql: &str) -> DbResult<Outcome>;
+    /// Runs one statement and returns the first column of the first row as
+    /// text, if any (versions, sizes, settings).
+    fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>>;
+}
+
+/// A target engine: connections plus what the workloads may ask of it.
+pub trait Driver: Send + Sync {
+    /// Short engine name for humans and results (`sqlite`, `mysql`, `postgres`).
+    fn engine(&self) -> &'static str;
+    fn connect(&self) -> DbResult<Box<dyn Conn>>;
+    fn caps(&self) -> Caps;
+    fn dialect(&self) -> &dyn Dialect;
+    /// Engine version string as the engine reports it.
+    fn version(&self) -> DbResult<String>;
+    /// Every server setting as (name, value) text, for the run's record.
+    /// Engines without server settings return an empty list.
+    fn settings(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+    /// Size of the database as the engine reports it, in bytes (`None` where unknown).
+    fn db_size(&self) -> DbResult<Option<u64>> {
+        let Some(sql) = self.dialect().db_size_sql() else {
+            return Ok(None);
+        };
+        let v = self.connect()?.query_scalar(sql)?;
+        Ok(v.and_then(|v| v.trim().parse::<f64>().ok())
+            .map(|b| b as u64))
+    }
+
+    /// The engine's data directory or database file, when the engine says (it
+    /// may be on another host: callers check that it exists here).
+    fn data_path(&self) -> Option<std::path::PathBuf> {
+        let sql = self.dialect().data_path_sql()?;
+        let v = self.connect().ok()?.query_scalar(sql).ok()??;
+        Some(std::path::PathBuf::from(v.trim()))
+    }
+
+    /// Server-wide activity counters as (name, value) text, to diff before
+    /// and after a test. Engines without such counters return an empty list.
+    fn status(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Writes `sql` with its `?` placeholders replaced by `params` as SQL
+/// literals into `out` (cleared first). Used by drivers in text mode.
+pub fn inline_params(sql: &str, params: &[Param<'_>], out: &mut String) -> DbResult<()> {
+    use std::fmt::Write;
+    out.clear();
+    let mut rest = sql;
+    let mut next = params.iter();
+    while let Some(pos) = rest.find('?') {
+        out.push_str(&rest[..pos]);
+        match next.next() {
+            Some(Param::Int(v)) => {
+                let _ = write!(out, "{v}");
+            }
+            Some(Param::Text(s)) => {
+                out.push('\'');
+                for ch in s.chars() {
+                    if ch == '\'' {
+                        out.push('\'');
+                    }
+                    out.push(ch);
+                }
+                out.push('\'');
+            }
+            None => {
+                return Err(DbError::fatal(format!(
+                    "statement has more placeholders than parameters: {sql}"
+                )));
+            }
+        }
+        rest = &rest[pos + 1..];
+    }
+    out.push_str(rest);
+    if next.next().is_some() {
+        return Err(DbError::fatal(format!(
+            "statement has fewer placeholders than parameters: {sql}"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_params_writes_literals_and_escapes_quotes() {
+        let mut out = String::new();
+        inline_params(
+            "SELECT c FROM t WHERE id=? AND c=?",
+            &[Param::Int(7), Param::Text("a'b")],
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, "SELECT c FROM t WHERE id=7 AND c='a''b'");
+    }
+
+    #[test]
+    fn inline_params_rejects_count_mismatch() {
+        let mut out = String::new();
+        assert!(inline_params("SELECT ?", &[], &mut out).is_err());
+        assert!(inline_params("SELECT 1", &[Param::Int(1)], &mut out).is_err());
+    }
+}

@@ -1,0 +1,493 @@
+//! MySQL and MariaDB through our own protocol client, [`wire`]
+//! (synchronous, no TLS).
+//!
+//! Statements are prepared on the server once per connection (binary
+//! protocol) and kept for the connection's life. Executions count the rows
+//! without decoding them and allocate nothing, so the benchmark spends its
+//! client CPU on the server's answers rather than on its own bookkeeping.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod server;
+pub(crate) mod wire;
+
+use self::wire::{Addr, Client, Opts, Stmt};
+use crate::engine::url::{DbUrl, safe};
+use crate::engine::{
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
+    inline_params,
+};
+
+const DEFAULT_PORT: u16 = 3306;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for one read or write on the socket: a server that stopped
+/// answering fails the statement instead of hanging it. Long enough for
+/// `CREATE INDEX` on large tables, which sends nothing until it is done.
+const IO_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// MySQL error numbers (server and client) and what the runner does on them.
+const RETRY_CODES: &[u16] = &[
+    1213, // ER_LOCK_DEADLOCK
+    1205, // ER_LOCK_WAIT_TIMEOUT
+    1020, // ER_CHECKREAD (record changed since last read)
+];
+const RECONNECT_CODES: &[u16] = &[
+    2006, // CR_SERVER_GONE_ERROR
+    2013, // CR_SERVER_LOST
+    2055, // CR_SERVER_LOST_EXTENDED
+    1927, // ER_CONNECTION_KILLED (MariaDB)
+    1053, // ER_SERVER_SHUTDOWN
+    4031, // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
+];
+/// ER_UNSUPPORTED_PS: the statement cannot be prepared; it is sent as text.
+const UNSUPPORTED_PS: u16 = 1295;
+
+pub struct MysqlDriver {
+    opts: Opts,
+    /// Where we connect, for messages: `host:port` or `socket PATH`.
+    addr: String,
+    /// The target URL with its password hidden.
+    shown: String,
+    dialect: MysqlDialect,
+}
+
+impl MysqlDriver {
+    /// `mysql://user:pass@host:port/db` (or `mariadb://`); a unix socket is
+    /// given as `?socket=/path/mysqld.sock`. The database name is required.
+    pub fn new(url: &str) -> DbResult<Self> {
+        let u = DbUrl::parse(url, &["mysql", "mariadb"])?;
+        u.check_params(url, &["socket"])?;
+        let db = u.require_database(url)?.to_string();
+        let socket = u.param("socket").filter(|s| !s.is_empty());
+        if u.host.is_none() && socket.is_none() {
+            return Err(DbError::fatal(format!(
+                "target '{}' has no host: give one, or a unix socket as ?socket=/path/mysqld.sock",
+                safe(url)
+            )));
+        }
+        let host = u.host.clone().unwrap_or_else(|| "localhost".into());
+        let port = u.port.unwrap_or(DEFAULT_PORT);
+        let addr = match socket {
+            Some(s) => format!("socket {s}"),
+            None if host.contains(':') => format!("[{host}]:{port}"),
+            None => format!("{host}:{port}"),
+        };
+        // Keepalive (60 s idle, 10 s probes, 6 of them) and a 120 s TCP user
+        // timeout are set by the client on every TCP connection.
+        let opts = Opts {
+            addr: match socket {
+                Some(s) => Addr::Unix(PathBuf::from(s)),
+                None => Addr::Tcp { host, port },
+            },
+            user: u.user.clone().unwrap_or_default(),
+            password: u.password.clone().unwrap_or_default(),
+            db: Some(db),
+            connect_timeout: CONNECT_TIMEOUT,
+            io_timeout: IO_TIMEOUT,
+        };
+        Ok(MysqlDriver {
+            opts,
+            addr,
+            shown: safe(url),
+            dialect: MysqlDialect::default(),
+        })
+    }
+
+    /// The storage engine of the tables rqps creates (sysbench's
+    /// `--mysql-storage-engine`; default InnoDB). A name of letters, digits
+    /// and underscores.
+    pub fn with_storage_engine(mut self, engine: &str) -> DbResult<Self> {
+        check_storage_engine(engine).map_err(DbError::fatal)?;
+        self.dialect.engine = engine.to_string();
+        Ok(self)
+    }
+
+    fn open(&self) -> DbResult<Client> {
+        Client::connect(&self.opts).map_err(|e| {
+            let mut err = map_err(e);
+            err.message = format!(
+                "cannot connect to MySQL at {} ({}): {}",
+                self.addr, self.shown, err.message
+            );
+            err
+        })
+    }
+
+    /// Runs `sql` and returns every row as text, columns in order.
+    fn rows(&self, sql: &str) -> DbResult<Vec<Vec<String>>> {
+        let mut conn = self.open()?;
+        let rows = conn.query_rows(sql).map_err(map_err)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| r.into_iter().map(Option::unwrap_or_default).collect())
+            .collect())
+    }
+
+    fn pairs(&self, sql: &str) -> DbResult<Vec<(String, String)>> {
+        Ok(self
+            .rows(sql)?
+            .into_iter()
+            .filter_map(|mut r| {
+                (r.len() >= 2).then(|| {
+                    let v = r.swap_remove(1);
+                    (r.swap_remove(0), v)
+                })
+            })
+            .collect())
+    }
+}
+
+impl Driver for MysqlDriver {
+    fn engine(&self) -> &'static str {
+        // MariaDB too: same protocol, same SQL, same counters.
+        "mysql"
+    }
+    fn connect(&self) -> DbResult<Box<dyn Conn>> {
+        Ok(Box::new(MysqlConn {
+            conn: self.open()?,
+            stmts: Vec::new(),
+            text: String::new(),
+        }))
+    }
+    fn caps(&self) -> Caps {
+        Caps {
+            prepared_statements: true,
+            multi_row_insert: true,
+            single_writer: false,
+            max_params: 65535,
+        }
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+    fn version(&self) -> DbResult<String> {
+        let mut c = self.open()?;
+        let v = c.query_scalar("SELECT VERSION()").map_err(map_err)?;
+        Ok(v.unwrap_or_default())
+    }
+    fn settings(&self) -> DbResult<Vec<(String, String)>> {
+        self.pairs("SHOW GLOBAL VARIABLES")
+    }
+    fn status(&self) -> DbResult<Vec<(String, String)>> {
+        self.pairs("SHOW GLOBAL STATUS")
+    }
+}
+
+/// A storage engine name is letters, digits and underscores (it is put into SQL).
+pub fn check_storage_engine(engine: &str) -> Result<(), String> {
+    if engine.is_empty()
+        || !engine
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "storage engine '{engine}': expected a name such as InnoDB, RocksDB or Aria"
+        ));
+    }
+    Ok(())
+}
+
+/// MySQL and MariaDB SQL; tables are created with `engine`.
+pub struct MysqlDialect {
+    pub engine: String,
+}
+
+impl Default for MysqlDialect {
+    fn default() -> Self {
+        MysqlDialect {
+            engine: "InnoDB".into(),
+        }
+    }
+}
+
+impl MysqlDialect {
+    fn innodb(&self) -> bool {
+        self.engine.eq_ignore_ascii_case("innodb")
+    }
+}
+
+impl Dialect for MysqlDialect {
+    fn sbtest_create_table(&self, table: &str) -> String {
+        format!(
+            "CREATE TABLE {table} (id INTEGER NOT NULL AUTO_INCREMENT, \
+             k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
+             pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = {}",
+            self.engine
+        )
+    }
+    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
+        // id 0 makes AUTO_INCREMENT assign the next id (as sysbench does).
+        format!("INSERT INTO {table} (id, k, c, pad) VALUES (0, ")
+    }
+    /// Reference §1.6 also runs `RESET MASTER` and lowers
+    /// `innodb_max_dirty_pages_pct[_lwm]` until after the sleep. Neither is
+    /// done here: RESET MASTER destroys the binlogs of a server the user
+    /// owns, and a global setting cannot be restored from a list of
+    /// statements (the caller sleeps afterwards, with no hook to undo it).
+    /// ANALYZE refreshes the statistics; FLUSH TABLES closes the tables and
+    /// lets the engine write their pending changes, which is as far as one
+    /// can go without changing server settings.
+    fn settle(&self, tables: &[String]) -> Vec<String> {
+        let mut v: Vec<String> = tables
+            .iter()
+            .map(|t| format!("ANALYZE TABLE {t}"))
+            .collect();
+        if !tables.is_empty() {
+            v.push(format!("FLUSH TABLES {}", tables.join(", ")));
+        }
+        v
+    }
+    /// Reference §4.1: BIGINT AUTO_INCREMENT and DATETIME, in the chosen engine.
+    fn ibench_create_table(&self, table: &str) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE {table} (transactionid BIGINT NOT NULL AUTO_INCREMENT, \
+             dateandtime DATETIME, cashregisterid INT NOT NULL, customerid INT NOT NULL, \
+             productid INT NOT NULL, price INT NOT NULL, data VARCHAR(4000), \
+             PRIMARY KEY (transactionid)) ENGINE = {}",
+            self.engine
+        )]
+    }
+    fn datetime_from_epoch(&self) -> &'static str {
+        "FROM_UNIXTIME(?)"
+    }
+    /// InnoDB builds all of them in one ALTER TABLE; other engines (MyRocks)
+    /// get one ALTER TABLE per index, as the reference does (§4.1).
+    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
+        let adds: Vec<String> = indexes
+            .iter()
+            .map(|(name, cols)| format!("ADD INDEX {name} ({cols})"))
+            .collect();
+        if self.innodb() {
+            vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
+        } else {
+            adds.iter()
+                .map(|a| format!("ALTER TABLE {table} {a}"))
+                .collect()
+        }
+    }
+    fn table_with_index(&self, table: &str, index: &str) -> String {
+        format!("{table} FORCE INDEX ({index})")
+    }
+    /// MySQL cannot LIMIT inside an IN sub-select, and needs none.
+    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
+        format!("DELETE FROM {table} WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n}")
+    }
+    fn db_size_sql(&self) -> Option<&'static str> {
+        Some(
+            "SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = DATABASE()",
+        )
+    }
+    fn data_path_sql(&self) -> Option<&'static str> {
+        Some("SELECT @@datadir")
+    }
+}
+
+enum Slot {
+    Prepared(Stmt),
+    /// Text protocol: the SQL with `?`, filled in on every execution.
+    Text(String),
+}
+
+pub struct MysqlConn {
+    conn: Client,
+    stmts: Vec<Slot>,
+    /// Reused buffer for statements sent as text.
+    text: String,
+}
+
+fn class_of(code: u16) -> ErrorClass {
+    if RETRY_CODES.contains(&code) {
+        ErrorClass::Retry
+    } else if RECONNECT_CODES.contains(&code) {
+        ErrorClass::Reconnect
+    } else {
+        ErrorClass::Fatal
+    }
+}
+
+#[cold]
+fn map_err(e: wire::Error) -> DbError {
+    match e {
+        wire::Error::Server { code, message } => DbError {
+            class: class_of(code),
+            code: Some(code.to_string()),
+            message,
+        },
+        // I/O errors, the server closing the connection, packets out of
+        // order: the connection is gone.
+        wire::Error::Broken(message) => DbError {
+            class: ErrorClass::Reconnect,
+            code: None,
+            message,
+        },
+        wire::Error::Fatal(message) => DbError::fatal(message),
+    }
+}
+
+impl Conn for MysqlConn {
+    fn prepare(&mut self, sql: &str, mode: PsMode) -> DbResult<StmtId> {
+        let slot = match mode {
+            PsMode::Auto => match self.conn.prepare(sql) {
+                Ok(stmt) => Slot::Prepared(stmt),
+                Err(wire::Error::Server { code, .. }) if code == UNSUPPORTED_PS => {
+                    Slot::Text(sql.to_string())
+                }
+                Err(e) => return Err(map_err(e)),
+            },
+            PsMode::Disable => Slot::Text(sql.to_string()),
+        };
+        self.stmts.push(slot);
+        Ok(StmtId(self.stmts.len() as u32 - 1))
+    }
+
+    #[inline]
+    fn execute(&mut self, id: StmtId, params: &[Param<'_>]) -> DbResult<Outcome> {
+        let Some(slot) = self.stmts.get(id.0 as usize) else {
+            return Err(DbError::fatal(format!("no prepared statement {}", id.0)));
+        };
+        match slot {
+            Slot::Prepared(stmt) => self.conn.execute(stmt, params).map_err(map_err),
+            Slot::Text(sql) => {
+                inline_params(sql, params, &mut self.text)?;
+                self.conn.query(&self.text).map_err(map_err)
+            }
+        }
+    }
+
+    fn query(&mut self, sql: &str) -> DbResult<Outcome> {
+        self.conn.query(sql).map_err(map_err)
+    }
+
+    fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
+        self.conn.query_scalar(sql).map_err(map_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_give_the_right_options() {
+        let d = MysqlDriver::new("mysql://root:pw@127.0.0.1/sbtest").unwrap();
+        assert_eq!(
+            d.opts.addr,
+            Addr::Tcp {
+                host: "127.0.0.1".into(),
+                port: 3306
+            }
+        );
+        assert_eq!(
+            (d.opts.user.as_str(), d.opts.password.as_str()),
+            ("root", "pw")
+        );
+        assert_eq!(d.opts.db.as_deref(), Some("sbtest"));
+        assert_eq!(d.opts.io_timeout, IO_TIMEOUT);
+        assert_eq!(d.addr, "127.0.0.1:3306");
+        assert!(!d.shown.contains("pw"));
+        let d = MysqlDriver::new("mariadb://root@/sb?socket=/tmp/x/mysqld.sock").unwrap();
+        assert_eq!(d.opts.addr, Addr::Unix("/tmp/x/mysqld.sock".into()));
+        assert_eq!(d.addr, "socket /tmp/x/mysqld.sock");
+        for bad in [
+            "mysql://root:pw@127.0.0.1:3306",
+            "mysql://root:pw@/sbtest",
+            "mysql://root:pw@h/sbtest?sockett=/x",
+            "postgres://root:pw@h/sbtest",
+        ] {
+            let e = MysqlDriver::new(bad).err().unwrap();
+            assert_eq!(e.class, ErrorClass::Fatal);
+            assert!(!e.to_string().contains(":pw"), "{e}");
+        }
+    }
+
+    #[test]
+    fn refused_connections_are_reconnect_and_hide_the_password() {
+        // Port 1 on loopback: nothing listens there.
+        let d = MysqlDriver::new("mysql://root:topsecret@127.0.0.1:1/sbtest").unwrap();
+        let e = d.connect().err().unwrap();
+        assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+        assert!(e.message.contains("127.0.0.1:1"), "{e}");
+        assert!(!e.to_string().contains("topsecret"), "{e}");
+    }
+
+    #[test]
+    fn errors_are_classified_by_mysql_error_number() {
+        let server = |code| wire::Error::Server {
+            code,
+            message: "m".into(),
+        };
+        for (code, class) in [
+            (1213, ErrorClass::Retry),
+            (1205, ErrorClass::Retry),
+            (1020, ErrorClass::Retry),
+            (2006, ErrorClass::Reconnect),
+            (2013, ErrorClass::Reconnect),
+            (2055, ErrorClass::Reconnect),
+            (1927, ErrorClass::Reconnect),
+            (1053, ErrorClass::Reconnect),
+            (4031, ErrorClass::Reconnect),
+            (1062, ErrorClass::Fatal),
+            (1045, ErrorClass::Fatal),
+        ] {
+            let e = map_err(server(code));
+            assert_eq!((e.class, e.code), (class, Some(code.to_string())));
+        }
+        let e = map_err(wire::Error::Broken("gone".into()));
+        assert_eq!(
+            (e.class, e.code, e.message.as_str()),
+            (ErrorClass::Reconnect, None, "gone")
+        );
+        let e = map_err(wire::Error::Fatal("no".into()));
+        assert_eq!(e.class, ErrorClass::Fatal);
+    }
+
+    #[test]
+    fn storage_engine_goes_into_the_ddl() {
+        let d = MysqlDriver::new("mysql://root@127.0.0.1/sb")
+            .unwrap()
+            .with_storage_engine("RocksDB")
+            .unwrap();
+        let dl = d.dialect();
+        assert!(
+            dl.sbtest_create_table("sbtest1")
+                .ends_with("ENGINE = RocksDB")
+        );
+        assert!(dl.ibench_create_table("pi1")[0].ends_with("ENGINE = RocksDB"));
+        let idx = [("a".to_string(), "x, y"), ("b".to_string(), "z")];
+        assert_eq!(
+            dl.create_indexes("pi1", &idx),
+            [
+                "ALTER TABLE pi1 ADD INDEX a (x, y)",
+                "ALTER TABLE pi1 ADD INDEX b (z)"
+            ]
+        );
+        // InnoDB: one ALTER TABLE for all of them.
+        assert_eq!(
+            MysqlDialect::default().create_indexes("pi1", &idx),
+            ["ALTER TABLE pi1 ADD INDEX a (x, y), ADD INDEX b (z)"]
+        );
+        for bad in ["", "x;drop", "In no"] {
+            assert!(
+                MysqlDriver::new("mysql://root@127.0.0.1/sb")
+                    .unwrap()
+                    .with_storage_engine(bad)
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn settle_has_no_reset_master() {
+        let s = MysqlDialect::default().settle(&["sbtest1".into(), "sbtest2".into()]);
+        assert_eq!(
+            s,
+            [
+                "ANALYZE TABLE sbtest1",
+                "ANALYZE TABLE sbtest2",
+                "FLUSH TABLES sbtest1, sbtest2"
+            ]
+        );
+    }
+}

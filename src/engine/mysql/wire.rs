@@ -1,0 +1,1477 @@
+//! A small synchronous client for the MySQL/MariaDB client/server protocol:
+//! just what the benchmark needs, and cheap on the client's CPU.
+//!
+//! - Handshake V10 and HandshakeResponse41; `mysql_native_password`,
+//!   `caching_sha2_password` (fast path; full exchange only over a unix
+//!   socket), empty passwords, AuthSwitchRequest. No TLS, no compression.
+//! - COM_QUERY (text protocol), COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
+//!   protocol), COM_STMT_CLOSE and COM_QUIT when the client is dropped.
+//! - Result rows are counted, not decoded: an execution only looks at the
+//!   first byte of each row packet.
+//!
+//! Hot path: one reused output buffer (packet header and payload written in
+//! place, one `write_all` per command) and one reused input buffer with our
+//! own framing; every complete packet in it is parsed before reading again.
+//! An execution allocates nothing once the buffers have grown to size.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sha1::{Digest, Sha1};
+use sha2::Sha256;
+
+use crate::engine::{Outcome, Param};
+
+// Capability flags (protocol documentation, "Capabilities").
+/// `CLIENT_LONG_PASSWORD`; MariaDB calls it `CLIENT_MYSQL` and its servers
+/// do not set it, which also says the 4 MariaDB capability bytes are valid.
+const CLIENT_LONG_PASSWORD: u32 = 1;
+const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
+const CLIENT_PROTOCOL_41: u32 = 1 << 9;
+const CLIENT_TRANSACTIONS: u32 = 1 << 13;
+const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
+const CLIENT_MULTI_STATEMENTS: u32 = 1 << 16;
+const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
+const CLIENT_PS_MULTI_RESULTS: u32 = 1 << 18;
+const CLIENT_PLUGIN_AUTH: u32 = 1 << 19;
+const CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
+const CLIENT_DEPRECATE_EOF: u32 = 1 << 24;
+/// MariaDB extended capability (bit 36 overall): the server sends a prepared
+/// statement's result metadata only when it changed.
+const MARIADB_CLIENT_CACHE_METADATA: u32 = 1 << 4;
+
+/// Everything we would like; the server's offer is and-ed in.
+const WANTED: u32 = CLIENT_LONG_PASSWORD
+    | CLIENT_PROTOCOL_41
+    | CLIENT_TRANSACTIONS
+    | CLIENT_SECURE_CONNECTION
+    | CLIENT_MULTI_STATEMENTS
+    | CLIENT_MULTI_RESULTS
+    | CLIENT_PS_MULTI_RESULTS
+    | CLIENT_PLUGIN_AUTH
+    | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+    | CLIENT_DEPRECATE_EOF;
+
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+
+const COM_QUIT: u8 = 0x01;
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+const COM_STMT_CLOSE: u8 = 0x19;
+
+const TYPE_LONGLONG: u8 = 0x08;
+const TYPE_VAR_STRING: u8 = 0xfd;
+
+/// utf8mb4_general_ci.
+const UTF8MB4: u8 = 45;
+/// Largest payload of one packet; a payload this long continues in the next.
+const MAX_PAYLOAD: usize = 0xff_ffff;
+/// What we tell the server it may send us in one (logical) packet.
+const MAX_PACKET: u32 = 1 << 30;
+const READ_BUF: usize = 64 * 1024;
+
+const NATIVE: &str = "mysql_native_password";
+const CACHING_SHA2: &str = "caching_sha2_password";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// An ERR packet: the MySQL error number and message.
+    Server { code: u16, message: String },
+    /// The connection failed or can no longer be trusted (I/O error, the
+    /// server went away, a packet we cannot make sense of).
+    Broken(String),
+    /// A problem another try would not fix (unsupported authentication,
+    /// wrong use of the API).
+    Fatal(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Server { code, message } => write!(f, "{message} ({code})"),
+            Error::Broken(m) | Error::Fatal(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn io_error(e: io::Error) -> Error {
+    Error::Broken(format!("connection to the server failed: {e}"))
+}
+
+fn malformed(what: &str) -> Error {
+    Error::Broken(format!("malformed packet from the server ({what})"))
+}
+
+/// Where the server listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Addr {
+    Tcp { host: String, port: u16 },
+    Unix(PathBuf),
+}
+
+/// How to connect. (No `Debug`: it holds the password.)
+#[derive(Clone)]
+pub struct Opts {
+    pub addr: Addr,
+    pub user: String,
+    pub password: String,
+    /// Default database; `None` connects without one.
+    pub db: Option<String>,
+    pub connect_timeout: Duration,
+    /// Longest wait for one read or write on the socket.
+    pub io_timeout: Duration,
+}
+
+/// The socket under a [`Client`].
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sets an integer socket option; failures are ignored (keepalive tuning is
+/// a nicety, not a requirement).
+fn setsockopt(fd: i32, level: libc::c_int, name: libc::c_int, value: libc::c_int) {
+    // SAFETY: `fd` is an open socket owned by the caller for the duration of
+    // the call, and the option value is a live `c_int` of the size passed.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+fn tcp_keepalive(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let fd = s.as_raw_fd();
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+    #[cfg(target_os = "linux")]
+    {
+        setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60);
+        setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10);
+        setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6);
+        setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, 120_000);
+    }
+}
+
+fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| Error::Broken(format!("cannot resolve host '{host}': {e}")))?;
+    let mut last = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, o.connect_timeout) {
+            Ok(s) => {
+                let setup = s
+                    .set_nodelay(true)
+                    .and_then(|_| s.set_read_timeout(Some(o.io_timeout)))
+                    .and_then(|_| s.set_write_timeout(Some(o.io_timeout)));
+                setup.map_err(io_error)?;
+                tcp_keepalive(&s);
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => io_error(e),
+        None => Error::Broken(format!("host '{host}' has no address")),
+    })
+}
+
+/// A statement prepared on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stmt {
+    id: u32,
+    params: u16,
+    columns: u16,
+}
+
+impl Stmt {
+    /// Number of result columns (0: the statement returns no rows). Rows
+    /// are counted without it; it is there for callers that want it.
+    #[allow(dead_code)]
+    pub fn columns(&self) -> u16 {
+        self.columns
+    }
+}
+
+/// One connection. `S` is the socket; tests drive it with byte fixtures.
+pub struct Client<S: Read + Write = Stream> {
+    io: S,
+    /// Input: `rbuf[rpos..rend]` is received but not yet parsed.
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rend: usize,
+    /// A payload spread over several packets (16 MiB or more), joined.
+    big: Vec<u8>,
+    /// Output: one packet (or command), header included.
+    wbuf: Vec<u8>,
+    /// Sequence id of the next packet, either way.
+    seq: u8,
+    caps: u32,
+    /// MariaDB's extended capabilities in effect.
+    ext_caps: u32,
+    /// Set after an I/O or protocol error, and until the handshake is done:
+    /// nothing more is sent, not even on drop.
+    broken: bool,
+    /// Statements to close on drop.
+    stmts: Vec<u32>,
+}
+
+impl Client<Stream> {
+    /// Connects and authenticates.
+    pub fn connect(o: &Opts) -> Result<Self> {
+        let stream = match &o.addr {
+            Addr::Tcp { host, port } => Stream::Tcp(tcp_connect(host, *port, o)?),
+            Addr::Unix(path) => {
+                let s = UnixStream::connect(path).map_err(io_error)?;
+                s.set_read_timeout(Some(o.io_timeout))
+                    .and_then(|_| s.set_write_timeout(Some(o.io_timeout)))
+                    .map_err(io_error)?;
+                Stream::Unix(s)
+            }
+        };
+        let secure = matches!(o.addr, Addr::Unix(_));
+        let mut c = Client::new(stream);
+        c.handshake(&o.user, &o.password, o.db.as_deref(), secure)?;
+        Ok(c)
+    }
+}
+
+impl<S: Read + Write> Client<S> {
+    fn new(io: S) -> Self {
+        Client {
+            io,
+            rbuf: vec![0; READ_BUF],
+            rpos: 0,
+            rend: 0,
+            big: Vec::new(),
+            wbuf: Vec::with_capacity(4096),
+            seq: 0,
+            caps: 0,
+            ext_caps: 0,
+            broken: true,
+            stmts: Vec::new(),
+        }
+    }
+
+    /// Marks the connection broken when `r` says it is.
+    #[inline]
+    fn check<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(Error::Broken(_)) = &r {
+            self.broken = true;
+        }
+        r
+    }
+
+    // ---- framing ----------------------------------------------------------
+
+    /// Makes sure `rbuf[rpos..]` holds at least `n` bytes, reading as much as
+    /// the socket has each time.
+    #[inline(always)]
+    fn fill(&mut self, n: usize) -> Result<()> {
+        if self.rend - self.rpos >= n {
+            return Ok(());
+        }
+        self.read_more(n)
+    }
+
+    #[inline(never)]
+    fn read_more(&mut self, n: usize) -> Result<()> {
+        while self.rend - self.rpos < n {
+            if self.rpos == self.rend {
+                self.rpos = 0;
+                self.rend = 0;
+            }
+            if self.rpos + n > self.rbuf.len() {
+                self.rbuf.copy_within(self.rpos..self.rend, 0);
+                self.rend -= self.rpos;
+                self.rpos = 0;
+                if n > self.rbuf.len() {
+                    self.rbuf.resize(n.next_power_of_two(), 0);
+                }
+            }
+            match self.io.read(&mut self.rbuf[self.rend..]) {
+                Ok(0) => {
+                    return Err(Error::Broken(
+                        "connection to the server failed: the server closed the connection".into(),
+                    ));
+                }
+                Ok(k) => self.rend += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_error(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one packet header and its payload; returns (start, len) of the
+    /// payload in `rbuf` and consumes it.
+    #[inline]
+    fn frame(&mut self) -> Result<(usize, usize)> {
+        self.fill(4)?;
+        let h = &self.rbuf[self.rpos..self.rpos + 4];
+        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        let seq = h[3];
+        self.fill(4 + len)?;
+        let start = self.rpos + 4;
+        self.rpos = start + len;
+        // An ERR packet may come out of turn (a server that closes an idle
+        // connection says why with sequence id 0): accept it.
+        if seq != self.seq && !(len > 0 && self.rbuf[start] == 0xff) {
+            return Err(Error::Broken(format!(
+                "packets out of order (got sequence id {seq}, expected {})",
+                self.seq
+            )));
+        }
+        self.seq = seq.wrapping_add(1);
+        Ok((start, len))
+    }
+
+    /// The next packet's payload, valid until the next read.
+    #[inline]
+    fn next(&mut self) -> Result<&[u8]> {
+        let (start, len) = self.frame()?;
+        if len < MAX_PAYLOAD {
+            return Ok(&self.rbuf[start..start + len]);
+        }
+        self.next_big(start)
+    }
+
+    /// A payload of 16 MiB or more, continued in further packets until one
+    /// shorter than the maximum (possibly empty).
+    #[cold]
+    fn next_big(&mut self, start: usize) -> Result<&[u8]> {
+        let mut big = std::mem::take(&mut self.big);
+        big.clear();
+        big.extend_from_slice(&self.rbuf[start..start + MAX_PAYLOAD]);
+        loop {
+            let (s, len) = self.frame()?;
+            big.extend_from_slice(&self.rbuf[s..s + len]);
+            if len < MAX_PAYLOAD {
+                break;
+            }
+        }
+        self.big = big;
+        Ok(&self.big)
+    }
+
+    /// Starts a packet of a new exchange (sequence id 0) in `wbuf`.
+    #[inline]
+    fn begin_command(&mut self, cmd: u8) -> Result<()> {
+        if self.broken {
+            return Err(Error::Broken(
+                "connection to the server failed earlier and cannot be used".into(),
+            ));
+        }
+        if self.rpos != self.rend {
+            return Err(Error::Broken(
+                "unexpected data from the server between commands".into(),
+            ));
+        }
+        self.rpos = 0;
+        self.rend = 0;
+        self.seq = 0;
+        self.wbuf.clear();
+        self.wbuf.extend_from_slice(&[0, 0, 0, 0, cmd]);
+        Ok(())
+    }
+
+    /// Starts a packet that continues the current exchange.
+    fn begin_packet(&mut self) {
+        self.wbuf.clear();
+        self.wbuf.extend_from_slice(&[0, 0, 0, 0]);
+    }
+
+    /// Sends the packet in `wbuf`, split if its payload is 16 MiB or more.
+    #[inline]
+    fn send(&mut self) -> Result<()> {
+        let len = self.wbuf.len() - 4;
+        if len >= MAX_PAYLOAD {
+            return self.send_big();
+        }
+        self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+        self.wbuf[3] = self.seq;
+        self.seq = self.seq.wrapping_add(1);
+        self.io.write_all(&self.wbuf).map_err(io_error)
+    }
+
+    #[cold]
+    fn send_big(&mut self) -> Result<()> {
+        let payload = &self.wbuf[4..];
+        let mut out = Vec::with_capacity(payload.len() + 4 * (payload.len() / MAX_PAYLOAD + 1));
+        let mut rest = payload;
+        loop {
+            let n = rest.len().min(MAX_PAYLOAD);
+            out.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
+            out.push(self.seq);
+            self.seq = self.seq.wrapping_add(1);
+            out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            // A chunk of exactly the maximum says "more follows": end with
+            // a shorter (possibly empty) one.
+            if n < MAX_PAYLOAD {
+                break;
+            }
+        }
+        self.io.write_all(&out).map_err(io_error)
+    }
+
+    // ---- connection phase -------------------------------------------------
+
+    fn handshake(
+        &mut self,
+        user: &str,
+        password: &str,
+        db: Option<&str>,
+        secure: bool,
+    ) -> Result<()> {
+        self.seq = 0;
+        let hs = parse_handshake(self.next()?)?;
+        if hs.caps & CLIENT_PROTOCOL_41 == 0 || hs.caps & CLIENT_SECURE_CONNECTION == 0 {
+            return Err(Error::Fatal(format!(
+                "server {} does not speak the 4.1 protocol",
+                hs.version
+            )));
+        }
+        let mut caps = WANTED & hs.caps;
+        if db.is_some() {
+            caps |= CLIENT_CONNECT_WITH_DB & hs.caps;
+        }
+        // MariaDB (no CLIENT_MYSQL bit): its extended capabilities go in the
+        // last 4 filler bytes. Metadata caching only with DEPRECATE_EOF, so
+        // a skipped metadata block never leaves an EOF packet to guess about.
+        let mariadb = hs.caps & CLIENT_LONG_PASSWORD == 0;
+        let ext = if mariadb && caps & CLIENT_DEPRECATE_EOF != 0 {
+            hs.ext_caps & MARIADB_CLIENT_CACHE_METADATA
+        } else {
+            0
+        };
+        // A plugin we do not know: answer as mysql_native_password and let
+        // the server switch us to what the account needs.
+        let mut plugin = match hs.plugin.as_str() {
+            CACHING_SHA2 => CACHING_SHA2,
+            _ => NATIVE,
+        };
+        let auth = auth_response(plugin, password.as_bytes(), &hs.scramble)?;
+
+        self.begin_packet();
+        let w = &mut self.wbuf;
+        w.extend_from_slice(&caps.to_le_bytes());
+        w.extend_from_slice(&MAX_PACKET.to_le_bytes());
+        w.push(UTF8MB4);
+        w.extend_from_slice(&[0; 19]);
+        w.extend_from_slice(&ext.to_le_bytes());
+        w.extend_from_slice(user.as_bytes());
+        w.push(0);
+        if caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
+            put_lenenc(w, auth.len() as u64);
+        } else {
+            w.push(auth.len() as u8);
+        }
+        w.extend_from_slice(&auth);
+        if caps & CLIENT_CONNECT_WITH_DB != 0 {
+            w.extend_from_slice(db.unwrap_or_default().as_bytes());
+            w.push(0);
+        }
+        if caps & CLIENT_PLUGIN_AUTH != 0 {
+            w.extend_from_slice(plugin.as_bytes());
+            w.push(0);
+        }
+        self.send()?;
+        self.caps = caps;
+        self.ext_caps = ext;
+
+        loop {
+            let b = self.next()?;
+            match b.first() {
+                Some(0x00) => break,
+                Some(0xff) => return Err(parse_err(b)),
+                Some(0xfe) => {
+                    // AuthSwitchRequest: plugin name, then its data.
+                    let mut r = Reader(&b[1..]);
+                    let name = r.nul_str().unwrap_or_default();
+                    let name = String::from_utf8_lossy(name).into_owned();
+                    let mut data = r.0;
+                    if let [rest @ .., 0] = data {
+                        data = rest;
+                    }
+                    let data = data.to_vec();
+                    plugin = match name.as_str() {
+                        NATIVE => NATIVE,
+                        CACHING_SHA2 => CACHING_SHA2,
+                        _ => return Err(unsupported_plugin(&name, user)),
+                    };
+                    let auth = auth_response(plugin, password.as_bytes(), &data)?;
+                    self.begin_packet();
+                    self.wbuf.extend_from_slice(&auth);
+                    self.send()?;
+                }
+                Some(0x01) if plugin == CACHING_SHA2 => match b.get(1) {
+                    // Fast authentication succeeded; an OK packet follows.
+                    Some(3) => {}
+                    // Full authentication: the password itself, which may
+                    // only travel over a secure channel.
+                    Some(4) if secure => {
+                        self.begin_packet();
+                        self.wbuf.extend_from_slice(password.as_bytes());
+                        self.wbuf.push(0);
+                        self.send()?;
+                    }
+                    Some(4) => {
+                        return Err(Error::Fatal(format!(
+                            "the server wants the full caching_sha2_password exchange for user '{user}' \
+                             (its password is not in the server's cache), which needs TLS or the server's \
+                             RSA key; rqps connects without TLS. Give the user mysql_native_password \
+                             (ALTER USER ... IDENTIFIED WITH mysql_native_password BY '...'), connect \
+                             through the unix socket (?socket=/path/mysqld.sock), or connect once with \
+                             TLS (e.g. the mysql command-line client) so that the server caches the password"
+                        )));
+                    }
+                    _ => return Err(malformed("caching_sha2_password state")),
+                },
+                Some(_) => {
+                    return Err(Error::Fatal(format!(
+                        "unexpected packet during authentication (plugin {plugin}); \
+                         rqps supports mysql_native_password and caching_sha2_password"
+                    )));
+                }
+                None => return Err(malformed("empty packet during authentication")),
+            }
+        }
+        self.broken = false;
+        if let (Some(db), 0) = (db, caps & CLIENT_CONNECT_WITH_DB) {
+            self.query(&format!("USE `{}`", db.replace('`', "``")))?;
+        }
+        Ok(())
+    }
+
+    // ---- commands ---------------------------------------------------------
+
+    /// Reads the response to a command: every result set. A statement that
+    /// returned columns gives `Rows` (rows of all sets); otherwise the sum of
+    /// the affected-row counts. `on_row` sees each row packet.
+    #[inline]
+    fn results<F: FnMut(&[u8]) -> Result<()>>(&mut self, mut on_row: F) -> Result<Outcome> {
+        let deprecate_eof = self.caps & CLIENT_DEPRECATE_EOF != 0;
+        let cache_meta = self.ext_caps & MARIADB_CLIENT_CACHE_METADATA != 0;
+        let (mut rows, mut affected, mut has_rows) = (0u64, 0u64, false);
+        loop {
+            let b = self.next()?;
+            let status = match b.first() {
+                Some(0x00) => {
+                    let (n, status) = parse_ok(b)?;
+                    affected += n;
+                    status
+                }
+                Some(0xff) => return Err(parse_err(b)),
+                Some(0xfb) => {
+                    // We never offer CLIENT_LOCAL_FILES; a server asking
+                    // anyway expects a reply we do not send.
+                    return Err(Error::Broken(
+                        "the server asked for LOCAL INFILE, which rqps does not support".into(),
+                    ));
+                }
+                None => return Err(malformed("empty response")),
+                Some(_) => {
+                    let mut r = Reader(b);
+                    let columns = r.lenenc()?.ok_or_else(|| malformed("column count"))?;
+                    // MariaDB metadata caching: a 0 after the count says the
+                    // column definitions are skipped.
+                    let skipped = cache_meta && r.0.first() == Some(&0);
+                    if !skipped {
+                        for _ in 0..columns {
+                            self.next()?;
+                        }
+                    }
+                    if !deprecate_eof {
+                        self.next()?;
+                    }
+                    has_rows = true;
+                    loop {
+                        let b = self.next()?;
+                        match b.first() {
+                            // EOF, or with DEPRECATE_EOF an OK packet with
+                            // the 0xfe header. (A text row can start with
+                            // 0xfe only for a value of 16 MiB or more.)
+                            Some(0xfe) if b.len() < MAX_PAYLOAD => {
+                                break parse_end(b, deprecate_eof)?;
+                            }
+                            Some(0xff) => return Err(parse_err(b)),
+                            Some(_) => {
+                                rows += 1;
+                                on_row(b)?;
+                            }
+                            None => return Err(malformed("empty row")),
+                        }
+                    }
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                break;
+            }
+        }
+        Ok(if has_rows {
+            Outcome::Rows(rows)
+        } else {
+            Outcome::Affected(affected)
+        })
+    }
+
+    fn send_query(&mut self, sql: &str) -> Result<()> {
+        self.begin_command(COM_QUERY)?;
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send()
+    }
+
+    /// Runs `sql` (text protocol), reading every row.
+    pub fn query(&mut self, sql: &str) -> Result<Outcome> {
+        let r = self.send_query(sql).and_then(|_| self.results(|_| Ok(())));
+        self.check(r)
+    }
+
+    /// Runs `sql` and returns the first column of its first row as text
+    /// (`None` for no row or NULL).
+    pub fn query_scalar(&mut self, sql: &str) -> Result<Option<String>> {
+        let mut first: Option<Option<String>> = None;
+        let r = self.send_query(sql).and_then(|_| {
+            self.results(|row| {
+                if first.is_none() {
+                    let v = Reader(row).lenenc_bytes()?;
+                    first = Some(v.map(|v| String::from_utf8_lossy(v).into_owned()));
+                }
+                Ok(())
+            })
+        });
+        self.check(r)?;
+        Ok(first.flatten())
+    }
+
+    /// Runs `sql` and returns every row, each column as text (`None` for
+    /// NULL).
+    pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut rows = Vec::new();
+        let r = self.send_query(sql).and_then(|_| {
+            self.results(|row| {
+                let mut r = Reader(row);
+                let mut v = Vec::new();
+                while !r.0.is_empty() {
+                    v.push(
+                        r.lenenc_bytes()?
+                            .map(|s| String::from_utf8_lossy(s).into_owned()),
+                    );
+                }
+                rows.push(v);
+                Ok(())
+            })
+        });
+        self.check(r)?;
+        Ok(rows)
+    }
+
+    fn prepare_inner(&mut self, sql: &str) -> Result<Stmt> {
+        self.begin_command(COM_STMT_PREPARE)?;
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send()?;
+        let b = self.next()?;
+        match b.first() {
+            Some(0x00) => {}
+            Some(0xff) => return Err(parse_err(b)),
+            _ => return Err(malformed("prepare response")),
+        }
+        let mut r = Reader(&b[1..]);
+        let id = r.u32()?;
+        let columns = r.u16()?;
+        let params = r.u16()?;
+        let deprecate_eof = self.caps & CLIENT_DEPRECATE_EOF != 0;
+        for n in [params, columns] {
+            for _ in 0..n {
+                self.next()?;
+            }
+            if n > 0 && !deprecate_eof {
+                self.next()?;
+            }
+        }
+        self.stmts.push(id);
+        Ok(Stmt {
+            id,
+            params,
+            columns,
+        })
+    }
+
+    /// Prepares `sql` on the server (binary protocol).
+    pub fn prepare(&mut self, sql: &str) -> Result<Stmt> {
+        let r = self.prepare_inner(sql);
+        self.check(r)
+    }
+
+    #[inline]
+    fn execute_inner(&mut self, st: &Stmt, params: &[Param<'_>]) -> Result<Outcome> {
+        self.begin_command(COM_STMT_EXECUTE)?;
+        let w = &mut self.wbuf;
+        w.extend_from_slice(&st.id.to_le_bytes());
+        // No cursor, one iteration.
+        w.extend_from_slice(&[0, 1, 0, 0, 0]);
+        if !params.is_empty() {
+            // NULL bitmap (no NULLs), then "types follow" and the types: sent
+            // every time, which costs 2 bytes a parameter and keeps the server
+            // from ever using stale ones.
+            w.resize(w.len() + params.len().div_ceil(8), 0);
+            w.push(1);
+            for p in params {
+                w.extend_from_slice(match p {
+                    Param::Int(_) => &[TYPE_LONGLONG, 0],
+                    Param::Text(_) => &[TYPE_VAR_STRING, 0],
+                });
+            }
+            for p in params {
+                match *p {
+                    Param::Int(v) => w.extend_from_slice(&v.to_le_bytes()),
+                    Param::Text(s) => {
+                        put_lenenc(w, s.len() as u64);
+                        w.extend_from_slice(s.as_bytes());
+                    }
+                }
+            }
+        }
+        self.send()?;
+        self.results(|_| Ok(()))
+    }
+
+    /// Executes a prepared statement with `params`, counting its rows.
+    #[inline]
+    pub fn execute(&mut self, st: &Stmt, params: &[Param<'_>]) -> Result<Outcome> {
+        if params.len() != st.params as usize {
+            return Err(Error::Fatal(format!(
+                "the statement takes {} parameters, {} given",
+                st.params,
+                params.len()
+            )));
+        }
+        let r = self.execute_inner(st, params);
+        self.check(r)
+    }
+}
+
+impl<S: Read + Write> Drop for Client<S> {
+    /// Best effort: closes the statements and says goodbye in one write.
+    fn drop(&mut self) {
+        if self.broken {
+            return;
+        }
+        let w = &mut self.wbuf;
+        w.clear();
+        for id in &self.stmts {
+            w.extend_from_slice(&[5, 0, 0, 0, COM_STMT_CLOSE]);
+            w.extend_from_slice(&id.to_le_bytes());
+        }
+        w.extend_from_slice(&[1, 0, 0, 0, COM_QUIT]);
+        let _ = self.io.write_all(w);
+    }
+}
+
+// ---- packets ---------------------------------------------------------------
+
+fn unsupported_plugin(name: &str, user: &str) -> Error {
+    Error::Fatal(format!(
+        "user '{user}' authenticates with '{name}', which rqps does not support: \
+         use mysql_native_password or caching_sha2_password"
+    ))
+}
+
+fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> Result<Vec<u8>> {
+    let scramble = &scramble[..scramble.len().min(20)];
+    Ok(match plugin {
+        NATIVE => native_password(password, scramble),
+        CACHING_SHA2 => caching_sha2_password(password, scramble),
+        other => return Err(unsupported_plugin(other, "?")),
+    })
+}
+
+/// `SHA1(password) XOR SHA1(scramble + SHA1(SHA1(password)))`; empty for an
+/// empty password.
+pub(crate) fn native_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {
+    if password.is_empty() {
+        return Vec::new();
+    }
+    let s1 = Sha1::digest(password);
+    let s2 = Sha1::digest(s1);
+    let mut h = Sha1::new();
+    h.update(scramble);
+    h.update(s2);
+    let m = h.finalize();
+    s1.iter().zip(m.iter()).map(|(a, b)| a ^ b).collect()
+}
+
+/// `SHA256(password) XOR SHA256(SHA256(SHA256(password)) + scramble)`;
+/// empty for an empty password.
+pub(crate) fn caching_sha2_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {
+    if password.is_empty() {
+        return Vec::new();
+    }
+    let d1 = Sha256::digest(password);
+    let d2 = Sha256::digest(d1);
+    let mut h = Sha256::new();
+    h.update(d2);
+    h.update(scramble);
+    let m = h.finalize();
+    d1.iter().zip(m.iter()).map(|(a, b)| a ^ b).collect()
+}
+
+struct Handshake {
+    version: String,
+    caps: u32,
+    ext_caps: u32,
+    scramble: Vec<u8>,
+    plugin: String,
+}
+
+fn parse_handshake(b: &[u8]) -> Result<Handshake> {
+    let mut r = Reader(b);
+    match r.u8()? {
+        10 => {}
+        0xff => return Err(parse_err(b)),
+        v => {
+            return Err(Error::Fatal(format!(
+                "unsupported protocol version {v} (expected 10)"
+            )));
+        }
+    }
+    let version = String::from_utf8_lossy(r.nul_str()?).into_owned();
+    let _connection_id = r.u32()?;
+    let mut scramble = r.take(8)?.to_vec();
+    r.u8()?;
+    let mut caps = r.u16()? as u32;
+    let mut ext_caps = 0;
+    let mut plugin = String::new();
+    if !r.0.is_empty() {
+        let _charset = r.u8()?;
+        let _status = r.u16()?;
+        caps |= (r.u16()? as u32) << 16;
+        let auth_len = r.u8()? as usize;
+        let reserved = r.take(10)?;
+        if caps & CLIENT_LONG_PASSWORD == 0 {
+            ext_caps = u32::from_le_bytes([reserved[6], reserved[7], reserved[8], reserved[9]]);
+        }
+        if caps & CLIENT_SECURE_CONNECTION != 0 {
+            let n = auth_len.saturating_sub(8).max(13).min(r.0.len());
+            scramble.extend_from_slice(r.take(n)?);
+            if scramble.len() > 20 && scramble.last() == Some(&0) {
+                scramble.pop();
+            }
+        }
+        if caps & CLIENT_PLUGIN_AUTH != 0 {
+            // Some old servers omit the final NUL.
+            let name = r.nul_str().unwrap_or(r.0);
+            plugin = String::from_utf8_lossy(name).into_owned();
+        }
+    }
+    Ok(Handshake {
+        version,
+        caps,
+        ext_caps,
+        scramble,
+        plugin,
+    })
+}
+
+/// An OK packet (header 0x00 or 0xfe): (affected rows, status flags).
+fn parse_ok(b: &[u8]) -> Result<(u64, u16)> {
+    let mut r = Reader(&b[1..]);
+    let affected = r.lenenc()?.unwrap_or(0);
+    let _last_insert_id = r.lenenc()?;
+    let status = r.u16()?;
+    Ok((affected, status))
+}
+
+/// The packet after the rows: the status flags.
+fn parse_end(b: &[u8], deprecate_eof: bool) -> Result<u16> {
+    if deprecate_eof {
+        return Ok(parse_ok(b)?.1);
+    }
+    let mut r = Reader(&b[1..]);
+    let _warnings = r.u16()?;
+    r.u16()
+}
+
+/// An ERR packet. Before the handshake it has no SQL state.
+fn parse_err(b: &[u8]) -> Error {
+    let mut r = Reader(b.get(1..).unwrap_or_default());
+    let Ok(code) = r.u16() else {
+        return malformed("ERR packet");
+    };
+    let mut msg = r.0;
+    if msg.first() == Some(&b'#') && msg.len() >= 6 {
+        msg = &msg[6..];
+    }
+    Error::Server {
+        code,
+        message: String::from_utf8_lossy(msg).into_owned(),
+    }
+}
+
+fn put_lenenc(w: &mut Vec<u8>, n: u64) {
+    if n < 251 {
+        w.push(n as u8);
+    } else if n < 1 << 16 {
+        w.push(0xfc);
+        w.extend_from_slice(&(n as u16).to_le_bytes());
+    } else if n < 1 << 24 {
+        w.push(0xfd);
+        w.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
+    } else {
+        w.push(0xfe);
+        w.extend_from_slice(&n.to_le_bytes());
+    }
+}
+
+/// A cursor over a payload; every read fails cleanly past the end.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(malformed("truncated"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    /// A length-encoded integer; `None` for the NULL marker 0xfb.
+    #[inline]
+    fn lenenc(&mut self) -> Result<Option<u64>> {
+        let n = match self.u8()? {
+            x @ 0..=0xfa => x as u64,
+            0xfb => return Ok(None),
+            0xfc => self.u16()? as u64,
+            0xfd => {
+                let b = self.take(3)?;
+                u32::from_le_bytes([b[0], b[1], b[2], 0]) as u64
+            }
+            0xfe => {
+                let b = self.take(8)?;
+                u64::from_le_bytes(b.try_into().unwrap_or_default())
+            }
+            0xff => return Err(malformed("length")),
+        };
+        Ok(Some(n))
+    }
+    /// A length-encoded string; `None` for NULL.
+    fn lenenc_bytes(&mut self) -> Result<Option<&'a [u8]>> {
+        match self.lenenc()? {
+            None => Ok(None),
+            Some(n) => Ok(Some(self.take(usize::try_from(n).unwrap_or(usize::MAX))?)),
+        }
+    }
+    /// Bytes up to a NUL, which is consumed.
+    fn nul_str(&mut self) -> Result<&'a [u8]> {
+        let n = self
+            .0
+            .iter()
+            .position(|&c| c == 0)
+            .ok_or_else(|| malformed("unterminated string"))?;
+        let s = &self.0[..n];
+        self.0 = &self.0[n + 1..];
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A socket that hands out the given chunks one read at a time (each
+    /// read gets at most one chunk) and records what is written.
+    struct Fixture {
+        chunks: VecDeque<Vec<u8>>,
+        reads: usize,
+        written: Vec<u8>,
+    }
+
+    impl Read for Fixture {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some(mut c) = self.chunks.pop_front() else {
+                return Ok(0);
+            };
+            self.reads += 1;
+            let n = c.len().min(buf.len());
+            buf[..n].copy_from_slice(&c[..n]);
+            if n < c.len() {
+                self.chunks.push_front(c.split_off(n));
+            }
+            Ok(n)
+        }
+    }
+
+    impl Write for Fixture {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Packet `seq` with `payload`, framed.
+    fn pkt(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+        v.push(seq);
+        v.extend_from_slice(payload);
+        v
+    }
+
+    /// Packets with sequence ids from `first`, concatenated.
+    fn pkts(first: u8, payloads: &[&[u8]]) -> Vec<u8> {
+        payloads
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| pkt(first + i as u8, p))
+            .collect()
+    }
+
+    fn client(caps: u32, ext: u32, chunks: Vec<Vec<u8>>) -> Client<Fixture> {
+        let mut c = Client::new(Fixture {
+            chunks: chunks.into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        c.caps = caps;
+        c.ext_caps = ext;
+        c.broken = false;
+        c
+    }
+
+    const BASE: u32 = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_MULTI_RESULTS;
+    const NO_EOF: u32 = BASE | CLIENT_DEPRECATE_EOF;
+
+    /// OK: affected rows 10000 (lenenc 0xfc), insert id 0, status, warnings.
+    const OK_10000: &[u8] = &[0x00, 0xfc, 0x10, 0x27, 0x00, 0x02, 0x00, 0x00, 0x00];
+    const COL_DEF: &[u8] = b"\x03def\x06sbtest\x07sbtest1\x07sbtest1\x01c\x01c\x0c\x2d\x00\xe0\x01\x00\x00\xfe\x00\x00\x00\x00\x00";
+    const EOF: &[u8] = &[0xfe, 0x00, 0x00, 0x02, 0x00];
+    const OK_END: &[u8] = &[0xfe, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
+
+    #[test]
+    fn ok_packet_with_lenenc_affected_rows() {
+        let mut c = client(NO_EOF, 0, vec![pkt(1, OK_10000)]);
+        assert_eq!(c.query("UPDATE t SET k=k+1"), Ok(Outcome::Affected(10000)));
+        // The command went out as one packet: length 19, sequence 0, COM_QUERY.
+        assert_eq!(c.io.written, pkt(0, b"\x03UPDATE t SET k=k+1"));
+        for (bytes, n) in [
+            (&[0x00u8, 0xfd, 1, 2, 3, 0, 2, 0][..], 0x030201),
+            (
+                &[0x00, 0xfe, 1, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0][..],
+                (1 << 56) + 1,
+            ),
+            (&[0x00, 0xfa, 0, 2, 0][..], 250),
+        ] {
+            assert_eq!(parse_ok(bytes).unwrap(), (n, 2));
+        }
+        assert!(parse_ok(&[0x00, 0xfc, 1]).is_err());
+    }
+
+    #[test]
+    fn err_packet_gives_code_and_message() {
+        let err = b"\xff\x28\x04#42000You have an error in your SQL syntax";
+        let mut c = client(NO_EOF, 0, vec![pkt(1, err)]);
+        let e = c.query("SELEC 1").unwrap_err();
+        assert_eq!(
+            e,
+            Error::Server {
+                code: 1064,
+                message: "You have an error in your SQL syntax".into()
+            }
+        );
+        // A statement error leaves the connection usable.
+        assert!(!c.broken);
+        // Before the handshake there is no SQL state.
+        assert_eq!(
+            parse_err(b"\xff\x10\x04Too many connections"),
+            Error::Server {
+                code: 1040,
+                message: "Too many connections".into()
+            }
+        );
+    }
+
+    #[test]
+    fn result_sets_with_and_without_eof_packets() {
+        let row: &[u8] = b"\x01a";
+        // Classic framing: count, definitions, EOF, rows, EOF.
+        let classic = pkts(1, &[b"\x01", COL_DEF, EOF, row, row, row, EOF]);
+        let mut c = client(BASE, 0, vec![classic]);
+        assert_eq!(c.query("SELECT c FROM t"), Ok(Outcome::Rows(3)));
+        // DEPRECATE_EOF: no EOF after the definitions, an OK (0xfe) at the end.
+        let modern = pkts(1, &[b"\x01", COL_DEF, row, row, OK_END]);
+        let mut c = client(NO_EOF, 0, vec![modern]);
+        assert_eq!(c.query("SELECT c FROM t"), Ok(Outcome::Rows(2)));
+        // An empty result set is still rows (zero of them).
+        let mut c = client(NO_EOF, 0, vec![pkts(1, &[b"\x01", COL_DEF, OK_END])]);
+        assert_eq!(c.query("SELECT c FROM t WHERE 0"), Ok(Outcome::Rows(0)));
+        // MariaDB metadata caching: "0" after the count, no definitions.
+        let mut c = client(
+            NO_EOF,
+            MARIADB_CLIENT_CACHE_METADATA,
+            vec![pkts(1, &[b"\x01\x00", b"\x00\x00\x05", OK_END])],
+        );
+        let st = Stmt {
+            id: 1,
+            params: 0,
+            columns: 1,
+        };
+        assert_eq!(c.execute(&st, &[]), Ok(Outcome::Rows(1)));
+        // ... and "1": the definitions follow.
+        let mut c = client(
+            NO_EOF,
+            MARIADB_CLIENT_CACHE_METADATA,
+            vec![pkts(1, &[b"\x01\x01", COL_DEF, b"\x00\x00\x05", OK_END])],
+        );
+        assert_eq!(c.execute(&st, &[]), Ok(Outcome::Rows(1)));
+        // An error after some rows.
+        let err = b"\xff\xbd\x04#40001Deadlock found when trying to get lock";
+        let mut c = client(NO_EOF, 0, vec![pkts(1, &[b"\x01", COL_DEF, row, err])]);
+        assert!(matches!(
+            c.query("SELECT c FROM t"),
+            Err(Error::Server { code: 1213, .. })
+        ));
+    }
+
+    #[test]
+    fn multi_results_are_all_read() {
+        // OK with SERVER_MORE_RESULTS_EXISTS, then a result set, then OK.
+        let more_ok: &[u8] = &[0x00, 0x01, 0x00, 0x0a, 0x00, 0x00, 0x00];
+        let more_end: &[u8] = &[0xfe, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00];
+        let last_ok: &[u8] = &[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
+        let bytes = pkts(1, &[more_ok, b"\x01", COL_DEF, b"\x01x", more_end, last_ok]);
+        let mut c = client(NO_EOF, 0, vec![bytes]);
+        assert_eq!(
+            c.query("UPDATE t SET a=1; SELECT c FROM t; DO 1"),
+            Ok(Outcome::Rows(1))
+        );
+        assert_eq!(c.rpos, c.rend, "everything consumed");
+        let bytes = pkts(1, &[more_ok, last_ok]);
+        let mut c = client(NO_EOF, 0, vec![bytes]);
+        assert_eq!(c.query("DELETE ...; DO 1"), Ok(Outcome::Affected(1)));
+    }
+
+    #[test]
+    fn packets_split_across_reads() {
+        let bytes = pkts(1, &[b"\x01", COL_DEF, b"\x01a", b"\x01b", OK_END]);
+        // Every split point, including inside a header.
+        for cut in 1..bytes.len() {
+            let mut c = client(
+                NO_EOF,
+                0,
+                vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()],
+            );
+            assert_eq!(
+                c.query("SELECT c FROM t"),
+                Ok(Outcome::Rows(2)),
+                "cut {cut}"
+            );
+            assert_eq!(c.io.reads, 2);
+        }
+        // One byte at a time.
+        let mut c = client(NO_EOF, 0, bytes.iter().map(|&b| vec![b]).collect());
+        assert_eq!(c.query_scalar("SELECT c FROM t"), Ok(Some("a".into())));
+        // All in one read: one read only.
+        let mut c = client(NO_EOF, 0, vec![bytes.clone()]);
+        assert_eq!(c.query("SELECT c FROM t"), Ok(Outcome::Rows(2)));
+        assert_eq!(c.io.reads, 1);
+        // A small input buffer that has to move and grow.
+        let mut c = client(NO_EOF, 0, vec![bytes]);
+        c.rbuf = vec![0; 8];
+        assert_eq!(c.query("SELECT c FROM t"), Ok(Outcome::Rows(2)));
+    }
+
+    #[test]
+    fn payloads_of_16_mib_or_more_span_packets() {
+        // A text row with one 16 MiB + 10 byte value: lenenc 0xfd is too
+        // small for it, so 0xfe and 8 bytes; the payload is split after
+        // MAX_PAYLOAD bytes.
+        let value_len = (1 << 24) + 10;
+        let mut row = vec![0xfe];
+        row.extend_from_slice(&(value_len as u64).to_le_bytes());
+        row.resize(row.len() + value_len, b'x');
+        let (a, b) = row.split_at(MAX_PAYLOAD);
+        let mut bytes = pkts(1, &[b"\x01", COL_DEF]);
+        bytes.extend(pkt(3, a));
+        bytes.extend(pkt(4, b));
+        bytes.extend(pkt(5, OK_END));
+        let mut c = client(NO_EOF, 0, vec![bytes]);
+        let v = c.query_scalar("SELECT repeat('x', ...)").unwrap().unwrap();
+        assert_eq!(v.len(), value_len);
+
+        // Sending: a statement of exactly MAX_PAYLOAD bytes (with the
+        // command byte) ends with an empty packet; the answer comes with the
+        // next sequence id.
+        let mut c = client(NO_EOF, 0, vec![pkt(2, OK_10000)]);
+        let sql = "x".repeat(MAX_PAYLOAD - 1);
+        c.query(&sql).unwrap();
+        let w = &c.io.written;
+        assert_eq!(w.len(), MAX_PAYLOAD + 8);
+        assert_eq!(&w[..4], &[0xff, 0xff, 0xff, 0]);
+        assert_eq!(&w[MAX_PAYLOAD + 4..], &[0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn out_of_order_or_truncated_input_breaks_the_connection() {
+        let mut c = client(NO_EOF, 0, vec![pkt(2, OK_10000)]);
+        assert!(matches!(c.query("DO 1"), Err(Error::Broken(_))));
+        assert!(c.broken);
+        assert!(matches!(c.query("DO 1"), Err(Error::Broken(_))));
+        // The server closed the connection mid-response.
+        let mut c = client(NO_EOF, 0, vec![pkts(1, &[b"\x01", COL_DEF])]);
+        let e = c.query("SELECT c FROM t").unwrap_err();
+        assert!(e.to_string().contains("closed"), "{e}");
+        // An ERR out of turn (idle timeout) keeps its code.
+        let mut c = client(NO_EOF, 0, vec![pkt(0, b"\xff\xbf\x0f#HY000timeout")]);
+        assert!(matches!(
+            c.query("DO 1"),
+            Err(Error::Server { code: 4031, .. })
+        ));
+    }
+
+    #[test]
+    fn prepare_and_execute_packets() {
+        // Prepare: id 7, 1 column, 2 params; classic framing.
+        let prep = pkts(
+            1,
+            &[
+                b"\x00\x07\x00\x00\x00\x01\x00\x02\x00\x00\x00\x00",
+                COL_DEF,
+                COL_DEF,
+                EOF,
+                COL_DEF,
+                EOF,
+            ],
+        );
+        let exec = pkts(1, &[b"\x01", COL_DEF, EOF, b"\x00\x00\x01a", EOF]);
+        let mut c = client(BASE, 0, vec![prep, exec]);
+        let st = c.prepare("SELECT c FROM t WHERE id=? AND c=?").unwrap();
+        assert_eq!((st.id, st.params, st.columns()), (7, 2, 1));
+        c.io.written.clear();
+        let params = [Param::Int(-2), Param::Text("ab")];
+        assert_eq!(c.execute(&st, &params), Ok(Outcome::Rows(1)));
+        let mut want = vec![COM_STMT_EXECUTE, 7, 0, 0, 0, 0, 1, 0, 0, 0];
+        want.extend_from_slice(&[0, 1, TYPE_LONGLONG, 0, TYPE_VAR_STRING, 0]);
+        want.extend_from_slice(&(-2i64).to_le_bytes());
+        want.extend_from_slice(b"\x02ab");
+        assert_eq!(c.io.written, pkt(0, &want));
+        let e = c.execute(&st, &params[..1]).unwrap_err();
+        assert!(matches!(e, Error::Fatal(_)), "{e}");
+    }
+
+    #[test]
+    fn drop_closes_statements_and_quits() {
+        let written = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Read for Shared {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Ok(0)
+            }
+        }
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut c = Client::new(Shared(written.clone()));
+        c.broken = false;
+        c.stmts = vec![7, 9];
+        drop(c);
+        let mut want = pkt(0, &[COM_STMT_CLOSE, 7, 0, 0, 0]);
+        want.extend(pkt(0, &[COM_STMT_CLOSE, 9, 0, 0, 0]));
+        want.extend(pkt(0, &[COM_QUIT]));
+        assert_eq!(*written.borrow(), want);
+        // A broken connection is left alone.
+        written.borrow_mut().clear();
+        let c = Client::new(Shared(written.clone()));
+        drop(c);
+        assert!(written.borrow().is_empty());
+    }
+
+    /// Values computed independently with Python's hashlib for the password
+    /// `secret` and the scramble bytes 1..=20.
+    #[test]
+    fn password_scrambles_match_known_vectors() {
+        let scramble: Vec<u8> = (1..=20).collect();
+        let hex = |v: Vec<u8>| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        assert_eq!(
+            hex(native_password(b"secret", &scramble)),
+            "b32bb3a583e1340c0a1108d58b1be49781ad8c2f"
+        );
+        assert_eq!(
+            hex(caching_sha2_password(b"secret", &scramble)),
+            "746ebe205d56a0707acb3e796e834e0dd7b1d61743b26bd5202c7a623230c7c9"
+        );
+        assert!(native_password(b"", &scramble).is_empty());
+        assert!(caching_sha2_password(b"", &scramble).is_empty());
+    }
+
+    /// A MariaDB-style handshake (no CLIENT_MYSQL bit, extended caps in the
+    /// reserved bytes) with scramble bytes 1..=20.
+    fn handshake_packet(caps: u32, ext: u32, plugin: &str) -> Vec<u8> {
+        let mut v = vec![10];
+        v.extend_from_slice(b"5.5.5-10.11.19-MariaDB\0");
+        v.extend_from_slice(&42u32.to_le_bytes());
+        v.extend(1..=8u8);
+        v.push(0);
+        v.extend_from_slice(&(caps as u16).to_le_bytes());
+        v.push(45);
+        v.extend_from_slice(&2u16.to_le_bytes());
+        v.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+        v.push(21);
+        v.extend_from_slice(&[0; 6]);
+        v.extend_from_slice(&ext.to_le_bytes());
+        v.extend(9..=20u8);
+        v.push(0);
+        v.extend_from_slice(plugin.as_bytes());
+        v.push(0);
+        v
+    }
+
+    const SERVER_CAPS: u32 = (WANTED | CLIENT_CONNECT_WITH_DB | 0xffff) & !CLIENT_LONG_PASSWORD;
+
+    #[test]
+    fn handshake_response_and_auth_switch() {
+        let scramble: Vec<u8> = (1..=20).collect();
+        let hs = handshake_packet(SERVER_CAPS, MARIADB_CLIENT_CACHE_METADATA | 1, NATIVE);
+        let switch = b"\xfecaching_sha2_password\0\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\0";
+        let more: &[u8] = b"\x01\x03";
+        let ok: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(2, switch), pkts(4, &[more, ok])].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        c.handshake("bench", "secret", Some("sbtest"), false)
+            .unwrap();
+        assert!(!c.broken);
+        assert_eq!(c.ext_caps, MARIADB_CLIENT_CACHE_METADATA);
+        assert_eq!(c.caps & CLIENT_LONG_PASSWORD, 0);
+        assert_ne!(c.caps & CLIENT_DEPRECATE_EOF, 0);
+        let w = &c.io.written;
+        let resp_len = u32::from_le_bytes([w[0], w[1], w[2], 0]) as usize;
+        assert_eq!(w[3], 1);
+        let resp = &w[4..4 + resp_len];
+        assert_eq!(u32::from_le_bytes(resp[..4].try_into().unwrap()), c.caps);
+        assert_eq!(resp[8], UTF8MB4);
+        assert_eq!(&resp[28..32], &MARIADB_CLIENT_CACHE_METADATA.to_le_bytes());
+        let mut r = Reader(&resp[32..]);
+        assert_eq!(r.nul_str().unwrap(), b"bench");
+        assert_eq!(
+            r.lenenc_bytes().unwrap().unwrap(),
+            &native_password(b"secret", &scramble)[..]
+        );
+        assert_eq!(r.nul_str().unwrap(), b"sbtest");
+        assert_eq!(r.nul_str().unwrap(), NATIVE.as_bytes());
+        assert!(r.0.is_empty());
+        // The answer to the switch: the SHA-256 scramble, sequence 3.
+        let sw = &w[4 + resp_len..];
+        assert_eq!(sw, pkt(3, &caching_sha2_password(b"secret", &scramble)));
+    }
+
+    #[test]
+    fn auth_failures() {
+        // Wrong password: the server's ERR, without the password.
+        let hs = handshake_packet(SERVER_CAPS, 0, NATIVE);
+        let denied =
+            b"\xff\x15\x04#28000Access denied for user 'bench'@'localhost' (using password: YES)";
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(2, denied)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
+        assert!(c.broken);
+        // caching_sha2_password full authentication over TCP: a clear fatal.
+        let hs = handshake_packet(SERVER_CAPS, 0, CACHING_SHA2);
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(2, b"\x01\x04")].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        assert!(
+            matches!(&e, Error::Fatal(m) if m.contains("mysql_native_password")),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("hunter2"));
+        // ... and over a unix socket, the password in clear.
+        let ok: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkts(2, &[b"\x01\x04"]), pkt(4, ok)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        c.handshake("bench", "hunter2", None, true).unwrap();
+        assert!(c.io.written.ends_with(&pkt(3, b"hunter2\0")));
+        // An unknown plugin asked for by a switch.
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(2, b"\xfeclient_ed25519\0abc\0")].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        assert!(
+            matches!(&e, Error::Fatal(m) if m.contains("client_ed25519")),
+            "{e}"
+        );
+    }
+}

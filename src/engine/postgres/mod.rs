@@ -1,0 +1,386 @@
+//! PostgreSQL through rqps's own synchronous frontend ([`wire`]).
+//!
+//! Statements are prepared on the server once per connection with their
+//! `?` placeholders numbered `$1, $2, ...`; parameters are encoded in
+//! binary straight into the connection's output buffer in the type the
+//! server chose for each placeholder (`int4` for the sysbench columns), and
+//! result rows are counted without being decoded, so executing a statement
+//! allocates nothing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod server;
+pub mod wire;
+
+use self::wire::{Config, Host, PgConn};
+use crate::engine::url::{DbUrl, safe};
+use crate::engine::{
+    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, StmtId, inline_params,
+};
+
+const DEFAULT_PORT: u16 = 5432;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct PostgresDriver {
+    config: Config,
+    /// Where we connect, for messages: `host:port` or `socket DIR (port N)`.
+    addr: String,
+    /// The target URL with its password hidden.
+    shown: String,
+    dialect: PostgresDialect,
+}
+
+impl PostgresDriver {
+    /// `postgres://user:pass@host:port/db` (or `postgresql://`); a unix
+    /// socket directory is given libpq-style as `?host=/socket/dir`. The
+    /// database name is required.
+    pub fn new(url: &str) -> DbResult<Self> {
+        let u = DbUrl::parse(url, &["postgres", "postgresql"])?;
+        u.check_params(url, &["host", "port", "sslmode", "application_name"])?;
+        let db = u.require_database(url)?.to_string();
+        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", safe(url)));
+        let host = u
+            .param("host")
+            .filter(|h| !h.is_empty())
+            .map(str::to_string)
+            .or_else(|| u.host.clone())
+            .ok_or_else(|| {
+                bad("no host: give one, or a unix socket directory as ?host=/dir".into())
+            })?;
+        let port = match u.param("port") {
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|&p| p != 0)
+                .ok_or_else(|| bad(format!("bad port '{p}'")))?,
+            None => u.port.unwrap_or(DEFAULT_PORT),
+        };
+        match u.param("sslmode") {
+            None | Some("disable" | "allow" | "prefer") => {}
+            Some(m) => {
+                return Err(bad(format!(
+                    "sslmode={m} is not supported: rqps connects without TLS"
+                )));
+            }
+        }
+        let (host, addr) = if host.starts_with('/') {
+            let addr = format!("socket {host} (port {port})");
+            (Host::Unix(PathBuf::from(host)), addr)
+        } else if host.contains(':') {
+            let addr = format!("[{host}]:{port}");
+            (Host::Tcp(host), addr)
+        } else {
+            let addr = format!("{host}:{port}");
+            (Host::Tcp(host), addr)
+        };
+        Ok(PostgresDriver {
+            config: Config {
+                host,
+                port,
+                user: u.user.clone().unwrap_or_else(|| "postgres".into()),
+                password: u.password.clone(),
+                database: db,
+                application_name: u.param("application_name").unwrap_or("rqps").to_string(),
+                connect_timeout: CONNECT_TIMEOUT,
+            },
+            addr,
+            shown: safe(url),
+            dialect: PostgresDialect,
+        })
+    }
+
+    fn open(&self) -> DbResult<PgConn> {
+        PgConn::connect(&self.config).map_err(|mut err| {
+            err.message = format!(
+                "cannot connect to PostgreSQL at {} ({}): {}",
+                self.addr, self.shown, err.message
+            );
+            err
+        })
+    }
+
+    /// Runs `sql` (simple protocol) and returns each row as (column name,
+    /// text value) pairs, NULL as "".
+    fn rows(c: &mut PgConn, sql: &str) -> DbResult<Vec<Vec<(String, String)>>> {
+        let (names, rows) = c.query_rows(sql)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                names
+                    .iter()
+                    .cloned()
+                    .zip(r.into_iter().map(Option::unwrap_or_default))
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+impl Driver for PostgresDriver {
+    fn engine(&self) -> &'static str {
+        "postgres"
+    }
+    fn connect(&self) -> DbResult<Box<dyn Conn>> {
+        Ok(Box::new(PostgresConn {
+            pg: self.open()?,
+            stmts: Vec::new(),
+            text: String::new(),
+        }))
+    }
+    fn caps(&self) -> Caps {
+        Caps {
+            prepared_statements: true,
+            multi_row_insert: true,
+            single_writer: false,
+            // The protocol counts parameters in an Int16.
+            max_params: 65535,
+        }
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+    fn version(&self) -> DbResult<String> {
+        let mut c = self.open()?;
+        Ok(c.query_scalar("SHOW server_version")?.unwrap_or_default())
+    }
+    fn settings(&self) -> DbResult<Vec<(String, String)>> {
+        let mut c = self.open()?;
+        Ok(Self::rows(
+            &mut c,
+            "SELECT name, setting FROM pg_settings ORDER BY name",
+        )?
+        .into_iter()
+        .filter_map(|mut r| {
+            (r.len() == 2).then(|| {
+                let v = r.swap_remove(1).1;
+                (r.swap_remove(0).1, v)
+            })
+        })
+        .collect())
+    }
+    /// `view.column` → value for the current database's row of
+    /// `pg_stat_database`, and `pg_stat_bgwriter`, `pg_stat_checkpointer`
+    /// (17+) and `pg_stat_wal` (14+) where the server has them.
+    fn status(&self) -> DbResult<Vec<(String, String)>> {
+        let mut c = self.open()?;
+        let mut out = Vec::new();
+        for (view, filter) in [
+            ("pg_stat_database", " WHERE datname = current_database()"),
+            ("pg_stat_bgwriter", ""),
+            ("pg_stat_checkpointer", ""),
+            ("pg_stat_wal", ""),
+        ] {
+            let exists = c.query_scalar(&format!(
+                "SELECT to_regclass('pg_catalog.{view}') IS NOT NULL"
+            ))?;
+            if exists.as_deref() != Some("t") {
+                continue;
+            }
+            for row in Self::rows(&mut c, &format!("SELECT * FROM pg_catalog.{view}{filter}"))? {
+                out.extend(row.into_iter().map(|(k, v)| (format!("{view}.{k}"), v)));
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub struct PostgresDialect;
+
+impl Dialect for PostgresDialect {
+    fn sbtest_create_table(&self, table: &str) -> String {
+        format!(
+            "CREATE TABLE {table} (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, \
+             c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
+             PRIMARY KEY (id))"
+        )
+    }
+    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
+        format!("INSERT INTO {table} (k, c, pad) VALUES (")
+    }
+    /// Reference §1.6. Each statement goes out on its own through the
+    /// simple protocol, outside any transaction, as VACUUM requires.
+    /// CHECKPOINT needs superuser or (15+) the pg_checkpoint role.
+    fn settle(&self, tables: &[String]) -> Vec<String> {
+        let mut v: Vec<String> = tables
+            .iter()
+            .map(|t| format!("VACUUM (ANALYZE) {t}"))
+            .collect();
+        v.push("CHECKPOINT".into());
+        v
+    }
+    fn db_size_sql(&self) -> Option<&'static str> {
+        Some("SELECT pg_database_size(current_database())")
+    }
+    fn data_path_sql(&self) -> Option<&'static str> {
+        // Needs superuser or pg_read_all_settings; without them the size on disk is not measured.
+        Some("SHOW data_directory")
+    }
+}
+
+/// Rewrites `?` placeholders as `$1, $2, ...`, leaving quoted strings,
+/// quoted identifiers and comments alone.
+pub fn number_placeholders(sql: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    let mut chars = sql.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '?' => {
+                n += 1;
+                let _ = write!(out, "${n}");
+            }
+            '\'' | '"' => {
+                out.push(ch);
+                for c in chars.by_ref() {
+                    out.push(c);
+                    // A doubled quote closes and reopens: same result.
+                    if c == ch {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                out.push(ch);
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                out.push(ch);
+                let mut prev = '\0';
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if prev == '*' && c == '/' {
+                        break;
+                    }
+                    prev = c;
+                }
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+enum Slot {
+    Prepared(wire::Statement),
+    /// Simple protocol: the SQL with `?`, filled in on every execution.
+    Text(String),
+}
+
+pub struct PostgresConn {
+    pg: PgConn,
+    stmts: Vec<Slot>,
+    /// Reused buffer for statements sent as text.
+    text: String,
+}
+
+impl Conn for PostgresConn {
+    fn prepare(&mut self, sql: &str, mode: PsMode) -> DbResult<StmtId> {
+        let slot = match mode {
+            PsMode::Auto => Slot::Prepared(self.pg.prepare(&number_placeholders(sql))?),
+            PsMode::Disable => Slot::Text(sql.to_string()),
+        };
+        self.stmts.push(slot);
+        Ok(StmtId(self.stmts.len() as u32 - 1))
+    }
+
+    #[inline]
+    fn execute(&mut self, id: StmtId, params: &[Param<'_>]) -> DbResult<Outcome> {
+        match self.stmts.get(id.0 as usize) {
+            Some(Slot::Prepared(stmt)) => self.pg.execute(stmt, params),
+            Some(Slot::Text(sql)) => {
+                inline_params(sql, params, &mut self.text)?;
+                self.pg.query(&self.text)
+            }
+            None => Err(DbError::fatal(format!("no prepared statement {}", id.0))),
+        }
+    }
+
+    fn query(&mut self, sql: &str) -> DbResult<Outcome> {
+        self.pg.query(sql)
+    }
+
+    fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
+        self.pg.query_scalar(sql)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ErrorClass;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes_and_comments() {
+        assert_eq!(
+            number_placeholders("SELECT c FROM t WHERE id BETWEEN ? AND ?"),
+            "SELECT c FROM t WHERE id BETWEEN $1 AND $2"
+        );
+        assert_eq!(
+            number_placeholders("SELECT '?', \"a?\" -- ?\n, ? /* ? */ ,'it''s?', ?"),
+            "SELECT '?', \"a?\" -- ?\n, $1 /* ? */ ,'it''s?', $2"
+        );
+        assert_eq!(number_placeholders("BEGIN"), "BEGIN");
+    }
+
+    #[test]
+    fn urls_give_the_right_config() {
+        let d = PostgresDriver::new("postgres://bob:pw@127.0.0.1/sbtest").unwrap();
+        assert_eq!(d.config.port, 5432);
+        assert_eq!(d.config.host, Host::Tcp("127.0.0.1".into()));
+        assert_eq!(d.config.user, "bob");
+        assert_eq!(d.config.password.as_deref(), Some("pw"));
+        assert_eq!(d.config.database, "sbtest");
+        assert_eq!(d.config.application_name, "rqps");
+        assert_eq!(d.addr, "127.0.0.1:5432");
+        assert!(!d.shown.contains("pw"));
+        let d = PostgresDriver::new("postgresql://postgres@/sb?host=/tmp/run&port=5499").unwrap();
+        assert_eq!(d.config.host, Host::Unix("/tmp/run".into()));
+        assert_eq!(d.config.port, 5499);
+        assert_eq!(d.config.password, None);
+        assert_eq!(d.addr, "socket /tmp/run (port 5499)");
+        let d = PostgresDriver::new("postgres://postgres@:5433/sb?host=%2Ftmp%2Frun").unwrap();
+        assert_eq!(d.config.port, 5433);
+        assert_eq!(d.config.host, Host::Unix("/tmp/run".into()));
+        let d = PostgresDriver::new("postgres://[::1]:7/sb?application_name=x").unwrap();
+        assert_eq!(d.config.host, Host::Tcp("::1".into()));
+        assert_eq!(d.config.user, "postgres");
+        assert_eq!(d.config.application_name, "x");
+        assert_eq!(d.addr, "[::1]:7");
+        for bad in [
+            "postgres://u:pw@127.0.0.1:5432",
+            "postgres://u:pw@/sbtest",
+            "postgres://u:pw@h/sbtest?sslmode=require",
+            "postgres://u:pw@h/sbtest?port=x",
+            "postgres://u:pw@h/sbtest?hots=/x",
+            "mysql://u:pw@h/sbtest",
+        ] {
+            let e = PostgresDriver::new(bad).err().unwrap();
+            assert_eq!(e.class, ErrorClass::Fatal);
+            assert!(!e.to_string().contains(":pw"), "{e}");
+        }
+    }
+
+    #[test]
+    fn refused_connections_are_reconnect_and_hide_the_password() {
+        let d = PostgresDriver::new("postgres://u:topsecret@127.0.0.1:1/sbtest").unwrap();
+        let e = d.connect().err().unwrap();
+        assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+        assert!(e.message.contains("127.0.0.1:1"), "{e}");
+        assert!(!e.to_string().contains("topsecret"), "{e}");
+    }
+
+    #[test]
+    fn settle_vacuums_then_checkpoints() {
+        assert_eq!(
+            PostgresDialect.settle(&["sbtest1".into()]),
+            ["VACUUM (ANALYZE) sbtest1", "CHECKPOINT"]
+        );
+    }
+}

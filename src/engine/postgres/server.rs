@@ -1,0 +1,226 @@
+//! PostgreSQL: locate `initdb`/`postgres`, initialise a cluster, run the postmaster.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use crate::engine::postgres::wire::{Config, Host, PgConn};
+use crate::engine::{Outcome, Param};
+
+use crate::engine::server::{
+    Binaries, INIT_TIMEOUT, Server, ServerError, ServerKind, lib_dir_of, util,
+};
+
+pub(crate) const NAMES: [&str; 2] = ["initdb", "postgres"];
+pub(crate) const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
+pub(crate) const HINT: &str = "install PostgreSQL (e.g. `apt-get install postgresql`) or pass --basedir with an install prefix such as /usr/lib/postgresql/15";
+
+/// `dir` holds both `initdb` and `postgres`: describe them.
+pub(crate) fn binaries_in(dir: &Path, basedir: Option<&Path>, source: String) -> Option<Binaries> {
+    let init = util::find_in_dirs(&[NAMES[0]], &[dir.to_path_buf()])?;
+    let server = util::find_in_dirs(&[NAMES[1]], &[dir.to_path_buf()])?;
+    let prefix = match basedir {
+        Some(b) => b.to_path_buf(),
+        None => server
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| dir.to_path_buf()),
+    };
+    Some(Binaries {
+        kind: ServerKind::Postgres,
+        server,
+        init,
+        basedir: prefix,
+        lib_dir: basedir.and_then(lib_dir_of),
+        share_dir: None,
+        source,
+    })
+}
+
+/// `/usr/lib/postgresql/<version>/bin`, highest version first.
+pub(crate) fn debian_bin_dirs() -> Vec<PathBuf> {
+    let mut versions: Vec<(Vec<u32>, PathBuf)> = fs::read_dir(DEBIAN_ROOT)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let key: Option<Vec<u32>> = name.split('.').map(|p| p.parse().ok()).collect();
+            Some((key?, e.path().join("bin")))
+        })
+        .collect();
+    versions.sort_by(|a, b| b.0.cmp(&a.0));
+    versions.into_iter().map(|(_, p)| p).collect()
+}
+
+pub(crate) fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
+    if let Some(base) = basedir {
+        let dirs = [base.join("bin"), base.to_path_buf()];
+        return dirs
+            .iter()
+            .find_map(|d| binaries_in(d, Some(base), format!("--basedir {}", base.display())))
+            .ok_or_else(|| ServerError::BinaryNotFound {
+                kind: ServerKind::Postgres,
+                missing: format!("no {} and {} under --basedir {}", NAMES[0], NAMES[1], base.display()),
+                searched: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+                hint: "--basedir must be a PostgreSQL install prefix containing bin/initdb and bin/postgres, e.g. /usr/lib/postgresql/15".into(),
+            });
+    }
+    let path_dirs = util::path_dirs();
+    if let Some(b) = path_dirs
+        .iter()
+        .find_map(|d| binaries_in(d, None, format!("PATH ({})", d.display())))
+    {
+        return Ok(b);
+    }
+    let mut others = debian_bin_dirs();
+    others.push(PathBuf::from("/usr/local/pgsql/bin"));
+    if let Some(b) = others
+        .iter()
+        .find_map(|d| binaries_in(d, None, format!("default location {}", d.display())))
+    {
+        return Ok(b);
+    }
+    Err(ServerError::BinaryNotFound {
+        kind: ServerKind::Postgres,
+        missing: format!("no directory with both {} and {}", NAMES[0], NAMES[1]),
+        searched: format!(
+            "$PATH, {DEBIAN_ROOT}/<version>/bin{} and /usr/local/pgsql/bin",
+            if others.len() > 1 {
+                format!(
+                    " ({})",
+                    others[..others.len() - 1]
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                String::new()
+            }
+        ),
+        hint: HINT.into(),
+    })
+}
+
+/// `initdb`, then appends the user's config lines to `postgresql.conf`.
+pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
+    let mut cmd = bins.command(&bins.init);
+    cmd.arg("-D")
+        .arg(&srv.data_dir)
+        .args([
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        ])
+        .current_dir(&srv.root)
+        .process_group(0);
+    if let Some((uid, gid)) = srv.run_as {
+        cmd.uid(uid).gid(gid);
+    }
+    let outcome = util::run_logged(&mut cmd, &srv.init_log, INIT_TIMEOUT);
+    crate::engine::server::check_init(&bins.init, outcome, &srv.init_log)?;
+    if let Some(config) = config {
+        let conf = srv.data_dir.join("postgresql.conf");
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&conf)
+            .map_err(ServerError::io(format!("cannot open {}", conf.display())))?;
+        write!(f, "\n# ---- added by rqps from --config ----\n{config}\n")
+            .map_err(ServerError::io(format!("cannot write {}", conf.display())))?;
+    }
+    Ok(())
+}
+
+/// Starts the postmaster directly (so the child is the postmaster).
+pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError> {
+    let (out, err) = util::log_stdio(&srv.log_path).map_err(ServerError::io(format!(
+        "cannot open {}",
+        srv.log_path.display()
+    )))?;
+    let mut cmd = bins.command(&bins.server);
+    cmd.arg("-D")
+        .arg(&srv.data_dir)
+        .args(["-c", "listen_addresses=127.0.0.1", "-p"])
+        .arg(srv.port.to_string())
+        .arg("-k")
+        .arg(&srv.socket_dir)
+        .current_dir(&srv.root)
+        // Own process group: a Ctrl-C in the terminal must not reach the server directly.
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    if let Some((uid, gid)) = srv.run_as {
+        cmd.uid(uid).gid(gid);
+    }
+    cmd.spawn().map_err(ServerError::io(format!(
+        "cannot start {}",
+        bins.server.display()
+    )))
+}
+
+pub(crate) fn connect(port: u16, dbname: &str) -> Result<PgConn, String> {
+    PgConn::connect(&Config {
+        host: Host::Tcp("127.0.0.1".into()),
+        port,
+        user: "postgres".into(),
+        password: None,
+        database: dbname.into(),
+        application_name: "rqps".into(),
+        connect_timeout: Duration::from_secs(2),
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Connects and checks that the server on `port` uses our data directory.
+pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
+    let mut client = connect(port, "postgres")?;
+    let dir = client
+        .query_scalar("SHOW data_directory")
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    if util::same_dir(Path::new(&dir), data_dir) {
+        Ok(())
+    } else {
+        Err(format!(
+            "another server answers on port {port} (its data directory is {dir})"
+        ))
+    }
+}
+
+pub(crate) fn create_database(port: u16, db: &str) -> Result<(), String> {
+    let mut client = connect(port, "postgres")?;
+    let exists = client
+        .prepare("SELECT 1 FROM pg_database WHERE datname = $1")
+        .and_then(|s| client.execute(&s, &[Param::Text(db)]))
+        .map_err(|e| e.to_string())?
+        != Outcome::Rows(0);
+    if !exists {
+        let ident = format!("\"{}\"", db.replace('"', "\"\""));
+        client
+            .query(&format!("CREATE DATABASE {ident}"))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// First line of `postmaster.pid`.
+pub(crate) fn postmaster_pid(data_dir: &Path) -> Option<u32> {
+    fs::read_to_string(data_dir.join("postmaster.pid"))
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+}

@@ -1,0 +1,1552 @@
+//! A minimal synchronous PostgreSQL frontend (protocol 3.0, no TLS).
+//!
+//! One blocking socket per connection and two reused buffers: executing a
+//! prepared statement writes Bind + Execute + Sync into the output buffer
+//! with one `write`, then parses the answer in place from the read buffer,
+//! which takes whatever the socket has in one `read` and frames every
+//! complete message in it before reading again. Rows are counted, not
+//! decoded. In steady state an execution allocates nothing.
+//!
+//! Messages are encoded by `postgres-protocol`, but for the hot path's
+//! Bind, which is written from a template made when the statement is
+//! prepared (the crate's generic encoder cost about three times the rest
+//! of an execution; a test checks the bytes against it). Backend messages
+//! the hot path sees (BindComplete, DataRow, CommandComplete,
+//! ReadyForQuery) are read in place; every other one is parsed by
+//! `postgres-protocol` from a copy.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::ops::Range;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::{BufMut, BytesMut};
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::Oid;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::frontend;
+
+use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
+
+/// Longest wait for one read or write once connected: a server that stopped
+/// answering fails the statement instead of hanging it. Long enough for
+/// `CREATE INDEX` or `VACUUM` on large tables, which send nothing until done.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(600);
+/// Initial size of the read buffer; one `read` takes up to this much.
+const READ_BUF: usize = 64 * 1024;
+/// Compact the read buffer when less than this is free at its end.
+const MIN_READ: usize = 8 * 1024;
+/// Largest message accepted (the server's own limit on a field is 1 GiB).
+const MAX_MESSAGE: usize = 1 << 30;
+
+// Type OIDs (pg_type.h).
+const NAME: Oid = 19;
+const INT8: Oid = 20;
+const INT2: Oid = 21;
+const INT4: Oid = 23;
+const TEXT: Oid = 25;
+const FLOAT4: Oid = 700;
+const FLOAT8: Oid = 701;
+const UNKNOWN: Oid = 705;
+const BPCHAR: Oid = 1042;
+const VARCHAR: Oid = 1043;
+
+/// Where and as whom to connect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub host: Host,
+    pub port: u16,
+    pub user: String,
+    pub password: Option<String>,
+    pub database: String,
+    pub application_name: String,
+    /// For the TCP connect and for the whole startup exchange.
+    pub connect_timeout: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Host {
+    /// Host name or IP address.
+    Tcp(String),
+    /// Directory holding the server's `.s.PGSQL.<port>` socket.
+    Unix(PathBuf),
+}
+
+/// The socket under a connection.
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
+            Stream::Unix(s) => s.set_read_timeout(Some(t)),
+        }
+    }
+    fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(Some(t)),
+            Stream::Unix(s) => s.set_write_timeout(Some(t)),
+        }
+    }
+
+    fn open(cfg: &Config) -> io::Result<Stream> {
+        match &cfg.host {
+            Host::Unix(dir) => {
+                let s = UnixStream::connect(dir.join(format!(".s.PGSQL.{}", cfg.port)))?;
+                Ok(Stream::Unix(s))
+            }
+            Host::Tcp(host) => {
+                let mut last = None;
+                for addr in (host.as_str(), cfg.port).to_socket_addrs()? {
+                    match TcpStream::connect_timeout(&addr, cfg.connect_timeout) {
+                        Ok(s) => {
+                            s.set_nodelay(true)?;
+                            keepalive(&s);
+                            return Ok(Stream::Tcp(s));
+                        }
+                        Err(e) => last = Some(e),
+                    }
+                }
+                Err(last.unwrap_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, format!("no address for {host}"))
+                }))
+            }
+        }
+    }
+}
+
+/// A dead peer is noticed by TCP: keepalives while we wait for an answer,
+/// the user timeout while our data goes unacknowledged. Best effort.
+fn keepalive(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let fd = s.as_raw_fd();
+    let set = |level: libc::c_int, name: libc::c_int, v: libc::c_int| {
+        // SAFETY: fd is an open socket owned by `s`; the option value is a
+        // c_int that lives for the call, and its size is passed with it.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&v as *const libc::c_int).cast(),
+                size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+    #[cfg(target_os = "linux")]
+    {
+        set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60);
+        set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10);
+        set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6);
+        set(libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, 120_000);
+    }
+}
+
+impl Read for Stream {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Backend messages framed in place: 1 byte type, 4 byte length (counting
+/// itself), body.
+struct ReadBuf {
+    buf: Vec<u8>,
+    /// Start of the first message not yet returned.
+    pos: usize,
+    /// End of the bytes read.
+    end: usize,
+}
+
+impl ReadBuf {
+    fn new() -> Self {
+        ReadBuf {
+            buf: vec![0; READ_BUF],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    /// The next complete message: its type and where its body lies in
+    /// `self.buf`, valid until the next call.
+    #[inline]
+    fn next<R: Read>(&mut self, r: &mut R) -> io::Result<(u8, Range<usize>)> {
+        loop {
+            let avail = self.end - self.pos;
+            let need = if avail >= 5 {
+                let b = &self.buf[self.pos..self.end];
+                let len = u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize;
+                if !(4..=MAX_MESSAGE).contains(&len) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("bad message length {len} (type {:?})", b[0] as char),
+                    ));
+                }
+                if avail > len {
+                    let tag = b[0];
+                    let body = self.pos + 5..self.pos + 1 + len;
+                    self.pos = body.end;
+                    return Ok((tag, body));
+                }
+                len + 1
+            } else {
+                5
+            };
+            self.fill(r, need)?;
+        }
+    }
+
+    /// One read, after making room for a message of `need` bytes starting
+    /// at `pos`.
+    #[cold]
+    #[inline(never)]
+    fn fill<R: Read>(&mut self, r: &mut R, need: usize) -> io::Result<()> {
+        if self.pos == self.end {
+            self.pos = 0;
+            self.end = 0;
+        } else if self.pos + need > self.buf.len() || self.buf.len() - self.end < MIN_READ {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if need > self.buf.len() {
+            self.buf.resize(need.next_power_of_two(), 0);
+        }
+        loop {
+            match r.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ));
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// A statement prepared on one connection.
+#[derive(Clone, Debug)]
+pub struct Statement {
+    name: String,
+    params: Vec<Oid>,
+    rows: bool,
+    /// The Bind message up to its value count, length left 0: see
+    /// [`bind_head`].
+    bind_head: Vec<u8>,
+}
+
+impl Statement {
+    /// Its name on the server.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The type the server chose for each placeholder.
+    pub fn param_types(&self) -> &[Oid] {
+        &self.params
+    }
+    /// Whether executing it returns a result set (it has a RowDescription).
+    pub fn returns_rows(&self) -> bool {
+        self.rows
+    }
+}
+
+/// Result set of [`PgConn::query_rows`]: column names, then rows of text
+/// values (`None` for NULL).
+pub type Rows = (Vec<String>, Vec<Vec<Option<String>>>);
+
+/// One connection.
+pub struct PgConn<S: Read + Write = Stream> {
+    stream: S,
+    /// Output buffer of everything but the hot path's Bind.
+    out: BytesMut,
+    /// Output buffer of [`Self::execute`]: Bind + Execute + Sync.
+    hot: Vec<u8>,
+    /// Execute (unnamed portal, all rows) + Sync, encoded once.
+    exec_sync: Vec<u8>,
+    rd: ReadBuf,
+    /// An I/O or protocol error left the stream out of step with the server
+    /// (or the server ended the session): every call fails with Reconnect.
+    broken: bool,
+    next_stmt: u32,
+    backend_key: Option<(i32, i32)>,
+    server_version: Option<String>,
+}
+
+impl PgConn<Stream> {
+    /// Connects, authenticates and waits until the server is ready.
+    pub fn connect(cfg: &Config) -> DbResult<Self> {
+        let stream = Stream::open(cfg).map_err(io_error)?;
+        stream
+            .set_read_timeout(cfg.connect_timeout)
+            .and_then(|_| stream.set_write_timeout(cfg.connect_timeout))
+            .map_err(io_error)?;
+        let mut c = PgConn::from_stream(stream);
+        c.startup(cfg)?;
+        c.stream
+            .set_read_timeout(IO_TIMEOUT)
+            .and_then(|_| c.stream.set_write_timeout(IO_TIMEOUT))
+            .map_err(io_error)?;
+        Ok(c)
+    }
+}
+
+impl<S: Read + Write> Drop for PgConn<S> {
+    fn drop(&mut self) {
+        if !self.broken {
+            self.out.clear();
+            frontend::terminate(&mut self.out);
+            let _ = self.stream.write_all(&self.out);
+        }
+    }
+}
+
+impl<S: Read + Write> PgConn<S> {
+    /// A connection over `stream`, before the startup exchange.
+    fn from_stream(stream: S) -> Self {
+        PgConn {
+            stream,
+            out: BytesMut::with_capacity(4096),
+            hot: Vec::with_capacity(4096),
+            exec_sync: exec_sync(),
+            rd: ReadBuf::new(),
+            broken: false,
+            next_stmt: 0,
+            backend_key: None,
+            server_version: None,
+        }
+    }
+
+    /// The server's process id and cancel key (BackendKeyData).
+    pub fn backend_key(&self) -> Option<(i32, i32)> {
+        self.backend_key
+    }
+
+    /// `server_version` as the server reported it at startup.
+    pub fn server_version(&self) -> Option<&str> {
+        self.server_version.as_deref()
+    }
+
+    /// False once an error left the connection unusable.
+    pub fn is_usable(&self) -> bool {
+        !self.broken
+    }
+
+    #[inline]
+    fn check_usable(&self) -> DbResult<()> {
+        if self.broken {
+            return Err(DbError {
+                class: ErrorClass::Reconnect,
+                code: None,
+                message: "the connection was lost after an earlier error".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the output buffer.
+    fn send(&mut self) -> DbResult<()> {
+        if let Err(e) = self.stream.write_all(&self.out) {
+            self.broken = true;
+            return Err(io_error(e));
+        }
+        Ok(())
+    }
+
+    /// Writes the hot path's output buffer.
+    #[inline]
+    fn send_hot(&mut self) -> DbResult<()> {
+        if let Err(e) = self.stream.write_all(&self.hot) {
+            self.broken = true;
+            return Err(io_error(e));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn frame(&mut self) -> DbResult<(u8, Range<usize>)> {
+        match self.rd.next(&mut self.stream) {
+            Ok(f) => Ok(f),
+            Err(e) => {
+                self.broken = true;
+                Err(io_error(e))
+            }
+        }
+    }
+
+    /// A protocol violation: the connection is out of step from here on.
+    #[cold]
+    fn protocol(&mut self, what: impl std::fmt::Display) -> DbError {
+        self.broken = true;
+        DbError::fatal(format!("PostgreSQL protocol error: {what}"))
+    }
+
+    #[cold]
+    fn unexpected(&mut self, tag: u8, during: &str) -> DbError {
+        self.protocol(format!(
+            "unexpected message {:?} during {during}",
+            tag as char
+        ))
+    }
+
+    /// Parses a message body with `postgres-protocol` (cold paths).
+    fn parse(&mut self, tag: u8, body: Range<usize>) -> DbResult<Message> {
+        match parse_message(tag, &self.rd.buf[body]) {
+            Ok(m) => Ok(m),
+            Err(e) => Err(self.protocol(e)),
+        }
+    }
+
+    /// An ErrorResponse. Keeps the first error of an exchange in `first`;
+    /// returns Err at once when the server ends the session (FATAL, PANIC),
+    /// as no ReadyForQuery follows then.
+    #[cold]
+    #[inline(never)]
+    fn on_error(&mut self, body: Range<usize>, first: &mut Option<DbError>) -> DbResult<()> {
+        let (e, ends_session) = match error_response(&self.rd.buf[body]) {
+            Ok(r) => r,
+            Err(e) => return Err(self.protocol(e)),
+        };
+        if ends_session {
+            self.broken = true;
+            return Err(e);
+        }
+        if first.is_none() {
+            *first = Some(e);
+        }
+        Ok(())
+    }
+
+    /// COPY FROM STDIN: refuse it, so the server fails the statement and
+    /// answers ReadyForQuery.
+    #[cold]
+    fn refuse_copy_in(&mut self, extended: bool) -> DbResult<()> {
+        self.out.clear();
+        frontend::copy_fail("rqps does not send COPY data", &mut self.out).map_err(encode_error)?;
+        if extended {
+            // The Sync sent with the Execute was ignored in copy-in mode.
+            frontend::sync(&mut self.out);
+        }
+        self.send()
+    }
+
+    fn startup(&mut self, cfg: &Config) -> DbResult<()> {
+        self.out.clear();
+        frontend::startup_message(
+            [
+                ("user", cfg.user.as_str()),
+                ("database", cfg.database.as_str()),
+                ("application_name", cfg.application_name.as_str()),
+                ("client_encoding", "UTF8"),
+            ],
+            &mut self.out,
+        )
+        .map_err(encode_error)?;
+        self.send()?;
+        let password = || {
+            cfg.password.as_deref().ok_or_else(|| {
+                DbError::fatal(format!(
+                    "the server asks user '{}' for a password and the target gives none",
+                    cfg.user
+                ))
+            })
+        };
+        let mut scram: Option<ScramSha256> = None;
+        let auth_failed = |e: io::Error| DbError::fatal(format!("SCRAM authentication: {e}"));
+        loop {
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'R' => {
+                    self.out.clear();
+                    match self.parse(tag, body)? {
+                        Message::AuthenticationOk => {}
+                        Message::AuthenticationCleartextPassword => {
+                            frontend::password_message(password()?.as_bytes(), &mut self.out)
+                                .map_err(encode_error)?;
+                        }
+                        Message::AuthenticationMd5Password(b) => {
+                            let h = md5_hash(cfg.user.as_bytes(), password()?.as_bytes(), b.salt());
+                            frontend::password_message(h.as_bytes(), &mut self.out)
+                                .map_err(encode_error)?;
+                        }
+                        Message::AuthenticationSasl(b) => {
+                            let mut mechs = b.mechanisms();
+                            let mut offered = Vec::new();
+                            while let Some(m) = mechs.next().map_err(|e| self.protocol(e))? {
+                                offered.push(m.to_string());
+                            }
+                            if !offered.iter().any(|m| m == SCRAM_SHA_256) {
+                                return Err(DbError::fatal(format!(
+                                    "the server offers SASL mechanisms {offered:?}; rqps supports {SCRAM_SHA_256} only"
+                                )));
+                            }
+                            // No TLS, so no channel binding.
+                            let s = ScramSha256::new(
+                                password()?.as_bytes(),
+                                ChannelBinding::unsupported(),
+                            );
+                            frontend::sasl_initial_response(
+                                SCRAM_SHA_256,
+                                s.message(),
+                                &mut self.out,
+                            )
+                            .map_err(encode_error)?;
+                            scram = Some(s);
+                        }
+                        Message::AuthenticationSaslContinue(b) => {
+                            let Some(s) = scram.as_mut() else {
+                                return Err(self.protocol("SASL continue without SASL start"));
+                            };
+                            s.update(b.data()).map_err(auth_failed)?;
+                            frontend::sasl_response(s.message(), &mut self.out)
+                                .map_err(encode_error)?;
+                        }
+                        Message::AuthenticationSaslFinal(b) => {
+                            let Some(s) = scram.as_mut() else {
+                                return Err(self.protocol("SASL final without SASL start"));
+                            };
+                            // Checks the server's signature.
+                            s.finish(b.data()).map_err(auth_failed)?;
+                        }
+                        _ => {
+                            return Err(DbError::fatal(
+                                "the server asks for an authentication method rqps does not \
+                                 support (it supports trust, password, md5 and scram-sha-256)",
+                            ));
+                        }
+                    }
+                    if !self.out.is_empty() {
+                        self.send()?;
+                    }
+                }
+                b'K' => {
+                    if let Message::BackendKeyData(k) = self.parse(tag, body)? {
+                        self.backend_key = Some((k.process_id(), k.secret_key()));
+                    }
+                }
+                b'S' => {
+                    if let Message::ParameterStatus(p) = self.parse(tag, body)?
+                        && p.name().ok() == Some("server_version")
+                    {
+                        self.server_version = p.value().ok().map(str::to_string);
+                    }
+                }
+                b'N' => {}
+                b'E' => {
+                    let mut first = None;
+                    self.on_error(body, &mut first)?;
+                    // Errors during startup are FATAL; just in case one is not.
+                    self.broken = true;
+                    return Err(first.unwrap_or_else(|| DbError::fatal("startup failed")));
+                }
+                b'Z' => return Ok(()),
+                _ => return Err(self.unexpected(tag, "startup")),
+            }
+        }
+    }
+
+    /// Prepares `sql` (with `$n` placeholders) as a named statement and
+    /// learns its parameter types and whether it returns rows.
+    pub fn prepare(&mut self, sql: &str) -> DbResult<Statement> {
+        self.check_usable()?;
+        let name = format!("s{}", self.next_stmt);
+        self.next_stmt += 1;
+        self.out.clear();
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.out).map_err(encode_error)?;
+        frontend::describe(b'S', &name, &mut self.out).map_err(encode_error)?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let mut params = Vec::new();
+        let mut rows = false;
+        let mut err = None;
+        loop {
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'1' | b'n' | b'N' | b'S' | b'A' => {}
+                b't' => {
+                    if let Message::ParameterDescription(d) = self.parse(tag, body)? {
+                        params = d.parameters().collect().map_err(|e| self.protocol(e))?;
+                    }
+                }
+                b'T' => rows = true,
+                b'E' => self.on_error(body, &mut err)?,
+                b'Z' => break,
+                _ => return Err(self.unexpected(tag, "prepare")),
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(Statement {
+                bind_head: bind_head(&name, params.len()),
+                name,
+                params,
+                rows,
+            }),
+        }
+    }
+
+    /// Executes a prepared statement with `params` bound in binary in the
+    /// types the server chose; reads all it returns, counting rows.
+    pub fn execute(&mut self, stmt: &Statement, params: &[Param<'_>]) -> DbResult<Outcome> {
+        self.check_usable()?;
+        if params.len() != stmt.params.len() {
+            return Err(DbError::fatal(format!(
+                "the statement takes {} parameters, {} given",
+                stmt.params.len(),
+                params.len()
+            )));
+        }
+        // Bind as `frontend::bind` writes it (see the tests), from the
+        // statement's template: the crate's generic encoder costs more than
+        // the round trip's own user time here.
+        let out = &mut self.hot;
+        out.clear();
+        out.extend_from_slice(&stmt.bind_head);
+        for (i, (p, &ty)) in params.iter().zip(&stmt.params).enumerate() {
+            encode_param(i, p, ty, out)?;
+        }
+        // One result format code: text.
+        out.extend_from_slice(&[0, 1, 0, 0]);
+        let len = out.len() - 1;
+        if len > i32::MAX as usize {
+            return Err(DbError::fatal(
+                "the parameters exceed the protocol's 2 GiB message",
+            ));
+        }
+        out[1..5].copy_from_slice(&(len as u32).to_be_bytes());
+        out.extend_from_slice(&self.exec_sync);
+        self.send_hot()?;
+
+        let mut count = 0u64;
+        let mut affected = 0u64;
+        let mut err = None;
+        loop {
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'D' => count += 1,
+                b'2' => {}
+                b'C' if !stmt.rows => affected = tag_count(&self.rd.buf[body]),
+                b'C' => {}
+                b'Z' => break,
+                b'I' | b'N' | b'S' | b'A' | b'H' | b'd' | b'c' => {}
+                b'E' => self.on_error(body, &mut err)?,
+                b'G' => self.refuse_copy_in(true)?,
+                _ => return Err(self.unexpected(tag, "execute")),
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None if stmt.rows => Ok(Outcome::Rows(count)),
+            None => Ok(Outcome::Affected(affected)),
+        }
+    }
+
+    /// Runs `sql` through the simple protocol; `on` sees each RowDescription
+    /// and DataRow body. Returns the last statement's outcome.
+    #[inline]
+    fn simple<F>(&mut self, sql: &str, mut on: F) -> DbResult<Outcome>
+    where
+        F: FnMut(u8, &[u8]) -> io::Result<()>,
+    {
+        self.check_usable()?;
+        self.out.clear();
+        frontend::query(sql, &mut self.out).map_err(encode_error)?;
+        self.send()?;
+        let mut last = Outcome::Affected(0);
+        let mut in_set = false;
+        let mut count = 0u64;
+        let mut err = None;
+        loop {
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'D' => {
+                    count += 1;
+                    if let Err(e) = on(tag, &self.rd.buf[body]) {
+                        return Err(self.protocol(e));
+                    }
+                }
+                b'T' => {
+                    in_set = true;
+                    count = 0;
+                    if let Err(e) = on(tag, &self.rd.buf[body]) {
+                        return Err(self.protocol(e));
+                    }
+                }
+                b'C' => {
+                    last = if in_set {
+                        Outcome::Rows(count)
+                    } else {
+                        Outcome::Affected(tag_count(&self.rd.buf[body]))
+                    };
+                    in_set = false;
+                }
+                b'I' => {
+                    last = Outcome::Affected(0);
+                    in_set = false;
+                }
+                b'Z' => break,
+                b'N' | b'S' | b'A' | b'H' | b'd' | b'c' => {}
+                b'E' => self.on_error(body, &mut err)?,
+                b'G' => self.refuse_copy_in(false)?,
+                _ => return Err(self.unexpected(tag, "query")),
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(last),
+        }
+    }
+
+    /// Runs `sql` (one or more statements) as text; the outcome is the last
+    /// statement's: `Rows` for a result set, else `Affected`.
+    pub fn query(&mut self, sql: &str) -> DbResult<Outcome> {
+        self.simple(sql, |_, _| Ok(()))
+    }
+
+    /// The first column of the first row as text; `None` without rows or
+    /// for NULL.
+    pub fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
+        let mut first: Option<Option<String>> = None;
+        self.simple(sql, |tag, body| {
+            if tag == b'D' && first.is_none() {
+                first = Some(first_column(body)?);
+            }
+            Ok(())
+        })?;
+        Ok(first.flatten())
+    }
+
+    /// Every row of `sql` as text, with the column names.
+    pub fn query_rows(&mut self, sql: &str) -> DbResult<Rows> {
+        let mut names = Vec::new();
+        let mut rows = Vec::new();
+        self.simple(sql, |tag, body| {
+            match parse_message(tag, body)? {
+                Message::RowDescription(d) => {
+                    names = d.fields().map(|f| Ok(f.name().to_string())).collect()?;
+                }
+                Message::DataRow(r) => {
+                    let buf = r.buffer();
+                    let row = r
+                        .ranges()
+                        .map(|v| Ok(v.map(|v| String::from_utf8_lossy(&buf[v]).into_owned())))
+                        .collect()?;
+                    rows.push(row);
+                }
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((names, rows))
+    }
+}
+
+/// Parses one backend message given its type and body.
+fn parse_message(tag: u8, body: &[u8]) -> io::Result<Message> {
+    let mut b = BytesMut::with_capacity(body.len() + 5);
+    b.put_u8(tag);
+    b.put_u32(body.len() as u32 + 4);
+    b.extend_from_slice(body);
+    Message::parse(&mut b)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "truncated message"))
+}
+
+/// The first value of a DataRow body, as text.
+fn first_column(body: &[u8]) -> io::Result<Option<String>> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "truncated DataRow");
+    let n = i16::from_be_bytes(body.get(..2).ok_or_else(bad)?.try_into().unwrap());
+    if n < 1 {
+        return Ok(None);
+    }
+    let len = i32::from_be_bytes(body.get(2..6).ok_or_else(bad)?.try_into().unwrap());
+    if len < 0 {
+        return Ok(None);
+    }
+    let v = body.get(6..6 + len as usize).ok_or_else(bad)?;
+    Ok(Some(String::from_utf8_lossy(v).into_owned()))
+}
+
+/// The row count at the end of a CommandComplete tag ("UPDATE 3",
+/// "INSERT 0 1", "SELECT 10"); 0 for tags without one ("BEGIN").
+pub fn tag_count(body: &[u8]) -> u64 {
+    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+    let last = match tag.iter().rposition(|&b| b == b' ') {
+        Some(i) => &tag[i + 1..],
+        None => return 0,
+    };
+    if last.is_empty() || last.len() > 19 || !last.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    last.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))
+}
+
+/// What the runner does on an SQLSTATE.
+pub fn classify(code: &str) -> ErrorClass {
+    match code {
+        "40001" | "40P01" | "55P03" => ErrorClass::Retry,
+        "57P01" | "57P02" | "57P03" => ErrorClass::Reconnect,
+        c if c.starts_with("08") => ErrorClass::Reconnect,
+        _ => ErrorClass::Fatal,
+    }
+}
+
+/// An ErrorResponse body as a DbError, and whether its severity ends the
+/// session (FATAL, PANIC).
+pub fn error_response(body: &[u8]) -> io::Result<(DbError, bool)> {
+    let Message::ErrorResponse(e) = parse_message(b'E', body)? else {
+        unreachable!("parse_message(b'E') gives an ErrorResponse");
+    };
+    let (mut code, mut message, mut detail) = (None, String::new(), None);
+    let (mut severity, mut localized) = (None, None);
+    let mut fields = e.fields();
+    while let Some(f) = fields.next()? {
+        let v = String::from_utf8_lossy(f.value_bytes()).into_owned();
+        match f.type_() {
+            b'C' => code = Some(v),
+            b'M' => message = v,
+            b'D' => detail = Some(v),
+            b'V' => severity = Some(v),
+            b'S' => localized = Some(v),
+            _ => {}
+        }
+    }
+    // 'V' (9.6+) is never translated; 'S' may be.
+    let severity = severity.or(localized).unwrap_or_default();
+    let ends = severity == "FATAL" || severity == "PANIC";
+    let class = code.as_deref().map_or(ErrorClass::Fatal, classify);
+    if let Some(d) = detail {
+        message = format!("{message}: {d}");
+    }
+    Ok((
+        DbError {
+            class,
+            code,
+            message,
+        },
+        ends,
+    ))
+}
+
+/// A lost connection, timeout, or I/O failure: reconnect.
+#[cold]
+fn io_error(e: io::Error) -> DbError {
+    let message = match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            format!("no answer from the server in time ({e})")
+        }
+        _ => e.to_string(),
+    };
+    DbError {
+        class: ErrorClass::Reconnect,
+        code: None,
+        message,
+    }
+}
+
+/// A message we could not encode (a NUL in a string, a length over the
+/// protocol's limits): the statement's fault, not the connection's.
+#[cold]
+fn encode_error(e: io::Error) -> DbError {
+    DbError::fatal(format!("cannot send the statement: {e}"))
+}
+
+fn type_name(ty: Oid) -> String {
+    match ty {
+        16 => "bool".into(),
+        17 => "bytea".into(),
+        NAME => "name".into(),
+        INT8 => "int8".into(),
+        INT2 => "int2".into(),
+        INT4 => "int4".into(),
+        TEXT => "text".into(),
+        FLOAT4 => "float4".into(),
+        FLOAT8 => "float8".into(),
+        UNKNOWN => "unknown".into(),
+        BPCHAR => "bpchar".into(),
+        VARCHAR => "varchar".into(),
+        1700 => "numeric".into(),
+        t => format!("type oid {t}"),
+    }
+}
+
+fn is_text(ty: Oid) -> bool {
+    matches!(ty, TEXT | BPCHAR | VARCHAR | NAME | UNKNOWN)
+}
+
+/// The Bind message for statement `name` with `n` parameters up to and
+/// including its value count, length left 0: type, length, portal "",
+/// statement name, one format code (binary) when there are parameters,
+/// value count.
+fn bind_head(name: &str, n: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(name.len() + 14);
+    b.push(b'B');
+    b.extend_from_slice(&[0; 4]);
+    b.push(0);
+    b.extend_from_slice(name.as_bytes());
+    b.push(0);
+    if n == 0 {
+        b.extend_from_slice(&[0, 0]);
+    } else {
+        b.extend_from_slice(&[0, 1, 0, 1]);
+    }
+    b.extend_from_slice(&(n as u16).to_be_bytes());
+    b
+}
+
+/// Execute (unnamed portal, no row limit) + Sync.
+fn exec_sync() -> Vec<u8> {
+    let mut b = BytesMut::new();
+    frontend::execute("", 0, &mut b).expect("no NUL in the portal name");
+    frontend::sync(&mut b);
+    b.to_vec()
+}
+
+/// Appends parameter `i` as a Bind value (length, bytes) in the binary
+/// format of type `ty`; text types take their UTF-8 bytes.
+#[inline]
+fn encode_param(i: usize, p: &Param<'_>, ty: Oid, out: &mut Vec<u8>) -> DbResult<()> {
+    #[cold]
+    #[inline(never)]
+    fn fail(i: usize, what: String) -> DbResult<()> {
+        Err(DbError::fatal(format!("parameter ${}: {what}", i + 1)))
+    }
+    fn text(out: &mut Vec<u8>, s: &[u8]) {
+        out.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        out.extend_from_slice(s);
+    }
+    match *p {
+        Param::Int(v) => match ty {
+            INT4 => match i32::try_from(v) {
+                Ok(v) => {
+                    out.extend_from_slice(&[0, 0, 0, 4]);
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                Err(_) => return fail(i, format!("{v} is out of range for int4")),
+            },
+            INT8 => {
+                out.extend_from_slice(&[0, 0, 0, 8]);
+                out.extend_from_slice(&v.to_be_bytes());
+            }
+            INT2 => match i16::try_from(v) {
+                Ok(v) => {
+                    out.extend_from_slice(&[0, 0, 0, 2]);
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                Err(_) => return fail(i, format!("{v} is out of range for int2")),
+            },
+            FLOAT8 => {
+                out.extend_from_slice(&[0, 0, 0, 8]);
+                out.extend_from_slice(&(v as f64).to_be_bytes());
+            }
+            FLOAT4 => {
+                out.extend_from_slice(&[0, 0, 0, 4]);
+                out.extend_from_slice(&(v as f32).to_be_bytes());
+            }
+            t if is_text(t) => {
+                let mut digits = [0u8; 20];
+                text(out, decimal(v, &mut digits));
+            }
+            t => {
+                return fail(
+                    i,
+                    format!("cannot bind an integer to type {}", type_name(t)),
+                );
+            }
+        },
+        Param::Text(s) => match ty {
+            t if is_text(t) => {
+                if s.len() > i32::MAX as usize {
+                    return fail(i, "longer than the protocol's 2 GiB".into());
+                }
+                text(out, s.as_bytes());
+            }
+            INT4 | INT8 | INT2 => match s.trim().parse::<i64>() {
+                Ok(v) => return encode_param(i, &Param::Int(v), ty, out),
+                Err(e) => return fail(i, format!("'{s}' as {}: {e}", type_name(ty))),
+            },
+            t => return fail(i, format!("cannot bind text to type {}", type_name(t))),
+        },
+    }
+    Ok(())
+}
+
+/// `v` in decimal, written at the end of `buf`.
+fn decimal(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut n = v.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A scripted server: reads come from `chunks` one by one (cut to the
+    /// reader's buffer), then EOF; writes are recorded.
+    #[derive(Default)]
+    struct Script {
+        chunks: VecDeque<Vec<u8>>,
+        written: Vec<u8>,
+    }
+
+    impl Read for Script {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some(mut c) = self.chunks.pop_front() else {
+                return Ok(0);
+            };
+            let n = c.len().min(buf.len());
+            buf[..n].copy_from_slice(&c[..n]);
+            if n < c.len() {
+                self.chunks.push_front(c.split_off(n));
+            }
+            Ok(n)
+        }
+    }
+
+    impl Write for Script {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    fn cstr(s: &str) -> Vec<u8> {
+        let mut v = s.as_bytes().to_vec();
+        v.push(0);
+        v
+    }
+
+    fn data_row(values: &[&str]) -> Vec<u8> {
+        let mut b = (values.len() as i16).to_be_bytes().to_vec();
+        for v in values {
+            b.extend_from_slice(&(v.len() as i32).to_be_bytes());
+            b.extend_from_slice(v.as_bytes());
+        }
+        msg(b'D', &b)
+    }
+
+    fn error(fields: &[(u8, &str)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (t, v) in fields {
+            b.push(*t);
+            b.extend_from_slice(&cstr(v));
+        }
+        b.push(0);
+        msg(b'E', &b)
+    }
+
+    fn ready() -> Vec<u8> {
+        msg(b'Z', b"I")
+    }
+
+    fn conn(chunks: Vec<Vec<u8>>) -> PgConn<Script> {
+        PgConn::from_stream(Script {
+            chunks: chunks.into(),
+            written: Vec::new(),
+        })
+    }
+
+    /// All of `stream` cut into pieces of `size` bytes.
+    fn cut(stream: &[u8], size: usize) -> Vec<Vec<u8>> {
+        stream.chunks(size).map(<[u8]>::to_vec).collect()
+    }
+
+    fn stmt(params: &[Oid], rows: bool) -> Statement {
+        Statement {
+            name: "s0".into(),
+            params: params.to_vec(),
+            rows,
+            bind_head: bind_head("s0", params.len()),
+        }
+    }
+
+    #[test]
+    fn command_complete_tags_give_affected_rows() {
+        for (tag, n) in [
+            ("UPDATE 3", 3),
+            ("INSERT 0 1", 1),
+            ("INSERT 0 250", 250),
+            ("DELETE 0", 0),
+            ("SELECT 10", 10),
+            ("BEGIN", 0),
+            ("COMMIT", 0),
+            ("CREATE TABLE", 0),
+            ("", 0),
+            ("UPDATE 99999999999999999999999", 0),
+        ] {
+            assert_eq!(tag_count(&cstr(tag)), n, "{tag}");
+            assert_eq!(tag_count(tag.as_bytes()), n, "{tag} without NUL");
+        }
+    }
+
+    #[test]
+    fn bind_execute_sync_go_out_in_one_write_with_binary_params() {
+        let mut answer = msg(b'2', b"");
+        answer.extend(msg(b'C', &cstr("UPDATE 1")));
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        let s = stmt(&[INT4, BPCHAR], false);
+        let o = c.execute(&s, &[Param::Int(7), Param::Text("ab")]).unwrap();
+        assert_eq!(o, Outcome::Affected(1));
+        let mut bind = Vec::new();
+        bind.extend(cstr("")); // portal
+        bind.extend(cstr("s0"));
+        bind.extend([0, 1, 0, 1]); // one format code: binary
+        bind.extend([0, 2]); // two values
+        bind.extend([0, 0, 0, 4, 0, 0, 0, 7]);
+        bind.extend([0, 0, 0, 2, b'a', b'b']);
+        bind.extend([0, 1, 0, 0]); // one result format: text
+        let mut want = msg(b'B', &bind);
+        want.extend(msg(b'E', &[0, 0, 0, 0, 0])); // portal "", all rows
+        want.extend(msg(b'S', b""));
+        assert_eq!(c.stream.written, want);
+    }
+
+    #[test]
+    fn rows_are_counted_whatever_the_read_sizes() {
+        let mut answer = msg(b'2', b"");
+        for i in 0..100 {
+            answer.extend(data_row(&[&format!("row {i}"), "x"]));
+        }
+        answer.extend(msg(b'C', &cstr("SELECT 100")));
+        answer.extend(msg(b'N', &[0])); // a notice: ignored
+        answer.extend(ready());
+        for size in [1, 2, 3, 5, 7, 64, 1000, answer.len()] {
+            let mut c = conn(cut(&answer, size));
+            let o = c.execute(&stmt(&[INT8], true), &[Param::Int(1)]).unwrap();
+            assert_eq!(o, Outcome::Rows(100), "reads of {size} bytes");
+            // Everything was consumed, nothing more read.
+            assert!(c.stream.chunks.is_empty(), "reads of {size} bytes");
+            assert_eq!(c.rd.pos, c.rd.end);
+        }
+    }
+
+    #[test]
+    fn two_answers_in_one_read_are_kept_apart() {
+        let mut answer = msg(b'2', b"");
+        answer.extend(msg(b'C', &cstr("DELETE 2")));
+        answer.extend(ready());
+        answer.extend(msg(b'2', b""));
+        answer.extend(data_row(&["1"]));
+        answer.extend(msg(b'C', &cstr("SELECT 1")));
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        assert_eq!(
+            c.execute(&stmt(&[], false), &[]).unwrap(),
+            Outcome::Affected(2)
+        );
+        assert_eq!(c.execute(&stmt(&[], true), &[]).unwrap(), Outcome::Rows(1));
+    }
+
+    #[test]
+    fn messages_larger_than_the_buffer_grow_it() {
+        let big = "x".repeat(3 * READ_BUF);
+        let mut answer = msg(b'T', &[0, 1]);
+        answer.extend(data_row(&[&big]));
+        answer.extend(data_row(&["small"]));
+        answer.extend(msg(b'C', &cstr("SELECT 2")));
+        answer.extend(ready());
+        let mut c = conn(cut(&answer, 10_000));
+        assert_eq!(
+            c.query_scalar("SELECT big").unwrap().as_deref(),
+            Some(&*big)
+        );
+        assert!(c.rd.buf.len() >= 3 * READ_BUF);
+    }
+
+    #[test]
+    fn error_responses_map_to_classes_and_codes() {
+        for (code, class) in [
+            ("40001", ErrorClass::Retry),
+            ("40P01", ErrorClass::Retry),
+            ("55P03", ErrorClass::Retry),
+            ("08006", ErrorClass::Reconnect),
+            ("57P03", ErrorClass::Reconnect),
+            ("23505", ErrorClass::Fatal),
+            ("42P01", ErrorClass::Fatal),
+        ] {
+            let mut answer = error(&[
+                (b'S', "ERROR"),
+                (b'V', "ERROR"),
+                (b'C', code),
+                (b'M', "it failed"),
+                (b'D', "the details"),
+            ]);
+            answer.extend(ready());
+            answer.extend(msg(b'C', &cstr("BEGIN")));
+            answer.extend(ready());
+            let mut c = conn(vec![answer]);
+            let e = c.query("SELECT 1").unwrap_err();
+            assert_eq!(e.class, class, "{code}");
+            assert_eq!(e.code.as_deref(), Some(code));
+            assert_eq!(e.message, "it failed: the details");
+            // The connection stays in step: the next answer is read whole.
+            assert!(c.is_usable());
+            assert_eq!(c.query("BEGIN").unwrap(), Outcome::Affected(0));
+        }
+    }
+
+    #[test]
+    fn a_fatal_error_ends_the_connection_without_ready_for_query() {
+        let answer = error(&[
+            (b'S', "FATAL"),
+            (b'V', "FATAL"),
+            (b'C', "57P01"),
+            (b'M', "terminating connection due to administrator command"),
+        ]);
+        let mut c = conn(vec![answer]);
+        let e = c.execute(&stmt(&[], true), &[]).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Reconnect);
+        assert_eq!(e.code.as_deref(), Some("57P01"));
+        assert!(!c.is_usable());
+        let before = c.stream.written.len();
+        let e = c.query("SELECT 1").unwrap_err();
+        assert_eq!(e.class, ErrorClass::Reconnect);
+        assert_eq!(c.stream.written.len(), before, "nothing sent when broken");
+    }
+
+    #[test]
+    fn eof_in_the_middle_of_a_message_is_reconnect() {
+        let mut answer = msg(b'2', b"");
+        answer.extend(&data_row(&["abc"])[..6]);
+        let mut c = conn(cut(&answer, 4));
+        let e = c.execute(&stmt(&[], true), &[]).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+        assert!(!c.is_usable());
+    }
+
+    #[test]
+    fn bad_lengths_are_protocol_errors() {
+        let mut c = conn(vec![vec![b'D', 0, 0, 0, 2]]);
+        let e = c.query("SELECT 1").unwrap_err();
+        assert!(!c.is_usable(), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_parameters_fail_before_sending() {
+        let mut c = conn(vec![]);
+        for (ty, v) in [
+            (INT4, 1i64 << 31),
+            (INT2, 40_000),
+            (INT4, -(1i64 << 31) - 1),
+        ] {
+            let e = c
+                .execute(&stmt(&[ty], false), &[Param::Int(v)])
+                .unwrap_err();
+            assert_eq!(e.class, ErrorClass::Fatal, "{e}");
+            assert!(e.message.contains("$1"), "{e}");
+            assert!(e.message.contains("out of range"), "{e}");
+        }
+        let e = c
+            .execute(
+                &stmt(&[INT8, INT4], false),
+                &[Param::Int(1), Param::Text("x")],
+            )
+            .unwrap_err();
+        assert!(e.message.contains("$2"), "{e}");
+        let e = c
+            .execute(&stmt(&[INT4], false), &[Param::Int(1), Param::Int(2)])
+            .unwrap_err();
+        assert_eq!(e.class, ErrorClass::Fatal);
+        assert!(c.stream.written.is_empty());
+        assert!(c.is_usable());
+    }
+
+    #[test]
+    fn params_are_encoded_in_the_servers_types() {
+        let enc = |p: Param<'_>, ty: Oid| {
+            let mut out = Vec::new();
+            encode_param(0, &p, ty, &mut out).unwrap();
+            let len = u32::from_be_bytes(out[..4].try_into().unwrap()) as usize;
+            assert_eq!(len, out.len() - 4);
+            out.split_off(4)
+        };
+        assert_eq!(enc(Param::Int(-2), INT8), (-2i64).to_be_bytes());
+        assert_eq!(enc(Param::Int(-2), INT4), (-2i32).to_be_bytes());
+        assert_eq!(enc(Param::Int(300), INT2), 300i16.to_be_bytes());
+        assert_eq!(enc(Param::Int(5), FLOAT8), 5f64.to_be_bytes());
+        assert_eq!(enc(Param::Int(5), FLOAT4), 5f32.to_be_bytes());
+        assert_eq!(enc(Param::Text(" 12 "), INT4), 12i32.to_be_bytes());
+        assert_eq!(enc(Param::Text("-7"), INT2), (-7i16).to_be_bytes());
+        assert_eq!(enc(Param::Text("é'"), VARCHAR), "é'".as_bytes());
+        assert_eq!(enc(Param::Text(""), TEXT), b"");
+        for v in [0, 5, -5, 1234567890, i64::MIN, i64::MAX] {
+            assert_eq!(enc(Param::Int(v), TEXT), v.to_string().as_bytes());
+        }
+        let mut out = Vec::new();
+        let e = encode_param(2, &Param::Int(1), 1700, &mut out).unwrap_err();
+        assert_eq!(
+            e.message,
+            "parameter $3: cannot bind an integer to type numeric"
+        );
+    }
+
+    /// The hot path writes exactly what the crate's encoder writes.
+    #[test]
+    fn bind_matches_postgres_protocol() {
+        use postgres_protocol::{IsNull, types};
+        let cases: Vec<(Vec<Oid>, Vec<Param<'_>>)> = vec![
+            (vec![], vec![]),
+            (vec![INT4], vec![Param::Int(42)]),
+            (
+                vec![INT8, BPCHAR, INT2, TEXT],
+                vec![
+                    Param::Int(-1),
+                    Param::Text("abc"),
+                    Param::Int(7),
+                    Param::Int(99),
+                ],
+            ),
+        ];
+        for (types_, params) in cases {
+            let s = Statement {
+                name: "s17".into(),
+                bind_head: bind_head("s17", types_.len()),
+                params: types_.clone(),
+                rows: true,
+            };
+            let mut c = conn(vec![[msg(b'2', b""), ready()].concat()]);
+            c.execute(&s, &params).unwrap();
+            let mut want = BytesMut::new();
+            let formats: &[i16] = if params.is_empty() { &[] } else { &[1] };
+            let r = frontend::bind(
+                "",
+                "s17",
+                formats.iter().copied(),
+                params.iter().zip(&types_),
+                |(p, &ty), buf| {
+                    match (*p, ty) {
+                        (Param::Int(v), INT4) => types::int4_to_sql(v as i32, buf),
+                        (Param::Int(v), INT8) => types::int8_to_sql(v, buf),
+                        (Param::Int(v), INT2) => types::int2_to_sql(v as i16, buf),
+                        (Param::Int(v), _) => types::text_to_sql(&v.to_string(), buf),
+                        (Param::Text(t), _) => types::text_to_sql(t, buf),
+                    }
+                    Ok(IsNull::No)
+                },
+                [0],
+                &mut want,
+            );
+            assert!(r.is_ok());
+            frontend::execute("", 0, &mut want).unwrap();
+            frontend::sync(&mut want);
+            assert_eq!(c.stream.written, want.to_vec(), "{types_:?}");
+        }
+    }
+
+    #[test]
+    fn simple_query_gives_the_last_statements_outcome() {
+        let mut answer = msg(b'T', &[0, 0]);
+        answer.extend(data_row(&["1"]));
+        answer.extend(msg(b'C', &cstr("SELECT 1")));
+        answer.extend(msg(b'C', &cstr("UPDATE 4")));
+        answer.extend(ready());
+        answer.extend(msg(b'C', &cstr("UPDATE 4")));
+        answer.extend(msg(b'T', &[0, 0]));
+        answer.extend(data_row(&["1"]));
+        answer.extend(data_row(&["2"]));
+        answer.extend(msg(b'C', &cstr("SELECT 2")));
+        answer.extend(ready());
+        answer.extend(msg(b'I', b""));
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        assert_eq!(c.query("x; y").unwrap(), Outcome::Affected(4));
+        assert_eq!(c.query("y; x").unwrap(), Outcome::Rows(2));
+        assert_eq!(c.query("").unwrap(), Outcome::Affected(0));
+        assert_eq!(c.stream.written[0], b'Q');
+    }
+
+    #[test]
+    fn query_scalar_reads_the_first_value_and_null_as_none() {
+        let mut answer = msg(b'T', &[0, 0]);
+        answer.extend(data_row(&["15.4", "x"]));
+        answer.extend(data_row(&["other"]));
+        answer.extend(msg(b'C', &cstr("SELECT 2")));
+        answer.extend(ready());
+        answer.extend(msg(b'T', &[0, 0]));
+        answer.extend(msg(b'D', &[0, 1, 0xff, 0xff, 0xff, 0xff]));
+        answer.extend(msg(b'C', &cstr("SELECT 1")));
+        answer.extend(ready());
+        answer.extend(msg(b'T', &[0, 0]));
+        answer.extend(msg(b'C', &cstr("SELECT 0")));
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        assert_eq!(c.query_scalar("a").unwrap().as_deref(), Some("15.4"));
+        assert_eq!(c.query_scalar("b").unwrap(), None);
+        assert_eq!(c.query_scalar("c").unwrap(), None);
+    }
+
+    #[test]
+    fn copy_in_is_refused() {
+        let mut answer = msg(b'G', &[0, 0, 0]);
+        answer.extend(error(&[
+            (b'V', "ERROR"),
+            (b'C', "57014"),
+            (b'M', "COPY failed"),
+        ]));
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        let e = c.query("COPY t FROM STDIN").unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("57014"));
+        assert!(c.is_usable());
+        assert!(c.stream.written.contains(&b'f'));
+    }
+
+    #[test]
+    fn md5_startup_sends_the_hash_and_reads_until_ready() {
+        let mut answer = msg(b'R', &[0, 0, 0, 5, 1, 2, 3, 4]);
+        answer.extend(msg(b'R', &[0, 0, 0, 0]));
+        answer.extend(msg(b'S', &[cstr("server_version"), cstr("17.2")].concat()));
+        answer.extend(msg(b'K', &[0, 0, 0, 42, 0, 0, 0, 7]));
+        answer.extend(ready());
+        let mut c = conn(cut(&answer, 3));
+        let cfg = Config {
+            host: Host::Tcp("h".into()),
+            port: 5432,
+            user: "bob".into(),
+            password: Some("pw".into()),
+            database: "db".into(),
+            application_name: "rqps".into(),
+            connect_timeout: Duration::from_secs(1),
+        };
+        c.startup(&cfg).unwrap();
+        assert_eq!(c.backend_key(), Some((42, 7)));
+        assert_eq!(c.server_version(), Some("17.2"));
+        let w = &c.stream.written;
+        let startup_len = u32::from_be_bytes(w[..4].try_into().unwrap()) as usize;
+        let startup = &w[..startup_len];
+        for kv in ["user\0bob\0", "database\0db\0", "application_name\0rqps\0"] {
+            assert!(
+                startup.windows(kv.len()).any(|x| x == kv.as_bytes()),
+                "{kv}"
+            );
+        }
+        let hash = md5_hash(b"bob", b"pw", [1, 2, 3, 4]);
+        assert_eq!(&w[startup_len..], msg(b'p', &cstr(&hash)));
+    }
+
+    #[test]
+    fn a_password_request_without_password_is_fatal() {
+        let answer = msg(b'R', &[0, 0, 0, 3]);
+        let mut c = conn(vec![answer]);
+        let cfg = Config {
+            host: Host::Tcp("h".into()),
+            port: 5432,
+            user: "bob".into(),
+            password: None,
+            database: "db".into(),
+            application_name: "rqps".into(),
+            connect_timeout: Duration::from_secs(1),
+        };
+        let e = c.startup(&cfg).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Fatal);
+        assert!(e.message.contains("password"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod microbench {
+    use super::*;
+
+    /// Answers every read with the same point-select answer.
+    struct Echo(Vec<u8>);
+    impl Read for Echo {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            buf[..self.0.len()].copy_from_slice(&self.0);
+            Ok(self.0.len())
+        }
+    }
+    impl Write for Echo {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            std::hint::black_box(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn execute_cost() {
+        let mut a = vec![b'2', 0, 0, 0, 4];
+        let row = [vec![0, 1, 0, 0, 0, 120], vec![b'x'; 120]].concat();
+        a.push(b'D');
+        a.extend((row.len() as u32 + 4).to_be_bytes());
+        a.extend(row);
+        a.extend([b'C', 0, 0, 0, 13]);
+        a.extend(b"SELECT 1\0");
+        a.extend([b'Z', 0, 0, 0, 5, b'I']);
+        let mut c = PgConn::from_stream(Echo(a));
+        let s = Statement {
+            name: "s3".into(),
+            params: vec![INT4],
+            rows: true,
+            bind_head: bind_head("s3", 1),
+        };
+        let n = 10_000_000;
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            let o = c.execute(&s, &[Param::Int(i & 0xffff)]).unwrap();
+            std::hint::black_box(o);
+        }
+        eprintln!(
+            "{:.1} ns per execute",
+            t.elapsed().as_nanos() as f64 / n as f64
+        );
+    }
+}

@@ -1,0 +1,864 @@
+//! Throwaway PostgreSQL and MariaDB/MySQL server instances for benchmarking.
+//!
+//! [`Server::start`] creates a temporary directory, initialises a fresh data directory in it with
+//! the installed binaries (`initdb` / `mariadb-install-db`), applies an optional config file,
+//! starts the server on a free loopback port, waits until it accepts connections and creates the
+//! database `sbtest`. [`Server::stop`] (or dropping the [`Server`]) shuts it down and removes the
+//! temporary directory unless [`ServerSpec::keep`] is set.
+//!
+//! Layout of the temporary directory (`rqps-postgres-XXXXXX` / `rqps-mariadb-XXXXXX`):
+//! `data/` (data directory), `run/` (unix socket, pid file), `tmp/` (MariaDB tmpdir),
+//! `server.log`, `init.log` and, for MariaDB, the generated `my.cnf`.
+
+pub mod util;
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write as _};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// How long [`Server::start`] waits for the server to accept connections.
+pub const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a clean shutdown may take before the server is killed.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long `initdb` / `mariadb-install-db` may run.
+pub(crate) const INIT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Limit for one connection attempt (connect + a query) while waiting for the server.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Limit for the statements run after startup (CREATE DATABASE).
+const SQL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Lines of a log shown in error messages.
+const TAIL_LINES: usize = 20;
+/// How many ports are tried when the chosen one was taken in the meantime.
+const PORT_ATTEMPTS: usize = 3;
+/// Longest unix socket path (sun_path is 108 bytes including the NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Which server to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ServerKind {
+    #[default]
+    Postgres,
+    Mariadb,
+}
+
+impl ServerKind {
+    /// Human-readable product name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Postgres => "PostgreSQL",
+            ServerKind::Mariadb => "MariaDB",
+        }
+    }
+
+    /// The name used on the command line and in engine references (`postgres`, `mariadb`).
+    pub fn key(self) -> &'static str {
+        match self {
+            ServerKind::Postgres => "postgres",
+            ServerKind::Mariadb => "mariadb",
+        }
+    }
+}
+
+impl fmt::Display for ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ServerKind {
+    type Err = String;
+
+    /// Accepts `postgres`, `postgresql`, `pg`, `mariadb`, `mysql` (case-insensitive).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" | "pg" => Ok(ServerKind::Postgres),
+            "mariadb" | "mysql" => Ok(ServerKind::Mariadb),
+            other => Err(format!(
+                "unknown server kind {other:?} (expected postgres or mariadb)"
+            )),
+        }
+    }
+}
+
+/// What to start.
+#[derive(Clone, Debug, Default)]
+pub struct ServerSpec {
+    pub kind: ServerKind,
+    /// Install prefix: e.g. `/usr/lib/postgresql/15` (has `bin/`), or a MariaDB tree with
+    /// `bin/` and `scripts/` (and maybe `lib/` or `libs/`, added to `LD_LIBRARY_PATH`).
+    pub basedir: Option<PathBuf>,
+    /// File with `postgresql.conf` lines, or `my.cnf` `[mysqld]` lines (header optional).
+    pub config: Option<PathBuf>,
+    /// Keep the temporary directory (data, logs) after stop.
+    pub keep: bool,
+    /// Where to create the temporary directory (default [`std::env::temp_dir`]).
+    pub parent_dir: Option<PathBuf>,
+}
+
+/// Errors from locating, starting and stopping servers. The first line of each message says
+/// what went wrong; errors about a failed process add the tail of its output on further lines.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{kind} binaries not found: {missing}; searched {searched}; {hint}")]
+    BinaryNotFound {
+        kind: ServerKind,
+        missing: String,
+        searched: String,
+        hint: String,
+    },
+    #[error("bad config file {path}: {reason}")]
+    BadConfig { path: PathBuf, reason: String },
+    #[error("{0}")]
+    Setup(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{tool} failed ({status}); its output ended with:\n{tail}")]
+    InitFailed {
+        tool: String,
+        status: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("{kind} server exited during startup ({status}); its log ended with:\n{tail}")]
+    StartFailed {
+        kind: ServerKind,
+        status: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error(
+        "{kind} server did not accept connections within {secs} s (last error: {last_error}); its log ended with:\n{tail}"
+    )]
+    StartTimeout {
+        kind: ServerKind,
+        secs: u64,
+        last_error: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("{kind}: {what} failed: {message}")]
+    Sql {
+        kind: ServerKind,
+        what: String,
+        message: String,
+    },
+    #[error("{kind} server (pid {pid}) did not shut down within {secs} s and was killed")]
+    StopTimeout {
+        kind: ServerKind,
+        pid: u32,
+        secs: u64,
+    },
+    #[error("could not remove {path}: {source}")]
+    Cleanup {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl ServerError {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> ServerError {
+        let context = context.into();
+        move |source| ServerError::Io { context, source }
+    }
+}
+
+/// Where the binaries of one server kind were found (see [`locate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binaries {
+    pub kind: ServerKind,
+    /// `postgres` / `mariadbd` (or `mysqld`).
+    pub server: PathBuf,
+    /// `initdb` / `mariadb-install-db` (or `mysql_install_db`).
+    pub init: PathBuf,
+    /// Install prefix: PostgreSQL's `bin/..`; MariaDB's `--basedir`.
+    pub basedir: PathBuf,
+    /// Added to `LD_LIBRARY_PATH` of every child process (only with an explicit basedir).
+    pub lib_dir: Option<PathBuf>,
+    /// MariaDB `--lc-messages-dir` (only with an explicit basedir that has one).
+    pub share_dir: Option<PathBuf>,
+    /// How they were found, e.g. "--basedir /opt/pg" or "PATH".
+    pub source: String,
+}
+
+impl Binaries {
+    /// A [`Command`] for `program` with `LD_LIBRARY_PATH` extended by [`Binaries::lib_dir`].
+    pub fn command(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        if let Some(lib) = &self.lib_dir {
+            let mut paths = vec![lib.clone()];
+            if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+                paths.extend(std::env::split_paths(&old));
+            }
+            if let Ok(joined) = std::env::join_paths(paths) {
+                cmd.env("LD_LIBRARY_PATH", joined);
+            }
+        }
+        cmd
+    }
+
+    /// Output of `postgres --version` / `mariadbd --version`, trimmed.
+    pub fn version(&self) -> Result<String, ServerError> {
+        let mut cmd = self.command(&self.server);
+        cmd.arg("--version");
+        util::capture(&mut cmd, Duration::from_secs(20)).map_err(ServerError::io(format!(
+            "cannot run {} --version",
+            self.server.display()
+        )))
+    }
+}
+
+impl fmt::Display for Binaries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: server {}, init {} (found via {}",
+            self.kind,
+            self.server.display(),
+            self.init.display(),
+            self.source
+        )?;
+        if let Some(lib) = &self.lib_dir {
+            write!(f, "; LD_LIBRARY_PATH += {}", lib.display())?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Finds the binaries of `kind` without starting anything.
+///
+/// Without `basedir`: `$PATH` first, then the usual Debian locations
+/// (`/usr/lib/postgresql/<highest version>/bin`; `/usr/sbin/mariadbd`,
+/// `/usr/bin/mariadb-install-db`). With `basedir`: only `DIR/bin`, `DIR/sbin`, `DIR/scripts`.
+pub fn locate(kind: ServerKind, basedir: Option<&Path>) -> Result<Binaries, ServerError> {
+    if let Some(dir) = basedir
+        && !dir.is_dir()
+    {
+        return Err(ServerError::BinaryNotFound {
+            kind,
+            missing: format!("--basedir {} is not a directory", dir.display()),
+            searched: dir.display().to_string(),
+            hint: match kind {
+                ServerKind::Postgres => {
+                    "pass an install prefix that contains bin/initdb and bin/postgres, e.g. /usr/lib/postgresql/15".into()
+                }
+                ServerKind::Mariadb => {
+                    "pass an install prefix that contains bin/mariadbd and scripts/mariadb-install-db (or bin/), e.g. /usr".into()
+                }
+            },
+        });
+    }
+    match kind {
+        ServerKind::Postgres => crate::engine::postgres::server::locate(basedir),
+        ServerKind::Mariadb => crate::engine::mysql::server::locate(basedir),
+    }
+}
+
+/// `DIR/libs` or `DIR/lib` when it exists.
+pub(crate) fn lib_dir_of(basedir: &Path) -> Option<PathBuf> {
+    ["libs", "lib"]
+        .iter()
+        .map(|d| basedir.join(d))
+        .find(|d| d.is_dir())
+}
+
+/// A running throwaway server. Dropping it stops the server and removes its files
+/// (unless `keep`).
+pub struct Server {
+    kind: ServerKind,
+    host: String,
+    pub(crate) port: u16,
+    user: String,
+    database: String,
+    pub(crate) root: PathBuf,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) socket_dir: PathBuf,
+    pub(crate) socket: PathBuf,
+    /// Directories besides `root` to remove at cleanup, even with `keep` (socket fallback).
+    extra_dirs: Vec<PathBuf>,
+    pub(crate) log_path: PathBuf,
+    pub(crate) init_log: PathBuf,
+    version: String,
+    /// uid/gid the server runs as when it is not our own (PostgreSQL started by root).
+    pub(crate) run_as: Option<(u32, u32)>,
+    child: Option<Child>,
+    pid: u32,
+    keep: bool,
+    cleaned: bool,
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("kind", &self.kind)
+            .field("url", &self.url())
+            .field("pid", &self.pid)
+            .field("root", &self.root)
+            .field("keep", &self.keep)
+            .finish()
+    }
+}
+
+impl Server {
+    /// Creates a fresh data dir in a new temp dir, initialises it, writes the config, starts the
+    /// server on a free loopback port, waits until it accepts connections (at most
+    /// [`START_TIMEOUT`]), creates database `sbtest`, and returns. `note` receives
+    /// human-readable notes.
+    pub fn start(spec: &ServerSpec, note: &mut dyn FnMut(&str)) -> Result<Server, ServerError> {
+        let bins = locate(spec.kind, spec.basedir.as_deref())?;
+        let config = spec.config.as_deref().map(read_config).transpose()?;
+        let root = make_root(spec)?;
+        let mut srv = Server {
+            kind: spec.kind,
+            host: "127.0.0.1".into(),
+            port: 0,
+            user: match spec.kind {
+                ServerKind::Postgres => "postgres".into(),
+                ServerKind::Mariadb => "root".into(),
+            },
+            database: "sbtest".into(),
+            data_dir: root.join("data"),
+            socket_dir: root.join("run"),
+            socket: PathBuf::new(),
+            extra_dirs: Vec::new(),
+            log_path: root.join("server.log"),
+            init_log: root.join("init.log"),
+            root,
+            version: String::new(),
+            run_as: None,
+            child: None,
+            pid: 0,
+            keep: spec.keep,
+            cleaned: false,
+        };
+        match srv.start_inner(&bins, config.as_deref(), note) {
+            Ok(()) => Ok(srv),
+            Err(e) => {
+                let _ = srv.shutdown();
+                match srv.cleanup() {
+                    Ok(Some(kept)) => note(&format!(
+                        "kept the files of the failed {} start in {}",
+                        srv.kind,
+                        kept.display()
+                    )),
+                    Ok(None) => {}
+                    Err(ce) => note(&format!("warning: {ce}")),
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn start_inner(
+        &mut self,
+        bins: &Binaries,
+        config: Option<&str>,
+        note: &mut dyn FnMut(&str),
+    ) -> Result<(), ServerError> {
+        let began = Instant::now();
+        self.version = bins.version()?;
+        for dir in [&self.data_dir, &self.socket_dir] {
+            fs::create_dir(dir)
+                .map_err(ServerError::io(format!("cannot create {}", dir.display())))?;
+        }
+        self.choose_socket_dir(note)?;
+        if self.kind == ServerKind::Postgres && util::euid() == 0 {
+            self.drop_root_for_postgres(note)?;
+        }
+        match self.kind {
+            ServerKind::Postgres => crate::engine::postgres::server::init(self, bins, config)?,
+            ServerKind::Mariadb => crate::engine::mysql::server::init(self, bins, config)?,
+        }
+        let init_secs = began.elapsed().as_secs_f64();
+        for attempt in 1..=PORT_ATTEMPTS {
+            self.port = util::free_port().map_err(ServerError::io("cannot pick a free port"))?;
+            self.socket = match self.kind {
+                ServerKind::Postgres => self.socket_dir.join(format!(".s.PGSQL.{}", self.port)),
+                ServerKind::Mariadb => self.socket_dir.join("mysqld.sock"),
+            };
+            let offset = util::file_len(&self.log_path);
+            let child = match self.kind {
+                ServerKind::Postgres => crate::engine::postgres::server::spawn(self, bins)?,
+                ServerKind::Mariadb => crate::engine::mysql::server::spawn(self, bins)?,
+            };
+            self.pid = child.id();
+            self.child = Some(child);
+            match self.wait_ready(offset) {
+                Ok(()) => break,
+                Err(ServerError::StartFailed { .. })
+                    if attempt < PORT_ATTEMPTS
+                        && port_in_use(&util::read_from(&self.log_path, offset)) =>
+                {
+                    note(&format!(
+                        "port {} was taken before {} could bind it; trying another port",
+                        self.port, self.kind
+                    ));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if self.kind == ServerKind::Postgres
+            && let Some(pid) = crate::engine::postgres::server::postmaster_pid(&self.data_dir)
+        {
+            self.pid = pid;
+        }
+        let (kind, port) = (self.kind, self.port);
+        let db = self.database.clone();
+        let created = util::with_timeout(SQL_TIMEOUT, move || match kind {
+            ServerKind::Postgres => crate::engine::postgres::server::create_database(port, &db),
+            ServerKind::Mariadb => crate::engine::mysql::server::create_database(port, &db),
+        })
+        .unwrap_or_else(|| Err(format!("timed out after {} s", SQL_TIMEOUT.as_secs())));
+        created.map_err(|message| ServerError::Sql {
+            kind,
+            what: format!("CREATE DATABASE {}", self.database),
+            message,
+        })?;
+        note(&format!(
+            "{} ({}) ready on {}:{} after {:.1} s (initialisation {:.1} s); files in {}",
+            self.kind,
+            self.version,
+            self.host,
+            self.port,
+            began.elapsed().as_secs_f64(),
+            init_secs,
+            self.root.display()
+        ));
+        Ok(())
+    }
+
+    /// Uses `root/run` for the unix socket unless that path would be too long for a socket
+    /// address; then a short directory in the system temp dir (or /tmp) instead.
+    fn choose_socket_dir(&mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
+        let longest = match self.kind {
+            ServerKind::Postgres => ".s.PGSQL.65535.lock",
+            ServerKind::Mariadb => "mysqld.sock.lock",
+        };
+        let fits = |dir: &Path| dir.join(longest).as_os_str().len() <= MAX_SOCKET_PATH;
+        if fits(&self.socket_dir) {
+            return Ok(());
+        }
+        let base = [std::env::temp_dir(), PathBuf::from("/tmp")]
+            .into_iter()
+            .find(|d| fits(&d.join("rqps-sock-XXXXXX")))
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let dir = tempfile::Builder::new()
+            .prefix("rqps-sock-")
+            .tempdir_in(&base)
+            .map_err(ServerError::io(format!(
+                "cannot create a socket directory in {}",
+                base.display()
+            )))?
+            .keep();
+        self.extra_dirs.push(dir.clone());
+        set_mode(&dir, 0o755)?;
+        note(&format!(
+            "{} is too long for a unix socket path; using {} for the socket",
+            self.socket_dir.display(),
+            dir.display()
+        ));
+        self.socket_dir = dir;
+        Ok(())
+    }
+
+    /// PostgreSQL refuses to run as root: run it as nobody/nogroup and hand it the files.
+    fn drop_root_for_postgres(&mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
+        let (uid, user_gid) = util::lookup_user("nobody").ok_or_else(|| {
+            ServerError::Setup(
+                "rqps runs as root and PostgreSQL refuses to run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user".into(),
+            )
+        })?;
+        let gid = util::lookup_group("nogroup").unwrap_or(user_gid);
+        for dir in std::iter::once(&self.root).chain(&self.extra_dirs) {
+            if let Some((bad, mode)) = util::untraversable_ancestor(dir, uid, gid) {
+                return Err(ServerError::Setup(format!(
+                    "PostgreSQL must run as user nobody (rqps runs as root), but nobody cannot enter {} (mode {mode:o}); choose a parent directory that others can traverse, e.g. /tmp",
+                    bad.display()
+                )));
+            }
+        }
+        for dir in std::iter::once(&self.root).chain(&self.extra_dirs) {
+            util::chown_recursive(dir, uid, gid).map_err(ServerError::io(format!(
+                "cannot chown {} to nobody",
+                dir.display()
+            )))?;
+        }
+        self.run_as = Some((uid, gid));
+        note(&format!(
+            "running PostgreSQL as user nobody (uid {uid}, gid {gid}) because rqps runs as root"
+        ));
+        Ok(())
+    }
+
+    /// Polls until the server accepts connections, the child exits, or [`START_TIMEOUT`].
+    fn wait_ready(&mut self, log_offset: u64) -> Result<(), ServerError> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut last_error;
+        loop {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child
+                    .try_wait()
+                    .map_err(ServerError::io("cannot wait for the server process"))?
+            {
+                self.child = None;
+                let since = util::read_from(&self.log_path, log_offset);
+                let tail = if since.trim().is_empty() {
+                    util::tail_file(&self.log_path, TAIL_LINES)
+                } else {
+                    let lines: Vec<&str> = since.lines().filter(|l| !l.trim().is_empty()).collect();
+                    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+                };
+                return Err(ServerError::StartFailed {
+                    kind: self.kind,
+                    status: status.to_string(),
+                    log: self.log_path.clone(),
+                    tail,
+                });
+            }
+            match self.probe() {
+                Ok(()) => return Ok(()),
+                Err(e) => last_error = e,
+            }
+            if Instant::now() >= deadline {
+                return Err(ServerError::StartTimeout {
+                    kind: self.kind,
+                    secs: START_TIMEOUT.as_secs(),
+                    last_error,
+                    log: self.log_path.clone(),
+                    tail: util::tail_file(&self.log_path, TAIL_LINES),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// One connection attempt that also checks that the server answering on our port is ours.
+    fn probe(&self) -> Result<(), String> {
+        let (kind, port, data) = (self.kind, self.port, self.data_dir.clone());
+        util::with_timeout(PROBE_TIMEOUT, move || match kind {
+            ServerKind::Postgres => crate::engine::postgres::server::probe(port, &data),
+            ServerKind::Mariadb => crate::engine::mysql::server::probe(port, &data),
+        })
+        .unwrap_or_else(|| Err("connection attempt timed out".into()))
+    }
+
+    pub fn kind(&self) -> ServerKind {
+        self.kind
+    }
+
+    /// `postgres://postgres@127.0.0.1:PORT/sbtest` or `mysql://root@127.0.0.1:PORT/sbtest`.
+    pub fn url(&self) -> String {
+        let scheme = match self.kind {
+            ServerKind::Postgres => "postgres",
+            ServerKind::Mariadb => "mysql",
+        };
+        format!(
+            "{scheme}://{}@{}:{}/{}",
+            self.user, self.host, self.port, self.database
+        )
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// The unix socket file (`.../.s.PGSQL.PORT` for PostgreSQL, `.../mysqld.sock` for MariaDB).
+    /// PostgreSQL clients want its directory: see [`Server::socket_dir`].
+    pub fn socket_path(&self) -> Option<&Path> {
+        Some(&self.socket)
+    }
+
+    /// Directory holding the unix socket.
+    pub fn socket_dir(&self) -> &Path {
+        &self.socket_dir
+    }
+
+    /// Pid of the server main process (postmaster / mariadbd).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The temporary directory holding data dir, logs and socket.
+    pub fn temp_dir(&self) -> &Path {
+        &self.root
+    }
+
+    /// e.g. `postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)`.
+    pub fn binary_version(&self) -> String {
+        self.version.clone()
+    }
+
+    /// The server's log (PostgreSQL stderr / MariaDB `--log-error`).
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// Output of `initdb` / `mariadb-install-db`.
+    pub fn init_log_path(&self) -> &Path {
+        &self.init_log
+    }
+
+    /// Whether the server main process is still running.
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut().map(|c| c.try_wait()) {
+            Some(Ok(None)) => true,
+            Some(Ok(Some(_))) => {
+                self.child = None;
+                false
+            }
+            Some(Err(_)) => true,
+            None => false,
+        }
+    }
+
+    /// SIGKILLs the server (simulates a crash) and reaps it: its whole
+    /// process group, since a PostgreSQL backend whose postmaster died only
+    /// notices later and could still answer a query.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            if let Ok(pgid) = i32::try_from(child.id()) {
+                // SAFETY: kill(2) with a negative pid signals the process group the
+                // server leads (it was started with process_group(0)); no memory is touched.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            }
+            let _ = child.kill();
+            if !matches!(
+                util::wait_timeout(&mut child, Duration::from_secs(10)),
+                Ok(Some(_))
+            ) {
+                self.child = Some(child);
+            }
+        }
+    }
+
+    /// Clean shutdown (PostgreSQL fast shutdown / SIGTERM to mariadbd), SIGKILL after
+    /// [`STOP_TIMEOUT`]; then removes the temporary directory unless `keep`.
+    pub fn stop(self) -> Result<(), ServerError> {
+        self.stop_with_notes(&mut |_| {})
+    }
+
+    /// Like [`Server::stop`], and tells `note` where the files are when they are kept.
+    pub fn stop_with_notes(mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
+        let stopped = self.shutdown();
+        let cleaned = self.cleanup();
+        if let Ok(Some(kept)) = &cleaned {
+            note(&format!(
+                "kept {} files in {} (data {}, log {})",
+                self.kind,
+                kept.display(),
+                self.data_dir.display(),
+                self.log_path.display()
+            ));
+        }
+        stopped?;
+        cleaned.map(|_| ())
+    }
+
+    /// Stops the server process if it runs; waits at most [`STOP_TIMEOUT`], then SIGKILL.
+    fn shutdown(&mut self) -> Result<(), ServerError> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if let Ok(Some(_)) = child.try_wait() {
+            return Ok(());
+        }
+        let sig = match self.kind {
+            ServerKind::Postgres => libc::SIGINT, // "fast" shutdown
+            ServerKind::Mariadb => libc::SIGTERM,
+        };
+        let _ = util::signal(&child, sig);
+        if let Ok(Some(_)) = util::wait_timeout(&mut child, STOP_TIMEOUT) {
+            return Ok(());
+        }
+        let _ = child.kill();
+        let _ = util::wait_timeout(&mut child, Duration::from_secs(10));
+        Err(ServerError::StopTimeout {
+            kind: self.kind,
+            pid: self.pid,
+            secs: STOP_TIMEOUT.as_secs(),
+        })
+    }
+
+    /// Removes the files (once). `Ok(Some(dir))` when they were kept.
+    fn cleanup(&mut self) -> Result<Option<PathBuf>, ServerError> {
+        if self.cleaned {
+            return Ok(None);
+        }
+        self.cleaned = true;
+        let mut result = Ok(None);
+        let extra = std::mem::take(&mut self.extra_dirs);
+        for dir in extra {
+            if let Err(source) = util::remove_dir_all_retry(&dir) {
+                result = Err(ServerError::Cleanup { path: dir, source });
+            }
+        }
+        if self.keep {
+            return result.map(|_| Some(self.root.clone()));
+        }
+        util::remove_dir_all_retry(&self.root).map_err(|source| ServerError::Cleanup {
+            path: self.root.clone(),
+            source,
+        })?;
+        result
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let stopped = self.shutdown();
+        let cleaned = self.cleanup();
+        let mut err = io::stderr().lock();
+        if let Err(e) = stopped {
+            let _ = writeln!(err, "rqps: warning: {e}");
+        }
+        match cleaned {
+            Ok(Some(kept)) => {
+                let _ = writeln!(err, "rqps: kept {} files in {}", self.kind, kept.display());
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let _ = writeln!(err, "rqps: warning: {e}");
+            }
+        }
+    }
+}
+
+/// Reads the user's config file, with a clear error for a bad path.
+fn read_config(path: &Path) -> Result<String, ServerError> {
+    let bad = |reason: String| ServerError::BadConfig {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(bad("no such file".into()));
+        }
+        Err(e) => return Err(bad(e.to_string())),
+        Ok(md) if md.is_dir() => return Err(bad("is a directory, expected a file".into())),
+        Ok(_) => {}
+    }
+    fs::read_to_string(path).map_err(|e| bad(e.to_string()))
+}
+
+/// Creates the temporary directory (mode 0755) and returns its absolute path.
+fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
+    let parent = spec.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let parent = fs::canonicalize(&parent).map_err(|e| {
+        ServerError::Setup(format!(
+            "parent directory {} for the server files is not usable: {e}",
+            parent.display()
+        ))
+    })?;
+    if !parent.is_dir() {
+        return Err(ServerError::Setup(format!(
+            "parent directory {} for the server files is not a directory",
+            parent.display()
+        )));
+    }
+    let prefix = match spec.kind {
+        ServerKind::Postgres => "rqps-postgres-",
+        ServerKind::Mariadb => "rqps-mariadb-",
+    };
+    let root = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&parent)
+        .map_err(ServerError::io(format!(
+            "cannot create a temporary directory in {}",
+            parent.display()
+        )))?
+        .keep();
+    if let Err(e) = set_mode(&root, 0o755) {
+        let _ = fs::remove_dir(&root);
+        return Err(e);
+    }
+    Ok(root)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), ServerError> {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .map_err(ServerError::io(format!("cannot chmod {}", path.display())))
+}
+
+/// Whether a server log says that the TCP port was already taken.
+fn port_in_use(log: &str) -> bool {
+    log.contains("Address already in use")
+        || log.contains("Bind on TCP/IP port")
+        || log.contains("could not create any TCP/IP sockets")
+}
+
+/// Maps the exit of an init tool to [`ServerError::InitFailed`].
+pub(crate) fn check_init(
+    tool: &Path,
+    outcome: io::Result<util::RunOutcome>,
+    log: &Path,
+) -> Result<(), ServerError> {
+    let name = tool
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| tool.display().to_string());
+    let status = match outcome {
+        Ok(util::RunOutcome::Exited(s)) if s.success() => return Ok(()),
+        Ok(util::RunOutcome::Exited(s)) => s.to_string(),
+        Ok(util::RunOutcome::TimedOut) => format!("killed after {} s", INIT_TIMEOUT.as_secs()),
+        Err(e) => {
+            return Err(ServerError::Io {
+                context: format!("cannot run {}", tool.display()),
+                source: e,
+            });
+        }
+    };
+    Err(ServerError::InitFailed {
+        tool: name,
+        status,
+        log: log.to_path_buf(),
+        tail: util::error_lines(log, TAIL_LINES),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_in_use_is_recognised() {
+        assert!(port_in_use(
+            "LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use"
+        ));
+        assert!(port_in_use(
+            "[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"
+        ));
+        assert!(!port_in_use("FATAL:  configuration file contains errors"));
+    }
+
+    #[test]
+    fn server_is_send() {
+        fn send<T: Send>() {}
+        send::<Server>();
+        send::<ServerError>();
+    }
+}

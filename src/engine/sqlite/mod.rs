@@ -1,0 +1,363 @@
+//! Embedded SQLite through rusqlite (SQLite compiled into rqps).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
+
+use crate::engine::{
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
+    inline_params,
+};
+
+/// PRAGMAs applied to every connection unless the target's config says
+/// otherwise: WAL lets readers run beside the one writer.
+pub const DEFAULT_PRAGMAS: &[&str] = &["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"];
+
+/// How long a connection waits for the write lock before reporting busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct SqliteDriver {
+    path: PathBuf,
+    /// Statements run on every new connection (PRAGMA lines).
+    init: Vec<String>,
+    dialect: SqliteDialect,
+}
+
+impl SqliteDriver {
+    /// `pragmas` are run on every connection after the defaults, so they win.
+    pub fn new(path: &Path, pragmas: Vec<String>) -> Self {
+        let mut init: Vec<String> = DEFAULT_PRAGMAS.iter().map(|s| s.to_string()).collect();
+        init.extend(pragmas);
+        SqliteDriver {
+            path: path.to_path_buf(),
+            init,
+            dialect: SqliteDialect,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn open(&self) -> DbResult<SqliteConn> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
+            DbError::fatal(format!(
+                "cannot open SQLite database {}: {e}",
+                self.path.display()
+            ))
+        })?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+        let mut c = SqliteConn {
+            stmts: Vec::new(),
+            text: String::new(),
+            conn: Box::new(conn),
+        };
+        for sql in &self.init {
+            c.query(sql).map_err(|e| DbError {
+                message: format!("{sql}: {}", e.message),
+                ..e
+            })?;
+        }
+        Ok(c)
+    }
+}
+
+impl Driver for SqliteDriver {
+    fn engine(&self) -> &'static str {
+        "sqlite"
+    }
+    fn connect(&self) -> DbResult<Box<dyn Conn>> {
+        Ok(Box::new(self.open()?))
+    }
+    fn caps(&self) -> Caps {
+        Caps {
+            prepared_statements: true,
+            multi_row_insert: true,
+            single_writer: true,
+            max_params: 32766,
+        }
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+    fn version(&self) -> DbResult<String> {
+        Ok(rusqlite::version().to_string())
+    }
+    /// The effective value of the PRAGMAs that shape performance.
+    fn settings(&self) -> DbResult<Vec<(String, String)>> {
+        let mut c = self.open()?;
+        let mut out = Vec::new();
+        for p in [
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "page_size",
+            "mmap_size",
+            "locking_mode",
+            "temp_store",
+            "wal_autocheckpoint",
+            "busy_timeout",
+            "auto_vacuum",
+            "cache_spill",
+        ] {
+            if let Some(v) = c.query_scalar(&format!("PRAGMA {p}"))? {
+                out.push((p.to_string(), v));
+            }
+        }
+        Ok(out)
+    }
+    fn db_size(&self) -> DbResult<Option<u64>> {
+        let mut c = self.open()?;
+        let num = |c: &mut SqliteConn, sql: &str| -> DbResult<u64> {
+            Ok(c.query_scalar(sql)?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0))
+        };
+        Ok(Some(
+            num(&mut c, "PRAGMA page_count")? * num(&mut c, "PRAGMA page_size")?,
+        ))
+    }
+    fn data_path(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
+}
+
+pub struct SqliteDialect;
+
+impl Dialect for SqliteDialect {
+    fn sbtest_create_table(&self, table: &str) -> String {
+        // INTEGER PRIMARY KEY is the rowid: ids are assigned 1, 2, ... like AUTO_INCREMENT.
+        format!(
+            "CREATE TABLE {table} (id INTEGER NOT NULL PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0, \
+             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')"
+        )
+    }
+    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
+        format!("INSERT INTO {table} (k, c, pad) VALUES (")
+    }
+    fn begin_write(&self) -> &'static str {
+        "BEGIN IMMEDIATE"
+    }
+    /// INTEGER PRIMARY KEY is the rowid: ids are assigned in insert order.
+    fn ibench_create_table(&self, table: &str) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE {table} (transactionid INTEGER PRIMARY KEY, dateandtime DATETIME, \
+             cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
+             price INT NOT NULL, data VARCHAR(4000))"
+        )]
+    }
+    fn datetime_from_epoch(&self) -> &'static str {
+        "datetime(?, 'unixepoch')"
+    }
+    fn table_with_index(&self, table: &str, index: &str) -> String {
+        format!("{table} INDEXED BY {index}")
+    }
+    fn settle(&self, _tables: &[String]) -> Vec<String> {
+        vec!["PRAGMA wal_checkpoint(TRUNCATE)".into(), "ANALYZE".into()]
+    }
+}
+
+enum Slot {
+    /// A prepared statement and whether it can change rows (BEGIN/COMMIT
+    /// count as read-only in SQLite, which is what we want: they are "other").
+    Prepared {
+        stmt: Statement<'static>,
+        writes: bool,
+        has_rows: bool,
+    },
+    Text(String),
+}
+
+/// A connection and the statements prepared on it.
+///
+/// The statements borrow the boxed connection; `stmts` is declared first so
+/// it is dropped before `conn`, and the box keeps the connection's address
+/// fixed, so the borrow stays valid for the life of this struct.
+pub struct SqliteConn {
+    stmts: Vec<Slot>,
+    text: String,
+    conn: Box<Connection>,
+}
+
+// SAFETY: the connection and every statement prepared on it move between
+// threads together and are only ever used by the thread that owns them.
+unsafe impl Send for SqliteConn {}
+
+fn map_err(e: rusqlite::Error) -> DbError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, msg) => {
+            let class = match f.code {
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Retry,
+                _ => ErrorClass::Fatal,
+            };
+            DbError {
+                class,
+                code: Some(format!("{:?}", f.code)),
+                message: msg.clone().unwrap_or_else(|| f.to_string()),
+            }
+        }
+        _ => DbError::fatal(e.to_string()),
+    }
+}
+
+fn run(
+    stmt: &mut Statement<'_>,
+    writes: bool,
+    has_rows: bool,
+    conn: &Connection,
+) -> DbResult<Outcome> {
+    if has_rows {
+        let mut rows = stmt.raw_query();
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            // Touch the first column as a client reading the result would.
+            let _ = row.get_ref(0).map_err(map_err)?;
+            n += 1;
+        }
+        Ok(Outcome::Rows(n))
+    } else {
+        stmt.raw_execute().map_err(map_err)?;
+        let changed = if writes { conn.changes() } else { 0 };
+        Ok(Outcome::Affected(changed))
+    }
+}
+
+impl Conn for SqliteConn {
+    fn prepare(&mut self, sql: &str, mode: PsMode) -> DbResult<StmtId> {
+        let slot = match mode {
+            PsMode::Auto => {
+                let stmt = self.conn.prepare(sql).map_err(map_err)?;
+                let writes = !stmt.readonly();
+                let has_rows = stmt.column_count() > 0;
+                // SAFETY: see the struct comment; the statement never outlives `conn`.
+                let stmt: Statement<'static> = unsafe { std::mem::transmute(stmt) };
+                Slot::Prepared {
+                    stmt,
+                    writes,
+                    has_rows,
+                }
+            }
+            PsMode::Disable => Slot::Text(sql.to_string()),
+        };
+        self.stmts.push(slot);
+        Ok(StmtId(self.stmts.len() as u32 - 1))
+    }
+
+    fn execute(&mut self, id: StmtId, params: &[Param<'_>]) -> DbResult<Outcome> {
+        let slot = self
+            .stmts
+            .get_mut(id.0 as usize)
+            .ok_or_else(|| DbError::fatal(format!("no prepared statement {}", id.0)))?;
+        match slot {
+            Slot::Prepared {
+                stmt,
+                writes,
+                has_rows,
+            } => {
+                for (i, p) in params.iter().enumerate() {
+                    match *p {
+                        Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
+                        Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                    }
+                    .map_err(map_err)?;
+                }
+                run(stmt, *writes, *has_rows, &self.conn)
+            }
+            Slot::Text(sql) => {
+                let mut text = std::mem::take(&mut self.text);
+                let r = inline_params(sql, params, &mut text).and_then(|_| self.query(&text));
+                self.text = text;
+                r
+            }
+        }
+    }
+
+    fn query(&mut self, sql: &str) -> DbResult<Outcome> {
+        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
+        let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
+        run(&mut stmt, writes, has_rows, &self.conn)
+    }
+
+    fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
+        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
+        let mut rows = stmt.query([]).map_err(map_err)?;
+        match rows.next().map_err(map_err)? {
+            None => Ok(None),
+            Some(row) => Ok(match row.get_ref(0).map_err(map_err)? {
+                ValueRef::Null => None,
+                ValueRef::Integer(i) => Some(i.to_string()),
+                ValueRef::Real(f) => Some(f.to_string()),
+                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                    Some(String::from_utf8_lossy(t).into_owned())
+                }
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem() -> Box<dyn Conn> {
+        let dir = tempfile::tempdir().unwrap();
+        let d = SqliteDriver::new(&dir.path().join("t.db"), vec![]);
+        let c = d.connect().unwrap();
+        std::mem::forget(dir);
+        c
+    }
+
+    #[test]
+    fn counts_reads_writes_and_other() {
+        let mut c = mem();
+        c.query("CREATE TABLE t (id INTEGER PRIMARY KEY, v INT)")
+            .unwrap();
+        let ins = c
+            .prepare("INSERT INTO t (v) VALUES (?)", PsMode::Auto)
+            .unwrap();
+        assert_eq!(
+            c.execute(ins, &[Param::Int(5)]).unwrap(),
+            Outcome::Affected(1)
+        );
+        let begin = c.prepare("BEGIN", PsMode::Auto).unwrap();
+        let commit = c.prepare("COMMIT", PsMode::Auto).unwrap();
+        // COMMIT right after a write must not report the write's row count.
+        assert_eq!(c.execute(begin, &[]).unwrap(), Outcome::Affected(0));
+        assert_eq!(
+            c.execute(ins, &[Param::Int(6)]).unwrap(),
+            Outcome::Affected(1)
+        );
+        assert_eq!(c.execute(commit, &[]).unwrap(), Outcome::Affected(0));
+        let del = c
+            .prepare("DELETE FROM t WHERE id=?", PsMode::Disable)
+            .unwrap();
+        assert_eq!(
+            c.execute(del, &[Param::Int(99)]).unwrap(),
+            Outcome::Affected(0)
+        );
+        let sel = c
+            .prepare("SELECT v FROM t WHERE id IN (?, ?)", PsMode::Auto)
+            .unwrap();
+        assert_eq!(
+            c.execute(sel, &[Param::Int(1), Param::Int(2)]).unwrap(),
+            Outcome::Rows(2)
+        );
+        assert_eq!(
+            c.query_scalar("SELECT count(*) FROM t").unwrap().as_deref(),
+            Some("2")
+        );
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        let mut c = mem();
+        let e = c.query("SELECT * FROM missing").unwrap_err();
+        assert_eq!(e.class, ErrorClass::Fatal);
+        assert!(e.message.contains("missing"), "{e}");
+    }
+}

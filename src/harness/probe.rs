@@ -1,0 +1,293 @@
+//! Hardware cost of one step: wraps a test (or the load) with the /proc
+//! sampler, the database size before and after, the engine's status counters
+//! before and after, and a check that the machine was idle beforehand.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::engine::Driver;
+use crate::harness::sysstat::{
+    Sampler, SamplerConfig, background_cpu_pct, device_for_path, dir_size_on_disk, per_op,
+};
+use crate::results::{DbSize, HwCost, HwSecond};
+
+/// Window over which other processes' CPU is measured before each step.
+const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
+
+/// What stays the same for every step of a run.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeContext {
+    /// `/proc/diskstats` name of the device holding the data.
+    pub device: Option<String>,
+    /// Root pids of the server's process tree (empty: embedded or unknown).
+    pub server_pids: Vec<u32>,
+    /// Files and directories whose bytes on disk are the database's size.
+    pub disk_paths: Vec<PathBuf>,
+    /// The engine runs inside rqps (SQLite).
+    pub embedded: bool,
+    /// Warn when other processes use more than this percent of all CPUs before a step.
+    pub busy_threshold_pct: f64,
+    /// Figures that cannot be measured for the whole run, and why.
+    pub unavailable: Vec<String>,
+    /// Filesystem and mount point of the data, when found.
+    pub fs: Option<String>,
+}
+
+impl ProbeContext {
+    /// `data_path`: the database file or data directory, to find the device and
+    /// measure size on disk. `device`: `--device`, overriding the lookup.
+    pub fn new(
+        data_path: Option<&Path>,
+        disk_paths: Vec<PathBuf>,
+        device: Option<String>,
+        server_pids: Vec<u32>,
+        embedded: bool,
+        busy_threshold_pct: f64,
+    ) -> Self {
+        let mut unavailable = Vec::new();
+        let found = data_path.map(device_for_path);
+        let fs = match &found {
+            Some(Ok(info)) => Some(format!(
+                "{} on {} ({})",
+                info.fs_type, info.mount_point, info.source
+            )),
+            _ => None,
+        };
+        let device = match (device, found) {
+            (Some(d), _) => Some(d),
+            (None, Some(found)) => match found {
+                Ok(info) => Some(info.diskstats_name),
+                Err(why) => {
+                    unavailable.push(format!(
+                        "storage: {why} (pass --device NAME from /proc/diskstats)"
+                    ));
+                    None
+                }
+            },
+            (None, None) => {
+                unavailable.push(
+                    "storage: the data directory is not on this host (pass --device to sample one)"
+                        .into(),
+                );
+                None
+            }
+        };
+        if embedded {
+            unavailable.push("server cpu/o: the embedded engine runs inside rqps, so its CPU is part of client cpu/o".into());
+        } else if server_pids.is_empty() {
+            unavailable.push(
+                "server cpu/o and RSS: the server process was not found on this host (pass --server-pid)".into(),
+            );
+        }
+        if disk_paths.is_empty() {
+            unavailable.push("database bytes on disk: the data directory is not known here".into());
+        }
+        ProbeContext {
+            device,
+            server_pids,
+            disk_paths,
+            embedded,
+            busy_threshold_pct,
+            unavailable,
+            fs,
+        }
+    }
+
+    fn disk_bytes(&self) -> Option<u64> {
+        if self.disk_paths.is_empty() {
+            return None;
+        }
+        let mut total = 0;
+        for p in &self.disk_paths {
+            match dir_size_on_disk(p) {
+                Ok(n) => total += n,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => return None,
+            }
+        }
+        Some(total)
+    }
+}
+
+/// A step being measured.
+pub struct Probe {
+    sampler: Option<Sampler>,
+    before: DbSize,
+    status: Vec<(String, String)>,
+    background: Option<f64>,
+    warning: Option<String>,
+}
+
+fn start_sampler(ctx: &ProbeContext) -> Sampler {
+    Sampler::start(SamplerConfig {
+        device: ctx.device.clone(),
+        server_pids: ctx.server_pids.clone(),
+        ..Default::default()
+    })
+}
+
+fn db_size(ctx: &ProbeContext, driver: &dyn Driver) -> DbSize {
+    DbSize {
+        engine_bytes: driver.db_size().ok().flatten(),
+        disk_bytes: ctx.disk_bytes(),
+    }
+}
+
+/// Turns engine status rows into numbers, dropping text values.
+fn numeric(rows: &[(String, String)]) -> BTreeMap<String, f64> {
+    rows.iter()
+        .filter_map(|(k, v)| v.trim().parse::<f64>().ok().map(|n| (k.clone(), n)))
+        .collect()
+}
+
+/// Counters that changed between `before` and `after`.
+pub fn status_delta(
+    before: &[(String, String)],
+    after: &[(String, String)],
+) -> BTreeMap<String, f64> {
+    let b = numeric(before);
+    numeric(after)
+        .into_iter()
+        .filter_map(|(k, a)| b.get(&k).map(|bv| (k, a - bv)))
+        .filter(|(_, d)| *d != 0.0)
+        .collect()
+}
+
+impl Probe {
+    /// Measures what comes before a step: other processes' CPU, database size,
+    /// status counters. Call [`Probe::start_sampling`] when the measured part begins.
+    pub fn before(ctx: &ProbeContext, driver: &dyn Driver) -> Probe {
+        let mut exclude = ctx.server_pids.clone();
+        exclude.push(std::process::id());
+        let background = background_cpu_pct(BACKGROUND_WINDOW, &exclude);
+        let warning = background.filter(|pct| *pct > ctx.busy_threshold_pct).map(|pct| {
+            format!(
+                "the machine was not idle: other processes used {pct:.0}% of all CPUs just before this step \
+                 (threshold {:.0}%); its figures may be off. Stop them, or raise --busy-threshold",
+                ctx.busy_threshold_pct
+            )
+        });
+        Probe {
+            sampler: None,
+            before: db_size(ctx, driver),
+            status: driver.status().unwrap_or_default(),
+            background,
+            warning,
+        }
+    }
+
+    /// A warning about a busy machine, if there is one.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// Starts the /proc sampler (at the end of the warm-up).
+    pub fn start_sampling(&mut self, ctx: &ProbeContext) {
+        if self.sampler.is_none() {
+            self.sampler = Some(start_sampler(ctx));
+        }
+    }
+
+    /// Ends the step: per-op figures for `ops` operations, and the status delta.
+    pub fn finish(
+        mut self,
+        ctx: &ProbeContext,
+        driver: &dyn Driver,
+        ops: f64,
+    ) -> (HwCost, BTreeMap<String, f64>) {
+        let series = self
+            .sampler
+            .take()
+            .unwrap_or_else(|| start_sampler(ctx))
+            .stop();
+        let totals = series.totals();
+        let per = per_op(&totals, ops);
+        let after_status = driver.status().unwrap_or_default();
+        let mut unavailable = ctx.unavailable.clone();
+        // The context already says why server figures are missing.
+        let known_server_gap = ctx.server_pids.is_empty();
+        unavailable.extend(
+            series
+                .unavailable
+                .iter()
+                .filter(|n| !(known_server_gap && n.starts_with("server")))
+                .cloned(),
+        );
+        let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+        let per_second = series
+            .per_interval()
+            .iter()
+            .map(|r| HwSecond {
+                t: r.end_secs,
+                cpu_busy_pct: r.cpu_busy_pct,
+                cpu_iowait_pct: r.cpu_iowait_pct,
+                cs_per_sec: r.ctxt_per_sec,
+                reads_per_sec: r.reads_per_sec,
+                rkb_per_sec: r.read_kb_per_sec,
+                wkb_per_sec: r.write_kb_per_sec,
+                server_cpu_pct: r.server_cpu_pct,
+                client_cpu_pct: r.own_cpu_pct,
+                server_rss_mb: r.server_rss_bytes.map(mb),
+            })
+            .collect();
+        let hw = HwCost {
+            ops,
+            cpu_us_per_op: per.cpu_us_per_op,
+            server_cpu_us_per_op: if ctx.embedded {
+                None
+            } else {
+                per.server_cpu_us_per_op
+            },
+            client_cpu_us_per_op: per.client_cpu_us_per_op,
+            cs_per_op: per.cs_per_op,
+            reads_per_op: per.reads_per_op,
+            rkb_per_op: per.rkb_per_op,
+            wkb_per_op: per.wkb_per_op,
+            writes_per_op: per.writes_per_op,
+            server_max_rss_mb: if ctx.embedded {
+                None
+            } else {
+                totals.server_max_rss_bytes.map(mb)
+            },
+            db_before: Some(self.before.clone()),
+            db_after: Some(db_size(ctx, driver)),
+            background_cpu_pct: self.background,
+            device: ctx.device.clone(),
+            unavailable,
+            per_second,
+        };
+        (hw, status_delta(&self.status, &after_status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_delta_keeps_changed_numeric_counters() {
+        let s = |v: &[(&str, &str)]| {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let before = s(&[
+            ("Com_select", "10"),
+            ("Uptime", "5"),
+            ("version", "x"),
+            ("same", "3"),
+        ]);
+        let after = s(&[
+            ("Com_select", "25"),
+            ("Uptime", "7"),
+            ("version", "y"),
+            ("same", "3"),
+            ("new", "1"),
+        ]);
+        let d = status_delta(&before, &after);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d["Com_select"], 15.0);
+        assert_eq!(d["Uptime"], 2.0);
+    }
+}

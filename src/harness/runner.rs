@@ -1,0 +1,418 @@
+//! Runs one step: worker threads (one connection each) repeat their event
+//! through a warm-up that is not measured, then for the measured duration,
+//! until the deadline, Ctrl-C, or a fatal error.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::engine::{DbError, DbResult, ErrorClass};
+use crate::harness::measure::{
+    Counts, Latency, SecondSample, ThreadMeasure, new_histogram, now_ns, per_second,
+};
+
+/// One thread's side of a workload: what an event is, and how to get back
+/// to a clean state after an error.
+pub trait Worker: Send {
+    /// Runs one event, recording every statement in `c`.
+    fn event(&mut self, c: &mut Counts) -> DbResult<()>;
+    /// Called after an event failed with a `Retry` or `Reconnect` error:
+    /// roll back, or reconnect and prepare again.
+    fn recover(&mut self, err: &DbError) -> DbResult<()>;
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Asks every running step to stop as soon as its current events finish (Ctrl-C).
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct StepConfig {
+    pub warmup: Duration,
+    pub duration: Duration,
+    /// How long a worker keeps trying to reconnect after the connection is lost.
+    pub reconnect_for: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "status", content = "reason", rename_all = "lowercase")]
+pub enum StepStatus {
+    Ok,
+    Failed(String),
+    Interrupted,
+}
+
+/// What a step measured, summed over its threads.
+pub struct StepRun {
+    pub status: StepStatus,
+    pub counts: Counts,
+    /// Length of the measured interval in seconds.
+    pub secs: f64,
+    pub hist: Histogram<u64>,
+    pub latency: Latency,
+    pub per_second: Vec<SecondSample>,
+}
+
+/// What the progress display is told a few times a second.
+#[derive(Clone, Copy, Debug)]
+pub struct Live {
+    pub elapsed: Duration,
+    pub total: Duration,
+    pub warming: bool,
+    /// Statements per second over the last update interval.
+    pub qps: f64,
+}
+
+#[repr(align(64))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+/// How often the calling thread looks at the workers.
+const TICK: Duration = Duration::from_millis(100);
+const BACKOFF_START: Duration = Duration::from_millis(50);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+struct Shared<'a> {
+    abort: AtomicBool,
+    live: Vec<Padded>,
+    cfg: &'a StepConfig,
+    end: Instant,
+    /// The same instants as [`now_ns`] readings, for the per-event path.
+    warm_end_ns: u64,
+    end_ns: u64,
+}
+
+impl Shared<'_> {
+    fn stopping(&self) -> bool {
+        stop_requested() || self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// Handles a failed event: counts it and recovers, or says why the thread must stop.
+fn on_error<W: Worker>(
+    w: &mut W,
+    e: DbError,
+    c: &mut Counts,
+    sh: &Shared<'_>,
+) -> Result<(), String> {
+    match e.class {
+        ErrorClass::Fatal => Err(e.to_string()),
+        ErrorClass::Retry => {
+            c.errors += 1;
+            w.recover(&e).map_err(|e| e.to_string())
+        }
+        ErrorClass::Reconnect => {
+            c.errors += 1;
+            let give_up = Instant::now().max(sh.end) + sh.cfg.reconnect_for;
+            let mut wait = BACKOFF_START;
+            loop {
+                match w.recover(&e) {
+                    Ok(()) => {
+                        c.reconnects += 1;
+                        return Ok(());
+                    }
+                    Err(e2) if e2.class == ErrorClass::Fatal && !is_connect_error(&e2) => {
+                        return Err(e2.to_string());
+                    }
+                    Err(e2) => {
+                        if Instant::now() + wait > give_up || sh.stopping() {
+                            return Err(format!(
+                                "lost the connection and could not reconnect: {e2} (first error: {e})"
+                            ));
+                        }
+                        std::thread::sleep(wait);
+                        wait = (wait * 2).min(BACKOFF_MAX);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn is_connect_error(e: &DbError) -> bool {
+    e.class == ErrorClass::Reconnect
+}
+
+fn work<W: Worker>(
+    w: &mut W,
+    idx: usize,
+    sh: &Shared<'_>,
+    expected_secs: usize,
+) -> (ThreadMeasure, Option<String>) {
+    let mut scratch = Counts::default();
+    // Warm-up: run events, measure nothing.
+    let mut now = now_ns();
+    while now < sh.warm_end_ns {
+        if sh.stopping() {
+            return (ThreadMeasure::new(sh.warm_end_ns, 0), None);
+        }
+        if let Err(e) = w.event(&mut scratch)
+            && let Err(msg) = on_error(w, e, &mut scratch, sh)
+        {
+            return (ThreadMeasure::new(sh.warm_end_ns, 0), Some(msg));
+        }
+        now = now_ns();
+    }
+    let mut m = ThreadMeasure::new(now, expected_secs);
+    let mut t0 = now;
+    loop {
+        if sh.stopping() {
+            return (m, None);
+        }
+        m.tick(t0);
+        let r = w.event(&mut m.counts);
+        let t1 = now_ns();
+        match r {
+            Ok(()) => m.event_done(t1, t1 - t0),
+            Err(e) => {
+                if let Err(msg) = on_error(w, e, &mut m.counts, sh) {
+                    return (m, Some(msg));
+                }
+            }
+        }
+        sh.live[idx].0.store(m.counts.queries(), Ordering::Relaxed);
+        if t1 >= sh.end_ns {
+            return (m, None);
+        }
+        t0 = t1;
+    }
+}
+
+/// Runs `workers` (already connected and prepared) for `cfg`, calling
+/// `on_live` a few times a second from the calling thread, and
+/// `on_measured` once when the warm-up ends.
+pub fn run_step<W: Worker>(
+    workers: &mut [W],
+    cfg: &StepConfig,
+    on_live: &mut dyn FnMut(Live),
+    on_measured: &mut dyn FnMut(),
+) -> StepRun {
+    let start = Instant::now();
+    let start_ns = now_ns();
+    let warm_end = start + cfg.warmup;
+    let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
+    let sh = Shared {
+        abort: AtomicBool::new(false),
+        live: (0..workers.len()).map(|_| Padded::default()).collect(),
+        cfg,
+        end: warm_end + cfg.duration,
+        warm_end_ns,
+        end_ns: warm_end_ns + cfg.duration.as_nanos() as u64,
+    };
+    let expected_secs = cfg.duration.as_secs() as usize + 1;
+    let results: Vec<(ThreadMeasure, Option<String>)> = std::thread::scope(|s| {
+        let sh = &sh;
+        let handles: Vec<_> = workers
+            .iter_mut()
+            .enumerate()
+            .map(|(i, w)| {
+                s.spawn(move || {
+                    let r = work(w, i, sh, expected_secs);
+                    if r.1.is_some() {
+                        sh.abort.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        let total = cfg.warmup + cfg.duration;
+        let mut last = (Instant::now(), 0u64);
+        let mut measuring = false;
+        while !handles.iter().all(|h| h.is_finished()) {
+            let now = Instant::now();
+            if !measuring && now >= warm_end {
+                measuring = true;
+                on_measured();
+            }
+            let nap = if measuring {
+                TICK
+            } else {
+                (warm_end - now).min(TICK)
+            };
+            std::thread::sleep(nap);
+            let now = Instant::now();
+            let q: u64 = sh.live.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+            let dt = now.duration_since(last.0).as_secs_f64();
+            if dt >= 0.5 || q < last.1 {
+                let qps = if now < warm_end {
+                    0.0
+                } else {
+                    q.saturating_sub(last.1) as f64 / dt
+                };
+                on_live(Live {
+                    elapsed: now.duration_since(start),
+                    total,
+                    warming: now < warm_end,
+                    qps,
+                });
+                last = (now, q);
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    (
+                        ThreadMeasure::new(warm_end_ns, 0),
+                        Some("worker thread panicked".into()),
+                    )
+                })
+            })
+            .collect()
+    });
+    let error = results.iter().find_map(|r| r.1.clone());
+    let threads: Vec<ThreadMeasure> = results.into_iter().map(|r| r.0).collect();
+    let elapsed = threads
+        .iter()
+        .map(|t| t.elapsed())
+        .max()
+        .unwrap_or_default();
+    let mut counts = Counts::default();
+    let mut hist = new_histogram();
+    for t in &threads {
+        counts.add(&t.counts);
+        let _ = hist.add(&t.hist);
+    }
+    let status = match error {
+        Some(msg) => StepStatus::Failed(msg),
+        None if stop_requested() => StepStatus::Interrupted,
+        None => StepStatus::Ok,
+    };
+    StepRun {
+        status,
+        counts,
+        secs: elapsed.as_secs_f64(),
+        latency: Latency::from_histogram(&hist),
+        per_second: per_second(&threads, elapsed),
+        hist,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Outcome;
+
+    /// A worker with no database: each event "reads" one row after a short
+    /// spin, and fails as scripted.
+    struct Mock {
+        n: u64,
+        fail_every: Option<(u64, ErrorClass)>,
+        recovered: u64,
+        reconnect_fails: u32,
+    }
+
+    impl Worker for Mock {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            std::hint::black_box((0..200).sum::<u64>());
+            if let Some((k, class)) = self.fail_every
+                && self.n.is_multiple_of(k)
+            {
+                return Err(DbError {
+                    class,
+                    code: None,
+                    message: "scripted".into(),
+                });
+            }
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            if self.reconnect_fails > 0 {
+                self.reconnect_fails -= 1;
+                return Err(DbError {
+                    class: ErrorClass::Reconnect,
+                    code: None,
+                    message: "refused".into(),
+                });
+            }
+            self.recovered += 1;
+            Ok(())
+        }
+    }
+
+    fn mock(fail_every: Option<(u64, ErrorClass)>) -> Mock {
+        Mock {
+            n: 0,
+            fail_every,
+            recovered: 0,
+            reconnect_fails: 0,
+        }
+    }
+
+    fn cfg(warm_ms: u64, ms: u64) -> StepConfig {
+        StepConfig {
+            warmup: Duration::from_millis(warm_ms),
+            duration: Duration::from_millis(ms),
+            reconnect_for: Duration::from_millis(300),
+        }
+    }
+
+    #[test]
+    fn warmup_is_excluded_and_counts_add_up() {
+        let mut ws = vec![mock(None), mock(None)];
+        let r = run_step(&mut ws, &cfg(200, 1200), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        let total_events: u64 = ws.iter().map(|w| w.n).sum();
+        // Events of the warm-up ran but are not counted.
+        assert!(r.counts.events < total_events);
+        assert_eq!(r.counts.events, r.counts.reads);
+        assert_eq!(r.hist.len(), r.counts.events);
+        assert!(r.secs > 1.15 && r.secs < 2.0, "{}", r.secs);
+        // Per-second series: one whole second plus the tail, and it sums to the total.
+        let summed: f64 = r.per_second.iter().take(1).map(|s| s.tps).sum();
+        assert!(summed > 0.0);
+        assert_eq!(r.per_second.len(), 2);
+    }
+
+    #[test]
+    fn retryable_errors_are_counted_and_the_test_goes_on() {
+        let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert!(r.counts.errors > 0);
+        assert_eq!(ws[0].recovered, r.counts.errors);
+        // One failed event in ten.
+        let ratio = r.counts.errors as f64 / (r.counts.events + r.counts.errors) as f64;
+        assert!((ratio - 0.1).abs() < 0.01, "{ratio}");
+    }
+
+    #[test]
+    fn lost_connections_reconnect_with_backoff() {
+        let mut w = mock(Some((1000, ErrorClass::Reconnect)));
+        w.reconnect_fails = 2;
+        let mut ws = vec![w];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert!(r.counts.reconnects >= 1);
+    }
+
+    #[test]
+    fn a_fatal_error_fails_the_step_and_stops_all_threads() {
+        let mut ws = vec![mock(Some((50, ErrorClass::Fatal))), mock(None)];
+        let t = Instant::now();
+        let r = run_step(&mut ws, &cfg(0, 5000), &mut |_| {}, &mut || {});
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert_eq!(r.status, StepStatus::Failed("scripted".into()));
+    }
+
+    #[test]
+    fn reconnect_gives_up_when_the_server_stays_gone() {
+        let mut w = mock(Some((5, ErrorClass::Reconnect)));
+        w.reconnect_fails = u32::MAX;
+        let mut ws = vec![w];
+        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
+        match r.status {
+            StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
+            s => panic!("{s:?}"),
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The sysbench microbenchmark suite.
+
+pub mod catalog;
+pub mod event;
+pub mod load;
+pub mod run;
