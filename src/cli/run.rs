@@ -1,21 +1,15 @@
 //! `rqps run`: from arguments to a stored, printed run.
 
-use std::sync::Arc;
-
 use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
-use crate::engine::install::{EngineRef, basedir_for};
-use crate::engine::server::{Server, ServerError, ServerSpec, locate};
-use crate::engine::sqlite::SqliteDriver;
-use crate::engine::target::{Target, redact, redact_args};
-use crate::engine::{Driver, PsMode};
+use crate::engine::open::{EngineArgs, OpenError, Opened};
+use crate::engine::target::redact_args;
+use crate::engine::PsMode;
 use crate::harness::probe::ProbeContext;
 use crate::plan::{SysbenchParams, profile};
-use crate::results::ServerInfo;
 use crate::results::{EngineInfo, RunDoc, Store};
 use crate::suite::sysbench::run::{RunEnd, Session, Ui, run_sysbench};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
 fn short_version(v: &str) -> String {
@@ -77,236 +71,35 @@ pub fn params(a: &RunArgs) -> Result<SysbenchParams, CliError> {
     Ok(p)
 }
 
-/// Reads a SQLite config file: one PRAGMA per line (`PRAGMA` optional), `#` comments.
-fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Usage(format!("cannot read config file {}: {e}", path.display())))?;
-    Ok(text
-        .lines()
-        .map(|l| {
-            l.split('#')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .trim_end_matches(';')
-        })
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            if l.to_ascii_uppercase().starts_with("PRAGMA ") {
-                l.to_string()
-            } else {
-                format!("PRAGMA {l}")
-            }
-        })
-        .collect())
-}
-
-/// The engine a run measures: its driver, how to show it, and what must
-/// live as long as the run (a throwaway server, a temporary SQLite dir).
-struct Engine {
-    driver: Arc<dyn Driver>,
-    shown: String,
-    /// The SQLite database file, for an embedded target.
-    sqlite_path: Option<PathBuf>,
-    /// For a URL target on this host: `Some(port)` (`Some(None)` for a unix socket).
-    local_port: Option<Option<u16>>,
-    server: Option<Server>,
-    server_info: Option<ServerInfo>,
-    _tmp: Option<tempfile::TempDir>,
-}
-
-fn sqlite_engine(path: &Option<PathBuf>, a: &RunArgs, shown: String) -> Result<Engine, CliError> {
-    let pragmas = match &a.config {
-        Some(c) => sqlite_pragmas(c)?,
-        None => Vec::new(),
-    };
-    let (path, tmp) = match path {
-        Some(p) => (p.clone(), None),
-        None => {
-            let d = tempfile::Builder::new()
-                .prefix("rqps-sqlite-")
-                .tempdir()
-                .map_err(|e| {
-                    CliError::Failed(format!("cannot create a temporary directory: {e}"))
-                })?;
-            (d.path().join("sbtest.db"), Some(d))
-        }
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(CliError::Usage(format!(
-            "target {shown}: directory {} does not exist",
-            dir.display()
-        )));
-    }
-    Ok(Engine {
-        driver: Arc::new(SqliteDriver::new(&path, pragmas)),
-        shown,
-        sqlite_path: Some(path),
-        local_port: None,
-        server: None,
-        server_info: None,
-        _tmp: tmp,
-    })
-}
-
-/// For a server URL on this host, its TCP port (`Some(None)`: a unix socket).
-fn local_port(t: &Target) -> Option<Option<u16>> {
-    use crate::engine::url::DbUrl;
-    let (url, schemes, default_port): (&str, &[&str], u16) = match t {
-        Target::Mysql(u) => (u, &["mysql", "mariadb"], 3306),
-        Target::Postgres(u) => (u, &["postgres", "postgresql"], 5432),
-        Target::Sqlite(_) => return None,
-    };
-    let u = DbUrl::parse(url, schemes).ok()?;
-    match u.host.as_deref() {
-        None => Some(None),
-        Some(h) if h.starts_with('/') => Some(None),
-        Some("127.0.0.1" | "localhost" | "::1" | "[::1]") => {
-            Some(Some(u.port.unwrap_or(default_port)))
-        }
-        Some(_) => None,
-    }
-}
-
-fn url_driver(target: &Target, a: &RunArgs) -> Result<Arc<dyn Driver>, CliError> {
-    match (target, &a.mysql_storage_engine) {
-        (Target::Mysql(u), Some(e)) => crate::engine::mysql::MysqlDriver::new(u)
-            .and_then(|d| d.with_storage_engine(e))
-            .map(|d| Arc::new(d) as Arc<dyn Driver>)
-            .map_err(|e| CliError::Usage(e.to_string())),
-        (_, Some(_)) => Err(not_mysql()),
-        (t, None) => t
-            .server_driver()
-            .unwrap_or_else(|| Err("SQLite targets have no URL".into()))
-            .map_err(CliError::Usage),
-    }
-}
-
-fn not_mysql() -> CliError {
-    CliError::Usage(
-        "--mysql-storage-engine applies only to MySQL/MariaDB targets (--target mysql://... or --server mariadb)"
-            .into(),
-    )
-}
-
-fn server_engine(kind: &str, a: &RunArgs, ui: &Ui) -> Result<Engine, CliError> {
-    let (kind, cached) = match kind.parse::<EngineRef>().map_err(CliError::Usage)? {
-        EngineRef::System(k) => (k, None),
-        e @ EngineRef::Cached(k, _) => (
-            k,
-            basedir_for(&e, false, &mut |_| {}).map_err(CliError::Usage)?,
-        ),
-        EngineRef::Sqlite => {
-            return Err(CliError::Usage(
-                "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
-                    .into(),
-            ));
-        }
-    };
-    if cached.is_some() && a.basedir.is_some() {
-        return Err(CliError::Usage(
-            "give either --server KIND@VERSION or --basedir, not both".into(),
-        ));
-    }
-    let basedir = cached.or_else(|| a.basedir.clone());
-    let spec = ServerSpec {
-        kind,
-        basedir: basedir.clone(),
-        config: a.config.clone(),
+/// The engine options of `rqps run`.
+pub fn engine_args(a: &RunArgs) -> EngineArgs {
+    EngineArgs {
+        target: a.target.clone(),
+        server: a.server.clone(),
+        basedir: a.basedir.clone(),
         keep: a.keep,
-        parent_dir: None,
-    };
-    let binaries = locate(kind, basedir.as_deref()).map_err(|e| CliError::Usage(e.to_string()))?;
-    let config = match &a.config {
-        Some(c) => std::fs::read_to_string(c)
-            .map_err(|e| CliError::Usage(format!("cannot read config file {}: {e}", c.display())))?
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        None => Vec::new(),
-    };
-    let server = Server::start(&spec, &mut |note| ui.say(note)).map_err(|e| match e {
-        ServerError::BinaryNotFound { .. } | ServerError::BadConfig { .. } => {
-            CliError::Usage(e.to_string())
-        }
-        e => CliError::Failed(format!("cannot start the {kind} server: {e}")),
-    })?;
-    MANAGED_SERVER.store(server.pid(), Ordering::SeqCst);
-    let url = server.url();
-    let target = Target::parse(&url).map_err(CliError::Failed)?;
-    let info = ServerInfo {
-        kind: kind.key().to_string(),
-        binary_version: server.binary_version(),
-        binaries: binaries.to_string(),
-        config_file: a.config.as_ref().map(|c| c.display().to_string()),
-        config,
-    };
-    Ok(Engine {
-        driver: url_driver(&target, a)?,
-        shown: format!("throwaway {kind} at {}", redact(&url)),
-        sqlite_path: None,
-        local_port: Some(Some(server.port())),
-        server: Some(server),
-        server_info: Some(info),
-        _tmp: None,
-    })
+        config: a.config.clone(),
+        mysql_storage_engine: a.mysql_storage_engine.clone(),
+        server_pid: a.server_pid,
+        device: a.device.clone(),
+        busy_threshold: a.busy_threshold,
+    }
 }
 
-/// Where the hardware figures come from for this engine: the data's device and
-/// size on disk, and the server's process tree.
-fn probe_context(a: &RunArgs, engine: &Engine, driver: &dyn Driver) -> ProbeContext {
-    let (data_path, disk_paths, pids, embedded): (Option<PathBuf>, Vec<PathBuf>, Vec<u32>, bool) =
-        match (&engine.server, &engine.sqlite_path) {
-            (Some(server), _) => {
-                let d = server.data_dir().to_path_buf();
-                (Some(d.clone()), vec![d], vec![server.pid()], false)
-            }
-            (None, Some(db)) => {
-                let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
-                (
-                    Some(db.clone()),
-                    vec![db.clone(), side("-wal"), side("-shm")],
-                    vec![],
-                    true,
-                )
-            }
-            (None, None) => {
-                let local = engine.local_port;
-                let data = driver.data_path().filter(|p| local.is_some() && p.exists());
-                let pids = match (a.server_pid, local) {
-                    (Some(pid), _) => vec![pid],
-                    (None, Some(Some(port))) => crate::harness::sysstat::pid_listening_on(port)
-                        .into_iter()
-                        .collect(),
-                    _ => vec![],
-                };
-                (data.clone(), data.into_iter().collect(), pids, false)
-            }
-        };
-    ProbeContext::new(
-        data_path.as_deref(),
-        disk_paths,
-        a.device.clone(),
-        pids,
-        embedded,
-        a.busy_threshold,
-    )
+fn open_error(e: OpenError) -> CliError {
+    match e {
+        OpenError::Usage(m) => CliError::Usage(m),
+        OpenError::Failed(m) => CliError::Failed(m),
+    }
 }
-
-/// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
-static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
 
 pub fn run(a: &RunArgs) -> Result<i32, CliError> {
     let plan = Plan::from_args(a)?;
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
-    let target = match &a.target {
-        Some(t) => Some(Target::parse(t).map_err(CliError::Usage)?),
-        None => None,
-    };
+    let ea = engine_args(a);
+    crate::engine::open::check(&ea).map_err(open_error)?;
     crate::results::check_writable(&a.results).map_err(CliError::Usage)?;
     if let Some(j) = &a.json {
         let parent = j
@@ -322,43 +115,15 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
         }
     }
     let ui = Ui { quiet: a.quiet };
-    let sqlite = a.server.is_none() && matches!(target, None | Some(Target::Sqlite(_)));
-    let postgres = a
-        .server
-        .as_deref()
-        .is_some_and(|s| s.starts_with("postgres"));
-    if let Some(e) = &a.mysql_storage_engine {
-        if sqlite || postgres {
-            return Err(not_mysql());
-        }
-        crate::engine::mysql::check_storage_engine(e).map_err(CliError::Usage)?;
-    }
     install_ctrlc();
-    let mut engine = match (&a.server, &target) {
-        (Some(kind), _) => server_engine(kind, a, &ui)?,
-        (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display())?,
-        (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display())?,
-        (None, Some(t)) => Engine {
-            driver: url_driver(t, a)?,
-            shown: t.display(),
-            sqlite_path: None,
-            local_port: local_port(t),
-            server: None,
-            server_info: None,
-            _tmp: None,
-        },
-    };
+    let mut engine =
+        crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
     let code = run_on(a, &plan, &mut engine, &ui);
-    if let Some(server) = engine.server.take() {
-        MANAGED_SERVER.store(0, Ordering::SeqCst);
-        if let Err(e) = server.stop_with_notes(&mut |note| ui.say(note)) {
-            eprintln!("warning: stopping the throwaway server: {e}");
-        }
-    }
+    engine.close(&mut |note| ui.say(note));
     code
 }
 
-fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Engine, ui: &Ui) -> Result<i32, CliError> {
+fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
     drop(
@@ -383,7 +148,7 @@ fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Engine, ui: &Ui) -> Result<i32,
         .name
         .clone()
         .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
-    let probe = probe_context(a, engine, driver.as_ref());
+    let probe = engine.probe_context(&engine_args(a));
     let mut host = crate::harness::host::host();
     host.data_fs = probe.fs.clone();
     host.data_device = probe.device.clone();
@@ -470,7 +235,7 @@ fn run_repeat(
     json: Option<PathBuf>,
     a: &RunArgs,
     plan: &Plan,
-    engine: &Engine,
+    engine: &Opened,
     probe: &ProbeContext,
     ui: &Ui,
     repeats: usize,

@@ -7,6 +7,7 @@
 
 pub mod install;
 pub mod mysql;
+pub mod open;
 pub mod postgres;
 pub mod server;
 pub mod sqlite;

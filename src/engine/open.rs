@@ -1,0 +1,334 @@
+//! Opens the engine a run measures: a throwaway server rqps starts, a server
+//! URL, or an embedded SQLite file, with what must live as long as the run
+//! (the server process, a temporary directory) and where the hardware
+//! figures come from (data directory, device, server process tree).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::engine::Driver;
+use crate::engine::install::{EngineRef, basedir_for};
+use crate::engine::server::{Server, ServerError, ServerSpec, locate};
+use crate::engine::sqlite::SqliteDriver;
+use crate::engine::target::{Target, redact};
+use crate::harness::probe::ProbeContext;
+use crate::results::ServerInfo;
+
+/// What the user said about the engine (`rqps run` options, matrix target fields).
+#[derive(Clone, Debug, Default)]
+pub struct EngineArgs {
+    pub target: Option<String>,
+    pub server: Option<String>,
+    pub basedir: Option<PathBuf>,
+    pub keep: bool,
+    pub config: Option<PathBuf>,
+    pub mysql_storage_engine: Option<String>,
+    pub server_pid: Option<u32>,
+    pub device: Option<String>,
+    pub busy_threshold: f64,
+}
+
+/// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
+#[derive(Debug)]
+pub enum OpenError {
+    Usage(String),
+    Failed(String),
+}
+
+/// Reads a SQLite config file: one PRAGMA per line (`PRAGMA` optional), `#` comments.
+fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, OpenError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        OpenError::Usage(format!("cannot read config file {}: {e}", path.display()))
+    })?;
+    Ok(text
+        .lines()
+        .map(|l| {
+            l.split('#')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches(';')
+        })
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            if l.to_ascii_uppercase().starts_with("PRAGMA ") {
+                l.to_string()
+            } else {
+                format!("PRAGMA {l}")
+            }
+        })
+        .collect())
+}
+
+/// The engine a run measures: its driver, how to show it, and what must
+/// live as long as the run (a throwaway server, a temporary SQLite dir).
+pub struct Opened {
+    pub driver: Arc<dyn Driver>,
+    /// How the target is shown to the user (passwords redacted).
+    pub shown: String,
+    /// The throwaway server's description, stored with the run.
+    pub server_info: Option<ServerInfo>,
+    /// The SQLite database file, for an embedded target.
+    sqlite_path: Option<PathBuf>,
+    /// For a URL target on this host: `Some(port)` (`Some(None)` for a unix socket).
+    local_port: Option<Option<u16>>,
+    server: Option<Server>,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+fn sqlite_engine(
+    path: &Option<PathBuf>,
+    a: &EngineArgs,
+    shown: String,
+) -> Result<Opened, OpenError> {
+    let pragmas = match &a.config {
+        Some(c) => sqlite_pragmas(c)?,
+        None => Vec::new(),
+    };
+    let (path, tmp) = match path {
+        Some(p) => (p.clone(), None),
+        None => {
+            let d = tempfile::Builder::new()
+                .prefix("rqps-sqlite-")
+                .tempdir()
+                .map_err(|e| {
+                    OpenError::Failed(format!("cannot create a temporary directory: {e}"))
+                })?;
+            (d.path().join("sbtest.db"), Some(d))
+        }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(OpenError::Usage(format!(
+            "target {shown}: directory {} does not exist",
+            dir.display()
+        )));
+    }
+    Ok(Opened {
+        driver: Arc::new(SqliteDriver::new(&path, pragmas)),
+        shown,
+        sqlite_path: Some(path),
+        local_port: None,
+        server: None,
+        server_info: None,
+        _tmp: tmp,
+    })
+}
+
+/// For a server URL on this host, its TCP port (`Some(None)`: a unix socket).
+fn local_port(t: &Target) -> Option<Option<u16>> {
+    use crate::engine::url::DbUrl;
+    let (url, schemes, default_port): (&str, &[&str], u16) = match t {
+        Target::Mysql(u) => (u, &["mysql", "mariadb"], 3306),
+        Target::Postgres(u) => (u, &["postgres", "postgresql"], 5432),
+        Target::Sqlite(_) => return None,
+    };
+    let u = DbUrl::parse(url, schemes).ok()?;
+    match u.host.as_deref() {
+        None => Some(None),
+        Some(h) if h.starts_with('/') => Some(None),
+        Some("127.0.0.1" | "localhost" | "::1" | "[::1]") => {
+            Some(Some(u.port.unwrap_or(default_port)))
+        }
+        Some(_) => None,
+    }
+}
+
+fn url_driver(target: &Target, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenError> {
+    match (target, &a.mysql_storage_engine) {
+        (Target::Mysql(u), Some(e)) => crate::engine::mysql::MysqlDriver::new(u)
+            .and_then(|d| d.with_storage_engine(e))
+            .map(|d| Arc::new(d) as Arc<dyn Driver>)
+            .map_err(|e| OpenError::Usage(e.to_string())),
+        (_, Some(_)) => Err(not_mysql()),
+        (t, None) => t
+            .server_driver()
+            .unwrap_or_else(|| Err("SQLite targets have no URL".into()))
+            .map_err(OpenError::Usage),
+    }
+}
+
+fn not_mysql() -> OpenError {
+    OpenError::Usage(
+        "--mysql-storage-engine applies only to MySQL/MariaDB targets (--target mysql://... or --server mariadb)"
+            .into(),
+    )
+}
+
+fn server_engine(
+    kind: &str,
+    a: &EngineArgs,
+    say: &mut dyn FnMut(&str),
+) -> Result<Opened, OpenError> {
+    let (kind, cached) = match kind.parse::<EngineRef>().map_err(OpenError::Usage)? {
+        EngineRef::System(k) => (k, None),
+        e @ EngineRef::Cached(k, _) => (
+            k,
+            basedir_for(&e, false, &mut |_| {}).map_err(OpenError::Usage)?,
+        ),
+        EngineRef::Sqlite => {
+            return Err(OpenError::Usage(
+                "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
+                    .into(),
+            ));
+        }
+    };
+    if cached.is_some() && a.basedir.is_some() {
+        return Err(OpenError::Usage(
+            "give either --server KIND@VERSION or --basedir, not both".into(),
+        ));
+    }
+    let basedir = cached.or_else(|| a.basedir.clone());
+    let spec = ServerSpec {
+        kind,
+        basedir: basedir.clone(),
+        config: a.config.clone(),
+        keep: a.keep,
+        parent_dir: None,
+    };
+    let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
+    let config = match &a.config {
+        Some(c) => std::fs::read_to_string(c)
+            .map_err(|e| OpenError::Usage(format!("cannot read config file {}: {e}", c.display())))?
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    };
+    let server = Server::start(&spec, &mut |note| say(note)).map_err(|e| match e {
+        ServerError::BinaryNotFound { .. } | ServerError::BadConfig { .. } => {
+            OpenError::Usage(e.to_string())
+        }
+        e => OpenError::Failed(format!("cannot start the {kind} server: {e}")),
+    })?;
+    MANAGED_SERVER.store(server.pid(), Ordering::SeqCst);
+    let url = server.url();
+    let target = Target::parse(&url).map_err(OpenError::Failed)?;
+    let info = ServerInfo {
+        kind: kind.key().to_string(),
+        binary_version: server.binary_version(),
+        binaries: binaries.to_string(),
+        config_file: a.config.as_ref().map(|c| c.display().to_string()),
+        config,
+    };
+    Ok(Opened {
+        driver: url_driver(&target, a)?,
+        shown: format!("throwaway {kind} at {}", redact(&url)),
+        sqlite_path: None,
+        local_port: Some(Some(server.port())),
+        server: Some(server),
+        server_info: Some(info),
+        _tmp: None,
+    })
+}
+
+/// Where the hardware figures come from for this engine: the data's device and
+/// size on disk, and the server's process tree.
+fn probe_context(a: &EngineArgs, engine: &Opened, driver: &dyn Driver) -> ProbeContext {
+    let (data_path, disk_paths, pids, embedded): (Option<PathBuf>, Vec<PathBuf>, Vec<u32>, bool) =
+        match (&engine.server, &engine.sqlite_path) {
+            (Some(server), _) => {
+                let d = server.data_dir().to_path_buf();
+                (Some(d.clone()), vec![d], vec![server.pid()], false)
+            }
+            (None, Some(db)) => {
+                let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
+                (
+                    Some(db.clone()),
+                    vec![db.clone(), side("-wal"), side("-shm")],
+                    vec![],
+                    true,
+                )
+            }
+            (None, None) => {
+                let local = engine.local_port;
+                let data = driver.data_path().filter(|p| local.is_some() && p.exists());
+                let pids = match (a.server_pid, local) {
+                    (Some(pid), _) => vec![pid],
+                    (None, Some(Some(port))) => crate::harness::sysstat::pid_listening_on(port)
+                        .into_iter()
+                        .collect(),
+                    _ => vec![],
+                };
+                (data.clone(), data.into_iter().collect(), pids, false)
+            }
+        };
+    ProbeContext::new(
+        data_path.as_deref(),
+        disk_paths,
+        a.device.clone(),
+        pids,
+        embedded,
+        a.busy_threshold,
+    )
+}
+
+/// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
+static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
+
+/// Checks the engine options without side effects (before any server starts).
+pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
+    let target = match &a.target {
+        Some(t) => Some(Target::parse(t).map_err(OpenError::Usage)?),
+        None => None,
+    };
+    let sqlite = a.server.is_none() && matches!(target, None | Some(Target::Sqlite(_)));
+    let postgres = a
+        .server
+        .as_deref()
+        .is_some_and(|s| s.starts_with("postgres"));
+    if let Some(e) = &a.mysql_storage_engine {
+        if sqlite || postgres {
+            return Err(not_mysql());
+        }
+        crate::engine::mysql::check_storage_engine(e).map_err(OpenError::Usage)?;
+    }
+    Ok(())
+}
+
+/// Opens the engine: starts a throwaway server, or makes the driver of a URL or SQLite file.
+pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenError> {
+    check(a)?;
+    let target = match &a.target {
+        Some(t) => Some(Target::parse(t).map_err(OpenError::Usage)?),
+        None => None,
+    };
+    match (&a.server, &target) {
+        (Some(kind), _) => server_engine(kind, a, say),
+        (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display()),
+        (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display()),
+        (None, Some(t)) => Ok(Opened {
+            driver: url_driver(t, a)?,
+            shown: t.display(),
+            sqlite_path: None,
+            local_port: local_port(t),
+            server: None,
+            server_info: None,
+            _tmp: None,
+        }),
+    }
+}
+
+/// The pid of the throwaway server this process runs, or 0.
+pub fn managed_server_pid() -> u32 {
+    MANAGED_SERVER.load(Ordering::SeqCst)
+}
+
+impl Opened {
+    /// Where the hardware figures come from for this engine.
+    pub fn probe_context(&self, a: &EngineArgs) -> ProbeContext {
+        probe_context(a, self, self.driver.as_ref())
+    }
+
+    /// Stops a throwaway server (its notes go to `say`); nothing to do for other engines.
+    pub fn close(mut self, say: &mut dyn FnMut(&str)) {
+        if let Some(server) = self.server.take() {
+            MANAGED_SERVER.store(0, Ordering::SeqCst);
+            if let Err(e) = server.stop_with_notes(say) {
+                eprintln!("warning: stopping the throwaway server: {e}");
+            }
+        }
+    }
+}
