@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, parse_run_args};
+use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
 use crate::plan::matrix::{Matrix, Progress};
 
 #[derive(Args)]
@@ -26,27 +26,9 @@ pub struct MatrixArgs {
 pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let m = Matrix::load(&a.file).map_err(CliError::Usage)?;
     let steps = m.steps();
-    // Every target's run must make sense before the first one starts.
-    let mut plans = Vec::new();
-    for t in &m.targets {
-        let plan = parse_run_args(&m.run_args(t, 1, &a.results))
-            .and_then(|args| super::suites::Plan::from_args(&args))
-            .map_err(|e| {
-                CliError::Usage(format!(
-                    "{}: target {}: {}",
-                    a.file.display(),
-                    t.name,
-                    e.message()
-                ))
-            })?;
-        plans.push((t.name.clone(), plan.estimate_secs()));
-    }
-    let est = |t: &crate::plan::matrix::Target| -> f64 {
-        plans
-            .iter()
-            .find(|(n, _)| *n == t.name)
-            .map_or(0.0, |(_, s)| *s)
-    };
+    // The plan is the same for every target (the options are the matrix's).
+    let est_secs = m.plan(0).map_err(CliError::Usage)?.estimate_secs();
+    let est = |_: &crate::plan::matrix::Target| -> f64 { est_secs };
     let progress_path = Progress::path(&a.results, &a.file);
     let mut progress = if a.resume {
         Progress::load(&progress_path)
@@ -95,7 +77,8 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             i + 1,
             s.target,
             s.repeat,
-            crate::engine::target::redact_args(&m.run_args(t, s.repeat, &a.results)).join(" ")
+            crate::engine::target::redact_args(&m.command_line(t, s.repeat, &a.results)[1..])
+                .join(" ")
         );
     }
     let missing = m.missing_engines();
@@ -132,8 +115,11 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             .find(|t| t.name == s.target)
             .expect("steps name targets");
         eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
-        let args = parse_run_args(&m.run_args(t, s.repeat, &a.results))?;
-        let code = match super::run::run(&args) {
+        let args = run_args(&m, t, s.repeat, &a.results);
+        let plan = m
+            .plan(crate::suite::clock_seed())
+            .map_err(CliError::Usage)?;
+        let code = match super::run::run(&args, plan.as_ref()) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("error: {}: {}", s.target, e.message());
@@ -209,4 +195,36 @@ fn final_report(results: &std::path::Path, base: &str, names: &[String]) -> Resu
     super::report::report(&args("html", Some(html.clone()))?)?;
     eprintln!("HTML report: {}", html.display());
     Ok(())
+}
+
+/// The `rqps run` options of one target's repeat.
+fn run_args(
+    m: &Matrix,
+    t: &crate::plan::matrix::Target,
+    repeat: usize,
+    results: &std::path::Path,
+) -> RunArgs {
+    use crate::engine::install::EngineRef;
+    let (server, target) = match (&t.engine, &t.url) {
+        (Some(EngineRef::System(k)), _) => (Some(k.key().to_string()), None),
+        (Some(EngineRef::Cached(k, v)), _) => (Some(format!("{}@{v}", k.key())), None),
+        (None, Some(u)) => (None, Some(u.clone())),
+        _ => (None, None),
+    };
+    RunArgs {
+        target,
+        server,
+        config: t.config.clone(),
+        suite: Some(m.suite.name().to_string()),
+        profile: m.profile.clone(),
+        repeats: 1,
+        argv: m.command_line(t, repeat, results),
+        repeat_number: Some(repeat),
+        mysql_storage_engine: t.mysql_storage_engine.clone(),
+        seed: m.seed,
+        name: Some(t.name.clone()),
+        results: results.to_path_buf(),
+        busy_threshold: 10.0,
+        ..Default::default()
+    }
 }

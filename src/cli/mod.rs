@@ -4,11 +4,12 @@
 mod matrix;
 mod report;
 pub mod run;
-mod suites;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::suite::{self, Suite};
 
 /// Exit statuses: 0 all good, 1 a test or the run failed, 2 bad input, 130 Ctrl-C.
 pub const EXIT_FAILED: i32 = 1;
@@ -42,31 +43,6 @@ pub fn parse_report_args(argv: &[String]) -> Result<report::ReportArgs, CliError
                 .lines()
                 .next()
                 .unwrap_or("bad arguments")
-                .to_string(),
-        )),
-    }
-}
-
-/// Parses `rqps run` arguments given as a list (`["run", "--profile", "ci", ...]`),
-/// as matrix files do, with the same defaults and checks as the command line.
-pub fn parse_run_args(args: &[String]) -> Result<RunArgs, CliError> {
-    let argv = std::iter::once("rqps".to_string()).chain(args.iter().cloned());
-    match Cli::try_parse_from(argv) {
-        Ok(Cli {
-            cmd: Cmd::Run(mut a),
-        }) => {
-            a.argv = std::iter::once("rqps".to_string())
-                .chain(args.iter().cloned())
-                .collect();
-            Ok(*a)
-        }
-        Ok(_) => Err(CliError::Usage("not a run command".into())),
-        Err(e) => Err(CliError::Usage(
-            e.to_string()
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ")
                 .to_string(),
         )),
     }
@@ -120,7 +96,7 @@ enum Cmd {
     Bench(crate::bench::BenchCmd),
 }
 
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct RunArgs {
     /// Where to run: sqlite:PATH, mysql://user:pass@host:port/db, postgres://user:pass@host:port/db.
     /// Default: a new SQLite database in a temporary directory, removed afterwards.
@@ -143,17 +119,14 @@ pub struct RunArgs {
     /// postgresql.conf lines. --server mariadb: my.cnf [mysqld] lines.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The workload suite: sysbench (the microbenchmarks) or ibench (the Insert Benchmark:
-    /// l.i0, l.x, l.i1, l.i2, then qr/qp at each of --rates).
-    #[arg(long, default_value = "sysbench", value_parser = ["sysbench", "ibench"])]
-    pub suite: String,
+    /// The workload suite: one of the suites listed at the end (default: the first). Its
+    /// options have their own heading; `rqps run --suite NAME --help` shows them.
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
     /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds),
     /// small-server and large-server (the reference's sizes). Options below override it.
-    #[arg(long, default_value = "quick", value_parser = clap::builder::PossibleValuesParser::new(crate::plan::PROFILES))]
+    #[arg(long, default_value = "quick", value_name = "NAME")]
     pub profile: String,
-    /// The suite order: current (32 reported tests) or classic (42, with the .pre tests).
-    #[arg(long, value_name = "current|classic")]
-    pub list: Option<String>,
     /// Run the whole suite this many times (each repeat is stored as its own run of the
     /// same name; reports pool them and test whether differences are significant).
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -164,61 +137,9 @@ pub struct RunArgs {
     /// Store this run as repeat N of its name (set by matrix files, which interleave repeats).
     #[arg(long, hide = true, value_name = "N")]
     pub repeat_number: Option<usize>,
-    /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
-    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
-    pub tests: Option<Vec<String>>,
-    /// Client threads (one connection each); a list runs every test at each count.
-    #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
-    pub threads: Option<Vec<usize>>,
-    /// Number of sbtest tables.
-    #[arg(long, value_name = "T")]
-    pub tables: Option<usize>,
-    /// Rows per table.
-    #[arg(long, value_name = "N")]
-    pub table_size: Option<u64>,
-    /// Seconds each read test (and write-only) is measured.
-    #[arg(long, value_name = "S")]
-    pub read_secs: Option<f64>,
-    /// Seconds each write test is measured.
-    #[arg(long, value_name = "S")]
-    pub write_secs: Option<f64>,
-    /// Seconds of warm-up before each test, excluded from its statistics.
-    #[arg(long, value_name = "S")]
-    pub warmup_secs: Option<f64>,
-    /// Seconds of each unreported warm-up step (scan.warm, point-query.warm, ...).
-    #[arg(long, value_name = "S")]
-    pub warm_secs: Option<f64>,
-    /// Sleep budget of the settle step after the load and after the write tests.
-    #[arg(long, value_name = "S")]
-    pub settle_secs: Option<f64>,
-    /// Distribution of ids: uniform (default), zipfian, pareto. update-zipf is always zipfian.
-    #[arg(long, value_name = "TYPE")]
-    pub rand_type: Option<String>,
-    /// auto: server-side prepared statements; disable: plain text statements.
-    #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
-    pub ps_mode: Option<String>,
     /// MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.
     #[arg(long, value_name = "ENGINE")]
     pub mysql_storage_engine: Option<String>,
-    /// ibench: clients, each with its own table (pi1..piC) and connections.
-    #[arg(long, value_name = "C")]
-    pub clients: Option<usize>,
-    /// ibench: rows each client inserts in l.i0.
-    #[arg(long, value_name = "N")]
-    pub rows_per_client: Option<u64>,
-    /// ibench: rows each client inserts, deleting as many, in l.i1 (4/5) and l.i2 (1/5).
-    #[arg(long, value_name = "W")]
-    pub writes: Option<u64>,
-    /// ibench: each qr/qp step inserts query-secs x rate rows per client (about this many
-    /// seconds when the engine keeps up).
-    #[arg(long, value_name = "S")]
-    pub query_secs: Option<f64>,
-    /// ibench: background insert rates of the qr/qp steps, rows/s per client.
-    #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
-    pub rates: Option<Vec<u64>>,
-    /// Use the sbtest tables already in the target instead of loading them.
-    #[arg(long)]
-    pub skip_prepare: bool,
     /// Seed of the random generators (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -263,18 +184,12 @@ enum EngineCmd {
 
 #[derive(Args)]
 struct TestsArgs {
-    /// sysbench: its tests and report groups; ibench: the steps a profile runs.
-    #[arg(long, default_value = "sysbench", value_parser = ["sysbench", "ibench"])]
-    suite: String,
-    /// sysbench: current (default) or classic.
-    #[arg(long)]
-    list: Option<String>,
-    /// ibench: the profile whose steps to show (default quick).
-    #[arg(long)]
-    profile: Option<String>,
-    /// ibench: insert rates of the qr/qp steps, rows/s per client (default: the profile's).
-    #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
-    rates: Option<Vec<u64>>,
+    /// The suite whose steps to list (its options below change them, as for `rqps run`).
+    #[arg(long, value_name = "NAME")]
+    suite: Option<String>,
+    /// The profile whose steps to show.
+    #[arg(long, default_value = "quick", value_name = "NAME")]
+    profile: String,
 }
 
 #[derive(Args)]
@@ -289,18 +204,137 @@ struct ShowArgs {
     all: bool,
 }
 
+/// The subcommand named in `argv` (its first word that is not an option).
+fn subcommand(argv: &[String]) -> Option<&str> {
+    argv.iter()
+        .skip(1)
+        .map(String::as_str)
+        .find(|a| !a.starts_with('-'))
+}
+
+/// The value of `--suite` in `argv` (the default suite when it is not given).
+fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, String> {
+    let mut it = argv.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "--" {
+            break;
+        }
+        if a == "--suite" {
+            if let Some(v) = it.next() {
+                return suite::find(v);
+            }
+        } else if let Some(v) = a.strip_prefix("--suite=") {
+            return suite::find(v);
+        }
+    }
+    Ok(suite::registry()[0])
+}
+
+/// The long option names of `cmd`.
+fn longs(cmd: &clap::Command) -> Vec<String> {
+    cmd.get_arguments()
+        .filter_map(|a| a.get_long().map(String::from))
+        .collect()
+}
+
+/// Options in `argv` that belong to another suite than `chosen`: one line
+/// saying which suite they apply to.
+fn foreign_options(argv: &[String], known: &[String], chosen: &dyn Suite) -> Option<String> {
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    for a in argv.iter().skip(1).take_while(|a| *a != "--") {
+        let Some(name) = a.strip_prefix("--") else {
+            continue;
+        };
+        let name = name.split('=').next().unwrap_or(name);
+        if known.iter().any(|k| k == name) {
+            continue;
+        }
+        let owner = suite::registry()
+            .iter()
+            .filter(|s| s.name() != chosen.name())
+            .find(|s| {
+                longs(&s.args(clap::Command::new("x")))
+                    .iter()
+                    .any(|k| k == name)
+            });
+        if let Some(s) = owner {
+            found.push((format!("--{name}"), s.name()));
+        }
+    }
+    let (_, other) = *found.first()?;
+    let names: Vec<&str> = found
+        .iter()
+        .filter(|(_, s)| *s == other)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    Some(format!(
+        "{} appl{} only to --suite {other}",
+        names.join(", "),
+        if names.len() > 1 { "y" } else { "ies" }
+    ))
+}
+
+/// The suites and what they run, for `--help`.
+fn suites_help() -> String {
+    let mut s =
+        String::from("Suites (--suite NAME; `rqps run --suite NAME --help` lists its options):\n");
+    for x in suite::registry() {
+        s.push_str(&format!("  {:<10} {}\n", x.name(), x.about()));
+    }
+    s
+}
+
+/// The command line with `suite`'s options added to `run` and `tests`.
+fn command(suite: &dyn Suite) -> clap::Command {
+    Cli::command()
+        .mut_subcommand("run", |c| suite.args(c).after_help(suites_help()))
+        .mut_subcommand("tests", |c| suite.args(c).after_help(suites_help()))
+}
+
 /// Parses the command line, runs the command, and returns the exit status.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+    let argv: Vec<String> = std::env::args().collect();
+    let sub = subcommand(&argv).unwrap_or("").to_string();
+    let takes_suite = sub == "run" || sub == "tests";
+    let chosen = if takes_suite {
+        match suite_named(&argv) {
+            Ok(s) => s,
+            Err(m) => return usage(&m),
+        }
+    } else {
+        suite::registry()[0]
+    };
+    let cmd = command(chosen);
+    if takes_suite
+        && let Some(sc) = cmd.find_subcommand(&sub)
+        && let Some(m) = foreign_options(&argv, &longs(sc), chosen)
+    {
+        return usage(&m);
+    }
+    let matches = match cmd.try_get_matches_from(&argv) {
+        Ok(m) => m,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { EXIT_USAGE } else { 0 };
         }
     };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return EXIT_USAGE;
+        }
+    };
+    let sub_matches = matches.subcommand().map(|(_, m)| m);
     let r = match cli.cmd {
-        Cmd::Run(a) => run::run(&a),
-        Cmd::Tests(a) => tests(&a),
+        Cmd::Run(a) => match sub_matches {
+            Some(m) => run::run_cli(&a, chosen, m),
+            None => Err(CliError::Usage("run: no options parsed".into())),
+        },
+        Cmd::Tests(a) => match sub_matches {
+            Some(m) => tests(&a, chosen, m),
+            None => Err(CliError::Usage("tests: no options parsed".into())),
+        },
         Cmd::Show(a) => show(&a),
         Cmd::Report(a) => report::report(&a),
         Cmd::Compare(a) => report::compare(&a),
@@ -312,15 +346,17 @@ pub fn main() -> i32 {
     };
     match r {
         Ok(code) => code,
-        Err(CliError::Usage(m)) => {
-            eprintln!("error: {m}");
-            EXIT_USAGE
-        }
+        Err(CliError::Usage(m)) => usage(&m),
         Err(CliError::Failed(m)) => {
             eprintln!("error: {m}");
             EXIT_FAILED
         }
     }
+}
+
+fn usage(m: &str) -> i32 {
+    eprintln!("error: {m}");
+    EXIT_USAGE
 }
 
 fn engine(c: &EngineCmd) -> Result<i32, CliError> {
@@ -353,84 +389,14 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
     }
 }
 
-/// The Insert Benchmark's steps of a profile: what each one runs.
-fn ibench_steps(a: &TestsArgs) -> Result<i32, CliError> {
-    if a.list.is_some() {
-        return Err(CliError::Usage(
-            "--list applies only to --suite sysbench".into(),
-        ));
-    }
-    let profile = a.profile.as_deref().unwrap_or("quick");
-    let mut p = crate::plan::ibench_profile(profile).ok_or_else(|| {
-        CliError::Usage(format!(
-            "unknown profile '{profile}' (expected one of {})",
-            crate::plan::PROFILES.join(", ")
-        ))
-    })?;
-    if let Some(r) = &a.rates {
-        p.rates = r.clone();
-    }
-    let steps = p.steps().map_err(CliError::Usage)?;
-    println!(
-        "profile {profile}: {} client(s), one table each (pi1..pi{})",
-        p.clients, p.clients
-    );
-    println!(
-        "{:<8} {:>15} {:>14} {:>8} {:>15}  reported as",
-        "step", "rows per client", "rows per stmt", "deletes", "rate per client"
-    );
-    for (i, def) in steps.iter().enumerate() {
-        let s = crate::suite::ibench::run::step_spec(&p, def, i);
-        let unit = match def {
-            crate::suite::ibench::StepDef::LoadX => "indexed rows/s",
-            d if d.is_load() => "inserts/s",
-            _ => "queries/s (SLA: inserts >= 95% of the rate)",
-        };
-        println!(
-            "{:<8} {:>15} {:>14} {:>8} {:>15}  {unit}",
-            def.name(),
-            s.rows_per_client,
-            s.rows_per_statement,
-            if s.deletes { "yes" } else { "no" },
-            s.rate_per_client
-                .map(|r| format!("{r:.0} rows/s"))
-                .unwrap_or_else(|| "as fast".into()),
-        );
-    }
-    Ok(0)
-}
-
-fn tests(a: &TestsArgs) -> Result<i32, CliError> {
-    use crate::suite::sysbench::catalog;
-    if a.suite == "ibench" {
-        return ibench_steps(a);
-    }
-    if a.profile.is_some() || a.rates.is_some() {
-        return Err(CliError::Usage(
-            "--profile and --rates apply only to --suite ibench here".into(),
-        ));
-    }
-    let order: catalog::Order = a
-        .list
-        .as_deref()
-        .unwrap_or("current")
-        .parse()
-        .map_err(CliError::Usage)?;
-    println!("{:<30} {:<10} {:<9} reported", "test", "group", "duration");
-    for t in catalog::order(order) {
-        let span = match t.span {
-            catalog::Span::Read => "read",
-            catalog::Span::Write => "write",
-            catalog::Span::Warm => "warm",
-        };
-        println!(
-            "{:<30} {:<10} {:<9} {}",
-            t.name,
-            t.group.key(),
-            span,
-            if t.reported { "yes" } else { "no" }
-        );
-    }
+/// `rqps tests`: the steps a suite's profile and options give.
+fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
+    let common = suite::Common {
+        profile: a.profile.clone(),
+        seed: 0,
+    };
+    let plan = suite.plan_cli(&common, m).map_err(CliError::Usage)?;
+    print!("{}", plan.describe());
     Ok(0)
 }
 

@@ -1,14 +1,12 @@
 //! `rqps run`: from arguments to a stored, printed run.
 
-use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
 use crate::engine::open::{EngineArgs, OpenError, Opened};
 use crate::engine::target::redact_args;
-use crate::engine::PsMode;
 use crate::harness::probe::ProbeContext;
-use crate::plan::{SysbenchParams, profile};
+use crate::harness::{Harness, RunEnd, Ui};
 use crate::results::{EngineInfo, RunDoc, Store};
-use crate::suite::sysbench::run::{RunEnd, Session, Ui, run_sysbench};
+use crate::suite::{Common, Plan, Suite};
 use std::path::PathBuf;
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
@@ -17,58 +15,6 @@ fn short_version(v: &str) -> String {
         .find(|s| s.contains('.') && s.starts_with(|c: char| c.is_ascii_digit()))
         .unwrap_or(v)
         .to_string()
-}
-
-/// The profile with every option given on the command line applied.
-pub fn params(a: &RunArgs) -> Result<SysbenchParams, CliError> {
-    let mut p = profile(&a.profile)
-        .ok_or_else(|| CliError::Usage(format!("unknown profile '{}'", a.profile)))?;
-    if let Some(l) = &a.list {
-        p.list = l.parse().map_err(CliError::Usage)?;
-    }
-    if let Some(t) = &a.tests {
-        p.tests = t
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if p.tests.is_empty() {
-            return Err(CliError::Usage(
-                "--tests needs at least one test name".into(),
-            ));
-        }
-    }
-    macro_rules! set {
-        ($($f:ident),*) => { $( if let Some(v) = a.$f.clone() { p.$f = v; } )* };
-    }
-    set!(
-        threads,
-        tables,
-        table_size,
-        read_secs,
-        write_secs,
-        warmup_secs,
-        warm_secs,
-        settle_secs
-    );
-    if let Some(r) = &a.rand_type {
-        p.rand_type = r.parse().map_err(CliError::Usage)?;
-    }
-    if let Some(m) = &a.ps_mode {
-        p.ps_mode = if m == "disable" {
-            PsMode::Disable
-        } else {
-            PsMode::Auto
-        };
-    }
-    p.skip_prepare = a.skip_prepare;
-    p.seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    });
-    Ok(p)
 }
 
 /// The engine options of `rqps run`.
@@ -93,8 +39,22 @@ fn open_error(e: OpenError) -> CliError {
     }
 }
 
-pub fn run(a: &RunArgs) -> Result<i32, CliError> {
-    let plan = Plan::from_args(a)?;
+/// `rqps run`: the chosen suite's plan from its parsed options, then the run.
+pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
+    let plan = suite.plan_cli(&common(a), m).map_err(CliError::Usage)?;
+    run(a, plan.as_ref())
+}
+
+/// What every suite's plan starts from.
+pub fn common(a: &RunArgs) -> Common {
+    Common {
+        profile: a.profile.clone(),
+        seed: a.seed.unwrap_or_else(crate::suite::clock_seed),
+    }
+}
+
+/// Runs a plan against the engine `a` names, `a.repeats` times (each its own stored run).
+pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
@@ -118,12 +78,12 @@ pub fn run(a: &RunArgs) -> Result<i32, CliError> {
     install_ctrlc();
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
-    let code = run_on(a, &plan, &mut engine, &ui);
+    let code = run_on(a, plan, &mut engine, &ui);
     engine.close(&mut |note| ui.say(note));
     code
 }
 
-fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
+fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
     drop(
@@ -159,7 +119,7 @@ fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Opened, ui: &Ui) -> Result<i32,
             .map(String::from),
         run_id: String::new(),
         name,
-        suite: a.suite.clone(),
+        suite: plan.suite().to_string(),
         repeat: 1,
         status: "running".into(),
         started: crate::util::now_rfc3339(),
@@ -234,7 +194,7 @@ fn run_repeat(
     doc: RunDoc,
     json: Option<PathBuf>,
     a: &RunArgs,
-    plan: &Plan,
+    plan: &dyn Plan,
     engine: &Opened,
     probe: &ProbeContext,
     ui: &Ui,
@@ -258,27 +218,14 @@ fn run_repeat(
         },
         store.dir().display()
     ));
-    let end = match plan {
-        Plan::Sysbench { p, steps } => run_sysbench(
-            &mut Session {
-                driver: engine.driver.clone(),
-                p,
-                store: &mut store,
-                ui,
-                probe,
-            },
-            steps,
-        ),
-        Plan::Ibench(p) => {
-            crate::suite::ibench::run::run_ibench(&mut crate::suite::ibench::run::IbSession {
-                driver: engine.driver.clone(),
-                p,
-                store: &mut store,
-                ui,
-                probe,
-            })
-        }
-    };
+    let end = plan.run(&mut Harness {
+        driver: engine.driver.clone(),
+        store: &mut store,
+        ui,
+        probe,
+        line: plan.line(),
+    });
+
     let (status, code) = match &end {
         Ok(RunEnd::Ok) => ("ok", 0),
         Ok(RunEnd::Failed) => ("failed", EXIT_FAILED),

@@ -1,8 +1,331 @@
-//! The harness: threads, warm-up, rate, measurement and the hardware probe,
-//! the same for every suite.
+//! The harness: what every suite's tests go through, written once.
+//!
+//! A suite decides what a test does; the harness owns the sequence around it
+//! ([`Harness::test`]): the test is marked `running` in the results directory,
+//! the machine is probed (busy check, database size, status counters), the
+//! suite's measured run happens (the suite starts the `/proc` sampler when its
+//! warm-up ends and ends it while its connections are still open), then the
+//! result is stored and its one progress line printed. It also owns the one
+//! reconnect-with-backoff loop ([`reconnect_with_backoff`]) and the per-event
+//! step runner ([`runner`]).
+//!
+//! Modules: [`runner`] (threads, warm-up, duration, Ctrl-C), [`measure`]
+//! (histograms, counters, per-second series), [`probe`] and [`sysstat`]
+//! (hardware cost per operation), [`host`] (machine facts).
 
 pub mod host;
 pub mod measure;
 pub mod probe;
 pub mod runner;
 pub mod sysstat;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::engine::{DbError, DbResult, Driver, ErrorClass};
+use crate::results::{HwCost, Store, TestResult};
+use probe::{Probe, ProbeContext};
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    Ok,
+    /// At least one test failed; the others ran and were stored.
+    Failed,
+    Interrupted,
+}
+
+impl RunEnd {
+    /// Folds a finished test into the run's end: `None` when the run must stop now.
+    pub fn after(&mut self, r: &TestResult) -> bool {
+        match r.status.as_str() {
+            "interrupted" => {
+                *self = RunEnd::Interrupted;
+                false
+            }
+            "failed" => {
+                *self = RunEnd::Failed;
+                true
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Lines for the user while a suite runs (stderr; bars only when not quiet).
+pub struct Ui {
+    pub quiet: bool,
+}
+
+impl Ui {
+    pub fn say(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Warnings are shown even with --quiet.
+    pub fn warn(&self, line: &str) {
+        eprintln!("warning: {line}");
+    }
+
+    pub fn bar(&self, len: u64, prefix: String, template: &str) -> ProgressBar {
+        let bar = if self.quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(len)
+        };
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(prefix);
+        bar
+    }
+}
+
+/// How long a worker keeps trying to reconnect after its connection is lost.
+pub const RECONNECT_FOR: Duration = Duration::from_secs(10);
+const BACKOFF_START: Duration = Duration::from_millis(50);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+/// Why [`reconnect_with_backoff`] gave up.
+#[derive(Debug)]
+pub enum ReconnectError {
+    /// The engine answered with an error that reconnecting cannot cure.
+    Fatal(DbError),
+    /// Still failing at the deadline.
+    GaveUp(DbError),
+    /// Ctrl-C or the step's end while waiting.
+    Stopped,
+}
+
+/// Tries `attempt` (connect, and prepare again) until it succeeds, waiting
+/// 50 ms, 100 ms, ... up to 2 s between tries, until `give_up`. A fatal error
+/// ends it at once; `stop` is asked before each wait.
+pub fn reconnect_with_backoff<T>(
+    give_up: Instant,
+    stop: &dyn Fn() -> bool,
+    mut attempt: impl FnMut() -> DbResult<T>,
+) -> Result<T, ReconnectError> {
+    let mut wait = BACKOFF_START;
+    loop {
+        match attempt() {
+            Ok(v) => return Ok(v),
+            Err(e) if e.class == ErrorClass::Fatal => return Err(ReconnectError::Fatal(e)),
+            Err(e) => {
+                if stop() {
+                    return Err(ReconnectError::Stopped);
+                }
+                if Instant::now() + wait > give_up {
+                    return Err(ReconnectError::GaveUp(e));
+                }
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}
+
+/// What a suite's tests share: the engine, the results directory, the user's
+/// terminal and where hardware figures come from.
+pub struct Harness<'a> {
+    pub driver: Arc<dyn Driver>,
+    pub store: &'a mut Store,
+    pub ui: &'a Ui,
+    pub probe: &'a ProbeContext,
+    /// The one line printed when a test ends (the suite's, or [`result_line`]).
+    pub line: fn(&str, &TestResult) -> String,
+}
+
+/// One test being run by [`Harness::test`]: the result the suite fills, and
+/// the probe it starts and ends at the right moments.
+pub struct TestRun<'h> {
+    pub result: TestResult,
+    /// What the progress line and warnings call this test.
+    pub label: String,
+    pub driver: &'h Arc<dyn Driver>,
+    pub ui: &'h Ui,
+    ctx: &'h ProbeContext,
+    probe: Option<Probe>,
+}
+
+impl TestRun<'_> {
+    /// Starts the `/proc` sampler: call it when the warm-up ends.
+    pub fn start_sampling(&mut self) {
+        if let Some(p) = self.probe.as_mut() {
+            p.start_sampling(self.ctx);
+        }
+    }
+
+    /// Ends the hardware measurement over `ops` operations and returns the
+    /// figures (also stored in the result). Call it while the test's
+    /// connections are still open: a server backend that exits between samples
+    /// takes its CPU time out of the server's process tree until it is reaped.
+    pub fn finish_probe(&mut self, ops: f64) -> Option<&HwCost> {
+        let probe = self.probe.take()?;
+        let (hw, delta) = probe.finish(self.ctx, self.driver.as_ref(), ops);
+        self.result.hw = Some(hw);
+        self.result.status_delta = delta;
+        self.result.hw.as_ref()
+    }
+
+    /// A condition that may falsify this result: printed now, stored with it.
+    pub fn warn(&mut self, w: String) {
+        self.ui.warn(&format!("{}: {w}", self.label));
+        self.result.warnings.push(w);
+    }
+
+    /// A progress bar for this test.
+    pub fn bar(&self, len: u64, template: &str) -> ProgressBar {
+        self.ui.bar(len, self.label.clone(), template)
+    }
+}
+
+impl Harness<'_> {
+    /// Runs one test: marks `result` running on disk, probes the machine, runs
+    /// `body` (the measured part), stores the result and prints its line. An
+    /// `Err` from `body` fails the test with that reason; the test is stored
+    /// either way. The error returned is only for the results directory.
+    pub fn test(
+        &mut self,
+        label: String,
+        result: TestResult,
+        body: impl FnOnce(&mut TestRun<'_>) -> Result<(), String>,
+    ) -> Result<TestResult, String> {
+        let slot = self.store.begin_test(&result)?;
+        let mut run = TestRun {
+            result,
+            label,
+            driver: &self.driver,
+            ui: self.ui,
+            ctx: self.probe,
+            probe: None,
+        };
+        let probe = Probe::before(self.probe, self.driver.as_ref());
+        if let Some(w) = probe.warning() {
+            run.warn(w.to_string());
+        }
+        run.probe = Some(probe);
+        if let Err(reason) = body(&mut run) {
+            run.result.status = "failed".into();
+            run.result.reason = Some(reason);
+        }
+        let TestRun { result, label, .. } = run;
+        self.ui.say(&(self.line)(&label, &result));
+        self.store.finish_test(slot, result.clone())?;
+        Ok(result)
+    }
+}
+
+/// Fills a result's core from what [`runner::run_step`] measured: throughput
+/// in statements per second, events, counters, latency, per-second series and
+/// status.
+pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
+    let secs = run.secs.max(1e-9);
+    let c = &run.counts;
+    r.secs = run.secs;
+    r.statements_per_sec = c.queries() as f64 / secs;
+    r.tps = c.events as f64 / secs;
+    r.qps = r.statements_per_sec;
+    r.reads = c.reads;
+    r.writes = c.writes;
+    r.other = c.other;
+    r.events = c.events;
+    r.errors = c.errors;
+    r.reconnects = c.reconnects;
+    r.rows = c.rows;
+    r.latency_us = run.latency.clone();
+    r.per_second = run.per_second.clone();
+    (r.status, r.reason) = step_status(&run.status);
+}
+
+/// A step's end as a result's status and reason.
+pub fn step_status(s: &runner::StepStatus) -> (String, Option<String>) {
+    match s {
+        runner::StepStatus::Ok => ("ok".into(), None),
+        runner::StepStatus::Interrupted => ("interrupted".into(), Some("stopped by Ctrl-C".into())),
+        runner::StepStatus::Failed(m) => ("failed".into(), Some(m.clone())),
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
+}
+
+/// The one line printed when a test ends: throughput, p95, errors, CPU per operation.
+pub fn result_line(label: &str, r: &TestResult) -> String {
+    if r.status != "ok" {
+        return format!(
+            "{label:>28}  {}: {}",
+            r.status,
+            r.reason.clone().unwrap_or_default()
+        );
+    }
+    let unit = if r.qps_unit == "statements/s" {
+        "qps    ".to_string()
+    } else {
+        r.qps_unit.clone()
+    };
+    let mut line = format!(
+        "{label:>28}  {:>11.1} {unit}  {:>9.1} tps  p95 {:>9.1} us  errors {}",
+        r.qps, r.tps, r.latency_us.p95, r.errors
+    );
+    if r.reconnects > 0 {
+        line.push_str(&format!("  reconnects {}", r.reconnects));
+    }
+    if let Some(hw) = &r.hw {
+        line.push_str(&format!(
+            "  cpu/o {} us (client {}, server {})",
+            opt(hw.cpu_us_per_op),
+            opt(hw.client_cpu_us_per_op),
+            opt(hw.server_cpu_us_per_op)
+        ));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn lost() -> DbError {
+        DbError {
+            class: ErrorClass::Reconnect,
+            code: None,
+            message: "connection refused".into(),
+        }
+    }
+
+    #[test]
+    fn reconnecting_retries_until_the_engine_answers() {
+        let tries = Cell::new(0);
+        let r = reconnect_with_backoff(Instant::now() + Duration::from_secs(5), &|| false, || {
+            tries.set(tries.get() + 1);
+            if tries.get() < 3 { Err(lost()) } else { Ok(7) }
+        });
+        assert_eq!(r.unwrap(), 7);
+        assert_eq!(tries.get(), 3);
+    }
+
+    #[test]
+    fn reconnecting_gives_up_at_the_deadline_and_on_fatal_errors() {
+        let r = reconnect_with_backoff::<()>(Instant::now(), &|| false, || Err(lost()));
+        assert!(matches!(r, Err(ReconnectError::GaveUp(_))));
+        let r = reconnect_with_backoff::<()>(
+            Instant::now() + Duration::from_secs(5),
+            &|| false,
+            || Err(DbError::fatal("access denied")),
+        );
+        assert!(matches!(r, Err(ReconnectError::Fatal(_))));
+        let r =
+            reconnect_with_backoff::<()>(Instant::now() + Duration::from_secs(5), &|| true, || {
+                Err(lost())
+            });
+        assert!(matches!(r, Err(ReconnectError::Stopped)));
+    }
+}

@@ -76,8 +76,6 @@ struct Padded(AtomicU64);
 
 /// How often the calling thread looks at the workers.
 const TICK: Duration = Duration::from_millis(100);
-const BACKOFF_START: Duration = Duration::from_millis(50);
-const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 struct Shared<'a> {
     abort: AtomicBool,
@@ -111,33 +109,21 @@ fn on_error<W: Worker>(
         ErrorClass::Reconnect => {
             c.errors += 1;
             let give_up = Instant::now().max(sh.end) + sh.cfg.reconnect_for;
-            let mut wait = BACKOFF_START;
-            loop {
-                match w.recover(&e) {
-                    Ok(()) => {
-                        c.reconnects += 1;
-                        return Ok(());
-                    }
-                    Err(e2) if e2.class == ErrorClass::Fatal && !is_connect_error(&e2) => {
-                        return Err(e2.to_string());
-                    }
-                    Err(e2) => {
-                        if Instant::now() + wait > give_up || sh.stopping() {
-                            return Err(format!(
-                                "lost the connection and could not reconnect: {e2} (first error: {e})"
-                            ));
-                        }
-                        std::thread::sleep(wait);
-                        wait = (wait * 2).min(BACKOFF_MAX);
-                    }
+            match super::reconnect_with_backoff(give_up, &|| sh.stopping(), || w.recover(&e)) {
+                Ok(()) => {
+                    c.reconnects += 1;
+                    Ok(())
                 }
+                Err(super::ReconnectError::Fatal(e2)) => Err(e2.to_string()),
+                Err(super::ReconnectError::GaveUp(e2)) => Err(format!(
+                    "lost the connection and could not reconnect: {e2} (first error: {e})"
+                )),
+                Err(super::ReconnectError::Stopped) => Err(format!(
+                    "lost the connection and stopped before it came back (first error: {e})"
+                )),
             }
         }
     }
-}
-
-fn is_connect_error(e: &DbError) -> bool {
-    e.class == ErrorClass::Reconnect
 }
 
 fn work<W: Worker>(

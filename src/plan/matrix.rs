@@ -16,46 +16,26 @@
 //! config = "configs/pg.conf"
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::engine::install::EngineRef;
+use crate::suite::{self, Common, Plan, Suite};
 
-/// Run parameters a matrix may set for every target (`[defaults]`) or one (`[[target]]`).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Settings {
-    pub suite: Option<Spanned<String>>,
-    pub profile: Option<Spanned<String>>,
-    pub list: Option<Spanned<String>>,
-    pub threads: Option<Spanned<Vec<usize>>>,
-    pub repeats: Option<Spanned<usize>>,
-    pub tests: Option<Spanned<Vec<String>>>,
-    pub tables: Option<Spanned<usize>>,
-    pub table_size: Option<Spanned<u64>>,
-    pub read_secs: Option<Spanned<f64>>,
-    pub write_secs: Option<Spanned<f64>>,
-    pub warmup_secs: Option<Spanned<f64>>,
-    pub warm_secs: Option<Spanned<f64>>,
-    pub settle_secs: Option<Spanned<f64>>,
-    pub ps_mode: Option<Spanned<String>>,
-    pub rand_type: Option<Spanned<String>>,
-    /// Insert Benchmark (`suite = "ibench"`): clients, rows per client in
-    /// l.i0, writes of l.i1 + l.i2, seconds per qr/qp step, rates per client.
-    pub clients: Option<Spanned<usize>>,
-    pub rows_per_client: Option<Spanned<u64>>,
-    pub writes: Option<Spanned<u64>>,
-    pub query_secs: Option<Spanned<f64>>,
-    pub rates: Option<Spanned<Vec<u64>>>,
-    /// MySQL/MariaDB: storage engine of the tables (default InnoDB).
-    pub mysql_storage_engine: Option<Spanned<String>>,
-    /// Seconds to wait between targets so the machine quiets down.
-    pub cooldown_secs: Option<Spanned<f64>>,
-    /// The target reports compare against (default: the first).
-    pub base: Option<Spanned<String>>,
-}
+/// The `[defaults]` keys a matrix has whatever its suite; every other key is
+/// an option of the suite, checked by it.
+const MATRIX_KEYS: &[&str] = &[
+    "suite",
+    "profile",
+    "repeats",
+    "seed",
+    "cooldown_secs",
+    "base",
+    "mysql_storage_engine",
+];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,7 +55,7 @@ pub struct TargetEntry {
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
-    defaults: Settings,
+    defaults: BTreeMap<String, Spanned<toml::Value>>,
     #[serde(default)]
     target: Vec<TargetEntry>,
 }
@@ -90,10 +70,14 @@ pub struct Target {
     pub mysql_storage_engine: Option<String>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Matrix {
     pub path: PathBuf,
-    pub defaults: Settings,
+    pub suite: &'static dyn Suite,
+    pub profile: String,
+    /// The suite's options (every `[defaults]` key that is not a matrix key).
+    pub options: toml::Table,
+    pub seed: Option<u64>,
     pub targets: Vec<Target>,
     pub repeats: usize,
     pub base: String,
@@ -111,6 +95,20 @@ pub struct Step {
 fn at(path: &Path, src: &str, span: std::ops::Range<usize>, field: &str, msg: &str) -> String {
     let line = src[..span.start.min(src.len())].matches('\n').count() + 1;
     format!("{}:{line}: {field}: {msg}", path.display())
+}
+
+impl std::fmt::Debug for Matrix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matrix")
+            .field("path", &self.path)
+            .field("suite", &self.suite.name())
+            .field("profile", &self.profile)
+            .field("options", &self.options)
+            .field("targets", &self.targets)
+            .field("repeats", &self.repeats)
+            .field("base", &self.base)
+            .finish()
+    }
 }
 
 impl Matrix {
@@ -138,20 +136,49 @@ impl Matrix {
                 path.display()
             ));
         }
-        if let Some(s) = &file.defaults.suite
-            && !["sysbench", "ibench"].contains(&s.get_ref().as_str())
-        {
-            return Err(at(
-                path,
-                src,
-                s.span(),
-                "suite",
-                &format!(
-                    "unknown suite '{}' (expected sysbench or ibench)",
-                    s.get_ref()
-                ),
-            ));
+        let d = &file.defaults;
+        let text = |key: &str| -> Result<Option<(String, std::ops::Range<usize>)>, String> {
+            match d.get(key) {
+                None => Ok(None),
+                Some(v) => match v.get_ref() {
+                    toml::Value::String(s) => Ok(Some((s.clone(), v.span()))),
+                    _ => Err(at(path, src, v.span(), key, "must be a string")),
+                },
+            }
+        };
+        let suite = match text("suite")? {
+            None => suite::registry()[0],
+            Some((name, span)) => {
+                suite::find(&name).map_err(|m| at(path, src, span, "suite", &m))?
+            }
+        };
+        let profile = text("profile")?
+            .map(|(p, _)| p)
+            .unwrap_or_else(|| suite.profiles()[0].to_string());
+        let mut options = toml::Table::new();
+        for (key, v) in d {
+            if MATRIX_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if let Err(m) = suite.check_option(key, v.get_ref()) {
+                let other = suite::registry()
+                    .iter()
+                    .find(|o| o.name() != suite.name() && o.check_option(key, v.get_ref()).is_ok());
+                let m = match other {
+                    Some(o) => format!(
+                        "applies only to suite = \"{}\" (this matrix runs {})",
+                        o.name(),
+                        suite.name()
+                    ),
+                    None => m,
+                };
+                return Err(at(path, src, v.span(), key, &m));
+            }
+            options.insert(key.clone(), v.get_ref().clone());
         }
+        let number = |key: &str| -> Result<Option<(toml::Value, std::ops::Range<usize>)>, String> {
+            Ok(d.get(key).map(|v| (v.get_ref().clone(), v.span())))
+        };
         let mut targets: Vec<Target> = Vec::new();
         for t in &file.target {
             let name = t.name.get_ref().trim().to_string();
@@ -224,67 +251,78 @@ impl Matrix {
                 engine,
                 url: t.url.as_ref().map(|u| u.get_ref().clone()),
                 config,
-                mysql_storage_engine: one(&t.mysql_storage_engine),
+                mysql_storage_engine: t.mysql_storage_engine.as_ref().map(|e| e.get_ref().clone()),
             });
         }
-        let d = &file.defaults;
-        let repeats = d.repeats.as_ref().map(|r| *r.get_ref()).unwrap_or(1);
-        if repeats == 0 {
-            return Err(at(
-                path,
-                src,
-                d.repeats.as_ref().map(|r| r.span()).unwrap_or(0..0),
-                "repeats",
-                "must be at least 1",
-            ));
-        }
-        let base = match &d.base {
-            Some(b) => {
-                if !targets.iter().any(|t| &t.name == b.get_ref()) {
+        let repeats = match number("repeats")? {
+            None => 1,
+            Some((toml::Value::Integer(n), _)) if n >= 1 => n as usize,
+            Some((_, span)) => {
+                return Err(at(
+                    path,
+                    src,
+                    span,
+                    "repeats",
+                    "must be a whole number of at least 1",
+                ));
+            }
+        };
+        let seed = match number("seed")? {
+            None => None,
+            Some((toml::Value::Integer(n), _)) if n >= 0 => Some(n as u64),
+            Some((_, span)) => {
+                return Err(at(path, src, span, "seed", "must be a whole number >= 0"));
+            }
+        };
+        let base = match text("base")? {
+            Some((b, span)) => {
+                if !targets.iter().any(|t| t.name == b) {
                     return Err(at(
                         path,
                         src,
-                        b.span(),
+                        span,
                         "base",
-                        &format!("no target is named '{}'", b.get_ref()),
+                        &format!("no target is named '{b}'"),
                     ));
                 }
-                b.get_ref().clone()
+                b
             }
             None => targets[0].name.clone(),
         };
-        let cooldown_secs = d
-            .cooldown_secs
-            .as_ref()
-            .map(|c| *c.get_ref())
-            .unwrap_or(10.0);
-        if !(cooldown_secs >= 0.0 && cooldown_secs.is_finite()) {
-            return Err(at(
-                path,
-                src,
-                d.cooldown_secs.as_ref().map(|c| c.span()).unwrap_or(0..0),
-                "cooldown_secs",
-                "must be >= 0",
-            ));
+        let cooldown_secs = match number("cooldown_secs")? {
+            None => 10.0,
+            Some((toml::Value::Integer(n), _)) if n >= 0 => n as f64,
+            Some((toml::Value::Float(f), _)) if f >= 0.0 && f.is_finite() => f,
+            Some((_, span)) => {
+                return Err(at(
+                    path,
+                    src,
+                    span,
+                    "cooldown_secs",
+                    "must be a number of seconds >= 0",
+                ));
+            }
+        };
+        let mysql_storage_engine = text("mysql_storage_engine")?.map(|(e, _)| e);
+        for t in &mut targets {
+            if t.mysql_storage_engine.is_none() {
+                t.mysql_storage_engine = mysql_storage_engine.clone();
+            }
         }
         let m = Matrix {
             path: path.to_path_buf(),
-            defaults: file.defaults.clone(),
+            suite,
+            profile,
+            options,
+            seed,
             targets,
             repeats,
             base,
             cooldown_secs,
         };
-        // Every target's arguments must parse and validate now, not halfway through.
-        for t in &m.targets {
-            let args = m.run_args(t, 1, Path::new("rqps-results"));
-            crate::cli::parse_run_args(&args)
-                .and_then(|a| {
-                    crate::cli::run::params(&a)
-                        .and_then(|p| p.steps().map_err(crate::cli::CliError::Usage))
-                })
-                .map_err(|e| format!("{}: target '{}': {}", path.display(), t.name, e.message()))?;
-        }
+        // The suite's options must make a plan now, not halfway through.
+        m.plan(0)
+            .map_err(|e| format!("{}: suite {}: {e}", path.display(), m.suite.name()))?;
         Ok(m)
     }
 
@@ -300,48 +338,48 @@ impl Matrix {
             .collect()
     }
 
-    /// The `rqps run` arguments of one target's repeat.
-    pub fn run_args(&self, t: &Target, repeat: usize, results: &Path) -> Vec<String> {
+    /// The suite's plan for one run (`seed`: the run's seed unless the matrix sets one).
+    pub fn plan(&self, seed: u64) -> Result<Box<dyn Plan>, String> {
+        let common = Common {
+            profile: self.profile.clone(),
+            seed: self.seed.unwrap_or(seed),
+        };
+        self.suite.plan_toml(&common, &self.options)
+    }
+
+    /// The `rqps run` command line one target's repeat is equivalent to, for
+    /// the plan printed before a matrix runs and for the stored run.
+    pub fn command_line(&self, t: &Target, repeat: usize, results: &Path) -> Vec<String> {
         let mut a: Vec<String> = vec![
+            "rqps".into(),
             "run".into(),
             "--name".into(),
             t.name.clone(),
             "--results".into(),
             results.display().to_string(),
+            "--repeat-number".into(),
+            repeat.to_string(),
+            "--suite".into(),
+            self.suite.name().into(),
+            "--profile".into(),
+            self.profile.clone(),
         ];
-        a.extend(["--repeat-number".into(), repeat.to_string()]);
-        let d = &self.defaults;
+        for (key, v) in &self.options {
+            let flag = format!("--{}", key.replace('_', "-"));
+            match v {
+                toml::Value::Boolean(true) => a.push(flag),
+                toml::Value::Boolean(false) => {}
+                v => a.extend([flag, cli_value(v)]),
+            }
+        }
         let mut opt = |flag: &str, v: Option<String>| {
             if let Some(v) = v {
                 a.push(flag.into());
                 a.push(v);
             }
         };
-        opt("--suite", one(&d.suite));
-        opt("--profile", one(&d.profile));
-        opt("--list", one(&d.list));
-        opt("--threads", list(&d.threads));
-        opt("--tests", list(&d.tests));
-        opt("--tables", one(&d.tables));
-        opt("--table-size", one(&d.table_size));
-        opt("--read-secs", one(&d.read_secs));
-        opt("--write-secs", one(&d.write_secs));
-        opt("--warmup-secs", one(&d.warmup_secs));
-        opt("--warm-secs", one(&d.warm_secs));
-        opt("--settle-secs", one(&d.settle_secs));
-        opt("--ps-mode", one(&d.ps_mode));
-        opt("--rand-type", one(&d.rand_type));
-        opt("--clients", one(&d.clients));
-        opt("--rows-per-client", one(&d.rows_per_client));
-        opt("--writes", one(&d.writes));
-        opt("--query-secs", one(&d.query_secs));
-        opt("--rates", list(&d.rates));
-        opt(
-            "--mysql-storage-engine",
-            t.mysql_storage_engine
-                .clone()
-                .or_else(|| one(&d.mysql_storage_engine)),
-        );
+        opt("--seed", self.seed.map(|s| s.to_string()));
+        opt("--mysql-storage-engine", t.mysql_storage_engine.clone());
         match (&t.engine, &t.url) {
             (Some(EngineRef::Sqlite), _) => {}
             (Some(EngineRef::System(k)), _) => opt("--server", Some(k.key().into())),
@@ -371,20 +409,13 @@ impl Matrix {
     }
 }
 
-/// A setting as a command-line value.
-fn one<T: ToString>(v: &Option<Spanned<T>>) -> Option<String> {
-    v.as_ref().map(|v| v.get_ref().to_string())
-}
-
-/// A list setting as a comma-separated command-line value.
-fn list<T: ToString>(v: &Option<Spanned<Vec<T>>>) -> Option<String> {
-    v.as_ref().map(|v| {
-        v.get_ref()
-            .iter()
-            .map(T::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    })
+/// A TOML value as a command-line value (lists comma-separated).
+fn cli_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Array(a) => a.iter().map(cli_value).collect::<Vec<_>>().join(","),
+        v => v.to_string(),
+    }
 }
 
 /// Which steps of a matrix finished, kept beside the results so `--resume` can skip them.
@@ -456,7 +487,7 @@ engine = "sqlite"
         ];
         assert_eq!(order, want.map(|(t, r)| (t.to_string(), r)));
         assert_eq!(m.base, "wal");
-        let args = m.run_args(&m.targets[1], 2, Path::new("res"));
+        let args = m.command_line(&m.targets[1], 2, Path::new("res"));
         let joined = args.join(" ");
         assert!(
             joined.contains("--name other")
@@ -500,7 +531,7 @@ engine = "sqlite"
             "[defaults]\nsuite = \"ibench\"\nclients = 2\nrows_per_client = 500\nwrites = 40\nquery_secs = 1.5\nrates = [100, 500]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
         )
         .unwrap();
-        let joined = m.run_args(&m.targets[0], 1, Path::new("res")).join(" ");
+        let joined = m.command_line(&m.targets[0], 1, Path::new("res")).join(" ");
         for want in [
             "--suite ibench",
             "--clients 2",

@@ -1,5 +1,292 @@
-//! Workloads, one folder each.
+//! Workloads, one folder each, and the one registry that lists them.
+//!
+//! A suite is a [`Workload`]: a name, one typed options struct that `rqps run`
+//! parses from its command line (clap) and a matrix file from its TOML table
+//! (serde) into the same fields, the parameters those options give on top of a
+//! profile, a plan of steps with a time estimate, and a `run` that sends each
+//! test through the shared [`Harness`]. [`registry`] is the only place that
+//! names the suites; the CLI, the matrix, the results and the report find them
+//! there. Adding a workload is one folder plus one line in [`registry`].
+//!
+//! A suite never names an engine: it asks the driver for its capabilities and
+//! dialect.
 
 pub mod ibench;
 pub mod rand;
+pub mod select1;
 pub mod sysbench;
+
+use std::marker::PhantomData;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::harness::{Harness, RunEnd};
+use crate::results::TestResult;
+
+/// Every suite rqps can run. The first is the default of `--suite`.
+pub fn registry() -> &'static [&'static dyn Suite] {
+    static SUITES: &[&dyn Suite] = &[
+        &Registered::<sysbench::Sysbench>::NEW,
+        &Registered::<ibench::Ibench>::NEW,
+        &Registered::<select1::Select1>::NEW,
+    ];
+    SUITES
+}
+
+/// The suite called `name`, or an error that lists the known ones.
+pub fn find(name: &str) -> Result<&'static dyn Suite, String> {
+    registry()
+        .iter()
+        .copied()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown suite '{name}' (expected one of {})",
+                names().join(", ")
+            )
+        })
+}
+
+/// The suites' names, in registry order.
+pub fn names() -> Vec<&'static str> {
+    registry().iter().map(|s| s.name()).collect()
+}
+
+/// What every suite's parameters start from: a named profile and the seed.
+#[derive(Clone, Debug)]
+pub struct Common {
+    pub profile: String,
+    pub seed: u64,
+}
+
+/// A workload, typed. Implement this in the suite's folder and add one line to
+/// [`registry`].
+pub trait Workload: Sync + 'static {
+    /// `--suite NAME`, `suite = "NAME"` in matrices, `suite` in every stored result.
+    const NAME: &'static str;
+    /// One line for `--help`.
+    const ABOUT: &'static str;
+    /// The profiles it knows; the first is the default.
+    const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
+    /// The options a user may set, all optional: `rqps run --flag` (clap) and
+    /// matrix keys (serde, snake_case field names) fill the same struct.
+    type Options: clap::Args + DeserializeOwned + Default + Send;
+    /// The checked parameters of a run, stored with every result.
+    type Params: Serialize + Send + Sync + 'static;
+
+    /// The profile with the options applied, checked: one line saying what is
+    /// wrong otherwise.
+    fn params(common: &Common, o: Self::Options) -> Result<Self::Params, String>;
+    /// How many steps the plan has.
+    fn step_count(p: &Self::Params) -> usize;
+    /// Estimated seconds of the measured steps (loads depend on the engine).
+    fn estimate_secs(p: &Self::Params) -> f64;
+    /// What `rqps tests --suite NAME` prints: the steps the parameters give.
+    fn describe(p: &Self::Params) -> String;
+    /// Runs every step through the harness.
+    fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, String>;
+    /// The line printed when a test ends.
+    fn line(label: &str, r: &TestResult) -> String {
+        crate::harness::result_line(label, r)
+    }
+}
+
+/// A suite as the CLI, matrix and report see it (object-safe; made from a
+/// [`Workload`] by [`Registered`]).
+pub trait Suite: Sync {
+    fn name(&self) -> &'static str;
+    fn about(&self) -> &'static str;
+    fn profiles(&self) -> &'static [&'static str];
+    /// Adds the suite's options to a command (`rqps run`, `rqps tests`).
+    fn args(&self, cmd: clap::Command) -> clap::Command;
+    /// The plan from parsed command-line options.
+    fn plan_cli(&self, common: &Common, m: &clap::ArgMatches) -> Result<Box<dyn Plan>, String>;
+    /// The plan from a matrix file's table of options.
+    fn plan_toml(&self, common: &Common, t: &toml::Table) -> Result<Box<dyn Plan>, String>;
+    /// Checks one matrix option on its own, so that an error can name its line.
+    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), String>;
+}
+
+/// A suite's checked parameters, ready to run.
+pub trait Plan: Send + Sync {
+    fn suite(&self) -> &'static str;
+    fn profile(&self) -> &str;
+    /// The parameters as stored with the run.
+    fn params_json(&self) -> serde_json::Value;
+    fn step_count(&self) -> usize;
+    fn estimate_secs(&self) -> f64;
+    fn describe(&self) -> String;
+    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, String>;
+    /// The line printed when one of its tests ends.
+    fn line(&self) -> fn(&str, &TestResult) -> String;
+}
+
+impl std::fmt::Debug for dyn Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "suite {}", self.name())
+    }
+}
+
+/// Makes a [`Suite`] of a [`Workload`].
+pub struct Registered<W>(PhantomData<W>);
+
+impl<W> Registered<W> {
+    pub const NEW: Self = Registered(PhantomData);
+}
+
+struct TypedPlan<W: Workload> {
+    profile: String,
+    p: W::Params,
+}
+
+impl<W: Workload> Registered<W> {
+    fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, String> {
+        if !W::PROFILES.contains(&common.profile.as_str()) {
+            return Err(format!(
+                "unknown profile '{}' for --suite {} (expected one of {})",
+                common.profile,
+                W::NAME,
+                W::PROFILES.join(", ")
+            ));
+        }
+        Ok(Box::new(TypedPlan::<W> {
+            profile: common.profile.clone(),
+            p: W::params(common, o)?,
+        }))
+    }
+}
+
+impl<W: Workload> Suite for Registered<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn about(&self) -> &'static str {
+        W::ABOUT
+    }
+
+    fn profiles(&self) -> &'static [&'static str] {
+        W::PROFILES
+    }
+
+    fn args(&self, cmd: clap::Command) -> clap::Command {
+        <W::Options as clap::Args>::augment_args(cmd)
+    }
+
+    fn plan_cli(&self, common: &Common, m: &clap::ArgMatches) -> Result<Box<dyn Plan>, String> {
+        let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
+            .map_err(|e| first_line(&e.to_string()))?;
+        self.plan(common, o)
+    }
+
+    fn plan_toml(&self, common: &Common, t: &toml::Table) -> Result<Box<dyn Plan>, String> {
+        let o = W::Options::deserialize(t.clone()).map_err(|e| e.message().to_string())?;
+        self.plan(common, o)
+    }
+
+    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), String> {
+        let mut t = toml::Table::new();
+        t.insert(key.to_string(), value.clone());
+        W::Options::deserialize(t)
+            .map(|_| ())
+            .map_err(|e| e.message().to_string())
+    }
+}
+
+impl<W: Workload> Plan for TypedPlan<W> {
+    fn suite(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    fn params_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.p).unwrap_or_default()
+    }
+
+    fn step_count(&self) -> usize {
+        W::step_count(&self.p)
+    }
+
+    fn estimate_secs(&self) -> f64 {
+        W::estimate_secs(&self.p)
+    }
+
+    fn describe(&self) -> String {
+        W::describe(&self.p)
+    }
+
+    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+        W::run(&self.p, h)
+    }
+
+    fn line(&self) -> fn(&str, &TestResult) -> String {
+        W::line
+    }
+}
+
+use serde::Deserialize as _;
+
+/// The first line of a (clap) error, without its `error: ` prefix.
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// Turns an `Option` setting into the value a profile gets.
+pub fn set<T>(slot: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        *slot = v;
+    }
+}
+
+/// A seed from the clock, for runs that were not given one.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_suite_has_a_unique_name_and_the_first_is_sysbench() {
+        let n = names();
+        assert_eq!(n[0], "sysbench");
+        let mut sorted = n.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), n.len());
+        assert!(
+            find("nope")
+                .unwrap_err()
+                .contains("expected one of sysbench")
+        );
+    }
+
+    #[test]
+    fn matrix_options_are_checked_one_by_one() {
+        let s = find("sysbench").unwrap();
+        assert!(
+            s.check_option("threads", &toml::Value::from(vec![1, 2]))
+                .is_ok()
+        );
+        let e = s
+            .check_option("threads", &toml::Value::from("four"))
+            .unwrap_err();
+        assert!(e.contains("invalid type"), "{e}");
+        let e = s
+            .check_option("clients", &toml::Value::from(2))
+            .unwrap_err();
+        assert!(e.contains("unknown field"), "{e}");
+    }
+}

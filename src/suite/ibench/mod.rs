@@ -8,6 +8,7 @@
 //! step with its connections, and `steps` says which steps a run has.
 
 pub mod limiter;
+pub mod params;
 pub mod rows;
 pub mod rt;
 pub mod run;
@@ -143,5 +144,113 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["pi2_marketsegment", "pi2_registersegment", "pi2_pdc"]
         );
+    }
+}
+
+/// The Insert Benchmark suite.
+pub struct Ibench;
+
+/// What a user may set for an Insert Benchmark run (`rqps run --flag`, or the
+/// snake_case key in a matrix file).
+#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+#[command(next_help_heading = "Insert Benchmark options (--suite ibench)")]
+pub struct Options {
+    /// Clients, each with its own table (pi1..piC) and connections.
+    #[arg(long, value_name = "C")]
+    pub clients: Option<usize>,
+    /// Rows each client inserts in l.i0.
+    #[arg(long, value_name = "N")]
+    pub rows_per_client: Option<u64>,
+    /// Rows each client inserts, deleting as many, in l.i1 (4/5) and l.i2 (1/5).
+    #[arg(long, value_name = "W")]
+    pub writes: Option<u64>,
+    /// Each qr/qp step inserts query-secs x rate rows per client (about this many
+    /// seconds when the engine keeps up).
+    #[arg(long, value_name = "S")]
+    pub query_secs: Option<f64>,
+    /// Background insert rates of the qr/qp steps, rows/s per client.
+    #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
+    pub rates: Option<Vec<u64>>,
+    /// Sleep budget of the settle step after l.i2.
+    #[arg(long, value_name = "S")]
+    pub settle_secs: Option<f64>,
+    /// auto: server-side prepared statements; disable: plain text statements.
+    #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
+    pub ps_mode: Option<String>,
+}
+
+impl crate::suite::Workload for Ibench {
+    const NAME: &'static str = "ibench";
+    const ABOUT: &'static str =
+        "the Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp at each rate";
+    type Options = Options;
+    type Params = params::IbenchParams;
+
+    fn params(common: &crate::suite::Common, o: Options) -> Result<params::IbenchParams, String> {
+        use crate::suite::set;
+        let mut p = params::ibench_profile(&common.profile)
+            .ok_or_else(|| format!("unknown profile '{}'", common.profile))?;
+        set(&mut p.clients, o.clients);
+        set(&mut p.rows_per_client, o.rows_per_client);
+        set(&mut p.writes_per_client, o.writes);
+        set(&mut p.query_secs, o.query_secs);
+        set(&mut p.rates, o.rates);
+        set(&mut p.settle_secs, o.settle_secs);
+        if let Some(m) = &o.ps_mode {
+            p.ps_mode = crate::suite::sysbench::ps_mode(m)?;
+        }
+        p.seed = common.seed;
+        p.steps()?;
+        Ok(p)
+    }
+
+    fn step_count(p: &params::IbenchParams) -> usize {
+        p.steps().map(|s| s.len()).unwrap_or(0)
+    }
+
+    fn estimate_secs(p: &params::IbenchParams) -> f64 {
+        p.estimate_secs()
+    }
+
+    fn describe(p: &params::IbenchParams) -> String {
+        let mut out = format!(
+            "profile {}: {} client(s), one table each (pi1..pi{})\n",
+            p.profile, p.clients, p.clients
+        );
+        out.push_str(&format!(
+            "{:<8} {:>15} {:>14} {:>8} {:>15}  reported as\n",
+            "step", "rows per client", "rows per stmt", "deletes", "rate per client"
+        ));
+        for (i, def) in p.steps().unwrap_or_default().iter().enumerate() {
+            let s = run::step_spec(p, def, i);
+            let unit = match def {
+                StepDef::LoadX => "indexed rows/s",
+                d if d.is_load() => "inserts/s",
+                _ => "queries/s (SLA: inserts >= 95% of the rate)",
+            };
+            out.push_str(&format!(
+                "{:<8} {:>15} {:>14} {:>8} {:>15}  {unit}\n",
+                def.name(),
+                s.rows_per_client,
+                s.rows_per_statement,
+                if s.deletes { "yes" } else { "no" },
+                s.rate_per_client
+                    .map(|r| format!("{r:.0} rows/s"))
+                    .unwrap_or_else(|| "as fast".into()),
+            ));
+        }
+        out
+    }
+
+    fn run(
+        p: &params::IbenchParams,
+        h: &mut crate::harness::Harness<'_>,
+    ) -> Result<crate::harness::RunEnd, String> {
+        run::run(p, h)
+    }
+
+    fn line(_label: &str, r: &crate::results::TestResult) -> String {
+        run::result_line(r)
     }
 }

@@ -2,17 +2,14 @@
 //! l.i0, l.x, l.i1, l.i2 (then the settle step), and qr/qp at each rate,
 //! each step wrapped with the hardware probe and stored the moment it ends.
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use super::params::IbenchParams;
 use crate::engine::Driver;
 use crate::harness::measure::Latency;
-use crate::harness::probe::{Probe, ProbeContext};
 use crate::harness::runner::stop_requested;
-use crate::plan::IbenchParams;
-use crate::results::{
-    IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary, Store, TestResult,
-};
+use crate::harness::{Harness, RunEnd};
+use crate::results::{IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary, TestResult};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::ibench::step::{
     Progress, Sample, StepOutcome, StepSpec, count_rows, leftover_table, run_step, setup_tables,
@@ -21,7 +18,6 @@ use crate::suite::ibench::{
     ROWS_L_I0, ROWS_L_I1, ROWS_L_I2, ROWS_L_X, ROWS_QUERY_STEPS, StepDef, table_name,
 };
 use crate::suite::sysbench::load::settle_tables;
-use crate::suite::sysbench::run::{RunEnd, Ui};
 
 /// Tables are counted before and after each step only up to this many rows
 /// per table (a count of a reference-sized table takes too long).
@@ -33,15 +29,6 @@ pub const SLA_SHARE: f64 = 0.95;
 
 /// The percentiles of per-second rates that are stored (reference §4.9).
 pub const RATE_PERCENTILES: [u32; 5] = [50, 75, 90, 95, 99];
-
-/// Everything a run's steps share.
-pub struct IbSession<'a> {
-    pub driver: Arc<dyn Driver>,
-    pub p: &'a IbenchParams,
-    pub store: &'a mut Store,
-    pub ui: &'a Ui,
-    pub probe: &'a ProbeContext,
-}
 
 /// Whether an average insert rate missed its target (reference §4.10).
 pub fn sla_missed(avg_ips: f64, target_ips: f64) -> bool {
@@ -96,76 +83,63 @@ pub fn step_spec(p: &IbenchParams, def: &StepDef, index: usize) -> StepSpec {
     }
 }
 
-pub fn run_ibench(s: &mut IbSession<'_>) -> Result<RunEnd, String> {
-    let steps = s.p.steps()?;
+pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+    let steps = p.steps()?;
     let mut end = RunEnd::Ok;
     for (i, def) in steps.iter().enumerate() {
         if stop_requested() {
             end = RunEnd::Interrupted;
             break;
         }
-        let r = s.run_one(def, i)?;
-        match r.status.as_str() {
-            "interrupted" => {
-                end = RunEnd::Interrupted;
-                break;
-            }
-            "failed" => end = RunEnd::Failed,
-            _ => {}
+        let r = run_one(p, h, def, i)?;
+        if *def == StepDef::LoadI0 && r.status == "failed" {
+            // Without its tables no later step can run.
+            return Err(r.reason.unwrap_or_default());
+        }
+        if !end.after(&r) {
+            break;
         }
     }
     Ok(end)
 }
 
-impl IbSession<'_> {
-    fn tables(&self) -> Vec<String> {
-        (1..=self.p.clients).map(table_name).collect()
-    }
+fn tables(p: &IbenchParams) -> Vec<String> {
+    (1..=p.clients).map(table_name).collect()
+}
 
-    fn count(&self) -> Option<u64> {
-        let p = self.p;
-        (p.rows_per_client + ROWS_L_X <= COUNT_ROWS_UP_TO)
-            .then(|| count_rows(self.driver.as_ref(), p.clients).ok())
-            .flatten()
-    }
+/// Rows in all the tables, where that is cheap to count.
+fn count(p: &IbenchParams, driver: &dyn Driver) -> Option<u64> {
+    (p.rows_per_client + ROWS_L_X <= COUNT_ROWS_UP_TO)
+        .then(|| count_rows(driver, p.clients).ok())
+        .flatten()
+}
 
-    fn run_one(&mut self, def: &StepDef, index: usize) -> Result<TestResult, String> {
-        let p = self.p;
-        let spec = step_spec(p, def, index);
-        let name = def.name();
-        let mut r = base_result(def, p.clients);
-        let slot = self.store.begin_test(&r)?;
-        if *def == StepDef::LoadI0
-            && let Err(e) = setup_tables(self.driver.as_ref(), p.clients)
-        {
-            let msg = format!("could not create the tables: {e}");
-            r.status = "failed".into();
-            r.reason = Some(msg.clone());
-            self.store.finish_test(slot, r)?;
-            return Err(msg);
-        }
-        if *def == StepDef::LoadI0
-            && let Some(t) = leftover_table(self.driver.as_ref(), p.clients)
-        {
-            let w = format!(
-                "table {t} (from an earlier run with more clients) is still in the database and \
+fn run_one(
+    p: &IbenchParams,
+    h: &mut Harness<'_>,
+    def: &StepDef,
+    index: usize,
+) -> Result<TestResult, String> {
+    let spec = step_spec(p, def, index);
+    let name = def.name();
+    let settle_budget = Duration::from_secs_f64(p.settle_secs);
+    h.test(name.clone(), base_result(def, p.clients), |run| {
+        let driver = run.driver.clone();
+        if *def == StepDef::LoadI0 {
+            setup_tables(driver.as_ref(), p.clients)
+                .map_err(|e| format!("could not create the tables: {e}"))?;
+            if let Some(t) = leftover_table(driver.as_ref(), p.clients) {
+                run.warn(format!(
+                    "table {t} (from an earlier run with more clients) is still in the database and \
 counts in its size; drop it and the pi tables after it to measure this run alone"
-            );
-            self.ui.warn(&format!("{name}: {w}"));
-            r.warnings.push(w);
+                ));
+            }
         }
-        let rows_before = self.count();
-        let mut probe = Probe::before(self.probe, self.driver.as_ref());
-        if let Some(w) = probe.warning() {
-            self.ui.warn(&format!("{name}: {w}"));
-            r.warnings.push(w.to_string());
-        }
+        let rows_before = count(p, driver.as_ref());
         let target_rows = spec.rows_per_client * spec.clients as u64;
-        let bar = self
-            .ui
-            .bar(target_rows, name.clone(), "{prefix:>8} [{bar:24}] {msg}");
-        probe.start_sampling(self.probe);
-        let out = run_step(self.driver.as_ref(), &spec, &mut |pr: &Progress| {
+        let bar = run.bar(target_rows, "{prefix:>8} [{bar:24}] {msg}");
+        run.start_sampling();
+        let out = run_step(driver.as_ref(), &spec, &mut |pr: &Progress| {
             bar.set_position(pr.inserted_rows);
             bar.set_message(progress_line(pr));
         });
@@ -173,49 +147,42 @@ counts in its size; drop it and the pi tables after it to measure this run alone
         // Rows in the tables once l.x has indexed them: l.i0's and its own.
         let indexed = (*def == StepDef::LoadX)
             .then(|| p.rows_per_client * p.clients as u64 + out.inserted_rows);
-        let known = r.warnings.len();
-        fill_result(&mut r, def, &spec, &out, indexed);
-        for w in &r.warnings[known..] {
-            self.ui.warn(&format!("{name}: {w}"));
+        let known = run.result.warnings.len();
+        fill_result(&mut run.result, def, &spec, &out, indexed);
+        for w in &run.result.warnings[known..] {
+            run.ui.warn(&format!("{name}: {w}"));
         }
         let ops = match def {
             StepDef::Query { .. } => out.queries as f64,
             StepDef::LoadX => indexed.unwrap_or(0) as f64,
             _ => out.inserted_rows as f64,
         };
-        let (hw, delta) = probe.finish(self.probe, self.driver.as_ref(), ops);
-        if let Some(ib) = r.ibench.as_mut() {
+        let hw = run.finish_probe(ops).cloned();
+        let rows_after = count(p, driver.as_ref());
+        if let Some(ib) = run.result.ibench.as_mut() {
             ib.rows_before = rows_before;
-            ib.rows_after = self.count();
+            ib.rows_after = rows_after;
             // Per inserted row; l.x's rows are the ones it indexed, as its rate.
             let inserts = indexed.unwrap_or(out.inserted_rows) as f64;
             let per_insert =
                 |v: Option<f64>| v.filter(|_| inserts > 0.0).map(|w| w * ops / inserts);
-            ib.wkb_per_insert = per_insert(hw.wkb_per_op);
-            ib.writes_per_insert = per_insert(hw.writes_per_op);
+            ib.wkb_per_insert = per_insert(hw.as_ref().and_then(|h| h.wkb_per_op));
+            ib.writes_per_insert = per_insert(hw.as_ref().and_then(|h| h.writes_per_op));
         }
-        r.hw = Some(hw);
-        r.status_delta = delta;
-        if *def == StepDef::LoadI2 && r.status == "ok" && !stop_requested() {
-            let (took, refused) = settle_tables(
-                self.driver.as_ref(),
-                &self.tables(),
-                Duration::from_secs_f64(p.settle_secs),
-            )
-            .map_err(|e| format!("settle step failed: {e}"))?;
+        if *def == StepDef::LoadI2 && run.result.status == "ok" && !stop_requested() {
+            let (took, refused) = settle_tables(driver.as_ref(), &tables(p), settle_budget)
+                .map_err(|e| format!("settle step failed: {e}"))?;
             for f in refused {
-                self.ui.warn(&format!(
+                run.ui.warn(&format!(
                     "settle step: the engine refused {f}; continuing without it"
                 ));
             }
-            if let Some(ib) = r.ibench.as_mut() {
+            if let Some(ib) = run.result.ibench.as_mut() {
                 ib.settle_secs = Some(took.as_secs_f64());
             }
         }
-        self.ui.say(&result_line(&r));
-        self.store.finish_test(slot, r.clone())?;
-        Ok(r)
-    }
+        Ok(())
+    })
 }
 
 fn progress_line(p: &Progress) -> String {
@@ -231,7 +198,7 @@ fn progress_line(p: &Progress) -> String {
 }
 
 /// The one line printed when a step ends.
-fn result_line(r: &TestResult) -> String {
+pub fn result_line(r: &TestResult) -> String {
     let label = r.test.as_str();
     if r.status != "ok" {
         return format!(
@@ -412,13 +379,7 @@ pub fn fill_result(
     }
     r.rows = out.rows_fetched;
     r.latency_us = Latency::from_histogram(&hist.hist);
-    (r.status, r.reason) = match &out.status {
-        crate::harness::runner::StepStatus::Ok => ("ok".into(), None),
-        crate::harness::runner::StepStatus::Interrupted => {
-            ("interrupted".into(), Some("stopped by Ctrl-C".into()))
-        }
-        crate::harness::runner::StepStatus::Failed(m) => ("failed".into(), Some(m.clone())),
-    };
+    (r.status, r.reason) = crate::harness::step_status(&out.status);
     r.ibench = Some(ib);
 }
 
@@ -472,7 +433,7 @@ mod tests {
 
     #[test]
     fn query_steps_pace_inserts_and_shrink_small_batches() {
-        let mut p = crate::plan::ibench_profile("ci").unwrap();
+        let mut p = crate::suite::ibench::params::ibench_profile("ci").unwrap();
         p.query_secs = 2.0;
         let s = step_spec(
             &p,

@@ -18,6 +18,7 @@ use super::{COLUMNS, KEY, QUERY_ROWS, QueryKind, index_defs, table_name};
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, StmtId};
 use crate::harness::measure::now_ns;
 use crate::harness::runner::{StepStatus, stop_requested};
+use crate::harness::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
 
@@ -30,7 +31,6 @@ pub const REFRESH_MAX_EVERY: u64 = 100;
 /// Largest lag a rate-limited writer may make up at once.
 pub const MAX_CATCH_UP: Duration = Duration::from_secs(1);
 /// How long a connection keeps trying to come back after it was lost.
-const RECONNECT_FOR: Duration = Duration::from_secs(10);
 /// Retryable errors in a row on one statement before the step fails.
 const MAX_RETRIES: u32 = 1000;
 
@@ -270,39 +270,29 @@ impl<'a> Link<'a> {
 
     /// Connects again with backoff and prepares every statement again.
     fn reconnect(&mut self, first: &DbError, stop: &dyn Fn() -> bool) -> Done<()> {
-        let give_up = now_ns() + RECONNECT_FOR.as_nanos() as u64;
-        let mut wait = Duration::from_millis(50);
-        loop {
-            let attempt = self.driver.connect().and_then(|mut c| {
-                let mut ids = Vec::with_capacity(self.sqls.len());
-                for s in &self.sqls {
-                    ids.push(c.prepare(s, self.ps)?);
+        let give_up = std::time::Instant::now() + RECONNECT_FOR;
+        let (driver, sqls, ps) = (self.driver, &self.sqls, self.ps);
+        let attempt = || {
+            driver.connect().and_then(|mut c| {
+                let mut ids = Vec::with_capacity(sqls.len());
+                for s in sqls {
+                    ids.push(c.prepare(s, ps)?);
                 }
                 Ok((c, ids))
-            });
-            match attempt {
-                Ok((c, ids)) => {
-                    self.conn = c;
-                    self.ids = ids;
-                    self.reconnects += 1;
-                    return Ok(());
-                }
-                Err(e) if e.class == ErrorClass::Fatal => {
-                    return Err(Halt::Failed(e.to_string()));
-                }
-                Err(e) => {
-                    if stop() {
-                        return Err(Halt::Stopped);
-                    }
-                    if now_ns() + wait.as_nanos() as u64 > give_up {
-                        return Err(Halt::Failed(format!(
-                            "lost the connection and could not reconnect: {e} (first error: {first})"
-                        )));
-                    }
-                    std::thread::sleep(wait);
-                    wait = (wait * 2).min(Duration::from_secs(2));
-                }
+            })
+        };
+        match reconnect_with_backoff(give_up, stop, attempt) {
+            Ok((c, ids)) => {
+                self.conn = c;
+                self.ids = ids;
+                self.reconnects += 1;
+                Ok(())
             }
+            Err(ReconnectError::Fatal(e)) => Err(Halt::Failed(e.to_string())),
+            Err(ReconnectError::Stopped) => Err(Halt::Stopped),
+            Err(ReconnectError::GaveUp(e)) => Err(Halt::Failed(format!(
+                "lost the connection and could not reconnect: {e} (first error: {first})"
+            ))),
         }
     }
 

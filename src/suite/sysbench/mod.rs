@@ -1,6 +1,157 @@
-//! The sysbench microbenchmark suite.
+//! The sysbench microbenchmark suite (spec §1, reference §1): the `sbtest`
+//! tables, the tests of the current or classic order in their groups, each at
+//! every thread count, with the settle steps between them.
+//!
+//! `catalog` lists the tests, `event` is what one event of a test sends,
+//! `load` fills and settles the tables, `params` has the profiles, `run`
+//! sends every test through the harness.
 
 pub mod catalog;
 pub mod event;
 pub mod load;
+pub mod params;
 pub mod run;
+
+use serde::Deserialize;
+
+use crate::engine::PsMode;
+use crate::harness::{Harness, RunEnd};
+use crate::suite::{Common, Workload, set};
+use params::SysbenchParams;
+
+/// The sysbench suite.
+pub struct Sysbench;
+
+/// What a user may set for a sysbench run (`rqps run --flag`, or the
+/// snake_case key in a matrix file).
+#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+#[command(next_help_heading = "sysbench options (--suite sysbench)")]
+pub struct Options {
+    /// The suite order: current (32 reported tests) or classic (42, with the .pre tests).
+    #[arg(long, value_name = "current|classic")]
+    pub list: Option<String>,
+    /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
+    pub tests: Option<Vec<String>>,
+    /// Client threads (one connection each); a list runs every test at each count.
+    #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    pub threads: Option<Vec<usize>>,
+    /// Number of sbtest tables.
+    #[arg(long, value_name = "T")]
+    pub tables: Option<usize>,
+    /// Rows per table.
+    #[arg(long, value_name = "N")]
+    pub table_size: Option<u64>,
+    /// Seconds each read test (and write-only) is measured.
+    #[arg(long, value_name = "S")]
+    pub read_secs: Option<f64>,
+    /// Seconds each write test is measured.
+    #[arg(long, value_name = "S")]
+    pub write_secs: Option<f64>,
+    /// Seconds of warm-up before each test, excluded from its statistics.
+    #[arg(long, value_name = "S")]
+    pub warmup_secs: Option<f64>,
+    /// Seconds of each unreported warm-up step (scan.warm, point-query.warm, ...).
+    #[arg(long, value_name = "S")]
+    pub warm_secs: Option<f64>,
+    /// Sleep budget of the settle step after the load and after the write tests.
+    #[arg(long, value_name = "S")]
+    pub settle_secs: Option<f64>,
+    /// Distribution of ids: uniform (default), zipfian, pareto. update-zipf is always zipfian.
+    #[arg(long, value_name = "TYPE")]
+    pub rand_type: Option<String>,
+    /// auto: server-side prepared statements; disable: plain text statements.
+    #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
+    pub ps_mode: Option<String>,
+    /// Use the sbtest tables already in the target instead of loading them.
+    #[arg(long)]
+    #[serde(default)]
+    pub skip_prepare: bool,
+}
+
+/// `auto` or `disable`, as `--ps-mode` and matrices spell it.
+pub fn ps_mode(v: &str) -> Result<PsMode, String> {
+    match v {
+        "auto" => Ok(PsMode::Auto),
+        "disable" => Ok(PsMode::Disable),
+        _ => Err(format!("--ps-mode must be auto or disable, got '{v}'")),
+    }
+}
+
+impl Workload for Sysbench {
+    const NAME: &'static str = "sysbench";
+    const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
+    type Options = Options;
+    type Params = SysbenchParams;
+
+    fn params(common: &Common, o: Options) -> Result<SysbenchParams, String> {
+        let mut p = params::profile(&common.profile)
+            .ok_or_else(|| format!("unknown profile '{}'", common.profile))?;
+        if let Some(l) = &o.list {
+            p.list = l.parse()?;
+        }
+        if let Some(t) = o.tests {
+            p.tests = t
+                .iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            if p.tests.is_empty() {
+                return Err("--tests needs at least one test name".into());
+            }
+        }
+        set(&mut p.threads, o.threads);
+        set(&mut p.tables, o.tables);
+        set(&mut p.table_size, o.table_size);
+        set(&mut p.read_secs, o.read_secs);
+        set(&mut p.write_secs, o.write_secs);
+        set(&mut p.warmup_secs, o.warmup_secs);
+        set(&mut p.warm_secs, o.warm_secs);
+        set(&mut p.settle_secs, o.settle_secs);
+        if let Some(r) = &o.rand_type {
+            p.rand_type = r.parse()?;
+        }
+        if let Some(m) = &o.ps_mode {
+            p.ps_mode = ps_mode(m)?;
+        }
+        p.skip_prepare = o.skip_prepare;
+        p.seed = common.seed;
+        p.steps()?;
+        Ok(p)
+    }
+
+    fn step_count(p: &SysbenchParams) -> usize {
+        p.steps().map(|s| s.len()).unwrap_or(0)
+    }
+
+    fn estimate_secs(p: &SysbenchParams) -> f64 {
+        p.steps().map(|s| p.estimate_secs(&s)).unwrap_or(0.0)
+    }
+
+    fn describe(p: &SysbenchParams) -> String {
+        let mut out = format!(
+            "{:<30} {:<10} {:<9} reported\n",
+            "test", "group", "duration"
+        );
+        for t in p.steps().unwrap_or_default() {
+            let span = match t.span {
+                catalog::Span::Read => "read",
+                catalog::Span::Write => "write",
+                catalog::Span::Warm => "warm",
+            };
+            out.push_str(&format!(
+                "{:<30} {:<10} {:<9} {}\n",
+                t.name,
+                t.group.key(),
+                span,
+                if t.reported { "yes" } else { "no" }
+            ));
+        }
+        out
+    }
+
+    fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+        run::run(p, h)
+    }
+}

@@ -1,0 +1,188 @@
+//! The smallest suite: every event is one `SELECT 1`. It measures the floor
+//! of a round trip (client, wire and server cost of a statement that does
+//! nothing), and it is the template for a new workload: one folder with an
+//! options struct, a `Workload` impl, and one line in the registry. No other
+//! file names it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, PsMode, StmtId};
+use crate::harness::measure::Counts;
+use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
+use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
+use crate::results::TestResult;
+use crate::suite::{Common, Workload, set};
+
+/// The `SELECT 1` suite.
+pub struct Select1;
+
+/// What a user may set (`rqps run --suite select1 --flag`, or the matrix key).
+#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+#[command(next_help_heading = "select1 options (--suite select1)")]
+pub struct Options {
+    /// Client threads (one connection each); a list runs the test at each count.
+    #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    pub threads: Option<Vec<usize>>,
+    /// Seconds the test is measured at each thread count.
+    #[arg(long, value_name = "S")]
+    pub secs: Option<f64>,
+    /// Seconds of warm-up before each measurement, excluded from its statistics.
+    #[arg(long, value_name = "S")]
+    pub warmup_secs: Option<f64>,
+}
+
+/// Checked parameters, stored with every result.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Params {
+    pub profile: String,
+    pub threads: Vec<usize>,
+    pub secs: f64,
+    pub warmup_secs: f64,
+}
+
+impl Workload for Select1 {
+    const NAME: &'static str = "select1";
+    const ABOUT: &'static str =
+        "one SELECT 1 per event: the round-trip floor of client, wire and server";
+    const PROFILES: &'static [&'static str] = &["quick", "ci"];
+    type Options = Options;
+    type Params = Params;
+
+    fn params(common: &Common, o: Options) -> Result<Params, String> {
+        let (secs, warmup_secs) = if common.profile == "ci" {
+            (0.5, 0.1)
+        } else {
+            (5.0, 1.0)
+        };
+        let mut p = Params {
+            profile: common.profile.clone(),
+            threads: vec![1],
+            secs,
+            warmup_secs,
+        };
+        set(&mut p.threads, o.threads);
+        set(&mut p.secs, o.secs);
+        set(&mut p.warmup_secs, o.warmup_secs);
+        if p.threads.is_empty() || p.threads.contains(&0) {
+            return Err(
+                "--threads must list thread counts of at least 1, e.g. --threads 1,2".into(),
+            );
+        }
+        if !(p.secs.is_finite() && p.secs > 0.0 && p.secs <= 86_400.0) {
+            return Err(format!(
+                "--secs must be a number of seconds in (0, 86400], got {}",
+                p.secs
+            ));
+        }
+        if !(p.warmup_secs.is_finite() && (0.0..=86_400.0).contains(&p.warmup_secs)) {
+            return Err(format!(
+                "--warmup-secs must be a number of seconds in [0, 86400], got {}",
+                p.warmup_secs
+            ));
+        }
+        Ok(p)
+    }
+
+    fn step_count(p: &Params) -> usize {
+        p.threads.len()
+    }
+
+    fn estimate_secs(p: &Params) -> f64 {
+        p.threads.len() as f64 * (p.secs + p.warmup_secs)
+    }
+
+    fn describe(p: &Params) -> String {
+        p.threads
+            .iter()
+            .map(|t| {
+                format!(
+                    "select1 t{t}: {:.1} s warm-up, {:.1} s measured\n",
+                    p.warmup_secs, p.secs
+                )
+            })
+            .collect()
+    }
+
+    fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+        let mut end = RunEnd::Ok;
+        for &threads in &p.threads {
+            if stop_requested() {
+                return Ok(RunEnd::Interrupted);
+            }
+            let r = h.test(
+                format!("select1 t{threads}"),
+                TestResult::running(
+                    Self::NAME,
+                    "select1".into(),
+                    "select",
+                    threads,
+                    true,
+                    "statements/s",
+                ),
+                |run| {
+                    let mut workers = (0..threads)
+                        .map(|_| Pinger::new(run.driver.clone()))
+                        .collect::<DbResult<Vec<_>>>()
+                        .map_err(|e| format!("could not start the test: {e}"))?;
+                    let cfg = StepConfig {
+                        warmup: Duration::from_secs_f64(p.warmup_secs),
+                        duration: Duration::from_secs_f64(p.secs),
+                        reconnect_for: RECONNECT_FOR,
+                    };
+                    let step = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {
+                        run.start_sampling()
+                    });
+                    crate::harness::fill_core(&mut run.result, &step);
+                    run.result.warmup_secs = p.warmup_secs;
+                    run.finish_probe(step.counts.queries() as f64);
+                    Ok(())
+                },
+            )?;
+            if !end.after(&r) {
+                break;
+            }
+        }
+        Ok(end)
+    }
+}
+
+/// One connection sending `SELECT 1`.
+struct Pinger {
+    driver: Arc<dyn Driver>,
+    conn: Box<dyn Conn>,
+    stmt: StmtId,
+}
+
+impl Pinger {
+    fn new(driver: Arc<dyn Driver>) -> DbResult<Self> {
+        let mut conn = driver.connect()?;
+        let stmt = conn.prepare("SELECT 1", PsMode::Auto)?;
+        Ok(Pinger { driver, conn, stmt })
+    }
+}
+
+impl Worker for Pinger {
+    #[inline]
+    fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+        let o = self.conn.execute(self.stmt, &[])?;
+        c.record(o);
+        c.events += 1;
+        Ok(())
+    }
+
+    fn recover(&mut self, err: &DbError) -> DbResult<()> {
+        match err.class {
+            ErrorClass::Retry => Ok(()),
+            ErrorClass::Reconnect => {
+                self.conn = self.driver.connect()?;
+                self.stmt = self.conn.prepare("SELECT 1", PsMode::Auto)?;
+                Ok(())
+            }
+            ErrorClass::Fatal => Err(err.clone()),
+        }
+    }
+}
