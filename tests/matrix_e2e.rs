@@ -138,7 +138,7 @@ config = "delete.conf"
     let o = rqps(&["matrix", bad.to_str().unwrap(), "--results", r]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("target x: --tests applies only to --suite sysbench"),
+        text(&o).contains("bad.toml:3: tests: applies only to suite = \"sysbench\""),
         "{}",
         text(&o)
     );

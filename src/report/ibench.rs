@@ -10,7 +10,8 @@ use serde::Serialize;
 use super::compare::{self, Rules};
 use super::model::{HwFigures, HwRatio, Rel, Shade};
 use super::stats;
-use crate::results::{IbenchStep, RunDoc, TestResult};
+use crate::results::{RunDoc, TestResult};
+use crate::suite::ibench::results::step_of;
 
 /// The suite name of Insert Benchmark runs and results.
 pub const SUITE: &str = "ibench";
@@ -82,7 +83,7 @@ pub struct IbenchCell {
     /// `[t, rate]`: the step's throughput per second (mean over the repeats).
     pub per_second: Vec<[f64; 2]>,
     /// Statements per response-time bucket of reference §4.8
-    /// ([`crate::results::RT_BUCKETS_US`], then beyond), summed over the
+    /// ([`crate::suite::ibench::results::RT_BUCKETS_US`], then beyond), summed over the
     /// finished repeats: inserts, deletes, queries (absent: none ran).
     pub rt_buckets: [Option<Vec<u64>>; 3],
     pub repeats: Vec<IbenchRepeat>,
@@ -163,9 +164,9 @@ fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
 }
 
 fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
-    let none = IbenchStep::default();
-    let ib = t.ibench.as_ref().unwrap_or(&none);
-    let p99 = |rt: &Option<crate::results::RtSummary>| rt.as_ref().map(|r| r.p99);
+    let owned = step_of(t).unwrap_or_default();
+    let ib = &owned;
+    let p99 = |rt: &Option<crate::suite::ibench::results::RtSummary>| rt.as_ref().map(|r| r.p99);
     IbenchRepeat {
         run_id: run.run_id.clone(),
         engine_version: run.engine.version.clone(),
@@ -196,7 +197,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
     let mut by_t: BTreeMap<u64, (f64, f64, usize)> = BTreeMap::new();
     for t in found {
-        let Some(ib) = &t.ibench else { continue };
+        let Some(ib) = step_of(t) else { continue };
         let whole = ib.per_second.iter().any(|s| s.secs >= 0.999);
         for s in ib.per_second.iter().filter(|s| !whole || s.secs >= 0.999) {
             // Whole seconds of different repeats meet at the same second.
@@ -220,7 +221,7 @@ fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
 fn rt_buckets(found: &[&TestResult], kind: usize) -> Option<Vec<u64>> {
     let mut sum: Option<Vec<u64>> = None;
     for t in found {
-        let Some(ib) = &t.ibench else { continue };
+        let Some(ib) = step_of(t) else { continue };
         let rt = [&ib.insert_rt, &ib.delete_rt, &ib.query_rt][kind];
         let Some(rt) = rt else { continue };
         let s = sum.get_or_insert_with(|| vec![0; rt.buckets.len()]);
@@ -260,15 +261,11 @@ fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
         rel: None,
         hw: compare::hw_mean(ok.iter().filter_map(|r| r.hw.as_ref())),
         hw_rel: None,
-        wkb_per_insert: mean(
-            ok_tests
-                .iter()
-                .filter_map(|t| t.ibench.as_ref()?.wkb_per_insert),
-        ),
+        wkb_per_insert: mean(ok_tests.iter().filter_map(|t| step_of(t)?.wkb_per_insert)),
         writes_per_insert: mean(
             ok_tests
                 .iter()
-                .filter_map(|t| t.ibench.as_ref()?.writes_per_insert),
+                .filter_map(|t| step_of(t)?.writes_per_insert),
         ),
         per_second: per_second(&ok_tests, query),
         rt_buckets: [0, 1, 2].map(|k| rt_buckets(&ok_tests, k)),
@@ -312,7 +309,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
         c.target_ips = found
             .iter()
             .flat_map(|(_, m)| m.get(&c.step).into_iter().flatten())
-            .find_map(|(_, t)| t.ibench.as_ref()?.target_ips);
+            .find_map(|(_, t)| step_of(t)?.target_ips);
     }
     let mut rows: Vec<IbenchRow> = found
         .iter()
@@ -421,9 +418,9 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
         "status",
     ]);
     for t in &rows {
-        let none = IbenchStep::default();
-        let ib = t.ibench.as_ref().unwrap_or(&none);
-        let p99 = |rt: &Option<crate::results::RtSummary>| {
+        let owned = step_of(t).unwrap_or_default();
+        let ib = &owned;
+        let p99 = |rt: &Option<crate::suite::ibench::results::RtSummary>| {
             rt.as_ref()
                 .map(|r| num(r.p99))
                 .unwrap_or_else(|| "-".into())
@@ -504,8 +501,8 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
             cell(hw.reads_per_op),
             cell(hw.rkb_per_op),
             cell(hw.wkb_per_op),
-            cell(t.ibench.as_ref().and_then(|i| i.writes_per_insert)),
-            cell(t.ibench.as_ref().and_then(|i| i.wkb_per_insert)),
+            cell(step_of(t).and_then(|i| i.writes_per_insert)),
+            cell(step_of(t).and_then(|i| i.wkb_per_insert)),
             cell(db),
         ]);
         for u in &hw.unavailable {
@@ -543,12 +540,15 @@ pub(crate) mod tests {
             "per_second": []
         }))
         .unwrap();
-        t.ibench = Some(IbenchStep {
-            inserts_per_sec: ips,
-            target_ips: target,
-            sla_missed: target.is_some_and(|t| crate::suite::ibench::run::sla_missed(ips, t)),
-            ..Default::default()
-        });
+        t.set_detail(
+            "ibench",
+            &crate::suite::ibench::results::IbenchStep {
+                inserts_per_sec: ips,
+                target_ips: target,
+                sla_missed: target.is_some_and(|t| crate::suite::ibench::run::sla_missed(ips, t)),
+                ..Default::default()
+            },
+        );
         t
     }
 
@@ -630,7 +630,7 @@ pub(crate) mod tests {
 
     #[test]
     fn per_second_series_and_buckets_pool_the_repeats() {
-        use crate::results::{IbenchSecond, RtSummary};
+        use crate::suite::ibench::results::{IbenchSecond, RtSummary};
         let sec = |t: f64, secs: f64, ips: f64| IbenchSecond {
             t,
             secs,
@@ -640,7 +640,7 @@ pub(crate) mod tests {
         let mut runs = Vec::new();
         for (id, ips, jitter) in [("1", 100.0, 0.0004), ("2", 300.0, -0.0003)] {
             let mut t = step("l.i1", ips, ips, None);
-            let ib = t.ibench.as_mut().unwrap();
+            let mut ib = step_of(&t).unwrap();
             // Two whole seconds a hair apart between repeats, then a partial one.
             ib.per_second = vec![
                 sec(1.0 + jitter, 1.0, ips),
@@ -652,6 +652,7 @@ pub(crate) mod tests {
                 buckets: vec![1, 2, 0],
                 ..Default::default()
             });
+            t.set_detail("ibench", &ib);
             runs.push(doc("a", id, vec![t]));
         }
         let s = build("a", &["a"], &runs, Rules::default()).unwrap();

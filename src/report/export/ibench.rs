@@ -157,10 +157,19 @@ fn response_times(s: &IbenchSection) -> Vec<Block> {
         "name".into(),
         "count".into(),
     ];
-    header.extend(crate::results::RT_BUCKETS_US.iter().map(|&b| label(b)));
+    header.extend(
+        crate::suite::ibench::results::RT_BUCKETS_US
+            .iter()
+            .map(|&b| label(b)),
+    );
     header.push(format!(
         "> {}",
-        label(*crate::results::RT_BUCKETS_US.last().unwrap_or(&0)).trim_start_matches("<= ")
+        label(
+            *crate::suite::ibench::results::RT_BUCKETS_US
+                .last()
+                .unwrap_or(&0)
+        )
+        .trim_start_matches("<= ")
     ));
     let mut rows = Vec::new();
     for (i, col) in s.steps.iter().enumerate() {
@@ -402,7 +411,7 @@ mod formats {
             let mut t = step("point-query", qps, 0.0, None);
             t.suite = "sysbench".into();
             t.group = "point".into();
-            t.ibench = None;
+            t.detail.clear();
             d.tests.push(t);
         }
         let r = build(&runs, &opts()).unwrap();

@@ -9,6 +9,7 @@
 
 pub mod limiter;
 pub mod params;
+pub mod results;
 pub mod rows;
 pub mod rt;
 pub mod run;

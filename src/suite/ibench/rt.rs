@@ -4,8 +4,8 @@
 
 use hdrhistogram::Histogram;
 
+use super::results::RT_BUCKETS_US;
 use crate::harness::measure::new_histogram;
-use crate::results::RT_BUCKETS_US;
 
 /// Buckets of [`RT_BUCKETS_US`], then one beyond the last bound.
 pub const RT_BUCKETS: usize = RT_BUCKETS_US.len() + 1;

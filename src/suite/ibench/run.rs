@@ -4,12 +4,15 @@
 
 use std::time::Duration;
 
+use super::Ibench;
 use super::params::IbenchParams;
+use super::results::{IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary};
 use crate::engine::Driver;
 use crate::harness::measure::Latency;
 use crate::harness::runner::stop_requested;
 use crate::harness::{Harness, RunEnd};
-use crate::results::{IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary, TestResult};
+use crate::results::TestResult;
+use crate::suite::Workload;
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::ibench::step::{
     Progress, Sample, StepOutcome, StepSpec, count_rows, leftover_table, run_step, setup_tables,
@@ -148,7 +151,7 @@ counts in its size; drop it and the pi tables after it to measure this run alone
         let indexed = (*def == StepDef::LoadX)
             .then(|| p.rows_per_client * p.clients as u64 + out.inserted_rows);
         let known = run.result.warnings.len();
-        fill_result(&mut run.result, def, &spec, &out, indexed);
+        let mut ib = fill_result(&mut run.result, def, &spec, &out, indexed);
         for w in &run.result.warnings[known..] {
             run.ui.warn(&format!("{name}: {w}"));
         }
@@ -159,16 +162,13 @@ counts in its size; drop it and the pi tables after it to measure this run alone
         };
         let hw = run.finish_probe(ops).cloned();
         let rows_after = count(p, driver.as_ref());
-        if let Some(ib) = run.result.ibench.as_mut() {
-            ib.rows_before = rows_before;
-            ib.rows_after = rows_after;
-            // Per inserted row; l.x's rows are the ones it indexed, as its rate.
-            let inserts = indexed.unwrap_or(out.inserted_rows) as f64;
-            let per_insert =
-                |v: Option<f64>| v.filter(|_| inserts > 0.0).map(|w| w * ops / inserts);
-            ib.wkb_per_insert = per_insert(hw.as_ref().and_then(|h| h.wkb_per_op));
-            ib.writes_per_insert = per_insert(hw.as_ref().and_then(|h| h.writes_per_op));
-        }
+        ib.rows_before = rows_before;
+        ib.rows_after = rows_after;
+        // Per inserted row; l.x's rows are the ones it indexed, as its rate.
+        let inserts = indexed.unwrap_or(out.inserted_rows) as f64;
+        let per_insert = |v: Option<f64>| v.filter(|_| inserts > 0.0).map(|w| w * ops / inserts);
+        ib.wkb_per_insert = per_insert(hw.as_ref().and_then(|h| h.wkb_per_op));
+        ib.writes_per_insert = per_insert(hw.as_ref().and_then(|h| h.writes_per_op));
         if *def == StepDef::LoadI2 && run.result.status == "ok" && !stop_requested() {
             let (took, refused) = settle_tables(driver.as_ref(), &tables(p), settle_budget)
                 .map_err(|e| format!("settle step failed: {e}"))?;
@@ -177,10 +177,9 @@ counts in its size; drop it and the pi tables after it to measure this run alone
                     "settle step: the engine refused {f}; continuing without it"
                 ));
             }
-            if let Some(ib) = run.result.ibench.as_mut() {
-                ib.settle_secs = Some(took.as_secs_f64());
-            }
+            ib.settle_secs = Some(took.as_secs_f64());
         }
+        run.result.set_detail(Ibench::NAME, &ib);
         Ok(())
     })
 }
@@ -207,7 +206,7 @@ pub fn result_line(r: &TestResult) -> String {
             r.reason.clone().unwrap_or_default()
         );
     }
-    let Some(ib) = &r.ibench else {
+    let Some(ib) = r.detail::<IbenchStep>(Ibench::NAME) else {
         return format!("{label:>8}  {:.0} {}", r.qps, r.qps_unit);
     };
     let mut line = format!(
@@ -235,7 +234,7 @@ fn base_result(def: &StepDef, clients: usize) -> TestResult {
         _ => "inserts/s",
     };
     let group = if def.is_load() { "load" } else { "query" };
-    TestResult::running("ibench", def.name(), group, clients, true, unit)
+    TestResult::running(Ibench::NAME, def.name(), group, clients, true, unit)
 }
 
 /// Response times of one kind, or None when it ran no statement.
@@ -292,14 +291,15 @@ pub fn rate_percentiles(samples: &[Sample]) -> Vec<RateAt> {
         .collect()
 }
 
-/// Fills a result from what a step measured. `indexed`: rows l.x indexed.
+/// Fills a result's core from what a step measured, and returns the step's
+/// own figures (stored under the suite's name). `indexed`: rows l.x indexed.
 pub fn fill_result(
     r: &mut TestResult,
     def: &StepDef,
     spec: &StepSpec,
     out: &StepOutcome,
     indexed: Option<u64>,
-) {
+) -> IbenchStep {
     let secs = out.secs.max(1e-9);
     let per = |n: u64| n as f64 / secs;
     let statements = out.insert_statements + out.delete_statements + out.queries;
@@ -380,7 +380,7 @@ pub fn fill_result(
     r.rows = out.rows_fetched;
     r.latency_us = Latency::from_histogram(&hist.hist);
     (r.status, r.reason) = crate::harness::step_status(&out.status);
-    r.ibench = Some(ib);
+    ib
 }
 
 #[cfg(test)]

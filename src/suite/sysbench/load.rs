@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::engine::{Conn, DbResult, Driver, Param, PsMode};
+use crate::results::LoadStats;
 use crate::suite::rand::Rng;
 
 use super::event::table_name;
@@ -15,19 +16,6 @@ pub struct LoadParams {
     pub tables: usize,
     pub table_size: u64,
     pub seed: u64,
-}
-
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct LoadStats {
-    pub rows: u64,
-    pub secs: f64,
-    /// Seconds spent inserting rows, and creating the secondary indexes.
-    pub insert_secs: f64,
-    pub index_secs: f64,
-    pub rows_per_sec: f64,
-    /// Hardware cost per row loaded.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub hw: Option<crate::results::HwCost>,
 }
 
 /// Rows per multi-row INSERT, and rows per transaction.
