@@ -252,6 +252,29 @@ pub fn step_status(s: &runner::StepStatus) -> (String, Option<String>) {
     }
 }
 
+/// The settle step between phases: the engine's quieting statements for
+/// `names` (checkpoint, analyze, flush), then a sleep for what is left of
+/// `budget`. Statements the engine refuses (privileges) come back as text.
+pub fn settle_tables(
+    driver: &dyn Driver,
+    names: &[String],
+    budget: Duration,
+) -> DbResult<(Duration, Vec<String>)> {
+    let started = Instant::now();
+    let mut conn = driver.connect()?;
+    let mut refused = Vec::new();
+    for sql in driver.dialect().settle(names) {
+        if let Err(e) = conn.query(&sql) {
+            refused.push(format!("{sql}: {e}"));
+        }
+    }
+    drop(conn);
+    if let Some(rest) = budget.checked_sub(started.elapsed()) {
+        std::thread::sleep(rest);
+    }
+    Ok((started.elapsed(), refused))
+}
+
 fn opt(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
 }

@@ -246,6 +246,15 @@ pub fn set<T>(slot: &mut T, v: Option<T>) {
     }
 }
 
+/// `auto` or `disable`, as `--ps-mode` and matrices spell it.
+pub fn ps_mode(v: &str) -> Result<crate::engine::PsMode, String> {
+    match v {
+        "auto" => Ok(crate::engine::PsMode::Auto),
+        "disable" => Ok(crate::engine::PsMode::Disable),
+        _ => Err(format!("--ps-mode must be auto or disable, got '{v}'")),
+    }
+}
+
 /// A seed from the clock, for runs that were not given one.
 pub fn clock_seed() -> u64 {
     std::time::SystemTime::now()

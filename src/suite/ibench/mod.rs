@@ -199,7 +199,7 @@ impl crate::suite::Workload for Ibench {
         set(&mut p.rates, o.rates);
         set(&mut p.settle_secs, o.settle_secs);
         if let Some(m) = &o.ps_mode {
-            p.ps_mode = crate::suite::sysbench::ps_mode(m)?;
+            p.ps_mode = crate::suite::ps_mode(m)?;
         }
         p.seed = common.seed;
         p.steps()?;

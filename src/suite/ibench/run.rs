@@ -10,6 +10,7 @@ use super::results::{IbenchRetries, IbenchSecond, IbenchStep, RateAt, RtSummary}
 use crate::engine::Driver;
 use crate::harness::measure::Latency;
 use crate::harness::runner::stop_requested;
+use crate::harness::settle_tables;
 use crate::harness::{Harness, RunEnd};
 use crate::results::TestResult;
 use crate::suite::Workload;
@@ -20,7 +21,6 @@ use crate::suite::ibench::step::{
 use crate::suite::ibench::{
     ROWS_L_I0, ROWS_L_I1, ROWS_L_I2, ROWS_L_X, ROWS_QUERY_STEPS, StepDef, table_name,
 };
-use crate::suite::sysbench::load::settle_tables;
 
 /// Tables are counted before and after each step only up to this many rows
 /// per table (a count of a reference-sized table takes too long).

@@ -170,28 +170,7 @@ pub fn settle(
     budget: Duration,
 ) -> DbResult<(Duration, Vec<String>)> {
     let names: Vec<String> = (1..=tables).map(table_name).collect();
-    settle_tables(driver, &names, budget)
-}
-
-/// [`settle`] for the tables named.
-pub fn settle_tables(
-    driver: &dyn Driver,
-    names: &[String],
-    budget: Duration,
-) -> DbResult<(Duration, Vec<String>)> {
-    let started = Instant::now();
-    let mut conn = driver.connect()?;
-    let mut refused = Vec::new();
-    for sql in driver.dialect().settle(names) {
-        if let Err(e) = conn.query(&sql) {
-            refused.push(format!("{sql}: {e}"));
-        }
-    }
-    drop(conn);
-    if let Some(rest) = budget.checked_sub(started.elapsed()) {
-        std::thread::sleep(rest);
-    }
-    Ok((started.elapsed(), refused))
+    crate::harness::settle_tables(driver, &names, budget)
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@ pub mod run;
 
 use serde::Deserialize;
 
-use crate::engine::PsMode;
 use crate::harness::{Harness, RunEnd};
 use crate::suite::{Common, Workload, set};
 use params::SysbenchParams;
@@ -70,15 +69,6 @@ pub struct Options {
     pub skip_prepare: bool,
 }
 
-/// `auto` or `disable`, as `--ps-mode` and matrices spell it.
-pub fn ps_mode(v: &str) -> Result<PsMode, String> {
-    match v {
-        "auto" => Ok(PsMode::Auto),
-        "disable" => Ok(PsMode::Disable),
-        _ => Err(format!("--ps-mode must be auto or disable, got '{v}'")),
-    }
-}
-
 impl Workload for Sysbench {
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
@@ -113,7 +103,7 @@ impl Workload for Sysbench {
             p.rand_type = r.parse()?;
         }
         if let Some(m) = &o.ps_mode {
-            p.ps_mode = ps_mode(m)?;
+            p.ps_mode = crate::suite::ps_mode(m)?;
         }
         p.skip_prepare = o.skip_prepare;
         p.seed = common.seed;

@@ -31,8 +31,6 @@ pub struct SysbenchParams {
     pub seed: u64,
 }
 
-/// Named parameter sets (spec §3).
-pub const PROFILES: &[&str] = &["quick", "ci", "small-server", "large-server"];
 
 pub fn profile(name: &str) -> Option<SysbenchParams> {
     let base = |tables, table_size, threads: Vec<usize>, read, write, warm, warmup, settle| {
