@@ -91,10 +91,19 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds")
 }
 
+/// One operation kind's events and latencies on one thread.
+pub struct KindMeasure {
+    pub events: u64,
+    pub errors: u64,
+    pub hist: Histogram<u64>,
+}
+
 /// Everything one thread measured during the measured interval.
 pub struct ThreadMeasure {
     pub counts: Counts,
-    pub hist: Histogram<u64>,
+    /// Per operation kind (one entry when the events have no kinds); the
+    /// step's histogram is their sum, so an event is recorded once.
+    pub kinds: Vec<KindMeasure>,
     /// Counts at each whole second after the measured interval began.
     pub marks: Vec<Counts>,
     start: u64,
@@ -104,11 +113,17 @@ pub struct ThreadMeasure {
 }
 
 impl ThreadMeasure {
-    /// `start` is a [`now_ns`] reading.
-    pub fn new(start: u64, expected_secs: usize) -> Self {
+    /// `start` is a [`now_ns`] reading; `kinds` operation kinds (at least 1).
+    pub fn new(start: u64, expected_secs: usize, kinds: usize) -> Self {
         ThreadMeasure {
             counts: Counts::default(),
-            hist: new_histogram(),
+            kinds: (0..kinds.max(1))
+                .map(|_| KindMeasure {
+                    events: 0,
+                    errors: 0,
+                    hist: new_histogram(),
+                })
+                .collect(),
             marks: Vec::with_capacity(expected_secs + 2),
             start,
             next_mark: start + NANOS_PER_SEC,
@@ -116,13 +131,21 @@ impl ThreadMeasure {
         }
     }
 
-    /// Records one event that ended at `end` after `nanos`.
+    /// Records one event of kind `kind` that ended at `end` after `nanos`.
     #[inline]
-    pub fn event_done(&mut self, end: u64, nanos: u64) {
+    pub fn event_done(&mut self, end: u64, nanos: u64, kind: usize) {
         self.counts.events += 1;
         self.last = end;
+        let k = if kind < self.kinds.len() { kind } else { 0 };
+        self.kinds[k].events += 1;
         // Values beyond the histogram's hour are clamped rather than lost.
-        self.hist.saturating_record(nanos);
+        self.kinds[k].hist.saturating_record(nanos);
+    }
+
+    /// Counts a failed event of kind `kind` (not on the per-event path).
+    pub fn failed(&mut self, kind: usize) {
+        let k = if kind < self.kinds.len() { kind } else { 0 };
+        self.kinds[k].errors += 1;
     }
 
     /// Called before each event starts: closes the seconds that ended before
@@ -238,14 +261,17 @@ mod tests {
     #[test]
     fn per_second_series_sums_threads_and_keeps_a_tail() {
         let start = now_ns();
-        let mut threads = vec![ThreadMeasure::new(start, 3), ThreadMeasure::new(start, 3)];
+        let mut threads = vec![
+            ThreadMeasure::new(start, 3, 1),
+            ThreadMeasure::new(start, 3, 1),
+        ];
         for (i, t) in threads.iter_mut().enumerate() {
             // 10 events per second per thread for 2.5 seconds, one statement each.
             for e in 0..25u64 {
                 let begin = start + 100_000_000 * e + 1000 * i as u64;
                 t.tick(begin);
                 t.counts.record(Outcome::Rows(1));
-                t.event_done(begin + 100_000_000, 1000);
+                t.event_done(begin + 100_000_000, 1000, 0);
             }
         }
         let s = per_second(&threads, Duration::from_millis(2500));

@@ -240,6 +240,22 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
     r.rows = c.rows;
     r.latency_us = run.latency.clone();
     r.per_second = run.per_second.clone();
+    r.ops = run
+        .kinds
+        .iter()
+        .filter_map(|k| {
+            let name = k.name.clone()?;
+            Some((
+                name,
+                crate::results::OpStats {
+                    count: k.events,
+                    per_sec: k.events as f64 / secs,
+                    errors: k.errors,
+                    latency_us: measure::Latency::from_histogram(&k.hist),
+                },
+            ))
+        })
+        .collect();
     (r.status, r.reason) = step_status(&run.status);
 }
 

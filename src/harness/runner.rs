@@ -20,6 +20,17 @@ pub trait Worker: Send {
     /// Called after an event failed with a `Retry` or `Reconnect` error:
     /// roll back, or reconnect and prepare again.
     fn recover(&mut self, err: &DbError) -> DbResult<()>;
+    /// The names of the operation kinds its events are (TPC-C's transactions,
+    /// LinkBench's operations), counted and timed apart. Empty: every event is
+    /// of one kind, the test itself.
+    fn kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The index in [`Worker::kinds`] of the event that just ran or failed.
+    #[inline]
+    fn kind(&self) -> usize {
+        0
+    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -58,6 +69,18 @@ pub struct StepRun {
     pub hist: Histogram<u64>,
     pub latency: Latency,
     pub per_second: Vec<SecondSample>,
+    /// Per operation kind, when the workers name kinds (empty otherwise).
+    pub kinds: Vec<KindRun>,
+}
+
+/// What one kind of operation measured in a step, summed over threads.
+pub struct KindRun {
+    /// The kind's name (`None` for a step whose events have no kinds).
+    pub name: Option<String>,
+    pub events: u64,
+    /// Events of this kind that failed (and were retried or ended the thread).
+    pub errors: u64,
+    pub hist: Histogram<u64>,
 }
 
 /// What the progress display is told a few times a second.
@@ -137,16 +160,16 @@ fn work<W: Worker>(
     let mut now = now_ns();
     while now < sh.warm_end_ns {
         if sh.stopping() {
-            return (ThreadMeasure::new(sh.warm_end_ns, 0), None);
+            return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
         }
         if let Err(e) = w.event(&mut scratch)
             && let Err(msg) = on_error(w, e, &mut scratch, sh)
         {
-            return (ThreadMeasure::new(sh.warm_end_ns, 0), Some(msg));
+            return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
         }
         now = now_ns();
     }
-    let mut m = ThreadMeasure::new(now, expected_secs);
+    let mut m = ThreadMeasure::new(now, expected_secs, w.kinds().len().max(1));
     let mut t0 = now;
     loop {
         if sh.stopping() {
@@ -156,8 +179,9 @@ fn work<W: Worker>(
         let r = w.event(&mut m.counts);
         let t1 = now_ns();
         match r {
-            Ok(()) => m.event_done(t1, t1 - t0),
+            Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
             Err(e) => {
+                m.failed(w.kind());
                 if let Err(msg) = on_error(w, e, &mut m.counts, sh) {
                     return (m, Some(msg));
                 }
@@ -246,7 +270,7 @@ pub fn run_step<W: Worker>(
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
                     (
-                        ThreadMeasure::new(warm_end_ns, 0),
+                        ThreadMeasure::new(warm_end_ns, 0, 1),
                         Some("worker thread panicked".into()),
                     )
                 })
@@ -260,11 +284,27 @@ pub fn run_step<W: Worker>(
         .map(|t| t.elapsed())
         .max()
         .unwrap_or_default();
+    let names: &[&str] = workers.first().map(|w| w.kinds()).unwrap_or(&[]);
     let mut counts = Counts::default();
     let mut hist = new_histogram();
+    let mut kinds: Vec<KindRun> = (0..names.len().max(1))
+        .map(|i| KindRun {
+            name: names.get(i).map(|n| n.to_string()),
+            events: 0,
+            errors: 0,
+            hist: new_histogram(),
+        })
+        .collect();
     for t in &threads {
         counts.add(&t.counts);
-        let _ = hist.add(&t.hist);
+        for (k, tk) in kinds.iter_mut().zip(&t.kinds) {
+            k.events += tk.events;
+            k.errors += tk.errors;
+            let _ = k.hist.add(&tk.hist);
+        }
+    }
+    for k in &kinds {
+        let _ = hist.add(&k.hist);
     }
     let status = match error {
         Some(msg) => StepStatus::Failed(msg),
@@ -278,6 +318,7 @@ pub fn run_step<W: Worker>(
         latency: Latency::from_histogram(&hist),
         per_second: per_second(&threads, elapsed),
         hist,
+        kinds: if names.is_empty() { Vec::new() } else { kinds },
     }
 }
 
@@ -357,6 +398,55 @@ mod tests {
         let summed: f64 = r.per_second.iter().take(1).map(|s| s.tps).sum();
         assert!(summed > 0.0);
         assert_eq!(r.per_second.len(), 2);
+    }
+
+    /// Events of two kinds in turn, every third one of kind `b` failing.
+    struct TwoKinds {
+        n: u64,
+    }
+
+    impl Worker for TwoKinds {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            std::hint::black_box((0..200).sum::<u64>());
+            if self.kind() == 1 && self.n.is_multiple_of(3) {
+                return Err(DbError {
+                    class: ErrorClass::Retry,
+                    code: None,
+                    message: "scripted".into(),
+                });
+            }
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+        fn kinds(&self) -> &'static [&'static str] {
+            &["a", "b"]
+        }
+        fn kind(&self) -> usize {
+            (self.n % 2) as usize
+        }
+    }
+
+    #[test]
+    fn each_operation_kind_is_counted_and_timed_apart() {
+        let mut ws = vec![TwoKinds { n: 0 }, TwoKinds { n: 0 }];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        let names: Vec<_> = r.kinds.iter().map(|k| k.name.clone().unwrap()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let (a, b) = (&r.kinds[0], &r.kinds[1]);
+        assert_eq!(a.events + b.events, r.counts.events);
+        assert_eq!(a.hist.len() + b.hist.len(), r.hist.len());
+        assert_eq!(a.errors, 0, "kind a never fails");
+        assert_eq!(b.errors, r.counts.errors);
+        assert!(b.errors > 0 && b.events > 0);
+        // A step whose events have no kinds keeps no per-kind figures.
+        let mut ws = vec![mock(None)];
+        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
+        assert!(r.kinds.is_empty());
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub struct TestResult {
     pub rows: u64,
     /// Event latency in microseconds.
     pub latency_us: Latency,
+    /// Per operation kind (TPC-C's transactions, LinkBench's operations, the
+    /// Insert Benchmark's statement kinds), for suites whose events have kinds.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
+    pub ops: std::collections::BTreeMap<String, OpStats>,
     pub per_second: Vec<SecondSample>,
     /// Hardware cost per operation, from the /proc sampler (absent where not measured).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -113,6 +117,7 @@ impl TestResult {
             reconnects: 0,
             rows: 0,
             latency_us: Default::default(),
+            ops: Default::default(),
             per_second: Vec::new(),
             hw: None,
             status_delta: Default::default(),
@@ -120,6 +125,19 @@ impl TestResult {
             detail: Default::default(),
         }
     }
+}
+
+/// One kind of operation in a test.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct OpStats {
+    /// Operations of this kind that completed in the measured interval.
+    pub count: u64,
+    /// Completed operations per second of the test.
+    pub per_sec: f64,
+    /// Operations of this kind that failed (retried, or ending the test).
+    pub errors: u64,
+    /// Latency of the completed ones, microseconds.
+    pub latency_us: Latency,
 }
 
 /// What a test cost the machine, per operation (spec §5; reference §5.2). Every

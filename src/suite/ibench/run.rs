@@ -379,6 +379,23 @@ pub fn fill_result(
     }
     r.rows = out.rows_fetched;
     r.latency_us = Latency::from_histogram(&hist.hist);
+    for (name, h, retries) in [
+        ("insert", &out.insert_hist, out.insert_retries),
+        ("delete", &out.delete_hist, out.delete_retries),
+        ("query", &out.query_hist, out.query_retries),
+    ] {
+        if !h.is_empty() {
+            r.ops.insert(
+                name.to_string(),
+                crate::results::OpStats {
+                    count: h.len(),
+                    per_sec: per(h.len()),
+                    errors: retries,
+                    latency_us: Latency::from_histogram(&h.hist),
+                },
+            );
+        }
+    }
     (r.status, r.reason) = crate::harness::step_status(&out.status);
     ib
 }

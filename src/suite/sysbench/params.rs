@@ -31,7 +31,6 @@ pub struct SysbenchParams {
     pub seed: u64,
 }
 
-
 pub fn profile(name: &str) -> Option<SysbenchParams> {
     let base = |tables, table_size, threads: Vec<usize>, read, write, warm, warmup, settle| {
         SysbenchParams {
