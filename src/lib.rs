@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod cli;
 pub mod engine;
+pub mod error;
 pub mod harness;
 pub mod plan;
 pub mod report;

@@ -88,7 +88,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         }
         return Ok(0);
     }
-    crate::results::check_writable(&a.results).map_err(CliError::Usage)?;
+    crate::results::check_writable(&a.results)?;
     for e in missing {
         if let crate::engine::install::EngineRef::Cached(kind, v) = e {
             crate::engine::install::install(kind, &v, &mut |n| eprintln!("{n}"))

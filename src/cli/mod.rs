@@ -23,6 +23,16 @@ pub enum CliError {
     Failed(String),
 }
 
+impl From<crate::error::Error> for CliError {
+    fn from(e: crate::error::Error) -> Self {
+        if e.is_usage() {
+            CliError::Usage(e.to_string())
+        } else {
+            CliError::Failed(e.to_string())
+        }
+    }
+}
+
 impl CliError {
     pub fn message(&self) -> &str {
         match self {
@@ -419,7 +429,7 @@ fn show(a: &ShowArgs) -> Result<i32, CliError> {
                 .ok_or_else(|| CliError::Usage(format!("no runs in {}", a.results.display())))?
         }
     };
-    let doc = crate::results::read_run(&dir).map_err(CliError::Usage)?;
+    let doc = crate::results::read_run(&dir)?;
     print!("{}", crate::report::table::run_table(&doc, a.all));
     Ok(0)
 }

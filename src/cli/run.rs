@@ -60,7 +60,7 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     }
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
-    crate::results::check_writable(&a.results).map_err(CliError::Usage)?;
+    crate::results::check_writable(&a.results)?;
     if let Some(j) = &a.json {
         let parent = j
             .parent()
@@ -201,7 +201,7 @@ fn run_repeat(
     repeats: usize,
 ) -> Result<i32, CliError> {
     let repeat = doc.repeat;
-    let mut store = Store::create(&a.results, doc, json).map_err(CliError::Usage)?;
+    let mut store = Store::create(&a.results, doc, json)?;
     ui.say(&format!(
         "rqps {}: {} on {} ({} {}), {} steps, about {:.0} s{}; results in {}",
         env!("CARGO_PKG_VERSION"),
@@ -233,7 +233,7 @@ fn run_repeat(
         Err(_) if crate::harness::runner::stop_requested() => ("interrupted", EXIT_INTERRUPTED),
         Err(_) => ("failed", EXIT_FAILED),
     };
-    store.finish(status).map_err(CliError::Failed)?;
+    store.finish(status)?;
     println!("{}", crate::report::table::run_table(store.doc(), false));
     eprintln!("results: {}", store.dir().display());
     if let Err(m) = end {

@@ -196,7 +196,7 @@ impl Harness<'_> {
         result: TestResult,
         body: impl FnOnce(&mut TestRun<'_>) -> Result<(), String>,
     ) -> Result<TestResult, String> {
-        let slot = self.store.begin_test(&result)?;
+        let slot = self.store.begin_test(&result).map_err(|e| e.to_string())?;
         let mut run = TestRun {
             result,
             label,
@@ -216,7 +216,9 @@ impl Harness<'_> {
         }
         let TestRun { result, label, .. } = run;
         self.ui.say(&(self.line)(&label, &result));
-        self.store.finish_test(slot, result.clone())?;
+        self.store
+            .finish_test(slot, result.clone())
+            .map_err(|e| e.to_string())?;
         Ok(result)
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Error;
 use crate::harness::measure::{Latency, SecondSample};
 use crate::util::{file_safe, now_rfc3339, write_atomic};
 
@@ -280,24 +281,34 @@ pub struct Store {
     seq: usize,
 }
 
-fn io_err(what: &str, path: &Path, e: std::io::Error) -> String {
-    format!("cannot write {what} {}: {e}", path.display())
+fn io_err(what: &'static str, path: &Path, source: std::io::Error) -> Error {
+    Error::Write {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn encode<T: Serialize>(what: &'static str, v: &T) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec_pretty(v).map_err(|source| Error::Encode { what, source })
 }
 
 /// Checks that results can be written under `root` (creating it), before any work starts.
-pub fn check_writable(root: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(root)
-        .map_err(|e| format!("results directory {} is not writable: {e}", root.display()))?;
+pub fn check_writable(root: &Path) -> Result<(), Error> {
+    let not_writable = |source| Error::NotWritable {
+        dir: root.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(root).map_err(not_writable)?;
     let probe = root.join(".rqps-write-test");
-    std::fs::write(&probe, b"ok")
-        .map_err(|e| format!("results directory {} is not writable: {e}", root.display()))?;
+    std::fs::write(&probe, b"ok").map_err(not_writable)?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }
 
 impl Store {
     /// Creates `<root>/<run-id>/` and writes `run.json`.
-    pub fn create(root: &Path, mut doc: RunDoc, json: Option<PathBuf>) -> Result<Store, String> {
+    pub fn create(root: &Path, mut doc: RunDoc, json: Option<PathBuf>) -> Result<Store, Error> {
         check_writable(root)?;
         let mut id = format!("{}-{}", crate::util::now_stamp(), file_safe(&doc.name));
         let mut dir = root.join(&id);
@@ -329,14 +340,14 @@ impl Store {
         &self.doc
     }
 
-    fn write_run(&self) -> Result<(), String> {
+    fn write_run(&self) -> Result<(), Error> {
         let mut head = self.doc.clone();
         head.tests.clear();
         let path = self.dir.join("run.json");
-        let bytes = serde_json::to_vec_pretty(&head).map_err(|e| e.to_string())?;
+        let bytes = encode("run file", &head)?;
         write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
         if let Some(json) = &self.json {
-            let bytes = serde_json::to_vec_pretty(&self.doc).map_err(|e| e.to_string())?;
+            let bytes = encode("JSON file", &self.doc)?;
             write_atomic(json, &bytes).map_err(|e| io_err("JSON file", json, e))?;
         }
         Ok(())
@@ -351,18 +362,18 @@ impl Store {
     }
 
     /// Marks `r` as running on disk; returns its slot for [`Store::finish_test`].
-    pub fn begin_test(&mut self, r: &TestResult) -> Result<usize, String> {
+    pub fn begin_test(&mut self, r: &TestResult) -> Result<usize, Error> {
         self.seq += 1;
         let path = self.test_path(self.seq, r);
-        let bytes = serde_json::to_vec_pretty(r).map_err(|e| e.to_string())?;
+        let bytes = encode("result", r)?;
         write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
         Ok(self.seq)
     }
 
     /// Writes the finished result over its running marker, and the `--json` document.
-    pub fn finish_test(&mut self, slot: usize, r: TestResult) -> Result<(), String> {
+    pub fn finish_test(&mut self, slot: usize, r: TestResult) -> Result<(), Error> {
         let path = self.test_path(slot, &r);
-        let bytes = serde_json::to_vec_pretty(&r).map_err(|e| e.to_string())?;
+        let bytes = encode("result", &r)?;
         write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
         self.doc.tests.push(r);
         if self.json.is_some() {
@@ -372,13 +383,13 @@ impl Store {
         }
     }
 
-    pub fn set_load(&mut self, load: LoadStats) -> Result<(), String> {
+    pub fn set_load(&mut self, load: LoadStats) -> Result<(), Error> {
         self.doc.load = Some(load);
         self.write_run()
     }
 
     /// Records how the run ended (`ok`, `failed`, `interrupted`).
-    pub fn finish(&mut self, status: &str) -> Result<(), String> {
+    pub fn finish(&mut self, status: &str) -> Result<(), Error> {
         self.doc.status = status.to_string();
         self.doc.finished = Some(now_rfc3339());
         self.write_run()
@@ -386,14 +397,25 @@ impl Store {
 }
 
 /// Reads a run directory back: its context and every test file, in order.
-pub fn read_run(dir: &Path) -> Result<RunDoc, String> {
+pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let parse = |path: &Path, source| Error::Parse {
+        path: path.to_path_buf(),
+        source,
+    };
     let path = dir.join("run.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut doc: RunDoc =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read(&path)?;
+    let mut doc: RunDoc = serde_json::from_str(&text).map_err(|e| parse(&path, e))?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("tests"))
-        .map_err(|e| format!("cannot read {}: {e}", dir.join("tests").display()))?
+        .map_err(|source| Error::Read {
+            path: dir.join("tests"),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
@@ -401,10 +423,9 @@ pub fn read_run(dir: &Path) -> Result<RunDoc, String> {
     doc.tests = files
         .iter()
         .map(|p| {
-            let t = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            serde_json::from_str(&t).map_err(|e| format!("{}: {e}", p.display()))
+            let t = read(p)?;
+            serde_json::from_str(&t).map_err(|e| parse(p, e))
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, Error>>()?;
     Ok(doc)
 }

@@ -82,7 +82,7 @@ fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), String> {
         "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
         p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
     ));
-    h.store.set_load(stats)
+    h.store.set_load(stats).map_err(|e| e.to_string())
 }
 
 fn settle_tables(p: &SysbenchParams, h: &Harness<'_>) -> Result<(), String> {
