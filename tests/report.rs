@@ -28,6 +28,10 @@ fn opts(base: &str, targets: Option<&[&str]>) -> Options {
         targets: targets.map(|t| t.iter().map(|s| s.to_string()).collect()),
         rules: Rules::default(),
         all: false,
+        sections: vec![
+            &rqps::suite::sysbench::report::SECTION,
+            &rqps::suite::ibench::report::SECTION,
+        ],
     }
 }
 

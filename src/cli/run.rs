@@ -2,9 +2,9 @@
 
 use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
+use crate::engine::PsMode;
 use crate::engine::open::{EngineArgs, OpenError, Opened};
 use crate::engine::target::redact_args;
-use crate::engine::PsMode;
 use crate::harness::probe::ProbeContext;
 use crate::plan::{SysbenchParams, profile};
 use crate::results::{EngineInfo, RunDoc, Store};
@@ -287,7 +287,10 @@ fn run_repeat(
         Err(_) => ("failed", EXIT_FAILED),
     };
     store.finish(status).map_err(CliError::Failed)?;
-    println!("{}", crate::report::table::run_table(store.doc(), false));
+    println!(
+        "{}",
+        crate::report::table::run_table(store.doc(), false, &super::report::sections())
+    );
     eprintln!("results: {}", store.dir().display());
     if let Err(m) = end {
         eprintln!("error: {m}");

@@ -8,6 +8,8 @@
 //! step with its connections, and `steps` says which steps a run has.
 
 pub mod limiter;
+pub mod report;
+pub mod report_export;
 pub mod rows;
 pub mod rt;
 pub mod run;

@@ -3,4 +3,5 @@
 pub mod catalog;
 pub mod event;
 pub mod load;
+pub mod report;
 pub mod run;

@@ -1,19 +1,31 @@
 //! The Insert Benchmark part of a comparison (reference §5.4): for every name
 //! (the base first) and step, the throughput over the repeats, its ratio to
 //! the base, the insert rate of the query steps against their SLA, and the
-//! per-op hardware figures. Every exporter renders this one model.
+//! per-op hardware figures. Every exporter renders this one model, through
+//! the suite's report [`Section`] ([`SECTION`]); `report_export` holds the
+//! rendering.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::compare::{self, Rules};
-use super::model::{HwFigures, HwRatio, Rel, Shade};
-use super::stats;
+use super::report_export;
+use crate::report::compare::{self, Gate, Rules};
+use crate::report::export::Block;
+use crate::report::model::{HwFigures, HwRatio, Rel, Report, Shade};
+use crate::report::section::{CsvRecord, Input, Part, Section};
+use crate::report::stats;
 use crate::results::{IbenchStep, RunDoc, TestResult};
 
 /// The suite name of Insert Benchmark runs and results.
 pub const SUITE: &str = "ibench";
+
+/// The Insert Benchmark's figures of a stored step. One accessor, so the
+/// step's payload can move in the results without touching the report.
+pub fn step_of(t: &TestResult) -> Option<&IbenchStep> {
+    t.ibench.as_ref()
+}
 
 /// Marks a query step's QPS whose insert rate missed the SLA ("can be ignored").
 pub const MISSED_QPS: &str = "*";
@@ -164,7 +176,7 @@ fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
 
 fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
     let none = IbenchStep::default();
-    let ib = t.ibench.as_ref().unwrap_or(&none);
+    let ib = step_of(t).unwrap_or(&none);
     let p99 = |rt: &Option<crate::results::RtSummary>| rt.as_ref().map(|r| r.p99);
     IbenchRepeat {
         run_id: run.run_id.clone(),
@@ -196,7 +208,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
     let mut by_t: BTreeMap<u64, (f64, f64, usize)> = BTreeMap::new();
     for t in found {
-        let Some(ib) = &t.ibench else { continue };
+        let Some(ib) = step_of(t) else { continue };
         let whole = ib.per_second.iter().any(|s| s.secs >= 0.999);
         for s in ib.per_second.iter().filter(|s| !whole || s.secs >= 0.999) {
             // Whole seconds of different repeats meet at the same second.
@@ -220,7 +232,7 @@ fn per_second(found: &[&TestResult], query: bool) -> Vec<[f64; 2]> {
 fn rt_buckets(found: &[&TestResult], kind: usize) -> Option<Vec<u64>> {
     let mut sum: Option<Vec<u64>> = None;
     for t in found {
-        let Some(ib) = &t.ibench else { continue };
+        let Some(ib) = step_of(t) else { continue };
         let rt = [&ib.insert_rt, &ib.delete_rt, &ib.query_rt][kind];
         let Some(rt) = rt else { continue };
         let s = sum.get_or_insert_with(|| vec![0; rt.buckets.len()]);
@@ -260,15 +272,11 @@ fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
         rel: None,
         hw: compare::hw_mean(ok.iter().filter_map(|r| r.hw.as_ref())),
         hw_rel: None,
-        wkb_per_insert: mean(
-            ok_tests
-                .iter()
-                .filter_map(|t| t.ibench.as_ref()?.wkb_per_insert),
-        ),
+        wkb_per_insert: mean(ok_tests.iter().filter_map(|t| step_of(t)?.wkb_per_insert)),
         writes_per_insert: mean(
             ok_tests
                 .iter()
-                .filter_map(|t| t.ibench.as_ref()?.writes_per_insert),
+                .filter_map(|t| step_of(t)?.writes_per_insert),
         ),
         per_second: per_second(&ok_tests, query),
         rt_buckets: [0, 1, 2].map(|k| rt_buckets(&ok_tests, k)),
@@ -312,7 +320,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
         c.target_ips = found
             .iter()
             .flat_map(|(_, m)| m.get(&c.step).into_iter().flatten())
-            .find_map(|(_, t)| t.ibench.as_ref()?.target_ips);
+            .find_map(|(_, t)| step_of(t)?.target_ips);
     }
     let mut rows: Vec<IbenchRow> = found
         .iter()
@@ -400,7 +408,7 @@ fn shade_column(rows: &mut [IbenchRow], col: usize) {
 
 /// The end-of-run report of one Insert Benchmark run.
 pub fn ibench_run_table(doc: &RunDoc) -> String {
-    use super::table::{TextTable, cell, num};
+    use crate::report::table::{TextTable, cell, num};
     let mut out = format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
@@ -422,7 +430,7 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     ]);
     for t in &rows {
         let none = IbenchStep::default();
-        let ib = t.ibench.as_ref().unwrap_or(&none);
+        let ib = step_of(t).unwrap_or(&none);
         let p99 = |rt: &Option<crate::results::RtSummary>| {
             rt.as_ref()
                 .map(|r| num(r.p99))
@@ -465,8 +473,8 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     };
     if let Some(sec) = build(&doc.name, &[&doc.name], &finished, Rules::default()) {
         let mut text = String::new();
-        for b in super::export::ibench::tables(&sec, false) {
-            super::export::term::block(&b, false, &mut text);
+        for b in report_export::tables(&sec, false) {
+            crate::report::export::term::block(&b, false, &mut text);
         }
         out.push_str(&text);
     }
@@ -504,8 +512,8 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
             cell(hw.reads_per_op),
             cell(hw.rkb_per_op),
             cell(hw.wkb_per_op),
-            cell(t.ibench.as_ref().and_then(|i| i.writes_per_insert)),
-            cell(t.ibench.as_ref().and_then(|i| i.wkb_per_insert)),
+            cell(step_of(t).and_then(|i| i.writes_per_insert)),
+            cell(step_of(t).and_then(|i| i.wkb_per_insert)),
             cell(db),
         ]);
         for u in &hw.unavailable {
@@ -525,6 +533,69 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
         }
     }
     out
+}
+
+/// The Insert Benchmark section of reports.
+pub struct Ibench;
+
+/// The one value the registry lists.
+pub static SECTION: Ibench = Ibench;
+
+impl Section for Ibench {
+    fn suite(&self) -> &'static str {
+        SUITE
+    }
+
+    /// Steps are not tests × threads: the section's own tables show them.
+    fn in_tables(&self) -> bool {
+        false
+    }
+
+    fn run_table(&self, doc: &RunDoc, _all: bool) -> Option<String> {
+        Some(ibench_run_table(doc))
+    }
+
+    fn json_key(&self) -> Option<&'static str> {
+        Some(SUITE)
+    }
+
+    fn csv_columns(&self) -> &'static [&'static str] {
+        &report_export::CSV_COLUMNS
+    }
+
+    fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
+        let s = build(input.base, input.names, input.runs, input.rules)?;
+        Some(Arc::new(s))
+    }
+}
+
+impl Part for IbenchSection {
+    fn title(&self) -> String {
+        "Insert Benchmark".into()
+    }
+
+    fn blocks(&self, _report: &Report, charts: bool) -> Vec<Block> {
+        report_export::section(self, charts)
+    }
+
+    fn csv(&self, report: &Report) -> Vec<CsvRecord> {
+        report_export::csv(self, report)
+    }
+
+    fn tsv(&self, out: &mut String) {
+        report_export::tsv(self, out)
+    }
+
+    fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| {
+            serde_json::json!({ "error": format!("cannot serialize the Insert Benchmark part: {e}") })
+                .to_string()
+        })
+    }
+
+    fn gate(&self, report: &Report, threshold: f64, gate: &mut Gate) {
+        report_export::gate(self, report, threshold, gate)
+    }
 }
 
 #[cfg(test)]
