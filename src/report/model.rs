@@ -197,6 +197,14 @@ pub struct Cell {
     pub hw_rel: Option<Vec<HwRatio>>,
 }
 
+/// The unit to name next to a value of `unit`: `None` for a rate of
+/// statements or queries (what "QPS" says), else the unit itself (a scan
+/// counts `Krows/s`).
+pub fn unit_note(unit: &str) -> Option<&str> {
+    const QPS: [&str; 4] = ["", "statements/s", "queries/s", "qps"];
+    (!QPS.contains(&unit)).then_some(unit)
+}
+
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -214,12 +222,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// The unit to name next to the row's values: `None` for a rate of
-    /// statements or queries (what "QPS" says), else the stored unit (a scan
-    /// counts `Krows/s`).
+    /// The unit to name next to the row's values (see [`unit_note`]).
     pub fn unit_note(&self) -> Option<&str> {
-        const QPS: [&str; 4] = ["", "statements/s", "queries/s", "qps"];
-        (!QPS.contains(&self.unit.as_str())).then_some(self.unit.as_str())
+        unit_note(&self.unit)
     }
 
     /// `test` alone, or `test t=N` when the report covers several thread counts.

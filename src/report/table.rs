@@ -3,9 +3,11 @@
 //! ([`Section::run_table`]) or name its groups ([`Section::groups`]); without
 //! a section, groups follow the order the run stored them in.
 
+use super::model::unit_note;
 use super::section::{GroupDef, Section};
 use crate::results::{RunDoc, TestResult};
 
+/// A rate as the run tables print it.
 pub fn num(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
@@ -66,10 +68,9 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
             "test", "thr", "QPS", "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
         ]);
         for t in rows {
-            let qps = if t.qps_unit == "Krows/s" {
-                format!("{} Krows/s", num(t.qps))
-            } else {
-                num(t.qps)
+            let qps = match unit_note(&t.qps_unit) {
+                Some(unit) => format!("{} {unit}", num(t.qps)),
+                None => num(t.qps),
             };
             table.row(vec![
                 t.test.clone(),
@@ -90,6 +91,7 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
     out
 }
 
+/// A per-op figure as the run tables print it, `-` where not measured.
 pub fn cell(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
