@@ -1,6 +1,8 @@
 //! From a results directory to a [`Report`]: read every run, pool the runs
 //! of a name as repeats, keep the results that count, and compare each
-//! target with the base test by test.
+//! target with the base test by test. The caller's sections
+//! ([`Options::sections`]) order and title the groups of their suites and
+//! build their own parts; a suite without a section is tabulated as stored.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
