@@ -152,3 +152,168 @@ pub struct Built {
     pub section: &'static dyn Section,
     pub part: Arc<dyn Part>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::compare::GateRow;
+    use crate::report::export::{Chart, Format, exporter};
+    use crate::report::load::{Options, build};
+    use crate::report::model::Verdict;
+
+    /// A suite report/ knows nothing of, with a part of its own.
+    struct Probe;
+    static PROBE: Probe = Probe;
+
+    #[derive(Debug)]
+    struct ProbePart {
+        names: Vec<String>,
+    }
+
+    impl Section for Probe {
+        fn suite(&self) -> &'static str {
+            "probe"
+        }
+        fn in_tables(&self) -> bool {
+            false
+        }
+        fn json_key(&self) -> Option<&'static str> {
+            Some("probe")
+        }
+        fn csv_columns(&self) -> &'static [&'static str] {
+            &["probe_value"]
+        }
+        fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
+            let any = input
+                .runs
+                .iter()
+                .any(|r| r.tests.iter().any(|t| t.suite == "probe"));
+            any.then(|| {
+                Arc::new(ProbePart {
+                    names: input.names.iter().map(|n| n.to_string()).collect(),
+                }) as Arc<dyn Part>
+            })
+        }
+    }
+
+    impl Part for ProbePart {
+        fn title(&self) -> String {
+            "Probe".into()
+        }
+        fn blocks(&self, _report: &Report, charts: bool) -> Vec<Block> {
+            let mut v = vec![Block::Para(format!("probe of {}", self.names.join("+")))];
+            if charts {
+                v.push(Block::Chart(Chart::Drawn {
+                    svg: "<svg id=\"probe\"></svg>".into(),
+                    small: true,
+                }));
+            }
+            v
+        }
+        fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
+            vec![vec![("target", "a".into()), ("probe_value", "42".into())]]
+        }
+        fn tsv(&self, out: &mut String) {
+            out.push_str("probe\t42\n");
+        }
+        fn json(&self) -> String {
+            serde_json::to_string_pretty(&serde_json::json!({ "value": 42, "names": self.names }))
+                .unwrap()
+        }
+        fn gate(&self, _report: &Report, _threshold: f64, gate: &mut Gate) {
+            gate.rows.push(GateRow {
+                label: "probe".into(),
+                base_qps: 1.0,
+                target_qps: 0.5,
+                ratio: 0.5,
+                ci: None,
+                p: None,
+                verdict: Verdict::Slower,
+                fails: true,
+            });
+        }
+    }
+
+    fn run(name: &str) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": name, "name": name, "suite": "probe",
+            "status": "ok", "started": name, "command_line": [], "target": "",
+            "engine": {"name": "e", "version": "1"}, "params": null,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "tests": [{
+                "suite": "probe", "test": "p", "group": "g", "threads": 1,
+                "reported": true, "status": "ok", "started": "", "secs": 1.0,
+                "warmup_secs": 0.0, "qps": 1.0, "qps_unit": "", "tps": 0.0,
+                "statements_per_sec": 0.0, "reads": 0, "writes": 0, "other": 0,
+                "events": 0, "errors": 0, "reconnects": 0, "rows": 0,
+                "latency_us": {"avg": 0.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0},
+                "per_second": []
+            }]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_sections_part_reaches_every_format_and_the_gate() {
+        let opts = Options {
+            base: "a".into(),
+            targets: None,
+            rules: Rules::default(),
+            all: false,
+            sections: vec![&PROBE],
+        };
+        let r = build(&[run("a"), run("b")], &opts).unwrap();
+        assert!(r.groups.is_empty(), "the probe keeps out of the tables");
+        let out = |f: Format| exporter(f, false).render(&r);
+        let term = out(Format::Term);
+        assert!(term.starts_with("Probe: b against a\n"), "{term}");
+        assert!(
+            term.contains("probe of a+b") && !term.contains("<svg"),
+            "{term}"
+        );
+        assert!(out(Format::Md).contains("probe of a+b"));
+        assert!(
+            out(Format::Html)
+                .contains("<div class=\"charts\"><div class=\"chart\"><svg id=\"probe\">")
+        );
+        let csv = out(Format::Csv);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",wkb_per_op,probe_value"),
+            "{csv}"
+        );
+        assert!(csv.contains("\na,,,,,,,,,,,,,,,,,,,,,,,42\n"), "{csv}");
+        assert_eq!(out(Format::Tsv), "probe\t42\n");
+        let json: serde_json::Value = serde_json::from_str(&out(Format::Json)).unwrap();
+        assert_eq!(json["probe"]["value"], 42);
+        assert_eq!(json["probe"]["names"], serde_json::json!(["a", "b"]));
+        let g = crate::report::compare::gate(&r, 0.95);
+        assert_eq!(
+            g.failures().map(|r| r.label.as_str()).collect::<Vec<_>>(),
+            ["probe"]
+        );
+    }
+
+    #[test]
+    fn a_section_that_built_nothing_writes_null_under_its_key() {
+        let mut a = run("a");
+        let mut b = run("b");
+        for t in a.tests.iter_mut().chain(b.tests.iter_mut()) {
+            t.suite = "other".into();
+        }
+        let opts = Options {
+            base: "a".into(),
+            targets: None,
+            rules: Rules::default(),
+            all: false,
+            sections: vec![&PROBE],
+        };
+        let r = build(&[a, b], &opts).unwrap();
+        assert!(r.parts.is_empty());
+        assert_eq!(r.groups[0].title, "other: g");
+        let json = exporter(Format::Json, false).render(&r);
+        assert!(json.ends_with("\n  \"probe\": null\n}\n"), "{json}");
+    }
+}
