@@ -28,6 +28,7 @@ fn opts(base: &str, targets: Option<&[&str]>) -> Options {
         targets: targets.map(|t| t.iter().map(|s| s.to_string()).collect()),
         rules: Rules::default(),
         all: false,
+        sections: rqps::suite::report_sections(),
     }
 }
 

@@ -430,6 +430,9 @@ fn show(a: &ShowArgs) -> Result<i32, CliError> {
         }
     };
     let doc = crate::results::read_run(&dir)?;
-    print!("{}", crate::report::table::run_table(&doc, a.all));
+    print!(
+        "{}",
+        crate::report::table::run_table(&doc, a.all, &report::sections())
+    );
     Ok(0)
 }

@@ -11,6 +11,12 @@ use crate::report::compare::{self, Rules};
 use crate::report::export::{self, Format, TCell, Table};
 use crate::report::load::{self, Options};
 use crate::report::model::{Report, Verdict};
+use crate::report::section::Section;
+
+/// The report sections of the registered suites.
+pub fn sections() -> Vec<&'static dyn Section> {
+    crate::suite::report_sections()
+}
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -101,6 +107,7 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
         targets: a.targets.clone(),
         rules: rules(a.noise_floor)?,
         all: a.all,
+        sections: sections(),
     };
     let report = match load::load(&a.results, &opts) {
         Ok(r) => r,
@@ -140,6 +147,7 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
         targets: Some(vec![a.target.clone()]),
         rules: rules(a.noise_floor)?,
         all: a.all,
+        sections: sections(),
     };
     let report = load::load(&a.results, &opts).map_err(CliError::Usage)?;
     let gate = compare::gate(&report, a.fail_below);

@@ -234,7 +234,10 @@ fn run_repeat(
         Err(_) => ("failed", EXIT_FAILED),
     };
     store.finish(status)?;
-    println!("{}", crate::report::table::run_table(store.doc(), false));
+    println!(
+        "{}",
+        crate::report::table::run_table(store.doc(), false, &super::report::sections())
+    );
     eprintln!("results: {}", store.dir().display());
     if let Err(m) = end {
         eprintln!("error: {m}");

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use super::ibench::IbenchSection;
 use super::model::{HwFigures, HwRatio, Rel, Report, Shade, ValueDiff, Verdict};
 use super::stats;
 
@@ -207,7 +206,8 @@ impl Gate {
     }
 }
 
-/// Applies `--fail-below` to the first target of `report`. A row fails when
+/// Applies `--fail-below` to the first target of `report`: its generic rows,
+/// then the rows the sections' parts add. A row fails when
 /// its whole 95 % interval lies below `threshold` (a significant shortfall)
 /// and the drop exceeds the noise floor; with one repeat on a side, when the
 /// bare ratio is below `threshold` (marked untested).
@@ -233,83 +233,19 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
             fails: gate_fails(rel, threshold, report.noise_floor),
         });
     }
-    if let Some(ib) = &report.ibench {
-        ibench_gate(
-            ib,
-            report.targets.first(),
-            threshold,
-            report.noise_floor,
-            &mut rows,
-            &mut missing,
-        );
+    let mut gate = Gate { rows, missing };
+    for b in &report.parts {
+        b.part.gate(report, threshold, &mut gate);
     }
-    Gate { rows, missing }
+    gate
 }
 
 /// Significantly below `threshold`, or (untested) simply below it.
-fn gate_fails(rel: &Rel, threshold: f64, noise_floor: f64) -> bool {
+pub fn gate_fails(rel: &Rel, threshold: f64, noise_floor: f64) -> bool {
     match (rel.ci_high, rel.verdict) {
         (_, Verdict::Untested) => rel.ratio < threshold,
         (Some(hi), _) => hi < threshold && 1.0 - rel.ratio > noise_floor,
         (None, _) => false,
-    }
-}
-
-/// The Insert Benchmark steps of `target` against the base: throughput as
-/// for sysbench tests, and a query step fails when the target missed the
-/// insert-rate SLA that the base kept.
-fn ibench_gate(
-    ib: &IbenchSection,
-    target: Option<&String>,
-    threshold: f64,
-    noise_floor: f64,
-    rows: &mut Vec<GateRow>,
-    missing: &mut Vec<String>,
-) {
-    let (Some(base), Some(target)) = (
-        ib.base_row(),
-        target.and_then(|t| ib.rows.iter().find(|r| &r.name == t)),
-    ) else {
-        return;
-    };
-    for (i, col) in ib.steps.iter().enumerate() {
-        let label = format!("{} {}", super::ibench::SUITE, col.step);
-        let Some(b) = base.cells[i].as_ref().filter(|c| c.throughput.is_some()) else {
-            continue;
-        };
-        let Some((t, rel)) = target.cells[i]
-            .as_ref()
-            .and_then(|c| Some((c, c.rel.as_ref()?)))
-        else {
-            missing.push(label);
-            continue;
-        };
-        rows.push(GateRow {
-            label: label.clone(),
-            base_qps: b.throughput.unwrap_or(0.0),
-            target_qps: t.throughput.unwrap_or(0.0),
-            ratio: rel.ratio,
-            ci: rel.ci_low.zip(rel.ci_high),
-            p: rel.p,
-            verdict: rel.verdict,
-            fails: gate_fails(rel, threshold, noise_floor),
-        });
-        if t.sla_missed && !b.sla_missed {
-            let (bi, ti) = (
-                b.inserts_per_sec.unwrap_or(0.0),
-                t.inserts_per_sec.unwrap_or(0.0),
-            );
-            rows.push(GateRow {
-                label: format!("{label} insert rate (SLA missed)"),
-                base_qps: bi,
-                target_qps: ti,
-                ratio: if bi > 0.0 { ti / bi } else { 0.0 },
-                ci: None,
-                p: None,
-                verdict: Verdict::Slower,
-                fails: true,
-            });
-        }
     }
 }
 

@@ -1,15 +1,17 @@
 //! From a results directory to a [`Report`]: read every run, pool the runs
 //! of a name as repeats, keep the results that count, and compare each
-//! target with the base test by test.
+//! target with the base test by test. The caller's sections
+//! ([`Options::sections`]) order and title the groups of their suites and
+//! build their own parts; a suite without a section is tabulated as stored.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::compare::{self, Rules};
 use super::model::*;
+use super::section::{Built, Input, Section};
 use super::stats;
 use crate::results::{self, RunDoc, TestResult};
-use crate::suite::sysbench::catalog::{self, Group, Order};
 
 /// What to compare.
 #[derive(Clone, Debug)]
@@ -20,6 +22,9 @@ pub struct Options {
     pub rules: Rules,
     /// Count unreported warm-up steps too.
     pub all: bool,
+    /// One per suite the caller knows (the suite registry); results of a
+    /// suite without one still make rows of the generic tables.
+    pub sections: Vec<&'static dyn Section>,
 }
 
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
@@ -74,28 +79,116 @@ struct Found<'a> {
     test: &'a TestResult,
 }
 
-fn group_of(key: &str) -> Option<Group> {
-    Group::ALL.into_iter().find(|g| g.key() == key)
+/// Where a row goes: its suite's place among the sections, its group's
+/// place in the suite, then its test's.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    suite: usize,
+    group: usize,
+    test: usize,
 }
 
-/// Position of each test name in the suite order the base ran (current unless
-/// it says classic), then the other order, so rows read as the suite runs.
-fn suite_positions(base_runs: &[&RunDoc]) -> HashMap<String, usize> {
-    let classic = base_runs
-        .iter()
-        .any(|r| r.params.get("list").and_then(|v| v.as_str()) == Some("classic"));
-    let (first, second) = if classic {
-        (Order::Classic, Order::Current)
-    } else {
-        (Order::Current, Order::Classic)
-    };
-    let mut pos = HashMap::new();
-    for (k, o) in [first, second].into_iter().enumerate() {
-        for (i, t) in catalog::order(o).into_iter().enumerate() {
-            pos.entry(t.name).or_insert(k * 1000 + i);
+/// The order and titles of the generic tables, from the sections where they
+/// say, else from the order the base stored its results in.
+struct Layout<'a> {
+    sections: &'a [&'static dyn Section],
+    /// (suite, group) and (suite, test) in the order the base stored them.
+    seen_groups: HashMap<(String, String), usize>,
+    seen_tests: HashMap<(String, String), usize>,
+    /// Test positions a section gave, by suite.
+    positions: HashMap<String, Option<HashMap<String, usize>>>,
+    unknown_suites: Vec<String>,
+}
+
+impl<'a> Layout<'a> {
+    fn new(sections: &'a [&'static dyn Section], base_runs: &[&RunDoc]) -> Self {
+        let mut seen_groups = HashMap::new();
+        let mut seen_tests = HashMap::new();
+        let mut unknown_suites: Vec<String> = Vec::new();
+        for t in base_runs.iter().flat_map(|r| r.tests.iter()) {
+            let n = seen_groups.len();
+            seen_groups
+                .entry((t.suite.clone(), t.group.clone()))
+                .or_insert(n);
+            let n = seen_tests.len();
+            seen_tests
+                .entry((t.suite.clone(), t.test.clone()))
+                .or_insert(n);
+            if !sections.iter().any(|s| s.suite() == t.suite) && !unknown_suites.contains(&t.suite)
+            {
+                unknown_suites.push(t.suite.clone());
+            }
+        }
+        unknown_suites.sort();
+        let positions = sections
+            .iter()
+            .map(|s| (s.suite().to_string(), s.test_positions(base_runs)))
+            .collect();
+        Layout {
+            sections,
+            seen_groups,
+            seen_tests,
+            positions,
+            unknown_suites,
         }
     }
-    pos
+
+    fn section(&self, suite: &str) -> Option<&'static dyn Section> {
+        self.sections.iter().copied().find(|s| s.suite() == suite)
+    }
+
+    /// Whether results of `suite` are rows of the generic tables.
+    fn tabulated(&self, suite: &str) -> bool {
+        self.section(suite).is_none_or(|s| s.in_tables())
+    }
+
+    /// The place and the group title of a row; `Err` with a warning when its
+    /// suite's section does not know its group.
+    fn place(&self, suite: &str, group: &str, test: &str) -> Result<(Place, String), String> {
+        let suite_rank = match self.sections.iter().position(|s| s.suite() == suite) {
+            Some(i) => i,
+            None => {
+                self.sections.len()
+                    + self
+                        .unknown_suites
+                        .iter()
+                        .position(|s| s == suite)
+                        .unwrap_or(self.unknown_suites.len())
+            }
+        };
+        let key = |v: &str| (suite.to_string(), v.to_string());
+        let defs = self.section(suite).map(|s| s.groups()).unwrap_or_default();
+        let (group_rank, title) = if defs.is_empty() {
+            (
+                self.seen_groups
+                    .get(&key(group))
+                    .copied()
+                    .unwrap_or(usize::MAX),
+                format!("{suite}: {group}"),
+            )
+        } else {
+            match defs.iter().position(|d| d.key == group) {
+                Some(i) => (i, defs[i].title.to_string()),
+                None => return Err(format!("unknown report group '{group}', left out")),
+            }
+        };
+        let test_rank = match self.positions.get(suite) {
+            Some(Some(pos)) => pos.get(test).copied().unwrap_or(usize::MAX),
+            _ => self
+                .seen_tests
+                .get(&key(test))
+                .copied()
+                .unwrap_or(usize::MAX),
+        };
+        Ok((
+            Place {
+                suite: suite_rank,
+                group: group_rank,
+                test: test_rank,
+            },
+            title,
+        ))
+    }
 }
 
 fn side(found: &[Found]) -> Side {
@@ -298,6 +391,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
     let base_runs = runs_of(&opts.base);
     let all_names: Vec<&String> = std::iter::once(&opts.base).chain(targets.iter()).collect();
 
+    let layout = Layout::new(&opts.sections, &base_runs);
     let mut warnings = Vec::new();
     let mut skipped = Vec::new();
     // name → key → counted results
@@ -329,7 +423,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
                         t.test, t.threads, run.run_id
                     ));
                 }
-                if t.suite == super::ibench::SUITE {
+                if !layout.tabulated(&t.suite) {
                     continue;
                 }
                 let key = (t.suite.clone(), t.test.clone(), t.threads);
@@ -342,27 +436,30 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
         found.push(m);
     }
 
-    let pos = suite_positions(&base_runs);
-    let mut keys: Vec<(Group, Key)> = Vec::new();
+    let mut keys: Vec<(Place, String, Key)> = Vec::new();
     for key in found[0].keys() {
         let g = &groups_of[key];
-        match group_of(g) {
-            Some(group) => keys.push((group, key.clone())),
-            None => warnings.push(format!(
-                "{} t={}: unknown report group '{g}', left out",
-                key.1, key.2
-            )),
+        match layout.place(&key.0, g, &key.1) {
+            Ok((place, title)) => keys.push((place, title, key.clone())),
+            Err(w) => warnings.push(format!("{} t={}: {w}", key.1, key.2)),
         }
     }
-    keys.sort_by(|(ga, a), (gb, b)| {
-        let p = |k: &Key| pos.get(&k.1).copied().unwrap_or(usize::MAX);
-        (ga, &a.0, p(a), &a.1, a.2).cmp(&(gb, &b.0, p(b), &b.1, b.2))
+    keys.sort_by(|(pa, _, a), (pb, _, b)| {
+        (pa.suite, pa.group, &groups_of[a], pa.test, &a.1, a.2).cmp(&(
+            pb.suite,
+            pb.group,
+            &groups_of[b],
+            pb.test,
+            &b.1,
+            b.2,
+        ))
     });
 
     let mut thread_counts = BTreeSet::new();
     let mut blocks: Vec<GroupBlock> = Vec::new();
-    for (group, key) in keys {
+    for (_, title, key) in keys {
         thread_counts.insert(key.2);
+        let group = groups_of[&key].clone();
         let base_side = side(&found[0][&key]);
         let base_qps: Vec<f64> = base_side.samples.iter().map(|s| s.qps).collect();
         let cells = (1..all_names.len())
@@ -387,18 +484,19 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
             .collect();
         let row = Row {
             suite: key.0.clone(),
-            group,
+            group: group.clone(),
             test: key.1.clone(),
             threads: key.2,
             unit: found[0][&key][0].test.qps_unit.clone(),
             base: base_side,
             cells,
         };
+        // A block holds one group of one suite.
         match blocks.last_mut() {
-            Some(b) if b.group == group => b.rows.push(row),
+            Some(b) if b.group == group && b.rows[0].suite == row.suite => b.rows.push(row),
             _ => blocks.push(GroupBlock {
                 group,
-                title: group.title().to_string(),
+                title,
                 rows: vec![row],
                 geomean: Vec::new(),
             }),
@@ -471,8 +569,24 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
         }
     }
     let names: Vec<&str> = all_names.iter().map(|n| n.as_str()).collect();
-    let ibench = super::ibench::build(&opts.base, &names, runs, opts.rules);
-    if blocks.is_empty() && ibench.is_none() {
+    let input = Input {
+        base: &opts.base,
+        names: &names,
+        runs,
+        rules: opts.rules,
+        all: opts.all,
+    };
+    let parts: Vec<Built> = opts
+        .sections
+        .iter()
+        .filter_map(|&section| {
+            Some(Built {
+                section,
+                part: section.build(&input)?,
+            })
+        })
+        .collect();
+    if blocks.is_empty() && parts.is_empty() {
         return Err(format!(
             "'{}' has no counted result (status ok{}) to compare with",
             opts.base,
@@ -503,6 +617,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
         overall,
         skipped,
         warnings,
-        ibench,
+        sections: opts.sections.clone(),
+        parts,
     })
 }

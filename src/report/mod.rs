@@ -4,12 +4,16 @@
 //! `load` reads a results directory into the [`model::Report`], using the
 //! rules of `compare` and the tests of `stats`; `export` renders it, with the
 //! charts of `svg` for HTML.
+//!
+//! Nothing here names a suite: what a suite adds (group titles and order,
+//! tables and charts of its own) comes in as a [`section::Section`] from the
+//! caller, so this module does not depend on `crate::suite`.
 
 pub mod compare;
 pub mod export;
-pub mod ibench;
 pub mod load;
 pub mod model;
+pub mod section;
 pub mod stats;
 pub mod svg;
 pub mod table;

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use super::section::{Built, Section};
 use crate::harness::measure::Latency;
-use crate::suite::sysbench::catalog::Group;
 
 /// What the test over the repeats says of a target against the base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -197,11 +197,20 @@ pub struct Cell {
     pub hw_rel: Option<Vec<HwRatio>>,
 }
 
+/// The unit to name next to a value of `unit`: `None` for a rate of
+/// statements or queries (what "QPS" says), else the unit itself (a scan
+/// counts `Krows/s`).
+pub fn unit_note(unit: &str) -> Option<&str> {
+    const QPS: [&str; 4] = ["", "statements/s", "queries/s", "qps"];
+    (!QPS.contains(&unit)).then_some(unit)
+}
+
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub suite: String,
-    pub group: Group,
+    /// The report group its suite stores (`point`, `write`, ...).
+    pub group: String,
     pub test: String,
     pub threads: usize,
     /// Unit of `qps` (`statements/s`, or `Krows/s` for scan).
@@ -213,6 +222,11 @@ pub struct Row {
 }
 
 impl Row {
+    /// The unit to name next to the row's values (see [`unit_note`]).
+    pub fn unit_note(&self) -> Option<&str> {
+        unit_note(&self.unit)
+    }
+
     /// `test` alone, or `test t=N` when the report covers several thread counts.
     pub fn label(&self, sweep: bool) -> String {
         if sweep {
@@ -221,20 +235,12 @@ impl Row {
             self.test.clone()
         }
     }
-
-    /// The reference TSV label: `name_range=R`, R from the name or 100.
-    pub fn range_label(&self) -> String {
-        if self.test.contains("_range=") {
-            self.test.clone()
-        } else {
-            format!("{}_range=100", self.test)
-        }
-    }
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupBlock {
-    pub group: Group,
+    /// The group key of its rows (all of one suite).
+    pub group: String,
     pub title: String,
     pub rows: Vec<Row>,
     /// Geometric mean of each target's ratios over the group's rows.
@@ -334,8 +340,13 @@ pub struct Report {
     pub overall: Vec<Option<f64>>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
-    /// The Insert Benchmark tables, when the names ran it.
-    pub ibench: Option<super::ibench::IbenchSection>,
+    /// The sections the report was built with (their hooks label rows).
+    #[serde(skip)]
+    pub sections: Vec<&'static dyn Section>,
+    /// What the sections built, in section order; the JSON exporter writes
+    /// each under its section's key (see [`super::section`]).
+    #[serde(skip)]
+    pub parts: Vec<Built>,
 }
 
 impl Report {
@@ -352,6 +363,11 @@ impl Report {
         std::iter::once(self.base.as_str())
             .chain(self.targets.iter().map(String::as_str))
             .collect()
+    }
+
+    /// The section of `suite`, when the report was given one.
+    pub fn section(&self, suite: &str) -> Option<&'static dyn Section> {
+        self.sections.iter().copied().find(|s| s.suite() == suite)
     }
 
     pub fn info(&self, i: usize) -> &TargetInfo {

@@ -1,9 +1,14 @@
 //! The end-of-run table: one block per report group, tests in suite order.
+//! A suite's section may print a table of its own instead
+//! ([`Section::run_table`]) or name its groups ([`Section::groups`]); without
+//! a section, groups follow the order the run stored them in.
 
+use super::model::unit_note;
+use super::section::{GroupDef, Section};
 use crate::results::{RunDoc, TestResult};
-use crate::suite::sysbench::catalog::Group;
 
-pub(crate) fn num(v: f64) -> String {
+/// A rate as the run tables print it.
+pub fn num(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else {
@@ -11,12 +16,34 @@ pub(crate) fn num(v: f64) -> String {
     }
 }
 
-/// Renders the reported tests of `doc` grouped as the field's reports are.
-/// `all` also lists warm-up steps.
-pub fn run_table(doc: &RunDoc, all: bool) -> String {
-    if doc.suite == "ibench" {
-        return super::ibench::ibench_run_table(doc);
+/// The groups of `doc` in the order to print them: its section's, or as
+/// first stored (titled `suite: group`).
+fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, String)> {
+    let defs: Vec<GroupDef> = section.map(|s| s.groups()).unwrap_or_default();
+    if !defs.is_empty() {
+        return defs
+            .iter()
+            .map(|d| (d.key.to_string(), d.title.to_string()))
+            .collect();
     }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for t in &doc.tests {
+        if !out.iter().any(|(k, _)| *k == t.group) {
+            out.push((t.group.clone(), format!("{}: {}", doc.suite, t.group)));
+        }
+    }
+    out
+}
+
+/// Renders the reported tests of `doc` grouped as the field's reports are,
+/// or as its suite's section prints them (`sections`: the caller's, one per
+/// known suite). `all` also lists warm-up steps.
+pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
+    let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
+    if let Some(text) = section.and_then(|s| s.run_table(doc, all)) {
+        return text;
+    }
+    let groups = run_groups(doc, section);
     let mut out = String::new();
     out.push_str(&format!(
         "{} on {} {} ({}), {}\n",
@@ -28,11 +55,11 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
             l.rows, l.secs, l.rows_per_sec
         ));
     }
-    for g in Group::ALL {
+    for (key, title) in &groups {
         let rows: Vec<&TestResult> = doc
             .tests
             .iter()
-            .filter(|t| t.group == g.key() && (all || t.reported) && t.status != "running")
+            .filter(|t| t.group == *key && (all || t.reported) && t.status != "running")
             .collect();
         if rows.is_empty() {
             continue;
@@ -41,10 +68,9 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
             "test", "thr", "QPS", "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
         ]);
         for t in rows {
-            let qps = if t.qps_unit == "Krows/s" {
-                format!("{} Krows/s", num(t.qps))
-            } else {
-                num(t.qps)
+            let qps = match unit_note(&t.qps_unit) {
+                Some(unit) => format!("{} {unit}", num(t.qps)),
+                None => num(t.qps),
             };
             table.row(vec![
                 t.test.clone(),
@@ -59,13 +85,14 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
                 t.status.clone(),
             ]);
         }
-        out.push_str(&format!("\n{}\n{}", g.title(), table.render()));
+        out.push_str(&format!("\n{title}\n{}", table.render()));
     }
-    out.push_str(&hw_table(doc, all));
+    out.push_str(&hw_table(doc, all, &groups));
     out
 }
 
-pub(crate) fn cell(v: Option<f64>) -> String {
+/// A per-op figure as the run tables print it, `-` where not measured.
+pub fn cell(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
@@ -75,7 +102,7 @@ pub(crate) fn cell(v: Option<f64>) -> String {
 }
 
 /// Hardware cost per operation of the load (per row) and of every test (per statement).
-fn hw_table(doc: &RunDoc, all: bool) -> String {
+fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     let mut table = TextTable::new(&[
         "test",
         "thr",
@@ -120,11 +147,11 @@ fn hw_table(doc: &RunDoc, all: bool) -> String {
     if let Some(hw) = doc.load.as_ref().and_then(|l| l.hw.as_ref()) {
         add("load (per row)".into(), "-".into(), hw);
     }
-    for g in Group::ALL {
+    for (key, _) in groups {
         for t in doc
             .tests
             .iter()
-            .filter(|t| t.group == g.key() && (all || t.reported) && t.status == "ok")
+            .filter(|t| t.group == *key && (all || t.reported) && t.status == "ok")
         {
             if let Some(hw) = &t.hw {
                 add(t.test.clone(), t.threads.to_string(), hw);

@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::harness::{Harness, RunEnd};
+use crate::report::section::Section;
 use crate::results::TestResult;
 
 /// Every suite rqps can run. The first is the default of `--suite`.
@@ -46,6 +47,11 @@ pub fn find(name: &str) -> Result<&'static dyn Suite, String> {
                 names().join(", ")
             )
         })
+}
+
+/// The report sections of the suites that have one, in registry order.
+pub fn report_sections() -> Vec<&'static dyn Section> {
+    registry().iter().filter_map(|s| s.report()).collect()
 }
 
 /// The suites' names, in registry order.
@@ -90,6 +96,11 @@ pub trait Workload: Sync + 'static {
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
     }
+    /// What the suite adds to reports (its own tables, group titles); `None`:
+    /// its results appear in the generic test x threads tables.
+    fn report() -> Option<&'static dyn Section> {
+        None
+    }
 }
 
 /// A suite as the CLI, matrix and report see it (object-safe; made from a
@@ -106,6 +117,8 @@ pub trait Suite: Sync {
     fn plan_toml(&self, common: &Common, t: &toml::Table) -> Result<Box<dyn Plan>, String>;
     /// Checks one matrix option on its own, so that an error can name its line.
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), String>;
+    /// The suite's report section, if it has one.
+    fn report(&self) -> Option<&'static dyn Section>;
 }
 
 /// A suite's checked parameters, ready to run.
@@ -183,6 +196,10 @@ impl<W: Workload> Suite for Registered<W> {
     fn plan_toml(&self, common: &Common, t: &toml::Table) -> Result<Box<dyn Plan>, String> {
         let o = W::Options::deserialize(t.clone()).map_err(|e| e.message().to_string())?;
         self.plan(common, o)
+    }
+
+    fn report(&self) -> Option<&'static dyn Section> {
+        W::report()
     }
 
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), String> {

@@ -2,7 +2,6 @@
 //! nothing fetched. The tables are the same blocks the terminal prints.
 
 use super::{Block, Chart, Exporter, Table, document, rel_text};
-use crate::report::ibench::IbenchSection;
 use crate::report::model::{Report, Shade, Verdict};
 use crate::report::svg::{self, Bar, BarChart, Line, LineChart, esc};
 
@@ -93,110 +92,6 @@ fn group_chart(r: &Report, gi: usize) -> String {
     svg::bar_chart(&chart)
 }
 
-/// Insert Benchmark throughput of each target relative to the base, per step.
-fn ibench_relative_chart(s: &IbenchSection) -> String {
-    let targets: Vec<_> = s.targets().collect();
-    svg::bar_chart(&BarChart {
-        title: format!("Insert Benchmark: throughput relative to {}", s.base),
-        categories: s.steps.iter().map(|c| c.step.clone()).collect(),
-        series: targets.iter().map(|r| r.name.clone()).collect(),
-        bars: (0..s.steps.len())
-            .map(|i| {
-                targets
-                    .iter()
-                    .map(|r| {
-                        let rel = r.cells[i].as_ref()?.rel.as_ref()?;
-                        Some(Bar {
-                            value: rel.ratio,
-                            low: rel.ci_low,
-                            high: rel.ci_high,
-                            faded: rel.verdict == Verdict::Same,
-                            tip: format!("{}, {}: {}", r.name, s.steps[i].step, rel_text(rel)),
-                        })
-                    })
-                    .collect()
-            })
-            .collect(),
-        caption: svg::RELATIVE_CAPTION.into(),
-        first_is_base: false,
-    })
-}
-
-/// Insert rate of every name during the query steps, as a share of the target.
-fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
-    let cols: Vec<_> = s.query_columns().collect();
-    svg::bar_chart(&BarChart {
-        title: "Insert Benchmark: insert rate during queries / target".into(),
-        categories: cols.iter().map(|(_, c)| c.step.clone()).collect(),
-        series: s.rows.iter().map(|r| r.name.clone()).collect(),
-        bars: cols
-            .iter()
-            .map(|(i, c)| {
-                s.rows
-                    .iter()
-                    .map(|r| {
-                        let cell = r.cells[*i].as_ref()?;
-                        let ips = cell.inserts_per_sec?;
-                        let target = c.target_ips.filter(|t| *t > 0.0)?;
-                        Some(Bar {
-                            value: ips / target,
-                            low: None,
-                            high: None,
-                            faded: false,
-                            tip: format!(
-                                "{}, {}: {} of {} rows/s{}",
-                                r.name,
-                                c.step,
-                                super::qps(ips),
-                                super::qps(target),
-                                if cell.sla_missed { ", SLA missed" } else { "" }
-                            ),
-                        })
-                    })
-                    .collect()
-            })
-            .collect(),
-        caption: "dashed line: 1.0 = the target rate; below 0.95 the step missed its SLA".into(),
-        first_is_base: s.base_row().is_some(),
-    })
-}
-
-/// One step's throughput per second, a line per name.
-fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
-    let col = &s.steps[step];
-    let has_base = s.base_row().is_some();
-    let lines = s
-        .rows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
-            let c = r.cells[step].as_ref()?;
-            let reps = c.repeats.iter().filter(|x| x.status == "ok").count();
-            Some(Line {
-                name: if reps > 1 {
-                    format!("{} (mean of {reps})", r.name)
-                } else {
-                    r.name.clone()
-                },
-                colour: match (has_base, i) {
-                    (true, 0) => svg::base_colour(),
-                    (true, i) => svg::colour(i - 1),
-                    (false, i) => svg::colour(i),
-                },
-                points: c.per_second.iter().map(|p| (p[0], p[1])).collect(),
-            })
-        })
-        .collect();
-    svg::line_chart(&LineChart {
-        title: format!("{}: per second", col.step),
-        x_label: "seconds".into(),
-        y_label: col.unit.clone(),
-        lines,
-        markers: false,
-        x_categories: None,
-    })
-}
-
 fn names_lines(r: &Report) -> impl Iterator<Item = (usize, &str, &'static str)> {
     r.names().into_iter().enumerate().map(|(i, n)| {
         let col = if i == 0 {
@@ -232,11 +127,7 @@ fn per_second_chart(r: &Report, gi: usize, ri: usize) -> String {
     svg::line_chart(&LineChart {
         title: format!("{} t={}: per second", row.test, row.threads),
         x_label: "seconds".into(),
-        y_label: if row.unit == "Krows/s" {
-            "Krows/s".into()
-        } else {
-            "QPS".into()
-        },
+        y_label: row.unit_note().unwrap_or("QPS").into(),
         lines,
         markers: false,
         x_categories: None,
@@ -269,11 +160,11 @@ fn sweep_chart(r: &Report, suite: &str, test: &str) -> String {
     svg::line_chart(&LineChart {
         title: format!("{test}: QPS by thread count"),
         x_label: "threads".into(),
-        y_label: if rows.first().is_some_and(|r| r.unit == "Krows/s") {
-            "Krows/s".into()
-        } else {
-            "QPS".into()
-        },
+        y_label: rows
+            .first()
+            .and_then(|r| r.unit_note())
+            .unwrap_or("QPS")
+            .into(),
         lines,
         markers: true,
         x_categories: Some(cats),
@@ -316,15 +207,7 @@ fn block(r: &Report, b: &Block, out: &mut String) {
                 Chart::Group(gi) => group_chart(r, *gi),
                 Chart::PerSecond { group, row } => per_second_chart(r, *group, *row),
                 Chart::Sweep { suite, test } => sweep_chart(r, suite, test),
-                Chart::IbenchRelative | Chart::IbenchInsertRate | Chart::IbenchPerSecond { .. } => {
-                    let Some(s) = &r.ibench else { return };
-                    match c {
-                        Chart::IbenchRelative => ibench_relative_chart(s),
-                        Chart::IbenchInsertRate => ibench_insert_rate_chart(s),
-                        Chart::IbenchPerSecond { step } => ibench_per_second_chart(s, *step),
-                        _ => unreachable!("matched above"),
-                    }
-                }
+                Chart::Drawn { svg, .. } => svg.clone(),
             };
             out.push_str("<div class=\"chart\">");
             out.push_str(&svg);
@@ -352,7 +235,9 @@ impl Exporter for Html {
             let small = matches!(
                 b,
                 Block::Chart(
-                    Chart::PerSecond { .. } | Chart::Sweep { .. } | Chart::IbenchPerSecond { .. }
+                    Chart::PerSecond { .. }
+                        | Chart::Sweep { .. }
+                        | Chart::Drawn { small: true, .. }
                 )
             );
             if small && !in_charts {

@@ -1,11 +1,12 @@
 //! Exporters: one [`Exporter`] trait, one file per format. The readable
 //! formats (term, md, html) render one shared [`Block`] document built by
 //! [`document`], so they always say the same thing; csv, tsv and json
-//! serialize the data directly.
+//! serialize the data directly. Each renders the generic tables, then the
+//! parts the suites' sections built ([`crate::report::section::Part`]), in
+//! section order.
 
 pub mod csv;
 pub mod html;
-pub mod ibench;
 pub mod json;
 pub mod md;
 pub mod term;
@@ -79,12 +80,8 @@ pub enum Chart {
     PerSecond { group: usize, row: usize },
     /// QPS against threads of one test.
     Sweep { suite: String, test: String },
-    /// Insert Benchmark throughput relative to the base, per step.
-    IbenchRelative,
-    /// Insert Benchmark insert rate of the query steps as a share of the target.
-    IbenchInsertRate,
-    /// Insert Benchmark throughput per second of step `step`.
-    IbenchPerSecond { step: usize },
+    /// A chart a section drew itself (SVG); `small` ones flow side by side.
+    Drawn { svg: String, small: bool },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -170,7 +167,8 @@ fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "(not set)".into())
 }
 
-fn hw_cells(f: Option<&HwFigures>) -> Vec<TCell> {
+/// Per-op figures as cells, NA where not measured.
+pub fn hw_cells(f: Option<&HwFigures>) -> Vec<TCell> {
     let vals = f.map(|f| f.values()).unwrap_or([None; 7]);
     vals.iter()
         .map(|v| v.map(sig3).unwrap_or_else(|| "NA".into()).into())
@@ -192,31 +190,27 @@ fn abs_cell(s: Option<&Side>) -> TCell {
 /// sections that are only charts.
 pub fn document(r: &Report, charts: bool) -> Vec<Block> {
     let mut out = Vec::new();
-    let sysbench = !r.groups.is_empty();
+    let tables = !r.groups.is_empty();
+    // Without generic tables the report is its first part's.
+    let title = match r.parts.first() {
+        Some(b) if !tables => b.part.title(),
+        _ => "Relative QPS".to_string(),
+    };
     out.push(Block::Heading(
         1,
-        format!(
-            "{}: {} against {}",
-            if sysbench {
-                "Relative QPS"
-            } else {
-                "Insert Benchmark"
-            },
-            r.targets.join(", "),
-            r.base
-        ),
+        format!("{title}: {} against {}", r.targets.join(", "), r.base),
     ));
-    if sysbench {
+    if tables {
         out.push(Block::Para(legend(r)));
         summary(r, &mut out);
     }
     differs(r, &mut out);
     notes(r, &mut out);
     groups(r, charts, &mut out);
-    if let Some(ib) = &r.ibench {
-        out.extend(ibench::section(ib, charts));
+    for b in &r.parts {
+        out.extend(b.part.blocks(r, charts));
     }
-    if charts && sysbench {
+    if charts && tables {
         charts_after(r, &mut out);
     }
     out
@@ -427,11 +421,10 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                 .rows
                 .iter()
                 .map(|row| {
-                    let unit = if row.unit == "Krows/s" {
-                        " (Krows/s)"
-                    } else {
-                        ""
-                    };
+                    let unit = row
+                        .unit_note()
+                        .map(|u| format!(" ({u})"))
+                        .unwrap_or_default();
                     let mut cells: Vec<TCell> = vec![format!("{}{unit}", row.label(sweep)).into()];
                     cells.push(abs_cell(Some(&row.base)));
                     cells.extend(

@@ -9,6 +9,8 @@
 
 pub mod limiter;
 pub mod params;
+pub mod report;
+pub mod report_export;
 pub mod results;
 pub mod rows;
 pub mod rt;
@@ -253,5 +255,9 @@ impl crate::suite::Workload for Ibench {
 
     fn line(_label: &str, r: &crate::results::TestResult) -> String {
         run::result_line(r)
+    }
+
+    fn report() -> Option<&'static dyn crate::report::section::Section> {
+        Some(&report::SECTION)
     }
 }

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod event;
 pub mod load;
 pub mod params;
+pub mod report;
 pub mod run;
 
 use serde::Deserialize;
@@ -143,5 +144,9 @@ impl Workload for Sysbench {
 
     fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
         run::run(p, h)
+    }
+
+    fn report() -> Option<&'static dyn crate::report::section::Section> {
+        Some(&report::SECTION)
     }
 }

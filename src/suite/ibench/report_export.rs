@@ -1,18 +1,28 @@
-//! The Insert Benchmark part of the readable document (reference §5.4): the
-//! throughput table, the relative table, the insert rate during the query
-//! steps with SLA misses marked, charts, and the per-op hardware figures.
+//! The Insert Benchmark part of every format (reference §5.4): in the
+//! readable document the throughput table, the relative table, the insert
+//! rate during the query steps with SLA misses marked, charts, and the per-op
+//! hardware figures; CSV records, the reference's TSV tables, and the rows of
+//! the `rqps compare` gate.
 
-use super::{Block, Chart, TCell, Table, hw_cells, qps, rel_text};
-use crate::report::compare::hw_ratio;
-use crate::report::ibench::{IbenchSection, MISSED_IPS, MISSED_QPS};
-use crate::report::model::{HwFigures, Shade};
+use super::report::{IbenchCell, IbenchSection, MISSED_IPS, MISSED_QPS, SUITE};
+use crate::report::compare::{Gate, GateRow, gate_fails, hw_ratio};
+use crate::report::export::tsv::clean;
+use crate::report::export::{Block, Chart, TCell, Table, hw_cells, qps, rel_text, sig3};
+use crate::report::model::{HwFigures, Report, Shade, Verdict};
+use crate::report::section::CsvRecord;
+use crate::report::svg::{self, Bar, BarChart, Line, LineChart};
+
+/// A chart drawn here; `small` ones flow side by side in HTML.
+fn chart(svg: String, small: bool) -> Block {
+    Block::Chart(Chart::Drawn { svg, small })
+}
 
 fn header(first: &str, cols: impl Iterator<Item = String>) -> Vec<String> {
     std::iter::once(first.to_string()).chain(cols).collect()
 }
 
 /// The step's status where it has no value, `-` where it did not run.
-fn missing(c: Option<&crate::report::ibench::IbenchCell>) -> TCell {
+fn missing(c: Option<&IbenchCell>) -> TCell {
     match c {
         Some(c) => c.status.as_str().into(),
         None => "-".into(),
@@ -87,7 +97,7 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
             left: 1,
         }));
         if charts {
-            out.push(Block::Chart(Chart::IbenchRelative));
+            out.push(chart(ibench_relative_chart(s), false));
         }
     }
 
@@ -136,7 +146,7 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
             )));
         }
         if charts {
-            out.push(Block::Chart(Chart::IbenchInsertRate));
+            out.push(chart(ibench_insert_rate_chart(s), false));
         }
     }
     out
@@ -249,7 +259,7 @@ target). Relative values follow the sysbench rule: red <= 0.95, green >= 1.05."
             out.extend(
                 with_series
                     .into_iter()
-                    .map(|step| Block::Chart(Chart::IbenchPerSecond { step })),
+                    .map(|step| chart(ibench_per_second_chart(s, step), true)),
             );
         }
     }
@@ -292,7 +302,7 @@ base: above 1 costs more."
                 let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                 cells.extend(hw_cells(c.hw.as_ref()));
                 for v in [c.writes_per_insert, c.wkb_per_insert] {
-                    cells.push(v.map(super::sig3).unwrap_or_else(|| "NA".into()).into());
+                    cells.push(v.map(sig3).unwrap_or_else(|| "NA".into()).into());
                 }
                 rows.push(cells);
             }
@@ -321,11 +331,323 @@ base: above 1 costs more."
     out
 }
 
+/// Insert Benchmark throughput of each target relative to the base, per step.
+fn ibench_relative_chart(s: &IbenchSection) -> String {
+    let targets: Vec<_> = s.targets().collect();
+    svg::bar_chart(&BarChart {
+        title: format!("Insert Benchmark: throughput relative to {}", s.base),
+        categories: s.steps.iter().map(|c| c.step.clone()).collect(),
+        series: targets.iter().map(|r| r.name.clone()).collect(),
+        bars: (0..s.steps.len())
+            .map(|i| {
+                targets
+                    .iter()
+                    .map(|r| {
+                        let rel = r.cells[i].as_ref()?.rel.as_ref()?;
+                        Some(Bar {
+                            value: rel.ratio,
+                            low: rel.ci_low,
+                            high: rel.ci_high,
+                            faded: rel.verdict == Verdict::Same,
+                            tip: format!("{}, {}: {}", r.name, s.steps[i].step, rel_text(rel)),
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+        caption: svg::RELATIVE_CAPTION.into(),
+        first_is_base: false,
+    })
+}
+
+/// Insert rate of every name during the query steps, as a share of the target.
+fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
+    let cols: Vec<_> = s.query_columns().collect();
+    svg::bar_chart(&BarChart {
+        title: "Insert Benchmark: insert rate during queries / target".into(),
+        categories: cols.iter().map(|(_, c)| c.step.clone()).collect(),
+        series: s.rows.iter().map(|r| r.name.clone()).collect(),
+        bars: cols
+            .iter()
+            .map(|(i, c)| {
+                s.rows
+                    .iter()
+                    .map(|r| {
+                        let cell = r.cells[*i].as_ref()?;
+                        let ips = cell.inserts_per_sec?;
+                        let target = c.target_ips.filter(|t| *t > 0.0)?;
+                        Some(Bar {
+                            value: ips / target,
+                            low: None,
+                            high: None,
+                            faded: false,
+                            tip: format!(
+                                "{}, {}: {} of {} rows/s{}",
+                                r.name,
+                                c.step,
+                                qps(ips),
+                                qps(target),
+                                if cell.sla_missed { ", SLA missed" } else { "" }
+                            ),
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+        caption: "dashed line: 1.0 = the target rate; below 0.95 the step missed its SLA".into(),
+        first_is_base: s.base_row().is_some(),
+    })
+}
+
+/// One step's throughput per second, a line per name.
+fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
+    let col = &s.steps[step];
+    let has_base = s.base_row().is_some();
+    let lines = s
+        .rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let c = r.cells[step].as_ref()?;
+            let reps = c.repeats.iter().filter(|x| x.status == "ok").count();
+            Some(Line {
+                name: if reps > 1 {
+                    format!("{} (mean of {reps})", r.name)
+                } else {
+                    r.name.clone()
+                },
+                colour: match (has_base, i) {
+                    (true, 0) => svg::base_colour(),
+                    (true, i) => svg::colour(i - 1),
+                    (false, i) => svg::colour(i),
+                },
+                points: c.per_second.iter().map(|p| (p[0], p[1])).collect(),
+            })
+        })
+        .collect();
+    svg::line_chart(&LineChart {
+        title: format!("{}: per second", col.step),
+        x_label: "seconds".into(),
+        y_label: col.unit.clone(),
+        lines,
+        markers: false,
+        x_categories: None,
+    })
+}
+
+/// Columns only Insert Benchmark records fill.
+pub const CSV_COLUMNS: [&str; 8] = [
+    "inserts_per_sec",
+    "deletes_per_sec",
+    "queries_per_sec",
+    "target_ips",
+    "sla_missed",
+    "insert_p99_us",
+    "delete_p99_us",
+    "query_p99_us",
+];
+
+/// One record per finished repeat of a step: suite `ibench`, threads =
+/// clients, qps = the step's throughput, and the rates and SLA in
+/// [`CSV_COLUMNS`].
+pub fn csv(s: &IbenchSection, report: &Report) -> Vec<CsvRecord> {
+    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let mut out = Vec::new();
+    for row in &s.rows {
+        let engine = report
+            .names()
+            .iter()
+            .position(|n| *n == row.name)
+            .map(|i| report.info(i).engine.clone())
+            .unwrap_or_default();
+        for (col, cell) in s.steps.iter().zip(&row.cells) {
+            let Some(cell) = cell else { continue };
+            for (i, r) in cell.repeats.iter().enumerate() {
+                if r.status != "ok" {
+                    continue;
+                }
+                let mut rec: CsvRecord = vec![
+                    ("target", row.name.clone()),
+                    ("engine", engine.clone()),
+                    ("version", r.engine_version.clone()),
+                    ("suite", SUITE.to_string()),
+                    (
+                        "group",
+                        if col.query { "query" } else { "load" }.to_string(),
+                    ),
+                    ("test", col.step.clone()),
+                    ("threads", r.clients.to_string()),
+                    ("repeat", (i + 1).to_string()),
+                    ("run_id", r.run_id.clone()),
+                    ("qps", r.throughput.to_string()),
+                ];
+                let hw = r.hw.as_ref().map(|h| h.values()).unwrap_or([None; 7]);
+                rec.extend(HwFigures::KEYS.iter().zip(hw).map(|(k, v)| (*k, num(v))));
+                rec.extend(CSV_COLUMNS.iter().copied().zip([
+                    r.inserts_per_sec.to_string(),
+                    r.deletes_per_sec.to_string(),
+                    r.queries_per_sec.to_string(),
+                    num(r.target_ips),
+                    if col.query {
+                        r.sla_missed.to_string()
+                    } else {
+                        String::new()
+                    },
+                    num(r.insert_p99_us),
+                    num(r.delete_p99_us),
+                    num(r.query_p99_us),
+                ]));
+                out.push(rec);
+            }
+        }
+    }
+    out
+}
+
+/// The reference's `tput.tab`, `tputr.tab` and `iput.tab` (reference §5.4):
+/// one row per name, one column per step, each table after a title line
+/// (and a blank line before it when `out` holds something already).
+pub fn tsv(s: &IbenchSection, out: &mut String) {
+    let table =
+        |out: &mut String, title: &str, cols: &[usize], rows: Vec<(String, Vec<String>)>| {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(title);
+            out.push_str("\ndbms");
+            for &i in cols {
+                out.push('\t');
+                out.push_str(&clean(&s.steps[i].step));
+            }
+            out.push('\n');
+            for (name, vals) in rows {
+                out.push_str(&clean(&name));
+                for v in vals {
+                    out.push('\t');
+                    out.push_str(&v);
+                }
+                out.push('\n');
+            }
+        };
+    let all: Vec<usize> = (0..s.steps.len()).collect();
+    let fmt = |v: Option<f64>| v.map(qps).unwrap_or_else(|| "NA".into());
+    table(
+        out,
+        "ibench throughput (inserts/s; l.x: indexed rows/s; qr/qp: queries/s)",
+        &all,
+        s.rows
+            .iter()
+            .map(|r| {
+                let v = r
+                    .cells
+                    .iter()
+                    .map(|c| fmt(c.as_ref().and_then(|c| c.throughput)));
+                (r.name.clone(), v.collect())
+            })
+            .collect(),
+    );
+    if s.base_row().is_some() && s.targets().next().is_some() {
+        table(
+            out,
+            &format!("ibench throughput relative to {}", clean(&s.base)),
+            &all,
+            s.targets()
+                .map(|r| {
+                    let v = r.cells.iter().map(|c| {
+                        c.as_ref()
+                            .and_then(|c| c.rel.as_ref())
+                            .map(|rel| format!("{:.2}", rel.ratio))
+                            .unwrap_or_else(|| "NA".into())
+                    });
+                    (r.name.clone(), v.collect())
+                })
+                .collect(),
+        );
+    }
+    let q: Vec<usize> = s.query_columns().map(|(i, _)| i).collect();
+    if !q.is_empty() {
+        let mut rows: Vec<(String, Vec<String>)> = s
+            .rows
+            .iter()
+            .map(|r| {
+                let v = q
+                    .iter()
+                    .map(|&i| fmt(r.cells[i].as_ref().and_then(|c| c.inserts_per_sec)));
+                (r.name.clone(), v.collect())
+            })
+            .collect();
+        rows.push((
+            "target".into(),
+            q.iter().map(|&i| fmt(s.steps[i].target_ips)).collect(),
+        ));
+        table(
+            out,
+            "ibench insert rate during queries (rows/s; below 95% of target: SLA missed)",
+            &q,
+            rows,
+        );
+    }
+}
+
+/// The Insert Benchmark steps of `target` against the base: throughput as
+/// for sysbench tests, and a query step fails when the target missed the
+/// insert-rate SLA that the base kept.
+pub fn gate(ib: &IbenchSection, report: &Report, threshold: f64, gate: &mut Gate) {
+    let noise_floor = report.noise_floor;
+    let target = report.targets.first();
+    let (Some(base), Some(target)) = (
+        ib.base_row(),
+        target.and_then(|t| ib.rows.iter().find(|r| &r.name == t)),
+    ) else {
+        return;
+    };
+    let (rows, missing) = (&mut gate.rows, &mut gate.missing);
+    for (i, col) in ib.steps.iter().enumerate() {
+        let label = format!("{SUITE} {}", col.step);
+        let Some(b) = base.cells[i].as_ref().filter(|c| c.throughput.is_some()) else {
+            continue;
+        };
+        let Some((t, rel)) = target.cells[i]
+            .as_ref()
+            .and_then(|c| Some((c, c.rel.as_ref()?)))
+        else {
+            missing.push(label);
+            continue;
+        };
+        rows.push(GateRow {
+            label: label.clone(),
+            base_qps: b.throughput.unwrap_or(0.0),
+            target_qps: t.throughput.unwrap_or(0.0),
+            ratio: rel.ratio,
+            ci: rel.ci_low.zip(rel.ci_high),
+            p: rel.p,
+            verdict: rel.verdict,
+            fails: gate_fails(rel, threshold, noise_floor),
+        });
+        if t.sla_missed && !b.sla_missed {
+            let (bi, ti) = (
+                b.inserts_per_sec.unwrap_or(0.0),
+                t.inserts_per_sec.unwrap_or(0.0),
+            );
+            rows.push(GateRow {
+                label: format!("{label} insert rate (SLA missed)"),
+                base_qps: bi,
+                target_qps: ti,
+                ratio: if bi > 0.0 { ti / bi } else { 0.0 },
+                ci: None,
+                p: None,
+                verdict: Verdict::Slower,
+                fails: true,
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::report::compare::Rules;
     use crate::report::export::{md, term};
-    use crate::report::ibench::{build, tests::two_runs};
+    use crate::suite::ibench::report::{build, tests::two_runs};
 
     #[test]
     fn tables_mark_misses_and_compare_with_the_base() {
@@ -354,8 +676,8 @@ mod tests {
 mod formats {
     use crate::report::compare::Rules;
     use crate::report::export::{Format, exporter};
-    use crate::report::ibench::tests::{step, two_runs};
     use crate::report::load::{Options, build};
+    use crate::suite::ibench::report::tests::{step, two_runs};
 
     fn opts() -> Options {
         Options {
@@ -363,13 +685,14 @@ mod formats {
             targets: None,
             rules: Rules::default(),
             all: false,
+            sections: crate::suite::report_sections(),
         }
     }
 
     #[test]
     fn every_format_carries_the_insert_benchmark() {
         let r = build(&two_runs(), &opts()).unwrap();
-        assert!(r.groups.is_empty() && r.ibench.is_some());
+        assert!(r.groups.is_empty() && r.parts.len() == 1);
         for f in [
             Format::Term,
             Format::Md,

@@ -1,17 +1,23 @@
 //! The Insert Benchmark part of a comparison (reference §5.4): for every name
 //! (the base first) and step, the throughput over the repeats, its ratio to
 //! the base, the insert rate of the query steps against their SLA, and the
-//! per-op hardware figures. Every exporter renders this one model.
+//! per-op hardware figures. Every exporter renders this one model, through
+//! the suite's report [`Section`] ([`SECTION`]); `report_export` holds the
+//! rendering.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::compare::{self, Rules};
-use super::model::{HwFigures, HwRatio, Rel, Shade};
-use super::stats;
+use super::report_export;
+use super::results::{RtSummary, step_of};
+use crate::report::compare::{self, Gate, Rules};
+use crate::report::export::Block;
+use crate::report::model::{HwFigures, HwRatio, Rel, Report, Shade};
+use crate::report::section::{CsvRecord, Input, Part, Section};
+use crate::report::stats;
 use crate::results::{RunDoc, TestResult};
-use crate::suite::ibench::results::step_of;
 
 /// The suite name of Insert Benchmark runs and results.
 pub const SUITE: &str = "ibench";
@@ -166,7 +172,7 @@ fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
 fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
     let owned = step_of(t).unwrap_or_default();
     let ib = &owned;
-    let p99 = |rt: &Option<crate::suite::ibench::results::RtSummary>| rt.as_ref().map(|r| r.p99);
+    let p99 = |rt: &Option<RtSummary>| rt.as_ref().map(|r| r.p99);
     IbenchRepeat {
         run_id: run.run_id.clone(),
         engine_version: run.engine.version.clone(),
@@ -397,7 +403,7 @@ fn shade_column(rows: &mut [IbenchRow], col: usize) {
 
 /// The end-of-run report of one Insert Benchmark run.
 pub fn ibench_run_table(doc: &RunDoc) -> String {
-    use super::table::{TextTable, cell, num};
+    use crate::report::table::{TextTable, cell, num};
     let mut out = format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
@@ -420,7 +426,7 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     for t in &rows {
         let owned = step_of(t).unwrap_or_default();
         let ib = &owned;
-        let p99 = |rt: &Option<crate::suite::ibench::results::RtSummary>| {
+        let p99 = |rt: &Option<RtSummary>| {
             rt.as_ref()
                 .map(|r| num(r.p99))
                 .unwrap_or_else(|| "-".into())
@@ -462,8 +468,8 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     };
     if let Some(sec) = build(&doc.name, &[&doc.name], &finished, Rules::default()) {
         let mut text = String::new();
-        for b in super::export::ibench::tables(&sec, false) {
-            super::export::term::block(&b, false, &mut text);
+        for b in report_export::tables(&sec, false) {
+            crate::report::export::term::block(&b, false, &mut text);
         }
         out.push_str(&text);
     }
@@ -522,6 +528,69 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
         }
     }
     out
+}
+
+/// The Insert Benchmark section of reports.
+pub struct Ibench;
+
+/// The one value the registry lists.
+pub static SECTION: Ibench = Ibench;
+
+impl Section for Ibench {
+    fn suite(&self) -> &'static str {
+        SUITE
+    }
+
+    /// Steps are not tests × threads: the section's own tables show them.
+    fn in_tables(&self) -> bool {
+        false
+    }
+
+    fn run_table(&self, doc: &RunDoc, _all: bool) -> Option<String> {
+        Some(ibench_run_table(doc))
+    }
+
+    fn json_key(&self) -> Option<&'static str> {
+        Some(SUITE)
+    }
+
+    fn csv_columns(&self) -> &'static [&'static str] {
+        &report_export::CSV_COLUMNS
+    }
+
+    fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
+        let s = build(input.base, input.names, input.runs, input.rules)?;
+        Some(Arc::new(s))
+    }
+}
+
+impl Part for IbenchSection {
+    fn title(&self) -> String {
+        "Insert Benchmark".into()
+    }
+
+    fn blocks(&self, _report: &Report, charts: bool) -> Vec<Block> {
+        report_export::section(self, charts)
+    }
+
+    fn csv(&self, report: &Report) -> Vec<CsvRecord> {
+        report_export::csv(self, report)
+    }
+
+    fn tsv(&self, out: &mut String) {
+        report_export::tsv(self, out)
+    }
+
+    fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| {
+            serde_json::json!({ "error": format!("cannot serialize the Insert Benchmark part: {e}") })
+                .to_string()
+        })
+    }
+
+    fn gate(&self, report: &Report, threshold: f64, gate: &mut Gate) {
+        report_export::gate(self, report, threshold, gate)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,319 @@
+//! What a suite contributes to a report, so that `report/` names no suite.
+//!
+//! The contract: the caller (the CLI, through the suite registry) hands
+//! [`crate::report::load::Options::sections`] one [`Section`] per suite it
+//! knows. A section does two things, both optional:
+//!
+//! - It tunes the generic tables. Every result of a suite whose section says
+//!   [`Section::in_tables`] (and every result of a suite with no section at
+//!   all) becomes a row of the test × threads × name tables that every format
+//!   renders and `rqps compare` gates. The section may name its report groups
+//!   with their titles and order ([`Section::groups`]), the order of its tests
+//!   ([`Section::test_positions`]), the label of a row in the reference TSV
+//!   ([`Section::tsv_label`]) and the end-of-run table of one of its runs
+//!   ([`Section::run_table`]). Without these, groups and tests follow the order
+//!   the base stored them in and a group's title is `suite: group`.
+//! - It builds a model of its own from the loaded runs ([`Section::build`]):
+//!   a [`Part`] stored in the report, which renders itself for each format
+//!   (blocks for term, md and html, CSV records, TSV tables, a JSON value) and
+//!   adds rows to the `rqps compare` gate. Exporters stay behind their one
+//!   `Exporter` trait and iterate over the parts.
+//!
+//! `report/` must not import `crate::suite`: the sections come in from the
+//! caller, which is what keeps a new suite a folder and a registry line.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use super::compare::{Gate, Rules};
+use super::export::Block;
+use super::model::Report;
+use crate::results::RunDoc;
+
+/// What a section builds its part from.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    /// The name every other is compared with.
+    pub base: &'a str,
+    /// Every name of the report, the base first, then the targets in order.
+    pub names: &'a [&'a str],
+    /// Every run read (oldest first), of these names and others.
+    pub runs: &'a [RunDoc],
+    /// The statistics rules of the comparison.
+    pub rules: Rules,
+    /// Warm-up steps asked for too (`--all`).
+    pub all: bool,
+}
+
+/// One report group of a suite: the key its results store and the title
+/// its table is shown under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupDef {
+    pub key: &'static str,
+    pub title: &'static str,
+}
+
+/// One CSV record of a part: column name and raw (unquoted) value; the
+/// exporter quotes, orders the columns and leaves the others empty.
+pub type CsvRecord = Vec<(&'static str, String)>;
+
+/// A suite's contribution to reports. Every method has a default that suits
+/// a suite with nothing but test × threads × QPS results.
+pub trait Section: Send + Sync {
+    /// The suite name its results and runs store (`TestResult::suite`).
+    fn suite(&self) -> &'static str;
+
+    /// Whether the suite's results are rows of the generic tables; a suite
+    /// that reports only through its own [`Part`] says no.
+    fn in_tables(&self) -> bool {
+        true
+    }
+
+    /// The suite's report groups in the order they are shown. Empty: any
+    /// group, in the order the base stored them. Not empty: a result of
+    /// another group is left out of the tables with a warning.
+    fn groups(&self) -> Vec<GroupDef> {
+        Vec::new()
+    }
+
+    /// Where each test goes within its group, from the base's runs; `None`:
+    /// the order the base stored them in. Tests without a position go last,
+    /// by name.
+    fn test_positions(&self, _base_runs: &[&RunDoc]) -> Option<HashMap<String, usize>> {
+        None
+    }
+
+    /// A row's label in the reference TSV layout.
+    fn tsv_label(&self, test: &str) -> String {
+        test.to_string()
+    }
+
+    /// The end-of-run table of one of the suite's runs; `None`: the generic
+    /// table of groups.
+    fn run_table(&self, _doc: &RunDoc, _all: bool) -> Option<String> {
+        None
+    }
+
+    /// The key of the part in the JSON report (written `null` when the
+    /// section built nothing); `None`: the section adds no key.
+    fn json_key(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// CSV columns that only the part's records fill, after the generic ones.
+    fn csv_columns(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The section's own model of a comparison; `None` when the names have
+    /// nothing for it.
+    fn build(&self, _input: &Input) -> Option<Arc<dyn Part>> {
+        None
+    }
+}
+
+impl fmt::Debug for dyn Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Section({})", self.suite())
+    }
+}
+
+/// A section's model of one comparison, rendered by every exporter.
+pub trait Part: fmt::Debug + Send + Sync {
+    /// The report's title when it has no generic table (`Insert Benchmark`).
+    fn title(&self) -> String;
+
+    /// The readable blocks (term, md, html), after the generic tables. With
+    /// `charts`, chart blocks too ([`crate::report::export::Chart::Drawn`]).
+    fn blocks(&self, report: &Report, charts: bool) -> Vec<Block>;
+
+    /// CSV records, after the generic rows.
+    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
+        Vec::new()
+    }
+
+    /// TSV tables appended to `out` (which may already hold the generic
+    /// table: separate from it).
+    fn tsv(&self, _out: &mut String) {}
+
+    /// The part as pretty-printed JSON (`serde_json::to_string_pretty`), the
+    /// value of [`Section::json_key`].
+    fn json(&self) -> String;
+
+    /// Adds the part's rows (and the base rows the first target lacks) to
+    /// the `rqps compare` gate of the first target at `threshold`.
+    fn gate(&self, _report: &Report, _threshold: f64, _gate: &mut Gate) {}
+}
+
+/// A built part with the section it came from.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub section: &'static dyn Section,
+    pub part: Arc<dyn Part>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::compare::GateRow;
+    use crate::report::export::{Chart, Format, exporter};
+    use crate::report::load::{Options, build};
+    use crate::report::model::Verdict;
+
+    /// A suite report/ knows nothing of, with a part of its own.
+    struct Probe;
+    static PROBE: Probe = Probe;
+
+    #[derive(Debug)]
+    struct ProbePart {
+        names: Vec<String>,
+    }
+
+    impl Section for Probe {
+        fn suite(&self) -> &'static str {
+            "probe"
+        }
+        fn in_tables(&self) -> bool {
+            false
+        }
+        fn json_key(&self) -> Option<&'static str> {
+            Some("probe")
+        }
+        fn csv_columns(&self) -> &'static [&'static str] {
+            &["probe_value"]
+        }
+        fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
+            let any = input
+                .runs
+                .iter()
+                .any(|r| r.tests.iter().any(|t| t.suite == "probe"));
+            any.then(|| {
+                Arc::new(ProbePart {
+                    names: input.names.iter().map(|n| n.to_string()).collect(),
+                }) as Arc<dyn Part>
+            })
+        }
+    }
+
+    impl Part for ProbePart {
+        fn title(&self) -> String {
+            "Probe".into()
+        }
+        fn blocks(&self, _report: &Report, charts: bool) -> Vec<Block> {
+            let mut v = vec![Block::Para(format!("probe of {}", self.names.join("+")))];
+            if charts {
+                v.push(Block::Chart(Chart::Drawn {
+                    svg: "<svg id=\"probe\"></svg>".into(),
+                    small: true,
+                }));
+            }
+            v
+        }
+        fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
+            vec![vec![("target", "a".into()), ("probe_value", "42".into())]]
+        }
+        fn tsv(&self, out: &mut String) {
+            out.push_str("probe\t42\n");
+        }
+        fn json(&self) -> String {
+            serde_json::to_string_pretty(&serde_json::json!({ "value": 42, "names": self.names }))
+                .unwrap()
+        }
+        fn gate(&self, _report: &Report, _threshold: f64, gate: &mut Gate) {
+            gate.rows.push(GateRow {
+                label: "probe".into(),
+                base_qps: 1.0,
+                target_qps: 0.5,
+                ratio: 0.5,
+                ci: None,
+                p: None,
+                verdict: Verdict::Slower,
+                fails: true,
+            });
+        }
+    }
+
+    fn run(name: &str) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": name, "name": name, "suite": "probe",
+            "status": "ok", "started": name, "command_line": [], "target": "",
+            "engine": {"name": "e", "version": "1"}, "params": null,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "tests": [{
+                "suite": "probe", "test": "p", "group": "g", "threads": 1,
+                "reported": true, "status": "ok", "started": "", "secs": 1.0,
+                "warmup_secs": 0.0, "qps": 1.0, "qps_unit": "", "tps": 0.0,
+                "statements_per_sec": 0.0, "reads": 0, "writes": 0, "other": 0,
+                "events": 0, "errors": 0, "reconnects": 0, "rows": 0,
+                "latency_us": {"avg": 0.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0},
+                "per_second": []
+            }]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_sections_part_reaches_every_format_and_the_gate() {
+        let opts = Options {
+            base: "a".into(),
+            targets: None,
+            rules: Rules::default(),
+            all: false,
+            sections: vec![&PROBE],
+        };
+        let r = build(&[run("a"), run("b")], &opts).unwrap();
+        assert!(r.groups.is_empty(), "the probe keeps out of the tables");
+        let out = |f: Format| exporter(f, false).render(&r);
+        let term = out(Format::Term);
+        assert!(term.starts_with("Probe: b against a\n"), "{term}");
+        assert!(
+            term.contains("probe of a+b") && !term.contains("<svg"),
+            "{term}"
+        );
+        assert!(out(Format::Md).contains("probe of a+b"));
+        assert!(
+            out(Format::Html)
+                .contains("<div class=\"charts\"><div class=\"chart\"><svg id=\"probe\">")
+        );
+        let csv = out(Format::Csv);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",wkb_per_op,probe_value"),
+            "{csv}"
+        );
+        assert!(csv.contains("\na,,,,,,,,,,,,,,,,,,,,,,,42\n"), "{csv}");
+        assert_eq!(out(Format::Tsv), "probe\t42\n");
+        let json: serde_json::Value = serde_json::from_str(&out(Format::Json)).unwrap();
+        assert_eq!(json["probe"]["value"], 42);
+        assert_eq!(json["probe"]["names"], serde_json::json!(["a", "b"]));
+        let g = crate::report::compare::gate(&r, 0.95);
+        assert_eq!(
+            g.failures().map(|r| r.label.as_str()).collect::<Vec<_>>(),
+            ["probe"]
+        );
+    }
+
+    #[test]
+    fn a_section_that_built_nothing_writes_null_under_its_key() {
+        let mut a = run("a");
+        let mut b = run("b");
+        for t in a.tests.iter_mut().chain(b.tests.iter_mut()) {
+            t.suite = "other".into();
+        }
+        let opts = Options {
+            base: "a".into(),
+            targets: None,
+            rules: Rules::default(),
+            all: false,
+            sections: vec![&PROBE],
+        };
+        let r = build(&[a, b], &opts).unwrap();
+        assert!(r.parts.is_empty());
+        assert_eq!(r.groups[0].title, "other: g");
+        let json = exporter(Format::Json, false).render(&r);
+        assert!(json.ends_with("\n  \"probe\": null\n}\n"), "{json}");
+    }
+}
