@@ -5,7 +5,7 @@ use crate::engine::open::{EngineArgs, OpenError, Opened};
 use crate::engine::target::redact_args;
 use crate::harness::probe::ProbeContext;
 use crate::harness::{Harness, RunEnd, Ui};
-use crate::results::{EngineInfo, RunDoc, Store};
+use crate::results::{EngineInfo, RunDoc, Status, Store};
 use crate::suite::{Common, Plan, Suite};
 use std::path::PathBuf;
 
@@ -121,7 +121,7 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         name,
         suite: plan.suite().to_string(),
         repeat: 1,
-        status: "running".into(),
+        status: Status::Running,
         started: crate::util::now_rfc3339(),
         finished: None,
         command_line: redact_args(&if a.argv.is_empty() {
@@ -227,11 +227,13 @@ fn run_repeat(
     });
 
     let (status, code) = match &end {
-        Ok(RunEnd::Ok) => ("ok", 0),
-        Ok(RunEnd::Failed) => ("failed", EXIT_FAILED),
-        Ok(RunEnd::Interrupted) => ("interrupted", EXIT_INTERRUPTED),
-        Err(_) if crate::harness::runner::stop_requested() => ("interrupted", EXIT_INTERRUPTED),
-        Err(_) => ("failed", EXIT_FAILED),
+        Ok(RunEnd::Ok) => (Status::Ok, 0),
+        Ok(RunEnd::Failed) => (Status::Failed, EXIT_FAILED),
+        Ok(RunEnd::Interrupted) => (Status::Interrupted, EXIT_INTERRUPTED),
+        Err(_) if crate::harness::runner::stop_requested() => {
+            (Status::Interrupted, EXIT_INTERRUPTED)
+        }
+        Err(_) => (Status::Failed, EXIT_FAILED),
     };
     store.finish(status)?;
     println!(

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{DbError, DbResult, Driver, ErrorClass};
-use crate::results::{HwCost, Store, TestResult};
+use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
 
 /// How a run ended.
@@ -38,18 +38,18 @@ pub enum RunEnd {
 }
 
 impl RunEnd {
-    /// Folds a finished test into the run's end: `None` when the run must stop now.
+    /// Folds a finished test into the run's end: `false` when the run must stop now.
     pub fn after(&mut self, r: &TestResult) -> bool {
-        match r.status.as_str() {
-            "interrupted" => {
+        match r.status {
+            Status::Interrupted => {
                 *self = RunEnd::Interrupted;
                 false
             }
-            "failed" => {
+            Status::Failed => {
                 *self = RunEnd::Failed;
                 true
             }
-            _ => true,
+            Status::Ok | Status::Running => true,
         }
     }
 }
@@ -211,7 +211,7 @@ impl Harness<'_> {
         }
         run.probe = Some(probe);
         if let Err(reason) = body(&mut run) {
-            run.result.status = "failed".into();
+            run.result.status = Status::Failed;
             run.result.reason = Some(reason);
         }
         let TestRun { result, label, .. } = run;
@@ -262,11 +262,11 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
 }
 
 /// A step's end as a result's status and reason.
-pub fn step_status(s: &runner::StepStatus) -> (String, Option<String>) {
+pub fn step_status(s: &runner::StepStatus) -> (Status, Option<String>) {
     match s {
-        runner::StepStatus::Ok => ("ok".into(), None),
-        runner::StepStatus::Interrupted => ("interrupted".into(), Some("stopped by Ctrl-C".into())),
-        runner::StepStatus::Failed(m) => ("failed".into(), Some(m.clone())),
+        runner::StepStatus::Ok => (Status::Ok, None),
+        runner::StepStatus::Interrupted => (Status::Interrupted, Some("stopped by Ctrl-C".into())),
+        runner::StepStatus::Failed(m) => (Status::Failed, Some(m.clone())),
     }
 }
 

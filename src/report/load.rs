@@ -252,7 +252,7 @@ fn info(name: &str, runs: &[&RunDoc]) -> TargetInfo {
             .map(|r| RunRef {
                 run_id: r.run_id.clone(),
                 started: r.started.clone(),
-                status: r.status.clone(),
+                status: r.status.to_string(),
                 engine_version: r.engine.version.clone(),
             })
             .collect(),
@@ -412,7 +412,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
                         run_id: run.run_id.clone(),
                         test: t.test.clone(),
                         threads: t.threads,
-                        status: t.status.clone(),
+                        status: t.status.to_string(),
                         reason: t.reason.clone(),
                     });
                     continue;

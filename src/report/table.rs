@@ -82,7 +82,7 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
                 num(t.latency_us.p99),
                 num(t.latency_us.max),
                 t.errors.to_string(),
-                t.status.clone(),
+                t.status.to_string(),
             ]);
         }
         out.push_str(&format!("\n{title}\n{}", table.render()));

@@ -25,7 +25,7 @@ pub struct TestResult {
     /// Part of the reported set of its order (warm-up steps are not).
     pub reported: bool,
     /// `ok`, `failed`, `interrupted`, or `running` while it runs.
-    pub status: String,
+    pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
     pub started: String,
@@ -101,7 +101,7 @@ impl TestResult {
             group: group.into(),
             threads,
             reported,
-            status: "running".into(),
+            status: Status::Running,
             reason: None,
             started: crate::util::now_rfc3339(),
             secs: 0.0,
@@ -125,6 +125,47 @@ impl TestResult {
             warnings: Vec::new(),
             detail: Default::default(),
         }
+    }
+}
+
+/// How a test or a run ended (`running` while it runs, and in a file whose
+/// writer died).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    #[default]
+    Running,
+    Ok,
+    Failed,
+    Interrupted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Status {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<str> for Status {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
     }
 }
 
@@ -238,7 +279,7 @@ pub struct RunDoc {
     /// Which repeat of the suite this run is (1-based); runs of one name are pooled by reports.
     #[serde(default = "one")]
     pub repeat: usize,
-    pub status: String,
+    pub status: Status,
     pub started: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub finished: Option<String>,
@@ -389,8 +430,8 @@ impl Store {
     }
 
     /// Records how the run ended (`ok`, `failed`, `interrupted`).
-    pub fn finish(&mut self, status: &str) -> Result<(), Error> {
-        self.doc.status = status.to_string();
+    pub fn finish(&mut self, status: Status) -> Result<(), Error> {
+        self.doc.status = status;
         self.doc.finished = Some(now_rfc3339());
         self.write_run()
     }

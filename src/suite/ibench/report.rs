@@ -176,7 +176,7 @@ fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
     IbenchRepeat {
         run_id: run.run_id.clone(),
         engine_version: run.engine.version.clone(),
-        status: t.status.clone(),
+        status: t.status.to_string(),
         clients: t.threads,
         secs: t.secs,
         throughput: t.qps,
@@ -437,7 +437,7 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
             .find(|r| r.pct == 99)
             .map(|r| num(r.ips))
             .unwrap_or_else(|| "-".into());
-        let mut status = t.status.clone();
+        let mut status = t.status.to_string();
         if ib.sla_missed {
             status.push_str(", SLA missed");
         }
@@ -685,7 +685,7 @@ pub(crate) mod tests {
         let mut runs = two_runs();
         runs.push(doc("a", "3", vec![step("l.i0", 1210.0, 1210.0, None)]));
         let mut failed = step("qr100", 0.0, 0.0, Some(100.0));
-        failed.status = "failed".into();
+        failed.status = crate::results::Status::Failed;
         runs[1].tests[1] = failed;
         let s = build("a", &["a", "b"], &runs, Rules::default()).unwrap();
         let a = s.rows[0].cells[0].as_ref().unwrap();
