@@ -74,13 +74,13 @@ impl Workload for Select1 {
         }
         if !(p.secs.is_finite() && p.secs > 0.0 && p.secs <= 86_400.0) {
             return Err(format!(
-                "--secs must be a number of seconds in (0, 86400], got {}",
+                "--secs must be a number of seconds in (0, 86400], got {:?}",
                 p.secs
             ));
         }
         if !(p.warmup_secs.is_finite() && (0.0..=86_400.0).contains(&p.warmup_secs)) {
             return Err(format!(
-                "--warmup-secs must be a number of seconds in [0, 86400], got {}",
+                "--warmup-secs must be a number of seconds in [0, 86400], got {:?}",
                 p.warmup_secs
             ));
         }

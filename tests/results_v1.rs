@@ -1,0 +1,70 @@
+//! A results directory written by rqps before the suite plug-in seam
+//! (tests/fixtures/results-v1: sysbench and Insert Benchmark runs on SQLite,
+//! names `a` and `b`, written by the binary of commit 7071344) still loads,
+//! and `rqps report` prints exactly what that binary printed for it
+//! (tests/fixtures/report-v1, also written by it).
+
+mod common;
+use common::{rqps, text};
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+#[test]
+fn results_written_before_the_seam_report_exactly_as_they_did() {
+    let results = fixtures().join("results-v1");
+    for (format, file) in [
+        ("term", "report.txt"),
+        ("md", "report.md"),
+        ("csv", "report.csv"),
+        ("tsv", "report.tsv"),
+        ("json", "report.json"),
+    ] {
+        let o = rqps(&[
+            "report",
+            "--results",
+            results.to_str().unwrap(),
+            "--base",
+            "a",
+            "--format",
+            format,
+        ]);
+        assert!(o.status.success(), "{format}: {}", text(&o));
+        let want = std::fs::read_to_string(fixtures().join("report-v1").join(file)).unwrap();
+        let got = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            got == want,
+            "{format} differs from what the old binary printed:\n--- old\n{want}\n--- new\n{got}"
+        );
+    }
+}
+
+#[test]
+fn results_written_before_the_seam_show_and_gate_as_they_did() {
+    let results = fixtures().join("results-v1");
+    let r = results.to_str().unwrap();
+    let o = rqps(&["compare", "--results", r, "--base", "a", "--target", "b"]);
+    let want = std::fs::read_to_string(fixtures().join("report-v1").join("compare.txt")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the old binary failed the gate too"
+    );
+    let mut runs: Vec<_> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    runs.sort();
+    for run in &runs {
+        let o = rqps(&["show", "--results", r, run]);
+        assert!(o.status.success(), "{run}: {}", text(&o));
+        let want =
+            std::fs::read_to_string(fixtures().join("report-v1").join(format!("show-{run}.txt")))
+                .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want, "show {run}");
+    }
+}
