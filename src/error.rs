@@ -34,6 +34,16 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// An engine refused what a suite needed outside a test (a load, a settle step).
+    #[error("{context}: {source}")]
+    Engine {
+        context: String,
+        #[source]
+        source: crate::engine::DbError,
+    },
+    /// A run could not go on (the reason is the failed test's).
+    #[error("{0}")]
+    Failed(String),
     #[error("cannot encode {what}: {source}")]
     Encode {
         what: &'static str,

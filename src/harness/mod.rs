@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{DbError, DbResult, Driver, ErrorClass};
+use crate::error::Error;
 use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
 
@@ -189,14 +190,14 @@ impl Harness<'_> {
     /// Runs one test: marks `result` running on disk, probes the machine, runs
     /// `body` (the measured part), stores the result and prints its line. An
     /// `Err` from `body` fails the test with that reason; the test is stored
-    /// either way. The error returned is only for the results directory.
+    /// either way. The error returned is only the results directory's.
     pub fn test(
         &mut self,
         label: String,
         result: TestResult,
         body: impl FnOnce(&mut TestRun<'_>) -> Result<(), String>,
-    ) -> Result<TestResult, String> {
-        let slot = self.store.begin_test(&result).map_err(|e| e.to_string())?;
+    ) -> Result<TestResult, Error> {
+        let slot = self.store.begin_test(&result)?;
         let mut run = TestRun {
             result,
             label,
@@ -216,9 +217,7 @@ impl Harness<'_> {
         }
         let TestRun { result, label, .. } = run;
         self.ui.say(&(self.line)(&label, &result));
-        self.store
-            .finish_test(slot, result.clone())
-            .map_err(|e| e.to_string())?;
+        self.store.finish_test(slot, result.clone())?;
         Ok(result)
     }
 }

@@ -21,6 +21,7 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
 use crate::report::section::Section;
 use crate::results::TestResult;
@@ -91,7 +92,7 @@ pub trait Workload: Sync + 'static {
     /// What `rqps tests --suite NAME` prints: the steps the parameters give.
     fn describe(p: &Self::Params) -> String;
     /// Runs every step through the harness.
-    fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, String>;
+    fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -130,7 +131,7 @@ pub trait Plan: Send + Sync {
     fn step_count(&self) -> usize;
     fn estimate_secs(&self) -> f64;
     fn describe(&self) -> String;
-    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, String>;
+    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
 }
@@ -236,7 +237,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
         W::describe(&self.p)
     }
 
-    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         W::run(&self.p, h)
     }
 

@@ -249,7 +249,7 @@ impl crate::suite::Workload for Ibench {
     fn run(
         p: &params::IbenchParams,
         h: &mut crate::harness::Harness<'_>,
-    ) -> Result<crate::harness::RunEnd, String> {
+    ) -> Result<crate::harness::RunEnd, crate::error::Error> {
         run::run(p, h)
     }
 

@@ -86,8 +86,8 @@ pub fn step_spec(p: &IbenchParams, def: &StepDef, index: usize) -> StepSpec {
     }
 }
 
-pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
-    let steps = p.steps()?;
+pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
+    let steps = p.steps().map_err(crate::error::Error::Usage)?;
     let mut end = RunEnd::Ok;
     for (i, def) in steps.iter().enumerate() {
         if stop_requested() {
@@ -97,7 +97,7 @@ pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
         let r = run_one(p, h, def, i)?;
         if *def == StepDef::LoadI0 && r.status == "failed" {
             // Without its tables no later step can run.
-            return Err(r.reason.unwrap_or_default());
+            return Err(crate::error::Error::Failed(r.reason.unwrap_or_default()));
         }
         if !end.after(&r) {
             break;
@@ -122,7 +122,7 @@ fn run_one(
     h: &mut Harness<'_>,
     def: &StepDef,
     index: usize,
-) -> Result<TestResult, String> {
+) -> Result<TestResult, crate::error::Error> {
     let spec = step_spec(p, def, index);
     let name = def.name();
     let settle_budget = Duration::from_secs_f64(p.settle_secs);

@@ -107,7 +107,7 @@ impl Workload for Select1 {
             .collect()
     }
 
-    fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+    fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         let mut end = RunEnd::Ok;
         for &threads in &p.threads {
             if stop_requested() {

@@ -142,7 +142,7 @@ impl Workload for Sysbench {
         out
     }
 
-    fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
+    fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         run::run(p, h)
     }
 

@@ -8,13 +8,14 @@ use super::catalog::{Kind, TestDef};
 use super::event::{EventParams, SbWorker};
 use super::load::{LoadParams, load, settle};
 use super::params::SysbenchParams;
+use crate::error::Error;
 use crate::harness::probe::Probe;
 use crate::harness::runner::{Live, StepConfig, StepRun, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
 use crate::results::TestResult;
 
-pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
-    let steps = p.steps()?;
+pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
+    let steps = p.steps().map_err(Error::Usage)?;
     let mut end = RunEnd::Ok;
     let first_settles = steps
         .first()
@@ -55,7 +56,7 @@ pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, String> {
     Ok(end)
 }
 
-fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), String> {
+fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), Error> {
     let rows = p.tables as u64 * p.table_size;
     let bar = h.ui.bar(
         rows,
@@ -72,8 +73,13 @@ fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), String> {
         table_size: p.table_size,
         seed: p.seed,
     };
-    let mut stats = load(h.driver.as_ref(), &params, &mut |n| bar.set_position(n))
-        .map_err(|e| format!("loading the sbtest tables failed: {e}"))?;
+    let mut stats =
+        load(h.driver.as_ref(), &params, &mut |n| bar.set_position(n)).map_err(|source| {
+            Error::Engine {
+                context: "loading the sbtest tables failed".into(),
+                source,
+            }
+        })?;
     bar.finish_and_clear();
     // The load's operations are rows, as the reference normalizes it.
     let (hw, _) = probe.finish(h.probe, h.driver.as_ref(), stats.rows as f64);
@@ -82,13 +88,16 @@ fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), String> {
         "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
         p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
     ));
-    h.store.set_load(stats).map_err(|e| e.to_string())
+    h.store.set_load(stats)
 }
 
-fn settle_tables(p: &SysbenchParams, h: &Harness<'_>) -> Result<(), String> {
+fn settle_tables(p: &SysbenchParams, h: &Harness<'_>) -> Result<(), Error> {
     let budget = Duration::from_secs_f64(p.settle_secs);
-    let (took, refused) = settle(h.driver.as_ref(), p.tables, budget)
-        .map_err(|e| format!("settle step failed: {e}"))?;
+    let (took, refused) =
+        settle(h.driver.as_ref(), p.tables, budget).map_err(|source| Error::Engine {
+            context: "settle step failed".into(),
+            source,
+        })?;
     for r in refused {
         h.ui.warn(&format!(
             "settle step: the engine refused {r}; continuing without it"
@@ -104,7 +113,7 @@ fn run_one(
     ev: &EventParams,
     t: &TestDef,
     threads: usize,
-) -> Result<TestResult, String> {
+) -> Result<TestResult, Error> {
     let secs = p.secs(t.span);
     let cfg = StepConfig {
         warmup: Duration::from_secs_f64(p.warmup_secs),
