@@ -33,6 +33,12 @@ impl From<crate::error::Error> for CliError {
     }
 }
 
+impl From<crate::results::StoreError> for CliError {
+    fn from(e: crate::results::StoreError) -> Self {
+        crate::error::Error::from(e).into()
+    }
+}
+
 impl CliError {
     pub fn message(&self) -> &str {
         match self {

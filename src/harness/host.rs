@@ -1,32 +1,12 @@
 //! Facts about the machine a result was measured on.
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Host {
-    pub hostname: String,
-    pub os: String,
-    pub arch: String,
-    pub cpus: usize,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cpu_model: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mem_total_kb: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub kernel: Option<String>,
-    /// Filesystem, mount point and source of the database's data.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub data_fs: Option<String>,
-    /// Block device whose IO the hardware figures count.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub data_device: Option<String>,
-}
-
 fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|s| s.trim().to_string())
 }
+
+pub use crate::results::Host;
 
 pub fn host() -> Host {
     let field = |text: &str, key: &str| -> Option<String> {

@@ -68,6 +68,8 @@ impl Counts {
     }
 }
 
+pub use crate::results::{Latency, SecondSample};
+
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 /// Monotonic clock in nanoseconds (CLOCK_MONOTONIC, as `Instant` uses):
@@ -163,16 +165,6 @@ impl ThreadMeasure {
     }
 }
 
-/// One second of a test, summed over threads.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SecondSample {
-    /// Seconds since the measured interval began (1 = the first second).
-    pub t: u32,
-    pub qps: f64,
-    pub tps: f64,
-    pub errors: u64,
-}
-
 /// Merges the per-second marks of all threads into one series. A trailing
 /// part-second, if any, is reported at its own rate.
 pub fn per_second(threads: &[ThreadMeasure], elapsed: Duration) -> Vec<SecondSample> {
@@ -213,32 +205,6 @@ pub fn per_second(threads: &[ThreadMeasure], elapsed: Duration) -> Vec<SecondSam
         }
     }
     out
-}
-
-/// Latency percentiles of events, in microseconds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub avg: f64,
-    pub p50: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub max: f64,
-}
-
-impl Latency {
-    pub fn from_histogram(h: &Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Latency::default();
-        }
-        let us = |ns: u64| ns as f64 / 1000.0;
-        Latency {
-            avg: h.mean() / 1000.0,
-            p50: us(h.value_at_quantile(0.50)),
-            p95: us(h.value_at_quantile(0.95)),
-            p99: us(h.value_at_quantile(0.99)),
-            max: us(h.max()),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::harness::measure::{Latency, SecondSample};
 use crate::util::{file_safe, now_rfc3339, write_atomic};
 
 /// One test at one thread count.
@@ -169,6 +167,62 @@ impl PartialEq<str> for Status {
     }
 }
 
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Host {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    pub cpus: usize,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mem_total_kb: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub kernel: Option<String>,
+    /// Filesystem, mount point and source of the database's data.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_fs: Option<String>,
+    /// Block device whose IO the hardware figures count.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_device: Option<String>,
+}
+
+/// One second of a test, summed over threads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SecondSample {
+    /// Seconds since the measured interval began (1 = the first second).
+    pub t: u32,
+    pub qps: f64,
+    pub tps: f64,
+    pub errors: u64,
+}
+
+/// Latency percentiles of events, in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub avg: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Latency {
+    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Latency {
+            avg: h.mean() / 1000.0,
+            p50: us(h.value_at_quantile(0.50)),
+            p95: us(h.value_at_quantile(0.95)),
+            p99: us(h.value_at_quantile(0.99)),
+            max: us(h.max()),
+        }
+    }
+}
+
 /// One kind of operation in a test.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct OpStats {
@@ -295,7 +349,7 @@ pub struct RunDoc {
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
     pub settings: std::collections::BTreeMap<String, String>,
     pub params: serde_json::Value,
-    pub host: crate::harness::host::Host,
+    pub host: Host,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub load: Option<LoadStats>,
     #[serde(default)]
@@ -315,6 +369,51 @@ pub struct LoadStats {
     pub hw: Option<HwCost>,
 }
 
+/// What can go wrong with the results directory, with the path it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("results directory {} is not writable: {source}", dir.display())]
+    NotWritable {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {what} {}: {source}", path.display())]
+    Write {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    /// Whether the user can fix it by pointing rqps elsewhere (exit 2).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, StoreError::Write { .. } | StoreError::Encode { .. })
+    }
+}
+
+type Error = StoreError;
+
 pub struct Store {
     dir: PathBuf,
     json: Option<PathBuf>,
@@ -323,7 +422,7 @@ pub struct Store {
 }
 
 fn io_err(what: &'static str, path: &Path, source: std::io::Error) -> Error {
-    Error::Write {
+    StoreError::Write {
         what,
         path: path.to_path_buf(),
         source,
@@ -331,12 +430,12 @@ fn io_err(what: &'static str, path: &Path, source: std::io::Error) -> Error {
 }
 
 fn encode<T: Serialize>(what: &'static str, v: &T) -> Result<Vec<u8>, Error> {
-    serde_json::to_vec_pretty(v).map_err(|source| Error::Encode { what, source })
+    serde_json::to_vec_pretty(v).map_err(|source| StoreError::Encode { what, source })
 }
 
 /// Checks that results can be written under `root` (creating it), before any work starts.
 pub fn check_writable(root: &Path) -> Result<(), Error> {
-    let not_writable = |source| Error::NotWritable {
+    let not_writable = |source| StoreError::NotWritable {
         dir: root.to_path_buf(),
         source,
     };
@@ -440,12 +539,12 @@ impl Store {
 /// Reads a run directory back: its context and every test file, in order.
 pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| Error::Read {
+        std::fs::read_to_string(path).map_err(|source| StoreError::Read {
             path: path.to_path_buf(),
             source,
         })
     };
-    let parse = |path: &Path, source| Error::Parse {
+    let parse = |path: &Path, source| StoreError::Parse {
         path: path.to_path_buf(),
         source,
     };
@@ -453,7 +552,7 @@ pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     let text = read(&path)?;
     let mut doc: RunDoc = serde_json::from_str(&text).map_err(|e| parse(&path, e))?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("tests"))
-        .map_err(|source| Error::Read {
+        .map_err(|source| StoreError::Read {
             path: dir.join("tests"),
             source,
         })?

@@ -88,7 +88,7 @@ fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), Error> {
         "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
         p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
     ));
-    h.store.set_load(stats)
+    Ok(h.store.set_load(stats)?)
 }
 
 fn settle_tables(p: &SysbenchParams, h: &Harness<'_>) -> Result<(), Error> {
