@@ -4,26 +4,9 @@
 
 use std::collections::BTreeMap;
 
+pub use super::model::{Gate, GateRow, Rules};
 use super::model::{HwFigures, HwRatio, Rel, Report, Shade, ValueDiff, Verdict};
 use super::stats;
-
-/// When a change counts.
-#[derive(Clone, Copy, Debug)]
-pub struct Rules {
-    /// A verdict needs |ratio − 1| above this (0.02 = 2 %).
-    pub noise_floor: f64,
-    /// ... and a p-value below this.
-    pub alpha: f64,
-}
-
-impl Default for Rules {
-    fn default() -> Self {
-        Rules {
-            noise_floor: 0.02,
-            alpha: 0.05,
-        }
-    }
-}
 
 /// Red at or below this ratio, green at or above [`GREEN_AT`].
 pub const RED_AT: f64 = 0.95;
@@ -176,34 +159,6 @@ pub fn diff_lines(base: &[String], target: &[String]) -> (Vec<String>, Vec<Strin
         b.iter().filter(|l| !t.contains(l)).cloned().collect(),
         t.iter().filter(|l| !b.contains(l)).cloned().collect(),
     )
-}
-
-/// One row of `rqps compare`.
-#[derive(Clone, Debug)]
-pub struct GateRow {
-    pub label: String,
-    pub base_qps: f64,
-    pub target_qps: f64,
-    pub ratio: f64,
-    pub ci: Option<(f64, f64)>,
-    pub p: Option<f64>,
-    pub verdict: Verdict,
-    /// Significantly below the threshold (or, untested, below it).
-    pub fails: bool,
-}
-
-/// The outcome of `rqps compare`.
-#[derive(Clone, Debug)]
-pub struct Gate {
-    pub rows: Vec<GateRow>,
-    /// Base rows the target has no result for.
-    pub missing: Vec<String>,
-}
-
-impl Gate {
-    pub fn failures(&self) -> impl Iterator<Item = &GateRow> {
-        self.rows.iter().filter(|r| r.fails)
-    }
 }
 
 /// Applies `--fail-below` to the first target of `report`: its generic rows,

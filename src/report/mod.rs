@@ -10,6 +10,7 @@
 //! caller, so this module does not depend on `crate::suite`.
 
 pub mod compare;
+pub mod doc;
 pub mod export;
 pub mod load;
 pub mod model;

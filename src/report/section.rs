@@ -21,141 +21,21 @@
 //!
 //! `report/` must not import `crate::suite`: the sections come in from the
 //! caller, which is what keeps a new suite a folder and a registry line.
+//!
+//! The traits live in [`super::model`], beside the report they plug into, so
+//! that the model does not depend on a module that depends on it.
 
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::Arc;
-
-use super::compare::{Gate, Rules};
-use super::export::Block;
-use super::model::Report;
-use crate::results::RunDoc;
-
-/// What a section builds its part from.
-#[derive(Clone, Copy, Debug)]
-pub struct Input<'a> {
-    /// The name every other is compared with.
-    pub base: &'a str,
-    /// Every name of the report, the base first, then the targets in order.
-    pub names: &'a [&'a str],
-    /// Every run read (oldest first), of these names and others.
-    pub runs: &'a [RunDoc],
-    /// The statistics rules of the comparison.
-    pub rules: Rules,
-    /// Warm-up steps asked for too (`--all`).
-    pub all: bool,
-}
-
-/// One report group of a suite: the key its results store and the title
-/// its table is shown under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupDef {
-    pub key: &'static str,
-    pub title: &'static str,
-}
-
-/// One CSV record of a part: column name and raw (unquoted) value; the
-/// exporter quotes, orders the columns and leaves the others empty.
-pub type CsvRecord = Vec<(&'static str, String)>;
-
-/// A suite's contribution to reports. Every method has a default that suits
-/// a suite with nothing but test × threads × QPS results.
-pub trait Section: Send + Sync {
-    /// The suite name its results and runs store (`TestResult::suite`).
-    fn suite(&self) -> &'static str;
-
-    /// Whether the suite's results are rows of the generic tables; a suite
-    /// that reports only through its own [`Part`] says no.
-    fn in_tables(&self) -> bool {
-        true
-    }
-
-    /// The suite's report groups in the order they are shown. Empty: any
-    /// group, in the order the base stored them. Not empty: a result of
-    /// another group is left out of the tables with a warning.
-    fn groups(&self) -> Vec<GroupDef> {
-        Vec::new()
-    }
-
-    /// Where each test goes within its group, from the base's runs; `None`:
-    /// the order the base stored them in. Tests without a position go last,
-    /// by name.
-    fn test_positions(&self, _base_runs: &[&RunDoc]) -> Option<HashMap<String, usize>> {
-        None
-    }
-
-    /// A row's label in the reference TSV layout.
-    fn tsv_label(&self, test: &str) -> String {
-        test.to_string()
-    }
-
-    /// The end-of-run table of one of the suite's runs; `None`: the generic
-    /// table of groups.
-    fn run_table(&self, _doc: &RunDoc, _all: bool) -> Option<String> {
-        None
-    }
-
-    /// The key of the part in the JSON report (written `null` when the
-    /// section built nothing); `None`: the section adds no key.
-    fn json_key(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// CSV columns that only the part's records fill, after the generic ones.
-    fn csv_columns(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    /// The section's own model of a comparison; `None` when the names have
-    /// nothing for it.
-    fn build(&self, _input: &Input) -> Option<Arc<dyn Part>> {
-        None
-    }
-}
-
-impl fmt::Debug for dyn Section {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Section({})", self.suite())
-    }
-}
-
-/// A section's model of one comparison, rendered by every exporter.
-pub trait Part: fmt::Debug + Send + Sync {
-    /// The report's title when it has no generic table (`Insert Benchmark`).
-    fn title(&self) -> String;
-
-    /// The readable blocks (term, md, html), after the generic tables. With
-    /// `charts`, chart blocks too ([`crate::report::export::Chart::Drawn`]).
-    fn blocks(&self, report: &Report, charts: bool) -> Vec<Block>;
-
-    /// CSV records, after the generic rows.
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-        Vec::new()
-    }
-
-    /// TSV tables appended to `out` (which may already hold the generic
-    /// table: separate from it).
-    fn tsv(&self, _out: &mut String) {}
-
-    /// The part as pretty-printed JSON (`serde_json::to_string_pretty`), the
-    /// value of [`Section::json_key`].
-    fn json(&self) -> String;
-
-    /// Adds the part's rows (and the base rows the first target lacks) to
-    /// the `rqps compare` gate of the first target at `threshold`.
-    fn gate(&self, _report: &Report, _threshold: f64, _gate: &mut Gate) {}
-}
-
-/// A built part with the section it came from.
-#[derive(Clone, Debug)]
-pub struct Built {
-    pub section: &'static dyn Section,
-    pub part: Arc<dyn Part>,
-}
+pub use super::doc::CsvRecord;
+pub use super::model::{Built, GroupDef, Input, Part, Section};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::compare::{Gate, Rules};
+    use crate::report::export::Block;
+    use crate::report::model::Report;
+    use crate::results::RunDoc;
+    use std::sync::Arc;
     use crate::report::compare::GateRow;
     use crate::report::export::{Chart, Format, exporter};
     use crate::report::load::{Options, build};

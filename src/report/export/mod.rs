@@ -12,7 +12,7 @@ pub mod md;
 pub mod term;
 pub mod tsv;
 
-use super::model::{HwFigures, Rel, Report, Row, Shade, Side, Verdict};
+use super::model::{HwFigures, Rel, Report, Row, Side, Verdict};
 
 /// Renders a whole comparison in one format.
 pub trait Exporter {
@@ -41,60 +41,7 @@ pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
     }
 }
 
-/// One table cell; `shade` colours it where the format can.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TCell {
-    pub text: String,
-    pub shade: Option<Shade>,
-}
-
-impl From<String> for TCell {
-    fn from(text: String) -> Self {
-        TCell { text, shade: None }
-    }
-}
-
-impl From<&str> for TCell {
-    fn from(text: &str) -> Self {
-        TCell {
-            text: text.to_string(),
-            shade: None,
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Table {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<TCell>>,
-    /// The first `left` columns are text (left-aligned); the others numbers.
-    pub left: usize,
-}
-
-/// A chart only the HTML format draws.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Chart {
-    /// Relative QPS bars of group `n` of [`Report::groups`].
-    Group(usize),
-    /// Per-second QPS of row `row` of group `group`.
-    PerSecond { group: usize, row: usize },
-    /// QPS against threads of one test.
-    Sweep { suite: String, test: String },
-    /// A chart a section drew itself (SVG); `small` ones flow side by side.
-    Drawn { svg: String, small: bool },
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Block {
-    /// Level 1 (title) to 3.
-    Heading(u8, String),
-    Para(String),
-    Bullets(Vec<String>),
-    Table(Table),
-    /// Blocks shown side by side where the format can.
-    Beside(Vec<Block>),
-    Chart(Chart),
-}
+pub use super::doc::{Block, Chart, TCell, Table};
 
 /// QPS as the end-of-run table prints it.
 pub fn qps(v: f64) -> String {
