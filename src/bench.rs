@@ -600,7 +600,7 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
         let (kind, server, _, driver) = throwaway(engine)?;
         let sql = insert_sql(
             driver.dialect(),
-            &crate::suite::ibench::table_name(1),
+            &crate::suite::ibench::schema::table(1),
             crate::suite::ibench::ROWS_L_I0,
         );
         let batches = ib_batches(crate::suite::ibench::ROWS_L_I0);

@@ -2,9 +2,9 @@
 
 use super::suites::Plan;
 use super::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, RunArgs};
+use crate::engine::PsMode;
 use crate::engine::open::{EngineArgs, OpenError, Opened};
 use crate::engine::target::redact_args;
-use crate::engine::PsMode;
 use crate::harness::probe::ProbeContext;
 use crate::plan::{SysbenchParams, profile};
 use crate::results::{EngineInfo, RunDoc, Store};

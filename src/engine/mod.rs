@@ -9,12 +9,15 @@ pub mod install;
 pub mod mysql;
 pub mod open;
 pub mod postgres;
+pub mod schema;
 pub mod server;
 pub mod sqlite;
 pub mod target;
 pub(crate) mod url;
 
 use std::fmt;
+
+pub use schema::{Index, Table};
 
 /// One bound parameter, borrowed from the worker's reusable buffers.
 #[derive(Clone, Copy, Debug)]
@@ -103,15 +106,23 @@ pub struct Caps {
     pub max_params: usize,
 }
 
-/// The SQL that differs between engines. Workloads build statements from
-/// these pieces; everything else is standard SQL with `?` placeholders
-/// (drivers that number placeholders rewrite them when preparing).
+/// The SQL that differs between engines. Workloads declare their tables as
+/// data ([`schema`]) and build statements from these pieces; everything
+/// else is standard SQL with `?` placeholders (drivers that number
+/// placeholders rewrite them when preparing). No method names a workload.
 pub trait Dialect: Send + Sync {
-    /// `CREATE TABLE` for sysbench's `sbtest<i>`.
-    fn sbtest_create_table(&self, table: &str) -> String;
-    /// Start of the insert that lets the engine assign ids: everything up to
-    /// and including `VALUES (`; the caller appends `k, 'c', 'pad')`.
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String;
+    /// Statements that create `table` (without its secondary indexes).
+    fn create_table(&self, table: &Table) -> Vec<String>;
+    /// Start of the insert that lets the engine assign the id: everything up
+    /// to and including `VALUES (`; the caller appends the values of
+    /// [`Table::value_columns`] and `)`.
+    fn insert_auto_id_prefix(&self, table: &Table) -> String {
+        format!(
+            "INSERT INTO {} ({}) VALUES (",
+            table.name,
+            table.value_columns()
+        )
+    }
     /// Statement that starts a transaction that only reads.
     fn begin_read(&self) -> &'static str {
         "BEGIN"
@@ -128,8 +139,8 @@ pub trait Dialect: Send + Sync {
         "ROLLBACK"
     }
     /// Drop a table if it exists.
-    fn drop_table(&self, table: &str) -> String {
-        format!("DROP TABLE IF EXISTS {table}")
+    fn drop_table(&self, table: &Table) -> String {
+        format!("DROP TABLE IF EXISTS {}", table.name)
     }
     /// Statements that quiet the engine after heavy writes (reference §1.6).
     fn settle(&self, tables: &[String]) -> Vec<String>;
@@ -141,60 +152,51 @@ pub trait Dialect: Send + Sync {
     fn data_path_sql(&self) -> Option<&'static str> {
         None
     }
-
-    // The Insert Benchmark (reference §4). Defaults are PostgreSQL's forms,
-    // which are standard SQL where a standard exists; engines override what
-    // differs.
-
-    /// Statements that create the Insert Benchmark's table (reference §4.1):
-    /// `transactionid` assigned by the engine in insert order, then
-    /// `dateandtime, cashregisterid, customerid, productid, price, data`.
-    /// Default: BIGSERIAL with its sequence's cache raised to 1000.
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![
-            format!(
-                "CREATE TABLE {table} (transactionid BIGSERIAL PRIMARY KEY, \
-                 dateandtime TIMESTAMP WITHOUT TIME ZONE, cashregisterid INT NOT NULL, \
-                 customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, \
-                 data VARCHAR(4000))"
-            ),
-            format!("ALTER SEQUENCE {table}_transactionid_seq CACHE 1000"),
-        ]
-    }
     /// A SQL expression turning one `?` bound to Unix seconds into the
     /// engine's date-time type.
     fn datetime_from_epoch(&self) -> &'static str {
         "to_timestamp(?)"
     }
-    /// Statements that create secondary indexes `(name, column list)` on
-    /// `table`. Default: one `CREATE INDEX` each.
-    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
-        indexes
+    /// The statement that creates one secondary index of `table` on its own.
+    fn create_index(&self, table: &Table, index: &Index) -> String {
+        format!(
+            "CREATE INDEX {} ON {} ({})",
+            index.name,
+            table.name,
+            index.column_list()
+        )
+    }
+    /// Statements that create every secondary index of `table`, as the
+    /// engine builds them best. Default: one `CREATE INDEX` each.
+    fn create_indexes(&self, table: &Table) -> Vec<String> {
+        table
+            .indexes
             .iter()
-            .map(|(name, cols)| format!("CREATE INDEX {name} ON {table} ({cols})"))
+            .map(|i| self.create_index(table, i))
             .collect()
     }
-    /// What follows FROM in a query that must read `table` through `index`.
-    /// Default: the table alone (the planner chooses).
-    fn table_with_index(&self, table: &str, index: &str) -> String {
+    /// What follows FROM in a query that must read `table` through its
+    /// index `index`. Default: the table alone (the planner chooses).
+    fn table_with_index(&self, table: &Table, index: &str) -> String {
         let _ = index;
-        table.to_string()
+        table.name.clone()
     }
-    /// Deletes the `n` rows with the smallest `key` at or above the one `?`
+    /// Deletes the `n` rows with the smallest id at or above the one `?`
     /// (the left edge of a queue). Default: through a sub-select.
-    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
+    fn delete_oldest(&self, table: &Table, n: usize) -> String {
+        let (t, key) = (&table.name, &table.id.name);
         format!(
-            "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} \
+            "DELETE FROM {t} WHERE {key} IN (SELECT {key} FROM {t} \
              WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n})"
         )
     }
-    /// Query whose single value is the smallest `key` of `table`.
-    fn min_key_sql(&self, table: &str, key: &str) -> String {
-        format!("SELECT min({key}) FROM {table}")
+    /// Query whose single value is the smallest id of `table`.
+    fn min_key_sql(&self, table: &Table) -> String {
+        format!("SELECT min({}) FROM {}", table.id.name, table.name)
     }
-    /// Query whose single value is the largest `key` of `table`.
-    fn max_key_sql(&self, table: &str, key: &str) -> String {
-        format!("SELECT max({key}) FROM {table}")
+    /// Query whose single value is the largest id of `table`.
+    fn max_key_sql(&self, table: &Table) -> String {
+        format!("SELECT max({}) FROM {}", table.id.name, table.name)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod server;
 pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
+use crate::engine::schema::{self, ColType, Table};
 use crate::engine::url::{DbUrl, safe};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
@@ -208,17 +209,36 @@ impl MysqlDialect {
 }
 
 impl Dialect for MysqlDialect {
-    fn sbtest_create_table(&self, table: &str) -> String {
-        format!(
-            "CREATE TABLE {table} (id INTEGER NOT NULL AUTO_INCREMENT, \
-             k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
-             pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = {}",
+    /// The id is `NOT NULL AUTO_INCREMENT` with the primary key as a table
+    /// constraint, in the chosen storage engine. DEFAULT comes before NOT
+    /// NULL, numbers quoted.
+    fn create_table(&self, t: &Table) -> Vec<String> {
+        let mut cols = vec![format!(
+            "{} {} NOT NULL AUTO_INCREMENT",
+            t.id.name,
+            mysql_type(t.id.ty)
+        )];
+        cols.extend(
+            t.columns
+                .iter()
+                .map(|c| schema::column_sql(c, &mysql_type(c.ty), true, true)),
+        );
+        cols.push(format!("PRIMARY KEY ({})", t.id.name));
+        vec![format!(
+            "CREATE TABLE {} ({}) ENGINE = {}",
+            t.name,
+            cols.join(", "),
             self.engine
-        )
+        )]
     }
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
-        // id 0 makes AUTO_INCREMENT assign the next id (as sysbench does).
-        format!("INSERT INTO {table} (id, k, c, pad) VALUES (0, ")
+    /// Id 0 makes AUTO_INCREMENT assign the next id (as sysbench does).
+    fn insert_auto_id_prefix(&self, t: &Table) -> String {
+        format!(
+            "INSERT INTO {} ({}, {}) VALUES (0, ",
+            t.name,
+            t.id.name,
+            t.value_columns()
+        )
     }
     /// Reference §1.6 also runs `RESET MASTER` and lowers
     /// `innodb_max_dirty_pages_pct[_lwm]` until after the sleep. Neither is
@@ -238,40 +258,32 @@ impl Dialect for MysqlDialect {
         }
         v
     }
-    /// Reference §4.1: BIGINT AUTO_INCREMENT and DATETIME, in the chosen engine.
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![format!(
-            "CREATE TABLE {table} (transactionid BIGINT NOT NULL AUTO_INCREMENT, \
-             dateandtime DATETIME, cashregisterid INT NOT NULL, customerid INT NOT NULL, \
-             productid INT NOT NULL, price INT NOT NULL, data VARCHAR(4000), \
-             PRIMARY KEY (transactionid)) ENGINE = {}",
-            self.engine
-        )]
-    }
     fn datetime_from_epoch(&self) -> &'static str {
         "FROM_UNIXTIME(?)"
     }
     /// InnoDB builds all of them in one ALTER TABLE; other engines (MyRocks)
     /// get one ALTER TABLE per index, as the reference does (§4.1).
-    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
-        let adds: Vec<String> = indexes
+    fn create_indexes(&self, t: &Table) -> Vec<String> {
+        let adds: Vec<String> = t
+            .indexes
             .iter()
-            .map(|(name, cols)| format!("ADD INDEX {name} ({cols})"))
+            .map(|i| format!("ADD INDEX {} ({})", i.name, i.column_list()))
             .collect();
         if self.innodb() {
-            vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
+            vec![format!("ALTER TABLE {} {}", t.name, adds.join(", "))]
         } else {
             adds.iter()
-                .map(|a| format!("ALTER TABLE {table} {a}"))
+                .map(|a| format!("ALTER TABLE {} {a}", t.name))
                 .collect()
         }
     }
-    fn table_with_index(&self, table: &str, index: &str) -> String {
-        format!("{table} FORCE INDEX ({index})")
+    fn table_with_index(&self, t: &Table, index: &str) -> String {
+        format!("{} FORCE INDEX ({index})", t.name)
     }
     /// MySQL cannot LIMIT inside an IN sub-select, and needs none.
-    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
-        format!("DELETE FROM {table} WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n}")
+    fn delete_oldest(&self, t: &Table, n: usize) -> String {
+        let (name, key) = (&t.name, &t.id.name);
+        format!("DELETE FROM {name} WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n}")
     }
     fn db_size_sql(&self) -> Option<&'static str> {
         Some(
@@ -280,6 +292,14 @@ impl Dialect for MysqlDialect {
     }
     fn data_path_sql(&self) -> Option<&'static str> {
         Some("SELECT @@datadir")
+    }
+}
+
+/// MySQL's names for the portable types.
+fn mysql_type(t: ColType) -> String {
+    match t {
+        ColType::Double => "DOUBLE".into(),
+        t => schema::standard_type(t),
     }
 }
 
@@ -444,19 +464,19 @@ mod tests {
 
     #[test]
     fn storage_engine_goes_into_the_ddl() {
+        use crate::engine::schema::{Index, fixtures};
         let d = MysqlDriver::new("mysql://root@127.0.0.1/sb")
             .unwrap()
             .with_storage_engine("RocksDB")
             .unwrap();
         let dl = d.dialect();
-        assert!(
-            dl.sbtest_create_table("sbtest1")
-                .ends_with("ENGINE = RocksDB")
-        );
-        assert!(dl.ibench_create_table("pi1")[0].ends_with("ENGINE = RocksDB"));
-        let idx = [("a".to_string(), "x, y"), ("b".to_string(), "z")];
+        let (narrow, queue) = (fixtures::narrow("t1"), fixtures::queue("q1"));
+        assert!(dl.create_table(&narrow)[0].ends_with("ENGINE = RocksDB"));
+        assert!(dl.create_table(&queue)[0].ends_with("ENGINE = RocksDB"));
+        let mut two = fixtures::narrow("pi1");
+        two.indexes = vec![Index::new("a", &["x", "y"]), Index::new("b", &["z"])];
         assert_eq!(
-            dl.create_indexes("pi1", &idx),
+            dl.create_indexes(&two),
             [
                 "ALTER TABLE pi1 ADD INDEX a (x, y)",
                 "ALTER TABLE pi1 ADD INDEX b (z)"
@@ -464,7 +484,7 @@ mod tests {
         );
         // InnoDB: one ALTER TABLE for all of them.
         assert_eq!(
-            MysqlDialect::default().create_indexes("pi1", &idx),
+            MysqlDialect::default().create_indexes(&two),
             ["ALTER TABLE pi1 ADD INDEX a (x, y), ADD INDEX b (z)"]
         );
         for bad in ["", "x;drop", "In no"] {

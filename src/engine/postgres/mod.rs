@@ -14,6 +14,7 @@ pub mod server;
 pub mod wire;
 
 use self::wire::{Config, Host, PgConn};
+use crate::engine::schema::{self, ColType, Table};
 use crate::engine::url::{DbUrl, safe};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, StmtId, inline_params,
@@ -188,15 +189,36 @@ impl Driver for PostgresDriver {
 pub struct PostgresDialect;
 
 impl Dialect for PostgresDialect {
-    fn sbtest_create_table(&self, table: &str) -> String {
-        format!(
-            "CREATE TABLE {table} (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, \
-             c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
-             PRIMARY KEY (id))"
-        )
-    }
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
-        format!("INSERT INTO {table} (k, c, pad) VALUES (")
+    /// The id is a SERIAL (BIGSERIAL for 64 bits) whose sequence hands out
+    /// [`AutoId::cache`](crate::engine::schema::AutoId::cache) values per
+    /// session when set. DEFAULT comes before NOT NULL, numbers quoted.
+    fn create_table(&self, t: &Table) -> Vec<String> {
+        let serial = match t.id.ty {
+            ColType::BigInt => "BIGSERIAL",
+            _ => "SERIAL",
+        };
+        let mut cols = vec![format!(
+            "{} {serial}{}{}",
+            t.id.name,
+            if t.id.not_null { " NOT NULL" } else { "" },
+            if t.key_on_column { " PRIMARY KEY" } else { "" }
+        )];
+        cols.extend(
+            t.columns
+                .iter()
+                .map(|c| schema::column_sql(c, &pg_type(c.ty), true, true)),
+        );
+        if !t.key_on_column {
+            cols.push(format!("PRIMARY KEY ({})", t.id.name));
+        }
+        let mut v = vec![format!("CREATE TABLE {} ({})", t.name, cols.join(", "))];
+        if let Some(n) = t.id.cache {
+            v.push(format!(
+                "ALTER SEQUENCE {}_{}_seq CACHE {n}",
+                t.name, t.id.name
+            ));
+        }
+        v
     }
     /// Reference §1.6. Each statement goes out on its own through the
     /// simple protocol, outside any transaction, as VACUUM requires.
@@ -215,6 +237,16 @@ impl Dialect for PostgresDialect {
     fn data_path_sql(&self) -> Option<&'static str> {
         // Needs superuser or pg_read_all_settings; without them the size on disk is not measured.
         Some("SHOW data_directory")
+    }
+}
+
+/// PostgreSQL's names for the portable types.
+fn pg_type(t: ColType) -> String {
+    match t {
+        ColType::Float => "REAL".into(),
+        ColType::DateTime => "TIMESTAMP WITHOUT TIME ZONE".into(),
+        ColType::Timestamp => "TIMESTAMP WITH TIME ZONE".into(),
+        t => schema::standard_type(t),
     }
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 
+use crate::engine::schema::{self, Table};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
     inline_params,
@@ -130,32 +131,30 @@ impl Driver for SqliteDriver {
 pub struct SqliteDialect;
 
 impl Dialect for SqliteDialect {
-    fn sbtest_create_table(&self, table: &str) -> String {
-        // INTEGER PRIMARY KEY is the rowid: ids are assigned 1, 2, ... like AUTO_INCREMENT.
-        format!(
-            "CREATE TABLE {table} (id INTEGER NOT NULL PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0, \
-             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')"
-        )
-    }
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
-        format!("INSERT INTO {table} (k, c, pad) VALUES (")
+    /// The id is `INTEGER PRIMARY KEY`, the rowid: SQLite assigns 1, 2, ...
+    /// in insert order, like AUTO_INCREMENT. NOT NULL comes before DEFAULT,
+    /// numbers unquoted.
+    fn create_table(&self, t: &Table) -> Vec<String> {
+        let mut cols = vec![format!(
+            "{} INTEGER{} PRIMARY KEY",
+            t.id.name,
+            if t.id.not_null { " NOT NULL" } else { "" }
+        )];
+        cols.extend(
+            t.columns
+                .iter()
+                .map(|c| schema::column_sql(c, &schema::standard_type(c.ty), false, false)),
+        );
+        vec![format!("CREATE TABLE {} ({})", t.name, cols.join(", "))]
     }
     fn begin_write(&self) -> &'static str {
         "BEGIN IMMEDIATE"
     }
-    /// INTEGER PRIMARY KEY is the rowid: ids are assigned in insert order.
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![format!(
-            "CREATE TABLE {table} (transactionid INTEGER PRIMARY KEY, dateandtime DATETIME, \
-             cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
-             price INT NOT NULL, data VARCHAR(4000))"
-        )]
-    }
     fn datetime_from_epoch(&self) -> &'static str {
         "datetime(?, 'unixepoch')"
     }
-    fn table_with_index(&self, table: &str, index: &str) -> String {
-        format!("{table} INDEXED BY {index}")
+    fn table_with_index(&self, table: &Table, index: &str) -> String {
+        format!("{} INDEXED BY {index}", table.name)
     }
     fn settle(&self, _tables: &[String]) -> Vec<String> {
         vec!["PRAGMA wal_checkpoint(TRUNCATE)".into(), "ANALYZE".into()]

@@ -174,7 +174,7 @@ impl SbWorker {
             ints: Vec::with_capacity(1024),
             text: String::with_capacity(512),
             insert_prefix: (1..=tables)
-                .map(|i| dialect.sbtest_insert_auto_id_prefix(&table_name(i)))
+                .map(|i| dialect.insert_auto_id_prefix(&super::schema::table(i)))
                 .collect(),
             scan_sql: format!(
                 "SELECT * FROM {} WHERE LENGTH(c) < 0",

@@ -5,10 +5,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::engine::schema::Table;
 use crate::engine::{Conn, DbResult, Driver, Param, PsMode};
 use crate::suite::rand::Rng;
 
 use super::event::table_name;
+use super::schema;
 
 #[derive(Clone, Debug)]
 pub struct LoadParams {
@@ -66,10 +68,12 @@ pub fn load(
                         if i > p.tables {
                             return Ok(());
                         }
-                        let t = table_name(i);
+                        let t = schema::table(i);
                         load_table(driver, conn.as_mut(), &t, p, i as u64, &done)?;
                         let ix = Instant::now();
-                        conn.query(&format!("CREATE INDEX k_{i} ON {t}(k)"))?;
+                        for index in &t.indexes {
+                            conn.query(&driver.dialect().create_index(&t, index))?;
+                        }
                         index_nanos.fetch_add(ix.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
                 })
@@ -108,14 +112,17 @@ pub fn load(
 fn load_table(
     driver: &dyn Driver,
     conn: &mut dyn Conn,
-    t: &str,
+    table: &Table,
     p: &LoadParams,
     n: u64,
     done: &AtomicU64,
 ) -> DbResult<()> {
     let d = driver.dialect();
-    conn.query(&d.drop_table(t))?;
-    conn.query(&d.sbtest_create_table(t))?;
+    conn.query(&d.drop_table(table))?;
+    for sql in d.create_table(table) {
+        conn.query(&sql)?;
+    }
+    let t = &table.name;
     let caps = driver.caps();
     let batch = if caps.multi_row_insert {
         BATCH_ROWS.min(caps.max_params / 3).max(1)

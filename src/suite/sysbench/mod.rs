@@ -4,3 +4,4 @@ pub mod catalog;
 pub mod event;
 pub mod load;
 pub mod run;
+pub mod schema;
