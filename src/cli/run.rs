@@ -128,7 +128,8 @@ fn run_on(a: &RunArgs, plan: &Plan, engine: &mut Opened, ui: &Ui) -> Result<i32,
     // Connect once up front so a bad target or config fails before anything is stored.
     drop(
         driver
-            .connect()
+            .require_sql()
+            .and_then(|db| db.connect())
             .map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?,
     );
     let version = driver

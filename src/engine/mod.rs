@@ -1,11 +1,20 @@
-//! How SQL reaches an engine: one module per engine behind one trait.
+//! How workloads reach an engine: one module per engine behind one trait.
 //!
-//! A [`Driver`] describes a target and makes connections; a [`Conn`] prepares
-//! statements once and executes them many times with borrowed parameters, so
-//! the per-query path allocates nothing. Workloads ask a driver for its
-//! [`Caps`] and [`Dialect`], never for its engine's name.
+//! A [`Driver`] is the engine-neutral part: identity, version, settings,
+//! status counters, size on disk, capabilities, and the error classes of
+//! [`DbError`]. Data goes in and out through one of its faces:
+//!
+//! - SQL ([`SqlAccess`]): a [`Conn`] prepares statements once and executes
+//!   them many times with borrowed parameters, so the per-query path
+//!   allocates nothing; the [`Dialect`] renders the SQL that differs, from
+//!   tables declared as data ([`schema`]).
+//! - key-value ([`KvAccess`], [`kv`]): get, put, batches, ordered scans.
+//!
+//! Workloads ask for the face they need ([`Driver::require_sql`]) and for
+//! [`Caps`], never for an engine's name.
 
 pub mod install;
+pub mod kv;
 pub mod mysql;
 pub mod open;
 pub mod postgres;
@@ -17,6 +26,7 @@ pub(crate) mod url;
 
 use std::fmt;
 
+pub use kv::{KvAccess, KvConn};
 pub use schema::{Index, Table};
 
 /// One bound parameter, borrowed from the worker's reusable buffers.
@@ -216,13 +226,15 @@ pub trait Conn: Send {
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>>;
 }
 
-/// A target engine: connections plus what the workloads may ask of it.
+/// A target engine, whatever it speaks: who it is and what it reports
+/// about itself. How data gets in and out is one of its faces, asked for
+/// by the workload that needs it: [`Driver::sql`] (statements through
+/// [`Conn`]) or [`Driver::kv`] (keys and values through [`KvConn`]). An
+/// engine offers at least one.
 pub trait Driver: Send + Sync {
     /// Short engine name for humans and results (`sqlite`, `mysql`, `postgres`).
     fn engine(&self) -> &'static str;
-    fn connect(&self) -> DbResult<Box<dyn Conn>>;
     fn caps(&self) -> Caps;
-    fn dialect(&self) -> &dyn Dialect;
     /// Engine version string as the engine reports it.
     fn version(&self) -> DbResult<String>;
     /// Every server setting as (name, value) text, for the run's record.
@@ -230,21 +242,27 @@ pub trait Driver: Send + Sync {
     fn settings(&self) -> DbResult<Vec<(String, String)>> {
         Ok(Vec::new())
     }
-    /// Size of the database as the engine reports it, in bytes (`None` where unknown).
+    /// Size of the database as the engine reports it, in bytes (`None`
+    /// where unknown). Default: the dialect's size query, for SQL engines.
     fn db_size(&self) -> DbResult<Option<u64>> {
-        let Some(sql) = self.dialect().db_size_sql() else {
+        let Some(db) = self.sql() else {
             return Ok(None);
         };
-        let v = self.connect()?.query_scalar(sql)?;
+        let Some(sql) = db.dialect().db_size_sql() else {
+            return Ok(None);
+        };
+        let v = db.connect()?.query_scalar(sql)?;
         Ok(v.and_then(|v| v.trim().parse::<f64>().ok())
             .map(|b| b as u64))
     }
 
     /// The engine's data directory or database file, when the engine says (it
-    /// may be on another host: callers check that it exists here).
+    /// may be on another host: callers check that it exists here). Default:
+    /// the dialect's data-path query, for SQL engines.
     fn data_path(&self) -> Option<std::path::PathBuf> {
-        let sql = self.dialect().data_path_sql()?;
-        let v = self.connect().ok()?.query_scalar(sql).ok()??;
+        let db = self.sql()?;
+        let sql = db.dialect().data_path_sql()?;
+        let v = db.connect().ok()?.query_scalar(sql).ok()??;
         Some(std::path::PathBuf::from(v.trim()))
     }
 
@@ -253,6 +271,42 @@ pub trait Driver: Send + Sync {
     fn status(&self) -> DbResult<Vec<(String, String)>> {
         Ok(Vec::new())
     }
+
+    /// The SQL face, if the engine speaks SQL.
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        None
+    }
+    /// The key-value face, if the engine stores keys and values.
+    fn kv(&self) -> Option<&dyn KvAccess> {
+        None
+    }
+    /// The SQL face, or the error a workload that needs SQL reports.
+    fn require_sql(&self) -> DbResult<&dyn SqlAccess> {
+        self.sql().ok_or_else(|| {
+            DbError::fatal(format!(
+                "engine {} offers no SQL access: choose a SQL engine (sqlite, mysql, postgres) for this suite",
+                self.engine()
+            ))
+        })
+    }
+    /// The key-value face, or the error a workload that needs it reports.
+    fn require_kv(&self) -> DbResult<&dyn KvAccess> {
+        self.kv().ok_or_else(|| {
+            DbError::fatal(format!(
+                "engine {} offers no key-value access: choose a key-value engine for this suite",
+                self.engine()
+            ))
+        })
+    }
+}
+
+/// The SQL face of an engine: connections that prepare and run statements,
+/// and the dialect that writes the SQL that differs between engines. It
+/// extends [`Driver`], so a workload holding it can still ask for the
+/// engine's name and capabilities.
+pub trait SqlAccess: Driver {
+    fn connect(&self) -> DbResult<Box<dyn Conn>>;
+    fn dialect(&self) -> &dyn Dialect;
 }
 
 /// Writes `sql` with its `?` placeholders replaced by `params` as SQL

@@ -16,8 +16,8 @@ use self::wire::{Addr, Client, Opts, Stmt};
 use crate::engine::schema::{self, ColType, Table};
 use crate::engine::url::{DbUrl, safe};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
-    inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
+    StmtId, inline_params,
 };
 
 const DEFAULT_PORT: u16 = 3306;
@@ -139,17 +139,26 @@ impl MysqlDriver {
     }
 }
 
-impl Driver for MysqlDriver {
-    fn engine(&self) -> &'static str {
-        // MariaDB too: same protocol, same SQL, same counters.
-        "mysql"
-    }
+impl SqlAccess for MysqlDriver {
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
         Ok(Box::new(MysqlConn {
             conn: self.open()?,
             stmts: Vec::new(),
             text: String::new(),
         }))
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
+impl Driver for MysqlDriver {
+    fn engine(&self) -> &'static str {
+        // MariaDB too: same protocol, same SQL, same counters.
+        "mysql"
+    }
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        Some(self)
     }
     fn caps(&self) -> Caps {
         Caps {
@@ -158,9 +167,6 @@ impl Driver for MysqlDriver {
             single_writer: false,
             max_params: 65535,
         }
-    }
-    fn dialect(&self) -> &dyn Dialect {
-        &self.dialect
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;

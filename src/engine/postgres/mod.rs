@@ -17,7 +17,8 @@ use self::wire::{Config, Host, PgConn};
 use crate::engine::schema::{self, ColType, Table};
 use crate::engine::url::{DbUrl, safe};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, StmtId, inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, SqlAccess, StmtId,
+    inline_params,
 };
 
 const DEFAULT_PORT: u16 = 5432;
@@ -118,16 +119,25 @@ impl PostgresDriver {
     }
 }
 
-impl Driver for PostgresDriver {
-    fn engine(&self) -> &'static str {
-        "postgres"
-    }
+impl SqlAccess for PostgresDriver {
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
         Ok(Box::new(PostgresConn {
             pg: self.open()?,
             stmts: Vec::new(),
             text: String::new(),
         }))
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
+impl Driver for PostgresDriver {
+    fn engine(&self) -> &'static str {
+        "postgres"
+    }
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        Some(self)
     }
     fn caps(&self) -> Caps {
         Caps {
@@ -137,9 +147,6 @@ impl Driver for PostgresDriver {
             // The protocol counts parameters in an Int16.
             max_params: 65535,
         }
-    }
-    fn dialect(&self) -> &dyn Dialect {
-        &self.dialect
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;

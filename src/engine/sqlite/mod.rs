@@ -7,8 +7,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 
 use crate::engine::schema::{self, Table};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
-    inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
+    StmtId, inline_params,
 };
 
 /// PRAGMAs applied to every connection unless the target's config says
@@ -68,12 +68,21 @@ impl SqliteDriver {
     }
 }
 
+impl SqlAccess for SqliteDriver {
+    fn connect(&self) -> DbResult<Box<dyn Conn>> {
+        Ok(Box::new(self.open()?))
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
 impl Driver for SqliteDriver {
     fn engine(&self) -> &'static str {
         "sqlite"
     }
-    fn connect(&self) -> DbResult<Box<dyn Conn>> {
-        Ok(Box::new(self.open()?))
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        Some(self)
     }
     fn caps(&self) -> Caps {
         Caps {
@@ -82,9 +91,6 @@ impl Driver for SqliteDriver {
             single_writer: true,
             max_params: 32766,
         }
-    }
-    fn dialect(&self) -> &dyn Dialect {
-        &self.dialect
     }
     fn version(&self) -> DbResult<String> {
         Ok(rusqlite::version().to_string())
@@ -302,6 +308,20 @@ impl Conn for SqliteConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offers_the_sql_face_only() {
+        let d = SqliteDriver::new(Path::new("/nonexistent/x.db"), vec![]);
+        let engine: &dyn Driver = &d;
+        assert!(engine.sql().is_some());
+        assert!(engine.kv().is_none());
+        let e = engine.require_kv().err().expect("no key-value face");
+        assert!(
+            e.message
+                .contains("engine sqlite offers no key-value access"),
+            "{e}"
+        );
+    }
 
     fn mem() -> Box<dyn Conn> {
         let dir = tempfile::tempdir().unwrap();

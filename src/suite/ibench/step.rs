@@ -16,7 +16,9 @@ use super::limiter::{Limiter, SystemClock, sleep_until};
 use super::rows::{CASHREGISTERS, PRICES, PRODUCTS, RowGen, RowInts};
 use super::{KEY, QUERY_ROWS, QueryKind, schema, table_name};
 use crate::engine::schema::Table;
-use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, StmtId};
+use crate::engine::{
+    Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess, StmtId,
+};
 use crate::harness::measure::now_ns;
 use crate::harness::runner::{StepStatus, stop_requested};
 use crate::suite::ibench::rt::RtHist;
@@ -115,8 +117,9 @@ pub struct StepOutcome {
 
 /// Drops and creates every client's table (the `--setup` of l.i0).
 pub fn setup_tables(driver: &dyn Driver, clients: usize) -> DbResult<()> {
-    let mut conn = driver.connect()?;
-    let d = driver.dialect();
+    let db = driver.require_sql()?;
+    let mut conn = db.connect()?;
+    let d = db.dialect();
     for i in 1..=clients {
         let t = schema::table(i);
         conn.query(&d.drop_table(&t))?;
@@ -132,7 +135,7 @@ pub fn setup_tables(driver: &dyn Driver, clients: usize) -> DbResult<()> {
 /// it, so it is not dropped; its size counts in the database size.
 pub fn leftover_table(driver: &dyn Driver, clients: usize) -> Option<String> {
     let t = table_name(clients + 1);
-    let mut conn = driver.connect().ok()?;
+    let mut conn = driver.require_sql().ok()?.connect().ok()?;
     conn.query_scalar(&format!("SELECT 1 FROM {t} LIMIT 1"))
         .ok()
         .map(|_| t)
@@ -140,7 +143,7 @@ pub fn leftover_table(driver: &dyn Driver, clients: usize) -> Option<String> {
 
 /// Rows in all the clients' tables.
 pub fn count_rows(driver: &dyn Driver, clients: usize) -> DbResult<u64> {
-    let mut conn = driver.connect()?;
+    let mut conn = driver.require_sql()?.connect()?;
     let mut n = 0;
     for i in 1..=clients {
         let v = conn.query_scalar(&format!("SELECT count(*) FROM {}", table_name(i)))?;
@@ -241,7 +244,7 @@ impl Shared {
 
 /// A connection and the statements prepared on it, made again after it is lost.
 struct Link<'a> {
-    driver: &'a dyn Driver,
+    driver: &'a dyn SqlAccess,
     conn: Box<dyn Conn>,
     ps: PsMode,
     sqls: Vec<String>,
@@ -251,6 +254,7 @@ struct Link<'a> {
 
 impl<'a> Link<'a> {
     fn new(driver: &'a dyn Driver, ps: PsMode) -> DbResult<Self> {
+        let driver = driver.require_sql()?;
         Ok(Link {
             driver,
             conn: driver.connect()?,
@@ -410,10 +414,11 @@ impl<'a> Inserter<'a> {
         let table = schema::table(client);
         let mut link = Link::new(driver, spec.ps_mode)?;
         let per = spec.rows_per_statement;
-        let full = link.prepare(insert_sql(driver.dialect(), &table, per))?;
+        let d = driver.require_sql()?.dialect();
+        let full = link.prepare(insert_sql(d, &table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
         let tail = if last > 0 && last != per {
-            Some(link.prepare(insert_sql(driver.dialect(), &table, last))?)
+            Some(link.prepare(insert_sql(d, &table, last))?)
         } else {
             None
         };
@@ -562,7 +567,7 @@ struct Deleter<'a> {
 impl<'a> Deleter<'a> {
     fn new(driver: &'a dyn Driver, spec: &StepSpec, client: usize) -> DbResult<Self> {
         let table = schema::table(client);
-        let d = driver.dialect();
+        let d = driver.require_sql()?.dialect();
         let mut link = Link::new(driver, spec.ps_mode)?;
         let per = spec.rows_per_statement;
         let full = link.prepare(d.delete_oldest(&table, per))?;
@@ -663,7 +668,7 @@ impl<'a> Querier<'a> {
     ) -> DbResult<Self> {
         let table = schema::table(client);
         let t = &table.name;
-        let d = driver.dialect();
+        let d = driver.require_sql()?.dialect();
         let mut link = Link::new(driver, spec.ps_mode)?;
         let mut slots = Vec::new();
         match kind {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::engine::schema::Table;
-use crate::engine::{Conn, DbResult, Driver, Param, PsMode};
+use crate::engine::{Conn, DbResult, Driver, Param, PsMode, SqlAccess};
 use crate::suite::rand::Rng;
 
 use super::event::table_name;
@@ -44,6 +44,7 @@ pub fn load(
     p: &LoadParams,
     progress: &mut dyn FnMut(u64),
 ) -> DbResult<LoadStats> {
+    let db = driver.require_sql()?;
     let started = Instant::now();
     let done = AtomicU64::new(0);
     let caps = driver.caps();
@@ -62,17 +63,17 @@ pub fn load(
         let handles: Vec<_> = (0..parallel)
             .map(|_| {
                 s.spawn(|| -> DbResult<()> {
-                    let mut conn = driver.connect()?;
+                    let mut conn = db.connect()?;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                         if i > p.tables {
                             return Ok(());
                         }
                         let t = schema::table(i);
-                        load_table(driver, conn.as_mut(), &t, p, i as u64, &done)?;
+                        load_table(db, conn.as_mut(), &t, p, i as u64, &done)?;
                         let ix = Instant::now();
                         for index in &t.indexes {
-                            conn.query(&driver.dialect().create_index(&t, index))?;
+                            conn.query(&db.dialect().create_index(&t, index))?;
                         }
                         index_nanos.fetch_add(ix.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
@@ -110,7 +111,7 @@ pub fn load(
 }
 
 fn load_table(
-    driver: &dyn Driver,
+    driver: &dyn SqlAccess,
     conn: &mut dyn Conn,
     table: &Table,
     p: &LoadParams,
@@ -199,9 +200,10 @@ pub fn settle_tables(
     budget: Duration,
 ) -> DbResult<(Duration, Vec<String>)> {
     let started = Instant::now();
-    let mut conn = driver.connect()?;
+    let db = driver.require_sql()?;
+    let mut conn = db.connect()?;
     let mut refused = Vec::new();
-    for sql in driver.dialect().settle(names) {
+    for sql in db.dialect().settle(names) {
         if let Err(e) = conn.query(&sql) {
             refused.push(format!("{sql}: {e}"));
         }
