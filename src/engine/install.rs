@@ -34,15 +34,22 @@ impl std::str::FromStr for EngineRef {
             Some((n, v)) => (n.trim(), Some(v.trim())),
             None => (s.trim(), None),
         };
-        if name == "sqlite" {
+        let unknown = || {
+            format!(
+                "unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)"
+            )
+        };
+        let engine = crate::engine::registry::by_name(name).ok_or_else(unknown)?;
+        let Some(kind) = engine.server else {
+            // An embedded engine: the one built into rqps.
             return match version {
                 None => Ok(EngineRef::Sqlite),
-                Some(_) => Err("sqlite has no versions to choose: rqps embeds one SQLite (see `rqps engine list`)".into()),
+                Some(_) => Err(format!(
+                    "{} has no versions to choose: rqps embeds one {} (see `rqps engine list`)",
+                    engine.name, engine.title
+                )),
             };
-        }
-        let kind: ServerKind = name
-            .parse()
-            .map_err(|_| format!("unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)"))?;
+        };
         match version {
             None => Ok(EngineRef::System(kind)),
             Some("") => Err(format!(

@@ -18,11 +18,12 @@ pub mod kv;
 pub mod mysql;
 pub mod open;
 pub mod postgres;
+pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod sqlite;
 pub mod target;
-pub(crate) mod url;
+pub mod url;
 
 use std::fmt;
 

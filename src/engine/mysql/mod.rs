@@ -13,14 +13,51 @@ pub mod server;
 pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
+use crate::engine::registry::{EngineKind, EngineOption, UrlTarget};
 use crate::engine::schema::{self, ColType, Table};
-use crate::engine::url::{DbUrl, safe};
+use crate::engine::server::ServerKind;
+use crate::engine::url::{DbUrl, redact};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
     StmtId, inline_params,
 };
 
 const DEFAULT_PORT: u16 = 3306;
+
+/// MySQL and MariaDB in the engine registry: one kind (same protocol, same
+/// SQL, same counters), whose throwaway server is MariaDB.
+pub static KIND: EngineKind = EngineKind {
+    name: "mysql",
+    title: "MySQL/MariaDB",
+    aliases: &["mysql", "mariadb"],
+    schemes: &["mysql", "mariadb"],
+    default_port: Some(DEFAULT_PORT),
+    server: Some(ServerKind::Mariadb),
+    installable: true,
+    open_url: Some(open_url),
+    options: &[EngineOption {
+        key: STORAGE_ENGINE,
+        flag: "mysql-storage-engine",
+        value_name: "ENGINE",
+        help: "MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.",
+        check: check_storage_engine,
+    }],
+};
+
+/// The option that picks the storage engine of the tables rqps creates
+/// (sysbench's `--mysql-storage-engine`).
+pub const STORAGE_ENGINE: &str = "mysql_storage_engine";
+
+fn open_url(t: &UrlTarget, options: &toml::Table) -> DbResult<std::sync::Arc<dyn Driver>> {
+    let mut d = MysqlDriver::from_url(&t.url, &t.raw)?;
+    if let Some(e) = options.get(STORAGE_ENGINE) {
+        let e = e.as_str().ok_or_else(|| {
+            DbError::fatal(format!("{STORAGE_ENGINE}: expected a storage engine name"))
+        })?;
+        d = d.with_storage_engine(e)?;
+    }
+    Ok(std::sync::Arc::new(d))
+}
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest wait for one read or write on the socket: a server that stopped
 /// answering fails the statement instead of hanging it. Long enough for
@@ -57,14 +94,18 @@ impl MysqlDriver {
     /// `mysql://user:pass@host:port/db` (or `mariadb://`); a unix socket is
     /// given as `?socket=/path/mysqld.sock`. The database name is required.
     pub fn new(url: &str) -> DbResult<Self> {
-        let u = DbUrl::parse(url, &["mysql", "mariadb"])?;
+        Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
+    }
+
+    /// The driver of a parsed target; `url` is its text, for messages.
+    pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(url, &["socket"])?;
         let db = u.require_database(url)?.to_string();
         let socket = u.param("socket").filter(|s| !s.is_empty());
         if u.host.is_none() && socket.is_none() {
             return Err(DbError::fatal(format!(
                 "target '{}' has no host: give one, or a unix socket as ?socket=/path/mysqld.sock",
-                safe(url)
+                redact(url)
             )));
         }
         let host = u.host.clone().unwrap_or_else(|| "localhost".into());
@@ -90,7 +131,7 @@ impl MysqlDriver {
         Ok(MysqlDriver {
             opts,
             addr,
-            shown: safe(url),
+            shown: redact(url),
             dialect: MysqlDialect::default(),
         })
     }
@@ -154,8 +195,7 @@ impl SqlAccess for MysqlDriver {
 
 impl Driver for MysqlDriver {
     fn engine(&self) -> &'static str {
-        // MariaDB too: same protocol, same SQL, same counters.
-        "mysql"
+        KIND.name
     }
     fn sql(&self) -> Option<&dyn SqlAccess> {
         Some(self)

@@ -14,14 +14,35 @@ pub mod server;
 pub mod wire;
 
 use self::wire::{Config, Host, PgConn};
+use crate::engine::registry::{EngineKind, UrlTarget};
 use crate::engine::schema::{self, ColType, Table};
-use crate::engine::url::{DbUrl, safe};
+use crate::engine::server::ServerKind;
+use crate::engine::url::{DbUrl, redact};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, SqlAccess, StmtId,
     inline_params,
 };
 
 const DEFAULT_PORT: u16 = 5432;
+
+/// PostgreSQL in the engine registry.
+pub static KIND: EngineKind = EngineKind {
+    name: "postgres",
+    title: "PostgreSQL",
+    aliases: &["postgres", "postgresql", "pg"],
+    schemes: &["postgres", "postgresql"],
+    default_port: Some(DEFAULT_PORT),
+    server: Some(ServerKind::Postgres),
+    installable: true,
+    open_url: Some(open_url),
+    options: &[],
+};
+
+fn open_url(t: &UrlTarget, _options: &toml::Table) -> DbResult<std::sync::Arc<dyn Driver>> {
+    Ok(std::sync::Arc::new(PostgresDriver::from_url(
+        &t.url, &t.raw,
+    )?))
+}
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct PostgresDriver {
@@ -38,10 +59,14 @@ impl PostgresDriver {
     /// socket directory is given libpq-style as `?host=/socket/dir`. The
     /// database name is required.
     pub fn new(url: &str) -> DbResult<Self> {
-        let u = DbUrl::parse(url, &["postgres", "postgresql"])?;
+        Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
+    }
+
+    /// The driver of a parsed target; `url` is its text, for messages.
+    pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(url, &["host", "port", "sslmode", "application_name"])?;
         let db = u.require_database(url)?.to_string();
-        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", safe(url)));
+        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact(url)));
         let host = u
             .param("host")
             .filter(|h| !h.is_empty())
@@ -87,7 +112,7 @@ impl PostgresDriver {
                 connect_timeout: CONNECT_TIMEOUT,
             },
             addr,
-            shown: safe(url),
+            shown: redact(url),
             dialect: PostgresDialect,
         })
     }
@@ -134,7 +159,7 @@ impl SqlAccess for PostgresDriver {
 
 impl Driver for PostgresDriver {
     fn engine(&self) -> &'static str {
-        "postgres"
+        KIND.name
     }
     fn sql(&self) -> Option<&dyn SqlAccess> {
         Some(self)

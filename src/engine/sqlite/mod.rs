@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 
+use crate::engine::registry::EngineKind;
 use crate::engine::schema::{self, Table};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
@@ -14,6 +15,21 @@ use crate::engine::{
 /// PRAGMAs applied to every connection unless the target's config says
 /// otherwise: WAL lets readers run beside the one writer.
 pub const DEFAULT_PRAGMAS: &[&str] = &["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"];
+
+/// SQLite in the engine registry: embedded, so no URL, no server, no
+/// versions to install (targets are `sqlite:PATH`, see
+/// [`Target`](crate::engine::target::Target)).
+pub static KIND: EngineKind = EngineKind {
+    name: "sqlite",
+    title: "SQLite",
+    aliases: &["sqlite"],
+    schemes: &[],
+    default_port: None,
+    server: None,
+    installable: false,
+    open_url: None,
+    options: &[],
+};
 
 /// How long a connection waits for the write lock before reporting busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -79,7 +95,7 @@ impl SqlAccess for SqliteDriver {
 
 impl Driver for SqliteDriver {
     fn engine(&self) -> &'static str {
-        "sqlite"
+        KIND.name
     }
     fn sql(&self) -> Option<&dyn SqlAccess> {
         Some(self)
