@@ -6,6 +6,7 @@
 //! target parser, `--server`, matrix `engine = "..."`, `rqps engine
 //! install`) asks this registry instead of matching on names itself.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::server::ServerKind;
@@ -41,13 +42,33 @@ pub struct EngineKind {
     pub default_port: Option<u16>,
     /// The throwaway-server recipe (`--server`), if it has one.
     pub server: Option<ServerKind>,
-    /// Whether prebuilt versions can be installed (`rqps engine install`).
-    pub installable: bool,
+    /// Where prebuilt versions come from (`rqps engine install`), if they can
+    /// be installed.
+    pub prebuilt: Option<&'static Prebuilt>,
+    /// The Debian package that provides the system's server (hint in
+    /// `rqps engine list`).
+    pub apt_package: Option<&'static str>,
     /// Makes the driver of a URL target of this kind, with its options
     /// (already checked by [`EngineKind::check_options`]).
     pub open_url: Option<OpenUrl>,
     /// The options this kind owns (`--mysql-storage-engine`, ...).
     pub options: &'static [EngineOption],
+}
+
+/// How prebuilt versions of a server kind are fetched and unpacked
+/// (see [`install`](crate::engine::install)).
+#[derive(Debug)]
+pub struct Prebuilt {
+    /// A version to show in examples (`16.15`).
+    pub example: &'static str,
+    /// The Maven coordinates of `version`.
+    pub artifact: fn(&str) -> String,
+    /// Unpacks the fetched jar into a directory.
+    pub unpack: fn(&Path, &Path) -> Result<(), String>,
+    /// The install prefix (`--basedir`) of `version` unpacked into a directory.
+    pub basedir_in: fn(&Path, &str) -> PathBuf,
+    /// The line of `rqps engine list` that says which versions exist.
+    pub published: &'static str,
 }
 
 /// One option an engine kind owns. It is given as `--<flag>` on the command

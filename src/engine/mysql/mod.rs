@@ -33,7 +33,8 @@ pub static KIND: EngineKind = EngineKind {
     schemes: &["mysql", "mariadb"],
     default_port: Some(DEFAULT_PORT),
     server: Some(ServerKind::Mariadb),
-    installable: true,
+    prebuilt: Some(&server::PREBUILT),
+    apt_package: Some(server::APT_PACKAGE),
     open_url: Some(open_url),
     options: &[EngineOption {
         key: STORAGE_ENGINE,

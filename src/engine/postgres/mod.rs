@@ -33,7 +33,8 @@ pub static KIND: EngineKind = EngineKind {
     schemes: &["postgres", "postgresql"],
     default_port: Some(DEFAULT_PORT),
     server: Some(ServerKind::Postgres),
-    installable: true,
+    prebuilt: Some(&server::PREBUILT),
+    apt_package: Some(server::APT_PACKAGE),
     open_url: Some(open_url),
     options: &[],
 };

@@ -26,7 +26,8 @@ pub static KIND: EngineKind = EngineKind {
     schemes: &[],
     default_port: None,
     server: None,
-    installable: false,
+    prebuilt: None,
+    apt_package: None,
     open_url: None,
     options: &[],
 };
