@@ -185,6 +185,25 @@ pub fn options_from_matches(m: &clap::ArgMatches) -> toml::Table {
     t
 }
 
+/// The command-line arguments that give `t`'s options back to `rqps run`
+/// (`--mysql-storage-engine Aria`), in key order; keys no kind owns and
+/// values that are not text are reported, not dropped.
+pub fn options_to_args(t: &toml::Table) -> Result<Vec<String>, OptionError> {
+    let mut args = Vec::new();
+    for (key, value) in t {
+        let o = kinds()
+            .into_iter()
+            .find_map(|k| k.option(key))
+            .ok_or_else(|| OptionError::Unknown(key.clone()))?;
+        let v = value
+            .as_str()
+            .ok_or_else(|| OptionError::NotText { key: key.clone() })?;
+        args.push(format!("--{}", o.flag));
+        args.push(v.to_string());
+    }
+    Ok(args)
+}
+
 /// Checks options before the engine is known (a matrix's `[defaults]`):
 /// each key must belong to some kind and have a value that kind accepts.
 pub fn check_any_options(t: &toml::Table) -> Result<(), OptionError> {
@@ -319,6 +338,13 @@ mod tests {
             .try_get_matches_from(["rqps", "--mysql-storage-engine", "Aria", "--other", "x"])
             .unwrap();
         assert_eq!(options_from_matches(&m), storage("Aria"));
+        assert_eq!(
+            options_to_args(&storage("Aria")).unwrap(),
+            ["--mysql-storage-engine", "Aria"]
+        );
+        let mut bad = toml::Table::new();
+        bad.insert("nope".into(), toml::Value::String("x".into()));
+        assert!(options_to_args(&bad).is_err());
         let m = cmd.try_get_matches_from(["rqps"]).unwrap();
         assert!(options_from_matches(&m).is_empty());
         // A command without the options yields none, without a panic.
