@@ -532,7 +532,10 @@ fn ib_bare(
 ) -> Result<(u64, f64), String> {
     let per = crate::suite::ibench::ROWS_L_I0;
     let n = rows.div_ceil(per as u64) as usize;
-    let mut conn = driver.connect().map_err(|e| e.to_string())?;
+    let mut conn = driver
+        .require_sql()
+        .and_then(|db| db.connect())
+        .map_err(|e| e.to_string())?;
     let stmt = conn.prepare(sql, PsMode::Auto).map_err(|e| e.to_string())?;
     let mut params: Vec<Param<'_>> = Vec::with_capacity(per * 6);
     let start = Instant::now();
@@ -599,8 +602,8 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
     for engine in &a.engines {
         let (kind, server, _, driver) = throwaway(engine)?;
         let sql = insert_sql(
-            driver.dialect(),
-            &crate::suite::ibench::table_name(1),
+            driver.require_sql().map_err(|e| e.to_string())?.dialect(),
+            &crate::suite::ibench::schema::table(1),
             crate::suite::ibench::ROWS_L_I0,
         );
         let batches = ib_batches(crate::suite::ibench::ROWS_L_I0);

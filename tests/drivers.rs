@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rqps::engine::mysql::MysqlDriver;
 use rqps::engine::postgres::PostgresDriver;
 use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
-use rqps::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode};
+use rqps::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess};
 use rqps::harness::measure::Counts;
 use rqps::harness::runner::Worker;
 use rqps::suite::rand::RandType;
@@ -96,7 +96,7 @@ fn sysbench_events(driver: &Arc<dyn Driver>, mode: PsMode) {
         // (same first draws): the rounds use different seeds.
         seed: if mode == PsMode::Auto { 11 } else { 12 },
     };
-    let mut conn = driver.connect().unwrap();
+    let mut conn = driver.require_sql().unwrap().connect().unwrap();
     let conn = conn.as_mut();
 
     let c = one_event(driver, &p, "point-query");
@@ -156,7 +156,7 @@ fn sysbench_events(driver: &Arc<dyn Driver>, mode: PsMode) {
 /// DML that changes nothing is `Affected(0)`, an empty SELECT is `Rows(0)`.
 fn conn_contract(driver: &dyn Driver) {
     for mode in [PsMode::Auto, PsMode::Disable] {
-        let mut c = driver.connect().unwrap();
+        let mut c = driver.require_sql().unwrap().connect().unwrap();
         let begin = c.prepare("BEGIN", mode).unwrap();
         let commit = c.prepare("COMMIT", mode).unwrap();
         let upd = c
@@ -216,7 +216,7 @@ fn expect_err(r: Result<Outcome, DbError>, what: &str) -> DbError {
 /// Error classes: duplicate key (fatal with the engine's code), lock wait
 /// (retry), closed port (reconnect).
 fn errors(driver: &dyn Driver, dup_code: &str, lock_timeout: &str, retry_code: &str) {
-    let mut c = driver.connect().unwrap();
+    let mut c = driver.require_sql().unwrap().connect().unwrap();
     let id = int(c.as_mut(), "SELECT min(id) FROM sbtest1");
     for mode in [PsMode::Auto, PsMode::Disable] {
         let ins = c
@@ -249,7 +249,7 @@ fn errors(driver: &dyn Driver, dup_code: &str, lock_timeout: &str, retry_code: &
     assert_eq!(c.query("SELECT 1").unwrap(), Outcome::Rows(1));
 
     // A row lock held by another transaction: retry.
-    let mut holder = driver.connect().unwrap();
+    let mut holder = driver.require_sql().unwrap().connect().unwrap();
     holder.query("BEGIN").unwrap();
     holder
         .query(&format!("UPDATE sbtest1 SET k=k+1 WHERE id={id}"))
@@ -270,7 +270,12 @@ fn errors(driver: &dyn Driver, dup_code: &str, lock_timeout: &str, retry_code: &
 fn closed_port_is_reconnect(make: &dyn Fn(&str) -> Box<dyn Driver>, scheme: &str) {
     let port = closed_port();
     let d = make(&format!("{scheme}://u:sw0rdfish@127.0.0.1:{port}/sbtest"));
-    let e = d.connect().err().expect("connecting to a closed port");
+    let e = d
+        .require_sql()
+        .unwrap()
+        .connect()
+        .err()
+        .expect("connecting to a closed port");
     assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
     assert!(e.message.contains(&format!("127.0.0.1:{port}")), "{e}");
     assert!(!e.to_string().contains("sw0rdfish"), "{e}");
@@ -279,7 +284,7 @@ fn closed_port_is_reconnect(make: &dyn Fn(&str) -> Box<dyn Driver>, scheme: &str
 /// After the server dies, an existing connection reports `Reconnect`, and
 /// so does a new one.
 fn killed_server_is_reconnect(mut srv: Server, driver: &dyn Driver) {
-    let mut c = driver.connect().unwrap();
+    let mut c = driver.require_sql().unwrap().connect().unwrap();
     let sel = c
         .prepare("SELECT c FROM sbtest1 WHERE id=?", PsMode::Auto)
         .unwrap();
@@ -292,7 +297,12 @@ fn killed_server_is_reconnect(mut srv: Server, driver: &dyn Driver) {
     assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
     let e = expect_err(c.query("SELECT 1"), "after kill, again");
     assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
-    let e = driver.connect().err().expect("connect after kill");
+    let e = driver
+        .require_sql()
+        .unwrap()
+        .connect()
+        .err()
+        .expect("connect after kill");
     eprintln!("connect after kill: {e}");
     assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
     assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
@@ -314,7 +324,7 @@ fn common(srv: &Server, driver: Arc<dyn Driver>) {
     )
     .unwrap();
     assert_eq!(stats.rows, TABLES as u64 * N as u64);
-    let mut c = driver.connect().unwrap();
+    let mut c = driver.require_sql().unwrap().connect().unwrap();
     assert_eq!(tables(c.as_mut()), vec![(N, N); TABLES]);
     for t in 1..=TABLES {
         assert_eq!(
@@ -377,7 +387,7 @@ fn mysql_driver_against_mariadb() {
     assert_eq!(
         scalar(c.as_mut(), "SELECT count(*) FROM sbtest2"),
         scalar(
-            driver.connect().unwrap().as_mut(),
+            driver.require_sql().unwrap().connect().unwrap().as_mut(),
             "SELECT count(*) FROM sbtest2"
         )
     );
@@ -392,7 +402,7 @@ fn mysql_driver_against_mariadb() {
 /// is fatal (1045) and its message does not show it.
 fn passwords(srv: &Server, admin: &dyn Driver) {
     const PW: &str = "Pw-with'quote:and@signs";
-    let mut c = admin.connect().unwrap();
+    let mut c = admin.require_sql().unwrap().connect().unwrap();
     c.query(&format!(
         "CREATE USER 'pwuser'@'%' IDENTIFIED BY '{}'",
         PW.replace('\'', "''")
@@ -479,7 +489,7 @@ fn postgres_driver() {
     assert_eq!(
         scalar(c.as_mut(), "SELECT count(*) FROM sbtest2"),
         scalar(
-            driver.connect().unwrap().as_mut(),
+            driver.require_sql().unwrap().connect().unwrap().as_mut(),
             "SELECT count(*) FROM sbtest2"
         )
     );

@@ -146,7 +146,9 @@ fn check_ci_doc(doc: &Value, out: &str, what: &str) {
 }
 
 fn one(d: &dyn Driver, sql: &str) -> String {
-    d.connect()
+    d.require_sql()
+        .unwrap()
+        .connect()
         .unwrap()
         .query_scalar(sql)
         .unwrap()

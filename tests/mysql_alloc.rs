@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 
 use rqps::engine::mysql::MysqlDriver;
-use rqps::engine::{Driver, Outcome, Param, PsMode};
+use rqps::engine::{Outcome, Param, PsMode, SqlAccess};
 
 struct Counting;
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rqps::engine::postgres::PostgresDriver;
 use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
-use rqps::engine::{Conn, Driver, ErrorClass, Outcome, Param, PsMode};
+use rqps::engine::{Conn, ErrorClass, Outcome, Param, PsMode, SqlAccess};
 
 /// Counts the allocations of the current thread (tests run in parallel).
 struct Counting;
@@ -177,7 +177,7 @@ fn authentication(srv: &Server) {
 }
 
 /// Prepared and text statements, after warming up, allocate nothing.
-fn no_allocations(driver: &dyn Driver) {
+fn no_allocations(driver: &dyn SqlAccess) {
     let mut c = driver.connect().unwrap();
     c.query(
         "CREATE TABLE alloc_t (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, c CHAR(120) NOT NULL)",

@@ -25,7 +25,18 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         basedir: a.basedir.clone(),
         keep: a.keep,
         config: a.config.clone(),
-        mysql_storage_engine: a.mysql_storage_engine.clone(),
+        options: {
+            // Until the engine kinds' own options reach the CLI
+            // (registry::augment_args), the one engine option is carried over.
+            let mut o = toml::Table::new();
+            if let Some(e) = &a.mysql_storage_engine {
+                o.insert(
+                    crate::engine::mysql::STORAGE_ENGINE.into(),
+                    toml::Value::String(e.clone()),
+                );
+            }
+            o
+        },
         server_pid: a.server_pid,
         device: a.device.clone(),
         busy_threshold: a.busy_threshold,
@@ -88,7 +99,8 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
     // Connect once up front so a bad target or config fails before anything is stored.
     drop(
         driver
-            .connect()
+            .require_sql()
+            .and_then(|db| db.connect())
             .map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?,
     );
     let version = driver

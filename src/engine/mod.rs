@@ -1,20 +1,41 @@
-//! How SQL reaches an engine: one module per engine behind one trait.
+//! How workloads reach an engine: one module per engine behind one trait.
 //!
-//! A [`Driver`] describes a target and makes connections; a [`Conn`] prepares
-//! statements once and executes them many times with borrowed parameters, so
-//! the per-query path allocates nothing. Workloads ask a driver for its
-//! [`Caps`] and [`Dialect`], never for its engine's name.
+//! A [`Driver`] is the engine-neutral part: identity, version, settings,
+//! status counters, size on disk, capabilities, and the error classes of
+//! [`DbError`]. Data goes in and out through one of its faces:
+//!
+//! - SQL ([`SqlAccess`]): a [`Conn`] prepares statements once and executes
+//!   them many times with borrowed parameters, so the per-query path
+//!   allocates nothing; the [`Dialect`] renders the SQL that differs, from
+//!   tables declared as data ([`schema`]).
+//! - key-value ([`KvAccess`], [`kv`]): get, put, batches, ordered scans.
+//!
+//! Workloads ask for the face they need ([`Driver::require_sql`]) and for
+//! [`Caps`], never for an engine's name.
+//!
+//! Engine kinds (sqlite, mysql/mariadb, postgres) each declare themselves
+//! in their folder and are found through [`registry`]: names, URL schemes,
+//! default ports, throwaway-server recipes, prebuilt versions and the
+//! options they own. A `--target` is parsed once ([`target::Target`], with
+//! [`url::DbUrl`]) and shown only through [`url::redact`].
+//! This layer names no suite: tables are declared by the suites.
 
 pub mod install;
+pub mod kv;
 pub mod mysql;
 pub mod open;
 pub mod postgres;
+pub mod registry;
+pub mod schema;
 pub mod server;
 pub mod sqlite;
 pub mod target;
-pub(crate) mod url;
+pub mod url;
 
 use std::fmt;
+
+pub use kv::{KvAccess, KvConn};
+pub use schema::{Index, Table};
 
 /// One bound parameter, borrowed from the worker's reusable buffers.
 #[derive(Clone, Copy, Debug)]
@@ -103,15 +124,23 @@ pub struct Caps {
     pub max_params: usize,
 }
 
-/// The SQL that differs between engines. Workloads build statements from
-/// these pieces; everything else is standard SQL with `?` placeholders
-/// (drivers that number placeholders rewrite them when preparing).
+/// The SQL that differs between engines. Workloads declare their tables as
+/// data ([`schema`]) and build statements from these pieces; everything
+/// else is standard SQL with `?` placeholders (drivers that number
+/// placeholders rewrite them when preparing). No method names a workload.
 pub trait Dialect: Send + Sync {
-    /// `CREATE TABLE` for sysbench's `sbtest<i>`.
-    fn sbtest_create_table(&self, table: &str) -> String;
-    /// Start of the insert that lets the engine assign ids: everything up to
-    /// and including `VALUES (`; the caller appends `k, 'c', 'pad')`.
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String;
+    /// Statements that create `table` (without its secondary indexes).
+    fn create_table(&self, table: &Table) -> Vec<String>;
+    /// Start of the insert that lets the engine assign the id: everything up
+    /// to and including `VALUES (`; the caller appends the values of
+    /// [`Table::value_columns`] and `)`.
+    fn insert_auto_id_prefix(&self, table: &Table) -> String {
+        format!(
+            "INSERT INTO {} ({}) VALUES (",
+            table.name,
+            table.value_columns()
+        )
+    }
     /// Statement that starts a transaction that only reads.
     fn begin_read(&self) -> &'static str {
         "BEGIN"
@@ -128,8 +157,8 @@ pub trait Dialect: Send + Sync {
         "ROLLBACK"
     }
     /// Drop a table if it exists.
-    fn drop_table(&self, table: &str) -> String {
-        format!("DROP TABLE IF EXISTS {table}")
+    fn drop_table(&self, table: &Table) -> String {
+        format!("DROP TABLE IF EXISTS {}", table.name)
     }
     /// Statements that quiet the engine after heavy writes (reference §1.6).
     fn settle(&self, tables: &[String]) -> Vec<String>;
@@ -141,60 +170,51 @@ pub trait Dialect: Send + Sync {
     fn data_path_sql(&self) -> Option<&'static str> {
         None
     }
-
-    // The Insert Benchmark (reference §4). Defaults are PostgreSQL's forms,
-    // which are standard SQL where a standard exists; engines override what
-    // differs.
-
-    /// Statements that create the Insert Benchmark's table (reference §4.1):
-    /// `transactionid` assigned by the engine in insert order, then
-    /// `dateandtime, cashregisterid, customerid, productid, price, data`.
-    /// Default: BIGSERIAL with its sequence's cache raised to 1000.
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![
-            format!(
-                "CREATE TABLE {table} (transactionid BIGSERIAL PRIMARY KEY, \
-                 dateandtime TIMESTAMP WITHOUT TIME ZONE, cashregisterid INT NOT NULL, \
-                 customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, \
-                 data VARCHAR(4000))"
-            ),
-            format!("ALTER SEQUENCE {table}_transactionid_seq CACHE 1000"),
-        ]
-    }
     /// A SQL expression turning one `?` bound to Unix seconds into the
     /// engine's date-time type.
     fn datetime_from_epoch(&self) -> &'static str {
         "to_timestamp(?)"
     }
-    /// Statements that create secondary indexes `(name, column list)` on
-    /// `table`. Default: one `CREATE INDEX` each.
-    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
-        indexes
+    /// The statement that creates one secondary index of `table` on its own.
+    fn create_index(&self, table: &Table, index: &Index) -> String {
+        format!(
+            "CREATE INDEX {} ON {} ({})",
+            index.name,
+            table.name,
+            index.column_list()
+        )
+    }
+    /// Statements that create every secondary index of `table`, as the
+    /// engine builds them best. Default: one `CREATE INDEX` each.
+    fn create_indexes(&self, table: &Table) -> Vec<String> {
+        table
+            .indexes
             .iter()
-            .map(|(name, cols)| format!("CREATE INDEX {name} ON {table} ({cols})"))
+            .map(|i| self.create_index(table, i))
             .collect()
     }
-    /// What follows FROM in a query that must read `table` through `index`.
-    /// Default: the table alone (the planner chooses).
-    fn table_with_index(&self, table: &str, index: &str) -> String {
+    /// What follows FROM in a query that must read `table` through its
+    /// index `index`. Default: the table alone (the planner chooses).
+    fn table_with_index(&self, table: &Table, index: &str) -> String {
         let _ = index;
-        table.to_string()
+        table.name.clone()
     }
-    /// Deletes the `n` rows with the smallest `key` at or above the one `?`
+    /// Deletes the `n` rows with the smallest id at or above the one `?`
     /// (the left edge of a queue). Default: through a sub-select.
-    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
+    fn delete_oldest(&self, table: &Table, n: usize) -> String {
+        let (t, key) = (&table.name, &table.id.name);
         format!(
-            "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} \
+            "DELETE FROM {t} WHERE {key} IN (SELECT {key} FROM {t} \
              WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n})"
         )
     }
-    /// Query whose single value is the smallest `key` of `table`.
-    fn min_key_sql(&self, table: &str, key: &str) -> String {
-        format!("SELECT min({key}) FROM {table}")
+    /// Query whose single value is the smallest id of `table`.
+    fn min_key_sql(&self, table: &Table) -> String {
+        format!("SELECT min({}) FROM {}", table.id.name, table.name)
     }
-    /// Query whose single value is the largest `key` of `table`.
-    fn max_key_sql(&self, table: &str, key: &str) -> String {
-        format!("SELECT max({key}) FROM {table}")
+    /// Query whose single value is the largest id of `table`.
+    fn max_key_sql(&self, table: &Table) -> String {
+        format!("SELECT max({}) FROM {}", table.id.name, table.name)
     }
 }
 
@@ -214,13 +234,15 @@ pub trait Conn: Send {
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>>;
 }
 
-/// A target engine: connections plus what the workloads may ask of it.
+/// A target engine, whatever it speaks: who it is and what it reports
+/// about itself. How data gets in and out is one of its faces, asked for
+/// by the workload that needs it: [`Driver::sql`] (statements through
+/// [`Conn`]) or [`Driver::kv`] (keys and values through [`KvConn`]). An
+/// engine offers at least one.
 pub trait Driver: Send + Sync {
     /// Short engine name for humans and results (`sqlite`, `mysql`, `postgres`).
     fn engine(&self) -> &'static str;
-    fn connect(&self) -> DbResult<Box<dyn Conn>>;
     fn caps(&self) -> Caps;
-    fn dialect(&self) -> &dyn Dialect;
     /// Engine version string as the engine reports it.
     fn version(&self) -> DbResult<String>;
     /// Every server setting as (name, value) text, for the run's record.
@@ -228,21 +250,27 @@ pub trait Driver: Send + Sync {
     fn settings(&self) -> DbResult<Vec<(String, String)>> {
         Ok(Vec::new())
     }
-    /// Size of the database as the engine reports it, in bytes (`None` where unknown).
+    /// Size of the database as the engine reports it, in bytes (`None`
+    /// where unknown). Default: the dialect's size query, for SQL engines.
     fn db_size(&self) -> DbResult<Option<u64>> {
-        let Some(sql) = self.dialect().db_size_sql() else {
+        let Some(db) = self.sql() else {
             return Ok(None);
         };
-        let v = self.connect()?.query_scalar(sql)?;
+        let Some(sql) = db.dialect().db_size_sql() else {
+            return Ok(None);
+        };
+        let v = db.connect()?.query_scalar(sql)?;
         Ok(v.and_then(|v| v.trim().parse::<f64>().ok())
             .map(|b| b as u64))
     }
 
     /// The engine's data directory or database file, when the engine says (it
-    /// may be on another host: callers check that it exists here).
+    /// may be on another host: callers check that it exists here). Default:
+    /// the dialect's data-path query, for SQL engines.
     fn data_path(&self) -> Option<std::path::PathBuf> {
-        let sql = self.dialect().data_path_sql()?;
-        let v = self.connect().ok()?.query_scalar(sql).ok()??;
+        let db = self.sql()?;
+        let sql = db.dialect().data_path_sql()?;
+        let v = db.connect().ok()?.query_scalar(sql).ok()??;
         Some(std::path::PathBuf::from(v.trim()))
     }
 
@@ -251,6 +279,42 @@ pub trait Driver: Send + Sync {
     fn status(&self) -> DbResult<Vec<(String, String)>> {
         Ok(Vec::new())
     }
+
+    /// The SQL face, if the engine speaks SQL.
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        None
+    }
+    /// The key-value face, if the engine stores keys and values.
+    fn kv(&self) -> Option<&dyn KvAccess> {
+        None
+    }
+    /// The SQL face, or the error a workload that needs SQL reports.
+    fn require_sql(&self) -> DbResult<&dyn SqlAccess> {
+        self.sql().ok_or_else(|| {
+            DbError::fatal(format!(
+                "engine {} offers no SQL access: choose a SQL engine (sqlite, mysql, postgres) for this suite",
+                self.engine()
+            ))
+        })
+    }
+    /// The key-value face, or the error a workload that needs it reports.
+    fn require_kv(&self) -> DbResult<&dyn KvAccess> {
+        self.kv().ok_or_else(|| {
+            DbError::fatal(format!(
+                "engine {} offers no key-value access: choose a key-value engine for this suite",
+                self.engine()
+            ))
+        })
+    }
+}
+
+/// The SQL face of an engine: connections that prepare and run statements,
+/// and the dialect that writes the SQL that differs between engines. It
+/// extends [`Driver`], so a workload holding it can still ask for the
+/// engine's name and capabilities.
+pub trait SqlAccess: Driver {
+    fn connect(&self) -> DbResult<Box<dyn Conn>>;
+    fn dialect(&self) -> &dyn Dialect;
 }
 
 /// Writes `sql` with its `?` placeholders replaced by `params` as SQL

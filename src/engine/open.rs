@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::engine::Driver;
 use crate::engine::install::{EngineRef, basedir_for};
+use crate::engine::registry::{self, EngineKind, UrlTarget};
 use crate::engine::server::{Server, ServerError, ServerSpec, locate};
 use crate::engine::sqlite::SqliteDriver;
 use crate::engine::target::{Target, redact};
@@ -23,7 +24,9 @@ pub struct EngineArgs {
     pub basedir: Option<PathBuf>,
     pub keep: bool,
     pub config: Option<PathBuf>,
-    pub mysql_storage_engine: Option<String>,
+    /// Options owned by engine kinds, by key (`mysql_storage_engine`); each
+    /// kind checks its own ([`EngineKind::check_options`]).
+    pub options: toml::Table,
     pub server_pid: Option<u32>,
     pub device: Option<String>,
     pub busy_threshold: f64,
@@ -118,43 +121,29 @@ fn sqlite_engine(
 }
 
 /// For a server URL on this host, its TCP port (`Some(None)`: a unix socket).
-fn local_port(t: &Target) -> Option<Option<u16>> {
-    use crate::engine::url::DbUrl;
-    let (url, schemes, default_port): (&str, &[&str], u16) = match t {
-        Target::Mysql(u) => (u, &["mysql", "mariadb"], 3306),
-        Target::Postgres(u) => (u, &["postgres", "postgresql"], 5432),
-        Target::Sqlite(_) => return None,
-    };
-    let u = DbUrl::parse(url, schemes).ok()?;
-    match u.host.as_deref() {
+fn local_port(t: &UrlTarget) -> Option<Option<u16>> {
+    match t.url.host.as_deref() {
         None => Some(None),
         Some(h) if h.starts_with('/') => Some(None),
         Some("127.0.0.1" | "localhost" | "::1" | "[::1]") => {
-            Some(Some(u.port.unwrap_or(default_port)))
+            Some(t.url.port.or(t.kind.default_port))
         }
         Some(_) => None,
     }
 }
 
-fn url_driver(target: &Target, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenError> {
-    match (target, &a.mysql_storage_engine) {
-        (Target::Mysql(u), Some(e)) => crate::engine::mysql::MysqlDriver::new(u)
-            .and_then(|d| d.with_storage_engine(e))
-            .map(|d| Arc::new(d) as Arc<dyn Driver>)
-            .map_err(|e| OpenError::Usage(e.to_string())),
-        (_, Some(_)) => Err(not_mysql()),
-        (t, None) => t
-            .server_driver()
-            .unwrap_or_else(|| Err("SQLite targets have no URL".into()))
-            .map_err(OpenError::Usage),
-    }
-}
-
-fn not_mysql() -> OpenError {
-    OpenError::Usage(
-        "--mysql-storage-engine applies only to MySQL/MariaDB targets (--target mysql://... or --server mariadb)"
-            .into(),
-    )
+/// The driver of a URL target, with the options its kind owns.
+fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenError> {
+    t.kind
+        .check_options(&a.options)
+        .map_err(|e| OpenError::Usage(e.to_string()))?;
+    let open = t.kind.open_url.ok_or_else(|| {
+        OpenError::Usage(format!(
+            "{} targets are not reached through a URL",
+            t.kind.title
+        ))
+    })?;
+    open(t, &a.options).map_err(|e| OpenError::Usage(e.to_string()))
 }
 
 fn server_engine(
@@ -205,7 +194,11 @@ fn server_engine(
     })?;
     MANAGED_SERVER.store(server.pid(), Ordering::SeqCst);
     let url = server.url();
-    let target = Target::parse(&url).map_err(OpenError::Failed)?;
+    let Target::Url(target) = Target::parse(&url).map_err(OpenError::Failed)? else {
+        return Err(OpenError::Failed(format!(
+            "the {kind} server gave no server URL"
+        )));
+    };
     let info = ServerInfo {
         kind: kind.key().to_string(),
         binary_version: server.binary_version(),
@@ -268,22 +261,28 @@ fn probe_context(a: &EngineArgs, engine: &Opened, driver: &dyn Driver) -> ProbeC
 /// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
 static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
 
+/// The engine kind the arguments name, when they name a known one
+/// (errors in them are reported by [`open`]).
+fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static EngineKind> {
+    match (&a.server, target) {
+        (Some(s), _) => match s.parse::<EngineRef>().ok()? {
+            EngineRef::Sqlite => Some(&crate::engine::sqlite::KIND),
+            EngineRef::System(k) | EngineRef::Cached(k, _) => Some(registry::by_server(k)),
+        },
+        (None, Some(Target::Url(u))) => Some(u.kind),
+        (None, None | Some(Target::Sqlite(_))) => Some(&crate::engine::sqlite::KIND),
+    }
+}
+
 /// Checks the engine options without side effects (before any server starts).
 pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
     let target = match &a.target {
         Some(t) => Some(Target::parse(t).map_err(OpenError::Usage)?),
         None => None,
     };
-    let sqlite = a.server.is_none() && matches!(target, None | Some(Target::Sqlite(_)));
-    let postgres = a
-        .server
-        .as_deref()
-        .is_some_and(|s| s.starts_with("postgres"));
-    if let Some(e) = &a.mysql_storage_engine {
-        if sqlite || postgres {
-            return Err(not_mysql());
-        }
-        crate::engine::mysql::check_storage_engine(e).map_err(OpenError::Usage)?;
+    if let Some(kind) = named_kind(a, &target) {
+        kind.check_options(&a.options)
+            .map_err(|e| OpenError::Usage(e.to_string()))?;
     }
     Ok(())
 }
@@ -299,11 +298,11 @@ pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenErr
         (Some(kind), _) => server_engine(kind, a, say),
         (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display()),
         (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display()),
-        (None, Some(t)) => Ok(Opened {
-            driver: url_driver(t, a)?,
+        (None, Some(t @ Target::Url(u))) => Ok(Opened {
+            driver: url_driver(u, a)?,
             shown: t.display(),
             sqlite_path: None,
-            local_port: local_port(t),
+            local_port: local_port(u),
             server: None,
             server_info: None,
             _tmp: None,

@@ -1,13 +1,21 @@
-//! What `--target` names, and how it is shown: credentials never appear.
+//! What `--target` names, parsed once: an embedded SQLite file, or a server
+//! URL of a kind the [registry](crate::engine::registry) knows, taken apart
+//! by [`DbUrl`]. Shown only through [`redact`]: credentials never appear.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::engine::Driver;
+use crate::engine::registry::{self, UrlTarget};
+use crate::engine::url::DbUrl;
+pub use crate::engine::url::{redact, redact_args};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Target {
     /// Embedded SQLite; `None` = a new database in a temp dir.
     Sqlite(Option<PathBuf>),
-    Mysql(String),
-    Postgres(String),
+    /// A server reached through a URL.
+    Url(UrlTarget),
 }
 
 impl Target {
@@ -25,60 +33,43 @@ impl Target {
         if s == "sqlite" {
             return Ok(Target::Sqlite(None));
         }
-        let scheme = s.split_once("://").map(|(a, _)| a);
-        let check = |s: &str| -> Result<(), String> {
-            let rest = s.split_once("://").map(|(_, r)| r).unwrap_or("");
-            let authority = rest.split(['/', '?']).next().unwrap_or("");
-            let host = authority.rsplit('@').next().unwrap_or("");
-            let host_name = if host.starts_with('[') {
-                host
-            } else {
-                host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+        let kind = s
+            .split_once("://")
+            .and_then(|(scheme, _)| registry::by_scheme(scheme))
+            .filter(|k| k.open_url.is_some());
+        let Some(kind) = kind else {
+            let urls: Vec<String> = registry::kinds()
+                .iter()
+                .filter_map(|k| k.schemes.first())
+                .map(|scheme| format!("{scheme}://user:pass@host:port/db"))
+                .collect();
+            let urls = match urls.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => urls.join(""),
             };
-            if host_name.is_empty() && !rest.contains("socket=") && !rest.contains("host=") {
-                return Err(format!(
-                    "malformed target '{}': no host (expected e.g. {}://user:pass@127.0.0.1:PORT/db)",
-                    redact(s),
-                    scheme.unwrap_or("mysql")
-                ));
-            }
-            if let Some((_, port)) = host.rsplit_once(':')
-                && !host.starts_with('[')
-                && port.parse::<u16>().is_err()
-            {
-                return Err(format!(
-                    "malformed target '{}': bad port '{port}'",
-                    redact(s)
-                ));
-            }
-            Ok(())
-        };
-        match scheme {
-            Some("mysql") | Some("mariadb") => check(s).map(|_| Target::Mysql(s.to_string())),
-            Some("postgres") | Some("postgresql") => {
-                check(s).map(|_| Target::Postgres(s.to_string()))
-            }
-            _ => Err(format!(
-                "malformed target '{}': expected sqlite:PATH, mysql://user:pass@host:port/db or postgres://user:pass@host:port/db",
+            return Err(format!(
+                "malformed target '{}': expected sqlite:PATH, {urls}",
                 redact(s)
-            )),
-        }
+            ));
+        };
+        check_authority(s)?;
+        let url = DbUrl::parse(s, kind.schemes).map_err(|e| e.to_string())?;
+        Ok(Target::Url(UrlTarget {
+            kind,
+            url,
+            raw: s.to_string(),
+        }))
     }
 
     /// The driver of a server URL (`None` for SQLite, whose driver needs its PRAGMAs).
-    pub fn server_driver(
-        &self,
-    ) -> Option<Result<std::sync::Arc<dyn crate::engine::Driver>, String>> {
-        use crate::engine::{mysql::MysqlDriver, postgres::PostgresDriver};
-        Some(match self {
-            Target::Mysql(u) => MysqlDriver::new(u)
-                .map(|d| std::sync::Arc::new(d) as _)
-                .map_err(|e| e.to_string()),
-            Target::Postgres(u) => PostgresDriver::new(u)
-                .map(|d| std::sync::Arc::new(d) as _)
-                .map_err(|e| e.to_string()),
-            Target::Sqlite(_) => return None,
-        })
+    pub fn server_driver(&self) -> Option<Result<Arc<dyn Driver>, String>> {
+        match self {
+            Target::Url(u) => {
+                let open = u.kind.open_url?;
+                Some(open(u, &toml::Table::new()).map_err(|e| e.to_string()))
+            }
+            Target::Sqlite(_) => None,
+        }
     }
 
     /// The target as it may be printed and stored.
@@ -86,46 +77,40 @@ impl Target {
         match self {
             Target::Sqlite(Some(p)) => format!("sqlite:{}", p.display()),
             Target::Sqlite(None) => "sqlite (temporary database)".into(),
-            Target::Mysql(u) | Target::Postgres(u) => redact(u),
+            Target::Url(u) => redact(&u.raw),
         }
     }
 }
 
-/// Replaces the password of a URL (`user:pass@`) and of `password=` query
-/// parameters with `***`. Anything that is not a URL is returned as is.
-pub fn redact(s: &str) -> String {
-    let mut out = s.to_string();
-    if let Some(idx) = out.find("://") {
-        let start = idx + 3;
-        let end = out[start..]
-            .find(['/', '?'])
-            .map(|e| start + e)
-            .unwrap_or(out.len());
-        if let Some(at) = out[start..end].rfind('@') {
-            let userinfo = &out[start..start + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(start + colon + 1..start + at, "***");
-            }
-        }
+/// The first look at a server URL, with the messages users know: a host
+/// (or a socket parameter) and a numeric port.
+fn check_authority(s: &str) -> Result<(), String> {
+    let scheme = s.split_once("://").map(|(a, _)| a);
+    let rest = s.split_once("://").map(|(_, r)| r).unwrap_or("");
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host_name = if host.starts_with('[') {
+        host
+    } else {
+        host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+    };
+    if host_name.is_empty() && !rest.contains("socket=") && !rest.contains("host=") {
+        return Err(format!(
+            "malformed target '{}': no host (expected e.g. {}://user:pass@127.0.0.1:PORT/db)",
+            redact(s),
+            scheme.unwrap_or("mysql")
+        ));
     }
-    for key in ["password=", "pass=", "pwd="] {
-        let mut from = 0;
-        while let Some(pos) = out[from..].find(key) {
-            let v = from + pos + key.len();
-            let e = out[v..]
-                .find(['&', ' '])
-                .map(|e| v + e)
-                .unwrap_or(out.len());
-            out.replace_range(v..e, "***");
-            from = v + 3;
-        }
+    if let Some((_, port)) = host.rsplit_once(':')
+        && !host.starts_with('[')
+        && port.parse::<u16>().is_err()
+    {
+        return Err(format!(
+            "malformed target '{}': bad port '{port}'",
+            redact(s)
+        ));
     }
-    out
-}
-
-/// Redacts every URL-looking argument of a command line.
-pub fn redact_args(args: &[String]) -> Vec<String> {
-    args.iter().map(|a| redact(a)).collect()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -138,24 +123,38 @@ mod tests {
             Target::parse("sqlite:/tmp/x.db").unwrap(),
             Target::Sqlite(Some("/tmp/x.db".into()))
         );
-        assert!(matches!(
-            Target::parse("mysql://u:p@127.0.0.1:3307/sbtest").unwrap(),
-            Target::Mysql(_)
-        ));
-        assert!(matches!(
-            Target::parse("postgres://u@localhost/db").unwrap(),
-            Target::Postgres(_)
-        ));
+        let Target::Url(u) = Target::parse("mysql://u:p@127.0.0.1:3307/sbtest").unwrap() else {
+            panic!("a URL target")
+        };
+        assert_eq!(
+            (u.kind.name, u.url.port, u.url.database.as_deref()),
+            ("mysql", Some(3307), Some("sbtest"))
+        );
+        let Target::Url(u) = Target::parse("postgres://u@localhost/db").unwrap() else {
+            panic!("a URL target")
+        };
+        assert_eq!(u.kind.name, "postgres");
+        assert_eq!(
+            Target::parse("mariadb://u:secret@h/db").unwrap().display(),
+            "mariadb://u:***@h/db"
+        );
         for bad in [
             "sqlite:",
             "oracle://x",
             "mysql://u:p@:12/x",
             "mysql://u:secret@h:port/x",
+            "mysql://u:secret@h:0/x",
             "nonsense",
         ] {
             let e = Target::parse(bad).unwrap_err();
             assert!(!e.contains("secret"), "{e}");
+            assert!(e.starts_with("malformed target"), "{e}");
         }
+        assert_eq!(
+            Target::parse("oracle://u@h/x").unwrap_err(),
+            "malformed target 'oracle://u@h/x': expected sqlite:PATH, \
+             mysql://user:pass@host:port/db or postgres://user:pass@host:port/db"
+        );
     }
 
     #[test]
@@ -165,11 +164,17 @@ mod tests {
             "mysql://root:***@127.0.0.1:3306/sb"
         );
         assert_eq!(redact("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact("mysql://u:a/b@h/db"), "mysql://u:***@h/db");
         assert_eq!(
             redact("postgres://u@h/db?password=zz&x=1"),
             "postgres://u@h/db?password=***&x=1"
         );
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact("--threads"), "--threads");
+        assert_eq!(redact("sqlite:/tmp/a@b:c"), "sqlite:/tmp/a@b:c");
+        assert_eq!(
+            redact_args(&["--target".into(), "mysql://r:pw@h/d".into()]),
+            ["--target", "mysql://r:***@h/d"]
+        );
     }
 }

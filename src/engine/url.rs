@@ -4,12 +4,11 @@
 //! Every error built here names the target without its password.
 
 use super::{DbError, DbResult};
-use crate::engine::target::redact;
 
 /// A target URL taken apart. Percent-escapes are decoded everywhere but in
 /// the host.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct DbUrl {
+pub struct DbUrl {
     pub scheme: String,
     pub user: Option<String>,
     pub password: Option<String>,
@@ -26,7 +25,7 @@ impl DbUrl {
     pub fn parse(url: &str, schemes: &[&str]) -> DbResult<DbUrl> {
         let url = url.trim();
         let bad =
-            |what: String| DbError::fatal(format!("malformed target '{}': {what}", safe(url)));
+            |what: String| DbError::fatal(format!("malformed target '{}': {what}", redact(url)));
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(bad(format!(
                 "expected {}://user:pass@host:port/db",
@@ -124,7 +123,7 @@ impl DbUrl {
             None => Ok(()),
             Some((k, _)) => Err(DbError::fatal(format!(
                 "target '{}': unknown parameter '{k}' (known: {})",
-                safe(url),
+                redact(url),
                 known.join(", ")
             ))),
         }
@@ -135,38 +134,69 @@ impl DbUrl {
         self.database.as_deref().ok_or_else(|| {
             DbError::fatal(format!(
                 "target '{}' names no database: add /DBNAME after the host, e.g. {}://user@127.0.0.1/sbtest",
-                safe(url),
+                redact(url),
                 self.scheme
             ))
         })
     }
 }
 
-/// `url` as it may appear in messages: the password replaced by `***`.
-/// Like [`redact`], but the user info ends at the last '@' (as in
-/// [`DbUrl::parse`]), so a password with an unescaped '/' is hidden too.
-pub(crate) fn safe(url: &str) -> String {
-    let url = url.trim();
-    let (prefix, rest) = match url.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
-        None => (String::new(), url),
+/// `s` as it may be printed or stored: the password of a URL (`user:pass@`)
+/// and the values of `password=`, `pass=` and `pwd=` parameters replaced by
+/// `***`. The user info ends at the last '@' before any '?' (as in
+/// [`DbUrl::parse`]), so a password with an unescaped '/' or '@' is hidden
+/// too. Text that is not a URL keeps everything but such parameters.
+/// This is the one redaction rqps uses, for targets, messages and stored
+/// command lines.
+pub fn redact(s: &str) -> String {
+    // A URL, or one of a known scheme with a slash missing (`mysql:/u:p@h`):
+    // the user info is hidden in both.
+    let split = match s.split_once("://") {
+        Some((scheme, rest)) => Some((format!("{scheme}://"), rest)),
+        None => s
+            .split_once(':')
+            .filter(|(scheme, _)| crate::engine::registry::by_scheme(scheme).is_some())
+            .map(|(scheme, rest)| (format!("{scheme}:"), rest)),
     };
-    let (main, query) = match rest.split_once('?') {
-        Some((m, q)) => (m, Some(q)),
-        None => (rest, None),
+    let mut out = match split {
+        Some((prefix, rest)) => {
+            let (main, query) = match rest.split_once('?') {
+                Some((m, q)) => (m, Some(q)),
+                None => (rest, None),
+            };
+            let mut out = match main.rsplit_once('@') {
+                Some((userinfo, hostpart)) => match userinfo.split_once(':') {
+                    Some((user, _)) => format!("{prefix}{user}:***@{hostpart}"),
+                    None => format!("{prefix}{userinfo}@{hostpart}"),
+                },
+                None => format!("{prefix}{main}"),
+            };
+            if let Some(q) = query {
+                out.push('?');
+                out.push_str(q);
+            }
+            out
+        }
+        None => s.to_string(),
     };
-    let Some((userinfo, hostpart)) = main.rsplit_once('@') else {
-        return redact(url);
-    };
-    let mut out = match userinfo.split_once(':') {
-        Some((user, _)) => format!("{prefix}{user}:***@{hostpart}"),
-        None => format!("{prefix}{userinfo}@{hostpart}"),
-    };
-    if let Some(q) = query {
-        out.push('?');
-        out.push_str(q);
+    for key in ["password=", "pass=", "pwd="] {
+        let mut from = 0;
+        while let Some(pos) = out[from..].find(key) {
+            let v = from + pos + key.len();
+            let e = out[v..]
+                .find(['&', ' '])
+                .map(|e| v + e)
+                .unwrap_or(out.len());
+            out.replace_range(v..e, "***");
+            from = v + 3;
+        }
     }
-    redact(&out)
+    out
+}
+
+/// [`redact`] applied to every argument of a command line.
+pub fn redact_args(args: &[String]) -> Vec<String> {
+    args.iter().map(|a| redact(a)).collect()
 }
 
 /// Decodes `%XX` escapes (UTF-8).
@@ -244,6 +274,8 @@ mod tests {
                 "{text}"
             );
         }
-        assert_eq!(safe("mysql://u:a/b@h/db"), "mysql://u:***@h/db");
+        assert_eq!(redact("mysql://u:a/b@h/db"), "mysql://u:***@h/db");
+        assert_eq!(redact("mysql:/root:pw@h/db"), "mysql:/root:***@h/db");
+        assert_eq!(redact("sqlite:/tmp/a@b:c"), "sqlite:/tmp/a@b:c");
     }
 }

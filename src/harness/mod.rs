@@ -278,9 +278,10 @@ pub fn settle_tables(
     budget: Duration,
 ) -> DbResult<(Duration, Vec<String>)> {
     let started = Instant::now();
-    let mut conn = driver.connect()?;
+    let db = driver.require_sql()?;
+    let mut conn = db.connect()?;
     let mut refused = Vec::new();
-    for sql in driver.dialect().settle(names) {
+    for sql in db.dialect().settle(names) {
         if let Err(e) = conn.query(&sql) {
             refused.push(format!("{sql}: {e}"));
         }

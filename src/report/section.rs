@@ -31,15 +31,15 @@ pub use super::model::{Built, GroupDef, Input, Part, Section};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::compare::GateRow;
     use crate::report::compare::{Gate, Rules};
     use crate::report::export::Block;
-    use crate::report::model::Report;
-    use crate::results::RunDoc;
-    use std::sync::Arc;
-    use crate::report::compare::GateRow;
     use crate::report::export::{Chart, Format, exporter};
     use crate::report::load::{Options, build};
+    use crate::report::model::Report;
     use crate::report::model::Verdict;
+    use crate::results::RunDoc;
+    use std::sync::Arc;
 
     /// A suite report/ knows nothing of, with a part of its own.
     struct Probe;

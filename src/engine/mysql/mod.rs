@@ -13,13 +13,52 @@ pub mod server;
 pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
-use crate::engine::url::{DbUrl, safe};
+use crate::engine::registry::{EngineKind, EngineOption, UrlTarget};
+use crate::engine::schema::{self, ColType, Table};
+use crate::engine::server::ServerKind;
+use crate::engine::url::{DbUrl, redact};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
-    inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
+    StmtId, inline_params,
 };
 
 const DEFAULT_PORT: u16 = 3306;
+
+/// MySQL and MariaDB in the engine registry: one kind (same protocol, same
+/// SQL, same counters), whose throwaway server is MariaDB.
+pub static KIND: EngineKind = EngineKind {
+    name: "mysql",
+    title: "MySQL/MariaDB",
+    aliases: &["mysql", "mariadb"],
+    schemes: &["mysql", "mariadb"],
+    default_port: Some(DEFAULT_PORT),
+    server: Some(ServerKind::Mariadb),
+    prebuilt: Some(&server::PREBUILT),
+    apt_package: Some(server::APT_PACKAGE),
+    open_url: Some(open_url),
+    options: &[EngineOption {
+        key: STORAGE_ENGINE,
+        flag: "mysql-storage-engine",
+        value_name: "ENGINE",
+        help: "MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.",
+        check: check_storage_engine,
+    }],
+};
+
+/// The option that picks the storage engine of the tables rqps creates
+/// (sysbench's `--mysql-storage-engine`).
+pub const STORAGE_ENGINE: &str = "mysql_storage_engine";
+
+fn open_url(t: &UrlTarget, options: &toml::Table) -> DbResult<std::sync::Arc<dyn Driver>> {
+    let mut d = MysqlDriver::from_url(&t.url, &t.raw)?;
+    if let Some(e) = options.get(STORAGE_ENGINE) {
+        let e = e.as_str().ok_or_else(|| {
+            DbError::fatal(format!("{STORAGE_ENGINE}: expected a storage engine name"))
+        })?;
+        d = d.with_storage_engine(e)?;
+    }
+    Ok(std::sync::Arc::new(d))
+}
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest wait for one read or write on the socket: a server that stopped
 /// answering fails the statement instead of hanging it. Long enough for
@@ -56,14 +95,18 @@ impl MysqlDriver {
     /// `mysql://user:pass@host:port/db` (or `mariadb://`); a unix socket is
     /// given as `?socket=/path/mysqld.sock`. The database name is required.
     pub fn new(url: &str) -> DbResult<Self> {
-        let u = DbUrl::parse(url, &["mysql", "mariadb"])?;
+        Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
+    }
+
+    /// The driver of a parsed target; `url` is its text, for messages.
+    pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(url, &["socket"])?;
         let db = u.require_database(url)?.to_string();
         let socket = u.param("socket").filter(|s| !s.is_empty());
         if u.host.is_none() && socket.is_none() {
             return Err(DbError::fatal(format!(
                 "target '{}' has no host: give one, or a unix socket as ?socket=/path/mysqld.sock",
-                safe(url)
+                redact(url)
             )));
         }
         let host = u.host.clone().unwrap_or_else(|| "localhost".into());
@@ -89,7 +132,7 @@ impl MysqlDriver {
         Ok(MysqlDriver {
             opts,
             addr,
-            shown: safe(url),
+            shown: redact(url),
             dialect: MysqlDialect::default(),
         })
     }
@@ -138,17 +181,25 @@ impl MysqlDriver {
     }
 }
 
-impl Driver for MysqlDriver {
-    fn engine(&self) -> &'static str {
-        // MariaDB too: same protocol, same SQL, same counters.
-        "mysql"
-    }
+impl SqlAccess for MysqlDriver {
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
         Ok(Box::new(MysqlConn {
             conn: self.open()?,
             stmts: Vec::new(),
             text: String::new(),
         }))
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
+impl Driver for MysqlDriver {
+    fn engine(&self) -> &'static str {
+        KIND.name
+    }
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        Some(self)
     }
     fn caps(&self) -> Caps {
         Caps {
@@ -157,9 +208,6 @@ impl Driver for MysqlDriver {
             single_writer: false,
             max_params: 65535,
         }
-    }
-    fn dialect(&self) -> &dyn Dialect {
-        &self.dialect
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;
@@ -208,17 +256,36 @@ impl MysqlDialect {
 }
 
 impl Dialect for MysqlDialect {
-    fn sbtest_create_table(&self, table: &str) -> String {
-        format!(
-            "CREATE TABLE {table} (id INTEGER NOT NULL AUTO_INCREMENT, \
-             k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
-             pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = {}",
+    /// The id is `NOT NULL AUTO_INCREMENT` with the primary key as a table
+    /// constraint, in the chosen storage engine. DEFAULT comes before NOT
+    /// NULL, numbers quoted.
+    fn create_table(&self, t: &Table) -> Vec<String> {
+        let mut cols = vec![format!(
+            "{} {} NOT NULL AUTO_INCREMENT",
+            t.id.name,
+            mysql_type(t.id.ty)
+        )];
+        cols.extend(
+            t.columns
+                .iter()
+                .map(|c| schema::column_sql(c, &mysql_type(c.ty), true, true)),
+        );
+        cols.push(format!("PRIMARY KEY ({})", t.id.name));
+        vec![format!(
+            "CREATE TABLE {} ({}) ENGINE = {}",
+            t.name,
+            cols.join(", "),
             self.engine
-        )
+        )]
     }
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
-        // id 0 makes AUTO_INCREMENT assign the next id (as sysbench does).
-        format!("INSERT INTO {table} (id, k, c, pad) VALUES (0, ")
+    /// Id 0 makes AUTO_INCREMENT assign the next id (as sysbench does).
+    fn insert_auto_id_prefix(&self, t: &Table) -> String {
+        format!(
+            "INSERT INTO {} ({}, {}) VALUES (0, ",
+            t.name,
+            t.id.name,
+            t.value_columns()
+        )
     }
     /// Reference §1.6 also runs `RESET MASTER` and lowers
     /// `innodb_max_dirty_pages_pct[_lwm]` until after the sleep. Neither is
@@ -238,40 +305,32 @@ impl Dialect for MysqlDialect {
         }
         v
     }
-    /// Reference §4.1: BIGINT AUTO_INCREMENT and DATETIME, in the chosen engine.
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![format!(
-            "CREATE TABLE {table} (transactionid BIGINT NOT NULL AUTO_INCREMENT, \
-             dateandtime DATETIME, cashregisterid INT NOT NULL, customerid INT NOT NULL, \
-             productid INT NOT NULL, price INT NOT NULL, data VARCHAR(4000), \
-             PRIMARY KEY (transactionid)) ENGINE = {}",
-            self.engine
-        )]
-    }
     fn datetime_from_epoch(&self) -> &'static str {
         "FROM_UNIXTIME(?)"
     }
     /// InnoDB builds all of them in one ALTER TABLE; other engines (MyRocks)
     /// get one ALTER TABLE per index, as the reference does (§4.1).
-    fn create_indexes(&self, table: &str, indexes: &[(String, &str)]) -> Vec<String> {
-        let adds: Vec<String> = indexes
+    fn create_indexes(&self, t: &Table) -> Vec<String> {
+        let adds: Vec<String> = t
+            .indexes
             .iter()
-            .map(|(name, cols)| format!("ADD INDEX {name} ({cols})"))
+            .map(|i| format!("ADD INDEX {} ({})", i.name, i.column_list()))
             .collect();
         if self.innodb() {
-            vec![format!("ALTER TABLE {table} {}", adds.join(", "))]
+            vec![format!("ALTER TABLE {} {}", t.name, adds.join(", "))]
         } else {
             adds.iter()
-                .map(|a| format!("ALTER TABLE {table} {a}"))
+                .map(|a| format!("ALTER TABLE {} {a}", t.name))
                 .collect()
         }
     }
-    fn table_with_index(&self, table: &str, index: &str) -> String {
-        format!("{table} FORCE INDEX ({index})")
+    fn table_with_index(&self, t: &Table, index: &str) -> String {
+        format!("{} FORCE INDEX ({index})", t.name)
     }
     /// MySQL cannot LIMIT inside an IN sub-select, and needs none.
-    fn delete_oldest(&self, table: &str, key: &str, n: usize) -> String {
-        format!("DELETE FROM {table} WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n}")
+    fn delete_oldest(&self, t: &Table, n: usize) -> String {
+        let (name, key) = (&t.name, &t.id.name);
+        format!("DELETE FROM {name} WHERE {key} >= ? ORDER BY {key} ASC LIMIT {n}")
     }
     fn db_size_sql(&self) -> Option<&'static str> {
         Some(
@@ -280,6 +339,14 @@ impl Dialect for MysqlDialect {
     }
     fn data_path_sql(&self) -> Option<&'static str> {
         Some("SELECT @@datadir")
+    }
+}
+
+/// MySQL's names for the portable types.
+fn mysql_type(t: ColType) -> String {
+    match t {
+        ColType::Double => "DOUBLE".into(),
+        t => schema::standard_type(t),
     }
 }
 
@@ -444,19 +511,19 @@ mod tests {
 
     #[test]
     fn storage_engine_goes_into_the_ddl() {
+        use crate::engine::schema::{Index, fixtures};
         let d = MysqlDriver::new("mysql://root@127.0.0.1/sb")
             .unwrap()
             .with_storage_engine("RocksDB")
             .unwrap();
         let dl = d.dialect();
-        assert!(
-            dl.sbtest_create_table("sbtest1")
-                .ends_with("ENGINE = RocksDB")
-        );
-        assert!(dl.ibench_create_table("pi1")[0].ends_with("ENGINE = RocksDB"));
-        let idx = [("a".to_string(), "x, y"), ("b".to_string(), "z")];
+        let (narrow, queue) = (fixtures::narrow("t1"), fixtures::queue("q1"));
+        assert!(dl.create_table(&narrow)[0].ends_with("ENGINE = RocksDB"));
+        assert!(dl.create_table(&queue)[0].ends_with("ENGINE = RocksDB"));
+        let mut two = fixtures::narrow("pi1");
+        two.indexes = vec![Index::new("a", &["x", "y"]), Index::new("b", &["z"])];
         assert_eq!(
-            dl.create_indexes("pi1", &idx),
+            dl.create_indexes(&two),
             [
                 "ALTER TABLE pi1 ADD INDEX a (x, y)",
                 "ALTER TABLE pi1 ADD INDEX b (z)"
@@ -464,7 +531,7 @@ mod tests {
         );
         // InnoDB: one ALTER TABLE for all of them.
         assert_eq!(
-            MysqlDialect::default().create_indexes("pi1", &idx),
+            MysqlDialect::default().create_indexes(&two),
             ["ALTER TABLE pi1 ADD INDEX a (x, y), ADD INDEX b (z)"]
         );
         for bad in ["", "x;drop", "In no"] {

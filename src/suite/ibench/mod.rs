@@ -15,15 +15,13 @@ pub mod results;
 pub mod rows;
 pub mod rt;
 pub mod run;
+pub mod schema;
 pub mod step;
 
 use serde::{Deserialize, Serialize};
 
 /// The primary key column.
 pub const KEY: &str = "transactionid";
-
-/// The insert statement's columns, in the order rows are bound.
-pub const COLUMNS: &str = "dateandtime, cashregisterid, customerid, productid, price, data";
 
 /// Secondary indexes (reference §4.1): name suffix and columns. Each covers
 /// one of the range queries.
@@ -46,14 +44,6 @@ pub const QUERY_ROWS: usize = 10;
 /// Table of client `i` (1-based): `pi1`, `pi2`, ...
 pub fn table_name(i: usize) -> String {
     format!("pi{i}")
-}
-
-/// `(index name, columns)` of the secondary indexes of `table`.
-pub fn index_defs(table: &str) -> Vec<(String, &'static str)> {
-    INDEXES
-        .iter()
-        .map(|(suffix, cols)| (format!("{table}_{suffix}"), *cols))
-        .collect()
 }
 
 /// Which queries a query step runs.
@@ -141,9 +131,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            index_defs("pi2")
+            schema::table(2)
+                .indexes
                 .iter()
-                .map(|(n, _)| n.as_str())
+                .map(|i| i.name.as_str())
                 .collect::<Vec<_>>(),
             ["pi2_marketsegment", "pi2_registersegment", "pi2_pdc"]
         );

@@ -14,8 +14,11 @@ use std::time::Duration;
 
 use super::limiter::{Limiter, SystemClock, sleep_until};
 use super::rows::{CASHREGISTERS, PRICES, PRODUCTS, RowGen, RowInts};
-use super::{COLUMNS, KEY, QUERY_ROWS, QueryKind, index_defs, table_name};
-use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, StmtId};
+use super::{KEY, QUERY_ROWS, QueryKind, schema, table_name};
+use crate::engine::schema::Table;
+use crate::engine::{
+    Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess, StmtId,
+};
 use crate::harness::measure::now_ns;
 use crate::harness::runner::{StepStatus, stop_requested};
 use crate::harness::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
@@ -114,12 +117,13 @@ pub struct StepOutcome {
 
 /// Drops and creates every client's table (the `--setup` of l.i0).
 pub fn setup_tables(driver: &dyn Driver, clients: usize) -> DbResult<()> {
-    let mut conn = driver.connect()?;
-    let d = driver.dialect();
+    let db = driver.require_sql()?;
+    let mut conn = db.connect()?;
+    let d = db.dialect();
     for i in 1..=clients {
-        let t = table_name(i);
+        let t = schema::table(i);
         conn.query(&d.drop_table(&t))?;
-        for sql in d.ibench_create_table(&t) {
+        for sql in d.create_table(&t) {
             conn.query(&sql)?;
         }
     }
@@ -131,7 +135,7 @@ pub fn setup_tables(driver: &dyn Driver, clients: usize) -> DbResult<()> {
 /// it, so it is not dropped; its size counts in the database size.
 pub fn leftover_table(driver: &dyn Driver, clients: usize) -> Option<String> {
     let t = table_name(clients + 1);
-    let mut conn = driver.connect().ok()?;
+    let mut conn = driver.require_sql().ok()?.connect().ok()?;
     conn.query_scalar(&format!("SELECT 1 FROM {t} LIMIT 1"))
         .ok()
         .map(|_| t)
@@ -139,7 +143,7 @@ pub fn leftover_table(driver: &dyn Driver, clients: usize) -> Option<String> {
 
 /// Rows in all the clients' tables.
 pub fn count_rows(driver: &dyn Driver, clients: usize) -> DbResult<u64> {
-    let mut conn = driver.connect()?;
+    let mut conn = driver.require_sql()?.connect()?;
     let mut n = 0;
     for i in 1..=clients {
         let v = conn.query_scalar(&format!("SELECT count(*) FROM {}", table_name(i)))?;
@@ -240,7 +244,7 @@ impl Shared {
 
 /// A connection and the statements prepared on it, made again after it is lost.
 struct Link<'a> {
-    driver: &'a dyn Driver,
+    driver: &'a dyn SqlAccess,
     conn: Box<dyn Conn>,
     ps: PsMode,
     sqls: Vec<String>,
@@ -250,6 +254,7 @@ struct Link<'a> {
 
 impl<'a> Link<'a> {
     fn new(driver: &'a dyn Driver, ps: PsMode) -> DbResult<Self> {
+        let driver = driver.require_sql()?;
         Ok(Link {
             driver,
             conn: driver.connect()?,
@@ -385,7 +390,7 @@ fn statements(spec: &StepSpec) -> u64 {
 struct Inserter<'a> {
     link: Link<'a>,
     client: usize,
-    table: String,
+    table: Table,
     /// Slots of the insert of a full batch and of the last, shorter one.
     full: usize,
     tail: Option<usize>,
@@ -396,13 +401,14 @@ struct Inserter<'a> {
 
 impl<'a> Inserter<'a> {
     fn new(driver: &'a dyn Driver, spec: &StepSpec, client: usize) -> DbResult<Self> {
-        let table = table_name(client);
+        let table = schema::table(client);
         let mut link = Link::new(driver, spec.ps_mode)?;
         let per = spec.rows_per_statement;
-        let full = link.prepare(insert_sql(driver.dialect(), &table, per))?;
+        let d = driver.require_sql()?.dialect();
+        let full = link.prepare(insert_sql(d, &table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
         let tail = if last > 0 && last != per {
-            Some(link.prepare(insert_sql(driver.dialect(), &table, last))?)
+            Some(link.prepare(insert_sql(d, &table, last))?)
         } else {
             None
         };
@@ -517,7 +523,7 @@ impl<'a> Inserter<'a> {
         sh.indexing.store(true, Ordering::Relaxed);
         sh.index_start.fetch_min(now_ns(), Ordering::Relaxed);
         let d = self.link.driver.dialect();
-        for sql in d.create_indexes(&self.table, &index_defs(&self.table)) {
+        for sql in d.create_indexes(&self.table) {
             self.link.run_text(&sql, stop)?;
         }
         sh.index_end.fetch_max(now_ns(), Ordering::Relaxed);
@@ -527,11 +533,13 @@ impl<'a> Inserter<'a> {
 
 /// The multi-row INSERT of `rows` rows into `table` (one `?` per column,
 /// the time as Unix seconds).
-pub fn insert_sql(dialect: &dyn crate::engine::Dialect, table: &str, rows: usize) -> String {
+pub fn insert_sql(dialect: &dyn crate::engine::Dialect, table: &Table, rows: usize) -> String {
     let ts = dialect.datetime_from_epoch();
     let one = format!("({ts}, ?, ?, ?, ?, ?)");
     format!(
-        "INSERT INTO {table} ({COLUMNS}) VALUES {}",
+        "INSERT INTO {} ({}) VALUES {}",
+        table.name,
+        table.value_columns(),
         vec![one; rows].join(", ")
     )
 }
@@ -548,18 +556,18 @@ struct Deleter<'a> {
 
 impl<'a> Deleter<'a> {
     fn new(driver: &'a dyn Driver, spec: &StepSpec, client: usize) -> DbResult<Self> {
-        let table = table_name(client);
-        let d = driver.dialect();
+        let table = schema::table(client);
+        let d = driver.require_sql()?.dialect();
         let mut link = Link::new(driver, spec.ps_mode)?;
         let per = spec.rows_per_statement;
-        let full = link.prepare(d.delete_oldest(&table, KEY, per))?;
+        let full = link.prepare(d.delete_oldest(&table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
         let tail = if last > 0 && last != per {
-            Some(link.prepare(d.delete_oldest(&table, KEY, last))?)
+            Some(link.prepare(d.delete_oldest(&table, last))?)
         } else {
             None
         };
-        let min_sql = d.min_key_sql(&table, KEY);
+        let min_sql = d.min_key_sql(&table);
         let start_min = link
             .conn
             .query_scalar(&min_sql)?
@@ -648,22 +656,22 @@ impl<'a> Querier<'a> {
         kind: QueryKind,
         client: usize,
     ) -> DbResult<Self> {
-        let t = table_name(client);
-        let d = driver.dialect();
+        let table = schema::table(client);
+        let t = &table.name;
+        let d = driver.require_sql()?.dialect();
         let mut link = Link::new(driver, spec.ps_mode)?;
         let mut slots = Vec::new();
         match kind {
             QueryKind::Range => {
-                let idx = index_defs(&t);
                 let shapes = [
                     ("productid, customerid, price", "productid >= ?"),
                     ("cashregisterid, customerid, price", "cashregisterid > ?"),
                     ("price, dateandtime, customerid", "price >= ?"),
                 ];
-                for ((cols, cond), (index, _)) in shapes.iter().zip(&idx) {
+                for ((cols, cond), index) in shapes.iter().zip(&table.indexes) {
                     slots.push(link.prepare(format!(
                         "SELECT {cols} FROM {} WHERE {cond} ORDER BY {cols} LIMIT {QUERY_ROWS}",
-                        d.table_with_index(&t, index)
+                        d.table_with_index(&table, &index.name)
                     ))?);
                 }
             }
@@ -679,7 +687,7 @@ impl<'a> Querier<'a> {
             client,
             kind,
             slots,
-            max_sql: d.max_key_sql(&t, KEY),
+            max_sql: d.max_key_sql(&table),
             rng: Rng::seeded(seed_for(spec.seed, client, 3)),
         })
     }
@@ -1045,72 +1053,7 @@ fn empty_outcome(status: StepStatus) -> StepOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Dialect;
-    use crate::engine::mysql::MysqlDialect;
-    use crate::engine::postgres::PostgresDialect;
-    use crate::engine::sqlite::{SqliteDialect, SqliteDriver};
-
-    #[test]
-    fn engine_sql_comes_from_the_dialects() {
-        let idx = index_defs("pi1");
-        let mysql = MysqlDialect::default();
-        let (my, pg, lite): (&dyn Dialect, &dyn Dialect, &dyn Dialect) =
-            (&mysql, &PostgresDialect, &SqliteDialect);
-        assert!(my.ibench_create_table("pi1")[0].contains("BIGINT NOT NULL AUTO_INCREMENT"));
-        assert!(my.ibench_create_table("pi1")[0].contains("dateandtime DATETIME"));
-        let pg_ddl = pg.ibench_create_table("pi1");
-        assert!(pg_ddl[0].contains("BIGSERIAL PRIMARY KEY"));
-        assert!(pg_ddl[0].contains("TIMESTAMP WITHOUT TIME ZONE"));
-        assert_eq!(pg_ddl[1], "ALTER SEQUENCE pi1_transactionid_seq CACHE 1000");
-        assert!(lite.ibench_create_table("pi1")[0].contains("transactionid INTEGER PRIMARY KEY"));
-        assert_eq!(
-            my.create_indexes("pi1", &idx),
-            [
-                "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price), \
-              ADD INDEX pi1_registersegment (cashregisterid, customerid, price), \
-              ADD INDEX pi1_pdc (price, dateandtime, customerid)"
-            ]
-        );
-        for d in [pg, lite] {
-            assert_eq!(
-                d.create_indexes("pi1", &idx),
-                [
-                    "CREATE INDEX pi1_marketsegment ON pi1 (productid, customerid, price)",
-                    "CREATE INDEX pi1_registersegment ON pi1 (cashregisterid, customerid, price)",
-                    "CREATE INDEX pi1_pdc ON pi1 (price, dateandtime, customerid)",
-                ]
-            );
-        }
-        assert_eq!(
-            my.table_with_index("pi1", "pi1_pdc"),
-            "pi1 FORCE INDEX (pi1_pdc)"
-        );
-        assert_eq!(
-            lite.table_with_index("pi1", "pi1_pdc"),
-            "pi1 INDEXED BY pi1_pdc"
-        );
-        assert_eq!(pg.table_with_index("pi1", "pi1_pdc"), "pi1");
-        assert_eq!(
-            my.delete_oldest("pi1", KEY, 50),
-            "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 50"
-        );
-        for d in [pg, lite] {
-            assert_eq!(
-                d.delete_oldest("pi1", KEY, 5),
-                "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 \
-                 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 5)"
-            );
-        }
-        for d in [my, pg, lite] {
-            assert_eq!(
-                d.min_key_sql("pi1", KEY),
-                "SELECT min(transactionid) FROM pi1"
-            );
-        }
-        assert_eq!(my.datetime_from_epoch(), "FROM_UNIXTIME(?)");
-        assert_eq!(pg.datetime_from_epoch(), "to_timestamp(?)");
-        assert_eq!(lite.datetime_from_epoch(), "datetime(?, 'unixepoch')");
-    }
+    use crate::engine::sqlite::SqliteDriver;
 
     fn spec(rows: u64, per: usize, deletes: bool) -> StepSpec {
         StepSpec {

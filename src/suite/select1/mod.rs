@@ -159,7 +159,7 @@ struct Pinger {
 
 impl Pinger {
     fn new(driver: Arc<dyn Driver>) -> DbResult<Self> {
-        let mut conn = driver.connect()?;
+        let mut conn = driver.require_sql()?.connect()?;
         let stmt = conn.prepare("SELECT 1", PsMode::Auto)?;
         Ok(Pinger { driver, conn, stmt })
     }
@@ -177,7 +177,7 @@ impl Worker for Pinger {
         match err.class {
             ErrorClass::Retry => Ok(()),
             ErrorClass::Reconnect => {
-                self.conn = self.driver.connect()?;
+                self.conn = self.driver.require_sql()?.connect()?;
                 self.stmt = self.conn.prepare("SELECT 1", PsMode::Auto)?;
                 Ok(())
             }

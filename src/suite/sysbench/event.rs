@@ -151,12 +151,13 @@ impl SbWorker {
         p: &EventParams,
         thread: usize,
     ) -> DbResult<SbWorker> {
-        let conn = driver.connect()?;
+        let db = driver.require_sql()?;
+        let conn = db.connect()?;
         let id_kind = match test.kind {
             Kind::UpdateNonIndex { ids: IdMode::Zipf } => RandType::Zipfian,
             _ => p.rand_type,
         };
-        let dialect = driver.dialect();
+        let dialect = db.dialect();
         let tables = p.tables.max(1);
         let mut w = SbWorker {
             kind: test.kind,
@@ -174,7 +175,7 @@ impl SbWorker {
             ints: Vec::with_capacity(1024),
             text: String::with_capacity(512),
             insert_prefix: (1..=tables)
-                .map(|i| dialect.sbtest_insert_auto_id_prefix(&table_name(i)))
+                .map(|i| dialect.insert_auto_id_prefix(&super::schema::table(i)))
                 .collect(),
             scan_sql: format!(
                 "SELECT * FROM {} WHERE LENGTH(c) < 0",
@@ -200,7 +201,7 @@ impl SbWorker {
             }
             self.stmts.push(ids);
         }
-        let dialect = self.driver.dialect();
+        let dialect = self.driver.require_sql()?.dialect();
         let begin = match self.kind {
             Kind::ReadOnly { .. } => Some(dialect.begin_read()),
             Kind::WriteOnly | Kind::ReadWrite { .. } => Some(dialect.begin_write()),
@@ -469,7 +470,7 @@ impl Worker for SbWorker {
             }
             ErrorClass::Reconnect => {
                 self.in_trx = false;
-                self.conn = self.driver.connect()?;
+                self.conn = self.driver.require_sql()?.connect()?;
                 self.prepare_all()
             }
             ErrorClass::Fatal => Err(err.clone()),
@@ -519,6 +520,8 @@ mod tests {
 
     fn scalar(driver: &Arc<dyn Driver>, sql: &str) -> String {
         driver
+            .require_sql()
+            .unwrap()
             .connect()
             .unwrap()
             .query_scalar(sql)

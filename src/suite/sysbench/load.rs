@@ -5,11 +5,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::engine::{Conn, DbResult, Driver, Param, PsMode};
+use crate::engine::schema::Table;
+use crate::engine::{Conn, DbResult, Driver, Param, PsMode, SqlAccess};
 use crate::results::LoadStats;
 use crate::suite::rand::Rng;
 
 use super::event::table_name;
+use super::schema;
 
 #[derive(Clone, Debug)]
 pub struct LoadParams {
@@ -30,6 +32,7 @@ pub fn load(
     p: &LoadParams,
     progress: &mut dyn FnMut(u64),
 ) -> DbResult<LoadStats> {
+    let db = driver.require_sql()?;
     let started = Instant::now();
     let done = AtomicU64::new(0);
     let caps = driver.caps();
@@ -48,16 +51,18 @@ pub fn load(
         let handles: Vec<_> = (0..parallel)
             .map(|_| {
                 s.spawn(|| -> DbResult<()> {
-                    let mut conn = driver.connect()?;
+                    let mut conn = db.connect()?;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                         if i > p.tables {
                             return Ok(());
                         }
-                        let t = table_name(i);
-                        load_table(driver, conn.as_mut(), &t, p, i as u64, &done)?;
+                        let t = schema::table(i);
+                        load_table(db, conn.as_mut(), &t, p, i as u64, &done)?;
                         let ix = Instant::now();
-                        conn.query(&format!("CREATE INDEX k_{i} ON {t}(k)"))?;
+                        for index in &t.indexes {
+                            conn.query(&db.dialect().create_index(&t, index))?;
+                        }
                         index_nanos.fetch_add(ix.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
                 })
@@ -94,16 +99,19 @@ pub fn load(
 }
 
 fn load_table(
-    driver: &dyn Driver,
+    driver: &dyn SqlAccess,
     conn: &mut dyn Conn,
-    t: &str,
+    table: &Table,
     p: &LoadParams,
     n: u64,
     done: &AtomicU64,
 ) -> DbResult<()> {
     let d = driver.dialect();
-    conn.query(&d.drop_table(t))?;
-    conn.query(&d.sbtest_create_table(t))?;
+    conn.query(&d.drop_table(table))?;
+    for sql in d.create_table(table) {
+        conn.query(&sql)?;
+    }
+    let t = &table.name;
     let caps = driver.caps();
     let batch = if caps.multi_row_insert {
         BATCH_ROWS.min(caps.max_params / 3).max(1)

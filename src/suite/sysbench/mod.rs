@@ -12,6 +12,7 @@ pub mod load;
 pub mod params;
 pub mod report;
 pub mod run;
+pub mod schema;
 
 use serde::Deserialize;
 

@@ -1,0 +1,368 @@
+//! The key-value face of an engine (RocksDB and the like): ordered byte
+//! keys, byte values, atomic batches, and scans that seek then step.
+//!
+//! The contract, for an engine that implements it:
+//! - Keys are compared as unsigned bytes, shortest first on a common prefix
+//!   (memcmp order, as RocksDB's default comparator).
+//! - [`KvAccess`] is the engine as a whole (thread-safe): it opens one
+//!   [`KvConn`] per worker, and owns what is database-wide: flush, compaction
+//!   and the engine's named properties.
+//! - A [`KvConn`] is used by one thread. Like the SQL path, its per-operation
+//!   methods hand results to a callback or into a buffer the caller reuses,
+//!   so a worker's steady state allocates nothing.
+//! - A [`WriteBatch`] applies all of its operations or none, in order (a put
+//!   then a delete of one key leaves it absent).
+//! - Errors are [`DbError`](crate::engine::DbError)s with the same classes as
+//!   SQL: retry (busy, write stall), reconnect, fatal.
+//!
+//! No engine implements it yet; the tests below pin the contract with an
+//! in-memory map.
+
+use crate::engine::DbResult;
+
+/// Which way a scan steps from where it lands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Land on the first key at or after the start, then step to larger keys.
+    Forward,
+    /// Land on the last key at or before the start, then step to smaller keys.
+    Reverse,
+}
+
+/// One operation of a [`WriteBatch`]: ranges into the batch's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchOp {
+    Put {
+        key: (usize, usize),
+        value: (usize, usize),
+    },
+    Delete {
+        key: (usize, usize),
+    },
+}
+
+/// Puts and deletes applied together. Keys and values are copied into one
+/// buffer; [`WriteBatch::clear`] keeps its capacity so a worker reuses one
+/// batch without allocating.
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    ops: Vec<BatchOp>,
+    data: Vec<u8>,
+}
+
+impl WriteBatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    fn push(&mut self, bytes: &[u8]) -> (usize, usize) {
+        let start = self.data.len();
+        self.data.extend_from_slice(bytes);
+        (start, self.data.len())
+    }
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        let key = self.push(key);
+        let value = self.push(value);
+        self.ops.push(BatchOp::Put { key, value });
+    }
+    pub fn delete(&mut self, key: &[u8]) {
+        let key = self.push(key);
+        self.ops.push(BatchOp::Delete { key });
+    }
+    pub fn clear(&mut self) {
+        self.ops.clear();
+        self.data.clear();
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// The operations in order, as `(key, Some(value))` for a put and
+    /// `(key, None)` for a delete: what an engine's `write` walks.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> + '_ {
+        let at = |(a, b): (usize, usize)| &self.data[a..b];
+        self.ops.iter().map(move |op| match *op {
+            BatchOp::Put { key, value } => (at(key), Some(at(value))),
+            BatchOp::Delete { key } => (at(key), None),
+        })
+    }
+}
+
+/// The key-value face of an engine, shared by every worker.
+pub trait KvAccess: Send + Sync {
+    /// A session for one worker thread.
+    fn connect(&self) -> DbResult<Box<dyn KvConn>>;
+    /// Writes what is in memory to storage (RocksDB: flush the memtables).
+    fn flush(&self) -> DbResult<()>;
+    /// Compacts the keys in `[start, end)`; `None` is open-ended.
+    fn compact(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> DbResult<()>;
+    /// An engine property by name (RocksDB: `rocksdb.stats`,
+    /// `rocksdb.estimate-num-keys`, ...), `None` when the engine has no such
+    /// property.
+    fn property(&self, name: &str) -> DbResult<Option<String>>;
+}
+
+/// One worker's session. See the module docs for the contract.
+pub trait KvConn: Send {
+    /// Reads `key`'s value into `out` (cleared first); `false` when absent.
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> DbResult<bool>;
+    /// Reads several keys in one call; `found(i, value)` is called once per
+    /// key, in order, with `None` for an absent key.
+    fn multi_get(
+        &mut self,
+        keys: &[&[u8]],
+        found: &mut dyn FnMut(usize, Option<&[u8]>),
+    ) -> DbResult<()>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> DbResult<()>;
+    /// Deleting an absent key is not an error.
+    fn delete(&mut self, key: &[u8]) -> DbResult<()>;
+    /// Applies every operation of `batch`, atomically.
+    fn write(&mut self, batch: &WriteBatch) -> DbResult<()>;
+    /// Seeks to `start` and visits up to `n` entries stepping in `dir`,
+    /// calling `each(key, value)`; returns how many it visited.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        dir: Direction,
+        n: usize,
+        each: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> DbResult<usize>;
+}
+
+#[cfg(test)]
+mod tests {
+    //! An in-memory engine that offers only the key-value face, to pin the
+    //! contract and the way workloads ask for a face.
+    use super::*;
+    use crate::engine::{Caps, DbError, Driver};
+    use std::collections::BTreeMap;
+    use std::ops::Bound;
+    use std::sync::{Arc, Mutex};
+
+    type Map = Arc<Mutex<BTreeMap<Vec<u8>, Vec<u8>>>>;
+
+    #[derive(Default)]
+    struct MemKv {
+        map: Map,
+    }
+
+    struct MemConn {
+        map: Map,
+    }
+
+    fn lock(m: &Map) -> std::sync::MutexGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    impl Driver for MemKv {
+        fn engine(&self) -> &'static str {
+            "memkv"
+        }
+        fn caps(&self) -> Caps {
+            Caps {
+                prepared_statements: false,
+                multi_row_insert: false,
+                single_writer: false,
+                max_params: 0,
+            }
+        }
+        fn version(&self) -> DbResult<String> {
+            Ok("1".into())
+        }
+        fn kv(&self) -> Option<&dyn KvAccess> {
+            Some(self)
+        }
+    }
+
+    impl KvAccess for MemKv {
+        fn connect(&self) -> DbResult<Box<dyn KvConn>> {
+            Ok(Box::new(MemConn {
+                map: self.map.clone(),
+            }))
+        }
+        fn flush(&self) -> DbResult<()> {
+            Ok(())
+        }
+        fn compact(&self, _start: Option<&[u8]>, _end: Option<&[u8]>) -> DbResult<()> {
+            Ok(())
+        }
+        fn property(&self, name: &str) -> DbResult<Option<String>> {
+            Ok((name == "estimate-num-keys").then(|| lock(&self.map).len().to_string()))
+        }
+    }
+
+    impl KvConn for MemConn {
+        fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> DbResult<bool> {
+            out.clear();
+            match lock(&self.map).get(key) {
+                Some(v) => {
+                    out.extend_from_slice(v);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        }
+        fn multi_get(
+            &mut self,
+            keys: &[&[u8]],
+            found: &mut dyn FnMut(usize, Option<&[u8]>),
+        ) -> DbResult<()> {
+            let m = lock(&self.map);
+            for (i, k) in keys.iter().enumerate() {
+                found(i, m.get(*k).map(Vec::as_slice));
+            }
+            Ok(())
+        }
+        fn put(&mut self, key: &[u8], value: &[u8]) -> DbResult<()> {
+            lock(&self.map).insert(key.to_vec(), value.to_vec());
+            Ok(())
+        }
+        fn delete(&mut self, key: &[u8]) -> DbResult<()> {
+            lock(&self.map).remove(key);
+            Ok(())
+        }
+        fn write(&mut self, batch: &WriteBatch) -> DbResult<()> {
+            // One lock for the whole batch: no reader sees half of it.
+            let mut m = lock(&self.map);
+            for (k, v) in batch.iter() {
+                match v {
+                    Some(v) => m.insert(k.to_vec(), v.to_vec()),
+                    None => m.remove(k),
+                };
+            }
+            Ok(())
+        }
+        fn scan(
+            &mut self,
+            start: &[u8],
+            dir: Direction,
+            n: usize,
+            each: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> DbResult<usize> {
+            let m = lock(&self.map);
+            let mut seen = 0;
+            let mut visit = |(k, v): (&Vec<u8>, &Vec<u8>)| {
+                each(k, v);
+                seen += 1;
+            };
+            match dir {
+                Direction::Forward => m
+                    .range::<[u8], _>((Bound::Included(start), Bound::Unbounded))
+                    .take(n)
+                    .for_each(&mut visit),
+                Direction::Reverse => m
+                    .range::<[u8], _>((Bound::Unbounded, Bound::Included(start)))
+                    .rev()
+                    .take(n)
+                    .for_each(&mut visit),
+            }
+            Ok(seen)
+        }
+    }
+
+    fn keys_of(c: &mut dyn KvConn, start: &[u8], dir: Direction, n: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let seen = c
+            .scan(start, dir, n, &mut |k, _| out.push(k.to_vec()))
+            .unwrap();
+        assert_eq!(seen, out.len());
+        out
+    }
+
+    #[test]
+    fn get_put_delete_and_multi_get() {
+        let e = MemKv::default();
+        let kv = e.require_kv().unwrap();
+        let mut c = kv.connect().unwrap();
+        let mut buf = b"stale".to_vec();
+        assert!(!c.get(b"a", &mut buf).unwrap());
+        assert!(buf.is_empty(), "get clears the buffer");
+        c.put(b"a", b"1").unwrap();
+        c.put(b"b", b"2").unwrap();
+        assert!(c.get(b"a", &mut buf).unwrap());
+        assert_eq!(buf, b"1");
+        c.delete(b"a").unwrap();
+        c.delete(b"nope").unwrap();
+        let mut got = Vec::new();
+        c.multi_get(&[b"a", b"b"], &mut |i, v| {
+            got.push((i, v.map(<[u8]>::to_vec)))
+        })
+        .unwrap();
+        assert_eq!(got, [(0, None), (1, Some(b"2".to_vec()))]);
+        assert_eq!(
+            kv.property("estimate-num-keys").unwrap().as_deref(),
+            Some("1")
+        );
+        assert_eq!(kv.property("no-such").unwrap(), None);
+        kv.flush().unwrap();
+        kv.compact(None, None).unwrap();
+    }
+
+    #[test]
+    fn batches_apply_in_order_and_are_reusable() {
+        let e = MemKv::default();
+        let mut c = e.require_kv().unwrap().connect().unwrap();
+        let mut b = WriteBatch::new();
+        b.put(b"k1", b"v1");
+        b.put(b"k2", b"v2");
+        b.delete(b"k1");
+        assert_eq!(b.len(), 3);
+        c.write(&b).unwrap();
+        let mut buf = Vec::new();
+        assert!(!c.get(b"k1", &mut buf).unwrap());
+        assert!(c.get(b"k2", &mut buf).unwrap());
+        let cap = b.data.capacity();
+        b.clear();
+        assert!(b.is_empty());
+        b.put(b"k3", b"v3");
+        assert_eq!(b.data.capacity(), cap, "clear keeps the buffer");
+        c.write(&b).unwrap();
+        assert!(c.get(b"k3", &mut buf).unwrap());
+    }
+
+    #[test]
+    fn scans_seek_then_step_either_way() {
+        let e = MemKv::default();
+        let mut c = e.require_kv().unwrap().connect().unwrap();
+        for k in [b"a1", b"a3", b"a5", b"b1"] {
+            c.put(k, b"x").unwrap();
+        }
+        assert_eq!(
+            keys_of(c.as_mut(), b"a2", Direction::Forward, 2),
+            [b"a3".to_vec(), b"a5".to_vec()]
+        );
+        assert_eq!(
+            keys_of(c.as_mut(), b"a3", Direction::Forward, 10).len(),
+            3,
+            "the start key itself is included, and a scan stops at the end"
+        );
+        assert_eq!(
+            keys_of(c.as_mut(), b"a4", Direction::Reverse, 5),
+            [b"a3".to_vec(), b"a1".to_vec()]
+        );
+        // Memcmp order: a shorter key sorts first on a common prefix.
+        assert_eq!(
+            keys_of(c.as_mut(), b"a", Direction::Forward, 1),
+            [b"a1".to_vec()]
+        );
+        assert!(keys_of(c.as_mut(), b"c", Direction::Forward, 3).is_empty());
+    }
+
+    #[test]
+    fn a_kv_engine_says_it_has_no_sql_face() {
+        let e = MemKv::default();
+        assert!(e.sql().is_none());
+        let err: DbError = match e.require_sql() {
+            Err(e) => e,
+            Ok(_) => panic!("memkv has no SQL face"),
+        };
+        assert!(
+            err.to_string()
+                .contains("engine memkv offers no SQL access"),
+            "{err}"
+        );
+        assert_eq!(e.db_size().unwrap(), None);
+        assert_eq!(e.data_path(), None);
+    }
+}
