@@ -28,6 +28,17 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let steps = m.steps();
     // The plan is the same for every target (the options are the matrix's).
     let est_secs = m.plan(0).map_err(CliError::Usage)?.estimate_secs();
+    // Every target's engine options must suit its engine before the first run starts.
+    for t in &m.targets {
+        let args = run_args(&m, t, 1, &a.results);
+        crate::engine::open::check(&super::run::engine_args(&args)).map_err(|e| {
+            let msg = match e {
+                crate::engine::open::OpenError::Usage(m)
+                | crate::engine::open::OpenError::Failed(m) => m,
+            };
+            CliError::Usage(format!("{}: target {}: {msg}", a.file.display(), t.name))
+        })?;
+    }
     let est = |_: &crate::plan::matrix::Target| -> f64 { est_secs };
     let progress_path = Progress::path(&a.results, &a.file);
     let mut progress = if a.resume {
@@ -220,7 +231,7 @@ fn run_args(
         repeats: 1,
         argv: m.command_line(t, repeat, results),
         repeat_number: Some(repeat),
-        mysql_storage_engine: t.mysql_storage_engine.clone(),
+        engine_options: t.engine_options.clone(),
         seed: m.seed,
         name: Some(t.name.clone()),
         results: results.to_path_buf(),

@@ -154,8 +154,10 @@ pub struct RunArgs {
     #[arg(long, hide = true, value_name = "N")]
     pub repeat_number: Option<usize>,
     /// MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.
-    #[arg(long, value_name = "ENGINE")]
-    pub mysql_storage_engine: Option<String>,
+    /// Options owned by engine kinds (e.g. `mysql_storage_engine`), from their
+    /// own flags or a matrix target.
+    #[arg(skip)]
+    pub engine_options: toml::Table,
     /// Seed of the random generators (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -303,7 +305,9 @@ fn suites_help() -> String {
 /// The command line with `suite`'s options added to `run` and `tests`.
 fn command(suite: &dyn Suite) -> clap::Command {
     Cli::command()
-        .mut_subcommand("run", |c| suite.args(c).after_help(suites_help()))
+        .mut_subcommand("run", |c| {
+            crate::engine::registry::augment_args(suite.args(c)).after_help(suites_help())
+        })
         .mut_subcommand("tests", |c| suite.args(c).after_help(suites_help()))
 }
 
@@ -343,8 +347,11 @@ pub fn main() -> i32 {
     };
     let sub_matches = matches.subcommand().map(|(_, m)| m);
     let r = match cli.cmd {
-        Cmd::Run(a) => match sub_matches {
-            Some(m) => run::run_cli(&a, chosen, m),
+        Cmd::Run(mut a) => match sub_matches {
+            Some(m) => {
+                a.engine_options = crate::engine::registry::options_from_matches(m);
+                run::run_cli(&a, chosen, m)
+            }
             None => Err(CliError::Usage("run: no options parsed".into())),
         },
         Cmd::Tests(a) => match sub_matches {

@@ -25,21 +25,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         basedir: a.basedir.clone(),
         keep: a.keep,
         config: a.config.clone(),
-        options: {
-            // Until the engine kinds' own options reach the CLI
-            // (registry::augment_args), the one engine option is carried over.
-            let mut o = toml::Table::new();
-            if let Some(e) = &a.mysql_storage_engine {
-                o.insert(
-                    crate::engine::mysql::STORAGE_ENGINE.into(),
-                    toml::Value::String(e.clone()),
-                );
-            }
-            o
-        },
-        server_pid: a.server_pid,
-        device: a.device.clone(),
-        busy_threshold: a.busy_threshold,
+        options: a.engine_options.clone(),
     }
 }
 
@@ -120,7 +106,11 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         .name
         .clone()
         .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
-    let probe = engine.probe_context(&engine_args(a));
+    let probe = ProbeContext::for_engine(
+        &engine.footprint(a.server_pid),
+        a.device.clone(),
+        a.busy_threshold,
+    );
     let mut host = crate::harness::host::host();
     host.data_fs = probe.fs.clone();
     host.data_device = probe.device.clone();
@@ -150,8 +140,13 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         settings,
         params: {
             let mut p = plan.params_json();
-            if let (Some(e), Some(o)) = (&a.mysql_storage_engine, p.as_object_mut()) {
-                o.insert("mysql_storage_engine".into(), e.clone().into());
+            // Engine options change what is measured, so "what differs" shows them.
+            if let Some(o) = p.as_object_mut() {
+                for (k, v) in &a.engine_options {
+                    if let Ok(v) = serde_json::to_value(v) {
+                        o.insert(k.clone(), v);
+                    }
+                }
             }
             p
         },

@@ -13,7 +13,6 @@ use crate::engine::registry::{self, EngineKind, UrlTarget};
 use crate::engine::server::{Server, ServerError, ServerSpec, locate};
 use crate::engine::sqlite::SqliteDriver;
 use crate::engine::target::{Target, redact};
-use crate::harness::probe::ProbeContext;
 use crate::results::ServerInfo;
 
 /// What the user said about the engine (`rqps run` options, matrix target fields).
@@ -27,9 +26,6 @@ pub struct EngineArgs {
     /// Options owned by engine kinds, by key (`mysql_storage_engine`); each
     /// kind checks its own ([`EngineKind::check_options`]).
     pub options: toml::Table,
-    pub server_pid: Option<u32>,
-    pub device: Option<String>,
-    pub busy_threshold: f64,
 }
 
 /// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
@@ -217,45 +213,60 @@ fn server_engine(
     })
 }
 
+/// Where an engine keeps its data and which processes do its work: what the
+/// harness's hardware probe measures.
+#[derive(Clone, Debug, Default)]
+pub struct Footprint {
+    /// The data directory or database file (its filesystem and device).
+    pub data_path: Option<PathBuf>,
+    /// What the size on disk adds up.
+    pub disk_paths: Vec<PathBuf>,
+    /// The server's processes, when known.
+    pub pids: Vec<u32>,
+    /// A server on this host whose pid the probe can look up by its TCP port.
+    pub listening_port: Option<u16>,
+    /// The engine runs inside rqps (SQLite).
+    pub embedded: bool,
+}
+
 /// Where the hardware figures come from for this engine: the data's device and
-/// size on disk, and the server's process tree.
-fn probe_context(a: &EngineArgs, engine: &Opened, driver: &dyn Driver) -> ProbeContext {
-    let (data_path, disk_paths, pids, embedded): (Option<PathBuf>, Vec<PathBuf>, Vec<u32>, bool) =
-        match (&engine.server, &engine.sqlite_path) {
-            (Some(server), _) => {
-                let d = server.data_dir().to_path_buf();
-                (Some(d.clone()), vec![d], vec![server.pid()], false)
+/// size on disk, and the server's process tree (`server_pid` when the user
+/// named it).
+fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
+    match (&engine.server, &engine.sqlite_path) {
+        (Some(server), _) => {
+            let d = server.data_dir().to_path_buf();
+            Footprint {
+                data_path: Some(d.clone()),
+                disk_paths: vec![d],
+                pids: vec![server.pid()],
+                ..Default::default()
             }
-            (None, Some(db)) => {
-                let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
-                (
-                    Some(db.clone()),
-                    vec![db.clone(), side("-wal"), side("-shm")],
-                    vec![],
-                    true,
-                )
+        }
+        (None, Some(db)) => {
+            let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
+            Footprint {
+                data_path: Some(db.clone()),
+                disk_paths: vec![db.clone(), side("-wal"), side("-shm")],
+                embedded: true,
+                ..Default::default()
             }
-            (None, None) => {
-                let local = engine.local_port;
-                let data = driver.data_path().filter(|p| local.is_some() && p.exists());
-                let pids = match (a.server_pid, local) {
-                    (Some(pid), _) => vec![pid],
-                    (None, Some(Some(port))) => crate::harness::sysstat::pid_listening_on(port)
-                        .into_iter()
-                        .collect(),
-                    _ => vec![],
-                };
-                (data.clone(), data.into_iter().collect(), pids, false)
+        }
+        (None, None) => {
+            let local = engine.local_port;
+            let data = engine
+                .driver
+                .data_path()
+                .filter(|p| local.is_some() && p.exists());
+            Footprint {
+                data_path: data.clone(),
+                disk_paths: data.into_iter().collect(),
+                pids: server_pid.into_iter().collect(),
+                listening_port: local.flatten(),
+                embedded: false,
             }
-        };
-    ProbeContext::new(
-        data_path.as_deref(),
-        disk_paths,
-        a.device.clone(),
-        pids,
-        embedded,
-        a.busy_threshold,
-    )
+        }
+    }
 }
 
 /// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
@@ -317,8 +328,8 @@ pub fn managed_server_pid() -> u32 {
 
 impl Opened {
     /// Where the hardware figures come from for this engine.
-    pub fn probe_context(&self, a: &EngineArgs) -> ProbeContext {
-        probe_context(a, self, self.driver.as_ref())
+    pub fn footprint(&self, server_pid: Option<u32>) -> Footprint {
+        footprint(self, server_pid)
     }
 
     /// Stops a throwaway server (its notes go to `say`); nothing to do for other engines.

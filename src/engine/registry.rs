@@ -204,6 +204,11 @@ pub fn options_to_args(t: &toml::Table) -> Result<Vec<String>, OptionError> {
     Ok(args)
 }
 
+/// Whether some engine kind owns the option `key` (`mysql_storage_engine`).
+pub fn owns_option(key: &str) -> bool {
+    kinds().into_iter().any(|k| k.option(key).is_some())
+}
+
 /// Checks options before the engine is known (a matrix's `[defaults]`):
 /// each key must belong to some kind and have a value that kind accepts.
 pub fn check_any_options(t: &toml::Table) -> Result<(), OptionError> {

@@ -35,6 +35,32 @@ pub struct ProbeContext {
 }
 
 impl ProbeContext {
+    /// The context of an opened engine: its data and server processes (a
+    /// server on this host found by its listening port when its pid is not
+    /// known), the device to charge IO to, and the busy-machine threshold.
+    pub fn for_engine(
+        fp: &crate::engine::open::Footprint,
+        device: Option<String>,
+        busy_threshold_pct: f64,
+    ) -> Self {
+        let pids = if fp.pids.is_empty() {
+            fp.listening_port
+                .and_then(crate::harness::sysstat::pid_listening_on)
+                .into_iter()
+                .collect()
+        } else {
+            fp.pids.clone()
+        };
+        ProbeContext::new(
+            fp.data_path.as_deref(),
+            fp.disk_paths.clone(),
+            device,
+            pids,
+            fp.embedded,
+            busy_threshold_pct,
+        )
+    }
+
     /// `data_path`: the database file or data directory, to find the device and
     /// measure size on disk. `device`: `--device`, overriding the lookup.
     pub fn new(

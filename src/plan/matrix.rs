@@ -26,7 +26,7 @@ use crate::engine::install::EngineRef;
 use crate::suite::{self, Common, Plan, Suite};
 
 /// The `[defaults]` keys a matrix has whatever its suite; every other key is
-/// an option of the suite, checked by it.
+/// an option of an engine kind or of the suite, checked by its owner.
 const MATRIX_KEYS: &[&str] = &[
     "suite",
     "profile",
@@ -34,22 +34,14 @@ const MATRIX_KEYS: &[&str] = &[
     "seed",
     "cooldown_secs",
     "base",
-    "mysql_storage_engine",
 ];
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetEntry {
-    pub name: Spanned<String>,
-    /// `sqlite`, `postgres`, `mariadb`, `postgres@16.15`, `mariadb@11.4.5`.
-    pub engine: Option<Spanned<String>>,
-    /// A server rqps does not manage.
-    pub url: Option<Spanned<String>>,
-    /// SQLite: PRAGMA lines; servers: postgresql.conf / my.cnf lines. Relative to the matrix file.
-    pub config: Option<Spanned<String>>,
-    /// MySQL/MariaDB: this target's table storage engine (overrides `[defaults]`).
-    pub mysql_storage_engine: Option<Spanned<String>>,
-}
+/// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
+/// `config`) and the options of engine kinds (`mysql_storage_engine`, ...).
+type TargetEntry = BTreeMap<String, Spanned<toml::Value>>;
+
+/// The keys of a `[[target]]` that are not engine options.
+const TARGET_KEYS: &[&str] = &["name", "engine", "url", "config"];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,7 +59,8 @@ pub struct Target {
     pub engine: Option<EngineRef>,
     pub url: Option<String>,
     pub config: Option<PathBuf>,
-    pub mysql_storage_engine: Option<String>,
+    /// Options of the engine kinds (`[defaults]`, overridden by the target's own).
+    pub engine_options: toml::Table,
 }
 
 #[derive(Clone)]
@@ -89,6 +82,14 @@ pub struct Matrix {
 pub struct Step {
     pub target: String,
     pub repeat: usize,
+}
+
+/// A target's own keys, read from its table.
+struct Entry {
+    name: Spanned<String>,
+    engine: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
+    config: Option<Spanned<String>>,
 }
 
 /// `file:line: field: message`.
@@ -156,8 +157,16 @@ impl Matrix {
             .map(|(p, _)| p)
             .unwrap_or_else(|| suite.profiles()[0].to_string());
         let mut options = toml::Table::new();
+        let mut engine_defaults = toml::Table::new();
         for (key, v) in d {
             if MATRIX_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if crate::engine::registry::owns_option(key) {
+                let one = toml::Table::from_iter([(key.clone(), v.get_ref().clone())]);
+                crate::engine::registry::check_any_options(&one)
+                    .map_err(|e| at(path, src, v.span(), key, &e.to_string()))?;
+                engine_defaults.insert(key.clone(), v.get_ref().clone());
                 continue;
             }
             if let Err(m) = suite.check_option(key, v.get_ref()) {
@@ -181,6 +190,54 @@ impl Matrix {
         };
         let mut targets: Vec<Target> = Vec::new();
         for t in &file.target {
+            let field = |key: &str| -> Result<Option<Spanned<String>>, String> {
+                match t.get(key) {
+                    None => Ok(None),
+                    Some(v) => match v.get_ref() {
+                        toml::Value::String(s) => Ok(Some(Spanned::new(v.span(), s.clone()))),
+                        _ => Err(at(path, src, v.span(), key, "must be a string")),
+                    },
+                }
+            };
+            let Some(name_field) = field("name")? else {
+                let span = t.values().next().map(|v| v.span()).unwrap_or(0..0);
+                return Err(at(
+                    path,
+                    src,
+                    span,
+                    "name",
+                    "every [[target]] needs name = \"...\"",
+                ));
+            };
+            let (engine_field, url_field, config_field) =
+                (field("engine")?, field("url")?, field("config")?);
+            let mut engine_options = engine_defaults.clone();
+            for (key, v) in t {
+                if TARGET_KEYS.contains(&key.as_str()) {
+                    continue;
+                }
+                if !crate::engine::registry::owns_option(key) {
+                    return Err(at(
+                        path,
+                        src,
+                        v.span(),
+                        key,
+                        &format!(
+                            "unknown field `{key}` in [[target]] (expected name, engine, url, config or an engine option such as mysql_storage_engine)"
+                        ),
+                    ));
+                }
+                let one = toml::Table::from_iter([(key.clone(), v.get_ref().clone())]);
+                crate::engine::registry::check_any_options(&one)
+                    .map_err(|e| at(path, src, v.span(), key, &e.to_string()))?;
+                engine_options.insert(key.clone(), v.get_ref().clone());
+            }
+            let t = Entry {
+                name: name_field,
+                engine: engine_field,
+                url: url_field,
+                config: config_field,
+            };
             let name = t.name.get_ref().trim().to_string();
             if name.is_empty() || name.contains(['/', '\\']) {
                 return Err(at(
@@ -251,7 +308,7 @@ impl Matrix {
                 engine,
                 url: t.url.as_ref().map(|u| u.get_ref().clone()),
                 config,
-                mysql_storage_engine: t.mysql_storage_engine.as_ref().map(|e| e.get_ref().clone()),
+                engine_options,
             });
         }
         let repeats = match number("repeats")? {
@@ -303,12 +360,6 @@ impl Matrix {
                 ));
             }
         };
-        let mysql_storage_engine = text("mysql_storage_engine")?.map(|(e, _)| e);
-        for t in &mut targets {
-            if t.mysql_storage_engine.is_none() {
-                t.mysql_storage_engine = mysql_storage_engine.clone();
-            }
-        }
         let m = Matrix {
             path: path.to_path_buf(),
             suite,
@@ -379,7 +430,13 @@ impl Matrix {
             }
         };
         opt("--seed", self.seed.map(|s| s.to_string()));
-        opt("--mysql-storage-engine", t.mysql_storage_engine.clone());
+        a.extend(crate::engine::registry::options_to_args(&t.engine_options).unwrap_or_default());
+        let mut opt = |flag: &str, v: Option<String>| {
+            if let Some(v) = v {
+                a.push(flag.into());
+                a.push(v);
+            }
+        };
         match (&t.engine, &t.url) {
             (Some(EngineRef::Sqlite), _) => {}
             (Some(EngineRef::System(k)), _) => opt("--server", Some(k.key().into())),
