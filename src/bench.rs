@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
-use crate::engine::server::{Server, ServerKind, ServerSpec};
+use crate::engine::registry;
+use crate::engine::server::{Recipe, Server, ServerSpec};
 use crate::engine::sqlite::SqliteDriver;
 use crate::engine::{Driver, Param, PsMode};
 use crate::harness::runner::{StepConfig, run_step};
@@ -265,21 +266,22 @@ fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64), S
 
 fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun, String> {
     let port = server.port().to_string();
-    let conn: Vec<String> = match server.kind() {
-        ServerKind::Mariadb => vec![
+    let conn: Vec<String> = match server.recipe().key() {
+        "mariadb" => vec![
             "--db-driver=mysql".into(),
             "--mysql-host=127.0.0.1".into(),
             format!("--mysql-port={port}"),
             "--mysql-user=root".into(),
             "--mysql-db=sbtest".into(),
         ],
-        ServerKind::Postgres => vec![
+        "postgres" => vec![
             "--db-driver=pgsql".into(),
             "--pgsql-host=127.0.0.1".into(),
             format!("--pgsql-port={port}"),
             "--pgsql-user=postgres".into(),
             "--pgsql-db=sbtest".into(),
         ],
+        other => return Err(format!("sysbench has no driver for a {other} server")),
     };
     let (out, user, sys) = run_measured(
         std::process::Command::new("sysbench")
@@ -367,16 +369,10 @@ fn rqps_run(
 }
 
 /// A throwaway server of `engine` (postgres or mariadb), its URL and a driver for it.
-fn throwaway(engine: &str) -> Result<(ServerKind, Server, String, Arc<dyn Driver>), String> {
-    let kind: ServerKind = engine.parse()?;
-    let server = Server::start(
-        &ServerSpec {
-            kind,
-            ..Default::default()
-        },
-        &mut |n| eprintln!("{n}"),
-    )
-    .map_err(|e| e.to_string())?;
+fn throwaway(engine: &str) -> Result<(Recipe, Server, String, Arc<dyn Driver>), String> {
+    let kind = registry::server_by_name(engine)?;
+    let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("{n}"))
+        .map_err(|e| e.to_string())?;
     let url = server.url();
     let driver = crate::engine::target::Target::parse(&url)?
         .server_driver()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rqps::engine::mysql::MysqlDriver;
 use rqps::engine::postgres::PostgresDriver;
-use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
 use rqps::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess};
 use rqps::harness::measure::Counts;
 use rqps::harness::runner::Worker;
@@ -19,6 +19,9 @@ use rqps::suite::rand::RandType;
 use rqps::suite::sysbench::catalog::lookup;
 use rqps::suite::sysbench::event::{EventParams, SbWorker};
 use rqps::suite::sysbench::load::{LoadParams, load, settle};
+
+static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
+static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
 
 const N: i64 = 1000;
 const TABLES: usize = 2;
@@ -29,7 +32,7 @@ fn servers_required() -> bool {
 
 /// Starts a server of `kind`, or returns `None` (after saying why) when its
 /// binaries are missing.
-fn start(kind: ServerKind) -> Option<Server> {
+fn start(kind: Recipe) -> Option<Server> {
     if let Err(e) = locate(kind, None) {
         if servers_required() {
             panic!("RQPS_REQUIRE_SERVERS=1 but: {e}");
@@ -40,14 +43,8 @@ fn start(kind: ServerKind) -> Option<Server> {
         return None;
     }
     let t = Instant::now();
-    let srv = Server::start(
-        &ServerSpec {
-            kind,
-            ..Default::default()
-        },
-        &mut |n| eprintln!("note: {n}"),
-    )
-    .unwrap_or_else(|e| panic!("starting {kind} failed: {e}"));
+    let srv = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))
+        .unwrap_or_else(|e| panic!("starting {kind} failed: {e}"));
     eprintln!("{kind} started in {:.1} s", t.elapsed().as_secs_f64());
     Some(srv)
 }
@@ -348,7 +345,7 @@ fn common(srv: &Server, driver: Arc<dyn Driver>) {
 
 #[test]
 fn mysql_driver_against_mariadb() {
-    let Some(srv) = start(ServerKind::Mariadb) else {
+    let Some(srv) = start(MARIADB) else {
         return;
     };
     let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(&srv.url()).unwrap());
@@ -447,7 +444,7 @@ fn passwords(srv: &Server, admin: &dyn Driver) {
 
 #[test]
 fn postgres_driver() {
-    let Some(srv) = start(ServerKind::Postgres) else {
+    let Some(srv) = start(PG) else {
         return;
     };
     let driver: Arc<dyn Driver> = Arc::new(PostgresDriver::new(&srv.url()).unwrap());

@@ -13,9 +13,12 @@ use std::path::Path;
 use rqps::engine::Driver;
 use rqps::engine::mysql::MysqlDriver;
 use rqps::engine::postgres::PostgresDriver;
-use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
 use rqps::engine::sqlite::SqliteDriver;
 use serde_json::Value;
+
+static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
+static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
 
 const STEPS: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
@@ -273,7 +276,7 @@ fn required() -> bool {
     std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
 }
 
-fn available(kind: ServerKind) -> bool {
+fn available(kind: Recipe) -> bool {
     match locate(kind, None) {
         Ok(_) => true,
         Err(e) if required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
@@ -286,25 +289,19 @@ fn available(kind: ServerKind) -> bool {
 
 #[test]
 fn ci_profile_on_throwaway_servers() {
-    for kind in [ServerKind::Mariadb, ServerKind::Postgres] {
+    for kind in [MARIADB, PG] {
         if !available(kind) {
             continue;
         }
-        let server = Server::start(
-            &ServerSpec {
-                kind,
-                ..Default::default()
-            },
-            &mut |n| eprintln!("note: {n}"),
-        )
-        .unwrap_or_else(|e| panic!("starting {kind}: {e}"));
+        let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))
+            .unwrap_or_else(|e| panic!("starting {kind}: {e}"));
         let url = server.url();
         let d = tempfile::tempdir().unwrap();
         let (doc, out) = ci_run(&url, d.path(), &[]);
-        check_ci_doc(&doc, &out, kind.name());
+        check_ci_doc(&doc, &out, kind.product());
         for t in ["pi1", "pi2"] {
-            match kind {
-                ServerKind::Mariadb => {
+            match kind.key() {
+                "mariadb" => {
                     let drv = MysqlDriver::new(&url).unwrap();
                     assert_eq!(
                         one(
@@ -347,7 +344,7 @@ fn ci_profile_on_throwaway_servers() {
                     );
                     assert_eq!(one(&drv, &engine), "InnoDB");
                 }
-                ServerKind::Postgres => {
+                "postgres" => {
                     let drv = PostgresDriver::new(&url).unwrap();
                     assert_eq!(
                         one(
@@ -383,9 +380,10 @@ fn ci_profile_on_throwaway_servers() {
                         "1000"
                     );
                 }
+                other => panic!("this test has no case for {other}"),
             }
         }
-        if kind == ServerKind::Mariadb {
+        if kind == MARIADB {
             // Another storage engine: its tables, and one ALTER TABLE per index.
             let d2 = tempfile::tempdir().unwrap();
             let (doc, out) = ci_run(&url, d2.path(), &["--mysql-storage-engine", "Aria"]);

@@ -10,8 +10,10 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use rqps::engine::postgres::PostgresDriver;
-use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
 use rqps::engine::{Conn, ErrorClass, Outcome, Param, PsMode, SqlAccess};
+
+static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
 
 /// Counts the allocations of the current thread (tests run in parallel).
 struct Counting;
@@ -51,21 +53,15 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn start() -> Option<Server> {
-    if let Err(e) = locate(ServerKind::Postgres, None) {
+    if let Err(e) = locate(PG, None) {
         if std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
             panic!("RQPS_REQUIRE_SERVERS=1 but: {e}");
         }
         eprintln!("skipping: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
         return None;
     }
-    let srv = Server::start(
-        &ServerSpec {
-            kind: ServerKind::Postgres,
-            ..Default::default()
-        },
-        &mut |n| eprintln!("note: {n}"),
-    )
-    .unwrap_or_else(|e| panic!("starting postgres failed: {e}"));
+    let srv = Server::start(&ServerSpec::new(PG), &mut |n| eprintln!("note: {n}"))
+        .unwrap_or_else(|e| panic!("starting postgres failed: {e}"));
     Some(srv)
 }
 

@@ -8,14 +8,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mysql::prelude::Queryable as _;
-use rqps::engine::server::{Server, ServerError, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerError, ServerSpec, locate};
+
+static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
+static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
 
 fn servers_required() -> bool {
     std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
 }
 
 /// Whether `kind` can be tested here; prints why not (or panics when servers are required).
-fn available(kind: ServerKind) -> bool {
+fn available(kind: Recipe) -> bool {
     match locate(kind, None) {
         Ok(_) => true,
         Err(e) if servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
@@ -27,23 +30,23 @@ fn available(kind: ServerKind) -> bool {
 }
 
 /// A config file in its own temp dir with a small buffer pool setting.
-fn config_file(kind: ServerKind) -> (tempfile::TempDir, PathBuf) {
+fn config_file(kind: Recipe) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let (name, text) = match kind {
-        ServerKind::Postgres => ("pg.conf", "# test config\nshared_buffers = 64MB\n"),
-        ServerKind::Mariadb => ("my.cnf", "# test config\ninnodb_buffer_pool_size = 64M\n"),
+    let (name, text) = match kind.key() {
+        "postgres" => ("pg.conf", "# test config\nshared_buffers = 64MB\n"),
+        "mariadb" => ("my.cnf", "# test config\ninnodb_buffer_pool_size = 64M\n"),
+        other => panic!("this test has no case for {other}"),
     };
     let path = dir.path().join(name);
     fs::write(&path, text).unwrap();
     (dir, path)
 }
 
-fn start(kind: ServerKind, keep: bool, config: Option<PathBuf>) -> (Server, Vec<String>) {
+fn start(kind: Recipe, keep: bool, config: Option<PathBuf>) -> (Server, Vec<String>) {
     let spec = ServerSpec {
-        kind,
         config,
         keep,
-        ..Default::default()
+        ..ServerSpec::new(kind)
     };
     let mut notes = Vec::new();
     let srv = Server::start(&spec, &mut |n| {
@@ -95,8 +98,8 @@ fn my_unreachable(port: u16) -> bool {
 }
 
 /// Common checks on a freshly started server.
-fn check_basics(srv: &Server, kind: ServerKind) {
-    assert_eq!(srv.kind(), kind);
+fn check_basics(srv: &Server, kind: Recipe) {
+    assert_eq!(srv.recipe(), kind);
     assert_eq!(srv.host(), "127.0.0.1");
     assert!(
         ![0, 3306, 5432].contains(&srv.port()),
@@ -104,9 +107,10 @@ fn check_basics(srv: &Server, kind: ServerKind) {
         srv.port()
     );
     assert_eq!(srv.database(), "sbtest");
-    let (scheme, user) = match kind {
-        ServerKind::Postgres => ("postgres", "postgres"),
-        ServerKind::Mariadb => ("mysql", "root"),
+    let (scheme, user) = match kind.key() {
+        "postgres" => ("postgres", "postgres"),
+        "mariadb" => ("mysql", "root"),
+        other => panic!("this test has no case for {other}"),
     };
     assert_eq!(srv.user(), user);
     assert_eq!(
@@ -118,14 +122,15 @@ fn check_basics(srv: &Server, kind: ServerKind) {
     assert!(srv.log_path().is_file());
     assert!(process_exists(srv.pid()), "pid {} not running", srv.pid());
     let version = srv.binary_version();
-    match kind {
-        ServerKind::Postgres => {
+    match kind.key() {
+        "postgres" => {
             assert!(version.contains("PostgreSQL"), "{version}");
             let first =
                 fs::read_to_string(srv.data_dir().join("postmaster.pid")).unwrap_or_default();
             assert_eq!(first.lines().next(), Some(srv.pid().to_string().as_str()));
         }
-        ServerKind::Mariadb => assert!(version.contains("MariaDB"), "{version}"),
+        "mariadb" => assert!(version.contains("MariaDB"), "{version}"),
+        other => panic!("this test has no case for {other}"),
     }
     assert!(
         srv.socket_path().unwrap().exists(),
@@ -136,12 +141,12 @@ fn check_basics(srv: &Server, kind: ServerKind) {
 
 #[test]
 fn postgres_start_config_query_stop_removes_files() {
-    if !available(ServerKind::Postgres) {
+    if !available(PG) {
         return;
     }
-    let (_cfg_dir, cfg) = config_file(ServerKind::Postgres);
-    let (srv, notes) = start(ServerKind::Postgres, false, Some(cfg));
-    check_basics(&srv, ServerKind::Postgres);
+    let (_cfg_dir, cfg) = config_file(PG);
+    let (srv, notes) = start(PG, false, Some(cfg));
+    check_basics(&srv, PG);
     if is_root() {
         assert!(notes.iter().any(|n| n.contains("nobody")), "{notes:?}");
     }
@@ -185,10 +190,10 @@ fn postgres_start_config_query_stop_removes_files() {
 
 #[test]
 fn postgres_keep_leaves_data_dir() {
-    if !available(ServerKind::Postgres) {
+    if !available(PG) {
         return;
     }
-    let (srv, _) = start(ServerKind::Postgres, true, None);
+    let (srv, _) = start(PG, true, None);
     let mut c = pg_client(&srv);
     c.batch_execute("CREATE TABLE kept (id int)").unwrap();
     drop(c);
@@ -206,10 +211,10 @@ fn postgres_keep_leaves_data_dir() {
 
 #[test]
 fn postgres_kill_makes_server_unreachable() {
-    if !available(ServerKind::Postgres) {
+    if !available(PG) {
         return;
     }
-    let (mut srv, _) = start(ServerKind::Postgres, false, None);
+    let (mut srv, _) = start(PG, false, None);
     let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
     assert!(!pg_unreachable(port));
     assert!(srv.is_running());
@@ -223,10 +228,10 @@ fn postgres_kill_makes_server_unreachable() {
 
 #[test]
 fn postgres_drop_stops_server() {
-    if !available(ServerKind::Postgres) {
+    if !available(PG) {
         return;
     }
-    let (srv, _) = start(ServerKind::Postgres, false, None);
+    let (srv, _) = start(PG, false, None);
     let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
     drop(srv);
     assert!(!process_exists(pid));
@@ -236,12 +241,12 @@ fn postgres_drop_stops_server() {
 
 #[test]
 fn mariadb_start_config_query_stop_removes_files() {
-    if !available(ServerKind::Mariadb) {
+    if !available(MARIADB) {
         return;
     }
-    let (_cfg_dir, cfg) = config_file(ServerKind::Mariadb);
-    let (srv, _) = start(ServerKind::Mariadb, false, Some(cfg));
-    check_basics(&srv, ServerKind::Mariadb);
+    let (_cfg_dir, cfg) = config_file(MARIADB);
+    let (srv, _) = start(MARIADB, false, Some(cfg));
+    check_basics(&srv, MARIADB);
 
     let mut c = my_conn(&srv);
     let version: Option<String> = c.query_first("SELECT version()").unwrap();
@@ -280,10 +285,10 @@ fn mariadb_start_config_query_stop_removes_files() {
 
 #[test]
 fn mariadb_keep_leaves_data_dir() {
-    if !available(ServerKind::Mariadb) {
+    if !available(MARIADB) {
         return;
     }
-    let (srv, _) = start(ServerKind::Mariadb, true, None);
+    let (srv, _) = start(MARIADB, true, None);
     let mut c = my_conn(&srv);
     c.query_drop("CREATE TABLE kept (id INT)").unwrap();
     drop(c);
@@ -301,10 +306,10 @@ fn mariadb_keep_leaves_data_dir() {
 
 #[test]
 fn mariadb_kill_makes_server_unreachable() {
-    if !available(ServerKind::Mariadb) {
+    if !available(MARIADB) {
         return;
     }
-    let (mut srv, _) = start(ServerKind::Mariadb, false, None);
+    let (mut srv, _) = start(MARIADB, false, None);
     let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
     assert!(!my_unreachable(port));
     srv.kill();
@@ -317,10 +322,10 @@ fn mariadb_kill_makes_server_unreachable() {
 
 #[test]
 fn mariadb_drop_stops_server() {
-    if !available(ServerKind::Mariadb) {
+    if !available(MARIADB) {
         return;
     }
-    let (srv, _) = start(ServerKind::Mariadb, false, None);
+    let (srv, _) = start(MARIADB, false, None);
     let (root, pid, port) = (srv.temp_dir().to_path_buf(), srv.pid(), srv.port());
     drop(srv);
     assert!(!process_exists(pid));
@@ -332,7 +337,7 @@ fn mariadb_drop_stops_server() {
 fn locate_with_bogus_basedir_is_a_clear_error() {
     let bogus = Path::new("/nonexistent/rqps-bogus-basedir");
     let empty = tempfile::tempdir().unwrap();
-    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+    for kind in [PG, MARIADB] {
         for dir in [bogus, empty.path()] {
             let err = locate(kind, Some(dir)).expect_err("bogus basedir must fail");
             assert!(matches!(err, ServerError::BinaryNotFound { .. }), "{err:?}");
@@ -340,7 +345,7 @@ fn locate_with_bogus_basedir_is_a_clear_error() {
             eprintln!("{msg}");
             assert!(msg.contains(&*dir.to_string_lossy()), "{msg}");
             assert!(msg.contains("--basedir"), "{msg}");
-            assert!(msg.contains(kind.name()), "{msg}");
+            assert!(msg.contains(kind.product()), "{msg}");
             assert!(!msg.contains('\n'), "one line: {msg}");
         }
     }
@@ -348,16 +353,15 @@ fn locate_with_bogus_basedir_is_a_clear_error() {
 
 #[test]
 fn start_with_missing_config_file_is_a_clear_error() {
-    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+    for kind in [PG, MARIADB] {
         if !available(kind) {
             continue;
         }
         let parent = tempfile::tempdir().unwrap();
         let spec = ServerSpec {
-            kind,
             config: Some(PathBuf::from("/nonexistent/rqps.conf")),
             parent_dir: Some(parent.path().to_path_buf()),
-            ..Default::default()
+            ..ServerSpec::new(kind)
         };
         let err = Server::start(&spec, &mut |_| {}).expect_err("missing config must fail");
         assert!(matches!(err, ServerError::BadConfig { .. }), "{err:?}");
@@ -369,7 +373,7 @@ fn start_with_missing_config_file_is_a_clear_error() {
 
 #[test]
 fn bad_server_option_fails_fast_with_log_tail() {
-    if !available(ServerKind::Postgres) {
+    if !available(PG) {
         return;
     }
     let cfg_dir = tempfile::tempdir().unwrap();
@@ -377,10 +381,9 @@ fn bad_server_option_fails_fast_with_log_tail() {
     fs::write(&cfg, "shared_buffers = banana\n").unwrap();
     let parent = tempfile::tempdir().unwrap();
     let spec = ServerSpec {
-        kind: ServerKind::Postgres,
         config: Some(cfg),
         parent_dir: Some(parent.path().to_path_buf()),
-        ..Default::default()
+        ..ServerSpec::new(PG)
     };
     let t = std::time::Instant::now();
     let err = Server::start(&spec, &mut |_| {}).expect_err("bad option must fail");
@@ -396,29 +399,25 @@ fn bad_server_option_fails_fast_with_log_tail() {
 
 #[test]
 fn located_binaries_are_described() {
-    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+    for kind in [PG, MARIADB] {
         if !available(kind) {
             continue;
         }
         let bins = locate(kind, None).unwrap();
         let text = bins.to_string();
         assert!(text.contains(&*bins.server.to_string_lossy()), "{text}");
-        assert!(bins.version().unwrap().contains(kind.name()));
+        assert!(bins.version().unwrap().contains(kind.product()));
     }
     if Path::new("/usr/lib/postgresql/15/bin/initdb").exists() {
-        let b = locate(
-            ServerKind::Postgres,
-            Some(Path::new("/usr/lib/postgresql/15")),
-        )
-        .unwrap();
+        let b = locate(PG, Some(Path::new("/usr/lib/postgresql/15"))).unwrap();
         assert_eq!(b.init, Path::new("/usr/lib/postgresql/15/bin/initdb"));
     }
 }
 
 #[test]
 fn server_kind_parses() {
-    assert_eq!("pg".parse::<ServerKind>(), Ok(ServerKind::Postgres));
-    assert_eq!("MySQL".parse::<ServerKind>(), Ok(ServerKind::Mariadb));
-    assert!("oracle".parse::<ServerKind>().is_err());
-    assert_eq!(ServerKind::default(), ServerKind::Postgres);
+    use rqps::engine::registry::server_by_name;
+    assert_eq!(server_by_name("pg"), Ok(PG));
+    assert_eq!(server_by_name("MySQL"), Ok(MARIADB));
+    assert!(server_by_name("oracle").is_err());
 }

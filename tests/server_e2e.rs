@@ -11,16 +11,19 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use rqps::engine::server::{Server, ServerKind, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
 use serde_json::Value;
 
-const KINDS: [ServerKind; 2] = [ServerKind::Mariadb, ServerKind::Postgres];
+static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
+static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
+
+const KINDS: [Recipe; 2] = [MARIADB, PG];
 
 fn required() -> bool {
     std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
 }
 
-fn available(kind: ServerKind) -> bool {
+fn available(kind: Recipe) -> bool {
     match locate(kind, None) {
         Ok(_) => true,
         Err(e) if required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
@@ -42,15 +45,9 @@ fn sysbench_available() -> bool {
     ok
 }
 
-fn start(kind: ServerKind) -> Server {
-    Server::start(
-        &ServerSpec {
-            kind,
-            ..Default::default()
-        },
-        &mut |n| eprintln!("note: {n}"),
-    )
-    .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
+fn start(kind: Recipe) -> Server {
+    Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))
+        .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
 }
 
 fn tests_of(doc: &Value) -> Vec<Value> {
@@ -64,13 +61,14 @@ fn ci_profile_on_throwaway_servers() {
             continue;
         }
         let d = tempfile::tempdir().unwrap();
-        let (conf, setting, want) = match kind {
-            ServerKind::Mariadb => (
+        let (conf, setting, want) = match kind.key() {
+            "mariadb" => (
                 "innodb_buffer_pool_size = 96M\n",
                 "innodb_buffer_pool_size",
                 "100663296",
             ),
-            ServerKind::Postgres => ("shared_buffers = 96MB\n", "shared_buffers", "12288"),
+            "postgres" => ("shared_buffers = 96MB\n", "shared_buffers", "12288"),
+            other => panic!("this test has no case for {other}"),
         };
         let conf_path = d.path().join("engine.conf");
         std::fs::write(&conf_path, conf).unwrap();
@@ -79,7 +77,7 @@ fn ci_profile_on_throwaway_servers() {
         let o = rqps(&[
             "run",
             "--server",
-            kind.name(),
+            kind.product(),
             "--config",
             conf_path.to_str().unwrap(),
             "--profile",
@@ -98,11 +96,7 @@ fn ci_profile_on_throwaway_servers() {
             doc["settings"][setting], want,
             "{kind}: the config file was applied and recorded"
         );
-        let engine = if kind == ServerKind::Mariadb {
-            "mysql"
-        } else {
-            "postgres"
-        };
+        let engine = if kind == MARIADB { "mysql" } else { "postgres" };
         assert_eq!(doc["engine"]["name"], engine);
         assert!(!doc["engine"]["version"].as_str().unwrap().is_empty());
         let tests = tests_of(&doc);
@@ -120,21 +114,22 @@ fn ci_profile_on_throwaway_servers() {
 /// sysbench's connection options for a throwaway server.
 fn sysbench_args(s: &Server) -> Vec<String> {
     let port = s.port().to_string();
-    match s.kind() {
-        ServerKind::Mariadb => vec![
+    match s.recipe().key() {
+        "mariadb" => vec![
             "--db-driver=mysql".into(),
             "--mysql-host=127.0.0.1".into(),
             format!("--mysql-port={port}"),
             "--mysql-user=root".into(),
             "--mysql-db=sbtest".into(),
         ],
-        ServerKind::Postgres => vec![
+        "postgres" => vec![
             "--db-driver=pgsql".into(),
             "--pgsql-host=127.0.0.1".into(),
             format!("--pgsql-port={port}"),
             "--pgsql-user=postgres".into(),
             "--pgsql-db=sbtest".into(),
         ],
+        other => panic!("this test has no case for {other}"),
     }
 }
 
@@ -343,8 +338,8 @@ fn passwords_never_reach_output_or_results() {
         }
         let server = start(kind);
         // A user with a password; the throwaway admin connects without one.
-        let url = match kind {
-            ServerKind::Mariadb => {
+        let url = match kind.key() {
+            "mariadb" => {
                 use mysql::prelude::Queryable;
                 let mut c =
                     mysql::Conn::new(mysql::Opts::from_url(&server.url()).unwrap()).unwrap();
@@ -354,7 +349,7 @@ fn passwords_never_reach_output_or_results() {
                     .unwrap();
                 format!("mysql://bench:{PW}@127.0.0.1:{}/sbtest", server.port())
             }
-            ServerKind::Postgres => {
+            "postgres" => {
                 let mut c = postgres::Client::connect(
                     &format!(
                         "host=127.0.0.1 port={} user=postgres dbname=sbtest",
@@ -366,6 +361,7 @@ fn passwords_never_reach_output_or_results() {
                 c.batch_execute(&format!("CREATE USER bench PASSWORD '{PW}'; GRANT ALL ON SCHEMA public TO bench; ALTER DATABASE sbtest OWNER TO bench")).unwrap();
                 format!("postgres://bench:{PW}@127.0.0.1:{}/sbtest", server.port())
             }
+            other => panic!("this test has no case for {other}"),
         };
         let d = tempfile::tempdir().unwrap();
         let results = d.path().join("r");
@@ -449,7 +445,7 @@ fn hardware_cost_per_operation_on_throwaway_servers() {
         let o = rqps(&[
             "run",
             "--server",
-            kind.name(),
+            kind.product(),
             "--profile",
             "ci",
             "--tests",
@@ -468,7 +464,7 @@ fn hardware_cost_per_operation_on_throwaway_servers() {
         let out = text(&o);
         assert!(out.contains("hardware cost per operation"), "{kind}: {out}");
         let doc = read_json(&json);
-        let setting = if kind == ServerKind::Mariadb {
+        let setting = if kind == MARIADB {
             "innodb_buffer_pool_size"
         } else {
             "shared_buffers"

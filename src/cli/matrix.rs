@@ -101,8 +101,8 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     }
     crate::results::check_writable(&a.results)?;
     for e in missing {
-        if let crate::engine::install::EngineRef::Cached(kind, v) = e {
-            crate::engine::install::install(kind, &v, &mut |n| eprintln!("{n}"))
+        if let Some(v) = &e.version {
+            crate::engine::install::install(e.kind, v, &mut |n| eprintln!("{n}"))
                 .map_err(CliError::Failed)?;
         }
     }
@@ -215,10 +215,8 @@ fn run_args(
     repeat: usize,
     results: &std::path::Path,
 ) -> RunArgs {
-    use crate::engine::install::EngineRef;
     let (server, target) = match (&t.engine, &t.url) {
-        (Some(EngineRef::System(k)), _) => (Some(k.key().to_string()), None),
-        (Some(EngineRef::Cached(k, v)), _) => (Some(format!("{}@{v}", k.key())), None),
+        (Some(e), _) => (e.server_arg(), None),
         (None, Some(u)) => (None, Some(u.clone())),
         _ => (None, None),
     };

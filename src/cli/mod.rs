@@ -383,7 +383,7 @@ fn usage(m: &str) -> i32 {
 }
 
 fn engine(c: &EngineCmd) -> Result<i32, CliError> {
-    use crate::engine::install::{EngineRef, install, list};
+    use crate::engine::install::{EngineSpec, install, list};
     match c {
         EngineCmd::List => {
             for l in list() {
@@ -392,26 +392,22 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
             Ok(0)
         }
         EngineCmd::Install { kind, version } => {
-            let kind = match format!("{kind}@{version}")
-                .parse::<EngineRef>()
-                .map_err(CliError::Usage)?
-            {
-                EngineRef::Cached(k, _) => k,
-                _ => {
-                    return Err(CliError::Usage(format!(
-                        "cannot install '{kind}': expected postgres or mariadb"
-                    )));
-                }
+            let spec = format!("{kind}@{version}")
+                .parse::<EngineSpec>()
+                .map_err(CliError::Usage)?;
+            let Some(server) = spec.server() else {
+                return Err(CliError::Usage(format!(
+                    "cannot install '{kind}': expected postgres or mariadb"
+                )));
             };
             let base =
-                install(kind, version, &mut |n| eprintln!("{n}")).map_err(CliError::Failed)?;
-            println!("{} {version}: {}", kind.key(), base.display());
-            println!("use it with: rqps run --server {}@{version}", kind.key());
+                install(spec.kind, version, &mut |n| eprintln!("{n}")).map_err(CliError::Failed)?;
+            println!("{} {version}: {}", server.key(), base.display());
+            println!("use it with: rqps run --server {}@{version}", server.key());
             Ok(0)
         }
     }
 }
-
 /// `rqps tests`: the steps a suite's profile and options give.
 fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
     let common = suite::Common {

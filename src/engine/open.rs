@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::engine::Driver;
-use crate::engine::install::{EngineRef, basedir_for};
-use crate::engine::registry::{self, EngineKind, UrlTarget};
+use crate::engine::install::{EngineSpec, basedir_for};
+use crate::engine::registry::{EngineKind, UrlTarget};
 use crate::engine::server::{Server, ServerError, ServerSpec, locate};
 use crate::engine::sqlite::SqliteDriver;
 use crate::engine::target::{Target, redact};
@@ -147,19 +147,14 @@ fn server_engine(
     a: &EngineArgs,
     say: &mut dyn FnMut(&str),
 ) -> Result<Opened, OpenError> {
-    let (kind, cached) = match kind.parse::<EngineRef>().map_err(OpenError::Usage)? {
-        EngineRef::System(k) => (k, None),
-        e @ EngineRef::Cached(k, _) => (
-            k,
-            basedir_for(&e, false, &mut |_| {}).map_err(OpenError::Usage)?,
-        ),
-        EngineRef::Sqlite => {
-            return Err(OpenError::Usage(
-                "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
-                    .into(),
-            ));
-        }
+    let e = kind.parse::<EngineSpec>().map_err(OpenError::Usage)?;
+    let Some(kind) = e.server() else {
+        return Err(OpenError::Usage(
+            "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
+                .into(),
+        ));
     };
+    let cached = basedir_for(&e, false, &mut |_| {}).map_err(OpenError::Usage)?;
     if cached.is_some() && a.basedir.is_some() {
         return Err(OpenError::Usage(
             "give either --server KIND@VERSION or --basedir, not both".into(),
@@ -167,7 +162,7 @@ fn server_engine(
     }
     let basedir = cached.or_else(|| a.basedir.clone());
     let spec = ServerSpec {
-        kind,
+        recipe: kind,
         basedir: basedir.clone(),
         config: a.config.clone(),
         keep: a.keep,
@@ -276,10 +271,7 @@ static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
 /// (errors in them are reported by [`open`]).
 fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static EngineKind> {
     match (&a.server, target) {
-        (Some(s), _) => match s.parse::<EngineRef>().ok()? {
-            EngineRef::Sqlite => Some(&crate::engine::sqlite::KIND),
-            EngineRef::System(k) | EngineRef::Cached(k, _) => Some(registry::by_server(k)),
-        },
+        (Some(s), _) => Some(s.parse::<EngineSpec>().ok()?.kind),
         (None, Some(Target::Url(u))) => Some(u.kind),
         (None, None | Some(Target::Sqlite(_))) => Some(&crate::engine::sqlite::KIND),
     }

@@ -1,148 +1,23 @@
 //! The one list of engine kinds rqps knows. Each kind declares itself in
-//! its own folder (`engine/<name>/mod.rs`, `KIND`): the names users give it,
-//! its URL schemes and default port, its throwaway-server recipe and whether
-//! prebuilt versions can be installed, and how to open a driver from a
-//! parsed target. Everything that turns a user's words into an engine (the
-//! target parser, `--server`, matrix `engine = "..."`, `rqps engine
-//! install`) asks this registry instead of matching on names itself.
+//! its own folder (`engine/<name>/mod.rs`, `KIND`, an
+//! [`EngineKind`]): the names users give it, its URL schemes and default
+//! port, its throwaway-server recipe and whether prebuilt versions can be
+//! installed, and how to open a driver from a parsed target. Everything that
+//! turns a user's words into an engine (the target parser, `--server`,
+//! matrix `engine = "..."`, `rqps engine install`) asks this registry
+//! instead of matching on names itself.
+//!
+//! Only this module names the kinds; they depend on [`kind`](crate::engine::kind)
+//! for their type, never on the registry, so there is no import cycle.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+pub use crate::engine::kind::{
+    EngineKind, EngineOption, OpenUrl, OptionError, Prebuilt, UrlTarget,
+};
+use crate::engine::server::Recipe;
 
-use crate::engine::server::ServerKind;
-use crate::engine::url::DbUrl;
-use crate::engine::{DbResult, Driver};
-
-/// A server URL target, parsed once: the kind its scheme names, the URL
-/// taken apart, and the text the user gave (for messages, redacted).
-#[derive(Clone, Debug, PartialEq)]
-pub struct UrlTarget {
-    pub kind: &'static EngineKind,
-    pub url: DbUrl,
-    pub raw: String,
-}
-
-/// Makes the driver of a URL target from the target and its kind's options.
-pub type OpenUrl = fn(&UrlTarget, &toml::Table) -> DbResult<Arc<dyn Driver>>;
-
-/// What one engine kind declares about itself.
-#[derive(Debug)]
-pub struct EngineKind {
-    /// The engine's name in results (`engine.name`) and messages, and what
-    /// [`Driver::engine`] returns.
-    pub name: &'static str,
-    /// The product's name for humans (`PostgreSQL`).
-    pub title: &'static str,
-    /// Every name a user may give it (`--server`, matrix `engine`),
-    /// compared without regard to case; `name` is among them.
-    pub aliases: &'static [&'static str],
-    /// URL schemes of its targets; the first is the one examples show.
-    /// Empty for an engine that is not reached through a URL.
-    pub schemes: &'static [&'static str],
-    pub default_port: Option<u16>,
-    /// The throwaway-server recipe (`--server`), if it has one.
-    pub server: Option<ServerKind>,
-    /// Where prebuilt versions come from (`rqps engine install`), if they can
-    /// be installed.
-    pub prebuilt: Option<&'static Prebuilt>,
-    /// The Debian package that provides the system's server (hint in
-    /// `rqps engine list`).
-    pub apt_package: Option<&'static str>,
-    /// Makes the driver of a URL target of this kind, with its options
-    /// (already checked by [`EngineKind::check_options`]).
-    pub open_url: Option<OpenUrl>,
-    /// The options this kind owns (`--mysql-storage-engine`, ...).
-    pub options: &'static [EngineOption],
-}
-
-/// How prebuilt versions of a server kind are fetched and unpacked
-/// (see [`install`](crate::engine::install)).
-#[derive(Debug)]
-pub struct Prebuilt {
-    /// A version to show in examples (`16.15`).
-    pub example: &'static str,
-    /// The Maven coordinates of `version`.
-    pub artifact: fn(&str) -> String,
-    /// Unpacks the fetched jar into a directory.
-    pub unpack: fn(&Path, &Path) -> Result<(), String>,
-    /// The install prefix (`--basedir`) of `version` unpacked into a directory.
-    pub basedir_in: fn(&Path, &str) -> PathBuf,
-    /// The line of `rqps engine list` that says which versions exist.
-    pub published: &'static str,
-}
-
-/// One option an engine kind owns. It is given as `--<flag>` on the command
-/// line and as `<key> = "..."` in a matrix target, and reaches the kind as
-/// `key` in the options table.
-#[derive(Debug)]
-pub struct EngineOption {
-    /// `mysql_storage_engine`: the table key, the matrix key, clap's id.
-    pub key: &'static str,
-    /// `mysql-storage-engine`: the command-line flag without its dashes.
-    pub flag: &'static str,
-    pub value_name: &'static str,
-    pub help: &'static str,
-    /// Checks a value; the error says what is expected.
-    pub check: fn(&str) -> Result<(), String>,
-}
-
-/// Why an options table does not fit an engine.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OptionError {
-    /// An option another kind owns.
-    #[error(
-        "--{flag} applies only to {owner} targets (--target {scheme}://... or --server {server})"
-    )]
-    OtherEngine {
-        flag: &'static str,
-        owner: &'static str,
-        scheme: &'static str,
-        server: &'static str,
-    },
-    /// An option no kind owns.
-    #[error("unknown engine option '{0}'")]
-    Unknown(String),
-    /// A value that is not text.
-    #[error("engine option {key}: expected a text value such as {key} = \"...\"")]
-    NotText { key: String },
-    /// A value the option's check refused (its message as it is).
-    #[error("{0}")]
-    BadValue(String),
-}
-
+// Checking options needs the other kinds (to name an option's owner), so it
+// lives with the list of kinds rather than with the type.
 impl EngineKind {
-    /// The option called `key`, if this kind owns it.
-    pub fn option(&self, key: &str) -> Option<&'static EngineOption> {
-        self.options.iter().find(|o| o.key == key)
-    }
-
-    /// Adds this kind's options to a clap command (`--mysql-storage-engine
-    /// ENGINE`), each an optional single value stored under its key.
-    pub fn augment_args(&self, mut cmd: clap::Command) -> clap::Command {
-        for o in self.options {
-            cmd = cmd.arg(
-                clap::Arg::new(o.key)
-                    .long(o.flag)
-                    .value_name(o.value_name)
-                    .help(o.help)
-                    .action(clap::ArgAction::Set),
-            );
-        }
-        cmd
-    }
-
-    /// The values of this kind's options that `m` holds, as a table by key.
-    /// Options the command does not define are skipped, not a panic.
-    pub fn options_from_matches(&self, m: &clap::ArgMatches) -> toml::Table {
-        let mut t = toml::Table::new();
-        for o in self.options {
-            if let Ok(Some(v)) = m.try_get_one::<String>(o.key) {
-                t.insert(o.key.into(), toml::Value::String(v.clone()));
-            }
-        }
-        t
-    }
-
     /// Checks that every option in `t` is one of this kind's, with a value
     /// it accepts.
     pub fn check_options(&self, t: &toml::Table) -> Result<(), OptionError> {
@@ -224,13 +99,6 @@ pub fn check_any_options(t: &toml::Table) -> Result<(), OptionError> {
     Ok(())
 }
 
-impl PartialEq for EngineKind {
-    /// Kinds are singletons: two are the same when their names are.
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-
 /// Every engine kind, in the order help texts list them.
 pub fn kinds() -> [&'static EngineKind; 3] {
     [
@@ -252,12 +120,15 @@ pub fn by_scheme(scheme: &str) -> Option<&'static EngineKind> {
     kinds().into_iter().find(|k| k.schemes.contains(&scheme))
 }
 
-/// The kind a throwaway-server recipe belongs to.
-pub fn by_server(server: ServerKind) -> &'static EngineKind {
-    kinds()
-        .into_iter()
-        .find(|k| k.server == Some(server))
-        .unwrap_or(&crate::engine::postgres::KIND)
+/// The throwaway-server recipe a user's name means (`pg`, `MariaDB`, ...),
+/// with the message users know for a name that has none.
+pub fn server_by_name(name: &str) -> Result<Recipe, String> {
+    by_name(name).and_then(|k| k.server).ok_or_else(|| {
+        format!(
+            "unknown server kind {:?} (expected postgres or mariadb)",
+            name.to_ascii_lowercase()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -276,7 +147,8 @@ mod tests {
                 assert_eq!(by_scheme(s), Some(k), "{s}");
             }
             if let Some(srv) = k.server {
-                assert_eq!(by_server(srv), k);
+                assert_eq!(by_name(srv.key()), Some(k));
+                assert_eq!(server_by_name(srv.key()), Ok(srv));
             }
             assert_eq!(k.schemes.is_empty(), k.open_url.is_none(), "{}", k.name);
         }
@@ -284,8 +156,12 @@ mod tests {
         assert_eq!(by_name("mariadb").map(|k| k.name), Some("mysql"));
         assert_eq!(by_scheme("postgresql").map(|k| k.name), Some("postgres"));
         assert!(by_name("oracle").is_none() && by_scheme("oracle").is_none());
-        assert_eq!(by_server(ServerKind::Mariadb).name, "mysql");
-        assert_eq!(by_server(ServerKind::Postgres).default_port, Some(5432));
+        assert_eq!(server_by_name("MySQL").map(|s| s.key()), Ok("mariadb"));
+        assert_eq!(server_by_name("pg").map(|s| s.product()), Ok("PostgreSQL"));
+        assert_eq!(
+            server_by_name("sqlite").unwrap_err(),
+            "unknown server kind \"sqlite\" (expected postgres or mariadb)"
+        );
     }
 
     fn storage(v: &str) -> toml::Table {

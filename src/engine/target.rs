@@ -8,7 +8,19 @@ use std::sync::Arc;
 use crate::engine::Driver;
 use crate::engine::registry::{self, UrlTarget};
 use crate::engine::url::DbUrl;
-pub use crate::engine::url::{redact, redact_args};
+
+/// `s` as it may be printed or stored, whatever it is (a target, a message,
+/// an argument): URL passwords and `password=` values hidden, also in a URL
+/// of a registered scheme with a slash missing (`mysql:/u:p@h`). The rules
+/// are [`url::redact_with`](crate::engine::url::redact_with)'s.
+pub fn redact(s: &str) -> String {
+    crate::engine::url::redact_with(s, &|scheme| registry::by_scheme(scheme).is_some())
+}
+
+/// [`redact`] applied to every argument of a command line.
+pub fn redact_args(args: &[String]) -> Vec<String> {
+    args.iter().map(|a| redact(a)).collect()
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Target {

@@ -24,8 +24,9 @@ impl DbUrl {
     /// Parses `url`, whose scheme must be one of `schemes`.
     pub fn parse(url: &str, schemes: &[&str]) -> DbResult<DbUrl> {
         let url = url.trim();
-        let bad =
-            |what: String| DbError::fatal(format!("malformed target '{}': {what}", redact(url)));
+        let bad = |what: String| {
+            DbError::fatal(format!("malformed target '{}': {what}", redact_url(url)))
+        };
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(bad(format!(
                 "expected {}://user:pass@host:port/db",
@@ -123,7 +124,7 @@ impl DbUrl {
             None => Ok(()),
             Some((k, _)) => Err(DbError::fatal(format!(
                 "target '{}': unknown parameter '{k}' (known: {})",
-                redact(url),
+                redact_url(url),
                 known.join(", ")
             ))),
         }
@@ -134,7 +135,7 @@ impl DbUrl {
         self.database.as_deref().ok_or_else(|| {
             DbError::fatal(format!(
                 "target '{}' names no database: add /DBNAME after the host, e.g. {}://user@127.0.0.1/sbtest",
-                redact(url),
+                redact_url(url),
                 self.scheme
             ))
         })
@@ -146,16 +147,23 @@ impl DbUrl {
 /// `***`. The user info ends at the last '@' before any '?' (as in
 /// [`DbUrl::parse`]), so a password with an unescaped '/' or '@' is hidden
 /// too. Text that is not a URL keeps everything but such parameters.
-/// This is the one redaction rqps uses, for targets, messages and stored
-/// command lines.
-pub fn redact(s: &str) -> String {
+///
+/// This is the one redaction rqps uses. `is_scheme` says which prefixes
+/// before a lone ':' are URL schemes with a slash missing (`mysql:/u:p@h`),
+/// whose user info is hidden too: for text of any kind (command lines,
+/// messages) the schemes of the engine registry
+/// ([`target::redact`](crate::engine::target::redact)); for text given as a
+/// URL, any scheme ([`redact_url`]). This module does not consult the
+/// registry itself, so that the kinds, which parse their URLs here, do not
+/// depend on the list of kinds.
+pub fn redact_with(s: &str, is_scheme: &dyn Fn(&str) -> bool) -> String {
     // A URL, or one of a known scheme with a slash missing (`mysql:/u:p@h`):
     // the user info is hidden in both.
     let split = match s.split_once("://") {
         Some((scheme, rest)) => Some((format!("{scheme}://"), rest)),
         None => s
             .split_once(':')
-            .filter(|(scheme, _)| crate::engine::registry::by_scheme(scheme).is_some())
+            .filter(|(scheme, _)| is_scheme(scheme))
             .map(|(scheme, rest)| (format!("{scheme}:"), rest)),
     };
     let mut out = match split {
@@ -194,9 +202,16 @@ pub fn redact(s: &str) -> String {
     out
 }
 
-/// [`redact`] applied to every argument of a command line.
-pub fn redact_args(args: &[String]) -> Vec<String> {
-    args.iter().map(|a| redact(a)).collect()
+/// [`redact_with`] for text given as a target URL: any `scheme:` prefix
+/// counts as a scheme, since the text is meant as a URL (a driver's own
+/// messages; an error about a malformed URL).
+pub fn redact_url(s: &str) -> String {
+    redact_with(s, &|scheme| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
 }
 
 /// Decodes `%XX` escapes (UTF-8).
@@ -274,8 +289,17 @@ mod tests {
                 "{text}"
             );
         }
-        assert_eq!(redact("mysql://u:a/b@h/db"), "mysql://u:***@h/db");
-        assert_eq!(redact("mysql:/root:pw@h/db"), "mysql:/root:***@h/db");
-        assert_eq!(redact("sqlite:/tmp/a@b:c"), "sqlite:/tmp/a@b:c");
+        assert_eq!(redact_url("mysql://u:a/b@h/db"), "mysql://u:***@h/db");
+        assert_eq!(redact_url("mysql:/root:pw@h/db"), "mysql:/root:***@h/db");
+        assert_eq!(redact_url("oracle:/root:pw@h/db"), "oracle:/root:***@h/db");
+        let none = |_: &str| false;
+        assert_eq!(
+            redact_with("mysql:/root:pw@h/db", &none),
+            "mysql:/root:pw@h/db"
+        );
+        assert_eq!(
+            redact_with("x?password=pw&y=1", &none),
+            "x?password=***&y=1"
+        );
     }
 }

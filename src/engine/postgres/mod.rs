@@ -14,10 +14,9 @@ pub mod server;
 pub mod wire;
 
 use self::wire::{Config, Host, PgConn};
-use crate::engine::registry::{EngineKind, UrlTarget};
+use crate::engine::kind::{EngineKind, UrlTarget};
 use crate::engine::schema::{self, ColType, Table};
-use crate::engine::server::ServerKind;
-use crate::engine::url::{DbUrl, redact};
+use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, SqlAccess, StmtId,
     inline_params,
@@ -32,7 +31,7 @@ pub static KIND: EngineKind = EngineKind {
     aliases: &["postgres", "postgresql", "pg"],
     schemes: &["postgres", "postgresql"],
     default_port: Some(DEFAULT_PORT),
-    server: Some(ServerKind::Postgres),
+    server: Some(&server::RECIPE),
     prebuilt: Some(&server::PREBUILT),
     apt_package: Some(server::APT_PACKAGE),
     open_url: Some(open_url),
@@ -67,7 +66,7 @@ impl PostgresDriver {
     pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(url, &["host", "port", "sslmode", "application_name"])?;
         let db = u.require_database(url)?.to_string();
-        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact(url)));
+        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
         let host = u
             .param("host")
             .filter(|h| !h.is_empty())
@@ -113,7 +112,7 @@ impl PostgresDriver {
                 connect_timeout: CONNECT_TIMEOUT,
             },
             addr,
-            shown: redact(url),
+            shown: redact_url(url),
             dialect: PostgresDialect,
         })
     }

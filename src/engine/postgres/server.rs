@@ -7,13 +7,83 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::engine::kind::Prebuilt;
 use crate::engine::postgres::wire::{Config, Host, PgConn};
-use crate::engine::registry::Prebuilt;
 use crate::engine::{Outcome, Param};
 
 use crate::engine::server::{
-    Binaries, INIT_TIMEOUT, Server, ServerError, ServerKind, lib_dir_of, util,
+    Binaries, INIT_TIMEOUT, Server, ServerError, ServerRecipe, lib_dir_of, util,
 };
+
+/// The throwaway-server recipe of PostgreSQL (see [`ServerRecipe`]).
+pub struct PostgresServer;
+
+/// PostgreSQL's recipe, the `server` of its engine kind.
+pub static RECIPE: PostgresServer = PostgresServer;
+
+impl ServerRecipe for PostgresServer {
+    fn product(&self) -> &'static str {
+        "PostgreSQL"
+    }
+
+    fn key(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn scheme(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn user(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn socket_file(&self, port: u16) -> String {
+        format!(".s.PGSQL.{port}")
+    }
+
+    fn longest_socket_name(&self) -> &'static str {
+        ".s.PGSQL.65535.lock"
+    }
+
+    fn stop_signal(&self) -> i32 {
+        // SIGINT asks PostgreSQL for its "fast" shutdown.
+        libc::SIGINT
+    }
+
+    fn refuses_root(&self) -> bool {
+        true
+    }
+
+    fn basedir_hint(&self) -> &'static str {
+        "pass an install prefix that contains bin/initdb and bin/postgres, e.g. /usr/lib/postgresql/15"
+    }
+
+    fn locate(&self, basedir: Option<&Path>) -> Result<Binaries, ServerError> {
+        locate(basedir)
+    }
+
+    fn init(&self, srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
+        init(srv, bins, config)
+    }
+
+    fn spawn(&self, srv: &Server, bins: &Binaries) -> Result<Child, ServerError> {
+        spawn(srv, bins)
+    }
+
+    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), String> {
+        probe(port, data_dir)
+    }
+
+    fn create_database(&self, port: u16, db: &str) -> Result<(), String> {
+        create_database(port, db)
+    }
+
+    fn main_pid(&self, data_dir: &Path) -> Option<u32> {
+        // postmaster.pid names the server's main process once it is up.
+        postmaster_pid(data_dir)
+    }
+}
 
 pub(crate) const NAMES: [&str; 2] = ["initdb", "postgres"];
 /// The Debian package of the system's PostgreSQL.
@@ -83,7 +153,7 @@ pub(crate) fn binaries_in(dir: &Path, basedir: Option<&Path>, source: String) ->
             .unwrap_or_else(|| dir.to_path_buf()),
     };
     Some(Binaries {
-        kind: ServerKind::Postgres,
+        recipe: &RECIPE,
         server,
         init,
         basedir: prefix,
@@ -116,7 +186,7 @@ pub(crate) fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
             .iter()
             .find_map(|d| binaries_in(d, Some(base), format!("--basedir {}", base.display())))
             .ok_or_else(|| ServerError::BinaryNotFound {
-                kind: ServerKind::Postgres,
+                recipe: &RECIPE,
                 missing: format!("no {} and {} under --basedir {}", NAMES[0], NAMES[1], base.display()),
                 searched: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
                 hint: "--basedir must be a PostgreSQL install prefix containing bin/initdb and bin/postgres, e.g. /usr/lib/postgresql/15".into(),
@@ -138,7 +208,7 @@ pub(crate) fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
         return Ok(b);
     }
     Err(ServerError::BinaryNotFound {
-        kind: ServerKind::Postgres,
+        recipe: &RECIPE,
         missing: format!("no directory with both {} and {}", NAMES[0], NAMES[1]),
         searched: format!(
             "$PATH, {DEBIAN_ROOT}/<version>/bin{} and /usr/local/pgsql/bin",

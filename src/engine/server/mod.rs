@@ -9,6 +9,11 @@
 //! Layout of the temporary directory (`rqps-postgres-XXXXXX` / `rqps-mariadb-XXXXXX`):
 //! `data/` (data directory), `run/` (unix socket, pid file), `tmp/` (MariaDB tmpdir),
 //! `server.log`, `init.log` and, for MariaDB, the generated `my.cnf`.
+//!
+//! What differs between servers (binaries, initialisation, start command,
+//! probe, names) is a [`ServerRecipe`], implemented in each engine kind's
+//! folder and reached through the kind's `server`; this module names no
+//! engine, so the kinds depend on it and never the other way round.
 
 pub mod util;
 
@@ -18,7 +23,6 @@ use std::io::{self, Write as _};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 /// How long [`Server::start`] waits for the server to accept connections.
@@ -38,60 +42,85 @@ const PORT_ATTEMPTS: usize = 3;
 /// Longest unix socket path (sun_path is 108 bytes including the NUL).
 const MAX_SOCKET_PATH: usize = 107;
 
-/// Which server to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ServerKind {
-    #[default]
-    Postgres,
-    Mariadb,
+/// The throwaway-server recipe of one engine kind: how to find, initialise,
+/// start, probe and stop its server. Declared here and implemented in each
+/// kind's folder (`engine/<name>/server.rs`); an
+/// [`EngineKind`](crate::engine::kind::EngineKind) reaches its recipe through
+/// its `server` field, so this module runs servers without naming any engine.
+/// The recipe's names (`MariaDB`, `mariadb`) are the server's, which may
+/// differ from the kind's (`mysql`): they are the ones `--server`, the engine
+/// cache and stored results (`server.kind`) use.
+pub trait ServerRecipe: Sync {
+    /// Human-readable product name (`PostgreSQL`, `MariaDB`).
+    fn product(&self) -> &'static str;
+    /// The name used on the command line, in engine references, in the
+    /// engine cache and in stored results (`postgres`, `mariadb`).
+    fn key(&self) -> &'static str;
+    /// The URL scheme of the running server's target.
+    fn scheme(&self) -> &'static str;
+    /// The superuser rqps connects as.
+    fn user(&self) -> &'static str;
+    /// The unix socket file in the socket directory for `port`.
+    fn socket_file(&self, port: u16) -> String;
+    /// The longest name the server creates in its socket directory (its lock
+    /// file), which must fit a unix socket path.
+    fn longest_socket_name(&self) -> &'static str;
+    /// The signal that asks the server for a quick clean shutdown.
+    fn stop_signal(&self) -> i32;
+    /// Whether the server refuses to run as root (then rqps runs it as
+    /// `nobody`).
+    fn refuses_root(&self) -> bool {
+        false
+    }
+    /// What to pass as `--basedir` when the one given is not a directory.
+    fn basedir_hint(&self) -> &'static str;
+    /// Finds the binaries: under `basedir`, else on PATH and in the usual
+    /// Debian locations.
+    fn locate(&self, basedir: Option<&Path>) -> Result<Binaries, ServerError>;
+    /// Initialises `srv`'s data directory (with the user's config lines).
+    fn init(&self, srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError>;
+    /// Starts the server process on `srv`'s port and socket.
+    fn spawn(&self, srv: &Server, bins: &Binaries) -> Result<Child, ServerError>;
+    /// One connection attempt that also checks that the server answering on
+    /// `port` runs on `data_dir` (is ours).
+    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), String>;
+    /// Creates database `db` on the server at `port`.
+    fn create_database(&self, port: u16, db: &str) -> Result<(), String>;
+    /// The server's main process when it is not the spawned child.
+    fn main_pid(&self, _data_dir: &Path) -> Option<u32> {
+        None
+    }
 }
 
-impl ServerKind {
-    /// Human-readable product name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Postgres => "PostgreSQL",
-            ServerKind::Mariadb => "MariaDB",
-        }
-    }
-
-    /// The name used on the command line and in engine references (`postgres`, `mariadb`).
-    pub fn key(self) -> &'static str {
-        match self {
-            ServerKind::Postgres => "postgres",
-            ServerKind::Mariadb => "mariadb",
-        }
-    }
-}
-
-impl fmt::Display for ServerKind {
+impl fmt::Display for dyn ServerRecipe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.product())
     }
 }
 
-impl FromStr for ServerKind {
-    type Err = String;
-
-    /// Accepts `postgres`, `postgresql`, `pg`, `mariadb`, `mysql` (case-insensitive).
-    /// The names come from the engine registry: `postgres`, `postgresql`,
-    /// `pg`, `mariadb`, `mysql` (case-insensitive).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::engine::registry::by_name(s)
-            .and_then(|k| k.server)
-            .ok_or_else(|| {
-                format!(
-                    "unknown server kind {:?} (expected postgres or mariadb)",
-                    s.to_ascii_lowercase()
-                )
-            })
+impl fmt::Debug for dyn ServerRecipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ServerRecipe({})", self.key())
     }
 }
+
+impl PartialEq for dyn ServerRecipe {
+    /// Recipes are singletons: two are the same when their keys are.
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn ServerRecipe {}
+
+/// The recipe of a server kind.
+pub type Recipe = &'static dyn ServerRecipe;
 
 /// What to start.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ServerSpec {
-    pub kind: ServerKind,
+    /// Which server (an engine kind's `server`).
+    pub recipe: Recipe,
     /// Install prefix: e.g. `/usr/lib/postgresql/15` (has `bin/`), or a MariaDB tree with
     /// `bin/` and `scripts/` (and maybe `lib/` or `libs/`, added to `LD_LIBRARY_PATH`).
     pub basedir: Option<PathBuf>,
@@ -103,13 +132,27 @@ pub struct ServerSpec {
     pub parent_dir: Option<PathBuf>,
 }
 
+impl ServerSpec {
+    /// A server of `recipe` with the defaults: found on PATH, no config,
+    /// files removed after stop, in the system temp dir.
+    pub fn new(recipe: Recipe) -> ServerSpec {
+        ServerSpec {
+            recipe,
+            basedir: None,
+            config: None,
+            keep: false,
+            parent_dir: None,
+        }
+    }
+}
+
 /// Errors from locating, starting and stopping servers. The first line of each message says
 /// what went wrong; errors about a failed process add the tail of its output on further lines.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{kind} binaries not found: {missing}; searched {searched}; {hint}")]
+    #[error("{recipe} binaries not found: {missing}; searched {searched}; {hint}")]
     BinaryNotFound {
-        kind: ServerKind,
+        recipe: Recipe,
         missing: String,
         searched: String,
         hint: String,
@@ -131,35 +174,31 @@ pub enum ServerError {
         log: PathBuf,
         tail: String,
     },
-    #[error("{kind} server exited during startup ({status}); its log ended with:\n{tail}")]
+    #[error("{recipe} server exited during startup ({status}); its log ended with:\n{tail}")]
     StartFailed {
-        kind: ServerKind,
+        recipe: Recipe,
         status: String,
         log: PathBuf,
         tail: String,
     },
     #[error(
-        "{kind} server did not accept connections within {secs} s (last error: {last_error}); its log ended with:\n{tail}"
+        "{recipe} server did not accept connections within {secs} s (last error: {last_error}); its log ended with:\n{tail}"
     )]
     StartTimeout {
-        kind: ServerKind,
+        recipe: Recipe,
         secs: u64,
         last_error: String,
         log: PathBuf,
         tail: String,
     },
-    #[error("{kind}: {what} failed: {message}")]
+    #[error("{recipe}: {what} failed: {message}")]
     Sql {
-        kind: ServerKind,
+        recipe: Recipe,
         what: String,
         message: String,
     },
-    #[error("{kind} server (pid {pid}) did not shut down within {secs} s and was killed")]
-    StopTimeout {
-        kind: ServerKind,
-        pid: u32,
-        secs: u64,
-    },
+    #[error("{recipe} server (pid {pid}) did not shut down within {secs} s and was killed")]
+    StopTimeout { recipe: Recipe, pid: u32, secs: u64 },
     #[error("could not remove {path}: {source}")]
     Cleanup {
         path: PathBuf,
@@ -178,7 +217,7 @@ impl ServerError {
 /// Where the binaries of one server kind were found (see [`locate`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binaries {
-    pub kind: ServerKind,
+    pub recipe: Recipe,
     /// `postgres` / `mariadbd` (or `mysqld`).
     pub server: PathBuf,
     /// `initdb` / `mariadb-install-db` (or `mysql_install_db`).
@@ -225,7 +264,7 @@ impl fmt::Display for Binaries {
         write!(
             f,
             "{}: server {}, init {} (found via {}",
-            self.kind,
+            self.recipe,
             self.server.display(),
             self.init.display(),
             self.source
@@ -237,33 +276,23 @@ impl fmt::Display for Binaries {
     }
 }
 
-/// Finds the binaries of `kind` without starting anything.
+/// Finds the binaries of `recipe` without starting anything.
 ///
 /// Without `basedir`: `$PATH` first, then the usual Debian locations
 /// (`/usr/lib/postgresql/<highest version>/bin`; `/usr/sbin/mariadbd`,
 /// `/usr/bin/mariadb-install-db`). With `basedir`: only `DIR/bin`, `DIR/sbin`, `DIR/scripts`.
-pub fn locate(kind: ServerKind, basedir: Option<&Path>) -> Result<Binaries, ServerError> {
+pub fn locate(recipe: Recipe, basedir: Option<&Path>) -> Result<Binaries, ServerError> {
     if let Some(dir) = basedir
         && !dir.is_dir()
     {
         return Err(ServerError::BinaryNotFound {
-            kind,
+            recipe,
             missing: format!("--basedir {} is not a directory", dir.display()),
             searched: dir.display().to_string(),
-            hint: match kind {
-                ServerKind::Postgres => {
-                    "pass an install prefix that contains bin/initdb and bin/postgres, e.g. /usr/lib/postgresql/15".into()
-                }
-                ServerKind::Mariadb => {
-                    "pass an install prefix that contains bin/mariadbd and scripts/mariadb-install-db (or bin/), e.g. /usr".into()
-                }
-            },
+            hint: recipe.basedir_hint().into(),
         });
     }
-    match kind {
-        ServerKind::Postgres => crate::engine::postgres::server::locate(basedir),
-        ServerKind::Mariadb => crate::engine::mysql::server::locate(basedir),
-    }
+    recipe.locate(basedir)
 }
 
 /// `DIR/libs` or `DIR/lib` when it exists.
@@ -277,7 +306,7 @@ pub(crate) fn lib_dir_of(basedir: &Path) -> Option<PathBuf> {
 /// A running throwaway server. Dropping it stops the server and removes its files
 /// (unless `keep`).
 pub struct Server {
-    kind: ServerKind,
+    recipe: Recipe,
     host: String,
     pub(crate) port: u16,
     user: String,
@@ -302,7 +331,7 @@ pub struct Server {
 impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Server")
-            .field("kind", &self.kind)
+            .field("recipe", &self.recipe)
             .field("url", &self.url())
             .field("pid", &self.pid)
             .field("root", &self.root)
@@ -317,17 +346,14 @@ impl Server {
     /// [`START_TIMEOUT`]), creates database `sbtest`, and returns. `note` receives
     /// human-readable notes.
     pub fn start(spec: &ServerSpec, note: &mut dyn FnMut(&str)) -> Result<Server, ServerError> {
-        let bins = locate(spec.kind, spec.basedir.as_deref())?;
+        let bins = locate(spec.recipe, spec.basedir.as_deref())?;
         let config = spec.config.as_deref().map(read_config).transpose()?;
         let root = make_root(spec)?;
         let mut srv = Server {
-            kind: spec.kind,
+            recipe: spec.recipe,
             host: "127.0.0.1".into(),
             port: 0,
-            user: match spec.kind {
-                ServerKind::Postgres => "postgres".into(),
-                ServerKind::Mariadb => "root".into(),
-            },
+            user: spec.recipe.user().into(),
             database: "sbtest".into(),
             data_dir: root.join("data"),
             socket_dir: root.join("run"),
@@ -350,7 +376,7 @@ impl Server {
                 match srv.cleanup() {
                     Ok(Some(kept)) => note(&format!(
                         "kept the files of the failed {} start in {}",
-                        srv.kind,
+                        srv.recipe,
                         kept.display()
                     )),
                     Ok(None) => {}
@@ -374,25 +400,16 @@ impl Server {
                 .map_err(ServerError::io(format!("cannot create {}", dir.display())))?;
         }
         self.choose_socket_dir(note)?;
-        if self.kind == ServerKind::Postgres && util::euid() == 0 {
-            self.drop_root_for_postgres(note)?;
+        if self.recipe.refuses_root() && util::euid() == 0 {
+            self.drop_root(note)?;
         }
-        match self.kind {
-            ServerKind::Postgres => crate::engine::postgres::server::init(self, bins, config)?,
-            ServerKind::Mariadb => crate::engine::mysql::server::init(self, bins, config)?,
-        }
+        self.recipe.init(self, bins, config)?;
         let init_secs = began.elapsed().as_secs_f64();
         for attempt in 1..=PORT_ATTEMPTS {
             self.port = util::free_port().map_err(ServerError::io("cannot pick a free port"))?;
-            self.socket = match self.kind {
-                ServerKind::Postgres => self.socket_dir.join(format!(".s.PGSQL.{}", self.port)),
-                ServerKind::Mariadb => self.socket_dir.join("mysqld.sock"),
-            };
+            self.socket = self.socket_dir.join(self.recipe.socket_file(self.port));
             let offset = util::file_len(&self.log_path);
-            let child = match self.kind {
-                ServerKind::Postgres => crate::engine::postgres::server::spawn(self, bins)?,
-                ServerKind::Mariadb => crate::engine::mysql::server::spawn(self, bins)?,
-            };
+            let child = self.recipe.spawn(self, bins)?;
             self.pid = child.id();
             self.child = Some(child);
             match self.wait_ready(offset) {
@@ -403,32 +420,27 @@ impl Server {
                 {
                     note(&format!(
                         "port {} was taken before {} could bind it; trying another port",
-                        self.port, self.kind
+                        self.port, self.recipe
                     ));
                 }
                 Err(e) => return Err(e),
             }
         }
-        if self.kind == ServerKind::Postgres
-            && let Some(pid) = crate::engine::postgres::server::postmaster_pid(&self.data_dir)
-        {
+        if let Some(pid) = self.recipe.main_pid(&self.data_dir) {
             self.pid = pid;
         }
-        let (kind, port) = (self.kind, self.port);
+        let (recipe, port) = (self.recipe, self.port);
         let db = self.database.clone();
-        let created = util::with_timeout(SQL_TIMEOUT, move || match kind {
-            ServerKind::Postgres => crate::engine::postgres::server::create_database(port, &db),
-            ServerKind::Mariadb => crate::engine::mysql::server::create_database(port, &db),
-        })
-        .unwrap_or_else(|| Err(format!("timed out after {} s", SQL_TIMEOUT.as_secs())));
+        let created = util::with_timeout(SQL_TIMEOUT, move || recipe.create_database(port, &db))
+            .unwrap_or_else(|| Err(format!("timed out after {} s", SQL_TIMEOUT.as_secs())));
         created.map_err(|message| ServerError::Sql {
-            kind,
+            recipe,
             what: format!("CREATE DATABASE {}", self.database),
             message,
         })?;
         note(&format!(
             "{} ({}) ready on {}:{} after {:.1} s (initialisation {:.1} s); files in {}",
-            self.kind,
+            self.recipe,
             self.version,
             self.host,
             self.port,
@@ -442,10 +454,7 @@ impl Server {
     /// Uses `root/run` for the unix socket unless that path would be too long for a socket
     /// address; then a short directory in the system temp dir (or /tmp) instead.
     fn choose_socket_dir(&mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
-        let longest = match self.kind {
-            ServerKind::Postgres => ".s.PGSQL.65535.lock",
-            ServerKind::Mariadb => "mysqld.sock.lock",
-        };
+        let longest = self.recipe.longest_socket_name();
         let fits = |dir: &Path| dir.join(longest).as_os_str().len() <= MAX_SOCKET_PATH;
         if fits(&self.socket_dir) {
             return Ok(());
@@ -473,18 +482,20 @@ impl Server {
         Ok(())
     }
 
-    /// PostgreSQL refuses to run as root: run it as nobody/nogroup and hand it the files.
-    fn drop_root_for_postgres(&mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
+    /// For a server that refuses to run as root (PostgreSQL): run it as
+    /// nobody/nogroup and hand it the files.
+    fn drop_root(&mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
+        let product = self.recipe.product();
         let (uid, user_gid) = util::lookup_user("nobody").ok_or_else(|| {
-            ServerError::Setup(
-                "rqps runs as root and PostgreSQL refuses to run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user".into(),
-            )
+            ServerError::Setup(format!(
+                "rqps runs as root and {product} refuses to run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user"
+            ))
         })?;
         let gid = util::lookup_group("nogroup").unwrap_or(user_gid);
         for dir in std::iter::once(&self.root).chain(&self.extra_dirs) {
             if let Some((bad, mode)) = util::untraversable_ancestor(dir, uid, gid) {
                 return Err(ServerError::Setup(format!(
-                    "PostgreSQL must run as user nobody (rqps runs as root), but nobody cannot enter {} (mode {mode:o}); choose a parent directory that others can traverse, e.g. /tmp",
+                    "{product} must run as user nobody (rqps runs as root), but nobody cannot enter {} (mode {mode:o}); choose a parent directory that others can traverse, e.g. /tmp",
                     bad.display()
                 )));
             }
@@ -497,7 +508,7 @@ impl Server {
         }
         self.run_as = Some((uid, gid));
         note(&format!(
-            "running PostgreSQL as user nobody (uid {uid}, gid {gid}) because rqps runs as root"
+            "running {product} as user nobody (uid {uid}, gid {gid}) because rqps runs as root"
         ));
         Ok(())
     }
@@ -521,7 +532,7 @@ impl Server {
                     lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
                 };
                 return Err(ServerError::StartFailed {
-                    kind: self.kind,
+                    recipe: self.recipe,
                     status: status.to_string(),
                     log: self.log_path.clone(),
                     tail,
@@ -533,7 +544,7 @@ impl Server {
             }
             if Instant::now() >= deadline {
                 return Err(ServerError::StartTimeout {
-                    kind: self.kind,
+                    recipe: self.recipe,
                     secs: START_TIMEOUT.as_secs(),
                     last_error,
                     log: self.log_path.clone(),
@@ -546,27 +557,25 @@ impl Server {
 
     /// One connection attempt that also checks that the server answering on our port is ours.
     fn probe(&self) -> Result<(), String> {
-        let (kind, port, data) = (self.kind, self.port, self.data_dir.clone());
-        util::with_timeout(PROBE_TIMEOUT, move || match kind {
-            ServerKind::Postgres => crate::engine::postgres::server::probe(port, &data),
-            ServerKind::Mariadb => crate::engine::mysql::server::probe(port, &data),
-        })
-        .unwrap_or_else(|| Err("connection attempt timed out".into()))
+        let (recipe, port, data) = (self.recipe, self.port, self.data_dir.clone());
+        util::with_timeout(PROBE_TIMEOUT, move || recipe.probe(port, &data))
+            .unwrap_or_else(|| Err("connection attempt timed out".into()))
     }
 
-    pub fn kind(&self) -> ServerKind {
-        self.kind
+    /// Which server this is.
+    pub fn recipe(&self) -> Recipe {
+        self.recipe
     }
 
     /// `postgres://postgres@127.0.0.1:PORT/sbtest` or `mysql://root@127.0.0.1:PORT/sbtest`.
     pub fn url(&self) -> String {
-        let scheme = match self.kind {
-            ServerKind::Postgres => "postgres",
-            ServerKind::Mariadb => "mysql",
-        };
         format!(
-            "{scheme}://{}@{}:{}/{}",
-            self.user, self.host, self.port, self.database
+            "{}://{}@{}:{}/{}",
+            self.recipe.scheme(),
+            self.user,
+            self.host,
+            self.port,
+            self.database
         )
     }
 
@@ -672,7 +681,7 @@ impl Server {
         if let Ok(Some(kept)) = &cleaned {
             note(&format!(
                 "kept {} files in {} (data {}, log {})",
-                self.kind,
+                self.recipe,
                 kept.display(),
                 self.data_dir.display(),
                 self.log_path.display()
@@ -690,10 +699,7 @@ impl Server {
         if let Ok(Some(_)) = child.try_wait() {
             return Ok(());
         }
-        let sig = match self.kind {
-            ServerKind::Postgres => libc::SIGINT, // "fast" shutdown
-            ServerKind::Mariadb => libc::SIGTERM,
-        };
+        let sig = self.recipe.stop_signal();
         let _ = util::signal(&child, sig);
         if let Ok(Some(_)) = util::wait_timeout(&mut child, STOP_TIMEOUT) {
             return Ok(());
@@ -701,7 +707,7 @@ impl Server {
         let _ = child.kill();
         let _ = util::wait_timeout(&mut child, Duration::from_secs(10));
         Err(ServerError::StopTimeout {
-            kind: self.kind,
+            recipe: self.recipe,
             pid: self.pid,
             secs: STOP_TIMEOUT.as_secs(),
         })
@@ -741,7 +747,12 @@ impl Drop for Server {
         }
         match cleaned {
             Ok(Some(kept)) => {
-                let _ = writeln!(err, "rqps: kept {} files in {}", self.kind, kept.display());
+                let _ = writeln!(
+                    err,
+                    "rqps: kept {} files in {}",
+                    self.recipe,
+                    kept.display()
+                );
             }
             Ok(None) => {}
             Err(e) => {
@@ -783,12 +794,9 @@ fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
             parent.display()
         )));
     }
-    let prefix = match spec.kind {
-        ServerKind::Postgres => "rqps-postgres-",
-        ServerKind::Mariadb => "rqps-mariadb-",
-    };
+    let prefix = format!("rqps-{}-", spec.recipe.key());
     let root = tempfile::Builder::new()
-        .prefix(prefix)
+        .prefix(&prefix)
         .tempdir_in(&parent)
         .map_err(ServerError::io(format!(
             "cannot create a temporary directory in {}",

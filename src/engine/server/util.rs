@@ -293,3 +293,22 @@ pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
     let norm = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.components().collect());
     norm(a) == norm(b)
 }
+
+/// Runs `cmd`; on failure, the error says what ran and the tail of its output.
+pub(crate) fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = tail[tail.len().saturating_sub(6)..].join("\n  ");
+    Err(format!("{what} failed ({}):\n  {tail}", out.status))
+}

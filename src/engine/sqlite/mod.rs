@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 
-use crate::engine::registry::EngineKind;
+use crate::engine::kind::EngineKind;
 use crate::engine::schema::{self, Table};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
