@@ -231,7 +231,7 @@ fn subcommand(argv: &[String]) -> Option<&str> {
 }
 
 /// The value of `--suite` in `argv` (the default suite when it is not given).
-fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, String> {
+fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, crate::error::Error> {
     let mut it = argv.iter().skip(1);
     while let Some(a) = it.next() {
         if a == "--" {
@@ -319,7 +319,7 @@ pub fn main() -> i32 {
     let chosen = if takes_suite {
         match suite_named(&argv) {
             Ok(s) => s,
-            Err(m) => return usage(&m),
+            Err(m) => return usage(&m.to_string()),
         }
     } else {
         suite::registry()[0]
@@ -418,7 +418,7 @@ fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, 
         profile: a.profile.clone(),
         seed: 0,
     };
-    let plan = suite.plan_cli(&common, m).map_err(CliError::Usage)?;
+    let plan = suite.plan_cli(&common, m)?;
     print!("{}", plan.describe());
     Ok(0)
 }

@@ -150,7 +150,7 @@ impl Matrix {
         let suite = match text("suite")? {
             None => suite::registry()[0],
             Some((name, span)) => {
-                suite::find(&name).map_err(|m| at(path, src, span, "suite", &m))?
+                suite::find(&name).map_err(|m| at(path, src, span, "suite", &m.to_string()))?
             }
         };
         let profile = text("profile")?
@@ -179,7 +179,7 @@ impl Matrix {
                         o.name(),
                         suite.name()
                     ),
-                    None => m,
+                    None => m.to_string(),
                 };
                 return Err(at(path, src, v.span(), key, &m));
             }
@@ -395,7 +395,9 @@ impl Matrix {
             profile: self.profile.clone(),
             seed: self.seed.unwrap_or(seed),
         };
-        self.suite.plan_toml(&common, &self.options)
+        self.suite
+            .plan_toml(&common, &self.options)
+            .map_err(|e| e.to_string())
     }
 
     /// The `rqps run` command line one target's repeat is equivalent to, for
