@@ -1,6 +1,7 @@
 //! Command-line parsing and the commands it dispatches to. Prints; the work
 //! happens in plan, suite, runner and store.
 
+mod bench;
 mod matrix;
 mod report;
 pub mod run;
@@ -109,7 +110,7 @@ enum Cmd {
     Engine(EngineCmd),
     /// Measure rqps itself (harness overhead; client cost against sysbench).
     #[command(subcommand)]
-    Bench(crate::bench::BenchCmd),
+    Bench(bench::BenchCmd),
 }
 
 #[derive(Args, Clone, Debug, Default)]
@@ -363,9 +364,7 @@ pub fn main() -> i32 {
         Cmd::Compare(a) => report::compare(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
-        Cmd::Bench(c) => crate::bench::run_cmd(&c)
-            .map(|_| 0)
-            .map_err(CliError::Failed),
+        Cmd::Bench(c) => bench::run_cmd(&c).map(|_| 0).map_err(CliError::Failed),
     };
     match r {
         Ok(code) => code,

@@ -9,6 +9,7 @@
 
 use crate::error::usage;
 
+pub mod bench;
 pub mod limiter;
 pub mod params;
 pub mod report;
