@@ -235,7 +235,7 @@ fn run_args(
         seed: m.seed,
         name: Some(t.name.clone()),
         results: results.to_path_buf(),
-        busy_threshold: 10.0,
+        busy_threshold: crate::harness::probe::BUSY_THRESHOLD_PCT,
         ..Default::default()
     }
 }

@@ -180,7 +180,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
-    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,
     /// No progress bars or per-test lines; only the final table.
     #[arg(long, short)]
