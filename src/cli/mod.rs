@@ -307,7 +307,8 @@ fn suites_help() -> String {
 fn command(suite: &dyn Suite) -> clap::Command {
     Cli::command()
         .mut_subcommand("run", |c| {
-            crate::engine::registry::augment_args(suite.args(c)).after_help(suites_help())
+            crate::engine::registry::augment_args(suite.args(c).next_help_heading("Engine options"))
+                .after_help(suites_help())
         })
         .mut_subcommand("tests", |c| suite.args(c).after_help(suites_help()))
 }
