@@ -34,3 +34,8 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The user's mistake, as one line that says what to change.
+pub fn usage(msg: impl Into<String>) -> Error {
+    Error::Usage(msg.into())
+}

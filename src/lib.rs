@@ -3,7 +3,6 @@
 //! `cli → plan → suite/runner → workload → driver`, with measurement around
 //! the driver calls and `store → report` on the other side.
 
-pub mod bench;
 pub mod cli;
 pub mod engine;
 pub mod error;

@@ -511,6 +511,15 @@ fn rqps_report_shows_the_insert_benchmark_tables() {
         "--fail-below",
         "0.01",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("ibench qr100"), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("ibench qr100"), "{out}");
+    // With --fail-below 0.01 only an insert-rate SLA that ib-b missed and ib-a
+    // kept can fail the gate, and whether ci-sized query steps keep their SLA
+    // depends on how busy the machine is: that failure is allowed, no other.
+    let failed: Vec<&str> = out.lines().filter(|l| l.ends_with("FAIL")).collect();
+    assert!(
+        o.status.success()
+            || (!failed.is_empty() && failed.iter().all(|l| l.contains("SLA missed"))),
+        "{out}"
+    );
 }

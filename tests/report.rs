@@ -202,14 +202,20 @@ fn comparison_model_on_the_fixture() {
 
 #[test]
 fn unknown_names_are_refused_with_the_known_ones() {
-    let e = load::load(&results(), &opts("pg14", None)).unwrap_err();
+    let e = load::load(&results(), &opts("pg14", None))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("pg14") && e.contains("pg15, pg16, pg16-tuned"),
         "{e}"
     );
-    let e = load::load(&results(), &opts("pg15", Some(&["nope"]))).unwrap_err();
+    let e = load::load(&results(), &opts("pg15", Some(&["nope"])))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("nope") && e.contains("pg16-tuned"), "{e}");
-    let e = load::load(&results(), &opts("pg15", Some(&["pg15"]))).unwrap_err();
+    let e = load::load(&results(), &opts("pg15", Some(&["pg15"])))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("base"), "{e}");
 }
 

@@ -160,3 +160,39 @@ fn a_new_suites_options_are_its_own() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("select1 t4"), "{}", text(&o));
 }
+
+#[test]
+fn a_new_suite_runs_on_throwaway_servers_too() {
+    let required = std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
+    for server in ["postgres", "mariadb"] {
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("results");
+        let o = rqps(&[
+            "run",
+            "--suite",
+            "select1",
+            "--server",
+            server,
+            "--profile",
+            "ci",
+            "--secs",
+            "0.3",
+            "--results",
+            results.to_str().unwrap(),
+        ]);
+        if !o.status.success() && !required && o.status.code() == Some(2) {
+            eprintln!("skipping {server}: {}", text(&o));
+            continue;
+        }
+        assert!(o.status.success(), "{server}: {}", text(&o));
+        let tests = stored_tests(&results);
+        assert_eq!(tests.len(), 1, "{server}");
+        assert_eq!(tests[0]["status"], "ok", "{server}");
+        assert!(tests[0]["qps"].as_f64().unwrap() > 0.0, "{server}");
+        assert!(
+            tests[0]["hw"]["server_cpu_us_per_op"].as_f64().is_some(),
+            "{server}: the server's CPU per SELECT 1 is measured: {}",
+            tests[0]
+        );
+    }
+}

@@ -24,7 +24,7 @@ pub struct MatrixArgs {
 }
 
 pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
-    let m = Matrix::load(&a.file).map_err(CliError::Usage)?;
+    let m = Matrix::load(&a.file).map_err(|e| CliError::Usage(e.to_string()))?;
     let steps = m.steps();
     // The plan is the same for every target (the options are the matrix's).
     let est_secs = m.plan(0).map_err(CliError::Usage)?.estimate_secs();
@@ -140,7 +140,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         match code {
             0 => {
                 progress.done.push(s.clone());
-                progress.save(&progress_path).map_err(CliError::Failed)?;
+                progress.save(&progress_path)?;
             }
             EXIT_INTERRUPTED => {
                 eprintln!(
@@ -233,7 +233,7 @@ fn run_args(
         seed: m.seed,
         name: Some(t.name.clone()),
         results: results.to_path_buf(),
-        busy_threshold: 10.0,
+        busy_threshold: crate::harness::probe::BUSY_THRESHOLD_PCT,
         ..Default::default()
     }
 }

@@ -1,6 +1,7 @@
 //! Command-line parsing and the commands it dispatches to. Prints; the work
 //! happens in plan, suite, runner and store.
 
+mod bench;
 mod matrix;
 mod report;
 pub mod run;
@@ -109,7 +110,7 @@ enum Cmd {
     Engine(EngineCmd),
     /// Measure rqps itself (harness overhead; client cost against sysbench).
     #[command(subcommand)]
-    Bench(crate::bench::BenchCmd),
+    Bench(bench::BenchCmd),
 }
 
 #[derive(Args, Clone, Debug, Default)]
@@ -179,7 +180,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
-    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,
     /// No progress bars or per-test lines; only the final table.
     #[arg(long, short)]
@@ -231,7 +232,7 @@ fn subcommand(argv: &[String]) -> Option<&str> {
 }
 
 /// The value of `--suite` in `argv` (the default suite when it is not given).
-fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, String> {
+fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, crate::error::Error> {
     let mut it = argv.iter().skip(1);
     while let Some(a) = it.next() {
         if a == "--" {
@@ -306,7 +307,8 @@ fn suites_help() -> String {
 fn command(suite: &dyn Suite) -> clap::Command {
     Cli::command()
         .mut_subcommand("run", |c| {
-            crate::engine::registry::augment_args(suite.args(c)).after_help(suites_help())
+            crate::engine::registry::augment_args(suite.args(c).next_help_heading("Engine options"))
+                .after_help(suites_help())
         })
         .mut_subcommand("tests", |c| suite.args(c).after_help(suites_help()))
 }
@@ -319,7 +321,7 @@ pub fn main() -> i32 {
     let chosen = if takes_suite {
         match suite_named(&argv) {
             Ok(s) => s,
-            Err(m) => return usage(&m),
+            Err(m) => return usage(&m.to_string()),
         }
     } else {
         suite::registry()[0]
@@ -363,9 +365,7 @@ pub fn main() -> i32 {
         Cmd::Compare(a) => report::compare(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
-        Cmd::Bench(c) => crate::bench::run_cmd(&c)
-            .map(|_| 0)
-            .map_err(CliError::Failed),
+        Cmd::Bench(c) => bench::run_cmd(&c).map(|_| 0).map_err(CliError::Failed),
     };
     match r {
         Ok(code) => code,
@@ -414,7 +414,7 @@ fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, 
         profile: a.profile.clone(),
         seed: 0,
     };
-    let plan = suite.plan_cli(&common, m).map_err(CliError::Usage)?;
+    let plan = suite.plan_cli(&common, m)?;
     print!("{}", plan.describe());
     Ok(0)
 }

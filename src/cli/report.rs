@@ -109,10 +109,7 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
         all: a.all,
         sections: sections(),
     };
-    let report = match load::load(&a.results, &opts) {
-        Ok(r) => r,
-        Err(e) => return Err(CliError::Usage(e)),
-    };
+    let report = load::load(&a.results, &opts)?;
     let colour = a.format == Format::Term
         && a.output.is_none()
         && std::io::stdout().is_terminal()
@@ -149,7 +146,7 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
         all: a.all,
         sections: sections(),
     };
-    let report = load::load(&a.results, &opts).map_err(CliError::Usage)?;
+    let report = load::load(&a.results, &opts)?;
     let gate = compare::gate(&report, a.fail_below);
     if gate.rows.is_empty() {
         return Err(CliError::Usage(format!(

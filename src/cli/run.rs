@@ -38,7 +38,7 @@ fn open_error(e: OpenError) -> CliError {
 
 /// `rqps run`: the chosen suite's plan from its parsed options, then the run.
 pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
-    let plan = suite.plan_cli(&common(a), m).map_err(CliError::Usage)?;
+    let plan = suite.plan_cli(&common(a), m)?;
     run(a, plan.as_ref())
 }
 

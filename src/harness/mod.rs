@@ -13,6 +13,7 @@
 //! (histograms, counters, per-second series), [`probe`] and [`sysstat`]
 //! (hardware cost per operation), [`host`] (machine facts).
 
+pub mod bench;
 pub mod host;
 pub mod measure;
 pub mod probe;

@@ -15,6 +15,10 @@ use crate::results::{DbSize, HwCost, HwSecond};
 /// Window over which other processes' CPU is measured before each step.
 const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
 
+/// Other processes' share of all CPUs above which a test is flagged as run
+/// on a busy machine (`--busy-threshold`).
+pub const BUSY_THRESHOLD_PCT: f64 = 10.0;
+
 /// What stays the same for every step of a run.
 #[derive(Clone, Debug, Default)]
 pub struct ProbeContext {

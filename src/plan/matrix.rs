@@ -92,10 +92,51 @@ struct Entry {
     config: Option<Spanned<String>>,
 }
 
+/// A mistake in a matrix file, with where it is: shown as `file:line: field:
+/// message` (or `file: message` when it is about the whole file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatrixError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for MatrixError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for MatrixError {}
+
+impl MatrixError {
+    /// About the whole file.
+    fn whole(path: &Path, message: impl Into<String>) -> Self {
+        MatrixError {
+            path: path.to_path_buf(),
+            line: None,
+            field: None,
+            message: message.into(),
+        }
+    }
+}
+
 /// `file:line: field: message`.
-fn at(path: &Path, src: &str, span: std::ops::Range<usize>, field: &str, msg: &str) -> String {
-    let line = src[..span.start.min(src.len())].matches('\n').count() + 1;
-    format!("{}:{line}: {field}: {msg}", path.display())
+fn at(path: &Path, src: &str, span: std::ops::Range<usize>, field: &str, msg: &str) -> MatrixError {
+    MatrixError {
+        path: path.to_path_buf(),
+        line: Some(src[..span.start.min(src.len())].matches('\n').count() + 1),
+        field: Some(field.to_string()),
+        message: msg.to_string(),
+    }
 }
 
 impl std::fmt::Debug for Matrix {
@@ -113,32 +154,30 @@ impl std::fmt::Debug for Matrix {
 }
 
 impl Matrix {
-    pub fn load(path: &Path) -> Result<Matrix, String> {
+    pub fn load(path: &Path) -> Result<Matrix, MatrixError> {
         let src = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read matrix file {}: {e}", path.display()))?;
+            .map_err(|e| MatrixError::whole(path, format!("cannot read the matrix file: {e}")))?;
         Matrix::parse(path, &src)
     }
 
-    pub fn parse(path: &Path, src: &str) -> Result<Matrix, String> {
-        let file: File = toml::from_str(src).map_err(|e| {
-            let line = e
+    pub fn parse(path: &Path, src: &str) -> Result<Matrix, MatrixError> {
+        let file: File = toml::from_str(src).map_err(|e| MatrixError {
+            path: path.to_path_buf(),
+            line: e
                 .span()
-                .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1);
-            let msg = e.message().trim().to_string();
-            match line {
-                Some(l) => format!("{}:{l}: {msg}", path.display()),
-                None => format!("{}: {msg}", path.display()),
-            }
+                .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1),
+            field: None,
+            message: e.message().trim().to_string(),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         if file.target.is_empty() {
-            return Err(format!(
-                "{}: no [[target]] tables: a matrix needs at least one target",
-                path.display()
+            return Err(MatrixError::whole(
+                path,
+                "no [[target]] tables: a matrix needs at least one target",
             ));
         }
         let d = &file.defaults;
-        let text = |key: &str| -> Result<Option<(String, std::ops::Range<usize>)>, String> {
+        let text = |key: &str| -> Result<Option<(String, std::ops::Range<usize>)>, MatrixError> {
             match d.get(key) {
                 None => Ok(None),
                 Some(v) => match v.get_ref() {
@@ -150,7 +189,7 @@ impl Matrix {
         let suite = match text("suite")? {
             None => suite::registry()[0],
             Some((name, span)) => {
-                suite::find(&name).map_err(|m| at(path, src, span, "suite", &m))?
+                suite::find(&name).map_err(|m| at(path, src, span, "suite", &m.to_string()))?
             }
         };
         let profile = text("profile")?
@@ -179,18 +218,19 @@ impl Matrix {
                         o.name(),
                         suite.name()
                     ),
-                    None => m,
+                    None => m.to_string(),
                 };
                 return Err(at(path, src, v.span(), key, &m));
             }
             options.insert(key.clone(), v.get_ref().clone());
         }
-        let number = |key: &str| -> Result<Option<(toml::Value, std::ops::Range<usize>)>, String> {
-            Ok(d.get(key).map(|v| (v.get_ref().clone(), v.span())))
-        };
+        let number =
+            |key: &str| -> Result<Option<(toml::Value, std::ops::Range<usize>)>, MatrixError> {
+                Ok(d.get(key).map(|v| (v.get_ref().clone(), v.span())))
+            };
         let mut targets: Vec<Target> = Vec::new();
         for t in &file.target {
-            let field = |key: &str| -> Result<Option<Spanned<String>>, String> {
+            let field = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
                 match t.get(key) {
                     None => Ok(None),
                     Some(v) => match v.get_ref() {
@@ -373,7 +413,7 @@ impl Matrix {
         };
         // The suite's options must make a plan now, not halfway through.
         m.plan(0)
-            .map_err(|e| format!("{}: suite {}: {e}", path.display(), m.suite.name()))?;
+            .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", m.suite.name())))?;
         Ok(m)
     }
 
@@ -395,7 +435,9 @@ impl Matrix {
             profile: self.profile.clone(),
             seed: self.seed.unwrap_or(seed),
         };
-        self.suite.plan_toml(&common, &self.options)
+        self.suite
+            .plan_toml(&common, &self.options)
+            .map_err(|e| e.to_string())
     }
 
     /// The `rqps run` command line one target's repeat is equivalent to, for
@@ -501,10 +543,20 @@ impl Progress {
             .unwrap_or_default()
     }
 
-    pub fn save(&self, path: &Path) -> Result<(), String> {
-        let bytes = serde_json::to_vec_pretty(self).map_err(|e| e.to_string())?;
-        crate::util::write_atomic(path, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    pub fn save(&self, path: &Path) -> Result<(), crate::results::StoreError> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(|source| {
+            crate::results::StoreError::Encode {
+                what: "matrix progress",
+                source,
+            }
+        })?;
+        crate::util::write_atomic(path, &bytes).map_err(|source| {
+            crate::results::StoreError::Write {
+                what: "matrix progress",
+                path: path.to_path_buf(),
+                source,
+            }
+        })
     }
 }
 
@@ -513,6 +565,10 @@ mod tests {
     use super::*;
 
     fn parse(src: &str) -> Result<Matrix, String> {
+        parse_typed(src).map_err(|e| e.to_string())
+    }
+
+    fn parse_typed(src: &str) -> Result<Matrix, MatrixError> {
         Matrix::parse(Path::new("m.toml"), src)
     }
 

@@ -11,6 +11,7 @@ use super::compare::{self, Rules};
 use super::model::*;
 use super::section::{Built, Input, Section};
 use super::stats;
+use crate::error::{Error, usage};
 use crate::results::{self, RunDoc, TestResult};
 
 /// What to compare.
@@ -29,9 +30,11 @@ pub struct Options {
 
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
 /// and a warning for each one that could not be read.
-pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read results directory {}: {e}", dir.display()))?;
+pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
+    let entries = std::fs::read_dir(dir).map_err(|source| results::StoreError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("run.json").is_file())
@@ -349,7 +352,7 @@ fn repeat_warnings(name: &str, runs: &[&RunDoc], out: &mut Vec<String>) {
 
 /// Reads `dir` and builds the comparison. Errors are the user's (unknown
 /// names, nothing to compare); unreadable runs become warnings.
-pub fn load(dir: &Path, opts: &Options) -> Result<Report, String> {
+pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
     let (runs, mut warnings) = read_results(dir)?;
     let mut report = build(&runs, opts)?;
     warnings.append(&mut report.warnings);
@@ -358,20 +361,22 @@ pub fn load(dir: &Path, opts: &Options) -> Result<Report, String> {
 }
 
 /// Builds the comparison from runs already read (oldest first).
-pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
+pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     let known = names(runs);
     if !known.contains(&opts.base) {
-        return Err(unknown_name(&opts.base, &known));
+        return Err(usage(unknown_name(&opts.base, &known)));
     }
     let targets: Vec<String> = match &opts.targets {
         Some(t) => {
             let mut v: Vec<String> = Vec::new();
             for n in t {
                 if !known.contains(n) {
-                    return Err(unknown_name(n, &known));
+                    return Err(usage(unknown_name(n, &known)));
                 }
                 if *n == opts.base {
-                    return Err(format!("'{n}' is the base; name it once, with --base"));
+                    return Err(usage(format!(
+                        "'{n}' is the base; name it once, with --base"
+                    )));
                 }
                 if !v.contains(n) {
                     v.push(n.clone());
@@ -382,10 +387,10 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
         None => known.iter().filter(|n| **n != opts.base).cloned().collect(),
     };
     if targets.is_empty() {
-        return Err(format!(
+        return Err(usage(format!(
             "nothing to compare: the results hold only '{}' (run another target with --name)",
             opts.base
-        ));
+        )));
     }
     let runs_of = |name: &str| -> Vec<&RunDoc> { runs.iter().filter(|r| r.name == name).collect() };
     let base_runs = runs_of(&opts.base);
@@ -587,11 +592,11 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, String> {
         })
         .collect();
     if blocks.is_empty() && parts.is_empty() {
-        return Err(format!(
+        return Err(usage(format!(
             "'{}' has no counted result (status ok{}) to compare with",
             opts.base,
             if opts.all { "" } else { ", reported" }
-        ));
+        )));
     }
 
     let base_last = *base_runs.last().expect("the base has runs");

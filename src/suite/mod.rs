@@ -11,6 +11,7 @@
 //! A suite never names an engine: it asks the driver for its capabilities and
 //! dialect.
 
+use crate::error::usage;
 pub mod ibench;
 pub mod rand;
 pub mod select1;
@@ -37,16 +38,16 @@ pub fn registry() -> &'static [&'static dyn Suite] {
 }
 
 /// The suite called `name`, or an error that lists the known ones.
-pub fn find(name: &str) -> Result<&'static dyn Suite, String> {
+pub fn find(name: &str) -> Result<&'static dyn Suite, crate::error::Error> {
     registry()
         .iter()
         .copied()
         .find(|s| s.name() == name)
         .ok_or_else(|| {
-            format!(
+            usage(format!(
                 "unknown suite '{name}' (expected one of {})",
                 names().join(", ")
-            )
+            ))
         })
 }
 
@@ -84,7 +85,7 @@ pub trait Workload: Sync + 'static {
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
-    fn params(common: &Common, o: Self::Options) -> Result<Self::Params, String>;
+    fn params(common: &Common, o: Self::Options) -> Result<Self::Params, crate::error::Error>;
     /// How many steps the plan has.
     fn step_count(p: &Self::Params) -> usize;
     /// Estimated seconds of the measured steps (loads depend on the engine).
@@ -113,11 +114,19 @@ pub trait Suite: Sync {
     /// Adds the suite's options to a command (`rqps run`, `rqps tests`).
     fn args(&self, cmd: clap::Command) -> clap::Command;
     /// The plan from parsed command-line options.
-    fn plan_cli(&self, common: &Common, m: &clap::ArgMatches) -> Result<Box<dyn Plan>, String>;
+    fn plan_cli(
+        &self,
+        common: &Common,
+        m: &clap::ArgMatches,
+    ) -> Result<Box<dyn Plan>, crate::error::Error>;
     /// The plan from a matrix file's table of options.
-    fn plan_toml(&self, common: &Common, t: &toml::Table) -> Result<Box<dyn Plan>, String>;
+    fn plan_toml(
+        &self,
+        common: &Common,
+        t: &toml::Table,
+    ) -> Result<Box<dyn Plan>, crate::error::Error>;
     /// Checks one matrix option on its own, so that an error can name its line.
-    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), String>;
+    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error>;
     /// The suite's report section, if it has one.
     fn report(&self) -> Option<&'static dyn Section>;
 }
@@ -155,14 +164,14 @@ struct TypedPlan<W: Workload> {
 }
 
 impl<W: Workload> Registered<W> {
-    fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, String> {
+    fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, crate::error::Error> {
         if !W::PROFILES.contains(&common.profile.as_str()) {
-            return Err(format!(
+            return Err(usage(format!(
                 "unknown profile '{}' for --suite {} (expected one of {})",
                 common.profile,
                 W::NAME,
                 W::PROFILES.join(", ")
-            ));
+            )));
         }
         Ok(Box::new(TypedPlan::<W> {
             profile: common.profile.clone(),
@@ -188,14 +197,22 @@ impl<W: Workload> Suite for Registered<W> {
         <W::Options as clap::Args>::augment_args(cmd)
     }
 
-    fn plan_cli(&self, common: &Common, m: &clap::ArgMatches) -> Result<Box<dyn Plan>, String> {
+    fn plan_cli(
+        &self,
+        common: &Common,
+        m: &clap::ArgMatches,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
-            .map_err(|e| first_line(&e.to_string()))?;
+            .map_err(|e| usage(first_line(&e.to_string())))?;
         self.plan(common, o)
     }
 
-    fn plan_toml(&self, common: &Common, t: &toml::Table) -> Result<Box<dyn Plan>, String> {
-        let o = W::Options::deserialize(t.clone()).map_err(|e| e.message().to_string())?;
+    fn plan_toml(
+        &self,
+        common: &Common,
+        t: &toml::Table,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
+        let o = W::Options::deserialize(t.clone()).map_err(|e| usage(e.message()))?;
         self.plan(common, o)
     }
 
@@ -203,12 +220,12 @@ impl<W: Workload> Suite for Registered<W> {
         W::report()
     }
 
-    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), String> {
+    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {
         let mut t = toml::Table::new();
         t.insert(key.to_string(), value.clone());
         W::Options::deserialize(t)
             .map(|_| ())
-            .map_err(|e| e.message().to_string())
+            .map_err(|e| usage(e.message()))
     }
 }
 
@@ -265,11 +282,13 @@ pub fn set<T>(slot: &mut T, v: Option<T>) {
 }
 
 /// `auto` or `disable`, as `--ps-mode` and matrices spell it.
-pub fn ps_mode(v: &str) -> Result<crate::engine::PsMode, String> {
+pub fn ps_mode(v: &str) -> Result<crate::engine::PsMode, crate::error::Error> {
     match v {
         "auto" => Ok(crate::engine::PsMode::Auto),
         "disable" => Ok(crate::engine::PsMode::Disable),
-        _ => Err(format!("--ps-mode must be auto or disable, got '{v}'")),
+        _ => Err(usage(format!(
+            "--ps-mode must be auto or disable, got '{v}'"
+        ))),
     }
 }
 
@@ -296,6 +315,7 @@ mod tests {
         assert!(
             find("nope")
                 .unwrap_err()
+                .to_string()
                 .contains("expected one of sysbench")
         );
     }
@@ -309,11 +329,13 @@ mod tests {
         );
         let e = s
             .check_option("threads", &toml::Value::from("four"))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("invalid type"), "{e}");
         let e = s
             .check_option("clients", &toml::Value::from(2))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown field"), "{e}");
     }
 }

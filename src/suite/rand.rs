@@ -2,6 +2,7 @@
 //! rejection-inversion Zipfian (theta 0.8 by default), Pareto, and the
 //! digit-group strings of the `c` and `pad` columns.
 
+use crate::error::usage;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -19,15 +20,15 @@ pub enum RandType {
 }
 
 impl std::str::FromStr for RandType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> Result<Self, crate::error::Error> {
         match s {
             "uniform" => Ok(RandType::Uniform),
             "zipfian" => Ok(RandType::Zipfian),
             "pareto" => Ok(RandType::Pareto),
-            _ => Err(format!(
+            _ => Err(usage(format!(
                 "unknown --rand-type '{s}' (expected uniform, zipfian or pareto)"
-            )),
+            ))),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Which block device holds a path, and how many bytes a directory takes.
 
+use super::ProcError;
 use super::procfs::{self, DiskstatsEntry, MountInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -28,11 +29,11 @@ pub struct DeviceInfo {
 /// `Err` holds the reason when there is no diskstats line to sample, e.g. an
 /// overlay or tmpfs mount, or a btrfs volume whose anonymous device number
 /// matches no disk and whose source is not a disk either.
-pub fn device_for_path(path: &Path) -> Result<DeviceInfo, String> {
+pub fn device_for_path(path: &Path) -> Result<DeviceInfo, ProcError> {
     let canon = canonicalize_existing_prefix(path)
-        .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
+        .map_err(|e| ProcError::from(format!("cannot resolve {}: {e}", path.display())))?;
     let disks_text = std::fs::read_to_string("/proc/diskstats")
-        .map_err(|e| format!("cannot read /proc/diskstats: {e}"))?;
+        .map_err(|e| ProcError::from(format!("cannot read /proc/diskstats: {e}")))?;
     let disks = procfs::parse_diskstats(&disks_text)?;
     let mounts = match std::fs::read_to_string("/proc/self/mountinfo") {
         Ok(text) => procfs::parse_mountinfo(&text)?,
@@ -45,7 +46,7 @@ pub fn device_for_path(path: &Path) -> Result<DeviceInfo, String> {
 
 /// /proc/mounts has no device numbers: take them from `stat` of the path,
 /// which belongs to the mount on top of it.
-fn mounts_fallback(canon: &Path) -> Result<Vec<MountInfo>, String> {
+fn mounts_fallback(canon: &Path) -> Result<Vec<MountInfo>, ProcError> {
     let text = std::fs::read_to_string("/proc/mounts").map_err(|e| e.to_string())?;
     let entries = procfs::parse_mounts(&text);
     let (major, minor) = dev_numbers(canon).map_err(|e| e.to_string())?;
@@ -124,7 +125,7 @@ pub fn resolve_device(
     disks: &[DiskstatsEntry],
     canonical_path: &Path,
     sys_class_block: Option<&Path>,
-) -> Result<DeviceInfo, String> {
+) -> Result<DeviceInfo, ProcError> {
     let idx = procfs::longest_prefix_mount(
         mounts.iter().map(|m| m.mount_point.as_str()),
         canonical_path,
@@ -152,7 +153,7 @@ pub fn resolve_device(
             .find_map(|n| disks.iter().find(|d| &d.name == n))
     };
     let Some(d) = by_number.or_else(by_source) else {
-        return Err(format!(
+        return Err(ProcError(format!(
             "{} is on {} (source {}, mounted at {}, dev {}:{}), which has no /proc/diskstats line",
             canonical_path.display(),
             m.fs_type,
@@ -164,7 +165,7 @@ pub fn resolve_device(
             m.mount_point,
             m.major,
             m.minor
-        ));
+        )));
     };
     Ok(DeviceInfo {
         diskstats_name: d.name.clone(),
@@ -318,7 +319,7 @@ mod tests {
         }
     }
 
-    fn resolve(mountinfo: &str, diskstats: &str, path: &str) -> Result<DeviceInfo, String> {
+    fn resolve(mountinfo: &str, diskstats: &str, path: &str) -> Result<DeviceInfo, ProcError> {
         let mounts = procfs::parse_mountinfo(&fixture(mountinfo)).unwrap();
         let disks = procfs::parse_diskstats(&fixture(diskstats)).unwrap();
         resolve_device(&mounts, &disks, Path::new(path), None)

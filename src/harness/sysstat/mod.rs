@@ -13,6 +13,33 @@
 //! * [`device_for_path`], [`dir_size_on_disk`], [`host_facts`],
 //!   [`pid_listening_on`], [`background_cpu_pct`]: one-off look-ups.
 
+/// A `/proc` or `/sys` file that could not be read or did not parse as the
+/// kernel documents it; the figures that needed it are left unmeasured with
+/// this as the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProcError(pub String);
+
+impl From<String> for ProcError {
+    fn from(s: String) -> Self {
+        ProcError(s)
+    }
+}
+
+/// The reason, as text (what the results store under `unavailable`).
+impl std::ops::Deref for ProcError {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for ProcError {
+    fn from(s: &str) -> Self {
+        ProcError(s.to_string())
+    }
+}
+
 mod device;
 mod host;
 pub mod procfs;

@@ -4,6 +4,7 @@
 //! tested on recorded fixtures. Counters are returned exactly as the kernel
 //! prints them (ticks, sectors, pages); conversion happens in the callers.
 
+use super::ProcError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -64,22 +65,22 @@ pub struct ProcStat {
     pub btime: Option<u64>,
 }
 
-fn parse_u64(tok: &str, what: &str) -> Result<u64, String> {
+fn parse_u64(tok: &str, what: &str) -> Result<u64, ProcError> {
     tok.parse::<u64>()
-        .map_err(|e| format!("bad {what} {tok:?}: {e}"))
+        .map_err(|e| ProcError::from(format!("bad {what} {tok:?}: {e}")))
 }
 
 /// Parses a signed kernel `%ld` field, clamping negatives to 0.
-fn parse_i64_clamped(tok: &str, what: &str) -> Result<u64, String> {
+fn parse_i64_clamped(tok: &str, what: &str) -> Result<u64, ProcError> {
     tok.parse::<i64>()
         .map(|v| v.max(0) as u64)
-        .map_err(|e| format!("bad {what} {tok:?}: {e}"))
+        .map_err(|e| ProcError::from(format!("bad {what} {tok:?}: {e}")))
 }
 
 /// Parses `/proc/stat`. Needs the aggregate `cpu` line with at least the
 /// four oldest fields (user nice system idle); later fields (iowait, irq,
 /// softirq, steal, guest, guest_nice) are 0 when an old kernel omits them.
-pub fn parse_proc_stat(text: &str) -> Result<ProcStat, String> {
+pub fn parse_proc_stat(text: &str) -> Result<ProcStat, ProcError> {
     let mut cpu = None;
     let mut cpu_count = 0usize;
     let mut ctxt = None;
@@ -95,10 +96,10 @@ pub fn parse_proc_stat(text: &str) -> Result<ProcStat, String> {
                     .map(|t| parse_u64(t, "cpu field"))
                     .collect::<Result<Vec<_>, _>>()?;
                 if vals.len() < 4 {
-                    return Err(format!(
+                    return Err(ProcError(format!(
                         "cpu line has {} fields, need at least 4",
                         vals.len()
-                    ));
+                    )));
                 }
                 let f = |i: usize| vals.get(i).copied().unwrap_or(0);
                 cpu = Some(CpuTimes {
@@ -204,7 +205,7 @@ pub struct DiskstatsEntry {
 
 /// Parses `/proc/diskstats` (any of the 7/14/18/20-field layouts; lines may
 /// mix layouts). A line with another field count is an error.
-pub fn parse_diskstats(text: &str) -> Result<Vec<DiskstatsEntry>, String> {
+pub fn parse_diskstats(text: &str) -> Result<Vec<DiskstatsEntry>, ProcError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let toks: Vec<&str> = line.split_whitespace().collect();
@@ -214,23 +215,30 @@ pub fn parse_diskstats(text: &str) -> Result<Vec<DiskstatsEntry>, String> {
         let lineno = n + 1;
         let fc = toks.len();
         if !(fc == 7 || fc >= 14) {
-            return Err(format!(
+            return Err(ProcError(format!(
                 "diskstats line {lineno}: {fc} fields, expected 7, 14, 18 or 20"
-            ));
+            )));
         }
-        let major = toks[0]
-            .parse::<u32>()
-            .map_err(|e| format!("diskstats line {lineno}: bad major {:?}: {e}", toks[0]))?;
-        let minor = toks[1]
-            .parse::<u32>()
-            .map_err(|e| format!("diskstats line {lineno}: bad minor {:?}: {e}", toks[1]))?;
+        let major = toks[0].parse::<u32>().map_err(|e| {
+            ProcError::from(format!(
+                "diskstats line {lineno}: bad major {:?}: {e}",
+                toks[0]
+            ))
+        })?;
+        let minor = toks[1].parse::<u32>().map_err(|e| {
+            ProcError::from(format!(
+                "diskstats line {lineno}: bad minor {:?}: {e}",
+                toks[1]
+            ))
+        })?;
         let name = toks[2].to_string();
         let nums = toks[3..]
             .iter()
             .map(|t| {
-                parse_u64(t, "diskstats field").map_err(|e| format!("diskstats line {lineno}: {e}"))
+                parse_u64(t, "diskstats field")
+                    .map_err(|e| ProcError::from(format!("diskstats line {lineno}: {e}")))
             })
-            .collect::<Result<Vec<u64>, String>>()?;
+            .collect::<Result<Vec<u64>, ProcError>>()?;
         let counters = if fc == 7 {
             // Old partition format: reads, sectors read, writes, sectors written.
             DiskCounters {
@@ -298,7 +306,7 @@ pub struct PidStat {
 
 /// Parses `/proc/<pid>/stat`. The comm field may hold spaces and
 /// parentheses, so the fixed fields are read after the LAST ')'.
-pub fn parse_pid_stat(text: &str) -> Result<PidStat, String> {
+pub fn parse_pid_stat(text: &str) -> Result<PidStat, ProcError> {
     let open = text.find('(').ok_or("no '(' in stat")?;
     let close = text.rfind(')').ok_or("no ')' in stat")?;
     if close < open {
@@ -307,20 +315,20 @@ pub fn parse_pid_stat(text: &str) -> Result<PidStat, String> {
     let pid = text[..open]
         .trim()
         .parse::<u32>()
-        .map_err(|e| format!("bad pid {:?}: {e}", text[..open].trim()))?;
+        .map_err(|e| ProcError::from(format!("bad pid {:?}: {e}", text[..open].trim())))?;
     let comm = text[open + 1..close].to_string();
     let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
     // rest[0] is field 3 (state); field N is rest[N - 3]. rss is field 24.
     if rest.len() < 22 {
-        return Err(format!(
+        return Err(ProcError(format!(
             "stat has {} fields after comm, need at least 22",
             rest.len()
-        ));
+        )));
     }
     let state = rest[0].chars().next().ok_or("empty state")?;
     let ppid = rest[1]
         .parse::<u32>()
-        .map_err(|e| format!("bad ppid {:?}: {e}", rest[1]))?;
+        .map_err(|e| ProcError::from(format!("bad ppid {:?}: {e}", rest[1])))?;
     Ok(PidStat {
         pid,
         comm,
@@ -425,7 +433,7 @@ pub fn unescape_mount_field(s: &str) -> String {
 }
 
 /// Parses `/proc/self/mountinfo`, in file (mount) order.
-pub fn parse_mountinfo(text: &str) -> Result<Vec<MountInfo>, String> {
+pub fn parse_mountinfo(text: &str) -> Result<Vec<MountInfo>, ProcError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let toks: Vec<&str> = line.split(' ').filter(|t| !t.is_empty()).collect();
@@ -435,7 +443,7 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<MountInfo>, String> {
         let lineno = n + 1;
         let err = |what: &str| format!("mountinfo line {lineno}: {what}");
         if toks.len() < 7 {
-            return Err(err("too few fields"));
+            return Err(err("too few fields").into());
         }
         let sep = toks[6..]
             .iter()

@@ -1,6 +1,7 @@
 //! Background sampling of /proc during a benchmark test, and the arithmetic
 //! that turns the snapshots into totals, per-second rates and per-op costs.
 
+use super::ProcError;
 use super::host;
 use super::procfs::{self, CpuTimes, DiskCounters, PidStat};
 use serde::{Deserialize, Serialize};
@@ -489,7 +490,7 @@ impl Probe {
     }
 }
 
-fn read_pid_stat(path: &Path) -> Result<PidStat, String> {
+fn read_pid_stat(path: &Path) -> Result<PidStat, ProcError> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     procfs::parse_pid_stat(&text)
 }

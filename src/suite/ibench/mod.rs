@@ -7,6 +7,9 @@
 //! response times, `step` runs one
 //! step with its connections, and `steps` says which steps a run has.
 
+use crate::error::usage;
+
+pub mod bench;
 pub mod limiter;
 pub mod params;
 pub mod report;
@@ -181,10 +184,13 @@ impl crate::suite::Workload for Ibench {
     type Options = Options;
     type Params = params::IbenchParams;
 
-    fn params(common: &crate::suite::Common, o: Options) -> Result<params::IbenchParams, String> {
+    fn params(
+        common: &crate::suite::Common,
+        o: Options,
+    ) -> Result<params::IbenchParams, crate::error::Error> {
         use crate::suite::set;
         let mut p = params::ibench_profile(&common.profile)
-            .ok_or_else(|| format!("unknown profile '{}'", common.profile))?;
+            .ok_or_else(|| usage(format!("unknown profile '{}'", common.profile)))?;
         set(&mut p.clients, o.clients);
         set(&mut p.rows_per_client, o.rows_per_client);
         set(&mut p.writes_per_client, o.writes);

@@ -1,6 +1,7 @@
 //! The Insert Benchmark's parameters: named profiles (spec §3, reference
 //! §4.7), with every override applied and checked.
 
+use crate::error::usage;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::PsMode;
@@ -55,43 +56,42 @@ pub fn ibench_profile(name: &str) -> Option<IbenchParams> {
 
 impl IbenchParams {
     /// Checks the parameters and returns the steps to run, or one line saying what is wrong.
-    pub fn steps(&self) -> Result<Vec<super::StepDef>, String> {
+    pub fn steps(&self) -> Result<Vec<super::StepDef>, crate::error::Error> {
         use super::{ROWS_L_I2, steps};
         if self.clients == 0 {
-            return Err("--clients must be at least 1".into());
+            return Err(usage("--clients must be at least 1"));
         }
         if self.rows_per_client == 0 {
-            return Err("--rows-per-client must be at least 1".into());
+            return Err(usage("--rows-per-client must be at least 1"));
         }
         if self.writes_per_client < ROWS_L_I2 as u64 {
-            return Err(format!(
+            return Err(usage(format!(
                 "--writes must be at least {ROWS_L_I2} (l.i2 inserts a fifth of them, {ROWS_L_I2} rows per statement)"
-            ));
+            )));
         }
         if !self.query_secs.is_finite() || self.query_secs <= 0.0 {
-            return Err(format!(
+            return Err(usage(format!(
                 "--query-secs must be a number of seconds > 0, got {}",
                 self.query_secs
-            ));
+            )));
         }
         if !self.settle_secs.is_finite() || self.settle_secs < 0.0 {
-            return Err(format!(
+            return Err(usage(format!(
                 "--settle-secs must be a number of seconds >= 0, got {}",
                 self.settle_secs
-            ));
+            )));
         }
         if self.rates.is_empty() || self.rates.contains(&0) {
-            return Err(
-                "--rates must list insert rates of at least 1 row/s, e.g. --rates 100,500,1000"
-                    .into(),
-            );
+            return Err(usage(
+                "--rates must list insert rates of at least 1 row/s, e.g. --rates 100,500,1000",
+            ));
         }
         for &r in &self.rates {
             if self.query_secs * (r as f64) < 1.0 {
-                return Err(format!(
+                return Err(usage(format!(
                     "--query-secs {} at --rates {r} inserts no row: each query step inserts query-secs x rate rows per client",
                     self.query_secs
-                ));
+                )));
             }
         }
         Ok(steps(&self.rates))
@@ -125,12 +125,12 @@ mod tests {
         assert!(ibench_profile("ci").unwrap().estimate_secs() < 10.0);
         let mut p = ibench_profile("ci").unwrap();
         p.rates = vec![100, 0];
-        assert!(p.steps().unwrap_err().contains("--rates"));
+        assert!(p.steps().unwrap_err().to_string().contains("--rates"));
         let mut p = ibench_profile("ci").unwrap();
         p.writes_per_client = 4;
-        assert!(p.steps().unwrap_err().contains("--writes"));
+        assert!(p.steps().unwrap_err().to_string().contains("--writes"));
         let mut p = ibench_profile("ci").unwrap();
         p.query_secs = 0.001;
-        assert!(p.steps().unwrap_err().contains("--query-secs"));
+        assert!(p.steps().unwrap_err().to_string().contains("--query-secs"));
     }
 }

@@ -87,7 +87,7 @@ pub fn step_spec(p: &IbenchParams, def: &StepDef, index: usize) -> StepSpec {
 }
 
 pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
-    let steps = p.steps().map_err(crate::error::Error::Usage)?;
+    let steps = p.steps()?;
     let mut end = RunEnd::Ok;
     for (i, def) in steps.iter().enumerate() {
         if stop_requested() {

@@ -4,6 +4,7 @@
 //! options struct, a `Workload` impl, and one line in the registry. No other
 //! file names it.
 
+use crate::error::usage;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,7 +53,7 @@ impl Workload for Select1 {
     type Options = Options;
     type Params = Params;
 
-    fn params(common: &Common, o: Options) -> Result<Params, String> {
+    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let (secs, warmup_secs) = if common.profile == "ci" {
             (0.5, 0.1)
         } else {
@@ -68,21 +69,21 @@ impl Workload for Select1 {
         set(&mut p.secs, o.secs);
         set(&mut p.warmup_secs, o.warmup_secs);
         if p.threads.is_empty() || p.threads.contains(&0) {
-            return Err(
-                "--threads must list thread counts of at least 1, e.g. --threads 1,2".into(),
-            );
+            return Err(usage(
+                "--threads must list thread counts of at least 1, e.g. --threads 1,2",
+            ));
         }
         if !(p.secs.is_finite() && p.secs > 0.0 && p.secs <= 86_400.0) {
-            return Err(format!(
+            return Err(usage(format!(
                 "--secs must be a number of seconds in (0, 86400], got {:?}",
                 p.secs
-            ));
+            )));
         }
         if !(p.warmup_secs.is_finite() && (0.0..=86_400.0).contains(&p.warmup_secs)) {
-            return Err(format!(
+            return Err(usage(format!(
                 "--warmup-secs must be a number of seconds in [0, 86400], got {:?}",
                 p.warmup_secs
-            ));
+            )));
         }
         Ok(p)
     }

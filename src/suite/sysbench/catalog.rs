@@ -1,6 +1,7 @@
 //! The sysbench tests by their reference names (reference §1.3), the two
 //! suite orders (§1.4.1 classic, §1.4.2 current) and the report groups (§1.5).
 
+use crate::error::usage;
 use serde::{Deserialize, Serialize};
 
 /// The four groups the field's reports use.
@@ -118,14 +119,14 @@ pub enum Order {
 }
 
 impl std::str::FromStr for Order {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> Result<Self, crate::error::Error> {
         match s {
             "current" => Ok(Order::Current),
             "classic" => Ok(Order::Classic),
-            _ => Err(format!(
+            _ => Err(usage(format!(
                 "unknown --list '{s}' (expected current or classic)"
-            )),
+            ))),
         }
     }
 }

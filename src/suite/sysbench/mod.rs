@@ -6,6 +6,8 @@
 //! `load` fills and settles the tables, `params` has the profiles, `run`
 //! sends every test through the harness.
 
+use crate::error::usage;
+pub mod bench;
 pub mod catalog;
 pub mod event;
 pub mod load;
@@ -77,9 +79,9 @@ impl Workload for Sysbench {
     type Options = Options;
     type Params = SysbenchParams;
 
-    fn params(common: &Common, o: Options) -> Result<SysbenchParams, String> {
+    fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
         let mut p = params::profile(&common.profile)
-            .ok_or_else(|| format!("unknown profile '{}'", common.profile))?;
+            .ok_or_else(|| usage(format!("unknown profile '{}'", common.profile)))?;
         if let Some(l) = &o.list {
             p.list = l.parse()?;
         }
@@ -90,7 +92,7 @@ impl Workload for Sysbench {
                 .filter(|s| !s.is_empty())
                 .collect();
             if p.tests.is_empty() {
-                return Err("--tests needs at least one test name".into());
+                return Err(usage("--tests needs at least one test name"));
             }
         }
         set(&mut p.threads, o.threads);

@@ -1,6 +1,7 @@
 //! The sysbench suite's parameters: named profiles, and every override
 //! applied and checked before anything touches a database.
 
+use crate::error::usage;
 use serde::{Deserialize, Serialize};
 
 use super::catalog::{self, Order, Span, TestDef};
@@ -76,17 +77,19 @@ impl SysbenchParams {
     }
 
     /// Checks the parameters and returns the steps to run, or one line saying what is wrong.
-    pub fn steps(&self) -> Result<Vec<TestDef>, String> {
+    pub fn steps(&self) -> Result<Vec<TestDef>, crate::error::Error> {
         if self.tables == 0 {
-            return Err("--tables must be at least 1".into());
+            return Err(usage("--tables must be at least 1"));
         }
         if self.table_size == 0 {
-            return Err("--table-size must be at least 1 (zero rows cannot be queried)".into());
+            return Err(usage(
+                "--table-size must be at least 1 (zero rows cannot be queried)",
+            ));
         }
         if self.threads.is_empty() || self.threads.contains(&0) {
-            return Err(
-                "--threads must list thread counts of at least 1, e.g. --threads 1,2,4".into(),
-            );
+            return Err(usage(
+                "--threads must list thread counts of at least 1, e.g. --threads 1,2,4",
+            ));
         }
         for (name, v) in [
             ("--read-secs", self.read_secs),
@@ -96,11 +99,13 @@ impl SysbenchParams {
             ("--settle-secs", self.settle_secs),
         ] {
             if !v.is_finite() || v < 0.0 {
-                return Err(format!("{name} must be a number of seconds >= 0, got {v}"));
+                return Err(usage(format!(
+                    "{name} must be a number of seconds >= 0, got {v}"
+                )));
             }
         }
         if self.read_secs == 0.0 || self.write_secs == 0.0 {
-            return Err("--read-secs and --write-secs must be more than 0".into());
+            return Err(usage("--read-secs and --write-secs must be more than 0"));
         }
         if self.tests.is_empty() {
             return Ok(catalog::order(self.list));
@@ -110,11 +115,11 @@ impl SysbenchParams {
                 Order::Current => "current",
                 Order::Classic => "classic",
             };
-            format!(
+            usage(format!(
                 "unknown test{} {} in the {list} list (see `rqps tests --list {list}` for the names)",
                 if unknown.len() > 1 { "s" } else { "" },
                 unknown.join(", ")
-            )
+            ))
         })
     }
 
@@ -153,10 +158,10 @@ mod tests {
     fn bad_values_are_refused_with_a_reason() {
         let mut p = profile("ci").unwrap();
         p.table_size = 0;
-        assert!(p.steps().unwrap_err().contains("--table-size"));
+        assert!(p.steps().unwrap_err().to_string().contains("--table-size"));
         let mut p = profile("ci").unwrap();
         p.tests = vec!["point-query".into(), "bogus".into()];
-        assert!(p.steps().unwrap_err().contains("bogus"));
+        assert!(p.steps().unwrap_err().to_string().contains("bogus"));
         let mut p = profile("ci").unwrap();
         p.threads = vec![1, 0];
         assert!(p.steps().is_err());

@@ -15,7 +15,7 @@ use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
 use crate::results::TestResult;
 
 pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
-    let steps = p.steps().map_err(Error::Usage)?;
+    let steps = p.steps()?;
     let mut end = RunEnd::Ok;
     let first_settles = steps
         .first()
