@@ -298,9 +298,10 @@ pub fn run_step<W: Worker>(
     for t in &threads {
         counts.add(&t.counts);
         for (k, tk) in kinds.iter_mut().zip(&t.kinds) {
-            k.events += tk.events;
+            let h = tk.latencies.histogram();
+            k.events += h.len();
             k.errors += tk.errors;
-            let _ = k.hist.add(&tk.hist);
+            let _ = k.hist.add(&h);
         }
     }
     for k in &kinds {
