@@ -1,7 +1,10 @@
 //! rqps: a database benchmark and regression finder.
 //!
-//! `cli → plan → suite/runner → workload → driver`, with measurement around
-//! the driver calls and `store → report` on the other side.
+//! `cli → plan → harness → suite → engine`: the CLI (and matrix plans) pick a
+//! suite from `suite::registry()` with its typed options; the harness runs
+//! each of its tests (probe, measurement, store); the suite's events reach an
+//! engine through its SQL or key-value face. `results` holds what was
+//! measured and `report` compares it, with each suite's own section.
 
 pub mod cli;
 pub mod engine;

@@ -1,5 +1,7 @@
 //! Command-line parsing and the commands it dispatches to. Prints; the work
-//! happens in plan, suite, runner and store.
+//! happens in plan, suite, harness, engine, results and report. `rqps run`
+//! and `rqps tests` take the options of the suite `--suite` names, and the
+//! engine kinds' options, from the suite and the engine registries.
 
 mod bench;
 mod matrix;
