@@ -103,7 +103,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     for e in missing {
         if let Some(v) = &e.version {
             crate::engine::install::install(e.kind, v, &mut |n| eprintln!("{n}"))
-                .map_err(CliError::Failed)?;
+                .map_err(|e| CliError::Failed(e.to_string()))?;
         }
     }
     let mut failed = Vec::new();

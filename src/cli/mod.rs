@@ -402,8 +402,8 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
                     "cannot install '{kind}': expected postgres or mariadb"
                 )));
             };
-            let base =
-                install(spec.kind, version, &mut |n| eprintln!("{n}")).map_err(CliError::Failed)?;
+            let base = install(spec.kind, version, &mut |n| eprintln!("{n}"))
+                .map_err(|e| CliError::Failed(e.to_string()))?;
             println!("{} {version}: {}", server.key(), base.display());
             println!("use it with: rqps run --server {}@{version}", server.key());
             Ok(0)

