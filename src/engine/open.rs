@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::engine::Driver;
 use crate::engine::install::{EngineSpec, basedir_for};
@@ -184,7 +183,6 @@ fn server_engine(
         }
         e => OpenError::Failed(format!("cannot start the {kind} server: {e}")),
     })?;
-    MANAGED_SERVER.store(server.pid(), Ordering::SeqCst);
     let url = server.url();
     let Target::Url(target) = Target::parse(&url).map_err(OpenError::Failed)? else {
         return Err(OpenError::Failed(format!(
@@ -265,9 +263,6 @@ fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
     }
 }
 
-/// Pid of a throwaway server, so a second Ctrl-C can stop it before rqps exits.
-static MANAGED_SERVER: AtomicU32 = AtomicU32::new(0);
-
 /// The engine kind the arguments name, when they name a known one
 /// (errors in them are reported by [`open`]).
 fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static EngineKind> {
@@ -314,11 +309,6 @@ pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenErr
     }
 }
 
-/// The pid of the throwaway server this process runs, or 0.
-pub fn managed_server_pid() -> u32 {
-    MANAGED_SERVER.load(Ordering::SeqCst)
-}
-
 impl Opened {
     /// Where the hardware figures come from for this engine.
     pub fn footprint(&self, server_pid: Option<u32>) -> Footprint {
@@ -327,11 +317,10 @@ impl Opened {
 
     /// Stops a throwaway server (its notes go to `say`); nothing to do for other engines.
     pub fn close(mut self, say: &mut dyn FnMut(&str)) {
-        if let Some(server) = self.server.take() {
-            MANAGED_SERVER.store(0, Ordering::SeqCst);
-            if let Err(e) = server.stop_with_notes(say) {
-                eprintln!("warning: stopping the throwaway server: {e}");
-            }
+        if let Some(server) = self.server.take()
+            && let Err(e) = server.stop_with_notes(say)
+        {
+            eprintln!("warning: stopping the throwaway server: {e}");
         }
     }
 }
