@@ -36,7 +36,7 @@ pub mod url;
 use std::fmt;
 
 pub use kv::{KvAccess, KvConn};
-pub use schema::{Index, Table};
+pub use schema::{Index, KeyedTable, Table};
 
 /// One bound parameter, borrowed from the worker's reusable buffers.
 #[derive(Clone, Copy, Debug)]
@@ -213,9 +213,125 @@ pub trait Dialect: Send + Sync {
     fn min_key_sql(&self, table: &Table) -> String {
         format!("SELECT min({}) FROM {}", table.id.name, table.name)
     }
+    /// Statements that create a table keyed by its own columns (without its
+    /// secondary indexes).
+    fn create_keyed_table(&self, table: &KeyedTable) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE {}",
+            table.definition(schema::standard_type)
+        )]
+    }
+    /// The statement that creates one secondary index of a keyed table.
+    fn create_keyed_index(&self, table: &KeyedTable, index: &Index) -> String {
+        format!(
+            "CREATE INDEX {} ON {} ({})",
+            index.name,
+            table.name,
+            index.column_list()
+        )
+    }
+    /// What ends a SELECT that locks the rows it reads until the transaction
+    /// ends; empty where the engine locks otherwise (SQLite: the write
+    /// transaction holds the whole database).
+    fn for_update(&self) -> &'static str {
+        " FOR UPDATE"
+    }
+    /// The statement that sets the isolation level of the session's
+    /// transactions to `level` (SQL's names: `READ COMMITTED`, `REPEATABLE
+    /// READ`, `SERIALIZABLE`, `READ UNCOMMITTED`); `None` where the engine
+    /// has only one level, named by [`Dialect::only_isolation`].
+    fn session_isolation(&self, level: &str) -> Option<String> {
+        Some(format!("SET SESSION TRANSACTION ISOLATION LEVEL {level}"))
+    }
+    /// The one isolation level of an engine that has no choice.
+    fn only_isolation(&self) -> Option<&'static str> {
+        None
+    }
+    /// Queries whose single value is the session's isolation level, to try
+    /// in order (engine versions name the variable differently).
+    fn isolation_sql(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Query whose single value is the largest id of `table`.
     fn max_key_sql(&self, table: &Table) -> String {
         format!("SELECT max({}) FROM {}", table.id.name, table.name)
+    }
+}
+
+/// The values of the rows a statement returned, as text (`None` for NULL),
+/// kept in one buffer that a worker reuses, so fetching allocates only while
+/// the buffer grows. Filled by [`Conn::fetch`].
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    width: usize,
+    text: String,
+    cells: Vec<Option<(u32, u32)>>,
+}
+
+impl Rows {
+    /// Empties the buffer for a result of `width` columns.
+    pub fn reset(&mut self, width: usize) {
+        self.width = width;
+        self.text.clear();
+        self.cells.clear();
+    }
+    /// Appends the next value (row by row, column by column).
+    pub fn push(&mut self, v: Option<&[u8]>) {
+        match v {
+            None => self.cells.push(None),
+            Some(b) => {
+                let start = self.text.len() as u32;
+                match std::str::from_utf8(b) {
+                    Ok(t) => self.text.push_str(t),
+                    Err(_) => self.text.push_str(&String::from_utf8_lossy(b)),
+                }
+                self.cells.push(Some((start, self.text.len() as u32)));
+            }
+        }
+    }
+    /// Appends the next value written by `Display` (numbers a driver decoded).
+    pub fn push_display(&mut self, v: impl fmt::Display) {
+        use std::fmt::Write;
+        let start = self.text.len() as u32;
+        let _ = write!(self.text, "{v}");
+        self.cells.push(Some((start, self.text.len() as u32)));
+    }
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.cells.len().checked_div(self.width).unwrap_or(0)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Columns per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    /// The value at `row`, `col` as text; `None` for NULL or out of range.
+    pub fn get(&self, row: usize, col: usize) -> Option<&str> {
+        if col >= self.width {
+            return None;
+        }
+        let (a, b) = (*self.cells.get(row * self.width + col)?)?;
+        Some(&self.text[a as usize..b as usize])
+    }
+    /// The value at `row`, `col` as an integer (an error names what was there).
+    pub fn int(&self, row: usize, col: usize) -> DbResult<i64> {
+        let v = self.get(row, col);
+        v.and_then(|v| v.trim().parse().ok()).ok_or_else(|| {
+            DbError::fatal(format!(
+                "expected an integer in row {row}, column {col}, got {v:?}"
+            ))
+        })
+    }
+    /// The value at `row`, `col` as a number (decimals, floating point).
+    pub fn num(&self, row: usize, col: usize) -> DbResult<f64> {
+        let v = self.get(row, col);
+        v.and_then(|v| v.trim().parse().ok()).ok_or_else(|| {
+            DbError::fatal(format!(
+                "expected a number in row {row}, column {col}, got {v:?}"
+            ))
+        })
     }
 }
 
@@ -228,6 +344,15 @@ pub trait Conn: Send {
     /// Executes a prepared statement, reads every row it returns, and says
     /// what it did.
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> DbResult<Outcome>;
+    /// Executes a prepared statement and keeps the values of every row it
+    /// returns in `rows` (emptied first), for workloads whose next statement
+    /// depends on what the last one read.
+    fn fetch(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> DbResult<Outcome> {
+        let _ = (stmt, params, rows);
+        Err(DbError::fatal(
+            "this engine's driver cannot return the values of rows",
+        ))
+    }
     /// Runs one statement given as text, reading every row.
     fn query(&mut self, sql: &str) -> DbResult<Outcome>;
     /// Runs one statement and returns the first column of the first row as
@@ -372,6 +497,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, "SELECT c FROM t WHERE id=7 AND c='a''b'");
+    }
+
+    #[test]
+    fn rows_keep_values_and_nulls_in_place() {
+        let mut r = Rows::default();
+        r.reset(2);
+        r.push(Some(b"7"));
+        r.push(None);
+        r.push_display(12.5);
+        r.push(Some(b"abc"));
+        assert_eq!((r.len(), r.width()), (2, 2));
+        assert_eq!(r.int(0, 0).unwrap(), 7);
+        assert_eq!(r.get(0, 1), None);
+        assert_eq!(r.num(1, 0).unwrap(), 12.5);
+        assert_eq!(r.get(1, 1), Some("abc"));
+        assert!(r.int(1, 1).is_err() && r.int(0, 1).is_err() && r.get(0, 2).is_none());
+        r.reset(1);
+        assert!(r.is_empty());
     }
 
     #[test]

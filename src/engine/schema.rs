@@ -36,6 +36,10 @@ pub enum ColType {
     DateTime,
     /// A point in time (with the engine's time-zone handling).
     Timestamp,
+    /// Exact decimal number of `precision` digits, `scale` of them after the
+    /// point (money). SQLite keeps it with NUMERIC affinity, so fractions are
+    /// stored as 8-byte floating point there.
+    Decimal(u8, u8),
 }
 
 /// A column's default value.
@@ -145,6 +149,42 @@ impl Table {
     }
 }
 
+/// A table keyed by its own columns: no engine-assigned id, a primary key
+/// of one or more columns (or none at all), secondary indexes created apart
+/// ([`Dialect::create_keyed_index`](crate::engine::Dialect::create_keyed_index)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedTable {
+    pub name: String,
+    /// Every column, in order (inserts bind them in this order).
+    pub columns: Vec<Column>,
+    /// The primary key's columns, in key order; empty: no primary key.
+    pub primary_key: Vec<String>,
+    pub indexes: Vec<Index>,
+}
+
+impl KeyedTable {
+    /// Every column's name, in order: `a, b, c`.
+    pub fn column_list(&self) -> String {
+        self.columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+    /// `name (col TYPE ..., PRIMARY KEY (...))` with the engine's type names.
+    pub(crate) fn definition(&self, type_name: impl Fn(ColType) -> String) -> String {
+        let mut cols: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| column_sql(c, &type_name(c.ty), false, false))
+            .collect();
+        if !self.primary_key.is_empty() {
+            cols.push(format!("PRIMARY KEY ({})", self.primary_key.join(", ")));
+        }
+        format!("{} ({})", self.name, cols.join(", "))
+    }
+}
+
 /// Writes a default value as SQL: numbers quoted (`'0'`) or bare (`0`).
 pub(crate) fn default_sql(v: &DefaultValue, quote_numbers: bool) -> String {
     match v {
@@ -194,6 +234,7 @@ pub(crate) fn standard_type(t: ColType) -> String {
         ColType::Double => "DOUBLE PRECISION".into(),
         ColType::DateTime => "DATETIME".into(),
         ColType::Timestamp => "TIMESTAMP".into(),
+        ColType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
     }
 }
 
@@ -285,6 +326,30 @@ mod tests {
             column_sql(&t, "CHAR(3)", true, true),
             "c CHAR(3) DEFAULT 'a''b'"
         );
+    }
+
+    #[test]
+    fn keyed_tables_render_their_key_after_the_columns() {
+        let t = KeyedTable {
+            name: "t".into(),
+            columns: vec![
+                Column::new("a", ColType::Int).not_null(),
+                Column::new("b", ColType::Int).not_null(),
+                Column::new("m", ColType::Decimal(12, 2)),
+            ],
+            primary_key: vec!["a".into(), "b".into()],
+            indexes: vec![],
+        };
+        assert_eq!(t.column_list(), "a, b, m");
+        assert_eq!(
+            t.definition(standard_type),
+            "t (a INT NOT NULL, b INT NOT NULL, m DECIMAL(12,2), PRIMARY KEY (a, b))"
+        );
+        let heap = KeyedTable {
+            primary_key: vec![],
+            ..t
+        };
+        assert!(!heap.definition(standard_type).contains("PRIMARY KEY"));
     }
 
     #[test]

@@ -14,11 +14,11 @@ pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
 use crate::engine::kind::{EngineKind, EngineOption, UrlTarget};
-use crate::engine::schema::{self, ColType, Table};
+use crate::engine::schema::{self, ColType, KeyedTable, Table};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
-    StmtId, inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
+    SqlAccess, StmtId, inline_params,
 };
 
 const DEFAULT_PORT: u16 = 3306;
@@ -339,6 +339,18 @@ impl Dialect for MysqlDialect {
     fn data_path_sql(&self) -> Option<&'static str> {
         Some("SELECT @@datadir")
     }
+    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE {} ENGINE = {}",
+            t.definition(mysql_type),
+            self.engine
+        )]
+    }
+    /// MySQL 8 and MariaDB 11.1+ call it transaction_isolation; older
+    /// versions tx_isolation.
+    fn isolation_sql(&self) -> &'static [&'static str] {
+        &["SELECT @@transaction_isolation", "SELECT @@tx_isolation"]
+    }
 }
 
 /// MySQL's names for the portable types.
@@ -417,6 +429,19 @@ impl Conn for MysqlConn {
             Slot::Text(sql) => {
                 inline_params(sql, params, &mut self.text)?;
                 self.conn.query(&self.text).map_err(map_err)
+            }
+        }
+    }
+
+    fn fetch(&mut self, id: StmtId, params: &[Param<'_>], out: &mut Rows) -> DbResult<Outcome> {
+        let Some(slot) = self.stmts.get(id.0 as usize) else {
+            return Err(DbError::fatal(format!("no prepared statement {}", id.0)));
+        };
+        match slot {
+            Slot::Prepared(stmt) => self.conn.execute_rows(stmt, params, out).map_err(map_err),
+            Slot::Text(sql) => {
+                inline_params(sql, params, &mut self.text)?;
+                self.conn.query_into(&self.text, out).map_err(map_err)
             }
         }
     }

@@ -24,7 +24,7 @@ use std::time::Duration;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use crate::engine::{Outcome, Param};
+use crate::engine::{Outcome, Param, Rows};
 
 // Capability flags (protocol documentation, "Capabilities").
 /// `CLIENT_LONG_PASSWORD`; MariaDB calls it `CLIENT_MYSQL` and its servers
@@ -252,6 +252,130 @@ pub struct Client<S: Read + Write = Stream> {
     broken: bool,
     /// Statements to close on drop.
     stmts: Vec<u32>,
+    /// Result column types of each prepared statement that returns rows,
+    /// by statement id (to decode binary rows in [`Client::execute_rows`]).
+    metas: std::collections::HashMap<u32, Vec<ColMeta>>,
+}
+
+/// A result column's type code and whether an integer is unsigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColMeta {
+    ty: u8,
+    unsigned: bool,
+}
+
+const UNSIGNED_FLAG: u16 = 32;
+
+/// The type of a ColumnDefinition41 packet.
+fn parse_coldef(b: &[u8]) -> Result<ColMeta> {
+    let mut r = Reader(b);
+    for _ in 0..6 {
+        r.lenenc_bytes()?;
+    }
+    r.lenenc()?;
+    let _charset = r.u16()?;
+    let _length = r.u32()?;
+    let ty = r.u8()?;
+    let flags = r.u16()?;
+    Ok(ColMeta {
+        ty,
+        unsigned: flags & UNSIGNED_FLAG != 0,
+    })
+}
+
+/// Appends the values of one binary-protocol row to `out`.
+fn push_binary_row(b: &[u8], metas: &[ColMeta], out: &mut Rows) -> Result<()> {
+    let mut r = Reader(b);
+    r.u8()?;
+    let bitmap = r.take((metas.len() + 9) / 8)?;
+    for (i, m) in metas.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            out.push(None);
+            continue;
+        }
+        match m.ty {
+            0x01 => {
+                let v = r.u8()?;
+                if m.unsigned {
+                    out.push_display(v)
+                } else {
+                    out.push_display(v as i8)
+                }
+            }
+            0x02 | 0x0d => {
+                let v = r.u16()?;
+                if m.unsigned {
+                    out.push_display(v)
+                } else {
+                    out.push_display(v as i16)
+                }
+            }
+            0x03 | 0x09 => {
+                let v = r.u32()?;
+                if m.unsigned {
+                    out.push_display(v)
+                } else {
+                    out.push_display(v as i32)
+                }
+            }
+            0x08 => {
+                let v = u64::from_le_bytes(r.take(8)?.try_into().unwrap_or_default());
+                if m.unsigned {
+                    out.push_display(v)
+                } else {
+                    out.push_display(v as i64)
+                }
+            }
+            0x04 => out.push_display(f32::from_le_bytes(
+                r.take(4)?.try_into().unwrap_or_default(),
+            )),
+            0x05 => out.push_display(f64::from_le_bytes(
+                r.take(8)?.try_into().unwrap_or_default(),
+            )),
+            0x06 => out.push(None),
+            0x07 | 0x0a | 0x0c | 0x0e => {
+                let n = r.u8()? as usize;
+                let mut f = Reader(r.take(n)?);
+                let (y, mo, d) = if n >= 4 {
+                    (f.u16()?, f.u8()?, f.u8()?)
+                } else {
+                    (0, 0, 0)
+                };
+                let (h, mi, sec) = if n >= 7 {
+                    (f.u8()?, f.u8()?, f.u8()?)
+                } else {
+                    (0, 0, 0)
+                };
+                out.push_display(format_args!(
+                    "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{sec:02}"
+                ));
+            }
+            0x0b => {
+                let n = r.u8()? as usize;
+                let mut f = Reader(r.take(n)?);
+                let (neg, days, h, mi, sec) = if n >= 8 {
+                    (f.u8()?, f.u32()?, f.u8()?, f.u8()?, f.u8()?)
+                } else {
+                    (0, 0, 0, 0, 0)
+                };
+                let sign = if neg == 1 { "-" } else { "" };
+                let h = days as u64 * 24 + h as u64;
+                out.push_display(format_args!("{sign}{h:02}:{mi:02}:{sec:02}"));
+            }
+            _ => out.push(r.lenenc_bytes()?),
+        }
+    }
+    Ok(())
+}
+
+/// Appends the values of one text-protocol row to `out`.
+fn push_text_row(b: &[u8], width: usize, out: &mut Rows) -> Result<()> {
+    let mut r = Reader(b);
+    for _ in 0..width {
+        out.push(r.lenenc_bytes()?);
+    }
+    Ok(())
 }
 
 impl Client<Stream> {
@@ -288,6 +412,7 @@ impl<S: Read + Write> Client<S> {
             ext_caps: 0,
             broken: true,
             stmts: Vec::new(),
+            metas: Default::default(),
         }
     }
 
@@ -654,6 +779,98 @@ impl<S: Read + Write> Client<S> {
         })
     }
 
+    /// Reads the response to a command as [`Client::results`] does, keeping
+    /// the values of the rows of its first result set in `out`: binary rows
+    /// typed by the definitions sent with them, else by `prepared`; text
+    /// rows as they are.
+    fn results_into(
+        &mut self,
+        prepared: &[ColMeta],
+        binary: bool,
+        out: &mut Rows,
+    ) -> Result<Outcome> {
+        let deprecate_eof = self.caps & CLIENT_DEPRECATE_EOF != 0;
+        let cache_meta = self.ext_caps & MARIADB_CLIENT_CACHE_METADATA != 0;
+        let (mut rows, mut affected, mut has_rows) = (0u64, 0u64, false);
+        out.reset(0);
+        loop {
+            let b = self.next()?;
+            let status = match b.first() {
+                Some(0x00) => {
+                    let (n, status) = parse_ok(b)?;
+                    affected += n;
+                    status
+                }
+                Some(0xff) => return Err(parse_err(b)),
+                Some(0xfb) => {
+                    return Err(Error::Broken(
+                        "the server asked for LOCAL INFILE, which rqps does not support".into(),
+                    ));
+                }
+                None => return Err(malformed("empty response")),
+                Some(_) => {
+                    let mut r = Reader(b);
+                    let columns = r.lenenc()?.ok_or_else(|| malformed("column count"))? as usize;
+                    let skipped = cache_meta && r.0.first() == Some(&0);
+                    let mut metas = Vec::new();
+                    if !skipped {
+                        for _ in 0..columns {
+                            let b = self.next()?;
+                            metas.push(parse_coldef(b)?);
+                        }
+                    } else {
+                        metas = prepared.to_vec();
+                    }
+                    if binary && metas.len() != columns {
+                        return Err(malformed("result columns without their types"));
+                    }
+                    if !deprecate_eof {
+                        self.next()?;
+                    }
+                    let first = !has_rows;
+                    if first {
+                        out.reset(columns);
+                    }
+                    has_rows = true;
+                    loop {
+                        let b = self.next()?;
+                        match b.first() {
+                            Some(0xfe) if b.len() < MAX_PAYLOAD => {
+                                break parse_end(b, deprecate_eof)?;
+                            }
+                            Some(0xff) => return Err(parse_err(b)),
+                            Some(_) => {
+                                rows += 1;
+                                if first && binary {
+                                    push_binary_row(b, &metas, out)?;
+                                } else if first {
+                                    push_text_row(b, columns, out)?;
+                                }
+                            }
+                            None => return Err(malformed("empty row")),
+                        }
+                    }
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                break;
+            }
+        }
+        Ok(if has_rows {
+            Outcome::Rows(rows)
+        } else {
+            Outcome::Affected(affected)
+        })
+    }
+
+    /// Runs `sql` (text protocol), keeping the values of its rows in `out`.
+    pub fn query_into(&mut self, sql: &str, out: &mut Rows) -> Result<Outcome> {
+        let r = self
+            .send_query(sql)
+            .and_then(|_| self.results_into(&[], false, out));
+        self.check(r)
+    }
+
     fn send_query(&mut self, sql: &str) -> Result<()> {
         self.begin_command(COM_QUERY)?;
         self.wbuf.extend_from_slice(sql.as_bytes());
@@ -720,15 +937,22 @@ impl<S: Read + Write> Client<S> {
         let columns = r.u16()?;
         let params = r.u16()?;
         let deprecate_eof = self.caps & CLIENT_DEPRECATE_EOF != 0;
-        for n in [params, columns] {
+        let mut metas = Vec::with_capacity(columns as usize);
+        for (n, keep) in [(params, false), (columns, true)] {
             for _ in 0..n {
-                self.next()?;
+                let b = self.next()?;
+                if keep {
+                    metas.push(parse_coldef(b)?);
+                }
             }
             if n > 0 && !deprecate_eof {
                 self.next()?;
             }
         }
         self.stmts.push(id);
+        if columns > 0 {
+            self.metas.insert(id, metas);
+        }
         Ok(Stmt {
             id,
             params,
@@ -744,6 +968,34 @@ impl<S: Read + Write> Client<S> {
 
     #[inline]
     fn execute_inner(&mut self, st: &Stmt, params: &[Param<'_>]) -> Result<Outcome> {
+        self.send_execute(st, params)?;
+        self.results(|_| Ok(()))
+    }
+
+    /// Executes a prepared statement, keeping the values of its rows in `out`.
+    pub fn execute_rows(
+        &mut self,
+        st: &Stmt,
+        params: &[Param<'_>],
+        out: &mut Rows,
+    ) -> Result<Outcome> {
+        if params.len() != st.params as usize {
+            return Err(Error::Fatal(format!(
+                "the statement takes {} parameters, {} given",
+                st.params,
+                params.len()
+            )));
+        }
+        let prepared = self.metas.remove(&st.id).unwrap_or_default();
+        let r = self
+            .send_execute(st, params)
+            .and_then(|_| self.results_into(&prepared, true, out));
+        self.metas.insert(st.id, prepared);
+        self.check(r)
+    }
+
+    #[inline]
+    fn send_execute(&mut self, st: &Stmt, params: &[Param<'_>]) -> Result<()> {
         self.begin_command(COM_STMT_EXECUTE)?;
         let w = &mut self.wbuf;
         w.extend_from_slice(&st.id.to_le_bytes());
@@ -771,8 +1023,7 @@ impl<S: Read + Write> Client<S> {
                 }
             }
         }
-        self.send()?;
-        self.results(|_| Ok(()))
+        self.send()
     }
 
     /// Executes a prepared statement with `params`, counting its rows.
@@ -1029,6 +1280,41 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
     use std::collections::VecDeque;
+
+    #[test]
+    fn binary_rows_decode_by_column_type() {
+        let metas = [
+            ColMeta {
+                ty: 0x08,
+                unsigned: false,
+            },
+            ColMeta {
+                ty: 0xf6,
+                unsigned: false,
+            },
+            ColMeta {
+                ty: 0x03,
+                unsigned: false,
+            },
+            ColMeta {
+                ty: 0x0c,
+                unsigned: false,
+            },
+        ];
+        // header, bitmap (column 2 NULL: bit 4), -5, "12.50", 2026-11-23 10:20:30
+        let mut row = vec![0u8, 0b0001_0000];
+        row.extend_from_slice(&(-5i64).to_le_bytes());
+        row.extend_from_slice(b"\x0512.50");
+        row.extend_from_slice(&[7, 0xea, 0x07, 11, 23, 10, 20, 30]);
+        let mut out = Rows::default();
+        out.reset(4);
+        push_binary_row(&row, &metas, &mut out).unwrap();
+        assert_eq!(out.int(0, 0).unwrap(), -5);
+        assert_eq!(out.num(0, 1).unwrap(), 12.5);
+        assert_eq!(out.get(0, 2), None);
+        assert_eq!(out.get(0, 3), Some("2026-11-23 10:20:30"));
+        assert!(push_binary_row(&row[..5], &metas, &mut out).is_err());
+    }
 
     /// A socket that hands out the given chunks one read at a time (each
     /// read gets at most one chunk) and records what is written.

@@ -15,11 +15,11 @@ pub mod wire;
 
 use self::wire::{Config, Host, PgConn};
 use crate::engine::kind::{EngineKind, UrlTarget};
-use crate::engine::schema::{self, ColType, Table};
+use crate::engine::schema::{self, ColType, KeyedTable, Table};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, SqlAccess, StmtId,
-    inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, Rows, SqlAccess,
+    StmtId, inline_params,
 };
 
 const DEFAULT_PORT: u16 = 5432;
@@ -270,6 +270,25 @@ impl Dialect for PostgresDialect {
         // Needs superuser or pg_read_all_settings; without them the size on disk is not measured.
         Some("SHOW data_directory")
     }
+    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
+        vec![format!("CREATE TABLE {}", t.definition(pg_type))]
+    }
+    fn session_isolation(&self, level: &str) -> Option<String> {
+        Some(format!(
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {level}"
+        ))
+    }
+    fn isolation_sql(&self) -> &'static [&'static str] {
+        &["SHOW transaction_isolation"]
+    }
+}
+
+/// Appends the values of one DataRow body to `out`.
+fn push_row(body: &[u8], out: &mut Rows) -> std::io::Result<()> {
+    if out.width() == 0 {
+        out.reset(wire::data_row_width(body));
+    }
+    wire::data_row_values(body, |v| out.push(v))
 }
 
 /// PostgreSQL's names for the portable types.
@@ -361,6 +380,20 @@ impl Conn for PostgresConn {
             Some(Slot::Text(sql)) => {
                 inline_params(sql, params, &mut self.text)?;
                 self.pg.query(&self.text)
+            }
+            None => Err(DbError::fatal(format!("no prepared statement {}", id.0))),
+        }
+    }
+
+    fn fetch(&mut self, id: StmtId, params: &[Param<'_>], out: &mut Rows) -> DbResult<Outcome> {
+        out.reset(0);
+        match self.stmts.get(id.0 as usize) {
+            Some(Slot::Prepared(stmt)) => self
+                .pg
+                .execute_rows(stmt, params, |body| push_row(body, out)),
+            Some(Slot::Text(sql)) => {
+                inline_params(sql, params, &mut self.text)?;
+                self.pg.query_with(&self.text, |body| push_row(body, out))
             }
             None => Err(DbError::fatal(format!("no prepared statement {}", id.0))),
         }

@@ -54,6 +54,8 @@ const FLOAT8: Oid = 701;
 const UNKNOWN: Oid = 705;
 const BPCHAR: Oid = 1042;
 const VARCHAR: Oid = 1043;
+/// `numeric`: bound in text format (its binary form is base-10000 digits).
+const NUMERIC: Oid = 1700;
 
 /// Where and as whom to connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -608,7 +610,7 @@ impl<S: Read + Write> PgConn<S> {
         match err {
             Some(e) => Err(e),
             None => Ok(Statement {
-                bind_head: bind_head(&name, params.len()),
+                bind_head: bind_head_typed(&name, &params),
                 name,
                 params,
                 rows,
@@ -619,6 +621,33 @@ impl<S: Read + Write> PgConn<S> {
     /// Executes a prepared statement with `params` bound in binary in the
     /// types the server chose; reads all it returns, counting rows.
     pub fn execute(&mut self, stmt: &Statement, params: &[Param<'_>]) -> DbResult<Outcome> {
+        self.execute_with(stmt, params, |_| Ok(()))
+    }
+
+    /// Executes a prepared statement and hands each DataRow body (values
+    /// in text format) to `on_row`.
+    pub fn execute_rows<F>(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param<'_>],
+        on_row: F,
+    ) -> DbResult<Outcome>
+    where
+        F: FnMut(&[u8]) -> io::Result<()>,
+    {
+        self.execute_with(stmt, params, on_row)
+    }
+
+    #[inline]
+    fn execute_with<F>(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param<'_>],
+        mut on_row: F,
+    ) -> DbResult<Outcome>
+    where
+        F: FnMut(&[u8]) -> io::Result<()>,
+    {
         self.check_usable()?;
         if params.len() != stmt.params.len() {
             return Err(DbError::fatal(format!(
@@ -654,7 +683,12 @@ impl<S: Read + Write> PgConn<S> {
         loop {
             let (tag, body) = self.frame()?;
             match tag {
-                b'D' => count += 1,
+                b'D' => {
+                    count += 1;
+                    if let Err(e) = on_row(&self.rd.buf[body]) {
+                        return Err(self.protocol(e));
+                    }
+                }
                 b'2' => {}
                 b'C' if !stmt.rows => affected = tag_count(&self.rd.buf[body]),
                 b'C' => {}
@@ -747,6 +781,20 @@ impl<S: Read + Write> PgConn<S> {
         Ok(first.flatten())
     }
 
+    /// Runs `sql` through the simple protocol and hands each DataRow body
+    /// to `on_row`.
+    pub fn query_with<F>(&mut self, sql: &str, mut on_row: F) -> DbResult<Outcome>
+    where
+        F: FnMut(&[u8]) -> io::Result<()>,
+    {
+        self.simple(sql, |tag, body| {
+            if tag == b'D' {
+                on_row(body)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Every row of `sql` as text, with the column names.
     pub fn query_rows(&mut self, sql: &str) -> DbResult<Rows> {
         let mut names = Vec::new();
@@ -780,6 +828,32 @@ fn parse_message(tag: u8, body: &[u8]) -> io::Result<Message> {
     b.extend_from_slice(body);
     Message::parse(&mut b)?
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "truncated message"))
+}
+
+/// Each value of a DataRow body in order (`None` for NULL).
+pub fn data_row_values(body: &[u8], mut on: impl FnMut(Option<&[u8]>)) -> io::Result<()> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "truncated DataRow");
+    let n = i16::from_be_bytes(body.get(..2).ok_or_else(bad)?.try_into().unwrap());
+    let mut at = 2usize;
+    for _ in 0..n.max(0) {
+        let len = i32::from_be_bytes(body.get(at..at + 4).ok_or_else(bad)?.try_into().unwrap());
+        at += 4;
+        if len < 0 {
+            on(None);
+        } else {
+            let end = at + len as usize;
+            on(Some(body.get(at..end).ok_or_else(bad)?));
+            at = end;
+        }
+    }
+    Ok(())
+}
+
+/// The number of values in a DataRow body.
+pub fn data_row_width(body: &[u8]) -> usize {
+    body.get(..2)
+        .map(|b| i16::from_be_bytes([b[0], b[1]]).max(0) as usize)
+        .unwrap_or(0)
 }
 
 /// The first value of a DataRow body, as text.
@@ -924,6 +998,27 @@ fn bind_head(name: &str, n: usize) -> Vec<u8> {
     b
 }
 
+/// [`bind_head`] for parameters of the types `params`: all binary, unless
+/// one is `numeric`, which then goes in text format (one format code per
+/// parameter).
+fn bind_head_typed(name: &str, params: &[Oid]) -> Vec<u8> {
+    if !params.contains(&NUMERIC) {
+        return bind_head(name, params.len());
+    }
+    let mut b = Vec::with_capacity(name.len() + 12 + 2 * params.len());
+    b.push(b'B');
+    b.extend_from_slice(&[0; 4]);
+    b.push(0);
+    b.extend_from_slice(name.as_bytes());
+    b.push(0);
+    b.extend_from_slice(&(params.len() as u16).to_be_bytes());
+    for &t in params {
+        b.extend_from_slice(if t == NUMERIC { &[0, 0] } else { &[0, 1] });
+    }
+    b.extend_from_slice(&(params.len() as u16).to_be_bytes());
+    b
+}
+
 /// Execute (unnamed portal, no row limit) + Sync.
 fn exec_sync() -> Vec<u8> {
     let mut b = BytesMut::new();
@@ -973,7 +1068,7 @@ fn encode_param(i: usize, p: &Param<'_>, ty: Oid, out: &mut Vec<u8>) -> DbResult
                 out.extend_from_slice(&[0, 0, 0, 4]);
                 out.extend_from_slice(&(v as f32).to_be_bytes());
             }
-            t if is_text(t) => {
+            t if is_text(t) || t == NUMERIC => {
                 let mut digits = [0u8; 20];
                 text(out, decimal(v, &mut digits));
             }
@@ -990,6 +1085,12 @@ fn encode_param(i: usize, p: &Param<'_>, ty: Oid, out: &mut Vec<u8>) -> DbResult
                     return fail(i, "longer than the protocol's 2 GiB".into());
                 }
                 text(out, s.as_bytes());
+            }
+            NUMERIC => {
+                if s.trim().parse::<f64>().is_err() {
+                    return fail(i, format!("'{s}' is not a number"));
+                }
+                text(out, s.trim().as_bytes());
             }
             INT4 | INT8 | INT2 => match s.trim().parse::<i64>() {
                 Ok(v) => return encode_param(i, &Param::Int(v), ty, out),
@@ -1328,14 +1429,32 @@ mod tests {
             assert_eq!(enc(Param::Int(v), TEXT), v.to_string().as_bytes());
         }
         let mut out = Vec::new();
-        let e = encode_param(2, &Param::Int(1), 1700, &mut out).unwrap_err();
-        assert_eq!(
-            e.message,
-            "parameter $3: cannot bind an integer to type numeric"
-        );
+        let e = encode_param(2, &Param::Int(1), 16, &mut out).unwrap_err();
+        assert_eq!(e.message, "parameter $3: cannot bind an integer to type bool");
     }
 
     /// The hot path writes exactly what the crate's encoder writes.
+    #[test]
+    fn numeric_parameters_go_in_text_format() {
+        let head = bind_head_typed("s1", &[INT4, NUMERIC]);
+        // formats: 2 codes, binary then text; then 2 values.
+        assert!(head.ends_with(&[0, 2, 0, 1, 0, 0, 0, 2]), "{head:?}");
+        assert_eq!(bind_head_typed("s1", &[INT4]), bind_head("s1", 1));
+        let mut out = Vec::new();
+        encode_param(0, &Param::Text("12.50"), NUMERIC, &mut out).unwrap();
+        assert_eq!(out, b"\0\0\0\x0512.50");
+        out.clear();
+        encode_param(0, &Param::Int(-3), NUMERIC, &mut out).unwrap();
+        assert_eq!(out, b"\0\0\0\x02-3");
+        assert!(encode_param(0, &Param::Text("x"), NUMERIC, &mut out).is_err());
+        let mut seen = Vec::new();
+        let body = [0, 2, 0, 0, 0, 1, b'7', 0xff, 0xff, 0xff, 0xff];
+        data_row_values(&body, |v| seen.push(v.map(|v| v.to_vec()))).unwrap();
+        assert_eq!(seen, [Some(b"7".to_vec()), None]);
+        assert_eq!(data_row_width(&body), 2);
+        assert!(data_row_values(&body[..6], |_| {}).is_err());
+    }
+
     #[test]
     fn bind_matches_postgres_protocol() {
         use postgres_protocol::{IsNull, types};

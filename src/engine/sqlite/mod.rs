@@ -6,10 +6,10 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 
 use crate::engine::kind::EngineKind;
-use crate::engine::schema::{self, Table};
+use crate::engine::schema::{self, KeyedTable, Table};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess,
-    StmtId, inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
+    SqlAccess, StmtId, inline_params,
 };
 
 /// PRAGMAs applied to every connection unless the target's config says
@@ -182,6 +182,48 @@ impl Dialect for SqliteDialect {
     fn settle(&self, _tables: &[String]) -> Vec<String> {
         vec!["PRAGMA wal_checkpoint(TRUNCATE)".into(), "ANALYZE".into()]
     }
+    /// A table with a primary key is stored in its key's order (WITHOUT
+    /// ROWID), as the other engines' clustered keys are.
+    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
+        let rowid = if t.primary_key.is_empty() {
+            ""
+        } else {
+            " WITHOUT ROWID"
+        };
+        vec![format!(
+            "CREATE TABLE {}{rowid}",
+            t.definition(schema::standard_type)
+        )]
+    }
+    fn for_update(&self) -> &'static str {
+        ""
+    }
+    fn session_isolation(&self, _level: &str) -> Option<String> {
+        None
+    }
+    fn only_isolation(&self) -> Option<&'static str> {
+        Some("SERIALIZABLE")
+    }
+}
+
+/// Reads every row of `stmt` (bound already) into `out`.
+fn fetch_rows(stmt: &mut Statement<'_>, out: &mut Rows) -> DbResult<Outcome> {
+    let width = stmt.column_count();
+    out.reset(width);
+    let mut rows = stmt.raw_query();
+    let mut n = 0u64;
+    while let Some(row) = rows.next().map_err(map_err)? {
+        for i in 0..width {
+            match row.get_ref(i).map_err(map_err)? {
+                ValueRef::Null => out.push(None),
+                ValueRef::Integer(v) => out.push_display(v),
+                ValueRef::Real(v) => out.push_display(v),
+                ValueRef::Text(t) | ValueRef::Blob(t) => out.push(Some(t)),
+            }
+        }
+        n += 1;
+    }
+    Ok(Outcome::Rows(n))
 }
 
 enum Slot {
@@ -299,6 +341,34 @@ impl Conn for SqliteConn {
         }
     }
 
+    fn fetch(&mut self, id: StmtId, params: &[Param<'_>], out: &mut Rows) -> DbResult<Outcome> {
+        let slot = self
+            .stmts
+            .get_mut(id.0 as usize)
+            .ok_or_else(|| DbError::fatal(format!("no prepared statement {}", id.0)))?;
+        match slot {
+            Slot::Prepared { stmt, .. } => {
+                for (i, p) in params.iter().enumerate() {
+                    match *p {
+                        Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
+                        Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                    }
+                    .map_err(map_err)?;
+                }
+                fetch_rows(stmt, out)
+            }
+            Slot::Text(sql) => {
+                let mut text = std::mem::take(&mut self.text);
+                let r = inline_params(sql, params, &mut text).and_then(|_| {
+                    let mut stmt = self.conn.prepare(&text).map_err(map_err)?;
+                    fetch_rows(&mut stmt, out)
+                });
+                self.text = text;
+                r
+            }
+        }
+    }
+
     fn query(&mut self, sql: &str) -> DbResult<Outcome> {
         let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
         let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
@@ -387,6 +457,30 @@ mod tests {
             c.query_scalar("SELECT count(*) FROM t").unwrap().as_deref(),
             Some("2")
         );
+    }
+
+    #[test]
+    fn fetch_returns_the_values_in_either_mode() {
+        let mut c = mem();
+        c.query("CREATE TABLE t (a INT, b TEXT, m DECIMAL(6,2))")
+            .unwrap();
+        c.query("INSERT INTO t VALUES (1, 'x', 2.5), (2, NULL, 3)")
+            .unwrap();
+        let mut rows = Rows::default();
+        for mode in [PsMode::Auto, PsMode::Disable] {
+            let s = c
+                .prepare("SELECT a, b, m FROM t WHERE a >= ? ORDER BY a", mode)
+                .unwrap();
+            assert_eq!(
+                c.fetch(s, &[Param::Int(1)], &mut rows).unwrap(),
+                Outcome::Rows(2)
+            );
+            assert_eq!(rows.len(), 2);
+            assert_eq!(rows.get(0, 1), Some("x"));
+            assert_eq!(rows.get(1, 1), None);
+            assert_eq!(rows.num(0, 2).unwrap(), 2.5);
+            assert_eq!(rows.int(1, 0).unwrap(), 2);
+        }
     }
 
     #[test]
