@@ -16,6 +16,7 @@ pub mod ibench;
 pub mod rand;
 pub mod select1;
 pub mod sysbench;
+pub mod tpcc;
 
 use std::marker::PhantomData;
 
@@ -33,6 +34,7 @@ pub fn registry() -> &'static [&'static dyn Suite] {
         &Registered::<sysbench::Sysbench>::NEW,
         &Registered::<ibench::Ibench>::NEW,
         &Registered::<select1::Select1>::NEW,
+        &Registered::<tpcc::Tpcc>::NEW,
     ];
     SUITES
 }

@@ -1430,7 +1430,10 @@ mod tests {
         }
         let mut out = Vec::new();
         let e = encode_param(2, &Param::Int(1), 16, &mut out).unwrap_err();
-        assert_eq!(e.message, "parameter $3: cannot bind an integer to type bool");
+        assert_eq!(
+            e.message,
+            "parameter $3: cannot bind an integer to type bool"
+        );
     }
 
     /// The hot path writes exactly what the crate's encoder writes.

@@ -1,0 +1,860 @@
+//! A terminal: one connection bound to a home warehouse (and district, for
+//! Stock-Level) that runs the five transactions in the 45/43/4/4/4 mix.
+//!
+//! A transaction that fails with a retryable error (deadlock, lock wait
+//! timeout, serialization failure, busy) is rolled back and run again with
+//! the same input; those retries are counted apart from errors, and the
+//! transaction's response time includes them. 1 % of New-Orders name an
+//! item that does not exist and roll back on purpose: they count as
+//! completed New-Orders and as rollbacks.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::engine::{
+    Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Param, PsMode, Rows, StmtId,
+};
+use crate::harness::measure::{Counts, new_histogram, now_ns};
+use crate::harness::runner::Worker;
+use crate::suite::rand::Rng;
+
+use super::draw::{self, CUSTOMERS, DISTRICTS, ITEMS, KINDS};
+use super::schema::dist_column;
+
+/// Retries of one transaction before its error counts as a failure.
+const MAX_RETRIES: u32 = 100;
+
+/// What one terminal counted per transaction kind while measuring.
+#[derive(Clone, Debug)]
+pub struct KindTally {
+    pub retries: u64,
+    pub rollbacks: u64,
+    /// Response times (nanoseconds) of completed transactions, retries
+    /// included, keying and think time excluded.
+    pub hist: Histogram<u64>,
+}
+
+impl Default for KindTally {
+    fn default() -> Self {
+        KindTally {
+            retries: 0,
+            rollbacks: 0,
+            hist: new_histogram(),
+        }
+    }
+}
+
+/// What a terminal is told when it starts.
+pub struct TerminalConfig {
+    pub warehouses: i64,
+    pub home_w: i64,
+    pub home_d: i64,
+    pub seed: u64,
+    pub keying: bool,
+    /// `SET ... ISOLATION LEVEL` for the session, if any.
+    pub isolation_sql: Option<String>,
+    pub ps_mode: PsMode,
+    /// Held around every write transaction when the engine has a single writer.
+    pub writer: Option<Arc<Mutex<()>>>,
+    /// Set when the measured interval starts: counters before it are not kept.
+    pub measuring: Arc<AtomicBool>,
+}
+
+struct Stmts {
+    begin_read: StmtId,
+    begin_write: StmtId,
+    commit: StmtId,
+    rollback: StmtId,
+    // New-Order
+    no_customer: StmtId,
+    no_warehouse: StmtId,
+    no_district: StmtId,
+    no_district_next: StmtId,
+    no_insert_order: StmtId,
+    no_insert_new_order: StmtId,
+    no_item: StmtId,
+    no_stock: Vec<StmtId>,
+    no_update_stock: StmtId,
+    no_insert_line: StmtId,
+    // Payment
+    pay_warehouse_ytd: StmtId,
+    pay_warehouse: StmtId,
+    pay_district_ytd: StmtId,
+    pay_district: StmtId,
+    customer_by_name: StmtId,
+    pay_customer: StmtId,
+    pay_customer_data: StmtId,
+    pay_update_customer: StmtId,
+    pay_update_customer_data: StmtId,
+    pay_history: StmtId,
+    // Order-Status
+    os_customer: StmtId,
+    os_customer_by_name: StmtId,
+    os_last_order: StmtId,
+    os_lines: StmtId,
+    // Delivery
+    dl_oldest: StmtId,
+    dl_delete: StmtId,
+    dl_order_customer: StmtId,
+    dl_carrier: StmtId,
+    dl_lines: StmtId,
+    dl_sum: StmtId,
+    dl_customer: StmtId,
+    // Stock-Level
+    sl_next: StmtId,
+    sl_count: StmtId,
+}
+
+impl Stmts {
+    fn prepare(c: &mut dyn Conn, d: &dyn Dialect, mode: PsMode) -> DbResult<Self> {
+        let fu = d.for_update();
+        let mut p = |sql: &str| c.prepare(sql, mode);
+        Ok(Stmts {
+            begin_read: p(d.begin_read())?,
+            begin_write: p(d.begin_write())?,
+            commit: p(d.commit())?,
+            rollback: p(d.rollback())?,
+            no_customer: p("SELECT c_discount, c_last, c_credit FROM customer \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")?,
+            no_warehouse: p("SELECT w_tax FROM warehouse WHERE w_id = ?")?,
+            no_district: p(&format!(
+                "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?{fu}"
+            ))?,
+            no_district_next: p("UPDATE district SET d_next_o_id = d_next_o_id + 1 \
+                 WHERE d_w_id = ? AND d_id = ?")?,
+            no_insert_order: p(
+                "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, \
+                 o_carrier_id, o_ol_cnt, o_all_local) \
+                 VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, NULL, ?, ?)",
+            )?,
+            no_insert_new_order: p(
+                "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
+            )?,
+            no_item: p("SELECT i_price, i_name, i_data FROM item WHERE i_id = ?")?,
+            no_stock: (1..=DISTRICTS)
+                .map(|dd| {
+                    p(&format!(
+                        "SELECT s_quantity, s_data, {} FROM stock \
+                         WHERE s_w_id = ? AND s_i_id = ?{fu}",
+                        dist_column(dd)
+                    ))
+                })
+                .collect::<DbResult<_>>()?,
+            no_update_stock: p("UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, \
+                 s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? \
+                 WHERE s_w_id = ? AND s_i_id = ?")?,
+            no_insert_line: p(
+                "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, \
+                 ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
+                 VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+            )?,
+            pay_warehouse_ytd: p("UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?")?,
+            pay_warehouse: p(
+                "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip \
+                 FROM warehouse WHERE w_id = ?",
+            )?,
+            pay_district_ytd: p("UPDATE district SET d_ytd = d_ytd + ? \
+                 WHERE d_w_id = ? AND d_id = ?")?,
+            pay_district: p(
+                "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip \
+                 FROM district WHERE d_w_id = ? AND d_id = ?",
+            )?,
+            customer_by_name: p("SELECT c_id FROM customer \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")?,
+            pay_customer: p(&format!(
+                "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, \
+                 c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since \
+                 FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?{fu}"
+            ))?,
+            pay_customer_data: p("SELECT c_data FROM customer \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")?,
+            pay_update_customer: p("UPDATE customer SET c_balance = c_balance - ?, \
+                 c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")?,
+            pay_update_customer_data: p("UPDATE customer SET c_balance = c_balance - ?, \
+                 c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, \
+                 c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")?,
+            pay_history: p(
+                "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, \
+                 h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)",
+            )?,
+            os_customer: p("SELECT c_balance, c_first, c_middle, c_last FROM customer \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")?,
+            os_customer_by_name: p("SELECT c_id, c_balance, c_first, c_middle FROM customer \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")?,
+            os_last_order: p("SELECT o_id, o_carrier_id, o_entry_d FROM orders \
+                 WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1")?,
+            os_lines: p(
+                "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
+                 FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
+            )?,
+            dl_oldest: p(&format!(
+                "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? \
+                 ORDER BY no_o_id LIMIT 1{fu}"
+            ))?,
+            dl_delete: p("DELETE FROM new_order \
+                 WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?")?,
+            dl_order_customer: p("SELECT o_c_id FROM orders \
+                 WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?")?,
+            dl_carrier: p("UPDATE orders SET o_carrier_id = ? \
+                 WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?")?,
+            dl_lines: p("UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP \
+                 WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")?,
+            dl_sum: p("SELECT SUM(ol_amount) FROM order_line \
+                 WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")?,
+            dl_customer: p("UPDATE customer SET c_balance = c_balance + ?, \
+                 c_delivery_cnt = c_delivery_cnt + 1 \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")?,
+            sl_next: p("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?")?,
+            sl_count: p("SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock \
+                 WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? \
+                 AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?")?,
+        })
+    }
+}
+
+/// One order line of a New-Order's input.
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    item: i64,
+    supply_w: i64,
+    qty: i64,
+}
+
+/// A transaction's input, drawn once and kept for its retries.
+#[derive(Clone, Debug)]
+enum Input {
+    NewOrder {
+        d: i64,
+        c: i64,
+        lines: Vec<Line>,
+        all_local: bool,
+    },
+    Payment {
+        d: i64,
+        c_w: i64,
+        c_d: i64,
+        customer: Customer,
+        cents: i64,
+    },
+    OrderStatus {
+        d: i64,
+        customer: Customer,
+    },
+    Delivery {
+        carrier: i64,
+    },
+    StockLevel {
+        threshold: i64,
+    },
+}
+
+#[derive(Clone, Debug)]
+enum Customer {
+    Id(i64),
+    Name(String),
+}
+
+/// How a transaction ended when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    Committed,
+    /// The New-Order with an unknown item, rolled back on purpose.
+    RolledBack,
+}
+
+pub struct Terminal {
+    driver: Arc<dyn Driver>,
+    cfg: TerminalConfig,
+    conn: Box<dyn Conn>,
+    st: Stmts,
+    rows: Rows,
+    rng: Rng,
+    kind: usize,
+    pub tally: [KindTally; 5],
+    text: [String; 4],
+}
+
+impl Terminal {
+    pub fn new(driver: Arc<dyn Driver>, cfg: TerminalConfig) -> DbResult<Self> {
+        let (conn, st) = Self::open(driver.as_ref(), &cfg)?;
+        let rng = Rng::seeded(cfg.seed);
+        Ok(Terminal {
+            driver,
+            cfg,
+            conn,
+            st,
+            rows: Rows::default(),
+            rng,
+            kind: 0,
+            tally: Default::default(),
+            text: Default::default(),
+        })
+    }
+
+    fn open(driver: &dyn Driver, cfg: &TerminalConfig) -> DbResult<(Box<dyn Conn>, Stmts)> {
+        let db = driver.require_sql()?;
+        let mut conn = db.connect()?;
+        if let Some(sql) = &cfg.isolation_sql {
+            conn.query(sql)?;
+        }
+        let st = Stmts::prepare(conn.as_mut(), db.dialect(), cfg.ps_mode)?;
+        Ok((conn, st))
+    }
+
+    fn draw(&mut self, kind: usize) -> Input {
+        let r = &mut self.rng;
+        let w = self.cfg.home_w;
+        let customer = |r: &mut Rng| {
+            if r.uniform(1, 100) <= 60 {
+                let mut s = String::new();
+                draw::run_last_name(r, &mut s);
+                Customer::Name(s)
+            } else {
+                Customer::Id(draw::nurand(r, 1023, draw::C_ID, 1, CUSTOMERS))
+            }
+        };
+        match kind {
+            draw::NEW_ORDER => {
+                let n = r.uniform(5, 15);
+                let rollback = r.uniform(1, 100) == 1;
+                let mut all_local = true;
+                let lines = (1..=n)
+                    .map(|i| {
+                        let item = if rollback && i == n {
+                            ITEMS + 1
+                        } else {
+                            draw::nurand(r, 8191, draw::C_ITEM, 1, ITEMS)
+                        };
+                        let supply_w = if self.cfg.warehouses > 1 && r.uniform(1, 100) == 1 {
+                            all_local = false;
+                            other_warehouse(r, w, self.cfg.warehouses)
+                        } else {
+                            w
+                        };
+                        Line {
+                            item,
+                            supply_w,
+                            qty: r.uniform(1, 10),
+                        }
+                    })
+                    .collect();
+                Input::NewOrder {
+                    d: r.uniform(1, DISTRICTS),
+                    c: draw::nurand(r, 1023, draw::C_ID, 1, CUSTOMERS),
+                    lines,
+                    all_local,
+                }
+            }
+            draw::PAYMENT => {
+                let d = r.uniform(1, DISTRICTS);
+                let (c_w, c_d) = if self.cfg.warehouses == 1 || r.uniform(1, 100) <= 85 {
+                    (w, d)
+                } else {
+                    (
+                        other_warehouse(r, w, self.cfg.warehouses),
+                        r.uniform(1, DISTRICTS),
+                    )
+                };
+                Input::Payment {
+                    d,
+                    c_w,
+                    c_d,
+                    customer: customer(r),
+                    cents: r.uniform(100, 500_000),
+                }
+            }
+            draw::ORDER_STATUS => Input::OrderStatus {
+                d: r.uniform(1, DISTRICTS),
+                customer: customer(r),
+            },
+            draw::DELIVERY => Input::Delivery {
+                carrier: r.uniform(1, 10),
+            },
+            _ => Input::StockLevel {
+                threshold: r.uniform(10, 20),
+            },
+        }
+    }
+
+    fn ex(&mut self, s: StmtId, p: &[Param<'_>], c: &mut Counts) -> DbResult<u64> {
+        let o = self.conn.execute(s, p)?;
+        c.record(o);
+        Ok(match o {
+            crate::engine::Outcome::Affected(n) | crate::engine::Outcome::Rows(n) => n,
+        })
+    }
+
+    fn fetch(&mut self, s: StmtId, p: &[Param<'_>], c: &mut Counts) -> DbResult<usize> {
+        let o = self.conn.fetch(s, p, &mut self.rows)?;
+        c.record(o);
+        Ok(self.rows.len())
+    }
+
+    /// The id of the customer `who` in (w, d): by id, or the one in the
+    /// middle (⌈n/2⌉) of those with that last name ordered by first name.
+    fn find_customer(
+        &mut self,
+        stmt: StmtId,
+        w: i64,
+        d: i64,
+        who: &Customer,
+        c: &mut Counts,
+    ) -> DbResult<i64> {
+        match who {
+            Customer::Id(id) => Ok(*id),
+            Customer::Name(name) => {
+                let n = self.fetch(stmt, &[Param::Int(w), Param::Int(d), Param::Text(name)], c)?;
+                if n == 0 {
+                    return Err(DbError::fatal(format!(
+                        "no customer named {name} in warehouse {w} district {d}: the tables were not loaded by this suite"
+                    )));
+                }
+                self.rows.int(n.div_ceil(2) - 1, 0)
+            }
+        }
+    }
+
+    fn run(&mut self, input: &Input, c: &mut Counts) -> DbResult<End> {
+        let w = self.cfg.home_w;
+        match input {
+            Input::NewOrder {
+                d,
+                c: cid,
+                lines,
+                all_local,
+            } => self.new_order(w, *d, *cid, lines, *all_local, c),
+            Input::Payment {
+                d,
+                c_w,
+                c_d,
+                customer,
+                cents,
+            } => self.payment(w, *d, *c_w, *c_d, customer, *cents, c),
+            Input::OrderStatus { d, customer } => self.order_status(w, *d, customer, c),
+            Input::Delivery { carrier } => self.delivery(w, *carrier, c),
+            Input::StockLevel { threshold } => self.stock_level(w, *threshold, c),
+        }
+    }
+
+    fn new_order(
+        &mut self,
+        w: i64,
+        d: i64,
+        cid: i64,
+        lines: &[Line],
+        all_local: bool,
+        c: &mut Counts,
+    ) -> DbResult<End> {
+        let st = &self.st;
+        let (
+            begin,
+            q_cust,
+            q_wh,
+            q_dist,
+            u_dist,
+            i_ord,
+            i_no,
+            q_item,
+            u_stock,
+            i_line,
+            commit,
+            rollback,
+        ) = (
+            st.begin_write,
+            st.no_customer,
+            st.no_warehouse,
+            st.no_district,
+            st.no_district_next,
+            st.no_insert_order,
+            st.no_insert_new_order,
+            st.no_item,
+            st.no_update_stock,
+            st.no_insert_line,
+            st.commit,
+            st.rollback,
+        );
+        let q_stock = st.no_stock[(d - 1) as usize];
+        self.ex(begin, &[], c)?;
+        self.fetch(q_cust, &[Param::Int(w), Param::Int(d), Param::Int(cid)], c)?;
+        self.fetch(q_wh, &[Param::Int(w)], c)?;
+        if self.fetch(q_dist, &[Param::Int(w), Param::Int(d)], c)? != 1 {
+            return Err(DbError::fatal(format!(
+                "district {d} of warehouse {w} is missing"
+            )));
+        }
+        let o_id = self.rows.int(0, 0)?;
+        self.ex(u_dist, &[Param::Int(w), Param::Int(d)], c)?;
+        self.ex(
+            i_ord,
+            &[
+                Param::Int(o_id),
+                Param::Int(d),
+                Param::Int(w),
+                Param::Int(cid),
+                Param::Int(lines.len() as i64),
+                Param::Int(all_local as i64),
+            ],
+            c,
+        )?;
+        self.ex(i_no, &[Param::Int(o_id), Param::Int(d), Param::Int(w)], c)?;
+        // Lines in (supply warehouse, item) order, so that two New-Orders
+        // lock stock rows in the same order and cannot deadlock on them.
+        let mut order: Vec<(usize, Line)> = lines.iter().copied().enumerate().collect();
+        order.sort_by_key(|(_, l)| (l.supply_w, l.item));
+        for (i, l) in order {
+            if self.fetch(q_item, &[Param::Int(l.item)], c)? == 0 {
+                self.ex(rollback, &[], c)?;
+                return Ok(End::RolledBack);
+            }
+            let price_cents = (self.rows.num(0, 0)? * 100.0).round() as i64;
+            self.fetch(q_stock, &[Param::Int(l.supply_w), Param::Int(l.item)], c)?;
+            let q = self.rows.int(0, 0)?;
+            let [dist, amount, ..] = &mut self.text;
+            dist.clear();
+            dist.push_str(self.rows.get(0, 2).unwrap_or(""));
+            let new_q = if q >= l.qty + 10 {
+                q - l.qty
+            } else {
+                q - l.qty + 91
+            };
+            let remote = (l.supply_w != w) as i64;
+            draw::money(price_cents * l.qty, amount);
+            let (dist, amount) = (std::mem::take(dist), std::mem::take(amount));
+            let r = self.ex(
+                u_stock,
+                &[
+                    Param::Int(new_q),
+                    Param::Int(l.qty),
+                    Param::Int(remote),
+                    Param::Int(l.supply_w),
+                    Param::Int(l.item),
+                ],
+                c,
+            );
+            let r = r.and_then(|_| {
+                self.ex(
+                    i_line,
+                    &[
+                        Param::Int(o_id),
+                        Param::Int(d),
+                        Param::Int(w),
+                        Param::Int(i as i64 + 1),
+                        Param::Int(l.item),
+                        Param::Int(l.supply_w),
+                        Param::Int(l.qty),
+                        Param::Text(&amount),
+                        Param::Text(&dist),
+                    ],
+                    c,
+                )
+            });
+            self.text[0] = dist;
+            self.text[1] = amount;
+            r?;
+        }
+        self.ex(commit, &[], c)?;
+        Ok(End::Committed)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn payment(
+        &mut self,
+        w: i64,
+        d: i64,
+        c_w: i64,
+        c_d: i64,
+        who: &Customer,
+        cents: i64,
+        c: &mut Counts,
+    ) -> DbResult<End> {
+        let st = &self.st;
+        let (begin, u_w, q_w, u_d, q_d, by_name, q_c, q_cdata, u_c, u_cdata, i_h, commit) = (
+            st.begin_write,
+            st.pay_warehouse_ytd,
+            st.pay_warehouse,
+            st.pay_district_ytd,
+            st.pay_district,
+            st.customer_by_name,
+            st.pay_customer,
+            st.pay_customer_data,
+            st.pay_update_customer,
+            st.pay_update_customer_data,
+            st.pay_history,
+            st.commit,
+        );
+        let mut amount = String::new();
+        draw::money(cents, &mut amount);
+        self.ex(begin, &[], c)?;
+        self.ex(u_w, &[Param::Text(&amount), Param::Int(w)], c)?;
+        self.fetch(q_w, &[Param::Int(w)], c)?;
+        let w_name = self.rows.get(0, 0).unwrap_or("").to_string();
+        self.ex(
+            u_d,
+            &[Param::Text(&amount), Param::Int(w), Param::Int(d)],
+            c,
+        )?;
+        self.fetch(q_d, &[Param::Int(w), Param::Int(d)], c)?;
+        let d_name = self.rows.get(0, 0).unwrap_or("").to_string();
+        let cid = self.find_customer(by_name, c_w, c_d, who, c)?;
+        if self.fetch(q_c, &[Param::Int(c_w), Param::Int(c_d), Param::Int(cid)], c)? != 1 {
+            return Err(DbError::fatal(format!(
+                "customer {cid} of warehouse {c_w} district {c_d} is missing"
+            )));
+        }
+        let key = [Param::Int(c_w), Param::Int(c_d), Param::Int(cid)];
+        if self.rows.get(0, 9) == Some("BC") {
+            self.fetch(q_cdata, &key, c)?;
+            let mut data = format!("{cid} {c_d} {c_w} {d} {w} {amount} | ");
+            data.push_str(self.rows.get(0, 0).unwrap_or(""));
+            let cut = data.char_indices().nth(500).map_or(data.len(), |(i, _)| i);
+            data.truncate(cut);
+            self.ex(
+                u_cdata,
+                &[
+                    Param::Text(&amount),
+                    Param::Text(&amount),
+                    Param::Text(&data),
+                    key[0],
+                    key[1],
+                    key[2],
+                ],
+                c,
+            )?;
+        } else {
+            self.ex(
+                u_c,
+                &[
+                    Param::Text(&amount),
+                    Param::Text(&amount),
+                    key[0],
+                    key[1],
+                    key[2],
+                ],
+                c,
+            )?;
+        }
+        let h_data = format!("{w_name}    {d_name}");
+        self.ex(
+            i_h,
+            &[
+                Param::Int(cid),
+                Param::Int(c_d),
+                Param::Int(c_w),
+                Param::Int(d),
+                Param::Int(w),
+                Param::Text(&amount),
+                Param::Text(&h_data),
+            ],
+            c,
+        )?;
+        self.ex(commit, &[], c)?;
+        Ok(End::Committed)
+    }
+
+    fn order_status(&mut self, w: i64, d: i64, who: &Customer, c: &mut Counts) -> DbResult<End> {
+        let st = &self.st;
+        let (begin, q_c, by_name, q_o, q_l, commit) = (
+            st.begin_read,
+            st.os_customer,
+            st.os_customer_by_name,
+            st.os_last_order,
+            st.os_lines,
+            st.commit,
+        );
+        self.ex(begin, &[], c)?;
+        let cid = self.find_customer(by_name, w, d, who, c)?;
+        if matches!(who, Customer::Id(_)) {
+            self.fetch(q_c, &[Param::Int(w), Param::Int(d), Param::Int(cid)], c)?;
+        }
+        if self.fetch(q_o, &[Param::Int(w), Param::Int(d), Param::Int(cid)], c)? == 1 {
+            let o_id = self.rows.int(0, 0)?;
+            self.fetch(q_l, &[Param::Int(w), Param::Int(d), Param::Int(o_id)], c)?;
+        }
+        self.ex(commit, &[], c)?;
+        Ok(End::Committed)
+    }
+
+    fn delivery(&mut self, w: i64, carrier: i64, c: &mut Counts) -> DbResult<End> {
+        let st = &self.st;
+        let (begin, q_old, del, q_oc, u_car, u_lines, q_sum, u_c, commit) = (
+            st.begin_write,
+            st.dl_oldest,
+            st.dl_delete,
+            st.dl_order_customer,
+            st.dl_carrier,
+            st.dl_lines,
+            st.dl_sum,
+            st.dl_customer,
+            st.commit,
+        );
+        self.ex(begin, &[], c)?;
+        for d in 1..=DISTRICTS {
+            let key = [Param::Int(w), Param::Int(d)];
+            if self.fetch(q_old, &key, c)? == 0 {
+                continue;
+            }
+            let o_id = self.rows.int(0, 0)?;
+            let okey = [Param::Int(w), Param::Int(d), Param::Int(o_id)];
+            // Another terminal delivered it while this one waited for the lock.
+            if self.ex(del, &okey, c)? == 0 {
+                continue;
+            }
+            self.fetch(q_oc, &okey, c)?;
+            let cid = self.rows.int(0, 0)?;
+            self.ex(u_car, &[Param::Int(carrier), okey[0], okey[1], okey[2]], c)?;
+            self.ex(u_lines, &okey, c)?;
+            self.fetch(q_sum, &okey, c)?;
+            let mut sum = std::mem::take(&mut self.text[2]);
+            sum.clear();
+            sum.push_str(self.rows.get(0, 0).unwrap_or("0"));
+            let r = self.ex(
+                u_c,
+                &[
+                    Param::Text(&sum),
+                    Param::Int(w),
+                    Param::Int(d),
+                    Param::Int(cid),
+                ],
+                c,
+            );
+            self.text[2] = sum;
+            r?;
+        }
+        self.ex(commit, &[], c)?;
+        Ok(End::Committed)
+    }
+
+    fn stock_level(&mut self, w: i64, threshold: i64, c: &mut Counts) -> DbResult<End> {
+        let d = self.cfg.home_d;
+        let st = &self.st;
+        let (begin, q_next, q_count, commit) = (st.begin_read, st.sl_next, st.sl_count, st.commit);
+        self.ex(begin, &[], c)?;
+        self.fetch(q_next, &[Param::Int(w), Param::Int(d)], c)?;
+        let next = self.rows.int(0, 0)?;
+        self.fetch(
+            q_count,
+            &[
+                Param::Int(w),
+                Param::Int(d),
+                Param::Int(next),
+                Param::Int(next - 20),
+                Param::Int(w),
+                Param::Int(threshold),
+            ],
+            c,
+        )?;
+        self.ex(commit, &[], c)?;
+        Ok(End::Committed)
+    }
+
+    fn sleep(secs: f64) {
+        if secs > 0.0 {
+            std::thread::sleep(Duration::from_secs_f64(secs));
+        }
+    }
+}
+
+fn other_warehouse(r: &mut Rng, w: i64, warehouses: i64) -> i64 {
+    let o = r.uniform(1, warehouses - 1);
+    if o >= w { o + 1 } else { o }
+}
+
+impl Worker for Terminal {
+    fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+        let kind = draw::pick(&mut self.rng);
+        self.kind = kind;
+        if self.cfg.keying {
+            Self::sleep(draw::KEYING_SECS[kind]);
+        }
+        let input = self.draw(kind);
+        let writes = matches!(kind, draw::NEW_ORDER | draw::PAYMENT | draw::DELIVERY);
+        let writer = self.cfg.writer.clone().filter(|_| writes);
+        let t0 = now_ns();
+        let mut retries = 0u32;
+        let end = loop {
+            let guard = writer
+                .as_ref()
+                .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+            let r = self.run(&input, c);
+            if r.is_err() {
+                // Leave no transaction open behind an error; a lost
+                // connection is the runner's to handle.
+                let _ = self.conn.execute(self.st.rollback, &[]);
+            }
+            drop(guard);
+            match r {
+                Ok(end) => break end,
+                Err(e) if e.class == ErrorClass::Retry && retries < MAX_RETRIES => {
+                    retries += 1;
+                }
+                Err(e) => {
+                    if self.cfg.measuring.load(Ordering::Relaxed) {
+                        self.tally[kind].retries += retries as u64;
+                    }
+                    return Err(e);
+                }
+            }
+        };
+        let took = now_ns() - t0;
+        if self.cfg.measuring.load(Ordering::Relaxed) {
+            let t = &mut self.tally[kind];
+            t.retries += retries as u64;
+            t.rollbacks += (end == End::RolledBack) as u64;
+            let _ = t.hist.record(took.max(1));
+        }
+        if self.cfg.keying {
+            let mean = draw::THINK_SECS[kind];
+            let secs = draw::think(&mut self.rng, mean);
+            Self::sleep(secs);
+        }
+        Ok(())
+    }
+
+    fn recover(&mut self, err: &DbError) -> DbResult<()> {
+        match err.class {
+            ErrorClass::Retry => {
+                let _ = self.conn.execute(self.st.rollback, &[]);
+                Ok(())
+            }
+            ErrorClass::Reconnect => {
+                let (conn, st) = Self::open(self.driver.as_ref(), &self.cfg)?;
+                self.conn = conn;
+                self.st = st;
+                Ok(())
+            }
+            ErrorClass::Fatal => Err(err.clone()),
+        }
+    }
+
+    fn kinds(&self) -> &'static [&'static str] {
+        &KINDS
+    }
+
+    fn kind(&self) -> usize {
+        self.kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_warehouses_are_uniform_and_never_home() {
+        let mut r = Rng::seeded(9);
+        let mut seen = [0u32; 5];
+        for _ in 0..5000 {
+            let o = other_warehouse(&mut r, 3, 4);
+            assert!((1..=4).contains(&o) && o != 3, "{o}");
+            seen[o as usize] += 1;
+        }
+        assert!(
+            seen[1] > 1400 && seen[2] > 1400 && seen[4] > 1400,
+            "{seen:?}"
+        );
+    }
+}
