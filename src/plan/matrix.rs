@@ -658,9 +658,10 @@ engine = "sqlite"
         ] {
             assert!(joined.contains(want), "{want}: {joined}");
         }
-        let e =
-            parse("[defaults]\nsuite = \"tpcc\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
-                .unwrap_err();
+        let e = parse(
+            "[defaults]\nsuite = \"nosuch\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap_err();
         assert!(
             e.starts_with("m.toml:2: suite:") && e.contains("ibench"),
             "{e}"

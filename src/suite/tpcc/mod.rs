@@ -254,6 +254,19 @@ impl Workload for Tpcc {
     }
 
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
+        // An isolation level the engine does not have is bad input: refused
+        // before anything is loaded.
+        let single_level = h
+            .driver
+            .sql()
+            .is_some_and(|db| db.dialect().only_isolation().is_some());
+        if p.isolation.is_some()
+            && !p.check_only
+            && single_level
+            && let Err(e) = isolation(h.driver.as_ref(), p)
+        {
+            return Err(usage(e));
+        }
         let mut end = RunEnd::Ok;
         if !p.check_only {
             if !p.skip_load {
