@@ -171,12 +171,12 @@ fn ci_profile_on_sqlite_reported_compared_and_corrupted() {
     let results = d.path().join("r");
     let results = results.to_str().unwrap();
     for (format, want) in [
-        ("term", "tpmC"),
-        ("md", "new-order"),
+        ("term", "TPC-C context"),
+        ("md", "TPC-C: transactions per second by type"),
         ("html", "stock-level"),
-        ("csv", "tpmC"),
-        ("tsv", "tpmC"),
-        ("json", "\"tpmC\""),
+        ("csv", "tpcc_isolation"),
+        ("tsv", "tpcc context"),
+        ("json", "\"isolation\""),
     ] {
         let o = rqps(&[
             "report",
@@ -190,7 +190,8 @@ fn ci_profile_on_sqlite_reported_compared_and_corrupted() {
         let t = text(&o);
         assert!(o.status.success(), "{format}: {t}");
         assert!(t.contains(want), "{format}: {t}");
-        assert!(t.contains("payment"), "{format}: {t}");
+        assert!(t.contains("payment") && t.contains("tpmC"), "{format}: {t}");
+        assert!(t.contains("SERIALIZABLE"), "{format}: {t}");
     }
     let o = rqps(&[
         "compare",

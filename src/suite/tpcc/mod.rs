@@ -13,6 +13,7 @@ use crate::error::usage;
 pub mod check;
 pub mod draw;
 pub mod load;
+pub mod report;
 pub mod schema;
 pub mod txn;
 
@@ -303,6 +304,10 @@ impl Workload for Tpcc {
         )?;
         end.after(&r);
         Ok(end)
+    }
+
+    fn report() -> Option<&'static dyn crate::report::section::Section> {
+        Some(&report::SECTION)
     }
 
     fn line(label: &str, r: &TestResult) -> String {
