@@ -22,6 +22,9 @@ const BATCH_ROWS: usize = 200;
 /// Rows per transaction.
 const COMMIT_ROWS: u64 = 20_000;
 
+/// Why a load ended early on Ctrl-C.
+pub const STOPPED: &str = "stopped by Ctrl-C during the load";
+
 /// One value of a row being loaded.
 enum V {
     Int(i64),
@@ -130,6 +133,9 @@ struct Loader<'a> {
 
 impl Loader<'_> {
     fn rows_done(&mut self, n: u64) -> DbResult<()> {
+        if crate::harness::runner::stop_requested() {
+            return Err(DbError::fatal(STOPPED));
+        }
         self.done.fetch_add(n, Ordering::Relaxed);
         self.in_txn += n;
         if self.in_txn >= COMMIT_ROWS {

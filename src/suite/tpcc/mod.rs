@@ -271,7 +271,10 @@ impl Workload for Tpcc {
         let mut end = RunEnd::Ok;
         if !p.check_only {
             if !p.skip_load {
-                load_tables(p, h)?;
+                match load_tables(p, h) {
+                    Err(_) if stop_requested() => return Ok(RunEnd::Interrupted),
+                    r => r?,
+                }
             }
             if stop_requested() {
                 return Ok(RunEnd::Interrupted);
