@@ -305,81 +305,6 @@ impl Terminal {
         Ok((conn, st))
     }
 
-    fn draw(&mut self, kind: usize) -> Input {
-        let r = &mut self.rng;
-        let w = self.cfg.home_w;
-        let customer = |r: &mut Rng| {
-            if r.uniform(1, 100) <= 60 {
-                let mut s = String::new();
-                draw::run_last_name(r, &mut s);
-                Customer::Name(s)
-            } else {
-                Customer::Id(draw::nurand(r, 1023, draw::C_ID, 1, CUSTOMERS))
-            }
-        };
-        match kind {
-            draw::NEW_ORDER => {
-                let n = r.uniform(5, 15);
-                let rollback = r.uniform(1, 100) == 1;
-                let mut all_local = true;
-                let lines = (1..=n)
-                    .map(|i| {
-                        let item = if rollback && i == n {
-                            ITEMS + 1
-                        } else {
-                            draw::nurand(r, 8191, draw::C_ITEM, 1, ITEMS)
-                        };
-                        let supply_w = if self.cfg.warehouses > 1 && r.uniform(1, 100) == 1 {
-                            all_local = false;
-                            other_warehouse(r, w, self.cfg.warehouses)
-                        } else {
-                            w
-                        };
-                        Line {
-                            item,
-                            supply_w,
-                            qty: r.uniform(1, 10),
-                        }
-                    })
-                    .collect();
-                Input::NewOrder {
-                    d: r.uniform(1, DISTRICTS),
-                    c: draw::nurand(r, 1023, draw::C_ID, 1, CUSTOMERS),
-                    lines,
-                    all_local,
-                }
-            }
-            draw::PAYMENT => {
-                let d = r.uniform(1, DISTRICTS);
-                let (c_w, c_d) = if self.cfg.warehouses == 1 || r.uniform(1, 100) <= 85 {
-                    (w, d)
-                } else {
-                    (
-                        other_warehouse(r, w, self.cfg.warehouses),
-                        r.uniform(1, DISTRICTS),
-                    )
-                };
-                Input::Payment {
-                    d,
-                    c_w,
-                    c_d,
-                    customer: customer(r),
-                    cents: r.uniform(100, 500_000),
-                }
-            }
-            draw::ORDER_STATUS => Input::OrderStatus {
-                d: r.uniform(1, DISTRICTS),
-                customer: customer(r),
-            },
-            draw::DELIVERY => Input::Delivery {
-                carrier: r.uniform(1, 10),
-            },
-            _ => Input::StockLevel {
-                threshold: r.uniform(10, 20),
-            },
-        }
-    }
-
     fn ex(&mut self, s: StmtId, p: &[Param<'_>], c: &mut Counts) -> DbResult<u64> {
         let o = self.conn.execute(s, p)?;
         c.record(o);
@@ -758,6 +683,78 @@ impl Terminal {
     }
 }
 
+/// The input of the next transaction of `kind` for a terminal of home
+/// warehouse `w` among `warehouses`.
+fn draw_input(r: &mut Rng, kind: usize, w: i64, warehouses: i64) -> Input {
+    let customer = |r: &mut Rng| {
+        if r.uniform(1, 100) <= 60 {
+            let mut s = String::new();
+            draw::run_last_name(r, &mut s);
+            Customer::Name(s)
+        } else {
+            Customer::Id(draw::nurand(r, 1023, draw::C_ID, 1, CUSTOMERS))
+        }
+    };
+    match kind {
+        draw::NEW_ORDER => {
+            let n = r.uniform(5, 15);
+            let rollback = r.uniform(1, 100) == 1;
+            let mut all_local = true;
+            let lines = (1..=n)
+                .map(|i| {
+                    let item = if rollback && i == n {
+                        ITEMS + 1
+                    } else {
+                        draw::nurand(r, 8191, draw::C_ITEM, 1, ITEMS)
+                    };
+                    let supply_w = if warehouses > 1 && r.uniform(1, 100) == 1 {
+                        all_local = false;
+                        other_warehouse(r, w, warehouses)
+                    } else {
+                        w
+                    };
+                    Line {
+                        item,
+                        supply_w,
+                        qty: r.uniform(1, 10),
+                    }
+                })
+                .collect();
+            Input::NewOrder {
+                d: r.uniform(1, DISTRICTS),
+                c: draw::nurand(r, 1023, draw::C_ID, 1, CUSTOMERS),
+                lines,
+                all_local,
+            }
+        }
+        draw::PAYMENT => {
+            let d = r.uniform(1, DISTRICTS);
+            let (c_w, c_d) = if warehouses == 1 || r.uniform(1, 100) <= 85 {
+                (w, d)
+            } else {
+                (other_warehouse(r, w, warehouses), r.uniform(1, DISTRICTS))
+            };
+            Input::Payment {
+                d,
+                c_w,
+                c_d,
+                customer: customer(r),
+                cents: r.uniform(100, 500_000),
+            }
+        }
+        draw::ORDER_STATUS => Input::OrderStatus {
+            d: r.uniform(1, DISTRICTS),
+            customer: customer(r),
+        },
+        draw::DELIVERY => Input::Delivery {
+            carrier: r.uniform(1, 10),
+        },
+        _ => Input::StockLevel {
+            threshold: r.uniform(10, 20),
+        },
+    }
+}
+
 fn other_warehouse(r: &mut Rng, w: i64, warehouses: i64) -> i64 {
     let o = r.uniform(1, warehouses - 1);
     if o >= w { o + 1 } else { o }
@@ -770,7 +767,7 @@ impl Worker for Terminal {
         if self.cfg.keying {
             Self::sleep(draw::KEYING_SECS[kind]);
         }
-        let input = self.draw(kind);
+        let input = draw_input(&mut self.rng, kind, self.cfg.home_w, self.cfg.warehouses);
         let writes = matches!(kind, draw::NEW_ORDER | draw::PAYMENT | draw::DELIVERY);
         let writer = self.cfg.writer.clone().filter(|_| writes);
         let t0 = now_ns();
@@ -842,6 +839,84 @@ impl Worker for Terminal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inputs_follow_the_specification_shares() {
+        let mut r = Rng::seeded(21);
+        let n = 100_000;
+        let (mut rollbacks, mut lines, mut remote_lines, mut remote_orders) = (0, 0, 0, 0);
+        for _ in 0..n {
+            let Input::NewOrder {
+                d,
+                c,
+                lines: l,
+                all_local,
+            } = draw_input(&mut r, draw::NEW_ORDER, 2, 3)
+            else {
+                panic!("not a New-Order");
+            };
+            assert!((1..=DISTRICTS).contains(&d) && (1..=CUSTOMERS).contains(&c));
+            assert!((5..=15).contains(&l.len()), "{}", l.len());
+            // Only the last line may name the unknown item.
+            assert!(l[..l.len() - 1].iter().all(|x| x.item <= ITEMS));
+            rollbacks += (l.last().unwrap().item == ITEMS + 1) as u32;
+            lines += l.len();
+            let remote = l.iter().filter(|x| x.supply_w != 2).count();
+            assert!(
+                l.iter()
+                    .all(|x| (1..=10).contains(&x.qty) && (1..=3).contains(&x.supply_w))
+            );
+            remote_lines += remote;
+            remote_orders += (!all_local) as u32;
+            assert_eq!(all_local, remote == 0);
+        }
+        let pct = |a: f64, b: f64| a * 100.0 / b;
+        let rb = pct(rollbacks as f64, n as f64);
+        assert!((0.8..=1.2).contains(&rb), "rollbacks {rb} %");
+        let rl = pct(remote_lines as f64, lines as f64);
+        assert!((0.85..=1.15).contains(&rl), "remote lines {rl} %");
+        assert!(remote_orders > 0);
+        // One warehouse: nothing is remote.
+        for _ in 0..1000 {
+            if let Input::NewOrder { all_local, .. } = draw_input(&mut r, draw::NEW_ORDER, 1, 1) {
+                assert!(all_local);
+            }
+        }
+        let (mut remote, mut by_name) = (0, 0);
+        for _ in 0..n {
+            let Input::Payment {
+                d,
+                c_w,
+                c_d,
+                customer,
+                cents,
+            } = draw_input(&mut r, draw::PAYMENT, 1, 4)
+            else {
+                panic!("not a Payment");
+            };
+            assert!((100..=500_000).contains(&cents) && (1..=DISTRICTS).contains(&d));
+            if c_w != 1 {
+                remote += 1;
+            } else {
+                assert_eq!(c_d, d);
+            }
+            by_name += matches!(customer, Customer::Name(_)) as u32;
+        }
+        let rp = pct(remote as f64, n as f64);
+        assert!((14.0..=16.0).contains(&rp), "remote payments {rp} %");
+        let bn = pct(by_name as f64, n as f64);
+        assert!((59.0..=61.0).contains(&bn), "payments by name {bn} %");
+        for _ in 0..1000 {
+            match draw_input(&mut r, draw::STOCK_LEVEL, 1, 1) {
+                Input::StockLevel { threshold } => assert!((10..=20).contains(&threshold)),
+                i => panic!("{i:?}"),
+            }
+            match draw_input(&mut r, draw::DELIVERY, 1, 1) {
+                Input::Delivery { carrier } => assert!((1..=10).contains(&carrier)),
+                i => panic!("{i:?}"),
+            }
+        }
+    }
 
     #[test]
     fn other_warehouses_are_uniform_and_never_home() {
