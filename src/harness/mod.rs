@@ -18,6 +18,7 @@ pub mod host;
 pub mod measure;
 pub mod probe;
 pub mod runner;
+pub mod series;
 pub mod sysstat;
 
 use std::sync::Arc;
