@@ -396,7 +396,7 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
         EngineCmd::Install { kind, version } => {
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
-                .map_err(CliError::Usage)?;
+                .map_err(|e| CliError::Usage(e.to_string()))?;
             let Some(server) = spec.server() else {
                 return Err(CliError::Usage(format!(
                     "cannot install '{kind}': expected postgres or mariadb"

@@ -45,12 +45,14 @@ pub fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64
 
 /// A throwaway server of `engine` (postgres or mariadb), its URL and a driver for it.
 pub fn throwaway(engine: &str) -> Result<(Recipe, Server, String, Arc<dyn Driver>), String> {
-    let kind = registry::server_by_name(engine)?;
+    let kind = registry::server_by_name(engine).map_err(|e| e.to_string())?;
     let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("{n}"))
         .map_err(|e| e.to_string())?;
     let url = server.url();
-    let driver = crate::engine::target::Target::parse(&url)?
+    let driver = crate::engine::target::Target::parse(&url)
+        .map_err(|e| e.to_string())?
         .server_driver()
-        .ok_or("not a server URL")??;
+        .ok_or("not a server URL")?
+        .map_err(|e| e.to_string())?;
     Ok((kind, server, url, driver))
 }
