@@ -367,7 +367,10 @@ pub fn main() -> i32 {
         Cmd::Compare(a) => report::compare(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
-        Cmd::Bench(c) => bench::run_cmd(&c).map(|_| 0).map_err(CliError::Failed),
+        // Every failure of `rqps bench` exits 1, bad arguments included.
+        Cmd::Bench(c) => bench::run_cmd(&c)
+            .map(|_| 0)
+            .map_err(|e| CliError::Failed(e.to_string())),
     };
     match r {
         Ok(code) => code,
