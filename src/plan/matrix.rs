@@ -430,14 +430,12 @@ impl Matrix {
     }
 
     /// The suite's plan for one run (`seed`: the run's seed unless the matrix sets one).
-    pub fn plan(&self, seed: u64) -> Result<Box<dyn Plan>, String> {
+    pub fn plan(&self, seed: u64) -> Result<Box<dyn Plan>, crate::error::Error> {
         let common = Common {
             profile: self.profile.clone(),
             seed: self.seed.unwrap_or(seed),
         };
-        self.suite
-            .plan_toml(&common, &self.options)
-            .map_err(|e| e.to_string())
+        self.suite.plan_toml(&common, &self.options)
     }
 
     /// The `rqps run` command line one target's repeat is equivalent to, for
