@@ -287,6 +287,35 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
 }
 
 #[test]
+fn rqps_bench_refuses_what_cannot_work_with_exit_1_before_starting_a_server() {
+    // `rqps bench` has always exited 1 for every failure, bad arguments included.
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["bench", "harness", "--rounds", "0"],
+            "error: --rounds, --secs and --table-size must be more than 0",
+        ),
+        (
+            &["bench", "vs-sysbench", "--threads", "0"],
+            "error: --rounds, --secs, --table-size and --threads must be more than 0",
+        ),
+        (
+            &["bench", "ibench-client", "--rows", "0"],
+            "error: --rounds and --rows must be more than 0",
+        ),
+        (
+            &["bench", "ibench-client", "--engines", "SQLite"],
+            "error: unknown server kind \"sqlite\" (expected postgres or mariadb)",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), want, "{args:?}");
+    }
+}
+
+#[test]
 fn ctrl_c_keeps_finished_tests_and_marks_the_running_one() {
     let d = tempfile::tempdir().unwrap();
     let results = d.path().join("r");

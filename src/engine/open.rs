@@ -146,7 +146,9 @@ fn server_engine(
     a: &EngineArgs,
     say: &mut dyn FnMut(&str),
 ) -> Result<Opened, OpenError> {
-    let e = kind.parse::<EngineSpec>().map_err(OpenError::Usage)?;
+    let e = kind
+        .parse::<EngineSpec>()
+        .map_err(|e| OpenError::Usage(e.to_string()))?;
     let Some(kind) = e.server() else {
         return Err(OpenError::Usage(
             "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
@@ -184,7 +186,8 @@ fn server_engine(
         e => OpenError::Failed(format!("cannot start the {kind} server: {e}")),
     })?;
     let url = server.url();
-    let Target::Url(target) = Target::parse(&url).map_err(OpenError::Failed)? else {
+    let Target::Url(target) = Target::parse(&url).map_err(|e| OpenError::Failed(e.to_string()))?
+    else {
         return Err(OpenError::Failed(format!(
             "the {kind} server gave no server URL"
         )));
@@ -276,7 +279,7 @@ fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static Engine
 /// Checks the engine options without side effects (before any server starts).
 pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
     let target = match &a.target {
-        Some(t) => Some(Target::parse(t).map_err(OpenError::Usage)?),
+        Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
         None => None,
     };
     if let Some(kind) = named_kind(a, &target) {
@@ -290,7 +293,7 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
 pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenError> {
     check(a)?;
     let target = match &a.target {
-        Some(t) => Some(Target::parse(t).map_err(OpenError::Usage)?),
+        Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
         None => None,
     };
     match (&a.server, &target) {

@@ -11,7 +11,7 @@
 //! for their type, never on the registry, so there is no import cycle.
 
 pub use crate::engine::kind::{
-    EngineKind, EngineOption, OpenUrl, OptionError, Prebuilt, UrlTarget,
+    BadOptionValue, EngineKind, EngineOption, OpenUrl, OptionError, Prebuilt, UrlTarget,
 };
 use crate::engine::server::Recipe;
 
@@ -120,15 +120,22 @@ pub fn by_scheme(scheme: &str) -> Option<&'static EngineKind> {
     kinds().into_iter().find(|k| k.schemes.contains(&scheme))
 }
 
-/// The throwaway-server recipe a user's name means (`pg`, `MariaDB`, ...),
-/// with the message users know for a name that has none.
-pub fn server_by_name(name: &str) -> Result<Recipe, String> {
-    by_name(name).and_then(|k| k.server).ok_or_else(|| {
-        format!(
-            "unknown server kind {:?} (expected postgres or mariadb)",
-            name.to_ascii_lowercase()
-        )
-    })
+/// A name that means no engine kind with a throwaway server (`oracle`, or
+/// `sqlite`, which is embedded): the message users know, with the name in
+/// lower case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown server kind {name:?} (expected postgres or mariadb)")]
+pub struct UnknownServer {
+    pub name: String,
+}
+
+/// The throwaway-server recipe a user's name means (`pg`, `MariaDB`, ...).
+pub fn server_by_name(name: &str) -> Result<Recipe, UnknownServer> {
+    by_name(name)
+        .and_then(|k| k.server)
+        .ok_or_else(|| UnknownServer {
+            name: name.to_ascii_lowercase(),
+        })
 }
 
 #[cfg(test)]
@@ -159,8 +166,14 @@ mod tests {
         assert_eq!(server_by_name("MySQL").map(|s| s.key()), Ok("mariadb"));
         assert_eq!(server_by_name("pg").map(|s| s.product()), Ok("PostgreSQL"));
         assert_eq!(
-            server_by_name("sqlite").unwrap_err(),
+            server_by_name("SQLite").unwrap_err().to_string(),
             "unknown server kind \"sqlite\" (expected postgres or mariadb)"
+        );
+        assert_eq!(
+            server_by_name("Oracle"),
+            Err(UnknownServer {
+                name: "oracle".into()
+            })
         );
     }
 
@@ -193,6 +206,10 @@ mod tests {
                 .to_string(),
             "storage engine 'x;drop': expected a name such as InnoDB, RocksDB or Aria"
         );
+        assert!(matches!(
+            mysql.check_options(&storage("")),
+            Err(OptionError::BadValue(BadOptionValue { what: "storage engine", value, .. })) if value.is_empty()
+        ));
         let mut t = toml::Table::new();
         t.insert("mysql_storage_engine".into(), toml::Value::Integer(3));
         assert!(matches!(

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::engine::Driver;
 use crate::engine::registry::{self, UrlTarget};
 use crate::engine::url::DbUrl;
+use crate::engine::{DbError, DbResult, Driver};
 
 /// `s` as it may be printed or stored, whatever it is (a target, a message,
 /// an argument): URL passwords and `password=` values hidden, also in a URL
@@ -22,6 +22,28 @@ pub fn redact_args(args: &[String]) -> Vec<String> {
     args.iter().map(|a| redact(a)).collect()
 }
 
+/// Why a `--target` (or a matrix `url`) is not one rqps can use: the user's
+/// mistake, so callers report it as a usage error. Every target in a message
+/// is [redacted](redact) already.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("malformed target 'sqlite:': give a file path, e.g. sqlite:/tmp/sb.db")]
+    NoSqlitePath,
+    /// A scheme no engine kind reaches through a URL; `expected` lists the
+    /// forms that work.
+    #[error("malformed target '{target}': expected {expected}")]
+    UnknownScheme { target: String, expected: String },
+    #[error(
+        "malformed target '{target}': no host (expected e.g. {scheme}://user:pass@127.0.0.1:PORT/db)"
+    )]
+    NoHost { target: String, scheme: String },
+    #[error("malformed target '{target}': bad port '{port}'")]
+    BadPort { target: String, port: String },
+    /// What [`DbUrl::parse`] refused (its message names the target, redacted).
+    #[error(transparent)]
+    Url(DbError),
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Target {
     /// Embedded SQLite; `None` = a new database in a temp dir.
@@ -31,14 +53,12 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn parse(s: &str) -> Result<Target, String> {
+    pub fn parse(s: &str) -> Result<Target, TargetError> {
         let s = s.trim();
         if let Some(path) = s.strip_prefix("sqlite:") {
             let path = path.strip_prefix("//").unwrap_or(path);
             if path.is_empty() {
-                return Err(
-                    "malformed target 'sqlite:': give a file path, e.g. sqlite:/tmp/sb.db".into(),
-                );
+                return Err(TargetError::NoSqlitePath);
             }
             return Ok(Target::Sqlite(Some(PathBuf::from(path))));
         }
@@ -59,13 +79,13 @@ impl Target {
                 Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
                 _ => urls.join(""),
             };
-            return Err(format!(
-                "malformed target '{}': expected sqlite:PATH, {urls}",
-                redact(s)
-            ));
+            return Err(TargetError::UnknownScheme {
+                target: redact(s),
+                expected: format!("sqlite:PATH, {urls}"),
+            });
         };
         check_authority(s)?;
-        let url = DbUrl::parse(s, kind.schemes).map_err(|e| e.to_string())?;
+        let url = DbUrl::parse(s, kind.schemes).map_err(TargetError::Url)?;
         Ok(Target::Url(UrlTarget {
             kind,
             url,
@@ -74,11 +94,11 @@ impl Target {
     }
 
     /// The driver of a server URL (`None` for SQLite, whose driver needs its PRAGMAs).
-    pub fn server_driver(&self) -> Option<Result<Arc<dyn Driver>, String>> {
+    pub fn server_driver(&self) -> Option<DbResult<Arc<dyn Driver>>> {
         match self {
             Target::Url(u) => {
                 let open = u.kind.open_url?;
-                Some(open(u, &toml::Table::new()).map_err(|e| e.to_string()))
+                Some(open(u, &toml::Table::new()))
             }
             Target::Sqlite(_) => None,
         }
@@ -96,7 +116,7 @@ impl Target {
 
 /// The first look at a server URL, with the messages users know: a host
 /// (or a socket parameter) and a numeric port.
-fn check_authority(s: &str) -> Result<(), String> {
+fn check_authority(s: &str) -> Result<(), TargetError> {
     let scheme = s.split_once("://").map(|(a, _)| a);
     let rest = s.split_once("://").map(|(_, r)| r).unwrap_or("");
     let authority = rest.split(['/', '?']).next().unwrap_or("");
@@ -107,20 +127,19 @@ fn check_authority(s: &str) -> Result<(), String> {
         host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
     };
     if host_name.is_empty() && !rest.contains("socket=") && !rest.contains("host=") {
-        return Err(format!(
-            "malformed target '{}': no host (expected e.g. {}://user:pass@127.0.0.1:PORT/db)",
-            redact(s),
-            scheme.unwrap_or("mysql")
-        ));
+        return Err(TargetError::NoHost {
+            target: redact(s),
+            scheme: scheme.unwrap_or("mysql").to_string(),
+        });
     }
     if let Some((_, port)) = host.rsplit_once(':')
         && !host.starts_with('[')
         && port.parse::<u16>().is_err()
     {
-        return Err(format!(
-            "malformed target '{}': bad port '{port}'",
-            redact(s)
-        ));
+        return Err(TargetError::BadPort {
+            target: redact(s),
+            port: port.to_string(),
+        });
     }
     Ok(())
 }
@@ -158,15 +177,35 @@ mod tests {
             "mysql://u:secret@h:0/x",
             "nonsense",
         ] {
-            let e = Target::parse(bad).unwrap_err();
+            let e = Target::parse(bad).unwrap_err().to_string();
             assert!(!e.contains("secret"), "{e}");
             assert!(e.starts_with("malformed target"), "{e}");
         }
         assert_eq!(
-            Target::parse("oracle://u@h/x").unwrap_err(),
+            Target::parse("oracle://u@h/x").unwrap_err().to_string(),
             "malformed target 'oracle://u@h/x': expected sqlite:PATH, \
              mysql://user:pass@host:port/db or postgres://user:pass@host:port/db"
         );
+    }
+
+    #[test]
+    fn each_mistake_in_a_target_has_its_own_error() {
+        let e = |s: &str| Target::parse(s).unwrap_err();
+        assert!(matches!(e("sqlite:"), TargetError::NoSqlitePath));
+        assert!(matches!(e("sqlite://"), TargetError::NoSqlitePath));
+        assert!(matches!(e("nonsense"), TargetError::UnknownScheme { .. }));
+        assert!(matches!(
+            e("mysql://u:secret@:12/x"),
+            TargetError::NoHost { scheme, target } if scheme == "mysql" && target == "mysql://u:***@:12/x"
+        ));
+        assert!(matches!(
+            e("postgres://u:secret@h:port/x"),
+            TargetError::BadPort { port, target } if port == "port" && target == "postgres://u:***@h:port/x"
+        ));
+        // The port passes the first look but not DbUrl's (0 is no port).
+        let url = e("mysql://u:secret@h:0/x");
+        assert!(matches!(url, TargetError::Url(_)), "{url:?}");
+        assert!(!url.to_string().contains("secret"), "{url}");
     }
 
     #[test]

@@ -214,8 +214,19 @@ pub fn redact_url(s: &str) -> String {
     })
 }
 
+/// Why [`decode`] refused a part of a URL (its message follows the part's
+/// name: `user name: bad %-escape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum DecodeError {
+    /// A `%` not followed by two hex digits.
+    #[error("bad %-escape")]
+    BadEscape,
+    #[error("%-escapes are not UTF-8")]
+    NotUtf8,
+}
+
 /// Decodes `%XX` escapes (UTF-8).
-fn decode(s: &str) -> Result<String, String> {
+fn decode(s: &str) -> Result<String, DecodeError> {
     if !s.contains('%') {
         return Ok(s.to_string());
     }
@@ -227,7 +238,7 @@ fn decode(s: &str) -> Result<String, String> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| "bad %-escape".to_string())?;
+                .ok_or(DecodeError::BadEscape)?;
             out.push(hex);
             i += 3;
         } else {
@@ -235,7 +246,7 @@ fn decode(s: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| "%-escapes are not UTF-8".to_string())
+    String::from_utf8(out).map_err(|_| DecodeError::NotUtf8)
 }
 
 #[cfg(test)]
@@ -265,6 +276,20 @@ mod tests {
         let u = DbUrl::parse("mysql://root@localhost", MY).unwrap();
         assert_eq!(u.database, None);
         assert!(u.require_database("mysql://root@localhost").is_err());
+    }
+
+    #[test]
+    fn percent_escapes_decode_or_say_what_is_wrong() {
+        assert_eq!(decode("a%20b%C3%A9"), Ok("a bé".to_string()));
+        assert_eq!(decode("plain"), Ok("plain".to_string()));
+        assert_eq!(decode("a%2"), Err(DecodeError::BadEscape));
+        assert_eq!(decode("%zz"), Err(DecodeError::BadEscape));
+        assert_eq!(decode("%ff"), Err(DecodeError::NotUtf8));
+        let e = DbUrl::parse("mysql://u@h/db%ff", MY).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "malformed target 'mysql://u@h/db%ff': database name: %-escapes are not UTF-8"
+        );
     }
 
     #[test]

@@ -70,6 +70,18 @@ impl Counts {
 
 pub use crate::results::{Latency, SecondSample};
 
+use super::series::{self, Seconds, Tally};
+
+impl Tally for Counts {
+    fn merge(&mut self, o: &Counts) {
+        self.add(o);
+    }
+
+    fn since(&self, earlier: &Counts) -> Counts {
+        self.minus(earlier)
+    }
+}
+
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 /// Monotonic clock in nanoseconds (CLOCK_MONOTONIC, as `Instant` uses):
@@ -189,9 +201,7 @@ pub struct ThreadMeasure {
     /// step's histogram is their sum, so an event is recorded once.
     pub kinds: Vec<KindMeasure>,
     /// Counts at each whole second after the measured interval began.
-    pub marks: Vec<Counts>,
-    start: u64,
-    next_mark: u64,
+    pub seconds: Seconds<Counts>,
     /// When the last measured event ended ([`now_ns`]).
     pub last: u64,
 }
@@ -207,9 +217,7 @@ impl ThreadMeasure {
                     latencies: Recorder::default(),
                 })
                 .collect(),
-            marks: Vec::with_capacity(expected_secs + 2),
-            start,
-            next_mark: start + NANOS_PER_SEC,
+            seconds: Seconds::new(start, expected_secs),
             last: start,
         }
     }
@@ -234,57 +242,30 @@ impl ThreadMeasure {
     /// `now`, so an event counts in the second in which it started.
     #[inline]
     pub fn tick(&mut self, now: u64) {
-        while now >= self.next_mark {
-            self.marks.push(self.counts);
-            self.next_mark += NANOS_PER_SEC;
-        }
+        self.seconds.tick(now, &mut self.counts);
     }
 
     pub fn elapsed(&self) -> Duration {
-        Duration::from_nanos(self.last.saturating_sub(self.start))
+        Duration::from_nanos(self.last.saturating_sub(self.seconds.start()))
     }
 }
 
-/// Merges the per-second marks of all threads into one series. A trailing
-/// part-second, if any, is reported at its own rate.
+/// The step's per-second series: every thread's seconds summed
+/// ([`series::merge`]). A trailing part-second, if any, is reported at its own rate.
 pub fn per_second(threads: &[ThreadMeasure], elapsed: Duration) -> Vec<SecondSample> {
-    let whole = threads.iter().map(|t| t.marks.len()).max().unwrap_or(0);
-    let mut out = Vec::with_capacity(whole + 1);
-    let at = |t: &ThreadMeasure, i: usize| -> Counts {
-        if i == 0 {
-            Counts::default()
-        } else {
-            *t.marks.get(i - 1).unwrap_or(&t.counts)
-        }
-    };
-    for i in 0..whole {
-        let mut d = Counts::default();
-        for t in threads {
-            d.add(&at(t, i + 1).minus(&at(t, i)));
-        }
-        out.push(SecondSample {
-            t: i as u32 + 1,
-            qps: d.queries() as f64,
-            tps: d.events as f64,
-            errors: d.errors,
-        });
-    }
-    let tail = elapsed.as_secs_f64() - whole as f64;
-    if tail > 0.05 {
-        let mut d = Counts::default();
-        for t in threads {
-            d.add(&t.counts.minus(&at(t, whole)));
-        }
-        if d.events > 0 || d.errors > 0 {
-            out.push(SecondSample {
-                t: whole as u32 + 1,
-                qps: d.queries() as f64 / tail,
-                tps: d.events as f64 / tail,
-                errors: d.errors,
-            });
-        }
-    }
-    out
+    let each: Vec<(&Seconds<Counts>, &Counts)> =
+        threads.iter().map(|t| (&t.seconds, &t.counts)).collect();
+    series::merge(&each, elapsed.as_secs_f64(), 0.05, |d| {
+        d.events > 0 || d.errors > 0
+    })
+    .into_iter()
+    .map(|s| SecondSample {
+        t: s.at.ceil() as u32,
+        qps: s.d.queries() as f64 / s.secs,
+        tps: s.d.events as f64 / s.secs,
+        errors: s.d.errors,
+    })
+    .collect()
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod host;
 pub mod measure;
 pub mod probe;
 pub mod runner;
+pub mod series;
 pub mod sysstat;
 
 use std::sync::Arc;
@@ -187,6 +188,24 @@ impl TestRun<'_> {
     }
 }
 
+/// Why a test's body failed before or after its measured run (a failure
+/// during the run is the step's status); stored as the result's `reason`.
+#[derive(Debug, thiserror::Error)]
+#[error("{doing}: {source}")]
+pub struct TestFailure {
+    /// What the test was doing, as "could not start the test".
+    pub doing: &'static str,
+    #[source]
+    pub source: DbError,
+}
+
+impl TestFailure {
+    /// For `map_err`: the engine's error while the test was `doing` something.
+    pub fn when(doing: &'static str) -> impl FnOnce(DbError) -> TestFailure {
+        move |source| TestFailure { doing, source }
+    }
+}
+
 impl Harness<'_> {
     /// Runs one test: marks `result` running on disk, probes the machine, runs
     /// `body` (the measured part), stores the result and prints its line. An
@@ -196,7 +215,7 @@ impl Harness<'_> {
         &mut self,
         label: String,
         result: TestResult,
-        body: impl FnOnce(&mut TestRun<'_>) -> Result<(), String>,
+        body: impl FnOnce(&mut TestRun<'_>) -> Result<(), TestFailure>,
     ) -> Result<TestResult, Error> {
         let slot = self.store.begin_test(&result)?;
         let mut run = TestRun {
@@ -214,7 +233,7 @@ impl Harness<'_> {
         run.probe = Some(probe);
         if let Err(reason) = body(&mut run) {
             run.result.status = Status::Failed;
-            run.result.reason = Some(reason);
+            run.result.reason = Some(reason.to_string());
         }
         let TestRun { result, label, .. } = run;
         self.ui.say(&(self.line)(&label, &result));

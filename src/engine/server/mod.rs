@@ -83,9 +83,9 @@ pub trait ServerRecipe: Sync {
     fn spawn(&self, srv: &Server, bins: &Binaries) -> Result<Child, ServerError>;
     /// One connection attempt that also checks that the server answering on
     /// `port` runs on `data_dir` (is ours).
-    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), String>;
+    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), ProbeError>;
     /// Creates database `db` on the server at `port`.
-    fn create_database(&self, port: u16, db: &str) -> Result<(), String>;
+    fn create_database(&self, port: u16, db: &str) -> Result<(), ProbeError>;
     /// The server's main process when it is not the spawned child.
     fn main_pid(&self, _data_dir: &Path) -> Option<u32> {
         None
@@ -187,15 +187,17 @@ pub enum ServerError {
     StartTimeout {
         recipe: Recipe,
         secs: u64,
-        last_error: String,
+        #[source]
+        last_error: ProbeError,
         log: PathBuf,
         tail: String,
     },
-    #[error("{recipe}: {what} failed: {message}")]
+    #[error("{recipe}: {what} failed: {source}")]
     Sql {
         recipe: Recipe,
         what: String,
-        message: String,
+        #[source]
+        source: ProbeError,
     },
     #[error("{recipe} server (pid {pid}) did not shut down within {secs} s and was killed")]
     StopTimeout { recipe: Recipe, pid: u32, secs: u64 },
@@ -205,6 +207,50 @@ pub enum ServerError {
         #[source]
         source: io::Error,
     },
+}
+
+/// What a client library reports, kept as it is: each engine kind's client
+/// has its own error type, and this module names no engine.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why one connection attempt to a throwaway server, or a statement run on it
+/// after startup, failed. The message is the client's own (or says which other
+/// server answered): it ends up as the "last error" of a start that timed out,
+/// or after "CREATE DATABASE ... failed:".
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// No connection (nothing listens yet, refused, handshake failed).
+    #[error("{0}")]
+    Connect(#[source] Cause),
+    /// Connected, but a statement failed.
+    #[error("{0}")]
+    Query(#[source] Cause),
+    /// The server on our port runs on another data directory: not ours.
+    #[error("another server answers on port {port} (its {setting} is {dir})")]
+    NotOurs {
+        port: u16,
+        /// What the server calls its data directory (`datadir`, `data directory`).
+        setting: &'static str,
+        dir: String,
+    },
+    /// A connection attempt that neither succeeded nor failed in time.
+    #[error("connection attempt timed out")]
+    ConnectTimeout,
+    /// A statement that did not finish in time.
+    #[error("timed out after {secs} s")]
+    Timeout { secs: u64 },
+}
+
+impl ProbeError {
+    /// For `map_err` on a client's connect.
+    pub(crate) fn connect(e: impl Into<Cause>) -> ProbeError {
+        ProbeError::Connect(e.into())
+    }
+
+    /// For `map_err` on a client's query.
+    pub(crate) fn query(e: impl Into<Cause>) -> ProbeError {
+        ProbeError::Query(e.into())
+    }
 }
 
 impl ServerError {
@@ -432,11 +478,13 @@ impl Server {
         let (recipe, port) = (self.recipe, self.port);
         let db = self.database.clone();
         let created = util::with_timeout(SQL_TIMEOUT, move || recipe.create_database(port, &db))
-            .unwrap_or_else(|| Err(format!("timed out after {} s", SQL_TIMEOUT.as_secs())));
-        created.map_err(|message| ServerError::Sql {
+            .unwrap_or(Err(ProbeError::Timeout {
+                secs: SQL_TIMEOUT.as_secs(),
+            }));
+        created.map_err(|source| ServerError::Sql {
             recipe,
             what: format!("CREATE DATABASE {}", self.database),
-            message,
+            source,
         })?;
         note(&format!(
             "{} ({}) ready on {}:{} after {:.1} s (initialisation {:.1} s); files in {}",
@@ -556,10 +604,10 @@ impl Server {
     }
 
     /// One connection attempt that also checks that the server answering on our port is ours.
-    fn probe(&self) -> Result<(), String> {
+    fn probe(&self) -> Result<(), ProbeError> {
         let (recipe, port, data) = (self.recipe, self.port, self.data_dir.clone());
         util::with_timeout(PROBE_TIMEOUT, move || recipe.probe(port, &data))
-            .unwrap_or_else(|| Err("connection attempt timed out".into()))
+            .unwrap_or(Err(ProbeError::ConnectTimeout))
     }
 
     /// Which server this is.

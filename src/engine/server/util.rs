@@ -1,6 +1,6 @@
 //! Small process, file-system and user helpers shared by the PostgreSQL and MariaDB code.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::net::TcpListener;
@@ -294,12 +294,37 @@ pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
     norm(a) == norm(b)
 }
 
+/// Why a command run by [`run_checked`] failed: it could not be started, or
+/// it exited with an error. `what` is the caller's description of the step
+/// (`unpacking the MariaDB jar`), which starts the message.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("{what}: cannot run {program:?}: {source}")]
+    Spawn {
+        what: String,
+        program: OsString,
+        #[source]
+        source: io::Error,
+    },
+    /// `tail`: the last lines of its stdout and stderr, indented.
+    #[error("{what} failed ({status}):\n  {tail}")]
+    Failed {
+        what: String,
+        status: ExitStatus,
+        tail: String,
+    },
+}
+
 /// Runs `cmd`; on failure, the error says what ran and the tail of its output.
-pub(crate) fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
+pub(crate) fn run_checked(cmd: &mut Command, what: &str) -> Result<(), CommandError> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+        .map_err(|source| CommandError::Spawn {
+            what: what.to_string(),
+            program: cmd.get_program().to_os_string(),
+            source,
+        })?;
     if out.status.success() {
         return Ok(());
     }
@@ -310,5 +335,43 @@ pub(crate) fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
     );
     let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = tail[tail.len().saturating_sub(6)..].join("\n  ");
-    Err(format!("{what} failed ({}):\n  {tail}", out.status))
+    Err(CommandError::Failed {
+        what: what.to_string(),
+        status: out.status,
+        tail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_that_cannot_start_says_what_and_which_program() {
+        let e =
+            run_checked(&mut Command::new("/nonexistent/rqps-tool"), "unpacking x").unwrap_err();
+        assert!(
+            matches!(&e, CommandError::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound)
+        );
+        assert!(
+            e.to_string()
+                .starts_with("unpacking x: cannot run \"/nonexistent/rqps-tool\": "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_failing_command_says_its_status_and_the_tail_of_its_output() {
+        let e = run_checked(
+            Command::new("sh").args(["-c", "echo one; echo two >&2; exit 3"]),
+            "fetching y",
+        )
+        .unwrap_err();
+        assert!(matches!(&e, CommandError::Failed { status, .. } if status.code() == Some(3)));
+        assert_eq!(
+            e.to_string(),
+            "fetching y failed (exit status: 3):\n  one\n  two"
+        );
+        assert!(run_checked(&mut Command::new("true"), "nothing").is_ok());
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::engine::{Driver, Param, PsMode};
-use crate::harness::bench::{cpu_secs, throwaway};
+use crate::harness::bench::{BenchError, cpu_secs, throwaway};
 
 #[derive(Args, Clone, Debug)]
 pub struct IbClientArgs {
@@ -60,14 +60,16 @@ fn ib_bare(
     sql: &str,
     rows: u64,
     batches: &[Batch],
-) -> Result<(u64, f64), String> {
+) -> Result<(u64, f64), BenchError> {
     let per = crate::suite::ibench::ROWS_L_I0;
     let n = rows.div_ceil(per as u64) as usize;
     let mut conn = driver
         .require_sql()
         .and_then(|db| db.connect())
-        .map_err(|e| e.to_string())?;
-    let stmt = conn.prepare(sql, PsMode::Auto).map_err(|e| e.to_string())?;
+        .map_err(BenchError::engine("connecting"))?;
+    let stmt = conn
+        .prepare(sql, PsMode::Auto)
+        .map_err(BenchError::engine("preparing the INSERT"))?;
     let mut params: Vec<Param<'_>> = Vec::with_capacity(per * 6);
     let start = Instant::now();
     for i in 0..n {
@@ -83,13 +85,14 @@ fn ib_bare(
                 Param::Text(d),
             ]);
         }
-        conn.execute(stmt, &params).map_err(|e| e.to_string())?;
+        conn.execute(stmt, &params)
+            .map_err(BenchError::engine("inserting"))?;
     }
     Ok((n as u64 * per as u64, start.elapsed().as_secs_f64()))
 }
 
 /// rqps's l.i0 step: the same workers, measurement and sampler as a run.
-fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), String> {
+fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), BenchError> {
     use crate::suite::ibench::step::{StepSpec, run_step};
     let spec = StepSpec {
         clients: 1,
@@ -105,7 +108,9 @@ fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), String> {
     let out = run_step(driver, &spec, &mut |_| {});
     match out.status {
         crate::harness::runner::StepStatus::Ok => Ok((out.inserted_rows, out.secs)),
-        s => Err(format!("rqps's l.i0 did not finish: {s:?}")),
+        s => Err(BenchError::NoResult(format!(
+            "rqps's l.i0 did not finish: {s:?}"
+        ))),
     }
 }
 
@@ -115,7 +120,7 @@ struct IbRate {
     cpu_us_per_row: f64,
 }
 
-fn ib_measure(f: impl FnOnce() -> Result<(u64, f64), String>) -> Result<IbRate, String> {
+fn ib_measure(f: impl FnOnce() -> Result<(u64, f64), BenchError>) -> Result<IbRate, BenchError> {
     let c0 = cpu_secs();
     let (rows, secs) = f()?;
     let cpu = cpu_secs() - c0;
@@ -125,25 +130,29 @@ fn ib_measure(f: impl FnOnce() -> Result<(u64, f64), String>) -> Result<IbRate, 
     })
 }
 
-pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
+pub fn ibench_client(a: &IbClientArgs) -> Result<(), BenchError> {
     use crate::suite::ibench::step::{insert_sql, setup_tables};
     if a.rounds == 0 || a.rows == 0 {
-        return Err("--rounds and --rows must be more than 0".into());
+        return Err(BenchError::Args("--rounds and --rows must be more than 0"));
     }
     for engine in &a.engines {
         let (kind, server, _, driver) = throwaway(engine)?;
         let sql = insert_sql(
-            driver.require_sql().map_err(|e| e.to_string())?.dialect(),
+            driver
+                .require_sql()
+                .map_err(BenchError::engine("the Insert Benchmark needs SQL"))?
+                .dialect(),
             &crate::suite::ibench::schema::table(1),
             crate::suite::ibench::ROWS_L_I0,
         );
         let batches = ib_batches(crate::suite::ibench::ROWS_L_I0);
-        let fresh = || setup_tables(driver.as_ref(), 1).map_err(|e| e.to_string());
-        let run_bare = || -> Result<IbRate, String> {
+        let fresh =
+            || setup_tables(driver.as_ref(), 1).map_err(BenchError::engine("creating the table"));
+        let run_bare = || -> Result<IbRate, BenchError> {
             fresh()?;
             ib_measure(|| ib_bare(driver.as_ref(), &sql, a.rows, &batches))
         };
-        let run_ours = || -> Result<IbRate, String> {
+        let run_ours = || -> Result<IbRate, BenchError> {
             fresh()?;
             ib_measure(|| ib_rqps(driver.as_ref(), a.rows))
         };
@@ -194,7 +203,7 @@ pub fn ibench_client(a: &IbClientArgs) -> Result<(), String> {
             median(&mut ours_cpu),
             median(&mut bare_cpu)
         );
-        server.stop().map_err(|e| e.to_string())?;
+        server.stop()?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use crate::engine::Driver;
 use crate::harness::measure::Latency;
 use crate::harness::runner::stop_requested;
 use crate::harness::settle_tables;
-use crate::harness::{Harness, RunEnd};
+use crate::harness::{Harness, RunEnd, TestFailure};
 use crate::results::TestResult;
 use crate::suite::Workload;
 use crate::suite::ibench::rt::RtHist;
@@ -130,7 +130,7 @@ fn run_one(
         let driver = run.driver.clone();
         if *def == StepDef::LoadI0 {
             setup_tables(driver.as_ref(), p.clients)
-                .map_err(|e| format!("could not create the tables: {e}"))?;
+                .map_err(TestFailure::when("could not create the tables"))?;
             if let Some(t) = leftover_table(driver.as_ref(), p.clients) {
                 run.warn(format!(
                     "table {t} (from an earlier run with more clients) is still in the database and \
@@ -171,7 +171,7 @@ counts in its size; drop it and the pi tables after it to measure this run alone
         ib.writes_per_insert = per_insert(hw.as_ref().and_then(|h| h.writes_per_op));
         if *def == StepDef::LoadI2 && run.result.status == "ok" && !stop_requested() {
             let (took, refused) = settle_tables(driver.as_ref(), &tables(p), settle_budget)
-                .map_err(|e| format!("settle step failed: {e}"))?;
+                .map_err(TestFailure::when("settle step failed"))?;
             for f in refused {
                 run.ui.warn(&format!(
                     "settle step: the engine refused {f}; continuing without it"

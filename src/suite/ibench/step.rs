@@ -5,8 +5,10 @@
 //! Deletes never run ahead of inserts: delete `d` starts only after insert
 //! `d` has finished, and an inserter waits while it is [`MAX_DELETE_LAG`]
 //! statements ahead of its deleter (the reference bounds both queues at 8),
-//! so each table keeps its size. The calling thread samples every client's
-//! counters at each whole second of the step and reports progress.
+//! so each table keeps its size. Each connection closes its own seconds as its
+//! statements start (the harness's [`series`]), and the step merges them into
+//! the per-second series, overall and per client; the calling thread only
+//! reports progress.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -21,6 +23,7 @@ use crate::engine::{
 };
 use crate::harness::measure::now_ns;
 use crate::harness::runner::{StepStatus, stop_requested};
+use crate::harness::series::{self, Seconds, Tally};
 use crate::harness::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
@@ -37,7 +40,8 @@ pub const MAX_CATCH_UP: Duration = Duration::from_secs(1);
 /// Retryable errors in a row on one statement before the step fails.
 const MAX_RETRIES: u32 = 1000;
 
-const SEC: u64 = 1_000_000_000;
+/// Room for this many seconds of marks before a connection's series allocates.
+const EXPECTED_SECS: usize = 128;
 
 /// What one step does, for every client.
 #[derive(Clone, Debug)]
@@ -83,7 +87,7 @@ pub struct Sample {
     pub ips: f64,
     pub dps: f64,
     pub qps: f64,
-    /// Longest statement of each kind that ended in the sample, nanoseconds.
+    /// Longest statement of each kind that started in the sample, nanoseconds.
     pub max_insert_ns: u64,
     pub max_delete_ns: u64,
     pub max_query_ns: u64,
@@ -109,7 +113,7 @@ pub struct StepOutcome {
     pub delete_hist: RtHist,
     pub query_hist: RtHist,
     pub per_second: Vec<Sample>,
-    /// The same seconds for each client alone (the longest statements left at 0).
+    /// The same seconds for each client alone.
     pub per_client: Vec<Vec<Sample>>,
     /// Wall seconds from the first index build's start to the last one's end (l.x).
     pub index_secs: Option<f64>,
@@ -201,9 +205,6 @@ struct ClientLive {
     deleted_rows: AtomicU64,
     delete_stmts: AtomicU64,
     queries: AtomicU64,
-    max_insert: AtomicU64,
-    max_delete: AtomicU64,
-    max_query: AtomicU64,
     /// The deleter's lower bound of the ids in the table.
     min_id: AtomicI64,
     inserter_done: AtomicBool,
@@ -397,6 +398,7 @@ struct Inserter<'a> {
     rowgen: RowGen,
     ints: Vec<RowInts>,
     data: Vec<String>,
+    marks: Marks,
 }
 
 impl<'a> Inserter<'a> {
@@ -429,10 +431,12 @@ impl<'a> Inserter<'a> {
                 per
             ],
             data: vec![String::with_capacity(24); per],
+            marks: Marks::default(),
         })
     }
 
     fn run(&mut self, spec: &StepSpec, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
+        self.marks = Marks::new(start_ns);
         let live = &sh.clients[self.client - 1];
         let stop = || sh.stopping();
         let mut hist = RtHist::default();
@@ -488,10 +492,13 @@ impl<'a> Inserter<'a> {
                 self.tail.unwrap_or(self.full)
             };
             let t0 = now_ns();
+            self.marks.tick(t0);
             self.link.exec(slot, &params, &mut retries, &stop)?;
             let dt = now_ns() - t0;
             hist.record(dt);
-            live.max_insert.fetch_max(dt, Ordering::Relaxed);
+            let t = &mut self.marks.tally;
+            t.inserted += rows as u64;
+            t.max_insert = t.max_insert.max(dt);
             live.inserted_rows.fetch_add(rows as u64, Ordering::Relaxed);
             live.insert_stmts.fetch_add(1, Ordering::Release);
             if spec.deletes {
@@ -552,6 +559,7 @@ struct Deleter<'a> {
     start_min: i64,
     full: usize,
     tail: Option<usize>,
+    marks: Marks,
 }
 
 impl<'a> Deleter<'a> {
@@ -580,10 +588,12 @@ impl<'a> Deleter<'a> {
             start_min,
             full,
             tail,
+            marks: Marks::default(),
         })
     }
 
-    fn run(&mut self, spec: &StepSpec, sh: &Shared) -> Done<RoleResult> {
+    fn run(&mut self, spec: &StepSpec, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
+        self.marks = Marks::new(start_ns);
         let live = &sh.clients[self.client - 1];
         let stop = || sh.stopping();
         let mut hist = RtHist::default();
@@ -607,6 +617,7 @@ impl<'a> Deleter<'a> {
                 self.tail.unwrap_or(self.full)
             };
             let t0 = now_ns();
+            self.marks.tick(t0);
             let o = self
                 .link
                 .exec(slot, &[Param::Int(m)], &mut retries, &stop)?;
@@ -615,7 +626,9 @@ impl<'a> Deleter<'a> {
             let deleted = match o {
                 Outcome::Affected(n) | Outcome::Rows(n) => n,
             };
-            live.max_delete.fetch_max(dt, Ordering::Relaxed);
+            let t = &mut self.marks.tally;
+            t.deleted += deleted;
+            t.max_delete = t.max_delete.max(dt);
             live.deleted_rows.fetch_add(deleted, Ordering::Relaxed);
             live.delete_stmts.fetch_add(1, Ordering::Release);
             live.gate.notify();
@@ -647,6 +660,7 @@ struct Querier<'a> {
     slots: Vec<usize>,
     max_sql: String,
     rng: Rng,
+    marks: Marks,
 }
 
 impl<'a> Querier<'a> {
@@ -689,10 +703,12 @@ impl<'a> Querier<'a> {
             slots,
             max_sql: d.max_key_sql(&table),
             rng: Rng::seeded(seed_for(spec.seed, client, 3)),
+            marks: Marks::default(),
         })
     }
 
-    fn run(&mut self, sh: &Shared) -> Done<RoleResult> {
+    fn run(&mut self, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
+        self.marks = Marks::new(start_ns);
         let live = &sh.clients[self.client - 1];
         let stop = || sh.stopping();
         let mut hist = RtHist::default();
@@ -712,6 +728,7 @@ impl<'a> Querier<'a> {
                     let hi = [PRODUCTS, CASHREGISTERS, PRICES][shape];
                     let v = self.rng.uniform(0, hi - 1);
                     t0 = now_ns();
+                    self.marks.tick(t0);
                     self.link
                         .exec(self.slots[shape], &[Param::Int(v)], &mut retries, &stop)?
                 }
@@ -728,6 +745,7 @@ impl<'a> Querier<'a> {
                         });
                     }
                     t0 = now_ns();
+                    self.marks.tick(t0);
                     self.link.exec(self.slots[0], &ids, &mut retries, &stop)?
                 }
             };
@@ -737,7 +755,9 @@ impl<'a> Querier<'a> {
                 fetched += r;
             }
             n += 1;
-            live.max_query.fetch_max(dt, Ordering::Relaxed);
+            let t = &mut self.marks.tally;
+            t.queries += 1;
+            t.max_query = t.max_query.max(dt);
             live.queries.fetch_add(1, Ordering::Relaxed);
         }
         Ok(RoleResult {
@@ -779,45 +799,109 @@ fn client_totals(sh: &Shared) -> Vec<Totals> {
         .collect()
 }
 
-/// Appends each client's sample of the last `secs` and moves `last` on.
-fn client_samples(sh: &Shared, at: f64, secs: f64, last: &mut [Totals], out: &mut [Vec<Sample>]) {
-    for ((now, prev), series) in client_totals(sh).into_iter().zip(last).zip(out) {
-        series.push(sample(at, secs, diff(now, *prev), [0; 3]));
-        *prev = now;
+/// What one connection did, cumulatively, for the per-second series.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct IbTally {
+    inserted: u64,
+    deleted: u64,
+    queries: u64,
+    /// Longest statement of each kind in the current second (gauges).
+    max_insert: u64,
+    max_delete: u64,
+    max_query: u64,
+}
+
+impl Tally for IbTally {
+    fn merge(&mut self, o: &Self) {
+        self.inserted += o.inserted;
+        self.deleted += o.deleted;
+        self.queries += o.queries;
+        self.max_insert = self.max_insert.max(o.max_insert);
+        self.max_delete = self.max_delete.max(o.max_delete);
+        self.max_query = self.max_query.max(o.max_query);
+    }
+
+    fn since(&self, e: &Self) -> Self {
+        IbTally {
+            inserted: self.inserted - e.inserted,
+            deleted: self.deleted - e.deleted,
+            queries: self.queries - e.queries,
+            ..*self
+        }
+    }
+
+    fn close(&mut self) -> Self {
+        let mark = *self;
+        (self.max_insert, self.max_delete, self.max_query) = (0, 0, 0);
+        mark
     }
 }
 
-/// Takes (and resets) the longest statements of each kind since the last call.
-fn take_max(sh: &Shared) -> [u64; 3] {
-    let mut m = [0; 3];
-    for c in &sh.clients {
-        m[0] = m[0].max(c.max_insert.swap(0, Ordering::Relaxed));
-        m[1] = m[1].max(c.max_delete.swap(0, Ordering::Relaxed));
-        m[2] = m[2].max(c.max_query.swap(0, Ordering::Relaxed));
-    }
-    m
+/// A connection's running tally and its closed seconds.
+#[derive(Default)]
+struct Marks {
+    tally: IbTally,
+    seconds: Option<Seconds<IbTally>>,
 }
 
-fn sample(t: f64, secs: f64, d: Totals, max: [u64; 3]) -> Sample {
-    let per = |n: u64| n as f64 / secs.max(1e-9);
-    Sample {
-        t,
-        secs,
-        ips: per(d.inserted),
-        dps: per(d.deleted),
-        qps: per(d.queries),
-        max_insert_ns: max[0],
-        max_delete_ns: max[1],
-        max_query_ns: max[2],
+impl Marks {
+    fn new(start_ns: u64) -> Self {
+        Marks {
+            tally: IbTally::default(),
+            seconds: Some(Seconds::new(start_ns, EXPECTED_SECS)),
+        }
+    }
+
+    /// Before a statement that starts at `now`.
+    #[inline]
+    fn tick(&mut self, now: u64) {
+        if let Some(s) = self.seconds.as_mut() {
+            s.tick(now, &mut self.tally);
+        }
     }
 }
 
-fn diff(a: Totals, b: Totals) -> Totals {
-    Totals {
-        inserted: a.inserted - b.inserted,
-        deleted: a.deleted - b.deleted,
-        queries: a.queries - b.queries,
+fn each_series<'a>(roles: &[&'a Marks]) -> Vec<(&'a Seconds<IbTally>, &'a IbTally)> {
+    roles
+        .iter()
+        .filter_map(|m| Some((m.seconds.as_ref()?, &m.tally)))
+        .collect()
+}
+
+/// The per-second series of `roles` (connections' marks) over `whole` whole
+/// seconds and a last part-second up to `end_t`.
+fn merged(
+    roles: &[&Marks],
+    whole: usize,
+    end_t: f64,
+    keep: &dyn Fn(&IbTally) -> bool,
+) -> Vec<Sample> {
+    let series = series::merge_seconds(&each_series(roles), whole, end_t, 1e-3, keep);
+    let mut out: Vec<Sample> = series
+        .iter()
+        .map(|s| {
+            let per = |n: u64| n as f64 / s.secs.max(1e-9);
+            Sample {
+                t: s.at,
+                secs: s.secs,
+                ips: per(s.d.inserted),
+                dps: per(s.d.deleted),
+                qps: per(s.d.queries),
+                max_insert_ns: s.d.max_insert,
+                max_delete_ns: s.d.max_delete,
+                max_query_ns: s.d.max_query,
+            }
+        })
+        .collect();
+    // A step in which nothing was done still has its one sample.
+    if out.is_empty() && end_t > 1e-3 {
+        out.push(Sample {
+            t: end_t,
+            secs: end_t,
+            ..Sample::default()
+        });
     }
+    out
 }
 
 /// A connection role ready to run, built before the clock starts.
@@ -873,28 +957,29 @@ pub fn run_step(
     }
     let target_rows = spec.rows_per_client * spec.clients as u64;
     let start_ns = now_ns();
-    type Joined = (
-        Vec<(u8, Done<RoleResult>)>,
-        Vec<Sample>,
-        Vec<Vec<Sample>>,
-        f64,
-    );
-    let (results, per_second, per_client, secs): Joined = std::thread::scope(|s| {
+    type Joined = (Vec<(u8, usize, Done<RoleResult>, Marks)>, f64);
+    let (results, secs): Joined = std::thread::scope(|s| {
         let sh = &sh;
         let handles: Vec<_> = roles
             .into_iter()
             .map(|role| {
                 s.spawn(move || {
-                    let (kind, client, r) = match role {
+                    let (kind, client, r, marks) = match role {
                         Role::Insert(mut w) => {
                             let r = w.run(spec, sh, start_ns);
                             let live = &sh.clients[w.client - 1];
                             live.inserter_done.store(true, Ordering::Release);
                             live.gate.notify();
-                            (0u8, w.client, r)
+                            (0u8, w.client, r, w.marks)
                         }
-                        Role::Delete(mut w) => (1, w.client, w.run(spec, sh)),
-                        Role::Query(mut w) => (2, w.client, w.run(sh)),
+                        Role::Delete(mut w) => {
+                            let r = w.run(spec, sh, start_ns);
+                            (1, w.client, r, w.marks)
+                        }
+                        Role::Query(mut w) => {
+                            let r = w.run(sh, start_ns);
+                            (2, w.client, r, w.marks)
+                        }
                     };
                     if kind < 2 {
                         sh.clients[client - 1]
@@ -904,46 +989,42 @@ pub fn run_step(
                     if let Err(Halt::Failed(m)) = &r {
                         sh.fail(m.clone());
                     }
-                    (kind, r)
+                    (kind, client, r, marks)
                 })
             })
             .collect();
-        let mut last = Totals::default();
-        let mut last_t = 0.0f64;
-        let mut next_sec = start_ns + SEC;
-        let mut next_show = start_ns;
-        let mut per_second = Vec::new();
-        let mut client_last = vec![Totals::default(); sh.clients.len()];
-        let mut per_client: Vec<Vec<Sample>> = vec![Vec::new(); sh.clients.len()];
+        // Rates over the last second or so, for the display only.
+        let mut window = (start_ns, Totals::default());
+        let mut recent = (0.0, 0.0, 0.0);
         let mut shown = Progress::default();
+        let mut next_show = start_ns;
         while !handles.iter().all(|h| h.is_finished()) {
             let now = now_ns();
-            let wake = next_sec.min(now + 100_000_000);
+            let wake = next_show.min(now + 100_000_000);
             std::thread::sleep(Duration::from_nanos(wake.saturating_sub(now)));
             let now = now_ns();
-            if now >= next_sec {
-                let t = totals(sh);
-                let at = (next_sec - start_ns) as f64 / 1e9;
-                per_second.push(sample(at, at - last_t, diff(t, last), take_max(sh)));
-                client_samples(sh, at, at - last_t, &mut client_last, &mut per_client);
-                (last, last_t) = (t, at);
-                next_sec += SEC;
-            }
             if now >= next_show {
                 let t = totals(sh);
+                let span = (now - window.0) as f64 / 1e9;
+                if span >= 0.999 {
+                    let per = |a: u64, b: u64| (a - b) as f64 / span;
+                    let w = window.1;
+                    recent = (
+                        per(t.inserted, w.inserted),
+                        per(t.deleted, w.deleted),
+                        per(t.queries, w.queries),
+                    );
+                    window = (now, t);
+                }
                 let elapsed = (now - start_ns) as f64 / 1e9;
-                let recent = per_second
-                    .last()
-                    .copied()
-                    .unwrap_or_else(|| sample(elapsed, elapsed, t, [0; 3]));
                 let avg = |n: u64| n as f64 / elapsed.max(1e-9);
                 shown = Progress {
                     elapsed,
                     inserted_rows: t.inserted,
                     target_rows,
-                    ips: recent.ips,
-                    dps: recent.dps,
-                    qps: recent.qps,
+                    ips: recent.0,
+                    dps: recent.1,
+                    qps: recent.2,
                     avg_ips: avg(t.inserted),
                     avg_dps: avg(t.deleted),
                     avg_qps: avg(t.queries),
@@ -953,38 +1034,41 @@ pub fn run_step(
                 next_show = now + 500_000_000;
             }
         }
-        let results: Vec<(u8, Done<RoleResult>)> = handles
+        let results: Vec<(u8, usize, Done<RoleResult>, Marks)> = handles
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    (9, Err(Halt::Failed("a connection thread panicked".into())))
+                    let failed = Err(Halt::Failed("a connection thread panicked".into()));
+                    (9, 0, failed, Marks::default())
                 })
             })
             .collect();
-        // The last, partial second.
         let end = results
             .iter()
-            .filter_map(|(_, r)| r.as_ref().ok().map(|r| r.end_ns))
+            .filter_map(|(_, _, r, _)| r.as_ref().ok().map(|r| r.end_ns))
             .max()
             .unwrap_or_else(now_ns);
-        let end_t = (end.max(start_ns) - start_ns) as f64 / 1e9;
-        let tail = end_t - last_t;
-        let t = totals(sh);
-        let d = diff(t, last);
-        if tail > 1e-3
-            && (d.inserted > 0 || d.deleted > 0 || d.queries > 0 || per_second.is_empty())
-        {
-            per_second.push(sample(end_t, tail, d, take_max(sh)));
-            client_samples(sh, end_t, tail, &mut client_last, &mut per_client);
-        }
-        shown.inserted_rows = t.inserted;
+        shown.inserted_rows = totals(sh).inserted;
         on_progress(&shown);
-        (results, per_second, per_client, end_t)
+        (results, (end.max(start_ns) - start_ns) as f64 / 1e9)
     });
     let mut out = empty_outcome(StepStatus::Ok);
     out.secs = secs;
-    out.per_second = per_second;
-    out.per_client = per_client;
+    // The step's seconds, then each client's: the same entries, so a last
+    // partial second is kept for every client when it is kept for the step.
+    let tail_kept = std::cell::Cell::new(false);
+    let all: Vec<&Marks> = results.iter().map(|r| &r.3).collect();
+    let whole = series::whole_seconds(&each_series(&all));
+    out.per_second = merged(&all, whole, secs, &|d| {
+        tail_kept.set(d.inserted > 0 || d.deleted > 0 || d.queries > 0);
+        tail_kept.get()
+    });
+    out.per_client = (1..=spec.clients)
+        .map(|c| {
+            let mine: Vec<&Marks> = results.iter().filter(|r| r.1 == c).map(|r| &r.3).collect();
+            merged(&mine, whole, secs, &|_| tail_kept.get())
+        })
+        .collect();
     let t = totals(&sh);
     out.inserted_rows = t.inserted;
     out.deleted_rows = t.deleted;
@@ -994,7 +1078,7 @@ pub fn run_step(
         out.delete_statements += c.delete_stmts.load(Ordering::Relaxed);
     }
     let mut stopped = false;
-    for (kind, r) in results {
+    for (kind, _, r, _) in results {
         match r {
             Ok(r) => {
                 let (hist, retries) = match kind {

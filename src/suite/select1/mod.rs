@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, PsMode, StmtId};
 use crate::harness::measure::Counts;
 use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
+use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
 use crate::suite::{Common, Workload, set};
 
@@ -128,7 +128,7 @@ impl Workload for Select1 {
                     let mut workers = (0..threads)
                         .map(|_| Pinger::new(run.driver.clone()))
                         .collect::<DbResult<Vec<_>>>()
-                        .map_err(|e| format!("could not start the test: {e}"))?;
+                        .map_err(TestFailure::when("could not start the test"))?;
                     let cfg = StepConfig {
                         warmup: Duration::from_secs_f64(p.warmup_secs),
                         duration: Duration::from_secs_f64(p.secs),

@@ -14,7 +14,7 @@ use super::load::{LoadParams, load};
 use crate::engine::server::Server;
 use crate::engine::sqlite::SqliteDriver;
 use crate::engine::{Driver, PsMode};
-use crate::harness::bench::{cpu_secs, run_measured, throwaway};
+use crate::harness::bench::{BenchError, cpu_secs, run_measured, throwaway};
 use crate::harness::runner::{StepConfig, run_step};
 use crate::suite::rand::{IdDist, RandType, Rng};
 
@@ -37,7 +37,7 @@ struct Rate {
     cpu: f64,
 }
 
-fn measure(f: impl FnOnce() -> Result<(u64, f64), String>) -> Result<Rate, String> {
+fn measure(f: impl FnOnce() -> Result<(u64, f64), BenchError>) -> Result<Rate, BenchError> {
     let c0 = cpu_secs();
     let (queries, wall_secs) = f()?;
     let cpu = (cpu_secs() - c0).max(1e-9);
@@ -49,23 +49,29 @@ fn measure(f: impl FnOnce() -> Result<(u64, f64), String>) -> Result<Rate, Strin
 
 /// Point queries of a bare loop: prepared statement, random id,
 /// bind, step, read `c`, reset. Nothing else.
-fn bare_loop(path: &std::path::Path, n: i64, secs: f64, seed: u64) -> Result<(u64, f64), String> {
+fn bare_loop(
+    path: &std::path::Path,
+    n: i64,
+    secs: f64,
+    seed: u64,
+) -> Result<(u64, f64), BenchError> {
     // The same connection setup as rqps's SQLite target, so only the harness differs.
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
         | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| e.to_string())?;
+    let conn = rusqlite::Connection::open_with_flags(path, flags)
+        .map_err(BenchError::sqlite("opening the database"))?;
     for pragma in crate::engine::sqlite::DEFAULT_PRAGMAS {
         conn.query_row(pragma, [], |_| Ok(()))
             .or_else(|e| match e {
                 rusqlite::Error::QueryReturnedNoRows => Ok(()),
-                e => Err(e.to_string()),
+                e => Err(BenchError::sqlite("setting a PRAGMA")(e)),
             })?;
     }
     let mut stmt = conn
         .prepare("SELECT c FROM sbtest1 WHERE id=?")
-        .map_err(|e| e.to_string())?;
+        .map_err(BenchError::sqlite("preparing the point query"))?;
     let mut rng = Rng::seeded(seed);
     let ids = IdDist::new(RandType::Uniform, n);
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
@@ -75,13 +81,16 @@ fn bare_loop(path: &std::path::Path, n: i64, secs: f64, seed: u64) -> Result<(u6
     loop {
         for _ in 0..64 {
             stmt.raw_bind_parameter(1, ids.draw(&mut rng))
-                .map_err(|e| e.to_string())?;
+                .map_err(BenchError::sqlite("binding the id"))?;
             let mut rows = stmt.raw_query();
-            while let Some(row) = rows.next().map_err(|e| e.to_string())? {
+            while let Some(row) = rows.next().map_err(BenchError::sqlite("reading a row"))? {
+                // The bytes as a client gets them: no UTF-8 check, which
+                // rqps's driver does not do either (with it, the bare loop
+                // did work that rqps does not, and flattered rqps).
                 bytes += row
                     .get_ref(0)
-                    .map_err(|e| e.to_string())?
-                    .as_str()
+                    .map_err(BenchError::sqlite("reading column c"))?
+                    .as_bytes()
                     .map(|s| s.len())
                     .unwrap_or(0);
             }
@@ -95,8 +104,14 @@ fn bare_loop(path: &std::path::Path, n: i64, secs: f64, seed: u64) -> Result<(u6
     Ok((done, start.elapsed().as_secs_f64()))
 }
 
-fn harness(driver: &Arc<dyn Driver>, n: i64, secs: f64, seed: u64) -> Result<(u64, f64), String> {
-    let test = lookup("point-query").ok_or("no point-query test")?;
+fn harness(
+    driver: &Arc<dyn Driver>,
+    n: i64,
+    secs: f64,
+    seed: u64,
+) -> Result<(u64, f64), BenchError> {
+    let test =
+        lookup("point-query").ok_or_else(|| BenchError::NoResult("no point-query test".into()))?;
     let p = EventParams {
         tables: 1,
         table_size: n,
@@ -104,7 +119,10 @@ fn harness(driver: &Arc<dyn Driver>, n: i64, secs: f64, seed: u64) -> Result<(u6
         ps_mode: PsMode::Auto,
         seed,
     };
-    let mut workers = vec![SbWorker::new(driver.clone(), &test, &p, 0).map_err(|e| e.to_string())?];
+    let mut workers = vec![
+        SbWorker::new(driver.clone(), &test, &p, 0)
+            .map_err(BenchError::engine("starting the worker"))?,
+    ];
     let cfg = StepConfig {
         warmup: Duration::ZERO,
         duration: Duration::from_secs_f64(secs),
@@ -114,11 +132,13 @@ fn harness(driver: &Arc<dyn Driver>, n: i64, secs: f64, seed: u64) -> Result<(u6
     Ok((r.counts.queries(), r.secs))
 }
 
-pub fn run(a: &BenchArgs) -> Result<(), String> {
+pub fn run(a: &BenchArgs) -> Result<(), BenchError> {
     if a.rounds == 0 || a.secs <= 0.0 || a.table_size == 0 {
-        return Err("--rounds, --secs and --table-size must be more than 0".into());
+        return Err(BenchError::Args(
+            "--rounds, --secs and --table-size must be more than 0",
+        ));
     }
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
     let path = dir.path().join("bench.db");
     let driver: Arc<dyn Driver> = Arc::new(SqliteDriver::new(&path, vec![]));
     load(
@@ -130,7 +150,7 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         },
         &mut |_| {},
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(BenchError::engine("loading the table"))?;
     let n = a.table_size as i64;
     // One untimed pass of each to warm the page cache.
     bare_loop(&path, n, 0.5, 9)?;
@@ -157,7 +177,9 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                 std::thread::scope(|s| {
                     s.spawn(|| bare_loop(&path, n, a.secs, seed))
                         .join()
-                        .unwrap_or_else(|_| Err("the bare loop panicked".into()))
+                        .unwrap_or_else(|_| {
+                            Err(BenchError::NoResult("the bare loop panicked".into()))
+                        })
                 })
             })
         };
@@ -221,7 +243,7 @@ struct ClientRun {
     sys: f64,
 }
 
-fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun, String> {
+fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun, BenchError> {
     let port = server.port().to_string();
     let conn: Vec<String> = match server.recipe().key() {
         "mariadb" => vec![
@@ -238,7 +260,11 @@ fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun
             "--pgsql-user=postgres".into(),
             "--pgsql-db=sbtest".into(),
         ],
-        other => return Err(format!("sysbench has no driver for a {other} server")),
+        other => {
+            return Err(BenchError::NoResult(format!(
+                "sysbench has no driver for a {other} server"
+            )));
+        }
     };
     let (out, user, sys) = run_measured(
         std::process::Command::new("sysbench")
@@ -254,18 +280,18 @@ fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun
     let line = out
         .lines()
         .find(|l| l.trim_start().starts_with("queries:"))
-        .ok_or("no queries line in sysbench output")?;
+        .ok_or_else(|| BenchError::NoResult("no queries line in sysbench output".into()))?;
     let mut nums = line
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .filter(|s| !s.is_empty());
     let queries: f64 = nums
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or("cannot read sysbench's query count")?;
+        .ok_or_else(|| BenchError::NoResult("cannot read sysbench's query count".into()))?;
     let qps: f64 = nums
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or("cannot read sysbench's QPS")?;
+        .ok_or_else(|| BenchError::NoResult("cannot read sysbench's QPS".into()))?;
     Ok(ClientRun {
         queries,
         qps,
@@ -279,8 +305,9 @@ fn rqps_run(
     a: &VsArgs,
     threads: usize,
     dir: &std::path::Path,
-) -> Result<ClientRun, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+) -> Result<ClientRun, BenchError> {
+    let exe =
+        std::env::current_exe().map_err(BenchError::io("cannot find rqps's own executable"))?;
     let json = dir.join("vs.json");
     run_measured(
         std::process::Command::new(exe)
@@ -309,9 +336,13 @@ fn rqps_run(
             .arg(&json),
     )
     .and_then(|(_, user, sys)| {
+        let bytes = std::fs::read(&json)
+            .map_err(BenchError::io(format!("cannot read {}", json.display())))?;
         let doc: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&json).map_err(|e| e.to_string())?)
-                .map_err(|e| e.to_string())?;
+            serde_json::from_slice(&bytes).map_err(|source| BenchError::Json {
+                path: json.clone(),
+                source,
+            })?;
         let t = &doc["tests"][0];
         let queries = (t["reads"].as_u64().unwrap_or(0)
             + t["writes"].as_u64().unwrap_or(0)
@@ -325,14 +356,16 @@ fn rqps_run(
     })
 }
 
-pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
+pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
     if a.rounds == 0
         || a.secs == 0
         || a.table_size == 0
         || a.threads.is_empty()
         || a.threads.contains(&0)
     {
-        return Err("--rounds, --secs, --table-size and --threads must be more than 0".into());
+        return Err(BenchError::Args(
+            "--rounds, --secs, --table-size and --threads must be more than 0",
+        ));
     }
     for engine in &a.engines {
         let (kind, server, url, driver) = throwaway(engine)?;
@@ -345,8 +378,9 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
             },
             &mut |_| {},
         )
-        .map_err(|e| e.to_string())?;
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        .map_err(BenchError::engine("loading the table"))?;
+        let dir =
+            tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
         println!(
             "\n{} ({}), point-query / oltp_point_select, {} rows, {} s per run",
             kind,
@@ -414,7 +448,7 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), String> {
                 rq_q / sb_q
             );
         }
-        server.stop().map_err(|e| e.to_string())?;
+        server.stop()?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use super::params::SysbenchParams;
 use crate::error::Error;
 use crate::harness::probe::Probe;
 use crate::harness::runner::{Live, StepConfig, StepRun, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
+use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
 
 pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
@@ -125,7 +125,7 @@ fn run_one(
         let mut workers = (0..threads)
             .map(|i| SbWorker::new(run.driver.clone(), t, ev, i))
             .collect::<Result<Vec<SbWorker>, _>>()
-            .map_err(|e| format!("could not start the test: {e}"))?;
+            .map_err(TestFailure::when("could not start the test"))?;
         let total_ms = ((p.warmup_secs + secs) * 1000.0) as u64;
         let bar = run.bar(total_ms, "{prefix:>28} [{bar:30}] {msg}");
         let step = run_step(

@@ -24,11 +24,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Driver, PsMode};
+use crate::engine::{DbError, Driver, PsMode};
 use crate::error::Error;
 use crate::harness::probe::Probe;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
+use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::{Latency, Status, TestResult};
 use crate::suite::{Common, Workload, set};
 
@@ -289,15 +289,23 @@ impl Workload for Tpcc {
             "consistency".into(),
             TestResult::running(Self::NAME, "consistency".into(), "tpcc", 1, false, "checks"),
             |run| {
-                let db = run.driver.require_sql().map_err(|e| e.to_string())?;
-                let mut conn = db.connect().map_err(|e| e.to_string())?;
+                let db = run
+                    .driver
+                    .require_sql()
+                    .map_err(TestFailure::when("the consistency check could not run"))?;
+                let mut conn = db
+                    .connect()
+                    .map_err(TestFailure::when("the consistency check could not run"))?;
                 let rep = check::run(conn.as_mut())
-                    .map_err(|e| format!("the consistency check could not run: {e}"))?;
+                    .map_err(TestFailure::when("the consistency check could not run"))?;
                 run.result.secs = rep.secs;
                 run.result.events = rep.conditions.len() as u64;
                 run.result.set_detail("tpcc_consistency", &rep);
                 match rep.first_violation() {
-                    Some(v) => Err(v),
+                    Some(v) => Err(TestFailure {
+                        doing: "the database is not consistent",
+                        source: DbError::fatal(v),
+                    }),
                     None => {
                         run.result.status = Status::Ok;
                         Ok(())
@@ -431,7 +439,11 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
         "tpmC".into(),
         TestResult::running(Tpcc::NAME, "tpmC".into(), "tpcc", p.terminals, true, "tpmC"),
         |run| {
-            let (isolation_sql, level) = isolation(run.driver.as_ref(), p)?;
+            let (isolation_sql, level) =
+                isolation(run.driver.as_ref(), p).map_err(|e| TestFailure {
+                    doing: "could not set the isolation level",
+                    source: DbError::fatal(e),
+                })?;
             let measuring = Arc::new(AtomicBool::new(false));
             let writer = run
                 .driver
@@ -457,7 +469,7 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("could not start the terminals: {e}"))?;
+                .map_err(TestFailure::when("could not start the terminals"))?;
             let cfg = StepConfig {
                 warmup: Duration::from_secs_f64(p.warmup_secs),
                 duration: Duration::from_secs_f64(p.secs),
