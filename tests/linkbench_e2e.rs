@@ -333,3 +333,115 @@ fn ci_profile_on_throwaway_servers() {
         corrupted_count_fails(&url, drv.as_ref(), d2.path(), kind.product());
     }
 }
+
+/// A matrix of two SQLite targets running `suite = "linkbench"`, then its
+/// report in every format and `rqps compare` with per-operation rows.
+#[test]
+fn a_linkbench_matrix_reports_per_operation_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("wal.conf"), "journal_mode=WAL\n").unwrap();
+    std::fs::write(d.path().join("delete.conf"), "journal_mode=DELETE\n").unwrap();
+    let m = d.path().join("m.toml");
+    std::fs::write(
+        &m,
+        r#"
+[defaults]
+suite = "linkbench"
+profile = "ci"
+repeats = 1
+cooldown_secs = 0
+requesters = [1]
+nodes = 3000
+lb_secs = 0.5
+lb_warmup_secs = 0.1
+
+[[target]]
+name = "wal"
+engine = "sqlite"
+config = "wal.conf"
+
+[[target]]
+name = "delete"
+engine = "sqlite"
+config = "delete.conf"
+"#,
+    )
+    .unwrap();
+    let results = d.path().join("results");
+    let r = results.to_str().unwrap();
+    let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r]);
+    assert!(o.status.success(), "{}", text(&o));
+    let report = |format: &str| {
+        let o = rqps(&[
+            "report",
+            "--results",
+            r,
+            "--base",
+            "wal",
+            "--format",
+            format,
+        ]);
+        assert!(o.status.success(), "{format}: {}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let term = report("term");
+    for want in [
+        "LinkBench requests (ops/s)",
+        "P1 (1 requesters): per operation",
+        "MULTIGET_LINK",
+        "rel p99",
+        "Counts check",
+        "wal: ok",
+    ] {
+        assert!(term.contains(want), "term lacks {want}:\n{term}");
+    }
+    let md = report("md");
+    assert!(md.contains("### P1 (1 requesters): per operation"), "{md}");
+    assert!(md.contains("| GET_NODE | delete |"), "{md}");
+    let html = report("html");
+    assert!(
+        html.contains("GET_LINKS_LIST") && html.contains("<table"),
+        "{html}"
+    );
+    let csv = report("csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let per_op: Vec<Vec<&str>> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| !r[col("lb_op")].is_empty())
+        .collect();
+    assert_eq!(per_op.len(), 2 * OPS.len(), "{csv}");
+    for row in per_op.iter().filter(|r| r[col("target")] == "delete") {
+        assert!(
+            row[col("lb_rel_ops")].parse::<f64>().unwrap() > 0.0,
+            "{csv}"
+        );
+    }
+    let tsv = report("tsv");
+    assert!(tsv.contains("# linkbench P1\nop\tname\tops/s"), "{tsv}");
+    let json: Value = serde_json::from_str(&report("json")).unwrap();
+    let lb = &json["linkbench"];
+    assert_eq!(lb["base"], "wal");
+    assert_eq!(lb["loads"].as_array().unwrap().len(), 2, "{lb}");
+    let rows = lb["steps"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * OPS.len(), "{lb}");
+    assert!(rows[1]["rel"]["ratio"].as_f64().unwrap() > 0.0, "{lb}");
+    assert!(rows[1]["rel_p99"].as_f64().unwrap() > 0.0, "{lb}");
+    let o = rqps(&[
+        "compare",
+        "--results",
+        r,
+        "--base",
+        "wal",
+        "--target",
+        "delete",
+        "--fail-below",
+        "0.01",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    for op in OPS {
+        assert!(out.contains(&format!("linkbench P1 {op}")), "{out}");
+    }
+}
