@@ -146,12 +146,28 @@ fn corrupted_count_fails(target: &str, d: &dyn Driver, dir: &Path, what: &str) {
          (SELECT id FROM (SELECT min(id) AS id FROM counttable WHERE count > 0) m)",
     )
     .unwrap();
-    let (code, doc, out) = ci_run(target, dir, &["--lb-load", "false", "--requesters", "1"]);
+    let (code, doc, out) = ci_run(
+        target,
+        dir,
+        &[
+            "--lb-load",
+            "false",
+            "--requesters",
+            "1",
+            "--requests",
+            "200",
+            "--lb-secs",
+            "60",
+        ],
+    );
     assert_eq!(code, 1, "{what}: {out}");
     assert!(out.contains("counttable disagrees"), "{what}: {out}");
     let tests = doc["tests"].as_array().unwrap();
     let names: Vec<&str> = tests.iter().map(|t| t["test"].as_str().unwrap()).collect();
     assert_eq!(names, ["P1", "check"], "{what}");
+    // The request count ended the step, long before its 60 s.
+    assert_eq!(tests[0]["events"], 200, "{what}");
+    assert!(tests[0]["secs"].as_f64().unwrap() < 30.0, "{what}");
     let check = &tests[1];
     assert_eq!(check["status"], "failed", "{what}");
     assert!(check["linkbench"]["check"]["mismatched"].as_u64().unwrap() >= 1);
@@ -191,6 +207,27 @@ fn ci_profile_on_sqlite_and_a_corrupted_count() {
         );
         assert!(sql.ends_with("WITHOUT ROWID"), "{sql}");
     }
+    // Paced requesters: Poisson arrivals at 100 requests/s each.
+    let d3 = tempfile::tempdir().unwrap();
+    let (code, doc, out) = ci_run(
+        &target,
+        d3.path(),
+        &[
+            "--lb-load",
+            "false",
+            "--requesters",
+            "2",
+            "--request-rate",
+            "100",
+            "--lb-secs",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let p2 = &doc["tests"][0];
+    assert_eq!(p2["test"], "P2");
+    let rate = p2["qps"].as_f64().unwrap();
+    assert!((140.0..260.0).contains(&rate), "{rate} ops/s: {out}");
     let d2 = tempfile::tempdir().unwrap();
     corrupted_count_fails(&target, &drv, d2.path(), "sqlite");
 }
@@ -412,12 +449,14 @@ config = "delete.conf"
         .filter(|r| !r[col("lb_op")].is_empty())
         .collect();
     assert_eq!(per_op.len(), 2 * OPS.len(), "{csv}");
-    for row in per_op.iter().filter(|r| r[col("target")] == "delete") {
-        assert!(
-            row[col("lb_rel_ops")].parse::<f64>().unwrap() > 0.0,
-            "{csv}"
-        );
-    }
+    // Relative figures for the target's rows (an operation too rare to
+    // have run in half a second on one side has none).
+    let rel: Vec<f64> = per_op
+        .iter()
+        .filter(|r| r[col("target")] == "delete" && !r[col("lb_rel_ops")].is_empty())
+        .map(|r| r[col("lb_rel_ops")].parse::<f64>().unwrap())
+        .collect();
+    assert!(rel.len() >= 5 && rel.iter().all(|v| *v > 0.0), "{csv}");
     let tsv = report("tsv");
     assert!(tsv.contains("# linkbench P1\nop\tname\tops/s"), "{tsv}");
     let json: Value = serde_json::from_str(&report("json")).unwrap();

@@ -20,7 +20,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::usage;
-use crate::harness::measure::now_ns;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
 use crate::results::TestResult;
@@ -576,7 +575,6 @@ fn run_requests(
         TestResult::running(Linkbench::NAME, name, "request", requesters, true, "ops/s"),
         |run| {
             let driver = run.driver.clone();
-            let warm_end_ns = now_ns() + (p.warmup_secs * 1e9) as u64;
             let shared = Arc::new(Shared {
                 graph: Graph::new(p.nodes, graph_seed),
                 ids: IdDists::new(p.nodes, graph_seed),
@@ -586,7 +584,6 @@ fn run_requests(
                 requests: (p.requests > 0).then_some(p.requests),
                 max_failures: p.max_failures,
                 max_retries: 10,
-                warm_end_ns,
             });
             let mut workers = (0..requesters)
                 .map(|i| {

@@ -32,8 +32,6 @@ pub struct Shared {
     pub max_failures: u64,
     /// Tries of one request through deadlocks and serialization failures.
     pub max_retries: u32,
-    /// When the warm-up ends (a [`now_ns`] reading): figures count from here.
-    pub warm_end_ns: u64,
 }
 
 /// A requester's own figures over the measured interval.
@@ -609,10 +607,6 @@ impl Requester {
 
 impl Worker for Requester {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
-        if !self.measuring && now_ns() >= self.shared.warm_end_ns {
-            self.measuring = true;
-            self.stats = ReqStats::default();
-        }
         self.kind = self.shared.mix.draw(&mut self.rng);
         let mut tries = 0;
         loop {
@@ -698,5 +692,10 @@ impl Worker for Requester {
 
     fn finished(&self) -> bool {
         self.done()
+    }
+
+    fn warmed_up(&mut self) {
+        self.measuring = true;
+        self.stats = ReqStats::default();
     }
 }
