@@ -25,7 +25,7 @@ import json, sys
 out, engines = sys.argv[1], sys.argv[2:]
 def f(v, fmt="{:.1f}"):
     return "-" if v is None else fmt.format(v)
-print(f"{'engine':<10} {'step':<5} {'ops/s':>9} {'cpu/o us':>9} {'client us':>10} {'server us':>10} {'client/server':>14}")
+print(f"{'engine':<18} {'step':<5} {'ops/s':>9} {'cpu/o us':>9} {'client us':>10} {'server us':>10} {'client/server':>14}")
 for e in engines:
     doc = json.load(open(f"{out}/{e}.json"))
     for t in doc["tests"]:
@@ -35,7 +35,7 @@ for e in engines:
         c, s = hw.get("client_cpu_us_per_op"), hw.get("server_cpu_us_per_op")
         ratio = c / s if c is not None and s else None
         unit = "links/s" if t["test"] == "load" else "ops/s"
-        print(f"{doc['engine']['name'] + ' ' + doc['engine']['version'].split('-')[0]:<10.10} {t['test']:<5} "
+        print(f"{doc['engine']['name'] + ' ' + doc['engine']['version'].split('-')[0]:<18.18} {t['test']:<5} "
               f"{t['qps']:>9.0f} {f(hw.get('cpu_us_per_op')):>9} {f(c):>10} {f(s):>10} {f(ratio, '{:.2f}'):>14}")
 print("load: per row loaded (nodes, links, counts); P<n>: per request, n requesters")
 PY
