@@ -2,7 +2,9 @@
 //! (tests/fixtures/results-v1: sysbench and Insert Benchmark runs on SQLite,
 //! names `a` and `b`, written by the binary of commit 7071344) still loads,
 //! and `rqps report` prints exactly what that binary printed for it
-//! (tests/fixtures/report-v1, also written by it).
+//! (tests/fixtures/report-v1, also written by it), but for what suites added
+//! since put in every report: their CSV columns (empty here) and their JSON
+//! key (`null` here).
 
 mod common;
 use common::{rqps, text};

@@ -672,8 +672,15 @@ impl Worker for Requester {
         if rate <= 0.0 {
             return false;
         }
-        // Poisson arrivals: exponential gaps with mean 1 / rate.
+        // Poisson arrivals: exponential gaps with mean 1 / rate. A requester
+        // more than a second behind its schedule (a stall, or the time
+        // between its start and the step's) gives up the missed arrivals
+        // rather than sending them in a burst.
         let gap = -(1.0 - self.rng.unit()).ln() / rate * 1e9;
+        let behind = now_ns() as f64 - self.next_due;
+        if behind > 1e9 {
+            self.next_due += behind;
+        }
         let due = self.next_due;
         self.next_due = due + gap;
         let mut slept = false;
