@@ -158,6 +158,8 @@ fn corrupted_count_fails(target: &str, d: &dyn Driver, dir: &Path, what: &str) {
             "200",
             "--lb-secs",
             "60",
+            "--name",
+            "bad",
         ],
     );
     assert_eq!(code, 1, "{what}: {out}");
@@ -188,7 +190,7 @@ fn ci_profile_on_sqlite_and_a_corrupted_count() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("lb.db");
     let target = format!("sqlite:{}", db.display());
-    let (code, doc, out) = ci_run(&target, d.path(), &[]);
+    let (code, doc, out) = ci_run(&target, d.path(), &["--name", "good"]);
     assert_eq!(code, 0, "{out}");
     check_ci_doc(&doc, &out, "sqlite");
     let drv = SqliteDriver::new(&db, vec![]);
@@ -228,8 +230,26 @@ fn ci_profile_on_sqlite_and_a_corrupted_count() {
     assert_eq!(p2["test"], "P2");
     let rate = p2["qps"].as_f64().unwrap();
     assert!((140.0..260.0).contains(&rate), "{rate} ops/s: {out}");
-    let d2 = tempfile::tempdir().unwrap();
-    corrupted_count_fails(&target, &drv, d2.path(), "sqlite");
+    // The corrupted run goes into the same results: rqps compare fails it.
+    corrupted_count_fails(&target, &drv, d.path(), "sqlite");
+    let results = d.path().join("r");
+    let o = rqps(&[
+        "compare",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "good",
+        "--target",
+        "bad",
+        "--fail-below",
+        "0.01",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("linkbench counts check: counttable disagrees"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::{Detail, KEY, OpFigures};
 use crate::report::compare::{self, Gate, GateRow, Rules};
 use crate::report::doc::{TCell, Table};
 use crate::report::export::Block;
-use crate::report::model::{Rel, Report};
+use crate::report::model::{Rel, Report, Verdict};
 use crate::report::section::{CsvRecord, GroupDef, Input, Part, Section};
 use crate::report::stats;
 use crate::results::{RunDoc, TestResult};
@@ -477,6 +477,19 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
         let Some(target) = report.targets.first() else {
             return;
         };
+        // A target whose counts check failed fails the gate, whatever its speed.
+        if let Some((_, why)) = self.checks.iter().find(|(n, c)| n == target && c != "ok") {
+            gate.rows.push(GateRow {
+                label: format!("{KEY} counts check: {why}"),
+                base_qps: 1.0,
+                target_qps: 0.0,
+                ratio: 0.0,
+                ci: None,
+                p: None,
+                verdict: Verdict::Slower,
+                fails: true,
+            });
+        }
         for s in &self.steps {
             for b in s.rows.iter().filter(|r| r.name == self.base) {
                 let label = format!("{KEY} {} {}", s.step, b.op);
