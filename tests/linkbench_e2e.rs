@@ -250,6 +250,42 @@ fn ci_profile_on_sqlite_and_a_corrupted_count() {
         "{}",
         text(&o)
     );
+    // Node writes refused by triggers: each requester reconnects after each
+    // failed request and gives up at --max-failures.
+    let mut c = drv.require_sql().unwrap().connect().unwrap();
+    for op in ["INSERT", "UPDATE", "DELETE"] {
+        c.query(&format!(
+            "CREATE TRIGGER no_{op} BEFORE {op} ON nodetable \
+             BEGIN SELECT RAISE(ABORT, 'nodes are read-only'); END"
+        ))
+        .unwrap();
+    }
+    let d4 = tempfile::tempdir().unwrap();
+    let (code, doc, out) = ci_run(
+        &target,
+        d4.path(),
+        &[
+            "--lb-load",
+            "false",
+            "--requesters",
+            "2",
+            "--max-failures",
+            "5",
+            "--lb-secs",
+            "30",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    let p2 = &doc["tests"][0];
+    assert_eq!(p2["status"], "failed", "{out}");
+    let reason = p2["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("every requester gave up after 5 failed requests")
+            && reason.contains("nodes are read-only"),
+        "{reason}"
+    );
+    assert!(p2["secs"].as_f64().unwrap() < 20.0, "gave up early: {p2}");
+    assert_eq!(p2["linkbench"]["request"]["gave_up"], 2);
 }
 
 #[test]
