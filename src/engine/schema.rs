@@ -36,6 +36,9 @@ pub enum ColType {
     DateTime,
     /// A point in time (with the engine's time-zone handling).
     Timestamp,
+    /// Text of any length (engines without an unbounded type use their
+    /// largest common one, e.g. `MEDIUMTEXT`, 16 MiB).
+    Text,
 }
 
 /// A column's default value.
@@ -145,6 +148,70 @@ impl Table {
     }
 }
 
+/// A table keyed by its own columns (a natural key, possibly over several
+/// columns) rather than by an engine-assigned id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedTable {
+    pub name: String,
+    /// Every column, in order (inserts bind them in this order).
+    pub columns: Vec<Column>,
+    /// The primary key's columns, in key order.
+    pub key: Vec<String>,
+    /// Secondary indexes, created apart from the table.
+    pub indexes: Vec<Index>,
+}
+
+impl KeyedTable {
+    /// The column list of an insert of whole rows: `a, b, c`.
+    pub fn column_list(&self) -> String {
+        self.columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+    /// The key's column list: `a, b`.
+    pub fn key_list(&self) -> String {
+        self.key.join(", ")
+    }
+    /// `rows` groups of `(?, ?, ..)`, one `?` per column, comma-separated.
+    pub fn placeholders(&self, rows: usize) -> String {
+        let one = format!("({})", vec!["?"; self.columns.len()].join(", "));
+        vec![one; rows.max(1)].join(", ")
+    }
+    /// The secondary index called `name`.
+    pub fn index(&self, name: &str) -> Option<&Index> {
+        self.indexes.iter().find(|i| i.name == name)
+    }
+}
+
+/// What a column becomes when an upsert finds its key already present.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetTo {
+    /// The value the insert carried for it.
+    New,
+    /// The existing row's value plus this number (counters, versions).
+    Add(i64),
+}
+
+/// The `CREATE TABLE` of a keyed table with the given type names and column
+/// spelling (see [`column_sql`]), and `suffix` after the closing parenthesis.
+pub(crate) fn keyed_table_sql(
+    t: &KeyedTable,
+    type_name: &dyn Fn(ColType) -> String,
+    default_first: bool,
+    quote_numbers: bool,
+    suffix: &str,
+) -> String {
+    let mut cols: Vec<String> = t
+        .columns
+        .iter()
+        .map(|c| column_sql(c, &type_name(c.ty), default_first, quote_numbers))
+        .collect();
+    cols.push(format!("PRIMARY KEY ({})", t.key_list()));
+    format!("CREATE TABLE {} ({}){suffix}", t.name, cols.join(", "))
+}
+
 /// Writes a default value as SQL: numbers quoted (`'0'`) or bare (`0`).
 pub(crate) fn default_sql(v: &DefaultValue, quote_numbers: bool) -> String {
     match v {
@@ -194,6 +261,7 @@ pub(crate) fn standard_type(t: ColType) -> String {
         ColType::Double => "DOUBLE PRECISION".into(),
         ColType::DateTime => "DATETIME".into(),
         ColType::Timestamp => "TIMESTAMP".into(),
+        ColType::Text => "TEXT".into(),
     }
 }
 
@@ -224,6 +292,20 @@ pub(crate) mod fixtures {
             ],
             indexes: vec![Index::new(format!("k_{name}"), &["k"])],
             key_on_column: false,
+        }
+    }
+
+    /// Keyed by two of its columns (in the other order), one index.
+    pub fn keyed(name: &str) -> KeyedTable {
+        KeyedTable {
+            name: name.into(),
+            columns: vec![
+                Column::new("a", ColType::BigInt).not_null(),
+                Column::new("b", ColType::BigInt).not_null(),
+                Column::new("n", ColType::Int).not_null().default_int(0),
+            ],
+            key: vec!["b".into(), "a".into()],
+            indexes: vec![Index::new(format!("{name}_n"), &["a", "n"])],
         }
     }
 
@@ -285,6 +367,20 @@ mod tests {
             column_sql(&t, "CHAR(3)", true, true),
             "c CHAR(3) DEFAULT 'a''b'"
         );
+    }
+
+    #[test]
+    fn keyed_tables_list_columns_key_and_placeholders() {
+        let t = fixtures::keyed("kv");
+        assert_eq!(t.column_list(), "a, b, n");
+        assert_eq!(t.key_list(), "b, a");
+        assert_eq!(t.placeholders(2), "(?, ?, ?), (?, ?, ?)");
+        assert_eq!(
+            keyed_table_sql(&t, &|c| standard_type(c), false, false, ""),
+            "CREATE TABLE kv (a BIGINT NOT NULL, b BIGINT NOT NULL, n INT NOT NULL DEFAULT 0, \
+             PRIMARY KEY (b, a))"
+        );
+        assert!(t.index("kv_n").is_some());
     }
 
     #[test]
