@@ -36,7 +36,7 @@ pub mod url;
 use std::fmt;
 
 pub use kv::{KvAccess, KvConn};
-pub use schema::{Index, KeyedTable, Table};
+pub use schema::{Index, KeyedTable, SetTo, Table};
 
 /// One bound parameter, borrowed from the worker's reusable buffers.
 #[derive(Clone, Copy, Debug)]
@@ -194,6 +194,58 @@ pub trait Dialect: Send + Sync {
             .map(|i| self.create_index(table, i))
             .collect()
     }
+    /// Statements that create `table`, keyed by its own columns (without
+    /// its secondary indexes). Default: the standard type names, NOT NULL
+    /// before DEFAULT, numbers bare.
+    fn create_keyed_table(&self, table: &KeyedTable) -> Vec<String> {
+        vec![schema::keyed_table_sql(
+            table,
+            &schema::standard_type,
+            false,
+            false,
+            "",
+        )]
+    }
+    /// The statement that creates one secondary index of a keyed table.
+    fn create_keyed_index(&self, table: &KeyedTable, index: &Index) -> String {
+        format!(
+            "CREATE INDEX {} ON {} ({})",
+            index.name,
+            table.name,
+            index.column_list()
+        )
+    }
+    /// An insert of `rows` whole rows of `table` (every column, in order)
+    /// that skips each row whose key is already present: the affected-row
+    /// count is the rows inserted. Default: `ON CONFLICT DO NOTHING`.
+    fn insert_ignore(&self, table: &KeyedTable, rows: usize) -> String {
+        format!(
+            "INSERT INTO {} ({}) VALUES {} ON CONFLICT DO NOTHING",
+            table.name,
+            table.column_list(),
+            table.placeholders(rows)
+        )
+    }
+    /// An insert of `rows` whole rows of `table` that, for each row whose
+    /// key is already present, sets the columns of `set` in the existing row
+    /// instead. Default: `ON CONFLICT (key) DO UPDATE SET`.
+    fn upsert(&self, table: &KeyedTable, rows: usize, set: &[(&str, SetTo)]) -> String {
+        let sets: Vec<String> = set
+            .iter()
+            .map(|(c, v)| match v {
+                SetTo::New => format!("{c} = excluded.{c}"),
+                SetTo::Add(n) => format!("{c} = {}.{c} + {n}", table.name),
+            })
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) VALUES {} ON CONFLICT ({}) DO UPDATE SET {}",
+            table.name,
+            table.column_list(),
+            table.placeholders(rows),
+            table.key_list(),
+            sets.join(", ")
+        )
+    }
     /// What follows FROM in a query that must read `table` through its
     /// index `index`. Default: the table alone (the planner chooses).
     fn table_with_index(&self, table: &Table, index: &str) -> String {
@@ -212,23 +264,6 @@ pub trait Dialect: Send + Sync {
     /// Query whose single value is the smallest id of `table`.
     fn min_key_sql(&self, table: &Table) -> String {
         format!("SELECT min({}) FROM {}", table.id.name, table.name)
-    }
-    /// Statements that create a table keyed by its own columns (without its
-    /// secondary indexes).
-    fn create_keyed_table(&self, table: &KeyedTable) -> Vec<String> {
-        vec![format!(
-            "CREATE TABLE {}",
-            table.definition(schema::standard_type)
-        )]
-    }
-    /// The statement that creates one secondary index of a keyed table.
-    fn create_keyed_index(&self, table: &KeyedTable, index: &Index) -> String {
-        format!(
-            "CREATE INDEX {} ON {} ({})",
-            index.name,
-            table.name,
-            index.column_list()
-        )
     }
     /// What ends a SELECT that locks the rows it reads until the transaction
     /// ends; empty where the engine locks otherwise (SQLite: the write

@@ -40,6 +40,9 @@ pub enum ColType {
     /// point (money). SQLite keeps it with NUMERIC affinity, so fractions are
     /// stored as 8-byte floating point there.
     Decimal(u8, u8),
+    /// Text of any length (engines without an unbounded type use their
+    /// largest common one, e.g. `MEDIUMTEXT`, 16 MiB).
+    Text,
 }
 
 /// A column's default value.
@@ -149,21 +152,22 @@ impl Table {
     }
 }
 
-/// A table keyed by its own columns: no engine-assigned id, a primary key
-/// of one or more columns (or none at all), secondary indexes created apart
-/// ([`Dialect::create_keyed_index`](crate::engine::Dialect::create_keyed_index)).
+/// A table keyed by its own columns (a natural key, possibly over several
+/// columns) rather than by an engine-assigned id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyedTable {
     pub name: String,
     /// Every column, in order (inserts bind them in this order).
     pub columns: Vec<Column>,
-    /// The primary key's columns, in key order; empty: no primary key.
-    pub primary_key: Vec<String>,
+    /// The primary key's columns, in key order; empty: no primary key (a
+    /// log that is only appended to and scanned).
+    pub key: Vec<String>,
+    /// Secondary indexes, created apart from the table.
     pub indexes: Vec<Index>,
 }
 
 impl KeyedTable {
-    /// Every column's name, in order: `a, b, c`.
+    /// The column list of an insert of whole rows: `a, b, c`.
     pub fn column_list(&self) -> String {
         self.columns
             .iter()
@@ -171,18 +175,48 @@ impl KeyedTable {
             .collect::<Vec<_>>()
             .join(", ")
     }
-    /// `name (col TYPE ..., PRIMARY KEY (...))` with the engine's type names.
-    pub(crate) fn definition(&self, type_name: impl Fn(ColType) -> String) -> String {
-        let mut cols: Vec<String> = self
-            .columns
-            .iter()
-            .map(|c| column_sql(c, &type_name(c.ty), false, false))
-            .collect();
-        if !self.primary_key.is_empty() {
-            cols.push(format!("PRIMARY KEY ({})", self.primary_key.join(", ")));
-        }
-        format!("{} ({})", self.name, cols.join(", "))
+    /// The key's column list: `a, b`.
+    pub fn key_list(&self) -> String {
+        self.key.join(", ")
     }
+    /// `rows` groups of `(?, ?, ..)`, one `?` per column, comma-separated.
+    pub fn placeholders(&self, rows: usize) -> String {
+        let one = format!("({})", vec!["?"; self.columns.len()].join(", "));
+        vec![one; rows.max(1)].join(", ")
+    }
+    /// The secondary index called `name`.
+    pub fn index(&self, name: &str) -> Option<&Index> {
+        self.indexes.iter().find(|i| i.name == name)
+    }
+}
+
+/// What a column becomes when an upsert finds its key already present.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetTo {
+    /// The value the insert carried for it.
+    New,
+    /// The existing row's value plus this number (counters, versions).
+    Add(i64),
+}
+
+/// The `CREATE TABLE` of a keyed table with the given type names and column
+/// spelling (see [`column_sql`]), and `suffix` after the closing parenthesis.
+pub(crate) fn keyed_table_sql(
+    t: &KeyedTable,
+    type_name: &dyn Fn(ColType) -> String,
+    default_first: bool,
+    quote_numbers: bool,
+    suffix: &str,
+) -> String {
+    let mut cols: Vec<String> = t
+        .columns
+        .iter()
+        .map(|c| column_sql(c, &type_name(c.ty), default_first, quote_numbers))
+        .collect();
+    if !t.key.is_empty() {
+        cols.push(format!("PRIMARY KEY ({})", t.key_list()));
+    }
+    format!("CREATE TABLE {} ({}){suffix}", t.name, cols.join(", "))
 }
 
 /// Writes a default value as SQL: numbers quoted (`'0'`) or bare (`0`).
@@ -235,6 +269,7 @@ pub(crate) fn standard_type(t: ColType) -> String {
         ColType::DateTime => "DATETIME".into(),
         ColType::Timestamp => "TIMESTAMP".into(),
         ColType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
+        ColType::Text => "TEXT".into(),
     }
 }
 
@@ -265,6 +300,20 @@ pub(crate) mod fixtures {
             ],
             indexes: vec![Index::new(format!("k_{name}"), &["k"])],
             key_on_column: false,
+        }
+    }
+
+    /// Keyed by two of its columns (in the other order), one index.
+    pub fn keyed(name: &str) -> KeyedTable {
+        KeyedTable {
+            name: name.into(),
+            columns: vec![
+                Column::new("a", ColType::BigInt).not_null(),
+                Column::new("b", ColType::BigInt).not_null(),
+                Column::new("n", ColType::Int).not_null().default_int(0),
+            ],
+            key: vec!["b".into(), "a".into()],
+            indexes: vec![Index::new(format!("{name}_n"), &["a", "n"])],
         }
     }
 
@@ -329,27 +378,17 @@ mod tests {
     }
 
     #[test]
-    fn keyed_tables_render_their_key_after_the_columns() {
-        let t = KeyedTable {
-            name: "t".into(),
-            columns: vec![
-                Column::new("a", ColType::Int).not_null(),
-                Column::new("b", ColType::Int).not_null(),
-                Column::new("m", ColType::Decimal(12, 2)),
-            ],
-            primary_key: vec!["a".into(), "b".into()],
-            indexes: vec![],
-        };
-        assert_eq!(t.column_list(), "a, b, m");
+    fn keyed_tables_list_columns_key_and_placeholders() {
+        let t = fixtures::keyed("kv");
+        assert_eq!(t.column_list(), "a, b, n");
+        assert_eq!(t.key_list(), "b, a");
+        assert_eq!(t.placeholders(2), "(?, ?, ?), (?, ?, ?)");
         assert_eq!(
-            t.definition(standard_type),
-            "t (a INT NOT NULL, b INT NOT NULL, m DECIMAL(12,2), PRIMARY KEY (a, b))"
+            keyed_table_sql(&t, &|c| standard_type(c), false, false, ""),
+            "CREATE TABLE kv (a BIGINT NOT NULL, b BIGINT NOT NULL, n INT NOT NULL DEFAULT 0, \
+             PRIMARY KEY (b, a))"
         );
-        let heap = KeyedTable {
-            primary_key: vec![],
-            ..t
-        };
-        assert!(!heap.definition(standard_type).contains("PRIMARY KEY"));
+        assert!(t.index("kv_n").is_some());
     }
 
     #[test]

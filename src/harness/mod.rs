@@ -191,18 +191,37 @@ impl TestRun<'_> {
 /// Why a test's body failed before or after its measured run (a failure
 /// during the run is the step's status); stored as the result's `reason`.
 #[derive(Debug, thiserror::Error)]
-#[error("{doing}: {source}")]
+#[error("{}{source}", doing.map(|d| format!("{d}: ")).unwrap_or_default())]
 pub struct TestFailure {
     /// What the test was doing, as "could not start the test".
-    pub doing: &'static str,
+    pub doing: Option<&'static str>,
     #[source]
-    pub source: DbError,
+    pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
 impl TestFailure {
-    /// For `map_err`: the engine's error while the test was `doing` something.
-    pub fn when(doing: &'static str) -> impl FnOnce(DbError) -> TestFailure {
-        move |source| TestFailure { doing, source }
+    /// For `map_err`: the error while the test was `doing` something.
+    pub fn when<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+        doing: &'static str,
+    ) -> impl FnOnce(E) -> TestFailure {
+        move |e| TestFailure {
+            doing: Some(doing),
+            source: e.into(),
+        }
+    }
+
+    /// An error that already says what failed (a suite's own error type).
+    pub fn new(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> TestFailure {
+        TestFailure {
+            doing: None,
+            source: e.into(),
+        }
+    }
+}
+
+impl From<DbError> for TestFailure {
+    fn from(e: DbError) -> Self {
+        TestFailure::new(e)
     }
 }
 

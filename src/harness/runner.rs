@@ -31,6 +31,26 @@ pub trait Worker: Send {
     fn kind(&self) -> usize {
         0
     }
+    /// Called before each event, outside its timing: a worker that paces
+    /// its events (a request rate) sleeps here until the next one is due,
+    /// but not past `deadline_ns` (a [`now_ns`] reading). Returns whether
+    /// it slept. Default: no pacing.
+    #[inline]
+    fn pause(&mut self, deadline_ns: u64) -> bool {
+        let _ = deadline_ns;
+        false
+    }
+    /// Called once on the worker's thread when its warm-up ends, before its
+    /// first measured event: a worker that keeps figures of its own starts
+    /// them here. Default: nothing.
+    fn warmed_up(&mut self) {}
+    /// True once the worker has nothing more to do (its request budget is
+    /// spent, or it gave up): its thread ends early, without an error, and
+    /// the step ends when every thread has. Default: never.
+    #[inline]
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -175,8 +195,14 @@ fn work<W: Worker>(
     // Warm-up: run events, measure nothing.
     let mut now = now_ns();
     while now < sh.warm_end_ns {
-        if sh.stopping() {
+        if sh.stopping() || w.finished() {
             return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
+        }
+        if w.pause(sh.warm_end_ns) {
+            now = now_ns();
+            if now >= sh.warm_end_ns {
+                break;
+            }
         }
         if let Err(e) = w.event(&mut scratch)
             && let Err(msg) = on_error(w, e, &mut scratch, sh)
@@ -185,11 +211,18 @@ fn work<W: Worker>(
         }
         now = now_ns();
     }
+    w.warmed_up();
     let mut m = ThreadMeasure::new(now, expected_secs, w.kinds().len().max(1));
     let mut t0 = now;
     loop {
-        if sh.stopping() {
+        if sh.stopping() || w.finished() {
             return (m, None);
+        }
+        if w.pause(sh.end_ns) {
+            t0 = now_ns();
+            if t0 >= sh.end_ns {
+                return (m, None);
+            }
         }
         m.tick(t0);
         let r = w.event(&mut m.counts);
@@ -468,6 +501,69 @@ mod tests {
         let mut ws = vec![mock(None)];
         let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
         assert!(r.kinds.is_empty());
+    }
+
+    /// Stops after a budget of events, pausing a fixed gap before each.
+    struct Paced {
+        n: u64,
+        budget: u64,
+        gap_ns: u64,
+        paused: u64,
+    }
+
+    impl Worker for Paced {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+        fn pause(&mut self, deadline_ns: u64) -> bool {
+            let until = (now_ns() + self.gap_ns).min(deadline_ns);
+            while now_ns() < until {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            self.paused += 1;
+            true
+        }
+        fn finished(&self) -> bool {
+            self.n >= self.budget
+        }
+        fn warmed_up(&mut self) {
+            self.n = 0;
+            self.budget = self.budget.saturating_sub(1000);
+        }
+    }
+
+    #[test]
+    fn a_finished_worker_ends_the_step_early_and_pauses_are_not_timed() {
+        // Budgets of 20 and 10 after the warm-up (1000 more before it).
+        let mut ws = vec![
+            Paced {
+                n: 0,
+                budget: 1020,
+                gap_ns: 2_000_000,
+                paused: 0,
+            },
+            Paced {
+                n: 0,
+                budget: 1010,
+                gap_ns: 2_000_000,
+                paused: 0,
+            },
+        ];
+        let t = Instant::now();
+        let r = run_step(&mut ws, &cfg(50, 10_000), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        // The budget counts from the end of the warm-up, exactly.
+        assert_eq!(r.counts.events, 30);
+        assert!(ws[0].paused > 20, "{}", ws[0].paused);
+        // Events take microseconds; the 2 ms pauses before them are not in their latency.
+        assert!(r.latency.max < 1_000.0, "{:?}", r.latency);
+        assert!(r.secs >= 0.035, "{}", r.secs);
     }
 
     #[test]

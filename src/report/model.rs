@@ -343,6 +343,14 @@ pub struct Report {
 }
 
 impl Report {
+    /// The sections whose JSON key and CSV columns this report carries: those
+    /// that built a part, and those [`Section::always_listed`].
+    pub fn listed_sections(&self) -> impl Iterator<Item = &'static dyn Section> + '_ {
+        self.sections.iter().copied().filter(|s| {
+            s.always_listed() || self.parts.iter().any(|b| b.section.suite() == s.suite())
+        })
+    }
+
     pub fn sweep(&self) -> bool {
         self.thread_counts.len() > 1
     }
@@ -485,15 +493,25 @@ pub trait Section: Send + Sync {
         None
     }
 
-    /// The key of the part in the JSON report (written `null` when the
-    /// section built nothing); `None`: the section adds no key.
+    /// The key of the part in the JSON report; `None`: the section adds no
+    /// key. The key is there when the section built a part, or (written
+    /// `null`) when [`Section::always_listed`].
     fn json_key(&self) -> Option<&'static str> {
         None
     }
 
-    /// CSV columns that only the part's records fill, after the generic ones.
+    /// CSV columns that only the part's records fill, after the generic ones,
+    /// in reports with a part of this section (or [`Section::always_listed`]).
     fn csv_columns(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// Whether the JSON key and CSV columns are in every report, part or not:
+    /// only for the layout that reports had before suites were plug-ins, so
+    /// that a report of a new suite's results never changes the columns of
+    /// reports without them.
+    fn always_listed(&self) -> bool {
+        false
     }
 
     /// The section's own model of a comparison; `None` when the names have

@@ -76,6 +76,29 @@ mod tests {
         }
     }
 
+    /// The probe, listed in every report's JSON and CSV like the layout of
+    /// the suites that came before plug-ins.
+    struct Listed;
+    static LISTED: Listed = Listed;
+
+    impl Section for Listed {
+        fn suite(&self) -> &'static str {
+            PROBE.suite()
+        }
+        fn in_tables(&self) -> bool {
+            false
+        }
+        fn json_key(&self) -> Option<&'static str> {
+            PROBE.json_key()
+        }
+        fn csv_columns(&self) -> &'static [&'static str] {
+            PROBE.csv_columns()
+        }
+        fn always_listed(&self) -> bool {
+            true
+        }
+    }
+
     impl Part for ProbePart {
         fn title(&self) -> String {
             "Probe".into()
@@ -177,23 +200,40 @@ mod tests {
     }
 
     #[test]
-    fn a_section_that_built_nothing_writes_null_under_its_key() {
+    fn a_section_that_built_nothing_adds_no_key_or_column_unless_always_listed() {
         let mut a = run("a");
         let mut b = run("b");
         for t in a.tests.iter_mut().chain(b.tests.iter_mut()) {
             t.suite = "other".into();
         }
-        let opts = Options {
-            base: "a".into(),
-            targets: None,
-            rules: Rules::default(),
-            all: false,
-            sections: vec![&PROBE],
+        let report = |sections: Vec<&'static dyn Section>| {
+            let opts = Options {
+                base: "a".into(),
+                targets: None,
+                rules: Rules::default(),
+                all: false,
+                sections,
+            };
+            build(&[a.clone(), b.clone()], &opts).unwrap()
         };
-        let r = build(&[a, b], &opts).unwrap();
+        let r = report(vec![&PROBE]);
         assert!(r.parts.is_empty());
         assert_eq!(r.groups[0].title, "other: g");
         let json = exporter(Format::Json, false).render(&r);
+        assert!(!json.contains("probe"), "{json}");
+        let csv = exporter(Format::Csv, false).render(&r);
+        assert!(
+            !csv.lines().next().unwrap().contains("probe_value"),
+            "{csv}"
+        );
+
+        let r = report(vec![&LISTED]);
+        let json = exporter(Format::Json, false).render(&r);
         assert!(json.ends_with("\n  \"probe\": null\n}\n"), "{json}");
+        let csv = exporter(Format::Csv, false).render(&r);
+        assert!(
+            csv.lines().next().unwrap().ends_with(",probe_value"),
+            "{csv}"
+        );
     }
 }

@@ -13,6 +13,7 @@
 
 use crate::error::usage;
 pub mod ibench;
+pub mod linkbench;
 pub mod rand;
 pub mod select1;
 pub mod sysbench;
@@ -34,6 +35,7 @@ pub fn registry() -> &'static [&'static dyn Suite] {
         &Registered::<sysbench::Sysbench>::NEW,
         &Registered::<ibench::Ibench>::NEW,
         &Registered::<select1::Select1>::NEW,
+        &Registered::<linkbench::Linkbench>::NEW,
         &Registered::<tpcc::Tpcc>::NEW,
     ];
     SUITES

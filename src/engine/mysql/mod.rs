@@ -14,7 +14,7 @@ pub(crate) mod wire;
 
 use self::wire::{Addr, Client, Opts, Stmt};
 use crate::engine::kind::{BadOptionValue, EngineKind, EngineOption, UrlTarget};
-use crate::engine::schema::{self, ColType, KeyedTable, Table};
+use crate::engine::schema::{self, ColType, KeyedTable, SetTo, Table};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
@@ -279,6 +279,40 @@ impl Dialect for MysqlDialect {
             self.engine
         )]
     }
+    /// In the chosen storage engine, spelled as [`MysqlDialect::create_table`] spells columns.
+    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
+        vec![schema::keyed_table_sql(
+            t,
+            &mysql_type,
+            true,
+            true,
+            &format!(" ENGINE = {}", self.engine),
+        )]
+    }
+    fn insert_ignore(&self, t: &KeyedTable, rows: usize) -> String {
+        format!(
+            "INSERT IGNORE INTO {} ({}) VALUES {}",
+            t.name,
+            t.column_list(),
+            t.placeholders(rows)
+        )
+    }
+    fn upsert(&self, t: &KeyedTable, rows: usize, set: &[(&str, SetTo)]) -> String {
+        let sets: Vec<String> = set
+            .iter()
+            .map(|(c, v)| match v {
+                SetTo::New => format!("{c} = VALUES({c})"),
+                SetTo::Add(n) => format!("{c} = {c} + {n}"),
+            })
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) VALUES {} ON DUPLICATE KEY UPDATE {}",
+            t.name,
+            t.column_list(),
+            t.placeholders(rows),
+            sets.join(", ")
+        )
+    }
     /// Id 0 makes AUTO_INCREMENT assign the next id (as sysbench does).
     fn insert_auto_id_prefix(&self, t: &Table) -> String {
         format!(
@@ -341,13 +375,6 @@ impl Dialect for MysqlDialect {
     fn data_path_sql(&self) -> Option<&'static str> {
         Some("SELECT @@datadir")
     }
-    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
-        vec![format!(
-            "CREATE TABLE {} ENGINE = {}",
-            t.definition(mysql_type),
-            self.engine
-        )]
-    }
     /// MySQL 8 and MariaDB 11.1+ call it transaction_isolation; older
     /// versions tx_isolation.
     fn isolation_sql(&self) -> &'static [&'static str] {
@@ -359,6 +386,7 @@ impl Dialect for MysqlDialect {
 fn mysql_type(t: ColType) -> String {
     match t {
         ColType::Double => "DOUBLE".into(),
+        ColType::Text => "MEDIUMTEXT".into(),
         t => schema::standard_type(t),
     }
 }
@@ -460,6 +488,28 @@ impl Conn for MysqlConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyed_tables_inserts_that_skip_and_upserts() {
+        use crate::engine::schema::fixtures;
+        let (d, t) = (MysqlDialect::default(), fixtures::keyed("kv"));
+        assert_eq!(
+            d.create_keyed_table(&t),
+            [
+                "CREATE TABLE kv (a BIGINT NOT NULL, b BIGINT NOT NULL, n INT DEFAULT '0' NOT NULL, \
+              PRIMARY KEY (b, a)) ENGINE = InnoDB"
+            ]
+        );
+        assert_eq!(
+            d.insert_ignore(&t, 1),
+            "INSERT IGNORE INTO kv (a, b, n) VALUES (?, ?, ?)"
+        );
+        assert_eq!(
+            d.upsert(&t, 2, &[("n", SetTo::New), ("a", SetTo::Add(1))]),
+            "INSERT INTO kv (a, b, n) VALUES (?, ?, ?), (?, ?, ?) \
+             ON DUPLICATE KEY UPDATE n = VALUES(n), a = a + 1"
+        );
+    }
 
     #[test]
     fn urls_give_the_right_options() {

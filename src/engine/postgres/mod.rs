@@ -252,6 +252,10 @@ impl Dialect for PostgresDialect {
         }
         v
     }
+    /// Spelled as [`PostgresDialect::create_table`] spells columns.
+    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
+        vec![schema::keyed_table_sql(t, &pg_type, true, true, "")]
+    }
     /// Reference §1.6. Each statement goes out on its own through the
     /// simple protocol, outside any transaction, as VACUUM requires.
     /// CHECKPOINT needs superuser or (15+) the pg_checkpoint role.
@@ -269,9 +273,6 @@ impl Dialect for PostgresDialect {
     fn data_path_sql(&self) -> Option<&'static str> {
         // Needs superuser or pg_read_all_settings; without them the size on disk is not measured.
         Some("SHOW data_directory")
-    }
-    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
-        vec![format!("CREATE TABLE {}", t.definition(pg_type))]
     }
     fn session_isolation(&self, level: &str) -> Option<String> {
         Some(format!(
@@ -412,6 +413,34 @@ impl Conn for PostgresConn {
 mod tests {
     use super::*;
     use crate::engine::ErrorClass;
+
+    #[test]
+    fn keyed_tables_inserts_that_skip_and_upserts() {
+        use crate::engine::SetTo;
+        use crate::engine::schema::fixtures;
+        let t = fixtures::keyed("kv");
+        let d = PostgresDialect;
+        assert_eq!(
+            d.create_keyed_table(&t),
+            [
+                "CREATE TABLE kv (a BIGINT NOT NULL, b BIGINT NOT NULL, n INT DEFAULT '0' NOT NULL, \
+              PRIMARY KEY (b, a))"
+            ]
+        );
+        assert_eq!(
+            d.insert_ignore(&t, 1),
+            "INSERT INTO kv (a, b, n) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+        );
+        assert_eq!(
+            d.upsert(&t, 1, &[("n", SetTo::New), ("a", SetTo::Add(-1))]),
+            "INSERT INTO kv (a, b, n) VALUES (?, ?, ?) ON CONFLICT (b, a) \
+             DO UPDATE SET n = excluded.n, a = kv.a + -1"
+        );
+        assert_eq!(
+            d.create_keyed_index(&t, &t.indexes[0]),
+            "CREATE INDEX kv_n ON kv (a, n)"
+        );
+    }
 
     #[test]
     fn placeholders_are_numbered_outside_quotes_and_comments() {

@@ -170,6 +170,23 @@ impl Dialect for SqliteDialect {
         );
         vec![format!("CREATE TABLE {} ({})", t.name, cols.join(", "))]
     }
+    /// Keyed tables are clustered on their key (`WITHOUT ROWID`), as the
+    /// key is what they are read by.
+    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
+        vec![schema::keyed_table_sql(
+            t,
+            &schema::standard_type,
+            false,
+            false,
+            // WITHOUT ROWID needs a primary key; a table without one
+            // (a history log) keeps the rowid.
+            if t.key.is_empty() {
+                ""
+            } else {
+                " WITHOUT ROWID"
+            },
+        )]
+    }
     fn begin_write(&self) -> &'static str {
         "BEGIN IMMEDIATE"
     }
@@ -181,19 +198,6 @@ impl Dialect for SqliteDialect {
     }
     fn settle(&self, _tables: &[String]) -> Vec<String> {
         vec!["PRAGMA wal_checkpoint(TRUNCATE)".into(), "ANALYZE".into()]
-    }
-    /// A table with a primary key is stored in its key's order (WITHOUT
-    /// ROWID), as the other engines' clustered keys are.
-    fn create_keyed_table(&self, t: &KeyedTable) -> Vec<String> {
-        let rowid = if t.primary_key.is_empty() {
-            ""
-        } else {
-            " WITHOUT ROWID"
-        };
-        vec![format!(
-            "CREATE TABLE {}{rowid}",
-            t.definition(schema::standard_type)
-        )]
     }
     fn for_update(&self) -> &'static str {
         ""
@@ -395,6 +399,35 @@ impl Conn for SqliteConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyed_tables_are_clustered_and_upserts_count() {
+        use crate::engine::SetTo;
+        use crate::engine::schema::fixtures;
+        let t = fixtures::keyed("kv");
+        let d = SqliteDialect;
+        let mut c = mem();
+        for sql in d.create_keyed_table(&t) {
+            assert!(sql.ends_with(" WITHOUT ROWID"), "{sql}");
+            c.query(&sql).unwrap();
+        }
+        c.query(&d.create_keyed_index(&t, &t.indexes[0])).unwrap();
+        let ins = c.prepare(&d.insert_ignore(&t, 1), PsMode::Auto).unwrap();
+        let row = [Param::Int(1), Param::Int(2), Param::Int(3)];
+        assert_eq!(c.execute(ins, &row).unwrap(), Outcome::Affected(1));
+        assert_eq!(c.execute(ins, &row).unwrap(), Outcome::Affected(0));
+        let up = d.upsert(&t, 1, &[("n", SetTo::Add(10))]);
+        let up = c.prepare(&up, PsMode::Auto).unwrap();
+        c.execute(up, &row).unwrap();
+        c.execute(up, &[Param::Int(5), Param::Int(6), Param::Int(7)])
+            .unwrap();
+        assert_eq!(
+            c.query_scalar("SELECT group_concat(n) FROM (SELECT n FROM kv ORDER BY a)")
+                .unwrap()
+                .as_deref(),
+            Some("13,7")
+        );
+    }
 
     #[test]
     fn offers_the_sql_face_only() {

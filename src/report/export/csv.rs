@@ -78,7 +78,7 @@ impl Exporter for Csv {
         let mut header: Vec<&str> = COLUMNS.to_vec();
         header.extend(HwFigures::KEYS);
         let generic = header.len();
-        for s in &report.sections {
+        for s in report.listed_sections() {
             for c in s.csv_columns() {
                 if !header.contains(c) {
                     header.push(c);

@@ -28,8 +28,7 @@ impl Exporter for Json {
         // The parts are spliced in as their sections wrote them, which keeps
         // their fields in declaration order (a serde_json::Value would sort them).
         let keyed: Vec<(&str, Option<String>)> = report
-            .sections
-            .iter()
+            .listed_sections()
             .filter_map(|sec| {
                 let key = sec.json_key()?;
                 let part = report

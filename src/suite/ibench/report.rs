@@ -550,6 +550,12 @@ impl Section for Ibench {
         Some(ibench_run_table(doc))
     }
 
+    /// Its columns and key were in every report before suites were
+    /// plug-ins (tests/results_v1.rs holds that layout).
+    fn always_listed(&self) -> bool {
+        true
+    }
+
     fn json_key(&self) -> Option<&'static str> {
         Some(SUITE)
     }

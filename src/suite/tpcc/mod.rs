@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{DbError, Driver, PsMode};
+use crate::engine::{Driver, PsMode};
 use crate::error::Error;
 use crate::harness::probe::Probe;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
@@ -302,10 +302,7 @@ impl Workload for Tpcc {
                 run.result.events = rep.conditions.len() as u64;
                 run.result.set_detail("tpcc_consistency", &rep);
                 match rep.first_violation() {
-                    Some(v) => Err(TestFailure {
-                        doing: "the database is not consistent",
-                        source: DbError::fatal(v),
-                    }),
+                    Some(v) => Err(TestFailure::new(v)),
                     None => {
                         run.result.status = Status::Ok;
                         Ok(())
@@ -439,11 +436,8 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
         "tpmC".into(),
         TestResult::running(Tpcc::NAME, "tpmC".into(), "tpcc", p.terminals, true, "tpmC"),
         |run| {
-            let (isolation_sql, level) =
-                isolation(run.driver.as_ref(), p).map_err(|e| TestFailure {
-                    doing: "could not set the isolation level",
-                    source: DbError::fatal(e),
-                })?;
+            let (isolation_sql, level) = isolation(run.driver.as_ref(), p)
+                .map_err(TestFailure::when("could not set the isolation level"))?;
             let measuring = Arc::new(AtomicBool::new(false));
             let writer = run
                 .driver

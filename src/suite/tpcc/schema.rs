@@ -26,7 +26,7 @@ fn table(name: &str, columns: Vec<Column>, key: &[&str], indexes: Vec<Index>) ->
     KeyedTable {
         name: name.into(),
         columns,
-        primary_key: key.iter().map(|k| k.to_string()).collect(),
+        key: key.iter().map(|k| k.to_string()).collect(),
         indexes,
     }
 }
@@ -217,9 +217,9 @@ mod tests {
         assert_eq!(t.len(), 9);
         assert_eq!(stock().columns.len(), 17);
         assert_eq!(customer().columns.len(), 21);
-        assert!(history().primary_key.is_empty());
+        assert!(history().key.is_empty());
         for t in &t {
-            for k in &t.primary_key {
+            for k in &t.key {
                 assert!(t.columns.iter().any(|c| &c.name == k), "{}.{k}", t.name);
             }
             for i in &t.indexes {

@@ -1,0 +1,689 @@
+//! LinkBench, the social-graph benchmark (spec `linkbench-tpcc.md` Part A):
+//! a load of nodes, links and counts, then request steps at each requester
+//! count, then a check that the counts agree with the links.
+//!
+//! Modules: `schema` (the three tables as data), `dist` (the mix, Zipf ids,
+//! the out-degree distribution shipped as `outdegree.dat`, payloads),
+//! `load` (parallel loaders), `request` (one requester), `check` (the counts
+//! check), `report` (the report section).
+
+pub mod check;
+pub mod dist;
+pub mod load;
+pub mod report;
+pub mod request;
+pub mod schema;
+
+use crate::harness::TestFailure;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::usage;
+use crate::harness::runner::{StepConfig, run_step, stop_requested};
+use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
+use crate::results::TestResult;
+use crate::suite::{Common, Workload, set};
+use dist::{Graph, IdDists, MIX, Mix, OPS};
+use request::{ReqStats, Requester, Shared};
+
+/// The LinkBench suite.
+pub struct Linkbench;
+
+/// What a user may set (`rqps run --suite linkbench --flag`, or the matrix key).
+#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+#[command(next_help_heading = "linkbench options (--suite linkbench)")]
+pub struct Options {
+    /// Requesters (client threads, two connections each); a list runs a
+    /// request step at each count, named P<requesters>.
+    #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    pub requesters: Option<Vec<usize>>,
+    /// Nodes the load makes (ids 1..=N); links follow the out-degree distribution.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u64>,
+    /// Link loader threads.
+    #[arg(long, value_name = "N")]
+    pub loaders: Option<usize>,
+    /// Measured seconds of each request step (the longest it runs).
+    #[arg(long = "lb-secs", value_name = "S")]
+    #[serde(rename = "lb_secs")]
+    pub secs: Option<f64>,
+    /// Seconds of warm-up before each request step's measurement.
+    #[arg(long = "lb-warmup-secs", value_name = "S")]
+    #[serde(rename = "lb_warmup_secs")]
+    pub warmup_secs: Option<f64>,
+    /// Measured requests per requester; the step ends when every requester
+    /// made them (or at --lb-secs). 0: no count, the duration alone.
+    #[arg(long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Requests per second per requester, Poisson arrivals; 0: unthrottled.
+    #[arg(long, value_name = "R")]
+    pub request_rate: Option<f64>,
+    /// Most rows one list scan returns.
+    #[arg(long, value_name = "N")]
+    pub list_limit: Option<usize>,
+    /// Failed requests after which a requester gives up.
+    #[arg(long, value_name = "N")]
+    pub max_failures: Option<u64>,
+    /// Build the id1_type index after the load (its own step) instead of before it.
+    #[arg(long, value_name = "BOOL")]
+    pub index_after_load: Option<bool>,
+    /// Load the tables afresh (false: run against the tables a previous load left).
+    #[arg(long = "lb-load", value_name = "BOOL")]
+    #[serde(rename = "lb_load")]
+    pub load: Option<bool>,
+}
+
+/// Checked parameters, stored with every result.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Params {
+    pub profile: String,
+    pub seed: u64,
+    pub requesters: Vec<usize>,
+    pub nodes: u64,
+    pub loaders: usize,
+    pub secs: f64,
+    pub warmup_secs: f64,
+    pub requests: u64,
+    pub request_rate: f64,
+    pub list_limit: usize,
+    pub max_failures: u64,
+    pub index_after_load: bool,
+    pub load: bool,
+}
+
+/// The profile's defaults.
+fn profile(common: &Common) -> Params {
+    let base = Params {
+        profile: common.profile.clone(),
+        seed: common.seed,
+        requesters: vec![1, 4],
+        nodes: 100_000,
+        loaders: 4,
+        secs: 30.0,
+        warmup_secs: 5.0,
+        requests: 0,
+        request_rate: 0.0,
+        list_limit: 10_000,
+        max_failures: 100,
+        index_after_load: false,
+        load: true,
+    };
+    match common.profile.as_str() {
+        "ci" => Params {
+            requesters: vec![1, 2],
+            nodes: 5_000,
+            loaders: 2,
+            secs: 1.0,
+            warmup_secs: 0.2,
+            ..base
+        },
+        "small-server" => Params {
+            requesters: vec![1, 4, 16],
+            nodes: 1_000_000,
+            loaders: 8,
+            secs: 300.0,
+            warmup_secs: 30.0,
+            index_after_load: true,
+            ..base
+        },
+        "large-server" => Params {
+            requesters: vec![1, 4, 16, 64],
+            nodes: 10_000_000,
+            loaders: 10,
+            secs: 900.0,
+            warmup_secs: 60.0,
+            index_after_load: true,
+            ..base
+        },
+        _ => base,
+    }
+}
+
+fn secs_ok(v: f64, zero_ok: bool) -> bool {
+    v.is_finite() && v <= 86_400.0 && (v > 0.0 || (zero_ok && v == 0.0))
+}
+
+/// The step names, in order.
+fn steps(p: &Params) -> Vec<String> {
+    let mut v = Vec::new();
+    if p.load {
+        v.push("load".to_string());
+        if p.index_after_load {
+            v.push("index".into());
+        }
+    }
+    v.extend(p.requesters.iter().map(|r| format!("P{r}")));
+    v.push("check".into());
+    v
+}
+
+/// Figures of one operation in a request step.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct OpFigures {
+    pub op: String,
+    pub count: u64,
+    pub ops_per_sec: f64,
+    pub errors: u64,
+    pub mean_us: f64,
+    pub p25_us: f64,
+    pub p50_us: f64,
+    pub p75_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// What a LinkBench step stores beyond the core result (`"linkbench": {...}`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Detail {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub load: Option<LoadFigures>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub request: Option<RequestFigures>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub check: Option<check::CheckOut>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoadFigures {
+    pub nodes: u64,
+    pub links: u64,
+    pub counts: u64,
+    pub nodes_per_sec: f64,
+    pub links_per_sec: f64,
+    pub node_secs: f64,
+    pub link_secs: f64,
+    /// Links per node the load made.
+    pub mean_out_degree: f64,
+    /// The out-degree distribution's own mean.
+    pub distribution_mean: f64,
+    pub retries: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_secs: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RequestFigures {
+    pub requesters: usize,
+    pub ops_per_sec: f64,
+    pub ops: Vec<OpFigures>,
+    pub stats: ReqStats,
+    /// Requesters that gave up after too many failed requests.
+    pub gave_up: usize,
+}
+
+/// The key of the suite's detail in every result.
+pub const KEY: &str = "linkbench";
+
+impl Workload for Linkbench {
+    const NAME: &'static str = "linkbench";
+    const ABOUT: &'static str = "LinkBench: a social graph's nodes, links and counts, loaded then requested in the Facebook mix";
+    const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
+    type Options = Options;
+    type Params = Params;
+
+    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+        let mut p = profile(common);
+        set(&mut p.requesters, o.requesters);
+        set(&mut p.nodes, o.nodes);
+        set(&mut p.loaders, o.loaders);
+        set(&mut p.secs, o.secs);
+        set(&mut p.warmup_secs, o.warmup_secs);
+        set(&mut p.requests, o.requests);
+        set(&mut p.request_rate, o.request_rate);
+        set(&mut p.list_limit, o.list_limit);
+        set(&mut p.max_failures, o.max_failures);
+        set(&mut p.index_after_load, o.index_after_load);
+        set(&mut p.load, o.load);
+        if p.requesters.is_empty() || p.requesters.iter().any(|&r| r == 0 || r > 10_000) {
+            return Err(usage(
+                "--requesters must list requester counts from 1 to 10000, e.g. --requesters 1,4,16",
+            ));
+        }
+        if p.nodes < 2 || p.nodes > 1_000_000_000 {
+            return Err(usage(format!(
+                "--nodes must be from 2 to 1000000000, got {}",
+                p.nodes
+            )));
+        }
+        if p.loaders == 0 || p.loaders > 1024 {
+            return Err(usage(format!(
+                "--loaders must be from 1 to 1024, got {}",
+                p.loaders
+            )));
+        }
+        if !secs_ok(p.secs, false) {
+            return Err(usage(format!(
+                "--lb-secs must be a number of seconds in (0, 86400], got {:?}",
+                p.secs
+            )));
+        }
+        if !secs_ok(p.warmup_secs, true) {
+            return Err(usage(format!(
+                "--lb-warmup-secs must be a number of seconds in [0, 86400], got {:?}",
+                p.warmup_secs
+            )));
+        }
+        if !(p.request_rate.is_finite() && p.request_rate >= 0.0) {
+            return Err(usage(format!(
+                "--request-rate must be requests per second per requester, 0 or more, got {:?}",
+                p.request_rate
+            )));
+        }
+        if p.list_limit == 0 || p.list_limit > 1_000_000 {
+            return Err(usage(format!(
+                "--list-limit must be from 1 to 1000000, got {}",
+                p.list_limit
+            )));
+        }
+        if p.max_failures == 0 {
+            return Err(usage(
+                "--max-failures must be at least 1 (a requester gives up at that many failed requests)",
+            ));
+        }
+        Ok(p)
+    }
+
+    fn step_count(p: &Params) -> usize {
+        steps(p).len()
+    }
+
+    fn estimate_secs(p: &Params) -> f64 {
+        p.requesters.len() as f64 * (p.secs + p.warmup_secs)
+    }
+
+    fn describe(p: &Params) -> String {
+        let mut s = String::new();
+        for name in steps(p) {
+            let line = match name.as_str() {
+                "load" => format!(
+                    "load: {} nodes and about {:.0} links over 2 link types, {} link loader(s){}",
+                    p.nodes,
+                    p.nodes as f64 * dist::OutDegree::shipped().mean(),
+                    p.loaders,
+                    if p.index_after_load {
+                        ", id1_type index after the load"
+                    } else {
+                        ""
+                    }
+                ),
+                "index" => "index: build id1_type on the loaded links".into(),
+                "check" => "check: counttable against the visible links".into(),
+                step => {
+                    let mut l = format!(
+                        "{step}: {} requester(s), {:.1} s warm-up, {:.1} s measured",
+                        &step[1..],
+                        p.warmup_secs,
+                        p.secs
+                    );
+                    if p.requests > 0 {
+                        l.push_str(&format!(" or {} requests each", p.requests));
+                    }
+                    if p.request_rate > 0.0 {
+                        l.push_str(&format!(", {} requests/s each", p.request_rate));
+                    }
+                    l
+                }
+            };
+            s.push_str(&line);
+            s.push('\n');
+        }
+        s
+    }
+
+    fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
+        if !p.load {
+            let found = h.driver.require_sql().and_then(|db| {
+                db.connect()?.query_scalar(&format!(
+                    "SELECT COUNT(*) FROM {} WHERE id <= {}",
+                    schema::NODE,
+                    p.nodes
+                ))
+            });
+            if let Err(e) = found {
+                return Err(crate::error::Error::Failed(format!(
+                    "--lb-load false needs the tables of an earlier linkbench load, but reading {} failed ({e}): run once without --lb-load false",
+                    schema::NODE
+                )));
+            }
+        }
+        let mut end = RunEnd::Ok;
+        let graph_seed = 0x004C_4247_5241_5048_u64;
+        for (i, name) in steps(p).into_iter().enumerate() {
+            if stop_requested() {
+                return Ok(RunEnd::Interrupted);
+            }
+            let r = match name.as_str() {
+                "load" => {
+                    let r = run_load(p, h, graph_seed)?;
+                    if r.status == "failed" {
+                        // Without its tables no later step can run.
+                        return Err(crate::error::Error::Failed(r.reason.unwrap_or_default()));
+                    }
+                    r
+                }
+                "index" => run_index(h)?,
+                "check" => run_check(h)?,
+                _ => {
+                    let requesters = p.requesters[i - steps_before_requests(p)];
+                    run_requests(p, h, requesters, graph_seed, i)?
+                }
+            };
+            if !end.after(&r) {
+                break;
+            }
+        }
+        Ok(end)
+    }
+
+    fn line(label: &str, r: &TestResult) -> String {
+        report::result_line(label, r)
+    }
+
+    fn report() -> Option<&'static dyn crate::report::section::Section> {
+        Some(&report::SECTION)
+    }
+}
+
+fn steps_before_requests(p: &Params) -> usize {
+    if !p.load {
+        0
+    } else if p.index_after_load {
+        2
+    } else {
+        1
+    }
+}
+
+fn run_load(
+    p: &Params,
+    h: &mut Harness<'_>,
+    graph_seed: u64,
+) -> Result<TestResult, crate::error::Error> {
+    h.test(
+        "load".into(),
+        TestResult::running(
+            Linkbench::NAME,
+            "load".into(),
+            "load",
+            p.loaders,
+            true,
+            "links/s",
+        ),
+        |run| {
+            let driver = run.driver.clone();
+            let db = driver.require_sql()?;
+            load::create_tables(db, !p.index_after_load)
+                .map_err(TestFailure::when("could not create the tables"))?;
+            let graph = Graph::new(p.nodes, graph_seed);
+            let progress = load::Progress::default();
+            run.start_sampling();
+            let bar = run.bar(p.nodes, "{prefix:>8} [{bar:24}] {msg}");
+            let done = std::sync::atomic::AtomicBool::new(false);
+            let out = std::thread::scope(|s| {
+                let shown = s.spawn(|| {
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(200));
+                        let n = progress.nodes.load(std::sync::atomic::Ordering::Relaxed);
+                        let l = progress.links.load(std::sync::atomic::Ordering::Relaxed);
+                        bar.set_position(n);
+                        bar.set_message(format!("{n} nodes, {l} links"));
+                    }
+                    bar.finish_and_clear();
+                });
+                let out = load::load(&driver, &graph, p.loaders, p.seed, &progress);
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+                let _ = shown.join();
+                out
+            })
+            .map_err(TestFailure::new)?;
+            let rows = (out.nodes + out.links + out.counts) as f64;
+            run.finish_probe(rows);
+            let secs = out.secs.max(1e-9);
+            let r = &mut run.result;
+            r.secs = out.secs;
+            r.qps = out.links as f64 / secs;
+            r.tps = out.nodes as f64 / secs;
+            r.statements_per_sec = r.qps;
+            r.writes = out.nodes + out.links + out.counts;
+            r.events = out.links;
+            r.rows = out.nodes + out.links + out.counts;
+            r.errors = out.retries;
+            r.status = if stop_requested() {
+                crate::results::Status::Interrupted
+            } else {
+                crate::results::Status::Ok
+            };
+            let lf = LoadFigures {
+                nodes: out.nodes,
+                links: out.links,
+                counts: out.counts,
+                nodes_per_sec: out.nodes as f64 / out.node_secs.max(1e-9),
+                links_per_sec: out.links as f64 / out.link_secs.max(1e-9),
+                node_secs: out.node_secs,
+                link_secs: out.link_secs,
+                mean_out_degree: out.links as f64 / out.nodes.max(1) as f64,
+                distribution_mean: graph.distribution().mean(),
+                retries: out.retries,
+                index_secs: None,
+            };
+            run.result.set_detail(
+                KEY,
+                &Detail {
+                    load: Some(lf),
+                    ..Default::default()
+                },
+            );
+            Ok(())
+        },
+    )
+}
+
+fn run_index(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
+    h.test(
+        "index".into(),
+        TestResult::running(Linkbench::NAME, "index".into(), "load", 1, true, "links/s"),
+        |run| {
+            let driver = run.driver.clone();
+            let db = driver.require_sql()?;
+            let links = db
+                .connect()
+                .and_then(|mut c| c.query_scalar(&format!("SELECT COUNT(*) FROM {}", schema::LINK)))
+                .map_err(TestFailure::when("could not count the links"))?
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+            run.start_sampling();
+            let secs =
+                load::build_index(db).map_err(TestFailure::when("could not build id1_type"))?;
+            run.finish_probe(links as f64);
+            let r = &mut run.result;
+            r.secs = secs;
+            r.qps = links as f64 / secs.max(1e-9);
+            r.statements_per_sec = 1.0 / secs.max(1e-9);
+            r.events = 1;
+            r.rows = links;
+            r.status = crate::results::Status::Ok;
+            r.set_detail(
+                KEY,
+                &Detail {
+                    load: Some(LoadFigures {
+                        links,
+                        index_secs: Some(secs),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            );
+            Ok(())
+        },
+    )
+}
+
+fn run_check(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
+    h.test(
+        "check".into(),
+        TestResult::running(
+            Linkbench::NAME,
+            "check".into(),
+            "check",
+            1,
+            false,
+            "pairs/s",
+        ),
+        |run| {
+            let driver = run.driver.clone();
+            let db = driver.require_sql()?;
+            let t = std::time::Instant::now();
+            let out =
+                check::check(db).map_err(TestFailure::when("could not run the counts check"))?;
+            let secs = t.elapsed().as_secs_f64();
+            run.finish_probe(out.pairs as f64);
+            let r = &mut run.result;
+            r.secs = secs;
+            r.qps = out.pairs as f64 / secs.max(1e-9);
+            r.events = out.pairs;
+            r.errors = out.mismatched + out.stray;
+            if out.ok() {
+                r.status = crate::results::Status::Ok;
+            } else {
+                r.status = crate::results::Status::Failed;
+                r.reason = Some(out.reason());
+            }
+            r.set_detail(
+                KEY,
+                &Detail {
+                    check: Some(out),
+                    ..Default::default()
+                },
+            );
+            Ok(())
+        },
+    )
+}
+
+fn run_requests(
+    p: &Params,
+    h: &mut Harness<'_>,
+    requesters: usize,
+    graph_seed: u64,
+    index: usize,
+) -> Result<TestResult, crate::error::Error> {
+    let name = format!("P{requesters}");
+    h.test(
+        name.clone(),
+        TestResult::running(Linkbench::NAME, name, "request", requesters, true, "ops/s"),
+        |run| {
+            let driver = run.driver.clone();
+            let shared = Arc::new(Shared {
+                graph: Graph::new(p.nodes, graph_seed),
+                ids: IdDists::new(p.nodes, graph_seed),
+                mix: Mix::new(&MIX),
+                list_limit: p.list_limit,
+                rate: p.request_rate,
+                requests: (p.requests > 0).then_some(p.requests),
+                max_failures: p.max_failures,
+                max_retries: 10,
+            });
+            let mut workers = (0..requesters)
+                .map(|i| {
+                    Requester::new(
+                        driver.clone(),
+                        shared.clone(),
+                        p.seed
+                            ^ ((index * 10_007 + i) as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(TestFailure::when("could not start the requesters"))?;
+            let cfg = StepConfig {
+                warmup: Duration::from_secs_f64(p.warmup_secs),
+                duration: Duration::from_secs_f64(p.secs),
+                reconnect_for: RECONNECT_FOR,
+            };
+            let step = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {
+                run.start_sampling()
+            });
+            crate::harness::fill_core(&mut run.result, &step);
+            run.result.warmup_secs = p.warmup_secs;
+            run.result.qps = run.result.tps;
+            run.result.qps_unit = "ops/s".into();
+            run.finish_probe(step.counts.events as f64);
+            let mut stats = ReqStats::default();
+            for w in &workers {
+                stats.add(&w.stats);
+            }
+            let gave_up = workers.iter().filter(|w| w.gave_up).count();
+            let secs = step.secs.max(1e-9);
+            let ops = step
+                .kinds
+                .iter()
+                .map(|k| {
+                    let q = |v: f64| {
+                        if k.hist.is_empty() {
+                            0.0
+                        } else {
+                            k.hist.value_at_quantile(v) as f64 / 1000.0
+                        }
+                    };
+                    OpFigures {
+                        op: k.name.clone().unwrap_or_default(),
+                        count: k.events,
+                        ops_per_sec: k.events as f64 / secs,
+                        errors: k.errors,
+                        mean_us: if k.hist.is_empty() {
+                            0.0
+                        } else {
+                            k.hist.mean() / 1000.0
+                        },
+                        p25_us: q(0.25),
+                        p50_us: q(0.50),
+                        p75_us: q(0.75),
+                        p95_us: q(0.95),
+                        p99_us: q(0.99),
+                        max_us: if k.hist.is_empty() {
+                            0.0
+                        } else {
+                            k.hist.max() as f64 / 1000.0
+                        },
+                    }
+                })
+                .collect();
+            if gave_up > 0 {
+                run.warn(format!(
+                    "{gave_up} of {requesters} requester(s) gave up after {} failed requests",
+                    p.max_failures
+                ));
+                if gave_up == requesters && run.result.status == crate::results::Status::Ok {
+                    run.result.status = crate::results::Status::Failed;
+                    run.result.reason = Some(format!(
+                        "every requester gave up after {} failed requests; the last error: {}",
+                        p.max_failures,
+                        workers
+                            .iter()
+                            .find_map(|w| w.last_error.clone())
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+            let rf = RequestFigures {
+                requesters,
+                ops_per_sec: run.result.tps,
+                ops,
+                stats,
+                gave_up,
+            };
+            run.result.set_detail(
+                KEY,
+                &Detail {
+                    request: Some(rf),
+                    ..Default::default()
+                },
+            );
+            let _ = OPS;
+            Ok(())
+        },
+    )
+}

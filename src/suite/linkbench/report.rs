@@ -1,0 +1,576 @@
+//! What LinkBench adds to reports: its groups in the generic tables (load
+//! and request steps, ops/s), the line printed when a step ends, and its
+//! part: load rates, per-operation tables of every request step with
+//! throughput and latency relative to the base, and the counts check, in
+//! every format and in the `rqps compare` gate.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::{Detail, KEY, OpFigures};
+use crate::report::compare::{self, Gate, GateRow, Rules};
+use crate::report::doc::{TCell, Table};
+use crate::report::export::Block;
+use crate::report::model::{Rel, Report, Verdict};
+use crate::report::section::{CsvRecord, GroupDef, Input, Part, Section};
+use crate::report::stats;
+use crate::results::{RunDoc, TestResult};
+
+/// The LinkBench report section.
+pub struct LinkbenchSection;
+
+pub static SECTION: LinkbenchSection = LinkbenchSection;
+
+impl Section for LinkbenchSection {
+    fn suite(&self) -> &'static str {
+        KEY
+    }
+    fn groups(&self) -> Vec<GroupDef> {
+        vec![
+            GroupDef {
+                key: "load",
+                title: "LinkBench load (links/s)",
+            },
+            GroupDef {
+                key: "request",
+                title: "LinkBench requests (ops/s)",
+            },
+            GroupDef {
+                key: "check",
+                title: "LinkBench counts check",
+            },
+        ]
+    }
+    fn json_key(&self) -> Option<&'static str> {
+        Some(KEY)
+    }
+    fn csv_columns(&self) -> &'static [&'static str] {
+        &CSV_COLUMNS
+    }
+    fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
+        build(input.base, input.names, input.runs, input.rules)
+            .map(|p| Arc::new(p) as Arc<dyn Part>)
+    }
+}
+
+/// The columns only LinkBench's CSV records fill.
+pub const CSV_COLUMNS: [&str; 12] = [
+    "lb_op",
+    "lb_ops_per_sec",
+    "lb_mean_us",
+    "lb_p25_us",
+    "lb_p50_us",
+    "lb_p75_us",
+    "lb_p95_us",
+    "lb_p99_us",
+    "lb_max_us",
+    "lb_errors",
+    "lb_rel_ops",
+    "lb_rel_p99",
+];
+
+/// The LinkBench part of a comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct LbPart {
+    pub base: String,
+    /// The load of each name that has one (the last run's).
+    pub loads: Vec<LoadRow>,
+    /// Request steps in the order they ran.
+    pub steps: Vec<StepPart>,
+    /// The counts check of each name's runs: `ok`, or the reason it failed.
+    pub checks: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadRow {
+    pub name: String,
+    pub nodes: u64,
+    pub links: u64,
+    pub nodes_per_sec: f64,
+    pub links_per_sec: f64,
+    pub links_per_node: f64,
+    pub index_secs: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StepPart {
+    pub step: String,
+    pub requesters: usize,
+    /// One per operation and name (the base first), operations in mix order.
+    pub rows: Vec<OpRow>,
+}
+
+/// One operation of one name in one step, over its repeats.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpRow {
+    pub op: String,
+    pub name: String,
+    pub repeats: usize,
+    /// Geometric mean over the repeats.
+    pub ops_per_sec: f64,
+    /// Arithmetic means over the repeats.
+    pub mean_us: f64,
+    pub p25_us: f64,
+    pub p50_us: f64,
+    pub p75_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    pub count: u64,
+    pub errors: u64,
+    /// Throughput relative to the base (targets only).
+    pub rel: Option<Rel>,
+    /// Latency relative to the base: above 1 is slower.
+    pub rel_mean: Option<f64>,
+    pub rel_p50: Option<f64>,
+    pub rel_p99: Option<f64>,
+    /// The repeats' ops/s, for the statistics.
+    #[serde(skip)]
+    pub samples: Vec<f64>,
+}
+
+fn detail(t: &TestResult) -> Detail {
+    t.detail(KEY).unwrap_or_default()
+}
+
+fn lb_tests(run: &RunDoc) -> impl Iterator<Item = &TestResult> {
+    run.tests.iter().filter(|t| t.suite == KEY)
+}
+
+fn ratio(t: f64, b: f64) -> Option<f64> {
+    (b > 0.0 && t > 0.0).then(|| t / b)
+}
+
+/// Builds the part from every run of `names`; `None` when none has LinkBench results.
+pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Option<LbPart> {
+    let mut loads = Vec::new();
+    let mut checks = Vec::new();
+    let mut steps: Vec<StepPart> = Vec::new();
+    let mut any = false;
+    for name in names {
+        let mine: Vec<&RunDoc> = runs.iter().filter(|r| r.name == *name).collect();
+        let mut load: Option<LoadRow> = None;
+        // step -> op -> repeats' figures
+        let mut by_step: Vec<(String, usize, Vec<Vec<OpFigures>>)> = Vec::new();
+        for run in &mine {
+            for t in lb_tests(run) {
+                any = true;
+                let d = detail(t);
+                if let (Some(l), true) = (&d.load, t.status == "ok") {
+                    match (t.test.as_str(), load.as_mut()) {
+                        ("index", Some(row)) => row.index_secs = l.index_secs,
+                        ("load", _) => {
+                            load = Some(LoadRow {
+                                name: name.to_string(),
+                                nodes: l.nodes,
+                                links: l.links,
+                                nodes_per_sec: l.nodes_per_sec,
+                                links_per_sec: l.links_per_sec,
+                                links_per_node: l.mean_out_degree,
+                                index_secs: None,
+                            })
+                        }
+                        _ => {}
+                    }
+                }
+                if t.test == "check" {
+                    checks.push((
+                        name.to_string(),
+                        if t.status == "ok" {
+                            "ok".to_string()
+                        } else {
+                            t.reason.clone().unwrap_or_else(|| t.status.to_string())
+                        },
+                    ));
+                }
+                if let (Some(q), true) = (&d.request, t.status == "ok") {
+                    match by_step.iter_mut().find(|s| s.0 == t.test) {
+                        Some(s) => s.2.push(q.ops.clone()),
+                        None => by_step.push((t.test.clone(), q.requesters, vec![q.ops.clone()])),
+                    }
+                }
+            }
+        }
+        loads.extend(load);
+        for (step, requesters, repeats) in by_step {
+            let idx = match steps.iter().position(|s| s.step == step) {
+                Some(i) => i,
+                None => {
+                    steps.push(StepPart {
+                        step: step.clone(),
+                        requesters,
+                        rows: Vec::new(),
+                    });
+                    steps.len() - 1
+                }
+            };
+            let ops: Vec<String> = repeats
+                .first()
+                .map(|r| r.iter().map(|o| o.op.clone()).collect())
+                .unwrap_or_default();
+            for op in ops {
+                let figs: Vec<&OpFigures> = repeats
+                    .iter()
+                    .filter_map(|r| r.iter().find(|o| o.op == op))
+                    .collect();
+                let n = figs.len().max(1) as f64;
+                let avg = |f: fn(&OpFigures) -> f64| figs.iter().map(|o| f(o)).sum::<f64>() / n;
+                let samples: Vec<f64> = figs
+                    .iter()
+                    .map(|o| o.ops_per_sec)
+                    .filter(|v| *v > 0.0)
+                    .collect();
+                steps[idx].rows.push(OpRow {
+                    op: op.clone(),
+                    name: name.to_string(),
+                    repeats: figs.len(),
+                    ops_per_sec: stats::geomean(&samples).unwrap_or(0.0),
+                    mean_us: avg(|o| o.mean_us),
+                    p25_us: avg(|o| o.p25_us),
+                    p50_us: avg(|o| o.p50_us),
+                    p75_us: avg(|o| o.p75_us),
+                    p95_us: avg(|o| o.p95_us),
+                    p99_us: avg(|o| o.p99_us),
+                    max_us: figs.iter().map(|o| o.max_us).fold(0.0, f64::max),
+                    count: figs.iter().map(|o| o.count).sum(),
+                    errors: figs.iter().map(|o| o.errors).sum(),
+                    rel: None,
+                    rel_mean: None,
+                    rel_p50: None,
+                    rel_p99: None,
+                    samples,
+                });
+            }
+        }
+    }
+    if !any {
+        return None;
+    }
+    // Relative figures of the targets against the base, per step and operation.
+    for s in &mut steps {
+        let base_rows: Vec<OpRow> = s.rows.iter().filter(|r| r.name == base).cloned().collect();
+        for r in s.rows.iter_mut().filter(|r| r.name != base) {
+            let Some(b) = base_rows.iter().find(|b| b.op == r.op) else {
+                continue;
+            };
+            r.rel = compare::relative(&r.samples, &b.samples, rules);
+            r.rel_mean = ratio(r.mean_us, b.mean_us);
+            r.rel_p50 = ratio(r.p50_us, b.p50_us);
+            r.rel_p99 = ratio(r.p99_us, b.p99_us);
+        }
+        // Operations in mix order, the names in the report's order within each.
+        let order = |op: &str| super::dist::OPS.iter().position(|o| *o == op).unwrap_or(99);
+        let name_at = |n: &str| names.iter().position(|x| *x == n).unwrap_or(99);
+        s.rows.sort_by_key(|r| (order(&r.op), name_at(&r.name)));
+    }
+    Some(LbPart {
+        base: base.to_string(),
+        loads,
+        steps,
+        checks,
+    })
+}
+
+fn f1(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+fn rel_text(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.2}")).unwrap_or_default()
+}
+
+impl Part for LbPart {
+    fn title(&self) -> String {
+        "LinkBench".into()
+    }
+
+    fn blocks(&self, _report: &Report, _charts: bool) -> Vec<Block> {
+        let mut out = vec![
+            Block::Heading(2, "LinkBench".into()),
+            Block::Para(format!(
+                "Per operation and request step: the geometric mean of ops/s over the repeats, \
+latency percentiles in microseconds (means over the repeats). Relative columns divide by {}: \
+rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
+                self.base
+            )),
+        ];
+        if !self.loads.is_empty() {
+            out.push(Block::Heading(3, "Load".into()));
+            out.push(Block::Table(Table {
+                header: [
+                    "name",
+                    "nodes",
+                    "nodes/s",
+                    "links",
+                    "links/s",
+                    "links/node",
+                    "index s",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows: self
+                    .loads
+                    .iter()
+                    .map(|l| {
+                        vec![
+                            TCell::from(l.name.clone()),
+                            l.nodes.to_string().into(),
+                            format!("{:.0}", l.nodes_per_sec).into(),
+                            l.links.to_string().into(),
+                            format!("{:.0}", l.links_per_sec).into(),
+                            format!("{:.2}", l.links_per_node).into(),
+                            l.index_secs.map(f1).unwrap_or_default().into(),
+                        ]
+                    })
+                    .collect(),
+                left: 1,
+            }));
+        }
+        for s in &self.steps {
+            out.push(Block::Heading(
+                3,
+                format!("{} ({} requesters): per operation", s.step, s.requesters),
+            ));
+            out.push(Block::Table(Table {
+                header: [
+                    "op",
+                    "name",
+                    "ops/s",
+                    "rel ops/s",
+                    "mean us",
+                    "p25",
+                    "p50",
+                    "p75",
+                    "p95",
+                    "p99",
+                    "max",
+                    "errors",
+                    "rel p50",
+                    "rel p99",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows: s
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            TCell::from(r.op.clone()),
+                            r.name.clone().into(),
+                            f1(r.ops_per_sec).into(),
+                            match &r.rel {
+                                Some(rel) => TCell {
+                                    text: format!("{:.2}{}", rel.ratio, rel.verdict.mark()),
+                                    shade: Some(rel.shade),
+                                },
+                                None => TCell::from(""),
+                            },
+                            f1(r.mean_us).into(),
+                            f1(r.p25_us).into(),
+                            f1(r.p50_us).into(),
+                            f1(r.p75_us).into(),
+                            f1(r.p95_us).into(),
+                            f1(r.p99_us).into(),
+                            f1(r.max_us).into(),
+                            r.errors.to_string().into(),
+                            rel_text(r.rel_p50).into(),
+                            rel_text(r.rel_p99).into(),
+                        ]
+                    })
+                    .collect(),
+                left: 2,
+            }));
+        }
+        if !self.checks.is_empty() {
+            out.push(Block::Heading(3, "Counts check".into()));
+            out.push(Block::Bullets(
+                self.checks
+                    .iter()
+                    .map(|(n, c)| format!("{n}: {c}"))
+                    .collect(),
+            ));
+        }
+        out
+    }
+
+    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
+        let mut out = Vec::new();
+        for s in &self.steps {
+            for r in &s.rows {
+                let mut rec: CsvRecord = vec![
+                    ("target", r.name.clone()),
+                    ("suite", KEY.to_string()),
+                    ("group", "request".to_string()),
+                    ("test", s.step.clone()),
+                    ("threads", s.requesters.to_string()),
+                    ("qps", r.ops_per_sec.to_string()),
+                ];
+                rec.extend(
+                    CSV_COLUMNS.iter().copied().zip([
+                        r.op.clone(),
+                        r.ops_per_sec.to_string(),
+                        r.mean_us.to_string(),
+                        r.p25_us.to_string(),
+                        r.p50_us.to_string(),
+                        r.p75_us.to_string(),
+                        r.p95_us.to_string(),
+                        r.p99_us.to_string(),
+                        r.max_us.to_string(),
+                        r.errors.to_string(),
+                        r.rel
+                            .as_ref()
+                            .map(|x| x.ratio.to_string())
+                            .unwrap_or_default(),
+                        r.rel_p99.map(|x| x.to_string()).unwrap_or_default(),
+                    ]),
+                );
+                out.push(rec);
+            }
+        }
+        out
+    }
+
+    fn tsv(&self, out: &mut String) {
+        for s in &self.steps {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "# linkbench {}\nop\tname\tops/s\tmean_us\tp25\tp50\tp75\tp95\tp99\tmax\terrors\trel_ops\trel_p50\trel_p99\n",
+                s.step
+            ));
+            for r in &s.rows {
+                out.push_str(&format!(
+                    "{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\n",
+                    r.op,
+                    r.name,
+                    r.ops_per_sec,
+                    r.mean_us,
+                    r.p25_us,
+                    r.p50_us,
+                    r.p75_us,
+                    r.p95_us,
+                    r.p99_us,
+                    r.max_us,
+                    r.errors,
+                    rel_text(r.rel.as_ref().map(|x| x.ratio)),
+                    rel_text(r.rel_p50),
+                    rel_text(r.rel_p99),
+                ));
+            }
+        }
+    }
+
+    fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| {
+            serde_json::json!({ "error": format!("cannot serialize the LinkBench part: {e}") })
+                .to_string()
+        })
+    }
+
+    /// Per operation of each request step, the first target's throughput
+    /// against the base. Operations the base ran fewer than
+    /// [`GATE_MIN_COUNT`] times are shown but never fail the gate (their
+    /// rate is noise).
+    fn gate(&self, report: &Report, threshold: f64, gate: &mut Gate) {
+        let Some(target) = report.targets.first() else {
+            return;
+        };
+        // A target whose counts check failed fails the gate, whatever its speed.
+        if let Some((_, why)) = self.checks.iter().find(|(n, c)| n == target && c != "ok") {
+            gate.rows.push(GateRow {
+                label: format!("{KEY} counts check: {why}"),
+                base_qps: 1.0,
+                target_qps: 0.0,
+                ratio: 0.0,
+                ci: None,
+                p: None,
+                verdict: Verdict::Slower,
+                fails: true,
+            });
+        }
+        for s in &self.steps {
+            for b in s.rows.iter().filter(|r| r.name == self.base) {
+                let label = format!("{KEY} {} {}", s.step, b.op);
+                let Some((t, rel)) = s
+                    .rows
+                    .iter()
+                    .find(|r| &r.name == target && r.op == b.op)
+                    .and_then(|t| Some((t, t.rel.as_ref()?)))
+                else {
+                    if b.ops_per_sec > 0.0 {
+                        gate.missing.push(label);
+                    }
+                    continue;
+                };
+                gate.rows.push(GateRow {
+                    label,
+                    base_qps: b.ops_per_sec,
+                    target_qps: t.ops_per_sec,
+                    ratio: rel.ratio,
+                    ci: rel.ci_low.zip(rel.ci_high),
+                    p: rel.p,
+                    verdict: rel.verdict,
+                    fails: b.count >= GATE_MIN_COUNT
+                        && compare::gate_fails(rel, threshold, report.noise_floor),
+                });
+            }
+        }
+    }
+}
+
+/// Fewest base operations for a per-operation gate row to fail.
+pub const GATE_MIN_COUNT: u64 = 1000;
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
+}
+
+/// The one line printed when a step ends.
+pub fn result_line(label: &str, r: &TestResult) -> String {
+    if r.status != "ok" {
+        return format!(
+            "{label:>8}  {}: {}",
+            r.status,
+            r.reason.clone().unwrap_or_default()
+        );
+    }
+    let d: Detail = r.detail(KEY).unwrap_or_default();
+    let mut line = if let Some(c) = &d.check {
+        format!(
+            "{label:>8}  counttable agrees with the visible links for all {} (id1, link_type) pairs",
+            c.pairs
+        )
+    } else if let Some(l) = &d.load {
+        match l.index_secs {
+            Some(s) => format!("{label:>8}  id1_type over {} links in {s:.1} s", l.links),
+            None => format!(
+                "{label:>8}  {} nodes at {:.0} nodes/s, {} links at {:.0} links/s, {} counts, {:.2} links/node, in {:.1} s",
+                l.nodes,
+                l.nodes_per_sec,
+                l.links,
+                l.links_per_sec,
+                l.counts,
+                l.mean_out_degree,
+                r.secs
+            ),
+        }
+    } else if let Some(q) = &d.request {
+        format!(
+            "{label:>8}  {:>10.1} ops/s  p95 {:.1} us  retries {}  failures {}  list rows {}",
+            q.ops_per_sec, r.latency_us.p95, q.stats.retries, q.stats.failures, q.stats.list_rows
+        )
+    } else {
+        format!("{label:>8}  {:.1} {}", r.qps, r.qps_unit)
+    };
+    if let Some(hw) = &r.hw {
+        line.push_str(&format!(
+            "  cpu/o {} us (client {}, server {})",
+            opt(hw.cpu_us_per_op),
+            opt(hw.client_cpu_us_per_op),
+            opt(hw.server_cpu_us_per_op)
+        ));
+    }
+    line
+}
