@@ -123,7 +123,7 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
     }
     match &a.output {
         Some(path) => {
-            std::fs::write(path, text.as_bytes())
+            crate::util::write_output(path, text.as_bytes())
                 .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
             eprintln!("wrote {}", path.display());
         }

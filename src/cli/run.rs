@@ -167,7 +167,12 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         let mut doc = doc.clone();
         doc.repeat = repeat;
         let json = a.json.as_ref().map(|j| {
-            if repeats > 1 {
+            // A device or FIFO gets every repeat's document in turn.
+            let stream = matches!(
+                crate::util::output_path(j),
+                Ok(crate::util::OutputPath::Stream)
+            );
+            if repeats > 1 && !stream {
                 numbered(j, repeat)
             } else {
                 j.clone()

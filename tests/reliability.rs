@@ -1,0 +1,131 @@
+//! What rqps guarantees when its input is careless or hostile (issue 18):
+//! output paths that are not plain files, the gate on failed tests, URLs
+//! that never show a password, run directories that two processes cannot
+//! share, and numbers and files too large to run. Through the real binary.
+
+mod common;
+use common::{rqps, text};
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::process::Command;
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// A short SQLite run (one test of the ci profile) with `extra` arguments.
+fn short_run(results: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    c.args([
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "-q",
+        "--results",
+        results.to_str().unwrap(),
+    ])
+    .args(extra);
+    c
+}
+
+#[test]
+fn json_into_a_fifo_is_written_through_once_and_the_fifo_stays() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("run.fifo");
+    mkfifo(&fifo);
+    // A second name of the same FIFO, to release the reader if rqps never opens it.
+    let spare = d.path().join("spare.fifo");
+    std::fs::hard_link(&fifo, &spare).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = short_run(&d.path().join("r"), &["--json", fifo.to_str().unwrap()])
+        .output()
+        .unwrap();
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&spare);
+    }
+    let got = reader.join().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced by a file"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&got)
+        .unwrap_or_else(|e| panic!("one JSON document through the FIFO ({e}): {got:?}"));
+    assert_eq!(doc["status"], "ok");
+    assert_eq!(doc["tests"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn json_through_a_symlink_lands_in_its_target_and_the_link_stays() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("out")).unwrap();
+    let link = d.path().join("run.json");
+    std::os::unix::fs::symlink("out/real.json", &link).unwrap();
+    let o = short_run(&d.path().join("r"), &["--json", link.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced"
+    );
+    let doc = common::read_json(&d.path().join("out/real.json"));
+    assert_eq!(doc["status"], "ok");
+}
+
+#[test]
+fn report_output_replaces_a_regular_file_atomically_and_follows_a_symlink() {
+    let d = tempfile::tempdir().unwrap();
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let report = |out: &Path| {
+        rqps(&[
+            "report",
+            "--results",
+            results.to_str().unwrap(),
+            "--base",
+            "pg15",
+            "--format",
+            "csv",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+    };
+    // A hard link to the old file keeps the old bytes: the file was replaced,
+    // not truncated and rewritten in place (which a crash would leave half done).
+    let out = d.path().join("r.csv");
+    std::fs::write(&out, "old").unwrap();
+    let old = d.path().join("old.csv");
+    std::fs::hard_link(&out, &old).unwrap();
+    let o = report(&out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+    assert!(std::fs::read_to_string(&out).unwrap().contains("pg16"));
+    let link = d.path().join("link.csv");
+    std::os::unix::fs::symlink(&out, &link).unwrap();
+    let o = report(&link);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
