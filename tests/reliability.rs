@@ -129,3 +129,60 @@ fn report_output_replaces_a_regular_file_atomically_and_follows_a_symlink() {
             .is_symlink()
     );
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn compare_fails_when_the_target_has_no_result_for_a_test_the_base_has() {
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    for e in std::fs::read_dir(&fixtures).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with("-pg15") || name.ends_with("-pg16") {
+            copy_dir(&e.path(), &d.path().join(&name));
+        }
+    }
+    let compare = || {
+        rqps(&[
+            "compare",
+            "--results",
+            d.path().to_str().unwrap(),
+            "--base",
+            "pg15",
+            "--target",
+            "pg16",
+            "--fail-below",
+            "0.5",
+        ])
+    };
+    let o = compare();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // pg16's runs lose scan: the gate must not pass on the tests that are left.
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path().join("tests/006-scan-t1.json");
+        if p.to_str().unwrap().contains("-pg16/") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let o = compare();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        out.lines().any(
+            |l| l.starts_with("FAIL: pg16 failed or has no result for 1 test(s)")
+                && l.contains("scan t=1 (no result)")
+        ),
+        "{out}"
+    );
+}
