@@ -186,3 +186,65 @@ fn compare_fails_when_the_target_has_no_result_for_a_test_the_base_has() {
         "{out}"
     );
 }
+
+#[test]
+fn a_password_with_a_slash_or_a_question_mark_never_shows_on_the_command_line() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    // '/' parses (the last '@' ends the user info): the run gets as far as
+    // connecting, and the refused connection names the target redacted.
+    let o = short_run(
+        &results,
+        &["--target", "mysql://u:hunter/22@127.0.0.1:1/sbtest"],
+    )
+    .output()
+    .unwrap();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(!all.contains("hunter"), "{all}");
+    assert!(all.contains("mysql://u:***@127.0.0.1:1/sbtest"), "{all}");
+    // '?' cannot parse: refused with how to write it, and no part of it.
+    let o = short_run(
+        &results,
+        &["--target", "postgres://u:hunter?22@127.0.0.1:1/sbtest"],
+    )
+    .output()
+    .unwrap();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(!all.contains("hunter") && !all.contains("22@"), "{all}");
+    assert!(all.contains("%3F"), "{all}");
+}
+
+#[test]
+fn a_password_with_a_slash_or_a_question_mark_never_shows_from_a_matrix_url() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("m.toml");
+    let matrix = |url: &str| {
+        std::fs::write(
+            &m,
+            format!("[defaults]\nprofile = \"ci\"\n[[target]]\nname = \"a\"\nurl = \"{url}\"\n"),
+        )
+        .unwrap();
+        rqps(&[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            d.path().join("r").to_str().unwrap(),
+        ])
+    };
+    let o = matrix("mysql://u:hunter/22@127.0.0.1:1/sbtest");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    assert!(!all.contains("hunter"), "{all}");
+    assert!(
+        all.contains("--target mysql://u:***@127.0.0.1:1/sbtest"),
+        "{all}"
+    );
+    let o = matrix("mysql://u:hunter?22@127.0.0.1:1/sbtest");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(!all.contains("hunter"), "{all}");
+    assert!(all.contains("m.toml:5: url: "), "{all}");
+}
