@@ -248,3 +248,42 @@ fn a_password_with_a_slash_or_a_question_mark_never_shows_from_a_matrix_url() {
     assert!(!all.contains("hunter"), "{all}");
     assert!(all.contains("m.toml:5: url: "), "{all}");
 }
+
+#[test]
+fn runs_started_together_never_share_a_run_directory() {
+    use rqps::results::{RunDoc, Store};
+    let d = tempfile::tempdir().unwrap();
+    let doc: RunDoc = serde_json::from_value(serde_json::json!({
+        "rqps_version": "test", "run_id": "", "name": "same", "suite": "sysbench",
+        "status": "running", "started": "2026-01-01T00:00:00Z", "command_line": [],
+        "target": "sqlite", "engine": {"name": "sqlite", "version": "3"},
+        "params": {}, "host": {"hostname": "h", "os": "linux", "arch": "x86_64", "cpus": 1}
+    }))
+    .unwrap();
+    // Rounds of 16 stores of one name created at once: each must get its own
+    // directory (checking that a name is free and then creating it lets two
+    // processes take the same one).
+    for round in 0..8 {
+        let root = d.path().join(format!("r{round}"));
+        std::fs::create_dir(&root).unwrap();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let ids: Vec<String> = (0..16)
+            .map(|_| {
+                let (root, doc, barrier) = (root.clone(), doc.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let s = Store::create(&root, doc, None).unwrap();
+                    s.doc().run_id.clone()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 16, "round {round}: {ids:?}");
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 16);
+    }
+}

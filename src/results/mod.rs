@@ -453,16 +453,25 @@ impl Store {
     /// Creates `<root>/<run-id>/` and writes `run.json`.
     pub fn create(root: &Path, mut doc: RunDoc, json: Option<PathBuf>) -> Result<Store, Error> {
         check_writable(root)?;
-        let mut id = format!("{}-{}", crate::util::now_stamp(), file_safe(&doc.name));
-        let mut dir = root.join(&id);
+        // The directory is claimed by an exclusive create, so two rqps
+        // processes started together (two `rqps matrix --resume`) never share
+        // a run id: the one that loses tries the next suffix.
+        let base = format!("{}-{}", crate::util::now_stamp(), file_safe(&doc.name));
         let mut n = 1;
-        while dir.exists() {
-            n += 1;
-            id = format!("{}-{}-{n}", crate::util::now_stamp(), file_safe(&doc.name));
-            dir = root.join(&id);
-        }
-        std::fs::create_dir_all(dir.join("tests"))
-            .map_err(|e| io_err("results directory", &dir, e))?;
+        let (id, dir) = loop {
+            let id = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let dir = root.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break (id, dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100_000 => n += 1,
+                Err(e) => return Err(io_err("results directory", &dir, e)),
+            }
+        };
+        std::fs::create_dir(dir.join("tests")).map_err(|e| io_err("results directory", &dir, e))?;
         doc.run_id = id;
         doc.tests.clear();
         let json_once = json.as_deref().is_some_and(|j| {
