@@ -1,7 +1,7 @@
 //! Small helpers with no better home: wall-clock formatting, atomic file
 //! writes, writing a path the user named, and reading a config file.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -168,6 +168,35 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     done
 }
 
+/// The largest config file rqps reads (`--config`, a matrix `config`).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a config file the user named, refusing one over
+/// [`MAX_CONFIG_BYTES`] (such as /dev/zero) without reading more than that.
+/// A device or FIFO that ends in time (/dev/null) reads as its bytes. The
+/// error is the reason alone (`no such file`), for the caller to put after
+/// the path.
+pub fn read_config(path: &Path) -> Result<String, String> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("no such file".into()),
+        Err(e) => return Err(e.to_string()),
+        Ok(md) if md.is_dir() => return Err("is a directory, expected a file".into()),
+        Ok(_) => {}
+    }
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!(
+            "larger than {} MiB, the limit for config and matrix files",
+            MAX_CONFIG_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".into())
+}
+
 /// Keeps letters, digits, `.`, `-`, `_` and `=`; anything else becomes `_`.
 pub fn file_safe(s: &str) -> String {
     s.chars()
@@ -286,5 +315,16 @@ mod tests {
         );
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
+    }
+
+    #[test]
+    fn config_files_over_the_limit_are_refused_without_reading_them_whole() {
+        let e = read_config(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+        assert_eq!(read_config(Path::new("/dev/null")).unwrap(), "");
+        assert_eq!(
+            read_config(Path::new("/nonexistent/rqps.cnf")).unwrap_err(),
+            "no such file"
+        );
     }
 }

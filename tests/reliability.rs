@@ -287,3 +287,195 @@ fn runs_started_together_never_share_a_run_directory() {
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 16);
     }
 }
+
+/// Runs rqps with `args`, killing it after `secs` (a run that did not stop at
+/// once is a failure, not a hang).
+fn bounded(args: &[&str], secs: u64) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Exit 2 and one line on stderr that contains `says`.
+fn refused(o: &std::process::Output, says: &str, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{what}: {}", text(o));
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.contains(says), "{what}: {err}");
+}
+
+#[test]
+fn durations_beyond_a_day_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    for (suite, flag, v) in [
+        ("sysbench", "--read-secs", "1e308"),
+        ("sysbench", "--read-secs", "1e19"),
+        ("sysbench", "--read-secs", "1e10"),
+        ("sysbench", "--write-secs", "1e308"),
+        ("sysbench", "--warmup-secs", "1e308"),
+        ("sysbench", "--settle-secs", "1e308"),
+        ("sysbench", "--warm-secs", "1e308"),
+        ("sysbench", "--read-secs", "NaN"),
+        ("ibench", "--query-secs", "1e308"),
+        ("ibench", "--settle-secs", "1e10"),
+        ("select1", "--secs", "1e308"),
+        ("select1", "--warmup-secs", "1e19"),
+    ] {
+        let args = [
+            "run",
+            "--suite",
+            suite,
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+            flag,
+            v,
+        ];
+        refused(&bounded(&args, 20), "86400", &format!("{flag} {v}"));
+    }
+    assert!(!results.exists(), "nothing ran");
+}
+
+#[test]
+fn counts_and_repeats_over_their_limit_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    for (suite, flag, v, says) in [
+        ("sysbench", "--threads", "1,5000", "at most 4096"),
+        ("sysbench", "--tables", "100000", "at most 10000"),
+        (
+            "sysbench",
+            "--table-size",
+            "99999999999999",
+            "at most 10000000000",
+        ),
+        ("sysbench", "--repeats", "4294967296", "at most 1000"),
+        ("ibench", "--clients", "1000000", "at most 4096"),
+        (
+            "ibench",
+            "--rows-per-client",
+            "1e12",
+            "from 0 to 10000000000",
+        ),
+        ("ibench", "--rates", "100,100000000000", "at most 10000000"),
+        (
+            "select1",
+            "--threads",
+            "99999999999999999999999",
+            "at most 4096",
+        ),
+        ("sysbench", "--busy-threshold", "1e9", "from 0 to 100"),
+    ] {
+        let args = [
+            "run",
+            "--suite",
+            suite,
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+            flag,
+            v,
+        ];
+        refused(&bounded(&args, 20), says, &format!("{flag} {v}"));
+    }
+    assert!(!results.exists(), "nothing ran");
+}
+
+#[test]
+fn a_config_file_over_1_mib_is_refused_without_reading_it_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let big = d.path().join("big.cnf");
+    std::fs::write(&big, vec![b'#'; (1 << 20) + 1]).unwrap();
+    for config in [big.to_str().unwrap(), "/dev/zero"] {
+        let o = bounded(
+            &[
+                "run",
+                "--profile",
+                "ci",
+                "--results",
+                d.path().join("r").to_str().unwrap(),
+                "--config",
+                config,
+            ],
+            20,
+        );
+        refused(&o, "larger than 1 MiB", config);
+    }
+}
+
+/// `rqps matrix --dry-run` of a matrix whose [defaults] end with `extra`
+/// (line 3 on) and whose one target has `target` lines.
+fn dry_matrix(d: &Path, extra: &str, target: &str) -> std::process::Output {
+    let m = d.join("m.toml");
+    std::fs::write(
+        &m,
+        format!(
+            "[defaults]\nprofile = \"ci\"\n{extra}\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n{target}\n"
+        ),
+    )
+    .unwrap();
+    bounded(
+        &[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            d.join("r").to_str().unwrap(),
+        ],
+        20,
+    )
+}
+
+#[test]
+fn a_matrix_with_numbers_out_of_bounds_is_refused_with_file_line_and_field() {
+    let d = tempfile::tempdir().unwrap();
+    for (extra, says) in [
+        ("read_secs = -1", "m.toml:3: read_secs: "),
+        ("read_secs = 1e308", "m.toml:3: read_secs: "),
+        ("warmup_secs = 1e10", "m.toml:3: warmup_secs: "),
+        ("repeats = 4294967296", "m.toml:3: repeats: "),
+        ("threads = [1, 100000]", "m.toml:3: threads: "),
+        ("table_size = 99999999999999", "m.toml:3: table_size: "),
+        ("cooldown_secs = 1e308", "m.toml:3: cooldown_secs: "),
+    ] {
+        let o = dry_matrix(d.path(), extra, "");
+        refused(&o, says, extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("at most") || err.contains(" to "),
+            "{extra}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_matrix_config_is_read_as_the_run_reads_it() {
+    let d = tempfile::tempdir().unwrap();
+    // /dev/null is an empty config, not "no such file".
+    let o = dry_matrix(d.path(), "", "config = \"/dev/null\"");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = dry_matrix(d.path(), "", "config = \"/dev/zero\"");
+    refused(
+        &o,
+        "m.toml:7: config: /dev/zero: larger than 1 MiB",
+        "/dev/zero",
+    );
+    let o = dry_matrix(d.path(), "", "config = \"nope.cnf\"");
+    refused(&o, "m.toml:7: config: ", "missing");
+    assert!(text(&o).contains("no such file"));
+}

@@ -55,6 +55,12 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
+    if !(0.0..=100.0).contains(&a.busy_threshold) {
+        return Err(CliError::Usage(format!(
+            "--busy-threshold must be a percentage from 0 to 100, got {}",
+            a.busy_threshold
+        )));
+    }
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;
