@@ -176,25 +176,38 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// A device or FIFO that ends in time (/dev/null) reads as its bytes. The
 /// error is the reason alone (`no such file`), for the caller to put after
 /// the path.
-pub fn read_config(path: &Path) -> Result<String, String> {
+pub fn read_config(path: &Path) -> Result<String, ConfigError> {
     match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("no such file".into()),
-        Err(e) => return Err(e.to_string()),
-        Ok(md) if md.is_dir() => return Err("is a directory, expected a file".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ConfigError::NotFound),
+        Err(e) => return Err(ConfigError::Io(e)),
+        Ok(md) if md.is_dir() => return Err(ConfigError::IsDir),
         Ok(_) => {}
     }
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let f = std::fs::File::open(path).map_err(ConfigError::Io)?;
     let mut bytes = Vec::new();
     f.take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(ConfigError::Io)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(format!(
-            "larger than {} MiB, the limit for config and matrix files",
-            MAX_CONFIG_BYTES >> 20
-        ));
+        return Err(ConfigError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".into())
+    String::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)
+}
+
+/// Why a config file cannot be used: the reason alone, for the caller to put
+/// after the path.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no such file")]
+    NotFound,
+    #[error("is a directory, expected a file")]
+    IsDir,
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("larger than {} MiB, the limit for config and matrix files", MAX_CONFIG_BYTES >> 20)]
+    TooLarge,
+    #[error("is not UTF-8 text")]
+    NotUtf8,
 }
 
 /// Keeps letters, digits, `.`, `-`, `_` and `=`; anything else becomes `_`.
@@ -320,10 +333,13 @@ mod tests {
     #[test]
     fn config_files_over_the_limit_are_refused_without_reading_them_whole() {
         let e = read_config(Path::new("/dev/zero")).unwrap_err();
-        assert!(e.contains("larger than 1 MiB"), "{e}");
+        assert!(matches!(e, ConfigError::TooLarge), "{e}");
+        assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
         assert_eq!(read_config(Path::new("/dev/null")).unwrap(), "");
         assert_eq!(
-            read_config(Path::new("/nonexistent/rqps.cnf")).unwrap_err(),
+            read_config(Path::new("/nonexistent/rqps.cnf"))
+                .unwrap_err()
+                .to_string(),
             "no such file"
         );
     }

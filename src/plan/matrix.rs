@@ -398,7 +398,7 @@ impl Matrix {
                     _ => f64::NAN,
                 };
                 crate::suite::bounds::check_secs(secs)
-                    .map_err(|m| at(path, src, span, "cooldown_secs", &m))?
+                    .map_err(|m| at(path, src, span, "cooldown_secs", &m.to_string()))?
             }
         };
         let m = Matrix {

@@ -30,20 +30,34 @@ pub const MAX_RATE: u64 = 10_000_000;
 /// The most repeats of a run (`--repeats`, a matrix's `repeats`).
 pub const MAX_REPEATS: u64 = 1_000;
 
+/// A number outside its bounds, as the one line that says the limit.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BoundError {
+    #[error("'{0}' is not a number of seconds")]
+    NotSecs(String),
+    #[error("must be a number of seconds from 0 to {MAX_SECS} (a day), got {0:?}")]
+    SecsRange(f64),
+    #[error("must be at most {MAX_SECS} seconds (a day), got {0:?}")]
+    SecsOver(f64),
+    #[error("'{text}' is not a whole number from 0 to {max}")]
+    NotCount { text: String, max: u64 },
+    #[error("must be a whole number from 0 to {max}, got {got}")]
+    Negative { max: u64, got: i64 },
+    /// The digits as given, which may not fit in 64 bits.
+    #[error("must be at most {max}, got {got}")]
+    Over { max: u64, got: String },
+}
+
 /// A duration in seconds: a number from 0 to [`MAX_SECS`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
 pub struct Secs(f64);
 
 impl Secs {
-    pub fn new(v: f64) -> Result<Secs, String> {
+    pub fn new(v: f64) -> Result<Secs, BoundError> {
         if !v.is_finite() || v < 0.0 {
-            Err(format!(
-                "must be a number of seconds from 0 to {MAX_SECS} (a day), got {v:?}"
-            ))
+            Err(BoundError::SecsRange(v))
         } else if v > MAX_SECS {
-            Err(format!(
-                "must be at most {MAX_SECS} seconds (a day), got {v:?}"
-            ))
+            Err(BoundError::SecsOver(v))
         } else {
             Ok(Secs(v))
         }
@@ -55,12 +69,12 @@ impl Secs {
 }
 
 impl FromStr for Secs {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BoundError;
+    fn from_str(s: &str) -> Result<Self, BoundError> {
         let v: f64 = s
             .trim()
             .parse()
-            .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+            .map_err(|_| BoundError::NotSecs(s.to_string()))?;
         Secs::new(v)
     }
 }
@@ -99,9 +113,12 @@ pub type Rate = Count<MAX_RATE>;
 pub type Repeats = Count<MAX_REPEATS>;
 
 impl<const MAX: u64> Count<MAX> {
-    pub fn new(v: u64) -> Result<Self, String> {
+    pub fn new(v: u64) -> Result<Self, BoundError> {
         if v > MAX {
-            Err(format!("must be at most {MAX}, got {v}"))
+            Err(BoundError::Over {
+                max: MAX,
+                got: v.to_string(),
+            })
         } else {
             Ok(Count(v))
         }
@@ -113,16 +130,22 @@ impl<const MAX: u64> Count<MAX> {
 }
 
 impl<const MAX: u64> FromStr for Count<MAX> {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BoundError;
+    fn from_str(s: &str) -> Result<Self, BoundError> {
         let t = s.trim();
         match t.parse::<u64>() {
             Ok(v) => Count::new(v),
             // Digits that do not fit in 64 bits are over the limit too.
             Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-                Err(format!("must be at most {MAX}, got {t}"))
+                Err(BoundError::Over {
+                    max: MAX,
+                    got: t.to_string(),
+                })
             }
-            Err(_) => Err(format!("'{s}' is not a whole number from 0 to {MAX}")),
+            Err(_) => Err(BoundError::NotCount {
+                text: s.to_string(),
+                max: MAX,
+            }),
         }
     }
 }
@@ -137,7 +160,7 @@ impl<'de, const MAX: u64> Deserialize<'de> for Count<MAX> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = i64::deserialize(d)?;
         u64::try_from(v)
-            .map_err(|_| format!("must be a whole number from 0 to {MAX}, got {v}"))
+            .map_err(|_| BoundError::Negative { max: MAX, got: v })
             .and_then(Count::new)
             .map_err(serde::de::Error::custom)
     }
@@ -156,13 +179,13 @@ impl<const MAX: u64> From<Count<MAX>> for usize {
 }
 
 /// `--repeats N` as clap reads it: a whole number up to [`MAX_REPEATS`].
-pub fn repeats(s: &str) -> Result<usize, String> {
+pub fn repeats(s: &str) -> Result<usize, BoundError> {
     s.parse::<Repeats>().map(usize::from)
 }
 
 /// Checks a number given outside an options struct (a matrix's `repeats`,
 /// `cooldown_secs`): `Ok` or the one line that says the limit.
-pub fn check_secs(v: f64) -> Result<f64, String> {
+pub fn check_secs(v: f64) -> Result<f64, BoundError> {
     Secs::new(v).map(Secs::get)
 }
 
@@ -175,24 +198,33 @@ mod tests {
         assert_eq!("3".parse::<Secs>().unwrap().get(), 3.0);
         assert_eq!("86400".parse::<Secs>().unwrap().get(), MAX_SECS);
         for bad in ["1e308", "1e19", "1e10", "86400.5", "inf", "NaN", "-1"] {
-            let e = bad.parse::<Secs>().unwrap_err();
+            let e = bad.parse::<Secs>().unwrap_err().to_string();
             assert!(e.contains("86400"), "{bad}: {e}");
         }
-        assert!("x".parse::<Secs>().unwrap_err().contains("not a number"));
+        assert_eq!(
+            "x".parse::<Secs>().unwrap_err(),
+            BoundError::NotSecs("x".into())
+        );
     }
 
     #[test]
     fn counts_over_their_maximum_are_refused_with_the_limit() {
         assert_eq!("4096".parse::<Threads>().unwrap().get(), 4096);
         assert_eq!(
-            "4097".parse::<Threads>().unwrap_err(),
+            "4097".parse::<Threads>().unwrap_err().to_string(),
             "must be at most 4096, got 4097"
         );
         assert_eq!(
-            "99999999999999999999999".parse::<Rows>().unwrap_err(),
+            "99999999999999999999999"
+                .parse::<Rows>()
+                .unwrap_err()
+                .to_string(),
             "must be at most 10000000000, got 99999999999999999999999"
         );
-        assert!("-1".parse::<Rows>().unwrap_err().contains("whole number"));
+        assert!(matches!(
+            "-1".parse::<Rows>().unwrap_err(),
+            BoundError::NotCount { .. }
+        ));
         assert!("1e3".parse::<Rows>().is_err());
     }
 

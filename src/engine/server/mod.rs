@@ -812,9 +812,9 @@ impl Drop for Server {
 
 /// Reads the user's config file, with a clear error for a bad path.
 fn read_config(path: &Path) -> Result<String, ServerError> {
-    let bad = |reason: String| ServerError::BadConfig {
+    let bad = |why: crate::util::ConfigError| ServerError::BadConfig {
         path: path.to_path_buf(),
-        reason,
+        reason: why.to_string(),
     };
     crate::util::read_config(path).map_err(bad)
 }
