@@ -1,7 +1,8 @@
-//! Small helpers with no better home: wall-clock formatting and atomic file writes.
+//! Small helpers with no better home: wall-clock formatting, atomic file
+//! writes, writing a path the user named, and reading a config file.
 
-use std::io::Write;
-use std::path::Path;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// (year, month, day, hour, minute, second) in UTC for Unix seconds.
@@ -58,6 +59,157 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Where the bytes for a path the user named go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputPath {
+    /// Not a regular file (a device such as /dev/null, a FIFO, /dev/stdout):
+    /// written through, never replaced.
+    Stream,
+    /// A regular file or a path that does not exist yet, symbolic links
+    /// followed: replaced atomically (temp file beside it, then rename).
+    File(PathBuf),
+}
+
+/// How [`write_output`] treats `path`.
+pub fn output_path(path: &Path) -> std::io::Result<OutputPath> {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_dir() => Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        )),
+        Ok(md) if !md.is_file() => Ok(OutputPath::Stream),
+        Ok(_) => Ok(match resolve_links(path)? {
+            // A regular file reached through /proc (/dev/stdout redirected to a
+            // file): it is someone else's open file, so write through it.
+            (_, true) => OutputPath::Stream,
+            (real, false) => OutputPath::File(real),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(OutputPath::File(resolve_links(path)?.0))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `path` with the symbolic links of its last component followed (also a
+/// dangling one: the path it would create), and whether a step went through
+/// /proc, whose links are open files rather than paths.
+fn resolve_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
+    let mut p = path.to_path_buf();
+    let mut magic = false;
+    for _ in 0..40 {
+        magic |= p.starts_with("/proc") || p.starts_with("/dev/fd");
+        match std::fs::symlink_metadata(&p) {
+            Ok(md) if md.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok((p, magic)),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Writes a file the user named (`--json`, `rqps report -o`): through to it
+/// when it is not a regular file (a device, a FIFO, /dev/stdout); to the
+/// target of a symbolic link, which stays a link; and atomically (a temp
+/// file beside it, then rename, keeping an existing file's permissions)
+/// for a regular file or a path that does not exist yet.
+pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match output_path(path)? {
+        OutputPath::Stream => {
+            let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
+            f.write_all(bytes)?;
+            f.flush()
+        }
+        OutputPath::File(real) => replace_file(&real, bytes),
+    }
+}
+
+/// Replaces the regular file `path` (or creates it) atomically. The temp file
+/// is created with the usual mode (umask applied), or the old file's mode.
+fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let old_mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut n = 0u32;
+    let (tmp, mut f) = loop {
+        let tmp = dir.join(format!(".{name}.rqps-{}-{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let done = (|| {
+        f.write_all(bytes)?;
+        if let Some(mode) = old_mode {
+            f.set_permissions(mode)?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
+/// The largest config file rqps reads (`--config`, a matrix `config`).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a config file the user named, refusing one over
+/// [`MAX_CONFIG_BYTES`] (such as /dev/zero) without reading more than that.
+/// A device or FIFO that ends in time (/dev/null) reads as its bytes. The
+/// error is the reason alone (`no such file`), for the caller to put after
+/// the path.
+pub fn read_config(path: &Path) -> Result<String, ConfigError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ConfigError::NotFound),
+        Err(e) => return Err(ConfigError::Io(e)),
+        Ok(md) if md.is_dir() => return Err(ConfigError::IsDir),
+        Ok(_) => {}
+    }
+    let f = std::fs::File::open(path).map_err(ConfigError::Io)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ConfigError::Io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge);
+    }
+    String::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)
+}
+
+/// Why a config file cannot be used: the reason alone, for the caller to put
+/// after the path.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no such file")]
+    NotFound,
+    #[error("is a directory, expected a file")]
+    IsDir,
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("larger than {} MiB, the limit for config and matrix files", MAX_CONFIG_BYTES >> 20)]
+    TooLarge,
+    #[error("is not UTF-8 text")]
+    NotUtf8,
+}
+
 /// Keeps letters, digits, `.`, `-`, `_` and `=`; anything else becomes `_`.
 pub fn file_safe(s: &str) -> String {
     s.chars()
@@ -90,5 +242,105 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_output_through_a_symlink_lands_in_its_target_and_the_link_stays() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("real.json");
+        std::fs::write(&target, "old").unwrap();
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        write_output(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        // A dangling link: the file is created where it points.
+        let dangling = d.path().join("dangling.json");
+        std::os::unix::fs::symlink(d.path().join("later.json"), &dangling).unwrap();
+        write_output(&dangling, b"made").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("later.json")).unwrap(),
+            "made"
+        );
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            4,
+            "no temp file left"
+        );
+    }
+
+    #[test]
+    fn an_output_that_is_not_a_regular_file_is_written_through() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("out.fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(output_path(&fifo).unwrap(), OutputPath::Stream);
+        assert_eq!(
+            output_path(Path::new("/dev/null")).unwrap(),
+            OutputPath::Stream
+        );
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        write_output(&fifo, b"through").unwrap();
+        assert_eq!(reader.join().unwrap(), "through");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        write_output(Path::new("/dev/null"), b"gone").unwrap();
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        assert!(output_path(d.path()).is_err(), "a directory is refused");
+    }
+
+    #[test]
+    fn an_output_replacing_a_regular_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.html");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        let before = ino(&p);
+        write_output(&p, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        assert_ne!(
+            ino(&p),
+            before,
+            "replaced by a rename, not rewritten in place"
+        );
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+    }
+
+    #[test]
+    fn config_files_over_the_limit_are_refused_without_reading_them_whole() {
+        let e = read_config(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(e, ConfigError::TooLarge), "{e}");
+        assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+        assert_eq!(read_config(Path::new("/dev/null")).unwrap(), "");
+        assert_eq!(
+            read_config(Path::new("/nonexistent/rqps.cnf"))
+                .unwrap_err()
+                .to_string(),
+            "no such file"
+        );
     }
 }

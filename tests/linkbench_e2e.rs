@@ -298,6 +298,9 @@ fn bad_options_are_refused_with_one_line() {
         (vec!["--nodes", "1"], "--nodes must be from 2"),
         (vec!["--request-rate=-1"], "--request-rate must be"),
         (vec!["--lb-secs", "0"], "--lb-secs must be"),
+        (vec!["--lb-secs", "1e308"], "must be at most 86400 seconds"),
+        (vec!["--requesters", "1,100000"], "must be at most"),
+        (vec!["--request-rate", "1e300"], "--request-rate must be"),
     ] {
         let mut a = vec!["run", "--suite", "linkbench", "--target", "sqlite::memory:"];
         a.extend(args);

@@ -148,7 +148,7 @@ pub struct RunArgs {
     pub profile: String,
     /// Run the whole suite this many times (each repeat is stored as its own run of the
     /// same name; reports pool them and test whether differences are significant).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::suite::bounds::repeats)]
     pub repeats: usize,
     /// The arguments this run was made from when it did not come from the command line.
     #[arg(skip)]
@@ -337,6 +337,12 @@ pub fn main() -> i32 {
     }
     let matches = match cmd.try_get_matches_from(&argv) {
         Ok(m) => m,
+        // A value over its limit (or not a number): one line that says the limit.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or("bad value");
+            return usage(line.trim_start_matches("error: "));
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { EXIT_USAGE } else { 0 };

@@ -123,7 +123,7 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
     }
     match &a.output {
         Some(path) => {
-            std::fs::write(path, text.as_bytes())
+            crate::util::write_output(path, text.as_bytes())
                 .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
             eprintln!("wrote {}", path.display());
         }
@@ -148,7 +148,7 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
     };
     let report = load::load(&a.results, &opts)?;
     let gate = compare::gate(&report, a.fail_below);
-    if gate.rows.is_empty() {
+    if gate.rows.is_empty() && gate.broken.is_empty() {
         return Err(CliError::Usage(format!(
             "'{}' and '{}' have no test at the same suite and thread count to compare",
             a.target, a.base
@@ -208,9 +208,6 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
     for n in notes(&report) {
         eprintln!("{n}");
     }
-    for m in &gate.missing {
-        eprintln!("note: {} has no counted result for {m}", a.target);
-    }
     let failures: Vec<String> = gate
         .failures()
         .map(|g| {
@@ -238,6 +235,17 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
                 "{untested} comparison(s) had one repeat on a side and were not tested; run more repeats with the same --name"
             );
         }
+    }
+    if !gate.broken.is_empty() {
+        println!(
+            "FAIL: {} failed or has no result for {} test(s) that {} has: {}",
+            a.target,
+            gate.broken.len(),
+            a.base,
+            gate.broken.join(", ")
+        );
+    }
+    if !failures.is_empty() || !gate.broken.is_empty() {
         return Ok(EXIT_FAILED);
     }
     println!(

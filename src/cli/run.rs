@@ -55,6 +55,12 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
+    if !(0.0..=100.0).contains(&a.busy_threshold) {
+        return Err(CliError::Usage(format!(
+            "--busy-threshold must be a percentage from 0 to 100, got {}",
+            a.busy_threshold
+        )));
+    }
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;
@@ -167,7 +173,12 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         let mut doc = doc.clone();
         doc.repeat = repeat;
         let json = a.json.as_ref().map(|j| {
-            if repeats > 1 {
+            // A device or FIFO gets every repeat's document in turn.
+            let stream = matches!(
+                crate::util::output_path(j),
+                Ok(crate::util::OutputPath::Stream)
+            );
+            if repeats > 1 && !stream {
                 numbered(j, repeat)
             } else {
                 j.clone()

@@ -36,9 +36,7 @@ pub enum OpenError {
 
 /// Reads a SQLite config file: one PRAGMA per line (`PRAGMA` optional), `#` comments.
 fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, OpenError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        OpenError::Usage(format!("cannot read config file {}: {e}", path.display()))
-    })?;
+    let text = read_config(path)?;
     Ok(text
         .lines()
         .map(|l| {
@@ -172,11 +170,7 @@ fn server_engine(
     };
     let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
     let config = match &a.config {
-        Some(c) => std::fs::read_to_string(c)
-            .map_err(|e| OpenError::Usage(format!("cannot read config file {}: {e}", c.display())))?
-            .lines()
-            .map(str::to_string)
-            .collect(),
+        Some(c) => read_config(c)?.lines().map(str::to_string).collect(),
         None => Vec::new(),
     };
     let server = Server::start(&spec, &mut |note| say(note)).map_err(|e| match e {
@@ -277,7 +271,19 @@ fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static Engine
 }
 
 /// Checks the engine options without side effects (before any server starts).
+/// The user's config file (at most [`crate::util::MAX_CONFIG_BYTES`]).
+fn read_config(path: &std::path::Path) -> Result<String, OpenError> {
+    crate::util::read_config(path).map_err(|why| {
+        OpenError::Usage(format!("cannot read config file {}: {why}", path.display()))
+    })
+}
+
 pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
+    // Before anything starts: a config file that cannot be read, or is too large
+    // (/dev/zero), is refused now.
+    if let Some(c) = &a.config {
+        read_config(c)?;
+    }
     let target = match &a.target {
         Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
         None => None,

@@ -116,11 +116,21 @@ impl Target {
 
 /// The first look at a server URL, with the messages users know: a host
 /// (or a socket parameter) and a numeric port.
+/// The user info ends where [`DbUrl::parse`] ends it (the last '@' before
+/// any '?'), so no part of a password is taken for a host or a port.
 fn check_authority(s: &str) -> Result<(), TargetError> {
     let scheme = s.split_once("://").map(|(a, _)| a);
     let rest = s.split_once("://").map(|(_, r)| r).unwrap_or("");
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let host = authority.rsplit('@').next().unwrap_or("");
+    let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if !main.contains('@') && query.contains('@') {
+        return Err(TargetError::Url(crate::engine::DbError::fatal(format!(
+            "malformed target '{}': {}",
+            redact(s),
+            crate::engine::url::AT_AFTER_QUERY
+        ))));
+    }
+    let hostpart = main.rsplit_once('@').map(|(_, h)| h).unwrap_or(main);
+    let host = hostpart.split('/').next().unwrap_or("");
     let host_name = if host.starts_with('[') {
         host
     } else {
@@ -206,6 +216,30 @@ mod tests {
         let url = e("mysql://u:secret@h:0/x");
         assert!(matches!(url, TargetError::Url(_)), "{url:?}");
         assert!(!url.to_string().contains("secret"), "{url}");
+    }
+
+    #[test]
+    fn a_password_with_a_slash_or_a_question_mark_never_shows_in_an_error() {
+        // An unescaped '/' parses, as DbUrl does, instead of being taken for the host's end.
+        for url in [
+            "mysql://u:se/cret@127.0.0.1:3306/db",
+            "postgres://u:sec/ret@127.0.0.1/db",
+        ] {
+            let Target::Url(u) = Target::parse(url).unwrap() else {
+                panic!("a URL target")
+            };
+            assert!(u.url.password.unwrap().contains('/'));
+            assert_eq!(u.url.host.as_deref(), Some("127.0.0.1"));
+        }
+        // A '?' cannot parse; the error quotes no part of the password.
+        for url in [
+            "mysql://u:se?cret@127.0.0.1:3306/db",
+            "postgres://u:se?cret@127.0.0.1/db?sslmode=disable",
+        ] {
+            let e = Target::parse(url).unwrap_err().to_string();
+            assert!(!e.contains("cret") && !e.contains("'se"), "{e}");
+            assert!(e.contains("%3F"), "{e}");
+        }
     }
 
     #[test]

@@ -41,7 +41,12 @@ impl DbUrl {
         }
         let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
         // The last '@' ends the user info, so an unescaped '/' or '@' in a
-        // password still parses (a '?' in it must be written %3F).
+        // password still parses (a '?' in it must be written %3F). An '@'
+        // only after the '?' is most likely a password with a '?': refused
+        // without quoting any part of it.
+        if !main.contains('@') && query.contains('@') {
+            return Err(bad(AT_AFTER_QUERY.into()));
+        }
         let (userinfo, hostpart) = match main.rsplit_once('@') {
             Some((u, h)) => (Some(u), h),
             None => (None, main),
@@ -142,6 +147,10 @@ impl DbUrl {
     }
 }
 
+/// Why a URL with an '@' only after its '?' is refused (the password may hold the '?').
+pub const AT_AFTER_QUERY: &str =
+    "'@' after '?': write a '?' in the password as %3F (and an '@' in a parameter as %40)";
+
 /// `s` as it may be printed or stored: the password of a URL (`user:pass@`)
 /// and the values of `password=`, `pass=` and `pwd=` parameters replaced by
 /// `***`. The user info ends at the last '@' before any '?' (as in
@@ -168,8 +177,19 @@ pub fn redact_with(s: &str, is_scheme: &dyn Fn(&str) -> bool) -> String {
     };
     let mut out = match split {
         Some((prefix, rest)) => {
-            let (main, query) = match rest.split_once('?') {
-                Some((m, q)) => (m, Some(q)),
+            // The main part ends at the first '?', unless an '@' comes only
+            // after it: then the password may hold the '?' (a URL that does
+            // not parse), and the main part runs to the first '?' after the
+            // last '@'.
+            let cut = match rest.split_once('?') {
+                Some((m, q)) if !m.contains('@') && q.contains('@') => {
+                    let at = rest.rfind('@').unwrap_or(0);
+                    rest[at..].find('?').map(|i| at + i)
+                }
+                _ => rest.find('?'),
+            };
+            let (main, query) = match cut {
+                Some(i) => (&rest[..i], Some(&rest[i + 1..])),
                 None => (rest, None),
             };
             let mut out = match main.rsplit_once('@') {
@@ -303,6 +323,8 @@ mod tests {
             "mysql://root:hun/ter2@h:99999/db",
             "mysql://root:hunter2@h/db?password=hunter2&x=1",
             "mysql:/root:hunter2@h/db",
+            "mysql://root:hun?ter2@h/db",
+            "mysql://root:hun?ter2@h:3306/db?socket=/x",
         ] {
             let e = match DbUrl::parse(url, MY) {
                 Err(e) => e,
@@ -315,6 +337,16 @@ mod tests {
             );
         }
         assert_eq!(redact_url("mysql://u:a/b@h/db"), "mysql://u:***@h/db");
+        // A '?' in the password: the URL does not parse, and is still hidden.
+        assert_eq!(redact_url("mysql://u:a?b@h/db"), "mysql://u:***@h/db");
+        assert_eq!(
+            redact_url("mysql://u:a?b@h/db?socket=/s"),
+            "mysql://u:***@h/db?socket=/s"
+        );
+        assert_eq!(
+            redact_url("mysql://u@h/db?socket=/s"),
+            "mysql://u@h/db?socket=/s"
+        );
         assert_eq!(redact_url("mysql:/root:pw@h/db"), "mysql:/root:***@h/db");
         assert_eq!(redact_url("oracle:/root:pw@h/db"), "oracle:/root:***@h/db");
         let none = |_: &str| false;

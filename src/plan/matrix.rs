@@ -155,7 +155,7 @@ impl std::fmt::Debug for Matrix {
 
 impl Matrix {
     pub fn load(path: &Path) -> Result<Matrix, MatrixError> {
-        let src = std::fs::read_to_string(path)
+        let src = crate::util::read_config(path)
             .map_err(|e| MatrixError::whole(path, format!("cannot read the matrix file: {e}")))?;
         Matrix::parse(path, &src)
     }
@@ -331,15 +331,17 @@ impl Matrix {
                 None => None,
                 Some(c) => {
                     let p = dir.join(c.get_ref());
-                    if !p.is_file() {
-                        return Err(at(
+                    // Read now, as the run will: a missing, unreadable or
+                    // too large file is refused with its reason.
+                    crate::util::read_config(&p).map_err(|why| {
+                        at(
                             path,
                             src,
                             c.span(),
                             "config",
-                            &format!("no such file {}", p.display()),
-                        ));
-                    }
+                            &format!("{}: {why}", p.display()),
+                        )
+                    })?;
                     Some(p)
                 }
             };
@@ -351,16 +353,17 @@ impl Matrix {
                 engine_options,
             });
         }
+        let max_repeats = crate::suite::bounds::MAX_REPEATS as i64;
         let repeats = match number("repeats")? {
             None => 1,
-            Some((toml::Value::Integer(n), _)) if n >= 1 => n as usize,
+            Some((toml::Value::Integer(n), _)) if (1..=max_repeats).contains(&n) => n as usize,
             Some((_, span)) => {
                 return Err(at(
                     path,
                     src,
                     span,
                     "repeats",
-                    "must be a whole number of at least 1",
+                    &format!("must be a whole number from 1 to {max_repeats}"),
                 ));
             }
         };
@@ -388,16 +391,14 @@ impl Matrix {
         };
         let cooldown_secs = match number("cooldown_secs")? {
             None => 10.0,
-            Some((toml::Value::Integer(n), _)) if n >= 0 => n as f64,
-            Some((toml::Value::Float(f), _)) if f >= 0.0 && f.is_finite() => f,
-            Some((_, span)) => {
-                return Err(at(
-                    path,
-                    src,
-                    span,
-                    "cooldown_secs",
-                    "must be a number of seconds >= 0",
-                ));
+            Some((v, span)) => {
+                let secs = match v {
+                    toml::Value::Integer(n) => n as f64,
+                    toml::Value::Float(f) => f,
+                    _ => f64::NAN,
+                };
+                crate::suite::bounds::check_secs(secs)
+                    .map_err(|m| at(path, src, span, "cooldown_secs", &m.to_string()))?
             }
         };
         let m = Matrix {

@@ -188,11 +188,64 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
             fails: gate_fails(rel, threshold, report.noise_floor),
         });
     }
-    let mut gate = Gate { rows, missing };
+    let mut gate = Gate {
+        rows,
+        missing,
+        broken: Vec::new(),
+    };
     for b in &report.parts {
         b.part.gate(report, threshold, &mut gate);
     }
+    gate.broken = broken(report, &gate);
     gate
+}
+
+/// The base's tests that the first target failed in any of its runs
+/// (`failed`, `interrupted`, still `running`), with the reason, then those it
+/// has no counted result for at all; each test once, the first failure's
+/// reason kept.
+fn broken(report: &Report, gate: &Gate) -> Vec<String> {
+    let Some(target) = report.targets.first() else {
+        return Vec::new();
+    };
+    let sweep = report.sweep();
+    // The label of the base's row for a test, when the base has one: a
+    // generic row, or a row a section's part added (`ibench l.i0`).
+    let label_of = |test: &str, threads: usize| -> Option<String> {
+        report
+            .rows()
+            .find(|r| r.test == test && r.threads == threads)
+            .map(|r| r.label(sweep))
+            .or_else(|| {
+                gate.rows
+                    .iter()
+                    .map(|g| &g.label)
+                    .chain(&gate.missing)
+                    .find(|l| l.rsplit_once(' ').is_some_and(|(_, t)| t == test))
+                    .cloned()
+            })
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for s in report.skipped.iter().filter(|s| &s.target == target) {
+        let Some(label) = label_of(&s.test, s.threads) else {
+            continue;
+        };
+        if out.iter().all(|(l, _)| *l != label) {
+            let why = match &s.reason {
+                Some(r) => format!("{}: {}", s.status, r.lines().next().unwrap_or("")),
+                None => s.status.clone(),
+            };
+            out.push((label, format!("{why}, run {}", s.run_id)));
+        }
+    }
+    for m in &gate.missing {
+        if out.iter().all(|(l, _)| l != m) {
+            out.push((m.clone(), "no result".into()));
+        }
+    }
+    out.into_iter()
+        .map(|(label, why)| format!("{label} ({why})"))
+        .collect()
 }
 
 /// Significantly below `threshold`, or (untested) simply below it.

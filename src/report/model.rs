@@ -418,6 +418,10 @@ pub struct Gate {
     pub rows: Vec<GateRow>,
     /// Base rows the target has no result for.
     pub missing: Vec<String>,
+    /// The base's tests that the target failed (in any run) or has no result
+    /// for, each once: `label (failed: reason)`, `label (no result)`. Any of
+    /// them fails the gate.
+    pub broken: Vec<String>,
 }
 
 impl Gate {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::util::{file_safe, now_rfc3339, write_atomic};
+use crate::util::{file_safe, now_rfc3339, write_atomic, write_output};
 
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -417,6 +417,9 @@ type Error = StoreError;
 pub struct Store {
     dir: PathBuf,
     json: Option<PathBuf>,
+    /// The `--json` path is not a regular file (a FIFO, /dev/stdout): it gets
+    /// the document once, when the run ends, instead of after every test.
+    json_once: bool,
     doc: RunDoc,
     seq: usize,
 }
@@ -450,25 +453,41 @@ impl Store {
     /// Creates `<root>/<run-id>/` and writes `run.json`.
     pub fn create(root: &Path, mut doc: RunDoc, json: Option<PathBuf>) -> Result<Store, Error> {
         check_writable(root)?;
-        let mut id = format!("{}-{}", crate::util::now_stamp(), file_safe(&doc.name));
-        let mut dir = root.join(&id);
+        // The directory is claimed by an exclusive create, so two rqps
+        // processes started together (two `rqps matrix --resume`) never share
+        // a run id: the one that loses tries the next suffix.
+        let base = format!("{}-{}", crate::util::now_stamp(), file_safe(&doc.name));
         let mut n = 1;
-        while dir.exists() {
-            n += 1;
-            id = format!("{}-{}-{n}", crate::util::now_stamp(), file_safe(&doc.name));
-            dir = root.join(&id);
-        }
-        std::fs::create_dir_all(dir.join("tests"))
-            .map_err(|e| io_err("results directory", &dir, e))?;
+        let (id, dir) = loop {
+            let id = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let dir = root.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break (id, dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100_000 => n += 1,
+                Err(e) => return Err(io_err("results directory", &dir, e)),
+            }
+        };
+        std::fs::create_dir(dir.join("tests")).map_err(|e| io_err("results directory", &dir, e))?;
         doc.run_id = id;
         doc.tests.clear();
+        let json_once = json.as_deref().is_some_and(|j| {
+            matches!(
+                crate::util::output_path(j),
+                Ok(crate::util::OutputPath::Stream)
+            )
+        });
         let store = Store {
             dir,
             json,
+            json_once,
             doc,
             seq: 0,
         };
-        store.write_run()?;
+        store.write_run(false)?;
         Ok(store)
     }
 
@@ -480,15 +499,20 @@ impl Store {
         &self.doc
     }
 
-    fn write_run(&self) -> Result<(), Error> {
+    /// Writes `run.json`, and the `--json` document (see [`write_output`]):
+    /// after every change, or only at the `last` one for a path that is not a
+    /// regular file.
+    fn write_run(&self, last: bool) -> Result<(), Error> {
         let mut head = self.doc.clone();
         head.tests.clear();
         let path = self.dir.join("run.json");
         let bytes = encode("run file", &head)?;
         write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
-        if let Some(json) = &self.json {
+        if let Some(json) = &self.json
+            && (last || !self.json_once)
+        {
             let bytes = encode("JSON file", &self.doc)?;
-            write_atomic(json, &bytes).map_err(|e| io_err("JSON file", json, e))?;
+            write_output(json, &bytes).map_err(|e| io_err("JSON file", json, e))?;
         }
         Ok(())
     }
@@ -517,7 +541,7 @@ impl Store {
         write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
         self.doc.tests.push(r);
         if self.json.is_some() {
-            self.write_run()
+            self.write_run(false)
         } else {
             Ok(())
         }
@@ -525,14 +549,14 @@ impl Store {
 
     pub fn set_load(&mut self, load: LoadStats) -> Result<(), Error> {
         self.doc.load = Some(load);
-        self.write_run()
+        self.write_run(false)
     }
 
     /// Records how the run ended (`ok`, `failed`, `interrupted`).
     pub fn finish(&mut self, status: Status) -> Result<(), Error> {
         self.doc.status = status;
         self.doc.finished = Some(now_rfc3339());
-        self.write_run()
+        self.write_run(true)
     }
 }
 

@@ -12,6 +12,7 @@
 //! dialect.
 
 use crate::error::usage;
+pub mod bounds;
 pub mod ibench;
 pub mod linkbench;
 pub mod rand;
@@ -83,6 +84,9 @@ pub trait Workload: Sync + 'static {
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
     /// matrix keys (serde, snake_case field names) fill the same struct.
+    /// Declare durations and counts with the [`bounds`] types (`Option<Secs>`,
+    /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
+    /// and read them with [`set`] and [`set_all`].
     type Options: clap::Args + DeserializeOwned + Default + Send;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
@@ -278,10 +282,18 @@ fn first_line(s: &str) -> String {
         .to_string()
 }
 
-/// Turns an `Option` setting into the value a profile gets.
-pub fn set<T>(slot: &mut T, v: Option<T>) {
+/// Turns an `Option` setting into the value a profile gets (a checked
+/// [`bounds`] value into its plain number).
+pub fn set<T, U: Into<T>>(slot: &mut T, v: Option<U>) {
     if let Some(v) = v {
-        *slot = v;
+        *slot = v.into();
+    }
+}
+
+/// [`set`] for a list (`--threads 1,2,4` into `Vec<usize>`).
+pub fn set_all<T, U: Into<T>>(slot: &mut Vec<T>, v: Option<Vec<U>>) {
+    if let Some(v) = v {
+        *slot = v.into_iter().map(Into::into).collect();
     }
 }
 

@@ -812,19 +812,11 @@ impl Drop for Server {
 
 /// Reads the user's config file, with a clear error for a bad path.
 fn read_config(path: &Path) -> Result<String, ServerError> {
-    let bad = |reason: String| ServerError::BadConfig {
+    let bad = |why: crate::util::ConfigError| ServerError::BadConfig {
         path: path.to_path_buf(),
-        reason,
+        reason: why.to_string(),
     };
-    match fs::metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(bad("no such file".into()));
-        }
-        Err(e) => return Err(bad(e.to_string())),
-        Ok(md) if md.is_dir() => return Err(bad("is a directory, expected a file".into())),
-        Ok(_) => {}
-    }
-    fs::read_to_string(path).map_err(|e| bad(e.to_string()))
+    crate::util::read_config(path).map_err(bad)
 }
 
 /// Creates the temporary directory (mode 0755) and returns its absolute path.

@@ -155,23 +155,23 @@ pub struct Ibench;
 pub struct Options {
     /// Clients, each with its own table (pi1..piC) and connections.
     #[arg(long, value_name = "C")]
-    pub clients: Option<usize>,
+    pub clients: Option<crate::suite::bounds::Threads>,
     /// Rows each client inserts in l.i0.
     #[arg(long, value_name = "N")]
-    pub rows_per_client: Option<u64>,
+    pub rows_per_client: Option<crate::suite::bounds::Rows>,
     /// Rows each client inserts, deleting as many, in l.i1 (4/5) and l.i2 (1/5).
     #[arg(long, value_name = "W")]
-    pub writes: Option<u64>,
+    pub writes: Option<crate::suite::bounds::Rows>,
     /// Each qr/qp step inserts query-secs x rate rows per client (about this many
     /// seconds when the engine keeps up).
     #[arg(long, value_name = "S")]
-    pub query_secs: Option<f64>,
+    pub query_secs: Option<crate::suite::bounds::Secs>,
     /// Background insert rates of the qr/qp steps, rows/s per client.
     #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
-    pub rates: Option<Vec<u64>>,
+    pub rates: Option<Vec<crate::suite::bounds::Rate>>,
     /// Sleep budget of the settle step after l.i2.
     #[arg(long, value_name = "S")]
-    pub settle_secs: Option<f64>,
+    pub settle_secs: Option<crate::suite::bounds::Secs>,
     /// auto: server-side prepared statements; disable: plain text statements.
     #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
     pub ps_mode: Option<String>,
@@ -188,14 +188,14 @@ impl crate::suite::Workload for Ibench {
         common: &crate::suite::Common,
         o: Options,
     ) -> Result<params::IbenchParams, crate::error::Error> {
-        use crate::suite::set;
+        use crate::suite::{set, set_all};
         let mut p = params::ibench_profile(&common.profile)
             .ok_or_else(|| usage(format!("unknown profile '{}'", common.profile)))?;
         set(&mut p.clients, o.clients);
         set(&mut p.rows_per_client, o.rows_per_client);
         set(&mut p.writes_per_client, o.writes);
         set(&mut p.query_secs, o.query_secs);
-        set(&mut p.rates, o.rates);
+        set_all(&mut p.rates, o.rates);
         set(&mut p.settle_secs, o.settle_secs);
         if let Some(m) = &o.ps_mode {
             p.ps_mode = crate::suite::ps_mode(m)?;

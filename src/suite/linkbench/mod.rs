@@ -24,7 +24,8 @@ use crate::error::usage;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
 use crate::results::TestResult;
-use crate::suite::{Common, Workload, set};
+use crate::suite::bounds::{Rows, Secs, Threads};
+use crate::suite::{Common, Workload, set, set_all};
 use dist::{Graph, IdDists, MIX, Mix, OPS};
 use request::{ReqStats, Requester, Shared};
 
@@ -39,34 +40,34 @@ pub struct Options {
     /// Requesters (client threads, two connections each); a list runs a
     /// request step at each count, named P<requesters>.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
-    pub requesters: Option<Vec<usize>>,
+    pub requesters: Option<Vec<Threads>>,
     /// Nodes the load makes (ids 1..=N); links follow the out-degree distribution.
     #[arg(long, value_name = "N")]
-    pub nodes: Option<u64>,
+    pub nodes: Option<Rows>,
     /// Link loader threads.
     #[arg(long, value_name = "N")]
-    pub loaders: Option<usize>,
+    pub loaders: Option<Threads>,
     /// Measured seconds of each request step (the longest it runs).
     #[arg(long = "lb-secs", value_name = "S")]
     #[serde(rename = "lb_secs")]
-    pub secs: Option<f64>,
+    pub secs: Option<Secs>,
     /// Seconds of warm-up before each request step's measurement.
     #[arg(long = "lb-warmup-secs", value_name = "S")]
     #[serde(rename = "lb_warmup_secs")]
-    pub warmup_secs: Option<f64>,
+    pub warmup_secs: Option<Secs>,
     /// Measured requests per requester; the step ends when every requester
     /// made them (or at --lb-secs). 0: no count, the duration alone.
     #[arg(long, value_name = "N")]
-    pub requests: Option<u64>,
+    pub requests: Option<Rows>,
     /// Requests per second per requester, Poisson arrivals; 0: unthrottled.
     #[arg(long, value_name = "R")]
     pub request_rate: Option<f64>,
     /// Most rows one list scan returns.
     #[arg(long, value_name = "N")]
-    pub list_limit: Option<usize>,
+    pub list_limit: Option<Rows>,
     /// Failed requests after which a requester gives up.
     #[arg(long, value_name = "N")]
-    pub max_failures: Option<u64>,
+    pub max_failures: Option<Rows>,
     /// Build the id1_type index after the load (its own step) instead of before it.
     #[arg(long, value_name = "BOOL")]
     pub index_after_load: Option<bool>,
@@ -227,7 +228,7 @@ impl Workload for Linkbench {
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = profile(common);
-        set(&mut p.requesters, o.requesters);
+        set_all(&mut p.requesters, o.requesters);
         set(&mut p.nodes, o.nodes);
         set(&mut p.loaders, o.loaders);
         set(&mut p.secs, o.secs);
@@ -267,9 +268,10 @@ impl Workload for Linkbench {
                 p.warmup_secs
             )));
         }
-        if !(p.request_rate.is_finite() && p.request_rate >= 0.0) {
+        let max_rate = crate::suite::bounds::MAX_RATE as f64;
+        if !(p.request_rate.is_finite() && (0.0..=max_rate).contains(&p.request_rate)) {
             return Err(usage(format!(
-                "--request-rate must be requests per second per requester, 0 or more, got {:?}",
+                "--request-rate must be requests per second per requester, 0 to {max_rate}, got {:?}",
                 p.request_rate
             )));
         }

@@ -15,7 +15,8 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
-use crate::suite::{Common, Workload, set};
+use crate::suite::bounds::{Secs, Threads};
+use crate::suite::{Common, Workload, set, set_all};
 
 /// The `SELECT 1` suite.
 pub struct Select1;
@@ -27,13 +28,13 @@ pub struct Select1;
 pub struct Options {
     /// Client threads (one connection each); a list runs the test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
-    pub threads: Option<Vec<usize>>,
+    pub threads: Option<Vec<Threads>>,
     /// Seconds the test is measured at each thread count.
     #[arg(long, value_name = "S")]
-    pub secs: Option<f64>,
+    pub secs: Option<Secs>,
     /// Seconds of warm-up before each measurement, excluded from its statistics.
     #[arg(long, value_name = "S")]
-    pub warmup_secs: Option<f64>,
+    pub warmup_secs: Option<Secs>,
 }
 
 /// Checked parameters, stored with every result.
@@ -65,7 +66,7 @@ impl Workload for Select1 {
             secs,
             warmup_secs,
         };
-        set(&mut p.threads, o.threads);
+        set_all(&mut p.threads, o.threads);
         set(&mut p.secs, o.secs);
         set(&mut p.warmup_secs, o.warmup_secs);
         if p.threads.is_empty() || p.threads.contains(&0) {

@@ -19,7 +19,8 @@ pub mod schema;
 use serde::Deserialize;
 
 use crate::harness::{Harness, RunEnd};
-use crate::suite::{Common, Workload, set};
+use crate::suite::bounds::{Rows, Secs, Tables, Threads};
+use crate::suite::{Common, Workload, set, set_all};
 use params::SysbenchParams;
 
 /// The sysbench suite.
@@ -39,28 +40,28 @@ pub struct Options {
     pub tests: Option<Vec<String>>,
     /// Client threads (one connection each); a list runs every test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
-    pub threads: Option<Vec<usize>>,
+    pub threads: Option<Vec<Threads>>,
     /// Number of sbtest tables.
     #[arg(long, value_name = "T")]
-    pub tables: Option<usize>,
+    pub tables: Option<Tables>,
     /// Rows per table.
     #[arg(long, value_name = "N")]
-    pub table_size: Option<u64>,
+    pub table_size: Option<Rows>,
     /// Seconds each read test (and write-only) is measured.
     #[arg(long, value_name = "S")]
-    pub read_secs: Option<f64>,
+    pub read_secs: Option<Secs>,
     /// Seconds each write test is measured.
     #[arg(long, value_name = "S")]
-    pub write_secs: Option<f64>,
+    pub write_secs: Option<Secs>,
     /// Seconds of warm-up before each test, excluded from its statistics.
     #[arg(long, value_name = "S")]
-    pub warmup_secs: Option<f64>,
+    pub warmup_secs: Option<Secs>,
     /// Seconds of each unreported warm-up step (scan.warm, point-query.warm, ...).
     #[arg(long, value_name = "S")]
-    pub warm_secs: Option<f64>,
+    pub warm_secs: Option<Secs>,
     /// Sleep budget of the settle step after the load and after the write tests.
     #[arg(long, value_name = "S")]
-    pub settle_secs: Option<f64>,
+    pub settle_secs: Option<Secs>,
     /// Distribution of ids: uniform (default), zipfian, pareto. update-zipf is always zipfian.
     #[arg(long, value_name = "TYPE")]
     pub rand_type: Option<String>,
@@ -95,7 +96,7 @@ impl Workload for Sysbench {
                 return Err(usage("--tests needs at least one test name"));
             }
         }
-        set(&mut p.threads, o.threads);
+        set_all(&mut p.threads, o.threads);
         set(&mut p.tables, o.tables);
         set(&mut p.table_size, o.table_size);
         set(&mut p.read_secs, o.read_secs);

@@ -1,0 +1,481 @@
+//! What rqps guarantees when its input is careless or hostile (issue 18):
+//! output paths that are not plain files, the gate on failed tests, URLs
+//! that never show a password, run directories that two processes cannot
+//! share, and numbers and files too large to run. Through the real binary.
+
+mod common;
+use common::{rqps, text};
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::process::Command;
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// A short SQLite run (one test of the ci profile) with `extra` arguments.
+fn short_run(results: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    c.args([
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "-q",
+        "--results",
+        results.to_str().unwrap(),
+    ])
+    .args(extra);
+    c
+}
+
+#[test]
+fn json_into_a_fifo_is_written_through_once_and_the_fifo_stays() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("run.fifo");
+    mkfifo(&fifo);
+    // A second name of the same FIFO, to release the reader if rqps never opens it.
+    let spare = d.path().join("spare.fifo");
+    std::fs::hard_link(&fifo, &spare).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = short_run(&d.path().join("r"), &["--json", fifo.to_str().unwrap()])
+        .output()
+        .unwrap();
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&spare);
+    }
+    let got = reader.join().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced by a file"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&got)
+        .unwrap_or_else(|e| panic!("one JSON document through the FIFO ({e}): {got:?}"));
+    assert_eq!(doc["status"], "ok");
+    assert_eq!(doc["tests"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn json_through_a_symlink_lands_in_its_target_and_the_link_stays() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("out")).unwrap();
+    let link = d.path().join("run.json");
+    std::os::unix::fs::symlink("out/real.json", &link).unwrap();
+    let o = short_run(&d.path().join("r"), &["--json", link.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced"
+    );
+    let doc = common::read_json(&d.path().join("out/real.json"));
+    assert_eq!(doc["status"], "ok");
+}
+
+#[test]
+fn report_output_replaces_a_regular_file_atomically_and_follows_a_symlink() {
+    let d = tempfile::tempdir().unwrap();
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let report = |out: &Path| {
+        rqps(&[
+            "report",
+            "--results",
+            results.to_str().unwrap(),
+            "--base",
+            "pg15",
+            "--format",
+            "csv",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+    };
+    // A hard link to the old file keeps the old bytes: the file was replaced,
+    // not truncated and rewritten in place (which a crash would leave half done).
+    let out = d.path().join("r.csv");
+    std::fs::write(&out, "old").unwrap();
+    let old = d.path().join("old.csv");
+    std::fs::hard_link(&out, &old).unwrap();
+    let o = report(&out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+    assert!(std::fs::read_to_string(&out).unwrap().contains("pg16"));
+    let link = d.path().join("link.csv");
+    std::os::unix::fs::symlink(&out, &link).unwrap();
+    let o = report(&link);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn compare_fails_when_the_target_has_no_result_for_a_test_the_base_has() {
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    for e in std::fs::read_dir(&fixtures).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with("-pg15") || name.ends_with("-pg16") {
+            copy_dir(&e.path(), &d.path().join(&name));
+        }
+    }
+    let compare = || {
+        rqps(&[
+            "compare",
+            "--results",
+            d.path().to_str().unwrap(),
+            "--base",
+            "pg15",
+            "--target",
+            "pg16",
+            "--fail-below",
+            "0.5",
+        ])
+    };
+    let o = compare();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // pg16's runs lose scan: the gate must not pass on the tests that are left.
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path().join("tests/006-scan-t1.json");
+        if p.to_str().unwrap().contains("-pg16/") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let o = compare();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        out.lines().any(
+            |l| l.starts_with("FAIL: pg16 failed or has no result for 1 test(s)")
+                && l.contains("scan t=1 (no result)")
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_password_with_a_slash_or_a_question_mark_never_shows_on_the_command_line() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    // '/' parses (the last '@' ends the user info): the run gets as far as
+    // connecting, and the refused connection names the target redacted.
+    let o = short_run(
+        &results,
+        &["--target", "mysql://u:hunter/22@127.0.0.1:1/sbtest"],
+    )
+    .output()
+    .unwrap();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(!all.contains("hunter"), "{all}");
+    assert!(all.contains("mysql://u:***@127.0.0.1:1/sbtest"), "{all}");
+    // '?' cannot parse: refused with how to write it, and no part of it.
+    let o = short_run(
+        &results,
+        &["--target", "postgres://u:hunter?22@127.0.0.1:1/sbtest"],
+    )
+    .output()
+    .unwrap();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(!all.contains("hunter") && !all.contains("22@"), "{all}");
+    assert!(all.contains("%3F"), "{all}");
+}
+
+#[test]
+fn a_password_with_a_slash_or_a_question_mark_never_shows_from_a_matrix_url() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("m.toml");
+    let matrix = |url: &str| {
+        std::fs::write(
+            &m,
+            format!("[defaults]\nprofile = \"ci\"\n[[target]]\nname = \"a\"\nurl = \"{url}\"\n"),
+        )
+        .unwrap();
+        rqps(&[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            d.path().join("r").to_str().unwrap(),
+        ])
+    };
+    let o = matrix("mysql://u:hunter/22@127.0.0.1:1/sbtest");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    assert!(!all.contains("hunter"), "{all}");
+    assert!(
+        all.contains("--target mysql://u:***@127.0.0.1:1/sbtest"),
+        "{all}"
+    );
+    let o = matrix("mysql://u:hunter?22@127.0.0.1:1/sbtest");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(!all.contains("hunter"), "{all}");
+    assert!(all.contains("m.toml:5: url: "), "{all}");
+}
+
+#[test]
+fn runs_started_together_never_share_a_run_directory() {
+    use rqps::results::{RunDoc, Store};
+    let d = tempfile::tempdir().unwrap();
+    let doc: RunDoc = serde_json::from_value(serde_json::json!({
+        "rqps_version": "test", "run_id": "", "name": "same", "suite": "sysbench",
+        "status": "running", "started": "2026-01-01T00:00:00Z", "command_line": [],
+        "target": "sqlite", "engine": {"name": "sqlite", "version": "3"},
+        "params": {}, "host": {"hostname": "h", "os": "linux", "arch": "x86_64", "cpus": 1}
+    }))
+    .unwrap();
+    // Rounds of 16 stores of one name created at once: each must get its own
+    // directory (checking that a name is free and then creating it lets two
+    // processes take the same one).
+    for round in 0..8 {
+        let root = d.path().join(format!("r{round}"));
+        std::fs::create_dir(&root).unwrap();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let ids: Vec<String> = (0..16)
+            .map(|_| {
+                let (root, doc, barrier) = (root.clone(), doc.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let s = Store::create(&root, doc, None).unwrap();
+                    s.doc().run_id.clone()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 16, "round {round}: {ids:?}");
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 16);
+    }
+}
+
+/// Runs rqps with `args`, killing it after `secs` (a run that did not stop at
+/// once is a failure, not a hang).
+fn bounded(args: &[&str], secs: u64) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Exit 2 and one line on stderr that contains `says`.
+fn refused(o: &std::process::Output, says: &str, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{what}: {}", text(o));
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.contains(says), "{what}: {err}");
+}
+
+#[test]
+fn durations_beyond_a_day_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    for (suite, flag, v) in [
+        ("sysbench", "--read-secs", "1e308"),
+        ("sysbench", "--read-secs", "1e19"),
+        ("sysbench", "--read-secs", "1e10"),
+        ("sysbench", "--write-secs", "1e308"),
+        ("sysbench", "--warmup-secs", "1e308"),
+        ("sysbench", "--settle-secs", "1e308"),
+        ("sysbench", "--warm-secs", "1e308"),
+        ("sysbench", "--read-secs", "NaN"),
+        ("ibench", "--query-secs", "1e308"),
+        ("ibench", "--settle-secs", "1e10"),
+        ("select1", "--secs", "1e308"),
+        ("select1", "--warmup-secs", "1e19"),
+    ] {
+        let args = [
+            "run",
+            "--suite",
+            suite,
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+            flag,
+            v,
+        ];
+        refused(&bounded(&args, 20), "86400", &format!("{flag} {v}"));
+    }
+    assert!(!results.exists(), "nothing ran");
+}
+
+#[test]
+fn counts_and_repeats_over_their_limit_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    for (suite, flag, v, says) in [
+        ("sysbench", "--threads", "1,5000", "at most 4096"),
+        ("sysbench", "--tables", "100000", "at most 10000"),
+        (
+            "sysbench",
+            "--table-size",
+            "99999999999999",
+            "at most 10000000000",
+        ),
+        ("sysbench", "--repeats", "4294967296", "at most 1000"),
+        ("ibench", "--clients", "1000000", "at most 4096"),
+        (
+            "ibench",
+            "--rows-per-client",
+            "1e12",
+            "from 0 to 10000000000",
+        ),
+        ("ibench", "--rates", "100,100000000000", "at most 10000000"),
+        (
+            "select1",
+            "--threads",
+            "99999999999999999999999",
+            "at most 4096",
+        ),
+        ("sysbench", "--busy-threshold", "1e9", "from 0 to 100"),
+    ] {
+        let args = [
+            "run",
+            "--suite",
+            suite,
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+            flag,
+            v,
+        ];
+        refused(&bounded(&args, 20), says, &format!("{flag} {v}"));
+    }
+    assert!(!results.exists(), "nothing ran");
+}
+
+#[test]
+fn a_config_file_over_1_mib_is_refused_without_reading_it_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let big = d.path().join("big.cnf");
+    std::fs::write(&big, vec![b'#'; (1 << 20) + 1]).unwrap();
+    for config in [big.to_str().unwrap(), "/dev/zero"] {
+        let o = bounded(
+            &[
+                "run",
+                "--profile",
+                "ci",
+                "--results",
+                d.path().join("r").to_str().unwrap(),
+                "--config",
+                config,
+            ],
+            20,
+        );
+        refused(&o, "larger than 1 MiB", config);
+    }
+}
+
+/// `rqps matrix --dry-run` of a matrix whose [defaults] end with `extra`
+/// (line 3 on) and whose one target has `target` lines.
+fn dry_matrix(d: &Path, extra: &str, target: &str) -> std::process::Output {
+    let m = d.join("m.toml");
+    std::fs::write(
+        &m,
+        format!(
+            "[defaults]\nprofile = \"ci\"\n{extra}\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n{target}\n"
+        ),
+    )
+    .unwrap();
+    bounded(
+        &[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            d.join("r").to_str().unwrap(),
+        ],
+        20,
+    )
+}
+
+#[test]
+fn a_matrix_with_numbers_out_of_bounds_is_refused_with_file_line_and_field() {
+    let d = tempfile::tempdir().unwrap();
+    for (extra, says) in [
+        ("read_secs = -1", "m.toml:3: read_secs: "),
+        ("read_secs = 1e308", "m.toml:3: read_secs: "),
+        ("warmup_secs = 1e10", "m.toml:3: warmup_secs: "),
+        ("repeats = 4294967296", "m.toml:3: repeats: "),
+        ("threads = [1, 100000]", "m.toml:3: threads: "),
+        ("table_size = 99999999999999", "m.toml:3: table_size: "),
+        ("cooldown_secs = 1e308", "m.toml:3: cooldown_secs: "),
+    ] {
+        let o = dry_matrix(d.path(), extra, "");
+        refused(&o, says, extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("at most") || err.contains(" to "),
+            "{extra}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_matrix_config_is_read_as_the_run_reads_it() {
+    let d = tempfile::tempdir().unwrap();
+    // /dev/null is an empty config, not "no such file".
+    let o = dry_matrix(d.path(), "", "config = \"/dev/null\"");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = dry_matrix(d.path(), "", "config = \"/dev/zero\"");
+    refused(
+        &o,
+        "m.toml:7: config: /dev/zero: larger than 1 MiB",
+        "/dev/zero",
+    );
+    let o = dry_matrix(d.path(), "", "config = \"nope.cnf\"");
+    refused(&o, "m.toml:7: config: ", "missing");
+    assert!(text(&o).contains("no such file"));
+}
