@@ -8,13 +8,13 @@
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case it fails.
 
 mod common;
-use common::{read_json, rqps, text};
+use common::{read_json, rqps, server_available, text};
 use std::path::Path;
 
 use rqps::engine::Driver;
 use rqps::engine::mysql::MysqlDriver;
 use rqps::engine::postgres::PostgresDriver;
-use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec};
 use rqps::engine::sqlite::SqliteDriver;
 use serde_json::Value;
 
@@ -344,25 +344,10 @@ fn rqps_tests_lists_the_linkbench_steps() {
     );
 }
 
-fn required() -> bool {
-    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
-}
-
-fn available(kind: Recipe) -> bool {
-    match locate(kind, None) {
-        Ok(_) => true,
-        Err(e) if required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
-        Err(e) => {
-            eprintln!("skipping {kind}: {e}");
-            false
-        }
-    }
-}
-
 #[test]
 fn ci_profile_on_throwaway_servers() {
     for kind in [MARIADB, PG] {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))

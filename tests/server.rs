@@ -3,6 +3,8 @@
 //! When the binaries are missing the server tests print why and pass (skip), unless
 //! `RQPS_REQUIRE_SERVERS=1` is set, in which case they fail.
 
+mod common;
+use common::server_available;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,22 +14,6 @@ use rqps::engine::server::{Recipe, Server, ServerError, ServerSpec, locate};
 
 static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
 static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
-
-fn servers_required() -> bool {
-    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
-}
-
-/// Whether `kind` can be tested here; prints why not (or panics when servers are required).
-fn available(kind: Recipe) -> bool {
-    match locate(kind, None) {
-        Ok(_) => true,
-        Err(e) if servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
-        Err(e) => {
-            eprintln!("skipping {kind} test: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
-            false
-        }
-    }
-}
 
 /// A config file in its own temp dir with a small buffer pool setting.
 fn config_file(kind: Recipe) -> (tempfile::TempDir, PathBuf) {
@@ -141,7 +127,7 @@ fn check_basics(srv: &Server, kind: Recipe) {
 
 #[test]
 fn postgres_start_config_query_stop_removes_files() {
-    if !available(PG) {
+    if !server_available(PG) {
         return;
     }
     let (_cfg_dir, cfg) = config_file(PG);
@@ -190,7 +176,7 @@ fn postgres_start_config_query_stop_removes_files() {
 
 #[test]
 fn postgres_keep_leaves_data_dir() {
-    if !available(PG) {
+    if !server_available(PG) {
         return;
     }
     let (srv, _) = start(PG, true, None);
@@ -211,7 +197,7 @@ fn postgres_keep_leaves_data_dir() {
 
 #[test]
 fn postgres_kill_makes_server_unreachable() {
-    if !available(PG) {
+    if !server_available(PG) {
         return;
     }
     let (mut srv, _) = start(PG, false, None);
@@ -228,7 +214,7 @@ fn postgres_kill_makes_server_unreachable() {
 
 #[test]
 fn postgres_drop_stops_server() {
-    if !available(PG) {
+    if !server_available(PG) {
         return;
     }
     let (srv, _) = start(PG, false, None);
@@ -241,7 +227,7 @@ fn postgres_drop_stops_server() {
 
 #[test]
 fn mariadb_start_config_query_stop_removes_files() {
-    if !available(MARIADB) {
+    if !server_available(MARIADB) {
         return;
     }
     let (_cfg_dir, cfg) = config_file(MARIADB);
@@ -285,7 +271,7 @@ fn mariadb_start_config_query_stop_removes_files() {
 
 #[test]
 fn mariadb_keep_leaves_data_dir() {
-    if !available(MARIADB) {
+    if !server_available(MARIADB) {
         return;
     }
     let (srv, _) = start(MARIADB, true, None);
@@ -306,7 +292,7 @@ fn mariadb_keep_leaves_data_dir() {
 
 #[test]
 fn mariadb_kill_makes_server_unreachable() {
-    if !available(MARIADB) {
+    if !server_available(MARIADB) {
         return;
     }
     let (mut srv, _) = start(MARIADB, false, None);
@@ -322,7 +308,7 @@ fn mariadb_kill_makes_server_unreachable() {
 
 #[test]
 fn mariadb_drop_stops_server() {
-    if !available(MARIADB) {
+    if !server_available(MARIADB) {
         return;
     }
     let (srv, _) = start(MARIADB, false, None);
@@ -354,7 +340,7 @@ fn locate_with_bogus_basedir_is_a_clear_error() {
 #[test]
 fn start_with_missing_config_file_is_a_clear_error() {
     for kind in [PG, MARIADB] {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let parent = tempfile::tempdir().unwrap();
@@ -373,7 +359,7 @@ fn start_with_missing_config_file_is_a_clear_error() {
 
 #[test]
 fn bad_server_option_fails_fast_with_log_tail() {
-    if !available(PG) {
+    if !server_available(PG) {
         return;
     }
     let cfg_dir = tempfile::tempdir().unwrap();
@@ -400,7 +386,7 @@ fn bad_server_option_fails_fast_with_log_tail() {
 #[test]
 fn located_binaries_are_described() {
     for kind in [PG, MARIADB] {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let bins = locate(kind, None).unwrap();

@@ -6,12 +6,12 @@
 //! `RQPS_REQUIRE_SERVERS=1` (set by `.ci/run`), in which case they fail.
 
 mod common;
-use common::{read_json, rqps, text};
+use common::{read_json, rqps, server_available, servers_required, text};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec};
 use serde_json::Value;
 
 static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
@@ -19,27 +19,12 @@ static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
 
 const KINDS: [Recipe; 2] = [MARIADB, PG];
 
-fn required() -> bool {
-    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
-}
-
-fn available(kind: Recipe) -> bool {
-    match locate(kind, None) {
-        Ok(_) => true,
-        Err(e) if required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
-        Err(e) => {
-            eprintln!("skipping {kind}: {e}");
-            false
-        }
-    }
-}
-
 fn sysbench_available() -> bool {
     let ok = Command::new("sysbench")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok && required() {
+    if !ok && servers_required() {
         panic!("RQPS_REQUIRE_SERVERS=1 but sysbench is not installed (apt-get install sysbench)");
     }
     ok
@@ -57,7 +42,7 @@ fn tests_of(doc: &Value) -> Vec<Value> {
 #[test]
 fn ci_profile_on_throwaway_servers() {
     for kind in KINDS {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let d = tempfile::tempdir().unwrap();
@@ -151,7 +136,7 @@ fn tables_are_interchangeable_with_real_sysbench() {
         return;
     }
     for kind in KINDS {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let server = start(kind);
@@ -245,7 +230,7 @@ fn tables_are_interchangeable_with_real_sysbench() {
 #[test]
 fn a_server_killed_mid_test_fails_that_test_and_keeps_the_rest() {
     for kind in KINDS {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let mut server = start(kind);
@@ -333,7 +318,7 @@ fn a_server_killed_mid_test_fails_that_test_and_keeps_the_rest() {
 fn passwords_never_reach_output_or_results() {
     const PW: &str = "Zq8-very-secret-pw";
     for kind in KINDS {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let server = start(kind);
@@ -437,7 +422,7 @@ fn passwords_never_reach_output_or_results() {
 #[test]
 fn hardware_cost_per_operation_on_throwaway_servers() {
     for kind in KINDS {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let d = tempfile::tempdir().unwrap();

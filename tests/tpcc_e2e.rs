@@ -8,10 +8,10 @@
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case it fails.
 
 mod common;
-use common::{read_json, rqps, text};
+use common::{read_json, rqps, server_available, text};
 use std::path::Path;
 
-use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
+use rqps::engine::server::{Recipe, Server, ServerSpec};
 use serde_json::Value;
 
 static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
@@ -277,25 +277,10 @@ fn bad_options_are_refused_with_a_remedy() {
     assert!(!t.contains("loaded"), "{t}");
 }
 
-fn required() -> bool {
-    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
-}
-
-fn available(kind: Recipe) -> bool {
-    match locate(kind, None) {
-        Ok(_) => true,
-        Err(e) if required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
-        Err(e) => {
-            eprintln!("skipping {kind}: {e}");
-            false
-        }
-    }
-}
-
 #[test]
 fn ci_profile_on_throwaway_servers() {
     for kind in [MARIADB, PG] {
-        if !available(kind) {
+        if !server_available(kind) {
             continue;
         }
         let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))

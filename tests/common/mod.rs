@@ -25,3 +25,22 @@ pub fn text(o: &Output) -> String {
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
+
+/// Whether a missing server binary fails the test (`RQPS_REQUIRE_SERVERS=1`,
+/// as CI sets it) instead of skipping it.
+pub fn servers_required() -> bool {
+    std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// Whether `kind`'s server binaries are here: `false` (the test skips it,
+/// saying so) or, with [`servers_required`], a panic.
+pub fn server_available(kind: rqps::engine::server::Recipe) -> bool {
+    match rqps::engine::server::locate(kind, None) {
+        Ok(_) => true,
+        Err(e) if servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
+        Err(e) => {
+            eprintln!("skipping {kind}: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
+            false
+        }
+    }
+}
