@@ -52,6 +52,13 @@ pub struct EngineKind {
     pub open_url: Option<OpenUrl>,
     /// The options this kind owns (`--mysql-storage-engine`, ...).
     pub options: &'static [EngineOption],
+    /// The server settings that decide durability, isolation and memory,
+    /// which a comparison across engines or configurations must show (a
+    /// workload's "what differs" context). Names as [`Driver::settings`]
+    /// reports them.
+    ///
+    /// [`Driver::settings`]: crate::engine::Driver::settings
+    pub fairness_settings: &'static [&'static str],
 }
 
 /// How prebuilt versions of a server kind are fetched and unpacked

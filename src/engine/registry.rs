@@ -115,6 +115,13 @@ pub fn by_name(name: &str) -> Option<&'static EngineKind> {
         .find(|k| k.aliases.iter().any(|a| a.eq_ignore_ascii_case(name)))
 }
 
+/// The settings that decide durability, isolation and memory on engine
+/// `name` (a stored result's engine name); none for an engine rqps does not
+/// know.
+pub fn fairness_settings(name: &str) -> &'static [&'static str] {
+    by_name(name).map(|k| k.fairness_settings).unwrap_or(&[])
+}
+
 /// The kind whose targets use URL scheme `scheme`.
 pub fn by_scheme(scheme: &str) -> Option<&'static EngineKind> {
     kinds().into_iter().find(|k| k.schemes.contains(&scheme))
@@ -141,6 +148,14 @@ pub fn server_by_name(name: &str) -> Result<Recipe, UnknownServer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fairness_settings_come_from_the_engine_kind_and_none_for_an_unknown_engine() {
+        assert!(fairness_settings("mysql").contains(&"innodb_flush_log_at_trx_commit"));
+        assert!(fairness_settings("postgres").contains(&"synchronous_commit"));
+        assert!(fairness_settings("sqlite").contains(&"journal_mode"));
+        assert!(fairness_settings("oracle").is_empty());
+    }
 
     #[test]
     fn every_name_scheme_and_recipe_has_one_kind() {

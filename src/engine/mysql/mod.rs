@@ -26,6 +26,15 @@ const DEFAULT_PORT: u16 = 3306;
 /// MySQL and MariaDB in the engine registry: one kind (same protocol, same
 /// SQL, same counters), whose throwaway server is MariaDB.
 pub static KIND: EngineKind = EngineKind {
+    fairness_settings: &[
+        "transaction_isolation",
+        "tx_isolation",
+        "innodb_flush_log_at_trx_commit",
+        "sync_binlog",
+        "innodb_doublewrite",
+        "innodb_buffer_pool_size",
+        "innodb_log_file_size",
+    ],
     name: "mysql",
     title: "MySQL/MariaDB",
     aliases: &["mysql", "mariadb"],

@@ -26,6 +26,14 @@ const DEFAULT_PORT: u16 = 5432;
 
 /// PostgreSQL in the engine registry.
 pub static KIND: EngineKind = EngineKind {
+    fairness_settings: &[
+        "default_transaction_isolation",
+        "fsync",
+        "synchronous_commit",
+        "full_page_writes",
+        "shared_buffers",
+        "max_wal_size",
+    ],
     name: "postgres",
     title: "PostgreSQL",
     aliases: &["postgres", "postgresql", "pg"],

@@ -210,7 +210,7 @@ pub struct Requester {
     pages: VecDeque<(i64, i64, i64)>,
     data: String,
     id2s: Vec<i64>,
-    params: Vec<i64>,
+    params: Vec<Param<'static>>,
 }
 
 impl Requester {
@@ -503,12 +503,12 @@ impl Requester {
                 s
             }
         };
+        // Reused: no allocation per request once it has grown.
         self.params.clear();
-        self.params.push(id1 as i64);
-        self.params.push(ty);
-        self.params.extend(self.id2s.iter().copied());
-        let params: Vec<Param<'_>> = self.params.iter().map(|&v| Param::Int(v)).collect();
-        let o = self.ro.execute(stmt, &params)?;
+        self.params.push(Param::Int(id1 as i64));
+        self.params.push(Param::Int(ty));
+        self.params.extend(self.id2s.iter().map(|&v| Param::Int(v)));
+        let o = self.ro.execute(stmt, &self.params)?;
         c.record(o);
         if self.measuring
             && let Outcome::Rows(r) = o

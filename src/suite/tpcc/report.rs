@@ -27,29 +27,6 @@ pub struct TpccSection;
 /// The one value the suite hands the registry.
 pub static SECTION: TpccSection = TpccSection;
 
-/// Server settings that decide durability, isolation and memory: shown for
-/// every name (they differ between engines, so they are data, matched by
-/// name; a setting an engine lacks is left out).
-const FAIRNESS_SETTINGS: [&str; 17] = [
-    "transaction_isolation",
-    "tx_isolation",
-    "default_transaction_isolation",
-    "innodb_flush_log_at_trx_commit",
-    "sync_binlog",
-    "innodb_doublewrite",
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "fsync",
-    "synchronous_commit",
-    "full_page_writes",
-    "shared_buffers",
-    "max_wal_size",
-    "synchronous",
-    "journal_mode",
-    "cache_size",
-    "mmap_size",
-];
-
 /// One name's context and figures, pooled over its repeats.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct NameContext {
@@ -69,7 +46,8 @@ pub struct NameContext {
     pub checked: usize,
     /// The first violation found, if any.
     pub violation: Option<String>,
-    /// [`FAIRNESS_SETTINGS`] the latest run recorded.
+    /// The engine's fairness settings (its kind's `fairness_settings`) the
+    /// latest run recorded.
     pub settings: BTreeMap<String, String>,
     /// Per transaction: summed counts, mean response times.
     pub kinds: BTreeMap<String, KindSum>,
@@ -164,7 +142,7 @@ pub fn context(name: &str, runs: &[RunDoc]) -> Option<NameContext> {
         consistent: 0,
         checked: 0,
         violation: None,
-        settings: FAIRNESS_SETTINGS
+        settings: crate::engine::registry::fairness_settings(&last.engine.name)
             .iter()
             .filter_map(|k| Some((k.to_string(), last.settings.get(*k)?.clone())))
             .collect(),
