@@ -472,19 +472,50 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         ))
     });
 
+    // Every row's sides first: a target's verdicts pool the variance over
+    // all its rows (compare::relative_all).
+    let sides: Vec<(Side, Vec<Option<Side>>)> = keys
+        .iter()
+        .map(|(_, _, key)| {
+            let targets = (1..all_names.len())
+                .map(|i| found[i].get(key).map(|f| side(f)))
+                .collect();
+            (side(&found[0][key]), targets)
+        })
+        .collect();
+    let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
+    // rels[i][row]: target i's relative QPS at each row.
+    let rels: Vec<Vec<Option<Rel>>> = (0..all_names.len() - 1)
+        .map(|i| {
+            let rows: Vec<(usize, Vec<f64>, Vec<f64>)> = sides
+                .iter()
+                .enumerate()
+                .filter_map(|(r, (b, t))| Some((r, qps(t[i].as_ref()?), qps(b))))
+                .collect();
+            let pairs: Vec<(&[f64], &[f64])> = rows
+                .iter()
+                .map(|(_, t, b)| (t.as_slice(), b.as_slice()))
+                .collect();
+            let mut out = vec![None; sides.len()];
+            for ((r, _, _), rel) in rows.iter().zip(compare::relative_all(&pairs, opts.rules)) {
+                out[*r] = rel;
+            }
+            out
+        })
+        .collect();
+
     let mut thread_counts = BTreeSet::new();
     let mut blocks: Vec<GroupBlock> = Vec::new();
-    for (_, title, key) in keys {
+    for (r, ((_, title, key), (base_side, target_sides))) in keys.into_iter().zip(sides).enumerate()
+    {
         thread_counts.insert(key.2);
         let group = groups_of[&key].clone();
-        let base_side = side(&found[0][&key]);
-        let base_qps: Vec<f64> = base_side.samples.iter().map(|s| s.qps).collect();
-        let cells = (1..all_names.len())
-            .map(|i| {
-                let f = found[i].get(&key)?;
-                let s = side(f);
-                let qps: Vec<f64> = s.samples.iter().map(|s| s.qps).collect();
-                let rel = compare::relative(&qps, &base_qps, opts.rules)?;
+        let cells = target_sides
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let s = s?;
+                let rel = rels[i][r].clone()?;
                 let hw_rel = match (&s.hw, &base_side.hw) {
                     (None, None) => None,
                     (t, b) => Some(compare::hw_rel(

@@ -39,10 +39,11 @@ pub use super::doc::Shade;
 pub struct Rel {
     /// Ratio of geometric means, target / base.
     pub ratio: f64,
-    /// 95 % confidence interval of the ratio (Welch on log QPS); absent when untested.
+    /// 95 % confidence interval of the ratio (moderated t on log QPS); absent when untested.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
     pub p: Option<f64>,
+    /// Degrees of freedom of the moderated test: the test's own plus the prior's.
     pub df: Option<f64>,
     pub verdict: Verdict,
     pub shade: Shade,
@@ -319,7 +320,7 @@ pub struct Report {
     pub base: String,
     pub targets: Vec<String>,
     pub noise_floor: f64,
-    /// Significance level of the Welch test.
+    /// Significance level of the moderated t-test.
     pub alpha: f64,
     /// Warm-up steps included (`--all`).
     pub all: bool,

@@ -97,8 +97,8 @@ fn geo_text(g: Option<f64>) -> TCell {
 pub fn legend(r: &Report) -> String {
     format!(
         "Relative QPS = QPS(target) / QPS(base), the ratio of geometric means over the repeats; \
-above 1 is faster than the base. Marks: + faster, - slower (p < {} in Welch's t-test on log QPS \
-and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
+above 1 is faster than the base. Marks: + faster, - slower (p < {} in the moderated t-test on log QPS, each test's variance \
+shrunk toward the one pooled over the run pair's tests, and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
 95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~.",
         r.alpha,
         trim_num(r.noise_floor * 100.0)
