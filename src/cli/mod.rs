@@ -4,6 +4,7 @@
 //! engine kinds' options, from the suite and the engine registries.
 
 mod bench;
+mod history;
 mod matrix;
 mod report;
 pub mod run;
@@ -104,6 +105,13 @@ enum Cmd {
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
     Compare(report::CompareArgs),
+    /// Change points of each test's QPS over many runs of one suite (nightly builds).
+    ///
+    /// Orders the runs (by start time or name), takes each test's QPS as a series and finds
+    /// where it changes by E-divisive means with a permutation test, as Otava does. Prints a
+    /// table of change points (test, first run after the change, QPS before -> after, change,
+    /// p-value) and a chart per test.
+    History(history::HistoryArgs),
     /// Run a matrix file: several engine versions or configs in turn, repeats interleaved,
     /// resumable, then the report against the base target.
     Matrix(matrix::MatrixArgs),
@@ -371,6 +379,7 @@ pub fn main() -> i32 {
         Cmd::Show(a) => show(&a),
         Cmd::Report(a) => report::report(&a),
         Cmd::Compare(a) => report::compare(&a),
+        Cmd::History(a) => history::history(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
         // Every failure of `rqps bench` exits 1, bad arguments included.

@@ -9,9 +9,11 @@
 //! tables and charts of its own) comes in as a [`section::Section`] from the
 //! caller, so this module does not depend on `crate::suite`.
 
+pub mod changepoint;
 pub mod compare;
 pub mod doc;
 pub mod export;
+pub mod history;
 pub mod load;
 pub mod model;
 pub mod section;

@@ -258,3 +258,65 @@ impl Exporter for Html {
         out
     }
 }
+
+/// A page of blocks that need no [`Report`] (text, tables and drawn charts;
+/// other charts are left out): `rqps history` renders through it.
+pub fn page(doc: &[Block]) -> String {
+    let title = match doc.first() {
+        Some(Block::Heading(_, t)) => t.clone(),
+        _ => "rqps".into(),
+    };
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{}</title><style>{STYLE}</style></head><body>\n",
+        esc(&title)
+    );
+    let mut in_charts = false;
+    for b in doc {
+        let small = matches!(b, Block::Chart(Chart::Drawn { small: true, .. }));
+        if small != in_charts {
+            out.push_str(if small {
+                "<div class=\"charts\">"
+            } else {
+                "</div>\n"
+            });
+            in_charts = small;
+        }
+        plain_block(b, &mut out);
+    }
+    if in_charts {
+        out.push_str("</div>\n");
+    }
+    out.push_str("<p style=\"color:#777;font-size:12px\">Made by rqps.</p>\n</body></html>\n");
+    out
+}
+
+/// One block of [`page`].
+fn plain_block(b: &Block, out: &mut String) {
+    match b {
+        Block::Heading(level, s) => out.push_str(&format!("<h{level}>{}</h{level}>\n", esc(s))),
+        Block::Para(s) => out.push_str(&format!("<p>{}</p>\n", esc(s))),
+        Block::Bullets(items) => {
+            out.push_str("<ul>");
+            for i in items {
+                out.push_str(&format!("<li>{}</li>", esc(i)));
+            }
+            out.push_str("</ul>\n");
+        }
+        Block::Table(t) => table(t, out),
+        Block::Beside(bs) => {
+            out.push_str("<div class=\"beside\">");
+            for b in bs {
+                plain_block(b, out);
+            }
+            out.push_str("</div>\n");
+        }
+        Block::Chart(Chart::Drawn { svg, .. }) => {
+            out.push_str("<div class=\"chart\">");
+            out.push_str(svg);
+            out.push_str("</div>\n");
+        }
+        Block::Chart(_) => {}
+    }
+}
