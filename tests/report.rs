@@ -131,8 +131,15 @@ fn snapshot_html() {
         html.matches("http://").count(),
         html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
     );
-    // 4 group bar charts, 2 thread sweeps, 11 per-second charts.
-    assert_eq!(html.matches("<svg").count(), 4 + 2 + 11);
+    // 4 version-series charts (three names), 4 group bar charts, 2 thread
+    // sweeps, 11 per-second charts.
+    assert_eq!(html.matches("class=\"series\"").count(), 4);
+    assert_eq!(html.matches("<svg").count(), 4 + 4 + 2 + 11);
+    // The answer first: the summary and the charts come before what differs.
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("Summary (geometric") < at("<svg"));
+    assert!(at("class=\"series\"") < at("What differs"));
+    assert!(at("<h2>Point queries") < at("What differs"));
     assert!(html.contains("y-axis starts at"));
     assert!(html.contains("class=\"num red\"") && html.contains("class=\"num green\""));
     snapshot("report.html", &html);

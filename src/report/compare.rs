@@ -168,6 +168,25 @@ pub fn diff_maps(
         .collect()
 }
 
+/// A setting's name as configs and settings lists may spell it: lower case,
+/// `-` as `_` (my.cnf accepts both).
+pub fn setting_key(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace('-', "_")
+}
+
+/// The setting names a config sets (`name = value`, `name=value`; comments,
+/// `[sections]` and lines without `=` left out), as [`setting_key`]s.
+pub fn config_keys(lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.starts_with('#') && !l.starts_with(';') && !l.starts_with('['))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, _)| setting_key(k))
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
 /// Config lines (trimmed, blank and `#` comment lines left out) that only
 /// `base` has, and that only `target` has.
 pub fn diff_lines(base: &[String], target: &[String]) -> (Vec<String>, Vec<String>) {
@@ -464,6 +483,26 @@ mod tests {
         );
         assert_eq!(b, ["shared_buffers = 128MB"]);
         assert_eq!(t, ["shared_buffers = 1GB"]);
+    }
+
+    #[test]
+    fn config_keys_are_the_names_a_config_sets() {
+        let lines: Vec<String> = [
+            "# tuned",
+            "[mysqld]",
+            "innodb-flush-log-at-trx-commit = 2",
+            "shared_buffers=1GB",
+            "skip-name-resolve",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            config_keys(&lines),
+            ["innodb_flush_log_at_trx_commit", "shared_buffers"]
+        );
+        assert_eq!(setting_key("Max-Connections"), "max_connections");
     }
 
     #[test]

@@ -161,6 +161,9 @@ pub struct Sample {
     pub latency_us: Latency,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hw: Option<HwFigures>,
+    /// The machine was busy before the step ([`crate::results::BUSY_WARNING`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
 }
 
 /// All repeats of one target at one test and thread count.
@@ -282,6 +285,10 @@ pub struct Differences {
     pub target_engine: String,
     /// Server settings (`SHOW GLOBAL VARIABLES`, `pg_settings`).
     pub settings: Vec<ValueDiff>,
+    /// The names in `settings` that the base's or the target's config sets:
+    /// differences the user made, shown first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settings_from_config: Vec<String>,
     /// Config file lines only the base has, and only the target has.
     pub config_base_only: Vec<String>,
     pub config_target_only: Vec<String>,

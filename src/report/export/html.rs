@@ -16,7 +16,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.red{background:#ff9a9a}td.green{background:#81ffa6}td.grey{background:#e4e4e4}
 .beside{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}
 .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{overflow-x:auto;max-width:100%}
-svg{display:block}";
+svg{display:block}details{margin:.4em 0 1em}summary{cursor:pointer;color:#333}";
 
 fn table(t: &Table, out: &mut String) {
     out.push_str("<table><thead><tr>");
@@ -183,6 +183,13 @@ fn block(r: &Report, b: &Block, out: &mut String) {
             out.push_str("</ul>\n");
         }
         Block::Table(t) => table(t, out),
+        Block::Folded(summary, bs) => {
+            out.push_str(&format!("<details><summary>{}</summary>\n", esc(summary)));
+            for b in bs {
+                block(r, b, out);
+            }
+            out.push_str("</details>\n");
+        }
         Block::Beside(bs) => {
             // Each heading starts a column of its own.
             out.push_str("<div class=\"beside\">");
@@ -311,6 +318,13 @@ fn plain_block(b: &Block, out: &mut String) {
                 plain_block(b, out);
             }
             out.push_str("</div>\n");
+        }
+        Block::Folded(summary, bs) => {
+            out.push_str(&format!("<details><summary>{}</summary>\n", esc(summary)));
+            for b in bs {
+                plain_block(b, out);
+            }
+            out.push_str("</details>\n");
         }
         Block::Chart(Chart::Drawn { svg, .. }) => {
             out.push_str("<div class=\"chart\">");
