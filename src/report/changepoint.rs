@@ -105,7 +105,8 @@ fn best_over(z: &[f64], bounds: &[usize], min: usize) -> Option<(usize, f64)> {
 /// the strongest split of any piece and tests it: the values are shuffled
 /// within each piece `permutations` times, and p = (1 + the shuffles whose
 /// strongest split is at least as strong) / (1 + permutations). The first
-/// split with p above `max_p` ends the search.
+/// split with p above `max_p` ends the search (its shuffles stop as soon as
+/// p must exceed `max_p`).
 pub fn e_divisive(z: &[f64], settings: Settings) -> Vec<Split> {
     let mut rng = SmallRng::seed_from_u64(settings.seed);
     let mut bounds = vec![0, z.len()];
@@ -119,6 +120,10 @@ pub fn e_divisive(z: &[f64], settings: Settings) -> Vec<Split> {
             }
             if best_over(&shuffled, &bounds, settings.min_size).is_some_and(|(_, p)| p >= q) {
                 as_strong += 1;
+                // p can only exceed max_p from here: the split is rejected.
+                if (1 + as_strong) as f64 > settings.max_p * (1 + settings.permutations) as f64 {
+                    break;
+                }
             }
         }
         let p = (1 + as_strong) as f64 / (1 + settings.permutations) as f64;
