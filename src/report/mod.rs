@@ -3,7 +3,8 @@
 //!
 //! `load` reads a results directory into the [`model::Report`], using the
 //! rules of `compare` and the tests of `stats`; `export` renders it, with the
-//! charts of `svg` for HTML.
+//! charts of `svg` for HTML. `history` (`rqps history`) reads many runs into
+//! series and finds their change points with `changepoint`.
 //!
 //! Nothing here names a suite: what a suite adds (group titles and order,
 //! tables and charts of its own) comes in as a [`section::Section`] from the
