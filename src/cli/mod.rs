@@ -80,7 +80,7 @@ queries without and with aggregation, and writes; the Insert Benchmark as throug
 insert-rate SLA.\n\n\
 Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the quick profile \
 (32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME"
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
 )]
 pub struct Cli {
     #[command(subcommand)]
