@@ -131,8 +131,15 @@ fn snapshot_html() {
         html.matches("http://").count(),
         html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
     );
-    // 4 group bar charts, 2 thread sweeps, 11 per-second charts.
-    assert_eq!(html.matches("<svg").count(), 4 + 2 + 11);
+    // 4 version-series charts (three names), 4 group bar charts, 2 thread
+    // sweeps, 11 per-second charts.
+    assert_eq!(html.matches("class=\"series\"").count(), 4);
+    assert_eq!(html.matches("<svg").count(), 4 + 4 + 2 + 11);
+    // The answer first: the summary and the charts come before what differs.
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("Summary (geometric") < at("<svg"));
+    assert!(at("class=\"series\"") < at("What differs"));
+    assert!(at("<h2>Point queries") < at("What differs"));
     assert!(html.contains("y-axis starts at"));
     assert!(html.contains("class=\"num red\"") && html.contains("class=\"num green\""));
     snapshot("report.html", &html);
@@ -474,23 +481,9 @@ fn png_stats(path: &Path, probe: &[(u8, u8, u8)]) -> (usize, f64, Vec<usize>) {
     (colours.len(), non_white as f64 / px as f64, hits)
 }
 
-#[test]
-fn html_report_renders_in_headless_chromium() {
-    let required = std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
-    let Some(browser) = browser() else {
-        if required {
-            panic!("RQPS_REQUIRE_SERVERS=1 but no chromium on PATH (apt-get install chromium)");
-        }
-        eprintln!(
-            "skipping the browser check: no chromium on PATH (set RQPS_REQUIRE_SERVERS=1 to make this fail)"
-        );
-        return;
-    };
-    let d = tempfile::tempdir().unwrap();
-    let page = d.path().join("report.html");
-    std::fs::write(&page, render(&fixture_report(), Format::Html, false)).unwrap();
-    let shot = d.path().join("shot.png");
-    let profile = d.path().join("profile");
+/// Headless Chromium's screenshot of `page` at `size` ("W,H"), into `shot`.
+fn screenshot(browser: &str, page: &Path, shot: &Path, tmp: &Path, size: &str) {
+    let profile = tmp.join("profile");
     let mut child = Command::new(browser)
         .args([
             "--headless",
@@ -500,7 +493,7 @@ fn html_report_renders_in_headless_chromium() {
             "--hide-scrollbars",
             &format!("--user-data-dir={}", profile.display()),
             &format!("--screenshot={}", shot.display()),
-            "--window-size=1200,2000",
+            &format!("--window-size={size}"),
             &format!("file://{}", page.display()),
         ])
         .stdout(std::process::Stdio::null())
@@ -519,6 +512,25 @@ fn html_report_renders_in_headless_chromium() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert!(shot.is_file(), "no screenshot written");
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let required = std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
+    let Some(browser) = browser() else {
+        if required {
+            panic!("RQPS_REQUIRE_SERVERS=1 but no chromium on PATH (apt-get install chromium)");
+        }
+        eprintln!(
+            "skipping the browser check: no chromium on PATH (set RQPS_REQUIRE_SERVERS=1 to make this fail)"
+        );
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("report.html");
+    std::fs::write(&page, render(&fixture_report(), Format::Html, false)).unwrap();
+    let shot = d.path().join("shot.png");
+    screenshot(browser, &page, &shot, d.path(), "1200,2000");
     // The first target's bars (#4e79a7), a red cell (#ff9a9a), a green one (#81ffa6).
     let probe = [(0x4e, 0x79, 0xa7), (0xff, 0x9a, 0x9a), (0x81, 0xff, 0xa6)];
     let (colours, ink, hits) = png_stats(&shot, &probe);
@@ -539,6 +551,164 @@ fn html_report_renders_in_headless_chromium() {
     );
     if std::env::var("RQPS_KEEP_SCREENSHOT").is_ok() {
         let keep = std::env::temp_dir().join("rqps-report-shot.png");
+        std::fs::copy(&shot, &keep).unwrap();
+        eprintln!("screenshot kept at {}", keep.display());
+    }
+}
+
+// ---- five versions (synthesized from the fixture's pg15 run) ----
+
+const FIVE: [&str; 5] = ["pg12", "pg13", "pg14", "pg15", "pg16"];
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Five names, two repeats each, interleaved as a matrix runs them: point
+/// and range tests 1 to 3 % slower per version, writes 2 to 4 % faster, ±1 %
+/// between repeats. pg16 sets work_mem in its config and has two settings the others
+/// lack; pg12 has one of its own. The first pg14 run found the machine busy
+/// before two of its steps.
+fn five_versions(dir: &Path) {
+    let src = results().join("20250101-100000-pg15");
+    let run = read_json(&src.join("run.json"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(src.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for rep in 0..2 {
+        for (k, name) in FIVE.iter().enumerate() {
+            let id = format!("2025010{}-1{k}0000-{name}", rep + 1);
+            let d = dir.join(&id);
+            std::fs::create_dir_all(d.join("tests")).unwrap();
+            let mut r = run.clone();
+            r["run_id"] = id.clone().into();
+            r["name"] = (*name).into();
+            r["started"] = format!("2025-01-0{}T1{k}:00:00Z", rep + 1).into();
+            r["engine"]["version"] = format!("{}.0", 12 + k).into();
+            let s = &mut r["settings"];
+            s["server_version"] = format!("{}.0", 12 + k).into();
+            match *name {
+                "pg12" => s["old_in_12"] = "on".into(),
+                "pg16" => {
+                    s["new_in_16_a"] = "1".into();
+                    s["new_in_16_b"] = "2".into();
+                    s["work_mem"] = "64MB".into();
+                    r["server"]["config"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push("work_mem = 64MB".into());
+                }
+                _ => s["work_mem"] = "4MB".into(),
+            }
+            std::fs::write(d.join("run.json"), r.to_string()).unwrap();
+            for (i, f) in files.iter().enumerate() {
+                let mut t = read_json(f);
+                let spread = 0.01 * (i % 3) as f64;
+                let per_version = if t["group"] == "write" {
+                    1.04 - spread
+                } else {
+                    0.97 + spread
+                };
+                let wobble = 1.0 + 0.01 * if (i + rep) % 2 == 0 { 1.0 } else { -1.0 };
+                let scale = per_version_pow(per_version, k) * wobble;
+                t["qps"] = (t["qps"].as_f64().unwrap() * scale).into();
+                for p in t["per_second"].as_array_mut().unwrap() {
+                    p["qps"] = (p["qps"].as_f64().unwrap() * scale).into();
+                }
+                if *name == "pg14" && rep == 0 && (i == 2 || i == 9) {
+                    t["warnings"] = serde_json::json!([format!(
+                        "{}: other processes used 60% of all CPUs just before this step (threshold 20%); its figures may be off",
+                        rqps::results::BUSY_WARNING
+                    )]);
+                }
+                std::fs::write(d.join("tests").join(f.file_name().unwrap()), t.to_string())
+                    .unwrap();
+            }
+        }
+    }
+}
+
+fn per_version_pow(f: f64, k: usize) -> f64 {
+    f.powi(k as i32)
+}
+
+fn five_report(dir: &Path) -> Report {
+    let targets: Vec<&str> = FIVE[1..].to_vec();
+    load::load(dir, &opts("pg12", Some(&targets))).expect("five-version report builds")
+}
+
+#[test]
+fn a_busy_machine_is_one_note_per_run_and_a_mark_on_its_results() {
+    let d = tempfile::tempdir().unwrap();
+    five_versions(d.path());
+    let r = five_report(d.path());
+    let busy: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.contains(rqps::results::BUSY_WARNING))
+        .collect();
+    assert_eq!(busy.len(), 1, "{:?}", r.warnings);
+    assert!(
+        busy[0].contains("pg14 run 20250101-120000-pg14") && busy[0].contains("2 of its steps"),
+        "{busy:?}"
+    );
+    let text = render(&r, Format::Term, false);
+    let marked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" t=") && l.contains(" !"))
+        .collect();
+    // Two rows, each marked in the relative table and in the QPS table.
+    assert_eq!(marked.len(), 4, "{marked:#?}");
+    assert!(export::legend(&r).contains("!: a repeat ran while the machine was busy"));
+    // Without the warning nothing is marked.
+    assert!(!render(&fixture_report(), Format::Term, false).contains(" !"));
+}
+
+#[test]
+fn what_differs_lists_config_settings_first_and_folds_one_version_only_ones() {
+    let d = tempfile::tempdir().unwrap();
+    five_versions(d.path());
+    let html = render(&five_report(d.path()), Format::Html, false);
+    let pg16 = &html[html.find("<h3>pg16 against pg12").unwrap()..];
+    let at = |s: &str| pg16.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("set by a config") < at("default differs"));
+    assert!(at("<td>work_mem</td>") < at("<td>server_version</td>"));
+    assert!(
+        pg16.contains(
+            "<details><summary>3 server setting(s) that only one of pg12 and pg16 has</summary>"
+        ),
+        "{}",
+        &pg16[..2000.min(pg16.len())]
+    );
+    assert!(at("<details>") < at("<td>new_in_16_a</td>"));
+    assert!(at("<td>new_in_16_a</td>") < at("</details>"));
+}
+
+#[test]
+fn a_five_version_report_shows_a_chart_within_the_first_1200_pixels() {
+    let required = std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
+    let Some(browser) = browser() else {
+        assert!(!required, "RQPS_REQUIRE_SERVERS=1 but no chromium on PATH");
+        eprintln!("skipping: no chromium on PATH (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    five_versions(d.path());
+    let page = d.path().join("five.html");
+    std::fs::write(&page, render(&five_report(d.path()), Format::Html, false)).unwrap();
+    let shot = d.path().join("five.png");
+    // The window is the first 1,200 pixels: the screenshot holds nothing below.
+    screenshot(browser, &page, &shot, d.path(), "1200,1200");
+    // The version-series chart's grey band (#ececec) and its first line (#4e79a7).
+    let (_, _, hits) = png_stats(&shot, &[(0xec, 0xec, 0xec), (0x4e, 0x79, 0xa7)]);
+    assert!(
+        hits[0] > 5_000 && hits[1] > 100,
+        "no version-series chart in the first 1,200 px: {hits:?}"
+    );
+    if std::env::var("RQPS_KEEP_SCREENSHOT").is_ok() {
+        let keep = std::env::temp_dir().join("rqps-five-shot.png");
         std::fs::copy(&shot, &keep).unwrap();
         eprintln!("screenshot kept at {}", keep.display());
     }

@@ -2,7 +2,9 @@
 //! (tests/fixtures/results-v1: sysbench and Insert Benchmark runs on SQLite,
 //! names `a` and `b`, written by the binary of commit 7071344) still loads,
 //! and `rqps report` prints exactly what that binary printed for it
-//! (tests/fixtures/report-v1, also written by it).
+//! (tests/fixtures/report-v1, also written by it; report.txt, .md and .json
+//! re-recorded for issue 16's deliberate changes: the moderated t-test's
+//! intervals, the page order, one busy-machine note per run with marks).
 
 mod common;
 use common::{rqps, text};

@@ -4,6 +4,7 @@
 //! engine kinds' options, from the suite and the engine registries.
 
 mod bench;
+mod history;
 mod matrix;
 mod report;
 pub mod run;
@@ -79,7 +80,7 @@ queries without and with aggregation, and writes; the Insert Benchmark as throug
 insert-rate SLA.\n\n\
 Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the quick profile \
 (32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME"
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -104,6 +105,13 @@ enum Cmd {
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
     Compare(report::CompareArgs),
+    /// Change points of each test's QPS over many runs of one suite (nightly builds).
+    ///
+    /// Orders the runs (by start time or name), takes each test's QPS as a series and finds
+    /// where it changes by E-divisive means with a permutation test, as Otava does. Prints a
+    /// table of change points (test, first run after the change, QPS before -> after, change,
+    /// p-value) and a chart per test.
+    History(history::HistoryArgs),
     /// Run a matrix file: several engine versions or configs in turn, repeats interleaved,
     /// resumable, then the report against the base target.
     Matrix(matrix::MatrixArgs),
@@ -371,6 +379,7 @@ pub fn main() -> i32 {
         Cmd::Show(a) => show(&a),
         Cmd::Report(a) => report::report(&a),
         Cmd::Compare(a) => report::compare(&a),
+        Cmd::History(a) => history::history(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
         // Every failure of `rqps bench` exits 1, bad arguments included.

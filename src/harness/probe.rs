@@ -191,13 +191,16 @@ impl Probe {
         let mut exclude = ctx.server_pids.clone();
         exclude.push(std::process::id());
         let background = background_cpu_pct(BACKGROUND_WINDOW, &exclude);
-        let warning = background.filter(|pct| *pct > ctx.busy_threshold_pct).map(|pct| {
-            format!(
-                "the machine was not idle: other processes used {pct:.0}% of all CPUs just before this step \
+        let warning = background
+            .filter(|pct| *pct > ctx.busy_threshold_pct)
+            .map(|pct| {
+                format!(
+                    "{}: other processes used {pct:.0}% of all CPUs just before this step \
                  (threshold {:.0}%); its figures may be off. Stop them, or raise --busy-threshold",
-                ctx.busy_threshold_pct
-            )
-        });
+                    crate::results::BUSY_WARNING,
+                    ctx.busy_threshold_pct
+                )
+            });
         Probe {
             sampler: None,
             before: db_size(ctx, driver),

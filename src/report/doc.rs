@@ -65,6 +65,9 @@ pub enum Block {
     Table(Table),
     /// Blocks shown side by side where the format can.
     Beside(Vec<Block>),
+    /// Blocks folded away under a one-line summary where the format can
+    /// (HTML and Markdown `<details>`); the terminal prints them.
+    Folded(String, Vec<Block>),
     Chart(Chart),
 }
 

@@ -76,6 +76,9 @@ fn unknown_name(name: &str, known: &[String]) -> String {
 
 type Key = (String, String, usize);
 
+/// The mark after a value measured while the machine was busy.
+pub const BUSY_MARK: &str = "!";
+
 /// A counted result and the run it came from.
 struct Found<'a> {
     run: &'a RunDoc,
@@ -218,6 +221,11 @@ fn side(found: &[Found]) -> Side {
             errors: f.test.errors,
             latency_us: f.test.latency_us.clone(),
             hw: f.test.hw.as_ref().and_then(HwFigures::from_cost),
+            busy: f
+                .test
+                .warnings
+                .iter()
+                .any(|w| w.starts_with(results::BUSY_WARNING)),
         })
         .collect();
     let hw = compare::hw_mean(samples.iter().filter_map(|s| s.hw.as_ref()));
@@ -325,11 +333,19 @@ fn engine_label(r: &RunDoc) -> String {
 fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
     let (config_base_only, config_target_only) =
         compare::diff_lines(config_lines(base), config_lines(other));
+    let settings = compare::diff_maps(&base.settings, &other.settings);
+    let mut set_by_config = compare::config_keys(config_lines(base));
+    set_by_config.extend(compare::config_keys(config_lines(other)));
     Differences {
         target: target.to_string(),
         base_engine: engine_label(base),
         target_engine: engine_label(other),
-        settings: compare::diff_maps(&base.settings, &other.settings),
+        settings_from_config: settings
+            .iter()
+            .filter(|v| set_by_config.contains(&compare::setting_key(&v.name)))
+            .map(|v| v.name.clone())
+            .collect(),
+        settings,
         config_base_only,
         config_target_only,
         params: compare::diff_maps(&params_map(base), &params_map(other)),
@@ -419,6 +435,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         let nruns = runs_of(name);
         repeat_warnings(name, &nruns, &mut warnings);
         for run in nruns {
+            let mut busy_steps = 0usize;
             for t in &run.tests {
                 if !t.reported && !opts.all {
                     continue;
@@ -435,6 +452,10 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                     continue;
                 }
                 for w in &t.warnings {
+                    if w.starts_with(results::BUSY_WARNING) {
+                        busy_steps += 1;
+                        continue;
+                    }
                     warnings.push(format!(
                         "{name} {} t={} in run {}: {w}",
                         t.test, t.threads, run.run_id
@@ -448,6 +469,14 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                     .entry(key.clone())
                     .or_insert_with(|| t.group.clone());
                 m.entry(key).or_default().push(Found { run, test: t });
+            }
+            // Once per run, not once per step: the results carry the mark.
+            if busy_steps > 0 {
+                warnings.push(format!(
+                    "{name} run {}: {} before {busy_steps} of its steps; their results are marked {BUSY_MARK} and may be off",
+                    run.run_id,
+                    results::BUSY_WARNING
+                ));
             }
         }
         found.push(m);
@@ -472,19 +501,50 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         ))
     });
 
+    // Every row's sides first: a target's verdicts pool the variance over
+    // all its rows (compare::relative_all).
+    let sides: Vec<(Side, Vec<Option<Side>>)> = keys
+        .iter()
+        .map(|(_, _, key)| {
+            let targets = (1..all_names.len())
+                .map(|i| found[i].get(key).map(|f| side(f)))
+                .collect();
+            (side(&found[0][key]), targets)
+        })
+        .collect();
+    let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
+    // rels[i][row]: target i's relative QPS at each row.
+    let rels: Vec<Vec<Option<Rel>>> = (0..all_names.len() - 1)
+        .map(|i| {
+            let rows: Vec<(usize, Vec<f64>, Vec<f64>)> = sides
+                .iter()
+                .enumerate()
+                .filter_map(|(r, (b, t))| Some((r, qps(t[i].as_ref()?), qps(b))))
+                .collect();
+            let pairs: Vec<(&[f64], &[f64])> = rows
+                .iter()
+                .map(|(_, t, b)| (t.as_slice(), b.as_slice()))
+                .collect();
+            let mut out = vec![None; sides.len()];
+            for ((r, _, _), rel) in rows.iter().zip(compare::relative_all(&pairs, opts.rules)) {
+                out[*r] = rel;
+            }
+            out
+        })
+        .collect();
+
     let mut thread_counts = BTreeSet::new();
     let mut blocks: Vec<GroupBlock> = Vec::new();
-    for (_, title, key) in keys {
+    for (r, ((_, title, key), (base_side, target_sides))) in keys.into_iter().zip(sides).enumerate()
+    {
         thread_counts.insert(key.2);
         let group = groups_of[&key].clone();
-        let base_side = side(&found[0][&key]);
-        let base_qps: Vec<f64> = base_side.samples.iter().map(|s| s.qps).collect();
-        let cells = (1..all_names.len())
-            .map(|i| {
-                let f = found[i].get(&key)?;
-                let s = side(f);
-                let qps: Vec<f64> = s.samples.iter().map(|s| s.qps).collect();
-                let rel = compare::relative(&qps, &base_qps, opts.rules)?;
+        let cells = target_sides
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let s = s?;
+                let rel = rels[i][r].clone()?;
                 let hw_rel = match (&s.hw, &base_side.hw) {
                     (None, None) => None,
                     (t, b) => Some(compare::hw_rel(

@@ -39,10 +39,11 @@ pub use super::doc::Shade;
 pub struct Rel {
     /// Ratio of geometric means, target / base.
     pub ratio: f64,
-    /// 95 % confidence interval of the ratio (Welch on log QPS); absent when untested.
+    /// 95 % confidence interval of the ratio (moderated t on log QPS); absent when untested.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
     pub p: Option<f64>,
+    /// Degrees of freedom of the moderated test: the test's own plus the prior's.
     pub df: Option<f64>,
     pub verdict: Verdict,
     pub shade: Shade,
@@ -160,6 +161,9 @@ pub struct Sample {
     pub latency_us: Latency,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hw: Option<HwFigures>,
+    /// The machine was busy before the step ([`crate::results::BUSY_WARNING`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
 }
 
 /// All repeats of one target at one test and thread count.
@@ -281,6 +285,10 @@ pub struct Differences {
     pub target_engine: String,
     /// Server settings (`SHOW GLOBAL VARIABLES`, `pg_settings`).
     pub settings: Vec<ValueDiff>,
+    /// The names in `settings` that the base's or the target's config sets:
+    /// differences the user made, shown first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settings_from_config: Vec<String>,
     /// Config file lines only the base has, and only the target has.
     pub config_base_only: Vec<String>,
     pub config_target_only: Vec<String>,
@@ -319,7 +327,7 @@ pub struct Report {
     pub base: String,
     pub targets: Vec<String>,
     pub noise_floor: f64,
-    /// Significance level of the Welch test.
+    /// Significance level of the moderated t-test.
     pub alpha: f64,
     /// Warm-up steps included (`--all`).
     pub all: bool,

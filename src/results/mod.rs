@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::{file_safe, now_rfc3339, write_atomic, write_output};
 
+/// How a result's warning about a busy machine starts (written by the
+/// harness's probe, read by reports to mark the result).
+pub const BUSY_WARNING: &str = "the machine was not idle";
+
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -59,7 +63,8 @@ pub struct TestResult {
     /// `pg_stat_*`), numeric counters only.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
     pub status_delta: std::collections::BTreeMap<String, f64>,
-    /// Conditions that may have falsified this result (e.g. a busy machine).
+    /// Conditions that may have falsified this result (e.g. a busy machine:
+    /// a warning that starts with [`BUSY_WARNING`]).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub warnings: Vec<String>,
     /// What the suite measured beyond this core, under the suite's name

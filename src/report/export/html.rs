@@ -16,7 +16,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.red{background:#ff9a9a}td.green{background:#81ffa6}td.grey{background:#e4e4e4}
 .beside{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}
 .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{overflow-x:auto;max-width:100%}
-svg{display:block}";
+svg{display:block}details{margin:.4em 0 1em}summary{cursor:pointer;color:#333}";
 
 fn table(t: &Table, out: &mut String) {
     out.push_str("<table><thead><tr>");
@@ -183,6 +183,13 @@ fn block(r: &Report, b: &Block, out: &mut String) {
             out.push_str("</ul>\n");
         }
         Block::Table(t) => table(t, out),
+        Block::Folded(summary, bs) => {
+            out.push_str(&format!("<details><summary>{}</summary>\n", esc(summary)));
+            for b in bs {
+                block(r, b, out);
+            }
+            out.push_str("</details>\n");
+        }
         Block::Beside(bs) => {
             // Each heading starts a column of its own.
             out.push_str("<div class=\"beside\">");
@@ -256,5 +263,74 @@ impl Exporter for Html {
             "<p style=\"color:#777;font-size:12px\">Made by rqps report.</p>\n</body></html>\n",
         );
         out
+    }
+}
+
+/// A page of blocks that need no [`Report`] (text, tables and drawn charts;
+/// other charts are left out): `rqps history` renders through it.
+pub fn page(doc: &[Block]) -> String {
+    let title = match doc.first() {
+        Some(Block::Heading(_, t)) => t.clone(),
+        _ => "rqps".into(),
+    };
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{}</title><style>{STYLE}</style></head><body>\n",
+        esc(&title)
+    );
+    let mut in_charts = false;
+    for b in doc {
+        let small = matches!(b, Block::Chart(Chart::Drawn { small: true, .. }));
+        if small != in_charts {
+            out.push_str(if small {
+                "<div class=\"charts\">"
+            } else {
+                "</div>\n"
+            });
+            in_charts = small;
+        }
+        plain_block(b, &mut out);
+    }
+    if in_charts {
+        out.push_str("</div>\n");
+    }
+    out.push_str("<p style=\"color:#777;font-size:12px\">Made by rqps.</p>\n</body></html>\n");
+    out
+}
+
+/// One block of [`page`].
+fn plain_block(b: &Block, out: &mut String) {
+    match b {
+        Block::Heading(level, s) => out.push_str(&format!("<h{level}>{}</h{level}>\n", esc(s))),
+        Block::Para(s) => out.push_str(&format!("<p>{}</p>\n", esc(s))),
+        Block::Bullets(items) => {
+            out.push_str("<ul>");
+            for i in items {
+                out.push_str(&format!("<li>{}</li>", esc(i)));
+            }
+            out.push_str("</ul>\n");
+        }
+        Block::Table(t) => table(t, out),
+        Block::Beside(bs) => {
+            out.push_str("<div class=\"beside\">");
+            for b in bs {
+                plain_block(b, out);
+            }
+            out.push_str("</div>\n");
+        }
+        Block::Folded(summary, bs) => {
+            out.push_str(&format!("<details><summary>{}</summary>\n", esc(summary)));
+            for b in bs {
+                plain_block(b, out);
+            }
+            out.push_str("</details>\n");
+        }
+        Block::Chart(Chart::Drawn { svg, .. }) => {
+            out.push_str("<div class=\"chart\">");
+            out.push_str(svg);
+            out.push_str("</div>\n");
+        }
+        Block::Chart(_) => {}
     }
 }

@@ -78,6 +78,16 @@ pub fn block(b: &Block, out: &mut String) {
                 block(b, out);
             }
         }
+        Block::Folded(summary, bs) => {
+            out.push_str(&format!(
+                "<details><summary>{}</summary>\n\n",
+                crate::report::svg::esc(summary)
+            ));
+            for b in bs {
+                block(b, out);
+            }
+            out.push_str("</details>\n\n");
+        }
         Block::Chart(_) => {}
     }
 }

@@ -9,10 +9,11 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod md;
+pub mod series;
 pub mod term;
 pub mod tsv;
 
-use super::model::{HwFigures, Rel, Report, Row, Side, Verdict};
+use super::model::{Differences, HwFigures, Rel, Report, Row, Side, ValueDiff, Verdict};
 
 /// Renders a whole comparison in one format.
 pub trait Exporter {
@@ -95,11 +96,25 @@ fn geo_text(g: Option<f64>) -> TCell {
 
 /// What the marks and colours mean.
 pub fn legend(r: &Report) -> String {
+    let busy = r
+        .rows()
+        .flat_map(|row| {
+            std::iter::once(&row.base).chain(row.cells.iter().flatten().map(|c| &c.side))
+        })
+        .any(|s| s.samples.iter().any(|x| x.busy));
+    let busy = if busy {
+        format!(
+            " {}: a repeat ran while the machine was busy (see the notes).",
+            crate::report::load::BUSY_MARK
+        )
+    } else {
+        String::new()
+    };
     format!(
         "Relative QPS = QPS(target) / QPS(base), the ratio of geometric means over the repeats; \
-above 1 is faster than the base. Marks: + faster, - slower (p < {} in Welch's t-test on log QPS \
-and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
-95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~.",
+above 1 is faster than the base. Marks: + faster, - slower (p < {} in the moderated t-test on log QPS, each test's variance \
+shrunk toward the one pooled over the run pair's tests, and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
+95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~.{busy}",
         r.alpha,
         trim_num(r.noise_floor * 100.0)
     )
@@ -128,8 +143,17 @@ fn row_has_hw(row: &Row) -> bool {
 
 fn abs_cell(s: Option<&Side>) -> TCell {
     match s {
-        Some(s) => qps(s.qps).into(),
+        Some(s) => format!("{}{}", qps(s.qps), busy_mark(s)).into(),
         None => "-".into(),
+    }
+}
+
+/// ` !` when a repeat of `s` ran on a busy machine, else nothing.
+fn busy_mark(s: &Side) -> String {
+    if s.samples.iter().any(|x| x.busy) {
+        format!(" {}", crate::report::load::BUSY_MARK)
+    } else {
+        String::new()
     }
 }
 
@@ -147,20 +171,46 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
         1,
         format!("{title}: {} against {}", r.targets.join(", "), r.base),
     ));
+    // The answer first: the summary and the charts, then the tables, then
+    // what differs and the notes.
     if tables {
-        out.push(Block::Para(legend(r)));
         summary(r, &mut out);
+        out.push(Block::Para(legend(r)));
+        if charts && r.targets.len() >= 2 {
+            version_series(r, &mut out);
+        }
     }
-    differs(r, &mut out);
-    notes(r, &mut out);
     groups(r, charts, &mut out);
     for b in &r.parts {
         out.extend(b.part.blocks(r, charts));
     }
+    differs(r, &mut out);
+    notes(r, &mut out);
     if charts && tables {
         charts_after(r, &mut out);
     }
     out
+}
+
+/// One line chart per group when the report has more than two names: x the
+/// names in order (the base first), y QPS relative to the base, one line per
+/// test, the 0.95..1.05 band shaded. The picture of a version series.
+fn version_series(r: &Report, out: &mut Vec<Block>) {
+    out.push(Block::Heading(
+        2,
+        format!("Relative QPS by version (against {})", r.base),
+    ));
+    out.push(Block::Para(
+        "One line per test across the names in report order; dashed line: 1.0 = the base; grey band: \
+0.95 to 1.05; filled points: significant (+ or -), hollow: ~ or untested (?)."
+            .into(),
+    ));
+    for gi in 0..r.groups.len() {
+        out.push(Block::Chart(Chart::Drawn {
+            svg: series::chart(r, gi),
+            small: true,
+        }));
+    }
 }
 
 /// Geometric means per group and overall.
@@ -257,23 +307,56 @@ fn differs(r: &Report, out: &mut Vec<Block>) {
         if !items.is_empty() {
             out.push(Block::Bullets(items));
         }
-        if !d.settings.is_empty() {
-            out.push(Block::Table(Table {
-                header: vec!["server setting".into(), r.base.clone(), d.target.clone()],
-                rows: d
-                    .settings
-                    .iter()
-                    .map(|v| {
-                        vec![
-                            v.name.as_str().into(),
-                            opt(&v.base).into(),
-                            opt(&v.target).into(),
-                        ]
-                    })
-                    .collect(),
-                left: 3,
-            }));
-        }
+        settings_blocks(r, d, out);
+    }
+}
+
+/// The server settings that differ: those a config sets first, then those
+/// that differ by the versions' defaults, then (folded) those only one
+/// version has.
+fn settings_blocks(r: &Report, d: &Differences, out: &mut Vec<Block>) {
+    let table = |title: &str, list: &[&ValueDiff]| {
+        Block::Table(Table {
+            header: vec![title.to_string(), r.base.clone(), d.target.clone()],
+            rows: list
+                .iter()
+                .map(|v| {
+                    vec![
+                        v.name.as_str().into(),
+                        opt(&v.base).into(),
+                        opt(&v.target).into(),
+                    ]
+                })
+                .collect(),
+            left: 3,
+        })
+    };
+    let from_config: Vec<&ValueDiff> = d
+        .settings
+        .iter()
+        .filter(|v| d.settings_from_config.contains(&v.name))
+        .collect();
+    let (one_side, by_default): (Vec<&ValueDiff>, Vec<&ValueDiff>) = d
+        .settings
+        .iter()
+        .filter(|v| !d.settings_from_config.contains(&v.name))
+        .partition(|v| v.base.is_none() || v.target.is_none());
+    if !from_config.is_empty() {
+        out.push(table("server setting (set by a config)", &from_config));
+    }
+    if !by_default.is_empty() {
+        out.push(table("server setting (default differs)", &by_default));
+    }
+    if !one_side.is_empty() {
+        out.push(Block::Folded(
+            format!(
+                "{} server setting(s) that only one of {} and {} has",
+                one_side.len(),
+                r.base,
+                d.target
+            ),
+            vec![table("server setting (one side only)", &one_side)],
+        ));
     }
 }
 
@@ -334,8 +417,12 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                 for c in &row.cells {
                     match c {
                         Some(c) => {
+                            let mut mark = busy_mark(&c.side);
+                            if mark.is_empty() {
+                                mark = busy_mark(&row.base);
+                            }
                             cells.push(TCell {
-                                text: rel_text(&c.rel),
+                                text: format!("{}{mark}", rel_text(&c.rel)),
                                 shade: Some(c.rel.shade),
                             });
                             cells.push(ci_text(&c.rel).into());

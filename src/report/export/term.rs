@@ -89,6 +89,12 @@ pub fn block(b: &Block, colour: bool, out: &mut String) {
                 block(b, colour, out);
             }
         }
+        Block::Folded(summary, bs) => {
+            out.push_str(&format!("{summary}:\n"));
+            for b in bs {
+                block(b, colour, out);
+            }
+        }
         Block::Chart(_) => {}
     }
 }

@@ -332,19 +332,36 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
         .find(|r| r.name == base)
         .map(|r| r.cells.clone());
     if let Some(bc) = base_cells {
+        let ok = |c: &IbenchCell| -> Vec<f64> {
+            c.repeats
+                .iter()
+                .filter(|r| r.status == "ok")
+                .map(|r| r.throughput)
+                .collect()
+        };
         for row in rows.iter_mut().filter(|r| r.name != base) {
-            for (cell, b) in row.cells.iter_mut().zip(&bc) {
+            // The steps of one target against the base pool their variance
+            // (compare::relative_all).
+            let sides: Vec<(usize, Vec<f64>, Vec<f64>)> = row
+                .cells
+                .iter()
+                .zip(&bc)
+                .enumerate()
+                .filter_map(|(i, (c, b))| Some((i, ok(c.as_ref()?), ok(b.as_ref()?))))
+                .collect();
+            let pairs: Vec<(&[f64], &[f64])> = sides
+                .iter()
+                .map(|(_, t, b)| (t.as_slice(), b.as_slice()))
+                .collect();
+            let mut rels: Vec<Option<Rel>> = vec![None; row.cells.len()];
+            for ((i, _, _), rel) in sides.iter().zip(compare::relative_all(&pairs, rules)) {
+                rels[*i] = rel;
+            }
+            for ((cell, b), rel) in row.cells.iter_mut().zip(&bc).zip(rels) {
                 let (Some(cell), Some(b)) = (cell.as_mut(), b.as_ref()) else {
                     continue;
                 };
-                let ok = |c: &IbenchCell| -> Vec<f64> {
-                    c.repeats
-                        .iter()
-                        .filter(|r| r.status == "ok")
-                        .map(|r| r.throughput)
-                        .collect()
-                };
-                cell.rel = compare::relative(&ok(cell), &ok(b), rules);
+                cell.rel = rel;
                 cell.hw_rel = match (&cell.hw, &b.hw) {
                     (None, None) => None,
                     (t, b) => Some(compare::hw_rel(

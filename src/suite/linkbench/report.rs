@@ -250,11 +250,42 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
     // Relative figures of the targets against the base, per step and operation.
     for s in &mut steps {
         let base_rows: Vec<OpRow> = s.rows.iter().filter(|r| r.name == base).cloned().collect();
-        for r in s.rows.iter_mut().filter(|r| r.name != base) {
+        // The operations of one target in a step pool their variance
+        // (compare::relative_all).
+        let mut rels: Vec<Option<Rel>> = vec![None; s.rows.len()];
+        let mut targets: Vec<String> = s
+            .rows
+            .iter()
+            .filter(|r| r.name != base)
+            .map(|r| r.name.clone())
+            .collect();
+        targets.sort();
+        targets.dedup();
+        for t in &targets {
+            let idx: Vec<(usize, &OpRow)> = s
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| &r.name == t)
+                .filter_map(|(i, r)| Some((i, base_rows.iter().find(|b| b.op == r.op)?)))
+                .collect();
+            let pairs: Vec<(&[f64], &[f64])> = idx
+                .iter()
+                .map(|(i, b)| (s.rows[*i].samples.as_slice(), b.samples.as_slice()))
+                .collect();
+            let out = compare::relative_all(&pairs, rules);
+            for ((i, _), rel) in idx.iter().zip(out) {
+                rels[*i] = rel;
+            }
+        }
+        for (r, rel) in s.rows.iter_mut().zip(rels) {
+            if r.name == base {
+                continue;
+            }
             let Some(b) = base_rows.iter().find(|b| b.op == r.op) else {
                 continue;
             };
-            r.rel = compare::relative(&r.samples, &b.samples, rules);
+            r.rel = rel;
             r.rel_mean = ratio(r.mean_us, b.mean_us);
             r.rel_p50 = ratio(r.p50_us, b.p50_us);
             r.rel_p99 = ratio(r.p99_us, b.p99_us);

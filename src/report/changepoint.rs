@@ -1,0 +1,198 @@
+//! Change points of a series by E-divisive means (Matteson and James, "A
+//! Nonparametric Approach for Multiple Change Point Analysis of Multivariate
+//! Data", 2014), the method Otava (formerly Hunter) applies to benchmark
+//! histories: split the series where the energy divergence between the two
+//! sides is largest, keep the split when a permutation test says such a
+//! divergence is unlikely without a change, and repeat within the pieces.
+//!
+//! The divergence of X (m values) and Y (k values), with exponent α = 1:
+//! Q = mk/(m + k) · (2/(mk) Σ|xᵢ − yⱼ| − Σ_{i<i'}|xᵢ − xᵢ'|/C(m,2) − Σ_{j<j'}|yⱼ − yⱼ'|/C(k,2)),
+//! a within-side term left out for a side of one value.
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+
+/// How [`e_divisive`] decides.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// A split is kept when its permutation p-value is at most this.
+    pub max_p: f64,
+    /// Permutations per test (the smallest p-value is 1 / (permutations + 1)).
+    pub permutations: usize,
+    /// The fewest values a piece may have (1: the newest run alone can start a change).
+    pub min_size: usize,
+    /// Seed of the permutations, so that a report is reproducible.
+    pub seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_p: 0.05,
+            permutations: 999,
+            min_size: 1,
+            seed: 0x5eed_0016,
+        }
+    }
+}
+
+/// One change point: the series changes from `index` on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Split {
+    /// The first value after the change (0-based).
+    pub index: usize,
+    /// Its permutation p-value when it was found.
+    pub p: f64,
+}
+
+/// The largest divergence over the splits of `z[s..e]`: `(index, Q)`, or
+/// `None` when the piece is too short to split.
+fn best_split(z: &[f64], s: usize, e: usize, min: usize) -> Option<(usize, f64)> {
+    let min = min.max(1);
+    if e - s < 2 * min {
+        return None;
+    }
+    let d = |i: usize, j: usize| (z[i] - z[j]).abs();
+    // Left = [s, s + 1), right = [s + 1, e).
+    let mut within_left = 0.0;
+    let mut cross: f64 = (s + 1..e).map(|j| d(s, j)).sum();
+    let mut within_right = 0.0;
+    for i in s + 1..e {
+        for j in i + 1..e {
+            within_right += d(i, j);
+        }
+    }
+    let pairs = |n: usize| (n * (n - 1) / 2) as f64;
+    let mut best: Option<(usize, f64)> = None;
+    for tau in s + 1..e {
+        let (m, k) = ((tau - s) as f64, (e - tau) as f64);
+        if tau - s >= min && e - tau >= min {
+            let mut div = 2.0 * cross / (m * k);
+            if tau - s >= 2 {
+                div -= within_left / pairs(tau - s);
+            }
+            if e - tau >= 2 {
+                div -= within_right / pairs(e - tau);
+            }
+            let q = m * k / (m + k) * div;
+            if best.is_none_or(|(_, b)| q > b) {
+                best = Some((tau, q));
+            }
+        }
+        if tau + 1 < e {
+            // z[tau] moves from the right side to the left.
+            let to_left: f64 = (s..tau).map(|i| d(i, tau)).sum();
+            let to_right: f64 = (tau + 1..e).map(|j| d(tau, j)).sum();
+            cross += to_right - to_left;
+            within_left += to_left;
+            within_right -= to_right;
+        }
+    }
+    best
+}
+
+/// The best split over all `pieces` (boundaries, ascending, first 0 and last
+/// `z.len()`): `(index, Q)`.
+fn best_over(z: &[f64], bounds: &[usize], min: usize) -> Option<(usize, f64)> {
+    bounds
+        .windows(2)
+        .filter_map(|w| best_split(z, w[0], w[1], min))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The change points of `z`, in the order of the series. Each round takes
+/// the strongest split of any piece and tests it: the values are shuffled
+/// within each piece `permutations` times, and p = (1 + the shuffles whose
+/// strongest split is at least as strong) / (1 + permutations). The first
+/// split with p above `max_p` ends the search (its shuffles stop as soon as
+/// p must exceed `max_p`).
+pub fn e_divisive(z: &[f64], settings: Settings) -> Vec<Split> {
+    let mut rng = SmallRng::seed_from_u64(settings.seed);
+    let mut bounds = vec![0, z.len()];
+    let mut found = Vec::new();
+    while let Some((index, q)) = best_over(z, &bounds, settings.min_size) {
+        let mut shuffled = z.to_vec();
+        let mut as_strong = 0usize;
+        for _ in 0..settings.permutations {
+            for w in bounds.windows(2) {
+                shuffled[w[0]..w[1]].shuffle(&mut rng);
+            }
+            if best_over(&shuffled, &bounds, settings.min_size).is_some_and(|(_, p)| p >= q) {
+                as_strong += 1;
+                // p can only exceed max_p from here: the split is rejected.
+                if (1 + as_strong) as f64 > settings.max_p * (1 + settings.permutations) as f64 {
+                    break;
+                }
+            }
+        }
+        let p = (1 + as_strong) as f64 / (1 + settings.permutations) as f64;
+        if p > settings.max_p {
+            break;
+        }
+        found.push(Split { index, p });
+        bounds.push(index);
+        bounds.sort_unstable();
+    }
+    found.sort_by_key(|s| s.index);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The divergence straight from its definition, to check the scan's running sums.
+    fn q_direct(x: &[f64], y: &[f64]) -> f64 {
+        let (m, k) = (x.len() as f64, y.len() as f64);
+        let mean_pairs = |v: &[f64]| {
+            if v.len() < 2 {
+                return 0.0;
+            }
+            let mut s = 0.0;
+            for i in 0..v.len() {
+                for j in i + 1..v.len() {
+                    s += (v[i] - v[j]).abs();
+                }
+            }
+            s / (v.len() * (v.len() - 1) / 2) as f64
+        };
+        let cross: f64 = x
+            .iter()
+            .flat_map(|a| y.iter().map(move |b| (a - b).abs()))
+            .sum();
+        m * k / (m + k) * (2.0 * cross / (m * k) - mean_pairs(x) - mean_pairs(y))
+    }
+
+    #[test]
+    fn the_scan_finds_the_split_the_definition_ranks_highest() {
+        let z = [1.0, 1.2, 0.9, 1.1, 3.0, 2.8, 3.1, 1.0, 3.2];
+        let (tau, q) = best_split(&z, 0, z.len(), 1).unwrap();
+        let direct: Vec<f64> = (1..z.len()).map(|t| q_direct(&z[..t], &z[t..])).collect();
+        let best = direct.iter().cloned().fold(f64::MIN, f64::max);
+        assert!((q - best).abs() < 1e-9, "{q} vs {best}");
+        assert!((direct[tau - 1] - q).abs() < 1e-9);
+        // A sub-piece and a minimum size.
+        let (tau2, q2) = best_split(&z, 2, 8, 2).unwrap();
+        let d2: Vec<(usize, f64)> = (4..=6).map(|t| (t, q_direct(&z[2..t], &z[t..8]))).collect();
+        let b2 = d2.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+        assert_eq!(tau2, b2.0);
+        assert!((q2 - b2.1).abs() < 1e-9);
+        assert!(best_split(&z, 0, 3, 2).is_none());
+    }
+
+    #[test]
+    fn a_clear_step_is_one_change_point_and_flat_noise_none() {
+        let z: Vec<f64> = (0..30)
+            .map(|i| if i < 20 { 0.0 } else { -0.1 } + 0.01 * ((i * 7 % 5) as f64 - 2.0))
+            .collect();
+        let found = e_divisive(&z, Settings::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].index, 20);
+        assert!(found[0].p <= 0.01, "{found:?}");
+        let flat = vec![1.0; 30];
+        assert!(e_divisive(&flat, Settings::default()).is_empty());
+        assert!(e_divisive(&[], Settings::default()).is_empty());
+        assert!(e_divisive(&[1.0], Settings::default()).is_empty());
+    }
+}
