@@ -236,6 +236,15 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
             );
         }
     }
+    if !gate.not_compared.is_empty() {
+        println!(
+            "not compared: {} has no result for {} row(s) too rare in {} to gate: {}",
+            a.target,
+            gate.not_compared.len(),
+            a.base,
+            gate.not_compared.join(", ")
+        );
+    }
     if !gate.broken.is_empty() {
         println!(
             "FAIL: {} failed or has no result for {} test(s) that {} has: {}",

@@ -234,6 +234,7 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
         rows,
         missing,
         broken: Vec::new(),
+        not_compared: Vec::new(),
     };
     for b in &report.parts {
         b.part.gate(report, threshold, &mut gate);

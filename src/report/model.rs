@@ -430,6 +430,10 @@ pub struct Gate {
     /// for, each once: `label (failed: reason)`, `label (no result)`. Any of
     /// them fails the gate.
     pub broken: Vec<String>,
+    /// Base rows too rare to gate (a section's own rule, such as an operation
+    /// drawn a few times in a short step) that the target has no result for:
+    /// listed so the user sees they were not compared, never a failure.
+    pub not_compared: Vec<String>,
 }
 
 impl Gate {

@@ -536,6 +536,8 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                     // the gate decides.
                     if b.ops_per_sec > 0.0 && b.count >= GATE_MIN_COUNT {
                         gate.missing.push(label);
+                    } else {
+                        gate.not_compared.push(label);
                     }
                     continue;
                 };
