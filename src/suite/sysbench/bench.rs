@@ -117,6 +117,7 @@ fn harness(
         table_size: n,
         rand_type: RandType::Uniform,
         ps_mode: PsMode::Auto,
+        skip_trx: false,
         seed,
     };
     let mut workers = vec![

@@ -72,6 +72,11 @@ pub struct Options {
     #[arg(long)]
     #[serde(default)]
     pub skip_prepare: bool,
+    /// read-only, read-write and write-only send their statements without BEGIN/COMMIT
+    /// around the event (each statement commits on its own), as sysbench's --skip_trx.
+    #[arg(long)]
+    #[serde(default)]
+    pub skip_trx: bool,
 }
 
 impl Workload for Sysbench {
@@ -111,6 +116,7 @@ impl Workload for Sysbench {
             p.ps_mode = crate::suite::ps_mode(m)?;
         }
         p.skip_prepare = o.skip_prepare;
+        p.skip_trx = o.skip_trx;
         p.seed = common.seed;
         p.steps()?;
         Ok(p)

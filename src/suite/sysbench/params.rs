@@ -27,6 +27,10 @@ pub struct SysbenchParams {
     pub rand_type: RandType,
     pub ps_mode: PsMode,
     pub skip_prepare: bool,
+    /// No BEGIN/COMMIT around the events of read-only, read-write and write-only
+    /// (sysbench's `--skip_trx`); absent in results stored before it existed.
+    #[serde(default)]
+    pub skip_trx: bool,
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
@@ -48,6 +52,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             rand_type: RandType::Uniform,
             ps_mode: PsMode::Auto,
             skip_prepare: false,
+            skip_trx: false,
             tests: Vec::new(),
             seed: 0,
         }

@@ -31,6 +31,7 @@ pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         table_size: p.table_size as i64,
         rand_type: p.rand_type,
         ps_mode: p.ps_mode,
+        skip_trx: p.skip_trx,
         seed: p.seed,
     };
     'steps: for t in &steps {
