@@ -14,6 +14,7 @@ pub mod doc;
 pub mod export;
 pub mod load;
 pub mod model;
+pub mod scalability;
 pub mod section;
 pub mod stats;
 pub mod svg;
