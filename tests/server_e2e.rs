@@ -537,3 +537,39 @@ fn embedded_sqlite_says_what_it_cannot_measure() {
             .any(|n| n.as_str().unwrap().contains("embedded"))
     );
 }
+
+/// `--server-cpus` and `--client-cpus` through the binary: the run stores the
+/// server's CPU set as the kernel reported it and the client's as given.
+#[test]
+fn cpu_budgets_are_stored_with_the_run() {
+    if !server_available(PG) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("cpus.json");
+    let o = rqps(&[
+        "run",
+        "--server",
+        "postgres",
+        "--server-cpus",
+        "0",
+        "--client-cpus",
+        "0",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--read-secs",
+        "0.3",
+        "--results",
+        d.path().join("r").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = read_json(&json);
+    assert_eq!(doc["params"]["server_cpus"], "0");
+    assert_eq!(doc["params"]["client_cpus"], "0");
+    assert!(doc["command_line"].to_string().contains("--server-cpus"));
+}

@@ -218,7 +218,10 @@ fn thread_sweep_report_has_the_scalability_table() {
     let results = d.path().join("r");
     let threads = [1u64, 2, 4];
     let mut docs = Vec::new();
-    for (name, extra) in [("one", None), ("two", Some("--skip-trx"))] {
+    for (name, extra) in [
+        ("one", vec![]),
+        ("two", vec!["--skip-trx", "--client-cpus", "0"]),
+    ] {
         let json = d.path().join(format!("{name}.json"));
         let mut args = vec![
             "run",
@@ -249,6 +252,8 @@ fn thread_sweep_report_has_the_scalability_table() {
     }
     assert_eq!(docs[0].1["params"]["skip_trx"], false);
     assert_eq!(docs[1].1["params"]["skip_trx"], true);
+    assert_eq!(docs[1].1["params"]["client_cpus"], "0");
+    assert!(docs[0].1["params"].get("client_cpus").is_none());
 
     let o = run(&[
         "report",
@@ -263,6 +268,10 @@ fn thread_sweep_report_has_the_scalability_table() {
     let md = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         md.contains("parameter skip_trx: false (base), true (target)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("parameter client_cpus: (not set) (base), 0 (target)"),
         "{md}"
     );
     let section = md
@@ -367,6 +376,30 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
         ),
         (vec!["tests", "--list", "nope"], "nope"),
         (vec!["run", "--repeats", "0", "--results", res], "--repeats"),
+        (
+            vec!["run", "--client-cpus", "4096", "--results", res],
+            "CPU 4096 is not on this machine (its CPUs are ",
+        ),
+        (
+            vec!["run", "--client-cpus", "0-", "--results", res],
+            "not a CPU list",
+        ),
+        (
+            vec!["run", "--server-cpus", "0", "--results", res],
+            "--server",
+        ),
+        (
+            vec![
+                "run",
+                "--server",
+                "postgres",
+                "--server-cpus",
+                "4096",
+                "--results",
+                res,
+            ],
+            "CPU 4096 is not on this machine",
+        ),
     ];
     for (args, needle) in cases {
         let o = run(&args);

@@ -228,6 +228,8 @@ fn run_args(
         argv: m.command_line(t, repeat, results),
         repeat_number: Some(repeat),
         engine_options: t.engine_options.clone(),
+        server_cpus: t.server_cpus.clone(),
+        client_cpus: t.client_cpus.clone(),
         seed: m.seed,
         name: Some(t.name.clone()),
         results: results.to_path_buf(),

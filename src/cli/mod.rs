@@ -133,6 +133,14 @@ pub struct RunArgs {
     /// Keep the --server data directory after the run (its path is printed).
     #[arg(long, requires = "server")]
     pub keep: bool,
+    /// Pin the throwaway --server to these CPUs (a Linux CPU list: 0-17, 0,2,4-7): the
+    /// server's CPU budget of a scalability study. Stored with the run's parameters.
+    #[arg(long, value_name = "LIST", requires = "server", value_parser = crate::util::cpus::CpuSet::parse_on_this_machine)]
+    pub server_cpus: Option<crate::util::cpus::CpuSet>,
+    /// Pin rqps's client threads to these CPUs (a CPU list, as --server-cpus), so the
+    /// client does not take the server's CPUs. Stored with the run's parameters.
+    #[arg(long, value_name = "LIST", value_parser = crate::util::cpus::CpuSet::parse_on_this_machine)]
+    pub client_cpus: Option<crate::util::cpus::CpuSet>,
     /// Engine configuration. SQLite: PRAGMA lines run on every connection after the defaults
     /// journal_mode=WAL, synchronous=NORMAL (e.g. `journal_mode=DELETE`). --server postgres:
     /// postgresql.conf lines. --server mariadb: my.cnf [mysqld] lines.

@@ -26,6 +26,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         keep: a.keep,
         config: a.config.clone(),
         options: a.engine_options.clone(),
+        server_cpus: a.server_cpus.clone(),
     }
 }
 
@@ -81,7 +82,22 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     install_ctrlc();
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
+    // The server is started: what rqps spawns from here (workers, loaders)
+    // runs on the client's CPUs, until the guard restores the previous set.
+    let pinned = match &a.client_cpus {
+        Some(c) => match c.pin_this_thread() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                engine.close(&mut |note| ui.say(note));
+                return Err(CliError::Failed(format!(
+                    "cannot pin rqps to CPUs {c} (--client-cpus): {e}"
+                )));
+            }
+        },
+        None => None,
+    };
     let code = run_on(a, plan, &mut engine, &ui);
+    drop(pinned);
     engine.close(&mut |note| ui.say(note));
     code
 }
@@ -152,6 +168,13 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
                     if let Ok(v) = serde_json::to_value(v) {
                         o.insert(k.clone(), v);
                     }
+                }
+                // CPU budgets too: the server's as the kernel reports it.
+                if let Some(c) = &engine.server_cpus {
+                    o.insert("server_cpus".into(), c.clone().into());
+                }
+                if let Some(c) = &a.client_cpus {
+                    o.insert("client_cpus".into(), c.to_string().into());
                 }
             }
             p
