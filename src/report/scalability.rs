@@ -11,8 +11,17 @@
 use serde::Serialize;
 
 use super::doc::{Block, Chart, TCell, Table};
-use super::export::qps;
 use super::model::Report;
+
+/// QPS as the QPS tables print it (the exporters call this module, so it
+/// does not reach back into them).
+fn qps(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
 
 /// One name's QPS against threads at one test.
 #[derive(Clone, Debug, Serialize, PartialEq)]
