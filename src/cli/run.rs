@@ -48,6 +48,7 @@ pub fn common(a: &RunArgs) -> Common {
     Common {
         profile: a.profile.clone(),
         seed: a.seed.unwrap_or_else(crate::suite::clock_seed),
+        part: a.part,
     }
 }
 
@@ -181,6 +182,8 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         },
         host,
         load: None,
+        part: None,
+        merged_from: Vec::new(),
         tests: Vec::new(),
     };
     let repeats = a.repeats;
@@ -189,12 +192,15 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         Some(n) => vec![n.max(1)],
         None => (1..=repeats).collect(),
     };
+    let first_repeat = numbers.first().copied();
     for repeat in numbers {
         if crate::harness::runner::stop_requested() {
             break;
         }
         let mut doc = doc.clone();
         doc.repeat = repeat;
+        // Only the first run of this process waits for --start-at.
+        doc.part = begin_part(a, Some(repeat) == first_repeat, ui);
         let json = a.json.as_ref().map(|j| {
             // A device or FIFO gets every repeat's document in turn.
             let stream = matches!(
@@ -214,6 +220,51 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         }
     }
     Ok(code)
+}
+
+/// Waits for `--start-at` (when `first`), then says which part this run is
+/// and whether it began late; `None` without `--part` and `--start-at`.
+fn begin_part(a: &RunArgs, first: bool, ui: &Ui) -> Option<crate::results::PartInfo> {
+    use std::time::{Duration, SystemTime};
+    let start_at = a.start_at.filter(|_| first);
+    if let Some(t) = start_at
+        && let Ok(wait) = t.duration_since(SystemTime::now())
+    {
+        ui.say(&format!(
+            "waiting {:.1} s for --start-at {}",
+            wait.as_secs_f64(),
+            humantime::format_rfc3339_seconds(t)
+        ));
+        while let Ok(left) = t.duration_since(SystemTime::now()) {
+            if crate::harness::runner::stop_requested() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+    if a.part.is_none() && start_at.is_none() {
+        return None;
+    }
+    let now = SystemTime::now();
+    let late_secs = start_at
+        .and_then(|t| now.duration_since(t).ok())
+        .map_or(0.0, |d| d.as_secs_f64());
+    let late = late_secs > crate::results::LATE_TOLERANCE_SECS;
+    if late {
+        ui.warn(&format!(
+            "started {late_secs:.1} s after --start-at: this part is flagged late"
+        ));
+    }
+    Some(crate::results::PartInfo {
+        index: a.part.map_or(1, |p| p.index),
+        count: a.part.map_or(1, |p| p.count),
+        start_at: start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
+        started: humantime::format_rfc3339_millis(now).to_string(),
+        late_secs,
+        late,
+        run_id: None,
+        host: None,
+    })
 }
 
 /// `run.json` → `run-r2.json`, for the documents of repeats.

@@ -469,6 +469,7 @@ impl Matrix {
         let common = Common {
             profile: self.profile.clone(),
             seed: self.seed.unwrap_or(seed),
+            part: None,
         };
         self.suite.plan_toml(&common, &self.options)
     }

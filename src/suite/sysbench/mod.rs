@@ -82,6 +82,7 @@ pub struct Options {
 impl Workload for Sysbench {
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
+    const SPLITS: bool = true;
     type Options = Options;
     type Params = SysbenchParams;
 
@@ -118,6 +119,22 @@ impl Workload for Sysbench {
         p.skip_prepare = o.skip_prepare;
         p.skip_trx = o.skip_trx;
         p.seed = common.seed;
+        if let Some(part) = common.part {
+            // Each client part runs its share of every thread count, with
+            // its own ids, against tables loaded once before the parts start.
+            if !p.skip_prepare {
+                return Err(usage(format!(
+                    "--part {part} runs one share of the load against tables already loaded: \
+add --skip-prepare (load them once first, e.g. with a run without --part)"
+                )));
+            }
+            p.threads = p
+                .threads
+                .iter()
+                .map(|&t| part.share(t, "--threads"))
+                .collect::<Result<_, _>>()?;
+            p.seed = part.seed(p.seed);
+        }
         p.steps()?;
         Ok(p)
     }
