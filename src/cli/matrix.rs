@@ -81,7 +81,11 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min plus loads and server starts",
         a.file.display(),
         a.part
-            .map(|p| format!(" part {p} (every {}th run from the {}th)", p.count, p.index))
+            .map(|p| format!(
+                " part {p} (runs {}, {}, ... of the plan)",
+                p.index,
+                p.index + p.count
+            ))
             .unwrap_or_default(),
         m.targets.len(),
         m.repeats,
