@@ -710,4 +710,15 @@ fn four_client_parts_merge_exactly_and_a_late_part_is_flagged() {
         t.warnings
     );
     assert_eq!(t.part_hw.len(), 4);
+
+    // A part alone is not the target's result: reports leave it out.
+    let o = rqps(&[
+        "report",
+        "--results",
+        dirs[0].to_str().unwrap(),
+        "--base",
+        &merged.name,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("holds no runs"), "{}", text(&o));
 }
