@@ -174,8 +174,11 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
                 if let Some(c) = &engine.server_cpus {
                     o.insert("server_cpus".into(), c.clone().into());
                 }
+                // The client's as the kernel reports it for this (pinned) thread,
+                // whose set the workers inherit.
                 if let Some(c) = &a.client_cpus {
-                    o.insert("client_cpus".into(), c.to_string().into());
+                    let now = crate::util::cpus::of_this_thread().unwrap_or_else(|| c.clone());
+                    o.insert("client_cpus".into(), now.to_string().into());
                 }
             }
             p

@@ -122,6 +122,11 @@ pub fn online() -> CpuSet {
         .unwrap_or(CpuSet(vec![0]))
 }
 
+/// The set the calling thread may run on, as the kernel reports it.
+pub fn of_this_thread() -> Option<CpuSet> {
+    this_thread().ok()
+}
+
 /// The set a process may run on, from `/proc/PID/status` (`Cpus_allowed_list`).
 pub fn of_process(pid: u32) -> Option<CpuSet> {
     allowed_in(&Path::new("/proc").join(pid.to_string()).join("status"))
