@@ -389,6 +389,31 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
             "--server",
         ),
         (
+            vec!["run", "--start-at", "4102444800", "--results", res],
+            "within the next 24 hours",
+        ),
+        (
+            vec!["run", "--start-at", "tomorrow", "--results", res],
+            "RFC 3339",
+        ),
+        (vec!["run", "--part", "3/2", "--results", res], "I/N"),
+        (
+            vec!["run", "--part", "1/2", "--results", res],
+            "--skip-prepare",
+        ),
+        (
+            vec![
+                "run",
+                "--suite",
+                "ibench",
+                "--part",
+                "1/2",
+                "--results",
+                res,
+            ],
+            "cannot split its load",
+        ),
+        (
             vec![
                 "run",
                 "--server",

@@ -63,6 +63,16 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
             a.busy_threshold
         )));
     }
+    if let Some(t) = a.start_at
+        && let Ok(ahead) = t.duration_since(std::time::SystemTime::now())
+        && ahead > std::time::Duration::from_secs(86_400)
+    {
+        return Err(CliError::Usage(format!(
+            "--start-at {} is {:.0} hours ahead: give a time within the next 24 hours",
+            humantime::format_rfc3339_seconds(t),
+            ahead.as_secs_f64() / 3600.0
+        )));
+    }
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;
