@@ -90,6 +90,7 @@ fn sysbench_events(driver: &Arc<dyn Driver>, mode: PsMode) {
         rand_type: RandType::Uniform,
         ps_mode: mode,
         skip_trx: false,
+        first_table: 1,
         // Each round's delete event removes the id its point query reads
         // (same first draws): the rounds use different seeds.
         seed: if mode == PsMode::Auto { 11 } else { 12 },
@@ -420,6 +421,7 @@ fn skip_trx_sends_no_begin_or_commit(driver: &Arc<dyn Driver>) {
         rand_type: RandType::Uniform,
         ps_mode: PsMode::Auto,
         skip_trx: false,
+        first_table: 1,
         seed: 5,
     };
     let mut status = driver.require_sql().unwrap().connect().unwrap();

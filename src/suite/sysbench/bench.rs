@@ -118,6 +118,7 @@ fn harness(
         rand_type: RandType::Uniform,
         ps_mode: PsMode::Auto,
         skip_trx: false,
+        first_table: 1,
         seed,
     };
     let mut workers = vec![

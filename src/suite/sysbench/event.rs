@@ -13,7 +13,10 @@ use super::catalog::{IdMode, Kind, TestDef};
 /// Parameters an event needs from the run.
 #[derive(Clone, Debug)]
 pub struct EventParams {
+    /// How many tables the events use: `sbtest<first_table>` and the next ones.
     pub tables: usize,
+    /// The first of them (1 = `sbtest1`; a client part's share starts later).
+    pub first_table: usize,
     pub table_size: i64,
     pub rand_type: RandType,
     pub ps_mode: PsMode,
@@ -176,12 +179,12 @@ impl SbWorker {
             pad: String::with_capacity(64),
             ints: Vec::with_capacity(1024),
             text: String::with_capacity(512),
-            insert_prefix: (1..=tables)
+            insert_prefix: (p.first_table..p.first_table + tables)
                 .map(|i| dialect.insert_auto_id_prefix(&super::schema::table(i)))
                 .collect(),
             scan_sql: format!(
                 "SELECT * FROM {} WHERE LENGTH(c) < 0",
-                table_name(thread % tables + 1)
+                table_name(p.first_table + thread % tables)
             ),
             driver: driver.clone(),
         };
@@ -192,7 +195,7 @@ impl SbWorker {
     fn prepare_all(&mut self) -> DbResult<()> {
         let mode = self.p.ps_mode;
         self.stmts.clear();
-        for i in 1..=self.p.tables.max(1) {
+        for i in self.p.first_table..self.p.first_table + self.p.tables.max(1) {
             let mut ids = Vec::new();
             for sql in statements(self.kind, &table_name(i)) {
                 ids.push(if sql.is_empty() {
@@ -512,6 +515,7 @@ mod tests {
             rand_type: RandType::Uniform,
             ps_mode: PsMode::Auto,
             skip_trx: false,
+            first_table: 1,
             seed: 11,
         };
         (dir, driver, p)
@@ -654,6 +658,27 @@ mod tests {
         assert_eq!((c.reads, c.writes, c.other), (14, 4, 0));
         let c = one_event(&driver, &p, "write-only");
         assert_eq!((c.reads, c.writes, c.other), (0, 4, 0));
+    }
+
+    #[test]
+    fn a_share_of_the_tables_is_the_only_one_written() {
+        let (_d, driver, mut p) = setup(4);
+        (p.first_table, p.tables) = (3, 2);
+        let mut w = SbWorker::new(driver.clone(), &lookup("insert").unwrap(), &p, 0).unwrap();
+        for _ in 0..40 {
+            w.event(&mut Counts::default()).unwrap();
+        }
+        let rows = |t: usize| -> i64 {
+            scalar(&driver, &format!("SELECT count(*) FROM sbtest{t}"))
+                .parse()
+                .unwrap()
+        };
+        assert_eq!((rows(1), rows(2)), (N, N));
+        assert_eq!(rows(3) + rows(4), 2 * N + 40);
+        assert!(
+            rows(3) > N && rows(4) > N,
+            "both tables of the share are used"
+        );
     }
 
     #[test]
