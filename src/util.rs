@@ -1,6 +1,8 @@
 //! Small helpers with no better home: wall-clock formatting, atomic file
 //! writes, writing a path the user named, and reading a config file.
 
+pub mod cpus;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};

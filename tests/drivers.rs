@@ -89,6 +89,8 @@ fn sysbench_events(driver: &Arc<dyn Driver>, mode: PsMode) {
         table_size: N,
         rand_type: RandType::Uniform,
         ps_mode: mode,
+        skip_trx: false,
+        first_table: 1,
         // Each round's delete event removes the id its point query reads
         // (same first draws): the rounds use different seeds.
         seed: if mode == PsMode::Auto { 11 } else { 12 },
@@ -390,8 +392,56 @@ fn mysql_driver_against_mariadb() {
     );
     drop(c);
 
+    skip_trx_sends_no_begin_or_commit(&driver);
     passwords(&srv, driver.as_ref());
     killed_server_is_reconnect(srv, driver.as_ref());
+}
+
+/// `Com_begin` + `Com_commit` of the whole server (status rows from other
+/// connections included: nothing else runs during the test).
+fn begins_and_commits(c: &mut dyn Conn) -> i64 {
+    ["Com_begin", "Com_commit"]
+        .iter()
+        .map(|v| {
+            let sql = format!(
+                "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '{}'",
+                v.to_uppercase()
+            );
+            int(c, &sql)
+        })
+        .sum()
+}
+
+/// `--skip-trx`: read-only and read-write events leave the server's BEGIN and
+/// COMMIT counters where they were; without it every event adds one of each.
+fn skip_trx_sends_no_begin_or_commit(driver: &Arc<dyn Driver>) {
+    let mut p = EventParams {
+        tables: TABLES,
+        table_size: N,
+        rand_type: RandType::Uniform,
+        ps_mode: PsMode::Auto,
+        skip_trx: false,
+        first_table: 1,
+        seed: 5,
+    };
+    let mut status = driver.require_sql().unwrap().connect().unwrap();
+    const EVENTS: i64 = 10;
+    for (skip, per_event) in [(false, 2), (true, 0)] {
+        p.skip_trx = skip;
+        for test in ["read-only_range=10", "read-write_range=10"] {
+            let mut w = SbWorker::new(driver.clone(), &lookup(test).unwrap(), &p, 0).unwrap();
+            let before = begins_and_commits(status.as_mut());
+            for _ in 0..EVENTS {
+                w.event(&mut Counts::default()).unwrap();
+            }
+            let after = begins_and_commits(status.as_mut());
+            assert_eq!(
+                after - before,
+                EVENTS * per_event,
+                "{test} with skip_trx={skip}: Com_begin + Com_commit went {before} -> {after}"
+            );
+        }
+    }
 }
 
 /// A user with a password (mysql_native_password, MariaDB's default for

@@ -63,6 +63,27 @@ config = "delete.conf"
     assert!(text(&o).contains("4 runs (4 to do)"), "{}", text(&o));
     assert!(!results.exists(), "a dry run stores nothing");
 
+    // Part 2 of 3 takes runs 2 and 5 of the plan (wal-1 delete-1 wal-2 delete-2).
+    let o = rqps(&[
+        "matrix",
+        m.to_str().unwrap(),
+        "--results",
+        r,
+        "--dry-run",
+        "--part",
+        "2/3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let plan = text(&o);
+    assert!(plan.contains("= 1 runs (1 to do)"), "{plan}");
+    assert!(
+        plan.contains("1. delete repeat 1:") && !plan.contains("2. "),
+        "{plan}"
+    );
+    let o = rqps(&["matrix", m.to_str().unwrap(), "--dry-run", "--part", "4/3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("I/N"), "{}", text(&o));
+
     let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r]);
     assert!(o.status.success(), "{}", text(&o));
     let docs = runs(&results);

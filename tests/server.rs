@@ -212,6 +212,66 @@ fn postgres_kill_makes_server_unreachable() {
     assert!(!root.exists());
 }
 
+/// `Cpus_allowed_list` of a process or thread's `/proc/.../status`.
+fn cpus_allowed(status: &str) -> String {
+    fs::read_to_string(status)
+        .unwrap_or_else(|e| panic!("{status}: {e}"))
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or_else(|| panic!("{status} has no Cpus_allowed_list"))
+        .trim()
+        .to_string()
+}
+
+/// The pids whose parent is `pid` (from /proc/*/stat).
+fn children(pid: u32) -> Vec<u32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                // pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+/// `--server-cpus 0`: the postmaster and every process it started run on CPU
+/// 0 only, as the kernel reports it in /proc; the thread that started the
+/// server gets its own CPU set back.
+#[test]
+fn server_cpus_0_keeps_postgres_and_its_processes_on_cpu_0() {
+    if !server_available(PG) {
+        return;
+    }
+    let me = "/proc/thread-self/status";
+    let before = cpus_allowed(me);
+    let spec = ServerSpec {
+        cpus: Some(rqps::util::cpus::CpuSet::parse_on_this_machine("0").unwrap()),
+        ..ServerSpec::new(PG)
+    };
+    let srv = Server::start(&spec, &mut |n| eprintln!("note: {n}")).expect("postgres starts");
+    assert_eq!(
+        cpus_allowed(me),
+        before,
+        "the starting thread stays unpinned"
+    );
+    let pid = srv.pid();
+    assert_eq!(cpus_allowed(&format!("/proc/{pid}/status")), "0");
+    let kids = children(pid);
+    assert!(!kids.is_empty(), "postgres started no background process");
+    for k in kids {
+        assert_eq!(cpus_allowed(&format!("/proc/{k}/status")), "0", "child {k}");
+    }
+    drop(srv);
+    // Without --server-cpus the server runs wherever this process may.
+    let (srv, _) = start(PG, false, None);
+    assert_eq!(cpus_allowed(&format!("/proc/{}/status", srv.pid())), before);
+}
+
 #[test]
 fn postgres_drop_stops_server() {
     if !server_available(PG) {

@@ -537,3 +537,188 @@ fn embedded_sqlite_says_what_it_cannot_measure() {
             .any(|n| n.as_str().unwrap().contains("embedded"))
     );
 }
+
+/// `--server-cpus` and `--client-cpus` through the binary: the run stores the
+/// server's CPU set as the kernel reported it and the client's as given.
+#[test]
+fn cpu_budgets_are_stored_with_the_run() {
+    if !server_available(PG) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("cpus.json");
+    let o = rqps(&[
+        "run",
+        "--server",
+        "postgres",
+        "--server-cpus",
+        "0",
+        "--client-cpus",
+        "0",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--read-secs",
+        "0.3",
+        "--results",
+        d.path().join("r").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = read_json(&json);
+    assert_eq!(doc["params"]["server_cpus"], "0");
+    assert_eq!(doc["params"]["client_cpus"], "0");
+    assert!(doc["command_line"].to_string().contains("--server-cpus"));
+}
+
+/// The `--part` flags of one client part.
+fn part_args(url: &str, i: usize, start_at: u64, results: &std::path::Path) -> Vec<String> {
+    [
+        "run",
+        "--target",
+        url,
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--threads",
+        "4",
+        "--read-secs",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--skip-prepare",
+        "--part",
+        &format!("{i}/4"),
+        "--start-at",
+        &start_at.to_string(),
+        "--results",
+        results.to_str().unwrap(),
+        "-q",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Four client parts as separate processes against one PostgreSQL, the
+/// fourth started after the agreed time, then `rqps merge`: the merged QPS is
+/// the sum of the parts', the merged p99 is the p99 of one histogram fed with
+/// every part's samples, the threads add up, each part's host is kept, and
+/// the late part is flagged.
+#[test]
+fn four_client_parts_merge_exactly_and_a_late_part_is_flagged() {
+    if !server_available(PG) {
+        return;
+    }
+    let srv = start(PG);
+    let url = srv.url();
+    let d = tempfile::tempdir().unwrap();
+    let o = rqps(&[
+        "run",
+        "--target",
+        &url,
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--read-secs",
+        "0.2",
+        "--results",
+        d.path().join("load").to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "load: {}", text(&o));
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+    };
+    let start_at = now().as_secs() + 5;
+    let dirs: Vec<PathBuf> = (1..=4).map(|i| d.path().join(format!("p{i}"))).collect();
+    let spawn = |i: usize| {
+        Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args(part_args(&url, i, start_at, &dirs[i - 1]))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut children: Vec<_> = (1..=3).map(spawn).collect();
+    // The fourth part is started 2.5 s after the agreed time.
+    let late_at = Duration::from_secs(start_at) + Duration::from_millis(2500);
+    std::thread::sleep(late_at.saturating_sub(now()));
+    children.push(spawn(4));
+    for (i, c) in children.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "part {}: {}", i + 1, text(&o));
+    }
+
+    let merged_dir = d.path().join("merged");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(dirs.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--results", merged_dir.to_str().unwrap()]);
+    let o = rqps(&args);
+    assert!(o.status.success(), "merge: {}", text(&o));
+    assert!(text(&o).contains("part 4/4 began"), "{}", text(&o));
+
+    let one_run = |dir: &std::path::Path| {
+        let runs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("run.json").is_file())
+            .collect();
+        assert_eq!(runs.len(), 1, "{}", dir.display());
+        rqps::results::read_run(&runs[0]).unwrap()
+    };
+    let parts: Vec<_> = dirs.iter().map(|p| one_run(p)).collect();
+    let merged = one_run(&merged_dir);
+    let t = &merged.tests[0];
+    assert_eq!((t.test.as_str(), t.threads), ("point-query", 4));
+    assert!(parts.iter().all(|p| p.tests[0].threads == 1));
+
+    let sum: f64 = parts.iter().map(|p| p.tests[0].qps).sum();
+    assert!((t.qps - sum).abs() <= 1e-9 * sum, "{} != {sum}", t.qps);
+    let events: u64 = parts.iter().map(|p| p.tests[0].events).sum();
+    assert_eq!(t.events, events);
+
+    // One histogram fed with every part's samples, value by value.
+    let mut all = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 2).unwrap();
+    for p in &parts {
+        let h = rqps::results::decode_histogram(p.tests[0].histogram.as_ref().unwrap()).unwrap();
+        for v in h.iter_recorded() {
+            all.record_n(v.value_iterated_to(), v.count_at_value())
+                .unwrap();
+        }
+    }
+    assert_eq!(all.len(), events);
+    assert_eq!(
+        t.latency_us.p99,
+        all.value_at_quantile(0.99) as f64 / 1000.0
+    );
+    assert_eq!(t.latency_us.max, all.max() as f64 / 1000.0);
+
+    let late: Vec<bool> = merged.merged_from.iter().map(|p| p.late).collect();
+    assert_eq!(late, [false, false, false, true]);
+    assert!(merged.merged_from.iter().all(|p| p.host.is_some()));
+    assert!(merged.merged_from[3].late_secs >= 2.0);
+    assert!(
+        t.warnings.iter().any(|w| w.contains("part 4/4 began")),
+        "{:?}",
+        t.warnings
+    );
+    assert_eq!(t.part_hw.len(), 4);
+
+    // A part alone is not the target's result: reports leave it out.
+    let o = rqps(&[
+        "report",
+        "--results",
+        dirs[0].to_str().unwrap(),
+        "--base",
+        &merged.name,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("holds no runs"), "{}", text(&o));
+}

@@ -208,6 +208,111 @@ fn classic_list_and_thread_sweep() {
     );
 }
 
+/// A thread sweep under two names, then `rqps report`: the scalability table
+/// has one row per test and name, the speed-up at each count is that count's
+/// stored QPS over the QPS at one thread, and the peak is the count of the
+/// highest QPS. The second name runs with --skip-trx, which its parameters keep.
+#[test]
+fn thread_sweep_report_has_the_scalability_table() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let threads = [1u64, 2, 4];
+    let mut docs = Vec::new();
+    for (name, extra) in [
+        ("one", vec![]),
+        ("two", vec!["--skip-trx", "--client-cpus", "0"]),
+    ] {
+        let json = d.path().join(format!("{name}.json"));
+        let mut args = vec![
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query,read-only_range=10",
+            "--threads",
+            "1,2,4",
+            "--read-secs",
+            "0.3",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "500",
+            "--name",
+            name,
+            "--results",
+            results.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "-q",
+        ];
+        args.extend(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        docs.push((name, read_json(&json)));
+    }
+    assert_eq!(docs[0].1["params"]["skip_trx"], false);
+    assert_eq!(docs[1].1["params"]["skip_trx"], true);
+    assert_eq!(docs[1].1["params"]["client_cpus"], "0");
+    assert!(docs[0].1["params"].get("client_cpus").is_none());
+
+    let o = run(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "one",
+        "--format",
+        "md",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        md.contains("parameter skip_trx: false (base), true (target)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("parameter client_cpus: (not set) (base), 0 (target)"),
+        "{md}"
+    );
+    let section = md
+        .split("## Scalability")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no scalability section:\n{md}"));
+    let header =
+        "| test | name | QPS at fewest threads | t=1 | t=2 | t=4 | peak QPS | peak at threads |";
+    assert!(section.contains(header), "{section}");
+    let mut rows = 0;
+    for (name, doc) in &docs {
+        for test in ["point-query", "read-only_range=10"] {
+            let qps: Vec<f64> = threads
+                .iter()
+                .map(|&t| {
+                    doc["tests"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|x| x["test"] == test && x["threads"] == t)
+                        .unwrap_or_else(|| panic!("{name} {test} t={t} not stored"))["qps"]
+                        .as_f64()
+                        .unwrap()
+                })
+                .collect();
+            let line = section
+                .lines()
+                .find(|l| l.starts_with(&format!("| {test} | {name} |")))
+                .unwrap_or_else(|| panic!("no row for {test} {name}:\n{section}"));
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            for (i, q) in qps.iter().enumerate() {
+                assert_eq!(cells[3 + i], format!("{:.2}", q / qps[0]), "{line}");
+            }
+            let peak = (0..qps.len()).fold(0, |b, i| if qps[i] > qps[b] { i } else { b });
+            assert_eq!(cells[7], threads[peak].to_string(), "{line}");
+            rows += 1;
+        }
+    }
+    assert_eq!(rows, 4);
+}
+
 #[test]
 fn bad_input_gets_one_clear_line_and_exit_2() {
     let d = tempfile::tempdir().unwrap();
@@ -271,6 +376,55 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
         ),
         (vec!["tests", "--list", "nope"], "nope"),
         (vec!["run", "--repeats", "0", "--results", res], "--repeats"),
+        (
+            vec!["run", "--client-cpus", "4096", "--results", res],
+            "CPU 4096 is not on this machine (its CPUs are ",
+        ),
+        (
+            vec!["run", "--client-cpus", "0-", "--results", res],
+            "not a CPU list",
+        ),
+        (
+            vec!["run", "--server-cpus", "0", "--results", res],
+            "--server",
+        ),
+        (
+            vec!["run", "--start-at", "4102444800", "--results", res],
+            "within the next 24 hours",
+        ),
+        (
+            vec!["run", "--start-at", "tomorrow", "--results", res],
+            "RFC 3339",
+        ),
+        (vec!["run", "--part", "3/2", "--results", res], "I/N"),
+        (
+            vec!["run", "--part", "1/2", "--results", res],
+            "--skip-prepare",
+        ),
+        (
+            vec![
+                "run",
+                "--suite",
+                "ibench",
+                "--part",
+                "1/2",
+                "--results",
+                res,
+            ],
+            "cannot split its load",
+        ),
+        (
+            vec![
+                "run",
+                "--server",
+                "postgres",
+                "--server-cpus",
+                "4096",
+                "--results",
+                res,
+            ],
+            "CPU 4096 is not on this machine",
+        ),
     ];
     for (args, needle) in cases {
         let o = run(&args);

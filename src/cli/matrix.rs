@@ -21,11 +21,22 @@ pub struct MatrixArgs {
     /// Print the plan and its estimated duration; run nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Run only every N-th run of the plan, starting with the I-th (one of N hosts sharing
+    /// the matrix, e.g. a Kubernetes Indexed Job or a Slurm job array). No final report:
+    /// `rqps report` over the parts' results, copied into one directory, gives it.
+    #[arg(long, value_name = "I/N", value_parser = super::parse_part)]
+    part: Option<crate::suite::part::Part>,
 }
 
 pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let m = Matrix::load(&a.file).map_err(|e| CliError::Usage(e.to_string()))?;
-    let steps = m.steps();
+    let steps: Vec<_> = m
+        .steps()
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| a.part.is_none_or(|p| p.takes(*i)))
+        .map(|(_, s)| s)
+        .collect();
     // The plan is the same for every target (the options are the matrix's).
     let est_secs = m.plan(0)?.estimate_secs();
     // Every target's engine options must suit its engine before the first run starts.
@@ -40,7 +51,11 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         })?;
     }
     let est = |_: &crate::plan::matrix::Target| -> f64 { est_secs };
-    let progress_path = Progress::path(&a.results, &a.file);
+    let mut progress_path = Progress::path(&a.results, &a.file);
+    if let Some(p) = a.part {
+        // Parts sharing one results directory keep their own progress.
+        progress_path.set_extension(format!("part-{}-of-{}.json", p.index, p.count));
+    }
     let mut progress = if a.resume {
         Progress::load(&progress_path)
     } else {
@@ -63,8 +78,15 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         })
         .sum();
     println!(
-        "matrix {}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min plus loads and server starts",
+        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min plus loads and server starts",
         a.file.display(),
+        a.part
+            .map(|p| format!(
+                " part {p} (runs {}, {}, ... of the plan)",
+                p.index,
+                p.index + p.count
+            ))
+            .unwrap_or_default(),
         m.targets.len(),
         m.repeats,
         steps.len(),
@@ -151,7 +173,14 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         }
     }
     let names: Vec<String> = m.targets.iter().map(|t| t.name.clone()).collect();
-    final_report(&a.results, &m.base, &names)?;
+    if let Some(p) = a.part {
+        eprintln!(
+            "part {p} of the matrix done; the report: copy the run directories of all {} parts into one results directory and run `rqps report --results DIR --base {}`",
+            p.count, m.base
+        );
+    } else {
+        final_report(&a.results, &m.base, &names)?;
+    }
     if !failed.is_empty() {
         eprintln!(
             "failed runs (rerun them with --resume): {}",
@@ -228,6 +257,8 @@ fn run_args(
         argv: m.command_line(t, repeat, results),
         repeat_number: Some(repeat),
         engine_options: t.engine_options.clone(),
+        server_cpus: t.server_cpus.clone(),
+        client_cpus: t.client_cpus.clone(),
         seed: m.seed,
         name: Some(t.name.clone()),
         results: results.to_path_buf(),

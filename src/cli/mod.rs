@@ -6,6 +6,7 @@
 mod bench;
 mod history;
 mod matrix;
+mod merge;
 mod report;
 pub mod run;
 
@@ -115,6 +116,10 @@ enum Cmd {
     /// Run a matrix file: several engine versions or configs in turn, repeats interleaved,
     /// resumable, then the report against the base target.
     Matrix(matrix::MatrixArgs),
+    /// Merge the runs of client parts (`rqps run --part I/N` on several hosts) into one run:
+    /// counts and QPS summed, latency histograms added exactly, per-second series summed,
+    /// each client host kept; late parts flagged.
+    Merge(merge::MergeArgs),
     /// Engine versions: list what is installed and available, install prebuilt servers.
     #[command(subcommand)]
     Engine(EngineCmd),
@@ -141,6 +146,24 @@ pub struct RunArgs {
     /// Keep the --server data directory after the run (its path is printed).
     #[arg(long, requires = "server")]
     pub keep: bool,
+    /// Pin the throwaway --server to these CPUs (a Linux CPU list: 0-17, 0,2,4-7): the
+    /// server's CPU budget of a scalability study. Stored with the run's parameters.
+    #[arg(long, value_name = "LIST", requires = "server", value_parser = crate::util::cpus::CpuSet::parse_on_this_machine)]
+    pub server_cpus: Option<crate::util::cpus::CpuSet>,
+    /// Pin rqps's client threads to these CPUs (a CPU list, as --server-cpus), so the
+    /// client does not take the server's CPUs. Stored with the run's parameters.
+    #[arg(long, value_name = "LIST", value_parser = crate::util::cpus::CpuSet::parse_on_this_machine)]
+    pub client_cpus: Option<crate::util::cpus::CpuSet>,
+    /// Run the I-th of N equal shares of the load (sysbench: of every --threads count), as one
+    /// of N client processes or hosts driving one server; `rqps merge` adds the parts' results
+    /// up. Needs --skip-prepare: load the tables once before the parts start.
+    #[arg(long, value_name = "I/N", value_parser = parse_part)]
+    pub part: Option<crate::suite::part::Part>,
+    /// Begin the first test at this wall-clock time (RFC 3339, e.g. 2026-11-23T10:00:00Z, or
+    /// Unix seconds), so that parts on several hosts start together. A part that begins more
+    /// than 1 s late is flagged (stored with the run, listed by `rqps merge` and reports).
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<std::time::SystemTime>,
     /// Engine configuration. SQLite: PRAGMA lines run on every connection after the defaults
     /// journal_mode=WAL, synchronous=NORMAL (e.g. `journal_mode=DELETE`). --server postgres:
     /// postgresql.conf lines. --server mariadb: my.cnf [mysqld] lines.
@@ -382,6 +405,7 @@ pub fn main() -> i32 {
         Cmd::History(a) => history::history(&a),
         Cmd::Engine(c) => engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
+        Cmd::Merge(a) => merge::merge_cli(&a),
         // Every failure of `rqps bench` exits 1, bad arguments included.
         Cmd::Bench(c) => bench::run_cmd(&c)
             .map(|_| 0)
@@ -428,11 +452,26 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
         }
     }
 }
+pub(crate) fn parse_part(s: &str) -> Result<crate::suite::part::Part, String> {
+    s.parse().map_err(|e: crate::error::Error| e.to_string())
+}
+
+/// `--start-at`: RFC 3339 (UTC, `Z`) or Unix seconds.
+fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
+    if let Ok(secs) = s.trim().parse::<u64>() {
+        return Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+    }
+    humantime::parse_rfc3339(s.trim()).map_err(|e| {
+        format!("{e}: give an RFC 3339 UTC time such as 2026-11-23T10:00:00Z, or Unix seconds")
+    })
+}
+
 /// `rqps tests`: the steps a suite's profile and options give.
 fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
     let common = suite::Common {
         profile: a.profile.clone(),
         seed: 0,
+        part: None,
     };
     let plan = suite.plan_cli(&common, m)?;
     print!("{}", plan.describe());

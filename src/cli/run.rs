@@ -26,6 +26,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         keep: a.keep,
         config: a.config.clone(),
         options: a.engine_options.clone(),
+        server_cpus: a.server_cpus.clone(),
     }
 }
 
@@ -47,6 +48,7 @@ pub fn common(a: &RunArgs) -> Common {
     Common {
         profile: a.profile.clone(),
         seed: a.seed.unwrap_or_else(crate::suite::clock_seed),
+        part: a.part,
     }
 }
 
@@ -59,6 +61,16 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         return Err(CliError::Usage(format!(
             "--busy-threshold must be a percentage from 0 to 100, got {}",
             a.busy_threshold
+        )));
+    }
+    if let Some(t) = a.start_at
+        && let Ok(ahead) = t.duration_since(std::time::SystemTime::now())
+        && ahead > std::time::Duration::from_secs(86_400)
+    {
+        return Err(CliError::Usage(format!(
+            "--start-at {} is {:.0} hours ahead: give a time within the next 24 hours",
+            humantime::format_rfc3339_seconds(t),
+            ahead.as_secs_f64() / 3600.0
         )));
     }
     let ea = engine_args(a);
@@ -81,7 +93,22 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     install_ctrlc();
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
+    // The server is started: what rqps spawns from here (workers, loaders)
+    // runs on the client's CPUs, until the guard restores the previous set.
+    let pinned = match &a.client_cpus {
+        Some(c) => match c.pin_this_thread() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                engine.close(&mut |note| ui.say(note));
+                return Err(CliError::Failed(format!(
+                    "cannot pin rqps to CPUs {c} (--client-cpus): {e}"
+                )));
+            }
+        },
+        None => None,
+    };
     let code = run_on(a, plan, &mut engine, &ui);
+    drop(pinned);
     engine.close(&mut |note| ui.say(note));
     code
 }
@@ -153,11 +180,23 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
                         o.insert(k.clone(), v);
                     }
                 }
+                // CPU budgets too: the server's as the kernel reports it.
+                if let Some(c) = &engine.server_cpus {
+                    o.insert("server_cpus".into(), c.clone().into());
+                }
+                // The client's as the kernel reports it for this (pinned) thread,
+                // whose set the workers inherit.
+                if let Some(c) = &a.client_cpus {
+                    let now = crate::util::cpus::of_this_thread().unwrap_or_else(|| c.clone());
+                    o.insert("client_cpus".into(), now.to_string().into());
+                }
             }
             p
         },
         host,
         load: None,
+        part: None,
+        merged_from: Vec::new(),
         tests: Vec::new(),
     };
     let repeats = a.repeats;
@@ -166,12 +205,15 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         Some(n) => vec![n.max(1)],
         None => (1..=repeats).collect(),
     };
+    let first_repeat = numbers.first().copied();
     for repeat in numbers {
         if crate::harness::runner::stop_requested() {
             break;
         }
         let mut doc = doc.clone();
         doc.repeat = repeat;
+        // Only the first run of this process waits for --start-at.
+        doc.part = begin_part(a, Some(repeat) == first_repeat, ui);
         let json = a.json.as_ref().map(|j| {
             // A device or FIFO gets every repeat's document in turn.
             let stream = matches!(
@@ -191,6 +233,51 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         }
     }
     Ok(code)
+}
+
+/// Waits for `--start-at` (when `first`), then says which part this run is
+/// and whether it began late; `None` without `--part` and `--start-at`.
+fn begin_part(a: &RunArgs, first: bool, ui: &Ui) -> Option<crate::results::PartInfo> {
+    use std::time::{Duration, SystemTime};
+    let start_at = a.start_at.filter(|_| first);
+    if let Some(t) = start_at
+        && let Ok(wait) = t.duration_since(SystemTime::now())
+    {
+        ui.say(&format!(
+            "waiting {:.1} s for --start-at {}",
+            wait.as_secs_f64(),
+            humantime::format_rfc3339_seconds(t)
+        ));
+        while let Ok(left) = t.duration_since(SystemTime::now()) {
+            if crate::harness::runner::stop_requested() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+    if a.part.is_none() && start_at.is_none() {
+        return None;
+    }
+    let now = SystemTime::now();
+    let late_secs = start_at
+        .and_then(|t| now.duration_since(t).ok())
+        .map_or(0.0, |d| d.as_secs_f64());
+    let late = late_secs > crate::results::LATE_TOLERANCE_SECS;
+    if late {
+        ui.warn(&format!(
+            "started {late_secs:.1} s after --start-at: this part is flagged late"
+        ));
+    }
+    Some(crate::results::PartInfo {
+        index: a.part.map_or(1, |p| p.index),
+        count: a.part.map_or(1, |p| p.count),
+        start_at: start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
+        started: humantime::format_rfc3339_millis(now).to_string(),
+        late_secs,
+        late,
+        run_id: None,
+        host: None,
+    })
 }
 
 /// `run.json` → `run-r2.json`, for the documents of repeats.

@@ -25,6 +25,8 @@ pub struct EngineArgs {
     /// Options owned by engine kinds, by key (`mysql_storage_engine`); each
     /// kind checks its own ([`EngineKind::check_options`]).
     pub options: toml::Table,
+    /// `--server-cpus`: the CPUs a throwaway server is pinned to.
+    pub server_cpus: Option<crate::util::cpus::CpuSet>,
 }
 
 /// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
@@ -65,6 +67,9 @@ pub struct Opened {
     pub shown: String,
     /// The throwaway server's description, stored with the run.
     pub server_info: Option<ServerInfo>,
+    /// The CPUs a throwaway server pinned with `--server-cpus` may run on,
+    /// as the kernel reports them for its main process.
+    pub server_cpus: Option<String>,
     /// The SQLite database file, for an embedded target.
     sqlite_path: Option<PathBuf>,
     /// For a URL target on this host: `Some(port)` (`Some(None)` for a unix socket).
@@ -109,6 +114,7 @@ fn sqlite_engine(
         local_port: None,
         server: None,
         server_info: None,
+        server_cpus: None,
         _tmp: tmp,
     })
 }
@@ -167,6 +173,7 @@ fn server_engine(
         config: a.config.clone(),
         keep: a.keep,
         parent_dir: None,
+        cpus: a.server_cpus.clone(),
     };
     let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
     let config = match &a.config {
@@ -198,6 +205,11 @@ fn server_engine(
         shown: format!("throwaway {kind} at {}", redact(&url)),
         sqlite_path: None,
         local_port: Some(Some(server.port())),
+        server_cpus: a.server_cpus.as_ref().map(|want| {
+            crate::util::cpus::of_process(server.pid())
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| want.to_string())
+        }),
         server: Some(server),
         server_info: Some(info),
         _tmp: None,
@@ -288,6 +300,11 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
         Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
         None => None,
     };
+    if a.server_cpus.is_some() && a.server.is_none() {
+        return Err(OpenError::Usage(
+            "--server-cpus pins a throwaway server: use it with --server (pin a server you run yourself with taskset or its service manager)".into(),
+        ));
+    }
     if let Some(kind) = named_kind(a, &target) {
         kind.check_options(&a.options)
             .map_err(|e| OpenError::Usage(e.to_string()))?;
@@ -313,6 +330,7 @@ pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenErr
             local_port: local_port(u),
             server: None,
             server_info: None,
+            server_cpus: None,
             _tmp: None,
         }),
     }

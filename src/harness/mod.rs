@@ -279,6 +279,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
     r.reconnects = c.reconnects;
     r.rows = c.rows;
     r.latency_us = run.latency.clone();
+    r.histogram = crate::results::encode_histogram(&run.hist);
     r.per_second = run.per_second.clone();
     r.ops = run
         .kinds

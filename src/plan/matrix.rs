@@ -24,6 +24,7 @@ use toml::Spanned;
 
 use crate::engine::install::EngineSpec;
 use crate::suite::{self, Common, Plan, Suite};
+use crate::util::cpus::CpuSet;
 
 /// The `[defaults]` keys a matrix has whatever its suite; every other key is
 /// an option of an engine kind or of the suite, checked by its owner.
@@ -34,6 +35,8 @@ const MATRIX_KEYS: &[&str] = &[
     "seed",
     "cooldown_secs",
     "base",
+    "server_cpus",
+    "client_cpus",
 ];
 
 /// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
@@ -41,7 +44,14 @@ const MATRIX_KEYS: &[&str] = &[
 type TargetEntry = BTreeMap<String, Spanned<toml::Value>>;
 
 /// The keys of a `[[target]]` that are not engine options.
-const TARGET_KEYS: &[&str] = &["name", "engine", "url", "config"];
+const TARGET_KEYS: &[&str] = &[
+    "name",
+    "engine",
+    "url",
+    "config",
+    "server_cpus",
+    "client_cpus",
+];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +71,9 @@ pub struct Target {
     pub config: Option<PathBuf>,
     /// Options of the engine kinds (`[defaults]`, overridden by the target's own).
     pub engine_options: toml::Table,
+    /// CPU budgets (`[defaults]`, overridden by the target's own): `--server-cpus`, `--client-cpus`.
+    pub server_cpus: Option<CpuSet>,
+    pub client_cpus: Option<CpuSet>,
 }
 
 #[derive(Clone)]
@@ -251,6 +264,25 @@ impl Matrix {
             };
             let (engine_field, url_field, config_field) =
                 (field("engine")?, field("url")?, field("config")?);
+            // A CPU list of the target, else of [defaults]: checked against this machine.
+            let cpus = |key: &str| -> Result<Option<CpuSet>, MatrixError> {
+                let Some(v) = t.get(key).or_else(|| d.get(key)) else {
+                    return Ok(None);
+                };
+                let toml::Value::String(s) = v.get_ref() else {
+                    return Err(at(
+                        path,
+                        src,
+                        v.span(),
+                        key,
+                        "must be a CPU list such as \"0-17\"",
+                    ));
+                };
+                CpuSet::parse_on_this_machine(s)
+                    .map(Some)
+                    .map_err(|e| at(path, src, v.span(), key, &e.to_string()))
+            };
+            let (server_cpus, client_cpus) = (cpus("server_cpus")?, cpus("client_cpus")?);
             let mut engine_options = engine_defaults.clone();
             for (key, v) in t {
                 if TARGET_KEYS.contains(&key.as_str()) {
@@ -351,6 +383,8 @@ impl Matrix {
                 url: t.url.as_ref().map(|u| u.get_ref().clone()),
                 config,
                 engine_options,
+                server_cpus,
+                client_cpus,
             });
         }
         let max_repeats = crate::suite::bounds::MAX_REPEATS as i64;
@@ -435,6 +469,7 @@ impl Matrix {
         let common = Common {
             profile: self.profile.clone(),
             seed: self.seed.unwrap_or(seed),
+            part: None,
         };
         self.suite.plan_toml(&common, &self.options)
     }
@@ -486,6 +521,14 @@ impl Matrix {
         opt(
             "--config",
             t.config.as_ref().map(|c| c.display().to_string()),
+        );
+        opt(
+            "--server-cpus",
+            t.server_cpus.as_ref().map(|c| c.to_string()),
+        );
+        opt(
+            "--client-cpus",
+            t.client_cpus.as_ref().map(|c| c.to_string()),
         );
         a
     }
@@ -611,6 +654,37 @@ engine = "sqlite"
                 && joined.contains("--tests point-query,update-index"),
             "{joined}"
         );
+    }
+
+    #[test]
+    fn cpu_budgets_come_from_defaults_or_the_target_and_reach_the_run() {
+        let m = parse(
+            "[defaults]\nprofile = \"ci\"\nclient_cpus = \"0\"\n\
+[[target]]\nname = \"one\"\nengine = \"postgres\"\nserver_cpus = \"0\"\n\
+[[target]]\nname = \"all\"\nengine = \"postgres\"\n",
+        )
+        .unwrap();
+        let cpus = |t: &Target| {
+            (
+                t.server_cpus.as_ref().map(|c| c.to_string()),
+                t.client_cpus.as_ref().map(|c| c.to_string()),
+            )
+        };
+        assert_eq!(cpus(&m.targets[0]), (Some("0".into()), Some("0".into())));
+        assert_eq!(cpus(&m.targets[1]), (None, Some("0".into())));
+        let joined = m.command_line(&m.targets[0], 1, Path::new("r")).join(" ");
+        assert!(
+            joined.ends_with("--server-cpus 0 --client-cpus 0"),
+            "{joined}"
+        );
+        let e = parse("[[target]]\nname = \"a\"\nengine = \"postgres\"\nserver_cpus = \"4096\"\n")
+            .unwrap_err();
+        assert_eq!(place(&e), (Some(4), Some("server_cpus")));
+        assert!(e.message.contains("CPU 4096 is not on this machine"), "{e}");
+        let e =
+            parse("[defaults]\nclient_cpus = 1\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
+                .unwrap_err();
+        assert_eq!(place(&e), (Some(2), Some("client_cpus")));
     }
 
     #[test]

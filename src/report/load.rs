@@ -44,6 +44,14 @@ pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
     let mut warnings = Vec::new();
     for d in dirs {
         match results::read_run(&d) {
+            // One share of a split load is not the target's result: `rqps merge` makes that.
+            Ok(r) if r.part.as_ref().is_some_and(|p| p.count > 1) => warnings.push(format!(
+                "skipped run {} ({}): it is part {}/{} of a split load; merge the parts with `rqps merge` and report the merged run",
+                r.run_id,
+                r.name,
+                r.part.as_ref().map_or(0, |p| p.index),
+                r.part.as_ref().map_or(0, |p| p.count)
+            )),
             Ok(r) => runs.push(r),
             Err(e) => warnings.push(format!("skipped unreadable run {}: {e}", d.display())),
         }

@@ -6,6 +6,8 @@
 //! A test file is written with status `running` when the test starts and
 //! replaced when it ends, so a test cut short by a crash is visible as such.
 
+pub mod merge;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,11 @@ pub struct TestResult {
     pub rows: u64,
     /// Event latency in microseconds.
     pub latency_us: Latency,
+    /// The event latency histogram (nanoseconds), HdrHistogram V2 deflated
+    /// and base64-encoded ([`encode_histogram`]), so that `rqps merge` adds the
+    /// histograms of client parts exactly instead of averaging percentiles.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub histogram: Option<String>,
     /// Per operation kind (TPC-C's transactions, LinkBench's operations, the
     /// Insert Benchmark's statement kinds), for suites whose events have kinds.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
@@ -59,6 +66,10 @@ pub struct TestResult {
     /// Hardware cost per operation, from the /proc sampler (absent where not measured).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub hw: Option<HwCost>,
+    /// A result merged from client parts: each part's own hardware figures
+    /// (its host's), in part order; `hw` is then absent.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub part_hw: Vec<Option<HwCost>>,
     /// Change of the engine's status counters over the test (`SHOW GLOBAL STATUS`,
     /// `pg_stat_*`), numeric counters only.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
@@ -121,9 +132,11 @@ impl TestResult {
             reconnects: 0,
             rows: 0,
             latency_us: Default::default(),
+            histogram: None,
             ops: Default::default(),
             per_second: Vec::new(),
             hw: None,
+            part_hw: Vec::new(),
             status_delta: Default::default(),
             warnings: Vec::new(),
             detail: Default::default(),
@@ -357,8 +370,62 @@ pub struct RunDoc {
     pub host: Host,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub load: Option<LoadStats>,
+    /// This run is one client part of a load (`rqps run --part I/N`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub part: Option<PartInfo>,
+    /// This run was merged from client parts (`rqps merge`): each part, its host
+    /// included, in part order.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub merged_from: Vec<PartInfo>,
     #[serde(default)]
     pub tests: Vec<TestResult>,
+}
+
+/// One client part of a load: which share it ran and when it started.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartInfo {
+    /// 1-based: part `index` of `count`.
+    pub index: usize,
+    pub count: usize,
+    /// The agreed start (`--start-at`), RFC 3339 UTC.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub start_at: Option<String>,
+    /// When the part began its first test, RFC 3339 UTC.
+    pub started: String,
+    /// Seconds after `start_at` that the part began (0 when on time or early).
+    #[serde(default)]
+    pub late_secs: f64,
+    /// Began more than [`LATE_TOLERANCE_SECS`] after `start_at`.
+    #[serde(default)]
+    pub late: bool,
+    /// Filled in merged runs: the part's run id and client host.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host: Option<Host>,
+}
+
+/// A part that begins more than this many seconds after `--start-at` is flagged late.
+pub const LATE_TOLERANCE_SECS: f64 = 1.0;
+
+/// A latency histogram as stored in [`TestResult::histogram`].
+pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> Option<String> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::Serializer as _;
+    let mut bytes = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(h, &mut bytes)
+        .ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// A histogram stored by [`encode_histogram`]; `None` when it does not decode.
+pub fn decode_histogram(s: &str) -> Option<hdrhistogram::Histogram<u64>> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(s).ok()?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .ok()
 }
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

@@ -15,6 +15,7 @@ use crate::error::usage;
 pub mod bounds;
 pub mod ibench;
 pub mod linkbench;
+pub mod part;
 pub mod rand;
 pub mod select1;
 pub mod sysbench;
@@ -71,6 +72,9 @@ pub fn names() -> Vec<&'static str> {
 pub struct Common {
     pub profile: String,
     pub seed: u64,
+    /// `--part I/N`: run this client part's share of the load (suites that
+    /// [`Workload::SPLITS`]; the others refuse it).
+    pub part: Option<part::Part>,
 }
 
 /// A workload, typed. Implement this in the suite's folder and add one line to
@@ -80,6 +84,9 @@ pub trait Workload: Sync + 'static {
     const NAME: &'static str;
     /// One line for `--help`.
     const ABOUT: &'static str;
+    /// Whether [`Workload::params`] splits its load by [`Common::part`]
+    /// (`rqps run --part I/N`); a suite that does not is refused a part.
+    const SPLITS: bool = false;
     /// The profiles it knows; the first is the default.
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
@@ -179,6 +186,14 @@ impl<W: Workload> Registered<W> {
                 common.profile,
                 W::NAME,
                 W::PROFILES.join(", ")
+            )));
+        }
+        if let Some(part) = common.part
+            && !W::SPLITS
+        {
+            return Err(usage(format!(
+                "--part {part}: suite {} cannot split its load between client parts; run it without --part",
+                W::NAME
             )));
         }
         Ok(Box::new(TypedPlan::<W> {

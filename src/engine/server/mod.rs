@@ -130,6 +130,9 @@ pub struct ServerSpec {
     pub keep: bool,
     /// Where to create the temporary directory (default [`std::env::temp_dir`]).
     pub parent_dir: Option<PathBuf>,
+    /// Pin the server (initialisation and every process and thread it
+    /// starts) to these CPUs: `--server-cpus`.
+    pub cpus: Option<crate::util::cpus::CpuSet>,
 }
 
 impl ServerSpec {
@@ -142,6 +145,7 @@ impl ServerSpec {
             config: None,
             keep: false,
             parent_dir: None,
+            cpus: None,
         }
     }
 }
@@ -415,7 +419,18 @@ impl Server {
             keep: spec.keep,
             cleaned: false,
         };
-        match srv.start_inner(&bins, config.as_deref(), note) {
+        // What this thread spawns inherits its CPU set: pinned while the
+        // server is initialised and started, restored when the guard drops.
+        let pinned = match &spec.cpus {
+            Some(c) => Some(c.pin_this_thread().map_err(ServerError::io(format!(
+                "cannot pin the {} server to CPUs {c}",
+                spec.recipe
+            )))?),
+            None => None,
+        };
+        let started = srv.start_inner(&bins, config.as_deref(), note);
+        drop(pinned);
+        match started {
             Ok(()) => Ok(srv),
             Err(e) => {
                 let _ = srv.shutdown();

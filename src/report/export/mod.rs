@@ -181,6 +181,7 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
         }
     }
     groups(r, charts, &mut out);
+    out.extend(super::scalability::blocks(r, charts));
     for b in &r.parts {
         out.extend(b.part.blocks(r, charts));
     }
@@ -525,35 +526,12 @@ where not measured."
     }
 }
 
-/// The thread-sweep and per-second charts.
+/// The per-second charts (the thread-sweep charts are in the scalability section).
 fn charts_after(r: &Report, out: &mut Vec<Block>) {
-    {
-        if r.sweep() {
-            out.push(Block::Heading(2, "QPS by thread count".into()));
-            let mut seen: Vec<(&str, &str)> = Vec::new();
-            for row in r.rows() {
-                let k = (row.suite.as_str(), row.test.as_str());
-                if seen.contains(&k) {
-                    continue;
-                }
-                seen.push(k);
-                let counts = r
-                    .rows()
-                    .filter(|x| x.suite == row.suite && x.test == row.test)
-                    .count();
-                if counts > 1 {
-                    out.push(Block::Chart(Chart::Sweep {
-                        suite: row.suite.clone(),
-                        test: row.test.clone(),
-                    }));
-                }
-            }
-        }
-        out.push(Block::Heading(2, "QPS per second".into()));
-        for (gi, g) in r.groups.iter().enumerate() {
-            for ri in 0..g.rows.len() {
-                out.push(Block::Chart(Chart::PerSecond { group: gi, row: ri }));
-            }
+    out.push(Block::Heading(2, "QPS per second".into()));
+    for (gi, g) in r.groups.iter().enumerate() {
+        for ri in 0..g.rows.len() {
+            out.push(Block::Chart(Chart::PerSecond { group: gi, row: ri }));
         }
     }
 }

@@ -117,6 +117,8 @@ fn harness(
         table_size: n,
         rand_type: RandType::Uniform,
         ps_mode: PsMode::Auto,
+        skip_trx: false,
+        first_table: 1,
         seed,
     };
     let mut workers = vec![

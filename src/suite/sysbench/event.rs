@@ -13,10 +13,15 @@ use super::catalog::{IdMode, Kind, TestDef};
 /// Parameters an event needs from the run.
 #[derive(Clone, Debug)]
 pub struct EventParams {
+    /// How many tables the events use: `sbtest<first_table>` and the next ones.
     pub tables: usize,
+    /// The first of them (1 = `sbtest1`; a client part's share starts later).
+    pub first_table: usize,
     pub table_size: i64,
     pub rand_type: RandType,
     pub ps_mode: PsMode,
+    /// No BEGIN/COMMIT around the read-only, read-write and write-only events.
+    pub skip_trx: bool,
     pub seed: u64,
 }
 
@@ -174,12 +179,12 @@ impl SbWorker {
             pad: String::with_capacity(64),
             ints: Vec::with_capacity(1024),
             text: String::with_capacity(512),
-            insert_prefix: (1..=tables)
+            insert_prefix: (p.first_table..p.first_table + tables)
                 .map(|i| dialect.insert_auto_id_prefix(&super::schema::table(i)))
                 .collect(),
             scan_sql: format!(
                 "SELECT * FROM {} WHERE LENGTH(c) < 0",
-                table_name(thread % tables + 1)
+                table_name(p.first_table + thread % tables)
             ),
             driver: driver.clone(),
         };
@@ -190,7 +195,7 @@ impl SbWorker {
     fn prepare_all(&mut self) -> DbResult<()> {
         let mode = self.p.ps_mode;
         self.stmts.clear();
-        for i in 1..=self.p.tables.max(1) {
+        for i in self.p.first_table..self.p.first_table + self.p.tables.max(1) {
             let mut ids = Vec::new();
             for sql in statements(self.kind, &table_name(i)) {
                 ids.push(if sql.is_empty() {
@@ -202,7 +207,10 @@ impl SbWorker {
             self.stmts.push(ids);
         }
         let dialect = self.driver.require_sql()?.dialect();
+        // sysbench's --skip_trx: the same statements, each in its own implicit
+        // transaction; the event is still counted once (one "transaction").
         let begin = match self.kind {
+            _ if self.p.skip_trx => None,
             Kind::ReadOnly { .. } => Some(dialect.begin_read()),
             Kind::WriteOnly | Kind::ReadWrite { .. } => Some(dialect.begin_write()),
             _ => None,
@@ -506,6 +514,8 @@ mod tests {
             table_size: N,
             rand_type: RandType::Uniform,
             ps_mode: PsMode::Auto,
+            skip_trx: false,
+            first_table: 1,
             seed: 11,
         };
         (dir, driver, p)
@@ -636,6 +646,39 @@ mod tests {
         );
         let c = one_event(&driver, &p, "read-write_range=10");
         assert_eq!((c.reads, c.writes + c.other), (14, 6));
+    }
+
+    #[test]
+    fn skip_trx_sends_the_same_statements_without_begin_and_commit() {
+        let (_d, driver, mut p) = setup(1);
+        p.skip_trx = true;
+        let c = one_event(&driver, &p, "read-only_range=10");
+        assert_eq!((c.reads, c.writes, c.other), (14, 0, 0));
+        let c = one_event(&driver, &p, "read-write_range=10");
+        assert_eq!((c.reads, c.writes, c.other), (14, 4, 0));
+        let c = one_event(&driver, &p, "write-only");
+        assert_eq!((c.reads, c.writes, c.other), (0, 4, 0));
+    }
+
+    #[test]
+    fn a_share_of_the_tables_is_the_only_one_written() {
+        let (_d, driver, mut p) = setup(4);
+        (p.first_table, p.tables) = (3, 2);
+        let mut w = SbWorker::new(driver.clone(), &lookup("insert").unwrap(), &p, 0).unwrap();
+        for _ in 0..40 {
+            w.event(&mut Counts::default()).unwrap();
+        }
+        let rows = |t: usize| -> i64 {
+            scalar(&driver, &format!("SELECT count(*) FROM sbtest{t}"))
+                .parse()
+                .unwrap()
+        };
+        assert_eq!((rows(1), rows(2)), (N, N));
+        assert_eq!(rows(3) + rows(4), 2 * N + 40);
+        assert!(
+            rows(3) > N && rows(4) > N,
+            "both tables of the share are used"
+        );
     }
 
     #[test]

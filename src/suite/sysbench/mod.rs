@@ -72,11 +72,17 @@ pub struct Options {
     #[arg(long)]
     #[serde(default)]
     pub skip_prepare: bool,
+    /// read-only, read-write and write-only send their statements without BEGIN/COMMIT
+    /// around the event (each statement commits on its own), as sysbench's --skip_trx.
+    #[arg(long)]
+    #[serde(default)]
+    pub skip_trx: bool,
 }
 
 impl Workload for Sysbench {
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
+    const SPLITS: bool = true;
     type Options = Options;
     type Params = SysbenchParams;
 
@@ -111,7 +117,29 @@ impl Workload for Sysbench {
             p.ps_mode = crate::suite::ps_mode(m)?;
         }
         p.skip_prepare = o.skip_prepare;
+        p.skip_trx = o.skip_trx;
         p.seed = common.seed;
+        if let Some(part) = common.part {
+            // Each client part runs its share of every thread count, with
+            // its own ids, against tables loaded once before the parts start.
+            if !p.skip_prepare {
+                return Err(usage(format!(
+                    "--part {part} runs one share of the load against tables already loaded: \
+add --skip-prepare (load them once first, e.g. with a run without --part)"
+                )));
+            }
+            p.threads = p
+                .threads
+                .iter()
+                .map(|&t| part.share(t, "--threads"))
+                .collect::<Result<_, _>>()?;
+            p.seed = part.seed(p.seed);
+            // Where the parts divide the tables, each part has its own.
+            if p.tables % part.count == 0 {
+                let share = p.tables / part.count;
+                p.part_tables = Some(((part.index - 1) * share + 1, share));
+            }
+        }
         p.steps()?;
         Ok(p)
     }
@@ -152,5 +180,37 @@ impl Workload for Sysbench {
 
     fn report() -> Option<&'static dyn crate::report::section::Section> {
         Some(&report::SECTION)
+    }
+}
+
+#[cfg(test)]
+mod part_tests {
+    use super::*;
+    use crate::suite::part::Part;
+
+    fn part_params(part: &str, tables: usize, threads: usize) -> SysbenchParams {
+        let common = Common {
+            profile: "ci".into(),
+            seed: 7,
+            part: Some(part.parse::<Part>().unwrap()),
+        };
+        let o = Options {
+            tables: Some(Tables::new(tables as u64).unwrap()),
+            threads: Some(vec![Threads::new(threads as u64).unwrap()]),
+            skip_prepare: true,
+            ..Default::default()
+        };
+        Sysbench::params(&common, o).unwrap()
+    }
+
+    #[test]
+    fn a_part_takes_its_share_of_threads_and_of_tables_where_they_divide() {
+        let p = part_params("2/2", 4, 5);
+        assert_eq!((p.threads.clone(), p.event_tables()), (vec![2], (3, 2)));
+        let p = part_params("1/2", 4, 5);
+        assert_eq!((p.threads.clone(), p.event_tables()), (vec![3], (1, 2)));
+        // 3 tables do not divide into 2 parts: each part uses all of them.
+        assert_eq!(part_params("2/2", 3, 4).event_tables(), (1, 3));
+        assert_ne!(part_params("1/2", 4, 4).seed, part_params("2/2", 4, 4).seed);
     }
 }

@@ -27,6 +27,14 @@ pub struct SysbenchParams {
     pub rand_type: RandType,
     pub ps_mode: PsMode,
     pub skip_prepare: bool,
+    /// No BEGIN/COMMIT around the events of read-only, read-write and write-only
+    /// (sysbench's `--skip_trx`); absent in results stored before it existed.
+    #[serde(default)]
+    pub skip_trx: bool,
+    /// A client part's share of the tables (`--part I/N` when N divides
+    /// `tables`): the first and how many. Not stored: a merged run used them all.
+    #[serde(skip)]
+    pub part_tables: Option<(usize, usize)>,
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
@@ -48,6 +56,8 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             rand_type: RandType::Uniform,
             ps_mode: PsMode::Auto,
             skip_prepare: false,
+            skip_trx: false,
+            part_tables: None,
             tests: Vec::new(),
             seed: 0,
         }
@@ -67,6 +77,11 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
 }
 
 impl SysbenchParams {
+    /// The tables the events use: (first, how many).
+    pub fn event_tables(&self) -> (usize, usize) {
+        self.part_tables.unwrap_or((1, self.tables))
+    }
+
     /// The duration of a step.
     pub fn secs(&self, span: Span) -> f64 {
         match span {

@@ -26,16 +26,19 @@ pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
             settle_tables(p, h)?;
         }
     }
+    let (first_table, tables) = p.event_tables();
     let ev = EventParams {
-        tables: p.tables,
+        tables,
+        first_table,
         table_size: p.table_size as i64,
         rand_type: p.rand_type,
         ps_mode: p.ps_mode,
+        skip_trx: p.skip_trx,
         seed: p.seed,
     };
     'steps: for t in &steps {
         let counts: Vec<usize> = if t.threads_per_table {
-            vec![p.tables]
+            vec![tables]
         } else {
             p.threads.clone()
         };

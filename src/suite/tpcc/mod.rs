@@ -613,6 +613,7 @@ mod tests {
         Common {
             profile: profile.into(),
             seed: 1,
+            part: None,
         }
     }
 
