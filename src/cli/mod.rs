@@ -379,6 +379,8 @@ pub fn main() -> i32 {
             .map_err(|e| CliError::Failed(e.to_string())),
     };
     match r {
+        // Stopped by a signal: 128 + that signal (143 for SIGTERM, 129 for SIGHUP).
+        Ok(EXIT_INTERRUPTED) => crate::harness::runner::stop_exit_code(),
         Ok(code) => code,
         Err(CliError::Usage(m)) => usage(&m),
         Err(CliError::Failed(m)) => {

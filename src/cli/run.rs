@@ -78,7 +78,11 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         }
     }
     let ui = Ui { quiet: a.quiet };
-    install_ctrlc();
+    install_signals();
+    // What a killed rqps (SIGKILL, a reset) could not remove.
+    for line in crate::engine::server::remove_stale_dirs() {
+        eprintln!("rqps: {line}");
+    }
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
     let code = run_on(a, plan, &mut engine, &ui);
@@ -265,15 +269,42 @@ fn run_repeat(
     Ok(code)
 }
 
-fn install_ctrlc() {
-    let _ = ctrlc::set_handler(|| {
-        if crate::harness::runner::stop_requested() {
-            eprintln!("\nstopping now");
-            std::process::exit(EXIT_INTERRUPTED);
-        }
-        eprintln!(
-            "\ninterrupted: finishing the current events and saving results (Ctrl-C again to quit at once)"
-        );
-        crate::harness::runner::request_stop();
+/// Ctrl-C, SIGTERM and SIGHUP all stop the run the same way: the current
+/// events finish, the running test is stored as `interrupted`, the
+/// throwaway server is stopped and its files removed, and rqps exits with
+/// 128 + the signal. A second one quits at once, still killing the server
+/// and removing its files first.
+pub(crate) fn install_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("rqps-signals".into())
+            .spawn(move || {
+                for sig in signals.forever() {
+                    on_signal(sig);
+                }
+            });
     });
+}
+
+fn on_signal(sig: i32) {
+    use crate::harness::runner;
+    let name = match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    };
+    if runner::stop_requested() {
+        eprintln!("\n{name}: stopping now");
+        crate::engine::server::abandon_all();
+        std::process::exit(runner::stop_exit_code());
+    }
+    eprintln!(
+        "\n{name}: finishing the current events and saving results (Ctrl-C again to quit at once)"
+    );
+    runner::request_stop_by(sig);
 }

@@ -91,6 +91,8 @@ fn sqlite_engine(
                 .map_err(|e| {
                     OpenError::Failed(format!("cannot create a temporary directory: {e}"))
                 })?;
+            // So that the next run removes it if this process is killed.
+            let _ = crate::engine::server::mark_owner(d.path());
             (d.path().join("sbtest.db"), Some(d))
         }
     };

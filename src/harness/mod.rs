@@ -303,7 +303,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
 pub fn step_status(s: &runner::StepStatus) -> (Status, Option<String>) {
     match s {
         runner::StepStatus::Ok => (Status::Ok, None),
-        runner::StepStatus::Interrupted => (Status::Interrupted, Some("stopped by Ctrl-C".into())),
+        runner::StepStatus::Interrupted => (Status::Interrupted, Some(runner::stop_cause().into())),
         runner::StepStatus::Failed(m) => (Status::Failed, Some(m.clone())),
     }
 }

@@ -132,7 +132,12 @@ impl MysqlDriver {
                 None => Addr::Tcp { host, port },
             },
             user: u.user.clone().unwrap_or_default(),
-            password: u.password.clone().unwrap_or_default(),
+            // Without one in the URL, the one in $MYSQL_PWD, as MySQL's own clients do.
+            password: u
+                .password
+                .clone()
+                .or_else(|| std::env::var("MYSQL_PWD").ok())
+                .unwrap_or_default(),
             db: Some(db),
             connect_timeout: CONNECT_TIMEOUT,
             io_timeout: IO_TIMEOUT,
