@@ -222,3 +222,31 @@ fn a_quick_second_ctrl_c_still_kills_the_server_and_removes_its_files() {
     gone_within_5_s(&server, "a double Ctrl-C");
     assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
 }
+
+#[test]
+fn a_run_whose_rqps_was_killed_shows_as_killed_with_its_pid_and_host() {
+    let d = tempfile::tempdir().unwrap();
+    let (results, tmp) = (d.path().join("r"), d.path().join("tmp"));
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = long_run(&results, &tmp);
+    let (run, _) = wait_for_running_test(&results);
+    let pid = child.id();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let owner = &read_json(&run)["owner"];
+    assert_eq!(owner["pid"], pid, "{owner}");
+    assert_eq!(owner["host"], rqps::util::hostname(), "{owner}");
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["show", "--all", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.lines().next().unwrap().ends_with(", killed"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("point-query") && l.trim_end().ends_with("killed")),
+        "{out}"
+    );
+}

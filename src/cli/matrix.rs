@@ -42,6 +42,21 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let est = |_: &crate::plan::matrix::Target| -> f64 { est_secs };
     let progress_path = Progress::path(&a.results, &a.file);
     let mut progress = if a.resume {
+        // Runs whose rqps was killed are not done: say so, they run again.
+        if let Ok((runs, _)) = crate::report::load::read_results(&a.results) {
+            for r in runs
+                .iter()
+                .filter(|r| r.status == crate::results::Status::Killed)
+            {
+                let owner = r.owner.as_ref().map_or_else(String::new, |o| {
+                    format!(" (rqps pid {} on {})", o.pid, o.host)
+                });
+                println!(
+                    "run {} ({} repeat {}) was killed{owner}; --resume runs it again",
+                    r.run_id, r.name, r.repeat
+                );
+            }
+        }
         Progress::load(&progress_path)
     } else {
         Progress::default()

@@ -163,6 +163,7 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         host,
         load: None,
         tests: Vec::new(),
+        owner: Some(crate::results::Owner::this_process()),
     };
     let repeats = a.repeats;
     let mut code = 0;

@@ -48,7 +48,7 @@ impl RunEnd {
                 *self = RunEnd::Interrupted;
                 false
             }
-            Status::Failed => {
+            Status::Failed | Status::Killed => {
                 *self = RunEnd::Failed;
                 true
             }

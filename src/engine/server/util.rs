@@ -191,15 +191,7 @@ pub(crate) fn random_password() -> io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// When process `pid` started (clock ticks after boot, field 22 of
-/// `/proc/PID/stat`); `None` when there is no such process. With the pid it
-/// tells a process from a later one that reused its pid.
-pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The name (field 2) is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
+pub(crate) use crate::util::process_start_time;
 
 /// Effective user id of this process.
 pub(crate) fn euid() -> u32 {
