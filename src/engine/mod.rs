@@ -20,6 +20,7 @@
 //! [`url::DbUrl`]) and shown only through [`target::redact`].
 //! This layer names no suite: tables are declared by the suites.
 
+pub(crate) mod deadline;
 pub mod install;
 pub mod kind;
 pub mod kv;

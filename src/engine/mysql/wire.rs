@@ -14,6 +14,7 @@
 //! own framing; every complete packet in it is parsed before reading again.
 //! An execution allocates nothing once the buffers have grown to size.
 
+use crate::engine::deadline::Deadline;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -392,9 +393,23 @@ impl Client<Stream> {
             }
         };
         let secure = matches!(o.addr, Addr::Unix(_));
+        // The connect timeout bounds the handshake as a whole.
+        let deadline = match &stream {
+            Stream::Tcp(s) => s
+                .try_clone()
+                .ok()
+                .and_then(|s| Deadline::watch(s, o.connect_timeout)),
+            Stream::Unix(s) => s
+                .try_clone()
+                .ok()
+                .and_then(|s| Deadline::watch(s, o.connect_timeout)),
+        };
         let mut c = Client::new(stream);
-        c.handshake(&o.user, &o.password, o.db.as_deref(), secure)?;
-        Ok(c)
+        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure);
+        match (r, deadline) {
+            (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
+            (r, _) => r.map(|()| c),
+        }
     }
 }
 
@@ -474,11 +489,19 @@ impl<S: Read + Write> Client<S> {
         let h = &self.rbuf[self.rpos..self.rpos + 4];
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         let seq = h[3];
+        // A header out of sequence is garbage: say so now rather than wait
+        // for up to 16 MiB that will never come. An ERR packet may come out
+        // of turn (a server that closes an idle connection says why with
+        // sequence id 0), and it is short: accept that.
+        if seq != self.seq && !(seq == 0 && len < 1024) {
+            return Err(Error::Broken(format!(
+                "packets out of order (got sequence id {seq}, expected {})",
+                self.seq
+            )));
+        }
         self.fill(4 + len)?;
         let start = self.rpos + 4;
         self.rpos = start + len;
-        // An ERR packet may come out of turn (a server that closes an idle
-        // connection says why with sequence id 0): accept it.
         if seq != self.seq && !(len > 0 && self.rbuf[start] == 0xff) {
             return Err(Error::Broken(format!(
                 "packets out of order (got sequence id {seq}, expected {})",
@@ -1759,5 +1782,70 @@ mod tests {
             matches!(&e, Error::Fatal(m) if m.contains("client_ed25519")),
             "{e}"
         );
+    }
+
+    /// A server on a loopback port that, once a client connects, sends
+    /// `bytes` one at a time `every` apart (nothing at all when empty) and
+    /// then holds the connection open for 10 s.
+    fn slow_server(bytes: Vec<u8>, every: std::time::Duration) -> u16 {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            for b in bytes {
+                if s.write_all(&[b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(every);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        });
+        port
+    }
+
+    fn connect_to(port: u16) -> (Result<Client>, std::time::Duration) {
+        let t = std::time::Instant::now();
+        let r = Client::connect(&Opts {
+            addr: Addr::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            user: "u".into(),
+            password: String::new(),
+            db: None,
+            connect_timeout: Duration::from_secs(1),
+            io_timeout: Duration::from_secs(30),
+        });
+        (r, t.elapsed())
+    }
+
+    #[test]
+    fn a_silent_listener_fails_the_connect_within_the_connect_timeout() {
+        let (r, took) = connect_to(slow_server(Vec::new(), Duration::ZERO));
+        let e = r.err().expect("no greeting, no connection");
+        assert!(e.to_string().contains("connect timeout (1 s)"), "{e}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_greeting_sent_byte_by_byte_fails_within_the_connect_timeout() {
+        let mut greeting =
+            handshake_packet(CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION, 0, NATIVE);
+        let mut packet = (greeting.len() as u32).to_le_bytes()[..3].to_vec();
+        packet.push(0);
+        packet.append(&mut greeting);
+        let (r, took) = connect_to(slow_server(packet, Duration::from_millis(200)));
+        let e = r.err().expect("a greeting that takes too long");
+        assert!(e.to_string().contains("connect timeout (1 s)"), "{e}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_garbled_header_is_a_protocol_error_at_once() {
+        // A length of 16 MiB and sequence id 7 where 0 is due.
+        let (r, took) = connect_to(slow_server(vec![0xff, 0xff, 0xff, 7], Duration::ZERO));
+        let e = r.err().expect("garbage is no greeting");
+        assert!(e.to_string().contains("out of order"), "{e}");
+        assert!(took < Duration::from_millis(900), "{took:?}");
     }
 }
