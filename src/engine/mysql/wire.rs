@@ -33,6 +33,8 @@ use crate::engine::{Outcome, Param, Rows};
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
 const CLIENT_PROTOCOL_41: u32 = 1 << 9;
+/// The server offers TLS (rqps never asks for it).
+const CLIENT_SSL: u32 = 1 << 11;
 const CLIENT_TRANSACTIONS: u32 = 1 << 13;
 const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
 const CLIENT_MULTI_STATEMENTS: u32 = 1 << 16;
@@ -670,7 +672,7 @@ impl<S: Read + Write> Client<S> {
             let b = self.next()?;
             match b.first() {
                 Some(0x00) => break,
-                Some(0xff) => return Err(parse_err(b)),
+                Some(0xff) => return Err(tls_hint(parse_err(b), hs.caps & CLIENT_SSL != 0)),
                 Some(0xfe) => {
                     // AuthSwitchRequest: plugin name, then its data.
                     let mut r = Reader(&b[1..]);
@@ -1221,6 +1223,28 @@ fn parse_err(b: &[u8]) -> Error {
     }
 }
 
+/// A refused login from a server that offers TLS may be one that demands it
+/// (an account with REQUIRE SSL, or require_secure_transport): MariaDB then
+/// says only "Access denied", as for a wrong password. Say what else it can
+/// mean, since rqps connects without TLS.
+fn tls_hint(e: Error, tls_offered: bool) -> Error {
+    match e {
+        Error::Server { code, message }
+            if (code == 1045 && tls_offered) || message.contains("secure transport") =>
+        {
+            Error::Server {
+                code,
+                message: format!(
+                    "{message}; if the password is right, the account or the server may require TLS \
+                     (REQUIRE SSL, require_secure_transport), and rqps connects without TLS: allow this \
+                     user unencrypted connections or connect through the unix socket (?socket=PATH)"
+                ),
+            }
+        }
+        e => e,
+    }
+}
+
 fn put_lenenc(w: &mut Vec<u8>, n: u64) {
     if n < 251 {
         w.push(n as u8);
@@ -1738,7 +1762,7 @@ mod tests {
     #[test]
     fn auth_failures() {
         // Wrong password: the server's ERR, without the password.
-        let hs = handshake_packet(SERVER_CAPS, 0, NATIVE);
+        let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
         let denied =
             b"\xff\x15\x04#28000Access denied for user 'bench'@'localhost' (using password: YES)";
         let mut c = Client::new(Fixture {
@@ -1748,7 +1772,18 @@ mod tests {
         });
         let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
+        assert!(!e.to_string().contains("TLS"), "{e}");
         assert!(c.broken);
+        // The same from a server that offers TLS: perhaps it demands it.
+        let hs_tls = handshake_packet(SERVER_CAPS | CLIENT_SSL, 0, NATIVE);
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs_tls), pkt(2, denied)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
+        assert!(e.to_string().contains("may require TLS"), "{e}");
         // caching_sha2_password full authentication over TCP: a clear fatal.
         let hs = handshake_packet(SERVER_CAPS, 0, CACHING_SHA2);
         let mut c = Client::new(Fixture {
