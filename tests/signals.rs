@@ -117,9 +117,14 @@ fn descendants(pid: u32) -> Vec<u32> {
 /// `rqps run --server postgres` reading for a minute, with its temporary
 /// files in `tmp`, once the server is up; and the server's processes.
 fn run_on_postgres(results: &Path, tmp: &Path) -> (Child, Vec<u32>) {
+    run_on_postgres_for(results, tmp, "60")
+}
+
+fn run_on_postgres_for(results: &Path, tmp: &Path, read_secs: &str) -> (Child, Vec<u32>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
         .args(["run", "--server", "postgres", "--profile", "ci"])
-        .args(["--tests", "point-query", "--read-secs", "60", "--results"])
+        .args(["--tests", "point-query", "--warmup-secs", "0"])
+        .args(["--read-secs", read_secs, "--results"])
         .arg(results)
         .env("TMPDIR", tmp)
         .stdout(Stdio::null())
@@ -249,4 +254,34 @@ fn a_run_whose_rqps_was_killed_shows_as_killed_with_its_pid_and_host() {
             .any(|l| l.contains("point-query") && l.trim_end().ends_with("killed")),
         "{out}"
     );
+}
+
+#[test]
+fn a_server_stopped_for_seconds_mid_test_leaves_a_stall_warning_in_the_result() {
+    if !server_available(PG) {
+        return;
+    }
+    let (_d, results, tmp) = dirs();
+    let (child, _) = run_on_postgres_for(&results, &tmp, "6");
+    let (_, test) = wait_for_running_test(&results);
+    std::thread::sleep(Duration::from_millis(1500));
+    // The test's own backend too, which started after the server did.
+    let server = descendants(child.id());
+    // SAFETY: kill(2) on the server's processes, which this test started.
+    let all = |sig| {
+        server.iter().for_each(|&p| unsafe {
+            libc::kill(p as i32, sig);
+        })
+    };
+    all(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(3));
+    all(libc::SIGCONT);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let listing: Vec<_> = entries(test.parent().unwrap());
+    assert!(test.is_file(), "{} not in {listing:?}: {}", test.display(), text(&o));
+    let t = read_json(&test);
+    assert_eq!(t["status"], "ok", "{t}");
+    let warnings = t["warnings"].to_string();
+    assert!(warnings.contains("the server stalled"), "{t}");
 }
