@@ -279,7 +279,12 @@ fn a_server_stopped_for_seconds_mid_test_leaves_a_stall_warning_in_the_result() 
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let listing: Vec<_> = entries(test.parent().unwrap());
-    assert!(test.is_file(), "{} not in {listing:?}: {}", test.display(), text(&o));
+    assert!(
+        test.is_file(),
+        "{} not in {listing:?}: {}",
+        test.display(),
+        text(&o)
+    );
     let t = read_json(&test);
     assert_eq!(t["status"], "ok", "{t}");
     let warnings = t["warnings"].to_string();

@@ -233,6 +233,7 @@ fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
                 data_path: Some(d.clone()),
                 disk_paths: vec![d],
                 pids: vec![server.pid()],
+                listening_port: Some(server.port()),
                 ..Default::default()
             }
         }
