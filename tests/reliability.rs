@@ -498,6 +498,37 @@ fn dry_matrix(d: &Path, extra: &str, target: &str) -> std::process::Output {
 }
 
 #[test]
+fn a_statement_timeout_under_a_second_or_over_a_day_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    for (v, says) in [
+        ("0", "at least 1 second"),
+        ("1e10", "86400"),
+        ("soon", "soon"),
+    ] {
+        let args = [
+            "run",
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+        ];
+        let o = bounded(&[&args[..], &["--stmt-timeout", v]].concat(), 20);
+        refused(&o, says, &format!("--stmt-timeout {v}"));
+    }
+    assert!(!results.exists(), "nothing ran");
+    let o = dry_matrix(d.path(), "stmt_timeout = 0", "");
+    refused(
+        &o,
+        "m.toml:3: stmt_timeout: must be at least 1 second",
+        "matrix",
+    );
+    let o = dry_matrix(d.path(), "stmt_timeout = 30", "");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("--stmt-timeout 30"), "{}", text(&o));
+}
+
+#[test]
 fn a_matrix_with_numbers_out_of_bounds_is_refused_with_file_line_and_field() {
     let d = tempfile::tempdir().unwrap();
     for (extra, says) in [

@@ -121,8 +121,18 @@ fn run_on_postgres(results: &Path, tmp: &Path) -> (Child, Vec<u32>) {
 }
 
 fn run_on_postgres_for(results: &Path, tmp: &Path, read_secs: &str) -> (Child, Vec<u32>) {
+    run_on_postgres_with(results, tmp, read_secs, &[])
+}
+
+fn run_on_postgres_with(
+    results: &Path,
+    tmp: &Path,
+    read_secs: &str,
+    extra: &[&str],
+) -> (Child, Vec<u32>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
         .args(["run", "--server", "postgres", "--profile", "ci"])
+        .args(extra)
         .args(["--tests", "point-query", "--warmup-secs", "0"])
         .args(["--read-secs", read_secs, "--results"])
         .arg(results)
@@ -171,6 +181,21 @@ fn gone_within_5_s(pids: &[u32], after: &str) {
             "server processes {alive:?} still run 5 s after {after}"
         );
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The server's processes once one more than `before` runs (the test's
+/// backend), so that stopping them stops the test's statements.
+fn with_the_tests_backend(rqps: &Child, before: &[u32]) -> Vec<u32> {
+    let t = Instant::now();
+    loop {
+        let now = descendants(rqps.id());
+        if now.iter().any(|p| !before.contains(p)) {
+            std::thread::sleep(Duration::from_millis(500));
+            return descendants(rqps.id());
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "no backend started");
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -262,11 +287,9 @@ fn a_server_stopped_for_seconds_mid_test_leaves_a_stall_warning_in_the_result() 
         return;
     }
     let (_d, results, tmp) = dirs();
-    let (child, _) = run_on_postgres_for(&results, &tmp, "6");
+    let (child, before) = run_on_postgres_for(&results, &tmp, "6");
     let (_, test) = wait_for_running_test(&results);
-    std::thread::sleep(Duration::from_millis(1500));
-    // The test's own backend too, which started after the server did.
-    let server = descendants(child.id());
+    let server = with_the_tests_backend(&child, &before);
     // SAFETY: kill(2) on the server's processes, which this test started.
     let all = |sig| {
         server.iter().for_each(|&p| unsafe {
@@ -289,4 +312,33 @@ fn a_server_stopped_for_seconds_mid_test_leaves_a_stall_warning_in_the_result() 
     assert_eq!(t["status"], "ok", "{t}");
     let warnings = t["warnings"].to_string();
     assert!(warnings.contains("the server stalled"), "{t}");
+}
+
+#[test]
+fn a_statement_silent_past_the_statement_timeout_fails_its_test_with_the_reason() {
+    if !server_available(PG) {
+        return;
+    }
+    let (_d, results, tmp) = dirs();
+    let (child, before) = run_on_postgres_with(&results, &tmp, "8", &["--stmt-timeout", "1"]);
+    let (_, test) = wait_for_running_test(&results);
+    let server = with_the_tests_backend(&child, &before);
+    // SAFETY: kill(2) on the server's processes, which this test started.
+    let all = |sig| {
+        server.iter().for_each(|&p| unsafe {
+            libc::kill(p as i32, sig);
+        })
+    };
+    all(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(3));
+    all(libc::SIGCONT);
+    let o = child.wait_with_output().unwrap();
+    let t = read_json(&test);
+    assert_eq!(o.status.code(), Some(1), "{}: {t}", text(&o));
+    assert_eq!(t["status"], "failed", "{t}");
+    let reason = t["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("sent nothing for 1 s, the statement timeout"),
+        "{reason}"
+    );
 }

@@ -289,6 +289,9 @@ fn run_args(
         name: Some(t.name.clone()),
         results: results.to_path_buf(),
         busy_threshold: crate::harness::probe::BUSY_THRESHOLD_PCT,
+        stmt_timeout: m
+            .stmt_timeout
+            .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
         ..Default::default()
     }
 }

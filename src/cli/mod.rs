@@ -181,6 +181,10 @@ pub struct RunArgs {
     /// find from its listening port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+    /// Fail a statement (and its test) when the server sends nothing for this many seconds,
+    /// 1 to 86400 (default 600; raise it when index builds on large tables take longer).
+    #[arg(long, value_name = "SECS")]
+    pub stmt_timeout: Option<crate::suite::bounds::Secs>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
     #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,

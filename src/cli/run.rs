@@ -61,6 +61,16 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
             a.busy_threshold
         )));
     }
+    let stmt_timeout = match a.stmt_timeout.map(|s| s.get()) {
+        Some(s) if s < 1.0 => {
+            return Err(CliError::Usage(format!(
+                "--stmt-timeout must be at least 1 second, got {s}"
+            )));
+        }
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None => crate::engine::DEFAULT_STATEMENT_TIMEOUT,
+    };
+    crate::engine::set_statement_timeout(stmt_timeout);
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;

@@ -91,13 +91,16 @@ pub enum Error {
     /// A problem another try would not fix (unsupported authentication,
     /// wrong use of the API).
     Fatal(String),
+    /// An open connection on which the server said nothing for the
+    /// statement timeout: the connection is gone and the statement failed.
+    TimedOut(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Server { code, message } => write!(f, "{message} ({code})"),
-            Error::Broken(m) | Error::Fatal(m) => f.write_str(m),
+            Error::Broken(m) | Error::Fatal(m) | Error::TimedOut(m) => f.write_str(m),
         }
     }
 }
@@ -252,6 +255,8 @@ pub struct Client<S: Read + Write = Stream> {
     ext_caps: u32,
     /// Set after an I/O or protocol error, and until the handshake is done:
     /// nothing more is sent, not even on drop.
+    /// Past the handshake: a timeout now is the statement timeout.
+    ready: bool,
     broken: bool,
     /// Statements to close on drop.
     stmts: Vec<u32>,
@@ -410,7 +415,10 @@ impl Client<Stream> {
         let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure);
         match (r, deadline) {
             (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
-            (r, _) => r.map(|()| c),
+            (r, _) => r.map(|()| {
+                c.ready = true;
+                c
+            }),
         }
     }
 }
@@ -428,6 +436,7 @@ impl<S: Read + Write> Client<S> {
             caps: 0,
             ext_caps: 0,
             broken: true,
+            ready: false,
             stmts: Vec::new(),
             metas: Default::default(),
         }
@@ -436,7 +445,7 @@ impl<S: Read + Write> Client<S> {
     /// Marks the connection broken when `r` says it is.
     #[inline]
     fn check<T>(&mut self, r: Result<T>) -> Result<T> {
-        if let Err(Error::Broken(_)) = &r {
+        if let Err(Error::Broken(_) | Error::TimedOut(_)) = &r {
             self.broken = true;
         }
         r
@@ -477,7 +486,7 @@ impl<S: Read + Write> Client<S> {
                 }
                 Ok(k) => self.rend += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_error(e)),
+                Err(e) => return Err(self.io_failure(e)),
             }
         }
         Ok(())
@@ -579,7 +588,22 @@ impl<S: Read + Write> Client<S> {
         self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
         self.wbuf[3] = self.seq;
         self.seq = self.seq.wrapping_add(1);
-        self.io.write_all(&self.wbuf).map_err(io_error)
+        let r = self.io.write_all(&self.wbuf);
+        r.map_err(|e| self.io_failure(e))
+    }
+
+    /// An I/O error: past the handshake, a timeout is the statement
+    /// timeout (see [`crate::engine::statement_timeout`]).
+    fn io_failure(&self, e: io::Error) -> Error {
+        let timeout = matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        );
+        if timeout && self.ready {
+            Error::TimedOut(crate::engine::statement_timeout_message())
+        } else {
+            io_error(e)
+        }
     }
 
     #[cold]

@@ -33,10 +33,6 @@ use postgres_protocol::message::frontend;
 
 use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
 
-/// Longest wait for one read or write once connected: a server that stopped
-/// answering fails the statement instead of hanging it. Long enough for
-/// `CREATE INDEX` or `VACUUM` on large tables, which send nothing until done.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(600);
 /// Initial size of the read buffer; one `read` takes up to this much.
 const READ_BUF: usize = 64 * 1024;
 /// Compact the read buffer when less than this is free at its end.
@@ -313,6 +309,8 @@ pub struct PgConn<S: Read + Write = Stream> {
     /// (or the server ended the session): every call fails with Reconnect.
     broken: bool,
     next_stmt: u32,
+    /// Past the startup: a timeout now is the statement timeout.
+    ready: bool,
     backend_key: Option<(i32, i32)>,
     server_version: Option<String>,
 }
@@ -346,10 +344,12 @@ impl PgConn<Stream> {
             }
             (r, _) => r?,
         }
+        let limit = crate::engine::statement_timeout();
         c.stream
-            .set_read_timeout(IO_TIMEOUT)
-            .and_then(|_| c.stream.set_write_timeout(IO_TIMEOUT))
+            .set_read_timeout(limit)
+            .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
+        c.ready = true;
         Ok(c)
     }
 }
@@ -375,6 +375,7 @@ impl<S: Read + Write> PgConn<S> {
             rd: ReadBuf::new(),
             broken: false,
             next_stmt: 0,
+            ready: false,
             backend_key: None,
             server_version: None,
         }
@@ -411,7 +412,7 @@ impl<S: Read + Write> PgConn<S> {
     fn send(&mut self) -> DbResult<()> {
         if let Err(e) = self.stream.write_all(&self.out) {
             self.broken = true;
-            return Err(io_error(e));
+            return Err(self.io_failure(e));
         }
         Ok(())
     }
@@ -421,7 +422,7 @@ impl<S: Read + Write> PgConn<S> {
     fn send_hot(&mut self) -> DbResult<()> {
         if let Err(e) = self.stream.write_all(&self.hot) {
             self.broken = true;
-            return Err(io_error(e));
+            return Err(self.io_failure(e));
         }
         Ok(())
     }
@@ -432,8 +433,23 @@ impl<S: Read + Write> PgConn<S> {
             Ok(f) => Ok(f),
             Err(e) => {
                 self.broken = true;
-                Err(io_error(e))
+                Err(self.io_failure(e))
             }
+        }
+    }
+
+    /// An I/O error: past the startup, a timeout is the statement timeout
+    /// (see [`crate::engine::statement_timeout`]), which fails the test.
+    #[cold]
+    fn io_failure(&self, e: io::Error) -> DbError {
+        let timeout = matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        );
+        if timeout && self.ready {
+            DbError::fatal(crate::engine::statement_timeout_message())
+        } else {
+            io_error(e)
         }
     }
 
