@@ -43,7 +43,7 @@ fn wait_for_running_test(results: &Path) -> (PathBuf, PathBuf) {
                 .flatten()
                 .flatten()
                 .map(|e| e.path())
-                .next()
+                .find(|p| p.extension().is_some_and(|x| x == "json"))
         {
             return (run.join("run.json"), test);
         }
@@ -184,15 +184,23 @@ fn gone_within_5_s(pids: &[u32], after: &str) {
     }
 }
 
-/// The server's processes once one more than `before` runs (the test's
-/// backend), so that stopping them stops the test's statements.
+/// The server's processes once one more than `before` has run for a second
+/// (the test's backend, not a short-lived probe connection), so that
+/// stopping them stops the test's statements.
 fn with_the_tests_backend(rqps: &Child, before: &[u32]) -> Vec<u32> {
     let t = Instant::now();
+    let mut seen: std::collections::HashMap<u32, Instant> = Default::default();
     loop {
         let now = descendants(rqps.id());
-        if now.iter().any(|p| !before.contains(p)) {
-            std::thread::sleep(Duration::from_millis(500));
-            return descendants(rqps.id());
+        seen.retain(|p, _| now.contains(p));
+        for p in now.iter().filter(|p| !before.contains(p)) {
+            seen.entry(*p).or_insert_with(Instant::now);
+        }
+        if seen
+            .values()
+            .any(|since| since.elapsed() >= Duration::from_secs(1))
+        {
+            return now;
         }
         assert!(t.elapsed() < Duration::from_secs(30), "no backend started");
         std::thread::sleep(Duration::from_millis(50));

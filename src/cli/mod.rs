@@ -382,6 +382,11 @@ pub fn main() -> i32 {
             .map(|_| 0)
             .map_err(|e| CliError::Failed(e.to_string())),
     };
+    // A second signal is ending the process: its thread exits once the
+    // throwaway servers are killed and their files removed, not before.
+    while crate::harness::runner::quitting() {
+        std::thread::park();
+    }
     match r {
         // Stopped by a signal: 128 + that signal (143 for SIGTERM, 129 for SIGHUP).
         Ok(EXIT_INTERRUPTED) => crate::harness::runner::stop_exit_code(),

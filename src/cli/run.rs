@@ -311,6 +311,7 @@ fn on_signal(sig: i32) {
     };
     if runner::stop_requested() {
         eprintln!("\n{name}: stopping now");
+        runner::begin_quitting();
         crate::engine::server::abandon_all();
         std::process::exit(runner::stop_exit_code());
     }

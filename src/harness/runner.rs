@@ -69,6 +69,20 @@ pub fn request_stop_by(sig: i32) {
     request_stop();
 }
 
+static QUITTING: AtomicBool = AtomicBool::new(false);
+
+/// Marks that a second signal is ending the process at once: the thread
+/// that handles it exits once the servers are killed and their files gone,
+/// and no other thread may exit first (see [`quitting`]).
+pub fn begin_quitting() {
+    QUITTING.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`begin_quitting`] was called.
+pub fn quitting() -> bool {
+    QUITTING.load(Ordering::SeqCst)
+}
+
 /// The exit status of a run that a stop ended: 128 + the signal, as shells
 /// report it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 130 without a signal.
 pub fn stop_exit_code() -> i32 {

@@ -1078,7 +1078,9 @@ fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
         let _ = fs::remove_dir(&root);
         return Err(e);
     }
-    if let Err(e) = mark_owner(&root) {
+    // A directory kept with --keep is never stale, even when rqps is killed.
+    let marked = if spec.keep { Ok(()) } else { mark_owner(&root) };
+    if let Err(e) = marked {
         let _ = fs::remove_dir(&root);
         return Err(ServerError::io(format!(
             "cannot write into {}",
@@ -1155,6 +1157,42 @@ mod tests {
             "[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"
         ));
         assert!(!port_in_use("FATAL:  configuration file contains errors"));
+    }
+
+    #[test]
+    fn only_directories_of_rqps_processes_that_are_gone_are_removed() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = |name: &str, owner: Option<String>| {
+            let d = parent.path().join(name);
+            fs::create_dir(&d).unwrap();
+            if let Some(o) = owner {
+                fs::write(d.join(OWNER_FILE), o).unwrap();
+            }
+            d
+        };
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let dead = dir("rqps-postgres-dead", Some(format!("{} 1\n", gone.id())));
+        let me = std::process::id();
+        let start = util::process_start_time(me).unwrap();
+        let live = dir("rqps-mariadb-live", Some(format!("{me} {start}\n")));
+        // This pid with another start time: a later process reused the pid.
+        let reused = dir("rqps-sqlite-reused", Some(format!("{me} {}\n", start + 1)));
+        let kept = dir("rqps-postgres-kept", None);
+        let other = dir("not-rqps", Some(format!("{} 1\n", gone.id())));
+        let said = remove_stale_dirs_in(parent.path());
+        assert!(!dead.exists() && !reused.exists());
+        assert!(live.exists() && kept.exists() && other.exists());
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said.iter().any(|l| l
+                == &format!(
+                    "removed {}, left behind by rqps process {}, which is gone",
+                    dead.display(),
+                    gone.id()
+                )),
+            "{said:?}"
+        );
     }
 
     #[test]
