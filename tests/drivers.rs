@@ -381,7 +381,8 @@ fn mysql_driver_against_mariadb() {
 
     // The unix socket, as ?socket=.
     let sock = srv.socket_path().unwrap().display().to_string();
-    let d = MysqlDriver::new(&format!("mysql://root@/sbtest?socket={sock}")).unwrap();
+    let pw = srv.password();
+    let d = MysqlDriver::new(&format!("mysql://root:{pw}@/sbtest?socket={sock}")).unwrap();
     let mut c = d.connect().unwrap();
     assert_eq!(
         scalar(c.as_mut(), "SELECT count(*) FROM sbtest2"),

@@ -107,7 +107,7 @@ fn password_users(srv: &Server, admin: &mut dyn Conn) {
         };
         assert!(stored.starts_with(prefix), "{user}: {stored}");
     }
-    // First match wins: our lines go before initdb's trust lines.
+    // First match wins: our lines go before the throwaway server's own.
     let hba = srv.data_dir().join("pg_hba.conf");
     let old = std::fs::read_to_string(&hba).unwrap();
     let mut new = String::new();
@@ -129,7 +129,7 @@ fn authentication(srv: &Server) {
         let url = format!("postgres://{user}:{url_pw}@127.0.0.1:{port}/sbtest");
         let d = PostgresDriver::new(&url).unwrap();
         // The reload reaches the postmaster asynchronously: until then the
-        // old trust rule answers; wrong passwords are refused once it has.
+        // old rule answers; wrong passwords are refused either way.
         let wrong = PostgresDriver::new(&format!(
             "postgres://{user}:wr0ngpass@127.0.0.1:{port}/sbtest"
         ))

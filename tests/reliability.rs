@@ -288,6 +288,62 @@ fn runs_started_together_never_share_a_run_directory() {
     }
 }
 
+#[test]
+fn a_matrix_resumed_twice_at_once_runs_in_one_process_only() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("m.toml");
+    std::fs::write(
+        &m,
+        "[defaults]\nprofile = \"ci\"\ntests = [\"point-query\"]\nread_secs = 30\n\
+         [[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    )
+    .unwrap();
+    let results = d.path().join("r");
+    let matrix = || {
+        Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .arg("matrix")
+            .arg(&m)
+            .arg("--resume")
+            .arg("--results")
+            .arg(&results)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut first = matrix();
+    let t = std::time::Instant::now();
+    while std::fs::read_dir(&results)
+        .map(|r| r.flatten().filter(|e| e.path().is_dir()).count())
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(t.elapsed().as_secs() < 60, "the first matrix made no run");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = rqps(&[
+        "matrix",
+        m.to_str().unwrap(),
+        "--resume",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("another rqps matrix (pid {})", first.id())),
+        "{}",
+        text(&o)
+    );
+    let runs = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .count();
+    assert_eq!(runs, 1, "the second matrix started a run");
+}
+
 /// Runs rqps with `args`, killing it after `secs` (a run that did not stop at
 /// once is a failure, not a hang).
 fn bounded(args: &[&str], secs: u64) -> std::process::Output {
@@ -439,6 +495,37 @@ fn dry_matrix(d: &Path, extra: &str, target: &str) -> std::process::Output {
         ],
         20,
     )
+}
+
+#[test]
+fn a_statement_timeout_under_a_second_or_over_a_day_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    for (v, says) in [
+        ("0", "at least 1 second"),
+        ("1e10", "86400"),
+        ("soon", "soon"),
+    ] {
+        let args = [
+            "run",
+            "--profile",
+            "ci",
+            "--results",
+            results.to_str().unwrap(),
+        ];
+        let o = bounded(&[&args[..], &["--stmt-timeout", v]].concat(), 20);
+        refused(&o, says, &format!("--stmt-timeout {v}"));
+    }
+    assert!(!results.exists(), "nothing ran");
+    let o = dry_matrix(d.path(), "stmt_timeout = 0", "");
+    refused(
+        &o,
+        "m.toml:3: stmt_timeout: must be at least 1 second",
+        "matrix",
+    );
+    let o = dry_matrix(d.path(), "stmt_timeout = 30", "");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("--stmt-timeout 30"), "{}", text(&o));
 }
 
 #[test]

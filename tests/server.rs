@@ -6,7 +6,10 @@
 mod common;
 use common::server_available;
 use std::fs;
+use std::net::TcpStream;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use mysql::prelude::Queryable as _;
@@ -56,15 +59,15 @@ fn pg_client(srv: &Server) -> postgres::Client {
     postgres::Client::connect(&srv.url(), postgres::NoTls).expect("connect via url()")
 }
 
+/// Nothing listens on the port (a login would fail without the password
+/// anyway, so a TCP connect is what tells a stopped server).
+fn unreachable(port: u16) -> bool {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_err()
+}
+
 fn pg_unreachable(port: u16) -> bool {
-    postgres::Config::new()
-        .host("127.0.0.1")
-        .port(port)
-        .user("postgres")
-        .dbname("sbtest")
-        .connect_timeout(Duration::from_secs(2))
-        .connect(postgres::NoTls)
-        .is_err()
+    unreachable(port)
 }
 
 fn my_conn(srv: &Server) -> mysql::Conn {
@@ -73,14 +76,53 @@ fn my_conn(srv: &Server) -> mysql::Conn {
 }
 
 fn my_unreachable(port: u16) -> bool {
-    let opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        .read_timeout(Some(Duration::from_secs(2)));
-    mysql::Conn::new(opts).is_err()
+    unreachable(port)
+}
+
+/// Runs `program` with `args` as user nobody (through setpriv; needs root).
+fn as_nobody(program: &Path, args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+        .arg(program)
+        .args(args)
+        .env_remove("PGPASSWORD")
+        .env_remove("MYSQL_PWD")
+        .current_dir("/")
+        .output()
+        .expect("setpriv runs")
+}
+
+/// What every throwaway server keeps from others: no password on the
+/// server's command line, the password in a 0600 file of rqps's user, and a
+/// server that does not run as root.
+fn check_private(srv: &Server) {
+    assert_eq!(srv.password().len(), 32);
+    assert!(srv.url().contains(srv.password()));
+    assert!(!srv.url_without_password().contains(srv.password()));
+    let cmdline = fs::read(format!("/proc/{}/cmdline", srv.pid())).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&cmdline).contains(srv.password()),
+        "the password is on the server's command line"
+    );
+    let md = fs::metadata(srv.password_file()).unwrap();
+    assert_eq!(md.permissions().mode() & 0o777, 0o600);
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(md.uid(), unsafe { libc::geteuid() });
+    assert_eq!(
+        fs::read_to_string(srv.password_file()).unwrap(),
+        srv.password()
+    );
+    let status = fs::read_to_string(format!("/proc/{}/status", srv.pid())).unwrap();
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap();
+    assert_ne!(uid, "0", "the server runs as root");
+    // Nothing that handed the password to the server is left.
+    for name in ["init.sql", "pwfile"] {
+        assert!(!srv.temp_dir().join(name).exists(), "{name} is left");
+    }
 }
 
 /// Common checks on a freshly started server.
@@ -101,8 +143,13 @@ fn check_basics(srv: &Server, kind: Recipe) {
     assert_eq!(srv.user(), user);
     assert_eq!(
         srv.url(),
-        format!("{scheme}://{user}@127.0.0.1:{}/sbtest", srv.port())
+        format!(
+            "{scheme}://{user}:{}@127.0.0.1:{}/sbtest",
+            srv.password(),
+            srv.port()
+        )
     );
+    check_private(srv);
     assert!(srv.data_dir().is_dir());
     assert!(srv.data_dir().starts_with(srv.temp_dir()));
     assert!(srv.log_path().is_file());
@@ -190,6 +237,14 @@ fn postgres_keep_leaves_data_dir() {
     assert!(data.join("PG_VERSION").is_file());
     assert!(
         notes.iter().any(|n| n.contains(&*root.to_string_lossy())),
+        "{notes:?}"
+    );
+    let pw = fs::read_to_string(root.join("password")).unwrap();
+    assert!(notes.iter().all(|n| !n.contains(&pw)), "{notes:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains(&*root.join("password").to_string_lossy())),
         "{notes:?}"
     );
     fs::remove_dir_all(&root).unwrap();
@@ -316,6 +371,7 @@ fn mariadb_start_config_query_stop_removes_files() {
     let opts = mysql::OptsBuilder::new()
         .socket(srv.socket_path().map(|p| p.to_string_lossy().into_owned()))
         .user(Some("root"))
+        .pass(Some(srv.password()))
         .db_name(Some("sbtest"));
     let mut s = mysql::Conn::new(opts).expect("connect via unix socket");
     let one: Option<u32> = s.query_first("SELECT 1").unwrap();
@@ -377,6 +433,95 @@ fn mariadb_drop_stops_server() {
     assert!(!process_exists(pid));
     assert!(!root.exists());
     assert!(my_unreachable(port));
+}
+
+/// Whether a test that needs a second local user can run (as root, with
+/// setpriv); says so when not.
+fn can_switch_users() -> bool {
+    let ok = is_root() && Path::new("/usr/bin/setpriv").exists();
+    if !ok {
+        eprintln!("skipping: needs root and setpriv to run a client as user nobody");
+    }
+    ok
+}
+
+#[test]
+fn another_local_user_cannot_log_in_to_a_throwaway_postgres() {
+    if !server_available(PG) || !can_switch_users() {
+        return;
+    }
+    let (srv, _) = start(PG, false, None);
+    let psql = locate(PG, None).unwrap().server.with_file_name("psql");
+    let port = srv.port().to_string();
+    let socket_dir = srv.socket_dir().to_string_lossy().into_owned();
+    for host in ["127.0.0.1", socket_dir.as_str()] {
+        for user in ["postgres", "nobody"] {
+            let args = ["-w", "-h", host, "-p", &port, "-U", user, "-d", "sbtest"];
+            let out = as_nobody(&psql, &[&args[..], &["-c", "SELECT 1"]].concat());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success(),
+                "nobody logged in as {user} via {host}"
+            );
+            assert!(
+                err.contains("authentication failed") || err.contains("no password supplied"),
+                "{user} via {host}: {err}"
+            );
+        }
+    }
+    // rqps's own user gets in over the socket (peer, mapped to postgres).
+    let out = Command::new(&psql)
+        .args(["-w", "-h", &socket_dir, "-p", &port, "-U", "postgres"])
+        .args(["-d", "sbtest", "-c", "SELECT 1"])
+        .env_remove("PGPASSWORD")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn another_local_user_cannot_log_in_to_a_throwaway_mariadb() {
+    if !server_available(MARIADB) || !can_switch_users() {
+        return;
+    }
+    let (srv, _) = start(MARIADB, false, None);
+    let client = Path::new("/usr/bin/mariadb");
+    let port = srv.port().to_string();
+    let socket = srv.socket_path().unwrap().to_string_lossy().into_owned();
+    for user in ["root", "nobody", ""] {
+        for how in [
+            ["-h", "127.0.0.1", "-P", &port],
+            ["-S", &socket, "-P", &port],
+        ] {
+            let args = [
+                &["--no-defaults", "--skip-password", "-u", user][..],
+                &how[..],
+                &["-e", "SELECT 1"],
+            ]
+            .concat();
+            let out = as_nobody(client, &args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success(),
+                "nobody logged in as {user:?} {how:?}"
+            );
+            assert!(err.contains("Access denied"), "{user:?} {how:?}: {err}");
+        }
+    }
+    // And rqps, with the password, may write files only into the server's own directory.
+    let mut c = my_conn(&srv);
+    let dir: Option<String> = c.query_first("SELECT @@secure_file_priv").unwrap();
+    let dir = PathBuf::from(dir.unwrap());
+    assert!(dir.starts_with(srv.temp_dir()), "{}", dir.display());
+    let outside = srv.temp_dir().join("outfile.txt");
+    let e = c
+        .query_drop(format!("SELECT 1 INTO OUTFILE '{}'", outside.display()))
+        .unwrap_err();
+    assert!(e.to_string().contains("secure-file-priv"), "{e}");
 }
 
 #[test]

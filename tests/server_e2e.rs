@@ -119,7 +119,10 @@ fn sysbench_args(s: &Server) -> Vec<String> {
 }
 
 fn sysbench(s: &Server, script: &str, extra: &[&str], command: &str) -> Output {
+    // The throwaway server's password, as libpq and libmariadb read it.
     Command::new("sysbench")
+        .env("PGPASSWORD", s.password())
+        .env("MYSQL_PWD", s.password())
         .arg(script)
         .args(sysbench_args(s))
         .args(["--tables=2", "--table-size=1000"])
@@ -322,7 +325,7 @@ fn passwords_never_reach_output_or_results() {
             continue;
         }
         let server = start(kind);
-        // A user with a password; the throwaway admin connects without one.
+        // A user with a password of its own, made by the throwaway admin.
         let url = match kind.key() {
             "mariadb" => {
                 use mysql::prelude::Queryable;
@@ -337,8 +340,9 @@ fn passwords_never_reach_output_or_results() {
             "postgres" => {
                 let mut c = postgres::Client::connect(
                     &format!(
-                        "host=127.0.0.1 port={} user=postgres dbname=sbtest",
-                        server.port()
+                        "host=127.0.0.1 port={} user=postgres password={} dbname=sbtest",
+                        server.port(),
+                        server.password()
                     ),
                     postgres::NoTls,
                 )
@@ -380,8 +384,7 @@ fn passwords_never_reach_output_or_results() {
             "{kind}: the redacted target is shown: {out}"
         );
         // A wrong password: the error names the target without the password either.
-        // (an unknown user: the throwaway PostgreSQL trusts any password of a known one)
-        let bad = url.replace(&format!("bench:{PW}"), "ghost:wrong-Zq8-pw");
+        let bad = url.replace(&format!("bench:{PW}"), "bench:wrong-Zq8-pw");
         let o = rqps(&[
             "run",
             "--target",

@@ -28,6 +28,40 @@ pub struct MatrixArgs {
     part: Option<crate::suite::part::Part>,
 }
 
+/// Takes the lock beside the matrix's progress file (`flock`, released
+/// when the process ends, however it ends), or says who holds it.
+fn lock_progress(
+    progress: &std::path::Path,
+    file: &std::path::Path,
+    results: &std::path::Path,
+) -> Result<std::fs::File, CliError> {
+    use std::io::{Read as _, Seek as _, Write as _};
+    use std::os::fd::AsRawFd as _;
+    let path = progress.with_extension("lock");
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| CliError::Failed(format!("cannot open {}: {e}", path.display())))?;
+    // SAFETY: flock(2) on a descriptor we own for the duration of the call.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut holder = String::new();
+        let _ = f.read_to_string(&mut holder);
+        return Err(CliError::Usage(format!(
+            "another rqps matrix (pid {}) is running {} into {}; wait until it ends, or give this one another --results",
+            holder.trim(),
+            file.display(),
+            results.display()
+        )));
+    }
+    let _ = f.set_len(0);
+    let _ = f.rewind();
+    let _ = write!(f, "{}", std::process::id());
+    Ok(f)
+}
+
 pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let m = Matrix::load(&a.file).map_err(|e| CliError::Usage(e.to_string()))?;
     let steps: Vec<_> = m
@@ -56,7 +90,30 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         // Parts sharing one results directory keep their own progress.
         progress_path.set_extension(format!("part-{}-of-{}.json", p.index, p.count));
     }
+    // Held until the matrix ends: a second `rqps matrix` of the same file
+    // into the same results would run the same steps and overwrite progress.
+    let _lock = if a.dry_run {
+        None
+    } else {
+        crate::results::check_writable(&a.results)?;
+        Some(lock_progress(&progress_path, &a.file, &a.results)?)
+    };
     let mut progress = if a.resume {
+        // Runs whose rqps was killed are not done: say so, they run again.
+        if let Ok((runs, _)) = crate::report::load::read_results(&a.results) {
+            for r in runs
+                .iter()
+                .filter(|r| r.status == crate::results::Status::Killed)
+            {
+                let owner = r.owner.as_ref().map_or_else(String::new, |o| {
+                    format!(" (rqps pid {} on {})", o.pid, o.host)
+                });
+                println!(
+                    "run {} ({} repeat {}) was killed{owner}; --resume runs it again",
+                    r.run_id, r.name, r.repeat
+                );
+            }
+        }
         Progress::load(&progress_path)
     } else {
         Progress::default()
@@ -263,6 +320,9 @@ fn run_args(
         name: Some(t.name.clone()),
         results: results.to_path_buf(),
         busy_threshold: crate::harness::probe::BUSY_THRESHOLD_PCT,
+        stmt_timeout: m
+            .stmt_timeout
+            .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
         ..Default::default()
     }
 }

@@ -212,6 +212,10 @@ pub struct RunArgs {
     /// find from its listening port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+    /// Fail a statement (and its test) when the server sends nothing for this many seconds,
+    /// 1 to 86400 (default 600; raise it when index builds on large tables take longer).
+    #[arg(long, value_name = "SECS")]
+    pub stmt_timeout: Option<crate::suite::bounds::Secs>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
     #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,
@@ -411,7 +415,14 @@ pub fn main() -> i32 {
             .map(|_| 0)
             .map_err(|e| CliError::Failed(e.to_string())),
     };
+    // A second signal is ending the process: its thread exits once the
+    // throwaway servers are killed and their files removed, not before.
+    while crate::harness::runner::quitting() {
+        std::thread::park();
+    }
     match r {
+        // Stopped by a signal: 128 + that signal (143 for SIGTERM, 129 for SIGHUP).
+        Ok(EXIT_INTERRUPTED) => crate::harness::runner::stop_exit_code(),
         Ok(code) => code,
         Err(CliError::Usage(m)) => usage(&m),
         Err(CliError::Failed(m)) => {

@@ -73,6 +73,16 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
             ahead.as_secs_f64() / 3600.0
         )));
     }
+    let stmt_timeout = match a.stmt_timeout.map(|s| s.get()) {
+        Some(s) if s < 1.0 => {
+            return Err(CliError::Usage(format!(
+                "--stmt-timeout must be at least 1 second, got {s}"
+            )));
+        }
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None => crate::engine::DEFAULT_STATEMENT_TIMEOUT,
+    };
+    crate::engine::set_statement_timeout(stmt_timeout);
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;
@@ -90,7 +100,11 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         }
     }
     let ui = Ui { quiet: a.quiet };
-    install_ctrlc();
+    install_signals();
+    // What a killed rqps (SIGKILL, a reset) could not remove.
+    for line in crate::engine::server::remove_stale_dirs() {
+        eprintln!("rqps: {line}");
+    }
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
     // The server is started: what rqps spawns from here (workers, loaders)
@@ -198,6 +212,7 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         part: None,
         merged_from: Vec::new(),
         tests: Vec::new(),
+        owner: Some(crate::results::Owner::this_process()),
     };
     let repeats = a.repeats;
     let mut code = 0;
@@ -352,15 +367,43 @@ fn run_repeat(
     Ok(code)
 }
 
-fn install_ctrlc() {
-    let _ = ctrlc::set_handler(|| {
-        if crate::harness::runner::stop_requested() {
-            eprintln!("\nstopping now");
-            std::process::exit(EXIT_INTERRUPTED);
-        }
-        eprintln!(
-            "\ninterrupted: finishing the current events and saving results (Ctrl-C again to quit at once)"
-        );
-        crate::harness::runner::request_stop();
+/// Ctrl-C, SIGTERM and SIGHUP all stop the run the same way: the current
+/// events finish, the running test is stored as `interrupted`, the
+/// throwaway server is stopped and its files removed, and rqps exits with
+/// 128 + the signal. A second one quits at once, still killing the server
+/// and removing its files first.
+pub(crate) fn install_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("rqps-signals".into())
+            .spawn(move || {
+                for sig in signals.forever() {
+                    on_signal(sig);
+                }
+            });
     });
+}
+
+fn on_signal(sig: i32) {
+    use crate::harness::runner;
+    let name = match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    };
+    if runner::stop_requested() {
+        eprintln!("\n{name}: stopping now");
+        runner::begin_quitting();
+        crate::engine::server::abandon_all();
+        std::process::exit(runner::stop_exit_code());
+    }
+    eprintln!(
+        "\n{name}: finishing the current events and saving results (Ctrl-C again to quit at once)"
+    );
+    runner::request_stop_by(sig);
 }

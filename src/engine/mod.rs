@@ -20,6 +20,37 @@
 //! [`url::DbUrl`]) and shown only through [`target::redact`].
 //! This layer names no suite: tables are declared by the suites.
 
+pub(crate) mod deadline;
+
+/// How long a statement may go without a word from the server by default
+/// (an index build sends nothing until it is done; `--stmt-timeout` raises
+/// it for tables whose index builds take longer).
+pub const DEFAULT_STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+static STATEMENT_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_STATEMENT_TIMEOUT.as_millis() as u64);
+
+/// Sets the statement timeout (`--stmt-timeout`) for the connections the
+/// wire clients open from now on; one run per process at a time sets it.
+pub fn set_statement_timeout(d: std::time::Duration) {
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
+    STATEMENT_TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The statement timeout: how long a read or write on an open connection
+/// may wait before the statement fails (see [`set_statement_timeout`]).
+pub fn statement_timeout() -> std::time::Duration {
+    std::time::Duration::from_millis(STATEMENT_TIMEOUT_MS.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// Why a statement failed when the server said nothing for the statement
+/// timeout: the reason stored with the test.
+pub(crate) fn statement_timeout_message() -> String {
+    format!(
+        "the server sent nothing for {} s, the statement timeout; the connection was closed (a statement that needs longer needs a larger --stmt-timeout)",
+        statement_timeout().as_secs_f64()
+    )
+}
 pub mod install;
 pub mod kind;
 pub mod kv;

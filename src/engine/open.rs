@@ -96,6 +96,8 @@ fn sqlite_engine(
                 .map_err(|e| {
                     OpenError::Failed(format!("cannot create a temporary directory: {e}"))
                 })?;
+            // So that the next run removes it if this process is killed.
+            let _ = crate::engine::server::mark_owner(d.path());
             (d.path().join("sbtest.db"), Some(d))
         }
     };
@@ -243,6 +245,7 @@ fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
                 data_path: Some(d.clone()),
                 disk_paths: vec![d],
                 pids: vec![server.pid()],
+                listening_port: Some(server.port()),
                 ..Default::default()
             }
         }

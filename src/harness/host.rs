@@ -18,9 +18,7 @@ pub fn host() -> Host {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let meminfo = read("/proc/meminfo").unwrap_or_default();
     Host {
-        hostname: read("/proc/sys/kernel/hostname")
-            .or_else(|| std::env::var("HOSTNAME").ok())
-            .unwrap_or_default(),
+        hostname: crate::util::hostname(),
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         cpus: std::thread::available_parallelism()

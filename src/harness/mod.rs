@@ -48,7 +48,7 @@ impl RunEnd {
                 *self = RunEnd::Interrupted;
                 false
             }
-            Status::Failed => {
+            Status::Failed | Status::Killed => {
                 *self = RunEnd::Failed;
                 true
             }
@@ -298,13 +298,46 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
         })
         .collect();
     (r.status, r.reason) = step_status(&run.status);
+    if let Some(w) = stall_warning(&r.per_second, r.latency_us.max) {
+        r.warnings.push(w);
+    }
+}
+
+/// A stall of the server, seen in the per-second series: whole seconds in
+/// which no event started (each thread was still waiting for the one before)
+/// while some event took more than a second, so the threads were waiting on
+/// the server and not idle under a rate limit. The last, partial second
+/// does not count. `None` when there was none.
+pub fn stall_warning(
+    per_second: &[crate::results::SecondSample],
+    max_latency_us: f64,
+) -> Option<String> {
+    if max_latency_us < 1e6 {
+        return None;
+    }
+    let whole = &per_second[..per_second.len().saturating_sub(1)];
+    let idle: Vec<u32> = whole
+        .iter()
+        .filter(|s| s.tps == 0.0 && s.qps == 0.0 && s.errors == 0)
+        .map(|s| s.t)
+        .collect();
+    let (first, last) = (*idle.first()?, *idle.last()?);
+    let span = if first == last {
+        format!("second {first}")
+    } else {
+        format!("{} of seconds {first} to {last}", idle.len())
+    };
+    Some(format!(
+        "the server stalled: no statement started in {span} while the threads waited (the longest took {:.1} s); QPS and latency include the stall",
+        max_latency_us / 1e6
+    ))
 }
 
 /// A step's end as a result's status and reason.
 pub fn step_status(s: &runner::StepStatus) -> (Status, Option<String>) {
     match s {
         runner::StepStatus::Ok => (Status::Ok, None),
-        runner::StepStatus::Interrupted => (Status::Interrupted, Some("stopped by Ctrl-C".into())),
+        runner::StepStatus::Interrupted => (Status::Interrupted, Some(runner::stop_cause().into())),
         runner::StepStatus::Failed(m) => (Status::Failed, Some(m.clone())),
     }
 }
@@ -371,6 +404,40 @@ pub fn result_line(label: &str, r: &TestResult) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    fn seconds(tps: &[f64]) -> Vec<crate::results::SecondSample> {
+        tps.iter()
+            .enumerate()
+            .map(|(i, &t)| crate::results::SecondSample {
+                t: i as u32 + 1,
+                qps: t,
+                tps: t,
+                errors: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn seconds_without_events_while_a_statement_waited_are_a_stall() {
+        let s = seconds(&[900.0, 0.0, 0.0, 0.0, 850.0, 0.0]);
+        let w = stall_warning(&s, 3.2e6).expect("a stall");
+        assert!(w.contains("3 of seconds 2 to 4"), "{w}");
+        assert!(w.contains("3.2 s"), "{w}");
+        let one = stall_warning(&seconds(&[900.0, 0.0, 850.0, 1.0]), 1.5e6).unwrap();
+        assert!(one.contains("in second 2 "), "{one}");
+    }
+
+    #[test]
+    fn idle_seconds_under_a_rate_limit_or_a_short_last_second_are_no_stall() {
+        // No statement took a second: the threads were idle, not waiting.
+        assert_eq!(
+            stall_warning(&seconds(&[5.0, 0.0, 0.0, 5.0]), 2_000.0),
+            None
+        );
+        // Only the last, partial second is empty.
+        assert_eq!(stall_warning(&seconds(&[900.0, 850.0, 0.0]), 2e6), None);
+        assert_eq!(stall_warning(&[], 2e6), None);
+    }
     use super::*;
     use std::cell::Cell;
 

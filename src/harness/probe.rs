@@ -36,6 +36,8 @@ pub struct ProbeContext {
     pub unavailable: Vec<String>,
     /// Filesystem and mount point of the data, when found.
     pub fs: Option<String>,
+    /// The server's TCP port on this host, to find it again after a restart.
+    pub listening_port: Option<u16>,
 }
 
 impl ProbeContext {
@@ -55,14 +57,34 @@ impl ProbeContext {
         } else {
             fp.pids.clone()
         };
-        ProbeContext::new(
-            fp.data_path.as_deref(),
-            fp.disk_paths.clone(),
-            device,
-            pids,
-            fp.embedded,
-            busy_threshold_pct,
-        )
+        ProbeContext {
+            listening_port: fp.listening_port,
+            ..ProbeContext::new(
+                fp.data_path.as_deref(),
+                fp.disk_paths.clone(),
+                device,
+                pids,
+                fp.embedded,
+                busy_threshold_pct,
+            )
+        }
+    }
+
+    /// The server's root pids now: those known at the start while they all
+    /// run, else the process that listens on the server's port (a server
+    /// restarted between steps has a new pid, and its CPU would be lost).
+    pub fn server_pids_now(&self) -> Vec<u32> {
+        let alive = |p: &u32| crate::util::process_start_time(*p).is_some();
+        if !self.server_pids.is_empty() && self.server_pids.iter().all(alive) {
+            return self.server_pids.clone();
+        }
+        match self
+            .listening_port
+            .and_then(crate::harness::sysstat::pid_listening_on)
+        {
+            Some(p) => vec![p],
+            None => self.server_pids.clone(),
+        }
     }
 
     /// `data_path`: the database file or data directory, to find the device and
@@ -121,6 +143,7 @@ impl ProbeContext {
             busy_threshold_pct,
             unavailable,
             fs,
+            listening_port: None,
         }
     }
 
@@ -152,7 +175,7 @@ pub struct Probe {
 fn start_sampler(ctx: &ProbeContext) -> Sampler {
     Sampler::start(SamplerConfig {
         device: ctx.device.clone(),
-        server_pids: ctx.server_pids.clone(),
+        server_pids: ctx.server_pids_now(),
         ..Default::default()
     })
 }
@@ -188,7 +211,7 @@ impl Probe {
     /// Measures what comes before a step: other processes' CPU, database size,
     /// status counters. Call [`Probe::start_sampling`] when the measured part begins.
     pub fn before(ctx: &ProbeContext, driver: &dyn Driver) -> Probe {
-        let mut exclude = ctx.server_pids.clone();
+        let mut exclude = ctx.server_pids_now();
         exclude.push(std::process::id());
         let background = background_cpu_pct(BACKGROUND_WINDOW, &exclude);
         let warning = background
@@ -297,6 +320,28 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restarted_server_is_found_again_by_its_port() {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let ctx = ProbeContext {
+            server_pids: vec![gone.id()],
+            listening_port: Some(port),
+            ..Default::default()
+        };
+        // The old server is gone; this process listens on its port now.
+        assert_eq!(ctx.server_pids_now(), vec![std::process::id()]);
+        // A server that still runs keeps its pid.
+        let ctx = ProbeContext {
+            server_pids: vec![std::process::id()],
+            listening_port: None,
+            ..Default::default()
+        };
+        assert_eq!(ctx.server_pids_now(), vec![std::process::id()]);
+    }
 
     #[test]
     fn status_delta_keeps_changed_numeric_counters() {

@@ -54,10 +54,51 @@ pub trait Worker: Send {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that asked for the stop (0: none, or not a signal).
+static STOP_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// Asks every running step to stop as soon as its current events finish (Ctrl-C).
 pub fn request_stop() {
     STOP.store(true, Ordering::SeqCst);
+}
+
+/// [`request_stop`] for signal `sig` (SIGINT, SIGTERM, SIGHUP): the first
+/// one decides the exit status, see [`stop_exit_code`].
+pub fn request_stop_by(sig: i32) {
+    let _ = STOP_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    request_stop();
+}
+
+static QUITTING: AtomicBool = AtomicBool::new(false);
+
+/// Marks that a second signal is ending the process at once: the thread
+/// that handles it exits once the servers are killed and their files gone,
+/// and no other thread may exit first (see [`quitting`]).
+pub fn begin_quitting() {
+    QUITTING.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`begin_quitting`] was called.
+pub fn quitting() -> bool {
+    QUITTING.load(Ordering::SeqCst)
+}
+
+/// The exit status of a run that a stop ended: 128 + the signal, as shells
+/// report it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 130 without a signal.
+pub fn stop_exit_code() -> i32 {
+    match STOP_SIGNAL.load(Ordering::SeqCst) {
+        0 => 128 + libc::SIGINT,
+        sig => 128 + sig,
+    }
+}
+
+/// What stopped the run, for the reason stored with an interrupted test.
+pub fn stop_cause() -> &'static str {
+    match STOP_SIGNAL.load(Ordering::SeqCst) {
+        libc::SIGTERM => "stopped by SIGTERM",
+        libc::SIGHUP => "stopped by SIGHUP",
+        _ => "stopped by Ctrl-C",
+    }
 }
 
 pub fn stop_requested() -> bool {

@@ -34,6 +34,7 @@ const MATRIX_KEYS: &[&str] = &[
     "repeats",
     "seed",
     "cooldown_secs",
+    "stmt_timeout",
     "base",
     "server_cpus",
     "client_cpus",
@@ -88,6 +89,8 @@ pub struct Matrix {
     pub repeats: usize,
     pub base: String,
     pub cooldown_secs: f64,
+    /// `--stmt-timeout` of every run, when given.
+    pub stmt_timeout: Option<f64>,
 }
 
 /// One (target, repeat) run, in the order they run.
@@ -435,6 +438,28 @@ impl Matrix {
                     .map_err(|m| at(path, src, span, "cooldown_secs", &m.to_string()))?
             }
         };
+        let stmt_timeout = match number("stmt_timeout")? {
+            None => None,
+            Some((v, span)) => {
+                let secs = match v {
+                    toml::Value::Integer(n) => n as f64,
+                    toml::Value::Float(f) => f,
+                    _ => f64::NAN,
+                };
+                let secs = crate::suite::bounds::check_secs(secs)
+                    .map_err(|m| at(path, src, span.clone(), "stmt_timeout", &m.to_string()))?;
+                if secs < 1.0 {
+                    return Err(at(
+                        path,
+                        src,
+                        span,
+                        "stmt_timeout",
+                        &format!("must be at least 1 second, got {secs}"),
+                    ));
+                }
+                Some(secs)
+            }
+        };
         let m = Matrix {
             path: path.to_path_buf(),
             suite,
@@ -445,6 +470,7 @@ impl Matrix {
             repeats,
             base,
             cooldown_secs,
+            stmt_timeout,
         };
         // The suite's options must make a plan now, not halfway through.
         m.plan(0)
@@ -506,6 +532,7 @@ impl Matrix {
             }
         };
         opt("--seed", self.seed.map(|s| s.to_string()));
+        opt("--stmt-timeout", self.stmt_timeout.map(|s| s.to_string()));
         a.extend(crate::engine::registry::options_to_args(&t.engine_options).unwrap_or_default());
         let mut opt = |flag: &str, v: Option<String>| {
             if let Some(v) = v {

@@ -244,7 +244,7 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
 }
 
 /// The base's tests that the first target failed in any of its runs
-/// (`failed`, `interrupted`, still `running`), with the reason, then those it
+/// (`failed`, `interrupted`, `killed`, still `running`), with the reason, then those it
 /// has no counted result for at all; each test once, the first failure's
 /// reason kept.
 fn broken(report: &Report, gate: &Gate) -> Vec<String> {

@@ -53,7 +53,8 @@ fn worst(a: Status, b: Status) -> Status {
         Status::Ok => 0,
         Status::Running => 1,
         Status::Interrupted => 2,
-        Status::Failed => 3,
+        Status::Killed => 3,
+        Status::Failed => 4,
     };
     if rank(b) > rank(a) { b } else { a }
 }

@@ -154,6 +154,9 @@ pub enum Status {
     Ok,
     Failed,
     Interrupted,
+    /// Left `running` by an rqps process that is gone (killed with SIGKILL,
+    /// out of memory, a reset): never written, only read (see [`read_run`]).
+    Killed,
 }
 
 impl Status {
@@ -163,6 +166,7 @@ impl Status {
             Status::Ok => "ok",
             Status::Failed => "failed",
             Status::Interrupted => "interrupted",
+            Status::Killed => "killed",
         }
     }
 }
@@ -379,6 +383,41 @@ pub struct RunDoc {
     pub merged_from: Vec<PartInfo>,
     #[serde(default)]
     pub tests: Vec<TestResult>,
+    /// The rqps process writing the run (absent in runs stored before it was).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub owner: Option<Owner>,
+}
+
+/// The rqps process that writes a run: a run it left `running` reads as
+/// [`Status::Killed`] once that process is gone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub pid: u32,
+    /// When it started (clock ticks after boot), to tell it from a later
+    /// process with the same pid.
+    #[serde(default)]
+    pub start: u64,
+    pub host: String,
+}
+
+impl Owner {
+    /// This process.
+    pub fn this_process() -> Owner {
+        let pid = std::process::id();
+        Owner {
+            pid,
+            start: crate::util::process_start_time(pid).unwrap_or(0),
+            host: crate::util::hostname(),
+        }
+    }
+
+    /// Known to be gone: on this host, and no process with its pid and
+    /// start time runs. A run from another host is never called killed.
+    pub fn is_gone(&self) -> bool {
+        self.host == crate::util::hostname()
+            && crate::util::process_start_time(self.pid)
+                .is_none_or(|s| self.start != 0 && s != self.start)
+    }
 }
 
 /// One client part of a load: which share it ran and when it started.
@@ -663,5 +702,26 @@ pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
             serde_json::from_str(&t).map_err(|e| parse(p, e))
         })
         .collect::<Result<_, Error>>()?;
+    mark_killed(&mut doc);
     Ok(doc)
+}
+
+/// A run still `running` whose process is gone was killed, and so was its
+/// running test: say so, with the pid and host, instead of `running`.
+fn mark_killed(doc: &mut RunDoc) {
+    let Some(owner) = &doc.owner else {
+        return;
+    };
+    if doc.status != Status::Running || !owner.is_gone() {
+        return;
+    }
+    doc.status = Status::Killed;
+    let reason = format!(
+        "rqps (pid {} on {}) ended without finishing this test: it was killed",
+        owner.pid, owner.host
+    );
+    for t in doc.tests.iter_mut().filter(|t| t.status == Status::Running) {
+        t.status = Status::Killed;
+        t.reason = Some(reason.clone());
+    }
 }

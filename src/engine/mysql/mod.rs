@@ -68,10 +68,6 @@ fn open_url(t: &UrlTarget, options: &toml::Table) -> DbResult<std::sync::Arc<dyn
     Ok(std::sync::Arc::new(d))
 }
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Longest wait for one read or write on the socket: a server that stopped
-/// answering fails the statement instead of hanging it. Long enough for
-/// `CREATE INDEX` on large tables, which sends nothing until it is done.
-const IO_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// MySQL error numbers (server and client) and what the runner does on them.
 const RETRY_CODES: &[u16] = &[
@@ -132,10 +128,15 @@ impl MysqlDriver {
                 None => Addr::Tcp { host, port },
             },
             user: u.user.clone().unwrap_or_default(),
-            password: u.password.clone().unwrap_or_default(),
+            // Without one in the URL, the one in $MYSQL_PWD, as MySQL's own clients do.
+            password: u
+                .password
+                .clone()
+                .or_else(|| std::env::var("MYSQL_PWD").ok())
+                .unwrap_or_default(),
             db: Some(db),
             connect_timeout: CONNECT_TIMEOUT,
-            io_timeout: IO_TIMEOUT,
+            io_timeout: crate::engine::statement_timeout(),
         };
         Ok(MysqlDriver {
             opts,
@@ -439,6 +440,9 @@ fn map_err(e: wire::Error) -> DbError {
             message,
         },
         wire::Error::Fatal(message) => DbError::fatal(message),
+        // A statement the server left unanswered for the statement timeout
+        // fails the test; its connection is closed.
+        wire::Error::TimedOut(message) => DbError::fatal(message),
     }
 }
 
@@ -535,7 +539,7 @@ mod tests {
             ("root", "pw")
         );
         assert_eq!(d.opts.db.as_deref(), Some("sbtest"));
-        assert_eq!(d.opts.io_timeout, IO_TIMEOUT);
+        assert_eq!(d.opts.io_timeout, crate::engine::statement_timeout());
         assert_eq!(d.addr, "127.0.0.1:3306");
         assert!(!d.shown.contains("pw"));
         let d = MysqlDriver::new("mariadb://root@/sb?socket=/tmp/x/mysqld.sock").unwrap();

@@ -66,12 +66,12 @@ impl ServerRecipe for MariadbServer {
         spawn(srv, bins)
     }
 
-    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), ProbeError> {
-        probe(port, data_dir)
+    fn probe(&self, port: u16, password: &str, data_dir: &Path) -> Result<(), ProbeError> {
+        probe(port, password, data_dir)
     }
 
-    fn create_database(&self, port: u16, db: &str) -> Result<(), ProbeError> {
-        create_database(port, db)
+    fn create_database(&self, port: u16, password: &str, db: &str) -> Result<(), ProbeError> {
+        create_database(port, password, db)
     }
 }
 
@@ -231,16 +231,27 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
     // The bootstrap server writes temporary tables to $TMPDIR (default /tmp); concurrent
     // installs sharing /tmp were seen to fail on each other's files, so each gets its own.
     let tmp = srv.root.join("tmp");
-    fs::create_dir_all(&tmp)
-        .map_err(ServerError::io(format!("cannot create {}", tmp.display())))?;
+    // secure_file_priv: the only directory LOAD DATA and SELECT ... INTO
+    // OUTFILE may touch.
+    let files = files_dir(srv);
+    for dir in [&tmp, &files] {
+        fs::create_dir_all(dir)
+            .map_err(ServerError::io(format!("cannot create {}", dir.display())))?;
+        if let Some((uid, gid)) = srv.run_as {
+            std::os::unix::fs::lchown(dir, Some(uid), Some(gid))
+                .map_err(ServerError::io(format!("cannot chown {}", dir.display())))?;
+        }
+    }
     let mut cmd = bins.command(&bins.init);
     cmd.env("TMPDIR", &tmp);
     cmd.arg(format!("--defaults-file={}", cnf.display()))
         .arg(format!("--basedir={}", bins.basedir.display()))
         .arg(format!("--datadir={}", srv.data_dir.display()));
-    if util::euid() == 0 {
-        cmd.arg("--user=root");
+    if let Some((uid, gid)) = srv.run_as {
+        cmd.uid(uid).gid(gid);
     }
+    // The root accounts get their password from the init file at each start
+    // (see `spawn`); until then the server does not listen.
     cmd.args([
         "--auth-root-authentication-method=normal",
         "--skip-name-resolve",
@@ -264,9 +275,15 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     cmd.arg(format!("--defaults-file={}", cnf_path(srv).display()))
         .arg(format!("--basedir={}", bins.basedir.display()))
         .arg(format!("--datadir={}", srv.data_dir.display()))
-        .arg(format!("--tmpdir={}", srv.root.join("tmp").display()));
-    if util::euid() == 0 {
-        cmd.arg("--user=root");
+        .arg(format!("--tmpdir={}", srv.root.join("tmp").display()))
+        .arg(format!("--secure-file-priv={}", files_dir(srv).display()))
+        .arg(format!(
+            "--init-file={}",
+            srv.server_secret("init.sql", &init_sql(srv.password()))?
+                .display()
+        ));
+    if let Some((uid, gid)) = srv.run_as {
+        cmd.uid(uid).gid(gid);
     }
     cmd.arg("--bind-address=127.0.0.1")
         .arg(format!("--port={}", srv.port))
@@ -286,20 +303,44 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
+    crate::engine::server::dies_with_rqps(&mut cmd);
     cmd.spawn().map_err(ServerError::io(format!(
         "cannot start {}",
         bins.server.display()
     )))
 }
 
-pub(crate) fn connect(port: u16) -> Result<Client, ProbeError> {
+/// The directory `secure_file_priv` names.
+fn files_dir(srv: &Server) -> PathBuf {
+    srv.root.join("files")
+}
+
+/// What the server runs before it listens, at every start: the password on
+/// each root account, and no account that could log in without one (the one
+/// for the host's name, which `--skip-name-resolve` never matches anyway,
+/// and anonymous ones).
+pub(crate) fn init_sql(password: &str) -> String {
+    format!(
+        "ALTER USER IF EXISTS 'root'@'localhost' IDENTIFIED BY '{password}';\n\
+         ALTER USER IF EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '{password}';\n\
+         ALTER USER IF EXISTS 'root'@'::1' IDENTIFIED BY '{password}';\n\
+         SET @rqps_drop = CONCAT('DROP USER IF EXISTS ''root''@', QUOTE(@@hostname));\n\
+         PREPARE rqps_drop FROM @rqps_drop;\n\
+         EXECUTE rqps_drop;\n\
+         DEALLOCATE PREPARE rqps_drop;\n\
+         DROP USER IF EXISTS ''@'localhost';\n\
+         FLUSH PRIVILEGES;\n"
+    )
+}
+
+pub(crate) fn connect(port: u16, password: &str) -> Result<Client, ProbeError> {
     Client::connect(&Opts {
         addr: Addr::Tcp {
             host: "127.0.0.1".into(),
             port,
         },
         user: "root".into(),
-        password: String::new(),
+        password: password.to_string(),
         db: None,
         connect_timeout: Duration::from_secs(2),
         io_timeout: Duration::from_secs(30),
@@ -308,8 +349,8 @@ pub(crate) fn connect(port: u16) -> Result<Client, ProbeError> {
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
-pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), ProbeError> {
-    let mut conn = connect(port)?;
+pub(crate) fn probe(port: u16, password: &str, data_dir: &Path) -> Result<(), ProbeError> {
+    let mut conn = connect(port, password)?;
     let dir = conn
         .query_scalar("SELECT @@datadir")
         .map_err(ProbeError::query)?;
@@ -325,8 +366,8 @@ pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), ProbeError> {
     }
 }
 
-pub(crate) fn create_database(port: u16, db: &str) -> Result<(), ProbeError> {
-    let mut conn = connect(port)?;
+pub(crate) fn create_database(port: u16, password: &str, db: &str) -> Result<(), ProbeError> {
+    let mut conn = connect(port, password)?;
     let ident = format!("`{}`", db.replace('`', "``"));
     conn.query(&format!("CREATE DATABASE IF NOT EXISTS {ident}"))
         .map(|_| ())
@@ -344,7 +385,7 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let e = probe(port, Path::new("/nonexistent")).unwrap_err();
+        let e = probe(port, "pw", Path::new("/nonexistent")).unwrap_err();
         assert!(matches!(e, ProbeError::Connect(_)), "{e:?}");
     }
 
@@ -359,6 +400,20 @@ mod tests {
             e.to_string(),
             "another server answers on port 3306 (its datadir is /var/lib/mysql/)"
         );
+    }
+
+    #[test]
+    fn every_root_account_gets_the_password_in_a_statement_of_its_own() {
+        // `ALTER USER a, b IDENTIFIED BY ...` would set it on b only.
+        let sql = init_sql("0123abcd");
+        for host in ["localhost", "127.0.0.1", "::1"] {
+            assert!(
+                sql.contains(&format!(
+                    "ALTER USER IF EXISTS 'root'@'{host}' IDENTIFIED BY '0123abcd';"
+                )),
+                "{sql}"
+            );
+        }
     }
 
     #[test]

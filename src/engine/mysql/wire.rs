@@ -14,6 +14,7 @@
 //! own framing; every complete packet in it is parsed before reading again.
 //! An execution allocates nothing once the buffers have grown to size.
 
+use crate::engine::deadline::Deadline;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -32,6 +33,8 @@ use crate::engine::{Outcome, Param, Rows};
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
 const CLIENT_PROTOCOL_41: u32 = 1 << 9;
+/// The server offers TLS (rqps never asks for it).
+const CLIENT_SSL: u32 = 1 << 11;
 const CLIENT_TRANSACTIONS: u32 = 1 << 13;
 const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
 const CLIENT_MULTI_STATEMENTS: u32 = 1 << 16;
@@ -88,13 +91,16 @@ pub enum Error {
     /// A problem another try would not fix (unsupported authentication,
     /// wrong use of the API).
     Fatal(String),
+    /// An open connection on which the server said nothing for the
+    /// statement timeout: the connection is gone and the statement failed.
+    TimedOut(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Server { code, message } => write!(f, "{message} ({code})"),
-            Error::Broken(m) | Error::Fatal(m) => f.write_str(m),
+            Error::Broken(m) | Error::Fatal(m) | Error::TimedOut(m) => f.write_str(m),
         }
     }
 }
@@ -249,6 +255,8 @@ pub struct Client<S: Read + Write = Stream> {
     ext_caps: u32,
     /// Set after an I/O or protocol error, and until the handshake is done:
     /// nothing more is sent, not even on drop.
+    /// Past the handshake: a timeout now is the statement timeout.
+    ready: bool,
     broken: bool,
     /// Statements to close on drop.
     stmts: Vec<u32>,
@@ -392,9 +400,26 @@ impl Client<Stream> {
             }
         };
         let secure = matches!(o.addr, Addr::Unix(_));
+        // The connect timeout bounds the handshake as a whole.
+        let deadline = match &stream {
+            Stream::Tcp(s) => s
+                .try_clone()
+                .ok()
+                .and_then(|s| Deadline::watch(s, o.connect_timeout)),
+            Stream::Unix(s) => s
+                .try_clone()
+                .ok()
+                .and_then(|s| Deadline::watch(s, o.connect_timeout)),
+        };
         let mut c = Client::new(stream);
-        c.handshake(&o.user, &o.password, o.db.as_deref(), secure)?;
-        Ok(c)
+        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure);
+        match (r, deadline) {
+            (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
+            (r, _) => r.map(|()| {
+                c.ready = true;
+                c
+            }),
+        }
     }
 }
 
@@ -411,6 +436,7 @@ impl<S: Read + Write> Client<S> {
             caps: 0,
             ext_caps: 0,
             broken: true,
+            ready: false,
             stmts: Vec::new(),
             metas: Default::default(),
         }
@@ -419,7 +445,7 @@ impl<S: Read + Write> Client<S> {
     /// Marks the connection broken when `r` says it is.
     #[inline]
     fn check<T>(&mut self, r: Result<T>) -> Result<T> {
-        if let Err(Error::Broken(_)) = &r {
+        if let Err(Error::Broken(_) | Error::TimedOut(_)) = &r {
             self.broken = true;
         }
         r
@@ -460,7 +486,7 @@ impl<S: Read + Write> Client<S> {
                 }
                 Ok(k) => self.rend += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_error(e)),
+                Err(e) => return Err(self.io_failure(e)),
             }
         }
         Ok(())
@@ -474,11 +500,19 @@ impl<S: Read + Write> Client<S> {
         let h = &self.rbuf[self.rpos..self.rpos + 4];
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         let seq = h[3];
+        // A header out of sequence is garbage: say so now rather than wait
+        // for up to 16 MiB that will never come. An ERR packet may come out
+        // of turn (a server that closes an idle connection says why with
+        // sequence id 0), and it is short: accept that.
+        if seq != self.seq && !(seq == 0 && len < 1024) {
+            return Err(Error::Broken(format!(
+                "packets out of order (got sequence id {seq}, expected {})",
+                self.seq
+            )));
+        }
         self.fill(4 + len)?;
         let start = self.rpos + 4;
         self.rpos = start + len;
-        // An ERR packet may come out of turn (a server that closes an idle
-        // connection says why with sequence id 0): accept it.
         if seq != self.seq && !(len > 0 && self.rbuf[start] == 0xff) {
             return Err(Error::Broken(format!(
                 "packets out of order (got sequence id {seq}, expected {})",
@@ -554,7 +588,22 @@ impl<S: Read + Write> Client<S> {
         self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
         self.wbuf[3] = self.seq;
         self.seq = self.seq.wrapping_add(1);
-        self.io.write_all(&self.wbuf).map_err(io_error)
+        let r = self.io.write_all(&self.wbuf);
+        r.map_err(|e| self.io_failure(e))
+    }
+
+    /// An I/O error: past the handshake, a timeout is the statement
+    /// timeout (see [`crate::engine::statement_timeout`]).
+    fn io_failure(&self, e: io::Error) -> Error {
+        let timeout = matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        );
+        if timeout && self.ready {
+            Error::TimedOut(crate::engine::statement_timeout_message())
+        } else {
+            io_error(e)
+        }
     }
 
     #[cold]
@@ -647,7 +696,7 @@ impl<S: Read + Write> Client<S> {
             let b = self.next()?;
             match b.first() {
                 Some(0x00) => break,
-                Some(0xff) => return Err(parse_err(b)),
+                Some(0xff) => return Err(tls_hint(parse_err(b), hs.caps & CLIENT_SSL != 0)),
                 Some(0xfe) => {
                     // AuthSwitchRequest: plugin name, then its data.
                     let mut r = Reader(&b[1..]);
@@ -1198,6 +1247,28 @@ fn parse_err(b: &[u8]) -> Error {
     }
 }
 
+/// A refused login from a server that offers TLS may be one that demands it
+/// (an account with REQUIRE SSL, or require_secure_transport): MariaDB then
+/// says only "Access denied", as for a wrong password. Say what else it can
+/// mean, since rqps connects without TLS.
+fn tls_hint(e: Error, tls_offered: bool) -> Error {
+    match e {
+        Error::Server { code, message }
+            if (code == 1045 && tls_offered) || message.contains("secure transport") =>
+        {
+            Error::Server {
+                code,
+                message: format!(
+                    "{message}; if the password is right, the account or the server may require TLS \
+                     (REQUIRE SSL, require_secure_transport), and rqps connects without TLS: allow this \
+                     user unencrypted connections or connect through the unix socket (?socket=PATH)"
+                ),
+            }
+        }
+        e => e,
+    }
+}
+
 fn put_lenenc(w: &mut Vec<u8>, n: u64) {
     if n < 251 {
         w.push(n as u8);
@@ -1715,7 +1786,7 @@ mod tests {
     #[test]
     fn auth_failures() {
         // Wrong password: the server's ERR, without the password.
-        let hs = handshake_packet(SERVER_CAPS, 0, NATIVE);
+        let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
         let denied =
             b"\xff\x15\x04#28000Access denied for user 'bench'@'localhost' (using password: YES)";
         let mut c = Client::new(Fixture {
@@ -1725,7 +1796,18 @@ mod tests {
         });
         let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
+        assert!(!e.to_string().contains("TLS"), "{e}");
         assert!(c.broken);
+        // The same from a server that offers TLS: perhaps it demands it.
+        let hs_tls = handshake_packet(SERVER_CAPS | CLIENT_SSL, 0, NATIVE);
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs_tls), pkt(2, denied)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
+        assert!(e.to_string().contains("may require TLS"), "{e}");
         // caching_sha2_password full authentication over TCP: a clear fatal.
         let hs = handshake_packet(SERVER_CAPS, 0, CACHING_SHA2);
         let mut c = Client::new(Fixture {
@@ -1759,5 +1841,70 @@ mod tests {
             matches!(&e, Error::Fatal(m) if m.contains("client_ed25519")),
             "{e}"
         );
+    }
+
+    /// A server on a loopback port that, once a client connects, sends
+    /// `bytes` one at a time `every` apart (nothing at all when empty) and
+    /// then holds the connection open for 10 s.
+    fn slow_server(bytes: Vec<u8>, every: std::time::Duration) -> u16 {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            for b in bytes {
+                if s.write_all(&[b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(every);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        });
+        port
+    }
+
+    fn connect_to(port: u16) -> (Result<Client>, std::time::Duration) {
+        let t = std::time::Instant::now();
+        let r = Client::connect(&Opts {
+            addr: Addr::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            user: "u".into(),
+            password: String::new(),
+            db: None,
+            connect_timeout: Duration::from_secs(1),
+            io_timeout: Duration::from_secs(30),
+        });
+        (r, t.elapsed())
+    }
+
+    #[test]
+    fn a_silent_listener_fails_the_connect_within_the_connect_timeout() {
+        let (r, took) = connect_to(slow_server(Vec::new(), Duration::ZERO));
+        let e = r.err().expect("no greeting, no connection");
+        assert!(e.to_string().contains("connect timeout (1 s)"), "{e}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_greeting_sent_byte_by_byte_fails_within_the_connect_timeout() {
+        let mut greeting =
+            handshake_packet(CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION, 0, NATIVE);
+        let mut packet = (greeting.len() as u32).to_le_bytes()[..3].to_vec();
+        packet.push(0);
+        packet.append(&mut greeting);
+        let (r, took) = connect_to(slow_server(packet, Duration::from_millis(200)));
+        let e = r.err().expect("a greeting that takes too long");
+        assert!(e.to_string().contains("connect timeout (1 s)"), "{e}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_garbled_header_is_a_protocol_error_at_once() {
+        // A length of 16 MiB and sequence id 7 where 0 is due.
+        let (r, took) = connect_to(slow_server(vec![0xff, 0xff, 0xff, 7], Duration::ZERO));
+        let e = r.err().expect("garbage is no greeting");
+        assert!(e.to_string().contains("out of order"), "{e}");
+        assert!(took < Duration::from_millis(900), "{took:?}");
     }
 }

@@ -114,7 +114,11 @@ impl PostgresDriver {
                 host,
                 port,
                 user: u.user.clone().unwrap_or_else(|| "postgres".into()),
-                password: u.password.clone(),
+                // Without one in the URL, the one in $PGPASSWORD, as libpq does.
+                password: u
+                    .password
+                    .clone()
+                    .or_else(|| std::env::var("PGPASSWORD").ok()),
                 database: db,
                 application_name: u.param("application_name").unwrap_or("rqps").to_string(),
                 connect_timeout: CONNECT_TIMEOUT,

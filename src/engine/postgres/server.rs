@@ -51,10 +51,6 @@ impl ServerRecipe for PostgresServer {
         libc::SIGINT
     }
 
-    fn refuses_root(&self) -> bool {
-        true
-    }
-
     fn basedir_hint(&self) -> &'static str {
         "pass an install prefix that contains bin/initdb and bin/postgres, e.g. /usr/lib/postgresql/15"
     }
@@ -71,12 +67,12 @@ impl ServerRecipe for PostgresServer {
         spawn(srv, bins)
     }
 
-    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), ProbeError> {
-        probe(port, data_dir)
+    fn probe(&self, port: u16, password: &str, data_dir: &Path) -> Result<(), ProbeError> {
+        probe(port, password, data_dir)
     }
 
-    fn create_database(&self, port: u16, db: &str) -> Result<(), ProbeError> {
-        create_database(port, db)
+    fn create_database(&self, port: u16, password: &str, db: &str) -> Result<(), ProbeError> {
+        create_database(port, password, db)
     }
 
     fn main_pid(&self, data_dir: &Path) -> Option<u32> {
@@ -237,16 +233,21 @@ pub(crate) fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
     })
 }
 
-/// `initdb`, then appends the user's config lines to `postgresql.conf`.
+/// `initdb` with the password from a 0600 file, then the access rules
+/// (see [`hba_conf`]), then appends the user's config lines to
+/// `postgresql.conf`.
 pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
+    let pwfile = srv.server_secret("pwfile", srv.password())?;
+    let method = host_auth(&srv.version);
     let mut cmd = bins.command(&bins.init);
     cmd.arg("-D")
         .arg(&srv.data_dir)
+        .arg(format!("--pwfile={}", pwfile.display()))
+        .arg(format!("--auth-host={method}"))
         .args([
+            "--auth-local=peer",
             "-U",
             "postgres",
-            "-A",
-            "trust",
             "-E",
             "UTF8",
             "--no-locale",
@@ -259,6 +260,19 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
     }
     let outcome = util::run_logged(&mut cmd, &srv.init_log, INIT_TIMEOUT);
     crate::engine::server::check_init(&bins.init, outcome, &srv.init_log)?;
+    let me = util::user_name(util::euid());
+    let hba = srv.data_dir.join("pg_hba.conf");
+    fs::write(&hba, hba_conf(method, me.is_some()))
+        .map_err(ServerError::io(format!("cannot write {}", hba.display())))?;
+    if let Some(me) = me {
+        let ident = srv.data_dir.join("pg_ident.conf");
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&ident)
+            .map_err(ServerError::io(format!("cannot open {}", ident.display())))?;
+        writeln!(f, "rqps {me} postgres")
+            .map_err(ServerError::io(format!("cannot write {}", ident.display())))?;
+    }
     if let Some(config) = config {
         let conf = srv.data_dir.join("postgresql.conf");
         let mut f = OpenOptions::new()
@@ -293,18 +307,46 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     if let Some((uid, gid)) = srv.run_as {
         cmd.uid(uid).gid(gid);
     }
+    crate::engine::server::dies_with_rqps(&mut cmd);
     cmd.spawn().map_err(ServerError::io(format!(
         "cannot start {}",
         bins.server.display()
     )))
 }
 
-pub(crate) fn connect(port: u16, dbname: &str) -> Result<PgConn, ProbeError> {
+/// How TCP logins prove the password: `scram-sha-256`, or `md5` on servers
+/// older than 10 that have no SCRAM (`version`: `postgres (PostgreSQL) 9.6.24`).
+pub(crate) fn host_auth(version: &str) -> &'static str {
+    let major = version
+        .split_whitespace()
+        .find_map(|w| w.split('.').next()?.parse::<u32>().ok());
+    match major {
+        Some(m) if m < 10 => "md5",
+        _ => "scram-sha-256",
+    }
+}
+
+/// The access rules of a throwaway cluster: TCP logins on loopback need the
+/// password; unix socket logins only from rqps's own user (mapped to
+/// `postgres` in `pg_ident.conf` when `mapped`), never from other local users.
+pub(crate) fn hba_conf(method: &str, mapped: bool) -> String {
+    let map = if mapped { " map=rqps" } else { "" };
+    format!(
+        "# written by rqps: only rqps can log in\n\
+         local all all peer{map}\n\
+         local replication all peer{map}\n\
+         host all all 127.0.0.1/32 {method}\n\
+         host all all ::1/128 {method}\n\
+         host replication all 127.0.0.1/32 {method}\n"
+    )
+}
+
+pub(crate) fn connect(port: u16, password: &str, dbname: &str) -> Result<PgConn, ProbeError> {
     PgConn::connect(&Config {
         host: Host::Tcp("127.0.0.1".into()),
         port,
         user: "postgres".into(),
-        password: None,
+        password: Some(password.to_string()),
         database: dbname.into(),
         application_name: "rqps".into(),
         connect_timeout: Duration::from_secs(2),
@@ -313,8 +355,8 @@ pub(crate) fn connect(port: u16, dbname: &str) -> Result<PgConn, ProbeError> {
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
-pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), ProbeError> {
-    let mut client = connect(port, "postgres")?;
+pub(crate) fn probe(port: u16, password: &str, data_dir: &Path) -> Result<(), ProbeError> {
+    let mut client = connect(port, password, "postgres")?;
     let dir = client
         .query_scalar("SHOW data_directory")
         .map_err(ProbeError::query)?
@@ -330,8 +372,8 @@ pub(crate) fn probe(port: u16, data_dir: &Path) -> Result<(), ProbeError> {
     }
 }
 
-pub(crate) fn create_database(port: u16, db: &str) -> Result<(), ProbeError> {
-    let mut client = connect(port, "postgres")?;
+pub(crate) fn create_database(port: u16, password: &str, db: &str) -> Result<(), ProbeError> {
+    let mut client = connect(port, password, "postgres")?;
     let exists = client
         .prepare("SELECT 1 FROM pg_database WHERE datname = $1")
         .and_then(|s| client.execute(&s, &[Param::Text(db)]))
@@ -368,8 +410,29 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let e = probe(port, Path::new("/nonexistent")).unwrap_err();
+        let e = probe(port, "pw", Path::new("/nonexistent")).unwrap_err();
         assert!(matches!(e, ProbeError::Connect(_)), "{e:?}");
+    }
+
+    #[test]
+    fn servers_before_10_have_no_scram_and_get_md5() {
+        assert_eq!(host_auth("postgres (PostgreSQL) 9.6.24"), "md5");
+        assert_eq!(
+            host_auth("postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"),
+            "scram-sha-256"
+        );
+        assert_eq!(host_auth("postgres (PostgreSQL) 18.1"), "scram-sha-256");
+    }
+
+    #[test]
+    fn no_access_rule_trusts_anyone() {
+        let hba = hba_conf("scram-sha-256", true);
+        assert!(!hba.contains("trust"), "{hba}");
+        assert!(hba.contains("local all all peer map=rqps"), "{hba}");
+        assert!(
+            hba.contains("host all all 127.0.0.1/32 scram-sha-256"),
+            "{hba}"
+        );
     }
 
     #[test]

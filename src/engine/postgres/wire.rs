@@ -15,6 +15,7 @@
 //! ReadyForQuery) are read in place; every other one is parsed by
 //! `postgres-protocol` from a copy.
 
+use crate::engine::deadline::Deadline;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -32,16 +33,14 @@ use postgres_protocol::message::frontend;
 
 use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
 
-/// Longest wait for one read or write once connected: a server that stopped
-/// answering fails the statement instead of hanging it. Long enough for
-/// `CREATE INDEX` or `VACUUM` on large tables, which send nothing until done.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(600);
 /// Initial size of the read buffer; one `read` takes up to this much.
 const READ_BUF: usize = 64 * 1024;
 /// Compact the read buffer when less than this is free at its end.
 const MIN_READ: usize = 8 * 1024;
 /// Largest message accepted (the server's own limit on a field is 1 GiB).
 const MAX_MESSAGE: usize = 1 << 30;
+/// The type bytes of every message a server sends (protocol 3.0).
+const BACKEND_TYPES: &[u8] = b"RK23CdcGHWDIEVvnNAtS1sZT";
 
 // Type OIDs (pg_type.h).
 const NAME: Oid = 19;
@@ -209,6 +208,14 @@ impl ReadBuf {
                         format!("bad message length {len} (type {:?})", b[0] as char),
                     ));
                 }
+                // Garbage, not a message: say so now rather than wait for
+                // a length that will never come.
+                if !BACKEND_TYPES.contains(&b[0]) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("unknown message type {:?} (length {len})", b[0] as char),
+                    ));
+                }
                 if avail > len {
                     let tag = b[0];
                     let body = self.pos + 5..self.pos + 1 + len;
@@ -302,6 +309,8 @@ pub struct PgConn<S: Read + Write = Stream> {
     /// (or the server ended the session): every call fails with Reconnect.
     broken: bool,
     next_stmt: u32,
+    /// Past the startup: a timeout now is the statement timeout.
+    ready: bool,
     backend_key: Option<(i32, i32)>,
     server_version: Option<String>,
 }
@@ -314,12 +323,33 @@ impl PgConn<Stream> {
             .set_read_timeout(cfg.connect_timeout)
             .and_then(|_| stream.set_write_timeout(cfg.connect_timeout))
             .map_err(io_error)?;
+        // The connect timeout bounds the startup exchange as a whole.
+        let deadline = match &stream {
+            Stream::Tcp(s) => s
+                .try_clone()
+                .ok()
+                .and_then(|s| Deadline::watch(s, cfg.connect_timeout)),
+            Stream::Unix(s) => s
+                .try_clone()
+                .ok()
+                .and_then(|s| Deadline::watch(s, cfg.connect_timeout)),
+        };
         let mut c = PgConn::from_stream(stream);
-        c.startup(cfg)?;
+        match (c.startup(cfg), deadline) {
+            (Err(_), Some(d)) if d.expired() => {
+                return Err(io_error(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    d.message(),
+                )));
+            }
+            (r, _) => r?,
+        }
+        let limit = crate::engine::statement_timeout();
         c.stream
-            .set_read_timeout(IO_TIMEOUT)
-            .and_then(|_| c.stream.set_write_timeout(IO_TIMEOUT))
+            .set_read_timeout(limit)
+            .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
+        c.ready = true;
         Ok(c)
     }
 }
@@ -345,6 +375,7 @@ impl<S: Read + Write> PgConn<S> {
             rd: ReadBuf::new(),
             broken: false,
             next_stmt: 0,
+            ready: false,
             backend_key: None,
             server_version: None,
         }
@@ -381,7 +412,7 @@ impl<S: Read + Write> PgConn<S> {
     fn send(&mut self) -> DbResult<()> {
         if let Err(e) = self.stream.write_all(&self.out) {
             self.broken = true;
-            return Err(io_error(e));
+            return Err(self.io_failure(e));
         }
         Ok(())
     }
@@ -391,7 +422,7 @@ impl<S: Read + Write> PgConn<S> {
     fn send_hot(&mut self) -> DbResult<()> {
         if let Err(e) = self.stream.write_all(&self.hot) {
             self.broken = true;
-            return Err(io_error(e));
+            return Err(self.io_failure(e));
         }
         Ok(())
     }
@@ -402,8 +433,23 @@ impl<S: Read + Write> PgConn<S> {
             Ok(f) => Ok(f),
             Err(e) => {
                 self.broken = true;
-                Err(io_error(e))
+                Err(self.io_failure(e))
             }
+        }
+    }
+
+    /// An I/O error: past the startup, a timeout is the statement timeout
+    /// (see [`crate::engine::statement_timeout`]), which fails the test.
+    #[cold]
+    fn io_failure(&self, e: io::Error) -> DbError {
+        let timeout = matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        );
+        if timeout && self.ready {
+            DbError::fatal(crate::engine::statement_timeout_message())
+        } else {
+            io_error(e)
         }
     }
 
@@ -1617,6 +1663,68 @@ mod tests {
         let e = c.startup(&cfg).unwrap_err();
         assert_eq!(e.class, ErrorClass::Fatal);
         assert!(e.message.contains("password"), "{e}");
+    }
+
+    /// A server on a loopback port that, once a client connects, sends
+    /// `bytes` one at a time `every` apart (nothing at all when empty) and
+    /// then holds the connection open for 10 s.
+    fn slow_server(bytes: Vec<u8>, every: std::time::Duration) -> u16 {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            for b in bytes {
+                if s.write_all(&[b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(every);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        });
+        port
+    }
+
+    fn connect_to(port: u16) -> (DbResult<PgConn>, std::time::Duration) {
+        let t = std::time::Instant::now();
+        let r = PgConn::connect(&Config {
+            host: Host::Tcp("127.0.0.1".into()),
+            port,
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+            application_name: "rqps".into(),
+            connect_timeout: Duration::from_secs(1),
+        });
+        (r, t.elapsed())
+    }
+
+    #[test]
+    fn a_silent_listener_fails_the_connect_within_the_connect_timeout() {
+        let (r, took) = connect_to(slow_server(Vec::new(), Duration::ZERO));
+        let e = r.err().expect("no answer, no connection");
+        assert!(e.to_string().contains("connect timeout (1 s)"), "{e}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn an_answer_sent_byte_by_byte_fails_within_the_connect_timeout() {
+        // AuthenticationOk, then ReadyForQuery: 14 bytes at 200 ms each.
+        let mut bytes = b"R\0\0\0\x08\0\0\0\0".to_vec();
+        bytes.extend_from_slice(b"Z\0\0\0\x05I");
+        let (r, took) = connect_to(slow_server(bytes, Duration::from_millis(200)));
+        let e = r.err().expect("an answer that takes too long");
+        assert!(e.to_string().contains("connect timeout (1 s)"), "{e}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_garbled_message_type_is_a_protocol_error_at_once() {
+        // Type 'x' (no such message) with a length of 16 MiB.
+        let bytes = vec![b'x', 1, 0, 0, 0];
+        let (r, took) = connect_to(slow_server(bytes, Duration::ZERO));
+        let e = r.err().expect("garbage is no answer");
+        assert!(e.to_string().contains("unknown message type"), "{e}");
+        assert!(took < Duration::from_millis(900), "{took:?}");
     }
 }
 

@@ -8,7 +8,15 @@
 //!
 //! Layout of the temporary directory (`rqps-postgres-XXXXXX` / `rqps-mariadb-XXXXXX`):
 //! `data/` (data directory), `run/` (unix socket, pid file), `tmp/` (MariaDB tmpdir),
-//! `server.log`, `init.log` and, for MariaDB, the generated `my.cnf`.
+//! `server.log`, `init.log`, `password` and, for MariaDB, the generated `my.cnf`.
+//!
+//! Only rqps can use the server: each instance gets a random password made at
+//! start, which the server's superuser needs over TCP. It reaches the server
+//! and the driver in memory or through 0600 files that only rqps's user and
+//! the server's user can read (removed once the server is up), never on a
+//! command line; `password` (0600, rqps's user) keeps it for `--keep`. Unix
+//! socket logins are refused for every other local user. When rqps runs as
+//! root, the server runs as `nobody` (see [`ServerRecipe::refuses_root`]).
 //!
 //! What differs between servers (binaries, initialisation, start command,
 //! probe, names) is a [`ServerRecipe`], implemented in each engine kind's
@@ -67,10 +75,11 @@ pub trait ServerRecipe: Sync {
     fn longest_socket_name(&self) -> &'static str;
     /// The signal that asks the server for a quick clean shutdown.
     fn stop_signal(&self) -> i32;
-    /// Whether the server refuses to run as root (then rqps runs it as
-    /// `nobody`).
+    /// Whether the server must not run as root (then rqps runs it as
+    /// `nobody`): PostgreSQL refuses to, and a MariaDB running as root could
+    /// write root-owned files anywhere.
     fn refuses_root(&self) -> bool {
-        false
+        true
     }
     /// What to pass as `--basedir` when the one given is not a directory.
     fn basedir_hint(&self) -> &'static str;
@@ -83,9 +92,9 @@ pub trait ServerRecipe: Sync {
     fn spawn(&self, srv: &Server, bins: &Binaries) -> Result<Child, ServerError>;
     /// One connection attempt that also checks that the server answering on
     /// `port` runs on `data_dir` (is ours).
-    fn probe(&self, port: u16, data_dir: &Path) -> Result<(), ProbeError>;
+    fn probe(&self, port: u16, password: &str, data_dir: &Path) -> Result<(), ProbeError>;
     /// Creates database `db` on the server at `port`.
-    fn create_database(&self, port: u16, db: &str) -> Result<(), ProbeError>;
+    fn create_database(&self, port: u16, password: &str, db: &str) -> Result<(), ProbeError>;
     /// The server's main process when it is not the spawned child.
     fn main_pid(&self, _data_dir: &Path) -> Option<u32> {
         None
@@ -353,6 +362,127 @@ pub(crate) fn lib_dir_of(basedir: &Path) -> Option<PathBuf> {
         .find(|d| d.is_dir())
 }
 
+/// The servers this process runs, by temporary directory: their process
+/// groups and the directories to remove, for [`abandon_all`].
+struct Live {
+    root: PathBuf,
+    pgid: i32,
+    remove: Vec<PathBuf>,
+}
+
+static LIVE: std::sync::Mutex<Vec<Live>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<Live>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a quick exit (a second Ctrl-C or SIGTERM): kills every throwaway
+/// server this process runs, with its whole process group, and removes its
+/// files (not those kept with `--keep`), without the clean shutdown.
+pub fn abandon_all() {
+    let servers = std::mem::take(&mut *live());
+    for s in &servers {
+        // SAFETY: kill(2) on the process group the server leads (started with
+        // process_group(0)); no memory is touched.
+        unsafe { libc::kill(-s.pgid, libc::SIGKILL) };
+    }
+    for s in servers {
+        for dir in s.remove {
+            let _ = util::remove_dir_all_retry(&dir);
+        }
+    }
+}
+
+/// Makes the process `cmd` starts die with rqps, even when rqps is killed
+/// with SIGKILL: the kernel sends it SIGKILL when its parent dies
+/// (`PR_SET_PDEATHSIG`; set after the switch to the server's user, which
+/// would clear it). The parent is the thread that spawns it, so a server is
+/// started from a thread that outlives it (rqps uses its main thread).
+pub(crate) fn dies_with_rqps(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: getpid(2) has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec and calls
+    // only async-signal-safe functions (prctl, getppid).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // rqps died before the line above: the signal will never come.
+            if libc::getppid() != parent {
+                return Err(io::Error::other("rqps exited while starting the server"));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The file in each of rqps's temporary directories that names the rqps
+/// process that made it, so that the next `rqps run` can remove those whose
+/// process is gone (killed with SIGKILL, or a machine reset).
+pub const OWNER_FILE: &str = "rqps.owner";
+
+/// Writes [`OWNER_FILE`] into `dir`: this process's pid and start time.
+pub fn mark_owner(dir: &Path) -> io::Result<()> {
+    let pid = std::process::id();
+    let start = util::process_start_time(pid).unwrap_or(0);
+    fs::write(dir.join(OWNER_FILE), format!("{pid} {start}\n"))
+}
+
+/// Removes the temporary directories (`rqps-*` in the system temp dir) that
+/// an rqps process which is gone left behind; returns a line for each.
+/// Directories kept with `--keep` have no owner file and stay.
+pub fn remove_stale_dirs() -> Vec<String> {
+    remove_stale_dirs_in(&std::env::temp_dir())
+}
+
+/// [`remove_stale_dirs`] in `parent`.
+pub fn remove_stale_dirs_in(parent: &Path) -> Vec<String> {
+    let mut said = Vec::new();
+    let Ok(entries) = fs::read_dir(parent) else {
+        return said;
+    };
+    for e in entries.flatten() {
+        let dir = e.path();
+        if !e.file_name().to_string_lossy().starts_with("rqps-") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(dir.join(OWNER_FILE)) else {
+            continue;
+        };
+        let mut it = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+        let (Some(Some(pid)), Some(Some(start))) = (it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(pid) = u32::try_from(pid) else {
+            continue;
+        };
+        let alive = util::process_start_time(pid).is_some_and(|s| start == 0 || s == start);
+        if alive {
+            continue;
+        }
+        said.push(match util::remove_dir_all_retry(&dir) {
+            Ok(()) => format!(
+                "removed {}, left behind by rqps process {pid}, which is gone",
+                dir.display()
+            ),
+            Err(e) => format!(
+                "cannot remove {}, left behind by rqps process {pid}, which is gone: {e}",
+                dir.display()
+            ),
+        });
+    }
+    said
+}
+
 /// A running throwaway server. Dropping it stops the server and removes its files
 /// (unless `keep`).
 pub struct Server {
@@ -360,6 +490,8 @@ pub struct Server {
     host: String,
     pub(crate) port: u16,
     user: String,
+    /// The superuser's password, made at start (see the module docs).
+    password: String,
     database: String,
     pub(crate) root: PathBuf,
     pub(crate) data_dir: PathBuf,
@@ -369,7 +501,9 @@ pub struct Server {
     extra_dirs: Vec<PathBuf>,
     pub(crate) log_path: PathBuf,
     pub(crate) init_log: PathBuf,
-    version: String,
+    /// Files that hand the password to the server, removed once it is up.
+    secrets: std::sync::Mutex<Vec<PathBuf>>,
+    pub(crate) version: String,
     /// uid/gid the server runs as when it is not our own (PostgreSQL started by root).
     pub(crate) run_as: Option<(u32, u32)>,
     child: Option<Child>,
@@ -404,6 +538,8 @@ impl Server {
             host: "127.0.0.1".into(),
             port: 0,
             user: spec.recipe.user().into(),
+            password: util::random_password()
+                .map_err(ServerError::io("cannot make a random password"))?,
             database: "sbtest".into(),
             data_dir: root.join("data"),
             socket_dir: root.join("run"),
@@ -411,6 +547,7 @@ impl Server {
             extra_dirs: Vec::new(),
             log_path: root.join("server.log"),
             init_log: root.join("init.log"),
+            secrets: Default::default(),
             root,
             version: String::new(),
             run_as: None,
@@ -464,7 +601,10 @@ impl Server {
         if self.recipe.refuses_root() && util::euid() == 0 {
             self.drop_root(note)?;
         }
+        // Written after drop_root: rqps's own user owns it, not the server's.
+        write_private(&self.password_file(), &self.password)?;
         self.recipe.init(self, bins, config)?;
+        self.forget_secrets();
         let init_secs = began.elapsed().as_secs_f64();
         for attempt in 1..=PORT_ATTEMPTS {
             self.port = util::free_port().map_err(ServerError::io("cannot pick a free port"))?;
@@ -472,8 +612,11 @@ impl Server {
             let offset = util::file_len(&self.log_path);
             let child = self.recipe.spawn(self, bins)?;
             self.pid = child.id();
+            self.register(child.id());
             self.child = Some(child);
-            match self.wait_ready(offset) {
+            let ready = self.wait_ready(offset);
+            self.forget_secrets();
+            match ready {
                 Ok(()) => break,
                 Err(ServerError::StartFailed { .. })
                     if attempt < PORT_ATTEMPTS
@@ -491,11 +634,13 @@ impl Server {
             self.pid = pid;
         }
         let (recipe, port) = (self.recipe, self.port);
-        let db = self.database.clone();
-        let created = util::with_timeout(SQL_TIMEOUT, move || recipe.create_database(port, &db))
-            .unwrap_or(Err(ProbeError::Timeout {
-                secs: SQL_TIMEOUT.as_secs(),
-            }));
+        let (db, password) = (self.database.clone(), self.password.clone());
+        let created = util::with_timeout(SQL_TIMEOUT, move || {
+            recipe.create_database(port, &password, &db)
+        })
+        .unwrap_or(Err(ProbeError::Timeout {
+            secs: SQL_TIMEOUT.as_secs(),
+        }));
         created.map_err(|source| ServerError::Sql {
             recipe,
             what: format!("CREATE DATABASE {}", self.database),
@@ -551,7 +696,7 @@ impl Server {
         let product = self.recipe.product();
         let (uid, user_gid) = util::lookup_user("nobody").ok_or_else(|| {
             ServerError::Setup(format!(
-                "rqps runs as root and {product} refuses to run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user"
+                "rqps runs as root and {product} must not run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user"
             ))
         })?;
         let gid = util::lookup_group("nogroup").unwrap_or(user_gid);
@@ -621,8 +766,57 @@ impl Server {
     /// One connection attempt that also checks that the server answering on our port is ours.
     fn probe(&self) -> Result<(), ProbeError> {
         let (recipe, port, data) = (self.recipe, self.port, self.data_dir.clone());
-        util::with_timeout(PROBE_TIMEOUT, move || recipe.probe(port, &data))
+        let password = self.password.clone();
+        util::with_timeout(PROBE_TIMEOUT, move || recipe.probe(port, &password, &data))
             .unwrap_or(Err(ProbeError::ConnectTimeout))
+    }
+
+    /// Writes `contents` to `name` in the temporary directory for the server
+    /// process to read (0600, owned by the server's user), and removes it
+    /// once the server is up: how a recipe hands the password to a server or
+    /// its init tool without a command line.
+    pub(crate) fn server_secret(&self, name: &str, contents: &str) -> Result<PathBuf, ServerError> {
+        let path = self.root.join(name);
+        let _ = fs::remove_file(&path);
+        write_private(&path, contents)?;
+        self.secrets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.clone());
+        if let Some((uid, gid)) = self.run_as {
+            std::os::unix::fs::lchown(&path, Some(uid), Some(gid))
+                .map_err(ServerError::io(format!("cannot chown {}", path.display())))?;
+        }
+        Ok(path)
+    }
+
+    /// Removes the files [`Server::server_secret`] wrote.
+    fn forget_secrets(&mut self) {
+        let secrets = self.secrets.get_mut().unwrap_or_else(|e| e.into_inner());
+        for path in secrets.drain(..) {
+            let _ = fs::remove_file(path);
+        }
+    }
+
+    /// The superuser's password (random, made at start).
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
+    /// The 0600 file, owned by rqps's user, that holds the password: how to
+    /// connect to a kept server without the password being printed.
+    pub fn password_file(&self) -> PathBuf {
+        self.root.join("password")
+    }
+
+    /// How to connect by hand, without the password: the URL and the file
+    /// that holds it.
+    pub fn how_to_connect(&self) -> String {
+        format!(
+            "{} with the password in {}",
+            self.url_without_password(),
+            self.password_file().display()
+        )
     }
 
     /// Which server this is.
@@ -630,8 +824,25 @@ impl Server {
         self.recipe
     }
 
-    /// `postgres://postgres@127.0.0.1:PORT/sbtest` or `mysql://root@127.0.0.1:PORT/sbtest`.
+    /// `postgres://postgres:PASSWORD@127.0.0.1:PORT/sbtest` or
+    /// `mysql://root:PASSWORD@127.0.0.1:PORT/sbtest`. It holds the password:
+    /// show it only through [`crate::engine::target::redact`] or use
+    /// [`Server::url_without_password`], and never pass it on a command line.
     pub fn url(&self) -> String {
+        format!(
+            "{}://{}:{}@{}:{}/{}",
+            self.recipe.scheme(),
+            self.user,
+            self.password,
+            self.host,
+            self.port,
+            self.database
+        )
+    }
+
+    /// [`Server::url`] without the password (for a client that reads it
+    /// from elsewhere, and for messages).
+    pub fn url_without_password(&self) -> String {
         format!(
             "{}://{}@{}:{}/{}",
             self.recipe.scheme(),
@@ -743,11 +954,12 @@ impl Server {
         let cleaned = self.cleanup();
         if let Ok(Some(kept)) = &cleaned {
             note(&format!(
-                "kept {} files in {} (data {}, log {})",
+                "kept {} files in {} (data {}, log {}); started again, it takes {}",
                 self.recipe,
                 kept.display(),
                 self.data_dir.display(),
-                self.log_path.display()
+                self.log_path.display(),
+                self.how_to_connect()
             ));
         }
         stopped?;
@@ -776,12 +988,28 @@ impl Server {
         })
     }
 
+    /// Lists the server for [`abandon_all`] (once per process group).
+    fn register(&self, pgid: u32) {
+        let mut remove = self.extra_dirs.clone();
+        if !self.keep {
+            remove.push(self.root.clone());
+        }
+        let mut live = live();
+        live.retain(|l| l.root != self.root);
+        live.push(Live {
+            root: self.root.clone(),
+            pgid: i32::try_from(pgid).unwrap_or(i32::MAX),
+            remove,
+        });
+    }
+
     /// Removes the files (once). `Ok(Some(dir))` when they were kept.
     fn cleanup(&mut self) -> Result<Option<PathBuf>, ServerError> {
         if self.cleaned {
             return Ok(None);
         }
         self.cleaned = true;
+        live().retain(|l| l.root != self.root);
         let mut result = Ok(None);
         let extra = std::mem::take(&mut self.extra_dirs);
         for dir in extra {
@@ -790,6 +1018,8 @@ impl Server {
             }
         }
         if self.keep {
+            // Kept files are not stale: the next run leaves them alone.
+            let _ = fs::remove_file(self.root.join(OWNER_FILE));
             return result.map(|_| Some(self.root.clone()));
         }
         util::remove_dir_all_retry(&self.root).map_err(|source| ServerError::Cleanup {
@@ -812,9 +1042,10 @@ impl Drop for Server {
             Ok(Some(kept)) => {
                 let _ = writeln!(
                     err,
-                    "rqps: kept {} files in {}",
+                    "rqps: kept {} files in {}; started again, it takes {}",
                     self.recipe,
-                    kept.display()
+                    kept.display(),
+                    self.how_to_connect()
                 );
             }
             Ok(None) => {}
@@ -862,7 +1093,29 @@ fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
         let _ = fs::remove_dir(&root);
         return Err(e);
     }
+    // A directory kept with --keep is never stale, even when rqps is killed.
+    let marked = if spec.keep { Ok(()) } else { mark_owner(&root) };
+    if let Err(e) = marked {
+        let _ = fs::remove_dir(&root);
+        return Err(ServerError::io(format!(
+            "cannot write into {}",
+            root.display()
+        ))(e));
+    }
     Ok(root)
+}
+
+/// Creates `path` anew with mode 0600 and writes `contents` to it.
+fn write_private(path: &Path, contents: &str) -> Result<(), ServerError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(ServerError::io(format!("cannot create {}", path.display())))?;
+    f.write_all(contents.as_bytes())
+        .map_err(ServerError::io(format!("cannot write {}", path.display())))
 }
 
 fn set_mode(path: &Path, mode: u32) -> Result<(), ServerError> {
@@ -919,6 +1172,42 @@ mod tests {
             "[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"
         ));
         assert!(!port_in_use("FATAL:  configuration file contains errors"));
+    }
+
+    #[test]
+    fn only_directories_of_rqps_processes_that_are_gone_are_removed() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = |name: &str, owner: Option<String>| {
+            let d = parent.path().join(name);
+            fs::create_dir(&d).unwrap();
+            if let Some(o) = owner {
+                fs::write(d.join(OWNER_FILE), o).unwrap();
+            }
+            d
+        };
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let dead = dir("rqps-postgres-dead", Some(format!("{} 1\n", gone.id())));
+        let me = std::process::id();
+        let start = util::process_start_time(me).unwrap();
+        let live = dir("rqps-mariadb-live", Some(format!("{me} {start}\n")));
+        // This pid with another start time: a later process reused the pid.
+        let reused = dir("rqps-sqlite-reused", Some(format!("{me} {}\n", start + 1)));
+        let kept = dir("rqps-postgres-kept", None);
+        let other = dir("not-rqps", Some(format!("{} 1\n", gone.id())));
+        let said = remove_stale_dirs_in(parent.path());
+        assert!(!dead.exists() && !reused.exists());
+        assert!(live.exists() && kept.exists() && other.exists());
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said.iter().any(|l| l
+                == &format!(
+                    "removed {}, left behind by rqps process {}, which is gone",
+                    dead.display(),
+                    gone.id()
+                )),
+            "{said:?}"
+        );
     }
 
     #[test]

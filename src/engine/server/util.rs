@@ -183,6 +183,16 @@ pub(crate) fn signal(child: &Child, sig: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// A random password for a throwaway server: 32 hex digits (128 bits) from
+/// the kernel's random source, no character that needs quoting anywhere.
+pub(crate) fn random_password() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+pub(crate) use crate::util::process_start_time;
+
 /// Effective user id of this process.
 pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid(2) has no preconditions and cannot fail.
@@ -207,6 +217,22 @@ pub(crate) fn lookup_user(name: &str) -> Option<(u32, u32)> {
         )
     };
     (rc == 0 && !result.is_null()).then_some((pwd.pw_uid, pwd.pw_gid))
+}
+
+/// The name of user `uid`, via getpwuid_r.
+pub(crate) fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: as in `lookup_user`; pw_name points into `buf` and is read
+    // before `buf` is dropped.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded, so pw_name is a NUL-terminated string in `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+    name.to_str().ok().map(str::to_string)
 }
 
 /// gid of a group, via getgrnam_r.
@@ -345,6 +371,14 @@ pub(crate) fn run_checked(cmd: &mut Command, what: &str) -> Result<(), CommandEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_are_32_hex_digits_and_differ_each_time() {
+        let (a, b) = (random_password().unwrap(), random_password().unwrap());
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn a_command_that_cannot_start_says_what_and_which_program() {

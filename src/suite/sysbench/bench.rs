@@ -270,6 +270,7 @@ fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun
     };
     let (out, user, sys) = run_measured(
         std::process::Command::new("sysbench")
+            .env(password_env(server), server.password())
             .arg("oltp_point_select")
             .args(conn)
             .args(["--tables=1", "--rand-type=uniform", "--skip_trx=on"])
@@ -302,8 +303,19 @@ fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun
     })
 }
 
+/// The environment variable the server's clients (sysbench's libpq or
+/// libmariadb, rqps's drivers) read a password from when none is given, so
+/// it never goes on a command line.
+fn password_env(server: &Server) -> &'static str {
+    if server.recipe().key() == "postgres" {
+        "PGPASSWORD"
+    } else {
+        "MYSQL_PWD"
+    }
+}
+
 fn rqps_run(
-    url: &str,
+    server: &Server,
     a: &VsArgs,
     threads: usize,
     dir: &std::path::Path,
@@ -313,10 +325,10 @@ fn rqps_run(
     let json = dir.join("vs.json");
     run_measured(
         std::process::Command::new(exe)
+            .env(password_env(server), server.password())
+            .args(["run", "--target"])
+            .arg(server.url_without_password())
             .args([
-                "run",
-                "--target",
-                url,
                 "--skip-prepare",
                 "--tests",
                 "point-query",
@@ -370,7 +382,7 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
         ));
     }
     for engine in &a.engines {
-        let (kind, server, url, driver) = throwaway(engine)?;
+        let (kind, server, _, driver) = throwaway(engine)?;
         load(
             driver.as_ref(),
             &LoadParams {
@@ -408,9 +420,9 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
             for r in 0..a.rounds {
                 let (sb, rq) = if r % 2 == 0 {
                     let s = sysbench_run(&server, a, threads)?;
-                    (s, rqps_run(&url, a, threads, dir.path())?)
+                    (s, rqps_run(&server, a, threads, dir.path())?)
                 } else {
-                    let q = rqps_run(&url, a, threads, dir.path())?;
+                    let q = rqps_run(&server, a, threads, dir.path())?;
                     (sysbench_run(&server, a, threads)?, q)
                 };
                 let us = |c: &ClientRun, v: f64| v * 1e6 / c.queries.max(1.0);
