@@ -89,12 +89,11 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
 fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
-    drop(
-        driver
-            .require_sql()
-            .and_then(|db| db.connect())
-            .map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?,
-    );
+    let connected = match driver.kv() {
+        Some(kv) => kv.connect().map(drop),
+        None => driver.require_sql().and_then(|db| db.connect()).map(drop),
+    };
+    connected.map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?;
     let version = driver
         .version()
         .map_err(|e| CliError::Failed(format!("cannot read the engine version: {e}")))?;

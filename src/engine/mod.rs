@@ -27,6 +27,7 @@ pub mod mysql;
 pub mod open;
 pub mod postgres;
 pub mod registry;
+pub mod rocksdb;
 pub mod schema;
 pub mod server;
 pub mod sqlite;

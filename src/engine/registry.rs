@@ -100,11 +100,12 @@ pub fn check_any_options(t: &toml::Table) -> Result<(), OptionError> {
 }
 
 /// Every engine kind, in the order help texts list them.
-pub fn kinds() -> [&'static EngineKind; 3] {
+pub fn kinds() -> [&'static EngineKind; 4] {
     [
         &crate::engine::sqlite::KIND,
         &crate::engine::mysql::KIND,
         &crate::engine::postgres::KIND,
+        &crate::engine::rocksdb::KIND,
     ]
 }
 
