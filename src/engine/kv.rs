@@ -93,6 +93,8 @@ pub struct LsmCounters {
     /// Bytes written by compactions.
     pub compact_write_bytes: u64,
     pub compact_read_bytes: u64,
+    /// Wall time of compactions, in microseconds.
+    pub compact_micros: u64,
     /// CPU time of compactions, in microseconds.
     pub compact_cpu_micros: u64,
     /// Time writers were stalled or slowed, in microseconds.
@@ -114,6 +116,7 @@ impl LsmCounters {
             compact_read_bytes: self
                 .compact_read_bytes
                 .saturating_sub(before.compact_read_bytes),
+            compact_micros: self.compact_micros.saturating_sub(before.compact_micros),
             compact_cpu_micros: self
                 .compact_cpu_micros
                 .saturating_sub(before.compact_cpu_micros),

@@ -615,6 +615,7 @@ impl KvAccess for RocksDriver {
             flush_write_bytes: stat(&s, "rocksdb.flush.write.bytes"),
             compact_write_bytes: stat(&s, "rocksdb.compact.write.bytes"),
             compact_read_bytes: stat(&s, "rocksdb.compact.read.bytes"),
+            compact_micros: stat(&s, "rocksdb.compaction.times.micros"),
             compact_cpu_micros: stat(&s, "rocksdb.compaction.times.cpu_micros"),
             stall_micros: stat(&s, "rocksdb.stall.micros"),
             stall_count: stall_count(&cfstats),
