@@ -264,7 +264,7 @@ fn run_repeat(
     Ok(code)
 }
 
-fn install_ctrlc() {
+pub(super) fn install_ctrlc() {
     let _ = ctrlc::set_handler(|| {
         if crate::harness::runner::stop_requested() {
             eprintln!("\nstopping now");
