@@ -66,7 +66,11 @@ api! {
         rocksdb_options_set_create_if_missing: fn(Handle, c_uchar);
         rocksdb_options_enable_statistics: fn(Handle);
         rocksdb_options_statistics_get_string: fn(Handle) -> *mut c_char;
-        rocksdb_open: fn(Handle, *const c_char, ErrPtr) -> Handle;
+        rocksdb_open_column_families: fn(
+            Handle, *const c_char, c_int, *const *const c_char, *const Handle,
+            *mut Handle, ErrPtr
+        ) -> Handle;
+        rocksdb_column_family_handle_destroy: fn(Handle);
         rocksdb_close: fn(Handle);
         rocksdb_put: fn(Handle, Handle, *const c_char, usize, *const c_char, usize, ErrPtr);
         rocksdb_delete: fn(Handle, Handle, *const c_char, usize, ErrPtr);
@@ -122,8 +126,6 @@ api! {
             Handle, Handle, Handle, usize, *const *const c_char, *const usize,
             *mut Handle, *mut *mut c_char, bool
         );
-        rocksdb_get_default_column_family_handle: fn(Handle) -> Handle;
-        rocksdb_column_family_handle_destroy: fn(Handle);
     }
 }
 

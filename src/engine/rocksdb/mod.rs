@@ -224,7 +224,7 @@ struct Db {
     api: &'static Api,
     db: Handle,
     options: Handle,
-    default_cf: Option<Handle>,
+    default_cf: Handle,
 }
 
 // SAFETY: rocksdb_t and the options it was opened with are thread-safe in
@@ -236,11 +236,8 @@ impl Drop for Db {
     fn drop(&mut self) {
         // SAFETY: handles we created; every connection (holding an Arc) is gone.
         unsafe {
-            if let (Some(cf), Some(destroy)) = (
-                self.default_cf,
-                self.api.rocksdb_column_family_handle_destroy,
-            ) {
-                destroy(cf);
+            if !self.default_cf.is_null() {
+                (self.api.rocksdb_column_family_handle_destroy)(self.default_cf);
             }
             (self.api.rocksdb_close)(self.db);
             (self.api.rocksdb_options_destroy)(self.options);
@@ -359,7 +356,20 @@ impl RocksDriver {
             (api.rocksdb_options_set_create_if_missing)(o, 1);
             (api.rocksdb_options_enable_statistics)(o);
             let mut err = std::ptr::null_mut();
-            let db = (api.rocksdb_open)(o, c_dir.as_ptr(), &mut err);
+            // Opened with its one column family named, for the handle the
+            // batched multi-get takes (every release has this call).
+            let names = [c"default".as_ptr()];
+            let cf_opts = [o];
+            let mut cf: Handle = std::ptr::null_mut();
+            let db = (api.rocksdb_open_column_families)(
+                o,
+                c_dir.as_ptr(),
+                1,
+                names.as_ptr(),
+                cf_opts.as_ptr(),
+                &mut cf,
+                &mut err,
+            );
             if let Some(e) = api.take_err(err) {
                 (api.rocksdb_options_destroy)(o);
                 return Err(fatal(format!(
@@ -367,18 +377,11 @@ impl RocksDriver {
                     dir.display()
                 )));
             }
-            let default_cf = match (
-                api.rocksdb_get_default_column_family_handle,
-                api.rocksdb_batched_multi_get_cf,
-            ) {
-                (Some(get), Some(_)) => Some(get(db)).filter(|h| !h.is_null()),
-                _ => None,
-            };
             let db = Arc::new(Db {
                 api,
                 db,
                 options: o,
-                default_cf,
+                default_cf: cf,
             });
             let version = log_version(dir)
                 .or_else(|| version.map(str::to_string))
@@ -395,7 +398,7 @@ impl RocksDriver {
 
     /// Whether this release has the batched multi-get (7.x and later).
     pub fn batched_multi_get(&self) -> bool {
-        self.db.default_cf.is_some()
+        !self.db.default_cf.is_null() && self.db.api.rocksdb_batched_multi_get_cf.is_some()
     }
 }
 
@@ -827,7 +830,7 @@ impl KvConn for RocksConn {
             self.lens.push(k.len());
         }
         let api = self.db.api;
-        let (Some(cf), Some(batched), Some(value), Some(destroy)) = (
+        let (cf, Some(batched), Some(value), Some(destroy)) = (
             self.db.default_cf,
             api.rocksdb_batched_multi_get_cf,
             api.rocksdb_pinnableslice_value,
@@ -835,6 +838,9 @@ impl KvConn for RocksConn {
         ) else {
             return self.plain_multi_get(keys, found);
         };
+        if cf.is_null() {
+            return self.plain_multi_get(keys, found);
+        }
         let n = keys.len();
         self.vals.clear();
         self.vals.resize(n, std::ptr::null_mut());
