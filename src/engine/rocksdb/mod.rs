@@ -175,15 +175,34 @@ fn check_options(v: &str) -> Result<(), BadOptionValue> {
 }
 
 /// The full options string: the pinned defaults with the user's options
-/// replacing (or adding to) them, key by key, in order.
+/// replacing (or adding to) them, key by key, in order. A nested value
+/// (`block_based_table_factory={...}`) is merged key by key too, so that
+/// `block_based_table_factory={block_cache=1073741824}` keeps the pinned
+/// checksum and format version.
 pub fn options_string(user: Option<&str>) -> Result<String, String> {
-    let mut opts: Vec<(String, String)> = DEFAULTS
+    let defaults = DEFAULTS
         .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    for (k, v) in split_options(user.unwrap_or(""))? {
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(";");
+    merge(&defaults, user.unwrap_or(""))
+}
+
+fn merge(base: &str, over: &str) -> Result<String, String> {
+    let mut opts = split_options(base)?;
+    let nested = |v: &str| {
+        v.strip_prefix('{')
+            .and_then(|v| v.strip_suffix('}'))
+            .map(str::to_string)
+    };
+    for (k, v) in split_options(over)? {
         match opts.iter_mut().find(|(key, _)| *key == k) {
-            Some(slot) => slot.1 = v,
+            Some(slot) => {
+                slot.1 = match (nested(&slot.1), nested(&v)) {
+                    (Some(a), Some(b)) => format!("{{{}}}", merge(&a, &b)?),
+                    _ => v,
+                }
+            }
             None => opts.push((k, v)),
         }
     }
@@ -399,6 +418,115 @@ impl RocksDriver {
     /// Whether this release has the batched multi-get (7.x and later).
     pub fn batched_multi_get(&self) -> bool {
         !self.db.default_cf.is_null() && self.db.api.rocksdb_batched_multi_get_cf.is_some()
+    }
+}
+
+impl RocksDriver {
+    /// For `rqps bench dbbench-client`: random point reads in a bare loop
+    /// calling the C API directly (`rocksdb_get_pinned`, or `rocksdb_get`),
+    /// on `threads` threads for `secs`, with keys made by `key_of(i, out)`
+    /// for `i` below `keys`. Nothing is measured but the count. Returns the
+    /// reads done and the seconds they took.
+    pub fn bare_readrandom(
+        &self,
+        threads: usize,
+        secs: f64,
+        keys: u64,
+        seed: u64,
+        key_of: fn(u64, &mut Vec<u8>),
+    ) -> DbResult<(u64, f64)> {
+        let db = &*self.db;
+        let api = db.api;
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs_f64(secs);
+        let total = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || -> DbResult<u64> {
+                        // SAFETY: read options created and destroyed on this thread.
+                        let read = unsafe { (api.rocksdb_readoptions_create)() };
+                        let mut x = seed.wrapping_add(t as u64 * 0x9e37_79b9) | 1;
+                        let mut key = Vec::new();
+                        let mut out = Vec::new();
+                        let mut done = 0u64;
+                        let mut result = Ok(());
+                        'run: loop {
+                            for _ in 0..256 {
+                                // xorshift64*: cheap, like the rqps worker's generator.
+                                x ^= x >> 12;
+                                x ^= x << 25;
+                                x ^= x >> 27;
+                                key_of(x.wrapping_mul(0x2545_f491_4f6c_dd1d) % keys, &mut key);
+                                let mut err = std::ptr::null_mut();
+                                // SAFETY: live db; results freed at once.
+                                unsafe {
+                                    if let (Some(get), Some(value), Some(destroy)) = (
+                                        api.rocksdb_get_pinned,
+                                        api.rocksdb_pinnableslice_value,
+                                        api.rocksdb_pinnableslice_destroy,
+                                    ) {
+                                        let p = get(
+                                            db.db,
+                                            read,
+                                            key.as_ptr().cast(),
+                                            key.len(),
+                                            &mut err,
+                                        );
+                                        if !p.is_null() {
+                                            let mut len = 0;
+                                            let v = value(p, &mut len);
+                                            out.clear();
+                                            out.extend_from_slice(std::slice::from_raw_parts(
+                                                v.cast::<u8>(),
+                                                len,
+                                            ));
+                                            destroy(p);
+                                        }
+                                    } else {
+                                        let mut len = 0;
+                                        let v = (api.rocksdb_get)(
+                                            db.db,
+                                            read,
+                                            key.as_ptr().cast(),
+                                            key.len(),
+                                            &mut len,
+                                            &mut err,
+                                        );
+                                        if !v.is_null() {
+                                            out.clear();
+                                            out.extend_from_slice(std::slice::from_raw_parts(
+                                                v.cast::<u8>(),
+                                                len,
+                                            ));
+                                            (api.rocksdb_free)(v.cast());
+                                        }
+                                    }
+                                    if let Some(e) = api.take_err(err) {
+                                        result = Err(db_error(e));
+                                        break 'run;
+                                    }
+                                }
+                                done += 1;
+                            }
+                            if Instant::now() >= deadline {
+                                break;
+                            }
+                        }
+                        // SAFETY: created above.
+                        unsafe { (api.rocksdb_readoptions_destroy)(read) };
+                        result.map(|_| done)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(fatal("a bare reader panicked")))
+                })
+                .sum::<DbResult<u64>>()
+        })?;
+        Ok((total, start.elapsed().as_secs_f64()))
     }
 }
 
@@ -1001,6 +1129,13 @@ mod tests {
         assert_eq!(
             options_value(&s, "level0_file_num_compaction_trigger").as_deref(),
             Some("4")
+        );
+        let cache =
+            options_string(Some("block_based_table_factory={block_cache=1048576}")).unwrap();
+        assert!(
+            cache.contains("{block_size=8192;checksum=kXXH3;")
+                && cache.contains(";block_cache=1048576}"),
+            "{cache}"
         );
         let nested = split_options("a=1;t={x=1;y=2};b=2").unwrap();
         assert_eq!(nested[1], ("t".into(), "{x=1;y=2}".into()));

@@ -25,6 +25,7 @@
 //! this process (the engine runs inside it), RSS and the database size. The
 //! engine is asked through the key-value face only; this suite names none.
 
+pub mod bench;
 mod report;
 
 use std::sync::Arc;
@@ -448,6 +449,25 @@ impl Workload for Dbbench {
 
     fn report() -> Option<&'static dyn crate::report::section::Section> {
         Some(&report::SECTION)
+    }
+}
+
+impl Dbbench {
+    /// The parameters `rqps bench dbbench-client` runs readrandom with.
+    fn params_for_bench(keys: u64, threads: usize, secs: f64) -> Params {
+        Params {
+            profile: "bench".into(),
+            seed: 1,
+            keys,
+            key_size: 20,
+            value_size: 400,
+            threads,
+            secs,
+            writer_mb_s: 1.0,
+            batch: 10,
+            scan_len: 10,
+            wait_limit_secs: 600.0,
+        }
     }
 }
 
