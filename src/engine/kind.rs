@@ -156,13 +156,12 @@ pub enum UnpackError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
     /// An option another kind owns.
-    #[error(
-        "--{flag} applies only to {owner} targets (--target {scheme}://... or --server {server})"
-    )]
+    #[error("--{flag} applies only to {owner} targets (--target {target} or --server {server})")]
     OtherEngine {
         flag: &'static str,
         owner: &'static str,
-        scheme: &'static str,
+        /// How a target of the owner is written (`mysql://...`, `rocksdb:PATH`).
+        target: String,
         server: &'static str,
     },
     /// An option no kind owns.

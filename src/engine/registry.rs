@@ -30,7 +30,11 @@ impl EngineKind {
                     Some((owner, o)) => OptionError::OtherEngine {
                         flag: o.flag,
                         owner: owner.title,
-                        scheme: owner.schemes.first().copied().unwrap_or(owner.name),
+                        target: match (owner.schemes.first(), owner.library) {
+                            (Some(scheme), _) => format!("{scheme}://..."),
+                            (None, Some(_)) => format!("{}:PATH", owner.name),
+                            (None, None) => owner.name.to_string(),
+                        },
                         server: owner.server.map(|s| s.key()).unwrap_or(owner.name),
                     },
                     None => OptionError::Unknown(key.clone()),
