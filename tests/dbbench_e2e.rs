@@ -200,6 +200,43 @@ fn a_matrix_of_two_releases_far_apart_runs_every_ci_step_on_each_in_its_own_proc
         "md",
     ]));
     assert!(md.contains("db_bench standard sequence"), "{md}");
+    let json_path = dir.path().join("r.json");
+    let o = rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "old",
+        "--format",
+        "json",
+        "-o",
+        json_path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = read_json(&json_path);
+    let rows = json["dbbench"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 24, "12 steps x 2 names");
+    let base_read = rows
+        .iter()
+        .find(|r| r["test"] == "readrandom" && r["name"] == "old")
+        .unwrap();
+    assert_eq!(base_read["rel_ops"], 1.0, "the base against itself");
+    let csv = text(&rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "old",
+        "--format",
+        "csv",
+    ]));
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .contains(",db_test,db_ops_per_sec,db_rel_ops,"),
+        "{csv}"
+    );
 }
 
 #[test]
