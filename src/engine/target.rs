@@ -219,6 +219,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_library_engine_target_is_a_directory_with_an_optional_release() {
+        let rocks = registry::by_name("rocksdb").unwrap();
+        let t = Target::parse("rocksdb:/data/db?version=8.10.0").unwrap();
+        assert_eq!(
+            t,
+            Target::Dir {
+                kind: rocks,
+                dir: PathBuf::from("/data/db"),
+                version: Some("8.10.0".into()),
+            }
+        );
+        assert_eq!(t.display(), "rocksdb:/data/db?version=8.10.0");
+        assert!(t.server_driver().is_none());
+        let bare = Target::parse("rocksdb:///data/db").unwrap();
+        assert_eq!(bare.display(), "rocksdb:/data/db");
+        let bad = |s: &str| Target::parse(s).unwrap_err().to_string();
+        assert_eq!(
+            bad("rocksdb:"),
+            "malformed target 'rocksdb:': give a directory (expected e.g. rocksdb:/path/to/db?version=8.10.0)"
+        );
+        assert!(bad("rocksdb:/d?version=").contains("version '' is not like 8.10.0"));
+        assert!(bad("rocksdb:/d?cache=1").contains("unknown parameter 'cache=1' (only version=V)"));
+    }
+
+    #[test]
     fn parses_targets() {
         assert_eq!(
             Target::parse("sqlite:/tmp/x.db").unwrap(),
