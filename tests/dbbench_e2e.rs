@@ -24,17 +24,17 @@ fn enabled() -> bool {
     on
 }
 
-/// One engine cache for this test crate, so each release is installed once.
+/// One engine cache for this test crate, kept in Cargo's temporary
+/// directory for tests (a static is never dropped, so a temporary directory
+/// would be left behind): each release is installed once, and a later run
+/// finds it there.
 fn cache() -> &'static Path {
-    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    CACHE
-        .get_or_init(|| {
-            tempfile::Builder::new()
-                .prefix("rqps-rocksdb-cache-")
-                .tempdir()
-                .unwrap()
-        })
-        .path()
+    static CACHE: OnceLock<PathBuf> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rocksdb-engines");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
 }
 
 fn rqps(args: &[&str]) -> Output {
