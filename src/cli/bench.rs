@@ -4,6 +4,7 @@
 use clap::Subcommand;
 
 use crate::harness::bench::BenchError;
+use crate::suite::dbbench::bench::{ClientArgs as DbClientArgs, dbbench_client};
 use crate::suite::ibench::bench::{IbClientArgs, ibench_client};
 use crate::suite::sysbench::bench::{BenchArgs, VsArgs, run, vs_sysbench};
 
@@ -16,6 +17,9 @@ pub enum BenchCmd {
     /// The Insert Benchmark's l.i0 with rqps as the client against a minimal client that
     /// only sends the same INSERTs, on throwaway servers: insert rate and client CPU per row.
     IbenchClient(IbClientArgs),
+    /// db_bench's readrandom on cached data through rqps against a bare loop calling the
+    /// same RocksDB library directly, in one process: reads per second and per CPU second.
+    DbbenchClient(DbClientArgs),
 }
 
 pub fn run_cmd(c: &BenchCmd) -> Result<(), BenchError> {
@@ -23,5 +27,6 @@ pub fn run_cmd(c: &BenchCmd) -> Result<(), BenchError> {
         BenchCmd::Harness(a) => run(a),
         BenchCmd::VsSysbench(a) => vs_sysbench(a),
         BenchCmd::IbenchClient(a) => ibench_client(a),
+        BenchCmd::DbbenchClient(a) => dbbench_client(a),
     }
 }

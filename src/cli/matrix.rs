@@ -205,13 +205,20 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             .find(|t| t.name == s.target)
             .expect("steps name targets");
         eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
-        let args = run_args(&m, t, s.repeat, &a.results);
-        let plan = m.plan(crate::suite::clock_seed())?;
-        let code = match super::run::run(&args, plan.as_ref()) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("error: {}: {}", s.target, e.message());
-                EXIT_FAILED
+        let code = if own_process(t) {
+            // A library engine's release stays loaded for the life of the
+            // process, and two releases in one process abort it: each such
+            // run is `rqps run` in a process of its own.
+            run_in_child(&m.command_line(t, s.repeat, &a.results), &s.target)
+        } else {
+            let args = run_args(&m, t, s.repeat, &a.results);
+            let plan = m.plan(crate::suite::clock_seed())?;
+            match super::run::run(&args, plan.as_ref()) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {}: {}", s.target, e.message());
+                    EXIT_FAILED
+                }
             }
         };
         match code {
@@ -246,6 +253,60 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         return Ok(EXIT_FAILED);
     }
     Ok(0)
+}
+
+/// Whether the target's engine is loaded from a library into the process
+/// that runs it (RocksDB), so that its runs need a process of their own.
+fn own_process(t: &crate::plan::matrix::Target) -> bool {
+    let by_url = || {
+        t.url.as_deref().is_some_and(|u| {
+            matches!(
+                crate::engine::target::Target::parse(u),
+                Ok(crate::engine::target::Target::Dir { .. })
+            )
+        })
+    };
+    t.engine.as_ref().is_some_and(|e| e.kind.library.is_some()) || by_url()
+}
+
+/// Runs `argv` (an `rqps run` command line, `rqps` first) as a child of
+/// this executable and returns its exit code.
+fn run_in_child(argv: &[String], target: &str) -> i32 {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {target}: cannot find rqps's own executable: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    // Ctrl-C reaches the child from the terminal; SIGTERM and SIGHUP sent to
+    // this process are passed on (`run::CHILD`). This process waits for the
+    // child to save its results, and the child dies with it if it is killed.
+    super::run::install_signals();
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(&argv[1..]);
+    crate::engine::server::dies_with_rqps(&mut cmd);
+    let status = cmd.spawn().and_then(|mut c| {
+        use std::sync::atomic::Ordering;
+        super::run::CHILD.store(c.id() as i32, Ordering::SeqCst);
+        let s = c.wait();
+        super::run::CHILD.store(0, Ordering::SeqCst);
+        s
+    });
+    match status {
+        Ok(s) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (s.code(), s.signal()) {
+                (Some(c), _) => c,
+                (None, Some(libc::SIGINT)) => EXIT_INTERRUPTED,
+                _ => EXIT_FAILED,
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {target}: cannot start rqps run: {e}");
+            EXIT_FAILED
+        }
+    }
 }
 
 /// The comparison against the base once every run is stored: terminal tables, and a

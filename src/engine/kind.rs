@@ -59,6 +59,35 @@ pub struct EngineKind {
     ///
     /// [`Driver::settings`]: crate::engine::Driver::settings
     pub fairness_settings: &'static [&'static str],
+    /// For an engine rqps loads from a shared library into a process of its
+    /// own (RocksDB): where the library is and how a database is opened.
+    pub library: Option<&'static LibraryEngine>,
+}
+
+/// An engine that runs inside rqps from a shared library chosen at run
+/// time, one release per process: `--server KIND[@VERSION]` gives a fresh
+/// database in a temporary directory, `--target KIND:PATH?version=V` a
+/// directory the user keeps.
+#[derive(Debug)]
+pub struct LibraryEngine {
+    /// The library file of a version installed in `dir` (the engine cache).
+    pub file_in: fn(&Path) -> PathBuf,
+    /// The system's library, used when no version is named; the error says
+    /// how to get it.
+    pub system: fn() -> Result<PathBuf, String>,
+    /// Opens (creating when missing) the database of `target`, with the
+    /// kind's options.
+    pub open: fn(&LibraryTarget, &toml::Table) -> DbResult<Arc<dyn Driver>>,
+}
+
+/// A database of a [`LibraryEngine`]: which library, which directory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LibraryTarget {
+    pub kind: &'static EngineKind,
+    pub lib: PathBuf,
+    pub dir: PathBuf,
+    /// The release the user named (`None`: the system's library).
+    pub version: Option<String>,
 }
 
 /// How prebuilt versions of a server kind are fetched and unpacked
@@ -127,13 +156,12 @@ pub enum UnpackError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
     /// An option another kind owns.
-    #[error(
-        "--{flag} applies only to {owner} targets (--target {scheme}://... or --server {server})"
-    )]
+    #[error("--{flag} applies only to {owner} targets (--target {target} or --server {server})")]
     OtherEngine {
         flag: &'static str,
         owner: &'static str,
-        scheme: &'static str,
+        /// How a target of the owner is written (`mysql://...`, `rocksdb:PATH`).
+        target: String,
         server: &'static str,
     },
     /// An option no kind owns.

@@ -15,10 +15,122 @@
 //! - Errors are [`DbError`](crate::engine::DbError)s with the same classes as
 //!   SQL: retry (busy, write stall), reconnect, fatal.
 //!
-//! No engine implements it yet; the tests below pin the contract with an
-//! in-memory map.
+//! - An LSM engine (RocksDB) also reports the shape of its tree
+//!   ([`LsmShape`]) and its background work ([`LsmCounters`]), and can wait
+//!   for that work or push level 0 down, so that a workload can put the tree
+//!   in a known shape without naming the engine. Other engines keep the
+//!   defaults (no shape, nothing to wait for).
+//!
+//! RocksDB (`engine/rocksdb`) implements it; the tests below pin the contract
+//! with an in-memory map.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 use crate::engine::DbResult;
+
+/// One level of an LSM tree: how many files and bytes it holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelShape {
+    pub level: usize,
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// The shape of an LSM tree: every level that holds data, level 0 first, and
+/// what sits in memory not yet flushed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LsmShape {
+    pub levels: Vec<LevelShape>,
+    pub memtable_bytes: u64,
+}
+
+impl LsmShape {
+    /// Files in `level` (0 when it holds none).
+    pub fn files_at(&self, level: usize) -> u64 {
+        self.levels
+            .iter()
+            .find(|l| l.level == level)
+            .map_or(0, |l| l.files)
+    }
+    /// Bytes in every level's files.
+    pub fn bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.bytes).sum()
+    }
+    /// `L0 3f 24MB, L6 12f 96MB`: the levels that hold files.
+    pub fn brief(&self) -> String {
+        let mut parts: Vec<String> = self
+            .levels
+            .iter()
+            .filter(|l| l.files > 0)
+            .map(|l| {
+                format!(
+                    "L{} {}f {:.1}MB",
+                    l.level,
+                    l.files,
+                    l.bytes as f64 / 1_048_576.0
+                )
+            })
+            .collect();
+        if parts.is_empty() {
+            parts.push("no files".into());
+        }
+        parts.push(format!(
+            "mem {:.1}MB",
+            self.memtable_bytes as f64 / 1_048_576.0
+        ));
+        parts.join(", ")
+    }
+}
+
+/// An LSM engine's background work since it opened (cumulative counters:
+/// subtract two readings for one test's share).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LsmCounters {
+    /// Bytes written by flushes of the memtable.
+    pub flush_write_bytes: u64,
+    /// Bytes written by compactions.
+    pub compact_write_bytes: u64,
+    pub compact_read_bytes: u64,
+    /// Wall time of compactions, in microseconds.
+    pub compact_micros: u64,
+    /// CPU time of compactions, in microseconds.
+    pub compact_cpu_micros: u64,
+    /// Time writers were stalled or slowed, in microseconds.
+    pub stall_micros: u64,
+    /// How many times writes were stalled or slowed.
+    pub stall_count: u64,
+}
+
+impl LsmCounters {
+    /// What happened between `before` and `self`.
+    pub fn since(&self, before: &LsmCounters) -> LsmCounters {
+        LsmCounters {
+            flush_write_bytes: self
+                .flush_write_bytes
+                .saturating_sub(before.flush_write_bytes),
+            compact_write_bytes: self
+                .compact_write_bytes
+                .saturating_sub(before.compact_write_bytes),
+            compact_read_bytes: self
+                .compact_read_bytes
+                .saturating_sub(before.compact_read_bytes),
+            compact_micros: self.compact_micros.saturating_sub(before.compact_micros),
+            compact_cpu_micros: self
+                .compact_cpu_micros
+                .saturating_sub(before.compact_cpu_micros),
+            stall_micros: self.stall_micros.saturating_sub(before.stall_micros),
+            stall_count: self.stall_count.saturating_sub(before.stall_count),
+        }
+    }
+    /// Write amplification: compaction bytes written per byte flushed
+    /// (`None` when nothing was flushed).
+    pub fn write_amp(&self) -> Option<f64> {
+        (self.flush_write_bytes > 0)
+            .then(|| self.compact_write_bytes as f64 / self.flush_write_bytes as f64)
+    }
+}
 
 /// Which way a scan steps from where it lands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +213,27 @@ pub trait KvAccess: Send + Sync {
     /// `rocksdb.estimate-num-keys`, ...), `None` when the engine has no such
     /// property.
     fn property(&self, name: &str) -> DbResult<Option<String>>;
+    /// The tree's shape, for an LSM engine (`None` otherwise).
+    fn lsm_shape(&self) -> DbResult<Option<LsmShape>> {
+        Ok(None)
+    }
+    /// The background work so far, for an LSM engine (`None` otherwise).
+    fn lsm_counters(&self) -> DbResult<Option<LsmCounters>> {
+        Ok(None)
+    }
+    /// Waits until no flush or compaction is pending or running, at most
+    /// `limit`; returns whether it became idle. Default: nothing to wait for.
+    fn wait_for_background(&self, limit: Duration) -> DbResult<bool> {
+        let _ = limit;
+        Ok(true)
+    }
+    /// Puts the tree in a known shape: flushes the memtable, waits for
+    /// compaction, compacts level 0 into the next level and waits again, so
+    /// that level 0 is empty. Default: [`KvAccess::flush`].
+    fn empty_level0(&self, limit: Duration) -> DbResult<()> {
+        let _ = limit;
+        self.flush()
+    }
 }
 
 /// One worker's session. See the module docs for the contract.
@@ -128,6 +261,13 @@ pub trait KvConn: Send {
         n: usize,
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> DbResult<usize>;
+    /// Turns the write-ahead log on or off for this session's later writes
+    /// (a bulk load that can be redone skips it). Returns whether the engine
+    /// has such a switch; default: it has not, and writes are unchanged.
+    fn set_write_ahead_log(&mut self, on: bool) -> bool {
+        let _ = on;
+        false
+    }
 }
 
 #[cfg(test)]

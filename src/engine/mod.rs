@@ -13,7 +13,7 @@
 //! Workloads ask for the face they need ([`Driver::require_sql`]) and for
 //! [`Caps`], never for an engine's name.
 //!
-//! Engine kinds (sqlite, mysql/mariadb, postgres) each declare themselves
+//! Engine kinds (sqlite, mysql/mariadb, postgres, rocksdb) each declare themselves
 //! in their folder and are found through [`registry`]: names, URL schemes,
 //! default ports, throwaway-server recipes, prebuilt versions and the
 //! options they own. A `--target` is parsed once ([`target::Target`], with
@@ -58,6 +58,7 @@ pub mod mysql;
 pub mod open;
 pub mod postgres;
 pub mod registry;
+pub mod rocksdb;
 pub mod schema;
 pub mod server;
 pub mod sqlite;

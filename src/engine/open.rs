@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::engine::Driver;
 use crate::engine::install::{EngineSpec, basedir_for};
+use crate::engine::kind::LibraryTarget;
 use crate::engine::registry::{EngineKind, UrlTarget};
 use crate::engine::server::{Server, ServerError, ServerSpec, locate};
 use crate::engine::sqlite::SqliteDriver;
@@ -75,7 +76,108 @@ pub struct Opened {
     /// For a URL target on this host: `Some(port)` (`Some(None)` for a unix socket).
     local_port: Option<Option<u16>>,
     server: Option<Server>,
+    /// The database directory of an engine loaded from a library.
+    lib_dir: Option<PathBuf>,
     _tmp: Option<tempfile::TempDir>,
+}
+
+/// An engine loaded from a library (RocksDB): the release's library from the
+/// cache (or the system's without a version), and the database in `dir`, or
+/// in a fresh temporary directory.
+fn library_engine(
+    kind: &'static EngineKind,
+    version: Option<String>,
+    dir: Option<PathBuf>,
+    a: &EngineArgs,
+    say: &mut dyn FnMut(&str),
+) -> Result<Opened, OpenError> {
+    let Some(l) = kind.library else {
+        return Err(OpenError::Usage(format!(
+            "{} is not loaded from a library",
+            kind.title
+        )));
+    };
+    if a.config.is_some() || a.basedir.is_some() {
+        return Err(OpenError::Usage(format!(
+            "{} takes no --config or --basedir: give its options with --{}-options",
+            kind.title, kind.name
+        )));
+    }
+    kind.check_options(&a.options)
+        .map_err(|e| OpenError::Usage(e.to_string()))?;
+    let spec = EngineSpec {
+        kind,
+        version: version.clone(),
+    };
+    let lib = match basedir_for(&spec, false, &mut |_| {})
+        .map_err(|e| OpenError::Usage(e.to_string()))?
+    {
+        Some(d) => (l.file_in)(&d),
+        None => (l.system)().map_err(OpenError::Usage)?,
+    };
+    let (dir, tmp, shown) = match dir {
+        Some(d) => {
+            if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty())
+                && !parent.is_dir()
+            {
+                return Err(OpenError::Usage(format!(
+                    "target {}:{}: directory {} does not exist",
+                    kind.name,
+                    d.display(),
+                    parent.display()
+                )));
+            }
+            let shown = Target::Dir {
+                kind,
+                dir: d.clone(),
+                version: version.clone(),
+            }
+            .display();
+            (d, None, shown)
+        }
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix(&format!("rqps-{}-", kind.name))
+                .tempdir()
+                .map_err(|e| {
+                    OpenError::Failed(format!("cannot create a temporary directory: {e}"))
+                })?;
+            let d = t.path().join("db");
+            let shown = format!(
+                "throwaway {} {} at {}",
+                kind.title,
+                version.as_deref().unwrap_or("(system library)"),
+                d.display()
+            );
+            (d, Some(t), shown)
+        }
+    };
+    say(&format!("opening {shown} with {}", lib.display()));
+    let target = LibraryTarget {
+        kind,
+        lib: lib.clone(),
+        dir: dir.clone(),
+        version,
+    };
+    let driver = (l.open)(&target, &a.options).map_err(|e| OpenError::Usage(e.to_string()))?;
+    let info = ServerInfo {
+        kind: kind.name.to_string(),
+        binary_version: driver.version().unwrap_or_default(),
+        binaries: lib.display().to_string(),
+        config_file: None,
+        config: Vec::new(),
+    };
+    Ok(Opened {
+        driver,
+        shown,
+        server_info: Some(info),
+        sqlite_path: None,
+        local_port: None,
+        server: None,
+        server_cpus: None,
+        lib_dir: Some(dir),
+        _tmp: tmp,
+    })
 }
 
 fn sqlite_engine(
@@ -117,6 +219,7 @@ fn sqlite_engine(
         server: None,
         server_info: None,
         server_cpus: None,
+        lib_dir: None,
         _tmp: tmp,
     })
 }
@@ -155,9 +258,12 @@ fn server_engine(
     let e = kind
         .parse::<EngineSpec>()
         .map_err(|e| OpenError::Usage(e.to_string()))?;
+    if e.kind.library.is_some() {
+        return library_engine(e.kind, e.version.clone(), None, a, say);
+    }
     let Some(kind) = e.server() else {
         return Err(OpenError::Usage(
-            "--server takes postgres or mariadb (optionally @VERSION); SQLite needs no server"
+            "--server takes postgres, mariadb or rocksdb (optionally @VERSION); SQLite needs no server"
                 .into(),
         ));
     };
@@ -214,6 +320,7 @@ fn server_engine(
         }),
         server: Some(server),
         server_info: Some(info),
+        lib_dir: None,
         _tmp: None,
     })
 }
@@ -238,6 +345,14 @@ pub struct Footprint {
 /// size on disk, and the server's process tree (`server_pid` when the user
 /// named it).
 fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
+    if let Some(d) = &engine.lib_dir {
+        return Footprint {
+            data_path: Some(d.clone()),
+            disk_paths: vec![d.clone()],
+            embedded: true,
+            ..Default::default()
+        };
+    }
     match (&engine.server, &engine.sqlite_path) {
         (Some(server), _) => {
             let d = server.data_dir().to_path_buf();
@@ -281,6 +396,7 @@ fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static Engine
     match (&a.server, target) {
         (Some(s), _) => Some(s.parse::<EngineSpec>().ok()?.kind),
         (None, Some(Target::Url(u))) => Some(u.kind),
+        (None, Some(Target::Dir { kind, .. })) => Some(kind),
         (None, None | Some(Target::Sqlite(_))) => Some(&crate::engine::sqlite::KIND),
     }
 }
@@ -326,6 +442,9 @@ pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenErr
         (Some(kind), _) => server_engine(kind, a, say),
         (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display()),
         (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display()),
+        (None, Some(Target::Dir { kind, dir, version })) => {
+            library_engine(kind, version.clone(), Some(dir.clone()), a, say)
+        }
         (None, Some(t @ Target::Url(u))) => Ok(Opened {
             driver: url_driver(u, a)?,
             shown: t.display(),
@@ -334,6 +453,7 @@ pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenErr
             server: None,
             server_info: None,
             server_cpus: None,
+            lib_dir: None,
             _tmp: None,
         }),
     }

@@ -30,7 +30,11 @@ impl EngineKind {
                     Some((owner, o)) => OptionError::OtherEngine {
                         flag: o.flag,
                         owner: owner.title,
-                        scheme: owner.schemes.first().copied().unwrap_or(owner.name),
+                        target: match (owner.schemes.first(), owner.library) {
+                            (Some(scheme), _) => format!("{scheme}://..."),
+                            (None, Some(_)) => format!("{}:PATH", owner.name),
+                            (None, None) => owner.name.to_string(),
+                        },
                         server: owner.server.map(|s| s.key()).unwrap_or(owner.name),
                     },
                     None => OptionError::Unknown(key.clone()),
@@ -100,11 +104,12 @@ pub fn check_any_options(t: &toml::Table) -> Result<(), OptionError> {
 }
 
 /// Every engine kind, in the order help texts list them.
-pub fn kinds() -> [&'static EngineKind; 3] {
+pub fn kinds() -> [&'static EngineKind; 4] {
     [
         &crate::engine::sqlite::KIND,
         &crate::engine::mysql::KIND,
         &crate::engine::postgres::KIND,
+        &crate::engine::rocksdb::KIND,
     ]
 }
 

@@ -39,6 +39,13 @@ pub enum TargetError {
     NoHost { target: String, scheme: String },
     #[error("malformed target '{target}': bad port '{port}'")]
     BadPort { target: String, port: String },
+    /// A `KIND:PATH?version=V` target that is not one.
+    #[error("malformed target '{target}': {why} (expected e.g. {name}:/path/to/db?version=8.10.0)")]
+    BadDir {
+        target: String,
+        why: String,
+        name: &'static str,
+    },
     /// What [`DbUrl::parse`] refused (its message names the target, redacted).
     #[error(transparent)]
     Url(DbError),
@@ -50,6 +57,13 @@ pub enum Target {
     Sqlite(Option<PathBuf>),
     /// A server reached through a URL.
     Url(UrlTarget),
+    /// A database directory of an engine loaded from a library
+    /// (`rocksdb:PATH?version=V`); the library is found when it is opened.
+    Dir {
+        kind: &'static registry::EngineKind,
+        dir: PathBuf,
+        version: Option<String>,
+    },
 }
 
 impl Target {
@@ -64,6 +78,11 @@ impl Target {
         }
         if s == "sqlite" {
             return Ok(Target::Sqlite(None));
+        }
+        if let Some((name, rest)) = s.split_once(':')
+            && let Some(kind) = registry::by_name(name).filter(|k| k.library.is_some())
+        {
+            return dir_target(kind, s, rest);
         }
         let kind = s
             .split_once("://")
@@ -100,7 +119,7 @@ impl Target {
                 let open = u.kind.open_url?;
                 Some(open(u, &toml::Table::new()))
             }
-            Target::Sqlite(_) => None,
+            Target::Sqlite(_) | Target::Dir { .. } => None,
         }
     }
 
@@ -110,8 +129,49 @@ impl Target {
             Target::Sqlite(Some(p)) => format!("sqlite:{}", p.display()),
             Target::Sqlite(None) => "sqlite (temporary database)".into(),
             Target::Url(u) => redact(&u.raw),
+            Target::Dir { kind, dir, version } => match version {
+                Some(v) => format!("{}:{}?version={v}", kind.name, dir.display()),
+                None => format!("{}:{}", kind.name, dir.display()),
+            },
         }
     }
+}
+
+/// `KIND:PATH[?version=V]` of an engine loaded from a library.
+fn dir_target(
+    kind: &'static registry::EngineKind,
+    s: &str,
+    rest: &str,
+) -> Result<Target, TargetError> {
+    let rest = rest.strip_prefix("//").unwrap_or(rest);
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let bad = |why: &str| TargetError::BadDir {
+        target: s.to_string(),
+        why: why.to_string(),
+        name: kind.name,
+    };
+    if path.is_empty() {
+        return Err(bad("give a directory"));
+    }
+    let mut version = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("version", v))
+                if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.') =>
+            {
+                version = Some(v.to_string())
+            }
+            Some(("version", v)) => {
+                return Err(bad(&format!("version '{v}' is not like 8.10.0")));
+            }
+            _ => return Err(bad(&format!("unknown parameter '{pair}' (only version=V)"))),
+        }
+    }
+    Ok(Target::Dir {
+        kind,
+        dir: PathBuf::from(path),
+        version,
+    })
 }
 
 /// The first look at a server URL, with the messages users know: a host
@@ -157,6 +217,31 @@ fn check_authority(s: &str) -> Result<(), TargetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_library_engine_target_is_a_directory_with_an_optional_release() {
+        let rocks = registry::by_name("rocksdb").unwrap();
+        let t = Target::parse("rocksdb:/data/db?version=8.10.0").unwrap();
+        assert_eq!(
+            t,
+            Target::Dir {
+                kind: rocks,
+                dir: PathBuf::from("/data/db"),
+                version: Some("8.10.0".into()),
+            }
+        );
+        assert_eq!(t.display(), "rocksdb:/data/db?version=8.10.0");
+        assert!(t.server_driver().is_none());
+        let bare = Target::parse("rocksdb:///data/db").unwrap();
+        assert_eq!(bare.display(), "rocksdb:/data/db");
+        let bad = |s: &str| Target::parse(s).unwrap_err().to_string();
+        assert_eq!(
+            bad("rocksdb:"),
+            "malformed target 'rocksdb:': give a directory (expected e.g. rocksdb:/path/to/db?version=8.10.0)"
+        );
+        assert!(bad("rocksdb:/d?version=").contains("version '' is not like 8.10.0"));
+        assert!(bad("rocksdb:/d?cache=1").contains("unknown parameter 'cache=1' (only version=V)"));
+    }
 
     #[test]
     fn parses_targets() {

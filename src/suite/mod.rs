@@ -13,6 +13,7 @@
 
 use crate::error::usage;
 pub mod bounds;
+pub mod dbbench;
 pub mod ibench;
 pub mod linkbench;
 pub mod part;
@@ -39,6 +40,7 @@ pub fn registry() -> &'static [&'static dyn Suite] {
         &Registered::<select1::Select1>::NEW,
         &Registered::<linkbench::Linkbench>::NEW,
         &Registered::<tpcc::Tpcc>::NEW,
+        &Registered::<dbbench::Dbbench>::NEW,
     ];
     SUITES
 }

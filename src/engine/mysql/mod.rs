@@ -26,6 +26,7 @@ const DEFAULT_PORT: u16 = 3306;
 /// MySQL and MariaDB in the engine registry: one kind (same protocol, same
 /// SQL, same counters), whose throwaway server is MariaDB.
 pub static KIND: EngineKind = EngineKind {
+    library: None,
     fairness_settings: &[
         "transaction_isolation",
         "tx_isolation",

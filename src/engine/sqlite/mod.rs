@@ -20,6 +20,7 @@ pub const DEFAULT_PRAGMAS: &[&str] = &["PRAGMA journal_mode=WAL", "PRAGMA synchr
 /// versions to install (targets are `sqlite:PATH`, see
 /// [`Target`](crate::engine::target::Target)).
 pub static KIND: EngineKind = EngineKind {
+    library: None,
     fairness_settings: &["synchronous", "journal_mode", "cache_size", "mmap_size"],
     name: "sqlite",
     title: "SQLite",

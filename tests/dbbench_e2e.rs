@@ -1,0 +1,402 @@
+//! The dbbench suite on real RocksDB releases, end to end through the rqps
+//! binary. Installing a release needs Maven Central (through `mvn`): those
+//! tests run when `RQPS_NETWORK_TESTS=1` (set by `.ci/run`) and are skipped
+//! otherwise. The input checks that need no release always run.
+
+mod common;
+use common::{read_json, text};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Two releases far apart: before and after the defaults that changed
+/// (dynamic level bytes, checksum, format version) and the batched multi-get.
+const OLD: &str = "6.29.5";
+const NEW: &str = "10.10.1";
+
+fn enabled() -> bool {
+    let on = std::env::var("RQPS_NETWORK_TESTS").is_ok_and(|v| v == "1");
+    if !on {
+        eprintln!(
+            "skipping: set RQPS_NETWORK_TESTS=1 to fetch RocksDB releases from Maven Central"
+        );
+    }
+    on
+}
+
+/// One engine cache for this test crate, kept in Cargo's temporary
+/// directory for tests (a static is never dropped, so a temporary directory
+/// would be left behind): each release is installed once, and a later run
+/// finds it there.
+fn cache() -> &'static Path {
+    static CACHE: OnceLock<PathBuf> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rocksdb-engines");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
+}
+
+fn rqps(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .env("RQPS_CACHE_DIR", cache())
+        .args(args)
+        .output()
+        .expect("rqps runs")
+}
+
+/// Installs `version` into the crate's cache (once).
+fn installed(version: &str) {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let o = rqps(&["engine", "install", "rocksdb", version]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// Every stored run under `results`, oldest first.
+fn runs(results: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The stored tests of one run, in order.
+fn tests_of(run: &Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(run.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files.iter().map(|f| read_json(f)).collect()
+}
+
+/// A small `ci` run: every step, in a few seconds.
+const SMALL: &[&str] = &[
+    "--suite",
+    "dbbench",
+    "--profile",
+    "ci",
+    "--keys",
+    "5000",
+    "--secs",
+    "0.2",
+    "--quiet",
+];
+
+#[test]
+fn a_matrix_of_two_releases_far_apart_runs_every_ci_step_on_each_in_its_own_process() {
+    if !enabled() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = dir.path().join("m.toml");
+    // The matrix installs what is missing; two releases in one process would
+    // abort it, so passing shows each ran in a process of its own.
+    std::fs::write(
+        &matrix,
+        format!(
+            "[defaults]\nsuite = \"dbbench\"\nprofile = \"ci\"\nkeys = 5000\nsecs = 0.2\n\
+             cooldown_secs = 0\n\n\
+             [[target]]\nname = \"old\"\nengine = \"rocksdb@{OLD}\"\n\n\
+             [[target]]\nname = \"new\"\nengine = \"rocksdb@{NEW}\"\n\
+             rocksdb_options = \"max_background_jobs=4\"\n"
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("res");
+    let o = rqps(&[
+        "matrix",
+        matrix.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let runs = runs(&results);
+    assert_eq!(runs.len(), 2, "{out}");
+    for (run, version) in runs.iter().zip([OLD, NEW]) {
+        let doc = read_json(&run.join("run.json"));
+        assert_eq!(
+            doc["engine"]["version"], version,
+            "the LOG names the release"
+        );
+        assert_eq!(doc["status"], "ok");
+        let options = doc["settings"]["options"].as_str().unwrap();
+        assert!(
+            options.contains("checksum=kXXH3") && options.contains("format_version=5"),
+            "{options}"
+        );
+        assert_eq!(
+            options.contains("max_background_jobs=4"),
+            version == NEW,
+            "the target's own options override the pinned ones: {options}"
+        );
+        let tests = tests_of(run);
+        let names: Vec<&str> = tests.iter().map(|t| t["test"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "fillseq",
+                "waitforcompaction",
+                "readrandom",
+                "fwdrange",
+                "revrange",
+                "multireadrandom",
+                "overwritesome",
+                "flush_mt_l0",
+                "readwhilewriting",
+                "fwdrangewhilewriting",
+                "revrangewhilewriting",
+                "overwriteandwait"
+            ]
+        );
+        for t in &tests {
+            assert_eq!(t["status"], "ok", "{t}");
+            let f = &t["dbbench"];
+            assert!(f["lsm_before"].is_object(), "{t}");
+            assert!(f["work"].is_object(), "{t}");
+            if t["reported"] == true {
+                assert!(f["ops_per_sec"].as_f64().unwrap() > 0.0, "{t}");
+                assert!(f["user_cpu_us_per_op"].as_f64().is_some(), "{t}");
+                assert!(f["rss_bytes"].as_u64().unwrap() > 0, "{t}");
+                assert!(f["db_bytes"].as_u64().unwrap() > 0, "{t}");
+            }
+        }
+        let fill = &tests[0]["dbbench"];
+        assert_eq!(fill["ops"], 5000, "fillseq writes every key once");
+        let writer = &tests[8]["dbbench"]["writer_ops_per_sec"];
+        assert!(writer.as_f64().unwrap() > 0.0, "the writer wrote: {writer}");
+    }
+    // The report: relative to the base, with db_bench's summary columns in the TSV.
+    let tsv = rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "old",
+        "--format",
+        "tsv",
+    ]);
+    let tsv = text(&tsv);
+    assert!(
+        tsv.contains("test\tname\tversion\tops_sec\tmb_sec\tlsm_sz\tc_wgb\tw_amp\tc_mbps\tc_wsecs\tc_csecs\tusec_op\tp50\tp99\tp99.9\tp99.99\tpmax\tuptime\tstall%\tNstall\tu_cpu\ts_cpu\trss\n"),
+        "{tsv}"
+    );
+    assert!(
+        tsv.contains(&format!("\nreadrandom\tnew\t{NEW}\t")),
+        "{tsv}"
+    );
+    let md = text(&rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "old",
+        "--format",
+        "md",
+    ]));
+    assert!(md.contains("db_bench standard sequence"), "{md}");
+    let json_path = dir.path().join("r.json");
+    let o = rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "old",
+        "--format",
+        "json",
+        "-o",
+        json_path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = read_json(&json_path);
+    let rows = json["dbbench"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 24, "12 steps x 2 names");
+    let base_read = rows
+        .iter()
+        .find(|r| r["test"] == "readrandom" && r["name"] == "old")
+        .unwrap();
+    assert_eq!(base_read["rel_ops"], 1.0, "the base against itself");
+    let csv = text(&rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "old",
+        "--format",
+        "csv",
+    ]));
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .contains(",db_test,db_ops_per_sec,db_rel_ops,"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn the_shape_step_leaves_level_0_empty() {
+    if !enabled() {
+        return;
+    }
+    installed(OLD);
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().to_str().unwrap();
+    // Small memtables and no L0 compaction during the load: fillseq leaves
+    // several files in L0 for the shape step to push down.
+    let mut args = vec![
+        "run",
+        "--server",
+        "rocksdb@6.29.5",
+        "--results",
+        results,
+        "--rocksdb-options",
+        "write_buffer_size=262144;level0_file_num_compaction_trigger=20;level0_slowdown_writes_trigger=40;level0_stop_writes_trigger=50",
+    ];
+    args.extend(SMALL);
+    let o = rqps(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let tests = tests_of(&runs(dir.path())[0]);
+    let shape = tests
+        .iter()
+        .find(|t| t["test"] == "flush_mt_l0")
+        .expect("the shape step ran");
+    let l0 = |s: &serde_json::Value| -> u64 {
+        s["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["level"] == 0)
+            .map(|l| l["files"].as_u64().unwrap())
+            .sum()
+    };
+    let f = &shape["dbbench"];
+    assert!(l0(&f["lsm_before"]) > 0, "L0 had files before: {f}");
+    assert_eq!(l0(&f["lsm_after"]), 0, "L0 is empty after: {f}");
+    assert!(
+        f["lsm_after"]["memtable_bytes"].as_u64().unwrap() < 4096,
+        "the memtable was flushed: {f}"
+    );
+    let below: u64 = f["lsm_after"]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["files"].as_u64().unwrap())
+        .sum();
+    assert!(below > 0, "the data moved to a lower level: {f}");
+}
+
+#[test]
+fn an_option_the_release_does_not_know_is_refused_with_the_release_named() {
+    if !enabled() {
+        return;
+    }
+    installed(OLD);
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "run",
+        "--server",
+        "rocksdb@6.29.5",
+        "--results",
+        dir.path().to_str().unwrap(),
+        "--rocksdb-options",
+        "no_such_option=1",
+    ];
+    args.extend(SMALL);
+    let o = rqps(&args);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("RocksDB 6.29.5 refuses the options") && out.contains("no_such_option"),
+        "{out}"
+    );
+    assert_eq!(out.matches("error").count(), 1, "one line: {out}");
+}
+
+#[test]
+fn a_release_that_is_not_installed_or_options_that_are_not_key_value_pairs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().to_str().unwrap();
+    let o = rqps(&[
+        "run",
+        "--server",
+        "rocksdb@1.2.3",
+        "--results",
+        results,
+        "--suite",
+        "dbbench",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("rqps engine install rocksdb 1.2.3"), "{out}");
+    let o = rqps(&[
+        "run",
+        "--server",
+        "rocksdb@1.2.3",
+        "--results",
+        results,
+        "--suite",
+        "dbbench",
+        "--rocksdb-options",
+        "compression",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("key=value pairs separated by ';'"), "{out}");
+    let o = rqps(&[
+        "run",
+        "--target",
+        "rocksdb:/tmp/x?version=latest",
+        "--results",
+        results,
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("version 'latest' is not like 8.10.0"), "{out}");
+    let o = rqps(&[
+        "run",
+        "--server",
+        "postgres",
+        "--results",
+        results,
+        "--rocksdb-options",
+        "a=1",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("--rocksdb-options applies only to RocksDB"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_directory_target_keeps_its_database_and_names_its_release() {
+    if !enabled() {
+        return;
+    }
+    installed(NEW);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let target = format!("rocksdb:{}?version={NEW}", db.display());
+    let results = dir.path().join("res");
+    let mut args = vec![
+        "run",
+        "--target",
+        &target,
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    args.extend(SMALL);
+    let o = rqps(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(db.join("CURRENT").is_file(), "the database stays");
+    let doc = read_json(&runs(&results)[0].join("run.json"));
+    assert_eq!(doc["engine"]["version"], NEW);
+    assert_eq!(doc["target"], target);
+}
