@@ -3,7 +3,11 @@
 //!
 //! - Handshake V10 and HandshakeResponse41; `mysql_native_password`,
 //!   `caching_sha2_password` (fast path; full exchange only over a unix
-//!   socket), empty passwords, AuthSwitchRequest. No TLS, no compression.
+//!   socket or TLS), empty passwords, AuthSwitchRequest. No compression.
+//! - TLS ([`crate::engine::tls`]) over TCP: when `ssl-mode` allows and the
+//!   server offers CLIENT_SSL, an SSLRequest packet after the greeting, the
+//!   rustls handshake, then the handshake response over TLS; the hot path
+//!   reads and writes through the rustls stream with the same buffers.
 //! - COM_QUERY (text protocol), COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
 //!   protocol), COM_STMT_CLOSE and COM_QUIT when the client is dropped.
 //! - Result rows are counted, not decoded: an execution only looks at the
@@ -25,6 +29,7 @@ use std::time::Duration;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
+use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{Outcome, Param, Rows};
 
 // Capability flags (protocol documentation, "Capabilities").
@@ -33,7 +38,7 @@ use crate::engine::{Outcome, Param, Rows};
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
 const CLIENT_PROTOCOL_41: u32 = 1 << 9;
-/// The server offers TLS (rqps never asks for it).
+/// The server offers TLS; the client asks for it (SSLRequest).
 const CLIENT_SSL: u32 = 1 << 11;
 const CLIENT_TRANSACTIONS: u32 = 1 << 13;
 const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
@@ -135,12 +140,38 @@ pub struct Opts {
     pub connect_timeout: Duration,
     /// Longest wait for one read or write on the socket.
     pub io_timeout: Duration,
+    /// `ssl-mode` and its files; not used over a unix socket.
+    pub tls: TlsSetup,
 }
 
 /// The socket under a [`Client`].
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<TlsStream>),
+    /// Only while the TCP stream is being wrapped in TLS.
+    Gone,
+}
+
+impl Stream {
+    /// Runs the TLS handshake on the TCP stream (after the SSLRequest).
+    fn start_tls(&mut self, setup: &TlsSetup, host: &str) -> Result<()> {
+        let Stream::Tcp(tcp) = std::mem::replace(self, Stream::Gone) else {
+            return Err(Error::Fatal("TLS over a stream that is not TCP".into()));
+        };
+        match setup.connect(host, tcp) {
+            Some(Ok(s)) => {
+                *self = Stream::Tls(Box::new(s));
+                Ok(())
+            }
+            Some(Err(e)) => Err(Error::Fatal(e.message)),
+            None => Err(Error::Fatal("TLS is disabled for this target".into())),
+        }
+    }
+}
+
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the TLS handshake failed")
 }
 
 impl Read for Stream {
@@ -149,16 +180,22 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+            Stream::Gone => Err(gone()),
         }
     }
 }
 
 impl Write for Stream {
+    /// Over TLS, rustls encrypts `buf` and writes the records before it
+    /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+            Stream::Gone => Err(gone()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -410,9 +447,22 @@ impl Client<Stream> {
                 .try_clone()
                 .ok()
                 .and_then(|s| Deadline::watch(s, o.connect_timeout)),
+            Stream::Tls(_) | Stream::Gone => None,
         };
         let mut c = Client::new(stream);
-        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure);
+        let mut start = |s: &mut Stream| match &o.addr {
+            Addr::Tcp { host, .. } => s.start_tls(&o.tls, host),
+            Addr::Unix(_) => Err(Error::Fatal("no TLS over a unix socket".into())),
+        };
+        // As the mysql client: no TLS over a unix socket.
+        let tls = match o.addr {
+            Addr::Tcp { .. } if o.tls.mode() != Mode::Disable => Some(TlsStep {
+                mode: o.tls.mode(),
+                start: &mut start,
+            }),
+            _ => None,
+        };
+        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure, tls);
         match (r, deadline) {
             (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
             (r, _) => r.map(|()| {
@@ -421,6 +471,23 @@ impl Client<Stream> {
             }),
         }
     }
+}
+
+impl Client<Stream> {
+    /// What TLS the connection uses (`None`: plaintext or a unix socket).
+    pub fn tls(&self) -> Option<TlsInfo> {
+        match &self.io {
+            Stream::Tls(s) => Some(TlsInfo::of(&s.conn)),
+            _ => None,
+        }
+    }
+}
+
+/// How [`Client::handshake`] switches to TLS: the `ssl-mode`, and what runs
+/// the TLS handshake on the socket once the SSLRequest is sent.
+pub(crate) struct TlsStep<'a, S> {
+    pub mode: Mode,
+    pub start: &'a mut dyn FnMut(&mut S) -> Result<()>,
 }
 
 impl<S: Read + Write> Client<S> {
@@ -629,12 +696,15 @@ impl<S: Read + Write> Client<S> {
 
     // ---- connection phase -------------------------------------------------
 
+    /// The connection phase. `secure`: the channel is safe for a cleartext
+    /// password (a unix socket); a TLS upgrade through `tls` makes it so too.
     fn handshake(
         &mut self,
         user: &str,
         password: &str,
         db: Option<&str>,
         secure: bool,
+        tls: Option<TlsStep<'_, S>>,
     ) -> Result<()> {
         self.seq = 0;
         let hs = parse_handshake(self.next()?)?;
@@ -664,6 +734,34 @@ impl<S: Read + Write> Client<S> {
             _ => NATIVE,
         };
         let auth = auth_response(plugin, password.as_bytes(), &hs.scramble)?;
+
+        let tls_offered = hs.caps & CLIENT_SSL != 0;
+        let mut secure = secure;
+        let mut tls_used = false;
+        if let Some(t) = tls {
+            if tls_offered {
+                caps |= CLIENT_SSL;
+                // SSLRequest: the handshake response's first 32 bytes, in the clear.
+                self.begin_packet();
+                let w = &mut self.wbuf;
+                w.extend_from_slice(&caps.to_le_bytes());
+                w.extend_from_slice(&MAX_PACKET.to_le_bytes());
+                w.push(UTF8MB4);
+                w.extend_from_slice(&[0; 19]);
+                w.extend_from_slice(&ext.to_le_bytes());
+                self.send()?;
+                (t.start)(&mut self.io)?;
+                secure = true;
+                tls_used = true;
+            } else if t.mode.required() {
+                return Err(Error::Fatal(format!(
+                    "server {} does not offer TLS, and {} requires it: enable TLS on the server \
+                     (ssl_cert, ssl_key), or use ssl-mode=PREFERRED or DISABLED",
+                    hs.version,
+                    tls::Flavor::Mysql.mode_option(t.mode)
+                )));
+            }
+        }
 
         self.begin_packet();
         let w = &mut self.wbuf;
@@ -696,7 +794,7 @@ impl<S: Read + Write> Client<S> {
             let b = self.next()?;
             match b.first() {
                 Some(0x00) => break,
-                Some(0xff) => return Err(tls_hint(parse_err(b), hs.caps & CLIENT_SSL != 0)),
+                Some(0xff) => return Err(tls_hint(parse_err(b), tls_offered && !tls_used)),
                 Some(0xfe) => {
                     // AuthSwitchRequest: plugin name, then its data.
                     let mut r = Reader(&b[1..]);
@@ -1247,24 +1345,27 @@ fn parse_err(b: &[u8]) -> Error {
     }
 }
 
-/// A refused login from a server that offers TLS may be one that demands it
-/// (an account with REQUIRE SSL, or require_secure_transport): MariaDB then
-/// says only "Access denied", as for a wrong password. Say what else it can
-/// mean, since rqps connects without TLS.
-fn tls_hint(e: Error, tls_offered: bool) -> Error {
+/// A plaintext login refused by a server that offers TLS may be one that
+/// demands it (an account with REQUIRE SSL, or require_secure_transport):
+/// MariaDB then says only "Access denied", as for a wrong password. Say
+/// what else it can mean, and the remedy. `plain_but_offered`: the server
+/// offered TLS and this connection did not use it.
+fn tls_hint(e: Error, plain_but_offered: bool) -> Error {
     match e {
-        Error::Server { code, message }
-            if (code == 1045 && tls_offered) || message.contains("secure transport") =>
-        {
-            Error::Server {
-                code,
-                message: format!(
-                    "{message}; if the password is right, the account or the server may require TLS \
-                     (REQUIRE SSL, require_secure_transport), and rqps connects without TLS: allow this \
-                     user unencrypted connections or connect through the unix socket (?socket=PATH)"
-                ),
-            }
-        }
+        Error::Server { code, message } if message.contains("secure transport") => Error::Server {
+            code,
+            message: format!(
+                "the server requires TLS and rqps connected without it (ssl-mode=DISABLED): use \
+                 ssl-mode=REQUIRED, or VERIFY_IDENTITY with ssl-ca=CA_FILE ({message})"
+            ),
+        },
+        Error::Server { code, message } if code == 1045 && plain_but_offered => Error::Server {
+            code,
+            message: format!(
+                "{message}; if the password is right, the account may require TLS (REQUIRE SSL) \
+                 and rqps connected without it (ssl-mode=DISABLED): use ssl-mode=REQUIRED"
+            ),
+        },
         e => e,
     }
 }
@@ -1756,7 +1857,7 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        c.handshake("bench", "secret", Some("sbtest"), false)
+        c.handshake("bench", "secret", Some("sbtest"), false, None)
             .unwrap();
         assert!(!c.broken);
         assert_eq!(c.ext_caps, MARIADB_CLIENT_CACHE_METADATA);
@@ -1794,7 +1895,9 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        let e = c
+            .handshake("bench", "hunter2", None, false, None)
+            .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
         assert!(!e.to_string().contains("TLS"), "{e}");
         assert!(c.broken);
@@ -1805,7 +1908,9 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        let e = c
+            .handshake("bench", "hunter2", None, false, None)
+            .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
         assert!(e.to_string().contains("may require TLS"), "{e}");
         // caching_sha2_password full authentication over TCP: a clear fatal.
@@ -1815,7 +1920,9 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        let e = c
+            .handshake("bench", "hunter2", None, false, None)
+            .unwrap_err();
         assert!(
             matches!(&e, Error::Fatal(m) if m.contains("mysql_native_password")),
             "{e}"
@@ -1828,7 +1935,7 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        c.handshake("bench", "hunter2", None, true).unwrap();
+        c.handshake("bench", "hunter2", None, true, None).unwrap();
         assert!(c.io.written.ends_with(&pkt(3, b"hunter2\0")));
         // An unknown plugin asked for by a switch.
         let mut c = Client::new(Fixture {
@@ -1836,7 +1943,9 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        let e = c.handshake("bench", "hunter2", None, false).unwrap_err();
+        let e = c
+            .handshake("bench", "hunter2", None, false, None)
+            .unwrap_err();
         assert!(
             matches!(&e, Error::Fatal(m) if m.contains("client_ed25519")),
             "{e}"
@@ -1874,6 +1983,7 @@ mod tests {
             db: None,
             connect_timeout: Duration::from_secs(1),
             io_timeout: Duration::from_secs(30),
+            tls: crate::engine::tls::TlsSetup::disabled(crate::engine::tls::Flavor::Mysql),
         });
         (r, t.elapsed())
     }
