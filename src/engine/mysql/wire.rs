@@ -1362,8 +1362,9 @@ fn tls_hint(e: Error, plain_but_offered: bool) -> Error {
         Error::Server { code, message } if code == 1045 && plain_but_offered => Error::Server {
             code,
             message: format!(
-                "{message}; if the password is right, the account may require TLS (REQUIRE SSL) \
-                 and rqps connected without it (ssl-mode=DISABLED): use ssl-mode=REQUIRED"
+                "{message}; if the password is right, the server or the account requires TLS \
+                 (require_secure_transport, which MariaDB reports as a denied access, or REQUIRE \
+                 SSL) and rqps connected without it (ssl-mode=DISABLED): use ssl-mode=REQUIRED"
             ),
         },
         e => e,
@@ -1885,6 +1886,65 @@ mod tests {
     }
 
     #[test]
+    fn ssl_mode_required_against_a_server_without_tls_is_refused_before_the_password() {
+        let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let mut start =
+            |_: &mut Fixture| -> Result<()> { panic!("no TLS handshake without CLIENT_SSL") };
+        let step = TlsStep {
+            mode: Mode::Require,
+            start: &mut start,
+        };
+        let e = c
+            .handshake("bench", "hunter2", None, false, Some(step))
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Fatal(m) if m.contains("does not offer TLS") && m.contains("ssl-mode=REQUIRED")),
+            "{e}"
+        );
+        assert!(
+            c.io.written.is_empty(),
+            "nothing was sent, the user name included"
+        );
+    }
+
+    #[test]
+    fn ssl_mode_preferred_sends_the_ssl_request_then_the_response_after_the_tls_handshake() {
+        let hs = handshake_packet(SERVER_CAPS | CLIENT_SSL, 0, NATIVE);
+        let ok: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(3, ok)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let mut started = 0;
+        let mut start = |f: &mut Fixture| -> Result<()> {
+            started = f.written.len();
+            Ok(())
+        };
+        let step = TlsStep {
+            mode: Mode::Prefer,
+            start: &mut start,
+        };
+        c.handshake("bench", "hunter2", None, false, Some(step))
+            .unwrap();
+        let w = &c.io.written;
+        // The SSLRequest: a 32-byte packet, sequence 1, asking for CLIENT_SSL.
+        assert_eq!(started, 36);
+        assert_eq!(&w[..4], &[32, 0, 0, 1]);
+        let caps = u32::from_le_bytes([w[4], w[5], w[6], w[7]]);
+        assert_ne!(caps & CLIENT_SSL, 0);
+        // Then the handshake response, sequence 2, with the user name.
+        assert_eq!(w[39], 2);
+        assert!(w[36..].windows(5).any(|x| x == b"bench"));
+        assert!(!w[..36].windows(5).any(|x| x == b"bench"));
+    }
+
+    #[test]
     fn auth_failures() {
         // Wrong password: the server's ERR, without the password.
         let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
@@ -1912,7 +1972,8 @@ mod tests {
             .handshake("bench", "hunter2", None, false, None)
             .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
-        assert!(e.to_string().contains("may require TLS"), "{e}");
+        assert!(e.to_string().contains("requires TLS"), "{e}");
+        assert!(e.to_string().contains("ssl-mode=REQUIRED"), "{e}");
         // caching_sha2_password full authentication over TCP: a clear fatal.
         let hs = handshake_packet(SERVER_CAPS, 0, CACHING_SHA2);
         let mut c = Client::new(Fixture {

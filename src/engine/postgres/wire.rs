@@ -1885,6 +1885,61 @@ mod tests {
         (r, t.elapsed())
     }
 
+    fn connect_with(port: u16, mode: Mode) -> DbResult<PgConn> {
+        let options = tls::TlsOptions {
+            mode,
+            ..tls::TlsOptions::disabled(tls::Flavor::Postgres)
+        };
+        PgConn::connect(&Config {
+            host: Host::Tcp("127.0.0.1".into()),
+            port,
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+            application_name: "rqps".into(),
+            connect_timeout: Duration::from_secs(2),
+            tls: TlsSetup::new(options).unwrap(),
+            channel_binding: ChannelBindingMode::Prefer,
+        })
+    }
+
+    #[test]
+    fn a_server_that_declines_tls_fails_sslmode_require_and_serves_prefer_in_the_clear() {
+        // 'N' to the SSLRequest, then AuthenticationOk and ReadyForQuery.
+        let mut bytes = b"N".to_vec();
+        bytes.extend_from_slice(b"R\0\0\0\x08\0\0\0\0");
+        bytes.extend_from_slice(b"Z\0\0\0\x05I");
+        let e = connect_with(slow_server(bytes.clone(), Duration::ZERO), Mode::Require)
+            .err()
+            .expect("require refuses a server without TLS");
+        assert!(e.message.contains("does not accept TLS"), "{e}");
+        assert!(e.message.contains("sslmode=require requires TLS"), "{e}");
+        let c = connect_with(slow_server(bytes, Duration::ZERO), Mode::Prefer).unwrap();
+        assert!(c.tls().is_none(), "prefer went on without TLS");
+    }
+
+    #[test]
+    fn a_plaintext_login_refused_for_want_of_tls_says_to_use_sslmode_require() {
+        let e = DbError {
+            class: ErrorClass::Fatal,
+            code: Some("28000".into()),
+            message: "no pg_hba.conf entry for host \"127.0.0.1\", user \"u\", database \"d\", no encryption".into(),
+        };
+        let e = tls_hint(e, &Host::Tcp("127.0.0.1".into()));
+        assert!(e.message.contains("requires TLS"), "{}", e.message);
+        assert!(e.message.contains("use sslmode=require"), "{}", e.message);
+        let other = DbError {
+            class: ErrorClass::Fatal,
+            code: Some("28P01".into()),
+            message: "password authentication failed".into(),
+        };
+        assert!(
+            !tls_hint(other, &Host::Tcp("h".into()))
+                .message
+                .contains("TLS")
+        );
+    }
+
     #[test]
     fn a_silent_listener_fails_the_connect_within_the_connect_timeout() {
         let (r, took) = connect_to(slow_server(Vec::new(), Duration::ZERO));
