@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod auth;
 pub mod server;
 pub(crate) mod wire;
 
@@ -105,7 +106,11 @@ impl MysqlDriver {
 
     /// The driver of a parsed target; `url` is its text, for messages.
     pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
-        u.check_params(url, &["socket"])?;
+        u.check_params(
+            url,
+            &["socket", "get-server-public-key", "server-public-key-path"],
+        )?;
+        let keys = key_opts(u, url)?;
         let db = u.require_database(url)?.to_string();
         let socket = u.param("socket").filter(|s| !s.is_empty());
         if u.host.is_none() && socket.is_none() {
@@ -138,6 +143,7 @@ impl MysqlDriver {
             db: Some(db),
             connect_timeout: CONNECT_TIMEOUT,
             io_timeout: crate::engine::statement_timeout(),
+            keys,
         };
         Ok(MysqlDriver {
             opts,
@@ -230,6 +236,36 @@ impl Driver for MysqlDriver {
     fn status(&self) -> DbResult<Vec<(String, String)>> {
         self.pairs("SHOW GLOBAL STATUS")
     }
+}
+
+/// `get-server-public-key` and `server-public-key-path` of a target (the
+/// key file is read here, so a missing one fails before any connection).
+fn key_opts(u: &DbUrl, url: &str) -> DbResult<wire::KeyOpts> {
+    let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
+    let get_server_public_key = match u.param("get-server-public-key") {
+        None => false,
+        Some(v) => match v.to_ascii_lowercase().as_str() {
+            "" | "true" | "1" | "on" | "yes" => true,
+            "false" | "0" | "off" | "no" => false,
+            _ => {
+                return Err(bad(format!(
+                    "get-server-public-key={v}: give true or false"
+                )));
+            }
+        },
+    };
+    let server_public_key = match u.param("server-public-key-path").filter(|p| !p.is_empty()) {
+        None => None,
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+            bad(format!(
+                "server-public-key-path={p}: cannot read the server's RSA public key: {e}"
+            ))
+        })?),
+    };
+    Ok(wire::KeyOpts {
+        get_server_public_key,
+        server_public_key,
+    })
 }
 
 /// A storage engine name is letters, digits and underscores (it is put into SQL).
