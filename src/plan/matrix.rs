@@ -38,6 +38,7 @@ const MATRIX_KEYS: &[&str] = &[
     "base",
     "server_cpus",
     "client_cpus",
+    "password_file",
 ];
 
 /// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
@@ -52,6 +53,7 @@ const TARGET_KEYS: &[&str] = &[
     "config",
     "server_cpus",
     "client_cpus",
+    "password_file",
 ];
 
 #[derive(Clone, Debug, Deserialize)]
@@ -75,6 +77,9 @@ pub struct Target {
     /// CPU budgets (`[defaults]`, overridden by the target's own): `--server-cpus`, `--client-cpus`.
     pub server_cpus: Option<CpuSet>,
     pub client_cpus: Option<CpuSet>,
+    /// The password of a `url` target without one: `password_file` (the
+    /// target's, else `[defaults]`), relative to the matrix file.
+    pub password_file: Option<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -286,6 +291,26 @@ impl Matrix {
                     .map_err(|e| at(path, src, v.span(), key, &e.to_string()))
             };
             let (server_cpus, client_cpus) = (cpus("server_cpus")?, cpus("client_cpus")?);
+            // Checked now (private, readable, a first line), as the run will
+            // read it; only URL targets have a password to take.
+            let password_file = match t.get("password_file").or_else(|| d.get("password_file")) {
+                None => None,
+                Some(v) => {
+                    let toml::Value::String(s) = v.get_ref() else {
+                        return Err(at(
+                            path,
+                            src,
+                            v.span(),
+                            "password_file",
+                            "must be a file name",
+                        ));
+                    };
+                    let p = dir.join(s);
+                    crate::engine::secret::read_password_file(&p)
+                        .map_err(|m| at(path, src, v.span(), "password_file", &m))?;
+                    Some(p)
+                }
+            };
             let mut engine_options = engine_defaults.clone();
             for (key, v) in t {
                 if TARGET_KEYS.contains(&key.as_str()) {
@@ -381,6 +406,7 @@ impl Matrix {
                 }
             };
             targets.push(Target {
+                password_file: password_file.filter(|_| t.url.is_some()),
                 name,
                 engine,
                 url: t.url.as_ref().map(|u| u.get_ref().clone()),
@@ -548,6 +574,10 @@ impl Matrix {
         opt(
             "--config",
             t.config.as_ref().map(|c| c.display().to_string()),
+        );
+        opt(
+            "--password-file",
+            t.password_file.as_ref().map(|c| c.display().to_string()),
         );
         opt(
             "--server-cpus",
