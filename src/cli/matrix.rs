@@ -416,3 +416,64 @@ fn run_args(
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::child_args;
+
+    fn env_of(cmd: &std::process::Command) -> Vec<(String, Option<String>)> {
+        cmd.get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_childs_arguments_carry_no_password_and_its_environment_does() {
+        let argv: Vec<String> = [
+            "run",
+            "--name",
+            "a",
+            "--password-file",
+            "/x/pw",
+            "--target",
+            "mysql://u:p%40ss/w@127.0.0.1:3306/db",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut cmd = std::process::Command::new("rqps");
+        let args = child_args(&mut cmd, &argv);
+        assert_eq!(
+            args,
+            [
+                "run",
+                "--name",
+                "a",
+                "--target",
+                "mysql://u@127.0.0.1:3306/db"
+            ]
+        );
+        assert_eq!(
+            env_of(&cmd),
+            [("RQPS_PASSWORD".to_string(), Some("p@ss/w".to_string()))]
+        );
+        // Without a URL password: the arguments as they were, and no
+        // password inherited from this process's environment.
+        let argv: Vec<String> = [
+            "run",
+            "--password-file",
+            "/x/pw",
+            "--target",
+            "postgres://u@h/db",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut cmd = std::process::Command::new("rqps");
+        assert_eq!(child_args(&mut cmd, &argv), argv);
+        assert_eq!(env_of(&cmd), [("RQPS_PASSWORD".to_string(), None)]);
+    }
+}
