@@ -100,6 +100,8 @@ pub struct MysqlDriver {
 impl MysqlDriver {
     /// `mysql://user:pass@host:port/db` (or `mariadb://`); a unix socket is
     /// given as `?socket=/path/mysqld.sock`. The database name is required.
+    /// `?get-server-public-key=true` or `?server-public-key-path=FILE` let
+    /// `caching_sha2_password` send the password over plaintext, RSA-encrypted.
     pub fn new(url: &str) -> DbResult<Self> {
         Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
     }
@@ -559,6 +561,34 @@ mod tests {
             "INSERT INTO kv (a, b, n) VALUES (?, ?, ?), (?, ?, ?) \
              ON DUPLICATE KEY UPDATE n = VALUES(n), a = a + 1"
         );
+    }
+
+    #[test]
+    fn rsa_key_options_are_read_from_the_url() {
+        let d = MysqlDriver::new("mysql://u:pw@h/db?get-server-public-key=true").unwrap();
+        assert!(d.opts.keys.get_server_public_key);
+        assert!(d.opts.keys.server_public_key.is_none());
+        let d = MysqlDriver::new("mysql://u:pw@h/db").unwrap();
+        assert!(!d.opts.keys.get_server_public_key);
+        let e = MysqlDriver::new("mysql://u:pw@h/db?get-server-public-key=maybe")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("true or false") && !e.contains("pw@"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("k.pem");
+        std::fs::write(&key, "PEM").unwrap();
+        let d = MysqlDriver::new(&format!(
+            "mysql://u:pw@h/db?server-public-key-path={}",
+            key.display()
+        ))
+        .unwrap();
+        assert_eq!(d.opts.keys.server_public_key.as_deref(), Some("PEM"));
+        let e = MysqlDriver::new("mysql://u:pw@h/db?server-public-key-path=/nonexistent/k.pem")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cannot read the server's RSA public key"), "{e}");
     }
 
     #[test]

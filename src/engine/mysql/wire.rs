@@ -2,8 +2,10 @@
 //! just what the benchmark needs, and cheap on the client's CPU.
 //!
 //! - Handshake V10 and HandshakeResponse41; `mysql_native_password`,
-//!   `caching_sha2_password` (fast path; full exchange only over a unix
-//!   socket), empty passwords, AuthSwitchRequest. No TLS, no compression.
+//!   `caching_sha2_password` (fast path, and the full exchange: the password
+//!   over a secure transport, else RSA-encrypted with the server's key),
+//!   `sha256_password`, MariaDB's `client_ed25519` ([`super::auth`]), empty
+//!   passwords, AuthSwitchRequest. No compression.
 //! - COM_QUERY (text protocol), COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
 //!   protocol), COM_STMT_CLOSE and COM_QUIT when the client is dropped.
 //! - Result rows are counted, not decoded: an execution only looks at the
