@@ -1912,6 +1912,33 @@ mod tests {
     }
 
     #[test]
+    fn an_ed25519_switch_is_answered_with_a_signature_of_the_whole_nonce() {
+        use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+        let hs = handshake_packet(SERVER_CAPS, 0, NATIVE);
+        // A nonce whose last byte is 0: it is data, not a terminator.
+        let mut nonce: Vec<u8> = (1..=31).collect();
+        nonce.push(0);
+        let mut switch = b"\xfeclient_ed25519\0".to_vec();
+        switch.extend_from_slice(&nonce);
+        let ok: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(2, &switch), pkt(4, ok)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        c.handshake("bench", "secret", None, false, &KeyOpts::default())
+            .unwrap();
+        let w = &c.io.written;
+        let resp_len = u32::from_le_bytes([w[0], w[1], w[2], 0]) as usize;
+        let answer = &w[4 + resp_len..];
+        assert_eq!(&answer[..4], &[64, 0, 0, 3]);
+        let sig = Signature::from_slice(&answer[4..]).unwrap();
+        let key = VerifyingKey::from_bytes(&auth::ed25519_public(b"secret")).unwrap();
+        key.verify(&nonce, &sig).unwrap();
+        assert!(key.verify(&nonce[..31], &sig).is_err());
+    }
+
+    #[test]
     fn auth_failures() {
         // Wrong password: the server's ERR, without the password.
         let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
