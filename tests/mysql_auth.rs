@@ -49,6 +49,9 @@ struct Setup {
     /// caching_sha2_password: whether the fast path may succeed.
     cached: bool,
     key: RsaPrivateKey,
+    /// Whether the server has an RSA key to send when asked (else it sends
+    /// an empty one).
+    has_key: bool,
     /// Cleartext passwords received over TCP (must stay empty).
     leaked: Mutex<Vec<Vec<u8>>>,
     /// How each successful login went, e.g. "fast", "full-rsa", "full-secure".
@@ -128,6 +131,7 @@ impl Setup {
             password: "s3cret-Pw",
             cached,
             key: key(),
+            has_key: true,
             leaked: Mutex::new(Vec::new()),
             logins: Mutex::new(Vec::new()),
         })
@@ -222,7 +226,9 @@ impl Setup {
                 let Some(mut b) = c.read() else { return };
                 if b == [2] && !c.secure {
                     let mut k = vec![1];
-                    k.extend_from_slice(public_pem(&self.key).as_bytes());
+                    if self.has_key {
+                        k.extend_from_slice(public_pem(&self.key).as_bytes());
+                    }
                     c.write(&k);
                     let Some(next) = c.read() else { return };
                     b = next;
@@ -237,7 +243,9 @@ impl Setup {
             let mut b = auth;
             if b == [1] && !c.secure {
                 let mut k = vec![1];
-                k.extend_from_slice(public_pem(&self.key).as_bytes());
+                if self.has_key {
+                    k.extend_from_slice(public_pem(&self.key).as_bytes());
+                }
                 c.write(&k);
                 let Some(next) = c.read() else { return };
                 b = next;
@@ -474,4 +482,24 @@ fn caching_sha2_password_after_an_auth_switch_from_native() {
     right_and_wrong(|p| s.tcp(p, "?get-server-public-key=true"), CACHING_SHA2);
     assert_eq!(s.logins(), ["full-rsa"]);
     s.assert_nothing_leaked();
+}
+
+#[test]
+fn a_server_without_an_rsa_key_gives_the_ways_out() {
+    for plugin in [CACHING_SHA2, SHA256] {
+        let mut setup = Setup::new(plugin, plugin, false);
+        Arc::get_mut(&mut setup).unwrap().has_key = false;
+        let s = start(setup);
+        let e = version(&s.tcp("s3cret-Pw", "?get-server-public-key=true")).unwrap_err();
+        for part in [
+            plugin,
+            "RSA public key",
+            "server-public-key-path=FILE",
+            "ssl-mode=REQUIRED",
+        ] {
+            assert!(e.contains(part), "{part} missing in: {e}");
+        }
+        assert!(!e.contains("s3cret-Pw"), "{e}");
+        s.assert_nothing_leaked();
+    }
 }

@@ -786,8 +786,13 @@ impl<S: Read + Write> Client<S> {
                 }
                 // AuthMoreData with the PEM key we asked for.
                 Some(0x01) if awaiting_key => {
-                    let key = auth::parse_public_key(&b[1..])
-                        .map_err(|e| Error::Fatal(format!("{plugin}: the server's key: {e}")))?;
+                    let key = auth::parse_public_key(&b[1..]).map_err(|e| {
+                        Error::Fatal(format!(
+                            "{plugin}: the server sent no usable RSA public key ({e}; does it have \
+                             RSA keys?): give server-public-key-path=FILE, or connect with TLS \
+                             (ssl-mode=REQUIRED) or through the unix socket (?socket=PATH)"
+                        ))
+                    })?;
                     let c = auth::encrypt_password(password.as_bytes(), &scramble, &key)
                         .map_err(|e| Error::Fatal(format!("{plugin}: {e}")))?;
                     awaiting_key = false;
