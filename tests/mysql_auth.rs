@@ -370,7 +370,10 @@ fn version(url: &str) -> Result<String, String> {
 fn right_and_wrong(url: impl Fn(&str) -> String, plugin: &str) {
     assert_eq!(version(&url("s3cret-Pw")).unwrap(), VERSION);
     let e = version(&url("wrong-pw")).unwrap_err();
-    assert!(e.contains("Access denied") && e.contains(plugin), "{e}");
+    assert!(
+        e.contains("Access denied") && e.contains(plugin) && e.contains("--password-file"),
+        "{e}"
+    );
     assert!(!e.contains("wrong-pw") && !e.contains("s3cret-Pw"), "{e}");
 }
 

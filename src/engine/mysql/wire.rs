@@ -751,7 +751,10 @@ impl<S: Read + Write> Client<S> {
                     return Err(match parse_err(b) {
                         Error::Server { code, message } if code == 1045 => Error::Server {
                             code,
-                            message: format!("{message} (authentication plugin {plugin})"),
+                            message: format!(
+                                "{message} (authentication plugin {plugin}; check the user and the \
+                                 password: the URL's, else --password-file's, else $MYSQL_PWD)"
+                            ),
                         },
                         e => e,
                     });
