@@ -204,6 +204,11 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
                     let now = crate::util::cpus::of_this_thread().unwrap_or_else(|| c.clone());
                     o.insert("client_cpus".into(), now.to_string().into());
                 }
+                // TLS, when the connection uses it: its version and cipher change the
+                // cost per query. Absent: plaintext (or a unix socket).
+                if let Some(t) = driver.tls() {
+                    o.insert("tls".into(), t.to_string().into());
+                }
             }
             p
         },

@@ -64,6 +64,7 @@ pub mod secret;
 pub mod server;
 pub mod sqlite;
 pub mod target;
+pub mod tls;
 pub mod url;
 
 use std::fmt;
@@ -443,6 +444,12 @@ pub trait Driver: Send + Sync {
     /// Engines without server settings return an empty list.
     fn settings(&self) -> DbResult<Vec<(String, String)>> {
         Ok(Vec::new())
+    }
+    /// What TLS the last connection negotiated (`None`: no TLS, or an
+    /// engine without a network client). Runs store it: TLS changes the
+    /// cost per query.
+    fn tls(&self) -> Option<tls::TlsInfo> {
+        None
     }
     /// Size of the database as the engine reports it, in bytes (`None`
     /// where unknown). Default: the dialect's size query, for SQL engines.

@@ -312,7 +312,7 @@ fn server_engine(
         }
         e => OpenError::Failed(format!("cannot start the {kind} server: {e}")),
     })?;
-    let url = server.url();
+    let url = server.url_for_config(&config);
     let Target::Url(target) = Target::parse(&url).map_err(|e| OpenError::Failed(e.to_string()))?
     else {
         return Err(OpenError::Failed(format!(

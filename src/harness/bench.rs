@@ -137,7 +137,7 @@ pub fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64
 pub fn throwaway(engine: &str) -> Result<(Recipe, Server, String, Arc<dyn Driver>), BenchError> {
     let kind = registry::server_by_name(engine)?;
     let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("{n}"))?;
-    let url = server.url();
+    let url = server.url_for_config(&[]);
     let driver = Target::parse(&url)?
         .server_driver()
         .ok_or_else(|| BenchError::NotServerUrl { url: url.clone() })?

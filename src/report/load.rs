@@ -706,3 +706,44 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         parts,
     })
 }
+
+#[cfg(test)]
+mod tls_tests {
+    use super::*;
+
+    fn run(name: &str, params: serde_json::Value) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": name, "name": name, "suite": "s",
+            "status": "ok", "started": name, "command_line": [], "target": "",
+            "engine": {"name": "e", "version": "1"}, "params": params,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "tests": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn what_differs_shows_tls_when_only_one_target_used_it_or_they_used_another() {
+        let plain = run("a", serde_json::json!({"profile": "ci"}));
+        let tls13 = run(
+            "b",
+            serde_json::json!({"profile": "ci", "tls": "TLSv1.3 TLS13_AES_256_GCM_SHA384"}),
+        );
+        let tls12 = run(
+            "c",
+            serde_json::json!({"profile": "ci", "tls": "TLSv1.2 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}),
+        );
+        let d = differences("b", &plain, &tls13);
+        assert_eq!(d.params.len(), 1, "{:?}", d.params);
+        assert_eq!(d.params[0].name, "tls");
+        assert_eq!(d.params[0].base, None);
+        assert_eq!(
+            d.params[0].target.as_deref(),
+            Some("TLSv1.3 TLS13_AES_256_GCM_SHA384")
+        );
+        let d = differences("c", &tls13, &tls12);
+        assert_eq!(d.params.len(), 1);
+        assert_eq!(d.params[0].name, "tls");
+        assert!(differences("a", &plain, &plain).params.is_empty());
+    }
+}

@@ -16,6 +16,7 @@ pub(crate) mod wire;
 use self::wire::{Addr, Client, Opts, Stmt};
 use crate::engine::kind::{BadOptionValue, EngineKind, EngineOption, UrlTarget};
 use crate::engine::schema::{self, ColType, KeyedTable, SetTo, Table};
+use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptions, TlsSetup};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
@@ -95,6 +96,34 @@ pub struct MysqlDriver {
     /// The target URL with its password hidden.
     shown: String,
     dialect: MysqlDialect,
+    /// What TLS the last connection negotiated.
+    tls_seen: std::sync::Mutex<Option<TlsInfo>>,
+}
+
+/// `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` with the mysql client's
+/// default (`PREFERRED`). Only `VERIFY_CA` and `VERIFY_IDENTITY` check the
+/// server's certificate, as in the mysql client.
+pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
+    let mode = match u.param("ssl-mode").map(str::to_ascii_uppercase).as_deref() {
+        None | Some("PREFERRED") => Mode::Prefer,
+        Some("DISABLED") => Mode::Disable,
+        Some("REQUIRED") => Mode::Require,
+        Some("VERIFY_CA") => Mode::VerifyCa,
+        Some("VERIFY_IDENTITY") => Mode::VerifyFull,
+        Some(m) => {
+            return Err(format!(
+                "ssl-mode={m}: expected DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
+            ));
+        }
+    };
+    let file = |k: &str| u.param(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    Ok(TlsOptions {
+        mode,
+        ca: file("ssl-ca"),
+        cert: file("ssl-cert"),
+        key: file("ssl-key"),
+        flavor: Flavor::Mysql,
+    })
 }
 
 impl MysqlDriver {
@@ -110,9 +139,19 @@ impl MysqlDriver {
     pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(
             url,
-            &["socket", "get-server-public-key", "server-public-key-path"],
+            &[
+                "socket",
+                "ssl-mode",
+                "ssl-ca",
+                "ssl-cert",
+                "ssl-key",
+                "get-server-public-key",
+                "server-public-key-path",
+            ],
         )?;
         let keys = key_opts(u, url)?;
+        let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
+        let tls = tls_options(u).map_err(bad)?;
         let db = u.require_database(url)?.to_string();
         let socket = u.param("socket").filter(|s| !s.is_empty());
         if u.host.is_none() && socket.is_none() {
@@ -127,6 +166,12 @@ impl MysqlDriver {
             Some(s) => format!("socket {s}"),
             None if host.contains(':') => format!("[{host}]:{port}"),
             None => format!("{host}:{port}"),
+        };
+        // As the mysql client: no TLS over a unix socket.
+        let tls = if socket.is_some() {
+            TlsSetup::disabled(Flavor::Mysql)
+        } else {
+            TlsSetup::new(tls).map_err(|e| bad(e.message))?
         };
         // Keepalive (60 s idle, 10 s probes, 6 of them) and a 120 s TCP user
         // timeout are set by the client on every TCP connection.
@@ -146,12 +191,14 @@ impl MysqlDriver {
             connect_timeout: CONNECT_TIMEOUT,
             io_timeout: crate::engine::statement_timeout(),
             keys,
+            tls,
         };
         Ok(MysqlDriver {
             opts,
             addr,
             shown: redact_url(url),
             dialect: MysqlDialect::default(),
+            tls_seen: std::sync::Mutex::new(None),
         })
     }
 
@@ -165,14 +212,18 @@ impl MysqlDriver {
     }
 
     fn open(&self) -> DbResult<Client> {
-        Client::connect(&self.opts).map_err(|e| {
+        let c = Client::connect(&self.opts).map_err(|e| {
             let mut err = map_err(e);
             err.message = format!(
                 "cannot connect to MySQL at {} ({}): {}",
                 self.addr, self.shown, err.message
             );
             err
-        })
+        })?;
+        if let Ok(mut seen) = self.tls_seen.lock() {
+            *seen = c.tls();
+        }
+        Ok(c)
     }
 
     /// Runs `sql` and returns every row as text, columns in order.
@@ -226,6 +277,9 @@ impl Driver for MysqlDriver {
             single_writer: false,
             max_params: 65535,
         }
+    }
+    fn tls(&self) -> Option<TlsInfo> {
+        self.tls_seen.lock().ok()?.clone()
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;

@@ -6,6 +6,11 @@
 //!   over a secure transport, else RSA-encrypted with the server's key),
 //!   `sha256_password`, MariaDB's `client_ed25519` ([`super::auth`]), empty
 //!   passwords, AuthSwitchRequest. No compression.
+//! - TLS ([`crate::engine::tls`]) over TCP: when `ssl-mode` allows and the
+//!   server offers CLIENT_SSL, an SSLRequest packet after the greeting, the
+//!   rustls handshake, then the handshake response over TLS (which makes the
+//!   channel secure for a cleartext password); the hot path
+//!   reads and writes through the rustls stream with the same buffers.
 //! - COM_QUERY (text protocol), COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
 //!   protocol), COM_STMT_CLOSE and COM_QUIT when the client is dropped.
 //! - Result rows are counted, not decoded: an execution only looks at the
@@ -28,6 +33,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::auth;
+use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{Outcome, Param, Rows};
 
 // Capability flags (protocol documentation, "Capabilities").
@@ -36,7 +42,7 @@ use crate::engine::{Outcome, Param, Rows};
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
 const CLIENT_PROTOCOL_41: u32 = 1 << 9;
-/// The server offers TLS (rqps never asks for it).
+/// The server offers TLS; the client asks for it (SSLRequest).
 const CLIENT_SSL: u32 = 1 << 11;
 const CLIENT_TRANSACTIONS: u32 = 1 << 13;
 const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
@@ -144,6 +150,8 @@ pub struct Opts {
     pub connect_timeout: Duration,
     /// Longest wait for one read or write on the socket.
     pub io_timeout: Duration,
+    /// `ssl-mode` and its files; not used over a unix socket.
+    pub tls: TlsSetup,
     /// Where the server's RSA public key comes from, for the full
     /// `caching_sha2_password` and `sha256_password` exchanges over plaintext.
     pub keys: KeyOpts,
@@ -163,6 +171,30 @@ pub struct KeyOpts {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<TlsStream>),
+    /// Only while the TCP stream is being wrapped in TLS.
+    Gone,
+}
+
+impl Stream {
+    /// Runs the TLS handshake on the TCP stream (after the SSLRequest).
+    fn start_tls(&mut self, setup: &TlsSetup, host: &str) -> Result<()> {
+        let Stream::Tcp(tcp) = std::mem::replace(self, Stream::Gone) else {
+            return Err(Error::Fatal("TLS over a stream that is not TCP".into()));
+        };
+        match setup.connect(host, tcp) {
+            Some(Ok(s)) => {
+                *self = Stream::Tls(Box::new(s));
+                Ok(())
+            }
+            Some(Err(e)) => Err(Error::Fatal(e.message)),
+            None => Err(Error::Fatal("TLS is disabled for this target".into())),
+        }
+    }
+}
+
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the TLS handshake failed")
 }
 
 impl Read for Stream {
@@ -171,16 +203,22 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+            Stream::Gone => Err(gone()),
         }
     }
 }
 
 impl Write for Stream {
+    /// Over TLS, rustls encrypts `buf` and writes the records before it
+    /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+            Stream::Gone => Err(gone()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -432,9 +470,22 @@ impl Client<Stream> {
                 .try_clone()
                 .ok()
                 .and_then(|s| Deadline::watch(s, o.connect_timeout)),
+            Stream::Tls(_) | Stream::Gone => None,
         };
         let mut c = Client::new(stream);
-        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure, &o.keys);
+        let mut start = |s: &mut Stream| match &o.addr {
+            Addr::Tcp { host, .. } => s.start_tls(&o.tls, host),
+            Addr::Unix(_) => Err(Error::Fatal("no TLS over a unix socket".into())),
+        };
+        // As the mysql client: no TLS over a unix socket.
+        let tls = match o.addr {
+            Addr::Tcp { .. } if o.tls.mode() != Mode::Disable => Some(TlsStep {
+                mode: o.tls.mode(),
+                start: &mut start,
+            }),
+            _ => None,
+        };
+        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure, tls, &o.keys);
         match (r, deadline) {
             (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
             (r, _) => r.map(|()| {
@@ -443,6 +494,23 @@ impl Client<Stream> {
             }),
         }
     }
+}
+
+impl Client<Stream> {
+    /// What TLS the connection uses (`None`: plaintext or a unix socket).
+    pub fn tls(&self) -> Option<TlsInfo> {
+        match &self.io {
+            Stream::Tls(s) => Some(TlsInfo::of(&s.conn)),
+            _ => None,
+        }
+    }
+}
+
+/// How [`Client::handshake`] switches to TLS: the `ssl-mode`, and what runs
+/// the TLS handshake on the socket once the SSLRequest is sent.
+pub(crate) struct TlsStep<'a, S> {
+    pub mode: Mode,
+    pub start: &'a mut dyn FnMut(&mut S) -> Result<()>,
 }
 
 impl<S: Read + Write> Client<S> {
@@ -651,12 +719,15 @@ impl<S: Read + Write> Client<S> {
 
     // ---- connection phase -------------------------------------------------
 
+    /// The connection phase. `secure`: the channel is safe for a cleartext
+    /// password (a unix socket); a TLS upgrade through `tls` makes it so too.
     fn handshake(
         &mut self,
         user: &str,
         password: &str,
         db: Option<&str>,
         secure: bool,
+        tls: Option<TlsStep<'_, S>>,
         keys: &KeyOpts,
     ) -> Result<()> {
         self.seq = 0;
@@ -687,8 +758,37 @@ impl<S: Read + Write> Client<S> {
             SHA256 => SHA256,
             _ => NATIVE,
         };
-        let auth = first_response(plugin, password.as_bytes(), &hs.scramble, secure, keys)?;
+        let tls_offered = hs.caps & CLIENT_SSL != 0;
+        let mut secure = secure;
+        let mut tls_used = false;
+        if let Some(t) = tls {
+            if tls_offered {
+                caps |= CLIENT_SSL;
+                // SSLRequest: the handshake response's first 32 bytes, in the clear.
+                self.begin_packet();
+                let w = &mut self.wbuf;
+                w.extend_from_slice(&caps.to_le_bytes());
+                w.extend_from_slice(&MAX_PACKET.to_le_bytes());
+                w.push(UTF8MB4);
+                w.extend_from_slice(&[0; 19]);
+                w.extend_from_slice(&ext.to_le_bytes());
+                self.send()?;
+                (t.start)(&mut self.io)?;
+                secure = true;
+                tls_used = true;
+            } else if t.mode.required() {
+                return Err(Error::Fatal(format!(
+                    "server {} does not offer TLS, and {} requires it: enable TLS on the server \
+                     (ssl_cert, ssl_key), or use ssl-mode=PREFERRED or DISABLED",
+                    hs.version,
+                    tls::Flavor::Mysql.mode_option(t.mode)
+                )));
+            }
+        }
 
+        // After any TLS upgrade: sha256_password sends the password itself
+        // over a secure channel.
+        let auth = first_response(plugin, password.as_bytes(), &hs.scramble, secure, keys)?;
         self.begin_packet();
         let w = &mut self.wbuf;
         w.extend_from_slice(&caps.to_le_bytes());
@@ -719,7 +819,7 @@ impl<S: Read + Write> Client<S> {
         r.map_err(|e| match e {
             // MariaDB answers "Access denied" also to an account that
             // demands TLS: say what else it can mean.
-            e @ Error::Server { .. } => tls_hint(e, hs.caps & CLIENT_SSL != 0),
+            e @ Error::Server { .. } => tls_hint(e, tls_offered && !tls_used),
             e => e,
         })?;
         self.broken = false;
@@ -1377,24 +1477,28 @@ fn parse_err(b: &[u8]) -> Error {
     }
 }
 
-/// A refused login from a server that offers TLS may be one that demands it
-/// (an account with REQUIRE SSL, or require_secure_transport): MariaDB then
-/// says only "Access denied", as for a wrong password. Say what else it can
-/// mean, since rqps connects without TLS.
-fn tls_hint(e: Error, tls_offered: bool) -> Error {
+/// A plaintext login refused by a server that offers TLS may be one that
+/// demands it (an account with REQUIRE SSL, or require_secure_transport):
+/// MariaDB then says only "Access denied", as for a wrong password. Say
+/// what else it can mean, and the remedy. `plain_but_offered`: the server
+/// offered TLS and this connection did not use it.
+fn tls_hint(e: Error, plain_but_offered: bool) -> Error {
     match e {
-        Error::Server { code, message }
-            if (code == 1045 && tls_offered) || message.contains("secure transport") =>
-        {
-            Error::Server {
-                code,
-                message: format!(
-                    "{message}; if the password is right, the account or the server may require TLS \
-                     (REQUIRE SSL, require_secure_transport), and rqps connects without TLS: allow this \
-                     user unencrypted connections or connect through the unix socket (?socket=PATH)"
-                ),
-            }
-        }
+        Error::Server { code, message } if message.contains("secure transport") => Error::Server {
+            code,
+            message: format!(
+                "the server requires TLS and rqps connected without it (ssl-mode=DISABLED): use \
+                 ssl-mode=REQUIRED, or VERIFY_IDENTITY with ssl-ca=CA_FILE ({message})"
+            ),
+        },
+        Error::Server { code, message } if code == 1045 && plain_but_offered => Error::Server {
+            code,
+            message: format!(
+                "{message}; if the password is right, the server or the account requires TLS \
+                 (require_secure_transport, which MariaDB reports as a denied access, or REQUIRE \
+                 SSL) and rqps connected without it (ssl-mode=DISABLED): use ssl-mode=REQUIRED"
+            ),
+        },
         e => e,
     }
 }
@@ -1891,6 +1995,7 @@ mod tests {
             "secret",
             Some("sbtest"),
             false,
+            None,
             &KeyOpts::default(),
         )
         .unwrap();
@@ -1934,7 +2039,7 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        c.handshake("bench", "secret", None, false, &KeyOpts::default())
+        c.handshake("bench", "secret", None, false, None, &KeyOpts::default())
             .unwrap();
         let w = &c.io.written;
         let resp_len = u32::from_le_bytes([w[0], w[1], w[2], 0]) as usize;
@@ -1944,6 +2049,79 @@ mod tests {
         let key = VerifyingKey::from_bytes(&auth::ed25519_public(b"secret")).unwrap();
         key.verify(&nonce, &sig).unwrap();
         assert!(key.verify(&nonce[..31], &sig).is_err());
+    }
+
+    #[test]
+    fn ssl_mode_required_against_a_server_without_tls_is_refused_before_the_password() {
+        let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let mut start =
+            |_: &mut Fixture| -> Result<()> { panic!("no TLS handshake without CLIENT_SSL") };
+        let step = TlsStep {
+            mode: Mode::Require,
+            start: &mut start,
+        };
+        let e = c
+            .handshake(
+                "bench",
+                "hunter2",
+                None,
+                false,
+                Some(step),
+                &KeyOpts::default(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Fatal(m) if m.contains("does not offer TLS") && m.contains("ssl-mode=REQUIRED")),
+            "{e}"
+        );
+        assert!(
+            c.io.written.is_empty(),
+            "nothing was sent, the user name included"
+        );
+    }
+
+    #[test]
+    fn ssl_mode_preferred_sends_the_ssl_request_then_the_response_after_the_tls_handshake() {
+        let hs = handshake_packet(SERVER_CAPS | CLIENT_SSL, 0, NATIVE);
+        let ok: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(3, ok)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        let mut started = 0;
+        let mut start = |f: &mut Fixture| -> Result<()> {
+            started = f.written.len();
+            Ok(())
+        };
+        let step = TlsStep {
+            mode: Mode::Prefer,
+            start: &mut start,
+        };
+        c.handshake(
+            "bench",
+            "hunter2",
+            None,
+            false,
+            Some(step),
+            &KeyOpts::default(),
+        )
+        .unwrap();
+        let w = &c.io.written;
+        // The SSLRequest: a 32-byte packet, sequence 1, asking for CLIENT_SSL.
+        assert_eq!(started, 36);
+        assert_eq!(&w[..4], &[32, 0, 0, 1]);
+        let caps = u32::from_le_bytes([w[4], w[5], w[6], w[7]]);
+        assert_ne!(caps & CLIENT_SSL, 0);
+        // Then the handshake response, sequence 2, with the user name.
+        assert_eq!(w[39], 2);
+        assert!(w[36..].windows(5).any(|x| x == b"bench"));
+        assert!(!w[..36].windows(5).any(|x| x == b"bench"));
     }
 
     #[test]
@@ -1958,7 +2136,7 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, &KeyOpts::default())
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
         assert!(!e.to_string().contains("TLS"), "{e}");
@@ -1971,10 +2149,11 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, &KeyOpts::default())
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
-        assert!(e.to_string().contains("may require TLS"), "{e}");
+        assert!(e.to_string().contains("requires TLS"), "{e}");
+        assert!(e.to_string().contains("ssl-mode=REQUIRED"), "{e}");
         // caching_sha2_password full authentication over TCP: a clear fatal.
         let hs = handshake_packet(SERVER_CAPS, 0, CACHING_SHA2);
         let mut c = Client::new(Fixture {
@@ -1983,7 +2162,7 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, &KeyOpts::default())
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(
             matches!(&e, Error::Fatal(m) if m.contains("get-server-public-key=true")
@@ -1998,7 +2177,7 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        c.handshake("bench", "hunter2", None, true, &KeyOpts::default())
+        c.handshake("bench", "hunter2", None, true, None, &KeyOpts::default())
             .unwrap();
         assert!(c.io.written.ends_with(&pkt(3, b"hunter2\0")));
         // An unknown plugin asked for by a switch.
@@ -2008,7 +2187,7 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, &KeyOpts::default())
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(
             matches!(&e, Error::Fatal(m) if m.contains("'dialog'") && m.contains("sha256_password")),
@@ -2047,6 +2226,7 @@ mod tests {
             db: None,
             connect_timeout: Duration::from_secs(1),
             io_timeout: Duration::from_secs(30),
+            tls: crate::engine::tls::TlsSetup::disabled(crate::engine::tls::Flavor::Mysql),
             keys: Default::default(),
         });
         (r, t.elapsed())

@@ -13,9 +13,10 @@ use std::time::Duration;
 pub mod server;
 pub mod wire;
 
-use self::wire::{Config, Host, PgConn};
+use self::wire::{ChannelBindingMode, Config, Host, PgConn};
 use crate::engine::kind::{EngineKind, UrlTarget};
 use crate::engine::schema::{self, ColType, KeyedTable, Table};
+use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptions, TlsSetup};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, Rows, SqlAccess,
@@ -61,6 +62,53 @@ pub struct PostgresDriver {
     /// The target URL with its password hidden.
     shown: String,
     dialect: PostgresDialect,
+    /// What TLS the last connection negotiated.
+    tls_seen: std::sync::Mutex<Option<TlsInfo>>,
+}
+
+/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` with libpq's defaults and
+/// rules: `prefer` by default; `require` with a root certificate checks
+/// the chain as `verify-ca` does; `sslrootcert=system` trusts the public
+/// CAs and needs `verify-full`.
+pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
+    let given = u.param("sslmode");
+    let mut mode = match given {
+        None | Some("prefer") => Mode::Prefer,
+        // libpq tries plaintext first, then TLS; rqps does not retry.
+        Some("disable" | "allow") => Mode::Disable,
+        Some("require") => Mode::Require,
+        Some("verify-ca") => Mode::VerifyCa,
+        Some("verify-full") => Mode::VerifyFull,
+        Some(m) => {
+            return Err(format!(
+                "sslmode={m}: expected disable, allow, prefer, require, verify-ca or verify-full"
+            ));
+        }
+    };
+    let file = |k: &str| u.param(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut ca = file("sslrootcert");
+    if ca.as_deref() == Some(std::path::Path::new("system")) {
+        ca = None;
+        match given {
+            None => mode = Mode::VerifyFull,
+            Some("verify-full") => {}
+            Some(m) => {
+                return Err(format!(
+                    "sslrootcert=system trusts the public CAs, which only verify-full makes \
+                     safe: use sslmode=verify-full, not {m}"
+                ));
+            }
+        }
+    } else if ca.is_some() && mode == Mode::Require {
+        mode = Mode::VerifyCa;
+    }
+    Ok(TlsOptions {
+        mode,
+        ca,
+        cert: file("sslcert"),
+        key: file("sslkey"),
+        flavor: Flavor::Postgres,
+    })
 }
 
 impl PostgresDriver {
@@ -73,7 +121,19 @@ impl PostgresDriver {
 
     /// The driver of a parsed target; `url` is its text, for messages.
     pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
-        u.check_params(url, &["host", "port", "sslmode", "application_name"])?;
+        u.check_params(
+            url,
+            &[
+                "host",
+                "port",
+                "sslmode",
+                "sslrootcert",
+                "sslcert",
+                "sslkey",
+                "channel_binding",
+                "application_name",
+            ],
+        )?;
         let db = u.require_database(url)?.to_string();
         let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
         let host = u
@@ -92,14 +152,18 @@ impl PostgresDriver {
                 .ok_or_else(|| bad(format!("bad port '{p}'")))?,
             None => u.port.unwrap_or(DEFAULT_PORT),
         };
-        match u.param("sslmode") {
-            None | Some("disable" | "allow" | "prefer") => {}
+        let unix = host.starts_with('/');
+        let tls = tls_options(u).map_err(&bad)?;
+        let channel_binding = match u.param("channel_binding") {
+            None | Some("prefer") => ChannelBindingMode::Prefer,
+            Some("disable") => ChannelBindingMode::Disable,
+            Some("require") => ChannelBindingMode::Require,
             Some(m) => {
                 return Err(bad(format!(
-                    "sslmode={m} is not supported: rqps connects without TLS"
+                    "channel_binding={m}: expected disable, prefer or require"
                 )));
             }
-        }
+        };
         let user = u.user.clone().unwrap_or_else(|| "postgres".into());
         // Without one in the URL (or a password file), the one in
         // $PGPASSWORD, then ~/.pgpass (or $PGPASSFILE), as libpq does.
@@ -116,7 +180,13 @@ impl PostgresDriver {
                 };
                 crate::engine::secret::pgpass(&key, &mut |w| eprintln!("rqps: warning: {w}"))
             });
-        let (host, addr) = if host.starts_with('/') {
+        // As libpq: no TLS over a unix socket, whatever sslmode says.
+        let tls = if unix {
+            TlsSetup::disabled(Flavor::Postgres)
+        } else {
+            TlsSetup::new(tls).map_err(|e| bad(e.message))?
+        };
+        let (host, addr) = if unix {
             let addr = format!("socket {host} (port {port})");
             (Host::Unix(PathBuf::from(host)), addr)
         } else if host.contains(':') {
@@ -135,7 +205,10 @@ impl PostgresDriver {
                 database: db,
                 application_name: u.param("application_name").unwrap_or("rqps").to_string(),
                 connect_timeout: CONNECT_TIMEOUT,
+                tls,
+                channel_binding,
             },
+            tls_seen: std::sync::Mutex::new(None),
             addr,
             shown: redact_url(url),
             dialect: PostgresDialect,
@@ -143,13 +216,17 @@ impl PostgresDriver {
     }
 
     fn open(&self) -> DbResult<PgConn> {
-        PgConn::connect(&self.config).map_err(|mut err| {
+        let c = PgConn::connect(&self.config).map_err(|mut err| {
             err.message = format!(
                 "cannot connect to PostgreSQL at {} ({}): {}",
                 self.addr, self.shown, err.message
             );
             err
-        })
+        })?;
+        if let Ok(mut seen) = self.tls_seen.lock() {
+            *seen = c.tls().cloned();
+        }
+        Ok(c)
     }
 
     /// Runs `sql` (simple protocol) and returns each row as (column name,
@@ -197,6 +274,9 @@ impl Driver for PostgresDriver {
             // The protocol counts parameters in an Int16.
             max_params: 65535,
         }
+    }
+    fn tls(&self) -> Option<TlsInfo> {
+        self.tls_seen.lock().ok()?.clone()
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;
@@ -507,7 +587,10 @@ mod tests {
         for bad in [
             "postgres://u:pw@127.0.0.1:5432",
             "postgres://u:pw@/sbtest",
-            "postgres://u:pw@h/sbtest?sslmode=require",
+            "postgres://u:pw@h/sbtest?sslmode=required",
+            "postgres://u:pw@h/sbtest?channel_binding=yes",
+            "postgres://u:pw@h/sbtest?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
+            "postgres://u:pw@h/sbtest?sslrootcert=system&sslmode=require",
             "postgres://u:pw@h/sbtest?port=x",
             "postgres://u:pw@h/sbtest?hots=/x",
             "mysql://u:pw@h/sbtest",
@@ -516,6 +599,39 @@ mod tests {
             assert_eq!(e.class, ErrorClass::Fatal);
             assert!(!e.to_string().contains(":pw"), "{e}");
         }
+    }
+
+    #[test]
+    fn tls_options_follow_libpq() {
+        let opts = |q: &str| {
+            tls_options(&DbUrl::parse(&format!("postgres://u@h/db{q}"), KIND.schemes).unwrap())
+        };
+        let mode = |q: &str| opts(q).unwrap().mode;
+        assert_eq!(mode(""), Mode::Prefer, "libpq's default is prefer");
+        assert_eq!(mode("?sslmode=disable"), Mode::Disable);
+        assert_eq!(mode("?sslmode=require"), Mode::Require);
+        assert_eq!(mode("?sslmode=verify-ca"), Mode::VerifyCa);
+        assert_eq!(mode("?sslmode=verify-full"), Mode::VerifyFull);
+        assert_eq!(
+            mode("?sslmode=require&sslrootcert=/x/ca.pem"),
+            Mode::VerifyCa,
+            "require with a root certificate verifies the chain, as libpq"
+        );
+        assert_eq!(mode("?sslrootcert=system"), Mode::VerifyFull);
+        let o = opts("?sslmode=verify-full&sslrootcert=/x/ca.pem&sslcert=/x/c.pem&sslkey=/x/k.pem")
+            .unwrap();
+        assert_eq!(o.ca.as_deref(), Some(std::path::Path::new("/x/ca.pem")));
+        assert_eq!(o.cert.as_deref(), Some(std::path::Path::new("/x/c.pem")));
+        assert_eq!(o.key.as_deref(), Some(std::path::Path::new("/x/k.pem")));
+        assert!(opts("?sslmode=on").unwrap_err().contains("verify-full"));
+        // A unix socket never uses TLS, so its files are not even read.
+        let d = PostgresDriver::new(
+            "postgres://u@/db?host=/tmp&sslmode=verify-full&sslrootcert=/nonexistent",
+        )
+        .unwrap();
+        assert_eq!(d.config.tls.mode(), Mode::Disable);
+        let d = PostgresDriver::new("postgres://u@h/db?channel_binding=require").unwrap();
+        assert_eq!(d.config.channel_binding, ChannelBindingMode::Require);
     }
 
     #[test]

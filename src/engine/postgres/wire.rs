@@ -1,4 +1,4 @@
-//! A minimal synchronous PostgreSQL frontend (protocol 3.0, no TLS).
+//! A minimal synchronous PostgreSQL frontend (protocol 3.0, TLS over TCP).
 //!
 //! One blocking socket per connection and two reused buffers: executing a
 //! prepared statement writes Bind + Execute + Sync into the output buffer
@@ -14,6 +14,13 @@
 //! the hot path sees (BindComplete, DataRow, CommandComplete,
 //! ReadyForQuery) are read in place; every other one is parsed by
 //! `postgres-protocol` from a copy.
+//!
+//! TLS ([`crate::engine::tls`]) follows libpq: an SSLRequest before the
+//! startup message on TCP (never on a unix socket), the server's one-byte
+//! answer, then the handshake; the hot path reads and writes through the
+//! rustls stream with the same two buffers. Over TLS, SCRAM-SHA-256-PLUS
+//! binds the authentication to the server's certificate
+//! (`tls-server-end-point`) as `channel_binding` asks.
 
 use crate::engine::deadline::Deadline;
 use std::io::{self, Read, Write};
@@ -27,11 +34,17 @@ use bytes::{BufMut, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::Oid;
 use postgres_protocol::authentication::md5_hash;
-use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::authentication::sasl::{
+    ChannelBinding, SCRAM_SHA_256, SCRAM_SHA_256_PLUS, ScramSha256,
+};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
+use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
+
+/// The SSLRequest code (protocol 3.0): 1234 in the high 16 bits, 5679 in the low.
+const SSL_REQUEST: i32 = 80877103;
 
 /// Initial size of the read buffer; one `read` takes up to this much.
 const READ_BUF: usize = 64 * 1024;
@@ -67,6 +80,22 @@ pub struct Config {
     pub application_name: String,
     /// For the TCP connect and for the whole startup exchange.
     pub connect_timeout: Duration,
+    /// `sslmode` and its files; not used over a unix socket.
+    pub tls: TlsSetup,
+    /// `channel_binding`.
+    pub channel_binding: ChannelBindingMode,
+}
+
+/// libpq's `channel_binding`: whether SCRAM over TLS binds to the server's
+/// certificate (SCRAM-SHA-256-PLUS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChannelBindingMode {
+    Disable,
+    /// When the server offers it over TLS (libpq's default).
+    #[default]
+    Prefer,
+    /// Fail unless the server authenticates with SCRAM-SHA-256-PLUS.
+    Require,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +110,7 @@ pub enum Host {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<TlsStream>),
 }
 
 impl Stream {
@@ -88,13 +118,69 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(Some(t)),
             Stream::Unix(s) => s.set_read_timeout(Some(t)),
+            Stream::Tls(s) => s.get_ref().set_read_timeout(Some(t)),
         }
     }
     fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(Some(t)),
             Stream::Unix(s) => s.set_write_timeout(Some(t)),
+            Stream::Tls(s) => s.get_ref().set_write_timeout(Some(t)),
         }
+    }
+
+    /// Asks the server for TLS (SSLRequest) and runs the handshake when it
+    /// agrees. A plain TCP stream stays plain when TLS is disabled, or is
+    /// only preferred and the server declines.
+    fn negotiate_tls(self, cfg: &Config) -> DbResult<Stream> {
+        let (Stream::Tcp(mut tcp), Host::Tcp(host)) = (self, &cfg.host) else {
+            unreachable!("TLS is negotiated on TCP streams only")
+        };
+        let mode = cfg.tls.mode();
+        if mode == Mode::Disable {
+            return Ok(Stream::Tcp(tcp));
+        }
+        let mut req = [0u8; 8];
+        req[..4].copy_from_slice(&8i32.to_be_bytes());
+        req[4..].copy_from_slice(&SSL_REQUEST.to_be_bytes());
+        tcp.write_all(&req).map_err(io_error)?;
+        // Exactly one byte: nothing the server sends before the handshake
+        // may be read as part of the TLS stream.
+        let mut answer = [0u8; 1];
+        tcp.read_exact(&mut answer).map_err(io_error)?;
+        match answer[0] {
+            b'S' => match cfg.tls.connect(host, tcp) {
+                Some(r) => r.map(|s| Stream::Tls(Box::new(s))),
+                None => unreachable!("a TLS setup that is not disabled has a config"),
+            },
+            b'N' if mode.required() => Err(DbError::fatal(format!(
+                "the server does not accept TLS connections, and {} requires TLS: enable ssl on \
+                 the server, or use sslmode=prefer or sslmode=disable",
+                tls::Flavor::Postgres.mode_option(mode)
+            ))),
+            b'N' => {
+                // The server would not do TLS; a fresh startup follows on
+                // the same connection.
+                Ok(Stream::Tcp(tcp))
+            }
+            b => Err(DbError::fatal(format!(
+                "the server answered the TLS request with {:?}, not S or N (a server older \
+                 than protocol 3.0?): use sslmode=disable",
+                b as char
+            ))),
+        }
+    }
+
+    /// What the TLS connection negotiated, and the channel binding data of
+    /// its server certificate.
+    fn tls_state(&self) -> Option<(TlsInfo, Option<Vec<u8>>)> {
+        let Stream::Tls(s) = self else { return None };
+        let hash = s
+            .conn
+            .peer_certificates()
+            .and_then(|c| c.first())
+            .and_then(|c| tls::server_end_point_hash(c));
+        Some((TlsInfo::of(&s.conn), hash))
     }
 
     fn open(cfg: &Config) -> io::Result<Stream> {
@@ -157,16 +243,20 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
 
 impl Write for Stream {
+    /// Over TLS, rustls encrypts `buf` and writes the records before it
+    /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -313,6 +403,7 @@ pub struct PgConn<S: Read + Write = Stream> {
     ready: bool,
     backend_key: Option<(i32, i32)>,
     server_version: Option<String>,
+    tls: Option<TlsInfo>,
 }
 
 impl PgConn<Stream> {
@@ -333,9 +424,29 @@ impl PgConn<Stream> {
                 .try_clone()
                 .ok()
                 .and_then(|s| Deadline::watch(s, cfg.connect_timeout)),
+            Stream::Tls(_) => None,
         };
+        let expired = |d: &Option<Deadline>| {
+            d.as_ref()
+                .filter(|d| d.expired())
+                .map(|d| io_error(io::Error::new(io::ErrorKind::TimedOut, d.message())))
+        };
+        let stream = match stream {
+            s @ Stream::Tcp(_) => match s.negotiate_tls(cfg) {
+                Ok(s) => s,
+                Err(e) => return Err(expired(&deadline).unwrap_or(e)),
+            },
+            s => s,
+        };
+        let state = stream.tls_state();
         let mut c = PgConn::from_stream(stream);
-        match (c.startup(cfg), deadline) {
+        let (info, cb_data) = match state {
+            Some((i, h)) => (Some(i), h),
+            None => (None, None),
+        };
+        let tls_used = info.is_some();
+        c.tls = info;
+        match (c.startup(cfg, tls_used, cb_data), deadline) {
             (Err(_), Some(d)) if d.expired() => {
                 return Err(io_error(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -378,7 +489,13 @@ impl<S: Read + Write> PgConn<S> {
             ready: false,
             backend_key: None,
             server_version: None,
+            tls: None,
         }
+    }
+
+    /// What TLS the connection uses (`None`: plaintext or a unix socket).
+    pub fn tls(&self) -> Option<&TlsInfo> {
+        self.tls.as_ref()
     }
 
     /// The server's process id and cancel key (BackendKeyData).
@@ -509,7 +626,9 @@ impl<S: Read + Write> PgConn<S> {
         self.send()
     }
 
-    fn startup(&mut self, cfg: &Config) -> DbResult<()> {
+    /// The startup exchange; `tls_used` and `cb_data` (the server
+    /// certificate's `tls-server-end-point` hash) choose the channel binding.
+    fn startup(&mut self, cfg: &Config, tls_used: bool, cb_data: Option<Vec<u8>>) -> DbResult<()> {
         self.out.clear();
         frontend::startup_message(
             [
@@ -532,6 +651,7 @@ impl<S: Read + Write> PgConn<S> {
             })
         };
         let mut scram: Option<ScramSha256> = None;
+        let mut bound = false;
         let auth_failed = |e: io::Error| DbError::fatal(format!("SCRAM authentication: {e}"));
         loop {
             let (tag, body) = self.frame()?;
@@ -539,7 +659,12 @@ impl<S: Read + Write> PgConn<S> {
                 b'R' => {
                     self.out.clear();
                     match self.parse(tag, body)? {
-                        Message::AuthenticationOk => {}
+                        Message::AuthenticationOk => {
+                            if cfg.channel_binding == ChannelBindingMode::Require && !bound {
+                                self.broken = true;
+                                return Err(channel_binding_required(tls_used, false));
+                            }
+                        }
                         Message::AuthenticationCleartextPassword => {
                             frontend::password_message(password()?.as_bytes(), &mut self.out)
                                 .map_err(encode_error)?;
@@ -555,22 +680,43 @@ impl<S: Read + Write> PgConn<S> {
                             while let Some(m) = mechs.next().map_err(|e| self.protocol(e))? {
                                 offered.push(m.to_string());
                             }
-                            if !offered.iter().any(|m| m == SCRAM_SHA_256) {
+                            let plus = offered.iter().any(|m| m == SCRAM_SHA_256_PLUS);
+                            let (mech, binding) = match (&cb_data, cfg.channel_binding) {
+                                (
+                                    Some(h),
+                                    ChannelBindingMode::Prefer | ChannelBindingMode::Require,
+                                ) if plus => {
+                                    bound = true;
+                                    (
+                                        SCRAM_SHA_256_PLUS,
+                                        ChannelBinding::tls_server_end_point(h.clone()),
+                                    )
+                                }
+                                (_, ChannelBindingMode::Require) => {
+                                    return Err(channel_binding_required(tls_used, plus));
+                                }
+                                // Over TLS without the server offering PLUS: say we could
+                                // have bound ('y'), so a server that did offer it and was
+                                // stripped of it by a man in the middle refuses us. Not
+                                // when we could not hash the certificate: the server
+                                // offers PLUS then, and would refuse the 'y'.
+                                (None, _) if tls_used && !plus => {
+                                    (SCRAM_SHA_256, ChannelBinding::unrequested())
+                                }
+                                (Some(_), ChannelBindingMode::Prefer) => {
+                                    (SCRAM_SHA_256, ChannelBinding::unrequested())
+                                }
+                                _ => (SCRAM_SHA_256, ChannelBinding::unsupported()),
+                            };
+                            if !offered.iter().any(|m| m == mech) {
                                 return Err(DbError::fatal(format!(
-                                    "the server offers SASL mechanisms {offered:?}; rqps supports {SCRAM_SHA_256} only"
+                                    "the server offers SASL mechanisms {offered:?}; rqps supports \
+                                     {SCRAM_SHA_256} and {SCRAM_SHA_256_PLUS} only"
                                 )));
                             }
-                            // No TLS, so no channel binding.
-                            let s = ScramSha256::new(
-                                password()?.as_bytes(),
-                                ChannelBinding::unsupported(),
-                            );
-                            frontend::sasl_initial_response(
-                                SCRAM_SHA_256,
-                                s.message(),
-                                &mut self.out,
-                            )
-                            .map_err(encode_error)?;
+                            let s = ScramSha256::new(password()?.as_bytes(), binding);
+                            frontend::sasl_initial_response(mech, s.message(), &mut self.out)
+                                .map_err(encode_error)?;
                             scram = Some(s);
                         }
                         Message::AuthenticationSaslContinue(b) => {
@@ -614,10 +760,14 @@ impl<S: Read + Write> PgConn<S> {
                 b'N' => {}
                 b'E' => {
                     let mut first = None;
-                    self.on_error(body, &mut first)?;
+                    let r = self.on_error(body, &mut first);
                     // Errors during startup are FATAL; just in case one is not.
                     self.broken = true;
-                    return Err(first.unwrap_or_else(|| DbError::fatal("startup failed")));
+                    let e = r
+                        .err()
+                        .or(first)
+                        .unwrap_or_else(|| DbError::fatal("startup failed"));
+                    return Err(if tls_used { e } else { tls_hint(e, &cfg.host) });
                 }
                 b'Z' => return Ok(()),
                 _ => return Err(self.unexpected(tag, "startup")),
@@ -977,6 +1127,37 @@ pub fn error_response(body: &[u8]) -> io::Result<(DbError, bool)> {
         },
         ends,
     ))
+}
+
+/// `channel_binding=require` could not be met.
+fn channel_binding_required(tls_used: bool, offered: bool) -> DbError {
+    let why = if !tls_used {
+        "the connection does not use TLS"
+    } else if offered {
+        "the server's certificate has no single-hash signature algorithm to bind to"
+    } else {
+        "the server did not authenticate with SCRAM-SHA-256-PLUS"
+    };
+    DbError::fatal(format!(
+        "channel_binding=require, but {why}: use sslmode=require (or stronger) with a \
+         scram-sha-256 account, or channel_binding=prefer"
+    ))
+}
+
+/// A plaintext startup refused because pg_hba.conf wants TLS (a `hostssl`
+/// line, or `hostnossl ... reject`): say so, with the remedy.
+fn tls_hint(mut e: DbError, host: &Host) -> DbError {
+    let plain_refused = e.code.as_deref() == Some("28000")
+        && (e.message.contains("no encryption") || e.message.contains("SSL off"));
+    if plain_refused && matches!(host, Host::Tcp(_)) {
+        e.message = format!(
+            "the server requires TLS for this connection and rqps connected without it \
+             (sslmode=disable): use sslmode=require, or verify-full with sslrootcert=CA_FILE \
+             ({})",
+            e.message
+        );
+    }
+    e
 }
 
 /// A lost connection, timeout, or I/O failure: reconnect.
@@ -1631,8 +1812,10 @@ mod tests {
             database: "db".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            tls: TlsSetup::disabled(tls::Flavor::Postgres),
+            channel_binding: ChannelBindingMode::Prefer,
         };
-        c.startup(&cfg).unwrap();
+        c.startup(&cfg, false, None).unwrap();
         assert_eq!(c.backend_key(), Some((42, 7)));
         assert_eq!(c.server_version(), Some("17.2"));
         let w = &c.stream.written;
@@ -1660,8 +1843,10 @@ mod tests {
             database: "db".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            tls: TlsSetup::disabled(tls::Flavor::Postgres),
+            channel_binding: ChannelBindingMode::Prefer,
         };
-        let e = c.startup(&cfg).unwrap_err();
+        let e = c.startup(&cfg, false, None).unwrap_err();
         assert_eq!(e.class, ErrorClass::Fatal);
         assert!(
             e.message.contains("--password-file") && e.message.contains("~/.pgpass"),
@@ -1698,8 +1883,65 @@ mod tests {
             database: "d".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            tls: TlsSetup::disabled(tls::Flavor::Postgres),
+            channel_binding: ChannelBindingMode::Prefer,
         });
         (r, t.elapsed())
+    }
+
+    fn connect_with(port: u16, mode: Mode) -> DbResult<PgConn> {
+        let options = tls::TlsOptions {
+            mode,
+            ..tls::TlsOptions::disabled(tls::Flavor::Postgres)
+        };
+        PgConn::connect(&Config {
+            host: Host::Tcp("127.0.0.1".into()),
+            port,
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+            application_name: "rqps".into(),
+            connect_timeout: Duration::from_secs(2),
+            tls: TlsSetup::new(options).unwrap(),
+            channel_binding: ChannelBindingMode::Prefer,
+        })
+    }
+
+    #[test]
+    fn a_server_that_declines_tls_fails_sslmode_require_and_serves_prefer_in_the_clear() {
+        // 'N' to the SSLRequest, then AuthenticationOk and ReadyForQuery.
+        let mut bytes = b"N".to_vec();
+        bytes.extend_from_slice(b"R\0\0\0\x08\0\0\0\0");
+        bytes.extend_from_slice(b"Z\0\0\0\x05I");
+        let e = connect_with(slow_server(bytes.clone(), Duration::ZERO), Mode::Require)
+            .err()
+            .expect("require refuses a server without TLS");
+        assert!(e.message.contains("does not accept TLS"), "{e}");
+        assert!(e.message.contains("sslmode=require requires TLS"), "{e}");
+        let c = connect_with(slow_server(bytes, Duration::ZERO), Mode::Prefer).unwrap();
+        assert!(c.tls().is_none(), "prefer went on without TLS");
+    }
+
+    #[test]
+    fn a_plaintext_login_refused_for_want_of_tls_says_to_use_sslmode_require() {
+        let e = DbError {
+            class: ErrorClass::Fatal,
+            code: Some("28000".into()),
+            message: "no pg_hba.conf entry for host \"127.0.0.1\", user \"u\", database \"d\", no encryption".into(),
+        };
+        let e = tls_hint(e, &Host::Tcp("127.0.0.1".into()));
+        assert!(e.message.contains("requires TLS"), "{}", e.message);
+        assert!(e.message.contains("use sslmode=require"), "{}", e.message);
+        let other = DbError {
+            class: ErrorClass::Fatal,
+            code: Some("28P01".into()),
+            message: "password authentication failed".into(),
+        };
+        assert!(
+            !tls_hint(other, &Host::Tcp("h".into()))
+                .message
+                .contains("TLS")
+        );
     }
 
     #[test]

@@ -840,6 +840,35 @@ impl Server {
         )
     }
 
+    /// [`Server::url`] for rqps's own runs on this server: without TLS
+    /// unless `config` (the `--config` lines) turns it on (a setting whose
+    /// name starts with `ssl`, or `require_secure_transport`), in which case
+    /// the clients' default applies (prefer). Servers that make their own
+    /// certificates (MariaDB 11.4 and later) would otherwise be measured over
+    /// TLS and older ones without, and the cost per query would differ by
+    /// the TLS alone.
+    pub fn url_for_config(&self, config: &[String]) -> String {
+        let tls_configured = config.iter().any(|l| {
+            let key = l
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            let key = key.replace('-', "_");
+            !key.starts_with('#') && (key.starts_with("ssl") || key == "require_secure_transport")
+        });
+        let url = self.url();
+        if tls_configured {
+            return url;
+        }
+        match self.recipe.key() {
+            "postgres" => format!("{url}?sslmode=disable"),
+            "mariadb" => format!("{url}?ssl-mode=DISABLED"),
+            _ => url,
+        }
+    }
+
     /// [`Server::url`] without the password (for a client that reads it
     /// from elsewhere, and for messages).
     pub fn url_without_password(&self) -> String {
