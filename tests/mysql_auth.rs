@@ -3,8 +3,8 @@
 //! protocol documentation (Debian ships no MySQL 8 to test against):
 //! handshake V10, the fast path (password cached), the full path with the
 //! server's RSA key (asked for, or from a key file) and over a secure
-//! transport (a unix socket), `sha256_password` with and without an auth
-//! switch. After authentication the server answers each COM_QUERY with one
+//! transport (a unix socket, or TLS with a certificate made at test time),
+//! `sha256_password` with and without an auth switch. After authentication the server answers each COM_QUERY with one
 //! row, which is all `Driver::version` needs.
 //!
 //! The server records every cleartext password it receives over TCP: the
@@ -26,6 +26,7 @@ const VERSION: &str = "8.0.36-rqps-auth-test";
 
 /// Capabilities of the server: 4.1 protocol, secure connection, plugin auth
 /// (lenenc data), connect with db, deprecate EOF, long password (a MySQL).
+const CLIENT_SSL: u32 = 1 << 11;
 const CAPS: u32 = 1
     | (1 << 3)
     | (1 << 9)
@@ -68,13 +69,16 @@ fn public_pem(k: &RsaPrivateKey) -> String {
     k.to_public_key().to_public_key_pem(LineEnding::LF).unwrap()
 }
 
-struct Conn<S> {
-    s: S,
+trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
+struct Conn {
+    s: Box<dyn Stream>,
     seq: u8,
     secure: bool,
 }
 
-impl<S: Read + Write> Conn<S> {
+impl Conn {
     fn read(&mut self) -> Option<Vec<u8>> {
         let mut h = [0u8; 4];
         self.s.read_exact(&mut h).ok()?;
@@ -141,7 +145,7 @@ impl Setup {
     /// transport, else RSA-decrypted and unscrambled.
     fn password_in(
         &self,
-        c: &mut Conn<impl Read + Write>,
+        c: &mut Conn,
         b: &[u8],
         scramble: &[u8],
     ) -> Option<(Vec<u8>, &'static str)> {
@@ -165,8 +169,15 @@ impl Setup {
         }
     }
 
-    /// One connection: authentication, then queries until COM_QUIT.
-    fn serve(&self, s: impl Read + Write, secure: bool) {
+    /// One connection: authentication, then queries until COM_QUIT. With
+    /// `tls` (TCP only), the server offers CLIENT_SSL and answers an
+    /// SSLRequest with the TLS handshake; TLS makes the channel secure.
+    fn serve(
+        &self,
+        s: Box<dyn Stream>,
+        secure: bool,
+        tls: Option<(std::net::TcpStream, Arc<rustls::ServerConfig>)>,
+    ) {
         let mut c = Conn { s, seq: 0, secure };
         let scramble: Vec<u8> = (0..20).map(|_| rand::random_range(1u8..=127)).collect();
         let mut hs = vec![10];
@@ -175,10 +186,15 @@ impl Setup {
         hs.extend_from_slice(&7u32.to_le_bytes());
         hs.extend_from_slice(&scramble[..8]);
         hs.push(0);
-        hs.extend_from_slice(&(CAPS as u16).to_le_bytes());
+        let caps = if tls.is_some() {
+            CAPS | CLIENT_SSL
+        } else {
+            CAPS
+        };
+        hs.extend_from_slice(&(caps as u16).to_le_bytes());
         hs.push(255);
         hs.extend_from_slice(&2u16.to_le_bytes());
-        hs.extend_from_slice(&((CAPS >> 16) as u16).to_le_bytes());
+        hs.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
         hs.push(21);
         hs.extend_from_slice(&[0; 10]);
         hs.extend_from_slice(&scramble[8..]);
@@ -186,7 +202,17 @@ impl Setup {
         hs.extend_from_slice(self.default_plugin.as_bytes());
         hs.push(0);
         c.write(&hs);
-        let Some(resp) = c.read() else { return };
+        let Some(mut resp) = c.read() else { return };
+        if let Some((tcp, config)) = tls
+            && resp.len() == 32
+            && u32::from_le_bytes(resp[..4].try_into().unwrap()) & CLIENT_SSL != 0
+        {
+            let conn = rustls::ServerConnection::new(config).unwrap();
+            c.s = Box::new(rustls::StreamOwned::new(conn, tcp));
+            c.secure = true;
+            let Some(r) = c.read() else { return };
+            resp = r;
+        }
         // caps, max packet, charset, 23 filler; user; lenenc auth; db; plugin.
         let mut r = &resp[32..];
         let nul = |r: &mut &[u8]| -> Vec<u8> {
@@ -294,6 +320,21 @@ impl Setup {
     }
 }
 
+/// A server config with a self-signed certificate for 127.0.0.1 made now.
+fn tls_config() -> Arc<rustls::ServerConfig> {
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![ck.cert.der().clone()], key)
+            .unwrap(),
+    )
+}
+
 /// A server on a loopback port and on a unix socket in `dir`.
 struct TestServer {
     setup: Arc<Setup>,
@@ -303,6 +344,10 @@ struct TestServer {
 }
 
 fn start(setup: Arc<Setup>) -> TestServer {
+    start_with(setup, None)
+}
+
+fn start_with(setup: Arc<Setup>, tls: Option<Arc<rustls::ServerConfig>>) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("mysqld.sock");
     let tcp = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
@@ -312,14 +357,15 @@ fn start(setup: Arc<Setup>) -> TestServer {
     std::thread::spawn(move || {
         for conn in tcp.incoming().flatten() {
             let s = s.clone();
-            std::thread::spawn(move || s.serve(conn, false));
+            let tls = tls.clone().map(|t| (conn.try_clone().unwrap(), t));
+            std::thread::spawn(move || s.serve(Box::new(conn), false, tls));
         }
     });
     let s = setup.clone();
     std::thread::spawn(move || {
         for conn in unix.incoming().flatten() {
             let s = s.clone();
-            std::thread::spawn(move || s.serve(conn, true));
+            std::thread::spawn(move || s.serve(Box::new(conn), true, None));
         }
     });
     TestServer {
@@ -503,6 +549,22 @@ fn a_server_without_an_rsa_key_gives_the_ways_out() {
             assert!(e.contains(part), "{part} missing in: {e}");
         }
         assert!(!e.contains("s3cret-Pw"), "{e}");
+        s.assert_nothing_leaked();
+    }
+}
+
+#[test]
+fn the_full_paths_send_the_password_itself_over_tls() {
+    for plugin in [CACHING_SHA2, SHA256] {
+        let s = start_with(Setup::new(plugin, plugin, false), Some(tls_config()));
+        right_and_wrong(|p| s.tcp(p, "?ssl-mode=REQUIRED"), plugin);
+        assert_eq!(s.logins(), ["full-secure"], "{plugin}");
+        // The same server without TLS on the client's side: the RSA path.
+        right_and_wrong(
+            |p| s.tcp(p, "?ssl-mode=DISABLED&get-server-public-key=true"),
+            plugin,
+        );
+        assert_eq!(s.logins(), ["full-secure", "full-rsa"], "{plugin}");
         s.assert_nothing_leaked();
     }
 }
