@@ -284,7 +284,8 @@ fn run_in_child(argv: &[String], target: &str) -> i32 {
     // child to save its results, and the child dies with it if it is killed.
     super::run::install_signals();
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(&argv[1..]);
+    let args = child_args(&mut cmd, &argv[1..]);
+    cmd.args(args);
     crate::engine::server::dies_with_rqps(&mut cmd);
     let status = cmd.spawn().and_then(|mut c| {
         use std::sync::atomic::Ordering;
@@ -307,6 +308,33 @@ fn run_in_child(argv: &[String], target: &str) -> i32 {
             EXIT_FAILED
         }
     }
+}
+
+/// The arguments of an `rqps run` child with no secret in them: the
+/// password of a `--target` URL goes to the child through its environment
+/// ([`crate::engine::secret::CHILD_ENV`]), where only this user can read it,
+/// and then outranks a `--password-file` as the URL's password would.
+fn child_args(cmd: &mut std::process::Command, argv: &[String]) -> Vec<String> {
+    use crate::engine::secret::{CHILD_ENV, split_url_password};
+    cmd.env_remove(CHILD_ENV);
+    let mut out: Vec<String> = Vec::with_capacity(argv.len());
+    let mut password = None;
+    for a in argv {
+        match (out.last().map(String::as_str), split_url_password(a)) {
+            (Some("--target"), Some((url, p))) => {
+                password = Some(p);
+                out.push(url);
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    if let Some(p) = password {
+        cmd.env(CHILD_ENV, p);
+        if let Some(i) = out.iter().position(|a| a == "--password-file") {
+            out.drain(i..(i + 2).min(out.len()));
+        }
+    }
+    out
 }
 
 /// The comparison against the base once every run is stored: terminal tables, and a
@@ -381,9 +409,71 @@ fn run_args(
         name: Some(t.name.clone()),
         results: results.to_path_buf(),
         busy_threshold: crate::harness::probe::BUSY_THRESHOLD_PCT,
+        password_file: t.password_file.clone(),
         stmt_timeout: m
             .stmt_timeout
             .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::child_args;
+
+    fn env_of(cmd: &std::process::Command) -> Vec<(String, Option<String>)> {
+        cmd.get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_childs_arguments_carry_no_password_and_its_environment_does() {
+        let argv: Vec<String> = [
+            "run",
+            "--name",
+            "a",
+            "--password-file",
+            "/x/pw",
+            "--target",
+            "mysql://u:p%40ss/w@127.0.0.1:3306/db",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut cmd = std::process::Command::new("rqps");
+        let args = child_args(&mut cmd, &argv);
+        assert_eq!(
+            args,
+            [
+                "run",
+                "--name",
+                "a",
+                "--target",
+                "mysql://u@127.0.0.1:3306/db"
+            ]
+        );
+        assert_eq!(
+            env_of(&cmd),
+            [("RQPS_PASSWORD".to_string(), Some("p@ss/w".to_string()))]
+        );
+        // Without a URL password: the arguments as they were, and no
+        // password inherited from this process's environment.
+        let argv: Vec<String> = [
+            "run",
+            "--password-file",
+            "/x/pw",
+            "--target",
+            "postgres://u@h/db",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut cmd = std::process::Command::new("rqps");
+        assert_eq!(child_args(&mut cmd, &argv), argv);
+        assert_eq!(env_of(&cmd), [("RQPS_PASSWORD".to_string(), None)]);
     }
 }

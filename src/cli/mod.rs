@@ -139,6 +139,11 @@ pub struct RunArgs {
     /// loopback port, runs the suite, stops it and removes the data directory (unless --keep).
     #[arg(long, value_name = "postgres|mariadb", conflicts_with = "target")]
     pub server: Option<String>,
+    /// The password of the --target URL when it has none: the first line of FILE, which only
+    /// its owner may read (chmod 600). Without it, $PGPASSWORD or ~/.pgpass (PostgreSQL) and
+    /// $MYSQL_PWD (MySQL) are read, so a password never has to be on the command line.
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub password_file: Option<PathBuf>,
     /// Install prefix of the --server engine (e.g. /usr/lib/postgresql/15, or a MariaDB tree
     /// with bin/ and scripts/). Default: PATH, then the usual Debian locations.
     #[arg(long, value_name = "DIR", requires = "server")]

@@ -27,6 +27,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         config: a.config.clone(),
         options: a.engine_options.clone(),
         server_cpus: a.server_cpus.clone(),
+        password_file: a.password_file.clone(),
     }
 }
 

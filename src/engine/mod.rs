@@ -60,6 +60,7 @@ pub mod postgres;
 pub mod registry;
 pub mod rocksdb;
 pub mod schema;
+pub mod secret;
 pub mod server;
 pub mod sqlite;
 pub mod target;

@@ -28,6 +28,9 @@ pub struct EngineArgs {
     pub options: toml::Table,
     /// `--server-cpus`: the CPUs a throwaway server is pinned to.
     pub server_cpus: Option<crate::util::cpus::CpuSet>,
+    /// `--password-file`: the password of a URL target without one
+    /// ([`crate::engine::secret`] says where else it may come from).
+    pub password_file: Option<PathBuf>,
 }
 
 /// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
@@ -247,6 +250,21 @@ fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenErro
             t.kind.title
         ))
     })?;
+    // The URL's own password first; then the password file's (or the one
+    // a matrix handed this child); the driver looks further (its
+    // environment variable, pgpass) when there is none.
+    let explicit = crate::engine::secret::explicit_password(a.password_file.as_deref())
+        .map_err(OpenError::Usage)?;
+    let with_password;
+    let t = match explicit {
+        Some(p) if t.url.password.is_none() => {
+            let mut c = t.clone();
+            c.url.password = Some(p);
+            with_password = c;
+            &with_password
+        }
+        _ => t,
+    };
     open(t, &a.options).map_err(|e| OpenError::Usage(e.to_string()))
 }
 
@@ -419,6 +437,14 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
         Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
         None => None,
     };
+    if let Some(f) = &a.password_file {
+        if !matches!(target, Some(Target::Url(_))) || a.server.is_some() {
+            return Err(OpenError::Usage(
+                "--password-file gives the password of a server --target URL (a throwaway --server has its own)".into(),
+            ));
+        }
+        crate::engine::secret::read_password_file(f).map_err(OpenError::Usage)?;
+    }
     if a.server_cpus.is_some() && a.server.is_none() {
         return Err(OpenError::Usage(
             "--server-cpus pins a throwaway server: use it with --server (pin a server you run yourself with taskset or its service manager)".into(),

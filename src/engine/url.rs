@@ -237,7 +237,7 @@ pub fn redact_url(s: &str) -> String {
 /// Why [`decode`] refused a part of a URL (its message follows the part's
 /// name: `user name: bad %-escape`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-enum DecodeError {
+pub(crate) enum DecodeError {
     /// A `%` not followed by two hex digits.
     #[error("bad %-escape")]
     BadEscape,
@@ -246,7 +246,7 @@ enum DecodeError {
 }
 
 /// Decodes `%XX` escapes (UTF-8).
-fn decode(s: &str) -> Result<String, DecodeError> {
+pub(crate) fn decode(s: &str) -> Result<String, DecodeError> {
     if !s.contains('%') {
         return Ok(s.to_string());
     }

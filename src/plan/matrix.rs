@@ -38,6 +38,7 @@ const MATRIX_KEYS: &[&str] = &[
     "base",
     "server_cpus",
     "client_cpus",
+    "password_file",
 ];
 
 /// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
@@ -52,6 +53,7 @@ const TARGET_KEYS: &[&str] = &[
     "config",
     "server_cpus",
     "client_cpus",
+    "password_file",
 ];
 
 #[derive(Clone, Debug, Deserialize)]
@@ -75,6 +77,9 @@ pub struct Target {
     /// CPU budgets (`[defaults]`, overridden by the target's own): `--server-cpus`, `--client-cpus`.
     pub server_cpus: Option<CpuSet>,
     pub client_cpus: Option<CpuSet>,
+    /// The password of a `url` target without one: `password_file` (the
+    /// target's, else `[defaults]`), relative to the matrix file.
+    pub password_file: Option<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -286,6 +291,35 @@ impl Matrix {
                     .map_err(|e| at(path, src, v.span(), key, &e.to_string()))
             };
             let (server_cpus, client_cpus) = (cpus("server_cpus")?, cpus("client_cpus")?);
+            // Checked now (private, readable, a first line), as the run will
+            // read it; only URL targets have a password to take.
+            if let (Some(v), None) = (t.get("password_file"), &url_field) {
+                return Err(at(
+                    path,
+                    src,
+                    v.span(),
+                    "password_file",
+                    "gives the password of a url target; a throwaway server (engine) has its own",
+                ));
+            }
+            let password_file = match t.get("password_file").or_else(|| d.get("password_file")) {
+                None => None,
+                Some(v) => {
+                    let toml::Value::String(s) = v.get_ref() else {
+                        return Err(at(
+                            path,
+                            src,
+                            v.span(),
+                            "password_file",
+                            "must be a file name",
+                        ));
+                    };
+                    let p = dir.join(s);
+                    crate::engine::secret::read_password_file(&p)
+                        .map_err(|m| at(path, src, v.span(), "password_file", &m))?;
+                    Some(p)
+                }
+            };
             let mut engine_options = engine_defaults.clone();
             for (key, v) in t {
                 if TARGET_KEYS.contains(&key.as_str()) {
@@ -381,6 +415,7 @@ impl Matrix {
                 }
             };
             targets.push(Target {
+                password_file: password_file.filter(|_| t.url.is_some()),
                 name,
                 engine,
                 url: t.url.as_ref().map(|u| u.get_ref().clone()),
@@ -550,6 +585,10 @@ impl Matrix {
             t.config.as_ref().map(|c| c.display().to_string()),
         );
         opt(
+            "--password-file",
+            t.password_file.as_ref().map(|c| c.display().to_string()),
+        );
+        opt(
             "--server-cpus",
             t.server_cpus.as_ref().map(|c| c.to_string()),
         );
@@ -654,6 +693,39 @@ engine = "sqlite"
 name = "other"
 engine = "sqlite"
 "#;
+
+    #[test]
+    fn password_files_belong_to_url_targets_and_must_be_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let pw = d.path().join("pw");
+        std::fs::write(&pw, "secret\n").unwrap();
+        std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let m = |src: &str| Matrix::parse(&d.path().join("m.toml"), src);
+        let src = "[defaults]\nprofile = \"ci\"\npassword_file = \"pw\"\n\
+                   [[target]]\nname = \"a\"\nurl = \"postgres://u@h/db\"\n\
+                   [[target]]\nname = \"b\"\nengine = \"sqlite\"\n";
+        let parsed = m(src).unwrap();
+        assert_eq!(
+            parsed.targets[0].password_file.as_deref(),
+            Some(pw.as_path())
+        );
+        assert_eq!(parsed.targets[1].password_file, None);
+        let line = parsed.command_line(&parsed.targets[0], 1, Path::new("r"));
+        assert!(
+            line.windows(2).any(|w| w[0] == "--password-file"),
+            "{line:?}"
+        );
+        assert!(!line.iter().any(|a| a.contains("secret")), "{line:?}");
+        let e = m("[[target]]\nname = \"b\"\nengine = \"sqlite\"\npassword_file = \"pw\"\n")
+            .err()
+            .unwrap();
+        assert_eq!(place(&e), (Some(4), Some("password_file")));
+        std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = m(src).err().unwrap();
+        assert_eq!(place(&e), (Some(3), Some("password_file")));
+        assert!(e.to_string().contains("chmod 600"), "{e}");
+    }
 
     #[test]
     fn repeats_are_interleaved_across_targets() {

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod auth;
 pub mod server;
 pub(crate) mod wire;
 
@@ -128,6 +129,8 @@ pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
 impl MysqlDriver {
     /// `mysql://user:pass@host:port/db` (or `mariadb://`); a unix socket is
     /// given as `?socket=/path/mysqld.sock`. The database name is required.
+    /// `?get-server-public-key=true` or `?server-public-key-path=FILE` let
+    /// `caching_sha2_password` send the password over plaintext, RSA-encrypted.
     pub fn new(url: &str) -> DbResult<Self> {
         Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
     }
@@ -136,8 +139,17 @@ impl MysqlDriver {
     pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(
             url,
-            &["socket", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"],
+            &[
+                "socket",
+                "ssl-mode",
+                "ssl-ca",
+                "ssl-cert",
+                "ssl-key",
+                "get-server-public-key",
+                "server-public-key-path",
+            ],
         )?;
+        let keys = key_opts(u, url)?;
         let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
         let tls = tls_options(u).map_err(bad)?;
         let db = u.require_database(url)?.to_string();
@@ -178,6 +190,7 @@ impl MysqlDriver {
             db: Some(db),
             connect_timeout: CONNECT_TIMEOUT,
             io_timeout: crate::engine::statement_timeout(),
+            keys,
             tls,
         };
         Ok(MysqlDriver {
@@ -279,6 +292,36 @@ impl Driver for MysqlDriver {
     fn status(&self) -> DbResult<Vec<(String, String)>> {
         self.pairs("SHOW GLOBAL STATUS")
     }
+}
+
+/// `get-server-public-key` and `server-public-key-path` of a target (the
+/// key file is read here, so a missing one fails before any connection).
+fn key_opts(u: &DbUrl, url: &str) -> DbResult<wire::KeyOpts> {
+    let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
+    let get_server_public_key = match u.param("get-server-public-key") {
+        None => false,
+        Some(v) => match v.to_ascii_lowercase().as_str() {
+            "" | "true" | "1" | "on" | "yes" => true,
+            "false" | "0" | "off" | "no" => false,
+            _ => {
+                return Err(bad(format!(
+                    "get-server-public-key={v}: give true or false"
+                )));
+            }
+        },
+    };
+    let server_public_key = match u.param("server-public-key-path").filter(|p| !p.is_empty()) {
+        None => None,
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+            bad(format!(
+                "server-public-key-path={p}: cannot read the server's RSA public key: {e}"
+            ))
+        })?),
+    };
+    Ok(wire::KeyOpts {
+        get_server_public_key,
+        server_public_key,
+    })
 }
 
 /// A storage engine name is letters, digits and underscores (it is put into SQL).
@@ -572,6 +615,34 @@ mod tests {
             "INSERT INTO kv (a, b, n) VALUES (?, ?, ?), (?, ?, ?) \
              ON DUPLICATE KEY UPDATE n = VALUES(n), a = a + 1"
         );
+    }
+
+    #[test]
+    fn rsa_key_options_are_read_from_the_url() {
+        let d = MysqlDriver::new("mysql://u:pw@h/db?get-server-public-key=true").unwrap();
+        assert!(d.opts.keys.get_server_public_key);
+        assert!(d.opts.keys.server_public_key.is_none());
+        let d = MysqlDriver::new("mysql://u:pw@h/db").unwrap();
+        assert!(!d.opts.keys.get_server_public_key);
+        let e = MysqlDriver::new("mysql://u:pw@h/db?get-server-public-key=maybe")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("true or false") && !e.contains("pw@"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("k.pem");
+        std::fs::write(&key, "PEM").unwrap();
+        let d = MysqlDriver::new(&format!(
+            "mysql://u:pw@h/db?server-public-key-path={}",
+            key.display()
+        ))
+        .unwrap();
+        assert_eq!(d.opts.keys.server_public_key.as_deref(), Some("PEM"));
+        let e = MysqlDriver::new("mysql://u:pw@h/db?server-public-key-path=/nonexistent/k.pem")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cannot read the server's RSA public key"), "{e}");
     }
 
     #[test]

@@ -344,6 +344,7 @@ pub(crate) fn connect(port: u16, password: &str) -> Result<Client, ProbeError> {
         db: None,
         connect_timeout: Duration::from_secs(2),
         io_timeout: Duration::from_secs(30),
+        keys: Default::default(),
         tls: crate::engine::tls::TlsSetup::prefer(crate::engine::tls::Flavor::Mysql),
     })
     .map_err(ProbeError::connect)

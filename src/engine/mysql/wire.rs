@@ -2,11 +2,14 @@
 //! just what the benchmark needs, and cheap on the client's CPU.
 //!
 //! - Handshake V10 and HandshakeResponse41; `mysql_native_password`,
-//!   `caching_sha2_password` (fast path; full exchange only over a unix
-//!   socket or TLS), empty passwords, AuthSwitchRequest. No compression.
+//!   `caching_sha2_password` (fast path, and the full exchange: the password
+//!   over a secure transport, else RSA-encrypted with the server's key),
+//!   `sha256_password`, MariaDB's `client_ed25519` ([`super::auth`]), empty
+//!   passwords, AuthSwitchRequest. No compression.
 //! - TLS ([`crate::engine::tls`]) over TCP: when `ssl-mode` allows and the
 //!   server offers CLIENT_SSL, an SSLRequest packet after the greeting, the
-//!   rustls handshake, then the handshake response over TLS; the hot path
+//!   rustls handshake, then the handshake response over TLS (which makes the
+//!   channel secure for a cleartext password); the hot path
 //!   reads and writes through the rustls stream with the same buffers.
 //! - COM_QUERY (text protocol), COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
 //!   protocol), COM_STMT_CLOSE and COM_QUIT when the client is dropped.
@@ -29,6 +32,7 @@ use std::time::Duration;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
+use super::auth;
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{Outcome, Param, Rows};
 
@@ -85,6 +89,12 @@ const READ_BUF: usize = 64 * 1024;
 
 const NATIVE: &str = "mysql_native_password";
 const CACHING_SHA2: &str = "caching_sha2_password";
+const SHA256: &str = "sha256_password";
+/// MariaDB's ed25519 plugin, as the server names its client side.
+const ED25519: &str = "client_ed25519";
+/// The plugins [`Client::connect`] can answer, for messages.
+const SUPPORTED: &str =
+    "mysql_native_password, caching_sha2_password, sha256_password and MariaDB's ed25519";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -142,6 +152,19 @@ pub struct Opts {
     pub io_timeout: Duration,
     /// `ssl-mode` and its files; not used over a unix socket.
     pub tls: TlsSetup,
+    /// Where the server's RSA public key comes from, for the full
+    /// `caching_sha2_password` and `sha256_password` exchanges over plaintext.
+    pub keys: KeyOpts,
+}
+
+/// The server's RSA public key for sending a password over plaintext
+/// (URL options named as the mysql client's).
+#[derive(Clone, Default)]
+pub struct KeyOpts {
+    /// `get-server-public-key=true`: ask the server for it (caching_sha2_password).
+    pub get_server_public_key: bool,
+    /// `server-public-key-path=FILE`: the key, PEM, read from the file.
+    pub server_public_key: Option<String>,
 }
 
 /// The socket under a [`Client`].
@@ -462,7 +485,7 @@ impl Client<Stream> {
             }),
             _ => None,
         };
-        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure, tls);
+        let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure, tls, &o.keys);
         match (r, deadline) {
             (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
             (r, _) => r.map(|()| {
@@ -705,6 +728,7 @@ impl<S: Read + Write> Client<S> {
         db: Option<&str>,
         secure: bool,
         tls: Option<TlsStep<'_, S>>,
+        keys: &KeyOpts,
     ) -> Result<()> {
         self.seq = 0;
         let hs = parse_handshake(self.next()?)?;
@@ -729,12 +753,11 @@ impl<S: Read + Write> Client<S> {
         };
         // A plugin we do not know: answer as mysql_native_password and let
         // the server switch us to what the account needs.
-        let mut plugin = match hs.plugin.as_str() {
+        let plugin = match hs.plugin.as_str() {
             CACHING_SHA2 => CACHING_SHA2,
+            SHA256 => SHA256,
             _ => NATIVE,
         };
-        let auth = auth_response(plugin, password.as_bytes(), &hs.scramble)?;
-
         let tls_offered = hs.caps & CLIENT_SSL != 0;
         let mut secure = secure;
         let mut tls_used = false;
@@ -763,6 +786,9 @@ impl<S: Read + Write> Client<S> {
             }
         }
 
+        // After any TLS upgrade: sha256_password sends the password itself
+        // over a secure channel.
+        let auth = first_response(plugin, password.as_bytes(), &hs.scramble, secure, keys)?;
         self.begin_packet();
         let w = &mut self.wbuf;
         w.extend_from_slice(&caps.to_le_bytes());
@@ -789,69 +815,137 @@ impl<S: Read + Write> Client<S> {
         self.send()?;
         self.caps = caps;
         self.ext_caps = ext;
+        let r = self.authenticate(user, password, plugin, hs.scramble, secure, keys);
+        r.map_err(|e| match e {
+            // MariaDB answers "Access denied" also to an account that
+            // demands TLS: say what else it can mean.
+            e @ Error::Server { .. } => tls_hint(e, tls_offered && !tls_used),
+            e => e,
+        })?;
+        self.broken = false;
+        if let (Some(db), 0) = (db, caps & CLIENT_CONNECT_WITH_DB) {
+            self.query(&format!("USE `{}`", db.replace('`', "``")))?;
+        }
+        Ok(())
+    }
 
+    /// The authentication exchange after the handshake response, until the
+    /// server's OK: auth switches, the fast and full `caching_sha2_password`
+    /// paths, the RSA key exchange, `client_ed25519`.
+    fn authenticate(
+        &mut self,
+        user: &str,
+        password: &str,
+        mut plugin: &'static str,
+        mut scramble: Vec<u8>,
+        secure: bool,
+        keys: &KeyOpts,
+    ) -> Result<()> {
+        // We asked the server for its RSA public key and wait for it.
+        let mut awaiting_key = plugin == SHA256 && sha256_requests_key(password, secure, keys);
         loop {
             let b = self.next()?;
             match b.first() {
-                Some(0x00) => break,
-                Some(0xff) => return Err(tls_hint(parse_err(b), tls_offered && !tls_used)),
+                Some(0x00) => return Ok(()),
+                Some(0xff) => {
+                    return Err(match parse_err(b) {
+                        Error::Server { code, message } if code == 1045 => Error::Server {
+                            code,
+                            message: format!(
+                                "{message} (authentication plugin {plugin}; check the user and the \
+                                 password: the URL's, else --password-file's, else $MYSQL_PWD)"
+                            ),
+                        },
+                        e => e,
+                    });
+                }
                 Some(0xfe) => {
                     // AuthSwitchRequest: plugin name, then its data.
                     let mut r = Reader(&b[1..]);
                     let name = r.nul_str().unwrap_or_default();
                     let name = String::from_utf8_lossy(name).into_owned();
-                    let mut data = r.0;
-                    if let [rest @ .., 0] = data {
-                        data = rest;
-                    }
-                    let data = data.to_vec();
+                    let data = r.0.to_vec();
                     plugin = match name.as_str() {
                         NATIVE => NATIVE,
                         CACHING_SHA2 => CACHING_SHA2,
+                        SHA256 => SHA256,
+                        ED25519 => ED25519,
                         _ => return Err(unsupported_plugin(&name, user)),
                     };
-                    let auth = auth_response(plugin, password.as_bytes(), &data)?;
+                    let auth = if plugin == ED25519 {
+                        // 32 random bytes, no terminating NUL.
+                        let nonce = data.get(..32).ok_or_else(|| malformed("ed25519 nonce"))?;
+                        scramble = nonce.to_vec();
+                        auth::ed25519_sign(password.as_bytes(), nonce)
+                    } else {
+                        scramble = data[..data.len().min(20)].to_vec();
+                        awaiting_key =
+                            plugin == SHA256 && sha256_requests_key(password, secure, keys);
+                        first_response(plugin, password.as_bytes(), &scramble, secure, keys)?
+                    };
                     self.begin_packet();
                     self.wbuf.extend_from_slice(&auth);
+                    self.send()?;
+                }
+                // AuthMoreData with the PEM key we asked for.
+                Some(0x01) if awaiting_key => {
+                    let key = auth::parse_public_key(&b[1..]).map_err(|e| {
+                        Error::Fatal(format!(
+                            "{plugin}: the server sent no usable RSA public key ({e}; does it have \
+                             RSA keys?): give server-public-key-path=FILE, or connect with TLS \
+                             (ssl-mode=REQUIRED) or through the unix socket (?socket=PATH)"
+                        ))
+                    })?;
+                    let c = auth::encrypt_password(password.as_bytes(), &scramble, &key)
+                        .map_err(|e| Error::Fatal(format!("{plugin}: {e}")))?;
+                    awaiting_key = false;
+                    self.begin_packet();
+                    self.wbuf.extend_from_slice(&c);
                     self.send()?;
                 }
                 Some(0x01) if plugin == CACHING_SHA2 => match b.get(1) {
                     // Fast authentication succeeded; an OK packet follows.
                     Some(3) => {}
-                    // Full authentication: the password itself, which may
-                    // only travel over a secure channel.
-                    Some(4) if secure => {
-                        self.begin_packet();
-                        self.wbuf.extend_from_slice(password.as_bytes());
-                        self.wbuf.push(0);
-                        self.send()?;
-                    }
+                    // Full authentication: the password itself over a
+                    // secure transport, else encrypted with the RSA key.
                     Some(4) => {
-                        return Err(Error::Fatal(format!(
-                            "the server wants the full caching_sha2_password exchange for user '{user}' \
-                             (its password is not in the server's cache), which needs TLS or the server's \
-                             RSA key; rqps connects without TLS. Give the user mysql_native_password \
-                             (ALTER USER ... IDENTIFIED WITH mysql_native_password BY '...'), connect \
-                             through the unix socket (?socket=/path/mysqld.sock), or connect once with \
-                             TLS (e.g. the mysql command-line client) so that the server caches the password"
-                        )));
+                        let reply = if secure {
+                            let mut p = password.as_bytes().to_vec();
+                            p.push(0);
+                            p
+                        } else if let Some(key) = &keys.server_public_key {
+                            let key = auth::parse_public_key(key.as_bytes()).map_err(|e| {
+                                Error::Fatal(format!("{CACHING_SHA2}: server-public-key-path: {e}"))
+                            })?;
+                            auth::encrypt_password(password.as_bytes(), &scramble, &key)
+                                .map_err(|e| Error::Fatal(format!("{CACHING_SHA2}: {e}")))?
+                        } else if keys.get_server_public_key {
+                            awaiting_key = true;
+                            vec![2]
+                        } else {
+                            return Err(Error::Fatal(format!(
+                                "the server wants the full caching_sha2_password exchange for user '{user}' \
+                                 (its password is not in the server's cache) over plaintext: add \
+                                 get-server-public-key=true to the URL, or server-public-key-path=FILE \
+                                 (the server's RSA public key, PEM), or connect with TLS (ssl-mode=REQUIRED) \
+                                 or through the unix socket (?socket=/path/mysqld.sock)"
+                            )));
+                        };
+                        self.begin_packet();
+                        self.wbuf.extend_from_slice(&reply);
+                        self.send()?;
                     }
                     _ => return Err(malformed("caching_sha2_password state")),
                 },
                 Some(_) => {
                     return Err(Error::Fatal(format!(
                         "unexpected packet during authentication (plugin {plugin}); \
-                         rqps supports mysql_native_password and caching_sha2_password"
+                         rqps supports {SUPPORTED}"
                     )));
                 }
                 None => return Err(malformed("empty packet during authentication")),
             }
         }
-        self.broken = false;
-        if let (Some(db), 0) = (db, caps & CLIENT_CONNECT_WITH_DB) {
-            self.query(&format!("USE `{}`", db.replace('`', "``")))?;
-        }
-        Ok(())
     }
 
     // ---- commands ---------------------------------------------------------
@@ -1210,8 +1304,46 @@ impl<S: Read + Write> Drop for Client<S> {
 fn unsupported_plugin(name: &str, user: &str) -> Error {
     Error::Fatal(format!(
         "user '{user}' authenticates with '{name}', which rqps does not support: \
-         use mysql_native_password or caching_sha2_password"
+         give the user one of {SUPPORTED}"
     ))
+}
+
+/// Whether `sha256_password` asks the server for its RSA key: over
+/// plaintext, with a password, and no key file (as the mysql client does).
+fn sha256_requests_key(password: &str, secure: bool, keys: &KeyOpts) -> bool {
+    !password.is_empty() && !secure && keys.server_public_key.is_none()
+}
+
+/// The first answer of `plugin` to the server's scramble: the hashed
+/// scramble, or for `sha256_password` the password itself over a secure
+/// transport, RSA-encrypted with a known key, or a request for the key (1).
+fn first_response(
+    plugin: &str,
+    password: &[u8],
+    scramble: &[u8],
+    secure: bool,
+    keys: &KeyOpts,
+) -> Result<Vec<u8>> {
+    if plugin != SHA256 {
+        return auth_response(plugin, password, scramble);
+    }
+    if password.is_empty() {
+        return Ok(vec![0]);
+    }
+    if secure {
+        let mut p = password.to_vec();
+        p.push(0);
+        return Ok(p);
+    }
+    match &keys.server_public_key {
+        Some(pem) => {
+            let key = auth::parse_public_key(pem.as_bytes())
+                .map_err(|e| Error::Fatal(format!("{SHA256}: server-public-key-path: {e}")))?;
+            auth::encrypt_password(password, &scramble[..scramble.len().min(20)], &key)
+                .map_err(|e| Error::Fatal(format!("{SHA256}: {e}")))
+        }
+        None => Ok(vec![1]),
+    }
 }
 
 fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> Result<Vec<u8>> {
@@ -1858,8 +1990,15 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        c.handshake("bench", "secret", Some("sbtest"), false, None)
-            .unwrap();
+        c.handshake(
+            "bench",
+            "secret",
+            Some("sbtest"),
+            false,
+            None,
+            &KeyOpts::default(),
+        )
+        .unwrap();
         assert!(!c.broken);
         assert_eq!(c.ext_caps, MARIADB_CLIENT_CACHE_METADATA);
         assert_eq!(c.caps & CLIENT_LONG_PASSWORD, 0);
@@ -1886,6 +2025,33 @@ mod tests {
     }
 
     #[test]
+    fn an_ed25519_switch_is_answered_with_a_signature_of_the_whole_nonce() {
+        use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+        let hs = handshake_packet(SERVER_CAPS, 0, NATIVE);
+        // A nonce whose last byte is 0: it is data, not a terminator.
+        let mut nonce: Vec<u8> = (1..=31).collect();
+        nonce.push(0);
+        let mut switch = b"\xfeclient_ed25519\0".to_vec();
+        switch.extend_from_slice(&nonce);
+        let ok: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
+        let mut c = Client::new(Fixture {
+            chunks: vec![pkt(0, &hs), pkt(2, &switch), pkt(4, ok)].into(),
+            reads: 0,
+            written: Vec::new(),
+        });
+        c.handshake("bench", "secret", None, false, None, &KeyOpts::default())
+            .unwrap();
+        let w = &c.io.written;
+        let resp_len = u32::from_le_bytes([w[0], w[1], w[2], 0]) as usize;
+        let answer = &w[4 + resp_len..];
+        assert_eq!(&answer[..4], &[64, 0, 0, 3]);
+        let sig = Signature::from_slice(&answer[4..]).unwrap();
+        let key = VerifyingKey::from_bytes(&auth::ed25519_public(b"secret")).unwrap();
+        key.verify(&nonce, &sig).unwrap();
+        assert!(key.verify(&nonce[..31], &sig).is_err());
+    }
+
+    #[test]
     fn ssl_mode_required_against_a_server_without_tls_is_refused_before_the_password() {
         let hs = handshake_packet(SERVER_CAPS & !CLIENT_SSL, 0, NATIVE);
         let mut c = Client::new(Fixture {
@@ -1900,7 +2066,14 @@ mod tests {
             start: &mut start,
         };
         let e = c
-            .handshake("bench", "hunter2", None, false, Some(step))
+            .handshake(
+                "bench",
+                "hunter2",
+                None,
+                false,
+                Some(step),
+                &KeyOpts::default(),
+            )
             .unwrap_err();
         assert!(
             matches!(&e, Error::Fatal(m) if m.contains("does not offer TLS") && m.contains("ssl-mode=REQUIRED")),
@@ -1930,8 +2103,15 @@ mod tests {
             mode: Mode::Prefer,
             start: &mut start,
         };
-        c.handshake("bench", "hunter2", None, false, Some(step))
-            .unwrap();
+        c.handshake(
+            "bench",
+            "hunter2",
+            None,
+            false,
+            Some(step),
+            &KeyOpts::default(),
+        )
+        .unwrap();
         let w = &c.io.written;
         // The SSLRequest: a 32-byte packet, sequence 1, asking for CLIENT_SSL.
         assert_eq!(started, 36);
@@ -1956,7 +2136,7 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, None)
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
         assert!(!e.to_string().contains("TLS"), "{e}");
@@ -1969,7 +2149,7 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, None)
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(matches!(e, Error::Server { code: 1045, .. }), "{e}");
         assert!(e.to_string().contains("requires TLS"), "{e}");
@@ -1982,10 +2162,11 @@ mod tests {
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, None)
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(
-            matches!(&e, Error::Fatal(m) if m.contains("mysql_native_password")),
+            matches!(&e, Error::Fatal(m) if m.contains("get-server-public-key=true")
+                && m.contains("server-public-key-path") && m.contains("ssl-mode=REQUIRED")),
             "{e}"
         );
         assert!(!e.to_string().contains("hunter2"));
@@ -1996,19 +2177,20 @@ mod tests {
             reads: 0,
             written: Vec::new(),
         });
-        c.handshake("bench", "hunter2", None, true, None).unwrap();
+        c.handshake("bench", "hunter2", None, true, None, &KeyOpts::default())
+            .unwrap();
         assert!(c.io.written.ends_with(&pkt(3, b"hunter2\0")));
         // An unknown plugin asked for by a switch.
         let mut c = Client::new(Fixture {
-            chunks: vec![pkt(0, &hs), pkt(2, b"\xfeclient_ed25519\0abc\0")].into(),
+            chunks: vec![pkt(0, &hs), pkt(2, b"\xfedialog\0abc\0")].into(),
             reads: 0,
             written: Vec::new(),
         });
         let e = c
-            .handshake("bench", "hunter2", None, false, None)
+            .handshake("bench", "hunter2", None, false, None, &KeyOpts::default())
             .unwrap_err();
         assert!(
-            matches!(&e, Error::Fatal(m) if m.contains("client_ed25519")),
+            matches!(&e, Error::Fatal(m) if m.contains("'dialog'") && m.contains("sha256_password")),
             "{e}"
         );
     }
@@ -2045,6 +2227,7 @@ mod tests {
             connect_timeout: Duration::from_secs(1),
             io_timeout: Duration::from_secs(30),
             tls: crate::engine::tls::TlsSetup::disabled(crate::engine::tls::Flavor::Mysql),
+            keys: Default::default(),
         });
         (r, t.elapsed())
     }

@@ -164,6 +164,22 @@ impl PostgresDriver {
                 )));
             }
         };
+        let user = u.user.clone().unwrap_or_else(|| "postgres".into());
+        // Without one in the URL (or a password file), the one in
+        // $PGPASSWORD, then ~/.pgpass (or $PGPASSFILE), as libpq does.
+        let password = u
+            .password
+            .clone()
+            .or_else(|| std::env::var("PGPASSWORD").ok())
+            .or_else(|| {
+                let key = crate::engine::secret::PgKey {
+                    host: &host,
+                    port,
+                    database: &db,
+                    user: &user,
+                };
+                crate::engine::secret::pgpass(&key, &mut |w| eprintln!("rqps: warning: {w}"))
+            });
         // As libpq: no TLS over a unix socket, whatever sslmode says.
         let tls = if unix {
             TlsSetup::disabled(Flavor::Postgres)
@@ -184,12 +200,8 @@ impl PostgresDriver {
             config: Config {
                 host,
                 port,
-                user: u.user.clone().unwrap_or_else(|| "postgres".into()),
-                // Without one in the URL, the one in $PGPASSWORD, as libpq does.
-                password: u
-                    .password
-                    .clone()
-                    .or_else(|| std::env::var("PGPASSWORD").ok()),
+                user,
+                password,
                 database: db,
                 application_name: u.param("application_name").unwrap_or("rqps").to_string(),
                 connect_timeout: CONNECT_TIMEOUT,

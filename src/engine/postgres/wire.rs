@@ -644,7 +644,8 @@ impl<S: Read + Write> PgConn<S> {
         let password = || {
             cfg.password.as_deref().ok_or_else(|| {
                 DbError::fatal(format!(
-                    "the server asks user '{}' for a password and the target gives none",
+                    "the server asks user '{}' for a password and none was given: use --password-file FILE, \
+                     $PGPASSWORD or ~/.pgpass ($PGPASSFILE) rather than the URL, which shows in ps",
                     cfg.user
                 ))
             })
@@ -1847,7 +1848,10 @@ mod tests {
         };
         let e = c.startup(&cfg, false, None).unwrap_err();
         assert_eq!(e.class, ErrorClass::Fatal);
-        assert!(e.message.contains("password"), "{e}");
+        assert!(
+            e.message.contains("--password-file") && e.message.contains("~/.pgpass"),
+            "{e}"
+        );
     }
 
     /// A server on a loopback port that, once a client connects, sends
