@@ -1,0 +1,426 @@
+//! CPU profiles of a test's measured interval (`--cpu-profile`).
+//!
+//! Contract: while a test's `/proc` sampler runs (from the end of the warm-up
+//! to the end of the measured run), `perf record -e cpu-clock -g` samples
+//! - the engine: the server's process tree (every process in it when the
+//!   interval starts; perf's inheritance adds processes forked later), or,
+//!   for an engine inside rqps (SQLite, RocksDB), the whole rqps process:
+//!   its workers and the engine's own background threads, which is exactly
+//!   what `client cpu/o` measures there;
+//! - the client: the rqps process, as a second profile (servers only).
+//!
+//! The sample period is fixed ([`PERIOD_NS`] of CPU time), not a frequency,
+//! so `samples × period / ops` is CPU time per operation and its sampling
+//! error is `√samples × period / ops`. perf is started with its events
+//! disabled and enabled through its control FIFO only once every event is
+//! open, so its start-up cost is outside the interval, and disabled before it
+//! stops, likewise. The stacks are folded in-process (inferno) and stored with
+//! the result, deflated and base64-encoded ([`crate::results::CpuProfile`]).
+//!
+//! Limits are said once per run ([`check`]): perf missing, not permitted
+//! (`kernel.perf_event_paranoid`), or profiles without symbols; the benchmark
+//! runs on without profiles.
+
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::results::{CpuProfile, ProfileSide};
+
+/// CPU time between two samples: 1 ms of cpu-clock, about 1 kHz per busy CPU.
+pub const PERIOD_NS: u64 = 1_000_000;
+
+/// How long perf may take to open its events or to answer a control command.
+const CONTROL_WAIT: Duration = Duration::from_secs(10);
+
+/// The perf binary: `RQPS_PERF` when set (tests), else `perf` from PATH.
+fn perf_bin() -> PathBuf {
+    std::env::var_os("RQPS_PERF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("perf"))
+}
+
+/// Whether perf can profile here: `Err` says why not and what to do.
+pub fn check() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let out = Command::new(perf_bin())
+        .args(["record", "-q", "-e", "cpu-clock", "-c"])
+        .arg(PERIOD_NS.to_string())
+        .arg("-o")
+        .arg(dir.path().join("check.data"))
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(
+            "perf is not installed (or not on PATH): install it (Debian: apt install linux-perf)"
+                .into(),
+        ),
+        Err(e) => Err(format!("cannot run perf: {e}")),
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                .ok()
+                .map(|s| s.trim().to_string());
+            if err.contains("paranoid") || err.contains("ermission") || err.contains("EACCES") {
+                Err(format!(
+                    "perf is not permitted to profile other processes (kernel.perf_event_paranoid = {}): run `sysctl kernel.perf_event_paranoid=1`, or run rqps as root",
+                    paranoid.as_deref().unwrap_or("?")
+                ))
+            } else {
+                let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                Err(format!(
+                    "perf record fails here ({}): check that `perf record -e cpu-clock -- true` works",
+                    first.trim()
+                ))
+            }
+        }
+    }
+}
+
+/// A FIFO in `dir`.
+fn mkfifo(path: &Path) -> std::io::Result<()> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("a NUL in a temporary path"))?;
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn open_nonblock(path: &Path, write: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    if write {
+        o.write(true);
+    } else {
+        o.read(true);
+    }
+    o.custom_flags(libc::O_NONBLOCK).open(path)
+}
+
+/// One `perf record` on a set of pids, events disabled until [`Recording::enable`].
+pub struct Recording {
+    child: Child,
+    dir: tempfile::TempDir,
+    ctl: Option<std::fs::File>,
+    ack: Option<std::fs::File>,
+}
+
+impl Recording {
+    /// Starts perf on `pids` (each with the threads and children it has or
+    /// will have) and returns once its events are open and enabled.
+    pub fn start(pids: &[u32]) -> Result<Recording, String> {
+        if pids.is_empty() {
+            return Err("no process to profile".into());
+        }
+        let dir =
+            tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+        let (ctl, ack) = (dir.path().join("ctl"), dir.path().join("ack"));
+        mkfifo(&ctl)
+            .and_then(|_| mkfifo(&ack))
+            .map_err(|e| format!("cannot make perf's control FIFOs: {e}"))?;
+        let list = pids
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let child = Command::new(perf_bin())
+            .args(["record", "-q", "-e", "cpu-clock", "-g", "-c"])
+            .arg(PERIOD_NS.to_string())
+            .arg("-p")
+            .arg(&list)
+            .args(["-D", "-1"])
+            .arg(format!(
+                "--control=fifo:{},{}",
+                ctl.display(),
+                ack.display()
+            ))
+            .arg("-o")
+            .arg(dir.path().join("perf.data"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start perf: {e}"))?;
+        let mut r = Recording {
+            child,
+            dir,
+            ctl: None,
+            ack: None,
+        };
+        // perf opens the control FIFO once its events are set up.
+        let deadline = Instant::now() + CONTROL_WAIT;
+        let ack_file =
+            open_nonblock(&ack, false).map_err(|e| format!("cannot open perf's FIFO: {e}"))?;
+        r.ack = Some(ack_file);
+        loop {
+            match open_nonblock(&ctl, true) {
+                Ok(f) => {
+                    r.ctl = Some(f);
+                    break;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+                Err(e) => return Err(r.fail(&format!("cannot open perf's FIFO: {e}"))),
+            }
+            if let Ok(Some(_)) = r.child.try_wait() {
+                return Err(r.fail("perf ended before profiling"));
+            }
+            if Instant::now() > deadline {
+                return Err(r.fail("perf did not start within 10 s"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        r.command("enable")?;
+        Ok(r)
+    }
+
+    /// Sends a control command and waits for perf's acknowledgement.
+    fn command(&mut self, what: &str) -> Result<(), String> {
+        let sent = self
+            .ctl
+            .as_mut()
+            .map(|c| c.write_all(format!("{what}\n").as_bytes()))
+            .unwrap_or(Ok(()));
+        if let Err(e) = sent {
+            return Err(self.fail(&format!("cannot {what} perf: {e}")));
+        }
+        let deadline = Instant::now() + CONTROL_WAIT;
+        let mut got = Vec::new();
+        loop {
+            let mut buf = [0u8; 16];
+            match self.ack.as_mut().map(|a| a.read(&mut buf)) {
+                Some(Ok(n)) if n > 0 => {
+                    got.extend_from_slice(&buf[..n]);
+                    if got.contains(&b'\n') {
+                        return Ok(());
+                    }
+                }
+                Some(Ok(_)) | Some(Err(_)) | None => {}
+            }
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return Err(self.fail(&format!("perf ended before it could {what}")));
+            }
+            if Instant::now() > deadline {
+                return Err(self.fail(&format!("perf did not {what} within 10 s")));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Ends perf after a failure: the message with perf's own first line.
+    fn fail(&mut self, why: &str) -> String {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let deadline = Instant::now() + CONTROL_WAIT;
+        while !matches!(self.child.try_wait(), Ok(Some(_))) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        match err.lines().find(|l| !l.trim().is_empty()) {
+            Some(l) => format!("{why}: {}", l.trim()),
+            None => why.to_string(),
+        }
+    }
+
+    /// Disables the events: nothing is sampled after this returns.
+    pub fn disable(&mut self) -> Result<(), String> {
+        self.command("disable")
+    }
+
+    /// Ends perf (SIGINT) and folds what it recorded. Call [`Recording::disable`]
+    /// on every recording first: `perf script` is a process of rqps, which the
+    /// client's recording would otherwise sample.
+    pub fn stop(mut self) -> Result<Folded, String> {
+        drop(self.ctl.take());
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let status = self.child.wait().map_err(|e| format!("perf: {e}"))?;
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        let data = self.dir.path().join("perf.data");
+        if !data.exists() {
+            return Err(format!(
+                "perf wrote no profile ({status}): {}",
+                err.lines().next().unwrap_or("").trim()
+            ));
+        }
+        let script = Command::new(perf_bin())
+            .arg("script")
+            .arg("-i")
+            .arg(&data)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run perf script: {e}"))?;
+        if !script.status.success() {
+            return Err(format!("perf script failed ({})", script.status));
+        }
+        fold(&script.stdout, PERIOD_NS)
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Folded stacks: `frame;frame;leaf count` lines, root first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Folded {
+    pub text: String,
+    pub samples: u64,
+}
+
+/// Folds `perf script` output of samples `period` apart into counts of samples
+/// (inferno counts each sample as its period, in nanoseconds of cpu-clock).
+pub fn fold(script: &[u8], period: u64) -> Result<Folded, String> {
+    use inferno::collapse::Collapse as _;
+    let mut opts = inferno::collapse::perf::Options::default();
+    opts.nthreads = 1;
+    let mut out = Vec::new();
+    inferno::collapse::perf::Folder::from(opts)
+        .collapse(script, &mut out)
+        .map_err(|e| format!("cannot fold perf's stacks: {e}"))?;
+    let folded = String::from_utf8_lossy(&out);
+    let mut text = String::new();
+    let mut samples = 0;
+    for (stack, n) in crate::report::profile::parse(&folded) {
+        let n = (n + period / 2) / period.max(1);
+        if n > 0 {
+            samples += n;
+            text.push_str(&format!("{stack} {n}\n"));
+        }
+    }
+    Ok(Folded { text, samples })
+}
+
+/// Whether the "no symbols" notice was given in this process.
+static NO_SYMBOLS_SAID: AtomicBool = AtomicBool::new(false);
+
+/// A profile whose samples mostly end in unnamed frames, said once per process.
+pub fn symbols_notice(f: &Folded, who: &str) -> Option<String> {
+    let unknown: u64 = crate::report::profile::parse(&f.text)
+        .iter()
+        .filter(|(stack, _)| {
+            let leaf = stack.rsplit(';').next().unwrap_or("");
+            leaf == "[unknown]" || leaf.starts_with("0x")
+        })
+        .map(|(_, n)| n)
+        .sum();
+    if f.samples == 0 || unknown * 2 < f.samples {
+        return None;
+    }
+    if NO_SYMBOLS_SAID.swap(true, Ordering::Relaxed) {
+        return None;
+    }
+    Some(format!(
+        "cpu profile: {:.0}% of the {who}'s samples have no function name: install its debug symbols (Debian: the -dbgsym package, or debuginfod)",
+        unknown as f64 * 100.0 / f.samples as f64
+    ))
+}
+
+/// The recordings of one test.
+pub struct TestProfile {
+    engine: Option<Recording>,
+    client: Option<Recording>,
+    /// What the engine profile covers.
+    engine_is: &'static str,
+    failures: Vec<String>,
+}
+
+impl TestProfile {
+    /// Starts the engine's and the client's recordings: `server` is the
+    /// server's process tree (empty for an engine inside rqps).
+    pub fn start(server: &[u32]) -> TestProfile {
+        let me = std::process::id();
+        let mut failures = Vec::new();
+        let mut start = |pids: &[u32], who: &str| match Recording::start(pids) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                failures.push(format!("cpu profile of the {who}: {e}"));
+                None
+            }
+        };
+        if server.is_empty() {
+            let engine = start(&[me], "engine");
+            TestProfile {
+                engine,
+                client: None,
+                engine_is: "rqps process",
+                failures,
+            }
+        } else {
+            let engine = start(server, "server");
+            let client = start(&[me], "client");
+            TestProfile {
+                engine,
+                client,
+                engine_is: "server",
+                failures,
+            }
+        }
+    }
+
+    /// Stops the recordings; the profile over `ops` operations, and what failed.
+    pub fn finish(self, ops: f64) -> (Option<CpuProfile>, Vec<String>) {
+        let TestProfile {
+            engine,
+            client,
+            engine_is,
+            mut failures,
+        } = self;
+        let (mut engine, mut client) = (engine, client);
+        for (r, who) in [(&mut engine, engine_is), (&mut client, "client")] {
+            if let Some(Err(e)) = r.as_mut().map(|r| r.disable()) {
+                failures.push(format!("cpu profile of the {who}: {e}"));
+                *r = None;
+            }
+        }
+        let mut side = |r: Option<Recording>, who: &str| -> Option<ProfileSide> {
+            match r?.stop() {
+                Ok(f) => {
+                    if let Some(n) = symbols_notice(&f, who) {
+                        failures.push(n);
+                    }
+                    Some(ProfileSide::new(&f))
+                }
+                Err(e) => {
+                    failures.push(format!("cpu profile of the {who}: {e}"));
+                    None
+                }
+            }
+        };
+        let engine = side(engine, engine_is);
+        let client = side(client, "client");
+        if engine.is_none() && client.is_none() {
+            return (None, failures);
+        }
+        (
+            Some(CpuProfile {
+                period_ns: PERIOD_NS,
+                ops,
+                engine_is: engine_is.to_string(),
+                engine,
+                client,
+            }),
+            failures,
+        )
+    }
+}

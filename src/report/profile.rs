@@ -1,0 +1,522 @@
+//! CPU profiles as numbers (`rqps report --explain`) and flame graphs.
+//!
+//! Contract: a profile's samples are each [`CpuProfile::period_ns`] of CPU
+//! time, so a function's CPU per operation is `samples × period / ops`:
+//! *self* counts the samples whose leaf frame is the function, *inclusive*
+//! those whose stack holds it anywhere (once per stack, so recursion is not
+//! counted twice). The sampling error of a figure from `n` samples is taken
+//! as the Poisson standard deviation, `√n × period / ops`. With frame-pointer
+//! call graphs (`perf record -g`), code built without frame pointers has
+//! short stacks: self figures stay right, inclusive ones of its callers are
+//! too low.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::results::{CpuProfile, ProfileSide};
+
+/// Folded `stack count` lines as (stack, count); malformed lines are skipped.
+pub fn parse(text: &str) -> Vec<(&str, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (stack, n) = l.trim_end().rsplit_once(' ')?;
+            Some((stack, n.parse().ok()?))
+        })
+        .collect()
+}
+
+/// One function's CPU per operation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FnCost {
+    pub name: String,
+    pub self_samples: u64,
+    pub incl_samples: u64,
+    pub self_us: f64,
+    pub incl_us: f64,
+}
+
+/// A profile's figures per operation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Costs {
+    pub samples: u64,
+    /// All samples, µs per operation, and its sampling error.
+    pub total_us: f64,
+    pub error_us: f64,
+    /// Every function, by self cost, largest first.
+    pub functions: Vec<FnCost>,
+    /// µs per operation of one sample.
+    pub us_per_sample: f64,
+}
+
+impl Costs {
+    pub fn get(&self, name: &str) -> Option<&FnCost> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The sampling error of a figure made of `samples` samples.
+    pub fn error_of(&self, samples: u64) -> f64 {
+        (samples as f64).sqrt() * self.us_per_sample
+    }
+}
+
+/// The figures of folded stacks sampled every `period_ns` over `ops` operations.
+pub fn costs(folded: &str, period_ns: u64, ops: f64) -> Costs {
+    let us_per_sample = if ops > 0.0 {
+        period_ns as f64 / 1000.0 / ops
+    } else {
+        0.0
+    };
+    let mut by: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut samples = 0;
+    for (stack, n) in parse(folded) {
+        samples += n;
+        let mut seen = HashSet::new();
+        let frames: Vec<&str> = stack.split(';').collect();
+        for f in &frames {
+            if seen.insert(*f) {
+                by.entry(f).or_default().1 += n;
+            }
+        }
+        if let Some(leaf) = frames.last() {
+            by.entry(leaf).or_default().0 += n;
+        }
+    }
+    let mut functions: Vec<FnCost> = by
+        .into_iter()
+        .map(|(name, (s, i))| FnCost {
+            name: name.to_string(),
+            self_samples: s,
+            incl_samples: i,
+            self_us: s as f64 * us_per_sample,
+            incl_us: i as f64 * us_per_sample,
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        b.self_samples
+            .cmp(&a.self_samples)
+            .then(b.incl_samples.cmp(&a.incl_samples))
+            .then(a.name.cmp(&b.name))
+    });
+    Costs {
+        samples,
+        total_us: samples as f64 * us_per_sample,
+        error_us: (samples as f64).sqrt() * us_per_sample,
+        functions,
+        us_per_sample,
+    }
+}
+
+/// The figures of one side of a stored profile.
+pub fn side_costs(p: &CpuProfile, side: &ProfileSide) -> Option<Costs> {
+    Some(costs(&side.stacks()?, p.period_ns, p.ops))
+}
+
+/// Relative tolerance beyond the sampling error when a profile's total is
+/// checked against the measured CPU per operation: perf and the `/proc`
+/// sampler start and stop a few milliseconds apart, and processes that end
+/// within the interval leave the `/proc` total.
+pub const CHECK_TOLERANCE: f64 = 0.10;
+
+/// A warning when a profile's total µs/op is not the `measured` CPU per
+/// operation within three sampling errors plus [`CHECK_TOLERANCE`].
+pub fn check_total(c: &Costs, measured: f64, who: &str, figure: &str) -> Option<String> {
+    let allowed = 3.0 * c.error_us + CHECK_TOLERANCE * measured;
+    let diff = c.total_us - measured;
+    (diff.abs() > allowed).then(|| {
+        format!(
+            "cpu profile: the {who} profile adds up to {:.2} ± {:.2} µs/op but {figure} measured {measured:.2} µs/op ({:+.0}%): samples were lost or processes were missed",
+            c.total_us,
+            c.error_us,
+            diff * 100.0 / measured.max(1e-9)
+        )
+    })
+}
+
+/// One row of the base/target table: a function's self µs/op on both sides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffRow {
+    pub name: String,
+    pub base_us: f64,
+    pub target_us: f64,
+    /// Sampling error of the difference.
+    pub error_us: f64,
+    pub base_incl_us: f64,
+    pub target_incl_us: f64,
+}
+
+impl DiffRow {
+    pub fn diff(&self) -> f64 {
+        self.target_us - self.base_us
+    }
+}
+
+/// Every function of either side, by the largest increase of self µs/op first.
+pub fn compare(base: &Costs, target: &Costs) -> Vec<DiffRow> {
+    let names: std::collections::BTreeSet<&str> = base
+        .functions
+        .iter()
+        .chain(&target.functions)
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut rows: Vec<DiffRow> = names
+        .into_iter()
+        .map(|n| {
+            let b = base.get(n);
+            let t = target.get(n);
+            let bs = b.map(|f| f.self_samples).unwrap_or(0);
+            let ts = t.map(|f| f.self_samples).unwrap_or(0);
+            DiffRow {
+                name: n.to_string(),
+                base_us: b.map(|f| f.self_us).unwrap_or(0.0),
+                target_us: t.map(|f| f.self_us).unwrap_or(0.0),
+                error_us: (base.error_of(bs).powi(2) + target.error_of(ts).powi(2)).sqrt(),
+                base_incl_us: b.map(|f| f.incl_us).unwrap_or(0.0),
+                target_incl_us: t.map(|f| f.incl_us).unwrap_or(0.0),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.diff()
+            .partial_cmp(&a.diff())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.name.cmp(&b.name))
+    });
+    rows
+}
+
+/// Folded stacks with counts in picoseconds per operation, so that two
+/// profiles of different lengths compare per operation.
+fn per_op_folded(folded: &str, period_ns: u64, ops: f64) -> String {
+    let mut out = String::new();
+    for (stack, n) in parse(folded) {
+        let ps = (n as f64 * period_ns as f64 * 1000.0 / ops.max(1e-9)).round() as u64;
+        if ps > 0 {
+            out.push_str(&format!("{stack} {ps}\n"));
+        }
+    }
+    out
+}
+
+/// A flame graph (SVG) of one profile, its widths in CPU time per operation.
+pub fn flame_graph(title: &str, p: &CpuProfile, side: &ProfileSide) -> Option<String> {
+    let folded = per_op_folded(&side.stacks()?, p.period_ns, p.ops);
+    render(title, &folded, false)
+}
+
+/// A differential flame graph of `target` against `base`: the target's
+/// stacks, red where they cost more CPU per operation than in the base,
+/// blue where less.
+pub fn diff_flame_graph(
+    title: &str,
+    base: (&CpuProfile, &ProfileSide),
+    target: (&CpuProfile, &ProfileSide),
+) -> Option<String> {
+    let b = per_op_folded(&base.1.stacks()?, base.0.period_ns, base.0.ops);
+    let t = per_op_folded(&target.1.stacks()?, target.0.period_ns, target.0.ops);
+    let mut diff = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options::default(),
+        b.as_bytes(),
+        t.as_bytes(),
+        &mut diff,
+    )
+    .ok()?;
+    render(title, &String::from_utf8_lossy(&diff), true)
+}
+
+fn render(title: &str, folded: &str, _differential: bool) -> Option<String> {
+    if folded.trim().is_empty() {
+        return None;
+    }
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "ps/op".into();
+    opts.deterministic = true;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg).ok()?;
+    String::from_utf8(svg).ok()
+}
+
+/// One name's profiles of one test at one thread count, pooled over its
+/// repeats: the stacks and operations added up (same sample period).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pooled {
+    pub threads: usize,
+    pub repeats: usize,
+    pub engine_is: String,
+    pub profile: CpuProfile,
+}
+
+fn add_side(into: &mut Option<ProfileSide>, from: &Option<ProfileSide>) {
+    let Some(from) = from else { return };
+    let merged = match into.as_ref() {
+        None => from.stacks(),
+        Some(have) => have
+            .stacks()
+            .zip(from.stacks())
+            .map(|(a, b)| format!("{a}{b}")),
+    };
+    if let Some(text) = merged {
+        let samples = parse(&text).iter().map(|(_, n)| n).sum();
+        *into = Some(ProfileSide::new(&crate::harness::profile::Folded {
+            text,
+            samples,
+        }));
+    }
+}
+
+/// The profiles of `test` in the runs named `name`, per thread count.
+pub fn pooled(runs: &[crate::results::RunDoc], name: &str, test: &str) -> Vec<Pooled> {
+    let mut out: Vec<Pooled> = Vec::new();
+    for run in runs.iter().filter(|r| r.name == name) {
+        for t in run
+            .tests
+            .iter()
+            .filter(|t| t.test == test && t.status == "ok")
+        {
+            let Some(p) = &t.cpu_profile else { continue };
+            match out.iter_mut().find(|o| o.threads == t.threads) {
+                Some(o) if o.profile.period_ns == p.period_ns => {
+                    o.repeats += 1;
+                    o.profile.ops += p.ops;
+                    add_side(&mut o.profile.engine, &p.engine);
+                    add_side(&mut o.profile.client, &p.client);
+                }
+                Some(_) => {}
+                None => out.push(Pooled {
+                    threads: t.threads,
+                    repeats: 1,
+                    engine_is: p.engine_is.clone(),
+                    profile: p.clone(),
+                }),
+            }
+        }
+    }
+    out.sort_by_key(|p| p.threads);
+    out
+}
+
+/// Whether any test of these runs carries a profile.
+pub fn any_profile(runs: &[crate::results::RunDoc]) -> bool {
+    runs.iter()
+        .flat_map(|r| &r.tests)
+        .any(|t| t.cpu_profile.is_some())
+}
+
+fn us(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// The `--explain` table of one side (engine or client) of a base and a
+/// target: the `top` functions by largest increase of self µs/op.
+fn side_table(
+    what: &str,
+    base_name: &str,
+    base: &Costs,
+    target_name: &str,
+    target: &Costs,
+    top: usize,
+    out: &mut String,
+) {
+    use std::fmt::Write as _;
+    let rows = compare(base, target);
+    let w = rows
+        .iter()
+        .take(top)
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 60);
+    let _ = writeln!(
+        out,
+        "  {what}: self CPU µs per operation, by largest increase (± = sampling error)"
+    );
+    let _ = writeln!(
+        out,
+        "    {:<w$}  {:>12}  {:>12}  {:>9}  {:>7}  {:>12}  {:>12}",
+        "function",
+        trunc(base_name, 12),
+        trunc(target_name, 12),
+        "diff",
+        "±",
+        "incl base",
+        "incl target"
+    );
+    for r in rows.iter().take(top) {
+        let _ = writeln!(
+            out,
+            "    {:<w$}  {:>12}  {:>12}  {:>+9.2}  {:>7.2}  {:>12}  {:>12}",
+            trunc(&r.name, w),
+            us(r.base_us),
+            us(r.target_us),
+            r.diff(),
+            r.error_us,
+            us(r.base_incl_us),
+            us(r.target_incl_us)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "    {:<w$}  {:>12}  {:>12}  {:>+9.2}  {:>7.2}",
+        "all samples",
+        format!("{:.2}±{:.2}", base.total_us, base.error_us),
+        format!("{:.2}±{:.2}", target.total_us, target.error_us),
+        target.total_us - base.total_us,
+        (base.error_us.powi(2) + target.error_us.powi(2)).sqrt()
+    );
+}
+
+fn trunc(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// `rqps report --explain TEST`: per thread count and target, the top
+/// functions of base and target side by side. `Err` says what is missing.
+pub fn explain(
+    runs: &[crate::results::RunDoc],
+    base: &str,
+    targets: &[String],
+    test: &str,
+    top: usize,
+) -> Result<String, String> {
+    use std::fmt::Write as _;
+    let b = pooled(runs, base, test);
+    if b.is_empty() {
+        return Err(format!(
+            "'{base}' has no CPU profile of test '{test}': run it with --cpu-profile (matrix: cpu_profile = true)"
+        ));
+    }
+    let mut out = String::new();
+    let mut shown = 0;
+    for name in targets {
+        let t = pooled(runs, name, test);
+        if t.is_empty() {
+            let _ = writeln!(
+                out,
+                "{test}: '{name}' has no CPU profile of this test (run it with --cpu-profile)\n"
+            );
+            continue;
+        }
+        for tp in &t {
+            let Some(bp) = b.iter().find(|x| x.threads == tp.threads) else {
+                continue;
+            };
+            shown += 1;
+            let _ = writeln!(
+                out,
+                "{test} t={}: {name} ({} repeat(s), {:.0} ops) against {base} ({} repeat(s), {:.0} ops); one sample = {} µs of CPU",
+                tp.threads,
+                tp.repeats,
+                tp.profile.ops,
+                bp.repeats,
+                bp.profile.ops,
+                tp.profile.period_ns as f64 / 1000.0
+            );
+            let sides = [
+                (
+                    format!("engine ({})", tp.engine_is),
+                    &bp.profile.engine,
+                    &tp.profile.engine,
+                ),
+                (
+                    "client (rqps)".to_string(),
+                    &bp.profile.client,
+                    &tp.profile.client,
+                ),
+            ];
+            for (what, bs, ts) in sides {
+                let (Some(bs), Some(ts)) = (bs, ts) else {
+                    continue;
+                };
+                let (Some(bc), Some(tc)) =
+                    (side_costs(&bp.profile, bs), side_costs(&tp.profile, ts))
+                else {
+                    continue;
+                };
+                side_table(&what, base, &bc, name, &tc, top, &mut out);
+            }
+            out.push('\n');
+        }
+    }
+    if shown == 0 && out.is_empty() {
+        return Err(format!(
+            "no target has a CPU profile of test '{test}' at a thread count of '{base}'"
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FOLDED: &str = "main;exec;_bt_compare 30\nmain;exec 10\nmain;parse;parse 5\n";
+
+    #[test]
+    fn self_and_inclusive_costs_come_from_the_samples_and_the_operations() {
+        // 45 samples of 1 ms over 1000 operations: 45 µs/op.
+        let c = costs(FOLDED, 1_000_000, 1000.0);
+        assert_eq!(c.samples, 45);
+        assert!((c.total_us - 45.0).abs() < 1e-9);
+        assert!((c.error_us - 45f64.sqrt()).abs() < 1e-9);
+        let bt = c.get("_bt_compare").unwrap();
+        assert_eq!((bt.self_samples, bt.incl_samples), (30, 30));
+        let exec = c.get("exec").unwrap();
+        assert_eq!((exec.self_samples, exec.incl_samples), (10, 40));
+        assert!((exec.incl_us - 40.0).abs() < 1e-9);
+        // Recursion counts once per stack.
+        assert_eq!(c.get("parse").unwrap().incl_samples, 5);
+        assert_eq!(c.get("main").unwrap().incl_samples, 45);
+        assert_eq!(c.functions[0].name, "_bt_compare");
+    }
+
+    #[test]
+    fn a_total_far_from_the_measured_cpu_is_warned_about() {
+        let c = costs(FOLDED, 1_000_000, 1000.0);
+        assert_eq!(check_total(&c, 45.0, "server", "server cpu/o"), None);
+        assert_eq!(check_total(&c, 47.0, "server", "server cpu/o"), None);
+        let w = check_total(&c, 90.0, "server", "server cpu/o").expect("a warning");
+        assert!(w.contains("45.00 ± 6.71") && w.contains("90.00"), "{w}");
+    }
+
+    #[test]
+    fn the_comparison_ranks_the_largest_increase_first() {
+        let base = costs(FOLDED, 1_000_000, 1000.0);
+        let target = costs(
+            "main;exec;_bt_compare 30\nmain;exec 10\nmain;parse;raw_parser 40\n",
+            1_000_000,
+            2000.0,
+        );
+        let rows = compare(&base, &target);
+        assert_eq!(rows[0].name, "raw_parser");
+        assert!((rows[0].diff() - 20.0).abs() < 1e-9);
+        assert_eq!(rows.last().unwrap().name, "_bt_compare");
+        assert!((rows.last().unwrap().diff() + 15.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn flame_graphs_render_per_operation() {
+        let f = crate::harness::profile::Folded {
+            text: FOLDED.into(),
+            samples: 45,
+        };
+        let side = ProfileSide::new(&f);
+        let p = CpuProfile {
+            period_ns: 1_000_000,
+            ops: 1000.0,
+            engine_is: "server".into(),
+            engine: Some(side.clone()),
+            client: None,
+        };
+        assert_eq!(side.stacks().as_deref(), Some(FOLDED));
+        let svg = flame_graph("base", &p, &side).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("_bt_compare"));
+        let d = diff_flame_graph("diff", (&p, &side), (&p, &side)).unwrap();
+        assert!(d.contains("<svg") && d.contains("_bt_compare"));
+    }
+}
