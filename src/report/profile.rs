@@ -231,6 +231,8 @@ fn render(title: &str, folded: &str, _differential: bool) -> Option<String> {
     opts.title = title.to_string();
     opts.count_name = "ps/op".into();
     opts.deterministic = true;
+    // Shown as images in the HTML report, which carries no script.
+    opts.no_javascript = true;
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg).ok()?;
     String::from_utf8(svg).ok()
@@ -449,6 +451,99 @@ pub fn explain(
         ));
     }
     Ok(out)
+}
+
+/// The flame graphs of one test at one thread count (engine profiles).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlameSet {
+    pub test: String,
+    pub threads: usize,
+    /// What the engine profile covers (`server`, `rqps process`).
+    pub engine_is: String,
+    /// The base's flame graph (SVG).
+    pub base: String,
+    /// Per target: its name, its flame graph, and the differential one
+    /// against the base.
+    pub targets: Vec<(String, String, String)>,
+}
+
+/// The flame graphs of every test that the base and a target both profiled,
+/// in the base's test order; empty when no run carries a profile.
+pub fn flame_sets(
+    runs: &[crate::results::RunDoc],
+    base: &str,
+    targets: &[String],
+) -> Vec<FlameSet> {
+    if !any_profile(runs) {
+        return Vec::new();
+    }
+    let mut tests: Vec<String> = Vec::new();
+    for r in runs.iter().filter(|r| r.name == base) {
+        for t in r.tests.iter().filter(|t| t.cpu_profile.is_some()) {
+            if !tests.contains(&t.test) {
+                tests.push(t.test.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for test in &tests {
+        let b = pooled(runs, base, test);
+        let others: Vec<(&String, Vec<Pooled>)> =
+            targets.iter().map(|n| (n, pooled(runs, n, test))).collect();
+        for bp in &b {
+            let Some(bs) = &bp.profile.engine else {
+                continue;
+            };
+            let mut set = FlameSet {
+                test: test.clone(),
+                threads: bp.threads,
+                engine_is: bp.engine_is.clone(),
+                ..Default::default()
+            };
+            for (name, pooled) in &others {
+                let Some(tp) = pooled.iter().find(|p| p.threads == bp.threads) else {
+                    continue;
+                };
+                let Some(ts) = &tp.profile.engine else {
+                    continue;
+                };
+                let graph = flame_graph(
+                    &format!(
+                        "{name}: {test} t={} ({}), CPU per operation",
+                        bp.threads, bp.engine_is
+                    ),
+                    &tp.profile,
+                    ts,
+                );
+                let diff = diff_flame_graph(
+                    &format!(
+                        "{name} against {base}: {test} t={} (red: more CPU per operation, blue: less)",
+                        bp.threads
+                    ),
+                    (&bp.profile, bs),
+                    (&tp.profile, ts),
+                );
+                if let (Some(g), Some(d)) = (graph, diff) {
+                    set.targets.push((name.to_string(), g, d));
+                }
+            }
+            if set.targets.is_empty() {
+                continue;
+            }
+            if let Some(g) = flame_graph(
+                &format!(
+                    "{base}: {test} t={} ({}), CPU per operation",
+                    bp.threads, bp.engine_is
+                ),
+                &bp.profile,
+                bs,
+            ) {
+                set.base = g;
+                out.push(set);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
