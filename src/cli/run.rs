@@ -158,15 +158,13 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         a.busy_threshold,
     );
     if a.cpu_profile {
-        // Said once here; the tests run on without profiles.
+        // Said once, here (not again per test or in the summary); the
+        // tests run on without profiles.
         match crate::harness::profile::check() {
             Ok(()) => probe.cpu_profile = true,
-            Err(why) => {
-                ui.warn(&format!(
-                    "--cpu-profile: no CPU profiles in this run: {why}"
-                ));
-                probe.unavailable.push(format!("cpu profile: {why}"));
-            }
+            Err(why) => ui.warn(&format!(
+                "--cpu-profile: no CPU profiles in this run: {why}"
+            )),
         }
     }
     let mut host = crate::harness::host::host();

@@ -319,8 +319,9 @@ pub fn symbols_notice(f: &Folded, who: &str) -> Option<String> {
     let unknown: u64 = crate::report::profile::parse(&f.text)
         .iter()
         .filter(|(stack, _)| {
+            // inferno names an unresolved frame by its module, `[postgres]`.
             let leaf = stack.rsplit(';').next().unwrap_or("");
-            leaf == "[unknown]" || leaf.starts_with("0x")
+            (leaf.starts_with('[') && leaf.ends_with(']')) || leaf.starts_with("0x")
         })
         .map(|(_, n)| n)
         .sum();
@@ -422,5 +423,62 @@ impl TestProfile {
             }),
             failures,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `perf script` output as perf 6.1 writes it: two samples of one stack,
+    /// one of another, one without symbols.
+    const SCRIPT: &str = "postgres 10 1.000001:    1000000 cpu-clock: \n\
+\t  155e98 _bt_compare+0x28 (/usr/lib/postgresql/15/bin/postgres)\n\
+\t  35310 PostgresMain+0x10 (/usr/lib/postgresql/15/bin/postgres)\n\n\
+postgres 10 1.002001:    1000000 cpu-clock: \n\
+\t  155e98 _bt_compare+0x28 (/usr/lib/postgresql/15/bin/postgres)\n\
+\t  35310 PostgresMain+0x10 (/usr/lib/postgresql/15/bin/postgres)\n\n\
+postgres 10 1.003001:    1000000 cpu-clock: \n\
+\t  1e98 ExecScan+0x28 (/usr/lib/postgresql/15/bin/postgres)\n\
+\t  35310 PostgresMain+0x10 (/usr/lib/postgresql/15/bin/postgres)\n\n\
+postgres 10 1.004001:    1000000 cpu-clock: \n\
+\t  7345d [unknown] (/usr/lib/postgresql/15/bin/postgres)\n\n";
+
+    #[test]
+    fn perf_script_output_folds_into_counts_of_samples() {
+        let f = fold(SCRIPT.as_bytes(), PERIOD_NS).unwrap();
+        assert_eq!(f.samples, 4);
+        let mut lines: Vec<&str> = f.text.lines().collect();
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "postgres;PostgresMain;ExecScan 1",
+                "postgres;PostgresMain;_bt_compare 2",
+                "postgres;[postgres] 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_profile_mostly_without_names_is_said_once() {
+        let named = fold(SCRIPT.as_bytes(), PERIOD_NS).unwrap();
+        assert_eq!(symbols_notice(&named, "server"), None);
+        let unnamed = Folded {
+            text: "postgres;[postgres] 9\npostgres;main 1\n".into(),
+            samples: 10,
+        };
+        let n = symbols_notice(&unnamed, "server").expect("a notice");
+        assert!(n.contains("90%") && n.contains("debug symbols"), "{n}");
+        assert_eq!(symbols_notice(&unnamed, "server"), None);
+    }
+
+    #[test]
+    fn a_perf_that_is_not_there_is_said_with_the_remedy() {
+        // SAFETY: this test alone reads RQPS_PERF in this process's tests.
+        unsafe { std::env::set_var("RQPS_PERF", "/nonexistent/perf") };
+        let e = check().unwrap_err();
+        unsafe { std::env::remove_var("RQPS_PERF") };
+        assert!(e.contains("linux-perf"), "{e}");
     }
 }
