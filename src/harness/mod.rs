@@ -211,13 +211,13 @@ impl TestRun<'_> {
 /// process) for an engine inside rqps.
 fn profile_check(p: &crate::results::CpuProfile, hw: &HwCost) -> Option<String> {
     let side = p.engine.as_ref()?;
-    let costs = crate::report::profile::side_costs(p, side)?;
+    let costs = profile::side_costs(p, side)?;
     let (measured, figure) = if p.engine_is == "server" {
         (hw.server_cpu_us_per_op?, "server cpu/o")
     } else {
         (hw.client_cpu_us_per_op?, "client cpu/o")
     };
-    crate::report::profile::check_total(&costs, measured, &p.engine_is, figure)
+    profile::check_total(&costs, measured, &p.engine_is, figure)
 }
 
 /// Why a test's body failed before or after its measured run (a failure

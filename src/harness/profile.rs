@@ -21,6 +21,7 @@
 //! (`kernel.perf_event_paranoid`), or profiles without symbols; the benchmark
 //! runs on without profiles.
 
+use std::collections::{BTreeMap, HashSet};
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::results::{CpuProfile, ProfileSide};
+use crate::results::{CpuProfile, Folded, ProfileSide, parse_folded};
 
 /// CPU time between two samples: 1 ms of cpu-clock, about 1 kHz per busy CPU.
 pub const PERIOD_NS: u64 = 1_000_000;
@@ -281,13 +282,6 @@ impl Drop for Recording {
     }
 }
 
-/// Folded stacks: `frame;frame;leaf count` lines, root first.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Folded {
-    pub text: String,
-    pub samples: u64,
-}
-
 /// Folds `perf script` output of samples `period` apart into counts of samples
 /// (inferno counts each sample as its period, in nanoseconds of cpu-clock).
 pub fn fold(script: &[u8], period: u64) -> Result<Folded, String> {
@@ -301,7 +295,7 @@ pub fn fold(script: &[u8], period: u64) -> Result<Folded, String> {
     let folded = String::from_utf8_lossy(&out);
     let mut text = String::new();
     let mut samples = 0;
-    for (stack, n) in crate::report::profile::parse(&folded) {
+    for (stack, n) in parse_folded(&folded) {
         let n = (n + period / 2) / period.max(1);
         if n > 0 {
             samples += n;
@@ -316,7 +310,7 @@ static NO_SYMBOLS_SAID: AtomicBool = AtomicBool::new(false);
 
 /// A profile whose samples mostly end in unnamed frames, said once per process.
 pub fn symbols_notice(f: &Folded, who: &str) -> Option<String> {
-    let unknown: u64 = crate::report::profile::parse(&f.text)
+    let unknown: u64 = parse_folded(&f.text)
         .iter()
         .filter(|(stack, _)| {
             // inferno names an unresolved frame by its module, `[postgres]`.
@@ -424,6 +418,113 @@ impl TestProfile {
             failures,
         )
     }
+}
+
+/// One function's CPU per operation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FnCost {
+    pub name: String,
+    pub self_samples: u64,
+    pub incl_samples: u64,
+    pub self_us: f64,
+    pub incl_us: f64,
+}
+
+/// A profile's figures per operation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Costs {
+    pub samples: u64,
+    /// All samples, µs per operation, and its sampling error.
+    pub total_us: f64,
+    pub error_us: f64,
+    /// Every function, by self cost, largest first.
+    pub functions: Vec<FnCost>,
+    /// µs per operation of one sample.
+    pub us_per_sample: f64,
+}
+
+impl Costs {
+    pub fn get(&self, name: &str) -> Option<&FnCost> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The sampling error of a figure made of `samples` samples.
+    pub fn error_of(&self, samples: u64) -> f64 {
+        (samples as f64).sqrt() * self.us_per_sample
+    }
+}
+
+/// The figures of folded stacks sampled every `period_ns` over `ops` operations.
+pub fn costs(folded: &str, period_ns: u64, ops: f64) -> Costs {
+    let us_per_sample = if ops > 0.0 {
+        period_ns as f64 / 1000.0 / ops
+    } else {
+        0.0
+    };
+    let mut by: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut samples = 0;
+    for (stack, n) in parse_folded(folded) {
+        samples += n;
+        let mut seen = HashSet::new();
+        let frames: Vec<&str> = stack.split(';').collect();
+        for f in &frames {
+            if seen.insert(*f) {
+                by.entry(f).or_default().1 += n;
+            }
+        }
+        if let Some(leaf) = frames.last() {
+            by.entry(leaf).or_default().0 += n;
+        }
+    }
+    let mut functions: Vec<FnCost> = by
+        .into_iter()
+        .map(|(name, (s, i))| FnCost {
+            name: name.to_string(),
+            self_samples: s,
+            incl_samples: i,
+            self_us: s as f64 * us_per_sample,
+            incl_us: i as f64 * us_per_sample,
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        b.self_samples
+            .cmp(&a.self_samples)
+            .then(b.incl_samples.cmp(&a.incl_samples))
+            .then(a.name.cmp(&b.name))
+    });
+    Costs {
+        samples,
+        total_us: samples as f64 * us_per_sample,
+        error_us: (samples as f64).sqrt() * us_per_sample,
+        functions,
+        us_per_sample,
+    }
+}
+
+/// The figures of one side of a stored profile.
+pub fn side_costs(p: &CpuProfile, side: &ProfileSide) -> Option<Costs> {
+    Some(costs(&side.stacks()?, p.period_ns, p.ops))
+}
+
+/// Relative tolerance beyond the sampling error when a profile's total is
+/// checked against the measured CPU per operation: perf and the `/proc`
+/// sampler start and stop a few milliseconds apart, and processes that end
+/// within the interval leave the `/proc` total.
+pub const CHECK_TOLERANCE: f64 = 0.10;
+
+/// A warning when a profile's total µs/op is not the `measured` CPU per
+/// operation within three sampling errors plus [`CHECK_TOLERANCE`].
+pub fn check_total(c: &Costs, measured: f64, who: &str, figure: &str) -> Option<String> {
+    let allowed = 3.0 * c.error_us + CHECK_TOLERANCE * measured;
+    let diff = c.total_us - measured;
+    (diff.abs() > allowed).then(|| {
+        format!(
+            "cpu profile: the {who} profile adds up to {:.2} ± {:.2} µs/op but {figure} measured {measured:.2} µs/op ({:+.0}%): samples were lost or processes were missed",
+            c.total_us,
+            c.error_us,
+            diff * 100.0 / measured.max(1e-9)
+        )
+    })
 }
 
 #[cfg(test)]

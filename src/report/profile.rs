@@ -10,126 +10,11 @@
 //! short stacks: self figures stay right, inclusive ones of its callers are
 //! too low.
 
-use std::collections::{BTreeMap, HashSet};
-
 use crate::results::{CpuProfile, ProfileSide};
 
-/// Folded `stack count` lines as (stack, count); malformed lines are skipped.
-pub fn parse(text: &str) -> Vec<(&str, u64)> {
-    text.lines()
-        .filter_map(|l| {
-            let (stack, n) = l.trim_end().rsplit_once(' ')?;
-            Some((stack, n.parse().ok()?))
-        })
-        .collect()
-}
+pub use crate::harness::profile::{CHECK_TOLERANCE, Costs, FnCost, check_total, costs, side_costs};
 
-/// One function's CPU per operation.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FnCost {
-    pub name: String,
-    pub self_samples: u64,
-    pub incl_samples: u64,
-    pub self_us: f64,
-    pub incl_us: f64,
-}
-
-/// A profile's figures per operation.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Costs {
-    pub samples: u64,
-    /// All samples, µs per operation, and its sampling error.
-    pub total_us: f64,
-    pub error_us: f64,
-    /// Every function, by self cost, largest first.
-    pub functions: Vec<FnCost>,
-    /// µs per operation of one sample.
-    pub us_per_sample: f64,
-}
-
-impl Costs {
-    pub fn get(&self, name: &str) -> Option<&FnCost> {
-        self.functions.iter().find(|f| f.name == name)
-    }
-
-    /// The sampling error of a figure made of `samples` samples.
-    pub fn error_of(&self, samples: u64) -> f64 {
-        (samples as f64).sqrt() * self.us_per_sample
-    }
-}
-
-/// The figures of folded stacks sampled every `period_ns` over `ops` operations.
-pub fn costs(folded: &str, period_ns: u64, ops: f64) -> Costs {
-    let us_per_sample = if ops > 0.0 {
-        period_ns as f64 / 1000.0 / ops
-    } else {
-        0.0
-    };
-    let mut by: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    let mut samples = 0;
-    for (stack, n) in parse(folded) {
-        samples += n;
-        let mut seen = HashSet::new();
-        let frames: Vec<&str> = stack.split(';').collect();
-        for f in &frames {
-            if seen.insert(*f) {
-                by.entry(f).or_default().1 += n;
-            }
-        }
-        if let Some(leaf) = frames.last() {
-            by.entry(leaf).or_default().0 += n;
-        }
-    }
-    let mut functions: Vec<FnCost> = by
-        .into_iter()
-        .map(|(name, (s, i))| FnCost {
-            name: name.to_string(),
-            self_samples: s,
-            incl_samples: i,
-            self_us: s as f64 * us_per_sample,
-            incl_us: i as f64 * us_per_sample,
-        })
-        .collect();
-    functions.sort_by(|a, b| {
-        b.self_samples
-            .cmp(&a.self_samples)
-            .then(b.incl_samples.cmp(&a.incl_samples))
-            .then(a.name.cmp(&b.name))
-    });
-    Costs {
-        samples,
-        total_us: samples as f64 * us_per_sample,
-        error_us: (samples as f64).sqrt() * us_per_sample,
-        functions,
-        us_per_sample,
-    }
-}
-
-/// The figures of one side of a stored profile.
-pub fn side_costs(p: &CpuProfile, side: &ProfileSide) -> Option<Costs> {
-    Some(costs(&side.stacks()?, p.period_ns, p.ops))
-}
-
-/// Relative tolerance beyond the sampling error when a profile's total is
-/// checked against the measured CPU per operation: perf and the `/proc`
-/// sampler start and stop a few milliseconds apart, and processes that end
-/// within the interval leave the `/proc` total.
-pub const CHECK_TOLERANCE: f64 = 0.10;
-
-/// A warning when a profile's total µs/op is not the `measured` CPU per
-/// operation within three sampling errors plus [`CHECK_TOLERANCE`].
-pub fn check_total(c: &Costs, measured: f64, who: &str, figure: &str) -> Option<String> {
-    let allowed = 3.0 * c.error_us + CHECK_TOLERANCE * measured;
-    let diff = c.total_us - measured;
-    (diff.abs() > allowed).then(|| {
-        format!(
-            "cpu profile: the {who} profile adds up to {:.2} ± {:.2} µs/op but {figure} measured {measured:.2} µs/op ({:+.0}%): samples were lost or processes were missed",
-            c.total_us,
-            c.error_us,
-            diff * 100.0 / measured.max(1e-9)
-        )
-    })
-}
+pub use crate::results::parse_folded as parse;
 
 /// One row of the base/target table: a function's self µs/op on both sides.
 #[derive(Clone, Debug, PartialEq)]
@@ -259,10 +144,7 @@ fn add_side(into: &mut Option<ProfileSide>, from: &Option<ProfileSide>) {
     };
     if let Some(text) = merged {
         let samples = parse(&text).iter().map(|(_, n)| n).sum();
-        *into = Some(ProfileSide::new(&crate::harness::profile::Folded {
-            text,
-            samples,
-        }));
+        *into = Some(ProfileSide::new(&crate::results::Folded { text, samples }));
     }
 }
 
@@ -596,7 +478,7 @@ mod tests {
 
     #[test]
     fn flame_graphs_render_per_operation() {
-        let f = crate::harness::profile::Folded {
+        let f = crate::results::Folded {
             text: FOLDED.into(),
             samples: 45,
         };

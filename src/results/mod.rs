@@ -470,6 +470,23 @@ pub struct CpuProfile {
     pub client: Option<ProfileSide>,
 }
 
+/// Folded stacks: `frame;frame;leaf count` lines, root first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Folded {
+    pub text: String,
+    pub samples: u64,
+}
+
+/// Folded `stack count` lines as (stack, count); malformed lines are skipped.
+pub fn parse_folded(text: &str) -> Vec<(&str, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (stack, n) = l.trim_end().rsplit_once(' ')?;
+            Some((stack, n.parse().ok()?))
+        })
+        .collect()
+}
+
 /// One profile: its sample count and its folded stacks (`a;b;c count`
 /// lines), deflated and base64-encoded.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -479,7 +496,7 @@ pub struct ProfileSide {
 }
 
 impl ProfileSide {
-    pub fn new(f: &crate::harness::profile::Folded) -> Self {
+    pub fn new(f: &Folded) -> Self {
         use base64::Engine as _;
         use std::io::Write as _;
         let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
