@@ -165,7 +165,10 @@ impl TestRun<'_> {
     pub fn start_sampling(&mut self) {
         if let Some(p) = self.probe.as_mut() {
             if self.ctx.cpu_profile && self.profile.is_none() {
-                self.profile = Some(profile::TestProfile::start(&self.ctx.server_tree_now()));
+                self.profile = Some(profile::TestProfile::start(
+                    &self.ctx.server_tree_now(),
+                    self.ctx.embedded,
+                ));
             }
             p.start_sampling(self.ctx);
         }
@@ -178,7 +181,10 @@ impl TestRun<'_> {
     pub fn finish_probe(&mut self, ops: f64) -> Option<&HwCost> {
         let mut probe = self.probe.take()?;
         probe.stop_sampling();
-        let profiled = self.profile.take().map(|p| p.finish(ops));
+        let profiled = self
+            .profile
+            .take()
+            .map(|p| p.finish(ops, &self.ctx.server_tree_now()));
         let (hw, delta) = probe.finish(self.ctx, self.driver.as_ref(), ops);
         if let Some((profile, notes)) = profiled {
             for n in notes {

@@ -1,13 +1,19 @@
 //! CPU profiles of a test's measured interval (`--cpu-profile`).
 //!
 //! Contract: while a test's `/proc` sampler runs (from the end of the warm-up
-//! to the end of the measured run), `perf record -e cpu-clock -g` samples
-//! - the engine: the server's process tree (every process in it when the
-//!   interval starts; perf's inheritance adds processes forked later), or,
-//!   for an engine inside rqps (SQLite, RocksDB), the whole rqps process:
-//!   its workers and the engine's own background threads, which is exactly
-//!   what `client cpu/o` measures there;
+//! to the end of the measured run), one `perf record -a -e cpu-clock -g`
+//! samples every CPU; when it ends, its samples are split by process into
+//! - the engine: the server's process tree (its processes at the start and
+//!   at the end of the interval), or, for an engine inside rqps (SQLite,
+//!   RocksDB), the whole rqps process: its workers and the engine's own
+//!   background threads, which is exactly what `client cpu/o` measures there;
 //! - the client: the rqps process, as a second profile (servers only).
+//!
+//! Why system-wide: per-process events (`perf record -p`) are switched in
+//! and out at every context switch of the profiled tasks, and on this 2-CPU
+//! VM that halved the QPS of point-query on PostgreSQL (0.48 to 0.52 of the
+//! unprofiled QPS over 3 alternating rounds, bench/cpu-profile.sh); per-CPU
+//! events cost a timer interrupt per sample only.
 //!
 //! The sample period is fixed ([`PERIOD_NS`] of CPU time), not a frequency,
 //! so `samples × period / ops` is CPU time per operation and its sampling
@@ -48,7 +54,7 @@ fn perf_bin() -> PathBuf {
 pub fn check() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let out = Command::new(perf_bin())
-        .args(["record", "-q", "-e", "cpu-clock", "-c"])
+        .args(["record", "-q", "-a", "-e", "cpu-clock", "-c"])
         .arg(PERIOD_NS.to_string())
         .arg("-o")
         .arg(dir.path().join("check.data"))
@@ -114,28 +120,18 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Starts perf on `pids` (each with the threads and children it has or
-    /// will have) and returns once its events are open and enabled.
-    pub fn start(pids: &[u32]) -> Result<Recording, String> {
-        if pids.is_empty() {
-            return Err("no process to profile".into());
-        }
+    /// Starts perf on every CPU and returns once its events are open and
+    /// enabled.
+    pub fn start() -> Result<Recording, String> {
         let dir =
             tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
         let (ctl, ack) = (dir.path().join("ctl"), dir.path().join("ack"));
         mkfifo(&ctl)
             .and_then(|_| mkfifo(&ack))
             .map_err(|e| format!("cannot make perf's control FIFOs: {e}"))?;
-        let list = pids
-            .iter()
-            .map(|p| p.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
         let child = Command::new(perf_bin())
-            .args(["record", "-q", "-e", "cpu-clock", "-g", "-c"])
+            .args(["record", "-q", "-a", "-e", "cpu-clock", "-g", "-c"])
             .arg(PERIOD_NS.to_string())
-            .arg("-p")
-            .arg(&list)
             .args(["-D", "-1"])
             .arg(format!(
                 "--control=fifo:{},{}",
@@ -239,10 +235,8 @@ impl Recording {
         self.command("disable")
     }
 
-    /// Ends perf (SIGINT) and folds what it recorded. Call [`Recording::disable`]
-    /// on every recording first: `perf script` is a process of rqps, which the
-    /// client's recording would otherwise sample.
-    pub fn stop(mut self) -> Result<Folded, String> {
+    /// Ends perf (SIGINT): what it recorded, to fold per process.
+    pub fn stop(mut self) -> Result<Recorded, String> {
         drop(self.ctl.take());
         // SAFETY: signalling our own child.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
@@ -258,10 +252,37 @@ impl Recording {
                 err.lines().next().unwrap_or("").trim()
             ));
         }
+        let dir =
+            tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+        let kept = dir.path().join("perf.data");
+        std::fs::rename(&data, &kept)
+            .or_else(|_| std::fs::copy(&data, &kept).map(drop))
+            .map_err(|e| format!("cannot keep perf's data: {e}"))?;
+        Ok(Recorded { dir, data: kept })
+    }
+}
+
+/// A finished system-wide recording.
+pub struct Recorded {
+    /// Holds `data` until this is dropped.
+    #[allow(dead_code)]
+    dir: tempfile::TempDir,
+    data: PathBuf,
+}
+
+impl Recorded {
+    /// The folded stacks of the processes `pids` (each process's threads).
+    pub fn fold_pids(&self, pids: &[u32]) -> Result<Folded, String> {
+        let list = pids
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         let script = Command::new(perf_bin())
             .arg("script")
             .arg("-i")
-            .arg(&data)
+            .arg(&self.data)
+            .arg(format!("--pid={list}"))
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
@@ -331,65 +352,67 @@ pub fn symbols_notice(f: &Folded, who: &str) -> Option<String> {
     ))
 }
 
-/// The recordings of one test.
+/// The recording of one test: every CPU, split by process when it ends.
 pub struct TestProfile {
-    engine: Option<Recording>,
-    client: Option<Recording>,
-    /// What the engine profile covers.
-    engine_is: &'static str,
+    recording: Option<Recording>,
+    /// The server's processes when the interval began.
+    server: Vec<u32>,
+    /// The engine runs inside rqps.
+    embedded: bool,
     failures: Vec<String>,
 }
 
 impl TestProfile {
-    /// Starts the engine's and the client's recordings: `server` is the
-    /// server's process tree (empty for an engine inside rqps).
-    pub fn start(server: &[u32]) -> TestProfile {
-        let me = std::process::id();
+    /// Starts recording: `server` is the server's process tree now (empty
+    /// for an engine inside rqps, or a server on another host).
+    pub fn start(server: &[u32], embedded: bool) -> TestProfile {
         let mut failures = Vec::new();
-        let mut start = |pids: &[u32], who: &str| match Recording::start(pids) {
+        let recording = match Recording::start() {
             Ok(r) => Some(r),
             Err(e) => {
-                failures.push(format!("cpu profile of the {who}: {e}"));
+                failures.push(format!("cpu profile: {e}"));
                 None
             }
         };
-        if server.is_empty() {
-            let engine = start(&[me], "engine");
-            TestProfile {
-                engine,
-                client: None,
-                engine_is: "rqps process",
-                failures,
-            }
-        } else {
-            let engine = start(server, "server");
-            let client = start(&[me], "client");
-            TestProfile {
-                engine,
-                client,
-                engine_is: "server",
-                failures,
-            }
+        TestProfile {
+            recording,
+            server: server.to_vec(),
+            embedded,
+            failures,
         }
     }
 
-    /// Stops the recordings; the profile over `ops` operations, and what failed.
-    pub fn finish(self, ops: f64) -> (Option<CpuProfile>, Vec<String>) {
+    /// Stops recording; the profile over `ops` operations, and what failed.
+    /// `server_now` is the server's process tree at the end: with the tree
+    /// at the start, every server process that ran in the interval and did
+    /// not also end in it.
+    pub fn finish(self, ops: f64, server_now: &[u32]) -> (Option<CpuProfile>, Vec<String>) {
         let TestProfile {
-            engine,
-            client,
-            engine_is,
+            recording,
+            server,
+            embedded,
             mut failures,
         } = self;
-        let (mut engine, mut client) = (engine, client);
-        for (r, who) in [(&mut engine, engine_is), (&mut client, "client")] {
-            if let Some(Err(e)) = r.as_mut().map(|r| r.disable()) {
-                failures.push(format!("cpu profile of the {who}: {e}"));
-                *r = None;
+        let Some(mut recording) = recording else {
+            return (None, failures);
+        };
+        let recorded = recording.disable().and_then(|_| recording.stop());
+        let recorded = match recorded {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(format!("cpu profile: {e}"));
+                return (None, failures);
             }
+        };
+        let me = std::process::id();
+        let no_server = !embedded && server.is_empty() && server_now.is_empty();
+        if no_server {
+            failures.push(
+                "cpu profile of the server: its processes are not on this host (pass --server-pid); only the client is profiled".into(),
+            );
         }
-        let mut side = |r: Option<Recording>, who: &str| -> Option<ProfileSide> {
-            match r?.stop() {
+        let mut side = |pids: &[u32], who: &str| -> Option<ProfileSide> {
+            match recorded.fold_pids(pids) {
                 Ok(f) => {
                     if let Some(n) = symbols_notice(&f, who) {
                         failures.push(n);
@@ -402,8 +425,16 @@ impl TestProfile {
                 }
             }
         };
-        let engine = side(engine, engine_is);
-        let client = side(client, "client");
+        let (engine_is, engine, client) = if embedded {
+            ("rqps process", side(&[me], "rqps process"), None)
+        } else if no_server {
+            ("server", None, side(&[me], "client"))
+        } else {
+            let mut tree: Vec<u32> = server.iter().chain(server_now).copied().collect();
+            tree.sort_unstable();
+            tree.dedup();
+            ("server", side(&tree, "server"), side(&[me], "client"))
+        };
         if engine.is_none() && client.is_none() {
             return (None, failures);
         }
