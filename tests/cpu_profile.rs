@@ -204,6 +204,8 @@ fn without_perf_the_run_completes_with_one_notice_and_no_profile() {
             "--tests",
             "point-query,update-index",
             "--cpu-profile",
+            "--name",
+            "plain",
             "--results",
             d.path().join("r").to_str().unwrap(),
             "--json",
@@ -220,4 +222,34 @@ fn without_perf_the_run_completes_with_one_notice_and_no_profile() {
     let doc: RunDoc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(doc.tests.iter().all(|t| t.cpu_profile.is_none()));
     assert!(doc.tests.iter().any(|t| t.status == "ok"));
+    // Without profiles, --explain says how to get them and fails as a usage error.
+    let r = d.path().join("r");
+    let o = rqps(&[
+        "report",
+        "--results",
+        r.to_str().unwrap(),
+        "--base",
+        "plain",
+        "--explain",
+        "point-query",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("holds only 'plain'"), "{}", text(&o));
+    let o = rqps(&[
+        "report",
+        "--results",
+        r.to_str().unwrap(),
+        "--base",
+        "plain",
+        "--targets",
+        "plain2",
+        "--explain",
+        "point-query",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("has no CPU profile of test 'point-query': run it with --cpu-profile"),
+        "{}",
+        text(&o)
+    );
 }
