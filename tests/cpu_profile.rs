@@ -168,6 +168,92 @@ fn text_statements_against_prepared_ones_rank_parser_and_planner_functions_as_th
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("CPU profiles"));
     assert_eq!(page.matches("data:image/svg+xml;base64,").count(), 3);
+    flame_graphs_show_in_headless_chromium(&page, d.path());
+}
+
+/// The report's flame-graph images, alone on a page, as headless Chromium
+/// draws them: a large share of flame colours (warm, and blue in the
+/// differential graph). Skipped without chromium unless required.
+fn flame_graphs_show_in_headless_chromium(page: &str, tmp: &Path) {
+    let Some(browser) = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        std::process::Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        assert!(
+            !servers_required(),
+            "RQPS_REQUIRE_SERVERS=1 but no chromium on PATH"
+        );
+        eprintln!("skipping the browser check: no chromium on PATH");
+        return;
+    };
+    let imgs: Vec<&str> = page
+        .split("<img ")
+        .skip(1)
+        .filter(|s| s.contains("data:image/svg+xml"))
+        .map(|s| &s[..s.find('>').unwrap() + 1])
+        .collect();
+    assert_eq!(imgs.len(), 3);
+    let flames = tmp.join("flames.html");
+    let body: String = imgs
+        .iter()
+        .map(|i| format!("<img style=\"display:block;width:1200px\" {i}"))
+        .collect();
+    std::fs::write(
+        &flames,
+        format!("<!DOCTYPE html><html><body style=\"margin:0\">{body}</body></html>"),
+    )
+    .unwrap();
+    let shot = tmp.join("flames.png");
+    let status = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--hide-scrollbars",
+            &format!("--user-data-dir={}", tmp.join("chromium").display()),
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1200,3000",
+            &format!("file://{}", flames.display()),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("chromium runs");
+    assert!(status.success() && shot.is_file(), "no screenshot");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = if info.color_type == png::ColorType::Rgba {
+        4
+    } else {
+        3
+    };
+    let (mut warm, mut blue, mut all) = (0usize, 0usize, 0usize);
+    for p in buf[..info.buffer_size()].chunks_exact(step) {
+        all += 1;
+        let (r, g, b) = (p[0] as i32, p[1] as i32, p[2] as i32);
+        if r > 180 && b < 120 && r - b > 100 && g < 235 {
+            warm += 1;
+        }
+        if b > 150 && b - r > 40 {
+            blue += 1;
+        }
+    }
+    let warm_share = warm as f64 / all as f64;
+    assert!(
+        warm_share > 0.05,
+        "flame colours cover only {:.1}% of the screenshot",
+        warm_share * 100.0
+    );
+    eprintln!(
+        "flame graphs: {:.1}% warm, {:.2}% blue pixels",
+        warm_share * 100.0,
+        blue as f64 * 100.0 / all as f64
+    );
 }
 
 #[test]

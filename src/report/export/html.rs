@@ -238,9 +238,10 @@ fn flame_graphs(r: &Report, out: &mut String) {
         ));
     };
     out.push_str("<h2 id=\"cpu-profiles\">CPU profiles</h2>\n<p>Where each test's engine CPU went, \
-from perf samples of the measured interval (<code>--cpu-profile</code>); widths are CPU time per \
-operation, so runs of different lengths compare. In a differential graph the target's stacks are red \
-where they cost more per operation than in the base, blue where less. \
+from perf samples of the measured interval (<code>--cpu-profile</code>); each graph spans its \
+own total, its frames' counts are CPU time per operation (ps). In the differential graph the target's \
+stacks are red where they cost more CPU per operation than in the base, blue where less, so runs \
+of different lengths compare. \
 <code>rqps report --explain TEST</code> prints the same as numbers.</p>\n");
     for set in &r.flame_graphs {
         out.push_str(&format!(
