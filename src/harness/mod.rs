@@ -160,15 +160,12 @@ pub struct TestRun<'h> {
 
 impl TestRun<'_> {
     /// Starts the `/proc` sampler: call it when the warm-up ends.
-    /// With `--cpu-profile`, perf starts first (it returns once sampling),
-    /// so that both cover the same interval.
+    /// With `--cpu-profile`, perf (started before the warm-up) is enabled
+    /// first, so that both cover the same interval.
     pub fn start_sampling(&mut self) {
         if let Some(p) = self.probe.as_mut() {
-            if self.ctx.cpu_profile && self.profile.is_none() {
-                self.profile = Some(profile::TestProfile::start(
-                    &self.ctx.server_tree_now(),
-                    self.ctx.embedded,
-                ));
+            if let Some(prof) = self.profile.as_mut() {
+                prof.enable(&self.ctx.server_tree_now());
             }
             p.start_sampling(self.ctx);
         }
@@ -289,6 +286,9 @@ impl Harness<'_> {
             run.warn(w.to_string());
         }
         run.probe = Some(probe);
+        if self.probe.cpu_profile {
+            run.profile = Some(profile::TestProfile::prepare(self.probe.embedded));
+        }
         if let Err(reason) = body(&mut run) {
             run.result.status = Status::Failed;
             run.result.reason = Some(reason.to_string());

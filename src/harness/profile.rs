@@ -120,8 +120,8 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Starts perf on every CPU and returns once its events are open and
-    /// enabled.
+    /// Starts perf on every CPU and returns once its events are open, still
+    /// disabled (perf's start takes about 270 ms on a 2-CPU VM).
     pub fn start() -> Result<Recording, String> {
         let dir =
             tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
@@ -173,8 +173,12 @@ impl Recording {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        r.command("enable")?;
         Ok(r)
+    }
+
+    /// Enables the events: sampling starts when this returns.
+    pub fn enable(&mut self) -> Result<(), String> {
+        self.command("enable")
     }
 
     /// Sends a control command and waits for perf's acknowledgement.
@@ -355,17 +359,20 @@ pub fn symbols_notice(f: &Folded, who: &str) -> Option<String> {
 /// The recording of one test: every CPU, split by process when it ends.
 pub struct TestProfile {
     recording: Option<Recording>,
-    /// The server's processes when the interval began.
+    /// The server's processes when the interval began ([`TestProfile::enable`]).
     server: Vec<u32>,
+    enabled: bool,
     /// The engine runs inside rqps.
     embedded: bool,
     failures: Vec<String>,
 }
 
 impl TestProfile {
-    /// Starts recording: `server` is the server's process tree now (empty
-    /// for an engine inside rqps, or a server on another host).
-    pub fn start(server: &[u32], embedded: bool) -> TestProfile {
+    /// Starts perf, disabled, before the test's warm-up: its start-up would
+    /// otherwise come out of the measured interval, which begins at a fixed
+    /// time (the hardware figures would lose up to 270 ms of CPU while the
+    /// operations still count).
+    pub fn prepare(embedded: bool) -> TestProfile {
         let mut failures = Vec::new();
         let recording = match Recording::start() {
             Ok(r) => Some(r),
@@ -376,9 +383,29 @@ impl TestProfile {
         };
         TestProfile {
             recording,
-            server: server.to_vec(),
+            server: Vec::new(),
+            enabled: false,
             embedded,
             failures,
+        }
+    }
+
+    /// Starts sampling, as the measured interval begins: `server` is the
+    /// server's process tree now (empty for an engine inside rqps, or a
+    /// server on another host).
+    pub fn enable(&mut self, server: &[u32]) {
+        if self.enabled {
+            return;
+        }
+        self.server = server.to_vec();
+        if let Some(r) = self.recording.as_mut() {
+            match r.enable() {
+                Ok(()) => self.enabled = true,
+                Err(e) => {
+                    self.failures.push(format!("cpu profile: {e}"));
+                    self.recording = None;
+                }
+            }
         }
     }
 
@@ -390,10 +417,12 @@ impl TestProfile {
         let TestProfile {
             recording,
             server,
+            enabled,
             embedded,
             mut failures,
         } = self;
-        let Some(mut recording) = recording else {
+        // Never enabled: the test ended before its measured part.
+        let Some(mut recording) = recording.filter(|_| enabled) else {
             return (None, failures);
         };
         let recorded = recording.disable().and_then(|_| recording.stop());
