@@ -23,6 +23,14 @@
 //! stops, likewise. The stacks are folded in-process (inferno) and stored with
 //! the result, deflated and base64-encoded ([`crate::results::CpuProfile`]).
 //!
+//! The numbers ([`costs`]): a function's CPU per operation is `samples ×
+//! period / ops`; *self* counts the samples whose leaf frame is the
+//! function, *inclusive* those whose stack holds it anywhere (once per
+//! stack). With frame-pointer call graphs (`-g`), code built without frame
+//! pointers has short stacks: self figures stay right, its callers'
+//! inclusive ones are too low. [`check_total`] compares a profile's total
+//! with the measured CPU per operation.
+//!
 //! Limits are said once per run ([`check`]): perf missing, not permitted
 //! (`kernel.perf_event_paranoid`), or profiles without symbols; the benchmark
 //! runs on without profiles.
@@ -262,15 +270,17 @@ impl Recording {
         std::fs::rename(&data, &kept)
             .or_else(|_| std::fs::copy(&data, &kept).map(drop))
             .map_err(|e| format!("cannot keep perf's data: {e}"))?;
-        Ok(Recorded { dir, data: kept })
+        Ok(Recorded {
+            _dir: dir,
+            data: kept,
+        })
     }
 }
 
 /// A finished system-wide recording.
 pub struct Recorded {
     /// Holds `data` until this is dropped.
-    #[allow(dead_code)]
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
     data: PathBuf,
 }
 

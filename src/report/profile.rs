@@ -1,14 +1,12 @@
 //! CPU profiles as numbers (`rqps report --explain`) and flame graphs.
 //!
-//! Contract: a profile's samples are each [`CpuProfile::period_ns`] of CPU
-//! time, so a function's CPU per operation is `samples × period / ops`:
-//! *self* counts the samples whose leaf frame is the function, *inclusive*
-//! those whose stack holds it anywhere (once per stack, so recursion is not
-//! counted twice). The sampling error of a figure from `n` samples is taken
-//! as the Poisson standard deviation, `√n × period / ops`. With frame-pointer
-//! call graphs (`perf record -g`), code built without frame pointers has
-//! short stacks: self figures stay right, inclusive ones of its callers are
-//! too low.
+//! Contract: the figures per operation of one profile come from
+//! [`crate::harness::profile`] (self and inclusive µs/op, sampling error
+//! `√samples × period / ops`); this module pools a name's repeats, ranks
+//! base against target by the largest increase of self µs/op
+//! ([`compare`], [`explain`]) and draws flame graphs whose counts are
+//! picoseconds of CPU per operation ([`flame_graph`], [`diff_flame_graph`]),
+//! so that runs of different lengths compare.
 
 use crate::results::{CpuProfile, ProfileSide};
 
@@ -84,7 +82,7 @@ fn per_op_folded(folded: &str, period_ns: u64, ops: f64) -> String {
 /// A flame graph (SVG) of one profile, its widths in CPU time per operation.
 pub fn flame_graph(title: &str, p: &CpuProfile, side: &ProfileSide) -> Option<String> {
     let folded = per_op_folded(&side.stacks()?, p.period_ns, p.ops);
-    render(title, &folded, false)
+    render(title, &folded)
 }
 
 /// A differential flame graph of `target` against `base`: the target's
@@ -105,10 +103,10 @@ pub fn diff_flame_graph(
         &mut diff,
     )
     .ok()?;
-    render(title, &String::from_utf8_lossy(&diff), true)
+    render(title, &String::from_utf8_lossy(&diff))
 }
 
-fn render(title: &str, folded: &str, _differential: bool) -> Option<String> {
+fn render(title: &str, folded: &str) -> Option<String> {
     if folded.trim().is_empty() {
         return None;
     }
