@@ -645,11 +645,27 @@ postgres 10 1.004001:    1000000 cpu-clock: \n\
     }
 
     #[test]
-    fn a_perf_that_is_not_there_is_said_with_the_remedy() {
-        // SAFETY: this test alone reads RQPS_PERF in this process's tests.
+    fn a_perf_that_is_missing_or_not_permitted_is_said_with_the_remedy() {
+        use std::os::unix::fs::PermissionsExt as _;
+        // SAFETY: this test alone sets RQPS_PERF in this process's tests.
         unsafe { std::env::set_var("RQPS_PERF", "/nonexistent/perf") };
-        let e = check().unwrap_err();
+        let missing = check().unwrap_err();
+        // A perf that refuses as perf does under perf_event_paranoid = 2.
+        let d = tempfile::tempdir().unwrap();
+        let fake = d.path().join("perf");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\necho 'Error: Access to performance monitoring and observability operations is limited.' >&2\necho 'Consider adjusting /proc/sys/kernel/perf_event_paranoid setting' >&2\nexit 255\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        unsafe { std::env::set_var("RQPS_PERF", &fake) };
+        let refused = check().unwrap_err();
         unsafe { std::env::remove_var("RQPS_PERF") };
-        assert!(e.contains("linux-perf"), "{e}");
+        assert!(missing.contains("apt install linux-perf"), "{missing}");
+        assert!(
+            refused.contains("sysctl kernel.perf_event_paranoid=1") && refused.contains("root"),
+            "{refused}"
+        );
     }
 }
