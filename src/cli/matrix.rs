@@ -405,6 +405,7 @@ fn run_args(
         engine_options: t.engine_options.clone(),
         server_cpus: t.server_cpus.clone(),
         client_cpus: t.client_cpus.clone(),
+        cpu_profile: t.cpu_profile,
         seed: m.seed,
         name: Some(t.name.clone()),
         results: results.to_path_buf(),

@@ -224,6 +224,12 @@ pub struct RunArgs {
     /// Warn when other processes use more than this percent of all CPUs before a test.
     #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,
+    /// Record a CPU profile of each test's measured interval with `perf record -e cpu-clock
+    /// -g` (1 sample per ms of CPU): of the server's processes (or, for SQLite and RocksDB,
+    /// of rqps itself) and of rqps's client, stored with the result. `rqps report --explain
+    /// TEST` shows where the CPU per operation went. Without a usable perf the run goes on.
+    #[arg(long)]
+    pub cpu_profile: bool,
     /// No progress bars or per-test lines; only the final table.
     #[arg(long, short)]
     pub quiet: bool,

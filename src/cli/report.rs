@@ -41,6 +41,14 @@ pub struct ReportArgs {
     /// Also compare the unreported warm-up steps.
     #[arg(long)]
     pub all: bool,
+    /// Instead of the report: where the CPU per operation of TEST went, from the CPU
+    /// profiles of runs made with --cpu-profile. The top functions of base and each target
+    /// side by side in µs/op, by largest increase, with the sampling error.
+    #[arg(long, value_name = "TEST")]
+    pub explain: Option<String>,
+    /// Rows of each --explain table.
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "explain")]
+    pub top: usize,
 }
 
 #[derive(Args, Debug)]
@@ -102,6 +110,9 @@ fn notes(r: &Report) -> Vec<String> {
 }
 
 pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
+    if let Some(test) = &a.explain {
+        return explain(a, test);
+    }
     let opts = Options {
         base: a.base.clone(),
         targets: a.targets.clone(),
@@ -121,6 +132,42 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
             eprintln!("{n}");
         }
     }
+    match &a.output {
+        Some(path) => {
+            crate::util::write_output(path, text.as_bytes())
+                .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(0)
+}
+
+/// `rqps report --explain TEST`.
+fn explain(a: &ReportArgs, test: &str) -> Result<i32, CliError> {
+    let (runs, _) = load::read_results(&a.results)?;
+    let known = load::names(&runs);
+    if !known.contains(&a.base) {
+        return Err(CliError::Usage(format!(
+            "no run is named '{}' in {} (names: {})",
+            a.base,
+            a.results.display(),
+            known.join(", ")
+        )));
+    }
+    let targets: Vec<String> = match &a.targets {
+        Some(t) => t.clone(),
+        None => known.into_iter().filter(|n| *n != a.base).collect(),
+    };
+    if targets.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--explain compares the base with a target, and {} holds only '{}'",
+            a.results.display(),
+            a.base
+        )));
+    }
+    let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
+        .map_err(CliError::Usage)?;
     match &a.output {
         Some(path) => {
             crate::util::write_output(path, text.as_bytes())

@@ -153,11 +153,21 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         .name
         .clone()
         .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
-    let probe = ProbeContext::for_engine(
+    let mut probe = ProbeContext::for_engine(
         &engine.footprint(a.server_pid),
         a.device.clone(),
         a.busy_threshold,
     );
+    if a.cpu_profile {
+        // Said once, here (not again per test or in the summary); the
+        // tests run on without profiles.
+        match crate::harness::profile::check() {
+            Ok(()) => probe.cpu_profile = true,
+            Err(why) => ui.warn(&format!(
+                "--cpu-profile: no CPU profiles in this run: {why}"
+            )),
+        }
+    }
     let mut host = crate::harness::host::host();
     host.data_fs = probe.fs.clone();
     host.data_device = probe.device.clone();

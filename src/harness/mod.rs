@@ -17,6 +17,7 @@ pub mod bench;
 pub mod host;
 pub mod measure;
 pub mod probe;
+pub mod profile;
 pub mod runner;
 pub mod series;
 pub mod sysstat;
@@ -154,12 +155,18 @@ pub struct TestRun<'h> {
     pub ui: &'h Ui,
     ctx: &'h ProbeContext,
     probe: Option<Probe>,
+    profile: Option<profile::TestProfile>,
 }
 
 impl TestRun<'_> {
     /// Starts the `/proc` sampler: call it when the warm-up ends.
+    /// With `--cpu-profile`, perf (started before the warm-up) is enabled
+    /// first, so that both cover the same interval.
     pub fn start_sampling(&mut self) {
         if let Some(p) = self.probe.as_mut() {
+            if let Some(prof) = self.profile.as_mut() {
+                prof.enable(&self.ctx.server_tree_now());
+            }
             p.start_sampling(self.ctx);
         }
     }
@@ -169,8 +176,22 @@ impl TestRun<'_> {
     /// connections are still open: a server backend that exits between samples
     /// takes its CPU time out of the server's process tree until it is reaped.
     pub fn finish_probe(&mut self, ops: f64) -> Option<&HwCost> {
-        let probe = self.probe.take()?;
+        let mut probe = self.probe.take()?;
+        probe.stop_sampling();
+        let profiled = self
+            .profile
+            .take()
+            .map(|p| p.finish(ops, &self.ctx.server_tree_now()));
         let (hw, delta) = probe.finish(self.ctx, self.driver.as_ref(), ops);
+        if let Some((profile, notes)) = profiled {
+            for n in notes {
+                self.warn(n);
+            }
+            if let Some(w) = profile.as_ref().and_then(|p| profile_check(p, &hw)) {
+                self.warn(w);
+            }
+            self.result.cpu_profile = profile;
+        }
         self.result.hw = Some(hw);
         self.result.status_delta = delta;
         self.result.hw.as_ref()
@@ -186,6 +207,20 @@ impl TestRun<'_> {
     pub fn bar(&self, len: u64, template: &str) -> ProgressBar {
         self.ui.bar(len, self.label.clone(), template)
     }
+}
+
+/// A warning when the engine profile does not add up to the measured CPU
+/// per operation: `server cpu/o` for a server, `client cpu/o` (the rqps
+/// process) for an engine inside rqps.
+fn profile_check(p: &crate::results::CpuProfile, hw: &HwCost) -> Option<String> {
+    let side = p.engine.as_ref()?;
+    let costs = profile::side_costs(p, side)?;
+    let (measured, figure) = if p.engine_is == "server" {
+        (hw.server_cpu_us_per_op?, "server cpu/o")
+    } else {
+        (hw.client_cpu_us_per_op?, "client cpu/o")
+    };
+    profile::check_total(&costs, measured, &p.engine_is, figure)
 }
 
 /// Why a test's body failed before or after its measured run (a failure
@@ -244,12 +279,16 @@ impl Harness<'_> {
             ui: self.ui,
             ctx: self.probe,
             probe: None,
+            profile: None,
         };
         let probe = Probe::before(self.probe, self.driver.as_ref());
         if let Some(w) = probe.warning() {
             run.warn(w.to_string());
         }
         run.probe = Some(probe);
+        if self.probe.cpu_profile {
+            run.profile = Some(profile::TestProfile::prepare(self.probe.embedded));
+        }
         if let Err(reason) = body(&mut run) {
             run.result.status = Status::Failed;
             run.result.reason = Some(reason.to_string());

@@ -38,6 +38,9 @@ pub struct ProbeContext {
     pub fs: Option<String>,
     /// The server's TCP port on this host, to find it again after a restart.
     pub listening_port: Option<u16>,
+    /// Record CPU profiles of each test's measured interval (`--cpu-profile`,
+    /// set only once perf was found to work: [`crate::harness::profile::check`]).
+    pub cpu_profile: bool,
 }
 
 impl ProbeContext {
@@ -144,7 +147,23 @@ impl ProbeContext {
             unavailable,
             fs,
             listening_port: None,
+            cpu_profile: false,
         }
+    }
+
+    /// Every process of the server's tree now (empty for an engine inside rqps).
+    pub fn server_tree_now(&self) -> Vec<u32> {
+        if self.embedded {
+            return Vec::new();
+        }
+        let roots = self.server_pids_now();
+        if roots.is_empty() {
+            return roots;
+        }
+        let procs = crate::harness::sysstat::scan_processes(Path::new("/proc"));
+        crate::harness::sysstat::descendants(&procs, &roots)
+            .into_iter()
+            .collect()
     }
 
     fn disk_bytes(&self) -> Option<u64> {
@@ -166,6 +185,7 @@ impl ProbeContext {
 /// A step being measured.
 pub struct Probe {
     sampler: Option<Sampler>,
+    stopped: Option<crate::harness::sysstat::SampleSeries>,
     before: DbSize,
     status: Vec<(String, String)>,
     background: Option<f64>,
@@ -226,6 +246,7 @@ impl Probe {
             });
         Probe {
             sampler: None,
+            stopped: None,
             before: db_size(ctx, driver),
             status: driver.status().unwrap_or_default(),
             background,
@@ -245,6 +266,13 @@ impl Probe {
         }
     }
 
+    /// Stops the /proc sampler now; [`Probe::finish`] reports what it saw.
+    pub fn stop_sampling(&mut self) {
+        if let Some(s) = self.sampler.take() {
+            self.stopped = Some(s.stop());
+        }
+    }
+
     /// Ends the step: per-op figures for `ops` operations, and the status delta.
     pub fn finish(
         mut self,
@@ -252,11 +280,14 @@ impl Probe {
         driver: &dyn Driver,
         ops: f64,
     ) -> (HwCost, BTreeMap<String, f64>) {
-        let series = self
-            .sampler
-            .take()
-            .unwrap_or_else(|| start_sampler(ctx))
-            .stop();
+        let series = match self.stopped.take() {
+            Some(s) => s,
+            None => self
+                .sampler
+                .take()
+                .unwrap_or_else(|| start_sampler(ctx))
+                .stop(),
+        };
         let totals = series.totals();
         let per = per_op(&totals, ops);
         let after_status = driver.status().unwrap_or_default();

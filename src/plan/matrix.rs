@@ -39,6 +39,7 @@ const MATRIX_KEYS: &[&str] = &[
     "server_cpus",
     "client_cpus",
     "password_file",
+    "cpu_profile",
 ];
 
 /// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
@@ -54,6 +55,7 @@ const TARGET_KEYS: &[&str] = &[
     "server_cpus",
     "client_cpus",
     "password_file",
+    "cpu_profile",
 ];
 
 #[derive(Clone, Debug, Deserialize)]
@@ -80,6 +82,8 @@ pub struct Target {
     /// The password of a `url` target without one: `password_file` (the
     /// target's, else `[defaults]`), relative to the matrix file.
     pub password_file: Option<PathBuf>,
+    /// `--cpu-profile` (`[defaults]`, overridden by the target's own).
+    pub cpu_profile: bool,
 }
 
 #[derive(Clone)]
@@ -320,6 +324,21 @@ impl Matrix {
                     Some(p)
                 }
             };
+            let cpu_profile = match t.get("cpu_profile").or_else(|| d.get("cpu_profile")) {
+                None => false,
+                Some(v) => match v.get_ref() {
+                    toml::Value::Boolean(b) => *b,
+                    _ => {
+                        return Err(at(
+                            path,
+                            src,
+                            v.span(),
+                            "cpu_profile",
+                            "must be true or false",
+                        ));
+                    }
+                },
+            };
             let mut engine_options = engine_defaults.clone();
             for (key, v) in t {
                 if TARGET_KEYS.contains(&key.as_str()) {
@@ -423,6 +442,7 @@ impl Matrix {
                 engine_options,
                 server_cpus,
                 client_cpus,
+                cpu_profile,
             });
         }
         let max_repeats = crate::suite::bounds::MAX_REPEATS as i64;
@@ -596,6 +616,9 @@ impl Matrix {
             "--client-cpus",
             t.client_cpus.as_ref().map(|c| c.to_string()),
         );
+        if t.cpu_profile {
+            a.push("--cpu-profile".into());
+        }
         a
     }
 
@@ -784,6 +807,24 @@ engine = "sqlite"
             parse("[defaults]\nclient_cpus = 1\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
                 .unwrap_err();
         assert_eq!(place(&e), (Some(2), Some("client_cpus")));
+    }
+
+    #[test]
+    fn cpu_profile_comes_from_defaults_or_the_target_and_reaches_the_run() {
+        let m = parse(
+            "[defaults]\ncpu_profile = true\n\
+[[target]]\nname = \"on\"\nengine = \"postgres\"\n\
+[[target]]\nname = \"off\"\nengine = \"postgres\"\ncpu_profile = false\n",
+        )
+        .unwrap();
+        assert!(m.targets[0].cpu_profile && !m.targets[1].cpu_profile);
+        let on = m.command_line(&m.targets[0], 1, Path::new("r")).join(" ");
+        assert!(on.ends_with("--cpu-profile"), "{on}");
+        let off = m.command_line(&m.targets[1], 1, Path::new("r")).join(" ");
+        assert!(!off.contains("--cpu-profile"), "{off}");
+        let e =
+            parse("[[target]]\nname = \"a\"\nengine = \"sqlite\"\ncpu_profile = 1\n").unwrap_err();
+        assert_eq!(place(&e), (Some(4), Some("cpu_profile")));
     }
 
     #[test]

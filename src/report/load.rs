@@ -688,6 +688,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             differences(t, base_last, last)
         })
         .collect();
+    let flame_graphs = crate::report::profile::flame_sets(runs, &opts.base, &targets);
     Ok(Report {
         base: opts.base.clone(),
         targets,
@@ -704,6 +705,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         warnings,
         sections: opts.sections.clone(),
         parts,
+        flame_graphs,
     })
 }
 

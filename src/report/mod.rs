@@ -17,6 +17,7 @@ pub mod export;
 pub mod history;
 pub mod load;
 pub mod model;
+pub mod profile;
 pub mod scalability;
 pub mod section;
 pub mod stats;

@@ -348,6 +348,10 @@ pub struct Report {
     /// each under its section's key (see [`super::section`]).
     #[serde(skip)]
     pub parts: Vec<Built>,
+    /// Flame graphs of the tests that carry CPU profiles (`--cpu-profile`);
+    /// empty otherwise. Only the HTML report shows them.
+    #[serde(skip)]
+    pub flame_graphs: Vec<crate::report::profile::FlameSet>,
 }
 
 impl Report {

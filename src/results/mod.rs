@@ -78,6 +78,9 @@ pub struct TestResult {
     /// a warning that starts with [`BUSY_WARNING`]).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub warnings: Vec<String>,
+    /// CPU profiles of the measured interval (`--cpu-profile`), absent without one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_profile: Option<CpuProfile>,
     /// What the suite measured beyond this core, under the suite's name
     /// (`"ibench": {...}`): each suite reads and writes its own entry through
     /// [`TestResult::detail`] and [`TestResult::set_detail`].
@@ -139,6 +142,7 @@ impl TestResult {
             part_hw: Vec::new(),
             status_delta: Default::default(),
             warnings: Vec::new(),
+            cpu_profile: None,
             detail: Default::default(),
         }
     }
@@ -446,6 +450,80 @@ pub struct PartInfo {
 
 /// A part that begins more than this many seconds after `--start-at` is flagged late.
 pub const LATE_TOLERANCE_SECS: f64 = 1.0;
+
+/// The CPU profiles of one test's measured interval (`--cpu-profile`,
+/// src/harness/profile.rs): folded stacks sampled every `period_ns` of CPU
+/// time, so a stack's µs per operation is `count × period_ns / 1000 / ops`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CpuProfile {
+    /// CPU time between two samples, in nanoseconds.
+    pub period_ns: u64,
+    /// The operations the profile is divided by (the hardware cost's `ops`).
+    pub ops: f64,
+    /// What the engine profile covers: `server` (its process tree) or
+    /// `rqps process` (an engine inside rqps).
+    pub engine_is: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub engine: Option<ProfileSide>,
+    /// rqps's own process, for a server engine.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub client: Option<ProfileSide>,
+}
+
+/// Folded stacks: `frame;frame;leaf count` lines, root first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Folded {
+    pub text: String,
+    pub samples: u64,
+}
+
+/// Folded `stack count` lines as (stack, count); malformed lines are skipped.
+pub fn parse_folded(text: &str) -> Vec<(&str, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (stack, n) = l.trim_end().rsplit_once(' ')?;
+            Some((stack, n.parse().ok()?))
+        })
+        .collect()
+}
+
+/// One profile: its sample count and its folded stacks (`a;b;c count`
+/// lines), deflated and base64-encoded.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProfileSide {
+    pub samples: u64,
+    pub folded: String,
+}
+
+impl ProfileSide {
+    pub fn new(f: &Folded) -> Self {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        let bytes = z
+            .write_all(f.text.as_bytes())
+            .and_then(|_| z.finish())
+            .unwrap_or_default();
+        ProfileSide {
+            samples: f.samples,
+            folded: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// The folded stacks; `None` when they do not decode.
+    pub fn stacks(&self) -> Option<String> {
+        use base64::Engine as _;
+        use std::io::Read as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.folded)
+            .ok()?;
+        let mut text = String::new();
+        flate2::read::DeflateDecoder::new(bytes.as_slice())
+            .read_to_string(&mut text)
+            .ok()?;
+        Some(text)
+    }
+}
 
 /// A latency histogram as stored in [`TestResult::histogram`].
 pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> Option<String> {

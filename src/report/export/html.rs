@@ -223,6 +223,45 @@ fn block(r: &Report, b: &Block, out: &mut String) {
     }
 }
 
+/// The CPU profiles' flame graphs, as SVG images (their own styles stay
+/// out of the page); nothing when the results carry no profile.
+fn flame_graphs(r: &Report, out: &mut String) {
+    use base64::Engine as _;
+    if r.flame_graphs.is_empty() {
+        return;
+    }
+    let img = |svg: &str, alt: &str, out: &mut String| {
+        out.push_str(&format!(
+            "<div class=\"chart flame\"><img alt=\"{}\" style=\"max-width:100%\" src=\"data:image/svg+xml;base64,{}\"></div>\n",
+            esc(alt),
+            base64::engine::general_purpose::STANDARD.encode(svg)
+        ));
+    };
+    out.push_str("<h2 id=\"cpu-profiles\">CPU profiles</h2>\n<p>Where each test's engine CPU went, \
+from perf samples of the measured interval (<code>--cpu-profile</code>); each graph spans its \
+own total, its frames' counts are CPU time per operation (ps). In the differential graph the target's \
+stacks are red where they cost more CPU per operation than in the base, blue where less, so runs \
+of different lengths compare. \
+<code>rqps report --explain TEST</code> prints the same as numbers.</p>\n");
+    for set in &r.flame_graphs {
+        out.push_str(&format!(
+            "<h3>{} t={} ({})</h3>\n",
+            esc(&set.test),
+            set.threads,
+            esc(&set.engine_is)
+        ));
+        img(&set.base, &format!("flame graph of {}", r.base), out);
+        for (name, graph, diff) in &set.targets {
+            img(graph, &format!("flame graph of {name}"), out);
+            img(
+                diff,
+                &format!("differential flame graph of {name} against {}", r.base),
+                out,
+            );
+        }
+    }
+}
+
 impl Exporter for Html {
     fn render(&self, report: &Report) -> String {
         let doc = document(report, true);
@@ -259,6 +298,7 @@ impl Exporter for Html {
         if in_charts {
             out.push_str("</div>\n");
         }
+        flame_graphs(report, &mut out);
         out.push_str(
             "<p style=\"color:#777;font-size:12px\">Made by rqps report.</p>\n</body></html>\n",
         );
