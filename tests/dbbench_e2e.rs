@@ -376,6 +376,51 @@ fn a_release_that_is_not_installed_or_options_that_are_not_key_value_pairs_are_r
 }
 
 #[test]
+fn a_suite_on_an_engine_without_the_face_it_needs_is_a_usage_error_that_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("res");
+    let res = results.to_str().unwrap();
+    // A SQL suite on the key-value engine (no library needed: refused before it opens).
+    let o = rqps(&[
+        "run",
+        "--server",
+        "rocksdb",
+        "--suite",
+        "sysbench",
+        "--results",
+        res,
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains(
+            "suite sysbench needs SQL access, which RocksDB (rocksdb) does not offer: run it on sqlite, mysql or postgres"
+        ),
+        "{out}"
+    );
+    // The key-value suite on SQL engines: the default SQLite, and a URL.
+    for target in [None, Some("postgres://u@127.0.0.1:1/db")] {
+        let mut args = vec!["run", "--suite", "dbbench", "--results", res];
+        if let Some(t) = target {
+            args.extend(["--target", t]);
+        }
+        let o = rqps(&args);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        assert!(
+            out.contains("suite dbbench needs key-value access")
+                && out.contains("does not offer: run it on rocksdb"),
+            "{out}"
+        );
+        assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
+    }
+    assert!(
+        !results.exists() || runs(&results).is_empty(),
+        "nothing is stored"
+    );
+}
+
+#[test]
 fn a_directory_target_keeps_its_database_and_names_its_release() {
     if !enabled() {
         return;

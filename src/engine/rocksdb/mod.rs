@@ -49,6 +49,7 @@ pub static KIND: EngineKind = EngineKind {
     }],
     fairness_settings: &["options"],
     library: Some(&LIBRARY),
+    face: crate::engine::Face::Kv,
 };
 
 static PREBUILT: Prebuilt = Prebuilt {

@@ -267,6 +267,7 @@ impl Workload for Dbbench {
     const NAME: &'static str = "dbbench";
     const ABOUT: &'static str = "db_bench's standard sequence on a key-value engine (RocksDB), with the LSM put in a known shape before the read-while-writing steps";
     const PROFILES: &'static [&'static str] = &["quick", "ci", "server"];
+    const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
     type Params = Params;
 
