@@ -168,6 +168,16 @@ fn a_matrix_of_two_releases_far_apart_runs_every_ci_step_on_each_in_its_own_proc
         }
         let fill = &tests[0]["dbbench"];
         assert_eq!(fill["ops"], 5000, "fillseq writes every key once");
+        assert_eq!(
+            fill["step_options"], "memtablerep=vector;allow_concurrent_memtable_write=false",
+            "fillseq loads with benchmark.sh's memtable"
+        );
+        assert!(
+            tests[1..]
+                .iter()
+                .all(|t| t["dbbench"]["step_options"].is_null()),
+            "the later steps run with the default memtable"
+        );
         let writer = &tests[8]["dbbench"]["writer_ops_per_sec"];
         assert!(writer.as_f64().unwrap() > 0.0, "the writer wrote: {writer}");
     }
@@ -441,6 +451,26 @@ fn a_directory_target_keeps_its_database_and_names_its_release() {
     let o = rqps(&args);
     assert!(o.status.success(), "{}", text(&o));
     assert!(db.join("CURRENT").is_file(), "the database stays");
+    // RocksDB's LOG of each open names its memtable: the vector one for
+    // fillseq, then the default skip list again (the LOG of the last open).
+    let logs: Vec<String> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("LOG"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let factory = |l: &String| {
+        l.lines()
+            .find_map(|x| x.split_once("Options.memtable_factory: "))
+            .map(|(_, f)| f.trim().to_string())
+    };
+    let current = std::fs::read_to_string(db.join("LOG")).unwrap();
+    assert_eq!(factory(&current).as_deref(), Some("SkipListFactory"));
+    assert!(
+        logs.iter()
+            .any(|l| factory(l).as_deref() == Some("VectorRepFactory")),
+        "an open with the vector memtable"
+    );
     let doc = read_json(&runs(&results)[0].join("run.json"));
     assert_eq!(doc["engine"]["version"], NEW);
     assert_eq!(doc["target"], target);
