@@ -430,6 +430,57 @@ fn a_suite_on_an_engine_without_the_face_it_needs_is_a_usage_error_that_stores_n
     );
 }
 
+/// The system's RocksDB library (Debian's librocksdb), if installed: `None`
+/// skips the test, saying so, and fails it under `RQPS_REQUIRE_SERVERS=1`.
+fn system_library() -> Option<PathBuf> {
+    let lib = rqps::engine::rocksdb::KIND
+        .library
+        .expect("a library engine");
+    match (lib.system)() {
+        Ok(p) => Some(p),
+        Err(e) if common::servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
+        Err(e) => {
+            eprintln!("skipping: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
+            None
+        }
+    }
+}
+
+#[test]
+fn debians_librocksdb_runs_every_ci_step_when_no_release_is_named() {
+    let Some(lib) = system_library() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("res");
+    let mut args = vec![
+        "run",
+        "--server",
+        "rocksdb",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    args.extend(SMALL);
+    let o = rqps(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = &runs(&results)[0];
+    let doc = read_json(&run.join("run.json"));
+    assert_eq!(doc["status"], "ok");
+    assert_eq!(doc["server"]["binaries"], lib.display().to_string());
+    let version = doc["engine"]["version"].as_str().unwrap();
+    assert!(
+        version.split('.').count() == 3 && version.split('.').all(|n| n.parse::<u32>().is_ok()),
+        "the LOG names the release: {version}"
+    );
+    let tests = tests_of(run);
+    assert_eq!(tests.len(), 12);
+    assert!(tests.iter().all(|t| t["status"] == "ok"), "{tests:?}");
+    assert_eq!(
+        tests[0]["dbbench"]["step_options"],
+        "memtablerep=vector;allow_concurrent_memtable_write=false"
+    );
+}
+
 #[test]
 fn a_directory_target_keeps_its_database_and_names_its_release() {
     if !enabled() {
