@@ -498,14 +498,20 @@ impl RocksDriver {
         // Closed before the new open: the directory's LOCK is held until then.
         let placeholder = Arc::new(Db::closed(self.api));
         drop(std::mem::replace(&mut *slot, placeholder));
-        *slot = Arc::new(open_db(
-            self.api,
-            &self.dir,
-            &self.options,
-            &self.release,
-            load,
-        )?);
-        Ok(())
+        match open_db(self.api, &self.dir, &self.options, &self.release, load) {
+            Ok(db) => {
+                *slot = Arc::new(db);
+                Ok(())
+            }
+            Err(e) => {
+                // Back to the default memtable, so that the run can end
+                // cleanly; the error is the failed open's.
+                if let Ok(db) = open_db(self.api, &self.dir, &self.options, &self.release, false) {
+                    *slot = Arc::new(db);
+                }
+                Err(e)
+            }
+        }
     }
 
     fn flush_db(&self, db: &Db) -> DbResult<()> {
