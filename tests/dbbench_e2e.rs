@@ -482,6 +482,55 @@ fn debians_librocksdb_runs_every_ci_step_when_no_release_is_named() {
 }
 
 #[test]
+fn bench_dbbench_client_pairs_short_pinned_rounds_and_reports_the_median_ratio_with_its_iqr() {
+    let o = rqps(&["bench", "dbbench-client", "--rounds", "0"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("must be more than 0"), "{}", text(&o));
+    if system_library().is_none() {
+        return;
+    }
+    let o = rqps(&["bench", "dbbench-client", "--cpu", "100000"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("--cpu 100000: this process may run only on CPUs"),
+        "{}",
+        text(&o)
+    );
+    let o = rqps(&[
+        "bench",
+        "dbbench-client",
+        "--keys",
+        "2000",
+        "--rounds",
+        "3",
+        "--secs",
+        "0.05",
+        "--cpu",
+        "0",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("pinned to CPU "), "{out}");
+    let rows = out
+        .lines()
+        .filter(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 7 && w.iter().all(|x| x.parse::<f64>().is_ok())
+        })
+        .count();
+    assert_eq!(rows, 3, "one line per round: {out}");
+    let summary = out
+        .lines()
+        .find(|l| l.starts_with("rqps/bare, median of the rounds' ratios: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        summary.contains("(IQR ") && summary.contains("per CPU second"),
+        "{summary}"
+    );
+    assert!(out.contains("load average (1, 5, 15 min): "), "{out}");
+}
+
+#[test]
 fn a_directory_target_keeps_its_database_and_names_its_release() {
     if !enabled() {
         return;

@@ -56,6 +56,10 @@ pub struct DbClientArgs {
     /// this process may run on.
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
+    /// A control: the bare loop in both columns, so that the ratios show the
+    /// method's own bias and spread on this machine (ideal: median 1.0).
+    #[arg(long)]
+    pub bare_vs_bare: bool,
 }
 
 /// The cache that holds every block of the benchmark's data.
@@ -138,6 +142,9 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
         a.rounds,
         a.secs
     );
+    if a.bare_vs_bare {
+        println!("control (--bare-vs-bare): the column 'rqps' runs the bare loop too");
+    }
     println!(
         "{:>5} {:>11} {:>11} {:>7}   {:>11} {:>11} {:>7}",
         "round", "bare r/s", "rqps r/s", "ratio", "bare r/cpu", "rqps r/cpu", "ratio"
@@ -151,7 +158,16 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
                     .map_err(BenchError::engine("the bare loop"))
             })
         },
-        |r| measure_round(|| readers.run(&driver, 100 + r as u64)),
+        |r| {
+            if a.bare_vs_bare {
+                return measure_round(|| {
+                    driver
+                        .bare_readrandom(a.threads, a.secs, a.keys, 100 + r as u64, key20)
+                        .map_err(BenchError::engine("the bare loop"))
+                });
+            }
+            measure_round(|| readers.run(&driver, 100 + r as u64))
+        },
         |r, bare: &Round, ours: &Round| {
             println!(
                 "{:>5} {:>11.0} {:>11.0} {:>7.3}   {:>11.0} {:>11.0} {:>7.3}",
