@@ -168,6 +168,16 @@ fn a_matrix_of_two_releases_far_apart_runs_every_ci_step_on_each_in_its_own_proc
         }
         let fill = &tests[0]["dbbench"];
         assert_eq!(fill["ops"], 5000, "fillseq writes every key once");
+        assert_eq!(
+            fill["step_options"], "memtablerep=vector;allow_concurrent_memtable_write=false",
+            "fillseq loads with benchmark.sh's memtable"
+        );
+        assert!(
+            tests[1..]
+                .iter()
+                .all(|t| t["dbbench"]["step_options"].is_null()),
+            "the later steps run with the default memtable"
+        );
         let writer = &tests[8]["dbbench"]["writer_ops_per_sec"];
         assert!(writer.as_f64().unwrap() > 0.0, "the writer wrote: {writer}");
     }
@@ -376,6 +386,151 @@ fn a_release_that_is_not_installed_or_options_that_are_not_key_value_pairs_are_r
 }
 
 #[test]
+fn a_suite_on_an_engine_without_the_face_it_needs_is_a_usage_error_that_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("res");
+    let res = results.to_str().unwrap();
+    // A SQL suite on the key-value engine (no library needed: refused before it opens).
+    let o = rqps(&[
+        "run",
+        "--server",
+        "rocksdb",
+        "--suite",
+        "sysbench",
+        "--results",
+        res,
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains(
+            "suite sysbench needs SQL access, which RocksDB (rocksdb) does not offer: run it on sqlite, mysql or postgres"
+        ),
+        "{out}"
+    );
+    // The key-value suite on SQL engines: the default SQLite, and a URL.
+    for target in [None, Some("postgres://u@127.0.0.1:1/db")] {
+        let mut args = vec!["run", "--suite", "dbbench", "--results", res];
+        if let Some(t) = target {
+            args.extend(["--target", t]);
+        }
+        let o = rqps(&args);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        assert!(
+            out.contains("suite dbbench needs key-value access")
+                && out.contains("does not offer: run it on rocksdb"),
+            "{out}"
+        );
+        assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
+    }
+    assert!(
+        !results.exists() || runs(&results).is_empty(),
+        "nothing is stored"
+    );
+}
+
+/// The system's RocksDB library (Debian's librocksdb), if installed: `None`
+/// skips the test, saying so, and fails it under `RQPS_REQUIRE_SERVERS=1`.
+fn system_library() -> Option<PathBuf> {
+    let lib = rqps::engine::rocksdb::KIND
+        .library
+        .expect("a library engine");
+    match (lib.system)() {
+        Ok(p) => Some(p),
+        Err(e) if common::servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but: {e}"),
+        Err(e) => {
+            eprintln!("skipping: {e} (set RQPS_REQUIRE_SERVERS=1 to make this fail)");
+            None
+        }
+    }
+}
+
+#[test]
+fn debians_librocksdb_runs_every_ci_step_when_no_release_is_named() {
+    let Some(lib) = system_library() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("res");
+    let mut args = vec![
+        "run",
+        "--server",
+        "rocksdb",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    args.extend(SMALL);
+    let o = rqps(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = &runs(&results)[0];
+    let doc = read_json(&run.join("run.json"));
+    assert_eq!(doc["status"], "ok");
+    assert_eq!(doc["server"]["binaries"], lib.display().to_string());
+    let version = doc["engine"]["version"].as_str().unwrap();
+    assert!(
+        version.split('.').count() == 3 && version.split('.').all(|n| n.parse::<u32>().is_ok()),
+        "the LOG names the release: {version}"
+    );
+    let tests = tests_of(run);
+    assert_eq!(tests.len(), 12);
+    assert!(tests.iter().all(|t| t["status"] == "ok"), "{tests:?}");
+    assert_eq!(
+        tests[0]["dbbench"]["step_options"],
+        "memtablerep=vector;allow_concurrent_memtable_write=false"
+    );
+}
+
+#[test]
+fn bench_dbbench_client_pairs_short_pinned_rounds_and_reports_the_median_ratio_with_its_iqr() {
+    let o = rqps(&["bench", "dbbench-client", "--rounds", "0"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("must be more than 0"), "{}", text(&o));
+    if system_library().is_none() {
+        return;
+    }
+    let o = rqps(&["bench", "dbbench-client", "--cpu", "100000"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("--cpu 100000: this process may run only on CPUs"),
+        "{}",
+        text(&o)
+    );
+    let o = rqps(&[
+        "bench",
+        "dbbench-client",
+        "--keys",
+        "2000",
+        "--rounds",
+        "3",
+        "--secs",
+        "0.05",
+        "--cpu",
+        "0",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("pinned to CPU "), "{out}");
+    let rows = out
+        .lines()
+        .filter(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 7 && w.iter().all(|x| x.parse::<f64>().is_ok())
+        })
+        .count();
+    assert_eq!(rows, 3, "one line per round: {out}");
+    let summary = out
+        .lines()
+        .find(|l| l.starts_with("rqps/bare, median of the rounds' ratios: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        summary.contains("(IQR ") && summary.contains("per CPU second"),
+        "{summary}"
+    );
+    assert!(out.contains("load average (1, 5, 15 min): "), "{out}");
+}
+
+#[test]
 fn a_directory_target_keeps_its_database_and_names_its_release() {
     if !enabled() {
         return;
@@ -396,6 +551,26 @@ fn a_directory_target_keeps_its_database_and_names_its_release() {
     let o = rqps(&args);
     assert!(o.status.success(), "{}", text(&o));
     assert!(db.join("CURRENT").is_file(), "the database stays");
+    // RocksDB's LOG of each open names its memtable: the vector one for
+    // fillseq, then the default skip list again (the LOG of the last open).
+    let logs: Vec<String> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("LOG"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let factory = |l: &String| {
+        l.lines()
+            .find_map(|x| x.split_once("Options.memtable_factory: "))
+            .map(|(_, f)| f.trim().to_string())
+    };
+    let current = std::fs::read_to_string(db.join("LOG")).unwrap();
+    assert_eq!(factory(&current).as_deref(), Some("SkipListFactory"));
+    assert!(
+        logs.iter()
+            .any(|l| factory(l).as_deref() == Some("VectorRepFactory")),
+        "an open with the vector memtable"
+    );
     let doc = read_json(&runs(&results)[0].join("run.json"));
     assert_eq!(doc["engine"]["version"], NEW);
     assert_eq!(doc["target"], target);

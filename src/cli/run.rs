@@ -86,6 +86,7 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     crate::engine::set_statement_timeout(stmt_timeout);
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
+    crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;
     if let Some(j) = &a.json {
         let parent = j

@@ -62,6 +62,11 @@ pub struct EngineKind {
     /// For an engine rqps loads from a shared library into a process of its
     /// own (RocksDB): where the library is and how a database is opened.
     pub library: Option<&'static LibraryEngine>,
+    /// The face its driver offers: what a suite's [`Workload::FACE`] is
+    /// checked against before the engine opens.
+    ///
+    /// [`Workload::FACE`]: crate::suite::Workload::FACE
+    pub face: crate::engine::Face,
 }
 
 /// An engine that runs inside rqps from a shared library chosen at run

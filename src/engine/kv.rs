@@ -227,6 +227,16 @@ pub trait KvAccess: Send + Sync {
         let _ = limit;
         Ok(true)
     }
+    /// Switches the engine to (`on`) or back from a bulk load of keys in
+    /// key order by one writer, as db_bench's fillseq runs it (RocksDB: the
+    /// vector memtable without concurrent memtable writes; the database is
+    /// flushed and reopened, so no connection may be open). Returns, for
+    /// `on`, the settings the load runs with in the engine's options form,
+    /// to store with the step; `None`: the engine has no such mode (default).
+    fn ordered_load(&self, on: bool) -> DbResult<Option<String>> {
+        let _ = on;
+        Ok(None)
+    }
     /// Puts the tree in a known shape: flushes the memtable, waits for
     /// compaction, compacts level 0 into the next level and waits again, so
     /// that level 0 is empty. Default: [`KvAccess::flush`].

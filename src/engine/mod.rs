@@ -147,6 +147,27 @@ impl std::error::Error for DbError {}
 
 pub type DbResult<T> = Result<T, DbError>;
 
+/// The way data goes in and out of an engine: what a suite needs
+/// ([`crate::suite::Workload::FACE`]) and what an engine kind offers
+/// ([`kind::EngineKind::face`]), compared before anything starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Face {
+    /// Statements through [`SqlAccess`].
+    Sql,
+    /// Keys and values through [`KvAccess`].
+    Kv,
+}
+
+impl Face {
+    /// How messages name it (`SQL access`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Face::Sql => "SQL access",
+            Face::Kv => "key-value access",
+        }
+    }
+}
+
 /// What an engine can do, so workloads can choose without naming it.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct Caps {

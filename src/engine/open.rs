@@ -413,9 +413,8 @@ fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
 fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static EngineKind> {
     match (&a.server, target) {
         (Some(s), _) => Some(s.parse::<EngineSpec>().ok()?.kind),
-        (None, Some(Target::Url(u))) => Some(u.kind),
-        (None, Some(Target::Dir { kind, .. })) => Some(kind),
-        (None, None | Some(Target::Sqlite(_))) => Some(&crate::engine::sqlite::KIND),
+        (None, Some(t)) => Some(t.kind()),
+        (None, None) => Some(&crate::engine::sqlite::KIND),
     }
 }
 
@@ -455,6 +454,24 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
             .map_err(|e| OpenError::Usage(e.to_string()))?;
     }
     Ok(())
+}
+
+/// Checks, before anything starts, that the engine the arguments name offers
+/// the face `suite` needs (`face`): `--suite sysbench --server rocksdb` is a
+/// usage error, not a stored failed run. Errors in the arguments themselves
+/// are left to [`check`].
+pub fn check_face(a: &EngineArgs, suite: &str, face: crate::engine::Face) -> Result<(), OpenError> {
+    let target = match &a.target {
+        Some(t) => Target::parse(t).ok(),
+        None => None,
+    };
+    if a.server.is_none() && a.target.is_some() && target.is_none() {
+        return Ok(());
+    }
+    match named_kind(a, &target) {
+        Some(kind) => kind.check_face(suite, face).map_err(OpenError::Usage),
+        None => Ok(()),
+    }
 }
 
 /// Opens the engine: starts a throwaway server, or makes the driver of a URL or SQLite file.

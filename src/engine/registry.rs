@@ -49,6 +49,37 @@ impl EngineKind {
     }
 }
 
+impl EngineKind {
+    /// Checks that this kind offers the face `suite` needs; the error is
+    /// one line naming the suite, this engine and the kinds that fit.
+    pub fn check_face(&self, suite: &str, face: crate::engine::Face) -> Result<(), String> {
+        if self.face == face {
+            return Ok(());
+        }
+        let fit: Vec<&str> = kinds()
+            .into_iter()
+            .filter(|k| k.face == face)
+            .map(|k| k.name)
+            .collect();
+        Err(format!(
+            "suite {suite} needs {}, which {} ({}) does not offer: run it on {}",
+            face.title(),
+            self.title,
+            self.name,
+            or_list(&fit)
+        ))
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(names: &[&str]) -> String {
+    match names {
+        [] => "no engine rqps knows".into(),
+        [one] => (*one).into(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// Every kind's options added to `cmd` (what `rqps run` offers).
 pub fn augment_args(cmd: clap::Command) -> clap::Command {
     kinds().into_iter().fold(cmd, |c, k| k.augment_args(c))

@@ -112,6 +112,15 @@ impl Target {
         }))
     }
 
+    /// The engine kind the target is of.
+    pub fn kind(&self) -> &'static registry::EngineKind {
+        match self {
+            Target::Sqlite(_) => &crate::engine::sqlite::KIND,
+            Target::Url(u) => u.kind,
+            Target::Dir { kind, .. } => kind,
+        }
+    }
+
     /// The driver of a server URL (`None` for SQLite, whose driver needs its PRAGMAs).
     pub fn server_driver(&self) -> Option<DbResult<Arc<dyn Driver>>> {
         match self {

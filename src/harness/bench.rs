@@ -100,6 +100,111 @@ pub fn cpu_secs() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// One contender's round: operations, and the wall and CPU seconds (of this
+/// whole process) they took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Round {
+    pub ops: u64,
+    pub wall: f64,
+    pub cpu: f64,
+}
+
+impl Round {
+    /// Operations per wall second.
+    pub fn per_wall(&self) -> f64 {
+        self.ops as f64 / self.wall.max(1e-9)
+    }
+    /// Operations per CPU second of this process.
+    pub fn per_cpu(&self) -> f64 {
+        self.ops as f64 / self.cpu.max(1e-9)
+    }
+}
+
+/// Runs `f`, which returns its operations and wall seconds, and adds the CPU
+/// seconds this process spent meanwhile.
+pub fn measure_round(
+    f: impl FnOnce() -> Result<(u64, f64), BenchError>,
+) -> Result<Round, BenchError> {
+    let c0 = cpu_secs();
+    let (ops, wall) = f()?;
+    Ok(Round {
+        ops,
+        wall,
+        cpu: cpu_secs() - c0,
+    })
+}
+
+/// `rounds` rounds of two contenders in one process, A B, B A, A B, ...: who
+/// goes first alternates, so that drift of the machine (other load, clock
+/// speed) hits both alike. `a` and `b` get the round's number. Returns each
+/// round's (A, B).
+pub fn alternate(
+    rounds: usize,
+    mut a: impl FnMut(usize) -> Result<Round, BenchError>,
+    mut b: impl FnMut(usize) -> Result<Round, BenchError>,
+    mut each: impl FnMut(usize, &Round, &Round),
+) -> Result<Vec<(Round, Round)>, BenchError> {
+    let mut out = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let pair = if r % 2 == 0 {
+            let x = a(r)?;
+            (x, b(r)?)
+        } else {
+            let y = b(r)?;
+            (a(r)?, y)
+        };
+        each(r, &pair.0, &pair.1);
+        out.push(pair);
+    }
+    Ok(out)
+}
+
+/// The quartiles of a sample: median and interquartile range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quartiles {
+    pub q1: f64,
+    pub median: f64,
+    pub q3: f64,
+}
+
+impl Quartiles {
+    /// Linear interpolation between order statistics (`None` for no values).
+    pub fn of(values: &[f64]) -> Option<Quartiles> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            let pos = q * (v.len() - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+        };
+        Some(Quartiles {
+            q1: at(0.25),
+            median: at(0.5),
+            q3: at(0.75),
+        })
+    }
+
+    /// The interquartile range.
+    pub fn iqr(&self) -> f64 {
+        self.q3 - self.q1
+    }
+}
+
+/// The load average over the last minute, 5 and 15 minutes, as the kernel
+/// reports it (`/proc/loadavg`), for figures taken on a shared machine.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    Some(
+        text.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
 /// Runs `cmd` to completion and returns its stdout with its rusage.
 pub fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64), BenchError> {
     use std::io::Read;
@@ -172,6 +277,39 @@ mod tests {
         assert_eq!(e.to_string(), "\"sh\" failed: out\nerr\n");
         let (out, _, _) = run_measured(std::process::Command::new("echo").arg("hi")).unwrap();
         assert_eq!(out, "hi\n");
+    }
+
+    #[test]
+    fn quartiles_interpolate_and_rounds_alternate_who_goes_first() {
+        let q = Quartiles::of(&[4.0, 1.0, 3.0, 2.0, 5.0]).unwrap();
+        assert_eq!((q.q1, q.median, q.q3), (2.0, 3.0, 4.0));
+        let q = Quartiles::of(&[1.0, 2.0, f64::NAN, 3.0, 4.0]).unwrap();
+        assert_eq!((q.q1, q.median, q.q3), (1.75, 2.5, 3.25));
+        assert_eq!(q.iqr(), 1.5);
+        assert!(Quartiles::of(&[]).is_none());
+        let order = std::cell::RefCell::new(Vec::new());
+        let round = |ops| Round {
+            ops,
+            wall: 1.0,
+            cpu: 0.5,
+        };
+        let pairs = alternate(
+            3,
+            |r| {
+                order.borrow_mut().push(format!("a{r}"));
+                Ok(round(10))
+            },
+            |r| {
+                order.borrow_mut().push(format!("b{r}"));
+                Ok(round(20))
+            },
+            |_, _, _| {},
+        )
+        .unwrap();
+        assert_eq!(order.into_inner(), ["a0", "b0", "b1", "a1", "a2", "b2"]);
+        assert!(pairs.iter().all(|(a, b)| a.ops == 10 && b.ops == 20));
+        assert_eq!(pairs[0].1.per_wall(), 20.0);
+        assert_eq!(pairs[0].1.per_cpu(), 40.0);
     }
 
     #[test]

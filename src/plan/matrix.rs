@@ -404,14 +404,25 @@ impl Matrix {
                         &format!("target '{name}' needs engine = \"...\" or url = \"...\""),
                     ));
                 }
-                (Some(e), None) => Some(
-                    e.get_ref()
+                (Some(e), None) => {
+                    let spec = e
+                        .get_ref()
                         .parse::<EngineSpec>()
-                        .map_err(|m| at(path, src, e.span(), "engine", &m.to_string()))?,
-                ),
+                        .map_err(|m| at(path, src, e.span(), "engine", &m.to_string()))?;
+                    // A suite the engine cannot serve is refused here, not
+                    // stored as a failed run of every repeat.
+                    spec.kind
+                        .check_face(suite.name(), suite.face())
+                        .map_err(|m| at(path, src, e.span(), "engine", &m))?;
+                    Some(spec)
+                }
                 (None, Some(u)) => {
-                    crate::engine::target::Target::parse(u.get_ref())
+                    let target = crate::engine::target::Target::parse(u.get_ref())
                         .map_err(|m| at(path, src, u.span(), "url", &m.to_string()))?;
+                    target
+                        .kind()
+                        .check_face(suite.name(), suite.face())
+                        .map_err(|m| at(path, src, u.span(), "url", &m))?;
                     None
                 }
             };
@@ -825,6 +836,31 @@ engine = "sqlite"
         let e =
             parse("[[target]]\nname = \"a\"\nengine = \"sqlite\"\ncpu_profile = 1\n").unwrap_err();
         assert_eq!(place(&e), (Some(4), Some("cpu_profile")));
+    }
+
+    #[test]
+    fn a_suite_on_an_engine_without_its_face_is_refused_at_the_engine_line() {
+        let e = parse("[defaults]\nsuite = \"sysbench\"\n[[target]]\nname = \"a\"\nengine = \"rocksdb@8.10.0\"\n")
+            .unwrap_err();
+        assert_eq!(place(&e), (Some(5), Some("engine")));
+        assert!(
+            e.message.contains("suite sysbench needs SQL access")
+                && e.message.contains("RocksDB (rocksdb) does not offer")
+                && e.message.contains("sqlite, mysql or postgres"),
+            "{e}"
+        );
+        let e = parse("[defaults]\nsuite = \"dbbench\"\n[[target]]\nname = \"a\"\nurl = \"sqlite:/tmp/x.db\"\n")
+            .unwrap_err();
+        assert_eq!(place(&e), (Some(5), Some("url")));
+        assert!(
+            e.message
+                .contains("suite dbbench needs key-value access, which SQLite (sqlite) does not offer: run it on rocksdb"),
+            "{e}"
+        );
+        let ok = parse(
+            "[defaults]\nsuite = \"dbbench\"\nprofile = \"ci\"\n[[target]]\nname = \"a\"\nurl = \"rocksdb:/tmp/db?version=8.10.0\"\n",
+        );
+        assert!(ok.is_ok(), "{:?}", ok.err());
     }
 
     #[test]

@@ -27,6 +27,7 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::engine::Face;
 use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
 use crate::report::section::Section;
@@ -89,6 +90,9 @@ pub trait Workload: Sync + 'static {
     /// Whether [`Workload::params`] splits its load by [`Common::part`]
     /// (`rqps run --part I/N`); a suite that does not is refused a part.
     const SPLITS: bool = false;
+    /// The engine face it drives: [`Face::Sql`] (the default) or
+    /// [`Face::Kv`]. An engine kind without it is refused before it opens.
+    const FACE: Face = Face::Sql;
     /// The profiles it knows; the first is the default.
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
@@ -128,6 +132,8 @@ pub trait Suite: Sync {
     fn name(&self) -> &'static str;
     fn about(&self) -> &'static str;
     fn profiles(&self) -> &'static [&'static str];
+    /// The engine face it needs ([`Workload::FACE`]).
+    fn face(&self) -> Face;
     /// Adds the suite's options to a command (`rqps run`, `rqps tests`).
     fn args(&self, cmd: clap::Command) -> clap::Command;
     /// The plan from parsed command-line options.
@@ -152,6 +158,8 @@ pub trait Suite: Sync {
 pub trait Plan: Send + Sync {
     fn suite(&self) -> &'static str;
     fn profile(&self) -> &str;
+    /// The engine face its suite needs ([`Workload::FACE`]).
+    fn face(&self) -> Face;
     /// The parameters as stored with the run.
     fn params_json(&self) -> serde_json::Value;
     fn step_count(&self) -> usize;
@@ -218,6 +226,10 @@ impl<W: Workload> Suite for Registered<W> {
         W::PROFILES
     }
 
+    fn face(&self) -> Face {
+        W::FACE
+    }
+
     fn args(&self, cmd: clap::Command) -> clap::Command {
         <W::Options as clap::Args>::augment_args(cmd)
     }
@@ -261,6 +273,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn profile(&self) -> &str {
         &self.profile
+    }
+
+    fn face(&self) -> Face {
+        W::FACE
     }
 
     fn params_json(&self) -> serde_json::Value {

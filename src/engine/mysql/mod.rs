@@ -29,6 +29,7 @@ const DEFAULT_PORT: u16 = 3306;
 /// SQL, same counters), whose throwaway server is MariaDB.
 pub static KIND: EngineKind = EngineKind {
     library: None,
+    face: crate::engine::Face::Sql,
     fairness_settings: &[
         "transaction_isolation",
         "tx_isolation",

@@ -28,6 +28,7 @@ const DEFAULT_PORT: u16 = 5432;
 /// PostgreSQL in the engine registry.
 pub static KIND: EngineKind = EngineKind {
     library: None,
+    face: crate::engine::Face::Sql,
     fairness_settings: &[
         "default_transaction_isolation",
         "fsync",

@@ -116,6 +116,11 @@ api! {
         rocksdb_livefiles_destroy: fn(Handle);
     }
     optional {
+        // The ordered bulk load's memtable (db_bench's fillseq): an unsorted
+        // vector, written by one thread at a time (both in every release
+        // checked, optional so that a library without them still runs).
+        rocksdb_options_set_memtable_vector_rep: fn(Handle);
+        rocksdb_options_set_allow_concurrent_memtable_write: fn(Handle, c_uchar);
         // Reads without a copy into a malloc'd buffer (all releases checked
         // have it; `rocksdb_get` is the fallback).
         rocksdb_get_pinned: fn(Handle, Handle, *const c_char, usize, ErrPtr) -> Handle;

@@ -18,7 +18,7 @@ pub mod ffi;
 
 use std::ffi::{CString, c_char};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::engine::kind::{
@@ -49,6 +49,7 @@ pub static KIND: EngineKind = EngineKind {
     }],
     fairness_settings: &["options"],
     library: Some(&LIBRARY),
+    face: crate::engine::Face::Kv,
 };
 
 static PREBUILT: Prebuilt = Prebuilt {
@@ -253,6 +254,9 @@ unsafe impl Sync for Db {}
 
 impl Drop for Db {
     fn drop(&mut self) {
+        if self.db.is_null() {
+            return;
+        }
         // SAFETY: handles we created; every connection (holding an Arc) is gone.
         unsafe {
             if !self.default_cf.is_null() {
@@ -265,6 +269,16 @@ impl Drop for Db {
 }
 
 impl Db {
+    /// Stands in for a database while it is reopened (nothing to close).
+    fn closed(api: &'static Api) -> Db {
+        Db {
+            api,
+            db: std::ptr::null_mut(),
+            options: std::ptr::null_mut(),
+            default_cf: std::ptr::null_mut(),
+        }
+    }
+
     fn property_int(&self, name: &str) -> Option<u64> {
         let n = CString::new(name).ok()?;
         let mut v = 0u64;
@@ -319,9 +333,102 @@ impl Db {
     }
 }
 
+/// What [`open_db`] sets for an ordered bulk load, as db_bench's fillseq
+/// in RocksDB's `tools/benchmark.sh` gives it (`--memtablerep=vector
+/// --allow_concurrent_memtable_write=false`), in options-string form for
+/// the step's record.
+pub const LOAD_MEMTABLE: &str = "memtablerep=vector;allow_concurrent_memtable_write=false";
+
+/// Opens `dir` with the options string `opts` (creating it when missing),
+/// with the vector memtable of an ordered bulk load when `load`.
+fn open_db(api: &'static Api, dir: &Path, opts: &str, release: &str, load: bool) -> DbResult<Db> {
+    let c_opts = cstring(opts)?;
+    let c_dir = cstring(&dir.to_string_lossy())?;
+    let (Some(vector), Some(concurrent)) = (
+        api.rocksdb_options_set_memtable_vector_rep,
+        api.rocksdb_options_set_allow_concurrent_memtable_write,
+    ) else {
+        if load {
+            return Err(fatal(format!(
+                "{release} has no rocksdb_options_set_memtable_vector_rep in its C API: it cannot load with db_bench's vector memtable"
+            )));
+        }
+        return open_db_with(api, &c_dir, &c_opts, opts, dir, release, &|_| {});
+    };
+    open_db_with(api, &c_dir, &c_opts, opts, dir, release, &|o| {
+        if load {
+            // SAFETY: an options object open_db_with created and still owns.
+            unsafe {
+                vector(o);
+                concurrent(o, 0);
+            }
+        }
+    })
+}
+
+fn open_db_with(
+    api: &'static Api,
+    c_dir: &CString,
+    c_opts: &CString,
+    opts: &str,
+    dir: &Path,
+    release: &str,
+    adjust: &dyn Fn(Handle),
+) -> DbResult<Db> {
+    // SAFETY: C API calls with handles created here and NUL-terminated
+    // strings; each error string is taken (and freed) at once.
+    unsafe {
+        let base = (api.rocksdb_options_create)();
+        let o = (api.rocksdb_options_create)();
+        let mut err = std::ptr::null_mut();
+        (api.rocksdb_get_options_from_string)(base, c_opts.as_ptr(), o, &mut err);
+        (api.rocksdb_options_destroy)(base);
+        if let Some(e) = api.take_err(err) {
+            (api.rocksdb_options_destroy)(o);
+            return Err(fatal(format!(
+                "{release} refuses the options: {e} (options: {opts})"
+            )));
+        }
+        (api.rocksdb_options_set_create_if_missing)(o, 1);
+        (api.rocksdb_options_enable_statistics)(o);
+        adjust(o);
+        let mut err = std::ptr::null_mut();
+        // Opened with its one column family named, for the handle the
+        // batched multi-get takes (every release has this call).
+        let names = [c"default".as_ptr()];
+        let cf_opts = [o];
+        let mut cf: Handle = std::ptr::null_mut();
+        let db = (api.rocksdb_open_column_families)(
+            o,
+            c_dir.as_ptr(),
+            1,
+            names.as_ptr(),
+            cf_opts.as_ptr(),
+            &mut cf,
+            &mut err,
+        );
+        if let Some(e) = api.take_err(err) {
+            (api.rocksdb_options_destroy)(o);
+            return Err(fatal(format!(
+                "{release} cannot open {}: {e}",
+                dir.display()
+            )));
+        }
+        Ok(Db {
+            api,
+            db,
+            options: o,
+            default_cf: cf,
+        })
+    }
+}
+
 /// A RocksDB database opened from one release's library.
 pub struct RocksDriver {
-    db: Arc<Db>,
+    db: RwLock<Arc<Db>>,
+    api: &'static Api,
+    /// The release as messages name it.
+    release: String,
     dir: PathBuf,
     lib: PathBuf,
     version: String,
@@ -356,68 +463,77 @@ impl RocksDriver {
         let loaded = ffi::load(lib).map_err(|e| fatal(e.to_string()))?;
         let api = &loaded.api;
         let opts = options_string(user).map_err(|e| fatal(format!("--rocksdb-options: {e}")))?;
-        let c_opts = cstring(&opts)?;
-        let c_dir = cstring(&dir.to_string_lossy())?;
-        // SAFETY: C API calls with handles created here and NUL-terminated
-        // strings; each error string is taken (and freed) at once.
+        let db = open_db(api, dir, &opts, &release, false)?;
+        let version = log_version(dir)
+            .or_else(|| version.map(str::to_string))
+            .unwrap_or_else(|| "unknown".into());
+        Ok(RocksDriver {
+            db: RwLock::new(Arc::new(db)),
+            api,
+            release,
+            dir: dir.to_path_buf(),
+            lib: lib.to_path_buf(),
+            version,
+            options: opts,
+        })
+    }
+
+    /// The open database (a reopen replaces it; a connection keeps the one
+    /// it was made on).
+    fn db(&self) -> Arc<Db> {
+        self.db.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Flushes the memtable and opens the database again, with the ordered
+    /// bulk load's memtable (`load`) or the default one. Refused while a
+    /// connection is open: RocksDB holds one open per directory.
+    fn reopen(&self, load: bool) -> DbResult<()> {
+        let mut slot = self.db.write().unwrap_or_else(|e| e.into_inner());
+        self.flush_db(&slot)?;
+        if Arc::strong_count(&slot) > 1 {
+            return Err(fatal(
+                "RocksDB cannot change its memtable while connections are open",
+            ));
+        }
+        // Closed before the new open: the directory's LOCK is held until then.
+        let placeholder = Arc::new(Db::closed(self.api));
+        drop(std::mem::replace(&mut *slot, placeholder));
+        match open_db(self.api, &self.dir, &self.options, &self.release, load) {
+            Ok(db) => {
+                *slot = Arc::new(db);
+                Ok(())
+            }
+            Err(e) => {
+                // Back to the default memtable, so that the run can end
+                // cleanly; the error is the failed open's.
+                if let Ok(db) = open_db(self.api, &self.dir, &self.options, &self.release, false) {
+                    *slot = Arc::new(db);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn flush_db(&self, db: &Db) -> DbResult<()> {
+        let api = self.api;
+        // SAFETY: flush options created and destroyed here; live db.
         unsafe {
-            let base = (api.rocksdb_options_create)();
-            let o = (api.rocksdb_options_create)();
+            let f = (api.rocksdb_flushoptions_create)();
+            (api.rocksdb_flushoptions_set_wait)(f, 1);
             let mut err = std::ptr::null_mut();
-            (api.rocksdb_get_options_from_string)(base, c_opts.as_ptr(), o, &mut err);
-            (api.rocksdb_options_destroy)(base);
-            if let Some(e) = api.take_err(err) {
-                (api.rocksdb_options_destroy)(o);
-                return Err(fatal(format!(
-                    "{release} refuses the options: {e} (options: {opts})"
-                )));
+            (api.rocksdb_flush)(db.db, f, &mut err);
+            (api.rocksdb_flushoptions_destroy)(f);
+            match api.take_err(err) {
+                Some(e) => Err(db_error(e)),
+                None => Ok(()),
             }
-            (api.rocksdb_options_set_create_if_missing)(o, 1);
-            (api.rocksdb_options_enable_statistics)(o);
-            let mut err = std::ptr::null_mut();
-            // Opened with its one column family named, for the handle the
-            // batched multi-get takes (every release has this call).
-            let names = [c"default".as_ptr()];
-            let cf_opts = [o];
-            let mut cf: Handle = std::ptr::null_mut();
-            let db = (api.rocksdb_open_column_families)(
-                o,
-                c_dir.as_ptr(),
-                1,
-                names.as_ptr(),
-                cf_opts.as_ptr(),
-                &mut cf,
-                &mut err,
-            );
-            if let Some(e) = api.take_err(err) {
-                (api.rocksdb_options_destroy)(o);
-                return Err(fatal(format!(
-                    "{release} cannot open {}: {e}",
-                    dir.display()
-                )));
-            }
-            let db = Arc::new(Db {
-                api,
-                db,
-                options: o,
-                default_cf: cf,
-            });
-            let version = log_version(dir)
-                .or_else(|| version.map(str::to_string))
-                .unwrap_or_else(|| "unknown".into());
-            Ok(RocksDriver {
-                db,
-                dir: dir.to_path_buf(),
-                lib: lib.to_path_buf(),
-                version,
-                options: opts,
-            })
         }
     }
 
     /// Whether this release has the batched multi-get (7.x and later).
     pub fn batched_multi_get(&self) -> bool {
-        !self.db.default_cf.is_null() && self.db.api.rocksdb_batched_multi_get_cf.is_some()
+        let db = self.db();
+        !db.default_cf.is_null() && db.api.rocksdb_batched_multi_get_cf.is_some()
     }
 }
 
@@ -435,7 +551,8 @@ impl RocksDriver {
         seed: u64,
         key_of: fn(u64, &mut Vec<u8>),
     ) -> DbResult<(u64, f64)> {
-        let db = &*self.db;
+        let db_arc = self.db();
+        let db = &*db_arc;
         let api = db.api;
         let start = Instant::now();
         let deadline = start + Duration::from_secs_f64(secs);
@@ -648,7 +765,7 @@ const PENDING: &[&str] = &[
 
 impl KvAccess for RocksDriver {
     fn connect(&self) -> DbResult<Box<dyn KvConn>> {
-        let api = self.db.api;
+        let api = self.db().api;
         // SAFETY: option objects owned by the connection, destroyed in Drop.
         let (read, write, batch) = unsafe {
             (
@@ -658,7 +775,7 @@ impl KvAccess for RocksDriver {
             )
         };
         Ok(Box::new(RocksConn {
-            db: self.db.clone(),
+            db: self.db(),
             read,
             write,
             batch,
@@ -671,26 +788,20 @@ impl KvAccess for RocksDriver {
     }
 
     fn flush(&self) -> DbResult<()> {
-        let api = self.db.api;
-        // SAFETY: flush options created and destroyed here; live db.
-        unsafe {
-            let f = (api.rocksdb_flushoptions_create)();
-            (api.rocksdb_flushoptions_set_wait)(f, 1);
-            let mut err = std::ptr::null_mut();
-            (api.rocksdb_flush)(self.db.db, f, &mut err);
-            (api.rocksdb_flushoptions_destroy)(f);
-            match api.take_err(err) {
-                Some(e) => Err(db_error(e)),
-                None => Ok(()),
-            }
-        }
+        self.flush_db(&self.db())
+    }
+
+    fn ordered_load(&self, on: bool) -> DbResult<Option<String>> {
+        // The memtable is chosen when the database opens: flush, reopen.
+        self.reopen(on)?;
+        Ok(on.then(|| LOAD_MEMTABLE.to_string()))
     }
 
     fn compact(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> DbResult<()> {
         let (sp, sl) = start.map_or((std::ptr::null(), 0), |s| (s.as_ptr().cast(), s.len()));
         let (ep, el) = end.map_or((std::ptr::null(), 0), |s| (s.as_ptr().cast(), s.len()));
         // SAFETY: null means open-ended; slices outlive the call.
-        unsafe { (self.db.api.rocksdb_compact_range)(self.db.db, sp, sl, ep, el) };
+        unsafe { (self.db().api.rocksdb_compact_range)(self.db().db, sp, sl, ep, el) };
         Ok(())
     }
 
@@ -700,15 +811,15 @@ impl KvAccess for RocksDriver {
         } else {
             format!("rocksdb.{name}")
         };
-        Ok(self.db.property(&full))
+        Ok(self.db().property(&full))
     }
 
     fn lsm_shape(&self) -> DbResult<Option<LsmShape>> {
-        let api = self.db.api;
+        let api = self.db().api;
         let mut levels: Vec<LevelShape> = Vec::new();
         // SAFETY: the live-files list is created and destroyed here.
         unsafe {
-            let files = (api.rocksdb_livefiles)(self.db.db);
+            let files = (api.rocksdb_livefiles)(self.db().db);
             if files.is_null() {
                 return Err(fatal("RocksDB gave no list of live files"));
             }
@@ -733,15 +844,15 @@ impl KvAccess for RocksDriver {
         Ok(Some(LsmShape {
             levels,
             memtable_bytes: self
-                .db
+                .db()
                 .property_int("rocksdb.cur-size-all-mem-tables")
                 .unwrap_or(0),
         }))
     }
 
     fn lsm_counters(&self) -> DbResult<Option<LsmCounters>> {
-        let s = self.db.statistics();
-        let cfstats = self.db.property("rocksdb.cfstats").unwrap_or_default();
+        let s = self.db().statistics();
+        let cfstats = self.db().property("rocksdb.cfstats").unwrap_or_default();
         Ok(Some(LsmCounters {
             flush_write_bytes: stat(&s, "rocksdb.flush.write.bytes"),
             compact_write_bytes: stat(&s, "rocksdb.compact.write.bytes"),
@@ -761,7 +872,7 @@ impl KvAccess for RocksDriver {
         loop {
             let busy = PENDING
                 .iter()
-                .any(|p| self.db.property_int(p).unwrap_or(0) > 0);
+                .any(|p| self.db().property_int(p).unwrap_or(0) > 0);
             idle = if busy { 0 } else { idle + 1 };
             if idle >= 2 {
                 return Ok(true);
@@ -782,11 +893,11 @@ impl KvAccess for RocksDriver {
             .unwrap_or_else(|| "4".into());
         // The C API has no CompactFiles: a trigger of one file makes the
         // next compaction take every L0 file into the level below.
-        self.db
+        self.db()
             .set_options(&[("level0_file_num_compaction_trigger", "1")])?;
         let done = self.wait_for_background(left());
         let restored = self
-            .db
+            .db()
             .set_options(&[("level0_file_num_compaction_trigger", &trigger)]);
         if !done? {
             return Err(fatal(format!(

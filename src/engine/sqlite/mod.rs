@@ -21,6 +21,7 @@ pub const DEFAULT_PRAGMAS: &[&str] = &["PRAGMA journal_mode=WAL", "PRAGMA synchr
 /// [`Target`](crate::engine::target::Target)).
 pub static KIND: EngineKind = EngineKind {
     library: None,
+    face: crate::engine::Face::Sql,
     fairness_settings: &["synchronous", "journal_mode", "cache_size", "mmap_size"],
     name: "sqlite",
     title: "SQLite",

@@ -261,12 +261,17 @@ pub struct StepFigures {
     pub db_bytes: Option<u64>,
     /// Puts of the rate-limited writer, per second.
     pub writer_ops_per_sec: Option<f64>,
+    /// Engine settings this step ran with on top of the run's `options`
+    /// (fillseq: db_bench's vector memtable), in the engine's options form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_options: Option<String>,
 }
 
 impl Workload for Dbbench {
     const NAME: &'static str = "dbbench";
     const ABOUT: &'static str = "db_bench's standard sequence on a key-value engine (RocksDB), with the LSM put in a known shape before the read-while-writing steps";
     const PROFILES: &'static [&'static str] = &["quick", "ci", "server"];
+    const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
     type Params = Params;
 
@@ -586,6 +591,7 @@ impl Before {
             rss_bytes: rss_bytes(),
             db_bytes: driver.db_size().ok().flatten(),
             writer_ops_per_sec: None,
+            step_options: None,
         })
     }
 }
@@ -634,7 +640,21 @@ fn run_one(
             wait_after,
         } => {
             let threads = if op == Op::FillSeq { 1 } else { p.threads };
-            h.test(
+            let engine = |context: &str| {
+                let context = context.to_string();
+                move |source| crate::error::Error::Engine { context, source }
+            };
+            // fillseq loads with the memtable db_bench's benchmark.sh gives
+            // it; the steps after it run with the default one.
+            let step_options = if op == Op::FillSeq {
+                h.driver
+                    .require_kv()
+                    .and_then(|kv| kv.ordered_load(true))
+                    .map_err(engine("switching to the ordered load's memtable"))?
+            } else {
+                None
+            };
+            let result = h.test(
                 format!("{name} t{threads}"),
                 TestResult::running(
                     Dbbench::NAME,
@@ -711,11 +731,20 @@ fn run_one(
                         f.writer_ops_per_sec =
                             Some(written.load(Ordering::Relaxed) as f64 / step.secs.max(1e-9));
                     }
+                    f.step_options = step_options.clone();
                     run.result.set_detail(KEY, &f);
                     run.finish_probe(ops as f64);
                     Ok(())
                 },
-            )
+            );
+            if step_options.is_some() {
+                // The step's workers are gone: the database can reopen.
+                h.driver
+                    .require_kv()
+                    .and_then(|kv| kv.ordered_load(false))
+                    .map_err(engine("restoring the default memtable"))?;
+            }
+            result
         }
     }
 }
