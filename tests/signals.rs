@@ -350,3 +350,54 @@ fn a_statement_silent_past_the_statement_timeout_fails_its_test_with_the_reason(
         "{reason}"
     );
 }
+
+#[test]
+fn the_system_wide_perf_of_cpu_profile_dies_with_rqps_on_kill_9() {
+    // perf records every CPU: one left behind would sample (and fill the
+    // disk) until someone noticed.
+    let have_perf = Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_perf {
+        assert!(
+            !common::servers_required(),
+            "RQPS_REQUIRE_SERVERS=1 but no perf on PATH (apt install linux-perf)"
+        );
+        return;
+    }
+    let (_d, results, tmp) = dirs();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "--cpu-profile",
+        ])
+        .args(["--read-secs", "60", "--warmup-secs", "0", "-q", "--results"])
+        .arg(&results)
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let perf = loop {
+        let perf: Vec<u32> = descendants(child.id())
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "perf")
+            })
+            .collect();
+        if !perf.is_empty() {
+            break perf;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no perf started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    gone_within_5_s(&perf, "kill -9 of rqps");
+}

@@ -137,7 +137,12 @@ impl Recording {
         mkfifo(&ctl)
             .and_then(|_| mkfifo(&ack))
             .map_err(|e| format!("cannot make perf's control FIFOs: {e}"))?;
-        let child = Command::new(perf_bin())
+        let mut cmd = Command::new(perf_bin());
+        // A system-wide recording must not outlive rqps (kill -9, a second
+        // Ctrl-C): perf also ends when its control FIFO closes
+        // (tests/signals.rs), and this does not rely on that.
+        crate::engine::server::dies_with_rqps(&mut cmd);
+        let child = cmd
             .args(["record", "-q", "-a", "-e", "cpu-clock", "-g", "-c"])
             .arg(PERIOD_NS.to_string())
             .args(["-D", "-1"])
