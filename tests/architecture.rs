@@ -346,10 +346,6 @@ fn no_suite_names_an_engine_kind() {
     ] {
         assert!(kinds_named(fine, &kinds).is_empty(), "{fine}");
     }
-    // Known debt, not a model: sysbench's `rqps bench harness` drives
-    // SQLite directly for its bare loop and should move the way
-    // dbbench-client did (cli/bench.rs).
-    let debt = ["suite/sysbench/bench.rs"];
     let mut files = Vec::new();
     rs_files(&src.join("suite"), &mut files);
     let mut found = Vec::new();
@@ -359,9 +355,6 @@ fn no_suite_names_an_engine_kind() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if debt.contains(&rel.as_str()) {
-            continue;
-        }
         for k in kinds_named(&std::fs::read_to_string(f).unwrap(), &kinds) {
             found.push(format!("{rel} names engine {k}"));
         }

@@ -1,14 +1,17 @@
 //! `rqps bench`: measures rqps itself. Each benchmark belongs to the suite
 //! whose code it measures; this module names them for the command line, and
-//! holds the one whose bare contender needs an engine's own library
-//! (`dbbench-client`: a suite reaches RocksDB only through the key-value
-//! face, so the raw C API loop is the engine's and the pairing is here).
+//! holds the ones whose bare contender needs an engine's own library
+//! (`harness` on SQLite, `dbbench-client` on RocksDB: a suite reaches an
+//! engine only through its faces, so the raw loop is the engine's and the
+//! pairing is here).
 
 use clap::Subcommand;
 
-use crate::harness::bench::BenchError;
+use crate::harness::bench::{
+    BenchError, Quartiles, Round, alternate, load_average, measure_round, pin_to_cpu,
+};
 use crate::suite::ibench::bench::{IbClientArgs, ibench_client};
-use crate::suite::sysbench::bench::{BenchArgs, VsArgs, run, vs_sysbench};
+use crate::suite::sysbench::bench::{VsArgs, vs_sysbench};
 
 #[derive(Subcommand, Clone, Debug)]
 pub enum BenchCmd {
@@ -26,11 +29,174 @@ pub enum BenchCmd {
 
 pub fn run_cmd(c: &BenchCmd) -> Result<(), BenchError> {
     match c {
-        BenchCmd::Harness(a) => run(a),
+        BenchCmd::Harness(a) => harness(a),
         BenchCmd::VsSysbench(a) => vs_sysbench(a),
         BenchCmd::IbenchClient(a) => ibench_client(a),
         BenchCmd::DbbenchClient(a) => dbbench_client(a),
     }
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// Seconds per round of each contender.
+    #[arg(long, default_value_t = 3.0)]
+    pub secs: f64,
+    /// Rounds (each runs the bare loop and the harness once, alternating who
+    /// goes first); the verdict is the median of the rounds' ratios.
+    #[arg(long, default_value_t = 7)]
+    pub rounds: usize,
+    /// Rows in the table.
+    #[arg(long, default_value_t = 100_000)]
+    pub table_size: u64,
+    /// The CPU both contenders are pinned to, so that they share one core's
+    /// caches and clock; default: the last CPU this process may run on.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// A control: the bare loop in both columns (two connections), so that
+    /// the ratios show the method's own bias and spread on this machine
+    /// (ideal: median 1.0).
+    #[arg(long)]
+    pub bare_vs_bare: bool,
+}
+
+/// The two columns of a round's line and the verdict: per wall second and
+/// per CPU second of this process.
+fn print_round(r: usize, bare: &Round, ours: &Round) {
+    println!(
+        "{:>5} {:>11.0} {:>11.0} {:>7.3}   {:>11.0} {:>11.0} {:>7.3}",
+        r + 1,
+        bare.per_wall(),
+        ours.per_wall(),
+        ours.per_wall() / bare.per_wall(),
+        bare.per_cpu(),
+        ours.per_cpu(),
+        ours.per_cpu() / bare.per_cpu()
+    )
+}
+
+/// The median (and IQR) of the rounds' ratios, per wall and per CPU second.
+fn verdict(pairs: &[(Round, Round)]) -> Result<(Quartiles, Quartiles), BenchError> {
+    let ratios = |f: fn(&Round) -> f64| -> Option<Quartiles> {
+        Quartiles::of(&pairs.iter().map(|(b, o)| f(o) / f(b)).collect::<Vec<_>>())
+    };
+    match (ratios(Round::per_wall), ratios(Round::per_cpu)) {
+        (Some(w), Some(c)) => Ok((w, c)),
+        _ => Err(BenchError::NoResult("no round gave figures".into())),
+    }
+}
+
+fn show(q: Quartiles) -> String {
+    format!("{:.3} (IQR {:.3}-{:.3})", q.median, q.q1, q.q3)
+}
+
+/// `rqps bench harness`: sysbench's point-query on embedded SQLite through
+/// the harness (worker, driver interface, step runner with its clock reads,
+/// counts, histogram and per-second series) against a bare loop of the same
+/// prepared statement through rusqlite, on the same table in one process,
+/// each on a connection of its own kept across rounds, both pinned to one
+/// CPU, rounds alternating who goes first. The target: rqps reaches at
+/// least 0.97 of the bare loop's queries per second (median of 7 rounds).
+fn harness(a: &BenchArgs) -> Result<(), BenchError> {
+    use crate::engine::Driver;
+    use crate::engine::sqlite::{SqliteDriver, bare::BareQueries};
+    use crate::suite::rand::{IdDist, RandType, Rng};
+    use crate::suite::sysbench::bench::PointQueries;
+    use std::sync::Arc;
+
+    if a.rounds == 0 || !a.secs.is_finite() || a.secs <= 0.0 || a.table_size == 0 {
+        return Err(BenchError::Args(
+            "--rounds, --secs and --table-size must be more than 0",
+        ));
+    }
+    let (cpu, _pinned) = pin_to_cpu(a.cpu)?;
+    let dir = tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
+    let path = dir.path().join("bench.db");
+    let driver: Arc<dyn Driver> = Arc::new(SqliteDriver::new(&path, vec![]));
+    // Both draw the same ids: the worker's generator (thread 0) and the bare
+    // loop's start from the same seed.
+    const SEED: u64 = 100;
+    let mut ours = PointQueries::load(&driver, a.table_size, SEED)?;
+    let sql = PointQueries::sql();
+    let bare_conn = |seed: u64| -> Result<_, BenchError> {
+        let q = BareQueries::open(&path, &sql).map_err(BenchError::engine("the bare loop"))?;
+        Ok((
+            q,
+            Rng::seeded(seed),
+            IdDist::new(RandType::Uniform, a.table_size as i64),
+        ))
+    };
+    let mut bare = bare_conn(SEED)?;
+    let mut control = if a.bare_vs_bare {
+        Some(bare_conn(SEED)?)
+    } else {
+        None
+    };
+    // Each contender runs on a thread of its own, started for its round, as
+    // the harness runs its events on a worker thread: the main thread's warm
+    // caches are not the bare loop's alone.
+    let run_bare = |b: &mut (BareQueries, Rng, IdDist), secs: f64| {
+        measure_round(|| {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let (q, rng, ids) = b;
+                    q.run(secs, || ids.draw(rng))
+                        .map_err(BenchError::engine("the bare loop"))
+                })
+                .join()
+                .unwrap_or_else(|_| Err(BenchError::NoResult("the bare loop panicked".into())))
+            })
+        })
+    };
+    // One untimed pass of each to warm the page caches.
+    let warm = (run_bare(&mut bare, 0.5)?.ops, ours.run(0.5)?.0);
+    let warm = match control.as_mut() {
+        Some(c) => (warm.0, run_bare(c, 0.5)?.ops),
+        None => warm,
+    };
+    let load_before = load_average().unwrap_or_else(|| "unknown".into());
+    println!(
+        "{} on embedded SQLite {}, {} rows, 1 thread, {} rounds of {} s, pinned to CPU {cpu}",
+        PointQueries::TEST,
+        rusqlite::version(),
+        a.table_size,
+        a.rounds,
+        a.secs
+    );
+    if a.bare_vs_bare {
+        println!("control (--bare-vs-bare): the column 'rqps' runs the bare loop too");
+    }
+    println!("queries per wall second, and per CPU second of this process:");
+    println!(
+        "{:>5} {:>11} {:>11} {:>7}   {:>11} {:>11} {:>7}",
+        "round", "bare q/s", "rqps q/s", "ratio", "bare q/cpu", "rqps q/cpu", "ratio"
+    );
+    let bare = std::cell::RefCell::new(bare);
+    let pairs = alternate(
+        a.rounds,
+        |_| run_bare(&mut bare.borrow_mut(), a.secs),
+        |_| match control.as_mut() {
+            Some(c) => run_bare(c, a.secs),
+            None => measure_round(|| ours.run(a.secs)),
+        },
+        print_round,
+    )?;
+    let (wall, cpu_q) = verdict(&pairs)?;
+    println!(
+        "median ratio rqps/bare: {} per wall second, {} per CPU second (target >= 0.97)",
+        show(wall),
+        show(cpu_q)
+    );
+    let (bare_q, rqps_q) = pairs
+        .iter()
+        .fold(warm, |(b, o), (x, y)| (b + x.ops, o + y.ops));
+    // For a profile's per-query cost (callgrind: the inclusive cost of the
+    // harness's `runner::work` and of `BareQueries::run`, over these).
+    println!("queries in all rounds and the warm-up pass: bare {bare_q}, rqps {rqps_q}");
+    println!(
+        "load average (1, 5, 15 min): {load_before} before the rounds, {} after",
+        load_average().unwrap_or_else(|| "unknown".into())
+    );
+    Ok(())
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -75,7 +241,6 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
     use crate::engine::Driver as _;
     use crate::engine::install::{EngineSpec, basedir_for};
     use crate::engine::rocksdb::{KIND, RocksDriver};
-    use crate::harness::bench::{Quartiles, Round, alternate, load_average, measure_round};
     use crate::suite::dbbench::bench::{Readers, key20};
 
     if a.rounds == 0 || !a.secs.is_finite() || a.secs <= 0.0 || a.keys == 0 || a.threads == 0 {
@@ -100,26 +265,9 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
         }
         None => (library.system)().map_err(BenchError::NoResult)?,
     };
-    let allowed = crate::util::cpus::of_this_thread()
-        .unwrap_or_else(crate::util::cpus::online)
-        .cpus()
-        .to_vec();
-    let cpu = match a.cpu {
-        Some(c) if !allowed.contains(&c) => {
-            return Err(BenchError::NoResult(format!(
-                "--cpu {c}: this process may run only on CPUs {allowed:?}"
-            )));
-        }
-        Some(c) => c,
-        None => *allowed.last().unwrap_or(&0),
-    };
     // Pinned before the database opens, so that RocksDB's background threads
     // share the CPU too, and every reader thread inherits it.
-    let pin = crate::util::cpus::CpuSet::parse_syntax(&cpu.to_string())
-        .map_err(|e| BenchError::NoResult(e.to_string()))?;
-    let _pinned = pin
-        .pin_this_thread()
-        .map_err(BenchError::io(format!("cannot pin to CPU {cpu}")))?;
+    let (cpu, _pinned) = pin_to_cpu(a.cpu)?;
     let dir = tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
     let driver = RocksDriver::open(
         &lib,
@@ -168,26 +316,9 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
             }
             measure_round(|| readers.run(&driver, 100 + r as u64))
         },
-        |r, bare: &Round, ours: &Round| {
-            println!(
-                "{:>5} {:>11.0} {:>11.0} {:>7.3}   {:>11.0} {:>11.0} {:>7.3}",
-                r + 1,
-                bare.per_wall(),
-                ours.per_wall(),
-                ours.per_wall() / bare.per_wall(),
-                bare.per_cpu(),
-                ours.per_cpu(),
-                ours.per_cpu() / bare.per_cpu()
-            )
-        },
+        print_round,
     )?;
-    let ratios = |f: fn(&Round) -> f64| -> Option<Quartiles> {
-        Quartiles::of(&pairs.iter().map(|(b, o)| f(o) / f(b)).collect::<Vec<_>>())
-    };
-    let (Some(wall), Some(cpu_q)) = (ratios(Round::per_wall), ratios(Round::per_cpu)) else {
-        return Err(BenchError::NoResult("no round gave figures".into()));
-    };
-    let show = |q: Quartiles| format!("{:.3} (IQR {:.3}-{:.3})", q.median, q.q1, q.q3);
+    let (wall, cpu_q) = verdict(&pairs)?;
     println!(
         "rqps/bare, median of the rounds' ratios: {} per wall second, {} per CPU second; target >= 0.95",
         show(wall),

@@ -10,6 +10,7 @@ use crate::engine::registry::{self, UnknownServer};
 use crate::engine::server::{Recipe, Server, ServerError, ServerSpec};
 use crate::engine::target::{Target, TargetError};
 use crate::engine::{DbError, Driver};
+use crate::util::cpus::{self, CpuSet, Pinned};
 
 /// Why a benchmark of rqps itself (`rqps bench ...`) stopped. `rqps bench`
 /// exits 1 for every one of them, bad arguments included, as it always has.
@@ -203,6 +204,32 @@ pub fn load_average() -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
     )
+}
+
+/// Pins the calling thread (and every thread it starts afterwards) to one
+/// CPU: `cpu`, or the last one this thread may run on. Both contenders of a
+/// benchmark then share one core's caches and clock. Returns the CPU and the
+/// guard that restores the previous set.
+pub fn pin_to_cpu(cpu: Option<usize>) -> Result<(usize, Pinned), BenchError> {
+    let allowed = cpus::of_this_thread()
+        .unwrap_or_else(cpus::online)
+        .cpus()
+        .to_vec();
+    let cpu = match cpu {
+        Some(c) if !allowed.contains(&c) => {
+            return Err(BenchError::NoResult(format!(
+                "--cpu {c}: this process may run only on CPUs {allowed:?}"
+            )));
+        }
+        Some(c) => c,
+        None => *allowed.last().unwrap_or(&0),
+    };
+    let pin =
+        CpuSet::parse_syntax(&cpu.to_string()).map_err(|e| BenchError::NoResult(e.to_string()))?;
+    let pinned = pin
+        .pin_this_thread()
+        .map_err(BenchError::io(format!("cannot pin to CPU {cpu}")))?;
+    Ok((cpu, pinned))
 }
 
 /// Runs `cmd` to completion and returns its stdout with its rusage.

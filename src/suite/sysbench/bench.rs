@@ -1,221 +1,83 @@
-//! `rqps bench harness` and `rqps bench vs-sysbench`: the cost of rqps's own
-//! harness against a bare prepared-statement loop on embedded SQLite, and of
-//! its client against sysbench on throwaway servers (alternating rounds so
-//! drift hits both contenders).
+//! The sysbench side of `rqps bench harness` (the point-query worker that
+//! `cli/bench.rs` pits against a bare loop) and `rqps bench vs-sysbench`:
+//! the cost of rqps's client against sysbench on throwaway servers
+//! (alternating rounds so drift hits both contenders).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
 use super::catalog::lookup;
-use super::event::{EventParams, SbWorker};
+use super::event::{EventParams, SbWorker, main_statement};
 use super::load::{LoadParams, load};
 use crate::engine::server::Server;
-use crate::engine::sqlite::SqliteDriver;
 use crate::engine::{Driver, PsMode};
-use crate::harness::bench::{BenchError, cpu_secs, run_measured, throwaway};
+use crate::harness::bench::{BenchError, run_measured, throwaway};
 use crate::harness::runner::{StepConfig, run_step};
-use crate::suite::rand::{IdDist, RandType, Rng};
+use crate::suite::rand::RandType;
 
-#[derive(Args, Clone, Debug)]
-pub struct BenchArgs {
-    /// Seconds per round of each contender.
-    #[arg(long, default_value_t = 3.0)]
-    pub secs: f64,
-    /// Rounds (each runs the bare loop and the harness once, alternating who goes first).
-    #[arg(long, default_value_t = 5)]
-    pub rounds: usize,
-    /// Rows in the table.
-    #[arg(long, default_value_t = 100_000)]
-    pub table_size: u64,
+/// The harness's side of `rqps bench harness`: sysbench's `point-query` on
+/// `sbtest1`, one worker through the harness's step runner (its event,
+/// counts, latency histogram and per-second series), kept across rounds.
+pub struct PointQueries {
+    workers: Vec<SbWorker>,
 }
 
-/// Queries per wall second and per CPU second of one contender.
-struct Rate {
-    wall: f64,
-    cpu: f64,
-}
+impl PointQueries {
+    /// The test the worker runs.
+    pub const TEST: &'static str = "point-query";
 
-fn measure(f: impl FnOnce() -> Result<(u64, f64), BenchError>) -> Result<Rate, BenchError> {
-    let c0 = cpu_secs();
-    let (queries, wall_secs) = f()?;
-    let cpu = (cpu_secs() - c0).max(1e-9);
-    Ok(Rate {
-        wall: queries as f64 / wall_secs,
-        cpu: queries as f64 / cpu,
-    })
-}
-
-/// Point queries of a bare loop: prepared statement, random id,
-/// bind, step, read `c`, reset. Nothing else.
-fn bare_loop(
-    path: &std::path::Path,
-    n: i64,
-    secs: f64,
-    seed: u64,
-) -> Result<(u64, f64), BenchError> {
-    // The same connection setup as rqps's SQLite target, so only the harness differs.
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-        | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
-        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    let conn = rusqlite::Connection::open_with_flags(path, flags)
-        .map_err(BenchError::sqlite("opening the database"))?;
-    for pragma in crate::engine::sqlite::DEFAULT_PRAGMAS {
-        conn.query_row(pragma, [], |_| Ok(()))
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(()),
-                e => Err(BenchError::sqlite("setting a PRAGMA")(e)),
-            })?;
-    }
-    let mut stmt = conn
-        .prepare("SELECT c FROM sbtest1 WHERE id=?")
-        .map_err(BenchError::sqlite("preparing the point query"))?;
-    let mut rng = Rng::seeded(seed);
-    let ids = IdDist::new(RandType::Uniform, n);
-    let deadline = Instant::now() + Duration::from_secs_f64(secs);
-    let start = Instant::now();
-    let mut done = 0u64;
-    let mut bytes = 0usize;
-    loop {
-        for _ in 0..64 {
-            stmt.raw_bind_parameter(1, ids.draw(&mut rng))
-                .map_err(BenchError::sqlite("binding the id"))?;
-            let mut rows = stmt.raw_query();
-            while let Some(row) = rows.next().map_err(BenchError::sqlite("reading a row"))? {
-                // The bytes as a client gets them: no UTF-8 check, which
-                // rqps's driver does not do either (with it, the bare loop
-                // did work that rqps does not, and flattered rqps).
-                bytes += row
-                    .get_ref(0)
-                    .map_err(BenchError::sqlite("reading column c"))?
-                    .as_bytes()
-                    .map(|s| s.len())
-                    .unwrap_or(0);
-            }
-            done += 1;
-        }
-        if Instant::now() >= deadline {
-            break;
-        }
-    }
-    std::hint::black_box(bytes);
-    Ok((done, start.elapsed().as_secs_f64()))
-}
-
-fn harness(
-    driver: &Arc<dyn Driver>,
-    n: i64,
-    secs: f64,
-    seed: u64,
-) -> Result<(u64, f64), BenchError> {
-    let test =
-        lookup("point-query").ok_or_else(|| BenchError::NoResult("no point-query test".into()))?;
-    let p = EventParams {
-        tables: 1,
-        table_size: n,
-        rand_type: RandType::Uniform,
-        ps_mode: PsMode::Auto,
-        skip_trx: false,
-        first_table: 1,
-        seed,
-    };
-    let mut workers = vec![
-        SbWorker::new(driver.clone(), &test, &p, 0)
-            .map_err(BenchError::engine("starting the worker"))?,
-    ];
-    let cfg = StepConfig {
-        warmup: Duration::ZERO,
-        duration: Duration::from_secs_f64(secs),
-        reconnect_for: Duration::ZERO,
-    };
-    let r = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {});
-    Ok((r.counts.queries(), r.secs))
-}
-
-pub fn run(a: &BenchArgs) -> Result<(), BenchError> {
-    if a.rounds == 0 || a.secs <= 0.0 || a.table_size == 0 {
-        return Err(BenchError::Args(
-            "--rounds, --secs and --table-size must be more than 0",
-        ));
-    }
-    let dir = tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
-    let path = dir.path().join("bench.db");
-    let driver: Arc<dyn Driver> = Arc::new(SqliteDriver::new(&path, vec![]));
-    load(
-        driver.as_ref(),
-        &LoadParams {
+    /// Loads `sbtest1` with `rows` rows through `driver`, then connects and
+    /// prepares the worker, whose ids are drawn from `seed` (uniform).
+    pub fn load(driver: &Arc<dyn Driver>, rows: u64, seed: u64) -> Result<Self, BenchError> {
+        load(
+            driver.as_ref(),
+            &LoadParams {
+                tables: 1,
+                table_size: rows,
+                seed: 1,
+            },
+            &mut |_| {},
+        )
+        .map_err(BenchError::engine("loading the table"))?;
+        let test =
+            lookup(Self::TEST).ok_or_else(|| BenchError::NoResult("no point-query test".into()))?;
+        let p = EventParams {
             tables: 1,
-            table_size: a.table_size,
-            seed: 1,
-        },
-        &mut |_| {},
-    )
-    .map_err(BenchError::engine("loading the table"))?;
-    let n = a.table_size as i64;
-    // One untimed pass of each to warm the page cache.
-    bare_loop(&path, n, 0.5, 9)?;
-    harness(&driver, n, 0.5, 9)?;
-    println!(
-        "point-query on embedded SQLite {}, {} rows, 1 thread, {} s per round",
-        rusqlite::version(),
-        a.table_size,
-        a.secs
-    );
-    println!("queries per wall second, and per CPU second of this process (robust to other load):");
-    println!(
-        "{:>5} {:>11} {:>11} {:>7}   {:>11} {:>11} {:>7}",
-        "round", "bare q/s", "rqps q/s", "ratio", "bare q/cpu", "rqps q/cpu", "ratio"
-    );
-    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
-    for r in 0..a.rounds {
-        let seed = 100 + r as u64;
-        // Each contender on a thread of its own, as the harness runs its events
-        // on a worker thread: the main thread's warm caches are not the bare
-        // loop's alone.
-        let run_bare = || {
-            measure(|| {
-                std::thread::scope(|s| {
-                    s.spawn(|| bare_loop(&path, n, a.secs, seed))
-                        .join()
-                        .unwrap_or_else(|_| {
-                            Err(BenchError::NoResult("the bare loop panicked".into()))
-                        })
-                })
-            })
+            table_size: rows as i64,
+            rand_type: RandType::Uniform,
+            ps_mode: PsMode::Auto,
+            skip_trx: false,
+            first_table: 1,
+            seed,
         };
-        let run_ours = || measure(|| harness(&driver, n, a.secs, seed));
-        let (bare, ours) = if r % 2 == 0 {
-            let b = run_bare()?;
-            (b, run_ours()?)
-        } else {
-            let h = run_ours()?;
-            (run_bare()?, h)
-        };
-        wall.push(ours.wall / bare.wall);
-        cpu.push(ours.cpu / bare.cpu);
-        println!(
-            "{:>5} {:>11.0} {:>11.0} {:>7.3}   {:>11.0} {:>11.0} {:>7.3}",
-            r + 1,
-            bare.wall,
-            ours.wall,
-            ours.wall / bare.wall,
-            bare.cpu,
-            ours.cpu,
-            ours.cpu / bare.cpu
-        );
+        // Thread 0's generator is seeded with `seed` itself.
+        let worker = SbWorker::new(driver.clone(), &test, &p, 0)
+            .map_err(BenchError::engine("starting the worker"))?;
+        Ok(PointQueries {
+            workers: vec![worker],
+        })
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    println!(
-        "median ratio rqps/bare: {:.3} per wall second, {:.3} per CPU second (target >= 0.97)",
-        median(&mut wall),
-        median(&mut cpu)
-    );
-    Ok(())
+
+    /// The one statement of the test, as its worker prepares it.
+    pub fn sql() -> String {
+        lookup(Self::TEST)
+            .map(|t| main_statement(t.kind, 1))
+            .unwrap_or_default()
+    }
+
+    /// One step of `secs` measured seconds, no warm-up: the queries and
+    /// the measured interval's seconds.
+    pub fn run(&mut self, secs: f64) -> Result<(u64, f64), BenchError> {
+        let cfg = StepConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs_f64(secs),
+            reconnect_for: Duration::ZERO,
+        };
+        let r = run_step(&mut self.workers, &cfg, &mut |_| {}, &mut || {});
+        Ok((r.counts.queries(), r.secs))
+    }
 }
 
 #[derive(Args, Clone, Debug)]
