@@ -363,6 +363,22 @@ mod tests {
     }
 
     #[test]
+    fn the_event_clock_keeps_time_with_the_monotonic_clock() {
+        start_clock();
+        let (a, m) = (now_ns(), std::time::Instant::now());
+        std::thread::sleep(Duration::from_millis(50));
+        let (b, e) = (now_ns(), m.elapsed());
+        // The same interval on both clocks: a wrong scale (ticks taken for
+        // nanoseconds, a bad calibration) would be off by a factor.
+        let diff = (b - a) as i64 - e.as_nanos() as i64;
+        assert!(diff.abs() < 1_000_000, "{} ns vs {:?}", b - a, e);
+        assert!(b - a >= 50_000_000, "{}", b - a);
+        // Its readings look like CLOCK_MONOTONIC's (the same epoch).
+        let skew = now_ns() as i64 - monotonic_ns() as i64;
+        assert!(skew.abs() < 50_000_000, "{skew}");
+    }
+
+    #[test]
     fn counting_follows_sysbench() {
         let mut c = Counts::default();
         c.record(Outcome::Rows(10));
