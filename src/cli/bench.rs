@@ -263,7 +263,7 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
                 .ok_or_else(|| BenchError::NoResult("no release named".into()))?;
             (library.file_in)(&base)
         }
-        None => (library.system)().map_err(BenchError::NoResult)?,
+        None => (library.system)().map_err(|e| BenchError::NoResult(e.to_string()))?,
     };
     // Pinned before the database opens, so that RocksDB's background threads
     // share the CPU too, and every reader thread inherits it.

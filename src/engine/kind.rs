@@ -79,10 +79,20 @@ pub struct LibraryEngine {
     pub file_in: fn(&Path) -> PathBuf,
     /// The system's library, used when no version is named; the error says
     /// how to get it.
-    pub system: fn() -> Result<PathBuf, String>,
+    pub system: fn() -> Result<PathBuf, NoSystemLibrary>,
     /// Opens (creating when missing) the database of `target`, with the
     /// kind's options.
     pub open: fn(&LibraryTarget, &toml::Table) -> DbResult<Arc<dyn Driver>>,
+}
+
+/// The system has no library of an engine that runs from one.
+#[derive(Debug, thiserror::Error)]
+#[error("no system {engine} library ({remedy})")]
+pub struct NoSystemLibrary {
+    /// The engine's title (RocksDB).
+    pub engine: &'static str,
+    /// How to get one: a package to install, or a release to name.
+    pub remedy: &'static str,
 }
 
 /// A database of a [`LibraryEngine`]: which library, which directory.

@@ -116,7 +116,7 @@ fn library_engine(
         .map_err(|e| OpenError::Usage(e.to_string()))?
     {
         Some(d) => (l.file_in)(&d),
-        None => (l.system)().map_err(OpenError::Usage)?,
+        None => (l.system)().map_err(|e| OpenError::Usage(e.to_string()))?,
     };
     let (dir, tmp, shown) = match dir {
         Some(d) => {

@@ -51,6 +51,30 @@ pub const PERIOD_NS: u64 = 1_000_000;
 /// How long perf may take to open its events or to answer a control command.
 const CONTROL_WAIT: Duration = Duration::from_secs(10);
 
+/// Why perf cannot profile, or a recording failed. Each says what to do
+/// where there is something to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// perf is missing or not permitted here (the text gives the remedy).
+    #[error("{0}")]
+    Unavailable(String),
+    /// A file, FIFO or child process perf needs.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// perf itself failed or ended, with its own first line of errors.
+    #[error("{0}")]
+    Perf(String),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProfileError {
+    let context = context.into();
+    move |source| ProfileError::Io { context, source }
+}
+
 /// The perf binary: `RQPS_PERF` when set (tests), else `perf` from PATH.
 fn perf_bin() -> PathBuf {
     std::env::var_os("RQPS_PERF")
@@ -59,8 +83,8 @@ fn perf_bin() -> PathBuf {
 }
 
 /// Whether perf can profile here: `Err` says why not and what to do.
-pub fn check() -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+pub fn check() -> Result<(), ProfileError> {
+    let dir = tempfile::tempdir().map_err(io("cannot make a temporary directory"))?;
     let out = Command::new(perf_bin())
         .args(["record", "-q", "-a", "-e", "cpu-clock", "-c"])
         .arg(PERIOD_NS.to_string())
@@ -70,11 +94,11 @@ pub fn check() -> Result<(), String> {
         .stdin(Stdio::null())
         .output();
     match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ProfileError::Unavailable(
             "perf is not installed (or not on PATH): install it (Debian: apt install linux-perf)"
                 .into(),
-        ),
-        Err(e) => Err(format!("cannot run perf: {e}")),
+        )),
+        Err(e) => Err(io("cannot run perf")(e)),
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => {
             let err = String::from_utf8_lossy(&o.stderr);
@@ -82,16 +106,16 @@ pub fn check() -> Result<(), String> {
                 .ok()
                 .map(|s| s.trim().to_string());
             if err.contains("paranoid") || err.contains("ermission") || err.contains("EACCES") {
-                Err(format!(
+                Err(ProfileError::Unavailable(format!(
                     "perf is not permitted to profile other processes (kernel.perf_event_paranoid = {}): run `sysctl kernel.perf_event_paranoid=1`, or run rqps as root",
                     paranoid.as_deref().unwrap_or("?")
-                ))
+                )))
             } else {
                 let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                Err(format!(
+                Err(ProfileError::Unavailable(format!(
                     "perf record fails here ({}): check that `perf record -e cpu-clock -- true` works",
                     first.trim()
-                ))
+                )))
             }
         }
     }
@@ -130,13 +154,12 @@ pub struct Recording {
 impl Recording {
     /// Starts perf on every CPU and returns once its events are open, still
     /// disabled (perf's start takes about 270 ms on a 2-CPU VM).
-    pub fn start() -> Result<Recording, String> {
-        let dir =
-            tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    pub fn start() -> Result<Recording, ProfileError> {
+        let dir = tempfile::tempdir().map_err(io("cannot make a temporary directory"))?;
         let (ctl, ack) = (dir.path().join("ctl"), dir.path().join("ack"));
         mkfifo(&ctl)
             .and_then(|_| mkfifo(&ack))
-            .map_err(|e| format!("cannot make perf's control FIFOs: {e}"))?;
+            .map_err(io("cannot make perf's control FIFOs"))?;
         let mut cmd = Command::new(perf_bin());
         // A system-wide recording must not outlive rqps (kill -9, a second
         // Ctrl-C): perf also ends when its control FIFO closes
@@ -157,7 +180,7 @@ impl Recording {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start perf: {e}"))?;
+            .map_err(io("cannot start perf"))?;
         let mut r = Recording {
             child,
             dir,
@@ -166,8 +189,7 @@ impl Recording {
         };
         // perf opens the control FIFO once its events are set up.
         let deadline = Instant::now() + CONTROL_WAIT;
-        let ack_file =
-            open_nonblock(&ack, false).map_err(|e| format!("cannot open perf's FIFO: {e}"))?;
+        let ack_file = open_nonblock(&ack, false).map_err(io("cannot open perf's FIFO"))?;
         r.ack = Some(ack_file);
         loop {
             match open_nonblock(&ctl, true) {
@@ -176,13 +198,13 @@ impl Recording {
                     break;
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
-                Err(e) => return Err(r.fail(&format!("cannot open perf's FIFO: {e}"))),
+                Err(e) => return Err(r.failed(&format!("cannot open perf's FIFO: {e}"))),
             }
             if let Ok(Some(_)) = r.child.try_wait() {
-                return Err(r.fail("perf ended before profiling"));
+                return Err(r.failed("perf ended before profiling"));
             }
             if Instant::now() > deadline {
-                return Err(r.fail("perf did not start within 10 s"));
+                return Err(r.failed("perf did not start within 10 s"));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -190,19 +212,19 @@ impl Recording {
     }
 
     /// Enables the events: sampling starts when this returns.
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> Result<(), ProfileError> {
         self.command("enable")
     }
 
     /// Sends a control command and waits for perf's acknowledgement.
-    fn command(&mut self, what: &str) -> Result<(), String> {
+    fn command(&mut self, what: &str) -> Result<(), ProfileError> {
         let sent = self
             .ctl
             .as_mut()
             .map(|c| c.write_all(format!("{what}\n").as_bytes()))
             .unwrap_or(Ok(()));
         if let Err(e) = sent {
-            return Err(self.fail(&format!("cannot {what} perf: {e}")));
+            return Err(self.failed(&format!("cannot {what} perf: {e}")));
         }
         let deadline = Instant::now() + CONTROL_WAIT;
         let mut got = Vec::new();
@@ -218,13 +240,18 @@ impl Recording {
                 Some(Ok(_)) | Some(Err(_)) | None => {}
             }
             if let Ok(Some(_)) = self.child.try_wait() {
-                return Err(self.fail(&format!("perf ended before it could {what}")));
+                return Err(self.failed(&format!("perf ended before it could {what}")));
             }
             if Instant::now() > deadline {
-                return Err(self.fail(&format!("perf did not {what} within 10 s")));
+                return Err(self.failed(&format!("perf did not {what} within 10 s")));
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Ends perf after a failure: the error, with perf's own first line.
+    fn failed(&mut self, why: &str) -> ProfileError {
+        ProfileError::Perf(self.fail(why))
     }
 
     /// Ends perf after a failure: the message with perf's own first line.
@@ -248,33 +275,32 @@ impl Recording {
     }
 
     /// Disables the events: nothing is sampled after this returns.
-    pub fn disable(&mut self) -> Result<(), String> {
+    pub fn disable(&mut self) -> Result<(), ProfileError> {
         self.command("disable")
     }
 
     /// Ends perf (SIGINT): what it recorded, to fold per process.
-    pub fn stop(mut self) -> Result<Recorded, String> {
+    pub fn stop(mut self) -> Result<Recorded, ProfileError> {
         drop(self.ctl.take());
         // SAFETY: signalling our own child.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let status = self.child.wait().map_err(|e| format!("perf: {e}"))?;
+        let status = self.child.wait().map_err(io("perf"))?;
         let mut err = String::new();
         if let Some(mut e) = self.child.stderr.take() {
             let _ = e.read_to_string(&mut err);
         }
         let data = self.dir.path().join("perf.data");
         if !data.exists() {
-            return Err(format!(
+            return Err(ProfileError::Perf(format!(
                 "perf wrote no profile ({status}): {}",
                 err.lines().next().unwrap_or("").trim()
-            ));
+            )));
         }
-        let dir =
-            tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+        let dir = tempfile::tempdir().map_err(io("cannot make a temporary directory"))?;
         let kept = dir.path().join("perf.data");
         std::fs::rename(&data, &kept)
             .or_else(|_| std::fs::copy(&data, &kept).map(drop))
-            .map_err(|e| format!("cannot keep perf's data: {e}"))?;
+            .map_err(io("cannot keep perf's data"))?;
         Ok(Recorded {
             _dir: dir,
             data: kept,
@@ -291,7 +317,7 @@ pub struct Recorded {
 
 impl Recorded {
     /// The folded stacks of the processes `pids` (each process's threads).
-    pub fn fold_pids(&self, pids: &[u32]) -> Result<Folded, String> {
+    pub fn fold_pids(&self, pids: &[u32]) -> Result<Folded, ProfileError> {
         let list = pids
             .iter()
             .map(|p| p.to_string())
@@ -305,9 +331,12 @@ impl Recorded {
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
-            .map_err(|e| format!("cannot run perf script: {e}"))?;
+            .map_err(io("cannot run perf script"))?;
         if !script.status.success() {
-            return Err(format!("perf script failed ({})", script.status));
+            return Err(ProfileError::Perf(format!(
+                "perf script failed ({})",
+                script.status
+            )));
         }
         fold(&script.stdout, PERIOD_NS)
     }
@@ -324,14 +353,14 @@ impl Drop for Recording {
 
 /// Folds `perf script` output of samples `period` apart into counts of samples
 /// (inferno counts each sample as its period, in nanoseconds of cpu-clock).
-pub fn fold(script: &[u8], period: u64) -> Result<Folded, String> {
+pub fn fold(script: &[u8], period: u64) -> Result<Folded, ProfileError> {
     use inferno::collapse::Collapse as _;
     let mut opts = inferno::collapse::perf::Options::default();
     opts.nthreads = 1;
     let mut out = Vec::new();
     inferno::collapse::perf::Folder::from(opts)
         .collapse(script, &mut out)
-        .map_err(|e| format!("cannot fold perf's stacks: {e}"))?;
+        .map_err(io("cannot fold perf's stacks"))?;
     let folded = String::from_utf8_lossy(&out);
     let mut text = String::new();
     let mut samples = 0;
@@ -654,7 +683,7 @@ postgres 10 1.004001:    1000000 cpu-clock: \n\
         use std::os::unix::fs::PermissionsExt as _;
         // SAFETY: this test alone sets RQPS_PERF in this process's tests.
         unsafe { std::env::set_var("RQPS_PERF", "/nonexistent/perf") };
-        let missing = check().unwrap_err();
+        let missing = check().unwrap_err().to_string();
         // A perf that refuses as perf does under perf_event_paranoid = 2.
         let d = tempfile::tempdir().unwrap();
         let fake = d.path().join("perf");
@@ -665,7 +694,7 @@ postgres 10 1.004001:    1000000 cpu-clock: \n\
         .unwrap();
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         unsafe { std::env::set_var("RQPS_PERF", &fake) };
-        let refused = check().unwrap_err();
+        let refused = check().unwrap_err().to_string();
         unsafe { std::env::remove_var("RQPS_PERF") };
         assert!(missing.contains("apt install linux-perf"), "{missing}");
         assert!(

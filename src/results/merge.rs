@@ -20,8 +20,53 @@ pub enum MergeError {
     Parts {
         name: String,
         repeat: usize,
-        what: String,
+        what: PartsError,
     },
+}
+
+/// What is wrong with the parts of one name and repeat.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartsError {
+    #[error("run {run_id} is part {index} of {count}, the others of {others}")]
+    Counts {
+        run_id: String,
+        index: usize,
+        count: usize,
+        others: usize,
+    },
+    #[error("a part was given twice (parts {indexes:?} of {count})")]
+    Twice { indexes: Vec<usize>, count: usize },
+    #[error("part {} of {count} is missing (found {})", join(missing), join(found))]
+    Missing {
+        missing: Vec<usize>,
+        found: Vec<usize>,
+        count: usize,
+    },
+    #[error(
+        "part {index} (run {run_id}) ran other tests than part 1 (run {first}): parts must run the same plan"
+    )]
+    OtherTests {
+        index: usize,
+        run_id: String,
+        first: String,
+    },
+    #[error(
+        "test {test} of part {index} has no stored latency histogram, so its percentiles cannot be merged exactly (rerun the part with this rqps)"
+    )]
+    NoHistogram { test: String, index: usize },
+    #[error("test {test}: cannot add part {index}'s histogram: {why}")]
+    Histogram {
+        test: String,
+        index: usize,
+        why: String,
+    },
+}
+
+fn join(v: &[usize]) -> String {
+    v.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Merges every (name, repeat) group of `runs`, which must be client parts
@@ -60,36 +105,29 @@ fn worst(a: Status, b: Status) -> Status {
 }
 
 /// The parts of one name and repeat, as one run.
-fn merge_group(mut parts: Vec<RunDoc>) -> Result<RunDoc, String> {
+fn merge_group(mut parts: Vec<RunDoc>) -> Result<RunDoc, PartsError> {
     let info = |r: &RunDoc| r.part.clone().expect("only parts are grouped");
     parts.sort_by_key(|r| info(r).index);
     let count = info(&parts[0]).count;
     if let Some(r) = parts.iter().find(|r| info(r).count != count) {
-        return Err(format!(
-            "run {} is part {} of {}, the others of {count}",
-            r.run_id,
-            info(r).index,
-            info(r).count
-        ));
+        return Err(PartsError::Counts {
+            run_id: r.run_id.clone(),
+            index: info(r).index,
+            count: info(r).count,
+            others: count,
+        });
     }
     let indexes: Vec<usize> = parts.iter().map(|r| info(r).index).collect();
     if indexes != (1..=count).collect::<Vec<_>>() {
-        let missing: Vec<String> = (1..=count)
-            .filter(|i| !indexes.contains(i))
-            .map(|i| i.to_string())
-            .collect();
+        let missing: Vec<usize> = (1..=count).filter(|i| !indexes.contains(i)).collect();
         return Err(if missing.is_empty() {
-            format!("a part was given twice (parts {indexes:?} of {count})")
+            PartsError::Twice { indexes, count }
         } else {
-            format!(
-                "part {} of {count} is missing (found {})",
-                missing.join(", "),
-                indexes
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            PartsError::Missing {
+                missing,
+                found: indexes,
+                count,
+            }
         });
     }
     let first = &parts[0];
@@ -101,12 +139,11 @@ fn merge_group(mut parts: Vec<RunDoc>) -> Result<RunDoc, String> {
                 .zip(&first.tests)
                 .all(|(a, b)| a.suite == b.suite && a.test == b.test);
         if !same {
-            return Err(format!(
-                "part {} (run {}) ran other tests than part 1 (run {}): parts must run the same plan",
-                info(r).index,
-                r.run_id,
-                first.run_id
-            ));
+            return Err(PartsError::OtherTests {
+                index: info(r).index,
+                run_id: r.run_id.clone(),
+                first: first.run_id.clone(),
+            });
         }
     }
     let late: Vec<String> = parts
@@ -179,7 +216,7 @@ fn merged_params(parts: &[RunDoc]) -> serde_json::Value {
 }
 
 /// One test of every part, as one result.
-fn merge_test(of: &[(&PartInfo, &TestResult)]) -> Result<TestResult, String> {
+fn merge_test(of: &[(&PartInfo, &TestResult)]) -> Result<TestResult, PartsError> {
     let (_, first) = of[0];
     let mut t = first.clone();
     let sum_u = |f: fn(&TestResult) -> u64| of.iter().map(|(_, r)| f(r)).sum::<u64>();
@@ -214,19 +251,16 @@ fn merge_test(of: &[(&PartInfo, &TestResult)]) -> Result<TestResult, String> {
             .histogram
             .as_deref()
             .and_then(decode_histogram)
-            .ok_or_else(|| {
-                format!(
-                    "test {} of part {} has no stored latency histogram, so its percentiles cannot be merged exactly (rerun the part with this rqps)",
-                    r.test, p.index
-                )
+            .ok_or_else(|| PartsError::NoHistogram {
+                test: r.test.clone(),
+                index: p.index,
             })?;
         match &mut hist {
             None => hist = Some(h),
-            Some(m) => m.add(&h).map_err(|e| {
-                format!(
-                    "test {}: cannot add part {}'s histogram: {e:?}",
-                    r.test, p.index
-                )
+            Some(m) => m.add(&h).map_err(|e| PartsError::Histogram {
+                test: r.test.clone(),
+                index: p.index,
+                why: format!("{e:?}"),
             })?,
         }
     }

@@ -37,13 +37,13 @@ macro_rules! api {
             /// # Safety
             /// `lib` must be a RocksDB library whose functions have the
             /// signatures of `c.h` declared here.
-            unsafe fn resolve(lib: &libloading::Library) -> Result<Api, String> {
+            unsafe fn resolve(lib: &libloading::Library) -> Result<Api, &'static str> {
                 Ok(Api {
                     $($name: unsafe {
                         *lib.get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(
                             concat!(stringify!($name), "\0").as_bytes(),
                         )
-                        .map_err(|_| stringify!($name).to_string())?
+                        .map_err(|_| stringify!($name))?
                     },)*
                     $($oname: unsafe {
                         lib.get::<unsafe extern "C" fn($($oarg),*) $(-> $oret)?>(
@@ -174,7 +174,7 @@ pub enum LoadError {
         "{} is not a RocksDB C API library: it lacks {symbol}",
         path.display()
     )]
-    Missing { path: PathBuf, symbol: String },
+    Missing { path: PathBuf, symbol: &'static str },
     /// A second, different library in one process (they would abort it).
     #[error(
         "this process already loaded RocksDB from {}; each release runs in a process of its own (a matrix starts one per target), so {} cannot be loaded here",

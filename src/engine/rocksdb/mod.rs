@@ -71,7 +71,7 @@ static LIBRARY: LibraryEngine = LibraryEngine {
 const LIB_FILE: &str = "librocksdbjni-linux64.so";
 
 /// Debian's library (package librocksdb7.8, or another release).
-fn system_library() -> Result<PathBuf, String> {
+fn system_library() -> Result<PathBuf, crate::engine::kind::NoSystemLibrary> {
     let dir = Path::new("/usr/lib/x86_64-linux-gnu");
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
@@ -85,8 +85,9 @@ fn system_library() -> Result<PathBuf, String> {
         })
         .collect();
     found.sort();
-    found.pop().ok_or_else(|| {
-        "no system RocksDB library (apt-get install librocksdb7.8, or name a release: --server rocksdb@8.10.0 after `rqps engine install rocksdb 8.10.0`)".to_string()
+    found.pop().ok_or(crate::engine::kind::NoSystemLibrary {
+        engine: "RocksDB",
+        remedy: "apt-get install librocksdb7.8, or name a release: --server rocksdb@8.10.0 after `rqps engine install rocksdb 8.10.0`",
     })
 }
 
