@@ -300,6 +300,7 @@ fn server_engine(
         keep: a.keep,
         parent_dir: None,
         cpus: a.server_cpus.clone(),
+        require_tls: false,
     };
     let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
     let config = match &a.config {

@@ -267,8 +267,22 @@ pub fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64
 
 /// A throwaway server of `engine` (postgres or mariadb), its URL and a driver for it.
 pub fn throwaway(engine: &str) -> Result<(Recipe, Server, String, Arc<dyn Driver>), BenchError> {
+    throwaway_with_tls(engine, false)
+}
+
+/// [`throwaway`], started to accept TCP clients over TLS only when
+/// `require_tls` (see [`ServerSpec::require_tls`]); the URL and the driver
+/// then insist on TLS too.
+pub fn throwaway_with_tls(
+    engine: &str,
+    require_tls: bool,
+) -> Result<(Recipe, Server, String, Arc<dyn Driver>), BenchError> {
     let kind = registry::server_by_name(engine)?;
-    let server = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("{n}"))?;
+    let spec = ServerSpec {
+        require_tls,
+        ..ServerSpec::new(kind)
+    };
+    let server = Server::start(&spec, &mut |n| eprintln!("{n}"))?;
     let url = server.url_for_config(&[]);
     let driver = Target::parse(&url)?
         .server_driver()

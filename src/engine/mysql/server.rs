@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::engine::kind::{Prebuilt, UnpackError};
 use crate::engine::mysql::wire::{Addr, Client, Opts};
 
+use crate::engine::server::tls::TlsFiles;
 use crate::engine::server::{
     Binaries, INIT_TIMEOUT, ProbeError, Server, ServerError, ServerRecipe, lib_dir_of, util,
 };
@@ -72,6 +73,14 @@ impl ServerRecipe for MariadbServer {
 
     fn create_database(&self, port: u16, password: &str, db: &str) -> Result<(), ProbeError> {
         create_database(port, password, db)
+    }
+
+    fn tls_param(&self, required: bool) -> &'static str {
+        if required {
+            "ssl-mode=REQUIRED"
+        } else {
+            "ssl-mode=DISABLED"
+        }
     }
 }
 
@@ -215,6 +224,19 @@ pub(crate) fn my_cnf(config: Option<&str>) -> String {
     s
 }
 
+/// The option-file lines of a server that accepts TCP clients over TLS
+/// only, with the certificates made for it (after the user's lines, in a
+/// section of their own). With `ssl_ca` set, a client that presents a
+/// certificate must present one this CA signed.
+pub(crate) fn require_tls_cnf(tls: &TlsFiles) -> String {
+    format!(
+        "[mysqld]\nssl_cert = {}\nssl_key = {}\nssl_ca = {}\nrequire_secure_transport = ON\n",
+        tls.cert.display(),
+        tls.key.display(),
+        tls.ca.display()
+    )
+}
+
 pub(crate) fn cnf_path(srv: &Server) -> PathBuf {
     srv.root.join("my.cnf")
 }
@@ -223,8 +245,11 @@ pub(crate) fn cnf_path(srv: &Server) -> PathBuf {
 /// initialisation and runtime, like innodb_page_size, do).
 pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
     let cnf = cnf_path(srv);
-    fs::write(&cnf, my_cnf(config))
-        .map_err(ServerError::io(format!("cannot write {}", cnf.display())))?;
+    let mut text = my_cnf(config);
+    if let Some(tls) = srv.tls_files() {
+        text.push_str(&require_tls_cnf(tls));
+    }
+    fs::write(&cnf, text).map_err(ServerError::io(format!("cannot write {}", cnf.display())))?;
     // mariadbd ignores world-writable option files.
     fs::set_permissions(&cnf, fs::Permissions::from_mode(0o644))
         .map_err(ServerError::io(format!("cannot chmod {}", cnf.display())))?;

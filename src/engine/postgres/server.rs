@@ -11,6 +11,7 @@ use crate::engine::kind::{Prebuilt, UnpackError};
 use crate::engine::postgres::wire::{Config, Host, PgConn};
 use crate::engine::{Outcome, Param};
 
+use crate::engine::server::tls::TlsFiles;
 use crate::engine::server::{
     Binaries, INIT_TIMEOUT, ProbeError, Server, ServerError, ServerRecipe, lib_dir_of, util,
 };
@@ -78,6 +79,18 @@ impl ServerRecipe for PostgresServer {
     fn main_pid(&self, data_dir: &Path) -> Option<u32> {
         // postmaster.pid names the server's main process once it is up.
         postmaster_pid(data_dir)
+    }
+
+    fn tls_param(&self, required: bool) -> &'static str {
+        if required {
+            "sslmode=require"
+        } else {
+            "sslmode=disable"
+        }
+    }
+
+    fn logged_tls(&self, log: &str) -> Option<String> {
+        logged_tls(log)
     }
 }
 
@@ -262,8 +275,11 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
     crate::engine::server::check_init(&bins.init, outcome, &srv.init_log)?;
     let me = util::user_name(util::euid());
     let hba = srv.data_dir.join("pg_hba.conf");
-    fs::write(&hba, hba_conf(method, me.is_some()))
-        .map_err(ServerError::io(format!("cannot write {}", hba.display())))?;
+    fs::write(
+        &hba,
+        hba_conf(method, me.is_some(), srv.tls_files().is_some()),
+    )
+    .map_err(ServerError::io(format!("cannot write {}", hba.display())))?;
     if let Some(me) = me {
         let ident = srv.data_dir.join("pg_ident.conf");
         let mut f = OpenOptions::new()
@@ -272,6 +288,15 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
             .map_err(ServerError::io(format!("cannot open {}", ident.display())))?;
         writeln!(f, "rqps {me} postgres")
             .map_err(ServerError::io(format!("cannot write {}", ident.display())))?;
+    }
+    if let Some(tls) = srv.tls_files() {
+        let conf = srv.data_dir.join("postgresql.conf");
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&conf)
+            .map_err(ServerError::io(format!("cannot open {}", conf.display())))?;
+        f.write_all(require_tls_conf(tls).as_bytes())
+            .map_err(ServerError::io(format!("cannot write {}", conf.display())))?;
     }
     if let Some(config) = config {
         let conf = srv.data_dir.join("postgresql.conf");
@@ -327,18 +352,51 @@ pub(crate) fn host_auth(version: &str) -> &'static str {
 }
 
 /// The access rules of a throwaway cluster: TCP logins on loopback need the
-/// password; unix socket logins only from rqps's own user (mapped to
-/// `postgres` in `pg_ident.conf` when `mapped`), never from other local users.
-pub(crate) fn hba_conf(method: &str, mapped: bool) -> String {
+/// password (and TLS when `tls`: `hostssl` rules only, so a connection
+/// without TLS matches none and is refused); unix socket logins only from
+/// rqps's own user (mapped to `postgres` in `pg_ident.conf` when `mapped`),
+/// never from other local users.
+pub(crate) fn hba_conf(method: &str, mapped: bool, tls: bool) -> String {
     let map = if mapped { " map=rqps" } else { "" };
+    let host = if tls { "hostssl" } else { "host" };
     format!(
         "# written by rqps: only rqps can log in\n\
          local all all peer{map}\n\
          local replication all peer{map}\n\
-         host all all 127.0.0.1/32 {method}\n\
-         host all all ::1/128 {method}\n\
-         host replication all 127.0.0.1/32 {method}\n"
+         {host} all all 127.0.0.1/32 {method}\n\
+         {host} all all ::1/128 {method}\n\
+         {host} replication all 127.0.0.1/32 {method}\n"
     )
+}
+
+/// The `postgresql.conf` lines of a server that requires TLS, with the
+/// certificates made for it (before the user's lines, which may override
+/// them). `log_connections` logs each login's TLS version and cipher (one
+/// line per connection, nothing per query), which is how
+/// [`logged_tls`] learns what another program's client negotiated.
+pub(crate) fn require_tls_conf(tls: &TlsFiles) -> String {
+    let quote = |p: &Path| p.display().to_string().replace('\'', "''");
+    format!(
+        "\n# ---- added by rqps: TLS required ----\nssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nlog_connections = on\n",
+        quote(&tls.cert),
+        quote(&tls.key)
+    )
+}
+
+/// The TLS of the last login in `log`: PostgreSQL's `connection authorized:
+/// ... SSL enabled (protocol=TLSv1.3, cipher=TLS_AES_256_GCM_SHA384, ...)`
+/// gives `TLSv1.3 TLS_AES_256_GCM_SHA384`.
+pub(crate) fn logged_tls(log: &str) -> Option<String> {
+    let line = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("connection authorized:"))?;
+    let ssl = &line[line.find("SSL enabled (")? + "SSL enabled (".len()..];
+    let field = |name: &str| {
+        let at = ssl.find(name)? + name.len();
+        ssl[at..].split([',', ')']).next().map(str::trim)
+    };
+    Some(format!("{} {}", field("protocol=")?, field("cipher=")?))
 }
 
 pub(crate) fn connect(port: u16, password: &str, dbname: &str) -> Result<PgConn, ProbeError> {
@@ -418,6 +476,38 @@ mod tests {
     }
 
     #[test]
+    fn the_last_logged_login_gives_its_tls_and_a_plaintext_one_gives_none() {
+        let log = "2026-11-24 LOG:  connection authorized: user=postgres database=sbtest \
+                   SSL enabled (protocol=TLSv1.2, cipher=ECDHE-ECDSA-AES256-GCM-SHA384, bits=256, compression=off)\n\
+                   2026-11-24 LOG:  connection received: host=127.0.0.1 port=4242\n\
+                   2026-11-24 LOG:  connection authorized: user=postgres database=sbtest \
+                   SSL enabled (protocol=TLSv1.3, cipher=TLS_AES_256_GCM_SHA384, bits=256)\n\
+                   2026-11-24 LOG:  disconnection: session time: 0:00:01.001\n";
+        assert_eq!(
+            logged_tls(log).as_deref(),
+            Some("TLSv1.3 TLS_AES_256_GCM_SHA384")
+        );
+        let plain =
+            "LOG:  connection authorized: user=postgres database=sbtest application_name=x\n";
+        assert_eq!(logged_tls(plain), None);
+        assert_eq!(logged_tls(""), None);
+    }
+
+    #[test]
+    fn a_server_that_requires_tls_has_hostssl_rules_only() {
+        let hba = hba_conf("scram-sha-256", false, true);
+        assert!(
+            hba.contains("hostssl all all 127.0.0.1/32 scram-sha-256"),
+            "{hba}"
+        );
+        assert!(
+            !hba.lines().any(|l| l.starts_with("host ")),
+            "a host rule lets plaintext in: {hba}"
+        );
+        assert!(hba_conf("md5", false, false).contains("\nhost all all 127.0.0.1/32 md5\n"));
+    }
+
+    #[test]
     fn servers_before_10_have_no_scram_and_get_md5() {
         assert_eq!(host_auth("postgres (PostgreSQL) 9.6.24"), "md5");
         assert_eq!(
@@ -429,7 +519,7 @@ mod tests {
 
     #[test]
     fn no_access_rule_trusts_anyone() {
-        let hba = hba_conf("scram-sha-256", true);
+        let hba = hba_conf("scram-sha-256", true, false);
         assert!(!hba.contains("trust"), "{hba}");
         assert!(hba.contains("local all all peer map=rqps"), "{hba}");
         assert!(

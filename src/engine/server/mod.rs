@@ -8,7 +8,9 @@
 //!
 //! Layout of the temporary directory (`rqps-postgres-XXXXXX` / `rqps-mariadb-XXXXXX`):
 //! `data/` (data directory), `run/` (unix socket, pid file), `tmp/` (MariaDB tmpdir),
-//! `server.log`, `init.log`, `password` and, for MariaDB, the generated `my.cnf`.
+//! `server.log`, `init.log`, `password`, for MariaDB the generated `my.cnf`, and for a
+//! server that requires TLS ([`ServerSpec::require_tls`]) its certificates in `tls/` (see
+//! [`tls`]).
 //!
 //! Only rqps can use the server: each instance gets a random password made at
 //! start, which the server's superuser needs over TCP. It reaches the server
@@ -23,6 +25,7 @@
 //! folder and reached through the kind's `server`; this module names no
 //! engine, so the kinds depend on it and never the other way round.
 
+pub mod tls;
 pub mod util;
 
 use std::fmt;
@@ -99,6 +102,16 @@ pub trait ServerRecipe: Sync {
     fn main_pid(&self, _data_dir: &Path) -> Option<u32> {
         None
     }
+    /// The query parameter of rqps's URLs that makes its client insist on
+    /// TLS (`required`) or use none (`sslmode=require`, `ssl-mode=DISABLED`).
+    fn tls_param(&self, required: bool) -> &'static str;
+    /// The TLS version and cipher of the last login that `log` (the
+    /// server's log) records, for servers that log them when started with
+    /// [`ServerSpec::require_tls`]: how to learn what another program's
+    /// client negotiated.
+    fn logged_tls(&self, _log: &str) -> Option<String> {
+        None
+    }
 }
 
 impl fmt::Display for dyn ServerRecipe {
@@ -142,6 +155,11 @@ pub struct ServerSpec {
     /// Pin the server (initialisation and every process and thread it
     /// starts) to these CPUs: `--server-cpus`.
     pub cpus: Option<crate::util::cpus::CpuSet>,
+    /// Make a CA and certificates for this server at start ([`tls::TlsFiles`],
+    /// in `tls/` of its temporary directory) and start it so that it
+    /// accepts TCP clients over TLS only: a plaintext client is refused, so
+    /// no client can measure the cleartext protocol by mistake.
+    pub require_tls: bool,
 }
 
 impl ServerSpec {
@@ -155,6 +173,7 @@ impl ServerSpec {
             keep: false,
             parent_dir: None,
             cpus: None,
+            require_tls: false,
         }
     }
 }
@@ -506,6 +525,8 @@ pub struct Server {
     pub(crate) version: String,
     /// uid/gid the server runs as when it is not our own (PostgreSQL started by root).
     pub(crate) run_as: Option<(u32, u32)>,
+    /// The certificates of a server started with [`ServerSpec::require_tls`].
+    tls: Option<tls::TlsFiles>,
     child: Option<Child>,
     pid: u32,
     keep: bool,
@@ -551,6 +572,7 @@ impl Server {
             root,
             version: String::new(),
             run_as: None,
+            tls: None,
             child: None,
             pid: 0,
             keep: spec.keep,
@@ -565,7 +587,7 @@ impl Server {
             )))?),
             None => None,
         };
-        let started = srv.start_inner(&bins, config.as_deref(), note);
+        let started = srv.start_inner(&bins, config.as_deref(), spec.require_tls, note);
         drop(pinned);
         match started {
             Ok(()) => Ok(srv),
@@ -589,6 +611,7 @@ impl Server {
         &mut self,
         bins: &Binaries,
         config: Option<&str>,
+        require_tls: bool,
         note: &mut dyn FnMut(&str),
     ) -> Result<(), ServerError> {
         let began = Instant::now();
@@ -603,6 +626,9 @@ impl Server {
         }
         // Written after drop_root: rqps's own user owns it, not the server's.
         write_private(&self.password_file(), &self.password)?;
+        if require_tls {
+            self.tls = Some(tls::TlsFiles::make(&self.root.join("tls"), self.run_as)?);
+        }
         self.recipe.init(self, bins, config)?;
         self.forget_secrets();
         let init_secs = began.elapsed().as_secs_f64();
@@ -840,14 +866,29 @@ impl Server {
         )
     }
 
-    /// [`Server::url`] for rqps's own runs on this server: without TLS
-    /// unless `config` (the `--config` lines) turns it on (a setting whose
-    /// name starts with `ssl`, or `require_secure_transport`), in which case
-    /// the clients' default applies (prefer). Servers that make their own
-    /// certificates (MariaDB 11.4 and later) would otherwise be measured over
-    /// TLS and older ones without, and the cost per query would differ by
-    /// the TLS alone.
+    /// [`Server::url`] for rqps's own runs on this server, with
+    /// [`Server::tls_param`]'s query.
     pub fn url_for_config(&self, config: &[String]) -> String {
+        with_query(self.url(), self.tls_param(config))
+    }
+
+    /// [`Server::url_without_password`] with [`Server::tls_param`]'s query.
+    pub fn url_without_password_for_config(&self, config: &[String]) -> String {
+        with_query(self.url_without_password(), self.tls_param(config))
+    }
+
+    /// The TLS of rqps's own runs on this server, as a URL query: TLS
+    /// required on a server started with [`ServerSpec::require_tls`]; the
+    /// clients' default (prefer, `None`) when `config` (the `--config`
+    /// lines) turns TLS on (a setting whose name starts with `ssl`, or
+    /// `require_secure_transport`); otherwise no TLS. Servers that make
+    /// their own certificates (MariaDB 11.4 and later) would otherwise be
+    /// measured over TLS and older ones without, and the cost per query
+    /// would differ by the TLS alone.
+    pub fn tls_param(&self, config: &[String]) -> Option<&'static str> {
+        if self.tls.is_some() {
+            return Some(self.recipe.tls_param(true));
+        }
         let tls_configured = config.iter().any(|l| {
             let key = l
                 .split('=')
@@ -858,15 +899,26 @@ impl Server {
             let key = key.replace('-', "_");
             !key.starts_with('#') && (key.starts_with("ssl") || key == "require_secure_transport")
         });
-        let url = self.url();
-        if tls_configured {
-            return url;
-        }
-        match self.recipe.key() {
-            "postgres" => format!("{url}?sslmode=disable"),
-            "mariadb" => format!("{url}?ssl-mode=DISABLED"),
-            _ => url,
-        }
+        (!tls_configured).then(|| self.recipe.tls_param(false))
+    }
+
+    /// The certificates of a server started with [`ServerSpec::require_tls`].
+    pub fn tls_files(&self) -> Option<&tls::TlsFiles> {
+        self.tls.as_ref()
+    }
+
+    /// How far the server's log reaches now: pass it to
+    /// [`Server::logged_tls_since`] to look only at what comes later.
+    pub fn log_len(&self) -> u64 {
+        util::file_len(&self.log_path)
+    }
+
+    /// The TLS version and cipher of the last login the server's log
+    /// recorded after `offset` (see [`ServerRecipe::logged_tls`]); `None`
+    /// when the server does not log them.
+    pub fn logged_tls_since(&self, offset: u64) -> Option<String> {
+        self.recipe
+            .logged_tls(&util::read_from(&self.log_path, offset))
     }
 
     /// [`Server::url`] without the password (for a client that reads it
@@ -1082,6 +1134,14 @@ impl Drop for Server {
                 let _ = writeln!(err, "rqps: warning: {e}");
             }
         }
+    }
+}
+
+/// `url?query`, or `url` without a query.
+fn with_query(url: String, query: Option<&str>) -> String {
+    match query {
+        Some(q) => format!("{url}?{q}"),
+        None => url,
     }
 }
 

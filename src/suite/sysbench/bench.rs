@@ -1,7 +1,10 @@
 //! The sysbench side of `rqps bench harness` (the point-query worker that
 //! `cli/bench.rs` pits against a bare loop) and `rqps bench vs-sysbench`:
 //! the cost of rqps's client against sysbench on throwaway servers
-//! (alternating rounds so drift hits both contenders).
+//! (alternating rounds so drift hits both contenders). With `--tls` both
+//! clients speak TLS to servers that accept nothing else, so the cost per
+//! query compares like with like; without it both speak plaintext, whatever
+//! the caller's environment (`PGSSLMODE`) says.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +16,7 @@ use super::event::{EventParams, SbWorker, main_statement};
 use super::load::{LoadParams, load};
 use crate::engine::server::Server;
 use crate::engine::{Driver, PsMode};
-use crate::harness::bench::{BenchError, run_measured, throwaway};
+use crate::harness::bench::{BenchError, run_measured, throwaway_with_tls};
 use crate::harness::runner::{StepConfig, run_step};
 use crate::suite::rand::RandType;
 
@@ -97,50 +100,126 @@ pub struct VsArgs {
     /// Rows in the one sbtest table.
     #[arg(long, default_value_t = 100_000)]
     pub table_size: u64,
+    /// Both tools over TLS, to compare the client cost with TLS like with
+    /// like. Each server gets a CA and a certificate made for this run and
+    /// accepts TCP clients over TLS only, so neither tool can fall back to
+    /// plaintext. sysbench runs with --mysql-ssl=on (in a directory holding
+    /// the cacert.pem, client-cert.pem and client-key.pem its MySQL driver
+    /// reads) or PGSSLMODE=require; rqps with ssl-mode=REQUIRED or
+    /// sslmode=require. The header says which TLS each negotiated. Without
+    /// --tls both run in plaintext.
+    #[arg(long)]
+    pub tls: bool,
 }
 
-/// A child process's result: queries, QPS, user and system CPU seconds.
+/// A child process's result: queries, QPS, user and system CPU seconds,
+/// and the TLS it used when it says (rqps stores it with its results).
 struct ClientRun {
     queries: f64,
     qps: f64,
     user: f64,
     sys: f64,
+    tls: Option<String>,
 }
 
-fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun, BenchError> {
+/// The files sysbench 1.0's MySQL driver reads with `--mysql-ssl=on`, from
+/// its working directory (their names are fixed). With libmariadb 3.3
+/// (Debian 12) all three must exist, it checks the server's certificate
+/// against `cacert.pem`, and the server checks the client certificate
+/// against its CA: without the files the connection fails with "TLS/SSL
+/// error: No such file or directory", with another CA with "self-signed
+/// certificate in certificate chain".
+const SYSBENCH_MYSQL_TLS_FILES: [&str; 3] = ["cacert.pem", "client-cert.pem", "client-key.pem"];
+
+/// A working directory for sysbench that holds the files its MySQL driver
+/// reads for TLS (see [`SYSBENCH_MYSQL_TLS_FILES`]), copied (0600) from the
+/// server's.
+fn sysbench_tls_dir(server: &Server, dir: &std::path::Path) -> Result<(), BenchError> {
+    let files = server
+        .tls_files()
+        .ok_or_else(|| BenchError::NoResult("the server was not started to require TLS".into()))?;
+    for (name, from) in
+        SYSBENCH_MYSQL_TLS_FILES
+            .iter()
+            .zip([&files.ca, &files.client_cert, &files.client_key])
+    {
+        let to = dir.join(name);
+        std::fs::copy(from, &to).map_err(BenchError::io(format!(
+            "cannot copy {} to {}",
+            from.display(),
+            to.display()
+        )))?;
+    }
+    Ok(())
+}
+
+/// sysbench's `oltp_point_select` on `server`, ready for `run`: its driver
+/// flags, the password in the environment, and TLS when `tls_dir` (the
+/// working directory [`sysbench_tls_dir`] filled) is given. Returns the
+/// command and how its TLS is set, for the header.
+fn sysbench_command(
+    server: &Server,
+    a: &VsArgs,
+    threads: usize,
+    tls_dir: Option<&std::path::Path>,
+) -> Result<(std::process::Command, &'static str), BenchError> {
     let port = server.port().to_string();
-    let conn: Vec<String> = match server.recipe().key() {
-        "mariadb" => vec![
-            "--db-driver=mysql".into(),
-            "--mysql-host=127.0.0.1".into(),
-            format!("--mysql-port={port}"),
-            "--mysql-user=root".into(),
-            "--mysql-db=sbtest".into(),
-        ],
-        "postgres" => vec![
-            "--db-driver=pgsql".into(),
-            "--pgsql-host=127.0.0.1".into(),
-            format!("--pgsql-port={port}"),
-            "--pgsql-user=postgres".into(),
-            "--pgsql-db=sbtest".into(),
-        ],
+    let mut cmd = std::process::Command::new("sysbench");
+    let tls_setting = match server.recipe().key() {
+        "mariadb" => {
+            cmd.args([
+                "--db-driver=mysql",
+                "--mysql-host=127.0.0.1",
+                &format!("--mysql-port={port}"),
+                "--mysql-user=root",
+                "--mysql-db=sbtest",
+            ]);
+            match tls_dir {
+                Some(dir) => {
+                    cmd.arg("--mysql-ssl=on").current_dir(dir);
+                    "--mysql-ssl=on"
+                }
+                None => "--mysql-ssl=off",
+            }
+        }
+        "postgres" => {
+            cmd.args([
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+                &format!("--pgsql-port={port}"),
+                "--pgsql-user=postgres",
+                "--pgsql-db=sbtest",
+            ]);
+            // Set either way: a PGSSLMODE of the caller's must not decide.
+            let (mode, said) = match tls_dir {
+                Some(_) => ("require", "PGSSLMODE=require"),
+                None => ("disable", "PGSSLMODE=disable"),
+            };
+            cmd.env("PGSSLMODE", mode);
+            said
+        }
         other => {
             return Err(BenchError::NoResult(format!(
                 "sysbench has no driver for a {other} server"
             )));
         }
     };
-    let (out, user, sys) = run_measured(
-        std::process::Command::new("sysbench")
-            .env(password_env(server), server.password())
-            .arg("oltp_point_select")
-            .args(conn)
-            .args(["--tables=1", "--rand-type=uniform", "--skip_trx=on"])
-            .arg(format!("--table-size={}", a.table_size))
-            .arg(format!("--threads={threads}"))
-            .arg(format!("--time={}", a.secs))
-            .arg("run"),
-    )?;
+    cmd.env(password_env(server), server.password())
+        .arg("oltp_point_select")
+        .args(["--tables=1", "--rand-type=uniform", "--skip_trx=on"])
+        .arg(format!("--table-size={}", a.table_size))
+        .arg(format!("--threads={threads}"));
+    Ok((cmd, tls_setting))
+}
+
+fn sysbench_run(
+    server: &Server,
+    a: &VsArgs,
+    threads: usize,
+    tls_dir: Option<&std::path::Path>,
+) -> Result<ClientRun, BenchError> {
+    let (mut cmd, _) = sysbench_command(server, a, threads, tls_dir)?;
+    let (out, user, sys) = run_measured(cmd.arg(format!("--time={}", a.secs)).arg("run"))?;
     // "    queries:                             123456 (12345.67 per sec.)"
     let line = out
         .lines()
@@ -162,7 +241,37 @@ fn sysbench_run(server: &Server, a: &VsArgs, threads: usize) -> Result<ClientRun
         qps,
         user,
         sys,
+        tls: None,
     })
+}
+
+/// What TLS sysbench negotiates with `server`, learnt from a run of one
+/// query before the measured ones: its MySQL driver prints the cipher with
+/// `--mysql-debug=on` (not the version); its pgsql driver prints nothing,
+/// so the server's log of that login says, when the server logs it.
+fn sysbench_tls(
+    server: &Server,
+    a: &VsArgs,
+    tls_dir: &std::path::Path,
+) -> Result<String, BenchError> {
+    let (mut cmd, setting) = sysbench_command(server, a, 1, Some(tls_dir))?;
+    let debug = server.recipe().key() == "mariadb";
+    if debug {
+        cmd.arg("--mysql-debug=on");
+    }
+    let offset = server.log_len();
+    let (out, _, _) = run_measured(cmd.args(["--events=1", "--time=0", "run"]))?;
+    // DEBUG: mysql_get_ssl_cipher(con): "TLS_AES_256_GCM_SHA384"
+    let printed = out
+        .lines()
+        .find_map(|l| l.split_once("mysql_get_ssl_cipher(con): \""))
+        .map(|(_, rest)| format!("cipher {}", rest.trim_end_matches('"')));
+    let said = printed.or_else(|| server.logged_tls_since(offset));
+    Ok(format!(
+        "{setting}: {}",
+        said.as_deref()
+            .unwrap_or("TLS (the version and cipher are not reported)")
+    ))
 }
 
 /// The environment variable the server's clients (sysbench's libpq or
@@ -189,7 +298,8 @@ fn rqps_run(
         std::process::Command::new(exe)
             .env(password_env(server), server.password())
             .args(["run", "--target"])
-            .arg(server.url_without_password())
+            // TLS required when the server requires it, else none.
+            .arg(server.url_without_password_for_config(&[]))
             .args([
                 "--skip-prepare",
                 "--tests",
@@ -228,6 +338,7 @@ fn rqps_run(
             qps: t["qps"].as_f64().unwrap_or(0.0),
             user,
             sys,
+            tls: doc["params"]["tls"].as_str().map(str::to_string),
         })
     })
 }
@@ -244,7 +355,7 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
         ));
     }
     for engine in &a.engines {
-        let (kind, server, _, driver) = throwaway(engine)?;
+        let (kind, server, _, driver) = throwaway_with_tls(engine, a.tls)?;
         load(
             driver.as_ref(),
             &LoadParams {
@@ -257,6 +368,14 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
         .map_err(BenchError::engine("loading the table"))?;
         let dir =
             tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
+        let sb_dir =
+            tempfile::tempdir().map_err(BenchError::io("cannot create a temporary directory"))?;
+        let tls_dir = if a.tls {
+            sysbench_tls_dir(&server, sb_dir.path())?;
+            Some(sb_dir.path())
+        } else {
+            None
+        };
         println!(
             "\n{} ({}), point-query / oltp_point_select, {} rows, {} s per run",
             kind,
@@ -264,6 +383,12 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
             a.table_size,
             a.secs
         );
+        if let Some(d) = tls_dir {
+            println!(
+                "TLS required by the server (a CA and certificates made for this run); sysbench {}",
+                sysbench_tls(&server, a, d)?
+            );
+        }
         println!(
             "{:>3} {:>5}  {:>10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10} {:>10}",
             "thr",
@@ -281,11 +406,11 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
             let (mut sb_all, mut rq_all) = (Vec::new(), Vec::new());
             for r in 0..a.rounds {
                 let (sb, rq) = if r % 2 == 0 {
-                    let s = sysbench_run(&server, a, threads)?;
+                    let s = sysbench_run(&server, a, threads, tls_dir)?;
                     (s, rqps_run(&server, a, threads, dir.path())?)
                 } else {
                     let q = rqps_run(&server, a, threads, dir.path())?;
-                    (sysbench_run(&server, a, threads)?, q)
+                    (sysbench_run(&server, a, threads, tls_dir)?, q)
                 };
                 let us = |c: &ClientRun, v: f64| v * 1e6 / c.queries.max(1.0);
                 println!(
@@ -323,6 +448,18 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                 sb_t,
                 rq_q / sb_q
             );
+            if a.tls {
+                let mut used: Vec<&str> = rq_all
+                    .iter()
+                    .map(|c| c.tls.as_deref().unwrap_or("no TLS"))
+                    .collect();
+                used.dedup();
+                println!(
+                    "{threads:>3}  rqps {}: {}",
+                    server.tls_param(&[]).unwrap_or_default(),
+                    used.join(", ")
+                );
+            }
         }
         server.stop()?;
     }
