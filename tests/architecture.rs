@@ -2,7 +2,8 @@
 //! (at the top level, `cli`, `engine`, ..., and one level down, `engine::url`,
 //! `report::model`, ...), no code outside a suite's own folder naming
 //! that suite (apart from the registry, the CLI's help and the tests), and
-//! no suite naming an engine kind (suites reach engines through a face).
+//! no suite naming an engine kind (suites reach engines through a face),
+//! and no function returning a bare `String` as its error.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -360,4 +361,71 @@ fn no_suite_names_an_engine_kind() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The error types of the `-> Result<T, E>` return types in `code` that
+/// are a bare `String` (a function's or a closure's), as `line: text`.
+fn string_errors(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("-> Result<") {
+        let start = from + i + "-> Result<".len();
+        let (mut depth, mut j, mut last_comma) = (1, start, start);
+        while j < bytes.len() && depth > 0 {
+            match bytes[j] {
+                b'<' => depth += 1,
+                b'>' if bytes[j - 1] != b'-' => depth -= 1,
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b',' if depth == 1 => last_comma = j + 1,
+                _ => {}
+            }
+            j += 1;
+        }
+        let err = code[last_comma..j.saturating_sub(1)].trim();
+        if last_comma > start && (err == "String" || err == "std::string::String") {
+            let line = code[..start].matches('\n').count() + 1;
+            found.push(format!("{line}: -> Result<{}>", code[start..j - 1].trim()));
+        }
+        from = start;
+    }
+    found
+}
+
+#[test]
+fn no_function_returns_a_bare_string_as_its_error() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        for hit in string_errors(&code(&std::fs::read_to_string(f).unwrap())) {
+            found.push(format!("src/{rel}:{hit}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "errors are typed (a thiserror enum or struct with the context as fields), not String:\n{}",
+        found.join("\n")
+    );
+    // The rule catches the forms a signature takes, and not prose or tests.
+    for bad in [
+        "pub fn f() -> Result<(), String> {",
+        "fn g(s: &str)\n    -> Result<Vec<(String, String)>, String> {",
+        "let push = |p: &mut String| -> Result<(), String> {",
+        "fn h() -> Result<HashMap<String, Vec<u8>>, std::string::String> {",
+    ] {
+        assert_eq!(string_errors(&code(bad)).len(), 1, "{bad}");
+    }
+    for fine in [
+        "fn f() -> Result<String, Error> {",
+        "fn g() -> Result<Vec<(String, String)>, BadValue> {",
+        "fn h() -> Result<(), Box<dyn Fn(u8) -> String>> {",
+        "// returns Result<(), String>\nfn k() {}",
+        "#[cfg(test)]\nmod tests { fn t() -> Result<(), String> { Ok(()) } }",
+    ] {
+        assert!(string_errors(&code(fine)).is_empty(), "{fine}");
+    }
 }

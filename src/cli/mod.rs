@@ -477,18 +477,21 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
         }
     }
 }
-pub(crate) fn parse_part(s: &str) -> Result<crate::suite::part::Part, String> {
-    s.parse().map_err(|e: crate::error::Error| e.to_string())
+pub(crate) fn parse_part(s: &str) -> Result<crate::suite::part::Part, crate::error::Error> {
+    s.parse()
 }
 
+/// A `--start-at` that is neither an RFC 3339 time nor Unix seconds.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: give an RFC 3339 UTC time such as 2026-11-23T10:00:00Z, or Unix seconds")]
+pub(crate) struct BadStartAt(#[source] humantime::TimestampError);
+
 /// `--start-at`: RFC 3339 (UTC, `Z`) or Unix seconds.
-fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
+fn parse_start_at(s: &str) -> Result<std::time::SystemTime, BadStartAt> {
     if let Ok(secs) = s.trim().parse::<u64>() {
         return Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
     }
-    humantime::parse_rfc3339(s.trim()).map_err(|e| {
-        format!("{e}: give an RFC 3339 UTC time such as 2026-11-23T10:00:00Z, or Unix seconds")
-    })
+    humantime::parse_rfc3339(s.trim()).map_err(BadStartAt)
 }
 
 /// `rqps tests`: the steps a suite's profile and options give.

@@ -167,7 +167,7 @@ fn explain(a: &ReportArgs, test: &str) -> Result<i32, CliError> {
         )));
     }
     let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
-        .map_err(CliError::Usage)?;
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     match &a.output {
         Some(path) => {
             crate::util::write_output(path, text.as_bytes())

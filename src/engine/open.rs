@@ -254,7 +254,7 @@ fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenErro
     // a matrix handed this child); the driver looks further (its
     // environment variable, pgpass) when there is none.
     let explicit = crate::engine::secret::explicit_password(a.password_file.as_deref())
-        .map_err(OpenError::Usage)?;
+        .map_err(|e| OpenError::Usage(e.to_string()))?;
     let with_password;
     let t = match explicit {
         Some(p) if t.url.password.is_none() => {
@@ -443,7 +443,8 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
                 "--password-file gives the password of a server --target URL (a throwaway --server has its own)".into(),
             ));
         }
-        crate::engine::secret::read_password_file(f).map_err(OpenError::Usage)?;
+        crate::engine::secret::read_password_file(f)
+            .map_err(|e| OpenError::Usage(e.to_string()))?;
     }
     if a.server_cpus.is_some() && a.server.is_none() {
         return Err(OpenError::Usage(
@@ -470,7 +471,9 @@ pub fn check_face(a: &EngineArgs, suite: &str, face: crate::engine::Face) -> Res
         return Ok(());
     }
     match named_kind(a, &target) {
-        Some(kind) => kind.check_face(suite, face).map_err(OpenError::Usage),
+        Some(kind) => kind
+            .check_face(suite, face)
+            .map_err(|e| OpenError::Usage(e.to_string())),
         None => Ok(()),
     }
 }

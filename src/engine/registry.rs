@@ -49,25 +49,36 @@ impl EngineKind {
     }
 }
 
+/// A suite asked of an engine kind that does not offer the access it needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("suite {suite} needs {}, which {engine_title} ({engine}) does not offer: run it on {}", face.title(), or_list(fit))]
+pub struct WrongFace {
+    pub suite: String,
+    pub face: crate::engine::Face,
+    pub engine: &'static str,
+    pub engine_title: &'static str,
+    /// The kinds that offer the face.
+    pub fit: Vec<&'static str>,
+}
+
 impl EngineKind {
     /// Checks that this kind offers the face `suite` needs; the error is
     /// one line naming the suite, this engine and the kinds that fit.
-    pub fn check_face(&self, suite: &str, face: crate::engine::Face) -> Result<(), String> {
+    pub fn check_face(&self, suite: &str, face: crate::engine::Face) -> Result<(), WrongFace> {
         if self.face == face {
             return Ok(());
         }
-        let fit: Vec<&str> = kinds()
-            .into_iter()
-            .filter(|k| k.face == face)
-            .map(|k| k.name)
-            .collect();
-        Err(format!(
-            "suite {suite} needs {}, which {} ({}) does not offer: run it on {}",
-            face.title(),
-            self.title,
-            self.name,
-            or_list(&fit)
-        ))
+        Err(WrongFace {
+            suite: suite.to_string(),
+            face,
+            engine: self.name,
+            engine_title: self.title,
+            fit: kinds()
+                .into_iter()
+                .filter(|k| k.face == face)
+                .map(|k| k.name)
+                .collect(),
+        })
     }
 }
 

@@ -11,7 +11,7 @@
 //! group or others is refused; a pgpass file that is, is ignored with a
 //! warning, as libpq does.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The variable through which a matrix hands a password to an `rqps run`
 /// child (instead of its command line); read like `--password-file`.
@@ -23,39 +23,70 @@ fn private(mode: u32) -> bool {
     mode & 0o077 == 0
 }
 
+/// Why a password file cannot be used; each names the file and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum PasswordFileError {
+    #[error("password file {}: cannot read it: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("password file {}: not a regular file", path.display())]
+    NotAFile { path: PathBuf },
+    #[error(
+        "password file {} can be read by group or others (mode {mode:04o}): run `chmod 600 {}`",
+        path.display(),
+        path.display()
+    )]
+    Open { path: PathBuf, mode: u32 },
+    #[error("password file {}: the password is not UTF-8", path.display())]
+    NotUtf8 { path: PathBuf },
+    #[error(
+        "password file {}: its first line is empty; write the password on it",
+        path.display()
+    )]
+    Empty { path: PathBuf },
+}
+
 /// The password in `path`: its first line, without the line end. Refused
 /// when others may read it, with the command that fixes it.
-pub fn read_password_file(path: &Path) -> Result<String, String> {
+pub fn read_password_file(path: &Path) -> Result<String, PasswordFileError> {
     use std::os::unix::fs::PermissionsExt;
-    let shown = path.display();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("password file {shown}: cannot read it: {e}"))?;
+    let read = |source| PasswordFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(read)?;
     if !meta.is_file() {
-        return Err(format!("password file {shown}: not a regular file"));
+        return Err(PasswordFileError::NotAFile {
+            path: path.to_path_buf(),
+        });
     }
     let mode = meta.permissions().mode() & 0o777;
     if !private(mode) {
-        return Err(format!(
-            "password file {shown} can be read by group or others (mode {mode:04o}): run `chmod 600 {shown}`"
-        ));
+        return Err(PasswordFileError::Open {
+            path: path.to_path_buf(),
+            mode,
+        });
     }
-    let text =
-        std::fs::read(path).map_err(|e| format!("password file {shown}: cannot read it: {e}"))?;
+    let text = std::fs::read(path).map_err(read)?;
     let first = text.split(|&b| b == b'\n').next().unwrap_or_default();
     let first = first.strip_suffix(b"\r").unwrap_or(first);
-    let pw = String::from_utf8(first.to_vec())
-        .map_err(|_| format!("password file {shown}: the password is not UTF-8"))?;
+    let pw = String::from_utf8(first.to_vec()).map_err(|_| PasswordFileError::NotUtf8 {
+        path: path.to_path_buf(),
+    })?;
     if pw.is_empty() {
-        return Err(format!(
-            "password file {shown}: its first line is empty; write the password on it"
-        ));
+        return Err(PasswordFileError::Empty {
+            path: path.to_path_buf(),
+        });
     }
     Ok(pw)
 }
 
 /// What a driver is told besides its URL: the password of `--password-file`
 /// (or [`CHILD_ENV`]), already read.
-pub fn explicit_password(file: Option<&Path>) -> Result<Option<String>, String> {
+pub fn explicit_password(file: Option<&Path>) -> Result<Option<String>, PasswordFileError> {
     match file {
         Some(f) => read_password_file(f).map(Some),
         None => Ok(std::env::var(CHILD_ENV).ok().filter(|p| !p.is_empty())),
@@ -177,12 +208,19 @@ mod tests {
         assert_eq!(read_password_file(&p).unwrap(), "only");
         for mode in [0o640, 0o604, 0o660] {
             let p = file(d.path(), "open", "pw\n", mode);
-            let e = read_password_file(&p).unwrap_err();
+            let e = read_password_file(&p).unwrap_err().to_string();
             assert!(e.contains("chmod 600") && !e.contains("pw\n"), "{e}");
         }
         let p = file(d.path(), "empty", "\nrest\n", 0o600);
-        assert!(read_password_file(&p).unwrap_err().contains("empty"));
-        let e = read_password_file(&d.path().join("missing")).unwrap_err();
+        assert!(
+            read_password_file(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
+        let e = read_password_file(&d.path().join("missing"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot read"), "{e}");
     }
 

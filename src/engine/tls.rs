@@ -87,6 +87,23 @@ impl Flavor {
     }
 }
 
+/// A TLS option of a target URL that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TlsOptionError {
+    /// A mode the engine's clients do not know.
+    #[error("{key}={value}: expected {expected}")]
+    UnknownMode {
+        key: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    /// `sslrootcert=system` with a mode that does not check the host name.
+    #[error(
+        "sslrootcert=system trusts the public CAs, which only verify-full makes safe: use sslmode=verify-full, not {0}"
+    )]
+    SystemRootsNeedVerifyFull(String),
+}
+
 /// The TLS options of one target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TlsOptions {

@@ -320,7 +320,7 @@ impl Matrix {
                     };
                     let p = dir.join(s);
                     crate::engine::secret::read_password_file(&p)
-                        .map_err(|m| at(path, src, v.span(), "password_file", &m))?;
+                        .map_err(|m| at(path, src, v.span(), "password_file", &m.to_string()))?;
                     Some(p)
                 }
             };
@@ -413,7 +413,7 @@ impl Matrix {
                     // stored as a failed run of every repeat.
                     spec.kind
                         .check_face(suite.name(), suite.face())
-                        .map_err(|m| at(path, src, e.span(), "engine", &m))?;
+                        .map_err(|m| at(path, src, e.span(), "engine", &m.to_string()))?;
                     Some(spec)
                 }
                 (None, Some(u)) => {
@@ -422,7 +422,7 @@ impl Matrix {
                     target
                         .kind()
                         .check_face(suite.name(), suite.face())
-                        .map_err(|m| at(path, src, u.span(), "url", &m))?;
+                        .map_err(|m| at(path, src, u.span(), "url", &m.to_string()))?;
                     None
                 }
             };

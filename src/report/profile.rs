@@ -257,6 +257,17 @@ fn trunc(s: &str, w: usize) -> String {
     }
 }
 
+/// What `rqps report --explain` lacks to compare profiles.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExplainError {
+    #[error(
+        "'{base}' has no CPU profile of test '{test}': run it with --cpu-profile (matrix: cpu_profile = true)"
+    )]
+    NoBaseProfile { base: String, test: String },
+    #[error("no target has a CPU profile of test '{test}' at a thread count of '{base}'")]
+    NoTargetProfile { base: String, test: String },
+}
+
 /// `rqps report --explain TEST`: per thread count and target, the top
 /// functions of base and target side by side. `Err` says what is missing.
 pub fn explain(
@@ -265,13 +276,14 @@ pub fn explain(
     targets: &[String],
     test: &str,
     top: usize,
-) -> Result<String, String> {
+) -> Result<String, ExplainError> {
     use std::fmt::Write as _;
     let b = pooled(runs, base, test);
     if b.is_empty() {
-        return Err(format!(
-            "'{base}' has no CPU profile of test '{test}': run it with --cpu-profile (matrix: cpu_profile = true)"
-        ));
+        return Err(ExplainError::NoBaseProfile {
+            base: base.to_string(),
+            test: test.to_string(),
+        });
     }
     let mut out = String::new();
     let mut shown = 0;
@@ -326,9 +338,10 @@ pub fn explain(
         }
     }
     if shown == 0 && out.is_empty() {
-        return Err(format!(
-            "no target has a CPU profile of test '{test}' at a thread count of '{base}'"
-        ));
+        return Err(ExplainError::NoTargetProfile {
+            base: base.to_string(),
+            test: test.to_string(),
+        });
     }
     Ok(out)
 }

@@ -22,15 +22,30 @@ use rsa::{Oaep, RsaPublicKey};
 use sha1::Sha1;
 use sha2::{Digest, Sha512};
 
+/// Why the password could not be RSA-encrypted for the server.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RsaError {
+    #[error("the RSA public key is not PEM text")]
+    NotText,
+    #[error("the RSA public key is not a PEM RSA public key ({0})")]
+    NotRsaKey(#[source] rsa::pkcs1::Error),
+    #[error("the server sent no scramble to encrypt the password with")]
+    NoScramble,
+    #[error(
+        "cannot encrypt the password with the server's RSA key ({0}); a password this long needs a larger key, or TLS"
+    )]
+    Encrypt(#[source] rsa::Error),
+}
+
 /// The server's RSA public key as PEM (`BEGIN PUBLIC KEY`, as MySQL sends
 /// and stores it, or `BEGIN RSA PUBLIC KEY`).
-pub(crate) fn parse_public_key(pem: &[u8]) -> Result<RsaPublicKey, String> {
+pub(crate) fn parse_public_key(pem: &[u8]) -> Result<RsaPublicKey, RsaError> {
     let text = std::str::from_utf8(pem)
-        .map_err(|_| "the RSA public key is not PEM text".to_string())?
+        .map_err(|_| RsaError::NotText)?
         .trim_matches(|c: char| c == '\0' || c.is_whitespace());
     RsaPublicKey::from_public_key_pem(text)
         .or_else(|_| RsaPublicKey::from_pkcs1_pem(text))
-        .map_err(|e| format!("the RSA public key is not a PEM RSA public key ({e})"))
+        .map_err(RsaError::NotRsaKey)
 }
 
 /// `(password + NUL) XOR scramble`, encrypted with RSA-OAEP (SHA-1).
@@ -38,9 +53,9 @@ pub(crate) fn encrypt_password(
     password: &[u8],
     scramble: &[u8],
     key: &RsaPublicKey,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, RsaError> {
     if scramble.is_empty() {
-        return Err("the server sent no scramble to encrypt the password with".into());
+        return Err(RsaError::NoScramble);
     }
     let mut plain: Vec<u8> = password.to_vec();
     plain.push(0);
@@ -49,7 +64,7 @@ pub(crate) fn encrypt_password(
     }
     let mut rng = rsa::rand_core::OsRng;
     key.encrypt(&mut rng, Oaep::new::<Sha1>(), &plain)
-        .map_err(|e| format!("cannot encrypt the password with the server's RSA key ({e}); a password this long needs a larger key, or TLS"))
+        .map_err(RsaError::Encrypt)
 }
 
 /// MariaDB `client_ed25519`: the 64-byte signature of `nonce` by the key
@@ -100,7 +115,9 @@ mod tests {
         assert_eq!(back, b"hunter2\0");
         // Too long for the key: a message, not a panic.
         let long = vec![b'x'; 200];
-        let e = encrypt_password(&long, &scramble, &key).unwrap_err();
+        let e = encrypt_password(&long, &scramble, &key)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("larger key"), "{e}");
         assert!(parse_public_key(b"-----BEGIN PUBLIC KEY-----\nzz\n").is_err());
     }

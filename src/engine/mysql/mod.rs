@@ -16,7 +16,7 @@ pub(crate) mod wire;
 use self::wire::{Addr, Client, Opts, Stmt};
 use crate::engine::kind::{BadOptionValue, EngineKind, EngineOption, UrlTarget};
 use crate::engine::schema::{self, ColType, KeyedTable, SetTo, Table};
-use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptions, TlsSetup};
+use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptionError, TlsOptions, TlsSetup};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
@@ -104,7 +104,7 @@ pub struct MysqlDriver {
 /// `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` with the mysql client's
 /// default (`PREFERRED`). Only `VERIFY_CA` and `VERIFY_IDENTITY` check the
 /// server's certificate, as in the mysql client.
-pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
+pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, TlsOptionError> {
     let mode = match u.param("ssl-mode").map(str::to_ascii_uppercase).as_deref() {
         None | Some("PREFERRED") => Mode::Prefer,
         Some("DISABLED") => Mode::Disable,
@@ -112,9 +112,11 @@ pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
         Some("VERIFY_CA") => Mode::VerifyCa,
         Some("VERIFY_IDENTITY") => Mode::VerifyFull,
         Some(m) => {
-            return Err(format!(
-                "ssl-mode={m}: expected DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
-            ));
+            return Err(TlsOptionError::UnknownMode {
+                key: "ssl-mode",
+                value: m.to_string(),
+                expected: "DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY",
+            });
         }
     };
     let file = |k: &str| u.param(k).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -152,7 +154,7 @@ impl MysqlDriver {
         )?;
         let keys = key_opts(u, url)?;
         let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
-        let tls = tls_options(u).map_err(bad)?;
+        let tls = tls_options(u).map_err(|e| bad(e.to_string()))?;
         let db = u.require_database(url)?.to_string();
         let socket = u.param("socket").filter(|s| !s.is_empty());
         if u.host.is_none() && socket.is_none() {

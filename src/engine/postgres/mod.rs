@@ -16,7 +16,7 @@ pub mod wire;
 use self::wire::{ChannelBindingMode, Config, Host, PgConn};
 use crate::engine::kind::{EngineKind, UrlTarget};
 use crate::engine::schema::{self, ColType, KeyedTable, Table};
-use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptions, TlsSetup};
+use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptionError, TlsOptions, TlsSetup};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
     Caps, Conn, DbError, DbResult, Dialect, Driver, Outcome, Param, PsMode, Rows, SqlAccess,
@@ -71,7 +71,7 @@ pub struct PostgresDriver {
 /// rules: `prefer` by default; `require` with a root certificate checks
 /// the chain as `verify-ca` does; `sslrootcert=system` trusts the public
 /// CAs and needs `verify-full`.
-pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
+pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, TlsOptionError> {
     let given = u.param("sslmode");
     let mut mode = match given {
         None | Some("prefer") => Mode::Prefer,
@@ -81,9 +81,11 @@ pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
         Some("verify-ca") => Mode::VerifyCa,
         Some("verify-full") => Mode::VerifyFull,
         Some(m) => {
-            return Err(format!(
-                "sslmode={m}: expected disable, allow, prefer, require, verify-ca or verify-full"
-            ));
+            return Err(TlsOptionError::UnknownMode {
+                key: "sslmode",
+                value: m.to_string(),
+                expected: "disable, allow, prefer, require, verify-ca or verify-full",
+            });
         }
     };
     let file = |k: &str| u.param(k).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -93,12 +95,7 @@ pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, String> {
         match given {
             None => mode = Mode::VerifyFull,
             Some("verify-full") => {}
-            Some(m) => {
-                return Err(format!(
-                    "sslrootcert=system trusts the public CAs, which only verify-full makes \
-                     safe: use sslmode=verify-full, not {m}"
-                ));
-            }
+            Some(m) => return Err(TlsOptionError::SystemRootsNeedVerifyFull(m.to_string())),
         }
     } else if ca.is_some() && mode == Mode::Require {
         mode = Mode::VerifyCa;
@@ -154,7 +151,7 @@ impl PostgresDriver {
             None => u.port.unwrap_or(DEFAULT_PORT),
         };
         let unix = host.starts_with('/');
-        let tls = tls_options(u).map_err(&bad)?;
+        let tls = tls_options(u).map_err(|e| bad(e.to_string()))?;
         let channel_binding = match u.param("channel_binding") {
             None | Some("prefer") => ChannelBindingMode::Prefer,
             Some("disable") => ChannelBindingMode::Disable,
@@ -624,7 +621,12 @@ mod tests {
         assert_eq!(o.ca.as_deref(), Some(std::path::Path::new("/x/ca.pem")));
         assert_eq!(o.cert.as_deref(), Some(std::path::Path::new("/x/c.pem")));
         assert_eq!(o.key.as_deref(), Some(std::path::Path::new("/x/k.pem")));
-        assert!(opts("?sslmode=on").unwrap_err().contains("verify-full"));
+        assert!(
+            opts("?sslmode=on")
+                .unwrap_err()
+                .to_string()
+                .contains("verify-full")
+        );
         // A unix socket never uses TLS, so its files are not even read.
         let d = PostgresDriver::new(
             "postgres://u@/db?host=/tmp&sslmode=verify-full&sslrootcert=/nonexistent",

@@ -127,19 +127,32 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// What is wrong with a RocksDB options string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    #[error("'{0}' is not key=value")]
+    NotKeyValue(String),
+    #[error("'{0}' has no key")]
+    NoKey(String),
+    #[error("a '}}' without its '{{'")]
+    UnopenedBrace,
+    #[error("a '{{' without its '}}'")]
+    UnclosedBrace,
+}
+
 /// Splits `k=v;k=v` at the top level (braces nest); empty parts are skipped.
-pub fn split_options(s: &str) -> Result<Vec<(String, String)>, String> {
+pub fn split_options(s: &str) -> Result<Vec<(String, String)>, OptionsError> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut part = String::new();
-    let mut push = |part: &mut String| -> Result<(), String> {
+    let mut push = |part: &mut String| -> Result<(), OptionsError> {
         let p = part.trim();
         if !p.is_empty() {
             let (k, v) = p
                 .split_once('=')
-                .ok_or_else(|| format!("'{p}' is not key=value"))?;
+                .ok_or_else(|| OptionsError::NotKeyValue(p.to_string()))?;
             if k.trim().is_empty() {
-                return Err(format!("'{p}' has no key"));
+                return Err(OptionsError::NoKey(p.to_string()));
             }
             out.push((k.trim().to_string(), v.trim().to_string()));
         }
@@ -157,12 +170,12 @@ pub fn split_options(s: &str) -> Result<Vec<(String, String)>, String> {
             _ => {}
         }
         if depth < 0 {
-            return Err("a '}' without its '{'".into());
+            return Err(OptionsError::UnopenedBrace);
         }
         part.push(c);
     }
     if depth != 0 {
-        return Err("a '{' without its '}'".into());
+        return Err(OptionsError::UnclosedBrace);
     }
     push(&mut part)?;
     Ok(out)
@@ -181,7 +194,7 @@ fn check_options(v: &str) -> Result<(), BadOptionValue> {
 /// (`block_based_table_factory={...}`) is merged key by key too, so that
 /// `block_based_table_factory={block_cache=1073741824}` keeps the pinned
 /// checksum and format version.
-pub fn options_string(user: Option<&str>) -> Result<String, String> {
+pub fn options_string(user: Option<&str>) -> Result<String, OptionsError> {
     let defaults = DEFAULTS
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -190,7 +203,7 @@ pub fn options_string(user: Option<&str>) -> Result<String, String> {
     merge(&defaults, user.unwrap_or(""))
 }
 
-fn merge(base: &str, over: &str) -> Result<String, String> {
+fn merge(base: &str, over: &str) -> Result<String, OptionsError> {
     let mut opts = split_options(base)?;
     let nested = |v: &str| {
         v.strip_prefix('{')

@@ -56,14 +56,17 @@ pub type Bytes = Count<1_048_576>;
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct MbPerSec(f64);
 
+/// A `--writer-mb-per-sec` (or matrix value) that is not a rate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a rate in MB/s from 0 (exclusive) to 10000, e.g. 2 or 0.5")]
+pub struct BadRate(String);
+
 impl std::str::FromStr for MbPerSec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadRate;
+    fn from_str(s: &str) -> Result<Self, BadRate> {
         match s.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 && v <= 10_000.0 => Ok(MbPerSec(v)),
-            _ => Err(format!(
-                "'{s}' is not a rate in MB/s from 0 (exclusive) to 10000, e.g. 2 or 0.5"
-            )),
+            _ => Err(BadRate(s.to_string())),
         }
     }
 }

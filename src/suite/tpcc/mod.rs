@@ -266,7 +266,7 @@ impl Workload for Tpcc {
             && single_level
             && let Err(e) = isolation(h.driver.as_ref(), p)
         {
-            return Err(usage(e));
+            return Err(usage(e.to_string()));
         }
         let mut end = RunEnd::Ok;
         if !p.check_only {
@@ -386,30 +386,50 @@ fn load_tables(p: &Params, h: &mut Harness<'_>) -> Result<(), Error> {
     Ok(h.store.set_load(stats)?)
 }
 
+/// Why the terminals' isolation level cannot be set.
+#[derive(Debug, thiserror::Error)]
+enum IsolationError {
+    /// The engine has one level, and another was asked for.
+    #[error("{engine} runs every transaction {only}: leave out --isolation or give {}", only.to_ascii_lowercase())]
+    OnlyLevel {
+        engine: &'static str,
+        only: &'static str,
+    },
+    #[error(transparent)]
+    Engine(#[from] crate::engine::DbError),
+    #[error("the engine refused {sql}: {source}")]
+    Refused {
+        sql: String,
+        #[source]
+        source: crate::engine::DbError,
+    },
+}
+
 /// The isolation statement for the terminals' sessions, and the level in
 /// effect as the engine reports it.
-fn isolation(driver: &dyn Driver, p: &Params) -> Result<(Option<String>, String), String> {
-    let db = driver.require_sql().map_err(|e| e.to_string())?;
+fn isolation(driver: &dyn Driver, p: &Params) -> Result<(Option<String>, String), IsolationError> {
+    let db = driver.require_sql()?;
     let d = db.dialect();
     let set_sql = match (&p.isolation, d.only_isolation()) {
         (None, _) => None,
         (Some(want), Some(only)) if want == only => None,
         (Some(_), Some(only)) => {
-            return Err(format!(
-                "{} runs every transaction {only}: leave out --isolation or give {}",
-                driver.engine(),
-                only.to_ascii_lowercase()
-            ));
+            return Err(IsolationError::OnlyLevel {
+                engine: driver.engine(),
+                only,
+            });
         }
         (Some(want), None) => d.session_isolation(want),
     };
     if let Some(only) = d.only_isolation() {
         return Ok((None, only.to_string()));
     }
-    let mut conn = db.connect().map_err(|e| e.to_string())?;
+    let mut conn = db.connect()?;
     if let Some(sql) = &set_sql {
-        conn.query(sql)
-            .map_err(|e| format!("the engine refused {sql}: {e}"))?;
+        conn.query(sql).map_err(|source| IsolationError::Refused {
+            sql: sql.clone(),
+            source,
+        })?;
     }
     let level = d
         .isolation_sql()
