@@ -3,7 +3,10 @@
 //! here (rcgen). rqps runs the `ci` profile over TLS with `require` and with
 //! `verify-full` / `VERIFY_IDENTITY` and stores what TLS it used; a wrong CA
 //! is the user's error (exit 2) naming the CA file; a plaintext attempt is
-//! told that the server requires TLS.
+//! told that the server requires TLS. Through a relay on 127.0.0.2, an
+//! address the certificate does not hold, `verify-ca` / `VERIFY_CA` still
+//! runs and `verify-full` / `VERIFY_IDENTITY` refuses the name; the
+//! PostgreSQL `verify-full` there comes from `PGSSLMODE` and `PGSSLROOTCERT`.
 //!
 //! The password reaches rqps through `PGPASSWORD` / `MYSQL_PWD`, never its
 //! command line. Without the server binaries these tests print why and
@@ -11,6 +14,7 @@
 
 mod common;
 use common::{read_json, server_available, text};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -102,9 +106,54 @@ fn start(kind: Recipe, dir: &Path, config: &str) -> Server {
         .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
 }
 
+/// A TCP relay on 127.0.0.2 to the server: the same server, reached by an
+/// address its certificate does not name. It lives as long as the test.
+fn relay_to(server: &Server) -> SocketAddr {
+    let to = SocketAddr::from(([127, 0, 0, 1], server.port()));
+    let listener = TcpListener::bind("127.0.0.2:0").expect("127.0.0.2 is a loopback address");
+    let at = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { break };
+            let Ok(upstream) = TcpStream::connect(to) else {
+                continue;
+            };
+            let pairs = [
+                (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
+                (upstream, client),
+            ];
+            for (mut from, mut into) in pairs {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut into);
+                    let _ = into.shutdown(Shutdown::Write);
+                });
+            }
+        }
+    });
+    at
+}
+
+/// `base` with its `127.0.0.1:PORT` replaced by the relay's address.
+fn through(base: &str, server: &Server, relay: SocketAddr) -> String {
+    let direct = format!("127.0.0.1:{}", server.port());
+    assert!(base.contains(&direct), "{base} names {direct}");
+    base.replace(&direct, &relay.to_string())
+}
+
 /// `rqps run --profile ci` against `target`, the password in the
 /// environment variable the engine's own clients read.
 fn run_ci(server: &Server, target: &str, dir: &Path, name: &str) -> (Output, PathBuf) {
+    run_ci_with(server, target, dir, name, &[])
+}
+
+/// [`run_ci`] with `vars` added to rqps's environment.
+fn run_ci_with(
+    server: &Server,
+    target: &str,
+    dir: &Path,
+    name: &str,
+    vars: &[(&str, &str)],
+) -> (Output, PathBuf) {
     let json = dir.join(format!("{name}.json"));
     let results = dir.join("r");
     let env = if server.recipe().key() == "postgres" {
@@ -128,6 +177,7 @@ fn run_ci(server: &Server, target: &str, dir: &Path, name: &str) -> (Output, Pat
             "-q",
         ])
         .env(env, server.password())
+        .envs(vars.iter().copied())
         .output()
         .expect("rqps runs");
     (o, json)
@@ -214,6 +264,31 @@ fn postgres_that_requires_tls_runs_the_ci_profile_over_tls_and_refuses_wrong_cas
         "a wrong CA",
     );
 
+    // By an address the certificate does not hold: the chain is still good.
+    let relayed = through(&base, &server, relay_to(&server));
+    let target = format!(
+        "{relayed}?sslmode=verify-ca&sslrootcert={}",
+        certs.ca.display()
+    );
+    let (o, json) = run_ci(&server, &target, d.path(), "pg-verify-ca-other-name");
+    assert_ran_over_tls(&o, &json, "sslmode=verify-ca by 127.0.0.2");
+    // verify-full from libpq's variables, as libpq takes them (ignored,
+    // the default `prefer` would run).
+    let ca = certs.ca.to_str().unwrap();
+    let vars = [("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca)];
+    let (o, _) = run_ci_with(
+        &server,
+        &relayed,
+        d.path(),
+        "pg-verify-full-other-name",
+        &vars,
+    );
+    assert_usage_error(
+        &o,
+        &["not valid for '127.0.0.2'", "sslmode=verify-ca"],
+        "PGSSLMODE=verify-full by a name the certificate does not hold",
+    );
+
     let (o, _) = run_ci(
         &server,
         &format!("{base}?sslmode=disable"),
@@ -274,6 +349,22 @@ fn mariadb_that_requires_tls_runs_the_ci_profile_over_tls_and_refuses_wrong_cas_
         &o,
         &["wrong-ca.pem", "not trusted", "ssl-mode=REQUIRED"],
         "a wrong CA",
+    );
+
+    // By an address the certificate does not hold: the chain is still good.
+    let relayed = through(&base, &server, relay_to(&server));
+    let target = format!("{relayed}?ssl-mode=VERIFY_CA&ssl-ca={}", certs.ca.display());
+    let (o, json) = run_ci(&server, &target, d.path(), "my-verify-ca-other-name");
+    assert_ran_over_tls(&o, &json, "ssl-mode=VERIFY_CA by 127.0.0.2");
+    let target = format!(
+        "{relayed}?ssl-mode=VERIFY_IDENTITY&ssl-ca={}",
+        certs.ca.display()
+    );
+    let (o, _) = run_ci(&server, &target, d.path(), "my-verify-identity-other-name");
+    assert_usage_error(
+        &o,
+        &["not valid for '127.0.0.2'", "ssl-mode=VERIFY_CA"],
+        "VERIFY_IDENTITY by a name the certificate does not hold",
     );
 
     let (o, _) = run_ci(

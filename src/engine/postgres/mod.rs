@@ -67,13 +67,53 @@ pub struct PostgresDriver {
     tls_seen: std::sync::Mutex<Option<TlsInfo>>,
 }
 
-/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` with libpq's defaults and
-/// rules: `prefer` by default; `require` with a root certificate checks
-/// the chain as `verify-ca` does; `sslrootcert=system` trusts the public
-/// CAs and needs `verify-full`.
+/// libpq's environment variable for each connection parameter rqps takes
+/// from it: a URL without the parameter uses the variable, as libpq does.
+const LIBPQ_ENV: &[(&str, &str)] = &[
+    ("sslmode", "PGSSLMODE"),
+    ("sslrootcert", "PGSSLROOTCERT"),
+    ("sslcert", "PGSSLCERT"),
+    ("sslkey", "PGSSLKEY"),
+    ("channel_binding", "PGCHANNELBINDING"),
+];
+
+/// A connection parameter and where it came from (`sslmode`, or
+/// `PGSSLMODE` when the URL lacks it), for messages.
+fn setting(
+    u: &DbUrl,
+    key: &'static str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Option<String>, &'static str) {
+    if let Some(v) = u.param(key) {
+        return (Some(v.to_string()), key);
+    }
+    match LIBPQ_ENV.iter().find(|(k, _)| *k == key) {
+        Some(&(_, var)) => (env(var), var),
+        None => (None, key),
+    }
+}
+
+/// The process's environment, as libpq reads it.
+fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
+}
+
+/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` (or `PGSSLMODE` and the
+/// other libpq variables) with libpq's defaults and rules: `prefer` by
+/// default; `require` with a root certificate checks the chain as
+/// `verify-ca` does; `sslrootcert=system` trusts the public CAs and needs
+/// `verify-full`.
 pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, TlsOptionError> {
-    let given = u.param("sslmode");
-    let mut mode = match given {
+    tls_options_in(u, &process_env)
+}
+
+/// [`tls_options`] with the environment given.
+fn tls_options_in(
+    u: &DbUrl,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<TlsOptions, TlsOptionError> {
+    let (given, from) = setting(u, "sslmode", env);
+    let mut mode = match given.as_deref() {
         None | Some("prefer") => Mode::Prefer,
         // libpq tries plaintext first, then TLS; rqps does not retry.
         Some("disable" | "allow") => Mode::Disable,
@@ -82,17 +122,22 @@ pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, TlsOptionError> {
         Some("verify-full") => Mode::VerifyFull,
         Some(m) => {
             return Err(TlsOptionError::UnknownMode {
-                key: "sslmode",
+                key: from,
                 value: m.to_string(),
                 expected: "disable, allow, prefer, require, verify-ca or verify-full",
             });
         }
     };
-    let file = |k: &str| u.param(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let file = |k: &'static str| {
+        setting(u, k, env)
+            .0
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let mut ca = file("sslrootcert");
     if ca.as_deref() == Some(std::path::Path::new("system")) {
         ca = None;
-        match given {
+        match given.as_deref() {
             None => mode = Mode::VerifyFull,
             Some("verify-full") => {}
             Some(m) => return Err(TlsOptionError::SystemRootsNeedVerifyFull(m.to_string())),
@@ -107,6 +152,24 @@ pub fn tls_options(u: &DbUrl) -> Result<TlsOptions, TlsOptionError> {
         key: file("sslkey"),
         flavor: Flavor::Postgres,
     })
+}
+
+/// `channel_binding` (or `PGCHANNELBINDING`), libpq's default `prefer`.
+fn channel_binding_in(
+    u: &DbUrl,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ChannelBindingMode, TlsOptionError> {
+    let (given, from) = setting(u, "channel_binding", env);
+    match given.as_deref() {
+        None | Some("prefer") => Ok(ChannelBindingMode::Prefer),
+        Some("disable") => Ok(ChannelBindingMode::Disable),
+        Some("require") => Ok(ChannelBindingMode::Require),
+        Some(m) => Err(TlsOptionError::UnknownMode {
+            key: from,
+            value: m.to_string(),
+            expected: "disable, prefer or require",
+        }),
+    }
 }
 
 impl PostgresDriver {
@@ -152,16 +215,8 @@ impl PostgresDriver {
         };
         let unix = host.starts_with('/');
         let tls = tls_options(u).map_err(|e| bad(e.to_string()))?;
-        let channel_binding = match u.param("channel_binding") {
-            None | Some("prefer") => ChannelBindingMode::Prefer,
-            Some("disable") => ChannelBindingMode::Disable,
-            Some("require") => ChannelBindingMode::Require,
-            Some(m) => {
-                return Err(bad(format!(
-                    "channel_binding={m}: expected disable, prefer or require"
-                )));
-            }
-        };
+        let channel_binding =
+            channel_binding_in(u, &process_env).map_err(|e| bad(e.to_string()))?;
         let user = u.user.clone().unwrap_or_else(|| "postgres".into());
         // Without one in the URL (or a password file), the one in
         // $PGPASSWORD, then ~/.pgpass (or $PGPASSFILE), as libpq does.
@@ -600,9 +655,48 @@ mod tests {
     }
 
     #[test]
+    fn libpq_environment_variables_fill_in_what_the_url_leaves_out() {
+        let env = |var: &str| match var {
+            "PGSSLMODE" => Some("verify-full".to_string()),
+            "PGSSLROOTCERT" => Some("/env/ca.pem".to_string()),
+            "PGSSLCERT" => Some("/env/c.pem".to_string()),
+            "PGSSLKEY" => Some("/env/k.pem".to_string()),
+            "PGCHANNELBINDING" => Some("require".to_string()),
+            _ => None,
+        };
+        let url = |q: &str| DbUrl::parse(&format!("postgres://u@h/db{q}"), KIND.schemes).unwrap();
+        let o = tls_options_in(&url(""), &env).unwrap();
+        assert_eq!(o.mode, Mode::VerifyFull);
+        assert_eq!(o.ca.as_deref(), Some(std::path::Path::new("/env/ca.pem")));
+        assert_eq!(o.cert.as_deref(), Some(std::path::Path::new("/env/c.pem")));
+        assert_eq!(o.key.as_deref(), Some(std::path::Path::new("/env/k.pem")));
+        assert_eq!(
+            channel_binding_in(&url(""), &env).unwrap(),
+            ChannelBindingMode::Require
+        );
+        // The URL wins over the environment, parameter by parameter.
+        let o = tls_options_in(&url("?sslmode=disable&sslrootcert=/url/ca.pem"), &env).unwrap();
+        assert_eq!(o.mode, Mode::Disable);
+        assert_eq!(o.ca.as_deref(), Some(std::path::Path::new("/url/ca.pem")));
+        assert_eq!(o.cert.as_deref(), Some(std::path::Path::new("/env/c.pem")));
+        assert_eq!(
+            channel_binding_in(&url("?channel_binding=disable"), &env).unwrap(),
+            ChannelBindingMode::Disable
+        );
+        // A bad value from the environment is named by its variable.
+        let bad = |var: &str| (var == "PGSSLMODE").then(|| "on".to_string());
+        let e = tls_options_in(&url(""), &bad).unwrap_err().to_string();
+        assert!(e.starts_with("PGSSLMODE=on: expected"), "{e}");
+        let bad = |var: &str| (var == "PGCHANNELBINDING").then(|| "yes".to_string());
+        let e = channel_binding_in(&url(""), &bad).unwrap_err().to_string();
+        assert!(e.starts_with("PGCHANNELBINDING=yes: expected"), "{e}");
+    }
+
+    #[test]
     fn tls_options_follow_libpq() {
         let opts = |q: &str| {
-            tls_options(&DbUrl::parse(&format!("postgres://u@h/db{q}"), KIND.schemes).unwrap())
+            let u = DbUrl::parse(&format!("postgres://u@h/db{q}"), KIND.schemes).unwrap();
+            tls_options_in(&u, &|_| None)
         };
         let mode = |q: &str| opts(q).unwrap().mode;
         assert_eq!(mode(""), Mode::Prefer, "libpq's default is prefer");
