@@ -3,7 +3,8 @@
 //! here (rcgen). rqps runs the `ci` profile over TLS with `require` and with
 //! `verify-full` / `VERIFY_IDENTITY` and stores what TLS it used; a wrong CA
 //! is the user's error (exit 2) naming the CA file; a plaintext attempt is
-//! told that the server requires TLS. Through a relay on 127.0.0.2, an
+//! told that the server requires TLS, and `sslmode=allow` falls back to
+//! TLS when plaintext is refused. Through a relay on 127.0.0.2, an
 //! address the certificate does not hold, `verify-ca` / `VERIFY_CA` still
 //! runs and `verify-full` / `VERIFY_IDENTITY` refuses the name; the
 //! PostgreSQL `verify-full` there comes from `PGSSLMODE` and `PGSSLROOTCERT`.
@@ -288,6 +289,15 @@ fn postgres_that_requires_tls_runs_the_ci_profile_over_tls_and_refuses_wrong_cas
         &["not valid for '127.0.0.2'", "sslmode=verify-ca"],
         "PGSSLMODE=verify-full by a name the certificate does not hold",
     );
+
+    // allow: plaintext first, refused here, then TLS, as libpq.
+    let (o, json) = run_ci(
+        &server,
+        &format!("{base}?sslmode=allow"),
+        d.path(),
+        "pg-allow",
+    );
+    assert_ran_over_tls(&o, &json, "sslmode=allow");
 
     let (o, _) = run_ci(
         &server,

@@ -42,6 +42,9 @@ pub type TlsStream = rustls::StreamOwned<ClientConnection, TcpStream>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Disable,
+    /// Plaintext first, TLS only when the server refuses plaintext
+    /// (libpq's `allow`; MySQL has no such mode).
+    Allow,
     Prefer,
     Require,
     VerifyCa,
@@ -51,7 +54,7 @@ pub enum Mode {
 impl Mode {
     /// Whether a server without TLS is refused.
     pub fn required(self) -> bool {
-        !matches!(self, Mode::Disable | Mode::Prefer)
+        !matches!(self, Mode::Disable | Mode::Allow | Mode::Prefer)
     }
 }
 
@@ -67,12 +70,14 @@ impl Flavor {
     pub fn mode_option(self, mode: Mode) -> &'static str {
         match (self, mode) {
             (Flavor::Postgres, Mode::Disable) => "sslmode=disable",
+            (Flavor::Postgres, Mode::Allow) => "sslmode=allow",
             (Flavor::Postgres, Mode::Prefer) => "sslmode=prefer",
             (Flavor::Postgres, Mode::Require) => "sslmode=require",
             (Flavor::Postgres, Mode::VerifyCa) => "sslmode=verify-ca",
             (Flavor::Postgres, Mode::VerifyFull) => "sslmode=verify-full",
             (Flavor::Mysql, Mode::Disable) => "ssl-mode=DISABLED",
-            (Flavor::Mysql, Mode::Prefer) => "ssl-mode=PREFERRED",
+            // MySQL URLs cannot ask for `allow`; PREFERRED is its nearest.
+            (Flavor::Mysql, Mode::Allow | Mode::Prefer) => "ssl-mode=PREFERRED",
             (Flavor::Mysql, Mode::Require) => "ssl-mode=REQUIRED",
             (Flavor::Mysql, Mode::VerifyCa) => "ssl-mode=VERIFY_CA",
             (Flavor::Mysql, Mode::VerifyFull) => "ssl-mode=VERIFY_IDENTITY",
@@ -140,7 +145,9 @@ impl TlsOptions {
             .map_err(|e| DbError::fatal(format!("TLS setup: {e}")))?;
         let algs = provider.signature_verification_algorithms;
         let verifier: Arc<dyn ServerCertVerifier> = match self.mode {
-            Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(NoVerification(algs)),
+            Mode::Disable | Mode::Allow | Mode::Prefer | Mode::Require => {
+                Arc::new(NoVerification(algs))
+            }
             Mode::VerifyCa | Mode::VerifyFull => {
                 let roots = Arc::new(self.roots()?);
                 let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)

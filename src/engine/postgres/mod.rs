@@ -115,8 +115,8 @@ fn tls_options_in(
     let (given, from) = setting(u, "sslmode", env);
     let mut mode = match given.as_deref() {
         None | Some("prefer") => Mode::Prefer,
-        // libpq tries plaintext first, then TLS; rqps does not retry.
-        Some("disable" | "allow") => Mode::Disable,
+        Some("disable") => Mode::Disable,
+        Some("allow") => Mode::Allow,
         Some("require") => Mode::Require,
         Some("verify-ca") => Mode::VerifyCa,
         Some("verify-full") => Mode::VerifyFull,
@@ -701,6 +701,7 @@ mod tests {
         let mode = |q: &str| opts(q).unwrap().mode;
         assert_eq!(mode(""), Mode::Prefer, "libpq's default is prefer");
         assert_eq!(mode("?sslmode=disable"), Mode::Disable);
+        assert_eq!(mode("?sslmode=allow"), Mode::Allow);
         assert_eq!(mode("?sslmode=require"), Mode::Require);
         assert_eq!(mode("?sslmode=verify-ca"), Mode::VerifyCa);
         assert_eq!(mode("?sslmode=verify-full"), Mode::VerifyFull);

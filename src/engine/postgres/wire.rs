@@ -130,14 +130,15 @@ impl Stream {
     }
 
     /// Asks the server for TLS (SSLRequest) and runs the handshake when it
-    /// agrees. A plain TCP stream stays plain when TLS is disabled, or is
-    /// only preferred and the server declines.
-    fn negotiate_tls(self, cfg: &Config) -> DbResult<Stream> {
+    /// agrees. A plain TCP stream stays plain when TLS is disabled, on
+    /// `allow`'s first (`plain_first`) attempt, or when TLS is only
+    /// preferred and the server declines.
+    fn negotiate_tls(self, cfg: &Config, plain_first: bool) -> DbResult<Stream> {
         let (Stream::Tcp(mut tcp), Host::Tcp(host)) = (self, &cfg.host) else {
             unreachable!("TLS is negotiated on TCP streams only")
         };
         let mode = cfg.tls.mode();
-        if mode == Mode::Disable {
+        if mode == Mode::Disable || (mode == Mode::Allow && plain_first) {
             return Ok(Stream::Tcp(tcp));
         }
         let mut req = [0u8; 8];
@@ -407,8 +408,19 @@ pub struct PgConn<S: Read + Write = Stream> {
 }
 
 impl PgConn<Stream> {
-    /// Connects, authenticates and waits until the server is ready.
+    /// Connects, authenticates and waits until the server is ready. With
+    /// `sslmode=allow`, as libpq: plaintext first, then TLS when the
+    /// server's rules refuse plaintext.
     pub fn connect(cfg: &Config) -> DbResult<Self> {
+        let allow = cfg.tls.mode() == Mode::Allow && matches!(cfg.host, Host::Tcp(_));
+        match Self::connect_once(cfg, allow) {
+            Err(e) if allow && plaintext_refused(&e) => Self::connect_once(cfg, false),
+            r => r,
+        }
+    }
+
+    /// One connection attempt; `plain_first`: `allow`'s plaintext try.
+    fn connect_once(cfg: &Config, plain_first: bool) -> DbResult<Self> {
         let stream = Stream::open(cfg).map_err(io_error)?;
         stream
             .set_read_timeout(cfg.connect_timeout)
@@ -432,7 +444,7 @@ impl PgConn<Stream> {
                 .map(|d| io_error(io::Error::new(io::ErrorKind::TimedOut, d.message())))
         };
         let stream = match stream {
-            s @ Stream::Tcp(_) => match s.negotiate_tls(cfg) {
+            s @ Stream::Tcp(_) => match s.negotiate_tls(cfg, plain_first) {
                 Ok(s) => s,
                 Err(e) => return Err(expired(&deadline).unwrap_or(e)),
             },
@@ -1147,9 +1159,7 @@ fn channel_binding_required(tls_used: bool, offered: bool) -> DbError {
 /// A plaintext startup refused because pg_hba.conf wants TLS (a `hostssl`
 /// line, or `hostnossl ... reject`): say so, with the remedy.
 fn tls_hint(mut e: DbError, host: &Host) -> DbError {
-    let plain_refused = e.code.as_deref() == Some("28000")
-        && (e.message.contains("no encryption") || e.message.contains("SSL off"));
-    if plain_refused && matches!(host, Host::Tcp(_)) {
+    if plaintext_refused(&e) && matches!(host, Host::Tcp(_)) {
         e.message = format!(
             "the server requires TLS for this connection and rqps connected without it \
              (sslmode=disable): use sslmode=require, or verify-full with sslrootcert=CA_FILE \
@@ -1158,6 +1168,13 @@ fn tls_hint(mut e: DbError, host: &Host) -> DbError {
         );
     }
     e
+}
+
+/// The server's rules refused a connection for being without TLS (28000,
+/// "no encryption" in PostgreSQL 12 and later, "SSL off" before).
+fn plaintext_refused(e: &DbError) -> bool {
+    e.code.as_deref() == Some("28000")
+        && (e.message.contains("no encryption") || e.message.contains("SSL off"))
 }
 
 /// A lost connection, timeout, or I/O failure: reconnect.
