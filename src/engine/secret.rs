@@ -39,7 +39,7 @@ pub enum PasswordFileError {
         path.display(),
         path.display()
     )]
-    Open { path: PathBuf, mode: u32 },
+    NotPrivate { path: PathBuf, mode: u32 },
     #[error("password file {}: the password is not UTF-8", path.display())]
     NotUtf8 { path: PathBuf },
     #[error(
@@ -65,7 +65,7 @@ pub fn read_password_file(path: &Path) -> Result<String, PasswordFileError> {
     }
     let mode = meta.permissions().mode() & 0o777;
     if !private(mode) {
-        return Err(PasswordFileError::Open {
+        return Err(PasswordFileError::NotPrivate {
             path: path.to_path_buf(),
             mode,
         });

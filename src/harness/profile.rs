@@ -251,11 +251,6 @@ impl Recording {
 
     /// Ends perf after a failure: the error, with perf's own first line.
     fn failed(&mut self, why: &str) -> ProfileError {
-        ProfileError::Perf(self.fail(why))
-    }
-
-    /// Ends perf after a failure: the message with perf's own first line.
-    fn fail(&mut self, why: &str) -> String {
         // SAFETY: signalling our own child.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
         let deadline = Instant::now() + CONTROL_WAIT;
@@ -268,10 +263,10 @@ impl Recording {
         if let Some(mut e) = self.child.stderr.take() {
             let _ = e.read_to_string(&mut err);
         }
-        match err.lines().find(|l| !l.trim().is_empty()) {
+        ProfileError::Perf(match err.lines().find(|l| !l.trim().is_empty()) {
             Some(l) => format!("{why}: {}", l.trim()),
             None => why.to_string(),
-        }
+        })
     }
 
     /// Disables the events: nothing is sampled after this returns.

@@ -289,22 +289,20 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
         writeln!(f, "rqps {me} postgres")
             .map_err(ServerError::io(format!("cannot write {}", ident.display())))?;
     }
-    if let Some(tls) = srv.tls_files() {
-        let conf = srv.data_dir.join("postgresql.conf");
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(&conf)
-            .map_err(ServerError::io(format!("cannot open {}", conf.display())))?;
-        f.write_all(require_tls_conf(tls).as_bytes())
-            .map_err(ServerError::io(format!("cannot write {}", conf.display())))?;
-    }
+    // rqps's TLS lines, then the user's, which may override them.
+    let mut added = srv.tls_files().map(require_tls_conf).unwrap_or_default();
     if let Some(config) = config {
+        added.push_str(&format!(
+            "\n# ---- added by rqps from --config ----\n{config}\n"
+        ));
+    }
+    if !added.is_empty() {
         let conf = srv.data_dir.join("postgresql.conf");
         let mut f = OpenOptions::new()
             .append(true)
             .open(&conf)
             .map_err(ServerError::io(format!("cannot open {}", conf.display())))?;
-        write!(f, "\n# ---- added by rqps from --config ----\n{config}\n")
+        f.write_all(added.as_bytes())
             .map_err(ServerError::io(format!("cannot write {}", conf.display())))?;
     }
     Ok(())

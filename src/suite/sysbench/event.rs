@@ -338,14 +338,18 @@ impl SbWorker {
         Ok(())
     }
 
+    /// sysbench's point query: one row by a drawn id.
+    #[inline(always)]
+    fn point_select(&mut self, c: &mut Counts) -> DbResult<()> {
+        let t = self.table();
+        let id = self.id();
+        self.exec(c, self.stmts[t][MAIN], &[Param::Int(id)])
+    }
+
     #[inline(never)]
     fn run_event(&mut self, c: &mut Counts) -> DbResult<()> {
         match self.kind {
-            Kind::PointSelect => {
-                let t = self.table();
-                let id = self.id();
-                self.exec(c, self.stmts[t][MAIN], &[Param::Int(id)])
-            }
+            Kind::PointSelect => self.point_select(c),
             Kind::InList { points, hot } => {
                 let t = self.table();
                 self.ints.clear();
@@ -479,11 +483,7 @@ impl Worker for SbWorker {
     #[inline(always)]
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
         if let Kind::PointSelect = self.kind {
-            let t = self.table();
-            let id = self.id();
-            let o = self.conn.execute(self.stmts[t][MAIN], &[Param::Int(id)])?;
-            c.record(o);
-            return Ok(());
+            return self.point_select(c);
         }
         self.run_event(c)
     }

@@ -351,7 +351,8 @@ pub struct Terminal {
     rng: Rng,
     kind: usize,
     pub tally: [KindTally; 5],
-    text: [String; 4],
+    /// Delivery's order total as text, reused from one district to the next.
+    sum: String,
 }
 
 impl Terminal {
@@ -368,7 +369,7 @@ impl Terminal {
             rng,
             kind: 0,
             tally: Default::default(),
-            text: Default::default(),
+            sum: String::new(),
         })
     }
 
@@ -573,10 +574,10 @@ impl Terminal {
                 key = Some((l.supply_w, l.item));
                 row += 1;
             } else {
-                let prev = sc.order[j - 1].0;
-                let (a, b) = (sc.dists[prev].clone(), &mut sc.dists[i]);
-                b.clear();
-                b.push_str(&a);
+                // The same row as the line before: the same stock info.
+                let prev = std::mem::take(&mut sc.dists[sc.order[j - 1].0]);
+                sc.dists[i].clone_from(&prev);
+                sc.dists[sc.order[j - 1].0] = prev;
             }
             let new_q = if q >= l.qty + 10 {
                 q - l.qty
@@ -776,7 +777,7 @@ impl Terminal {
             self.ex(u_car, &[Param::Int(carrier), okey[0], okey[1], okey[2]], c)?;
             self.ex(u_lines, &okey, c)?;
             self.fetch(q_sum, &okey, c)?;
-            let mut sum = std::mem::take(&mut self.text[2]);
+            let mut sum = std::mem::take(&mut self.sum);
             sum.clear();
             sum.push_str(self.rows.get(0, 0).unwrap_or("0"));
             let r = self.ex(
@@ -789,7 +790,7 @@ impl Terminal {
                 ],
                 c,
             );
-            self.text[2] = sum;
+            self.sum = sum;
             r?;
         }
         self.ex(commit, &[], c)?;
