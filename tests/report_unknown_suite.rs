@@ -90,6 +90,8 @@ fn opts() -> Options {
         all: false,
         // The registered suites' sections: select1 has none, so report/ knows nothing of it.
         sections: rqps::suite::report_sections(),
+        workloads: rqps::suite::workloads(),
+        allow_mismatch: false,
     }
 }
 

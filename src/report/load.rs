@@ -26,6 +26,12 @@ pub struct Options {
     /// One per suite the caller knows (the suite registry); results of a
     /// suite without one still make rows of the generic tables.
     pub sections: Vec<&'static dyn Section>,
+    /// The parameters that make each suite's workload (the suite registry's):
+    /// a name that differs from the base in one of them, or in the suite, is
+    /// not compared. A suite without an entry is checked on its name alone.
+    pub workloads: Vec<WorkloadKeys>,
+    /// Compare names whose workload is not the base's too, saying so on top.
+    pub allow_mismatch: bool,
 }
 
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
@@ -309,6 +315,57 @@ fn params_map(r: &RunDoc) -> BTreeMap<String, String> {
     m
 }
 
+/// A stored parameter as a mismatch names it: strings bare, whole numbers
+/// without `.0`, lists in brackets.
+fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{f:.0}"),
+            _ => n.to_string(),
+        },
+        serde_json::Value::Array(a) => {
+            format!(
+                "[{}]",
+                a.iter().map(param_text).collect::<Vec<_>>().join(",")
+            )
+        }
+        v => v.to_string(),
+    }
+}
+
+/// Where `other`'s workload is not `base`'s: the suite, else the parameters
+/// its suite declares in `workloads`, in that order. A parameter one run
+/// lacks (stored before it existed) is not a difference.
+pub fn workload_differences(
+    base: &RunDoc,
+    other: &RunDoc,
+    workloads: &[WorkloadKeys],
+) -> Vec<ValueDiff> {
+    if base.suite != other.suite {
+        return vec![ValueDiff {
+            name: "suite".into(),
+            base: Some(base.suite.clone()),
+            target: Some(other.suite.clone()),
+        }];
+    }
+    let keys = workloads
+        .iter()
+        .find(|w| w.suite == base.suite)
+        .map(|w| w.params)
+        .unwrap_or(&[]);
+    keys.iter()
+        .filter_map(|k| {
+            let (b, t) = (base.params.get(*k)?, other.params.get(*k)?);
+            (b != t).then(|| ValueDiff {
+                name: k.to_string(),
+                base: Some(param_text(b)),
+                target: Some(param_text(t)),
+            })
+        })
+        .collect()
+}
+
 fn host_map(r: &RunDoc) -> BTreeMap<String, String> {
     let h = &r.host;
     let mut m = BTreeMap::new();
@@ -362,9 +419,26 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
 }
 
 /// Repeats under one name should be the same configuration: say where not.
-fn repeat_warnings(name: &str, runs: &[&RunDoc], out: &mut Vec<String>) {
+fn repeat_warnings(
+    name: &str,
+    runs: &[&RunDoc],
+    workloads: &[WorkloadKeys],
+    out: &mut Vec<String>,
+) {
     let Some(last) = runs.last() else { return };
     for r in &runs[..runs.len() - 1] {
+        let w = workload_differences(last, r, workloads);
+        if !w.is_empty() {
+            let m = Mismatch {
+                target: r.run_id.clone(),
+                differences: w,
+            };
+            out.push(format!(
+                "repeats of {name} differ in workload: run {} against run {}; they are pooled all the same",
+                m.named(),
+                last.run_id
+            ));
+        }
         if r.engine.version != last.engine.version {
             out.push(format!(
                 "repeats of {name} differ in engine version: {} ({}) and {} ({})",
@@ -422,14 +496,42 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         }
         None => known.iter().filter(|n| **n != opts.base).cloned().collect(),
     };
-    if targets.is_empty() {
-        return Err(usage(format!(
-            "nothing to compare: the results hold only '{}' (run another target with --name)",
-            opts.base
-        )));
-    }
     let runs_of = |name: &str| -> Vec<&RunDoc> { runs.iter().filter(|r| r.name == name).collect() };
     let base_runs = runs_of(&opts.base);
+    // Like with like: a name whose workload is not the base's is left out,
+    // or (--allow-mismatch) compared and named on top.
+    let base_last = *base_runs.last().expect("the base has runs");
+    let mut not_compared = Vec::new();
+    let mut unlike = Vec::new();
+    let mut targets = targets;
+    targets.retain(|t| {
+        let last = *runs_of(t).last().expect("a target has runs");
+        let differences = workload_differences(base_last, last, &opts.workloads);
+        if differences.is_empty() {
+            return true;
+        }
+        let m = Mismatch {
+            target: t.clone(),
+            differences,
+        };
+        if opts.allow_mismatch {
+            unlike.push(m);
+            true
+        } else {
+            not_compared.push(m);
+            false
+        }
+    });
+    let refusals = || {
+        not_compared
+            .iter()
+            .map(|m| m.refusal(&opts.base))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if targets.is_empty() && opts.targets.is_some() {
+        return Err(usage(refusals()));
+    }
     let all_names: Vec<&String> = std::iter::once(&opts.base).chain(targets.iter()).collect();
 
     let layout = Layout::new(&opts.sections, &base_runs);
@@ -441,7 +543,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     for name in &all_names {
         let mut m: BTreeMap<Key, Vec<Found>> = BTreeMap::new();
         let nruns = runs_of(name);
-        repeat_warnings(name, &nruns, &mut warnings);
+        repeat_warnings(name, &nruns, &opts.workloads, &mut warnings);
         for run in nruns {
             let mut busy_steps = 0usize;
             for t in &run.tests {
@@ -584,6 +686,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                 title,
                 rows: vec![row],
                 geomean: Vec::new(),
+                summary: Vec::new(),
             }),
         }
     }
@@ -600,10 +703,24 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             })
             .collect()
     };
+    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<Rel>> {
+        let rows: Vec<&Row> = rows.collect();
+        (0..targets.len())
+            .map(|i| {
+                let rels: Vec<&Rel> = rows
+                    .iter()
+                    .filter_map(|row| row.cells[i].as_ref().map(|c| &c.rel))
+                    .collect();
+                compare::group_rel(&rels, opts.rules)
+            })
+            .collect()
+    };
     for b in &mut blocks {
         b.geomean = geo(&mut b.rows.iter());
+        b.summary = summary(&mut b.rows.iter());
     }
     let overall = geo(&mut blocks.iter().flat_map(|b| b.rows.iter()));
+    let overall_summary = summary(&mut blocks.iter().flat_map(|b| b.rows.iter()));
 
     // Outliers, and base rows a target lacks.
     let sweep = thread_counts.len() > 1;
@@ -661,16 +778,31 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         rules: opts.rules,
         all: opts.all,
     };
-    let parts: Vec<Built> = opts
-        .sections
-        .iter()
-        .filter_map(|&section| {
-            Some(Built {
-                section,
-                part: section.build(&input)?,
+    // The base alone is a study of its thread sweep: the generic rows'
+    // scalability section, and no section's part (parts compare names).
+    let parts: Vec<Built> = if targets.is_empty() {
+        Vec::new()
+    } else {
+        opts.sections
+            .iter()
+            .filter_map(|&section| {
+                Some(Built {
+                    section,
+                    part: section.build(&input)?,
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
+    if targets.is_empty() && !has_curve(&blocks) {
+        let mut why = format!(
+            "nothing to compare: the results hold no other name with the workload of '{}', and it ran no test at two thread counts (run another target with --name, or a thread sweep with --threads 1,2,4)",
+            opts.base
+        );
+        if !not_compared.is_empty() {
+            why = format!("{}; {why}", refusals());
+        }
+        return Err(usage(why));
+    }
     if blocks.is_empty() && parts.is_empty() {
         return Err(usage(format!(
             "'{}' has no counted result (status ok{}) to compare with",
@@ -679,7 +811,6 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         )));
     }
 
-    let base_last = *base_runs.last().expect("the base has runs");
     let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(t))).collect();
     let differences = targets
         .iter()
@@ -701,12 +832,29 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         thread_counts: thread_counts.into_iter().collect(),
         groups: blocks,
         overall,
+        overall_summary,
+        not_compared,
+        unlike,
         skipped,
         warnings,
         sections: opts.sections.clone(),
         parts,
         flame_graphs,
     })
+}
+
+/// Whether some test of `blocks` has results at two thread counts or more.
+fn has_curve(blocks: &[GroupBlock]) -> bool {
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    for row in blocks.iter().flat_map(|b| b.rows.iter()) {
+        let t = seen
+            .entry((row.suite.as_str(), row.test.as_str()))
+            .or_insert(row.threads);
+        if *t != row.threads {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]

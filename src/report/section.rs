@@ -164,6 +164,8 @@ mod tests {
             rules: Rules::default(),
             all: false,
             sections: vec![&PROBE],
+            workloads: Vec::new(),
+            allow_mismatch: false,
         };
         let r = build(&[run("a"), run("b")], &opts).unwrap();
         assert!(r.groups.is_empty(), "the probe keeps out of the tables");
@@ -213,6 +215,8 @@ mod tests {
                 rules: Rules::default(),
                 all: false,
                 sections,
+                workloads: Vec::new(),
+                allow_mismatch: false,
             };
             build(&[a.clone(), b.clone()], &opts).unwrap()
         };

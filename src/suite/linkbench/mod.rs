@@ -225,6 +225,10 @@ impl Workload for Linkbench {
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
     type Options = Options;
     type Params = Params;
+    // Requesters are the thread counts, compared cell by cell; loaders and
+    // the index build only change how the same graph is loaded.
+    const WORKLOAD: &'static [&'static str] =
+        &["nodes", "secs", "requests", "request_rate", "list_limit"];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = profile(common);
