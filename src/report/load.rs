@@ -366,6 +366,49 @@ pub fn workload_differences(
         .collect()
 }
 
+/// Where the workload of a name's runs is not the base's: suite by suite,
+/// the latest run of each suite both ran ([`workload_differences`]); when
+/// they ran no suite in common, the suites. A suite only one ran is no
+/// difference of workload (its tests are missing cells, and say so).
+fn name_differences(
+    base: &[&RunDoc],
+    other: &[&RunDoc],
+    workloads: &[WorkloadKeys],
+) -> Vec<ValueDiff> {
+    let suites = |runs: &[&RunDoc]| {
+        let mut v: Vec<String> = Vec::new();
+        for r in runs {
+            if !v.contains(&r.suite) {
+                v.push(r.suite.clone());
+            }
+        }
+        v
+    };
+    fn latest<'a>(runs: &[&'a RunDoc], suite: &str) -> Option<&'a RunDoc> {
+        runs.iter().rev().find(|r| r.suite == suite).copied()
+    }
+    let (sb, so) = (suites(base), suites(other));
+    let common: Vec<&String> = sb.iter().filter(|s| so.contains(s)).collect();
+    if common.is_empty() {
+        return vec![ValueDiff {
+            name: "suite".into(),
+            base: Some(sb.join(",")),
+            target: Some(so.join(",")),
+        }];
+    }
+    common
+        .into_iter()
+        .filter_map(|s| {
+            Some(workload_differences(
+                latest(base, s)?,
+                latest(other, s)?,
+                workloads,
+            ))
+        })
+        .flatten()
+        .collect()
+}
+
 fn host_map(r: &RunDoc) -> BTreeMap<String, String> {
     let h = &r.host;
     let mut m = BTreeMap::new();
@@ -427,8 +470,10 @@ fn repeat_warnings(
 ) {
     let Some(last) = runs.last() else { return };
     for r in &runs[..runs.len() - 1] {
-        let w = workload_differences(last, r, workloads);
-        if !w.is_empty() {
+        // Runs of another suite under the name are no repeats of these.
+        let same_suite = runs.iter().rev().find(|x| x.suite == r.suite);
+        let w = same_suite.map_or_else(Vec::new, |l| workload_differences(l, r, workloads));
+        if let (false, Some(last)) = (w.is_empty(), same_suite) {
             let m = Mismatch {
                 target: r.run_id.clone(),
                 differences: w,
@@ -500,13 +545,11 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     let base_runs = runs_of(&opts.base);
     // Like with like: a name whose workload is not the base's is left out,
     // or (--allow-mismatch) compared and named on top.
-    let base_last = *base_runs.last().expect("the base has runs");
     let mut not_compared = Vec::new();
     let mut unlike = Vec::new();
     let mut targets = targets;
     targets.retain(|t| {
-        let last = *runs_of(t).last().expect("a target has runs");
-        let differences = workload_differences(base_last, last, &opts.workloads);
+        let differences = name_differences(&base_runs, &runs_of(t), &opts.workloads);
         if differences.is_empty() {
             return true;
         }
@@ -811,6 +854,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         )));
     }
 
+    let base_last = *base_runs.last().expect("the base has runs");
     let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(t))).collect();
     let differences = targets
         .iter()
