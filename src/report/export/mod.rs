@@ -212,7 +212,7 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
             r.targets.join(", "),
             r.base
         ),
-        _ if !compared => format!("Scalability: {}", r.base),
+        _ if !compared => format!("Thread sweep: {}", r.base),
         _ => format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
     };
     out.push(Block::Heading(1, heading));
