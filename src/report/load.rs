@@ -941,3 +941,94 @@ mod tls_tests {
         assert!(differences("a", &plain, &plain).params.is_empty());
     }
 }
+
+#[cfg(test)]
+mod workload_tests {
+    use super::*;
+
+    fn run(name: &str, suite: &str, params: serde_json::Value) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": format!("{name}-{suite}"), "name": name, "suite": suite,
+            "status": "ok", "started": "", "command_line": [], "target": "",
+            "engine": {"name": "e", "version": "1"}, "params": params,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "tests": []
+        }))
+        .unwrap()
+    }
+
+    const KEYS: &[WorkloadKeys] = &[WorkloadKeys {
+        suite: "s",
+        params: &["rows", "secs", "tests"],
+    }];
+
+    #[test]
+    fn workloads_differ_in_the_declared_parameters_only_in_declared_order() {
+        let base = run(
+            "a",
+            "s",
+            serde_json::json!({"rows": 2000, "secs": 1.0, "tests": [], "tls": "x", "seed": 1}),
+        );
+        let same = run(
+            "b",
+            "s",
+            serde_json::json!({"rows": 2000, "secs": 1.0, "tests": [], "tls": "y", "seed": 2}),
+        );
+        assert!(workload_differences(&base, &same, KEYS).is_empty());
+        let big = run(
+            "c",
+            "s",
+            serde_json::json!({"rows": 100000, "secs": 3.0, "tests": ["p", "q"]}),
+        );
+        let m = Mismatch {
+            target: "c".into(),
+            differences: workload_differences(&base, &big, KEYS),
+        };
+        assert_eq!(
+            m.named(),
+            "c (rows 100000 vs 2000, secs 3 vs 1, tests [p,q] vs [])"
+        );
+        // A parameter one side lacks (stored before it existed) is no difference.
+        let old = run("d", "s", serde_json::json!({"rows": 2000}));
+        assert!(workload_differences(&base, &old, KEYS).is_empty());
+        // A suite without declared keys is checked on its name alone.
+        let x = run("x", "t", serde_json::json!({"rows": 1}));
+        let y = run("y", "t", serde_json::json!({"rows": 2}));
+        assert!(workload_differences(&x, &y, KEYS).is_empty());
+        assert_eq!(workload_differences(&base, &x, KEYS)[0].name, "suite");
+    }
+
+    #[test]
+    fn names_are_compared_suite_by_suite_and_by_suite_when_they_share_none() {
+        let p = serde_json::json!({"rows": 2000});
+        let a = [run("a", "s", p.clone()), run("a", "t", p.clone())];
+        let b = [run("b", "t", p.clone()), run("b", "s", p.clone())];
+        fn refs(v: &[RunDoc]) -> Vec<&RunDoc> {
+            v.iter().collect()
+        }
+        // Latest runs of different suites, but each suite alike.
+        assert!(name_differences(&refs(&a), &refs(&b), KEYS).is_empty());
+        let c = [run("c", "u", p.clone())];
+        let d = name_differences(&refs(&a), &refs(&c), KEYS);
+        assert_eq!(
+            (d[0].base.as_deref(), d[0].target.as_deref()),
+            (Some("s,t"), Some("u"))
+        );
+        let e = [run("e", "s", serde_json::json!({"rows": 9}))];
+        assert_eq!(name_differences(&refs(&a), &refs(&e), KEYS)[0].name, "rows");
+        // Repeats: only runs of one suite are compared.
+        let mut w = Vec::new();
+        repeat_warnings("a", &refs(&a), KEYS, &mut w);
+        assert!(w.is_empty(), "{w:?}");
+        let r = [
+            run("a", "s", p.clone()),
+            run("a", "s", serde_json::json!({"rows": 9})),
+        ];
+        repeat_warnings("a", &refs(&r), KEYS, &mut w);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("differ in workload") && w[0].contains("rows 2000 vs 9"),
+            "{w:?}"
+        );
+    }
+}

@@ -186,10 +186,10 @@ mod tests {
             csv.lines()
                 .next()
                 .unwrap()
-                .ends_with(",wkb_per_op,probe_value"),
+                .ends_with(",wkb_per_op,relative,ci_low,ci_high,verdict,probe_value"),
             "{csv}"
         );
-        assert!(csv.contains("\na,,,,,,,,,,,,,,,,,,,,,,,42\n"), "{csv}");
+        assert!(csv.contains("\na,,,,,,,,,,,,,,,,,,,,,,,,,,,42\n"), "{csv}");
         assert_eq!(out(Format::Tsv), "probe\t42\n");
         let json: serde_json::Value = serde_json::from_str(&out(Format::Json)).unwrap();
         assert_eq!(json["probe"]["value"], 42);
