@@ -243,6 +243,9 @@ fn ci_profile_on_sqlite_and_a_corrupted_count() {
         "bad",
         "--fail-below",
         "0.01",
+        // bad ran 200 requests for at most 60 s, good the profile's 1 s:
+        // another workload (issue 27), compared for its counts check.
+        "--allow-mismatch",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
