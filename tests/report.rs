@@ -1224,3 +1224,51 @@ fn show_and_report_of_a_real_sweep_give_the_speed_up() {
     let (out, _) = text(&rqps(&["show", "--results", one.to_str().unwrap()]));
     assert!(out.contains("QPS") && !out.contains("speed-up"), "{out}");
 }
+
+#[test]
+fn a_thread_count_only_the_target_ran_is_a_row_with_a_dash_for_the_base() {
+    // pg15 at one thread only; pg16 and pg16-tuned at 1 and 4.
+    let (mut runs, _) = load::read_results(&results()).unwrap();
+    for r in runs.iter_mut().filter(|r| r.name == "pg15") {
+        r.tests.retain(|t| t.threads == 1);
+    }
+    let r = load::build(&runs, &opts("pg15", None)).unwrap();
+    let row = r
+        .rows()
+        .find(|x| x.test == "point-query" && x.threads == 4)
+        .expect("the target's thread count is a row");
+    assert!(!row.base_ran() && row.cells.iter().all(Option::is_none));
+    let term = render(&r, Format::Term, false);
+    let cells = |label: &str| -> Vec<Vec<String>> {
+        term.lines()
+            .filter(|l| l.trim_start().starts_with(label))
+            .map(|l| l.split_whitespace().skip(2).map(String::from).collect())
+            .collect()
+    };
+    // The relative table: - for each target; the QPS table: - for the base.
+    let rows = cells("point-query t=4");
+    assert_eq!(rows[0], ["-", "-"], "{term}");
+    assert_eq!(rows[1][0], "-", "{term}");
+    assert!(rows[1][1].parse::<f64>().unwrap() > 100_000.0, "{term}");
+    // The target's curve has both points; the base, one, has none.
+    let curves = rqps::report::scalability::curves(&r);
+    assert!(
+        curves
+            .iter()
+            .any(|c| c.name == "pg16" && c.points.len() == 2)
+    );
+    assert!(curves.iter().all(|c| c.name != "pg15"));
+    // Not missing from the gate, and no "not compared" warning.
+    let gate = rqps::report::compare::gate(&r, 0.5);
+    assert!(
+        gate.missing.is_empty() && gate.broken.iter().all(|b| !b.contains("t=4")),
+        "{gate:?}"
+    );
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("did not run")),
+        "{:?}",
+        r.warnings
+    );
+    // Quiet: where both ran every thread count, every row has the base.
+    assert!(fixture_report().rows().all(|x| x.base_ran()));
+}

@@ -289,7 +289,7 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     let sweep = report.sweep();
-    for row in report.rows() {
+    for row in report.rows().filter(|r| r.base_ran()) {
         let label = row.label(sweep);
         let Some(Some(cell)) = row.cells.first() else {
             missing.push(label);
@@ -334,7 +334,7 @@ fn broken(report: &Report, gate: &Gate) -> Vec<String> {
     let label_of = |test: &str, threads: usize| -> Option<String> {
         report
             .rows()
-            .find(|r| r.test == test && r.threads == threads)
+            .find(|r| r.test == test && r.threads == threads && r.base_ran())
             .map(|r| r.label(sweep))
             .or_else(|| {
                 gate.rows

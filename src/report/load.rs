@@ -636,7 +636,19 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     }
 
     let mut keys: Vec<(Place, String, Key)> = Vec::new();
-    for key in found[0].keys() {
+    // Thread counts are compared cell by cell: a thread count that only a
+    // target ran, of a test the base ran, is a row too, its base cell `-`.
+    let base_tests: BTreeSet<(&str, &str)> = found[0]
+        .keys()
+        .map(|k| (k.0.as_str(), k.1.as_str()))
+        .collect();
+    let row_keys: BTreeSet<Key> = found
+        .iter()
+        .flat_map(|m| m.keys())
+        .filter(|k| base_tests.contains(&(k.0.as_str(), k.1.as_str())))
+        .cloned()
+        .collect();
+    for key in &row_keys {
         let g = &groups_of[key];
         match layout.place(&key.0, g, &key.1) {
             Ok((place, title)) => keys.push((place, title, key.clone())),
@@ -662,7 +674,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             let targets = (1..all_names.len())
                 .map(|i| found[i].get(key).map(|f| side(f)))
                 .collect();
-            (side(&found[0][key]), targets)
+            (side(found[0].get(key).map_or(&[], Vec::as_slice)), targets)
         })
         .collect();
     let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
@@ -692,6 +704,12 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     {
         thread_counts.insert(key.2);
         let group = groups_of[&key].clone();
+        // A thread count the base did not run: the targets' sides, compared with nothing.
+        let unpaired: Vec<Option<Side>> = if base_side.n == 0 {
+            target_sides.clone()
+        } else {
+            Vec::new()
+        };
         let cells = target_sides
             .into_iter()
             .enumerate()
@@ -717,9 +735,14 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             group: group.clone(),
             test: key.1.clone(),
             threads: key.2,
-            unit: found[0][&key][0].test.qps_unit.clone(),
+            unit: found
+                .iter()
+                .find_map(|m| m.get(&key))
+                .map(|f| f[0].test.qps_unit.clone())
+                .unwrap_or_default(),
             base: base_side,
             cells,
+            unpaired,
         };
         // A block holds one group of one suite.
         match blocks.last_mut() {
@@ -790,11 +813,15 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         let lacking: Vec<String> = blocks
             .iter()
             .flat_map(|b| b.rows.iter())
-            .filter(|r| r.cells[i].is_none())
+            .filter(|r| r.base_ran() && r.cells[i].is_none())
             .map(|r| r.label(sweep))
             .collect();
         if !lacking.is_empty() {
-            let total = blocks.iter().map(|b| b.rows.len()).sum::<usize>();
+            let total = blocks
+                .iter()
+                .flat_map(|b| b.rows.iter())
+                .filter(|r| r.base_ran())
+                .count();
             let shown: Vec<&str> = lacking.iter().map(String::as_str).take(8).collect();
             warnings.push(format!(
                 "{t} has no counted result for {} of the base's {total} test(s): {}{}",
@@ -805,11 +832,11 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         }
         let extra = found[i + 1]
             .keys()
-            .filter(|k| !found[0].contains_key(*k))
+            .filter(|k| !row_keys.contains(*k))
             .count();
         if extra > 0 {
             warnings.push(format!(
-                "{t} has {extra} result(s) the base lacks (other tests, thread counts or suite); not compared"
+                "{t} has {extra} result(s) of tests the base did not run (other tests or suite); not compared"
             ));
         }
     }

@@ -216,9 +216,30 @@ pub struct Row {
     /// One per target, in [`Report::targets`] order; `None` where the target
     /// has no counted result for this test and thread count.
     pub cells: Vec<Option<Cell>>,
+    /// Where the base has no result ([`Row::base_ran`]): each target's side,
+    /// compared with nothing (its cell is `None`); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpaired: Vec<Option<Side>>,
 }
 
 impl Row {
+    /// Whether the base has results here; a row it lacks is a thread count
+    /// only targets ran, shown with `-` for the base and compared nowhere.
+    pub fn base_ran(&self) -> bool {
+        self.base.n > 0
+    }
+
+    /// The results of name `i` (0 the base, then the targets in order), compared or not.
+    pub fn side(&self, i: usize) -> Option<&Side> {
+        if i == 0 {
+            return Some(&self.base).filter(|s| s.n > 0);
+        }
+        match self.cells.get(i - 1) {
+            Some(Some(c)) => Some(&c.side),
+            _ => self.unpaired.get(i - 1)?.as_ref(),
+        }
+    }
+
     /// The unit to name next to the row's values (see [`unit_note`]).
     pub fn unit_note(&self) -> Option<&str> {
         unit_note(&self.unit)

@@ -104,10 +104,9 @@ impl Exporter for Csv {
                 row,
                 &row.base,
             );
-            for (i, c) in row.cells.iter().enumerate() {
-                if let Some(c) = c {
-                    let info = &report.target_info[i];
-                    rows(&mut out, extra, &info.name, &info.engine, row, &c.side);
+            for (i, info) in report.target_info.iter().enumerate() {
+                if let Some(side) = row.side(i + 1) {
+                    rows(&mut out, extra, &info.name, &info.engine, row, side);
                 }
             }
         }

@@ -572,12 +572,7 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                         .map(|u| format!(" ({u})"))
                         .unwrap_or_default();
                     let mut cells: Vec<TCell> = vec![format!("{}{unit}", row.label(sweep)).into()];
-                    cells.push(abs_cell(Some(&row.base)));
-                    cells.extend(
-                        row.cells
-                            .iter()
-                            .map(|c| abs_cell(c.as_ref().map(|c| &c.side))),
-                    );
+                    cells.extend((0..=r.targets.len()).map(|i| abs_cell(row.side(i))));
                     cells
                 })
                 .collect(),
