@@ -107,9 +107,11 @@ enum Cmd {
     /// Compare targets with a base: relative QPS per test and group, in any format.
     ///
     /// Runs under one --name are repeats of it. Sysbench results are grouped as the field's
-    /// reports are (point, range, range with aggregation, writes); Insert Benchmark results
-    /// get the throughput, relative and insert-rate-during-queries tables (SLA misses
-    /// marked). Both come with what differs between the targets and the hardware cost per
+    /// reports are (point, range, range with aggregation, writes); every other suite adds its
+    /// own part: the Insert Benchmark's throughput, relative and insert-rate-during-queries
+    /// tables (SLA misses marked), LinkBench's per-operation rates and latencies, TPC-C's
+    /// tpmC with its consistency check and settings, db_bench's per-step table with the LSM
+    /// shape. All come with what differs between the targets and the hardware cost per
     /// operation.
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
@@ -191,8 +193,10 @@ pub struct RunArgs {
     /// options have their own heading; `rqps run --suite NAME --help` shows them.
     #[arg(long, value_name = "NAME")]
     pub suite: Option<String>,
-    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds),
-    /// small-server and large-server (the reference's sizes). Options below override it.
+    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds), and, where
+    /// a suite has them, the reference's sizes (small-server and large-server; dbbench:
+    /// server). Options below override it; `rqps tests --suite NAME --profile P` lists what
+    /// a profile runs.
     #[arg(long, default_value = "quick", value_name = "NAME")]
     pub profile: String,
     /// Run the whole suite this many times (each repeat is stored as its own run of the
