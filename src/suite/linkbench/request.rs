@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::dist::{self, Graph, IdDists, Mix, OPS, lognormal_len, multiget_size, payload};
+use super::dist::{
+    self, Graph, IdDists, LINK_DATA, LINK_UNIQUENESS, Mix, Motif, NODE_DATA, NODE_UNIQUENESS, OPS,
+    lognormal_len, multiget_size,
+};
 use super::load::now_ms;
 use super::schema::{self, NODE_TYPE};
 use crate::engine::{
@@ -209,6 +212,8 @@ pub struct Requester {
     next_due: f64,
     pages: VecDeque<(i64, i64, i64)>,
     data: String,
+    link_motif: Motif,
+    node_motif: Motif,
     id2s: Vec<i64>,
     params: Vec<Param<'static>>,
 }
@@ -220,13 +225,16 @@ impl Requester {
         let mut ro = db.connect()?;
         let rws = prepare_rw(driver.as_ref(), rw.as_mut())?;
         let ros = prepare_ro(ro.as_mut(), shared.list_limit)?;
+        let mut rng = Rng::seeded(seed);
+        let link_motif = Motif::new(&mut rng, LINK_UNIQUENESS);
+        let node_motif = Motif::new(&mut rng, NODE_UNIQUENESS);
         Ok(Requester {
             driver,
             rws,
             ros,
             rw,
             ro,
-            rng: Rng::seeded(seed),
+            rng,
             kind: 0,
             in_trx: false,
             measuring: false,
@@ -237,6 +245,8 @@ impl Requester {
             next_due: now_ns() as f64,
             pages: VecDeque::new(),
             data: String::new(),
+            link_motif,
+            node_motif,
             id2s: Vec::new(),
             params: Vec::new(),
             shared,
@@ -281,13 +291,13 @@ impl Requester {
     }
 
     fn link_data(&mut self) {
-        let len = lognormal_len(&mut self.rng, 8.0, 1.0, 255);
-        payload(&mut self.rng, len, 4, 0.63, &mut self.data);
+        let len = lognormal_len(&mut self.rng, LINK_DATA.0, 1.0, LINK_DATA.1);
+        self.link_motif.fill(&mut self.rng, len, &mut self.data);
     }
 
     fn node_data(&mut self) {
-        let len = lognormal_len(&mut self.rng, 128.0, 1.0, 1 << 20);
-        payload(&mut self.rng, len, 8, 0.63, &mut self.data);
+        let len = lognormal_len(&mut self.rng, NODE_DATA.0, 1.0, NODE_DATA.1);
+        self.node_motif.fill(&mut self.rng, len, &mut self.data);
     }
 
     fn begin(&mut self, c: &mut Counts) -> DbResult<()> {
@@ -482,8 +492,13 @@ impl Requester {
         let ty = self.shared.graph.link_types[t];
         let n = self.shared.graph.nlinks_of(id1, t);
         let range = ((n as f64 / P_GET).ceil() as i64).max(1);
-        let k = multiget_size(&mut self.rng).min(range as usize);
+        let k = multiget_size(&mut self.rng);
         self.id2s.clear();
+        if range as usize <= k {
+            // As the reference: a range no wider than the request asks for
+            // id1 .. id1 + k − 1, all of it.
+            self.id2s.extend((0..k as i64).map(|j| id1 as i64 + j));
+        }
         while self.id2s.len() < k {
             let id2 = id1 as i64 + self.rng.uniform(0, range - 1);
             if !self.id2s.contains(&id2) {
@@ -520,7 +535,10 @@ impl Requester {
 
     fn get_node(&mut self, c: &mut Counts) -> DbResult<()> {
         let sh = &self.shared;
-        let id = sh.graph.start + sh.ids.spread.apply(sh.ids.get_node.draw(&mut self.rng));
+        let id = sh.graph.start
+            + sh.ids
+                .node_spread
+                .apply(sh.ids.get_node.draw(&mut self.rng));
         let o = self
             .ro
             .execute(self.ros.get_node, &[Param::Int(id as i64)])?;
@@ -547,7 +565,10 @@ impl Requester {
     fn update_node(&mut self, c: &mut Counts) -> DbResult<()> {
         let id = {
             let sh = &self.shared;
-            sh.graph.start + sh.ids.spread.apply(sh.ids.update_node.draw(&mut self.rng))
+            sh.graph.start
+                + sh.ids
+                    .node_spread
+                    .apply(sh.ids.update_node.draw(&mut self.rng))
         };
         self.node_data();
         self.begin(c)?;
