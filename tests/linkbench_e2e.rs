@@ -83,6 +83,11 @@ fn check_ci_doc(doc: &Value, out: &str, what: &str) {
         load["counts"].as_u64().unwrap() > nodes / 3,
         "{what}: {load}"
     );
+    assert_eq!(
+        Some(links),
+        load["expected_links"].as_u64(),
+        "{what}: the load made the mapping's links"
+    );
     let mean = links as f64 / nodes as f64;
     let want = load["distribution_mean"].as_f64().unwrap();
     assert!((want - 4.74).abs() < 0.01, "{what}: {want}");

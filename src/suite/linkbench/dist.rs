@@ -1,6 +1,8 @@
 //! The random parts of LinkBench (spec A2–A4): the operation mix, Zipf ids
-//! spread by a fixed permutation, the out-degree distribution (shipped as
-//! data in `outdegree.dat`), lognormal payload sizes and their bytes.
+//! spread by a fixed permutation, the out-degree of each id (`--outdegree`:
+//! the reference's mapping over its table `nlinks.dat` by default, or rqps's
+//! smoothed one over `outdegree.dat`), lognormal payload sizes and their
+//! bytes.
 
 use serde::{Deserialize, Serialize};
 
@@ -673,7 +675,6 @@ mod tests {
     fn the_reference_mapping_loads_the_references_links_at_every_size() {
         for (n, links, type0) in [
             (100_000, 1_368_899, 705_263),
-            (1_000_001, 5_249_373, 2_832_819),
             (20_000, 1_034_669, 521_497),
             (5_000, 976_519, 489_300),
             (3_000, 969_693, 485_471),
@@ -683,6 +684,10 @@ mod tests {
             let (got, got0, max) = load_of(n, Outdegree::Reference);
             assert_eq!((got, got0), (links, type0), "at {n} nodes");
             assert_eq!(max, 961_963, "at {n} nodes");
+        }
+        // Larger loads by their ranks alone, without the shuffle (faster).
+        for (n, links) in [(1_000_000, 5_249_370), (1_000_001, 5_249_373)] {
+            assert_eq!(Graph::new(n, 1, Outdegree::Reference).total_links(), links);
         }
     }
 
@@ -719,6 +724,26 @@ mod tests {
                 % 2_305_843_009_213_693_951;
         }
         assert_eq!(ck, 56_366_966_825_750_169);
+    }
+
+    /// Under the reference mapping, requests draw the reference's hot ids:
+    /// its shuffles with its seeds (first ranks as its classes place them).
+    #[test]
+    fn reference_requests_draw_the_references_hot_ids() {
+        let n = 100_000;
+        let g = Graph::new(n, 1, Outdegree::Reference);
+        let ids = IdDists::new(n, 1, Outdegree::Reference);
+        let first = |s: &Spread| (0..3).map(|r| s.apply(r)).collect::<Vec<_>>();
+        assert_eq!(first(&ids.spread), [86016, 22529, 19458]);
+        assert_eq!(first(&ids.node_spread), [88064, 34817, 63490]);
+        // Correlated draws rank by out-degree: rank r is the reference's
+        // nlinks shuffle at r.
+        assert_eq!(g.by_degree(1), 1 + 59393);
+        // At 5,000 nodes the hottest uncorrelated id is the super-node, as
+        // in the reference: its shuffles coincide on rank 0 there.
+        let g = Graph::new(5_000, 1, Outdegree::Reference);
+        let ids = IdDists::new(5_000, 1, Outdegree::Reference);
+        assert_eq!(g.nlinks(g.start + ids.spread.apply(0)), 961_963);
     }
 
     #[test]

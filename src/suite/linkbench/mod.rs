@@ -3,7 +3,9 @@
 //! count, then a check that the counts agree with the links.
 //!
 //! Modules: `schema` (the three tables as data), `dist` (the mix, Zipf ids,
-//! the out-degree distribution shipped as `outdegree.dat`, payloads),
+//! the two id-to-out-degree mappings of `--outdegree`, payloads),
+//! `reference` (the reference driver's shuffle, random numbers and type
+//! split, for the default mapping and its table `nlinks.dat`),
 //! `load` (parallel loaders), `request` (one requester), `check` (the counts
 //! check), `report` (the report section).
 
@@ -222,6 +224,10 @@ pub struct LoadFigures {
     pub mean_out_degree: f64,
     /// The out-degree distribution's own mean.
     pub distribution_mean: f64,
+    /// Links the mapping (`params.outdegree`) gives these nodes: what a
+    /// load that ran to its end made.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub expected_links: Option<u64>,
     pub retries: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_secs: Option<f64>,
@@ -518,6 +524,7 @@ fn run_load(
                 link_secs: out.link_secs,
                 mean_out_degree: out.links as f64 / out.nodes.max(1) as f64,
                 distribution_mean: graph.distribution().mean(),
+                expected_links: Some(graph.total_links()),
                 retries: out.retries,
                 index_secs: None,
             };

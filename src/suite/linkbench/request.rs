@@ -2,7 +2,7 @@
 //! change the graph (explicit transactions) and a read-only one for reads
 //! (autocommit), drawing each request from the mix.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -181,8 +181,10 @@ fn prepare_ro(conn: &mut dyn Conn, list_limit: usize) -> DbResult<Ro> {
     })
 }
 
-/// Pages of full list scans remembered for a later "next page" request.
-const PAGES_KEPT: usize = 16;
+/// Lists whose last scan filled a page, remembered for a later "next page"
+/// request: at most this many (id1, type) pairs, each once (the reference's
+/// history cache and its limit).
+const PAGES_KEPT: usize = 2048;
 /// Share of list scans that ask for the next page of a full one (spec A4).
 const NEXT_PAGE_SHARE: f64 = 0.003;
 /// Hit probabilities of drawn id2s (spec A4: id2 = id1 + U[0, ⌈n / p⌉)).
@@ -210,7 +212,8 @@ pub struct Requester {
     pub last_error: Option<String>,
     /// When the next request is due (rate-limited requesters), ns.
     next_due: f64,
-    pages: VecDeque<(i64, i64, i64)>,
+    /// (id1, type, offset of the last full page) per remembered list.
+    pages: Vec<(i64, i64, i64)>,
     data: String,
     link_motif: Motif,
     node_motif: Motif,
@@ -243,7 +246,7 @@ impl Requester {
             gave_up: false,
             last_error: None,
             next_due: now_ns() as f64,
-            pages: VecDeque::new(),
+            pages: Vec::new(),
             data: String::new(),
             link_motif,
             node_motif,
@@ -437,8 +440,12 @@ impl Requester {
 
     fn list(&mut self, c: &mut Counts) -> DbResult<()> {
         let limit = self.shared.list_limit as i64;
-        let (id1, ty, offset) = if !self.pages.is_empty() && self.rng.unit() < NEXT_PAGE_SHARE {
-            let (id1, ty, offset) = self.pages.pop_front().unwrap_or((1, 0, 0));
+        // As the reference: a remembered list drawn at random; its entry
+        // moves on to the page read, or goes once a page comes back short.
+        let from_history = (!self.pages.is_empty() && self.rng.unit() < NEXT_PAGE_SHARE)
+            .then(|| self.rng.below(self.pages.len()));
+        let (id1, ty, offset) = if let Some(i) = from_history {
+            let (id1, ty, offset) = self.pages[i];
             if self.measuring {
                 self.stats.list_pages += 1;
             }
@@ -462,11 +469,21 @@ impl Requester {
             Outcome::Rows(n) => n,
             Outcome::Affected(_) => 0,
         };
-        if rows as i64 >= limit {
-            if self.pages.len() == PAGES_KEPT {
-                self.pages.pop_front();
+        let full = rows as i64 >= limit;
+        match from_history {
+            Some(i) if full => self.pages[i].2 = offset,
+            Some(i) => {
+                self.pages.swap_remove(i);
             }
-            self.pages.push_back((id1, ty, offset));
+            None if full && !self.pages.iter().any(|p| (p.0, p.1) == (id1, ty)) => {
+                if self.pages.len() < PAGES_KEPT {
+                    self.pages.push((id1, ty, offset));
+                } else {
+                    let i = self.rng.below(self.pages.len());
+                    self.pages[i] = (id1, ty, offset);
+                }
+            }
+            None => {}
         }
         if self.measuring {
             self.stats.list_scans += 1;
