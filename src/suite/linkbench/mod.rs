@@ -47,11 +47,9 @@ pub struct Options {
     /// Nodes the load makes (ids 1..=N); links follow the out-degree distribution.
     #[arg(long, value_name = "N")]
     pub nodes: Option<Rows>,
-    /// How ids get their out-degrees. reference (the default): the
-    /// reference driver's mapping, so the same links as LinkBench at
-    /// maxid1 = N + 1, one node with 961963 of them at any N. smooth: rqps's
-    /// earlier mapping, about 4.7 links per node and no super-node (the ci
-    /// profile's default: the super-node alone is a million rows).
+    /// How ids get their out-degrees: reference (default; the same links as
+    /// LinkBench at maxid1 = N + 1) or smooth (ci's default: under reference
+    /// one node has 961963 links at any N). See docs/suites/linkbench.md.
     #[arg(long, value_enum, value_name = "MAPPING")]
     pub outdegree: Option<Outdegree>,
     /// Link loader threads.
@@ -744,4 +742,46 @@ fn run_requests(
             Ok(())
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(profile: &str) -> Common {
+        Common {
+            profile: profile.into(),
+            seed: 1,
+            part: None,
+        }
+    }
+
+    #[test]
+    fn the_reference_mapping_is_the_default_and_ci_keeps_smooth() {
+        let p = Linkbench::params(&common("quick"), Options::default()).unwrap();
+        assert_eq!(p.outdegree, Outdegree::Reference);
+        let p = Linkbench::params(&common("ci"), Options::default()).unwrap();
+        assert_eq!(p.outdegree, Outdegree::Smooth);
+        let o = Options {
+            outdegree: Some(Outdegree::Reference),
+            ..Options::default()
+        };
+        let p = Linkbench::params(&common("ci"), o).unwrap();
+        assert_eq!(p.outdegree, Outdegree::Reference);
+        // Stored with the run, and a matrix key.
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["outdegree"], "reference");
+        let o: Options = toml::from_str("outdegree = \"smooth\"").unwrap();
+        assert_eq!(o.outdegree, Some(Outdegree::Smooth));
+        assert!(toml::from_str::<Options>("outdegree = \"left\"").is_err());
+    }
+
+    #[test]
+    fn results_stored_before_the_option_read_as_smooth() {
+        let p = Linkbench::params(&common("quick"), Options::default()).unwrap();
+        let mut json = serde_json::to_value(&p).unwrap();
+        json.as_object_mut().unwrap().remove("outdegree");
+        let old: Params = serde_json::from_value(json).unwrap();
+        assert_eq!(old.outdegree, Outdegree::Smooth);
+    }
 }
