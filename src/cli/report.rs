@@ -26,7 +26,8 @@ pub struct ReportArgs {
     /// The run name everything is compared with (runs of one name are repeats).
     #[arg(long, value_name = "NAME")]
     pub base: String,
-    /// Only these targets, in this order (default: every other name, oldest first).
+    /// Only these targets, in this order (default: every other name whose workload is the
+    /// base's, oldest first). The base alone, if it ran a thread sweep, is its scalability study.
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
     pub targets: Option<Vec<String>>,
     /// Output format.
