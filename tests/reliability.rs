@@ -566,3 +566,218 @@ fn a_matrix_config_is_read_as_the_run_reads_it() {
     refused(&o, "m.toml:7: config: ", "missing");
     assert!(text(&o).contains("no such file"));
 }
+
+/// `lchown` (the link itself, not its target).
+fn lchown(p: &Path, uid: u32) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), uid, uid) }, 0, "lchown");
+}
+
+#[test]
+fn an_output_through_another_users_link_in_a_shared_directory_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: making a link of another user needs root");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let shared = d.path().join("tmp");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // Another user's file, and that user's link to it.
+    let theirs = shared.join("theirs.txt");
+    std::fs::write(&theirs, "their data\n").unwrap();
+    lchown(&theirs, 65534);
+    let link = shared.join("out.json");
+    std::os::unix::fs::symlink(&theirs, &link).unwrap();
+    lchown(&link, 65534);
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let report = |out: &Path| {
+        bounded(
+            &[
+                "report",
+                "--results",
+                results.to_str().unwrap(),
+                "--base",
+                "pg15",
+                "--format",
+                "csv",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            20,
+        )
+    };
+    let run = short_run(&d.path().join("r"), &["--json", link.to_str().unwrap()])
+        .output()
+        .unwrap();
+    refused(
+        &run,
+        "symbolic link of another user (uid 65534)",
+        "run --json",
+    );
+    refused(&report(&link), "does not write through it", "report -o");
+    let hist = bounded(
+        &[
+            "history",
+            "--results",
+            results.to_str().unwrap(),
+            "-o",
+            link.to_str().unwrap(),
+        ],
+        20,
+    );
+    refused(&hist, "does not write through it", "history -o");
+    let md = std::fs::metadata(&theirs).unwrap();
+    assert_eq!((md.uid(), md.gid()), (65534, 65534), "the owner changed");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "their data\n");
+    assert!(!d.path().join("r").exists(), "nothing ran");
+    // The user's own link in the same directory is followed.
+    let mine = shared.join("mine.csv");
+    std::os::unix::fs::symlink("mine-real.csv", &mine).unwrap();
+    let o = report(&mine);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::read_to_string(shared.join("mine-real.csv"))
+            .unwrap()
+            .contains("pg16")
+    );
+    assert!(
+        std::fs::symlink_metadata(&mine)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+/// Runs rqps with `args`, killed after `secs`: its output, wall time and
+/// peak resident memory in MB (wait4's, for this child alone).
+fn measured(args: &[&str], secs: u64) -> (std::process::Output, std::time::Duration, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let out = tempfile::tempdir().unwrap();
+    let (so, se) = (out.path().join("out"), out.path().join("err"));
+    let t = std::time::Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&so).unwrap())
+        .stderr(std::fs::File::create(&se).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let deadline = t + std::time::Duration::from_secs(secs);
+    let (mut status, mut ru): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    loop {
+        // SAFETY: wait4 on our own child, writing into locals.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            // SAFETY: our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let took = t.elapsed();
+    let o = std::process::Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: std::fs::read(&so).unwrap(),
+        stderr: std::fs::read(&se).unwrap(),
+    };
+    (o, took, ru.ru_maxrss as u64 / 1024)
+}
+
+#[test]
+fn every_reader_skips_a_results_file_that_is_not_a_regular_file_of_sane_size() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let latest = "20250101-170000-pg16";
+    type Make = fn(&Path);
+    let cases: [(&str, Make); 5] = [
+        ("a link to /dev/zero", |p| {
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap()
+        }),
+        ("a FIFO", |p| mkfifo(p)),
+        ("a sparse 2 GB file", |p| {
+            let f = std::fs::File::create(p).unwrap();
+            f.set_len(2 << 30).unwrap();
+        }),
+        ("a link to /", |p| {
+            std::os::unix::fs::symlink("/", p).unwrap()
+        }),
+        ("a tests directory that is a link to /", |p| {
+            let tests = p.parent().unwrap();
+            std::fs::remove_dir_all(tests).unwrap();
+            std::os::unix::fs::symlink("/", tests).unwrap();
+        }),
+    ];
+    for (what, make) in cases {
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("r");
+        copy_dir(&fixtures, &results);
+        let bad = results.join(latest).join("tests/006-scan-t1.json");
+        std::fs::remove_file(&bad).unwrap();
+        make(&bad);
+        let r = results.to_str().unwrap();
+        let mut readers: Vec<Vec<&str>> = vec![
+            vec!["show", "--results", r],
+            vec![
+                "compare",
+                "--results",
+                r,
+                "--base",
+                "pg15",
+                "--target",
+                "pg16",
+                "--fail-below",
+                "0.5",
+            ],
+            vec!["history", "--results", r],
+        ];
+        for f in ["term", "md", "html", "csv", "tsv", "json"] {
+            readers.push(vec![
+                "report",
+                "--results",
+                r,
+                "--base",
+                "pg15",
+                "--format",
+                f,
+            ]);
+        }
+        let part = results.join(latest);
+        let merged = d.path().join("merged");
+        readers.push(vec![
+            "merge",
+            part.to_str().unwrap(),
+            "--results",
+            merged.to_str().unwrap(),
+        ]);
+        for args in readers {
+            let (o, took, mb) = measured(&args, 20);
+            let all = text(&o);
+            let what = format!("{} with {what}", args[0]);
+            assert!(
+                o.status.code().is_some(),
+                "{what}: killed after {took:?}: {all}"
+            );
+            assert!(took.as_secs_f64() < 5.0, "{what}: took {took:?}");
+            assert!(mb < 200, "{what}: {mb} MB");
+            if args[0] == "merge" {
+                assert_ne!(o.status.code(), Some(0), "{what}: {all}");
+                assert!(
+                    all.contains("006-scan-t1.json") || all.contains("tests"),
+                    "{what}: {all}"
+                );
+            } else {
+                assert!(o.status.success(), "{what}: {all}");
+                assert!(
+                    all.contains(&format!("skipped unreadable run {}", part.display())),
+                    "{what}: {all}"
+                );
+            }
+        }
+    }
+}

@@ -87,7 +87,6 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;
-    crate::results::check_writable(&a.results)?;
     if let Some(j) = &a.json {
         let parent = j
             .parent()
@@ -100,7 +99,9 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
                 parent.display()
             )));
         }
+        crate::util::check_output(j).map_err(|e| CliError::Usage(format!("--json {e}")))?;
     }
+    crate::results::check_writable(&a.results)?;
     let ui = Ui { quiet: a.quiet };
     install_signals();
     // What a killed rqps (SIGKILL, a reset) could not remove.

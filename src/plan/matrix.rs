@@ -192,7 +192,8 @@ impl Matrix {
                 .span()
                 .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1),
             field: None,
-            message: e.message().trim().to_string(),
+            // serde's messages may quote a value: a url's password among them.
+            message: crate::engine::target::redact(e.message().trim()),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         if file.target.is_empty() {
