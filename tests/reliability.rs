@@ -781,3 +781,89 @@ fn every_reader_skips_a_results_file_that_is_not_a_regular_file_of_sane_size() {
         }
     }
 }
+
+/// Pieces of the passwords below: none may appear in any output.
+const PIECES: [&str; 7] = ["Zq9", "Wk7", "Xv3", "Yb5", "Uj2", "Rm4", "Tn8"];
+
+fn shows_no_password(what: &str, all: &str) {
+    for p in PIECES {
+        assert!(!all.contains(p), "{what}: '{p}' shows in: {all}");
+    }
+}
+
+/// Every file under `dir`, as text.
+fn files_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&files_text(&p));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_password_of_any_characters_shows_in_no_output() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let r = results.to_str().unwrap();
+    let passwords = [
+        // '@' then '?': cannot parse (the '?' must be %3F).
+        "Zq9@Wk7?Xv3/Yb5#Uj2%Rm4:Tn8",
+        // Parses: '@', '/', '#' and ':' are taken as the password's.
+        "Zq9@Wk7/Xv3#Yb5:Tn8",
+        // A '%' that is no escape.
+        "Zq9%Rm4/Tn8",
+        "Zq9%3FWk7@Tn8",
+    ];
+    for scheme in ["postgres", "mysql"] {
+        for pw in passwords {
+            let url = format!("{scheme}://bench:{pw}@127.0.0.1:1/sbtest");
+            let bad_port = format!("{scheme}://bench:{pw}@127.0.0.1:notaport/sbtest");
+            let target_eq = format!("--target={url}");
+            let base = ["run", "--profile", "ci", "-q", "--results", r];
+            for extra in [
+                vec!["--target", url.as_str()],
+                vec!["--target", bad_port.as_str()],
+                vec![target_eq.as_str()],
+                // Errors from the command-line parser quote the argument.
+                vec![url.as_str()],
+                vec!["--target", url.as_str(), "--server", "postgres"],
+                vec!["--target", url.as_str(), "--threads", "zero"],
+            ] {
+                let args = [&base[..], &extra[..]].concat();
+                let o = bounded(&args, 30);
+                let all = text(&o);
+                let what = format!("{extra:?}");
+                assert_ne!(o.status.code(), Some(0), "{what}: {all}");
+                shows_no_password(&what, &all);
+            }
+            // A matrix: its plan, and its errors.
+            let m = d.path().join("m.toml");
+            for u in [&url, &bad_port] {
+                std::fs::write(
+                    &m,
+                    format!(
+                        "[defaults]\nprofile = \"ci\"\n[[target]]\nname = \"a\"\nurl = \"{u}\"\n"
+                    ),
+                )
+                .unwrap();
+                let o = bounded(&["matrix", m.to_str().unwrap(), "--dry-run", "--results", r], 20);
+                let all = text(&o);
+                shows_no_password(&format!("matrix {u}"), &all);
+                if o.status.success() {
+                    assert!(all.contains("bench:***@127.0.0.1:1/sbtest"), "{all}");
+                } else {
+                    assert!(all.contains("m.toml:5: url: "), "{all}");
+                }
+            }
+        }
+    }
+    shows_no_password("stored results", &files_text(&results));
+}
