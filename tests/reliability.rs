@@ -802,7 +802,9 @@ fn files_text(dir: &Path) -> String {
         if p.is_dir() {
             out.push_str(&files_text(&p));
         } else {
-            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()));
+            out.push_str(&String::from_utf8_lossy(
+                &std::fs::read(&p).unwrap_or_default(),
+            ));
         }
     }
     out
@@ -854,7 +856,10 @@ fn a_password_of_any_characters_shows_in_no_output() {
                     ),
                 )
                 .unwrap();
-                let o = bounded(&["matrix", m.to_str().unwrap(), "--dry-run", "--results", r], 20);
+                let o = bounded(
+                    &["matrix", m.to_str().unwrap(), "--dry-run", "--results", r],
+                    20,
+                );
                 let all = text(&o);
                 shows_no_password(&format!("matrix {u}"), &all);
                 if o.status.success() {
@@ -866,4 +871,130 @@ fn a_password_of_any_characters_shows_in_no_output() {
         }
     }
     shows_no_password("stored results", &files_text(&results));
+}
+
+/// A server on a loopback port that answers each connection with `hello`
+/// (the greeting and login of its protocol) and then, to whatever the
+/// client sends next, the first bytes of a message whose rest never comes.
+fn half_a_reply_server(hello: fn(&mut std::net::TcpStream) -> Option<()>, partial: Vec<u8>) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            let partial = partial.clone();
+            std::thread::spawn(move || {
+                if hello(&mut s).is_none() {
+                    return;
+                }
+                let mut buf = [0u8; 4096];
+                if !matches!(s.read(&mut buf), Ok(n) if n > 0) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let _ = s.write_all(&partial);
+                s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+                    .unwrap();
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    port
+}
+
+/// MySQL's greeting (mysql_native_password), then OK to any login.
+fn mysql_hello(s: &mut std::net::TcpStream) -> Option<()> {
+    use std::io::{Read, Write};
+    let caps: u32 = 1 | (1 << 3) | (1 << 9) | (1 << 13) | (1 << 15) | (1 << 19) | (1 << 24);
+    let mut hs = vec![10];
+    hs.extend_from_slice(b"8.0.36-half-a-reply\0");
+    hs.extend_from_slice(&7u32.to_le_bytes());
+    hs.extend_from_slice(b"abcdefgh\0");
+    hs.extend_from_slice(&(caps as u16).to_le_bytes());
+    hs.push(255);
+    hs.extend_from_slice(&2u16.to_le_bytes());
+    hs.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+    hs.push(21);
+    hs.extend_from_slice(&[0; 10]);
+    hs.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
+    let mut p = (hs.len() as u32).to_le_bytes()[..3].to_vec();
+    p.push(0);
+    p.extend_from_slice(&hs);
+    s.write_all(&p).ok()?;
+    let mut h = [0u8; 4];
+    s.read_exact(&mut h).ok()?;
+    let mut resp = vec![0; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
+    s.read_exact(&mut resp).ok()?;
+    s.write_all(&[7, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0]).ok()
+}
+
+/// PostgreSQL's startup: no TLS, trust, ready.
+fn pg_hello(s: &mut std::net::TcpStream) -> Option<()> {
+    use std::io::{Read, Write};
+    loop {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).ok()?;
+        let mut body = vec![0; (u32::from_be_bytes(len) as usize).checked_sub(4)?];
+        s.read_exact(&mut body).ok()?;
+        if body.starts_with(&80877103u32.to_be_bytes()) {
+            s.write_all(b"N").ok()?;
+            continue;
+        }
+        break;
+    }
+    let mut out = vec![b'R', 0, 0, 0, 8, 0, 0, 0, 0];
+    let ps = b"server_version\x0016.0\x00";
+    out.push(b'S');
+    out.extend_from_slice(&(ps.len() as u32 + 4).to_be_bytes());
+    out.extend_from_slice(ps);
+    out.extend_from_slice(&[b'K', 0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 2]);
+    out.extend_from_slice(&[b'Z', 0, 0, 0, 5, b'I']);
+    s.write_all(&out).ok()
+}
+
+#[test]
+fn a_reply_that_stops_mid_message_fails_within_the_message_timeout_for_both_clients() {
+    let d = tempfile::tempdir().unwrap();
+    // A packet of 200 bytes (sequence 1), 5 of them sent.
+    let mysql = half_a_reply_server(mysql_hello, vec![200, 0, 0, 1, 1, 2, 3, 4, 5]);
+    // A RowDescription of 1000 bytes, 3 of its body sent.
+    let pg = half_a_reply_server(pg_hello, vec![b'T', 0, 0, 3, 232, 0, 1, 0]);
+    for url in [
+        format!("mysql://u@127.0.0.1:{mysql}/sbtest"),
+        format!("postgres://u@127.0.0.1:{pg}/sbtest"),
+    ] {
+        let results = d.path().join("r");
+        let t = std::time::Instant::now();
+        // The statement timeout stays 600 s: the message timeout must act.
+        let o = bounded(
+            &[
+                "run",
+                "--profile",
+                "ci",
+                "--tests",
+                "point-query",
+                "-q",
+                "--results",
+                results.to_str().unwrap(),
+                "--target",
+                &url,
+                "--message-timeout",
+                "1",
+            ],
+            40,
+        );
+        let took = t.elapsed();
+        let all = text(&o);
+        assert!(
+            o.status.code().is_some(),
+            "{url}: still waiting after {took:?}: {all}"
+        );
+        assert_ne!(o.status.code(), Some(0), "{url}: {all}");
+        assert!(
+            all.contains("in the middle of a message for 1 s"),
+            "{url}: {all}"
+        );
+        assert!(took.as_secs() < 20, "{url}: took {took:?}");
+    }
 }

@@ -414,6 +414,9 @@ fn run_args(
         stmt_timeout: m
             .stmt_timeout
             .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
+        message_timeout: m
+            .message_timeout
+            .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
         ..Default::default()
     }
 }

@@ -221,6 +221,11 @@ pub struct RunArgs {
     /// 1 to 86400 (default 600; raise it when index builds on large tables take longer).
     #[arg(long, value_name = "SECS")]
     pub stmt_timeout: Option<crate::suite::bounds::Secs>,
+    /// Drop the connection when the server stops for this many seconds in the middle of a
+    /// reply message, 1 to 86400 (default 10): servers send each message whole, so silence
+    /// there is a fault (a garbled length, a stuck server), not a long query.
+    #[arg(long, value_name = "SECS")]
+    pub message_timeout: Option<crate::suite::bounds::Secs>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
     #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,

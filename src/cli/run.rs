@@ -84,6 +84,16 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         None => crate::engine::DEFAULT_STATEMENT_TIMEOUT,
     };
     crate::engine::set_statement_timeout(stmt_timeout);
+    let message_timeout = match a.message_timeout.map(|s| s.get()) {
+        Some(s) if s < 1.0 => {
+            return Err(CliError::Usage(format!(
+                "--message-timeout must be at least 1 second, got {s}"
+            )));
+        }
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None => crate::engine::DEFAULT_MESSAGE_TIMEOUT,
+    };
+    crate::engine::set_message_timeout(message_timeout);
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;

@@ -35,6 +35,7 @@ const MATRIX_KEYS: &[&str] = &[
     "seed",
     "cooldown_secs",
     "stmt_timeout",
+    "message_timeout",
     "base",
     "server_cpus",
     "client_cpus",
@@ -100,6 +101,8 @@ pub struct Matrix {
     pub cooldown_secs: f64,
     /// `--stmt-timeout` of every run, when given.
     pub stmt_timeout: Option<f64>,
+    /// `--message-timeout` of every run, when given.
+    pub message_timeout: Option<f64>,
 }
 
 /// One (target, repeat) run, in the order they run.
@@ -527,6 +530,28 @@ impl Matrix {
                 Some(secs)
             }
         };
+        let message_timeout = match number("message_timeout")? {
+            None => None,
+            Some((v, span)) => {
+                let secs = match v {
+                    toml::Value::Integer(n) => n as f64,
+                    toml::Value::Float(f) => f,
+                    _ => f64::NAN,
+                };
+                let secs = crate::suite::bounds::check_secs(secs)
+                    .map_err(|m| at(path, src, span.clone(), "message_timeout", &m.to_string()))?;
+                if secs < 1.0 {
+                    return Err(at(
+                        path,
+                        src,
+                        span,
+                        "message_timeout",
+                        &format!("must be at least 1 second, got {secs}"),
+                    ));
+                }
+                Some(secs)
+            }
+        };
         let m = Matrix {
             path: path.to_path_buf(),
             suite,
@@ -538,6 +563,7 @@ impl Matrix {
             base,
             cooldown_secs,
             stmt_timeout,
+            message_timeout,
         };
         // The suite's options must make a plan now, not halfway through.
         m.plan(0)
@@ -600,6 +626,10 @@ impl Matrix {
         };
         opt("--seed", self.seed.map(|s| s.to_string()));
         opt("--stmt-timeout", self.stmt_timeout.map(|s| s.to_string()));
+        opt(
+            "--message-timeout",
+            self.message_timeout.map(|s| s.to_string()),
+        );
         a.extend(crate::engine::registry::options_to_args(&t.engine_options).unwrap_or_default());
         let mut opt = |flag: &str, v: Option<String>| {
             if let Some(v) = v {

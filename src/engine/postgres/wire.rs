@@ -22,7 +22,7 @@
 //! binds the authentication to the server's certificate
 //! (`tls-server-end-point`) as `channel_binding` asks.
 
-use crate::engine::deadline::Deadline;
+use crate::engine::deadline::{Deadline, MidMessage};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -119,6 +119,15 @@ impl Stream {
             Stream::Tcp(s) => s.set_read_timeout(Some(t)),
             Stream::Unix(s) => s.set_read_timeout(Some(t)),
             Stream::Tls(s) => s.get_ref().set_read_timeout(Some(t)),
+        }
+    }
+    /// The socket's descriptor (under TLS, the TCP socket's).
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().as_raw_fd(),
         }
     }
     fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
@@ -273,6 +282,8 @@ struct ReadBuf {
     pos: usize,
     /// End of the bytes read.
     end: usize,
+    /// The deadline for the rest of a message once it has begun.
+    mid: MidMessage,
 }
 
 impl ReadBuf {
@@ -281,6 +292,7 @@ impl ReadBuf {
             buf: vec![0; READ_BUF],
             pos: 0,
             end: 0,
+            mid: MidMessage::off(),
         }
     }
 
@@ -326,6 +338,9 @@ impl ReadBuf {
     #[cold]
     #[inline(never)]
     fn fill<R: Read>(&mut self, r: &mut R, need: usize) -> io::Result<()> {
+        // Bytes of a message are in: the rest is due within the
+        // mid-message deadline.
+        self.mid.before_read(self.end > self.pos)?;
         if self.pos == self.end {
             self.pos = 0;
             self.end = 0;
@@ -350,7 +365,7 @@ impl ReadBuf {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(self.mid.failed(e)),
             }
         }
     }
@@ -472,6 +487,7 @@ impl PgConn<Stream> {
             .set_read_timeout(limit)
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
+        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit);
         c.ready = true;
         Ok(c)
     }
