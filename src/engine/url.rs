@@ -174,7 +174,13 @@ pub fn redact_with(s: &str, is_scheme: &dyn Fn(&str) -> bool) -> String {
         None => s
             .split_once(':')
             .filter(|(scheme, _)| is_scheme(scheme))
-            .map(|(scheme, rest)| (format!("{scheme}:"), rest)),
+            .map(|(scheme, rest)| {
+                let user = rest.trim_start_matches('/');
+                (
+                    format!("{scheme}:{}", &rest[..rest.len() - user.len()]),
+                    user,
+                )
+            }),
     };
     let mut out = match split {
         Some((prefix, rest)) => match rest.rsplit_once('@') {
@@ -328,6 +334,24 @@ mod tests {
         assert_eq!(
             redact_url("mysql://u@h/db?socket=/s"),
             "mysql://u@h/db?socket=/s"
+        );
+        // Everything to the last '@' is the user info, whatever it holds.
+        assert_eq!(
+            redact_url("postgres://bench:SEC@RET?x@127.0.0.1:20432/sbtest"),
+            "postgres://bench:***@127.0.0.1:20432/sbtest"
+        );
+        assert_eq!(
+            redact_url("mysql://u:a#b%c:d/e@h/db?socket=/s"),
+            "mysql://u:***@h/db?socket=/s"
+        );
+        assert_eq!(redact_url("mysql://x/y:pw@h/db"), "mysql://***@h/db");
+        assert!(DbUrl::parse("mysql://u:SEC@RET?x@h/db", MY).is_err());
+        assert_eq!(
+            DbUrl::parse("mysql://u:a#b:c@h/db", MY)
+                .unwrap()
+                .password
+                .as_deref(),
+            Some("a#b:c")
         );
         assert_eq!(redact_url("mysql:/root:pw@h/db"), "mysql:/root:***@h/db");
         assert_eq!(redact_url("oracle:/root:pw@h/db"), "oracle:/root:***@h/db");
