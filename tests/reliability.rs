@@ -998,3 +998,102 @@ fn a_reply_that_stops_mid_message_fails_within_the_message_timeout_for_both_clie
         assert!(took.as_secs() < 20, "{url}: took {took:?}");
     }
 }
+
+/// Whether RocksDB's library is on this machine (Debian's librocksdb).
+fn rocksdb_here() -> bool {
+    let here = std::fs::read_dir("/usr/lib/x86_64-linux-gnu")
+        .map(|r| {
+            r.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("librocksdb.so.")
+            })
+        })
+        .unwrap_or(false);
+    if !here {
+        eprintln!("skipping: no librocksdb (apt-get install librocksdb7.8)");
+    }
+    here
+}
+
+#[test]
+fn a_rocksdb_temporary_directory_left_by_a_killed_run_is_removed_by_the_next() {
+    if !rocksdb_here() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let results = d.path().join("r");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--suite",
+            "dbbench",
+            "--profile",
+            "ci",
+            "--server",
+            "rocksdb",
+            "-q",
+        ])
+        .arg("--results")
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let left = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("rqps-rocksdb-")
+            })
+            .collect()
+    };
+    let t = std::time::Instant::now();
+    // Killed once the database holds files.
+    while !left().iter().any(|p| p.join("db/CURRENT").exists()) {
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "no RocksDB directory in {tmp:?}"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let dirs = left();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(
+        dirs[0].join("rqps.owner").exists(),
+        "not marked with its owner"
+    );
+    // The next run, of any engine, removes it and says so.
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "-q",
+            "--results",
+        ])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!dirs[0].exists(), "left behind: {:?}", dirs[0]);
+    assert!(
+        text(&o).contains("left behind by rqps process"),
+        "{}",
+        text(&o)
+    );
+}

@@ -145,6 +145,8 @@ fn library_engine(
                 .map_err(|e| {
                     OpenError::Failed(format!("cannot create a temporary directory: {e}"))
                 })?;
+            // So that the next run removes it if this process is killed.
+            let _ = crate::engine::server::mark_owner(t.path());
             let d = t.path().join("db");
             let shown = format!(
                 "throwaway {} {} at {}",
