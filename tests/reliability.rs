@@ -1097,3 +1097,44 @@ fn a_rocksdb_temporary_directory_left_by_a_killed_run_is_removed_by_the_next() {
         text(&o)
     );
 }
+
+#[test]
+fn dbbench_refuses_a_database_that_holds_keys_unless_told_to_skip_the_load() {
+    if !rocksdb_here() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let target = format!("rocksdb:{}", d.path().join("db").display());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--suite",
+            "dbbench",
+            "--profile",
+            "ci",
+            "--keys",
+            "1000",
+            "--secs",
+            "0.05",
+            "--threads",
+            "1",
+            "-q",
+            "--results",
+            results.to_str().unwrap(),
+            "--target",
+            &target,
+        ];
+        args.extend_from_slice(extra);
+        bounded(&args, 60)
+    };
+    // --skip-load runs the steps on what is there (nothing yet); they write keys.
+    let o = run(&["--skip-load"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let runs = || std::fs::read_dir(&results).unwrap().count();
+    assert_eq!(runs(), 1);
+    let o = run(&[]);
+    refused(&o, "already holds keys", "a second load");
+    assert!(text(&o).contains("--skip-load"), "{}", text(&o));
+    assert_eq!(runs(), 1, "the refused run was stored");
+}

@@ -120,6 +120,10 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     }
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
+    if let Err(e) = plan.check_target(engine.driver.as_ref()) {
+        engine.close(&mut |note| ui.say(note));
+        return Err(e.into());
+    }
     // The server is started: what rqps spawns from here (workers, loaders)
     // runs on the client's CPUs, until the guard restores the previous set.
     let pinned = match &a.client_cpus {

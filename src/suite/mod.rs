@@ -115,6 +115,12 @@ pub trait Workload: Sync + 'static {
     fn describe(p: &Self::Params) -> String;
     /// Runs every step through the harness.
     fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// Refuses a target the plan cannot start on, once it is open and before
+    /// a run is stored (a usage error says what to do). Default: any.
+    fn check_target(p: &Self::Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        let _ = (p, driver);
+        Ok(())
+    }
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -166,6 +172,8 @@ pub trait Plan: Send + Sync {
     fn estimate_secs(&self) -> f64;
     fn describe(&self) -> String;
     fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// [`Workload::check_target`].
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
 }
@@ -297,6 +305,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         W::run(&self.p, h)
+    }
+
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        W::check_target(&self.p, driver)
     }
 
     fn line(&self) -> fn(&str, &TestResult) -> String {
