@@ -1138,3 +1138,73 @@ fn dbbench_refuses_a_database_that_holds_keys_unless_told_to_skip_the_load() {
     assert!(text(&o).contains("--skip-load"), "{}", text(&o));
     assert_eq!(runs(), 1, "the refused run was stored");
 }
+
+#[test]
+fn a_server_stall_is_warned_when_its_test_ends_and_marked_in_show() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("sb.db");
+    let results = d.path().join("r");
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "update-index",
+            "--threads",
+            "1",
+        ])
+        .args(["--write-secs", "4", "-q", "--results"])
+        .arg(&results)
+        .arg("--target")
+        .arg(format!("sqlite:{}", db.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the test runs, another writer holds the database for 2.5 s:
+    // rqps's update waits for it, and no statement starts meanwhile.
+    let t = std::time::Instant::now();
+    let running = || {
+        std::fs::read_dir(&results)
+            .ok()
+            .and_then(|r| r.flatten().next())
+            .map(|run| run.path().join("tests/001-update-index-t1.json"))
+            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|s| s.contains("\"running\"")))
+    };
+    while !running() {
+        assert!(t.elapsed().as_secs() < 60, "the test never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning: update-index") && l.contains("the server stalled")),
+        "{err}"
+    );
+    let show = rqps(&["show", "--results", results.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("update-index") && l.contains("ok (stalled)")),
+        "{out}"
+    );
+    assert!(
+        out.contains("stalled: update-index t=1: the server stalled"),
+        "{out}"
+    );
+    // Quiet where nothing stalled.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let quiet = rqps(&["show", "--results", fixtures.to_str().unwrap()]);
+    assert!(!text(&quiet).contains("stalled"), "{}", text(&quiet));
+}

@@ -45,6 +45,7 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
     }
     let groups = run_groups(doc, section);
     let mut out = String::new();
+    let mut stalls: Vec<String> = Vec::new();
     out.push_str(&format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
@@ -68,6 +69,17 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
             "test", "thr", "QPS", "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
         ]);
         for t in rows {
+            let stall = t
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(crate::results::STALL_WARNING));
+            let status = match stall {
+                Some(w) => {
+                    stalls.push(format!("stalled: {} t={}: {w}", t.test, t.threads));
+                    format!("{} (stalled)", t.status)
+                }
+                None => t.status.to_string(),
+            };
             let qps = match unit_note(&t.qps_unit) {
                 Some(unit) => format!("{} {unit}", num(t.qps)),
                 None => num(t.qps),
@@ -82,10 +94,13 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
                 num(t.latency_us.p99),
                 num(t.latency_us.max),
                 t.errors.to_string(),
-                t.status.to_string(),
+                status,
             ]);
         }
         out.push_str(&format!("\n{title}\n{}", table.render()));
+    }
+    for s in &stalls {
+        out.push_str(&format!("{s}\n"));
     }
     out.push_str(&hw_table(doc, all, &groups));
     out

@@ -18,6 +18,10 @@ use crate::util::{file_safe, now_rfc3339, write_atomic, write_output};
 /// harness's probe, read by reports to mark the result).
 pub const BUSY_WARNING: &str = "the machine was not idle";
 
+/// How a result's warning about a server stall starts (written by the
+/// harness from the per-second series, shown by `rqps show` and the live line).
+pub const STALL_WARNING: &str = "the server stalled";
+
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
