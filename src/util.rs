@@ -284,6 +284,23 @@ pub fn process_start_time(pid: u32) -> Option<u64> {
     rest.nth(18)?.parse().ok()
 }
 
+/// Bytes free for an unprivileged user on the file system of `path`, or of
+/// its nearest existing ancestor (a directory not made yet); `None` when
+/// none can be asked.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path
+        .ancestors()
+        .find(|p| p.exists() && !p.as_os_str().is_empty())?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into a zeroed struct we own; the path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 /// This machine's host name (empty when unknown).
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

@@ -1208,3 +1208,127 @@ fn a_server_stall_is_warned_when_its_test_ends_and_marked_in_show() {
     let quiet = rqps(&["show", "--results", fixtures.to_str().unwrap()]);
     assert!(!text(&quiet).contains("stalled"), "{}", text(&quiet));
 }
+
+#[test]
+fn a_load_larger_than_the_free_space_is_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let r = results.to_str().unwrap();
+    let db = format!("sqlite:{}", d.path().join("sb.db").display());
+    // 7 TB of TPC-C in a throwaway database in TMPDIR, 250 TB of sysbench
+    // beside a SQLite file.
+    let tmp = d.path().to_str().unwrap();
+    let mut tpcc = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    tpcc.env("TMPDIR", tmp)
+        .args([
+            "run",
+            "--suite",
+            "tpcc",
+            "--profile",
+            "ci",
+            "--warehouses",
+            "100000",
+        ])
+        .args(["--results", r]);
+    let o = tpcc.output().unwrap();
+    refused(&o, "the tpcc load needs about 7000.0 GB", "tpcc");
+    assert!(
+        text(&o).contains(&format!("but {tmp} has ")),
+        "{}",
+        text(&o)
+    );
+    let o = bounded(
+        &[
+            "run",
+            "--profile",
+            "ci",
+            "--tables",
+            "1000",
+            "--table-size",
+            "1000000000",
+            "--target",
+            &db,
+            "--results",
+            r,
+        ],
+        20,
+    );
+    refused(&o, "the sysbench load needs about 250000.0 GB", "sysbench");
+    assert!(!results.exists(), "nothing ran");
+    // Where rqps cannot know the disk (a server URL), the plan is not refused for it.
+    let o = bounded(
+        &[
+            "run",
+            "--suite",
+            "tpcc",
+            "--profile",
+            "ci",
+            "--warehouses",
+            "100000",
+            "--target",
+            "mysql://u@127.0.0.1:1/tpcc",
+            "--results",
+            r,
+        ],
+        20,
+    );
+    assert!(!text(&o).contains("GB free"), "{}", text(&o));
+}
+
+#[test]
+fn a_matrix_time_estimate_includes_the_load_and_its_size_is_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("m.toml");
+    let r = d.path().join("r");
+    std::fs::write(
+        &m,
+        "[defaults]\nsuite = \"tpcc\"\nprofile = \"ci\"\nwarehouses = 1000\n\
+         [[target]]\nname = \"a\"\nurl = \"mysql://u@127.0.0.1:1/tpcc\"\n",
+    )
+    .unwrap();
+    let o = bounded(
+        &[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            r.to_str().unwrap(),
+        ],
+        20,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    // 70 GB at 50 MB/s: 23 minutes of load before the measured seconds.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let mins: f64 = out
+        .split("about ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!((23.0..30.0).contains(&mins), "{out}");
+    // 200 targets x 1000 repeats: refused at once, without planning them.
+    let mut big = String::from("[defaults]\nprofile = \"ci\"\nrepeats = 1000\n");
+    for i in 0..200 {
+        big.push_str(&format!(
+            "[[target]]\nname = \"t{i}\"\nengine = \"sqlite\"\n"
+        ));
+    }
+    std::fs::write(&m, big).unwrap();
+    let t = std::time::Instant::now();
+    let o = bounded(
+        &[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            r.to_str().unwrap(),
+        ],
+        20,
+    );
+    refused(
+        &o,
+        "200 targets x 1000 repeats = 200000 runs: a matrix may have at most 100000",
+        "big",
+    );
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+}

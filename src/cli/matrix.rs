@@ -72,7 +72,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         .map(|(_, s)| s)
         .collect();
     // The plan is the same for every target (the options are the matrix's).
-    let est_secs = m.plan(0)?.estimate_secs();
+    let est_secs = crate::suite::estimate_total_secs(m.plan(0)?.as_ref());
     // Every target's engine options must suit its engine before the first run starts.
     for t in &m.targets {
         let args = run_args(&m, t, 1, &a.results);
@@ -135,7 +135,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         })
         .sum();
     println!(
-        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min plus loads and server starts",
+        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
         a.file.display(),
         a.part
             .map(|p| format!(

@@ -111,6 +111,7 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         }
         crate::util::check_output(j).map_err(|e| CliError::Usage(format!("--json {e}")))?;
     }
+    check_space(plan, &ea)?;
     crate::results::check_writable(&a.results)?;
     let ui = Ui { quiet: a.quiet };
     install_signals();
@@ -326,6 +327,33 @@ fn begin_part(a: &RunArgs, first: bool, ui: &Ui) -> Option<crate::results::PartI
     })
 }
 
+/// Refuses a plan whose load needs more than the free space where the
+/// engine's data will be, when rqps knows where that is (not for a server
+/// URL): a load that cannot fit fails hours later, or fills the disk.
+fn check_space(plan: &dyn crate::suite::Plan, ea: &EngineArgs) -> Result<(), CliError> {
+    let need = plan.load_bytes();
+    if need == 0 {
+        return Ok(());
+    }
+    let Some(dir) = crate::engine::open::data_dir(ea) else {
+        return Ok(());
+    };
+    let Some(free) = crate::util::free_bytes(&dir) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / 1e9;
+    Err(CliError::Usage(format!(
+        "the {} load needs about {:.1} GB (the suite's estimate) but {} has {:.1} GB free: make the load smaller, or put the data where there is room (another path, or TMPDIR for a throwaway engine)",
+        plan.suite(),
+        gb(need),
+        dir.display(),
+        gb(free)
+    )))
+}
+
 /// `run.json` → `run-r2.json`, for the documents of repeats.
 fn numbered(path: &std::path::Path, repeat: usize) -> PathBuf {
     let stem = path
@@ -361,7 +389,7 @@ fn run_repeat(
         store.doc().engine.name,
         store.doc().engine.version,
         plan.step_count(),
-        plan.estimate_secs(),
+        crate::suite::estimate_total_secs(plan),
         if repeats > 1 {
             format!(", repeat {repeat} of {repeats}")
         } else {

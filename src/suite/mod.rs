@@ -111,6 +111,13 @@ pub trait Workload: Sync + 'static {
     fn step_count(p: &Self::Params) -> usize;
     /// Estimated seconds of the measured steps (loads depend on the engine).
     fn estimate_secs(p: &Self::Params) -> f64;
+    /// Estimated bytes the plan's load puts on the engine's disk (data and
+    /// indexes, before any compression), for the check against free space
+    /// and the load's share of the time estimate; 0: no load.
+    fn load_bytes(p: &Self::Params) -> u64 {
+        let _ = p;
+        0
+    }
     /// What `rqps tests --suite NAME` prints: the steps the parameters give.
     fn describe(p: &Self::Params) -> String;
     /// Runs every step through the harness.
@@ -130,6 +137,16 @@ pub trait Workload: Sync + 'static {
     fn report() -> Option<&'static dyn Section> {
         None
     }
+}
+
+/// The load rate the time estimates assume, bytes per second of
+/// [`Workload::load_bytes`]: a TPC-C load into MariaDB on a 2-CPU VM ran at
+/// about 60 MB/s (issue 29); loads on faster machines finish sooner.
+pub const LOAD_BYTES_PER_SEC: f64 = 50e6;
+
+/// Estimated seconds of `plan` as a whole: its load and its measured steps.
+pub fn estimate_total_secs(plan: &dyn Plan) -> f64 {
+    plan.estimate_secs() + plan.load_bytes() as f64 / LOAD_BYTES_PER_SEC
 }
 
 /// A suite as the CLI, matrix and report see it (object-safe; made from a
@@ -170,6 +187,8 @@ pub trait Plan: Send + Sync {
     fn params_json(&self) -> serde_json::Value;
     fn step_count(&self) -> usize;
     fn estimate_secs(&self) -> f64;
+    /// [`Workload::load_bytes`].
+    fn load_bytes(&self) -> u64;
     fn describe(&self) -> String;
     fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
     /// [`Workload::check_target`].
@@ -297,6 +316,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn estimate_secs(&self) -> f64 {
         W::estimate_secs(&self.p)
+    }
+
+    fn load_bytes(&self) -> u64 {
+        W::load_bytes(&self.p)
     }
 
     fn describe(&self) -> String {

@@ -381,6 +381,14 @@ impl Workload for Dbbench {
         timed as f64 * p.secs
     }
 
+    /// fillseq's keys and values, uncompressed.
+    fn load_bytes(p: &Params) -> u64 {
+        if p.skip_load {
+            return 0;
+        }
+        p.keys.saturating_mul((p.key_size + p.value_size) as u64)
+    }
+
     fn describe(p: &Params) -> String {
         let entry = p.key_size + p.value_size;
         SEQUENCE
