@@ -654,6 +654,8 @@ fn an_output_through_another_users_link_in_a_shared_directory_is_refused() {
 
 /// Runs rqps with `args`, killed after `secs`: its output, wall time and
 /// peak resident memory in MB (wait4's, for this child alone).
+// The child is reaped by wait4, which also gives its rusage.
+#[allow(clippy::zombie_processes)]
 fn measured(args: &[&str], secs: u64) -> (std::process::Output, std::time::Duration, u64) {
     use std::os::unix::process::ExitStatusExt;
     let out = tempfile::tempdir().unwrap();

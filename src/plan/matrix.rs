@@ -211,8 +211,11 @@ impl Matrix {
         let d = &file.defaults;
         // Bounded before any target is looked at: 25,000 targets x 1,000
         // repeats took 1.8 GB and more than 30 s to plan.
-        if let Some(toml::Value::Integer(r)) = d.get("repeats").map(|v| v.get_ref()) {
-            let runs = (file.target.len() as u64).saturating_mul((*r).max(1) as u64);
+        // (A repeats out of its own bounds is refused below, with its line.)
+        if let Some(toml::Value::Integer(r)) = d.get("repeats").map(|v| v.get_ref())
+            && (1..=crate::suite::bounds::MAX_REPEATS as i64).contains(r)
+        {
+            let runs = (file.target.len() as u64).saturating_mul(*r as u64);
             if runs > MAX_RUNS {
                 return Err(MatrixError::whole(
                     path,
