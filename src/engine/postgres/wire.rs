@@ -344,13 +344,19 @@ impl ReadBuf {
         if self.pos == self.end {
             self.pos = 0;
             self.end = 0;
-        } else if self.pos + need > self.buf.len() || self.buf.len() - self.end < MIN_READ {
+        } else if self.pos > 0
+            && (self.pos + need > self.buf.len() || self.buf.len() - self.end < MIN_READ)
+        {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
             self.pos = 0;
         }
-        if need > self.buf.len() {
-            self.buf.resize(need.next_power_of_two(), 0);
+        // Grown as the message arrives (doubling), not to its length field at
+        // once: a garbled length just under the 1 GB bound costs memory only
+        // for the bytes that really come.
+        if need > self.buf.len() && self.buf.len() - self.end < MIN_READ {
+            let to = (self.buf.len() * 2).min(need.next_power_of_two());
+            self.buf.resize(to, 0);
         }
         loop {
             match r.read(&mut self.buf[self.end..]) {
@@ -1629,6 +1635,19 @@ mod tests {
         let e = c.execute(&stmt(&[], true), &[]).unwrap_err();
         assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
         assert!(!c.is_usable());
+    }
+
+    #[test]
+    fn a_garbled_length_costs_memory_only_for_the_bytes_that_come() {
+        // A DataRow of "900 MB" of which 10 bytes come, then the end.
+        let mut answer = msg(b'2', b"");
+        answer.extend(b"D");
+        answer.extend(900_000_000u32.to_be_bytes());
+        answer.extend([0u8; 10]);
+        let mut c = conn(cut(&answer, 4));
+        let e = c.execute(&stmt(&[], true), &[]).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+        assert!(c.rd.buf.len() <= 2 * READ_BUF, "{}", c.rd.buf.len());
     }
 
     #[test]
