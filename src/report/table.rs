@@ -40,7 +40,17 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
-    if let Some(text) = section.and_then(|s| s.run_table(doc, all)) {
+    if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
+        // A suite's own tables carry no stall mark: the notes say which stalled.
+        for t in &doc.tests {
+            if let Some(w) = t
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(crate::results::STALL_WARNING))
+            {
+                text.push_str(&format!("stalled: {} t={}: {w}\n", t.test, t.threads));
+            }
+        }
         return text;
     }
     let groups = run_groups(doc, section);

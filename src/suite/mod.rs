@@ -140,7 +140,7 @@ pub trait Workload: Sync + 'static {
 }
 
 /// The load rate the time estimates assume, bytes per second of
-/// [`Workload::load_bytes`]: a TPC-C load into MariaDB on a 2-CPU VM ran at
+/// [`Workload::load_bytes`]: a TPC-C load into a server on a 2-CPU VM ran at
 /// about 60 MB/s (issue 29); loads on faster machines finish sooner.
 pub const LOAD_BYTES_PER_SEC: f64 = 50e6;
 
