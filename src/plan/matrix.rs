@@ -109,7 +109,7 @@ pub struct Matrix {
 }
 
 /// One (target, repeat) run, in the order they run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Step {
     pub target: String,
     pub repeat: usize,
@@ -287,6 +287,7 @@ impl Matrix {
                 Ok(d.get(key).map(|v| (v.get_ref().clone(), v.span())))
             };
         let mut targets: Vec<Target> = Vec::new();
+        let mut names = std::collections::HashSet::new();
         for t in &file.target {
             let field = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
                 match t.get(key) {
@@ -409,7 +410,7 @@ impl Matrix {
                     "must be a non-empty name without slashes",
                 ));
             }
-            if targets.iter().any(|o| o.name == name) {
+            if !names.insert(name.clone()) {
                 return Err(at(
                     path,
                     src,
