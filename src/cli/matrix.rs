@@ -72,7 +72,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         .map(|(_, s)| s)
         .collect();
     // The plan is the same for every target (the options are the matrix's).
-    let est_secs = m.plan(0)?.estimate_secs();
+    let est_secs = crate::suite::estimate_total_secs(m.plan(0)?.as_ref());
     // Every target's engine options must suit its engine before the first run starts.
     for t in &m.targets {
         let args = run_args(&m, t, 1, &a.results);
@@ -119,23 +119,18 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         Progress::default()
     };
     progress.matrix = a.file.display().to_string();
-    let todo: Vec<_> = steps
-        .iter()
-        .filter(|s| !progress.done.contains(s))
-        .collect();
+    // Maps and a set: with up to 100,000 runs, a list search per step is quadratic.
+    let by_name: std::collections::HashMap<&str, &crate::plan::matrix::Target> =
+        m.targets.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut done: std::collections::HashSet<crate::plan::matrix::Step> =
+        progress.done.iter().cloned().collect();
+    let todo: Vec<_> = steps.iter().filter(|s| !done.contains(s)).collect();
     let total: f64 = todo
         .iter()
-        .map(|s| {
-            est(m
-                .targets
-                .iter()
-                .find(|t| t.name == s.target)
-                .expect("steps name targets"))
-                + m.cooldown_secs
-        })
+        .map(|s| est(by_name[s.target.as_str()]) + m.cooldown_secs)
         .sum();
     println!(
-        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min plus loads and server starts",
+        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
         a.file.display(),
         a.part
             .map(|p| format!(
@@ -152,18 +147,10 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         total / 60.0
     );
     for (i, s) in steps.iter().enumerate() {
-        let t = m
-            .targets
-            .iter()
-            .find(|t| t.name == s.target)
-            .expect("steps name targets");
-        let done = if progress.done.contains(s) {
-            "  (done)"
-        } else {
-            ""
-        };
+        let t = by_name[s.target.as_str()];
+        let mark = if done.contains(s) { "  (done)" } else { "" };
         println!(
-            "  {:>3}. {} repeat {}: rqps {}{done}",
+            "  {:>3}. {} repeat {}: rqps {}{mark}",
             i + 1,
             s.target,
             s.repeat,
@@ -188,7 +175,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let mut failed = Vec::new();
     let mut first = true;
     for s in &steps {
-        if progress.done.contains(s) {
+        if done.contains(s) {
             continue;
         }
         if crate::harness::runner::stop_requested() {
@@ -199,11 +186,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             std::thread::sleep(Duration::from_secs_f64(m.cooldown_secs));
         }
         first = false;
-        let t = m
-            .targets
-            .iter()
-            .find(|t| t.name == s.target)
-            .expect("steps name targets");
+        let t = by_name[s.target.as_str()];
         eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
         let code = if own_process(t) {
             // A library engine's release stays loaded for the life of the
@@ -224,6 +207,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         match code {
             0 => {
                 progress.done.push(s.clone());
+                done.insert(s.clone());
                 progress.save(&progress_path)?;
             }
             EXIT_INTERRUPTED => {
@@ -413,6 +397,9 @@ fn run_args(
         password_file: t.password_file.clone(),
         stmt_timeout: m
             .stmt_timeout
+            .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
+        message_timeout: m
+            .message_timeout
             .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
         ..Default::default()
     }

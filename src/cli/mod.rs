@@ -238,6 +238,11 @@ pub struct RunArgs {
     /// 1 to 86400 (default 600; raise it when index builds on large tables take longer).
     #[arg(long, value_name = "SECS")]
     pub stmt_timeout: Option<crate::suite::bounds::Secs>,
+    /// Drop the connection when the server stops for this many seconds in the middle of a
+    /// reply message, 1 to 86400 (default 10): servers send each message whole, so silence
+    /// there is a fault (a garbled length, a stuck server), not a long query.
+    #[arg(long, value_name = "SECS")]
+    pub message_timeout: Option<crate::suite::bounds::Secs>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
     #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,
@@ -420,7 +425,7 @@ pub fn main() -> i32 {
     let chosen = if takes_suite {
         match suite_named(&argv) {
             Ok(s) => s,
-            Err(m) => return usage(&m.to_string()),
+            Err(m) => return usage(&scrub(&m.to_string(), &argv)),
         }
     } else {
         suite::registry()[0]
@@ -430,7 +435,7 @@ pub fn main() -> i32 {
         && let Some(sc) = cmd.find_subcommand(&sub)
         && let Some(m) = foreign_options(&argv, &longs(sc), chosen)
     {
-        return usage(&m);
+        return usage(&scrub(&m, &argv));
     }
     let matches = match cmd.try_get_matches_from(&argv) {
         Ok(m) => m,
@@ -438,17 +443,21 @@ pub fn main() -> i32 {
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("bad value");
-            return usage(line.trim_start_matches("error: "));
+            return usage(&scrub(line.trim_start_matches("error: "), &argv));
+        }
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", scrub(&e.to_string(), &argv));
+            return EXIT_USAGE;
         }
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+            return 0;
         }
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            eprint!("{}", scrub(&e.to_string(), &argv));
             return EXIT_USAGE;
         }
     };
@@ -486,12 +495,29 @@ pub fn main() -> i32 {
         // Stopped by a signal: 128 + that signal (143 for SIGTERM, 129 for SIGHUP).
         Ok(EXIT_INTERRUPTED) => crate::harness::runner::stop_exit_code(),
         Ok(code) => code,
-        Err(CliError::Usage(m)) => usage(&m),
+        Err(CliError::Usage(m)) => usage(&scrub(&m, &argv)),
         Err(CliError::Failed(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", scrub(&m, &argv));
             EXIT_FAILED
         }
     }
+}
+
+/// `m` with every argument of `argv` that holds a credential replaced by
+/// its redaction: a last guard for messages (clap's among them) that quote
+/// an argument as the user typed it.
+fn scrub(m: &str, argv: &[String]) -> String {
+    let mut out = m.to_string();
+    let values = argv
+        .iter()
+        .filter_map(|a| a.split_once('=').map(|(_, v)| v));
+    for a in argv.iter().map(String::as_str).chain(values) {
+        let shown = crate::engine::target::redact(a);
+        if shown != a && out.contains(a) {
+            out = out.replace(a, &shown);
+        }
+    }
+    out
 }
 
 fn usage(m: &str) -> i32 {
@@ -558,8 +584,8 @@ fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, 
 }
 
 fn show(a: &ShowArgs) -> Result<i32, CliError> {
-    let dir = match &a.run {
-        Some(r) => a.results.join(r),
+    let doc = match &a.run {
+        Some(r) => crate::results::read_run(&a.results.join(r))?,
         None => {
             let mut runs: Vec<PathBuf> = std::fs::read_dir(&a.results)
                 .map_err(|e| {
@@ -572,11 +598,21 @@ fn show(a: &ShowArgs) -> Result<i32, CliError> {
                 .filter(|p| p.join("run.json").is_file())
                 .collect();
             runs.sort();
-            runs.pop()
-                .ok_or_else(|| CliError::Usage(format!("no runs in {}", a.results.display())))?
+            // The latest run that reads; one that does not is skipped, as
+            // reports skip it.
+            loop {
+                let dir = runs.pop().ok_or_else(|| {
+                    CliError::Usage(format!("no readable runs in {}", a.results.display()))
+                })?;
+                match crate::results::read_run(&dir) {
+                    Ok(doc) => break doc,
+                    Err(e) => {
+                        eprintln!("warning: skipped unreadable run {}: {e}", dir.display())
+                    }
+                }
+            }
         }
     };
-    let doc = crate::results::read_run(&dir)?;
     print!(
         "{}",
         crate::report::table::run_table(&doc, a.all, &report::sections())

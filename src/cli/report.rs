@@ -122,6 +122,9 @@ fn notes(r: &Report) -> Vec<String> {
 }
 
 pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| CliError::Usage(e.to_string()))?;
+    }
     if let Some(test) = &a.explain {
         return explain(a, test);
     }

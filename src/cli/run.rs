@@ -84,10 +84,19 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         None => crate::engine::DEFAULT_STATEMENT_TIMEOUT,
     };
     crate::engine::set_statement_timeout(stmt_timeout);
+    let message_timeout = match a.message_timeout.map(|s| s.get()) {
+        Some(s) if s < 1.0 => {
+            return Err(CliError::Usage(format!(
+                "--message-timeout must be at least 1 second, got {s}"
+            )));
+        }
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None => crate::engine::DEFAULT_MESSAGE_TIMEOUT,
+    };
+    crate::engine::set_message_timeout(message_timeout);
     let ea = engine_args(a);
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;
-    crate::results::check_writable(&a.results)?;
     if let Some(j) = &a.json {
         let parent = j
             .parent()
@@ -100,7 +109,10 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
                 parent.display()
             )));
         }
+        crate::util::check_output(j).map_err(|e| CliError::Usage(format!("--json {e}")))?;
     }
+    check_space(plan, &ea)?;
+    crate::results::check_writable(&a.results)?;
     let ui = Ui { quiet: a.quiet };
     install_signals();
     // What a killed rqps (SIGKILL, a reset) could not remove.
@@ -109,6 +121,10 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     }
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
+    if let Err(e) = plan.check_target(engine.driver.as_ref()) {
+        engine.close(&mut |note| ui.say(note));
+        return Err(e.into());
+    }
     // The server is started: what rqps spawns from here (workers, loaders)
     // runs on the client's CPUs, until the guard restores the previous set.
     let pinned = match &a.client_cpus {
@@ -311,6 +327,33 @@ fn begin_part(a: &RunArgs, first: bool, ui: &Ui) -> Option<crate::results::PartI
     })
 }
 
+/// Refuses a plan whose load needs more than the free space where the
+/// engine's data will be, when rqps knows where that is (not for a server
+/// URL): a load that cannot fit fails hours later, or fills the disk.
+fn check_space(plan: &dyn crate::suite::Plan, ea: &EngineArgs) -> Result<(), CliError> {
+    let need = plan.load_bytes();
+    if need == 0 {
+        return Ok(());
+    }
+    let Some(dir) = crate::engine::open::data_dir(ea) else {
+        return Ok(());
+    };
+    let Some(free) = crate::util::free_bytes(&dir) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / 1e9;
+    Err(CliError::Usage(format!(
+        "the {} load needs about {:.1} GB (the suite's estimate) but {} has {:.1} GB free: make the load smaller, or put the data where there is room (another path, or TMPDIR for a throwaway engine)",
+        plan.suite(),
+        gb(need),
+        dir.display(),
+        gb(free)
+    )))
+}
+
 /// `run.json` → `run-r2.json`, for the documents of repeats.
 fn numbered(path: &std::path::Path, repeat: usize) -> PathBuf {
     let stem = path
@@ -346,7 +389,7 @@ fn run_repeat(
         store.doc().engine.name,
         store.doc().engine.version,
         plan.step_count(),
-        plan.estimate_secs(),
+        crate::suite::estimate_total_secs(plan),
         if repeats > 1 {
             format!(", repeat {repeat} of {repeats}")
         } else {

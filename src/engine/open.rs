@@ -145,6 +145,8 @@ fn library_engine(
                 .map_err(|e| {
                     OpenError::Failed(format!("cannot create a temporary directory: {e}"))
                 })?;
+            // So that the next run removes it if this process is killed.
+            let _ = crate::engine::server::mark_owner(t.path());
             let d = t.path().join("db");
             let shown = format!(
                 "throwaway {} {} at {}",
@@ -479,6 +481,25 @@ pub fn check_face(a: &EngineArgs, suite: &str, face: crate::engine::Face) -> Res
 }
 
 /// Opens the engine: starts a throwaway server, or makes the driver of a URL or SQLite file.
+/// Where the engine's data will be on this host, when rqps knows: the
+/// system temp dir for a throwaway server or database, the directory of a
+/// SQLite file or a RocksDB directory. `None` for a server URL.
+pub fn data_dir(a: &EngineArgs) -> Option<PathBuf> {
+    if a.server.is_some() {
+        return Some(std::env::temp_dir());
+    }
+    match a.target.as_deref().map(Target::parse) {
+        None | Some(Ok(Target::Sqlite(None))) => Some(std::env::temp_dir()),
+        Some(Ok(Target::Sqlite(Some(p)))) => Some(
+            p.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), PathBuf::from),
+        ),
+        Some(Ok(Target::Dir { dir, .. })) => Some(dir),
+        Some(Ok(Target::Url(_)) | Err(_)) => None,
+    }
+}
+
 pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenError> {
     check(a)?;
     let target = match &a.target {

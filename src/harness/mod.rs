@@ -295,6 +295,15 @@ impl Harness<'_> {
         }
         let TestRun { result, label, .. } = run;
         self.ui.say(&(self.line)(&label, &result));
+        // A stall shows only in the finished step's per-second series: said
+        // now, under its line, even with --quiet.
+        for w in result
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(crate::results::STALL_WARNING))
+        {
+            self.ui.warn(&format!("{label}: {w}"));
+        }
         self.store.finish_test(slot, result.clone())?;
         Ok(result)
     }
@@ -367,7 +376,8 @@ pub fn stall_warning(
         format!("{} of seconds {first} to {last}", idle.len())
     };
     Some(format!(
-        "the server stalled: no statement started in {span} while the threads waited (the longest took {:.1} s); QPS and latency include the stall",
+        "{}: no statement started in {span} while the threads waited (the longest took {:.1} s); QPS and latency include the stall",
+        crate::results::STALL_WARNING,
         max_latency_us / 1e6
     ))
 }

@@ -42,11 +42,22 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
-    if let Some(text) = section.and_then(|s| s.run_table(doc, all)) {
+    if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
+        // A suite's own tables carry no stall mark: the notes say which stalled.
+        for t in &doc.tests {
+            if let Some(w) = t
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(crate::results::STALL_WARNING))
+            {
+                text.push_str(&format!("stalled: {} t={}: {w}\n", t.test, t.threads));
+            }
+        }
         return text;
     }
     let groups = run_groups(doc, section);
     let mut out = String::new();
+    let mut stalls: Vec<String> = Vec::new();
     out.push_str(&format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
@@ -76,6 +87,17 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
         ]);
         let mut table = TextTable::new(&header);
         for t in rows {
+            let stall = t
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(crate::results::STALL_WARNING));
+            let status = match stall {
+                Some(w) => {
+                    stalls.push(format!("stalled: {} t={}: {w}", t.test, t.threads));
+                    format!("{} (stalled)", t.status)
+                }
+                None => t.status.to_string(),
+            };
             let qps = match unit_note(&t.qps_unit) {
                 Some(unit) => format!("{} {unit}", num(t.qps)),
                 None => num(t.qps),
@@ -91,11 +113,14 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
                 num(t.latency_us.p99),
                 num(t.latency_us.max),
                 t.errors.to_string(),
-                t.status.to_string(),
+                status,
             ]);
             table.row(cells);
         }
         out.push_str(&format!("\n{title}\n{}", table.render()));
+    }
+    for s in &stalls {
+        out.push_str(&format!("{s}\n"));
     }
     out.push_str(&hw_table(doc, all, &groups));
     out

@@ -18,6 +18,10 @@ use crate::util::{file_safe, now_rfc3339, write_atomic, write_output};
 /// harness's probe, read by reports to mark the result).
 pub const BUSY_WARNING: &str = "the machine was not idle";
 
+/// How a result's warning about a server stall starts (written by the
+/// harness from the per-second series, shown by `rqps show` and the live line).
+pub const STALL_WARNING: &str = "the server stalled";
+
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -749,10 +753,62 @@ impl Store {
     }
 }
 
-/// Reads a run directory back: its context and every test file, in order.
+/// The largest file of a run directory that readers take (`run.json` or a
+/// test file). rqps writes test files of a few MB at most (the largest part
+/// is a CPU profile); a file over this was not written by rqps, and reading
+/// it whole would cost its size in memory.
+pub const MAX_RESULT_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a file of a run directory: opened without following a symbolic
+/// link and without blocking (a FIFO), and only when it is a regular file
+/// of at most [`MAX_RESULT_FILE_BYTES`], of which no more is read.
+pub fn read_result_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "is a symbolic link, not a file rqps wrote",
+            ),
+            _ => e,
+        })?;
+    let md = f.metadata()?;
+    if !md.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the limit for a results file",
+                MAX_RESULT_FILE_BYTES >> 20
+            ),
+        )
+    };
+    if md.len() > MAX_RESULT_FILE_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(md.len() as usize);
+    f.take(MAX_RESULT_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RESULT_FILE_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+/// Reads a run directory back: its context and every test file, in order
+/// (each through [`read_result_file`]; a `tests` that is a link is refused).
 pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| StoreError::Read {
+        read_result_file(path).map_err(|source| StoreError::Read {
             path: path.to_path_buf(),
             source,
         })
@@ -764,11 +820,19 @@ pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     let path = dir.join("run.json");
     let text = read(&path)?;
     let mut doc: RunDoc = serde_json::from_str(&text).map_err(|e| parse(&path, e))?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("tests"))
-        .map_err(|source| StoreError::Read {
-            path: dir.join("tests"),
-            source,
-        })?
+    let tests = dir.join("tests");
+    let not_dir = |source| StoreError::Read {
+        path: tests.clone(),
+        source,
+    };
+    if !std::fs::symlink_metadata(&tests).map_err(not_dir)?.is_dir() {
+        return Err(not_dir(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a directory (a symbolic link is not followed)",
+        )));
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .map_err(not_dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();

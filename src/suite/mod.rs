@@ -132,10 +132,23 @@ pub trait Workload: Sync + 'static {
     fn step_count(p: &Self::Params) -> usize;
     /// Estimated seconds of the measured steps (loads depend on the engine).
     fn estimate_secs(p: &Self::Params) -> f64;
+    /// Estimated bytes the plan's load puts on the engine's disk (data and
+    /// indexes, before any compression), for the check against free space
+    /// and the load's share of the time estimate; 0: no load.
+    fn load_bytes(p: &Self::Params) -> u64 {
+        let _ = p;
+        0
+    }
     /// What `rqps tests --suite NAME` prints: the steps the parameters give.
     fn describe(p: &Self::Params) -> String;
     /// Runs every step through the harness.
     fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// Refuses a target the plan cannot start on, once it is open and before
+    /// a run is stored (a usage error says what to do). Default: any.
+    fn check_target(p: &Self::Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        let _ = (p, driver);
+        Ok(())
+    }
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -145,6 +158,16 @@ pub trait Workload: Sync + 'static {
     fn report() -> Option<&'static dyn Section> {
         None
     }
+}
+
+/// The load rate the time estimates assume, bytes per second of
+/// [`Workload::load_bytes`]: a TPC-C load into a server on a 2-CPU VM ran at
+/// about 60 MB/s (issue 29); loads on faster machines finish sooner.
+pub const LOAD_BYTES_PER_SEC: f64 = 50e6;
+
+/// Estimated seconds of `plan` as a whole: its load and its measured steps.
+pub fn estimate_total_secs(plan: &dyn Plan) -> f64 {
+    plan.estimate_secs() + plan.load_bytes() as f64 / LOAD_BYTES_PER_SEC
 }
 
 /// A suite as the CLI, matrix and report see it (object-safe; made from a
@@ -187,8 +210,12 @@ pub trait Plan: Send + Sync {
     fn params_json(&self) -> serde_json::Value;
     fn step_count(&self) -> usize;
     fn estimate_secs(&self) -> f64;
+    /// [`Workload::load_bytes`].
+    fn load_bytes(&self) -> u64;
     fn describe(&self) -> String;
     fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// [`Workload::check_target`].
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
 }
@@ -318,12 +345,20 @@ impl<W: Workload> Plan for TypedPlan<W> {
         W::estimate_secs(&self.p)
     }
 
+    fn load_bytes(&self) -> u64 {
+        W::load_bytes(&self.p)
+    }
+
     fn describe(&self) -> String {
         W::describe(&self.p)
     }
 
     fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         W::run(&self.p, h)
+    }
+
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        W::check_target(&self.p, driver)
     }
 
     fn line(&self) -> fn(&str, &TestResult) -> String {

@@ -222,6 +222,14 @@ impl crate::suite::Workload for Ibench {
         p.estimate_secs()
     }
 
+    /// The rows of l.i0 and of the inserts after it, about 150 bytes each
+    /// with the three secondary indexes.
+    fn load_bytes(p: &params::IbenchParams) -> u64 {
+        (p.clients as u64)
+            .saturating_mul(p.rows_per_client.saturating_add(p.writes_per_client))
+            .saturating_mul(150)
+    }
+
     fn describe(p: &params::IbenchParams) -> String {
         let mut out = format!(
             "profile {}: {} client(s), one table each (pi1..pi{})\n",

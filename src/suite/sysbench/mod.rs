@@ -165,6 +165,17 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         p.steps().map(|s| p.estimate_secs(&s)).unwrap_or(0.0)
     }
 
+    /// sbtest rows (id, k, c CHAR(120), pad CHAR(60)) take about 250 bytes
+    /// each with the k index and page overhead.
+    fn load_bytes(p: &SysbenchParams) -> u64 {
+        if p.skip_prepare {
+            return 0;
+        }
+        (p.tables as u64)
+            .saturating_mul(p.table_size)
+            .saturating_mul(250)
+    }
+
     fn describe(p: &SysbenchParams) -> String {
         let mut out = format!(
             "{:<30} {:<10} {:<9} reported\n",

@@ -236,6 +236,14 @@ impl Workload for Tpcc {
         }
     }
 
+    /// About 70 MB per warehouse once loaded (TPC-C's tables and indexes).
+    fn load_bytes(p: &Params) -> u64 {
+        if p.skip_load || p.check_only {
+            return 0;
+        }
+        u64::from(p.warehouses).saturating_mul(70_000_000)
+    }
+
     fn describe(p: &Params) -> String {
         let mut s = String::new();
         if !p.check_only {
