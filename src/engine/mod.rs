@@ -51,6 +51,7 @@ pub(crate) fn statement_timeout_message() -> String {
         statement_timeout().as_secs_f64()
     )
 }
+pub mod fetch;
 pub mod install;
 pub mod kind;
 pub mod kv;
