@@ -6,10 +6,13 @@
 //! `.sha1` published next to it. The jar is hashed while it streams to disk;
 //! a jar without a published checksum is refused.
 //!
-//! The client is ureq with the rustls (ring, webpki roots) that rqps's
-//! database connections use. It takes a proxy from `ALL_PROXY`, `HTTPS_PROXY`
-//! or `HTTP_PROXY` and skips it for the hosts of `NO_PROXY`. A server that
-//! sends nothing for `$RQPS_HTTP_TIMEOUT_SECS` (default 60) fails the fetch.
+//! The client is ureq with the rustls (ring) that rqps's database
+//! connections use. It trusts the system's CA bundle, as curl and mvn do
+//! (`$SSL_CERT_FILE`, else the distribution's bundle; a company's
+//! TLS-inspecting proxy puts its CA there), or Mozilla's roots where there is
+//! none. It takes a proxy from `ALL_PROXY`, `HTTPS_PROXY` or `HTTP_PROXY` and
+//! skips it for the hosts of `NO_PROXY`. A server that sends nothing for
+//! `$RQPS_HTTP_TIMEOUT_SECS` (default 60) fails the fetch.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -208,8 +211,43 @@ pub fn timeout() -> Result<Duration, FetchError> {
     }
 }
 
+/// Where distributions keep their CA bundle: Debian and Ubuntu, Fedora and
+/// RHEL, openSUSE, Alpine and others.
+const CA_BUNDLES: [&str; 4] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The roots that verify an https repository: the certificates of
+/// `$SSL_CERT_FILE` or of the system's bundle, else Mozilla's (webpki-roots).
+fn roots() -> ureq::tls::RootCerts {
+    use ureq::tls::{PemItem, RootCerts, parse_pem};
+    let named = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from);
+    let files = named
+        .into_iter()
+        .chain(CA_BUNDLES.iter().map(PathBuf::from));
+    for f in files {
+        let Ok(pem) = std::fs::read(&f) else {
+            continue;
+        };
+        let certs: Vec<_> = parse_pem(&pem)
+            .filter_map(|i| match i {
+                Ok(PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
+        if !certs.is_empty() {
+            return RootCerts::Specific(std::sync::Arc::new(certs));
+        }
+    }
+    RootCerts::WebPki
+}
+
 fn agent(stall: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
+        .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots()).build())
         .proxy(ureq::Proxy::try_from_env())
         .http_status_as_error(false)
         .user_agent(format!("rqps/{}", env!("CARGO_PKG_VERSION")))
