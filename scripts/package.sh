@@ -51,10 +51,11 @@ rm -rf dist/stage
 mkdir -p dist/stage
 stage=dist/stage
 
-# Man pages: rqps(1) and one per subcommand (rqps-run(1), ...), as rqps generates them.
+# Man pages: rqps(1) and one per subcommand (rqps-run(1), ...), as rqps generates them
+# (not for clap's `help`).
 mkdir -p "$stage/man"
 "$bin" man > "$stage/man/rqps.1"
-for sub in $(grep -o 'rqps\\-[a-z][a-z-]*(1)' "$stage/man/rqps.1" | sed 's/^rqps\\-//; s/(1)$//' | sort -u); do
+for sub in $(grep -o 'rqps\\-[a-z][a-z-]*(1)' "$stage/man/rqps.1" | sed 's/^rqps\\-//; s/(1)$//' | grep -vx help | sort -u); do
     "$bin" man "$sub" > "$stage/man/rqps-$sub.1"
 done
 mkdir -p "$stage/completions"
