@@ -56,11 +56,16 @@ fn with_all_suites(cmd: Command, sub: &str) -> Command {
     })
 }
 
-/// The whole command line: every subcommand, every suite's options.
+/// The whole command line: every subcommand, every suite's options, and
+/// the suites' names as the values `--suite` completes to.
 pub fn full_command() -> Command {
+    let suites = || clap::builder::PossibleValuesParser::new(suite::names());
     let cmd = super::command(suite::registry()[0]);
     let cmd = with_all_suites(cmd, "run");
-    let mut cmd = with_all_suites(cmd, "tests");
+    let cmd = with_all_suites(cmd, "tests");
+    let mut cmd = ["run", "tests"].iter().fold(cmd, |cmd, sub| {
+        cmd.mut_subcommand(sub, |c| c.mut_arg("suite", |a| a.value_parser(suites())))
+    });
     cmd.build();
     cmd
 }
@@ -155,6 +160,9 @@ mod tests {
             .next()
             .expect("a second suite with an option");
         assert!(bash.contains(&format!("--{other}")), "--{other} missing");
+        // `--suite` completes to the registry's names.
+        let names = suite::names().join(" ");
+        assert!(bash.contains(&names), "no '{names}' in the bash completion");
     }
 
     #[test]
