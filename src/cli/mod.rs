@@ -9,6 +9,8 @@ mod matrix;
 mod merge;
 mod report;
 pub mod run;
+mod runs;
+pub mod shell;
 
 use std::path::PathBuf;
 
@@ -136,6 +138,12 @@ enum Cmd {
     /// Measure rqps itself: harness overhead, and its client's cost against sysbench and bare loops.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// List the names stored in a results directory: suite, workload shape, repeats, dates.
+    Runs(runs::RunsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page of rqps, or of one subcommand (`rqps man run`), as roff.
+    Man(shell::ManArgs),
 }
 
 #[derive(Args, Clone, Debug, Default)]
@@ -271,6 +279,12 @@ enum EngineCmd {
         kind: String,
         /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb); 6.29.5, 8.10.0, 10.10.1 (rocksdb).
         version: String,
+        /// Fetch the jar and its published .sha1 from this Maven repository over HTTP(S),
+        /// without mvn or a JDK (e.g. https://repo1.maven.org/maven2). Default:
+        /// $RQPS_MAVEN_REPOSITORY, else the first <mirror> of ~/.m2/settings.xml, else mvn.
+        /// A proxy is taken from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY, minus NO_PROXY.
+        #[arg(long, value_name = "URL")]
+        repository: Option<String>,
     },
 }
 
@@ -394,6 +408,8 @@ fn command(suite: &dyn Suite) -> clap::Command {
     };
     let cache = crate::engine::install::cache_root();
     Cli::command()
+        // The version and, when built from a checkout, its commit (build.rs).
+        .version(env!("RQPS_VERSION_LINE"))
         .mut_subcommand("run", |c| {
             keep_about(c, &|c| {
                 crate::engine::registry::augment_args(
@@ -485,6 +501,9 @@ pub fn main() -> i32 {
         Cmd::Bench(c) => bench::run_cmd(&c)
             .map(|_| 0)
             .map_err(|e| CliError::Failed(e.to_string())),
+        Cmd::Runs(a) => runs::runs(&a),
+        Cmd::Completions(a) => shell::completions(&a),
+        Cmd::Man(a) => shell::man(&a),
     };
     // A second signal is ending the process: its thread exits once the
     // throwaway servers are killed and their files removed, not before.
@@ -526,7 +545,7 @@ fn usage(m: &str) -> i32 {
 }
 
 fn engine(c: &EngineCmd) -> Result<i32, CliError> {
-    use crate::engine::install::{EngineSpec, install, list};
+    use crate::engine::install::{EngineSpec, install_from, list};
     match c {
         EngineCmd::List => {
             for l in list() {
@@ -534,7 +553,11 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
             }
             Ok(0)
         }
-        EngineCmd::Install { kind, version } => {
+        EngineCmd::Install {
+            kind,
+            version,
+            repository,
+        } => {
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
                 .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -546,8 +569,19 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
                     "cannot install '{kind}': expected postgres, mariadb or rocksdb"
                 )));
             };
-            let base = install(spec.kind, version, &mut |n| eprintln!("{n}"))
-                .map_err(|e| CliError::Failed(e.to_string()))?;
+            let base = install_from(spec.kind, version, repository.as_deref(), &mut |n| {
+                eprintln!("{n}")
+            })
+            .map_err(|e| {
+                use crate::engine::fetch::FetchError;
+                use crate::engine::install::InstallError;
+                match e {
+                    InstallError::Download(
+                        FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
+                    ) => CliError::Usage(e.to_string()),
+                    e => CliError::Failed(e.to_string()),
+                }
+            })?;
             println!("{key} {version}: {}", base.display());
             println!("use it with: rqps run --server {key}@{version}");
             Ok(0)

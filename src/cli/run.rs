@@ -41,7 +41,52 @@ fn open_error(e: OpenError) -> CliError {
 /// `rqps run`: the chosen suite's plan from its parsed options, then the run.
 pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
     let plan = suite.plan_cli(&common(a), m)?;
-    run(a, plan.as_ref())
+    let (code, name) = run_named(a, plan.as_ref())?;
+    // The last line: what to do next. Not for a matrix's child runs (it
+    // reports itself), nor under --quiet, nor after Ctrl-C.
+    if let Some(name) = name
+        && !a.quiet
+        && a.repeat_number.is_none()
+        && code != EXIT_INTERRUPTED
+    {
+        eprintln!("{}", next_step(&a.results, &name));
+    }
+    Ok(code)
+}
+
+/// `s` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/:@%+=".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `compare with: ...`: the commands that compare the run named `name`
+/// with another target. With other names stored already, the report of
+/// them all against the oldest; else a second run, then the report.
+pub fn next_step(results: &std::path::Path, name: &str) -> String {
+    let dir = if results == std::path::Path::new("rqps-results") {
+        String::new()
+    } else {
+        format!(" --results {}", shell_word(&results.display().to_string()))
+    };
+    let names = crate::report::load::read_results(results)
+        .map(|(runs, _)| crate::report::load::names(&runs))
+        .unwrap_or_default();
+    match names.iter().find(|n| *n != name) {
+        Some(base) => format!(
+            "compare with: rqps report{dir} --base {} (`rqps runs{dir}` lists the {} names stored)",
+            shell_word(base),
+            names.len()
+        ),
+        None => format!(
+            "compare with: rqps run --name B{dir} … (the same options, another --target, --server or --config); rqps report{dir} --base {}",
+            shell_word(name)
+        ),
+    }
 }
 
 /// What every suite's plan starts from.
@@ -55,6 +100,11 @@ pub fn common(a: &RunArgs) -> Common {
 
 /// Runs a plan against the engine `a` names, `a.repeats` times (each its own stored run).
 pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
+    run_named(a, plan).map(|(code, _)| code)
+}
+
+/// [`run`], and the name the runs were stored under (`None` when nothing was).
+fn run_named(a: &RunArgs, plan: &dyn Plan) -> Result<(i32, Option<String>), CliError> {
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
@@ -145,7 +195,12 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     code
 }
 
-fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
+fn run_on(
+    a: &RunArgs,
+    plan: &dyn Plan,
+    engine: &mut Opened,
+    ui: &Ui,
+) -> Result<(i32, Option<String>), CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
     let connected = match driver.kv() {
@@ -253,6 +308,7 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         None => (1..=repeats).collect(),
     };
     let first_repeat = numbers.first().copied();
+    let mut stored = None;
     for repeat in numbers {
         if crate::harness::runner::stop_requested() {
             break;
@@ -273,13 +329,14 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
                 j.clone()
             }
         });
+        stored = Some(doc.name.clone());
         let c = run_repeat(doc, json, a, plan, engine, &probe, ui, repeats)?;
         // Ctrl-C wins over a failure, a failure over success.
         if c == EXIT_INTERRUPTED || code != EXIT_INTERRUPTED && c != 0 {
             code = c;
         }
     }
-    Ok(code)
+    Ok((code, stored))
 }
 
 /// Waits for `--start-at` (when `first`), then says which part this run is

@@ -70,6 +70,7 @@ pub fn message_timeout() -> std::time::Duration {
     std::time::Duration::from_millis(MESSAGE_TIMEOUT_MS.load(std::sync::atomic::Ordering::SeqCst))
 }
 
+pub mod fetch;
 pub mod install;
 pub mod kind;
 pub mod kv;

@@ -6,6 +6,11 @@
 //! `ibench`, threads = clients, qps = the step's throughput), filling the
 //! generic columns they have and the columns their section names, which
 //! follow the generic ones in section order.
+//!
+//! `unit` names what `qps` counts (`statements/s`; `Krows/s` for a scan), and
+//! `busy` is `true` for a repeat that ran while other processes kept the
+//! machine busy. Only the columns that some row fills are written; `target`
+//! is always the first. docs/reports.md lists the columns.
 
 use super::Exporter;
 use crate::report::model::{HwFigures, Report, Row, Side};
@@ -16,9 +21,9 @@ use crate::report::section::CsvRecord;
 const SUMMARY: [&str; 4] = ["relative", "ci_low", "ci_high", "verdict"];
 
 /// The columns every row may fill, before the per-op figures.
-const COLUMNS: [&str; 16] = [
+const COLUMNS: [&str; 18] = [
     "target", "engine", "version", "suite", "group", "test", "threads", "repeat", "run_id", "qps",
-    "tps", "errors", "p50_us", "p95_us", "p99_us", "max_us",
+    "unit", "tps", "errors", "busy", "p50_us", "p95_us", "p99_us", "max_us",
 ];
 
 pub struct Csv;
@@ -36,7 +41,14 @@ fn num(v: Option<f64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn rows(out: &mut String, extra: usize, name: &str, engine: &str, row: &Row, side: &Side) {
+fn rows(
+    out: &mut Vec<Vec<String>>,
+    extra: usize,
+    name: &str,
+    engine: &str,
+    row: &Row,
+    side: &Side,
+) {
     for (i, s) in side.samples.iter().enumerate() {
         let mut cells = vec![
             field(name),
@@ -49,8 +61,10 @@ fn rows(out: &mut String, extra: usize, name: &str, engine: &str, row: &Row, sid
             (i + 1).to_string(),
             field(&s.run_id),
             s.qps.to_string(),
+            field(&row.unit),
             s.tps.to_string(),
             s.errors.to_string(),
+            s.busy.to_string(),
             s.latency_us.p50.to_string(),
             s.latency_us.p95.to_string(),
             s.latency_us.p99.to_string(),
@@ -59,24 +73,46 @@ fn rows(out: &mut String, extra: usize, name: &str, engine: &str, row: &Row, sid
         let hw = s.hw.as_ref().map(|h| h.values()).unwrap_or([None; 7]);
         cells.extend(hw.iter().map(|v| num(*v)));
         cells.extend((0..SUMMARY.len() + extra).map(|_| String::new()));
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        out.push(cells);
     }
 }
 
 /// A record in `header` order, quoted; columns it lacks are empty.
-fn record(out: &mut String, header: &[&str], rec: &CsvRecord) {
-    let cells: Vec<String> = header
-        .iter()
-        .map(|h| {
-            rec.iter()
-                .find(|(k, _)| k == h)
-                .map(|(_, v)| field(v))
-                .unwrap_or_default()
-        })
+fn record(out: &mut Vec<Vec<String>>, header: &[&str], rec: &CsvRecord) {
+    out.push(
+        header
+            .iter()
+            .map(|h| {
+                rec.iter()
+                    .find(|(k, _)| k == h)
+                    .map(|(_, v)| field(v))
+                    .unwrap_or_default()
+            })
+            .collect(),
+    );
+}
+
+/// The header and rows without the columns that no row fills (the first
+/// column is always kept).
+fn write_filled(header: &[&str], rows: &[Vec<String>]) -> String {
+    let keep: Vec<bool> = (0..header.len())
+        .map(|c| c == 0 || rows.iter().any(|r| r.get(c).is_some_and(|v| !v.is_empty())))
         .collect();
-    out.push_str(&cells.join(","));
-    out.push('\n');
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+        let kept: Vec<&str> = cells
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| c)
+            .collect();
+        out.push_str(&kept.join(","));
+        out.push('\n');
+    };
+    line(&mut header.iter().copied());
+    for r in rows {
+        line(&mut r.iter().map(String::as_str));
+    }
+    out
 }
 
 impl Exporter for Csv {
@@ -93,8 +129,7 @@ impl Exporter for Csv {
             }
         }
         let extra = header.len() - generic;
-        let mut out = header.join(",");
-        out.push('\n');
+        let mut out = Vec::new();
         for row in report.rows() {
             rows(
                 &mut out,
@@ -118,7 +153,7 @@ impl Exporter for Csv {
                 record(&mut out, &header, &rec);
             }
         }
-        out
+        write_filled(&header, &out)
     }
 }
 
@@ -158,6 +193,19 @@ fn summary(report: &Report) -> Vec<CsvRecord> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn columns_no_row_fills_are_left_out_but_never_the_first() {
+        let header = ["target", "qps", "unit", "extra"];
+        let rows = vec![
+            vec!["".to_string(), "1".into(), "".into(), "".into()],
+            vec!["b".to_string(), "2".into(), "Krows/s".into(), "".into()],
+        ];
+        assert_eq!(
+            super::write_filled(&header, &rows),
+            "target,qps,unit\n,1,\nb,2,Krows/s\n"
+        );
+    }
+
     #[test]
     fn quotes_only_when_needed() {
         assert_eq!(super::field("plain"), "plain");
