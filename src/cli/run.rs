@@ -101,7 +101,7 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
             )));
         }
     }
-    let ui = Ui { quiet: a.quiet };
+    let ui = Ui::new(a.quiet);
     install_signals();
     // What a killed rqps (SIGKILL, a reset) could not remove.
     for line in crate::engine::server::remove_stale_dirs() {
