@@ -494,6 +494,10 @@ above 1 costs more than the base. \"1\" when both are 0, \"inf\" when only the b
 where not measured."
                 .into(),
         ));
+        out.push(Block::Para(format!(
+            "{}.",
+            crate::report::table::LIMIT_LEGEND
+        )));
         for row in hw_rows {
             out.push(Block::Heading(
                 3,
@@ -501,19 +505,26 @@ where not measured."
             ));
             let mut header = vec!["".to_string()];
             header.extend(HwFigures::TITLES.iter().map(|s| s.to_string()));
+            header.push("limit".into());
             let mut rows = Vec::new();
             let mut first: Vec<TCell> = vec![r.base.as_str().into()];
             first.extend(hw_cells(row.base.hw.as_ref()));
+            first.push(crate::report::table::limit_cell(row.base.limit()).into());
             rows.push(first);
             for (t, c) in r.targets.iter().zip(&row.cells) {
                 let mut cells: Vec<TCell> = vec![t.as_str().into()];
                 cells.extend(hw_cells(c.as_ref().and_then(|c| c.side.hw.as_ref())));
+                cells.push(
+                    crate::report::table::limit_cell(c.as_ref().and_then(|c| c.side.limit()))
+                        .into(),
+                );
                 rows.push(cells);
             }
             for (t, c) in r.targets.iter().zip(&row.cells) {
                 if let Some(rel) = c.as_ref().and_then(|c| c.hw_rel.as_ref()) {
                     let mut cells: Vec<TCell> = vec![format!("{t} / {}", r.base).into()];
                     cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    cells.push("".into());
                     rows.push(cells);
                 }
             }
