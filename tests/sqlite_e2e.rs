@@ -279,7 +279,7 @@ fn thread_sweep_report_has_the_scalability_table() {
         .nth(1)
         .unwrap_or_else(|| panic!("no scalability section:\n{md}"));
     let header =
-        "| test | name | QPS at fewest threads | t=1 | t=2 | t=4 | peak QPS | peak at threads |";
+        "| test | name | QPS at fewest threads | t=1 | t=2 | t=4 | peak QPS | peak at threads | limit at peak |";
     assert!(section.contains(header), "{section}");
     let mut rows = 0;
     for (name, doc) in &docs {

@@ -192,6 +192,18 @@ fn sqlite_engine(
         Some(c) => sqlite_pragmas(c)?,
         None => Vec::new(),
     };
+    // The user's lines are stored with the run, as a server's config is, so
+    // that "what differs" shows them as the user's own settings.
+    let server_info = match &a.config {
+        Some(c) => Some(ServerInfo {
+            kind: crate::engine::sqlite::KIND.name.to_string(),
+            binary_version: String::new(),
+            binaries: "inside rqps".into(),
+            config_file: Some(c.display().to_string()),
+            config: read_config(c)?.lines().map(str::to_string).collect(),
+        }),
+        None => None,
+    };
     let (path, tmp) = match path {
         Some(p) => (p.clone(), None),
         None => {
@@ -220,7 +232,7 @@ fn sqlite_engine(
         sqlite_path: Some(path),
         local_port: None,
         server: None,
-        server_info: None,
+        server_info,
         server_cpus: None,
         lib_dir: None,
         _tmp: tmp,
