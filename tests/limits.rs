@@ -124,9 +124,10 @@ fn a_client_on_one_cpu_that_a_busy_loop_shares_is_the_limit_and_the_busy_warning
         .unwrap()
         .iter()
         .filter(|t| {
-            t["warnings"]
-                .as_array()
-                .is_some_and(|w| w.iter().any(|w| w.as_str().unwrap().starts_with("the machine was not idle")))
+            t["warnings"].as_array().is_some_and(|w| {
+                w.iter()
+                    .any(|w| w.as_str().unwrap().starts_with("the machine was not idle"))
+            })
         })
         .count();
     assert_eq!(stored, 2, "every affected test keeps its warning");
@@ -135,7 +136,10 @@ fn a_client_on_one_cpu_that_a_busy_loop_shares_is_the_limit_and_the_busy_warning
     let out = text(&show.stdout);
     assert!(out.contains("limit"), "{out}");
     assert!(out.contains("client 1"), "{out}");
-    assert!(out.contains("the figure is the client's, not the server's"), "{out}");
+    assert!(
+        out.contains("the figure is the client's, not the server's"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -162,7 +166,9 @@ fn a_client_with_room_on_its_cpus_is_not_named_the_limit() {
     assert_ne!(x["by"], "server-cpu", "{x}");
     // Other processes may fill the host (tests run side by side); when they
     // did not, no limit is named.
-    if x["host_busy_pct"].as_f64().unwrap() < 90.0 && x["disk_util_pct"].as_f64().unwrap_or(0.0) < 90.0 {
+    if x["host_busy_pct"].as_f64().unwrap() < 90.0
+        && x["disk_util_pct"].as_f64().unwrap_or(0.0) < 90.0
+    {
         assert!(x.get("by").is_none(), "{x}");
         let line = err.lines().find(|l| l.contains("qps")).unwrap();
         assert!(!line.contains("limit:"), "{line}");

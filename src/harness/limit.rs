@@ -99,13 +99,11 @@ pub fn measure(iv: &Interval<'_>) -> Limit {
             .server_set
             .as_ref()
             .and_then(|_| cores(t.and_then(|t| t.server_cpu_secs))),
-        server_cpus: iv.server_set.as_ref().map(|s| {
-            if s.is_empty() {
-                iv.host_cpus
-            } else {
-                s.len()
-            }
-        }),
+        server_cpus: iv.server_set.as_ref().map(
+            |s| {
+                if s.is_empty() { iv.host_cpus } else { s.len() }
+            },
+        ),
         server_cpus_busy_pct: iv.server_set.as_deref().and_then(own_set_busy),
         host_cpus: iv.host_cpus,
         host_busy_pct: t.and_then(|t| t.cpu_busy_pct),
@@ -190,7 +188,10 @@ mod tests {
         };
         assert_eq!(
             named(l),
-            (Some("client"), Some("client 100% of 1 CPU (rqps 52%)".into()))
+            (
+                Some("client"),
+                Some("client 100% of 1 CPU (rqps 52%)".into())
+            )
         );
     }
 

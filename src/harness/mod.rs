@@ -330,7 +330,8 @@ impl Harness<'_> {
             run.result.reason = Some(reason.to_string());
         }
         let TestRun { result, label, .. } = run;
-        self.ui.say(&with_marks((self.line)(&label, &result), &result));
+        self.ui
+            .say(&with_marks((self.line)(&label, &result), &result));
         self.store.finish_test(slot, result.clone())?;
         Ok(result)
     }
@@ -345,8 +346,7 @@ pub fn with_marks(mut line: String, r: &TestResult) -> String {
     if let Some(l) = r.hw.as_ref().and_then(|h| h.limit.as_ref()?.label()) {
         line.push_str(&format!("  limit: {l}"));
     }
-    if r
-        .warnings
+    if r.warnings
         .iter()
         .any(|w| w.starts_with(crate::results::BUSY_WARNING))
     {
@@ -514,10 +514,18 @@ mod tests {
     #[test]
     fn the_busy_warning_is_said_once_and_other_warnings_every_time() {
         let ui = Ui::new(true);
-        let busy = format!("{}: other processes used 40% of all CPUs", crate::results::BUSY_WARNING);
-        let first = ui.warning_text(&format!("oltp-read-only t=1: {busy}")).unwrap();
+        let busy = format!(
+            "{}: other processes used 40% of all CPUs",
+            crate::results::BUSY_WARNING
+        );
+        let first = ui
+            .warning_text(&format!("oltp-read-only t=1: {busy}"))
+            .unwrap();
         assert!(first.contains("said once"), "{first}");
-        assert_eq!(ui.warning_text(&format!("oltp-read-only t=2: {busy}")), None);
+        assert_eq!(
+            ui.warning_text(&format!("oltp-read-only t=2: {busy}")),
+            None
+        );
         assert_eq!(ui.warning_text(&format!("load: {busy}")), None);
         assert_eq!(
             ui.warning_text("x: the server stalled").as_deref(),
@@ -528,10 +536,20 @@ mod tests {
 
     #[test]
     fn a_busy_or_limited_test_line_carries_its_marks() {
-        let mut r = TestResult::running("sysbench", "point-query".into(), "point", 4, true, "statements/s");
+        let mut r = TestResult::running(
+            "sysbench",
+            "point-query".into(),
+            "point",
+            4,
+            true,
+            "statements/s",
+        );
         r.status = Status::Ok;
         assert_eq!(with_marks("line".into(), &r), "line");
-        r.warnings.push(format!("{}: other processes used 40%", crate::results::BUSY_WARNING));
+        r.warnings.push(format!(
+            "{}: other processes used 40%",
+            crate::results::BUSY_WARNING
+        ));
         r.hw = Some(HwCost {
             limit: Some(crate::results::Limit {
                 by: Some("client".into()),

@@ -191,8 +191,11 @@ impl Side {
     /// too; the earliest on a tie), as its first repeat with it measured;
     /// `None` where no repeat stored one.
     pub fn limit(&self) -> Option<&crate::results::Limit> {
-        let limits: Vec<&crate::results::Limit> =
-            self.samples.iter().filter_map(|s| s.limit.as_ref()).collect();
+        let limits: Vec<&crate::results::Limit> = self
+            .samples
+            .iter()
+            .filter_map(|s| s.limit.as_ref())
+            .collect();
         let count = |by: &Option<String>| limits.iter().filter(|l| &l.by == by).count();
         let mut best: Option<&crate::results::Limit> = None;
         for l in &limits {

@@ -116,10 +116,7 @@ pub fn peak_limit<'r>(r: &'r Report, c: &Curve) -> Option<&'r crate::results::Li
 /// Whether a peak was set by something other than the server: the client's
 /// CPUs or the whole host's.
 fn not_the_servers(l: Option<&crate::results::Limit>) -> bool {
-    matches!(
-        l.and_then(|l| l.by.as_deref()),
-        Some("client" | "host-cpu")
-    )
+    matches!(l.and_then(|l| l.by.as_deref()), Some("client" | "host-cpu"))
 }
 
 /// The scalability table: one row per test and name.
@@ -280,13 +277,21 @@ mod tests {
 
     #[test]
     fn a_peak_the_client_set_is_marked_and_explained() {
-        let a = run("a", &[(32, 371_000.0, Some("client")), (64, 369_000.0, Some("client"))]);
+        let a = run(
+            "a",
+            &[
+                (32, 371_000.0, Some("client")),
+                (64, 369_000.0, Some("client")),
+            ],
+        );
         let b = run("b", &[(32, 200_000.0, None), (64, 210_000.0, None)]);
         let text = section(&[a, b]);
         assert!(text.contains("371000 *"), "{text}");
         assert!(text.contains("client 99% of 4 CPUs"), "{text}");
         assert!(
-            text.contains("the client, not the server, set this figure: give it more CPUs or use client parts"),
+            text.contains(
+                "the client, not the server, set this figure: give it more CPUs or use client parts"
+            ),
             "{text}"
         );
         assert!(text.contains("210000\"") && text.contains("none"), "{text}");
@@ -294,7 +299,10 @@ mod tests {
 
     #[test]
     fn a_peak_the_server_set_is_not_marked() {
-        let a = run("a", &[(1, 10_000.0, None), (2, 19_000.0, Some("server-cpu"))]);
+        let a = run(
+            "a",
+            &[(1, 10_000.0, None), (2, 19_000.0, Some("server-cpu"))],
+        );
         let b = run("b", &[(1, 10_000.0, None), (2, 18_000.0, None)]);
         let text = section(&[a, b]);
         assert!(!text.contains(" *"), "{text}");
