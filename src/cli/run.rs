@@ -28,6 +28,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         options: a.engine_options.clone(),
         server_cpus: a.server_cpus.clone(),
         password_file: a.password_file.clone(),
+        need: None,
     }
 }
 
@@ -84,7 +85,10 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         None => crate::engine::DEFAULT_STATEMENT_TIMEOUT,
     };
     crate::engine::set_statement_timeout(stmt_timeout);
-    let ea = engine_args(a);
+    let ea = EngineArgs {
+        need: Some(plan.need()),
+        ..engine_args(a)
+    };
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;
     crate::results::check_writable(&a.results)?;
@@ -137,6 +141,8 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         None => driver.require_sql().and_then(|db| db.connect()).map(drop),
     };
     connected.map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?;
+    // A server too small for the plan fails now, not after the load.
+    crate::engine::open::check_capacity(&plan.need(), driver.as_ref()).map_err(open_error)?;
     let version = driver
         .version()
         .map_err(|e| CliError::Failed(format!("cannot read the engine version: {e}")))?;

@@ -51,6 +51,7 @@ pub(crate) fn statement_timeout_message() -> String {
         statement_timeout().as_secs_f64()
     )
 }
+pub mod capacity;
 pub mod install;
 pub mod kind;
 pub mod kv;
@@ -499,6 +500,13 @@ pub trait Driver: Send + Sync {
     /// Server-wide activity counters as (name, value) text, to diff before
     /// and after a test. Engines without such counters return an empty list.
     fn status(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+
+    /// What the server allows this client to open now (connections,
+    /// prepared statements), to check a plan's [`capacity::Need`] before
+    /// anything loads. Empty for engines that limit neither.
+    fn allowances(&self) -> DbResult<Vec<capacity::Allowance>> {
         Ok(Vec::new())
     }
 

@@ -31,6 +31,9 @@ pub struct EngineArgs {
     /// `--password-file`: the password of a URL target without one
     /// ([`crate::engine::secret`] says where else it may come from).
     pub password_file: Option<PathBuf>,
+    /// What the plan opens at most at once: a throwaway server is sized for
+    /// it, and a config that sets its limits too low is refused ([`check`]).
+    pub need: Option<crate::engine::capacity::Need>,
 }
 
 /// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
@@ -313,6 +316,7 @@ fn server_engine(
         parent_dir: None,
         cpus: a.server_cpus.clone(),
         require_tls: false,
+        need: a.need.clone(),
     };
     let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
     let config = match &a.config {
@@ -466,8 +470,29 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
     if let Some(kind) = named_kind(a, &target) {
         kind.check_options(&a.options)
             .map_err(|e| OpenError::Usage(e.to_string()))?;
+        // A throwaway server's config that sets its limits below the plan's needs.
+        if let (Some(_), Some(recipe), Some(need), Some(c)) =
+            (&a.server, kind.server, &a.need, &a.config)
+        {
+            crate::engine::capacity::check_config(recipe.sized_settings(), need, &read_config(c)?)
+                .map_err(|e| OpenError::Usage(e.to_string()))?;
+        }
     }
     Ok(())
+}
+
+/// Checks what the opened engine's server allows against what the plan
+/// opens at most (`need`): one line that says what to do when
+/// it is too small. A server that cannot say is not refused.
+pub fn check_capacity(
+    need: &crate::engine::capacity::Need,
+    driver: &dyn Driver,
+) -> Result<(), OpenError> {
+    match driver.allowances() {
+        Ok(allowances) => crate::engine::capacity::check(need, &allowances)
+            .map_err(|e| OpenError::Usage(e.to_string())),
+        Err(_) => Ok(()),
+    }
 }
 
 /// Checks, before anything starts, that the engine the arguments name offers

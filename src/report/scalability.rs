@@ -125,7 +125,12 @@ pub fn table(r: &Report, curves: &[Curve]) -> Table {
         .map(String::from)
         .to_vec();
     header.extend(r.thread_counts.iter().map(|t| format!("t={t}")));
-    header.extend(["peak QPS", "peak at threads", "limit at peak"].map(String::from));
+    header.extend(["peak QPS", "peak at threads"].map(String::from));
+    // Results stored before rqps measured the limit have no column.
+    let limits = curves.iter().any(|c| peak_limit(r, c).is_some());
+    if limits {
+        header.push("limit at peak".into());
+    }
     let rows = curves
         .iter()
         .map(|c| {
@@ -145,7 +150,9 @@ pub fn table(r: &Report, curves: &[Curve]) -> Table {
             let mark = if not_the_servers(limit) { " *" } else { "" };
             cells.push(format!("{}{mark}", qps(q)).into());
             cells.push(t.to_string().into());
-            cells.push(crate::report::table::limit_cell(limit).into());
+            if limits {
+                cells.push(crate::report::table::limit_cell(limit).into());
+            }
             cells
         })
         .collect();

@@ -115,8 +115,18 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
         "wKB/o",
         "rss MB",
         "db MB",
-        "limit",
     ]);
+    // Results stored before rqps measured the limit have no column.
+    let limits = doc
+        .load
+        .as_ref()
+        .and_then(|l| l.hw.as_ref())
+        .into_iter()
+        .chain(doc.tests.iter().filter_map(|t| t.hw.as_ref()))
+        .any(|h| h.limit.is_some());
+    if limits {
+        table.header.push("limit".into());
+    }
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
     let mut limited = false;
@@ -126,7 +136,7 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             .as_ref()
             .and_then(|d| d.disk_bytes.or(d.engine_bytes))
             .map(|b| b as f64 / 1048576.0);
-        table.row(vec![
+        let mut cells = vec![
             name,
             thr,
             cell(hw.cpu_us_per_op),
@@ -138,8 +148,11 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             cell(hw.wkb_per_op),
             cell(hw.server_max_rss_mb),
             cell(db),
-            limit_cell(hw.limit.as_ref()),
-        ]);
+        ];
+        if limits {
+            cells.push(limit_cell(hw.limit.as_ref()));
+        }
+        table.row(cells);
         if hw.limit.as_ref().is_some_and(|l| l.by.is_some()) {
             limited = true;
         }

@@ -336,6 +336,29 @@ impl Workload for Linkbench {
         s
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        let requesters = p.requesters.iter().copied().max().unwrap_or(1);
+        // Two connections per requester (reads, writes); the load's link
+        // loaders and its node loader.
+        let connections = (2 * requesters).max(p.loaders + 1);
+        crate::suite::Need {
+            connections,
+            // At most 16 statements per connection (the list scans by
+            // size included).
+            prepared: 16 * connections,
+            who: if 2 * requesters >= p.loaders + 1 {
+                format!("{requesters} LinkBench requesters")
+            } else {
+                format!("{} LinkBench loaders", p.loaders)
+            },
+            fewer: if 2 * requesters >= p.loaders + 1 {
+                "run fewer requesters".into()
+            } else {
+                "run fewer loaders (--loaders)".into()
+            },
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         if !p.load {
             let found = h.driver.require_sql().and_then(|db| {
