@@ -9,9 +9,9 @@
 mod common;
 use common::{read_json, rqps, server_available, text};
 
+use rqps::engine::SqlAccess;
 use rqps::engine::postgres::PostgresDriver;
 use rqps::engine::server::{Recipe, Server, ServerSpec};
-use rqps::engine::{Driver, SqlAccess};
 
 static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
 

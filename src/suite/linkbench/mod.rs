@@ -340,18 +340,18 @@ impl Workload for Linkbench {
         let requesters = p.requesters.iter().copied().max().unwrap_or(1);
         // Two connections per requester (reads, writes); the load's link
         // loaders and its node loader.
-        let connections = (2 * requesters).max(p.loaders + 1);
+        let by_requesters = 2 * requesters > p.loaders;
         crate::suite::Need {
-            connections,
+            connections: (2 * requesters).max(p.loaders + 1),
             // At most 16 statements per connection (the list scans by
             // size included).
-            prepared: 16 * connections,
-            who: if 2 * requesters >= p.loaders + 1 {
+            prepared: 16 * (2 * requesters).max(p.loaders + 1),
+            who: if by_requesters {
                 format!("{requesters} LinkBench requesters")
             } else {
                 format!("{} LinkBench loaders", p.loaders)
             },
-            fewer: if 2 * requesters >= p.loaders + 1 {
+            fewer: if by_requesters {
                 "run fewer requesters".into()
             } else {
                 "run fewer loaders (--loaders)".into()
