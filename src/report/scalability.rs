@@ -194,8 +194,8 @@ means over the repeats."
     }
     if by_host {
         out.push(Block::Para(
-            "* host-cpu: the machine's CPUs were full with client and server together, so the server's own peak is higher: \
-run the client on CPUs of its own (--client-cpus, --server-cpus) or on another machine."
+            "* host-cpu: the machine's CPUs were full (client, server and other processes together), so this is not the server's \
+peak alone: run the client on CPUs of its own (--client-cpus, --server-cpus) or on another machine."
                 .into(),
         ));
     }
