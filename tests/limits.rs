@@ -1,9 +1,11 @@
-//! What limited each test, through the real binary on embedded SQLite: a
+//! What limited each test, through the real binary: on embedded SQLite a
 //! client pinned to one CPU that a busy loop shares is named the limit (and
-//! the busy-machine warning is said once), and a client with room is not.
+//! the busy-machine warning is said once), and a client with room is not; a
+//! throwaway PostgreSQL pinned to one CPU that a busy loop shares is named
+//! the limit when the client's CPU has room.
 
 mod common;
-use common::read_json;
+use common::{read_json, server_available};
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,5 +174,65 @@ fn a_client_with_room_on_its_cpus_is_not_named_the_limit() {
         assert!(x.get("by").is_none(), "{x}");
         let line = err.lines().find(|l| l.contains("qps")).unwrap();
         assert!(!line.contains("limit:"), "{line}");
+    }
+}
+
+#[test]
+fn a_server_on_one_cpu_that_a_busy_loop_shares_is_the_limit() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 || !server_available(&rqps::engine::postgres::server::RECIPE) {
+        eprintln!("skipped: needs 2 CPUs and PostgreSQL");
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("pg.json");
+    let stop = Arc::new(AtomicBool::new(false));
+    let spin = busy_loop(0, stop.clone());
+    let o = rqps(&[
+        "run",
+        "--suite",
+        "select1",
+        "--server",
+        "postgres",
+        "--server-cpus",
+        "0",
+        "--client-cpus",
+        "1",
+        "--profile",
+        "ci",
+        "--threads",
+        "2",
+        "--secs",
+        "1",
+        "--warmup-secs",
+        "0.2",
+        "--results",
+        d.path().join("r").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--busy-threshold",
+        "100",
+    ]);
+    stop.store(true, Ordering::Relaxed);
+    spin.join().unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let l = limits(&read_json(&json));
+    assert_eq!(l.len(), 1, "{err}");
+    let x = &l[0];
+    assert_eq!(x["server_cpus"], 1, "{x}");
+    assert!(x["server_cores"].as_f64().unwrap() > 0.0, "{x}");
+    assert!(x["server_cpus_busy_pct"].as_f64().unwrap() >= 90.0, "{x}");
+    // The client comes first when its CPU was full too (tests side by side).
+    if x["client_cpus_busy_pct"].as_f64().unwrap() < 90.0 {
+        assert_eq!(x["by"], "server-cpu", "{x}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("select1") && l.contains("qps"))
+            .unwrap_or_default();
+        assert!(line.contains("limit: server-cpu 1"), "{err}");
+    } else {
+        assert_eq!(x["by"], "client", "{x}");
     }
 }

@@ -260,6 +260,7 @@ mod tests {
                     host_busy_pct: Some(50.0),
                     ..Default::default()
                 }),
+                cpu_us_per_op: Some(10.0),
                 ..Default::default()
             });
             doc.tests.push(t);
@@ -268,7 +269,11 @@ mod tests {
     }
 
     fn section(runs: &[crate::results::RunDoc]) -> String {
-        let r = crate::report::load::build(
+        format!("{:?}", blocks(&report(runs), false))
+    }
+
+    fn report(runs: &[crate::results::RunDoc]) -> Report {
+        crate::report::load::build(
             runs,
             &crate::report::load::Options {
                 base: "a".into(),
@@ -278,8 +283,44 @@ mod tests {
                 sections: Vec::new(),
             },
         )
-        .unwrap();
-        format!("{:?}", blocks(&r, false))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_hardware_tables_carry_each_sides_limit_and_its_legend() {
+        let a = run("a", &[(32, 371_000.0, Some("client"))]);
+        let b = run("b", &[(32, 200_000.0, None)]);
+        let doc = crate::report::export::document(&report(&[a, b]), false);
+        let table = doc
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.header.last().is_some_and(|h| h == "limit") => Some(t),
+                _ => None,
+            })
+            .expect("a hardware table with a limit column");
+        let last = |i: usize| table.rows[i].last().unwrap().text.clone();
+        assert_eq!(last(0), "client 99% of 4 CPUs");
+        assert_eq!(last(1), "none");
+        let text = format!("{doc:?}");
+        assert!(
+            text.contains("so the figure is the client's, not the server's"),
+            "{text}"
+        );
+        // Results stored before rqps measured the limit: no column, no legend.
+        let mut old = run("a", &[(32, 371_000.0, None)]);
+        let mut older = run("b", &[(32, 200_000.0, None)]);
+        for d in [&mut old, &mut older] {
+            for t in &mut d.tests {
+                t.hw.as_mut().unwrap().limit = None;
+            }
+        }
+        let doc = crate::report::export::document(&report(&[old, older]), false);
+        let text = format!("{doc:?}");
+        assert!(
+            text.contains("cpu/o") && !text.contains("\"limit\""),
+            "{text}"
+        );
+        assert!(!text.contains("not the server's"), "{text}");
     }
 
     #[test]
