@@ -182,3 +182,41 @@ fn a_server_too_small_for_the_plan_is_refused_before_anything_loads() {
     assert!(o.status.success(), "{}", text(&o));
     server.stop().unwrap();
 }
+
+#[test]
+fn a_mariadb_target_too_small_for_the_plan_is_refused_before_anything_loads() {
+    let mariadb: Recipe = &rqps::engine::mysql::server::RECIPE;
+    if !server_available(mariadb) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let low = d.path().join("low.cnf");
+    std::fs::write(&low, "max_connections = 20\n").unwrap();
+    let spec = ServerSpec {
+        config: Some(low),
+        ..ServerSpec::new(mariadb)
+    };
+    let server = Server::start(&spec, &mut |n| eprintln!("note: {n}")).unwrap();
+    let results = d.path().join("r");
+    let o = rqps(&[
+        "run",
+        "--suite",
+        "select1",
+        "--target",
+        &server.url(),
+        "--profile",
+        "ci",
+        "--threads",
+        "30",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("30 select1 threads need 31 connections (with rqps's own 1); the server allows 20 (max_connections): raise it, or run fewer threads"),
+        "{err}"
+    );
+    assert_eq!(runs(&results), 0, "nothing stored");
+    server.stop().unwrap();
+}
