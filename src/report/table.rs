@@ -3,6 +3,8 @@
 //! ([`Section::run_table`]) or name its groups ([`Section::groups`]); without
 //! a section, groups follow the order the run stored them in.
 
+use std::collections::HashMap;
+
 use super::model::unit_note;
 use super::section::{GroupDef, Section};
 use crate::results::{RunDoc, TestResult};
@@ -55,6 +57,7 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
             l.rows, l.secs, l.rows_per_sec
         ));
     }
+    let speedups = Speedups::of(doc, all);
     for (key, title) in &groups {
         let rows: Vec<&TestResult> = doc
             .tests
@@ -64,18 +67,24 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
         if rows.is_empty() {
             continue;
         }
-        let mut table = TextTable::new(&[
-            "test", "thr", "QPS", "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
+        let mut header = vec!["test", "thr", "QPS"];
+        if speedups.any() {
+            header.push("speed-up");
+        }
+        header.extend([
+            "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
         ]);
+        let mut table = TextTable::new(&header);
         for t in rows {
             let qps = match unit_note(&t.qps_unit) {
                 Some(unit) => format!("{} {unit}", num(t.qps)),
                 None => num(t.qps),
             };
-            table.row(vec![
-                t.test.clone(),
-                t.threads.to_string(),
-                qps,
+            let mut cells = vec![t.test.clone(), t.threads.to_string(), qps];
+            if speedups.any() {
+                cells.push(speedups.of_test(t));
+            }
+            cells.extend([
                 num(t.tps),
                 num(t.latency_us.p50),
                 num(t.latency_us.p95),
@@ -84,11 +93,54 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
                 t.errors.to_string(),
                 t.status.to_string(),
             ]);
+            table.row(cells);
         }
         out.push_str(&format!("\n{title}\n{}", table.render()));
     }
     out.push_str(&hw_table(doc, all, &groups));
     out
+}
+
+/// The speed-up of each test a run measured at two thread counts or more:
+/// QPS at N threads over QPS at its fewest threads (counted results only).
+struct Speedups<'a> {
+    /// (suite, test) → (fewest threads, QPS there, most threads)
+    first: HashMap<(&'a str, &'a str), (usize, f64, usize)>,
+}
+
+impl<'a> Speedups<'a> {
+    fn of(doc: &'a RunDoc, all: bool) -> Self {
+        let mut first: HashMap<(&str, &str), (usize, f64, usize)> = HashMap::new();
+        for t in doc
+            .tests
+            .iter()
+            .filter(|t| (all || t.reported) && t.status == "ok")
+        {
+            let e = first
+                .entry((t.suite.as_str(), t.test.as_str()))
+                .or_insert((t.threads, t.qps, t.threads));
+            e.2 = e.2.max(t.threads);
+            if t.threads < e.0 {
+                (e.0, e.1) = (t.threads, t.qps);
+            }
+        }
+        Speedups { first }
+    }
+
+    /// Whether some test is a sweep.
+    fn any(&self) -> bool {
+        self.first.values().any(|f| f.2 > f.0)
+    }
+
+    /// `1.85`, or `-` for a test run at one thread count or not counted.
+    fn of_test(&self, t: &TestResult) -> String {
+        match self.first.get(&(t.suite.as_str(), t.test.as_str())) {
+            Some(&(fewest, q, most)) if most > fewest && q > 0.0 && t.status == "ok" => {
+                format!("{:.2}", t.qps / q)
+            }
+            _ => "-".into(),
+        }
+    }
 }
 
 /// A per-op figure as the run tables print it, `-` where not measured.

@@ -31,6 +31,7 @@ use crate::engine::Face;
 pub use crate::engine::capacity::Need;
 use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
+use crate::report::model::WorkloadKeys;
 use crate::report::section::Section;
 use crate::results::TestResult;
 
@@ -64,6 +65,17 @@ pub fn find(name: &str) -> Result<&'static dyn Suite, crate::error::Error> {
 /// The report sections of the suites that have one, in registry order.
 pub fn report_sections() -> Vec<&'static dyn Section> {
     registry().iter().filter_map(|s| s.report()).collect()
+}
+
+/// The parameters that make each suite's workload, for reports.
+pub fn workloads() -> Vec<WorkloadKeys> {
+    registry()
+        .iter()
+        .map(|s| WorkloadKeys {
+            suite: s.name(),
+            params: s.workload(),
+        })
+        .collect()
 }
 
 /// The suites' names, in registry order.
@@ -104,6 +116,15 @@ pub trait Workload: Sync + 'static {
     type Options: clap::Args + DeserializeOwned + Default + Send;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
+    /// The keys of the stored [`Workload::Params`] that make the workload:
+    /// its shape (tables, rows, keys, value size and the like), the measured
+    /// durations, the distribution, the statement mode, the test selection.
+    /// `rqps report` and `rqps compare` compare only runs that agree on them
+    /// (in this order they are named where not). The others (thread counts,
+    /// which are compared cell by cell, warm-ups, load options, the profile's
+    /// name, the seed) and what rqps adds (engine options, CPU budgets, TLS)
+    /// may differ: that is what a comparison is for.
+    const WORKLOAD: &'static [&'static str];
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
@@ -157,6 +178,8 @@ pub trait Suite: Sync {
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error>;
     /// The suite's report section, if it has one.
     fn report(&self) -> Option<&'static dyn Section>;
+    /// The parameters that make its workload ([`Workload::WORKLOAD`]).
+    fn workload(&self) -> &'static [&'static str];
 }
 
 /// A suite's checked parameters, ready to run.
@@ -262,6 +285,10 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn report(&self) -> Option<&'static dyn Section> {
         W::report()
+    }
+
+    fn workload(&self) -> &'static [&'static str] {
+        W::WORKLOAD
     }
 
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {
@@ -378,6 +405,38 @@ mod tests {
                 .to_string()
                 .contains("expected one of sysbench")
         );
+    }
+
+    /// A typo in a suite's [`Workload::WORKLOAD`] would leave that parameter
+    /// unchecked: every key must be one the suite stores, in every profile.
+    #[test]
+    fn every_workload_key_is_a_stored_parameter_of_every_profile() {
+        for s in registry() {
+            assert!(
+                !s.workload().is_empty(),
+                "{} declares no workload",
+                s.name()
+            );
+            for profile in s.profiles() {
+                let common = Common {
+                    profile: profile.to_string(),
+                    seed: 1,
+                    part: None,
+                };
+                let m = s
+                    .args(clap::Command::new("t"))
+                    .try_get_matches_from(["t"])
+                    .unwrap();
+                let params = s.plan_cli(&common, &m).unwrap().params_json();
+                for key in s.workload() {
+                    assert!(
+                        params.get(key).is_some(),
+                        "{} {profile}: '{key}' is not a stored parameter: {params}",
+                        s.name()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Tidy CSV: one row per target × test × threads × repeat, the base included,
-//! so any tool can redo the statistics. The parts of the suites' sections add
+//! so any tool can redo the statistics; then the summary, one record per
+//! target and group (test `geomean`, group `all` over every test) with the
+//! geometric mean's ratio, interval and verdict. The parts of the suites' sections add
 //! their records after these rows (the Insert Benchmark's steps: suite
 //! `ibench`, threads = clients, qps = the step's throughput), filling the
 //! generic columns they have and the columns their section names, which
@@ -8,6 +10,10 @@
 use super::Exporter;
 use crate::report::model::{HwFigures, Report, Row, Side};
 use crate::report::section::CsvRecord;
+
+/// The columns of the summary records (a group's geometric mean of relative
+/// QPS, its interval and verdict), after the per-op figures.
+const SUMMARY: [&str; 4] = ["relative", "ci_low", "ci_high", "verdict"];
 
 /// The columns every row may fill, before the per-op figures.
 const COLUMNS: [&str; 16] = [
@@ -52,7 +58,7 @@ fn rows(out: &mut String, extra: usize, name: &str, engine: &str, row: &Row, sid
         ];
         let hw = s.hw.as_ref().map(|h| h.values()).unwrap_or([None; 7]);
         cells.extend(hw.iter().map(|v| num(*v)));
-        cells.extend((0..extra).map(|_| String::new()));
+        cells.extend((0..SUMMARY.len() + extra).map(|_| String::new()));
         out.push_str(&cells.join(","));
         out.push('\n');
     }
@@ -77,6 +83,7 @@ impl Exporter for Csv {
     fn render(&self, report: &Report) -> String {
         let mut header: Vec<&str> = COLUMNS.to_vec();
         header.extend(HwFigures::KEYS);
+        header.extend(SUMMARY);
         let generic = header.len();
         for s in report.listed_sections() {
             for c in s.csv_columns() {
@@ -97,12 +104,14 @@ impl Exporter for Csv {
                 row,
                 &row.base,
             );
-            for (i, c) in row.cells.iter().enumerate() {
-                if let Some(c) = c {
-                    let info = &report.target_info[i];
-                    rows(&mut out, extra, &info.name, &info.engine, row, &c.side);
+            for (i, info) in report.target_info.iter().enumerate() {
+                if let Some(side) = row.side(i + 1) {
+                    rows(&mut out, extra, &info.name, &info.engine, row, side);
                 }
             }
+        }
+        for rec in summary(report) {
+            record(&mut out, &header, &rec);
         }
         for b in &report.parts {
             for rec in b.part.csv(report) {
@@ -111,6 +120,40 @@ impl Exporter for Csv {
         }
         out
     }
+}
+
+/// One record per target and group, then per target over all tests (group
+/// `all`): test `geomean`, the summary's ratio, interval and verdict.
+fn summary(report: &Report) -> Vec<CsvRecord> {
+    let mut out = Vec::new();
+    let groups = report
+        .groups
+        .iter()
+        .map(|g| (g.rows[0].suite.as_str(), g.group.as_str(), &g.summary))
+        .chain(std::iter::once(("", "all", &report.overall_summary)));
+    for (suite, group, rels) in groups {
+        for (i, rel) in rels.iter().enumerate() {
+            let Some(rel) = rel else { continue };
+            let info = &report.target_info[i];
+            let verdict = serde_json::to_value(rel.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            out.push(vec![
+                ("target", info.name.clone()),
+                ("engine", info.engine.clone()),
+                ("version", info.version()),
+                ("suite", suite.to_string()),
+                ("group", group.to_string()),
+                ("test", "geomean".to_string()),
+                ("relative", rel.ratio.to_string()),
+                ("ci_low", num(rel.ci_low)),
+                ("ci_high", num(rel.ci_high)),
+                ("verdict", verdict),
+            ]);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

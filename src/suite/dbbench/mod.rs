@@ -277,6 +277,15 @@ impl Workload for Dbbench {
     const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
     type Params = Params;
+    const WORKLOAD: &'static [&'static str] = &[
+        "keys",
+        "key_size",
+        "value_size",
+        "secs",
+        "writer_mb_s",
+        "batch",
+        "scan_len",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = match common.profile.as_str() {

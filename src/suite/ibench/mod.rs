@@ -183,6 +183,15 @@ impl crate::suite::Workload for Ibench {
         "the Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp at each rate";
     type Options = Options;
     type Params = params::IbenchParams;
+    // One table per client: the clients are the shape, not a sweep.
+    const WORKLOAD: &'static [&'static str] = &[
+        "clients",
+        "rows_per_client",
+        "writes_per_client",
+        "query_secs",
+        "rates",
+        "ps_mode",
+    ];
 
     fn params(
         common: &crate::suite::Common,

@@ -53,6 +53,7 @@ impl Workload for Select1 {
     const PROFILES: &'static [&'static str] = &["quick", "ci"];
     type Options = Options;
     type Params = Params;
+    const WORKLOAD: &'static [&'static str] = &["secs"];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let (secs, warmup_secs) = if common.profile == "ci" {

@@ -85,6 +85,19 @@ impl Workload for Sysbench {
     const SPLITS: bool = true;
     type Options = Options;
     type Params = SysbenchParams;
+    // The test list and order, the shape, the measured durations, the
+    // distribution, the statement mode and transactions.
+    const WORKLOAD: &'static [&'static str] = &[
+        "list",
+        "tests",
+        "tables",
+        "table_size",
+        "read_secs",
+        "write_secs",
+        "rand_type",
+        "ps_mode",
+        "skip_trx",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
         let mut p = params::profile(&common.profile)

@@ -155,6 +155,15 @@ impl Workload for Tpcc {
         "TPC-C order entry: five transactions 45/43/4/4/4, tpmC, consistency checked";
     type Options = Options;
     type Params = Params;
+    // Terminals are the thread counts, compared cell by cell; the isolation
+    // level is a setting a comparison may be about.
+    const WORKLOAD: &'static [&'static str] = &[
+        "warehouses",
+        "secs",
+        "keying",
+        "ps_mode",
+        "terminal_binding",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
         let &(_, w, t, secs, warm) = PROFILES
