@@ -277,6 +277,8 @@ mod tests {
                 rules: crate::report::model::Rules::default(),
                 all: false,
                 sections: Vec::new(),
+                workloads: Vec::new(),
+                allow_mismatch: false,
             },
         )
         .unwrap()
