@@ -73,16 +73,41 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         .collect();
     // The plan is the same for every target (the options are the matrix's).
     let est_secs = crate::suite::estimate_total_secs(m.plan(0)?.as_ref());
-    // Every target's engine options must suit its engine before the first run starts.
+    // Every target's engine options must suit its engine, and every server
+    // must be large enough for the plan, before the first run starts.
+    let need = m.plan(0)?.need();
+    let refused = |t: &crate::plan::matrix::Target, e: crate::engine::open::OpenError| {
+        let msg = match e {
+            crate::engine::open::OpenError::Usage(m)
+            | crate::engine::open::OpenError::Failed(m) => m,
+        };
+        CliError::Usage(format!("{}: target {}: {msg}", a.file.display(), t.name))
+    };
     for t in &m.targets {
         let args = run_args(&m, t, 1, &a.results);
-        crate::engine::open::check(&super::run::engine_args(&args)).map_err(|e| {
-            let msg = match e {
-                crate::engine::open::OpenError::Usage(m)
-                | crate::engine::open::OpenError::Failed(m) => m,
-            };
-            CliError::Usage(format!("{}: target {}: {msg}", a.file.display(), t.name))
-        })?;
+        let ea = crate::engine::open::EngineArgs {
+            need: Some(need.clone()),
+            ..super::run::engine_args(&args)
+        };
+        crate::engine::open::check(&ea).map_err(|e| refused(t, e))?;
+    }
+    if !a.dry_run {
+        for t in &m.targets {
+            let server_url = t.url.as_deref().is_some_and(|u| {
+                matches!(
+                    crate::engine::target::Target::parse(u),
+                    Ok(crate::engine::target::Target::Url(_))
+                )
+            });
+            if t.engine.is_some() || !server_url {
+                continue;
+            }
+            let ea = super::run::engine_args(&run_args(&m, t, 1, &a.results));
+            let opened = crate::engine::open::open(&ea, &mut |_| {}).map_err(|e| refused(t, e))?;
+            let checked = crate::engine::open::check_capacity(&need, opened.driver.as_ref());
+            opened.close(&mut |_| {});
+            checked.map_err(|e| refused(t, e))?;
+        }
     }
     let est = |_: &crate::plan::matrix::Target| -> f64 { est_secs };
     let mut progress_path = Progress::path(&a.results, &a.file);

@@ -28,6 +28,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         options: a.engine_options.clone(),
         server_cpus: a.server_cpus.clone(),
         password_file: a.password_file.clone(),
+        need: None,
     }
 }
 
@@ -144,7 +145,10 @@ fn run_named(a: &RunArgs, plan: &dyn Plan) -> Result<(i32, Option<String>), CliE
         None => crate::engine::DEFAULT_MESSAGE_TIMEOUT,
     };
     crate::engine::set_message_timeout(message_timeout);
-    let ea = engine_args(a);
+    let ea = EngineArgs {
+        need: Some(plan.need()),
+        ..engine_args(a)
+    };
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;
     if let Some(j) = &a.json {
@@ -163,7 +167,7 @@ fn run_named(a: &RunArgs, plan: &dyn Plan) -> Result<(i32, Option<String>), CliE
     }
     check_space(plan, &ea)?;
     crate::results::check_writable(&a.results)?;
-    let ui = Ui { quiet: a.quiet };
+    let ui = Ui::new(a.quiet);
     install_signals();
     // What a killed rqps (SIGKILL, a reset) could not remove.
     for line in crate::engine::server::remove_stale_dirs() {
@@ -208,6 +212,8 @@ fn run_on(
         None => driver.require_sql().and_then(|db| db.connect()).map(drop),
     };
     connected.map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?;
+    // A server too small for the plan fails now, not after the load.
+    crate::engine::open::check_capacity(&plan.need(), driver.as_ref()).map_err(open_error)?;
     let version = driver
         .version()
         .map_err(|e| CliError::Failed(format!("cannot read the engine version: {e}")))?;

@@ -70,6 +70,7 @@ pub fn message_timeout() -> std::time::Duration {
     std::time::Duration::from_millis(MESSAGE_TIMEOUT_MS.load(std::sync::atomic::Ordering::SeqCst))
 }
 
+pub mod capacity;
 pub mod fetch;
 pub mod install;
 pub mod kind;
@@ -519,6 +520,13 @@ pub trait Driver: Send + Sync {
     /// Server-wide activity counters as (name, value) text, to diff before
     /// and after a test. Engines without such counters return an empty list.
     fn status(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+
+    /// What the server allows this client to open now (connections,
+    /// prepared statements), to check a plan's [`capacity::Need`] before
+    /// anything loads. Empty for engines that limit neither.
+    fn allowances(&self) -> DbResult<Vec<capacity::Allowance>> {
         Ok(Vec::new())
     }
 

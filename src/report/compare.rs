@@ -259,7 +259,12 @@ pub fn config_keys(lines: &[String]) -> Vec<String> {
         .map(|l| l.trim())
         .filter(|l| !l.starts_with('#') && !l.starts_with(';') && !l.starts_with('['))
         .filter_map(|l| l.split_once('='))
+        // SQLite's lines may start with PRAGMA.
         .map(|(k, _)| setting_key(k))
+        .map(|k| match k.strip_prefix("pragma ") {
+            Some(name) => name.trim().to_string(),
+            None => k,
+        })
         .filter(|k| !k.is_empty())
         .collect()
 }
@@ -625,6 +630,12 @@ mod tests {
             ["innodb_flush_log_at_trx_commit", "shared_buffers"]
         );
         assert_eq!(setting_key("Max-Connections"), "max_connections");
+        // SQLite's config: PRAGMA optional.
+        let sqlite: Vec<String> = ["PRAGMA journal_mode=DELETE", "synchronous = OFF"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(config_keys(&sqlite), ["journal_mode", "synchronous"]);
     }
 
     #[test]

@@ -240,6 +240,7 @@ fn side(found: &[Found]) -> Side {
                 .warnings
                 .iter()
                 .any(|w| w.starts_with(results::BUSY_WARNING)),
+            limit: f.test.hw.as_ref().and_then(|h| h.limit.clone()),
         })
         .collect();
     let hw = compare::hw_mean(samples.iter().filter_map(|s| s.hw.as_ref()));

@@ -164,6 +164,9 @@ pub struct Sample {
     /// The machine was busy before the step ([`crate::results::BUSY_WARNING`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub busy: bool,
+    /// What limited this repeat (absent in results stored before rqps measured it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::results::Limit>,
 }
 
 /// All repeats of one target at one test and thread count.
@@ -181,6 +184,27 @@ pub struct Side {
     /// Run ids of repeats whose QPS is an outlier (modified z-score > 3.5).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub outliers: Vec<String>,
+}
+
+impl Side {
+    /// The limit most of the repeats named (`by`, none counting as a name
+    /// too; the earliest on a tie), as its first repeat with it measured;
+    /// `None` where no repeat stored one.
+    pub fn limit(&self) -> Option<&crate::results::Limit> {
+        let limits: Vec<&crate::results::Limit> = self
+            .samples
+            .iter()
+            .filter_map(|s| s.limit.as_ref())
+            .collect();
+        let count = |by: &Option<String>| limits.iter().filter(|l| &l.by == by).count();
+        let mut best: Option<&crate::results::Limit> = None;
+        for l in &limits {
+            if best.is_none_or(|b| count(&l.by) > count(&b.by)) {
+                best = Some(l);
+            }
+        }
+        best
+    }
 }
 
 /// One target's side of a row, compared with the base.

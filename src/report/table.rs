@@ -193,15 +193,27 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
         "rss MB",
         "db MB",
     ]);
+    // Results stored before rqps measured the limit have no column.
+    let limits = doc
+        .load
+        .as_ref()
+        .and_then(|l| l.hw.as_ref())
+        .into_iter()
+        .chain(doc.tests.iter().filter_map(|t| t.hw.as_ref()))
+        .any(|h| h.limit.is_some());
+    if limits {
+        table.header.push("limit".into());
+    }
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
+    let mut limited = false;
     let mut add = |name: String, thr: String, hw: &crate::results::HwCost| {
         let db = hw
             .db_after
             .as_ref()
             .and_then(|d| d.disk_bytes.or(d.engine_bytes))
             .map(|b| b as f64 / 1048576.0);
-        table.row(vec![
+        let mut cells = vec![
             name,
             thr,
             cell(hw.cpu_us_per_op),
@@ -213,7 +225,14 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             cell(hw.wkb_per_op),
             cell(hw.server_max_rss_mb),
             cell(db),
-        ]);
+        ];
+        if limits {
+            cells.push(limit_cell(hw.limit.as_ref()));
+        }
+        table.row(cells);
+        if hw.limit.as_ref().is_some_and(|l| l.by.is_some()) {
+            limited = true;
+        }
         for n in &hw.unavailable {
             if !notes.contains(n) {
                 notes.push(n.clone());
@@ -247,10 +266,28 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             .unwrap_or_else(|| "-".into()),
         table.render()
     );
+    if limited {
+        out.push_str(&format!("  - {}\n", LIMIT_LEGEND));
+    }
     for n in notes {
         out.push_str(&format!("  - not measured: {n}\n"));
     }
     out
+}
+
+/// What the limit column means, where a table shows one.
+pub const LIMIT_LEGEND: &str = "limit: the budget the test used up (90% or more over its measured \
+interval): client = the CPUs rqps ran on (--client-cpus, else the machine's), so the figure is \
+the client's, not the server's; server-cpu = the server's CPUs; host-cpu = all the machine's \
+CPUs; disk = the data device was busy (io_ticks). none: no budget was used up";
+
+/// A stored limit as the tables print it: its label, `none` when nothing
+/// was used up, `-` for results stored before rqps measured it.
+pub fn limit_cell(l: Option<&crate::results::Limit>) -> String {
+    match l {
+        None => "-".into(),
+        Some(l) => l.label().unwrap_or_else(|| "none".into()),
+    }
 }
 
 /// A plain aligned text table: the first column left-aligned, the others right-aligned.

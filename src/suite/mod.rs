@@ -28,6 +28,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::engine::Face;
+pub use crate::engine::capacity::Need;
 use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
 use crate::report::model::WorkloadKeys;
@@ -149,6 +150,10 @@ pub trait Workload: Sync + 'static {
         let _ = (p, driver);
         Ok(())
     }
+    /// The most connections (and prepared statements) the plan opens on a
+    /// server at once, with who opens them: a throwaway server is sized
+    /// for it, and a server too small is refused before anything loads.
+    fn need(p: &Self::Params) -> Need;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -218,6 +223,8 @@ pub trait Plan: Send + Sync {
     fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
+    /// What it opens on a server at most at once ([`Workload::need`]).
+    fn need(&self) -> Need;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -363,6 +370,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn line(&self) -> fn(&str, &TestResult) -> String {
         W::line
+    }
+
+    fn need(&self) -> Need {
+        W::need(&self.p)
     }
 }
 

@@ -592,6 +592,9 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
 
     // Hardware efficiency per test.
     let hw_rows: Vec<&Row> = r.rows().filter(|row| row_has_hw(row)).collect();
+    let limits = hw_rows.iter().any(|row| {
+        row.base.limit().is_some() || row.cells.iter().flatten().any(|c| c.side.limit().is_some())
+    });
     if !hw_rows.is_empty() {
         out.push(Block::Heading(
             2,
@@ -604,6 +607,12 @@ above 1 costs more than the base. \"1\" when both are 0, \"inf\" when only the b
 where not measured."
                 .into(),
         ));
+        if limits {
+            out.push(Block::Para(format!(
+                "{}.",
+                crate::report::table::LIMIT_LEGEND
+            )));
+        }
         for row in hw_rows {
             out.push(Block::Heading(
                 3,
@@ -611,19 +620,35 @@ where not measured."
             ));
             let mut header = vec!["".to_string()];
             header.extend(HwFigures::TITLES.iter().map(|s| s.to_string()));
+            // Results stored before rqps measured the limit have no column.
+            if limits {
+                header.push("limit".into());
+            }
+            let limit_cell = |s: Option<&crate::report::model::Side>| -> Vec<TCell> {
+                if limits {
+                    vec![crate::report::table::limit_cell(s.and_then(|s| s.limit())).into()]
+                } else {
+                    Vec::new()
+                }
+            };
             let mut rows = Vec::new();
             let mut first: Vec<TCell> = vec![r.base.as_str().into()];
             first.extend(hw_cells(row.base.hw.as_ref()));
+            first.extend(limit_cell(Some(&row.base)));
             rows.push(first);
             for (t, c) in r.targets.iter().zip(&row.cells) {
                 let mut cells: Vec<TCell> = vec![t.as_str().into()];
                 cells.extend(hw_cells(c.as_ref().and_then(|c| c.side.hw.as_ref())));
+                cells.extend(limit_cell(c.as_ref().map(|c| &c.side)));
                 rows.push(cells);
             }
             for (t, c) in r.targets.iter().zip(&row.cells) {
                 if let Some(rel) = c.as_ref().and_then(|c| c.hw_rel.as_ref()) {
                     let mut cells: Vec<TCell> = vec![format!("{t} / {}", r.base).into()];
                     cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    if limits {
+                        cells.push("".into());
+                    }
                     rows.push(cells);
                 }
             }

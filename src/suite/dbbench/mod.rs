@@ -439,6 +439,16 @@ impl Workload for Dbbench {
             .collect()
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        // Readers and the writer of the mixed tests.
+        crate::suite::Need {
+            connections: p.threads + 1,
+            prepared: 0,
+            who: format!("{} db_bench threads", p.threads),
+            fewer: "run fewer threads".into(),
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         let values = Arc::new(value_source(p.seed, p.value_size));
         let mut end = RunEnd::Ok;

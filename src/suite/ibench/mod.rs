@@ -260,6 +260,17 @@ impl crate::suite::Workload for Ibench {
         out
     }
 
+    fn need(p: &params::IbenchParams) -> crate::suite::Need {
+        // Per client an inserting, a deleting and a query connection.
+        let connections = 3 * p.clients;
+        crate::suite::Need {
+            connections,
+            prepared: 16 * connections,
+            who: format!("{} Insert Benchmark clients", p.clients),
+            fewer: "run fewer clients".into(),
+        }
+    }
+
     fn run(
         p: &params::IbenchParams,
         h: &mut crate::harness::Harness<'_>,

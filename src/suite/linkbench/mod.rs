@@ -382,6 +382,29 @@ impl Workload for Linkbench {
         s
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        let requesters = p.requesters.iter().copied().max().unwrap_or(1);
+        // Two connections per requester (reads, writes); the load's link
+        // loaders and its node loader.
+        let by_requesters = 2 * requesters > p.loaders;
+        crate::suite::Need {
+            connections: (2 * requesters).max(p.loaders + 1),
+            // At most 16 statements per connection (the list scans by
+            // size included).
+            prepared: 16 * (2 * requesters).max(p.loaders + 1),
+            who: if by_requesters {
+                format!("{requesters} LinkBench requesters")
+            } else {
+                format!("{} LinkBench loaders", p.loaders)
+            },
+            fewer: if by_requesters {
+                "run fewer requesters".into()
+            } else {
+                "run fewer loaders (--loaders)".into()
+            },
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         if !p.load {
             let found = h.driver.require_sql().and_then(|db| {

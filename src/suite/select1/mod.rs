@@ -110,6 +110,16 @@ impl Workload for Select1 {
             .collect()
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        let threads = p.threads.iter().copied().max().unwrap_or(1);
+        crate::suite::Need {
+            connections: threads,
+            prepared: threads,
+            who: format!("{threads} select1 threads"),
+            fewer: "run fewer threads".into(),
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         let mut end = RunEnd::Ok;
         for &threads in &p.threads {

@@ -198,6 +198,26 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         out
     }
 
+    fn need(p: &SysbenchParams) -> crate::suite::Need {
+        let threads = p.threads.iter().copied().max().unwrap_or(1);
+        // Tests run per table at one thread per table, and the load at most
+        // one connection per table.
+        let connections = threads.max(p.tables);
+        // Each connection prepares its test's statements (at most 9) for
+        // every table, and BEGIN and COMMIT.
+        let per_connection = 9 * p.tables.max(1) + 2;
+        crate::suite::Need {
+            connections,
+            prepared: connections * per_connection,
+            who: if connections == threads {
+                format!("{threads} sysbench threads")
+            } else {
+                format!("{} sysbench tables (one thread each)", p.tables)
+            },
+            fewer: "run fewer threads".into(),
+        }
+    }
+
     fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         run::run(p, h)
     }

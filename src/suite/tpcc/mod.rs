@@ -271,6 +271,23 @@ impl Workload for Tpcc {
         s
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        // The load runs one connection per CPU, at most one per warehouse
+        // and the item catalogue.
+        let loaders = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .min(p.warehouses as usize + 1);
+        let connections = p.terminals.max(loaders);
+        crate::suite::Need {
+            connections,
+            // A terminal prepares about 80 statements (one per order size).
+            prepared: 100 * connections,
+            who: format!("{} TPC-C terminals", p.terminals),
+            fewer: "run fewer terminals".into(),
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         // An isolation level the engine does not have is bad input: refused
         // before anything is loaded.
