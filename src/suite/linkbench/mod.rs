@@ -382,6 +382,15 @@ impl Workload for Linkbench {
         s
     }
 
+    fn load_bytes(p: &Params) -> u64 {
+        if !p.load {
+            return 0;
+        }
+        p.nodes
+            .saturating_mul(NODE_BYTES)
+            .saturating_add(expected_links(p).0.saturating_mul(LINK_BYTES))
+    }
+
     fn need(p: &Params) -> crate::suite::Need {
         let requesters = p.requesters.iter().copied().max().unwrap_or(1);
         // Two connections per requester (reads, writes); the load's link
@@ -465,16 +474,32 @@ const COUNT_LINKS_UP_TO: u64 = 20_000_000;
 /// The links the load will make, as the plan shows them: counted exactly
 /// (the mapping is deterministic) up to [`COUNT_LINKS_UP_TO`] nodes.
 fn links_line(p: &Params) -> String {
-    let graph = Graph::new(p.nodes, GRAPH_SEED, p.outdegree);
-    if p.nodes <= COUNT_LINKS_UP_TO {
-        format!("{} links", graph.total_links())
+    let (links, counted) = expected_links(p);
+    if counted {
+        format!("{links} links")
     } else {
-        format!(
-            "about {:.0} links",
-            p.nodes as f64 * graph.distribution().mean()
-        )
+        format!("about {links} links")
     }
 }
+
+/// The links the load makes: counted up to [`COUNT_LINKS_UP_TO`] nodes, else
+/// estimated from the distribution's mean (the second value says which).
+fn expected_links(p: &Params) -> (u64, bool) {
+    let graph = Graph::new(p.nodes, GRAPH_SEED, p.outdegree);
+    if p.nodes <= COUNT_LINKS_UP_TO {
+        (graph.total_links(), true)
+    } else {
+        ((p.nodes as f64 * graph.distribution().mean()) as u64, false)
+    }
+}
+
+/// Bytes on disk per node row: the lognormal payload's mean (median 128
+/// bytes, sigma 1: 128 * e^0.5 = 211) plus the id, type, version and time.
+const NODE_BYTES: u64 = 250;
+/// Bytes on disk per link: the row (keys, visibility, time, version, a
+/// payload of mean 8 * e^0.5 = 13 bytes) twice, since the covering id1_type
+/// index holds it all again, plus its share of counttable.
+const LINK_BYTES: u64 = 160;
 
 fn steps_before_requests(p: &Params) -> usize {
     if !p.load {
@@ -807,6 +832,31 @@ mod tests {
         let o: Options = toml::from_str("outdegree = \"smooth\"").unwrap();
         assert_eq!(o.outdegree, Some(Outdegree::Smooth));
         assert!(toml::from_str::<Options>("outdegree = \"left\"").is_err());
+    }
+
+    #[test]
+    fn the_load_size_follows_the_links_the_mapping_makes_and_is_zero_without_a_load() {
+        let quick = Linkbench::params(&common("quick"), Options::default()).unwrap();
+        // 100,000 nodes and the reference's 1,368,899 links.
+        assert_eq!(
+            Linkbench::load_bytes(&quick),
+            100_000 * NODE_BYTES + 1_368_899 * LINK_BYTES
+        );
+        let smooth = Options {
+            outdegree: Some(Outdegree::Smooth),
+            ..Options::default()
+        };
+        let p = Linkbench::params(&common("quick"), smooth).unwrap();
+        assert_eq!(
+            Linkbench::load_bytes(&p),
+            100_000 * NODE_BYTES + 472_765 * LINK_BYTES
+        );
+        let no_load = Options {
+            load: Some(false),
+            ..Options::default()
+        };
+        let p = Linkbench::params(&common("quick"), no_load).unwrap();
+        assert_eq!(Linkbench::load_bytes(&p), 0);
     }
 
     #[test]
