@@ -565,6 +565,11 @@ impl Conn for PostgresConn {
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
         self.pg.query_scalar(sql)
     }
+
+    fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
+        out.reset(0);
+        self.pg.query_with(sql, |body| push_row(body, out))
+    }
 }
 
 #[cfg(test)]
