@@ -17,6 +17,7 @@ pub mod dbbench;
 pub mod ibench;
 pub mod linkbench;
 pub mod part;
+pub mod pgbench;
 pub mod rand;
 pub mod select1;
 pub mod sysbench;
