@@ -43,6 +43,7 @@ pub fn registry() -> &'static [&'static dyn Suite] {
         &Registered::<linkbench::Linkbench>::NEW,
         &Registered::<tpcc::Tpcc>::NEW,
         &Registered::<dbbench::Dbbench>::NEW,
+        &Registered::<pgbench::Pgbench>::NEW,
     ];
     SUITES
 }

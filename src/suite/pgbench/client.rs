@@ -148,7 +148,7 @@ impl Compiled {
     }
 }
 
-/// Parses `text` and resolves its branches.
+/// Parses `text` into the commands a client runs.
 fn compile(
     name: &str,
     source: &str,
@@ -156,21 +156,14 @@ fn compile(
     text: &str,
 ) -> Result<CompiledScript, CompileError> {
     let script = parse_script(source, text).map_err(|e| CompileError(e.to_string()))?;
-    let src_lines: Vec<&str> = text.lines().collect();
     let mut ops = Vec::with_capacity(script.commands.len());
     let mut lines = Vec::new();
     let mut shown = Vec::new();
-    // Open \if blocks: the index of the \if and of its last branch.
-    let mut open: Vec<(usize, usize)> = Vec::new();
-    let bad = |line: u32, what: &str| CompileError(format!("{source}:{line}: {what}"));
-    for (i, c) in script.commands.iter().enumerate() {
+    for c in &script.commands {
         lines.push(c.line);
-        let first = src_lines
-            .get(c.line.saturating_sub(1) as usize)
-            .map(|l| l.trim())
-            .unwrap_or("");
-        shown.push(first.chars().take(120).collect::<String>());
-        let op = match &c.kind {
+        let one_line = c.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        shown.push(one_line.chars().take(120).collect::<String>());
+        ops.push(match &c.kind {
             CommandKind::Sql { parts, fetch } => {
                 let mut param_sql = String::new();
                 let mut vars = Vec::new();
@@ -204,52 +197,18 @@ fn compile(
                 amount: amount.clone(),
                 unit: *unit,
             },
-            CommandKind::If(e) => {
-                open.push((i, i));
-                Op::If {
-                    expr: e.clone(),
-                    next: usize::MAX,
-                }
-            }
-            CommandKind::Elif(e) => {
-                let Some(top) = open.last_mut() else {
-                    return Err(bad(c.line, "\\elif without \\if"));
-                };
-                let prev = std::mem::replace(&mut top.1, i);
-                set_next(&mut ops, prev, i);
-                Op::Elif {
-                    expr: e.clone(),
-                    next: usize::MAX,
-                    end: usize::MAX,
-                }
-            }
-            CommandKind::Else => {
-                let Some(top) = open.last_mut() else {
-                    return Err(bad(c.line, "\\else without \\if"));
-                };
-                let prev = std::mem::replace(&mut top.1, i);
-                set_next(&mut ops, prev, i);
-                Op::Else { end: usize::MAX }
-            }
-            CommandKind::Endif => {
-                let Some((start, last)) = open.pop() else {
-                    return Err(bad(c.line, "\\endif without \\if"));
-                };
-                set_next(&mut ops, last, i);
-                for op in &mut ops[start..] {
-                    if let Op::Elif { end, .. } | Op::Else { end } = op
-                        && *end == usize::MAX
-                    {
-                        *end = i;
-                    }
-                }
-                Op::Endif
-            }
-        };
-        ops.push(op);
-    }
-    if let Some(&(start, _)) = open.last() {
-        return Err(bad(lines[start], "\\if without \\endif"));
+            CommandKind::If { cond, next } => Op::If {
+                expr: cond.clone(),
+                next: *next,
+            },
+            CommandKind::Elif { cond, next, end } => Op::Elif {
+                expr: cond.clone(),
+                next: *next,
+                end: *end,
+            },
+            CommandKind::Else { end } => Op::Else { end: *end },
+            CommandKind::Endif => Op::Endif,
+        });
     }
     Ok(CompiledScript {
         name: name.to_string(),
@@ -259,12 +218,6 @@ fn compile(
         lines,
         shown,
     })
-}
-
-fn set_next(ops: &mut [Op], at: usize, to: usize) {
-    if let Some(Op::If { next, .. } | Op::Elif { next, .. }) = ops.get_mut(at) {
-        *next = to;
-    }
 }
 
 /// The names a statement's result columns get, from its select list (or
@@ -323,6 +276,7 @@ pub fn select_columns(sql: &str) -> Result<Vec<String>, String> {
                     break;
                 }
             }
+            _ => {}
         }
         i += 1;
     }
@@ -756,7 +710,7 @@ impl Client {
                             Some(Value::Int(i)) => {
                                 let _ = write!(self.text, "{i}");
                             }
-                            Some(val) => self.text.push_str(&val.to_sql_text()),
+                            Some(val) => val.write_sql_text(&mut self.text),
                             // As pgbench: an undefined variable stays as written.
                             None => {
                                 self.text.push(':');
@@ -798,7 +752,7 @@ impl Client {
                         Some(val) => {
                             let t = &mut self.param_text[i];
                             t.clear();
-                            t.push_str(&val.to_sql_text());
+                            val.write_sql_text(t);
                         }
                         None => {
                             return Err(DbError::fatal(format!(
