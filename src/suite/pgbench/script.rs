@@ -1,7 +1,26 @@
 //! pgbench script files: SQL commands and meta-commands, parsed once into
-//! typed commands with `\if` jumps resolved.
+//! typed commands with the `\if` jumps resolved.
+//!
+//! The format is PostgreSQL's pgbench (16/17):
+//! - An SQL command runs up to its `;` (outside quotes, `"identifiers"`,
+//!   `$tag$` bodies, comments and parentheses), across lines, or up to a
+//!   meta-command on the same line (`SELECT ... \gset`) or the end of the
+//!   file. `\;` puts a `;` into the command (several statements sent as one,
+//!   for `\aset`). `--` comments and blank text between commands are skipped.
+//! - `:name` in SQL is a variable reference (a name starts with a letter,
+//!   `_` or a non-ASCII byte); `::type` casts are not. Unlike pgbench's
+//!   simple protocol, a `:name` inside a string literal, a quoted identifier,
+//!   a dollar-quoted body or a comment stays text: pgbench substitutes it
+//!   there under `-M simple` and breaks the statement under `-M extended`
+//!   and `prepared`, so scripts that work under all three never rely on it.
+//! - A meta-command is a backslash, its name (case-insensitive) and
+//!   whitespace-separated arguments up to the end of the line; a backslash
+//!   at the end of a line continues it.
+//!
+//! Errors are [`ScriptError`]s whose text starts with `file:line:` and says
+//! what to change.
 
-use super::expr::{Expr, ExprError, parse_expr};
+use super::expr::{Env, EvalError, Expr, Val, parse_expr, value_val};
 
 /// A parsed script.
 #[derive(Clone, Debug)]
@@ -21,7 +40,8 @@ pub struct Command {
 }
 
 /// What a command does. Conditionals carry the indexes (into
-/// `Script::commands`) of where control goes.
+/// `Script::commands`) of where control goes; [`Script::after_conditional`]
+/// follows them.
 #[derive(Clone, Debug)]
 pub enum CommandKind {
     /// An SQL command, with `:name` references kept apart.
@@ -29,15 +49,19 @@ pub enum CommandKind {
     /// `\set var expr`.
     Set { var: String, expr: Expr },
     /// `\sleep amount [unit]`.
-    Sleep { amount: SleepAmount, unit: SleepUnit },
-    /// `\if cond`: when false, go to `next` (the matching `\elif`, `\else`
-    /// or `\endif`).
+    Sleep {
+        amount: SleepAmount,
+        unit: SleepUnit,
+    },
+    /// `\if cond`: when false, control goes to `next` (the matching
+    /// `\elif`, `\else` or `\endif`).
     If { cond: Expr, next: usize },
-    /// `\elif cond`: reached after a false branch, evaluate `cond` (false:
-    /// go to `next`); reached by running off a taken branch, go to `end`.
+    /// `\elif cond`: reached from a false branch, evaluate `cond` (false:
+    /// go to `next`); reached by running off the end of a taken branch, go
+    /// to `end` (the `\endif`).
     Elif { cond: Expr, next: usize, end: usize },
-    /// `\else`: reached after a false branch, run on; reached by running
-    /// off a taken branch, go to `end`.
+    /// `\else`: reached from a false branch, run on; reached by running off
+    /// the end of a taken branch, go to `end` (the `\endif`).
     Else { end: usize },
     /// `\endif`: nothing to do.
     Endif,
@@ -54,9 +78,11 @@ pub enum SqlPart {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fetch {
     None,
-    /// `\gset [prefix]`: the one row of the last query into variables.
+    /// `\gset [prefix]`: the last query must return exactly one row; each
+    /// column goes into the variable `prefix` + column name.
     Gset(String),
-    /// `\aset [prefix]`: every query's columns (last row wins).
+    /// `\aset [prefix]`: every query's columns (of its last row) go into
+    /// variables; a query without rows sets nothing.
     Aset(String),
 }
 
@@ -64,15 +90,76 @@ pub enum Fetch {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SleepAmount {
     Int(i64),
+    /// `:name`: the variable's value, read as an integer (as C's `atoi`).
     Var(String),
 }
 
-/// `\sleep`'s unit.
+/// `\sleep`'s unit (seconds when none is given).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SleepUnit {
     Us,
     Ms,
     S,
+}
+
+impl SleepAmount {
+    /// The sleep in microseconds, with `env`'s variables (negative sleeps
+    /// are none).
+    pub fn micros(&self, unit: SleepUnit, env: &dyn Env) -> Result<u64, EvalError> {
+        let n = match self {
+            SleepAmount::Int(n) => *n,
+            SleepAmount::Var(name) => {
+                let v = env
+                    .var(name)
+                    .ok_or_else(|| EvalError::UndefinedVariable(name.clone()))?;
+                match v {
+                    super::expr::Value::Str(s) => {
+                        atoi(s).ok_or_else(|| EvalError::MalformedVariable {
+                            name: name.clone(),
+                            value: s.clone(),
+                        })?
+                    }
+                    other => match value_val(name, other)? {
+                        Val::Int(i) => i,
+                        // %.15g then atoi: the integer part.
+                        Val::Double(d) if d.is_finite() => d.trunc() as i64,
+                        _ => {
+                            return Err(EvalError::MalformedVariable {
+                                name: name.clone(),
+                                value: other.to_sql_text().into_owned(),
+                            });
+                        }
+                    },
+                }
+            }
+        };
+        let scale: i64 = match unit {
+            SleepUnit::Us => 1,
+            SleepUnit::Ms => 1_000,
+            SleepUnit::S => 1_000_000,
+        };
+        Ok(n.saturating_mul(scale).max(0) as u64)
+    }
+}
+
+/// C's `atoi` as pgbench's `\sleep :var` uses it: leading spaces, a sign,
+/// digits; `None` when no digit starts the text.
+fn atoi(s: &str) -> Option<i64> {
+    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for b in rest[..digits].bytes() {
+        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    Some(if neg { -n } else { n })
 }
 
 /// A script that cannot be parsed; Display starts with `file:line: `.
@@ -85,25 +172,733 @@ pub struct ScriptError {
 }
 
 impl Script {
-    /// Where control goes after the conditional command at `at` (`\\if`,
-    /// `\\elif`, `\\else`, `\\endif`): `truth` evaluates a condition
-    /// (pgbench's truth: NULL and zero are false).
+    /// Where control goes after the conditional command at `at` (`\if`,
+    /// `\elif`, `\else`, `\endif`), `truth` evaluating a condition (see
+    /// [`Expr::eval_truth`]). A false `\if` moves on to its `\elif`s in
+    /// turn, then to the first command of the `\else` branch or past the
+    /// `\endif`; an `\elif` or `\else` reached at the end of a taken branch
+    /// goes past the `\endif`. For any other command: `at + 1`.
     pub fn after_conditional<E>(
         &self,
         at: usize,
-        truth: impl FnMut(&Expr) -> Result<bool, E>,
+        mut truth: impl FnMut(&Expr) -> Result<bool, E>,
     ) -> Result<usize, E> {
-        let _ = truth;
-        Ok(at + 1)
+        let mut target = match &self.commands[at].kind {
+            CommandKind::If { cond, next } => {
+                if truth(cond)? {
+                    return Ok(at + 1);
+                }
+                *next
+            }
+            CommandKind::Elif { end, .. } | CommandKind::Else { end } => return Ok(end + 1),
+            _ => return Ok(at + 1),
+        };
+        loop {
+            match &self.commands[target].kind {
+                CommandKind::Elif { cond, next, .. } => {
+                    if truth(cond)? {
+                        return Ok(target + 1);
+                    }
+                    target = *next;
+                }
+                _ => return Ok(target + 1),
+            }
+        }
     }
 }
 
 /// Parses a script's text; `name` is used in errors (the file name).
 pub fn parse_script(name: &str, text: &str) -> Result<Script, ScriptError> {
-    let _ = (text, parse_expr as fn(&str) -> Result<Expr, ExprError>);
-    Err(ScriptError {
-        file: name.to_string(),
+    let mut p = ScriptParser {
+        name,
+        src: text.as_bytes(),
+        text,
+        pos: 0,
         line: 1,
-        message: "scripts are not implemented yet".into(),
-    })
+        commands: Vec::new(),
+    };
+    p.run()?;
+    let mut script = Script {
+        name: name.to_string(),
+        commands: p.commands,
+    };
+    resolve_conditionals(&mut script)?;
+    if script.commands.is_empty() {
+        return Err(ScriptError {
+            file: name.to_string(),
+            line: 1,
+            message: "empty command list: the script has no SQL command and no meta-command"
+                .to_string(),
+        });
+    }
+    Ok(script)
+}
+
+struct ScriptParser<'a> {
+    name: &'a str,
+    src: &'a [u8],
+    text: &'a str,
+    pos: usize,
+    line: u32,
+    commands: Vec<Command>,
+}
+
+/// An SQL command being collected.
+struct SqlBuf {
+    parts: Vec<SqlPart>,
+    /// Where the current literal text run starts in the source, if any.
+    text_from: Option<usize>,
+    start: usize,
+    line: u32,
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b >= 0x80
+}
+
+fn is_ident_cont(b: u8) -> bool {
+    is_ident_start(b) || b.is_ascii_digit()
+}
+
+impl<'a> ScriptParser<'a> {
+    fn err(&self, line: u32, message: impl Into<String>) -> ScriptError {
+        ScriptError {
+            file: self.name.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    fn peek(&self, off: usize) -> Option<u8> {
+        self.src.get(self.pos + off).copied()
+    }
+
+    /// Moves on by one byte, counting lines.
+    fn bump(&mut self) {
+        if self.src[self.pos] == b'\n' {
+            self.line += 1;
+        }
+        self.pos += 1;
+    }
+
+    fn run(&mut self) -> Result<(), ScriptError> {
+        loop {
+            // Between commands: whitespace and `--` comments.
+            loop {
+                match self.peek(0) {
+                    Some(b) if b.is_ascii_whitespace() || b == 0x0b => self.bump(),
+                    Some(b'-') if self.peek(1) == Some(b'-') => self.skip_line_comment(),
+                    _ => break,
+                }
+            }
+            match self.peek(0) {
+                None => return Ok(()),
+                Some(b'\\') if !matches!(self.peek(1), Some(b';' | b':')) => self.meta()?,
+                Some(b';') => self.bump(), // an empty command
+                Some(_) => self.sql()?,
+            }
+        }
+    }
+
+    fn skip_line_comment(&mut self) {
+        while let Some(b) = self.peek(0) {
+            if b == b'\n' {
+                break;
+            }
+            self.bump();
+        }
+    }
+
+    /// Collects one SQL command up to its `;`, a meta-command or the end.
+    fn sql(&mut self) -> Result<(), ScriptError> {
+        let mut buf = SqlBuf {
+            parts: Vec::new(),
+            text_from: Some(self.pos),
+            start: self.pos,
+            line: self.line,
+        };
+        let mut depth: u32 = 0;
+        while let Some(b) = self.peek(0) {
+            match b {
+                b'\'' => {
+                    // E'...' takes backslash escapes.
+                    let escapes = self.pos > 0
+                        && matches!(self.src[self.pos - 1], b'e' | b'E')
+                        && (self.pos < 2 || !is_ident_cont(self.src[self.pos - 2]));
+                    self.quoted(b'\'', escapes, buf.line)?;
+                }
+                b'"' => self.quoted(b'"', false, buf.line)?,
+                b'$' => self.dollar(buf.line)?,
+                b'-' if self.peek(1) == Some(b'-') => self.skip_line_comment(),
+                b'/' if self.peek(1) == Some(b'*') => self.block_comment(buf.line)?,
+                b'(' => {
+                    depth += 1;
+                    self.bump();
+                }
+                b')' => {
+                    depth = depth.saturating_sub(1);
+                    self.bump();
+                }
+                b';' if depth == 0 => {
+                    self.flush_text(&mut buf, self.pos);
+                    self.bump();
+                    break;
+                }
+                b'\\' => match self.peek(1) {
+                    // `\;` and `\:` put the character itself into the command.
+                    Some(c @ (b';' | b':')) => {
+                        self.flush_text(&mut buf, self.pos);
+                        push_text(&mut buf.parts, if c == b';' { ";" } else { ":" });
+                        self.pos += 2;
+                        buf.text_from = Some(self.pos);
+                    }
+                    _ => {
+                        self.flush_text(&mut buf, self.pos);
+                        break;
+                    }
+                },
+                b':' => self.colon(&mut buf),
+                _ => self.bump(),
+            }
+        }
+        // At the end of the text (after a `;` or before a backslash the text
+        // is already taken).
+        self.flush_text(&mut buf, self.pos);
+        let end = self.pos;
+        self.finish_sql(buf, end);
+        Ok(())
+    }
+
+    /// A `:` in SQL: a variable reference, or text (`::`, `:1`, `: `).
+    fn colon(&mut self, buf: &mut SqlBuf) {
+        match self.peek(1) {
+            Some(b) if is_ident_start(b) => {
+                self.flush_text(buf, self.pos);
+                let from = self.pos + 1;
+                let mut end = from;
+                while end < self.src.len() && is_ident_cont(self.src[end]) {
+                    end += 1;
+                }
+                buf.parts
+                    .push(SqlPart::Var(self.text[from..end].to_string()));
+                self.pos = end;
+                buf.text_from = Some(end);
+            }
+            // `::cast`: all the colons are text (pgbench skips them together).
+            _ => {
+                while self.peek(0) == Some(b':') {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    fn flush_text(&self, buf: &mut SqlBuf, to: usize) {
+        if let Some(from) = buf.text_from.take()
+            && to > from
+        {
+            push_text(&mut buf.parts, &self.text[from..to]);
+        }
+    }
+
+    fn finish_sql(&mut self, buf: SqlBuf, end: usize) {
+        let mut parts = buf.parts;
+        // Trailing whitespace goes; a command of only comments and spaces is none.
+        if let Some(SqlPart::Text(t)) = parts.last_mut() {
+            let keep = t.trim_end().len();
+            t.truncate(keep);
+            if t.is_empty() {
+                parts.pop();
+            }
+        }
+        let only_comments = parts.iter().all(|p| match p {
+            SqlPart::Text(t) => is_blank_sql(t),
+            SqlPart::Var(_) => false,
+        });
+        if only_comments {
+            return;
+        }
+        let raw = &self.text[buf.start..end];
+        let raw = raw.strip_suffix(';').unwrap_or(raw).trim_end();
+        self.commands.push(Command {
+            line: buf.line,
+            text: raw.to_string(),
+            kind: CommandKind::Sql {
+                parts,
+                fetch: Fetch::None,
+            },
+        });
+    }
+
+    /// A quoted string or identifier, from its opening quote.
+    fn quoted(&mut self, q: u8, escapes: bool, line: u32) -> Result<(), ScriptError> {
+        let open_line = self.line;
+        self.bump();
+        loop {
+            match self.peek(0) {
+                None => {
+                    let what = if q == b'"' {
+                        "quoted identifier"
+                    } else {
+                        "string literal"
+                    };
+                    return Err(self.err(
+                        open_line.max(line),
+                        format!(
+                            "unterminated {what}: close the {} opened on this line",
+                            q as char
+                        ),
+                    ));
+                }
+                Some(b'\\') if escapes => {
+                    self.bump();
+                    if self.peek(0).is_some() {
+                        self.bump();
+                    }
+                }
+                Some(b) if b == q => {
+                    self.bump();
+                    if self.peek(0) == Some(q) {
+                        self.bump(); // doubled quote
+                    } else {
+                        return Ok(());
+                    }
+                }
+                Some(_) => self.bump(),
+            }
+        }
+    }
+
+    /// `$tag$ ... $tag$`, or a `$` that is just text (`$1`, `a$b`).
+    fn dollar(&mut self, line: u32) -> Result<(), ScriptError> {
+        let prev_ident = self.pos > 0
+            && (is_ident_cont(self.src[self.pos - 1]) || self.src[self.pos - 1] == b'$');
+        let mut end = self.pos + 1;
+        if !prev_ident {
+            if end < self.src.len() && is_ident_start(self.src[end]) {
+                while end < self.src.len() && (is_ident_cont(self.src[end])) {
+                    end += 1;
+                }
+            }
+            if self.src.get(end) == Some(&b'$') {
+                let tag = &self.text[self.pos..=end];
+                let open_line = self.line;
+                let body = end + 1;
+                return match self.text[body..].find(tag) {
+                    Some(i) => {
+                        while self.pos < body + i + tag.len() {
+                            self.bump();
+                        }
+                        Ok(())
+                    }
+                    None => Err(self.err(
+                        open_line.max(line),
+                        format!(
+                            "unterminated dollar-quoted string: close the {tag} opened on this line"
+                        ),
+                    )),
+                };
+            }
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// A `/* ... */` comment (they nest, as in PostgreSQL).
+    fn block_comment(&mut self, line: u32) -> Result<(), ScriptError> {
+        let open_line = self.line;
+        let mut depth = 0u32;
+        loop {
+            match (self.peek(0), self.peek(1)) {
+                (Some(b'/'), Some(b'*')) => {
+                    depth += 1;
+                    self.bump();
+                    self.bump();
+                }
+                (Some(b'*'), Some(b'/')) => {
+                    self.bump();
+                    self.bump();
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                (Some(_), _) => self.bump(),
+                (None, _) => {
+                    return Err(self.err(
+                        open_line.max(line),
+                        "unterminated /* comment: close it with */",
+                    ));
+                }
+            }
+        }
+    }
+
+    /// One meta-command, from its backslash to the end of its (logical) line.
+    fn meta(&mut self) -> Result<(), ScriptError> {
+        let line = self.line;
+        let start = self.pos;
+        self.pos += 1; // the backslash
+        // The logical line: up to a newline not escaped by a backslash.
+        let mut logical = String::new();
+        let mut from = self.pos;
+        while let Some(b) = self.peek(0) {
+            if b == b'\\' && self.peek(1) == Some(b'\n') {
+                logical.push_str(&self.text[from..self.pos]);
+                logical.push(' ');
+                self.bump();
+                self.bump();
+                from = self.pos;
+            } else if b == b'\\' && self.peek(1) == Some(b'\r') && self.peek(2) == Some(b'\n') {
+                logical.push_str(&self.text[from..self.pos]);
+                logical.push(' ');
+                self.bump();
+                self.bump();
+                self.bump();
+                from = self.pos;
+            } else if b == b'\n' {
+                break;
+            } else {
+                self.bump();
+            }
+        }
+        logical.push_str(&self.text[from..self.pos]);
+        let raw = self.text[start..self.pos].trim_end().to_string();
+        let logical = logical.trim_end();
+
+        let (cmd, rest) = split_word(logical);
+        let lower = cmd.to_ascii_lowercase();
+        let kind = match lower.as_str() {
+            "set" => {
+                let (var, expr_text) = split_word(rest);
+                if var.is_empty() {
+                    return Err(
+                        self.err(line, "\\set: missing argument: write \\set NAME EXPRESSION")
+                    );
+                }
+                if !valid_variable_name(var) {
+                    return Err(self.err(
+                        line,
+                        format!("\\set: invalid variable name \"{var}\" (a name is letters, digits and _, not starting with a digit)"),
+                    ));
+                }
+                if expr_text.trim().is_empty() {
+                    return Err(self.err(line, format!("\\set {var}: missing expression")));
+                }
+                let expr = self.expr(line, "set", expr_text)?;
+                CommandKind::Set {
+                    var: var.to_string(),
+                    expr,
+                }
+            }
+            "if" | "elif" => {
+                if rest.trim().is_empty() {
+                    return Err(self.err(line, format!("\\{lower}: missing condition")));
+                }
+                let cond = self.expr(line, &lower, rest)?;
+                if lower == "if" {
+                    CommandKind::If {
+                        cond,
+                        next: usize::MAX,
+                    }
+                } else {
+                    CommandKind::Elif {
+                        cond,
+                        next: usize::MAX,
+                        end: usize::MAX,
+                    }
+                }
+            }
+            "else" | "endif" => {
+                if !rest.trim().is_empty() {
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "\\{lower}: unexpected argument \"{}\" (\\{lower} takes none)",
+                            rest.trim()
+                        ),
+                    ));
+                }
+                if lower == "else" {
+                    CommandKind::Else { end: usize::MAX }
+                } else {
+                    CommandKind::Endif
+                }
+            }
+            "sleep" => self.sleep(line, rest)?,
+            "gset" | "aset" => {
+                let words: Vec<&str> = rest.split_ascii_whitespace().collect();
+                if words.len() > 1 {
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "\\{lower}: too many arguments (at most one: the variable name prefix)"
+                        ),
+                    ));
+                }
+                let prefix = words.first().copied().unwrap_or("").to_string();
+                let fetch = if lower == "gset" {
+                    Fetch::Gset(prefix)
+                } else {
+                    Fetch::Aset(prefix)
+                };
+                match self.commands.last_mut() {
+                    Some(Command {
+                        kind:
+                            CommandKind::Sql {
+                                fetch: f @ Fetch::None,
+                                ..
+                            },
+                        ..
+                    }) => {
+                        *f = fetch;
+                        return Ok(());
+                    }
+                    _ => {
+                        return Err(self.err(
+                            line,
+                            format!("\\{lower} must follow an SQL command: put it after the query, in place of its ';'"),
+                        ));
+                    }
+                }
+            }
+            "shell" | "setshell" => {
+                return Err(self.err(
+                    line,
+                    format!("\\{lower} is not supported: rqps runs no shell commands from scripts (compute the value with \\set or in SQL, or pass it with --define NAME=VALUE)"),
+                ));
+            }
+            "startpipeline" | "endpipeline" | "syncpipeline" => {
+                return Err(self.err(
+                    line,
+                    format!("\\{lower} is not yet supported: rqps does not run pipelines yet; remove the pipeline meta-commands to run the statements one by one"),
+                ));
+            }
+            "" => return Err(self.err(
+                line,
+                "a lone backslash: write a meta-command name after it (\\set, \\sleep, \\if, ...)",
+            )),
+            _ => {
+                return Err(self.err(
+                    line,
+                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else and \\endif)"),
+                ));
+            }
+        };
+        self.commands.push(Command {
+            line,
+            text: raw,
+            kind,
+        });
+        Ok(())
+    }
+
+    fn expr(&self, line: u32, cmd: &str, text: &str) -> Result<Expr, ScriptError> {
+        parse_expr(text).map_err(|e| self.err(line, format!("\\{cmd}: {e}: {}", text.trim())))
+    }
+
+    fn sleep(&self, line: u32, rest: &str) -> Result<CommandKind, ScriptError> {
+        let words: Vec<&str> = rest.split_ascii_whitespace().collect();
+        let usage = "write \\sleep N [us|ms|s] or \\sleep :variable [us|ms|s]";
+        let (amount_word, mut unit_word) = match words.as_slice() {
+            [] => return Err(self.err(line, format!("\\sleep: missing argument: {usage}"))),
+            [a] => (*a, None),
+            [a, u] => (*a, Some(*u)),
+            _ => return Err(self.err(line, format!("\\sleep: too many arguments: {usage}"))),
+        };
+        let amount = if let Some(var) = amount_word.strip_prefix(':') {
+            if var.is_empty() {
+                return Err(self.err(
+                    line,
+                    format!("\\sleep: missing variable name after ':': {usage}"),
+                ));
+            }
+            SleepAmount::Var(var.to_string())
+        } else {
+            let body = amount_word.strip_prefix(['+', '-']).unwrap_or(amount_word);
+            let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return Err(self.err(
+                    line,
+                    format!(
+                        "\\sleep: invalid sleep time, must be an integer ({amount_word}): {usage}"
+                    ),
+                ));
+            }
+            let suffix = &body[digits..];
+            if !suffix.is_empty() {
+                if unit_word.is_some() {
+                    return Err(self.err(
+                        line,
+                        format!("\\sleep: invalid sleep time, must be an integer ({amount_word}): {usage}"),
+                    ));
+                }
+                unit_word = Some(suffix);
+            }
+            let number = &amount_word[..amount_word.len() - suffix.len()];
+            let n: i64 = number.parse().map_err(|_| {
+                self.err(
+                    line,
+                    format!("\\sleep: sleep time {number} is out of range"),
+                )
+            })?;
+            SleepAmount::Int(n)
+        };
+        let unit = match unit_word.map(str::to_ascii_lowercase).as_deref() {
+            None | Some("s") => SleepUnit::S,
+            Some("ms") => SleepUnit::Ms,
+            Some("us") => SleepUnit::Us,
+            Some(other) => {
+                return Err(self.err(
+                    line,
+                    format!("\\sleep: unrecognized time unit \"{other}\", must be us, ms or s"),
+                ));
+            }
+        };
+        Ok(CommandKind::Sleep { amount, unit })
+    }
+}
+
+/// Appends text to the parts, merging with a preceding text part.
+fn push_text(parts: &mut Vec<SqlPart>, s: &str) {
+    if let Some(SqlPart::Text(t)) = parts.last_mut() {
+        t.push_str(s);
+    } else {
+        parts.push(SqlPart::Text(s.to_string()));
+    }
+}
+
+/// Whether SQL text holds only whitespace and comments.
+fn is_blank_sql(t: &str) -> bool {
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if b[i..].starts_with(b"--") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The first whitespace-separated word and the rest after it.
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    let end = s.find(|c: char| c.is_ascii_whitespace()).unwrap_or(s.len());
+    (&s[..end], &s[end..])
+}
+
+/// pgbench's variable names: letters, `_`, non-ASCII, and digits after the
+/// first character.
+pub fn valid_variable_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty() && is_ident_start(b[0]) && b.iter().all(|&c| is_ident_cont(c))
+}
+
+/// Resolves the `\if` jumps and checks the nesting, as pgbench does before
+/// running a script.
+fn resolve_conditionals(script: &mut Script) -> Result<(), ScriptError> {
+    struct Open {
+        /// The `\if`.
+        at: usize,
+        /// The last branch start (`\if` or `\elif`) whose `next` is unset.
+        last: Option<usize>,
+        /// The `\elif`s and `\else` whose `end` is the `\endif`.
+        branches: Vec<usize>,
+        seen_else: bool,
+    }
+    let err = |script: &Script, at: usize, message: &str| ScriptError {
+        file: script.name.clone(),
+        line: script.commands[at].line,
+        message: message.to_string(),
+    };
+    let mut stack: Vec<Open> = Vec::new();
+    for i in 0..script.commands.len() {
+        let set_next = |commands: &mut Vec<Command>, from: Option<usize>, to: usize| {
+            if let Some(from) = from {
+                match &mut commands[from].kind {
+                    CommandKind::If { next, .. } | CommandKind::Elif { next, .. } => *next = to,
+                    _ => {}
+                }
+            }
+        };
+        match script.commands[i].kind {
+            CommandKind::If { .. } => stack.push(Open {
+                at: i,
+                last: Some(i),
+                branches: Vec::new(),
+                seen_else: false,
+            }),
+            CommandKind::Elif { .. } | CommandKind::Else { .. } => {
+                let is_else = matches!(script.commands[i].kind, CommandKind::Else { .. });
+                let word = if is_else { "\\else" } else { "\\elif" };
+                let Some(open) = stack.last_mut() else {
+                    return Err(err(
+                        script,
+                        i,
+                        &format!("{word} without matching \\if: add the \\if or remove the {word}"),
+                    ));
+                };
+                if open.seen_else {
+                    return Err(err(
+                        script,
+                        i,
+                        &format!(
+                            "{word} after \\else: an \\if has at most one \\else, after its \\elif branches"
+                        ),
+                    ));
+                }
+                set_next(&mut script.commands, open.last, i);
+                open.last = if is_else { None } else { Some(i) };
+                open.branches.push(i);
+                open.seen_else |= is_else;
+            }
+            CommandKind::Endif => {
+                let Some(open) = stack.pop() else {
+                    return Err(err(
+                        script,
+                        i,
+                        "\\endif without matching \\if: add the \\if or remove the \\endif",
+                    ));
+                };
+                set_next(&mut script.commands, open.last, i);
+                for b in open.branches {
+                    match &mut script.commands[b].kind {
+                        CommandKind::Elif { end, .. } | CommandKind::Else { end } => *end = i,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(err(
+            script,
+            open.at,
+            "\\if without matching \\endif: close it with \\endif",
+        ));
+    }
+    Ok(())
 }
