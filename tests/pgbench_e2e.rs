@@ -487,3 +487,144 @@ fn serialization_failures_are_retried(url: &str, dir: &Path) {
     );
     assert_eq!(code, 0, "{want}: {out}");
 }
+
+fn matrix(dir: &Path, body: &str) -> (std::process::Output, std::path::PathBuf) {
+    let m = dir.join("m.toml");
+    std::fs::write(&m, body).unwrap();
+    let results = dir.join("results");
+    let o = rqps(&[
+        "matrix",
+        m.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    (o, results)
+}
+
+fn report(results: &Path, base: &str, format: &str) -> String {
+    let o = rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        base,
+        "--format",
+        format,
+    ]);
+    assert!(o.status.success(), "{format}: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn a_matrix_with_suite_pgbench_runs_and_reports() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("full.conf"), "synchronous=FULL\n").unwrap();
+    let (o, results) = matrix(
+        d.path(),
+        r#"
+[defaults]
+suite = "pgbench"
+profile = "ci"
+cooldown_secs = 0
+builtin = ["select-only@4", "tpcb-like"]
+clients = [1]
+time = 0.3
+
+[[target]]
+name = "normal"
+engine = "sqlite"
+
+[[target]]
+name = "full"
+engine = "sqlite"
+config = "full.conf"
+"#,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let md = report(&results, "normal", "md");
+    assert!(md.contains("pgbench: transactions per second by script"), "{md}");
+    assert!(md.contains("pgbench: scripts and statements"), "{md}");
+    assert!(
+        md.contains("UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid"),
+        "{md}"
+    );
+    let csv = report(&results, "normal", "csv");
+    assert!(csv.lines().next().unwrap().contains("pgbench_latency_ms"), "{csv}");
+    let json: Value = serde_json::from_str(&report(&results, "normal", "json")).unwrap();
+    let rows = json["pgbench"]["statements"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| r["latency_ms"].as_array().unwrap().iter().all(|v| v.is_number())),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn a_user_script_runs_in_a_matrix_across_two_postgres_configs_with_per_statement_latency() {
+    if !server_available(PG) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let init = d.path().join("kv-init.sql");
+    std::fs::write(
+        &init,
+        "DROP TABLE IF EXISTS rqps_kv;\n\
+         CREATE TABLE rqps_kv (id int PRIMARY KEY, n int NOT NULL);\n\
+         INSERT INTO rqps_kv SELECT g, 0 FROM generate_series(1, 1000) g;\n",
+    )
+    .unwrap();
+    let script = d.path().join("upsert.sql");
+    std::fs::write(
+        &script,
+        "\\set id random_zipfian(1, 2000, 1.1)\n\
+         INSERT INTO rqps_kv (id, n) VALUES (:id, 1)\n  ON CONFLICT (id) DO UPDATE SET n = rqps_kv.n + 1;\n\
+         \\set lo random(1, 1990)\n\
+         SELECT count(*), sum(n) FROM rqps_kv WHERE id BETWEEN :lo AND :lo + 10;\n",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("small.conf"), "shared_buffers = 16MB\n").unwrap();
+    std::fs::write(
+        d.path().join("async.conf"),
+        "shared_buffers = 64MB\nsynchronous_commit = off\n",
+    )
+    .unwrap();
+    let (o, results) = matrix(
+        d.path(),
+        &format!(
+            r#"
+[defaults]
+suite = "pgbench"
+profile = "ci"
+cooldown_secs = 0
+script = "{}"
+init_script = "{}"
+protocol = "prepared"
+clients = [2]
+time = 0.5
+
+[[target]]
+name = "small"
+engine = "postgres"
+config = "small.conf"
+
+[[target]]
+name = "async"
+engine = "postgres"
+config = "async.conf"
+"#,
+            script.display(),
+            init.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let term = report(&results, "small", "term");
+    for want in [
+        "pgbench: scripts and statements",
+        "upsert.sql",
+        "INSERT INTO rqps_kv (id, n) VALUES (:id, 1) ON CONFLICT (id) DO UPDATE SET n = rqps_kv.n + 1",
+        "SELECT count(*), sum(n) FROM rqps_kv WHERE id BETWEEN :lo AND :lo + 10",
+        "async ms",
+    ] {
+        assert!(term.contains(want), "{want}: {term}");
+    }
+}
