@@ -156,7 +156,13 @@ fn builtins_on_sqlite_keep_the_balances_and_a_broken_balance_exits_1() {
         ],
     );
     assert_eq!(code, 0, "{out}");
-    assert!(doc["tests"].as_array().unwrap().iter().all(|t| t["test"] != "balances"));
+    assert!(
+        doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["test"] != "balances")
+    );
     assert!(doc["load"].is_null(), "--skip-init loads nothing");
 
     // A fresh init, then one lost update: the check fails the run.
@@ -218,15 +224,16 @@ fn user_scripts_gset_into_later_statements_and_branch() {
         let sd = &test(&doc, "top.sql")["pgbench_script"];
         let stmts = sd["statements"].as_array().unwrap();
         let count = |line: u64| {
-            stmts
-                .iter()
-                .find(|s| s["line"] == line)
-                .unwrap()["count"]
+            stmts.iter().find(|s| s["line"] == line).unwrap()["count"]
                 .as_u64()
                 .unwrap()
         };
         assert!(count(1) > 0 && count(4) == count(1), "{proto}: {stmts:?}");
-        assert_eq!(count(6) + count(8), 0, "{proto}: the false branches never ran");
+        assert_eq!(
+            count(6) + count(8),
+            0,
+            "{proto}: the false branches never ran"
+        );
         assert_eq!(count(10), count(1), "{proto}");
         assert_eq!(test(&doc, "select-only")["events"], 0, "weight 0");
     }
@@ -249,7 +256,10 @@ fn script_errors_name_file_and_line_and_shell_is_refused() {
         &["--script", bad.to_str().unwrap(), "--time", "0.2"],
     );
     assert_eq!(code, 1, "{out}");
-    let reason = test(&doc, "pgbench")["reason"].as_str().unwrap().to_string();
+    let reason = test(&doc, "pgbench")["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(
         reason.contains("bad.sql:3:") && reason.contains("no_such_column"),
         "{reason}"
@@ -258,9 +268,17 @@ fn script_errors_name_file_and_line_and_shell_is_refused() {
 
     let shell = d.path().join("shell.sql");
     std::fs::write(&shell, "SELECT 1;\n\\shell echo hi\n").unwrap();
-    let (code, _, out) = run(&target, d.path(), "shell", &["--script", shell.to_str().unwrap()]);
+    let (code, _, out) = run(
+        &target,
+        d.path(),
+        "shell",
+        &["--script", shell.to_str().unwrap()],
+    );
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("shell.sql:2:") && out.contains("not supported"), "{out}");
+    assert!(
+        out.contains("shell.sql:2:") && out.contains("not supported"),
+        "{out}"
+    );
 
     // `rqps tests` lists the scripts with their weights.
     let o = rqps(&[
@@ -307,7 +325,10 @@ fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
     assert_eq!(code, 0, "{out}");
     let main = test(&doc, "pgbench");
     let events = main["events"].as_u64().unwrap();
-    assert!((140..=260).contains(&events), "{events} transactions at 200/s");
+    assert!(
+        (140..=260).contains(&events),
+        "{events} transactions at 200/s"
+    );
     let r = &main["pgbench"]["rate"];
     assert_eq!(r["skipped"], 0, "{r}");
     assert!(r["lag_ms_avg"].as_f64().unwrap() < 5.0, "{r}");
@@ -542,19 +563,28 @@ config = "full.conf"
     );
     assert!(o.status.success(), "{}", text(&o));
     let md = report(&results, "normal", "md");
-    assert!(md.contains("pgbench: transactions per second by script"), "{md}");
+    assert!(
+        md.contains("pgbench: transactions per second by script"),
+        "{md}"
+    );
     assert!(md.contains("pgbench: scripts and statements"), "{md}");
     assert!(
         md.contains("UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid"),
         "{md}"
     );
     let csv = report(&results, "normal", "csv");
-    assert!(csv.lines().next().unwrap().contains("pgbench_latency_ms"), "{csv}");
+    assert!(
+        csv.lines().next().unwrap().contains("pgbench_latency_ms"),
+        "{csv}"
+    );
     let json: Value = serde_json::from_str(&report(&results, "normal", "json")).unwrap();
     let rows = json["pgbench"]["statements"].as_array().unwrap();
     assert!(
-        rows.iter()
-            .all(|r| r["latency_ms"].as_array().unwrap().iter().all(|v| v.is_number())),
+        rows.iter().all(|r| r["latency_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v.is_number())),
         "{rows:?}"
     );
 }

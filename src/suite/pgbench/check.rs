@@ -77,6 +77,9 @@ mod tests {
         assert!(s.violation().is_none());
         s.tellers = 11;
         let v = s.violation().unwrap().to_string();
-        assert!(v.contains("sum(tbalance) = 11") && v.contains("sum(abalance) = 12"), "{v}");
+        assert!(
+            v.contains("sum(tbalance) = 11") && v.contains("sum(abalance) = 12"),
+            "{v}"
+        );
     }
 }

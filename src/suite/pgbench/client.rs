@@ -49,7 +49,7 @@ pub struct SqlCmd {
     fetch: Fetch,
     /// Column names for `\gset`/`\aset`; an error to report when the
     /// select list does not name them.
-    columns: Result<Vec<String>, String>,
+    columns: Result<Vec<String>, Fault>,
 }
 
 /// A command, with its branches' targets resolved.
@@ -220,10 +220,32 @@ fn compile(
     })
 }
 
+/// What went wrong in a command, before its file:line is added.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Fault(String);
+
+/// The words that end a select list.
+const ENDS_LIST: [&str; 13] = [
+    "from",
+    "into",
+    "where",
+    "group",
+    "order",
+    "limit",
+    "union",
+    "having",
+    "window",
+    "offset",
+    "for",
+    "except",
+    "intersect",
+];
+
 /// The names a statement's result columns get, from its select list (or
 /// its RETURNING list), as PostgreSQL names them: the alias, else the
 /// column, else the function's name. `*` cannot be named here.
-pub fn select_columns(sql: &str) -> Result<Vec<String>, String> {
+pub fn select_columns(sql: &str) -> Result<Vec<String>, Fault> {
     let lower = sql.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     // Top-level words and commas, outside quotes and parentheses.
@@ -264,24 +286,18 @@ pub fn select_columns(sql: &str) -> Result<Vec<String>, String> {
                     }
                 }
             }
-            _ if depth == 0 => {
-                if [
-                    "from", "into", "where", "group", "order", "limit", "union", "having",
-                    "window", "offset", "for", "except", "intersect",
-                ]
-                .iter()
-                .any(|k| keyword_at(i, k))
-                {
-                    end = i;
-                    break;
-                }
+            _ if depth == 0 && ENDS_LIST.iter().any(|k| keyword_at(i, k)) => {
+                end = i;
+                break;
             }
             _ => {}
         }
         i += 1;
     }
     if start.is_none() {
-        return Err("\\gset and \\aset need a statement that returns rows (SELECT or RETURNING)".into());
+        return Err(Fault(
+            "\\gset and \\aset need a statement that returns rows (SELECT or RETURNING)".into(),
+        ));
     }
     items.push(&sql[item_start..end.max(item_start)]);
     let items: Vec<&str> = items
@@ -315,16 +331,16 @@ fn ident(s: &str) -> Option<String> {
     .then(|| s.to_lowercase())
 }
 
-fn column_name(item: &str) -> Result<String, String> {
+fn column_name(item: &str) -> Result<String, Fault> {
     let item = item
         .strip_prefix("DISTINCT ")
         .or_else(|| item.strip_prefix("distinct "))
         .unwrap_or(item)
         .trim();
     if item == "*" || item.ends_with(".*") {
-        return Err(format!(
+        return Err(Fault(format!(
             "\\gset and \\aset cannot name the columns of '{item}': list them (SELECT a, b ...)"
-        ));
+        )));
     }
     // `expr AS name` or `expr name`.
     if let Some((_, last)) = item.rsplit_once(char::is_whitespace) {
@@ -334,10 +350,14 @@ fn column_name(item: &str) -> Result<String, String> {
             if head_l.ends_with(" as") || head_l == "as" {
                 return Ok(n);
             }
-            let ends_expr = head.ends_with(|c: char| c == ')' || c.is_alphanumeric() || c == '"' || c == '\'' || c == '_');
-            let op_word = ["and", "or", "not", "is", "null", "then", "else", "when", "case"]
-                .iter()
-                .any(|w| head_l.ends_with(&format!(" {w}")) || head_l == *w);
+            let ends_expr = head.ends_with(|c: char| {
+                c == ')' || c.is_alphanumeric() || c == '"' || c == '\'' || c == '_'
+            });
+            let op_word = [
+                "and", "or", "not", "is", "null", "then", "else", "when", "case",
+            ]
+            .iter()
+            .any(|w| head_l.ends_with(&format!(" {w}")) || head_l == *w);
             if ends_expr && !op_word && n != "end" {
                 return Ok(n);
             }
@@ -455,7 +475,7 @@ impl Env for ClientEnv<'_> {
 }
 
 /// A value as a condition, as pgbench reads one.
-fn truth(v: &Value) -> Result<bool, String> {
+fn truth(v: &Value) -> Result<bool, Fault> {
     match v {
         Value::Bool(b) => Ok(*b),
         Value::Int(i) => Ok(*i != 0),
@@ -464,7 +484,7 @@ fn truth(v: &Value) -> Result<bool, String> {
         Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
             "t" | "true" | "y" | "yes" | "on" | "1" => Ok(true),
             "f" | "false" | "n" | "no" | "off" | "0" => Ok(false),
-            other => Err(format!("'{other}' is not a boolean")),
+            other => Err(Fault(format!("'{other}' is not a boolean"))),
         },
     }
 }
@@ -604,9 +624,7 @@ impl Client {
             let mut next = pc + 1;
             match &script.ops[pc] {
                 Op::Sql(cmd) => {
-                    let o = self
-                        .sql(s, pc, cmd)
-                        .map_err(|e| (at(script, pc, e), pc))?;
+                    let o = self.sql(s, pc, cmd).map_err(|e| (at(script, pc, e), pc))?;
                     counts.record(o);
                 }
                 Op::Set { var, expr } => {
@@ -689,12 +707,12 @@ impl Client {
         })
     }
 
-    fn eval(&mut self, expr: &Expr) -> Result<Value, String> {
+    fn eval(&mut self, expr: &Expr) -> Result<Value, Fault> {
         let mut env = ClientEnv {
             vars: &self.vars,
             rng: &mut self.rng,
         };
-        expr.eval(&mut env).map_err(|e| e.to_string())
+        expr.eval(&mut env).map_err(|e| Fault(e.to_string()))
     }
 
     /// Runs one SQL command, storing what `\gset`/`\aset` ask for.
@@ -795,7 +813,10 @@ impl Client {
     /// `\gset`: the one row's values; `\aset`: every row's, the last one
     /// winning.
     fn store_rows(&mut self, cmd: &SqlCmd) -> DbResult<()> {
-        let names = cmd.columns.as_ref().map_err(|m| DbError::fatal(m.clone()))?;
+        let names = cmd
+            .columns
+            .as_ref()
+            .map_err(|m| DbError::fatal(m.to_string()))?;
         let (prefix, one) = match &cmd.fetch {
             Fetch::Gset(p) => (p.as_str(), true),
             Fetch::Aset(p) => (p.as_str(), false),
@@ -1046,7 +1067,14 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(s.ops[0], Op::If { next: 2, .. }));
-        assert!(matches!(s.ops[2], Op::Elif { next: 4, end: 6, .. }));
+        assert!(matches!(
+            s.ops[2],
+            Op::Elif {
+                next: 4,
+                end: 6,
+                ..
+            }
+        ));
         assert!(matches!(s.ops[4], Op::Else { end: 6 }));
         assert!(matches!(s.ops[6], Op::Endif));
         assert_eq!(s.lines, [1, 2, 3, 4, 5, 6, 7, 8]);
@@ -1055,7 +1083,10 @@ mod tests {
     #[test]
     fn select_lists_name_the_gset_columns_as_postgresql_does() {
         let n = |sql: &str| select_columns(sql).unwrap();
-        assert_eq!(n("SELECT abalance FROM pgbench_accounts WHERE aid = ?"), ["abalance"]);
+        assert_eq!(
+            n("SELECT abalance FROM pgbench_accounts WHERE aid = ?"),
+            ["abalance"]
+        );
         assert_eq!(
             n("select a.x, count(*), sum(b) AS Total, 1 + 2 three, \"Mixed\" from t"),
             ["x", "count", "total", "three", "Mixed"]
@@ -1066,7 +1097,12 @@ mod tests {
             n("UPDATE t SET v = v + 1 WHERE id = ? RETURNING v, id"),
             ["v", "id"]
         );
-        assert!(select_columns("SELECT * FROM t").unwrap_err().contains("list them"));
+        assert!(
+            select_columns("SELECT * FROM t")
+                .unwrap_err()
+                .to_string()
+                .contains("list them")
+        );
         assert!(select_columns("UPDATE t SET v = 1").is_err());
     }
 

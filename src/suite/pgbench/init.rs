@@ -141,12 +141,13 @@ pub fn run(p: &Params, h: &mut Harness<'_>) -> Result<(), Error> {
     let mut rows = 0;
     let mut insert_secs = 0.0;
     if p.init_tables {
-        rows = load(h.driver.as_ref(), p.scale, &mut |n| bar.set_position(n)).map_err(
-            |source| Error::Engine {
-                context: "creating and filling the pgbench tables failed".into(),
-                source,
-            },
-        )?;
+        rows =
+            load(h.driver.as_ref(), p.scale, &mut |n| bar.set_position(n)).map_err(|source| {
+                Error::Engine {
+                    context: "creating and filling the pgbench tables failed".into(),
+                    source,
+                }
+            })?;
         insert_secs = started.elapsed().as_secs_f64();
         let names: Vec<String> = tables(p.scale).iter().map(|t| t.name.clone()).collect();
         match crate::harness::settle_tables(h.driver.as_ref(), &names, Default::default()) {
@@ -214,7 +215,14 @@ pub fn load(driver: &dyn Driver, scale: u32, progress: &mut dyn FnMut(u64)) -> D
     };
     // pgbench's values: branches and tellers with a NULL filler, accounts
     // with an empty one (blank-padded by the fixed-length type).
-    l.fill("pgbench_branches (bid, bbalance)", "(?, 0)", s, 1, max_rows, |_| 0)?;
+    l.fill(
+        "pgbench_branches (bid, bbalance)",
+        "(?, 0)",
+        s,
+        1,
+        max_rows,
+        |_| 0,
+    )?;
     l.fill(
         "pgbench_tellers (tid, bid, tbalance)",
         "(?, ?, 0)",
@@ -266,10 +274,7 @@ impl Filler<'_> {
             let stmt = match prepared {
                 Some((r, s)) if r == rows => s,
                 _ => {
-                    let sql = format!(
-                        "INSERT INTO {into} VALUES {}",
-                        vec![tuple; rows].join(", ")
-                    );
+                    let sql = format!("INSERT INTO {into} VALUES {}", vec![tuple; rows].join(", "));
                     let s = self.conn.prepare(&sql, PsMode::Auto)?;
                     prepared = Some((rows, s));
                     s

@@ -319,7 +319,7 @@ impl Workload for Pgbench {
                 "--clients must list client counts of at least 1, e.g. --clients 1,4",
             ));
         }
-        if !(p.secs > 0.0) {
+        if p.secs.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return Err(usage("--time must be more than 0 seconds"));
         }
         if !(1..=1_000_000).contains(&p.scale) {
@@ -420,8 +420,7 @@ impl Workload for Pgbench {
             ));
         }
         let any_builtin = p.scripts.iter().any(|s| s.builtin.is_some());
-        p.init_tables =
-            !o.skip_init.unwrap_or(false) && (any_builtin || p.init_script.is_none());
+        p.init_tables = !o.skip_init.unwrap_or(false) && (any_builtin || p.init_script.is_none());
         if o.skip_init.unwrap_or(false) {
             p.init_script = None;
         }

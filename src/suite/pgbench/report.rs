@@ -112,12 +112,17 @@ fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
+/// Per command line: the statement's text and, per name, each run's latency.
+type Lines = BTreeMap<u32, (String, Vec<Vec<f64>>)>;
+/// A script at a client count: name, clients, weight, per name each run's
+/// TPS, and its lines.
+type Gathered = (String, usize, u32, Vec<Vec<f64>>, Lines);
+
 fn build(base: &str, names: &[&str], runs: &[RunDoc]) -> Option<PgbenchPart> {
     let mut context = Vec::new();
     // (script, clients) -> per name: TPS of each run, and per line the
     // latencies of each run with the statement's text.
-    type Lines = BTreeMap<u32, (String, Vec<Vec<f64>>)>;
-    let mut scripts: Vec<(String, usize, u32, Vec<Vec<f64>>, Lines)> = Vec::new();
+    let mut scripts: Vec<Gathered> = Vec::new();
     let n = names.len();
     for (ni, name) in names.iter().enumerate() {
         let mine: Vec<&RunDoc> = runs
@@ -261,9 +266,11 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                         s.weight.to_string().into(),
                     ];
                     let b = s.tps.get(base_i).copied().flatten();
-                    row.extend(s.tps.iter().enumerate().map(|(i, v)| {
-                        cell(*v, 1, if i == base_i { None } else { ratio(*v, b) })
-                    }));
+                    row.extend(
+                        s.tps.iter().enumerate().map(|(i, v)| {
+                            cell(*v, 1, if i == base_i { None } else { ratio(*v, b) })
+                        }),
+                    );
                     row
                 })
                 .collect(),
@@ -289,9 +296,11 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                         TCell::from(s.text.clone()),
                     ];
                     let b = s.latency_ms.get(base_i).copied().flatten();
-                    row.extend(s.latency_ms.iter().enumerate().map(|(i, v)| {
-                        cell(*v, 3, if i == base_i { None } else { ratio(*v, b) })
-                    }));
+                    row.extend(
+                        s.latency_ms.iter().enumerate().map(|(i, v)| {
+                            cell(*v, 3, if i == base_i { None } else { ratio(*v, b) })
+                        }),
+                    );
                     row
                 })
                 .collect(),
@@ -339,7 +348,9 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                     ("pgbench_latency_ms", format!("{ms:.4}")),
                     (
                         "pgbench_rel_latency",
-                        ratio(Some(ms), b).map(|r| format!("{r:.3}")).unwrap_or_default(),
+                        ratio(Some(ms), b)
+                            .map(|r| format!("{r:.3}"))
+                            .unwrap_or_default(),
                     ),
                 ]);
             }

@@ -88,13 +88,7 @@ pub struct Detail {
 }
 
 /// The detail of a finished step over `clients`.
-pub fn detail(
-    p: &Params,
-    c: &Compiled,
-    clients: &[Client],
-    step: &StepRun,
-    n: usize,
-) -> Detail {
+pub fn detail(p: &Params, c: &Compiled, clients: &[Client], step: &StepRun, n: usize) -> Detail {
     let secs = step.secs.max(1e-9);
     let events = step.counts.events;
     let mut failures = Failures::default();
