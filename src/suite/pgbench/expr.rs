@@ -12,7 +12,9 @@
 //! `NULL OR true` is NULL, as in pgbench), the exact `hash_murmur2`,
 //! `hash_fnv1a` and `permute` (the latter on PostgreSQL's xoroshiro128**
 //! generator, [`PgPrng`], so one seed gives pgbench's permutation), and the
-//! parameter checks of the random functions.
+//! parameter checks of the random functions, which draw with pgbench's
+//! algorithms so that pgbench's client streams ([`pgbench_streams`]) give
+//! pgbench's values.
 //!
 //! Values that come from outside (`-D NAME=VALUE`, `\gset`) are strings;
 //! an expression reads them as pgbench does: `null` is NULL, prefixes of
@@ -219,6 +221,20 @@ impl PgPrng {
         self.s1 = sx.rotate_left(37);
         val
     }
+}
+
+/// The streams pgbench gives its clients for `--random-seed=SEED`: each
+/// client's generator is seeded from the next draw of a base generator
+/// seeded with `seed`, in client order, and `:default_seed` is the draw after
+/// them. With these streams as [`Env::random_u64`], `random()` and the other
+/// random functions return pgbench's own values (checked against pgbench 15
+/// in the tests).
+pub fn pgbench_streams(seed: u64, clients: usize) -> (Vec<PgPrng>, i64) {
+    let mut base = PgPrng::seeded(seed);
+    let streams = (0..clients)
+        .map(|_| PgPrng::seeded(base.next_u64()))
+        .collect();
+    (streams, base.next_u64() as i64)
 }
 
 /// A uniform integer in `[0, range]` from `next` by bitmask rejection, as
@@ -1953,5 +1969,33 @@ mod tests {
                 "{expr}"
             );
         }
+    }
+
+    #[test]
+    fn random_functions_draw_pgbench_values_from_pgbench_streams() {
+        // pgbench 15, -c 2 --random-seed=5: client 0 printed these, client 1
+        // drew 871628 first, and both saw this default_seed.
+        let (mut streams, default_seed) = pgbench_streams(5, 2);
+        assert_eq!(default_seed, -1283242464419442966);
+        let mut env = TestEnv::new();
+        env.rng = streams.remove(0);
+        let got: Vec<Value> = [
+            "random(1, 1000000)",
+            "random(1, 1000000)",
+            "random_gaussian(1, 1000, 2.5)",
+            "random_exponential(1, 1000, 3.0)",
+            "random_zipfian(1, 1000, 1.5)",
+            "random_zipfian(1, 1000, 1.07)",
+        ]
+        .iter()
+        .map(|t| eval_in(&mut env, t).unwrap())
+        .collect();
+        let want = [475806, 272628, 667, 245, 1, 4].map(Value::Int);
+        assert_eq!(got, want);
+        env.rng = streams.remove(0);
+        assert_eq!(
+            eval_in(&mut env, "random(1, 1000000)"),
+            Ok(Value::Int(871628))
+        );
     }
 }
