@@ -441,13 +441,27 @@ pub fn parse_text_value(name: &str, text: &str) -> Result<Val, EvalError> {
             .map_err(|_| EvalError::IntOutOfRange(text.to_string()));
     }
     match trimmed.parse::<f64>() {
-        // strtod reports overflow (ERANGE); Rust gives an infinity.
-        Ok(d) if d.is_infinite() && !trimmed.to_ascii_lowercase().contains("inf") => {
-            Err(malformed())
+        Ok(d) if d.is_infinite() && trimmed.bytes().any(|b| b.eq_ignore_ascii_case(&b'i')) => {
+            Ok(Val::Double(d))
         }
+        Ok(d) if out_of_double_range(trimmed, d) => Err(malformed()),
         Ok(d) => Ok(Val::Double(d)),
         Err(_) => Err(malformed()),
     }
+}
+
+/// Whether C's `strtod` would report `ERANGE` for `text`, parsed as `d`:
+/// an overflow to infinity, or an underflow to a subnormal or to zero from
+/// nonzero digits (pgbench rejects both: "double constant overflow").
+fn out_of_double_range(text: &str, d: f64) -> bool {
+    if d.is_infinite() {
+        return true;
+    }
+    if d != 0.0 {
+        return d.is_subnormal();
+    }
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 /// A value's [`Val`] (strings read as pgbench reads them).
@@ -810,7 +824,7 @@ impl<'a> Lexer<'a> {
         let text = &self.text[start..end];
         if is_double {
             match text.parse::<f64>() {
-                Ok(d) if d.is_finite() => Ok((Tok::Double(d), start)),
+                Ok(d) if !out_of_double_range(text, d) => Ok((Tok::Double(d), start)),
                 _ => Err(self.err(start, format!("double constant overflow ({text})"))),
             }
         } else if text == "9223372036854775808" {
@@ -889,7 +903,8 @@ impl<'a> Parser<'a> {
     fn expr(&mut self, min: u8) -> Result<Node, ExprError> {
         let mut lhs = self.prefix()?;
         // The level of the operator that last extended `lhs`: comparisons
-        // and IS do not chain (`a < b < c` is a syntax error, as in pgbench).
+        // do not chain (`a < b < c` is a syntax error, as in pgbench), IS
+        // does (`x IS NULL IS TRUE`).
         let mut last: Option<u8> = None;
         loop {
             let (prec, kind) = match self.tok {
@@ -917,7 +932,7 @@ impl<'a> Parser<'a> {
             if prec < min {
                 return Ok(lhs);
             }
-            if (prec == P_CMP || prec == P_IS) && last == Some(prec) {
+            if prec == P_CMP && last == Some(prec) {
                 return Err(self.syntax("an operator that can follow a comparison"));
             }
             last = Some(prec);
@@ -1640,6 +1655,9 @@ mod tests {
             "double to int overflow for 1000000000000000019884624838656.000000"
         );
         assert_eq!(text(ev("1e300 * 1e300")), "Infinity");
+        assert!(parse_err("1e-320").contains("double constant overflow (1e-320)"));
+        assert!(parse_err("1e999").contains("double constant overflow"));
+        assert_eq!(ev("0.0e-999"), Value::Double(0.0));
     }
 
     #[test]
@@ -1730,6 +1748,10 @@ mod tests {
         assert_eq!(ev("1 IS NULL"), Value::Bool(false));
         assert_eq!(ev("NULL ISNULL"), Value::Bool(true));
         assert_eq!(ev("1 NOTNULL"), Value::Bool(true));
+        // IS chains (pgbench's grammar reduces each IS before the next).
+        assert_eq!(ev("NULL IS NULL IS TRUE"), Value::Bool(true));
+        assert_eq!(ev("1 ISNULL NOTNULL"), Value::Bool(true));
+        assert_eq!(ev("NOT NULL IS NULL"), Value::Bool(false));
         assert_eq!(ev("5 IS NOT NULL"), Value::Bool(true));
         assert_eq!(ev("true IS NOT FALSE"), Value::Bool(true));
         assert_eq!(ev("NULL + 1"), Value::Null);
@@ -1997,5 +2019,109 @@ mod tests {
             eval_in(&mut env, "random(1, 1000000)"),
             Ok(Value::Int(871628))
         );
+    }
+
+    /// Expressions and what pgbench 15 printed for them (`debug()`'s "int",
+    /// "double", "boolean", "null"; "PARSE:"/"EVAL:" for its errors).
+    const PGBENCH_15: &str = "\
+1 + 2 * 3 - 4 / 2 % 3 => int 5
+-3 * -3 => int 9
+- 3 - - 3 => int 0
+~ 5 & 3 => int 2
+~5 | 8 # 2 => int -8
+1 << 3 + 1 => int 16
+16 >> 2 * 1 => int 4
+1 + 2 < 4 AND 3 > 2 OR false => boolean true
+NOT false AND false => boolean false
+NOT (false AND false) => boolean true
+NOT 1 < 2 => boolean false
+true AND true OR false AND false => boolean true
+1 = 1 AND 2 = 2 => boolean true
+2 * 3 = 6 IS TRUE => boolean true
+NULL IS NULL IS TRUE => boolean true
+1 + NULL IS NULL => boolean true
+CASE WHEN 1 > 2 THEN 'x' END => PARSE: unexpected character (')
+CASE WHEN 1 > 2 THEN 10 WHEN 2 > 1 THEN 20 ELSE 30 END * 2 => int 40
+greatest(1, 2.5) + least(3, 4) => double 5.5
+abs(-5) + abs(-2.25) => double 7.25
+int(7.5) + int(8.5) + int(-7.5) => int 8
+double(7) / 2 => double 3.5
+7 / 2 * 2.0 => double 6
+7 / 2.0 * 2 => double 7
+2 ^ 2 => PARSE: unexpected character (^)
+sqrt(2) * sqrt(2) = 2 => boolean false
+pow(10, 20) => double 1e+20
+power(2.5, 2) => double 6.25
+exp(ln(10)) => double 10
+mod(-9223372036854775807, 2) => int -1
+9223372036854775807 - -1 => EVAL: bigint sub out of range
+-9223372036854775807 - 1 => int -9223372036854775808
+3000000000 * 3000000000 => int 9000000000000000000
+3037000500 * 3037000500 => EVAL: bigint mul out of range
+3037000499 * 3037000499 => int 9223372030926249001
+1.0e308 * 10 => double Infinity
+1e-320 => PARSE: double constant overflow (1e-320)
+123e-2 => double 1.23
+0.000123456789012345678 => double 0.000123456789012346
+99999999999999.99 => double 100000000000000
+999999999999999.9 => double 1e+15
+hash_fnv1a(123456789, -1) => int 6091392141410076514
+hash_murmur2(-9223372036854775808, 9223372036854775807) => int 8800816955714355153
+permute(0, 1000000, 1) => int 425188
+permute(999999, 1000000, 1) => int 229617
+permute(17, 17, 17) => int 14
+permute(9223372036854775807, 9223372036854775807, 0) => int 6827909720952040287
+random(0, 0) + 1 => int 1
+5 % 3 % 2 => int 0
+100 / 10 / 5 => int 2
+2 - 3 - 4 => int -5
+1 <= 1.0 => boolean true
+0.1 + 0.2 = 0.3 => boolean false
+1 <> 1.5 => boolean true
+true = true => EVAL: cannot coerce boolean to int
+NULL = NULL => null
+NOT NULL IS NULL => boolean false
+least(1, NULL, 3) => null
+greatest(2, 1) IS NOT NULL => boolean true
+CASE WHEN NULL THEN 1 WHEN 0.0 THEN 2 WHEN -1 THEN 3 END => int 3
+isnull => PARSE: syntax error
+1 isnull notnull => boolean true
+1 < 2 = true => PARSE: syntax error
+(1 < 2) = true => EVAL: cannot coerce boolean to int
+-(1 + 2) * 3 => int -9
++-+-3 => int 3
+0x10 => PARSE: syntax error
+1e5 % 7 => int 5
+7 % 1e1 => int 7
+";
+
+    #[test]
+    fn expressions_evaluate_as_pgbench_15_printed_them() {
+        let mut differences = Vec::new();
+        for line in PGBENCH_15.lines() {
+            let (e, want) = line.split_once(" => ").unwrap();
+            let got = match parse_expr(e) {
+                Err(err) => format!("PARSE: {err}"),
+                Ok(x) => match x.eval(&mut TestEnv::new()) {
+                    Err(err) => format!("EVAL: {err}"),
+                    Ok(Value::Int(i)) => format!("int {i}"),
+                    Ok(Value::Null) => "null".to_string(),
+                    Ok(Value::Bool(b)) => format!("boolean {b}"),
+                    Ok(v) => format!("double {}", v.to_sql_text()),
+                },
+            };
+            // Errors: the same kind and pgbench's message within ours
+            // (ours add where and what to do).
+            let same = match want.split_once(": ") {
+                Some((kind @ ("PARSE" | "EVAL"), msg)) => {
+                    got.starts_with(kind) && (got.contains(msg) || msg.starts_with("syntax error"))
+                }
+                _ => got == want,
+            };
+            if !same {
+                differences.push(format!("{e}: pgbench {want}, rqps {got}"));
+            }
+        }
+        assert!(differences.is_empty(), "{differences:#?}");
     }
 }
