@@ -1122,6 +1122,27 @@ mod tests {
         assert_eq!(go(4, true), "SELECT 'other' SELECT 'end'");
         assert_eq!(go(9, true), "SELECT 'other' SELECT 'big' SELECT 'end'");
 
+        // Empty branches: an \elif or \else right after a false \if is
+        // entered, not taken for the end of a branch.
+        for (text, want) in [
+            (
+                "\\if false\n\\elif true\nSELECT 1;\n\\endif",
+                vec!["SELECT 1"],
+            ),
+            ("\\if 0\n\\else\nSELECT 2;\n\\endif", vec!["SELECT 2"]),
+            (
+                "\\if 1\n\\else\nSELECT 3;\n\\endif\nSELECT 4;",
+                vec!["SELECT 4"],
+            ),
+            (
+                "\\if 0\n\\elif 0\n\\elif 1\n\\else\nSELECT 5;\n\\endif\nSELECT 6;",
+                vec!["SELECT 6"],
+            ),
+            ("\\if 0\n\\endif\nSELECT 7;", vec!["SELECT 7"]),
+        ] {
+            assert_eq!(run(&parse(text), &mut vars(&[])), want, "{text}");
+        }
+
         // \set inside branches, NULL and zero conditions are false.
         let s = parse(
             "\\set n 0\n\\if :n\n\\set r 1\n\\elif NULL\n\\set r 2\n\\else\n\\set r 3\n\\endif\nSELECT :r;",
