@@ -855,6 +855,30 @@ struct Parser<'a> {
     lex: Lexer<'a>,
     tok: Tok<'a>,
     at: usize,
+    /// Tokens read and open nestings, against the limits below.
+    tokens: usize,
+    nesting: usize,
+}
+
+/// Limits that keep parsing, evaluating and dropping an expression within
+/// a client thread's stack: evaluation recurses once per level of the tree,
+/// so a tree is at most [`MAX_DEPTH`] deep (a test evaluates the deepest on
+/// a 1 MiB stack in a debug build, half of a spawned thread's default).
+const MAX_TOKENS: usize = 10_000;
+const MAX_NESTING: usize = 64;
+const MAX_DEPTH: usize = 256;
+
+/// The depth of a tree, without recursing.
+fn tree_depth(root: &Node) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(root, 1usize)];
+    while let Some((node, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        if let Node::Call(_, args) = node {
+            stack.extend(args.iter().map(|a| (a, d + 1)));
+        }
+    }
+    deepest
 }
 
 fn call(f: Func, args: Vec<Node>) -> Node {
@@ -863,6 +887,15 @@ fn call(f: Func, args: Vec<Node>) -> Node {
 
 impl<'a> Parser<'a> {
     fn advance(&mut self) -> Result<(), ExprError> {
+        self.tokens += 1;
+        if self.tokens > MAX_TOKENS {
+            return Err(ExprError {
+                message: format!(
+                    "expression too long (more than {MAX_TOKENS} tokens): split it over several \\set commands"
+                ),
+                at: Some(self.at),
+            });
+        }
         let (t, at) = self.lex.next()?;
         self.tok = t;
         self.at = at;
@@ -901,6 +934,23 @@ impl<'a> Parser<'a> {
 
     /// An expression whose operators all bind at least as strongly as `min`.
     fn expr(&mut self, min: u8) -> Result<Node, ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(ExprError {
+                message: format!(
+                    "expression nested too deeply (more than {MAX_NESTING} levels) at column {}: split it over several \\set commands",
+                    self.at + 1
+                ),
+                at: Some(self.at),
+            });
+        }
+        let node = self.operators(min);
+        self.nesting -= 1;
+        node
+    }
+
+    /// [`Parser::expr`] without the nesting count.
+    fn operators(&mut self, min: u8) -> Result<Node, ExprError> {
         let mut lhs = self.prefix()?;
         // The level of the operator that last extended `lhs`: comparisons
         // do not chain (`a < b < c` is a syntax error, as in pgbench), IS
@@ -1156,6 +1206,8 @@ pub fn parse_expr(text: &str) -> Result<Expr, ExprError> {
         lex: Lexer { text, pos: 0 },
         tok: Tok::Eof,
         at: 0,
+        tokens: 0,
+        nesting: 0,
     };
     p.advance()?;
     if p.tok == Tok::Eof {
@@ -1167,6 +1219,14 @@ pub fn parse_expr(text: &str) -> Result<Expr, ExprError> {
     let root = p.expr(P_OR)?;
     if p.tok != Tok::Eof {
         return Err(p.syntax("an operator or the end of the expression"));
+    }
+    if tree_depth(&root) > MAX_DEPTH {
+        return Err(ExprError {
+            message: format!(
+                "expression too deep (more than {MAX_DEPTH} operations in a chain): split it over several \\set commands"
+            ),
+            at: None,
+        });
     }
     Ok(Expr { root })
 }
@@ -1242,8 +1302,13 @@ fn call_func(f: Func, args: &[Node], env: &mut dyn Env) -> Result<Val, EvalError
     if has_null && f != Func::Is && f != Func::Debug {
         return Ok(Val::Null);
     }
-    let v = &v[..n];
+    apply(f, &v[..n], env)
+}
 
+/// A non-lazy function on its evaluated arguments. Kept out of line so that
+/// its many arms' temporaries are not on the recursion's stack frames.
+#[inline(never)]
+fn apply(f: Func, v: &[Val], env: &mut dyn Env) -> Result<Val, EvalError> {
     match f {
         Func::Add
         | Func::Sub
@@ -1970,6 +2035,21 @@ mod tests {
         assert!(parse_err("1 2").contains("syntax error at column 3"));
         assert!(parse_err("").contains("missing expression"));
         assert!(parse_err("'x'").contains("unexpected character (')"));
+        // Limits that keep evaluation within a thread's stack: the deepest
+        // expression allowed runs on a 1 MiB stack (debug build).
+        let nested = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert!(parse_err(&nested).contains("nested too deeply"));
+        let chain = vec!["1"; 300].join(" + ");
+        assert!(parse_err(&chain).contains("too deep"));
+        let long = vec!["1"; 6000].join(" + ");
+        assert!(parse_err(&long).contains("too long"));
+        let ok = vec!["1"; 256].join(" + ");
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || assert_eq!(ev(&ok), Value::Int(256)))
+            .unwrap()
+            .join()
+            .unwrap();
         let e = parse_expr("1 +\\\n 2").unwrap();
         assert_eq!(e.eval(&mut TestEnv::new()), Ok(Value::Int(3)));
     }
