@@ -12,7 +12,9 @@
 //! `NULL OR true` is NULL, as in pgbench), the exact `hash_murmur2`,
 //! `hash_fnv1a` and `permute` (the latter on PostgreSQL's xoroshiro128**
 //! generator, [`PgPrng`], so one seed gives pgbench's permutation), and the
-//! parameter checks of the random functions.
+//! parameter checks of the random functions, which draw with pgbench's
+//! algorithms so that pgbench's client streams ([`pgbench_streams`]) give
+//! pgbench's values.
 //!
 //! Values that come from outside (`-D NAME=VALUE`, `\gset`) are strings;
 //! an expression reads them as pgbench does: `null` is NULL, prefixes of
@@ -221,6 +223,20 @@ impl PgPrng {
     }
 }
 
+/// The streams pgbench gives its clients for `--random-seed=SEED`: each
+/// client's generator is seeded from the next draw of a base generator
+/// seeded with `seed`, in client order, and `:default_seed` is the draw after
+/// them. With these streams as [`Env::random_u64`], `random()` and the other
+/// random functions return pgbench's own values (checked against pgbench 15
+/// in the tests).
+pub fn pgbench_streams(seed: u64, clients: usize) -> (Vec<PgPrng>, i64) {
+    let mut base = PgPrng::seeded(seed);
+    let streams = (0..clients)
+        .map(|_| PgPrng::seeded(base.next_u64()))
+        .collect();
+    (streams, base.next_u64() as i64)
+}
+
 /// A uniform integer in `[0, range]` from `next` by bitmask rejection, as
 /// `pg_prng_uint64_range` draws it (so a [`PgPrng`] stream gives pgbench's
 /// numbers).
@@ -425,13 +441,27 @@ pub fn parse_text_value(name: &str, text: &str) -> Result<Val, EvalError> {
             .map_err(|_| EvalError::IntOutOfRange(text.to_string()));
     }
     match trimmed.parse::<f64>() {
-        // strtod reports overflow (ERANGE); Rust gives an infinity.
-        Ok(d) if d.is_infinite() && !trimmed.to_ascii_lowercase().contains("inf") => {
-            Err(malformed())
+        Ok(d) if d.is_infinite() && trimmed.bytes().any(|b| b.eq_ignore_ascii_case(&b'i')) => {
+            Ok(Val::Double(d))
         }
+        Ok(d) if out_of_double_range(trimmed, d) => Err(malformed()),
         Ok(d) => Ok(Val::Double(d)),
         Err(_) => Err(malformed()),
     }
+}
+
+/// Whether C's `strtod` would report `ERANGE` for `text`, parsed as `d`:
+/// an overflow to infinity, or an underflow to a subnormal or to zero from
+/// nonzero digits (pgbench rejects both: "double constant overflow").
+fn out_of_double_range(text: &str, d: f64) -> bool {
+    if d.is_infinite() {
+        return true;
+    }
+    if d != 0.0 {
+        return d.is_subnormal();
+    }
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 /// A value's [`Val`] (strings read as pgbench reads them).
@@ -794,7 +824,7 @@ impl<'a> Lexer<'a> {
         let text = &self.text[start..end];
         if is_double {
             match text.parse::<f64>() {
-                Ok(d) if d.is_finite() => Ok((Tok::Double(d), start)),
+                Ok(d) if !out_of_double_range(text, d) => Ok((Tok::Double(d), start)),
                 _ => Err(self.err(start, format!("double constant overflow ({text})"))),
             }
         } else if text == "9223372036854775808" {
@@ -825,6 +855,30 @@ struct Parser<'a> {
     lex: Lexer<'a>,
     tok: Tok<'a>,
     at: usize,
+    /// Tokens read and open nestings, against the limits below.
+    tokens: usize,
+    nesting: usize,
+}
+
+/// Limits that keep parsing, evaluating and dropping an expression within
+/// a client thread's stack: evaluation recurses once per level of the tree,
+/// so a tree is at most [`MAX_DEPTH`] deep (a test evaluates the deepest on
+/// a 1 MiB stack in a debug build, half of a spawned thread's default).
+const MAX_TOKENS: usize = 10_000;
+const MAX_NESTING: usize = 64;
+const MAX_DEPTH: usize = 256;
+
+/// The depth of a tree, without recursing.
+fn tree_depth(root: &Node) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(root, 1usize)];
+    while let Some((node, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        if let Node::Call(_, args) = node {
+            stack.extend(args.iter().map(|a| (a, d + 1)));
+        }
+    }
+    deepest
 }
 
 fn call(f: Func, args: Vec<Node>) -> Node {
@@ -833,6 +887,15 @@ fn call(f: Func, args: Vec<Node>) -> Node {
 
 impl<'a> Parser<'a> {
     fn advance(&mut self) -> Result<(), ExprError> {
+        self.tokens += 1;
+        if self.tokens > MAX_TOKENS {
+            return Err(ExprError {
+                message: format!(
+                    "expression too long (more than {MAX_TOKENS} tokens): split it over several \\set commands"
+                ),
+                at: Some(self.at),
+            });
+        }
         let (t, at) = self.lex.next()?;
         self.tok = t;
         self.at = at;
@@ -871,9 +934,27 @@ impl<'a> Parser<'a> {
 
     /// An expression whose operators all bind at least as strongly as `min`.
     fn expr(&mut self, min: u8) -> Result<Node, ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(ExprError {
+                message: format!(
+                    "expression nested too deeply (more than {MAX_NESTING} levels) at column {}: split it over several \\set commands",
+                    self.at + 1
+                ),
+                at: Some(self.at),
+            });
+        }
+        let node = self.operators(min);
+        self.nesting -= 1;
+        node
+    }
+
+    /// [`Parser::expr`] without the nesting count.
+    fn operators(&mut self, min: u8) -> Result<Node, ExprError> {
         let mut lhs = self.prefix()?;
         // The level of the operator that last extended `lhs`: comparisons
-        // and IS do not chain (`a < b < c` is a syntax error, as in pgbench).
+        // do not chain (`a < b < c` is a syntax error, as in pgbench), IS
+        // does (`x IS NULL IS TRUE`).
         let mut last: Option<u8> = None;
         loop {
             let (prec, kind) = match self.tok {
@@ -901,7 +982,7 @@ impl<'a> Parser<'a> {
             if prec < min {
                 return Ok(lhs);
             }
-            if (prec == P_CMP || prec == P_IS) && last == Some(prec) {
+            if prec == P_CMP && last == Some(prec) {
                 return Err(self.syntax("an operator that can follow a comparison"));
             }
             last = Some(prec);
@@ -1125,6 +1206,8 @@ pub fn parse_expr(text: &str) -> Result<Expr, ExprError> {
         lex: Lexer { text, pos: 0 },
         tok: Tok::Eof,
         at: 0,
+        tokens: 0,
+        nesting: 0,
     };
     p.advance()?;
     if p.tok == Tok::Eof {
@@ -1136,6 +1219,14 @@ pub fn parse_expr(text: &str) -> Result<Expr, ExprError> {
     let root = p.expr(P_OR)?;
     if p.tok != Tok::Eof {
         return Err(p.syntax("an operator or the end of the expression"));
+    }
+    if tree_depth(&root) > MAX_DEPTH {
+        return Err(ExprError {
+            message: format!(
+                "expression too deep (more than {MAX_DEPTH} operations in a chain): split it over several \\set commands"
+            ),
+            at: None,
+        });
     }
     Ok(Expr { root })
 }
@@ -1211,8 +1302,13 @@ fn call_func(f: Func, args: &[Node], env: &mut dyn Env) -> Result<Val, EvalError
     if has_null && f != Func::Is && f != Func::Debug {
         return Ok(Val::Null);
     }
-    let v = &v[..n];
+    apply(f, &v[..n], env)
+}
 
+/// A non-lazy function on its evaluated arguments. Kept out of line so that
+/// its many arms' temporaries are not on the recursion's stack frames.
+#[inline(never)]
+fn apply(f: Func, v: &[Val], env: &mut dyn Env) -> Result<Val, EvalError> {
     match f {
         Func::Add
         | Func::Sub
@@ -1624,6 +1720,9 @@ mod tests {
             "double to int overflow for 1000000000000000019884624838656.000000"
         );
         assert_eq!(text(ev("1e300 * 1e300")), "Infinity");
+        assert!(parse_err("1e-320").contains("double constant overflow (1e-320)"));
+        assert!(parse_err("1e999").contains("double constant overflow"));
+        assert_eq!(ev("0.0e-999"), Value::Double(0.0));
     }
 
     #[test]
@@ -1714,6 +1813,10 @@ mod tests {
         assert_eq!(ev("1 IS NULL"), Value::Bool(false));
         assert_eq!(ev("NULL ISNULL"), Value::Bool(true));
         assert_eq!(ev("1 NOTNULL"), Value::Bool(true));
+        // IS chains (pgbench's grammar reduces each IS before the next).
+        assert_eq!(ev("NULL IS NULL IS TRUE"), Value::Bool(true));
+        assert_eq!(ev("1 ISNULL NOTNULL"), Value::Bool(true));
+        assert_eq!(ev("NOT NULL IS NULL"), Value::Bool(false));
         assert_eq!(ev("5 IS NOT NULL"), Value::Bool(true));
         assert_eq!(ev("true IS NOT FALSE"), Value::Bool(true));
         assert_eq!(ev("NULL + 1"), Value::Null);
@@ -1804,10 +1907,10 @@ mod tests {
             assert_eq!(ev_err(expr), want, "{expr}");
         }
         assert_eq!(ev("random_zipfian(5, 5, 2)"), Value::Int(5));
-        assert_eq!(
-            ev("random_zipfian(1, 10, 1.001)").to_sql_text().is_empty(),
-            false
-        );
+        assert!(matches!(
+            ev("random_zipfian(1, 10, 1.001)"),
+            Value::Int(1..=10)
+        ));
         assert_eq!(ev("random_exponential(1, 1, 5)"), Value::Int(1));
     }
 
@@ -1932,6 +2035,21 @@ mod tests {
         assert!(parse_err("1 2").contains("syntax error at column 3"));
         assert!(parse_err("").contains("missing expression"));
         assert!(parse_err("'x'").contains("unexpected character (')"));
+        // Limits that keep evaluation within a thread's stack: the deepest
+        // expression allowed runs on a 1 MiB stack (debug build).
+        let nested = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert!(parse_err(&nested).contains("nested too deeply"));
+        let chain = vec!["1"; 300].join(" + ");
+        assert!(parse_err(&chain).contains("too deep"));
+        let long = vec!["1"; 6000].join(" + ");
+        assert!(parse_err(&long).contains("too long"));
+        let ok = vec!["1"; 256].join(" + ");
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || assert_eq!(ev(&ok), Value::Int(256)))
+            .unwrap()
+            .join()
+            .unwrap();
         let e = parse_expr("1 +\\\n 2").unwrap();
         assert_eq!(e.eval(&mut TestEnv::new()), Ok(Value::Int(3)));
     }
@@ -1953,5 +2071,137 @@ mod tests {
                 "{expr}"
             );
         }
+    }
+
+    #[test]
+    fn random_functions_draw_pgbench_values_from_pgbench_streams() {
+        // pgbench 15, -c 2 --random-seed=5: client 0 printed these, client 1
+        // drew 871628 first, and both saw this default_seed.
+        let (mut streams, default_seed) = pgbench_streams(5, 2);
+        assert_eq!(default_seed, -1283242464419442966);
+        let mut env = TestEnv::new();
+        env.rng = streams.remove(0);
+        let got: Vec<Value> = [
+            "random(1, 1000000)",
+            "random(1, 1000000)",
+            "random_gaussian(1, 1000, 2.5)",
+            "random_exponential(1, 1000, 3.0)",
+            "random_zipfian(1, 1000, 1.5)",
+            "random_zipfian(1, 1000, 1.07)",
+        ]
+        .iter()
+        .map(|t| eval_in(&mut env, t).unwrap())
+        .collect();
+        let want = [475806, 272628, 667, 245, 1, 4].map(Value::Int);
+        assert_eq!(got, want);
+        env.rng = streams.remove(0);
+        assert_eq!(
+            eval_in(&mut env, "random(1, 1000000)"),
+            Ok(Value::Int(871628))
+        );
+    }
+
+    /// Expressions and what pgbench 15 printed for them (`debug()`'s "int",
+    /// "double", "boolean", "null"; "PARSE:"/"EVAL:" for its errors).
+    const PGBENCH_15: &str = "\
+1 + 2 * 3 - 4 / 2 % 3 => int 5
+-3 * -3 => int 9
+- 3 - - 3 => int 0
+~ 5 & 3 => int 2
+~5 | 8 # 2 => int -8
+1 << 3 + 1 => int 16
+16 >> 2 * 1 => int 4
+1 + 2 < 4 AND 3 > 2 OR false => boolean true
+NOT false AND false => boolean false
+NOT (false AND false) => boolean true
+NOT 1 < 2 => boolean false
+true AND true OR false AND false => boolean true
+1 = 1 AND 2 = 2 => boolean true
+2 * 3 = 6 IS TRUE => boolean true
+NULL IS NULL IS TRUE => boolean true
+1 + NULL IS NULL => boolean true
+CASE WHEN 1 > 2 THEN 'x' END => PARSE: unexpected character (')
+CASE WHEN 1 > 2 THEN 10 WHEN 2 > 1 THEN 20 ELSE 30 END * 2 => int 40
+greatest(1, 2.5) + least(3, 4) => double 5.5
+abs(-5) + abs(-2.25) => double 7.25
+int(7.5) + int(8.5) + int(-7.5) => int 8
+double(7) / 2 => double 3.5
+7 / 2 * 2.0 => double 6
+7 / 2.0 * 2 => double 7
+2 ^ 2 => PARSE: unexpected character (^)
+sqrt(2) * sqrt(2) = 2 => boolean false
+pow(10, 20) => double 1e+20
+power(2.5, 2) => double 6.25
+exp(ln(10)) => double 10
+mod(-9223372036854775807, 2) => int -1
+9223372036854775807 - -1 => EVAL: bigint sub out of range
+-9223372036854775807 - 1 => int -9223372036854775808
+3000000000 * 3000000000 => int 9000000000000000000
+3037000500 * 3037000500 => EVAL: bigint mul out of range
+3037000499 * 3037000499 => int 9223372030926249001
+1.0e308 * 10 => double Infinity
+1e-320 => PARSE: double constant overflow (1e-320)
+123e-2 => double 1.23
+0.000123456789012345678 => double 0.000123456789012346
+99999999999999.99 => double 100000000000000
+999999999999999.9 => double 1e+15
+hash_fnv1a(123456789, -1) => int 6091392141410076514
+hash_murmur2(-9223372036854775808, 9223372036854775807) => int 8800816955714355153
+permute(0, 1000000, 1) => int 425188
+permute(999999, 1000000, 1) => int 229617
+permute(17, 17, 17) => int 14
+permute(9223372036854775807, 9223372036854775807, 0) => int 6827909720952040287
+random(0, 0) + 1 => int 1
+5 % 3 % 2 => int 0
+100 / 10 / 5 => int 2
+2 - 3 - 4 => int -5
+1 <= 1.0 => boolean true
+0.1 + 0.2 = 0.3 => boolean false
+1 <> 1.5 => boolean true
+true = true => EVAL: cannot coerce boolean to int
+NULL = NULL => null
+NOT NULL IS NULL => boolean false
+least(1, NULL, 3) => null
+greatest(2, 1) IS NOT NULL => boolean true
+CASE WHEN NULL THEN 1 WHEN 0.0 THEN 2 WHEN -1 THEN 3 END => int 3
+isnull => PARSE: syntax error
+1 isnull notnull => boolean true
+1 < 2 = true => PARSE: syntax error
+(1 < 2) = true => EVAL: cannot coerce boolean to int
+-(1 + 2) * 3 => int -9
++-+-3 => int 3
+0x10 => PARSE: syntax error
+1e5 % 7 => int 5
+7 % 1e1 => int 7
+";
+
+    #[test]
+    fn expressions_evaluate_as_pgbench_15_printed_them() {
+        let mut differences = Vec::new();
+        for line in PGBENCH_15.lines() {
+            let (e, want) = line.split_once(" => ").unwrap();
+            let got = match parse_expr(e) {
+                Err(err) => format!("PARSE: {err}"),
+                Ok(x) => match x.eval(&mut TestEnv::new()) {
+                    Err(err) => format!("EVAL: {err}"),
+                    Ok(Value::Int(i)) => format!("int {i}"),
+                    Ok(Value::Null) => "null".to_string(),
+                    Ok(Value::Bool(b)) => format!("boolean {b}"),
+                    Ok(v) => format!("double {}", v.to_sql_text()),
+                },
+            };
+            // Errors: the same kind and pgbench's message within ours
+            // (ours add where and what to do).
+            let same = match want.split_once(": ") {
+                Some((kind @ ("PARSE" | "EVAL"), msg)) => {
+                    got.starts_with(kind) && (got.contains(msg) || msg.starts_with("syntax error"))
+                }
+                _ => got == want,
+            };
+            if !same {
+                differences.push(format!("{e}: pgbench {want}, rqps {got}"));
+            }
+        }
+        assert!(differences.is_empty(), "{differences:#?}");
     }
 }

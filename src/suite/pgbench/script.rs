@@ -902,3 +902,464 @@ fn resolve_conditionals(script: &mut Script) -> Result<(), ScriptError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::expr::{PgPrng, Value};
+    use super::*;
+    use std::collections::HashMap;
+
+    struct Vars {
+        vars: HashMap<String, Value>,
+        rng: PgPrng,
+    }
+
+    impl Env for Vars {
+        fn var(&self, name: &str) -> Option<&Value> {
+            self.vars.get(name)
+        }
+        fn random_u64(&mut self) -> u64 {
+            self.rng.next_u64()
+        }
+    }
+
+    fn vars(pairs: &[(&str, Value)]) -> Vars {
+        Vars {
+            vars: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            rng: PgPrng::seeded(1),
+        }
+    }
+
+    fn parse(text: &str) -> Script {
+        parse_script("t.sql", text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match parse_script("t.sql", text) {
+            Ok(s) => panic!("parsed: {:?}", s.commands),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// The SQL commands' parts, as (text, vars) in order.
+    fn sql(script: &Script) -> Vec<(Vec<SqlPart>, Fetch)> {
+        script
+            .commands
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CommandKind::Sql { parts, fetch } => Some((parts.clone(), fetch.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn t(s: &str) -> SqlPart {
+        SqlPart::Text(s.to_string())
+    }
+
+    fn v(s: &str) -> SqlPart {
+        SqlPart::Var(s.to_string())
+    }
+
+    /// Runs a script as an executor would (\set evaluated, conditionals
+    /// followed) and returns the SQL texts it would send.
+    fn run(script: &Script, env: &mut Vars) -> Vec<String> {
+        let mut sent = Vec::new();
+        let mut pc = 0;
+        while pc < script.commands.len() {
+            let c = &script.commands[pc];
+            match &c.kind {
+                CommandKind::Sql { parts, .. } => {
+                    let mut s = String::new();
+                    for p in parts {
+                        match p {
+                            SqlPart::Text(x) => s.push_str(x),
+                            SqlPart::Var(n) => env.vars[n].write_sql_text(&mut s),
+                        }
+                    }
+                    sent.push(s);
+                    pc += 1;
+                }
+                CommandKind::Set { var, expr } => {
+                    let val = expr.eval(env).unwrap();
+                    env.vars.insert(var.clone(), val);
+                    pc += 1;
+                }
+                CommandKind::Sleep { .. } => pc += 1,
+                _ => pc = script.after_conditional(pc, |e| e.eval_truth(env)).unwrap(),
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn sql_commands_end_at_semicolons_outside_quotes_comments_and_parentheses() {
+        let s = parse(
+            "-- a comment; not a command\n\
+             SELECT 1;\n\
+             SELECT 'a;b', \"c;d\", $$e;f$$, $x$ g;$$ $x$ -- h;\n  FROM t;\n\
+             INSERT INTO t VALUES (1; 2)\n\
+             ;\n\
+             /* a ; /* nested ; */ comment */ SELECT E'\\';x' ; SELECT 2; SELECT\n3",
+        );
+        let texts: Vec<&str> = s.commands.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "SELECT 1",
+                "SELECT 'a;b', \"c;d\", $$e;f$$, $x$ g;$$ $x$ -- h;\n  FROM t",
+                "INSERT INTO t VALUES (1; 2)",
+                "/* a ; /* nested ; */ comment */ SELECT E'\\';x'",
+                "SELECT 2",
+                "SELECT\n3",
+            ]
+        );
+        let lines: Vec<u32> = s.commands.iter().map(|c| c.line).collect();
+        assert_eq!(lines, [2, 3, 5, 7, 7, 7]);
+        // The parts carry the text without the ';'.
+        assert_eq!(sql(&s)[0].0, [t("SELECT 1")]);
+    }
+
+    #[test]
+    fn variables_are_parts_but_casts_and_quoted_text_are_not() {
+        let s = parse(
+            "SELECT :a::int, x[1:2], ':b', \"c:d\", $$:e$$, :f_1+:g -- :h\n\
+             , 10:30, :ü, a$b, $1 FROM t WHERE k = :k;",
+        );
+        assert_eq!(
+            sql(&s)[0].0,
+            [
+                t("SELECT "),
+                v("a"),
+                t("::int, x[1:2], ':b', \"c:d\", $$:e$$, "),
+                v("f_1"),
+                t("+"),
+                v("g"),
+                t(" -- :h\n, 10:30, "),
+                v("ü"),
+                t(", a$b, $1 FROM t WHERE k = "),
+                v("k"),
+            ]
+        );
+        // \; and \: put the character itself into the command.
+        let s = parse("SELECT 1 AS one \\; SELECT 2 \\:x;");
+        assert_eq!(sql(&s)[0].0, [t("SELECT 1 AS one ; SELECT 2 :x")]);
+    }
+
+    #[test]
+    fn gset_and_aset_attach_to_the_preceding_query() {
+        let s = parse(
+            "SELECT 1 AS a \\gset\n\
+             SELECT 2 AS b \\gset p_\n\
+             SELECT 7 AS g;\n\
+             \\gset\n\
+             SELECT 1 AS one \\; SELECT 2 AS two \\aset q_\n\
+             SELECT 5::int AS c, 3 AS\n  multi\n  \\gset z_\n\
+             SELECT 1;",
+        );
+        let fetches: Vec<Fetch> = sql(&s).into_iter().map(|(_, f)| f).collect();
+        assert_eq!(
+            fetches,
+            [
+                Fetch::Gset(String::new()),
+                Fetch::Gset("p_".into()),
+                Fetch::Gset(String::new()),
+                Fetch::Aset("q_".into()),
+                Fetch::Gset("z_".into()),
+                Fetch::None,
+            ]
+        );
+        assert_eq!(s.commands[0].text, "SELECT 1 AS a");
+        assert_eq!(s.commands[4].text, "SELECT 5::int AS c, 3 AS\n  multi");
+        assert_eq!(s.commands[4].line, 6);
+        for (text, line) in [
+            ("\\gset", 1),
+            ("\\set x 1\n\\gset", 2),
+            ("SELECT 1 \\gset\n\\gset", 2),
+        ] {
+            let e = err(text);
+            assert!(
+                e.starts_with(&format!("t.sql:{line}: \\gset must follow an SQL command")),
+                "{text}: {e}"
+            );
+        }
+        assert!(err("SELECT 1 \\aset a b").contains("too many arguments"));
+    }
+
+    #[test]
+    fn if_elif_else_run_the_branch_pgbench_runs() {
+        let s = parse(
+            "\\if :x = 1\n\
+             SELECT 'one';\n\
+             \\elif :x = 2\n\
+             SELECT 'two';\n\
+             \\if :y\n\
+             SELECT 'two-y';\n\
+             \\else\n\
+             SELECT 'two-not-y';\n\
+             \\endif\n\
+             \\elif :x = 3\n\
+             SELECT 'three';\n\
+             \\else\n\
+             SELECT 'other';\n\
+             \\endif\n\
+             \\if :x > 5\n\
+             SELECT 'big';\n\
+             \\endif\n\
+             SELECT 'end';",
+        );
+        let go = |x: i64, y: bool| {
+            let mut env = vars(&[("x", Value::Int(x)), ("y", Value::Bool(y))]);
+            run(&s, &mut env).join(" ")
+        };
+        assert_eq!(go(1, false), "SELECT 'one' SELECT 'end'");
+        assert_eq!(go(2, true), "SELECT 'two' SELECT 'two-y' SELECT 'end'");
+        assert_eq!(go(2, false), "SELECT 'two' SELECT 'two-not-y' SELECT 'end'");
+        assert_eq!(go(3, true), "SELECT 'three' SELECT 'end'");
+        assert_eq!(go(4, true), "SELECT 'other' SELECT 'end'");
+        assert_eq!(go(9, true), "SELECT 'other' SELECT 'big' SELECT 'end'");
+
+        // Empty branches: an \elif or \else right after a false \if is
+        // entered, not taken for the end of a branch.
+        for (text, want) in [
+            (
+                "\\if false\n\\elif true\nSELECT 1;\n\\endif",
+                vec!["SELECT 1"],
+            ),
+            ("\\if 0\n\\else\nSELECT 2;\n\\endif", vec!["SELECT 2"]),
+            (
+                "\\if 1\n\\else\nSELECT 3;\n\\endif\nSELECT 4;",
+                vec!["SELECT 4"],
+            ),
+            (
+                "\\if 0\n\\elif 0\n\\elif 1\n\\else\nSELECT 5;\n\\endif\nSELECT 6;",
+                vec!["SELECT 6"],
+            ),
+            ("\\if 0\n\\endif\nSELECT 7;", vec!["SELECT 7"]),
+        ] {
+            assert_eq!(run(&parse(text), &mut vars(&[])), want, "{text}");
+        }
+
+        // \set inside branches, NULL and zero conditions are false.
+        let s = parse(
+            "\\set n 0\n\\if :n\n\\set r 1\n\\elif NULL\n\\set r 2\n\\else\n\\set r 3\n\\endif\nSELECT :r;",
+        );
+        let mut env = vars(&[]);
+        assert_eq!(run(&s, &mut env), ["SELECT 3"]);
+    }
+
+    #[test]
+    fn conditional_nesting_errors_name_the_line() {
+        for (text, want) in [
+            (
+                "SELECT 1;\n\\elif 1\n",
+                "t.sql:2: \\elif without matching \\if",
+            ),
+            ("\\else\n", "t.sql:1: \\else without matching \\if"),
+            ("\\endif\n", "t.sql:1: \\endif without matching \\if"),
+            (
+                "\\if 1\n\\else\n\\elif 2\n\\endif\n",
+                "t.sql:3: \\elif after \\else",
+            ),
+            (
+                "\\if 1\n\\else\n\\else\n\\endif\n",
+                "t.sql:3: \\else after \\else",
+            ),
+            (
+                "\\if 1\n\\if 2\n\\endif\nSELECT 1;\n",
+                "t.sql:1: \\if without matching \\endif",
+            ),
+            ("\\if\n\\endif", "t.sql:1: \\if: missing condition"),
+            (
+                "\\if 1\n\\else 2\n\\endif",
+                "t.sql:2: \\else: unexpected argument",
+            ),
+        ] {
+            let e = err(text);
+            assert!(e.starts_with(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn sleep_takes_a_number_or_variable_and_a_unit() {
+        let s = parse(
+            "\\sleep 10\n\\sleep 10ms\n\\sleep 250 us\n\\sleep :d ms\n\\SLEEP 2 S\n\\sleep -5",
+        );
+        let got: Vec<(SleepAmount, SleepUnit)> = s
+            .commands
+            .iter()
+            .map(|c| match &c.kind {
+                CommandKind::Sleep { amount, unit } => (amount.clone(), *unit),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (SleepAmount::Int(10), SleepUnit::S),
+                (SleepAmount::Int(10), SleepUnit::Ms),
+                (SleepAmount::Int(250), SleepUnit::Us),
+                (SleepAmount::Var("d".into()), SleepUnit::Ms),
+                (SleepAmount::Int(2), SleepUnit::S),
+                (SleepAmount::Int(-5), SleepUnit::S),
+            ]
+        );
+        let env = vars(&[
+            ("d", Value::Int(3)),
+            ("s", Value::Str("7".into())),
+            ("f", Value::Double(2.7)),
+            ("w", Value::Str("abc".into())),
+        ]);
+        let micros = |a: SleepAmount, u| a.micros(u, &env);
+        assert_eq!(micros(SleepAmount::Int(10), SleepUnit::S), Ok(10_000_000));
+        assert_eq!(
+            micros(SleepAmount::Var("d".into()), SleepUnit::Ms),
+            Ok(3_000)
+        );
+        assert_eq!(micros(SleepAmount::Var("s".into()), SleepUnit::Us), Ok(7));
+        assert_eq!(micros(SleepAmount::Var("f".into()), SleepUnit::Us), Ok(2));
+        assert_eq!(micros(SleepAmount::Int(-5), SleepUnit::S), Ok(0));
+        assert!(micros(SleepAmount::Var("w".into()), SleepUnit::S).is_err());
+        assert_eq!(
+            micros(SleepAmount::Var("zz".into()), SleepUnit::S),
+            Err(EvalError::UndefinedVariable("zz".into()))
+        );
+        for (text, want) in [
+            ("\\sleep", "missing argument"),
+            ("\\sleep 1 ms extra", "too many arguments"),
+            (
+                "\\sleep 1ms extra",
+                "invalid sleep time, must be an integer (1ms)",
+            ),
+            ("\\sleep x", "invalid sleep time, must be an integer (x)"),
+            (
+                "\\sleep 5 min",
+                "unrecognized time unit \"min\", must be us, ms or s",
+            ),
+            ("\\sleep :", "missing variable name"),
+        ] {
+            let e = err(text);
+            assert!(e.starts_with("t.sql:1: \\sleep: "), "{e}");
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn set_parses_its_expression_and_names_file_and_line_on_errors() {
+        let s =
+            parse("\\set aid random(1, 100000 * :scale)\n\\set   d\t:aid \\\n  + 1\nSELECT :d;");
+        assert_eq!(s.commands.len(), 3);
+        assert!(matches!(&s.commands[0].kind, CommandKind::Set { var, .. } if var == "aid"));
+        assert_eq!(s.commands[1].text, "\\set   d\t:aid \\\n  + 1");
+        assert_eq!(s.commands[2].line, 4);
+        let mut env = vars(&[("scale", Value::Int(1))]);
+        let sent = run(&s, &mut env);
+        let aid = match env.vars["aid"] {
+            Value::Int(i) => i,
+            ref other => panic!("{other:?}"),
+        };
+        assert!((1..=100_000).contains(&aid));
+        assert_eq!(sent, [format!("SELECT {}", aid + 1)]);
+
+        let e = err("SELECT 1;\n\n\\set x 1 +* 2\n");
+        assert!(
+            e.starts_with("t.sql:3: \\set: syntax error at column 5"),
+            "{e}"
+        );
+        let e = err("\\set x foo(1)");
+        assert!(
+            e.starts_with("t.sql:1: \\set: unexpected function name (foo)"),
+            "{e}"
+        );
+        assert!(err("\\set").contains("missing argument"));
+        assert!(err("\\set x").contains("missing expression"));
+        assert!(err("\\set 1x 2").contains("invalid variable name \"1x\""));
+    }
+
+    #[test]
+    fn shell_commands_are_refused_clearly() {
+        for cmd in ["shell", "setshell"] {
+            let e = err(&format!("SELECT 1;\n\\{cmd} x echo 1\n"));
+            assert!(
+                e.starts_with(&format!(
+                    "t.sql:2: \\{cmd} is not supported: rqps runs no shell commands"
+                )),
+                "{e}"
+            );
+            assert!(e.contains("--define"), "says what to do instead: {e}");
+        }
+        for cmd in ["startpipeline", "endpipeline"] {
+            let e = err(&format!("\\{cmd}\n"));
+            assert!(
+                e.starts_with(&format!("t.sql:1: \\{cmd} is not yet supported")),
+                "{e}"
+            );
+        }
+        let e = err("SELECT 1;\n\\frobnicate\n");
+        assert!(
+            e.starts_with("t.sql:2: invalid command \\frobnicate"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unterminated_quotes_and_empty_scripts_are_errors() {
+        assert!(
+            err("SELECT 1;\nSELECT 'abc;\n").starts_with("t.sql:2: unterminated string literal")
+        );
+        assert!(err("SELECT $$ x").starts_with("t.sql:1: unterminated dollar-quoted string"));
+        assert!(err("SELECT /* x").starts_with("t.sql:1: unterminated /* comment"));
+        assert!(err("-- nothing\n\n").starts_with("t.sql:1: empty command list"));
+    }
+
+    #[test]
+    fn a_tpcb_like_script_parses_into_its_commands() {
+        let s = parse(
+            "\\set aid random(1, 100000 * :scale)\n\
+             \\set bid random(1, 1 * :scale)\n\
+             \\set tid random(1, 10 * :scale)\n\
+             \\set delta random(-5000, 5000)\n\
+             BEGIN;\n\
+             UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+             SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n\
+             UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;\n\
+             UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;\n\
+             INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);\n\
+             END;\n",
+        );
+        assert_eq!(s.commands.len(), 11);
+        assert_eq!(s.commands[10].text, "END");
+        assert_eq!(s.commands[10].line, 11);
+        let vars_used: Vec<Vec<&str>> = s
+            .commands
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CommandKind::Sql { parts, .. } => Some(
+                    parts
+                        .iter()
+                        .filter_map(|p| match p {
+                            SqlPart::Var(n) => Some(n.as_str()),
+                            SqlPart::Text(_) => None,
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            vars_used,
+            [
+                vec![],
+                vec!["delta", "aid"],
+                vec!["aid"],
+                vec!["delta", "tid"],
+                vec!["delta", "bid"],
+                vec!["tid", "bid", "aid", "delta"],
+                vec![],
+            ]
+        );
+    }
+}
