@@ -418,10 +418,51 @@ fn builtins_and_retries_on_throwaway_servers() {
         assert_eq!(code, 0, "{kind}: {out}");
         assert!(test(&doc, "simple-update")["tps"].as_f64().unwrap() > 0.0);
         if kind.key() == "postgres" {
+            extended_parses_every_time_and_prepared_once(&url, d.path());
             serialization_failures_are_retried(&url, d.path());
         }
         drop(server);
     }
+}
+
+/// `--protocol extended` leaves no named statement on the server (the
+/// unnamed one, parsed per execution); `prepared` does.
+fn extended_parses_every_time_and_prepared_once(url: &str, dir: &Path) {
+    let script = dir.join("named.sql");
+    std::fs::write(
+        &script,
+        "SELECT count(*) AS named FROM pg_prepared_statements \\gset\n\
+         \\if :named > 0\n\
+         SELECT a_statement_was_prepared;\n\
+         \\endif\n",
+    )
+    .unwrap();
+    let run_with = |proto: &str| {
+        run(
+            url,
+            dir,
+            proto,
+            &[
+                "--script",
+                script.to_str().unwrap(),
+                "--skip-init",
+                "--protocol",
+                proto,
+                "--transactions",
+                "3",
+                "--clients",
+                "1",
+            ],
+        )
+    };
+    let (code, _, out) = run_with("extended");
+    assert_eq!(code, 0, "{out}");
+    let (code, _, out) = run_with("prepared");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("named.sql:3:") && out.contains("a_statement_was_prepared"),
+        "{out}"
+    );
 }
 
 /// Two clients read a counter under REPEATABLE READ, wait, and write it

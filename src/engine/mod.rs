@@ -457,6 +457,20 @@ pub trait Conn: Send {
             "this engine's driver cannot return the values of rows",
         ))
     }
+    /// Runs `sql` (with `?` placeholders) once with `params`, the server
+    /// parsing it anew (PostgreSQL's extended protocol with the unnamed
+    /// statement, as libpq's `PQexecParams`); with `rows`, keeps the
+    /// values of the rows it returns. `None` where the engine's protocol
+    /// has no such path: callers prepare the statement instead.
+    fn execute_unprepared(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Option<DbResult<Outcome>> {
+        let _ = (sql, params, rows);
+        None
+    }
 }
 
 /// A target engine, whatever it speaks: who it is and what it reports

@@ -744,14 +744,6 @@ impl Client {
                 }
             }
             Protocol::Extended | Protocol::Prepared => {
-                let id = match self.stmts[s][pc] {
-                    Some(id) => id,
-                    None => {
-                        let id = self.conn.prepare(&cmd.param_sql, PsMode::Auto)?;
-                        self.stmts[s][pc] = Some(id);
-                        id
-                    }
-                };
                 let n = cmd.vars.len();
                 while self.param_text.len() < n {
                     self.param_text.push(String::new());
@@ -784,23 +776,18 @@ impl Client {
                     Some(x) => Param::Int(x),
                     None => Param::Text(&texts[i]),
                 };
+                let rows = fetch.then_some(&mut self.rows);
+                let slot = &mut self.stmts[s][pc];
+                let conn = self.conn.as_mut();
                 if n <= 16 {
                     let mut arr = [Param::Int(0); 16];
-                    for (i, slot) in arr.iter_mut().enumerate().take(n) {
-                        *slot = param(i);
+                    for (i, p) in arr.iter_mut().enumerate().take(n) {
+                        *p = param(i);
                     }
-                    if fetch {
-                        self.conn.fetch(id, &arr[..n], &mut self.rows)?
-                    } else {
-                        self.conn.execute(id, &arr[..n])?
-                    }
+                    bound(conn, slot, self.protocol, &cmd.param_sql, &arr[..n], rows)?
                 } else {
                     let v: Vec<Param<'_>> = (0..n).map(param).collect();
-                    if fetch {
-                        self.conn.fetch(id, &v, &mut self.rows)?
-                    } else {
-                        self.conn.execute(id, &v)?
-                    }
+                    bound(conn, slot, self.protocol, &cmd.param_sql, &v, rows)?
                 }
             }
         };
@@ -855,6 +842,38 @@ impl Client {
     }
 }
 
+/// Executes a statement with bound parameters: `extended` sends it to be
+/// parsed anew each time where the engine's protocol can (PostgreSQL's
+/// unnamed statement), else, as `prepared`, prepares it on first use and
+/// keeps it in `slot`.
+fn bound(
+    conn: &mut dyn Conn,
+    slot: &mut Option<StmtId>,
+    protocol: Protocol,
+    sql: &str,
+    params: &[Param<'_>],
+    mut rows: Option<&mut Rows>,
+) -> DbResult<Outcome> {
+    if protocol == Protocol::Extended
+        && slot.is_none()
+        && let Some(r) = conn.execute_unprepared(sql, params, rows.as_deref_mut())
+    {
+        return r;
+    }
+    let id = match *slot {
+        Some(id) => id,
+        None => {
+            let id = conn.prepare(sql, PsMode::Auto)?;
+            *slot = Some(id);
+            id
+        }
+    };
+    match rows {
+        Some(out) => conn.fetch(id, params, out),
+        None => conn.execute(id, params),
+    }
+}
+
 /// The class a failed transaction is counted in.
 fn failure_class(e: &DbError, f: &mut FailureTally) {
     match e.code.as_deref() {
@@ -888,10 +907,9 @@ impl Worker for Client {
                 Ok(()) => break,
                 Err((e, op)) => {
                     self.tally[s].ops[op].failures += 1;
+                    // A lost connection is the harness's to count and cure;
+                    // anything else ends the test.
                     if e.class != ErrorClass::Retry {
-                        if e.class == ErrorClass::Reconnect {
-                            self.tally[s].failed += 1;
-                        }
                         return Err(e);
                     }
                     self.roll_back()?;
