@@ -306,7 +306,8 @@ fn script_errors_name_file_and_line_and_shell_is_refused() {
 fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
     let d = tempfile::tempdir().unwrap();
     let target = format!("sqlite:{}", d.path().join("r.db").display());
-    // On schedule: 200 tx/s for 1 s, nothing skipped.
+    // On schedule: 200 tx/s for 1 s; nothing is a second late, so nothing
+    // is skipped (the limit is wide for a busy CI machine).
     let (code, doc, out) = run(
         &target,
         d.path(),
@@ -317,7 +318,7 @@ fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
             "--rate",
             "200",
             "--latency-limit",
-            "50",
+            "1000",
             "--time",
             "1",
         ],
@@ -331,7 +332,8 @@ fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
     );
     let r = &main["pgbench"]["rate"];
     assert_eq!(r["skipped"], 0, "{r}");
-    assert!(r["lag_ms_avg"].as_f64().unwrap() < 5.0, "{r}");
+    assert!(r["lag_ms_avg"].as_f64().unwrap() < 100.0, "{r}");
+    assert_eq!(r["late"], 0, "{r}");
     assert!(out.contains("lag avg"), "{out}");
 
     // Each transaction sleeps 20 ms but one is due every 10 ms: the client
@@ -362,7 +364,10 @@ fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
         main["events"].as_u64().unwrap(),
         r["skipped"].as_u64().unwrap(),
     );
-    assert!((30..=60).contains(&events), "{events}: one per 20 ms");
+    assert!(
+        (20..=55).contains(&events),
+        "{events}: at most one per 20 ms"
+    );
     assert!(skipped >= 25, "{r}");
     assert!(events + skipped >= 70 && events + skipped <= 130, "{r}");
     // Every transaction that ran took 20 ms, longer than the limit.

@@ -304,7 +304,7 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                     row
                 })
                 .collect(),
-            left: 1,
+            left: 4,
         }));
         out.push(Block::Bullets(
             self.context
