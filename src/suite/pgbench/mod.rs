@@ -141,8 +141,9 @@ pub struct Options {
     #[arg(long, value_name = "N")]
     pub scale: Option<u32>,
     /// simple (variables written into the SQL text), extended (bound as
-    /// parameters) or prepared (bound, each statement prepared once per
-    /// connection). Default: simple, as pgbench.
+    /// parameters, the statement parsed on every execution where the
+    /// engine's protocol can: PostgreSQL) or prepared (bound, each
+    /// statement prepared once per connection). Default: simple, as pgbench.
     #[arg(long, value_name = "MODE")]
     pub protocol: Option<String>,
     /// A variable for every script: NAME=VALUE (pgbench's -D); repeat it.
