@@ -68,7 +68,7 @@ cpu_of() {
   local t
   t=$( { "$@" >"$work/out" 2>&1; times; } | tail -1)
   # "0m1.234s 0m0.567s": children's user and system time.
-  echo "$t" | awk '{ gsub("s","",$1); gsub("s","",$2); split($1,u,"m"); split($2,s,"m"); printf "%.3f %.3f", u[1]*60+u[2], s[1]*60+s[2] }'
+  echo "$t" | awk '{ gsub("s","",$1); gsub("s","",$2); split($1,u,"m"); split($2,s,"m"); printf "%.3f %.3f\n", u[1]*60+u[2], s[1]*60+s[2] }'
 }
 rqps_pgbench() {
   "$RQPS" run --suite pgbench --target "$URL" --results "$work/results" \
@@ -84,7 +84,7 @@ echo "== initialisation at scale 2 (branches tellers accounts history)"
 "$PGBENCH" -i -s 2 -q >/dev/null 2>&1
 a=$(counts)
 echo "pgbench -i -s 2:          $a"
-rqps_pgbench --scale 2 --builtin select-only --transactions 1 --clients 1
+rqps_pgbench --scale 2 --builtin select-only --transactions 1 --clients 1 >/dev/null
 b=$(counts)
 echo "rqps --scale 2 (its init): $b"
 if [ "$a" != "$b" ]; then echo "ROW COUNTS DIFFER"; fail=1; fi
@@ -122,7 +122,7 @@ for r in $(seq 1 "$ROUNDS"); do
   bal=$(balances)
   echo "pgbench round $r: tps $tps  balances $bal"
   read -r x y z h <<<"$bal"; if [ "$x" != "$y" ] || [ "$x" != "$z" ] || [ "$x" != "$h" ]; then echo "INVARIANT BROKEN"; fail=1; fi
-  rqps_pgbench --skip-init --builtin tpcb-like --clients 2 --time "$SECS" --scale 2 || { echo "rqps run failed (its balances check?)"; fail=1; }
+  rqps_pgbench --skip-init --builtin tpcb-like --clients 2 --time "$SECS" --scale 2 >"$work/out" 2>&1 || { echo "rqps run failed (its balances check?)"; fail=1; }
   read -r tx tps < <(rqps_tx)
   bal=$(balances)
   echo "rqps    round $r: tps $tps  balances $bal"
