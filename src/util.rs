@@ -73,29 +73,28 @@ pub enum OutputPath {
 }
 
 /// How [`write_output`] treats `path`.
+/// Refuses another user's link in a shared directory (see [`check_link_owner`]).
 pub fn output_path(path: &Path) -> std::io::Result<OutputPath> {
+    let (real, magic) = resolve_links(path)?;
     match std::fs::metadata(path) {
         Ok(md) if md.is_dir() => Err(std::io::Error::new(
             std::io::ErrorKind::IsADirectory,
             "is a directory",
         )),
         Ok(md) if !md.is_file() => Ok(OutputPath::Stream),
-        Ok(_) => Ok(match resolve_links(path)? {
-            // A regular file reached through /proc (/dev/stdout redirected to a
-            // file): it is someone else's open file, so write through it.
-            (_, true) => OutputPath::Stream,
-            (real, false) => OutputPath::File(real),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(OutputPath::File(resolve_links(path)?.0))
-        }
+        // A regular file reached through /proc (/dev/stdout redirected to a
+        // file): it is someone else's open file, so write through it.
+        Ok(_) if magic => Ok(OutputPath::Stream),
+        Ok(_) => Ok(OutputPath::File(real)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(OutputPath::File(real)),
         Err(e) => Err(e),
     }
 }
 
 /// `path` with the symbolic links of its last component followed (also a
 /// dangling one: the path it would create), and whether a step went through
-/// /proc, whose links are open files rather than paths.
+/// /proc, whose links are open files rather than paths. Each link must pass
+/// [`check_link_owner`].
 fn resolve_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
     let mut p = path.to_path_buf();
     let mut magic = false;
@@ -103,6 +102,7 @@ fn resolve_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
         magic |= p.starts_with("/proc") || p.starts_with("/dev/fd");
         match std::fs::symlink_metadata(&p) {
             Ok(md) if md.file_type().is_symlink() => {
+                check_link_owner(&p, &md)?;
                 let to = std::fs::read_link(&p)?;
                 p = match p.parent() {
                     Some(dir) if to.is_relative() => dir.join(to),
@@ -113,6 +113,51 @@ fn resolve_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
         }
     }
     Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Refuses the symbolic link `link` (metadata `md`) where the kernel's
+/// `fs.protected_symlinks` would refuse to follow it: in a sticky
+/// world-writable directory (/tmp), a link owned neither by the user running
+/// rqps nor by the directory's owner. rqps renames a file over a link's
+/// target rather than opening the link, so the kernel's own check never
+/// runs: without this one, root writing `--json /tmp/out.json` would replace
+/// whatever another user's link there points to.
+fn check_link_owner(link: &Path, md: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = link
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dmd = std::fs::metadata(dir)?;
+    let sticky_and_open = dmd.mode() & 0o1000 != 0 && dmd.mode() & 0o002 != 0;
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    if sticky_and_open && md.uid() != me && md.uid() != dmd.uid() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is a symbolic link of another user (uid {}) in the shared directory {}: \
+                 rqps does not write through it; remove it or name another file",
+                link.display(),
+                md.uid(),
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks, before any work, that [`write_output`] may write `path`: the
+/// message says why not (another user's link, a directory).
+pub fn check_output(path: &Path) -> std::io::Result<()> {
+    match output_path(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(e),
+        Err(e) => Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        )),
+    }
 }
 
 /// Writes a file the user named (`--json`, `rqps report -o`): through to it
@@ -237,6 +282,23 @@ pub fn process_start_time(pid: u32) -> Option<u64> {
         return None;
     }
     rest.nth(18)?.parse().ok()
+}
+
+/// Bytes free for an unprivileged user on the file system of `path`, or of
+/// its nearest existing ancestor (a directory not made yet); `None` when
+/// none can be asked.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path
+        .ancestors()
+        .find(|p| p.exists() && !p.as_os_str().is_empty())?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into a zeroed struct we own; the path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// This machine's host name (empty when unknown).

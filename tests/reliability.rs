@@ -566,3 +566,771 @@ fn a_matrix_config_is_read_as_the_run_reads_it() {
     refused(&o, "m.toml:7: config: ", "missing");
     assert!(text(&o).contains("no such file"));
 }
+
+/// `lchown` (the link itself, not its target).
+fn lchown(p: &Path, uid: u32) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), uid, uid) }, 0, "lchown");
+}
+
+#[test]
+fn an_output_through_another_users_link_in_a_shared_directory_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: making a link of another user needs root");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let shared = d.path().join("tmp");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // Another user's file, and that user's link to it.
+    let theirs = shared.join("theirs.txt");
+    std::fs::write(&theirs, "their data\n").unwrap();
+    lchown(&theirs, 65534);
+    let link = shared.join("out.json");
+    std::os::unix::fs::symlink(&theirs, &link).unwrap();
+    lchown(&link, 65534);
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let report = |out: &Path| {
+        bounded(
+            &[
+                "report",
+                "--results",
+                results.to_str().unwrap(),
+                "--base",
+                "pg15",
+                "--format",
+                "csv",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            20,
+        )
+    };
+    let run = short_run(&d.path().join("r"), &["--json", link.to_str().unwrap()])
+        .output()
+        .unwrap();
+    refused(
+        &run,
+        "symbolic link of another user (uid 65534)",
+        "run --json",
+    );
+    refused(&report(&link), "does not write through it", "report -o");
+    let hist = bounded(
+        &[
+            "history",
+            "--results",
+            results.to_str().unwrap(),
+            "-o",
+            link.to_str().unwrap(),
+        ],
+        20,
+    );
+    refused(&hist, "does not write through it", "history -o");
+    let md = std::fs::metadata(&theirs).unwrap();
+    assert_eq!((md.uid(), md.gid()), (65534, 65534), "the owner changed");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "their data\n");
+    assert!(!d.path().join("r").exists(), "nothing ran");
+    // The user's own link in the same directory is followed.
+    let mine = shared.join("mine.csv");
+    std::os::unix::fs::symlink("mine-real.csv", &mine).unwrap();
+    let o = report(&mine);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::read_to_string(shared.join("mine-real.csv"))
+            .unwrap()
+            .contains("pg16")
+    );
+    assert!(
+        std::fs::symlink_metadata(&mine)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+/// Runs rqps with `args`, killed after `secs`: its output, wall time and
+/// peak resident memory in MB (wait4's, for this child alone).
+// The child is reaped by wait4, which also gives its rusage.
+#[allow(clippy::zombie_processes)]
+fn measured(args: &[&str], secs: u64) -> (std::process::Output, std::time::Duration, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let out = tempfile::tempdir().unwrap();
+    let (so, se) = (out.path().join("out"), out.path().join("err"));
+    let t = std::time::Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&so).unwrap())
+        .stderr(std::fs::File::create(&se).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let deadline = t + std::time::Duration::from_secs(secs);
+    let (mut status, mut ru): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    loop {
+        // SAFETY: wait4 on our own child, writing into locals.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            // SAFETY: our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let took = t.elapsed();
+    let o = std::process::Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: std::fs::read(&so).unwrap(),
+        stderr: std::fs::read(&se).unwrap(),
+    };
+    (o, took, ru.ru_maxrss as u64 / 1024)
+}
+
+#[test]
+fn every_reader_skips_a_results_file_that_is_not_a_regular_file_of_sane_size() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let latest = "20250101-170000-pg16";
+    type Make = fn(&Path);
+    let cases: [(&str, Make); 5] = [
+        ("a link to /dev/zero", |p| {
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap()
+        }),
+        ("a FIFO", |p| mkfifo(p)),
+        ("a sparse 2 GB file", |p| {
+            let f = std::fs::File::create(p).unwrap();
+            f.set_len(2 << 30).unwrap();
+        }),
+        ("a link to /", |p| {
+            std::os::unix::fs::symlink("/", p).unwrap()
+        }),
+        ("a tests directory that is a link to /", |p| {
+            let tests = p.parent().unwrap();
+            std::fs::remove_dir_all(tests).unwrap();
+            std::os::unix::fs::symlink("/", tests).unwrap();
+        }),
+    ];
+    for (what, make) in cases {
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("r");
+        copy_dir(&fixtures, &results);
+        let bad = results.join(latest).join("tests/006-scan-t1.json");
+        std::fs::remove_file(&bad).unwrap();
+        make(&bad);
+        let r = results.to_str().unwrap();
+        let mut readers: Vec<Vec<&str>> = vec![
+            vec!["show", "--results", r],
+            vec![
+                "compare",
+                "--results",
+                r,
+                "--base",
+                "pg15",
+                "--target",
+                "pg16",
+                "--fail-below",
+                "0.5",
+            ],
+            vec!["history", "--results", r],
+        ];
+        for f in ["term", "md", "html", "csv", "tsv", "json"] {
+            readers.push(vec![
+                "report",
+                "--results",
+                r,
+                "--base",
+                "pg15",
+                "--format",
+                f,
+            ]);
+        }
+        let part = results.join(latest);
+        let merged = d.path().join("merged");
+        readers.push(vec![
+            "merge",
+            part.to_str().unwrap(),
+            "--results",
+            merged.to_str().unwrap(),
+        ]);
+        for args in readers {
+            let (o, took, mb) = measured(&args, 20);
+            let all = text(&o);
+            let what = format!("{} with {what}", args[0]);
+            assert!(
+                o.status.code().is_some(),
+                "{what}: killed after {took:?}: {all}"
+            );
+            assert!(took.as_secs_f64() < 5.0, "{what}: took {took:?}");
+            assert!(mb < 200, "{what}: {mb} MB");
+            if args[0] == "merge" {
+                assert_ne!(o.status.code(), Some(0), "{what}: {all}");
+                assert!(
+                    all.contains("006-scan-t1.json") || all.contains("tests"),
+                    "{what}: {all}"
+                );
+            } else {
+                assert!(o.status.success(), "{what}: {all}");
+                assert!(
+                    all.contains(&format!("skipped unreadable run {}", part.display())),
+                    "{what}: {all}"
+                );
+            }
+        }
+    }
+}
+
+/// Pieces of the passwords below: none may appear in any output.
+const PIECES: [&str; 7] = ["Zq9", "Wk7", "Xv3", "Yb5", "Uj2", "Rm4", "Tn8"];
+
+fn shows_no_password(what: &str, all: &str) {
+    for p in PIECES {
+        assert!(!all.contains(p), "{what}: '{p}' shows in: {all}");
+    }
+}
+
+/// Every file under `dir`, as text.
+fn files_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&files_text(&p));
+        } else {
+            out.push_str(&String::from_utf8_lossy(
+                &std::fs::read(&p).unwrap_or_default(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_password_of_any_characters_shows_in_no_output() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let r = results.to_str().unwrap();
+    let passwords = [
+        // '@' then '?': cannot parse (the '?' must be %3F).
+        "Zq9@Wk7?Xv3/Yb5#Uj2%Rm4:Tn8",
+        // Parses: '@', '/', '#' and ':' are taken as the password's.
+        "Zq9@Wk7/Xv3#Yb5:Tn8",
+        // A '%' that is no escape.
+        "Zq9%Rm4/Tn8",
+        "Zq9%3FWk7@Tn8",
+    ];
+    for scheme in ["postgres", "mysql"] {
+        for pw in passwords {
+            let url = format!("{scheme}://bench:{pw}@127.0.0.1:1/sbtest");
+            let bad_port = format!("{scheme}://bench:{pw}@127.0.0.1:notaport/sbtest");
+            let target_eq = format!("--target={url}");
+            let base = ["run", "--profile", "ci", "-q", "--results", r];
+            for extra in [
+                vec!["--target", url.as_str()],
+                vec!["--target", bad_port.as_str()],
+                vec![target_eq.as_str()],
+                // Errors from the command-line parser quote the argument.
+                vec![url.as_str()],
+                vec!["--target", url.as_str(), "--server", "postgres"],
+                vec!["--target", url.as_str(), "--threads", "zero"],
+            ] {
+                let args = [&base[..], &extra[..]].concat();
+                let o = bounded(&args, 30);
+                let all = text(&o);
+                let what = format!("{extra:?}");
+                assert_ne!(o.status.code(), Some(0), "{what}: {all}");
+                shows_no_password(&what, &all);
+            }
+            // A matrix: its plan, and its errors.
+            let m = d.path().join("m.toml");
+            for u in [&url, &bad_port] {
+                std::fs::write(
+                    &m,
+                    format!(
+                        "[defaults]\nprofile = \"ci\"\n[[target]]\nname = \"a\"\nurl = \"{u}\"\n"
+                    ),
+                )
+                .unwrap();
+                let o = bounded(
+                    &["matrix", m.to_str().unwrap(), "--dry-run", "--results", r],
+                    20,
+                );
+                let all = text(&o);
+                shows_no_password(&format!("matrix {u}"), &all);
+                if o.status.success() {
+                    assert!(all.contains("bench:***@127.0.0.1:1/sbtest"), "{all}");
+                } else {
+                    assert!(all.contains("m.toml:5: url: "), "{all}");
+                }
+            }
+        }
+    }
+    shows_no_password("stored results", &files_text(&results));
+}
+
+/// A server on a loopback port that answers each connection with `hello`
+/// (the greeting and login of its protocol) and then, to whatever the
+/// client sends next, the first bytes of a message whose rest never comes.
+fn half_a_reply_server(hello: fn(&mut std::net::TcpStream) -> Option<()>, partial: Vec<u8>) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            let partial = partial.clone();
+            std::thread::spawn(move || {
+                if hello(&mut s).is_none() {
+                    return;
+                }
+                let mut buf = [0u8; 4096];
+                if !matches!(s.read(&mut buf), Ok(n) if n > 0) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let _ = s.write_all(&partial);
+                s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+                    .unwrap();
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    port
+}
+
+/// MySQL's greeting (mysql_native_password), then OK to any login.
+fn mysql_hello(s: &mut std::net::TcpStream) -> Option<()> {
+    use std::io::{Read, Write};
+    let caps: u32 = 1 | (1 << 3) | (1 << 9) | (1 << 13) | (1 << 15) | (1 << 19) | (1 << 24);
+    let mut hs = vec![10];
+    hs.extend_from_slice(b"8.0.36-half-a-reply\0");
+    hs.extend_from_slice(&7u32.to_le_bytes());
+    hs.extend_from_slice(b"abcdefgh\0");
+    hs.extend_from_slice(&(caps as u16).to_le_bytes());
+    hs.push(255);
+    hs.extend_from_slice(&2u16.to_le_bytes());
+    hs.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+    hs.push(21);
+    hs.extend_from_slice(&[0; 10]);
+    hs.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
+    let mut p = (hs.len() as u32).to_le_bytes()[..3].to_vec();
+    p.push(0);
+    p.extend_from_slice(&hs);
+    s.write_all(&p).ok()?;
+    let mut h = [0u8; 4];
+    s.read_exact(&mut h).ok()?;
+    let mut resp = vec![0; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
+    s.read_exact(&mut resp).ok()?;
+    s.write_all(&[7, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0]).ok()
+}
+
+/// PostgreSQL's startup: no TLS, trust, ready.
+fn pg_hello(s: &mut std::net::TcpStream) -> Option<()> {
+    use std::io::{Read, Write};
+    loop {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).ok()?;
+        let mut body = vec![0; (u32::from_be_bytes(len) as usize).checked_sub(4)?];
+        s.read_exact(&mut body).ok()?;
+        if body.starts_with(&80877103u32.to_be_bytes()) {
+            s.write_all(b"N").ok()?;
+            continue;
+        }
+        break;
+    }
+    let mut out = vec![b'R', 0, 0, 0, 8, 0, 0, 0, 0];
+    let ps = b"server_version\x0016.0\x00";
+    out.push(b'S');
+    out.extend_from_slice(&(ps.len() as u32 + 4).to_be_bytes());
+    out.extend_from_slice(ps);
+    out.extend_from_slice(&[b'K', 0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 2]);
+    out.extend_from_slice(&[b'Z', 0, 0, 0, 5, b'I']);
+    s.write_all(&out).ok()
+}
+
+#[test]
+fn a_reply_that_stops_mid_message_fails_within_the_message_timeout_for_both_clients() {
+    let d = tempfile::tempdir().unwrap();
+    // A packet of 200 bytes (sequence 1), 5 of them sent.
+    let mysql = half_a_reply_server(mysql_hello, vec![200, 0, 0, 1, 1, 2, 3, 4, 5]);
+    // A RowDescription of 1000 bytes, 3 of its body sent.
+    let pg = half_a_reply_server(pg_hello, vec![b'T', 0, 0, 3, 232, 0, 1, 0]);
+    for url in [
+        format!("mysql://u@127.0.0.1:{mysql}/sbtest"),
+        format!("postgres://u@127.0.0.1:{pg}/sbtest"),
+    ] {
+        let results = d.path().join("r");
+        let t = std::time::Instant::now();
+        // The statement timeout stays 600 s: the message timeout must act.
+        let o = bounded(
+            &[
+                "run",
+                "--profile",
+                "ci",
+                "--tests",
+                "point-query",
+                "-q",
+                "--results",
+                results.to_str().unwrap(),
+                "--target",
+                &url,
+                "--message-timeout",
+                "1",
+            ],
+            40,
+        );
+        let took = t.elapsed();
+        let all = text(&o);
+        assert!(
+            o.status.code().is_some(),
+            "{url}: still waiting after {took:?}: {all}"
+        );
+        assert_ne!(o.status.code(), Some(0), "{url}: {all}");
+        assert!(
+            all.contains("in the middle of a message for 1 s"),
+            "{url}: {all}"
+        );
+        assert!(took.as_secs() < 20, "{url}: took {took:?}");
+    }
+}
+
+/// Whether RocksDB's library is on this machine (Debian's librocksdb).
+fn rocksdb_here() -> bool {
+    let here = std::fs::read_dir("/usr/lib/x86_64-linux-gnu")
+        .map(|r| {
+            r.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("librocksdb.so.")
+            })
+        })
+        .unwrap_or(false);
+    if !here {
+        eprintln!("skipping: no librocksdb (apt-get install librocksdb7.8)");
+    }
+    here
+}
+
+#[test]
+fn a_rocksdb_temporary_directory_left_by_a_killed_run_is_removed_by_the_next() {
+    if !rocksdb_here() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let results = d.path().join("r");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--suite",
+            "dbbench",
+            "--profile",
+            "ci",
+            "--server",
+            "rocksdb",
+            "-q",
+        ])
+        .arg("--results")
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let left = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("rqps-rocksdb-")
+            })
+            .collect()
+    };
+    let t = std::time::Instant::now();
+    // Killed once the database holds files.
+    while !left().iter().any(|p| p.join("db/CURRENT").exists()) {
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "no RocksDB directory in {tmp:?}"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let dirs = left();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(
+        dirs[0].join("rqps.owner").exists(),
+        "not marked with its owner"
+    );
+    // The next run, of any engine, removes it and says so.
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "-q",
+            "--results",
+        ])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!dirs[0].exists(), "left behind: {:?}", dirs[0]);
+    assert!(
+        text(&o).contains("left behind by rqps process"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn dbbench_refuses_a_database_that_holds_keys_unless_told_to_skip_the_load() {
+    if !rocksdb_here() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let target = format!("rocksdb:{}", d.path().join("db").display());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--suite",
+            "dbbench",
+            "--profile",
+            "ci",
+            "--keys",
+            "1000",
+            "--secs",
+            "0.05",
+            "--threads",
+            "1",
+            "-q",
+            "--results",
+            results.to_str().unwrap(),
+            "--target",
+            &target,
+        ];
+        args.extend_from_slice(extra);
+        bounded(&args, 60)
+    };
+    // --skip-load runs the steps on what is there (nothing yet); they write keys.
+    let o = run(&["--skip-load"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let runs = || std::fs::read_dir(&results).unwrap().count();
+    assert_eq!(runs(), 1);
+    let o = run(&[]);
+    refused(&o, "already holds keys", "a second load");
+    assert!(text(&o).contains("--skip-load"), "{}", text(&o));
+    assert_eq!(runs(), 1, "the refused run was stored");
+}
+
+#[test]
+fn a_server_stall_is_warned_when_its_test_ends_and_marked_in_show() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("sb.db");
+    let results = d.path().join("r");
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "update-index",
+            "--threads",
+            "1",
+        ])
+        .args(["--write-secs", "4", "-q", "--results"])
+        .arg(&results)
+        .arg("--target")
+        .arg(format!("sqlite:{}", db.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the test runs, another writer holds the database for 2.5 s:
+    // rqps's update waits for it, and no statement starts meanwhile.
+    let t = std::time::Instant::now();
+    let running = || {
+        std::fs::read_dir(&results)
+            .ok()
+            .and_then(|r| r.flatten().next())
+            .map(|run| run.path().join("tests/001-update-index-t1.json"))
+            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|s| s.contains("\"running\"")))
+    };
+    while !running() {
+        assert!(t.elapsed().as_secs() < 60, "the test never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning: update-index") && l.contains("the server stalled")),
+        "{err}"
+    );
+    let show = rqps(&["show", "--results", results.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("update-index") && l.contains("ok (stalled)")),
+        "{out}"
+    );
+    assert!(
+        out.contains("stalled: update-index t=1: the server stalled"),
+        "{out}"
+    );
+    // Quiet where nothing stalled.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let quiet = rqps(&["show", "--results", fixtures.to_str().unwrap()]);
+    assert!(!text(&quiet).contains("stalled"), "{}", text(&quiet));
+}
+
+#[test]
+fn a_load_larger_than_the_free_space_is_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let r = results.to_str().unwrap();
+    let db = format!("sqlite:{}", d.path().join("sb.db").display());
+    // 7 TB of TPC-C in a throwaway database in TMPDIR, 250 TB of sysbench
+    // beside a SQLite file.
+    let tmp = d.path().to_str().unwrap();
+    let mut tpcc = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    tpcc.env("TMPDIR", tmp)
+        .args([
+            "run",
+            "--suite",
+            "tpcc",
+            "--profile",
+            "ci",
+            "--warehouses",
+            "100000",
+        ])
+        .args(["--results", r]);
+    let o = tpcc.output().unwrap();
+    refused(&o, "the tpcc load needs about 7000.0 GB", "tpcc");
+    assert!(
+        text(&o).contains(&format!("but {tmp} has ")),
+        "{}",
+        text(&o)
+    );
+    let o = bounded(
+        &[
+            "run",
+            "--profile",
+            "ci",
+            "--tables",
+            "1000",
+            "--table-size",
+            "1000000000",
+            "--target",
+            &db,
+            "--results",
+            r,
+        ],
+        20,
+    );
+    refused(&o, "the sysbench load needs about 250000.0 GB", "sysbench");
+    assert!(!results.exists(), "nothing ran");
+    // Where rqps cannot know the disk (a server URL), the plan is not refused for it.
+    let o = bounded(
+        &[
+            "run",
+            "--suite",
+            "tpcc",
+            "--profile",
+            "ci",
+            "--warehouses",
+            "100000",
+            "--target",
+            "mysql://u@127.0.0.1:1/tpcc",
+            "--results",
+            r,
+        ],
+        20,
+    );
+    assert!(!text(&o).contains("GB free"), "{}", text(&o));
+}
+
+#[test]
+fn a_matrix_time_estimate_includes_the_load_and_its_size_is_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("m.toml");
+    let r = d.path().join("r");
+    std::fs::write(
+        &m,
+        "[defaults]\nsuite = \"tpcc\"\nprofile = \"ci\"\nwarehouses = 1000\n\
+         [[target]]\nname = \"a\"\nurl = \"mysql://u@127.0.0.1:1/tpcc\"\n",
+    )
+    .unwrap();
+    let o = bounded(
+        &[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            r.to_str().unwrap(),
+        ],
+        20,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    // 70 GB at 50 MB/s: 23 minutes of load before the measured seconds.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let mins: f64 = out
+        .split("about ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!((23.0..30.0).contains(&mins), "{out}");
+    // 200 targets x 1000 repeats: refused at once, without planning them.
+    let mut big = String::from("[defaults]\nprofile = \"ci\"\nrepeats = 1000\n");
+    for i in 0..200 {
+        big.push_str(&format!(
+            "[[target]]\nname = \"t{i}\"\nengine = \"sqlite\"\n"
+        ));
+    }
+    std::fs::write(&m, big).unwrap();
+    let t = std::time::Instant::now();
+    let o = bounded(
+        &[
+            "matrix",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            r.to_str().unwrap(),
+        ],
+        20,
+    );
+    refused(
+        &o,
+        "200 targets x 1000 repeats = 200000 runs: a matrix may have at most 100000",
+        "big",
+    );
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+}

@@ -29,6 +29,8 @@ fn opts(base: &str, targets: Option<&[&str]>) -> Options {
         rules: Rules::default(),
         all: false,
         sections: rqps::suite::report_sections(),
+        workloads: rqps::suite::workloads(),
+        allow_mismatch: false,
     }
 }
 
@@ -88,8 +90,22 @@ fn snapshot_markdown() {
 fn snapshot_csv() {
     let csv = render(&fixture_report(), Format::Csv, false);
     // One row per target × test × threads × repeat: 11 reported rows × (3 + 3 + 2)
-    // repeats, less the failed pg16-tuned insert.
-    assert_eq!(csv.lines().count(), 1 + 11 * 8 - 1);
+    // repeats, less the failed pg16-tuned insert; then the summary, one record
+    // per target and group (4 and all tests), verdict last.
+    assert_eq!(csv.lines().count(), 1 + 11 * 8 - 1 + 2 * 5);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .contains(",relative,ci_low,ci_high,verdict")
+    );
+    // The verdict is the last column here: no column after it is filled.
+    assert!(
+        csv.lines().any(
+            |l| l.starts_with("pg16,postgres,16.4,sysbench,write,geomean,") && l.ends_with(",same")
+        ),
+        "{csv}"
+    );
     snapshot("report.csv", &csv);
 }
 
@@ -131,14 +147,17 @@ fn snapshot_html() {
         html.matches("http://").count(),
         html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
     );
-    // 4 version-series charts (three names), 4 group bar charts, 2 thread
-    // sweeps, 11 per-second charts.
-    assert_eq!(html.matches("class=\"series\"").count(), 4);
-    assert_eq!(html.matches("<svg").count(), 4 + 4 + 2 + 11);
-    // The answer first: the summary and the charts come before what differs.
+    // pg16 and pg16-tuned share a version: no version-series line chart but
+    // the summary's bars per group; 4 group bar charts, 2 thread sweeps, 11
+    // per-second charts.
+    assert_eq!(html.matches("class=\"series\"").count(), 0);
+    assert_eq!(html.matches("<svg").count(), 1 + 4 + 2 + 11);
+    // The answer first: the summary, the scalability of the sweep and the
+    // charts come before what differs.
     let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
-    assert!(at("Summary (geometric") < at("<svg"));
-    assert!(at("class=\"series\"") < at("What differs"));
+    assert!(at("Summary (geometric") < at("<h2>Scalability"));
+    assert!(at("<h2>Scalability") < at("<svg"));
+    assert!(at("Summary: geometric mean of relative QPS") < at("What differs"));
     assert!(at("<h2>Point queries") < at("What differs"));
     assert!(html.contains("y-axis starts at"));
     assert!(html.contains("class=\"num red\"") && html.contains("class=\"num green\""));
@@ -697,19 +716,560 @@ fn a_five_version_report_shows_a_chart_within_the_first_1200_pixels() {
     let d = tempfile::tempdir().unwrap();
     five_versions(d.path());
     let page = d.path().join("five.html");
-    std::fs::write(&page, render(&five_report(d.path()), Format::Html, false)).unwrap();
+    let html = render(&five_report(d.path()), Format::Html, false);
+    // The names ran a thread sweep (point-query and update-index at 1 and 4
+    // threads): its scalability section comes right after the summary, then
+    // the version series (issue 27).
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("<h2>Summary") < at("<h2>Scalability"));
+    assert!(at("<h2>Scalability") < at("<h2>Relative QPS by version"));
+    std::fs::write(&page, &html).unwrap();
     let shot = d.path().join("five.png");
     // The window is the first 1,200 pixels: the screenshot holds nothing below.
     screenshot(browser, &page, &shot, d.path(), "1200,1200");
-    // The version-series chart's grey band (#ececec) and its first line (#4e79a7).
-    let (_, _, hits) = png_stats(&shot, &[(0xec, 0xec, 0xec), (0x4e, 0x79, 0xa7)]);
-    assert!(
-        hits[0] > 5_000 && hits[1] > 100,
-        "no version-series chart in the first 1,200 px: {hits:?}"
-    );
+    // The thread-sweep charts' first target's line (#4e79a7, drawn 2 px wide).
+    let (_, _, hits) = png_stats(&shot, &[(0x4e, 0x79, 0xa7)]);
+    assert!(hits[0] > 300, "no chart in the first 1,200 px: {hits:?}");
     if std::env::var("RQPS_KEEP_SCREENSHOT").is_ok() {
         let keep = std::env::temp_dir().join("rqps-five-shot.png");
         std::fs::copy(&shot, &keep).unwrap();
         eprintln!("screenshot kept at {}", keep.display());
     }
+}
+
+// ---- like with like (issue 27) ----
+
+/// The fixture's runs of `names`, copied into `dir`.
+fn copy_runs(dir: &Path, names: &[&str]) {
+    for e in std::fs::read_dir(results()).unwrap() {
+        let src = e.unwrap().path();
+        let run = read_json(&src.join("run.json"));
+        if !names.contains(&run["name"].as_str().unwrap()) {
+            continue;
+        }
+        let dst = dir.join(src.file_name().unwrap());
+        std::fs::create_dir_all(dst.join("tests")).unwrap();
+        std::fs::copy(src.join("run.json"), dst.join("run.json")).unwrap();
+        for t in std::fs::read_dir(src.join("tests")).unwrap() {
+            let t = t.unwrap().path();
+            std::fs::copy(&t, dst.join("tests").join(t.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+/// Copies of `from`'s fixture runs named `to`, with `params` changed.
+fn derive(dir: &Path, from: &str, to: &str, params: serde_json::Value) {
+    for e in std::fs::read_dir(results()).unwrap() {
+        let src = e.unwrap().path();
+        let mut run = read_json(&src.join("run.json"));
+        if run["name"] != from {
+            continue;
+        }
+        let id = src.file_name().unwrap().to_string_lossy().replace(from, to);
+        let dst = dir.join(&id);
+        std::fs::create_dir_all(dst.join("tests")).unwrap();
+        run["name"] = to.into();
+        run["run_id"] = id.clone().into();
+        for (k, v) in params.as_object().unwrap() {
+            run["params"][k] = v.clone();
+        }
+        std::fs::write(dst.join("run.json"), run.to_string()).unwrap();
+        for t in std::fs::read_dir(src.join("tests")).unwrap() {
+            let t = t.unwrap().path();
+            std::fs::copy(&t, dst.join("tests").join(t.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+/// pg15 (the base), pg16 (the same workload) and big: pg16's results under
+/// a workload of 100,000 rows and 3 s reads (the base's: 10,000 and 5 s),
+/// and another TLS and server CPU set, which a comparison may be about.
+fn with_big() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    copy_runs(d.path(), &["pg15", "pg16"]);
+    derive(
+        d.path(),
+        "pg16",
+        "big",
+        serde_json::json!({"table_size": 100000, "read_secs": 3.0}),
+    );
+    derive(
+        d.path(),
+        "pg16",
+        "tls",
+        serde_json::json!({"tls": "TLSv1.3 TLS_AES_256_GCM_SHA384", "server_cpus": "0-3", "seed": 7}),
+    );
+    d
+}
+
+const BIG: &str = "not compared: big (table_size 100000 vs 10000, read_secs 3 vs 5)";
+
+fn report_of(dir: &Path, args: &[&str]) -> Output {
+    let mut v = vec!["report", "--results", dir.to_str().unwrap()];
+    v.extend_from_slice(args);
+    rqps(&v)
+}
+
+#[test]
+fn compare_refuses_a_target_of_another_workload_with_exit_2_and_one_line() {
+    let d = with_big();
+    let r = d.path().to_str().unwrap();
+    let o = rqps(&[
+        "compare",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--target",
+        "big",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(BIG) && err.contains("--allow-mismatch"),
+        "{err}"
+    );
+    // Quiet: TLS, CPU budgets and the seed may differ.
+    let o = rqps(&[
+        "compare",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--target",
+        "tls",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "pg16's drop fails the gate: {out}{err}"
+    );
+    assert!(
+        !out.contains("not compared") && !err.contains("not compared"),
+        "{out}{err}"
+    );
+    assert!(!out.contains("workload"), "{out}");
+}
+
+#[test]
+fn allow_mismatch_compares_anyway_and_says_so_on_top() {
+    let d = with_big();
+    let r = d.path().to_str().unwrap();
+    let o = rqps(&[
+        "compare",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--target",
+        "big",
+        "--allow-mismatch",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "pg16's results fail the gate: {out}{err}"
+    );
+    assert!(
+        out.starts_with(
+            "compared although the workload is not pg15's (--allow-mismatch): big (table_size 100000 vs 10000, read_secs 3 vs 5)\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("FAIL:"), "{out}");
+    let o = report_of(d.path(), &["--base", "pg15", "--allow-mismatch"]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "Relative QPS: big, pg16, tls against pg15",
+        "{out}"
+    );
+    assert!(
+        lines[2].contains("compared although the workload is not pg15's"),
+        "{out}"
+    );
+    assert!(lines[2].contains("big (table_size"), "{out}");
+    assert!(!out.contains("not compared"), "{out}");
+}
+
+#[test]
+fn report_leaves_a_target_of_another_workload_out_with_a_line_on_top() {
+    let d = with_big();
+    // Without --targets: only the names whose workload is the base's.
+    for args in [
+        &["--base", "pg15"][..],
+        &["--base", "pg15", "--targets", "pg16,big,tls"],
+    ] {
+        let o = report_of(d.path(), args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "Relative QPS: pg16, tls against pg15", "{out}");
+        assert!(lines[2].starts_with(&format!("  - {BIG}")), "{out}");
+        let summary = out.split("\nRelative QPS =").next().unwrap();
+        assert!(
+            summary.contains("pg16") && !summary.contains("big  "),
+            "{summary}"
+        );
+        assert!(
+            !out.contains("big,postgres") && !out.contains("| big |"),
+            "{out}"
+        );
+    }
+    for (format, top) in [
+        ("md", format!("- {}", BIG)),
+        ("html", format!("<ul><li>{BIG}")),
+    ] {
+        let o = report_of(d.path(), &["--base", "pg15", "--format", format]);
+        let (out, _) = text(&o);
+        let first_h2 = out.find("## ").or(out.find("<h2>")).unwrap();
+        let at = out
+            .find(&top)
+            .unwrap_or_else(|| panic!("{format}: no {top}: {out}"));
+        assert!(at < first_h2, "{format}: the line is not on top");
+    }
+    // The data formats say it on stderr and leave big out.
+    let o = report_of(d.path(), &["--base", "pg15", "--format", "csv"]);
+    let (out, err) = text(&o);
+    assert!(err.contains(BIG) && !out.contains("\nbig,"), "{err}");
+    // Named alone, it is refused as compare refuses it.
+    let o = report_of(d.path(), &["--base", "pg15", "--targets", "big"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(err.contains(BIG), "{err}");
+}
+
+#[test]
+fn a_matched_pair_is_compared_without_a_line() {
+    let r = fixture_report();
+    assert!(r.not_compared.is_empty() && r.unlike.is_empty());
+    for f in [Format::Term, Format::Md, Format::Html, Format::Json] {
+        let out = render(&r, f, false);
+        assert!(
+            !out.contains("not compared") && !out.contains("compared although"),
+            "{f:?}"
+        );
+    }
+    assert!(export::mismatch_lines(&r).is_empty());
+}
+
+// ---- verdicts in the summary ----
+
+/// The summary row of `group` in a term or Markdown table.
+fn summary_row<'a>(out: &'a str, group: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.trim_start_matches(['|', ' ']).starts_with(group))
+        .unwrap_or_else(|| panic!("no row {group}: {out}"))
+}
+
+#[test]
+fn a_group_of_not_significant_tests_is_marked_and_uncoloured_in_every_format() {
+    // pg16's writes are ~ in every test (update-index within the noise floor,
+    // write-only and insert noisy): its summary is 0.98 ~, grey. Its point
+    // queries are 10 % slower in every test: 0.90 -, red.
+    let r = fixture_report();
+    let writes = &r.groups[3];
+    assert_eq!(writes.group, "write");
+    assert!(
+        writes
+            .rows
+            .iter()
+            .all(|row| row.cells[0].as_ref().unwrap().rel.verdict == Verdict::Same)
+    );
+    let s = writes.summary[0].as_ref().unwrap();
+    assert_eq!(
+        (s.verdict, s.shade),
+        (Verdict::Same, rqps::report::model::Shade::Grey)
+    );
+    let p = r.groups[0].summary[0].as_ref().unwrap();
+    assert_eq!(
+        (p.verdict, p.shade),
+        (Verdict::Slower, rqps::report::model::Shade::Red)
+    );
+
+    let term = render(&r, Format::Term, true);
+    let row = summary_row(&term, "writes");
+    assert!(row.contains("\x1b[90m0.98 ~\x1b[0m"), "{row:?}");
+    let row = summary_row(&term, "point queries");
+    assert!(row.contains("\x1b[31m0.90 -\x1b[0m"), "{row:?}");
+    let md = render(&r, Format::Md, false);
+    let row = summary_row(&md, "writes");
+    assert!(row.contains("| 0.98 \\~ |"), "{row}");
+    assert!(summary_row(&md, "point queries").contains("| **0.90 -** |"));
+    let html = render(&r, Format::Html, false);
+    assert!(
+        html.contains("<td>writes</td><td class=\"num grey\">0.98 ~</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<td>point queries</td><td class=\"num red\">0.90 -</td>"));
+    let csv = render(&r, Format::Csv, false);
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("pg16,postgres,16.4,sysbench,write,geomean,"))
+        .unwrap();
+    assert!(row.contains(",same,") || row.ends_with(",same"), "{row}");
+    assert!(csv.lines().any(
+        |l| l.starts_with("pg16,postgres,16.4,sysbench,point,geomean,") && l.contains(",slower")
+    ));
+    let tsv = render(&r, Format::Tsv, false);
+    let summary = &tsv[tsv.find("\nsummary\n").unwrap()..];
+    assert!(
+        summary.contains("\n0.98\t~\t1.10\t?\twrites\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("\n0.90\t-\t1.07\t+\tpoint queries\n"),
+        "{summary}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&render(&r, Format::Json, false)).unwrap();
+    assert_eq!(json["groups"][3]["summary"][0]["verdict"], "same");
+    assert_eq!(json["groups"][3]["summary"][0]["shade"], "grey");
+    assert_eq!(json["groups"][0]["summary"][0]["verdict"], "slower");
+}
+
+// ---- charts that fit ----
+
+#[test]
+fn a_line_chart_joins_versions_and_configs_get_bars() {
+    // pg16 and pg16-tuned share 16.4: configs, so the summary's bars.
+    let html = render(&fixture_report(), Format::Html, false);
+    assert!(!html.contains("class=\"series\""));
+    assert!(!html.contains("Relative QPS by version"));
+    assert!(html.contains("aria-label=\"Summary: geometric mean of relative QPS against pg15\""));
+    // Five versions of one engine: the line chart, no summary bars.
+    let d = tempfile::tempdir().unwrap();
+    five_versions(d.path());
+    let r = five_report(d.path());
+    assert!(export::is_version_series(&r));
+    let html = render(&r, Format::Html, false);
+    assert_eq!(html.matches("class=\"series\"").count(), 4);
+    assert!(!html.contains("Summary: geometric mean of relative QPS"));
+}
+
+// ---- a sweep is a study ----
+
+#[test]
+fn the_scalability_section_comes_right_after_the_summary() {
+    let r = fixture_report();
+    let term = render(&r, Format::Term, false);
+    let h2: Vec<&str> = term
+        .lines()
+        .zip(term.lines().skip(1))
+        .filter(|(_, next)| next.starts_with("---") && !next.starts_with("  "))
+        .map(|(l, _)| l)
+        .collect();
+    assert_eq!(
+        h2[..2],
+        ["Summary (geometric mean of relative QPS)", "Scalability"],
+        "{h2:?}"
+    );
+    let md = render(&r, Format::Md, false);
+    let h2: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("## "))
+        .take(2)
+        .collect();
+    assert_eq!(
+        h2,
+        [
+            "## Summary (geometric mean of relative QPS)",
+            "## Scalability"
+        ]
+    );
+    let html = render(&r, Format::Html, false);
+    let h2: Vec<&str> = html
+        .match_indices("<h2>")
+        .take(2)
+        .map(|(i, _)| &html[i..i + 16])
+        .collect();
+    assert_eq!(h2, ["<h2>Summary (geo", "<h2>Scalability<"]);
+    // Quiet: at one thread count there is no such section.
+    let (mut runs, _) = load::read_results(&results()).unwrap();
+    for r in &mut runs {
+        r.tests.retain(|t| t.threads == 1);
+    }
+    let one = load::build(&runs, &opts("pg15", None)).unwrap();
+    assert!(!render(&one, Format::Term, false).contains("Scalability"));
+}
+
+#[test]
+fn a_sweep_of_the_base_alone_is_a_scalability_study() {
+    let d = tempfile::tempdir().unwrap();
+    copy_runs(d.path(), &["pg15"]);
+    let o = report_of(d.path(), &["--base", "pg15"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.starts_with("Thread sweep: pg15\n"), "{out}");
+    let after_title = &out[out.find("\n\n").unwrap()..];
+    assert!(
+        after_title.starts_with("\n\nScalability\n-----------\n"),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == [
+                "point-query",
+                "pg15",
+                "41985",
+                "1.00",
+                "3.61",
+                "151447",
+                "4"
+            ]),
+        "{out}"
+    );
+    assert!(
+        !out.contains("nothing to compare") && !out.contains("Summary"),
+        "{out}"
+    );
+    let md = report_of(d.path(), &["--base", "pg15", "--format", "md"]);
+    let md = String::from_utf8_lossy(&md.stdout).into_owned();
+    assert!(
+        md.starts_with("# Thread sweep: pg15\n\n## Scalability\n"),
+        "{md}"
+    );
+    let html = report_of(d.path(), &["--base", "pg15", "--format", "html"]);
+    let html = String::from_utf8_lossy(&html.stdout).into_owned();
+    assert!(
+        html.contains("<h1>Thread sweep: pg15</h1>\n<h2>Scalability</h2>"),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("QPS by thread count</title>").count(),
+        2,
+        "{html}"
+    );
+    // Quiet: a base alone at one thread count has nothing to show.
+    let (mut runs, _) = load::read_results(d.path()).unwrap();
+    for r in &mut runs {
+        r.tests.retain(|t| t.threads == 1);
+    }
+    let e = load::build(&runs, &opts("pg15", None))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("nothing to compare") && e.contains("--threads 1,2,4"),
+        "{e}"
+    );
+}
+
+/// A real sweep on embedded SQLite (the ci profile, point-query at 1 and 2
+/// threads): `show` gives each thread count's speed-up, and `report --base`
+/// of that name alone its scalability section.
+#[test]
+fn show_and_report_of_a_real_sweep_give_the_speed_up() {
+    let d = tempfile::tempdir().unwrap();
+    let res = d.path().join("results");
+    let db = format!("sqlite:{}", d.path().join("db.sqlite").display());
+    let r = res.to_str().unwrap();
+    let o = rqps(&[
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--threads",
+        "1,2",
+        "--name",
+        "lite",
+        "--results",
+        r,
+        "--target",
+        &db,
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = rqps(&["show", "--results", r]);
+    let (out, _) = text(&o);
+    let header = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("test "))
+        .unwrap();
+    assert!(header.contains("QPS  speed-up"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("point-query"))
+        .take(2)
+        .collect();
+    assert!(rows[0].contains(" 1.00 "), "{out}");
+    let s: f64 = rows[1].split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(s > 0.0, "{out}");
+    let o = rqps(&["report", "--results", r, "--base", "lite"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains("\nScalability\n") && out.contains("  point-query  lite "),
+        "{out}"
+    );
+    // Quiet: one thread count, no speed-up column.
+    let one = d.path().join("one");
+    let db = format!("sqlite:{}", d.path().join("one.sqlite").display());
+    let o = rqps(&[
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--results",
+        one.to_str().unwrap(),
+        "--target",
+        &db,
+        "--name",
+        "lite",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (out, _) = text(&rqps(&["show", "--results", one.to_str().unwrap()]));
+    assert!(out.contains("QPS") && !out.contains("speed-up"), "{out}");
+}
+
+#[test]
+fn a_thread_count_only_the_target_ran_is_a_row_with_a_dash_for_the_base() {
+    // pg15 at one thread only; pg16 and pg16-tuned at 1 and 4.
+    let (mut runs, _) = load::read_results(&results()).unwrap();
+    for r in runs.iter_mut().filter(|r| r.name == "pg15") {
+        r.tests.retain(|t| t.threads == 1);
+    }
+    let r = load::build(&runs, &opts("pg15", None)).unwrap();
+    let row = r
+        .rows()
+        .find(|x| x.test == "point-query" && x.threads == 4)
+        .expect("the target's thread count is a row");
+    assert!(!row.base_ran() && row.cells.iter().all(Option::is_none));
+    let term = render(&r, Format::Term, false);
+    let cells = |label: &str| -> Vec<Vec<String>> {
+        term.lines()
+            .filter(|l| l.trim_start().starts_with(label))
+            .map(|l| l.split_whitespace().skip(2).map(String::from).collect())
+            .collect()
+    };
+    // The relative table: - for each target; the QPS table: - for the base.
+    let rows = cells("point-query t=4");
+    assert_eq!(rows[0], ["-", "-"], "{term}");
+    assert_eq!(rows[1][0], "-", "{term}");
+    assert!(rows[1][1].parse::<f64>().unwrap() > 100_000.0, "{term}");
+    // The target's curve has both points; the base, one, has none.
+    let curves = rqps::report::scalability::curves(&r);
+    assert!(
+        curves
+            .iter()
+            .any(|c| c.name == "pg16" && c.points.len() == 2)
+    );
+    assert!(curves.iter().all(|c| c.name != "pg15"));
+    // Not missing from the gate, and no "not compared" warning.
+    let gate = rqps::report::compare::gate(&r, 0.5);
+    assert!(
+        gate.missing.is_empty() && gate.broken.iter().all(|b| !b.contains("t=4")),
+        "{gate:?}"
+    );
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("did not run")),
+        "{:?}",
+        r.warnings
+    );
+    // Quiet: where both ran every thread count, every row has the base.
+    assert!(fixture_report().rows().all(|x| x.base_ran()));
 }

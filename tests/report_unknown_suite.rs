@@ -90,6 +90,8 @@ fn opts() -> Options {
         all: false,
         // The registered suites' sections: select1 has none, so report/ knows nothing of it.
         sections: rqps::suite::report_sections(),
+        workloads: rqps::suite::workloads(),
+        allow_mismatch: false,
     }
 }
 
@@ -158,8 +160,9 @@ fn an_unknown_suite_appears_in_every_format() {
     assert!(md.contains("| select1 t=2 |"), "{md}");
 
     let csv = render(Format::Csv);
-    // Header, then 2 thread counts × 3 repeats × 2 names.
-    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2, "{csv}");
+    // Header, then 2 thread counts × 3 repeats × 2 names, then the summary
+    // of the group and of all tests.
+    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2, "{csv}");
     assert!(
         csv.contains("\ncand,sqlite,3.46.0,select1,select,select1,1,1,"),
         "{csv}"
@@ -180,8 +183,9 @@ fn an_unknown_suite_appears_in_every_format() {
 
     let html = render(Format::Html);
     assert!(html.contains("<h2>Select1: select</h2>"), "{html}");
-    // The group's bar chart, one thread sweep, two per-second charts.
-    assert_eq!(html.matches("<svg").count(), 1 + 1 + 2);
+    // The summary's bars, the group's bar chart, one thread sweep, two
+    // per-second charts.
+    assert_eq!(html.matches("<svg").count(), 1 + 1 + 1 + 2);
     assert!(html.contains("select1: QPS by thread count"));
 }
 

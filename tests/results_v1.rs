@@ -4,7 +4,9 @@
 //! and `rqps report` prints exactly what that binary printed for it
 //! (tests/fixtures/report-v1, also written by it; report.txt, .md and .json
 //! re-recorded for issue 16's deliberate changes: the moderated t-test's
-//! intervals, the page order, one busy-machine note per run with marks).
+//! intervals, the page order, one busy-machine note per run with marks; and
+//! all five for issue 27's: the summary's verdicts, and the summary records
+//! of the CSV and TSV).
 
 mod common;
 use common::{rqps, text};

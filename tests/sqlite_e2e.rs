@@ -211,7 +211,8 @@ fn classic_list_and_thread_sweep() {
 /// A thread sweep under two names, then `rqps report`: the scalability table
 /// has one row per test and name, the speed-up at each count is that count's
 /// stored QPS over the QPS at one thread, and the peak is the count of the
-/// highest QPS. The second name runs with --skip-trx, which its parameters keep.
+/// highest QPS. The second name runs with --skip-trx, which its parameters keep
+/// and which makes another workload: the report compares it with --allow-mismatch.
 #[test]
 fn thread_sweep_report_has_the_scalability_table() {
     let d = tempfile::tempdir().unwrap();
@@ -263,6 +264,8 @@ fn thread_sweep_report_has_the_scalability_table() {
         "one",
         "--format",
         "md",
+        // --skip-trx changes the workload (issue 27): compared only when asked.
+        "--allow-mismatch",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let md = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -278,8 +281,7 @@ fn thread_sweep_report_has_the_scalability_table() {
         .split("## Scalability")
         .nth(1)
         .unwrap_or_else(|| panic!("no scalability section:\n{md}"));
-    let header =
-        "| test | name | QPS at fewest threads | t=1 | t=2 | t=4 | peak QPS | peak at threads |";
+    let header = "| test | name | QPS at fewest threads | t=1 | t=2 | t=4 | peak QPS | peak at threads | limit at peak |";
     assert!(section.contains(header), "{section}");
     let mut rows = 0;
     for (name, doc) in &docs {
@@ -541,4 +543,77 @@ fn ctrl_c_keeps_finished_tests_and_marks_the_running_one() {
     files.sort();
     assert_eq!(files.len(), 2);
     assert_eq!(read_json(&files[1])["status"], "interrupted");
+}
+
+#[test]
+fn sqlite_config_lines_are_stored_and_what_differs_names_them_as_the_users() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let conf = d.path().join("delete.conf");
+    std::fs::write(&conf, "# rollback journal\njournal_mode=DELETE\n").unwrap();
+    for (name, extra) in [
+        ("wal", vec![]),
+        ("delete", vec!["--config", conf.to_str().unwrap()]),
+    ] {
+        let mut args = vec![
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "--threads",
+            "1",
+            "--read-secs",
+            "0.2",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "200",
+            "--name",
+            name,
+            "--results",
+            results.to_str().unwrap(),
+            "-q",
+        ];
+        args.extend(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let dirs = run_dirs(&results);
+    let stored = read_json(&dirs[1].join("run.json"));
+    assert_eq!(
+        stored["server"]["config"],
+        serde_json::json!(["# rollback journal", "journal_mode=DELETE"])
+    );
+    let o = run(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "wal",
+        "--format",
+        "md",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        md.contains("config line only in the target: journal_mode=DELETE"),
+        "{md}"
+    );
+    let own = md
+        .split("server setting (set by a config)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table of the user's settings:\n{md}"));
+    assert!(
+        own.lines().take(4).any(|l| l.contains("journal_mode")),
+        "{md}"
+    );
+    // ... and not as a default that differs.
+    if let Some(by_default) = md.split("server setting (default differs)").nth(1) {
+        let table: Vec<&str> = by_default
+            .lines()
+            .take_while(|l| !l.starts_with('#'))
+            .collect();
+        assert!(!table.iter().any(|l| l.contains("journal_mode")), "{md}");
+    }
 }

@@ -7,8 +7,14 @@
 #   sbatch --export=ALL,START_AT=$(date -u -d '+3 min' +%Y-%m-%dT%H:%M:%SZ) slurm-array.sh
 #
 # A task Slurm starts after START_AT still runs, and is flagged late by rqps (and by
-# `rqps merge`). Load the tables once before (a run without --part). The target URL
-# holds no password (see k8s-indexed-job.yaml). Afterwards:
+# `rqps merge`). Load the tables once before (a run without --part).
+#
+# The password: the target URL holds none (a command line is visible to other processes,
+# and so is an sbatch --export=...=VALUE). Each task reads it with --password-file from a
+# file only you may read, on a file system every node mounts; rqps refuses the file when
+# group or others may read it. Once, before submitting:
+#   umask 077; printf '%s\n' "$PW" > ~/.rqps-pw    # or: chmod 600 ~/.rqps-pw
+# Point RQPS_PASSWORD_FILE elsewhere to use another file. Afterwards:
 #   rqps merge results/part-* --results results/merged
 #   rqps report --results results/merged --base NAME
 #
@@ -23,6 +29,7 @@
 #SBATCH --output=rqps-part-%a.log
 set -eu
 exec rqps run --target postgres://sbtest@db-server:5432/sbtest \
+  --password-file "${RQPS_PASSWORD_FILE:-$HOME/.rqps-pw}" \
   --tests read-only_range=10 --skip-trx --threads 64,128,256 \
   --read-secs 300 --skip-prepare --name pg16 \
   --part "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT" --start-at "$START_AT" \

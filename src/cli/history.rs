@@ -69,6 +69,9 @@ pub fn history(a: &HistoryArgs) -> Result<i32, CliError> {
         })?),
         None => None,
     };
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| CliError::Usage(e.to_string()))?;
+    }
     let (runs, warnings) = load::read_results(&a.results)?;
     for w in warnings {
         eprintln!("warning: {w}");

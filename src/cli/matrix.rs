@@ -72,17 +72,42 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         .map(|(_, s)| s)
         .collect();
     // The plan is the same for every target (the options are the matrix's).
-    let est_secs = m.plan(0)?.estimate_secs();
-    // Every target's engine options must suit its engine before the first run starts.
+    let est_secs = crate::suite::estimate_total_secs(m.plan(0)?.as_ref());
+    // Every target's engine options must suit its engine, and every server
+    // must be large enough for the plan, before the first run starts.
+    let need = m.plan(0)?.need();
+    let refused = |t: &crate::plan::matrix::Target, e: crate::engine::open::OpenError| {
+        let msg = match e {
+            crate::engine::open::OpenError::Usage(m)
+            | crate::engine::open::OpenError::Failed(m) => m,
+        };
+        CliError::Usage(format!("{}: target {}: {msg}", a.file.display(), t.name))
+    };
     for t in &m.targets {
         let args = run_args(&m, t, 1, &a.results);
-        crate::engine::open::check(&super::run::engine_args(&args)).map_err(|e| {
-            let msg = match e {
-                crate::engine::open::OpenError::Usage(m)
-                | crate::engine::open::OpenError::Failed(m) => m,
-            };
-            CliError::Usage(format!("{}: target {}: {msg}", a.file.display(), t.name))
-        })?;
+        let ea = crate::engine::open::EngineArgs {
+            need: Some(need.clone()),
+            ..super::run::engine_args(&args)
+        };
+        crate::engine::open::check(&ea).map_err(|e| refused(t, e))?;
+    }
+    if !a.dry_run {
+        for t in &m.targets {
+            let server_url = t.url.as_deref().is_some_and(|u| {
+                matches!(
+                    crate::engine::target::Target::parse(u),
+                    Ok(crate::engine::target::Target::Url(_))
+                )
+            });
+            if t.engine.is_some() || !server_url {
+                continue;
+            }
+            let ea = super::run::engine_args(&run_args(&m, t, 1, &a.results));
+            let opened = crate::engine::open::open(&ea, &mut |_| {}).map_err(|e| refused(t, e))?;
+            let checked = crate::engine::open::check_capacity(&need, opened.driver.as_ref());
+            opened.close(&mut |_| {});
+            checked.map_err(|e| refused(t, e))?;
+        }
     }
     let est = |_: &crate::plan::matrix::Target| -> f64 { est_secs };
     let mut progress_path = Progress::path(&a.results, &a.file);
@@ -119,23 +144,18 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         Progress::default()
     };
     progress.matrix = a.file.display().to_string();
-    let todo: Vec<_> = steps
-        .iter()
-        .filter(|s| !progress.done.contains(s))
-        .collect();
+    // Maps and a set: with up to 100,000 runs, a list search per step is quadratic.
+    let by_name: std::collections::HashMap<&str, &crate::plan::matrix::Target> =
+        m.targets.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut done: std::collections::HashSet<crate::plan::matrix::Step> =
+        progress.done.iter().cloned().collect();
+    let todo: Vec<_> = steps.iter().filter(|s| !done.contains(s)).collect();
     let total: f64 = todo
         .iter()
-        .map(|s| {
-            est(m
-                .targets
-                .iter()
-                .find(|t| t.name == s.target)
-                .expect("steps name targets"))
-                + m.cooldown_secs
-        })
+        .map(|s| est(by_name[s.target.as_str()]) + m.cooldown_secs)
         .sum();
     println!(
-        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min plus loads and server starts",
+        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
         a.file.display(),
         a.part
             .map(|p| format!(
@@ -152,18 +172,10 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         total / 60.0
     );
     for (i, s) in steps.iter().enumerate() {
-        let t = m
-            .targets
-            .iter()
-            .find(|t| t.name == s.target)
-            .expect("steps name targets");
-        let done = if progress.done.contains(s) {
-            "  (done)"
-        } else {
-            ""
-        };
+        let t = by_name[s.target.as_str()];
+        let mark = if done.contains(s) { "  (done)" } else { "" };
         println!(
-            "  {:>3}. {} repeat {}: rqps {}{done}",
+            "  {:>3}. {} repeat {}: rqps {}{mark}",
             i + 1,
             s.target,
             s.repeat,
@@ -188,7 +200,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
     let mut failed = Vec::new();
     let mut first = true;
     for s in &steps {
-        if progress.done.contains(s) {
+        if done.contains(s) {
             continue;
         }
         if crate::harness::runner::stop_requested() {
@@ -199,11 +211,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
             std::thread::sleep(Duration::from_secs_f64(m.cooldown_secs));
         }
         first = false;
-        let t = m
-            .targets
-            .iter()
-            .find(|t| t.name == s.target)
-            .expect("steps name targets");
+        let t = by_name[s.target.as_str()];
         eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
         let code = if own_process(t) {
             // A library engine's release stays loaded for the life of the
@@ -224,6 +232,7 @@ pub fn matrix(a: &MatrixArgs) -> Result<i32, CliError> {
         match code {
             0 => {
                 progress.done.push(s.clone());
+                done.insert(s.clone());
                 progress.save(&progress_path)?;
             }
             EXIT_INTERRUPTED => {
@@ -413,6 +422,9 @@ fn run_args(
         password_file: t.password_file.clone(),
         stmt_timeout: m
             .stmt_timeout
+            .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
+        message_timeout: m
+            .message_timeout
             .and_then(|s| crate::suite::bounds::Secs::new(s).ok()),
         ..Default::default()
     }

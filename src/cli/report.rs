@@ -26,7 +26,8 @@ pub struct ReportArgs {
     /// The run name everything is compared with (runs of one name are repeats).
     #[arg(long, value_name = "NAME")]
     pub base: String,
-    /// Only these targets, in this order (default: every other name, oldest first).
+    /// Only these targets, in this order (default: every other name whose workload is the
+    /// base's, oldest first). The base alone, if it ran a thread sweep, is its scalability study.
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
     pub targets: Option<Vec<String>>,
     /// Output format.
@@ -41,6 +42,11 @@ pub struct ReportArgs {
     /// Also compare the unreported warm-up steps.
     #[arg(long)]
     pub all: bool,
+    /// Also compare targets whose workload (suite, tests, table sizes, durations,
+    /// distribution, ...) is not the base's; the report says so on top. Without it they
+    /// are left out, with one line naming the differences.
+    #[arg(long)]
+    pub allow_mismatch: bool,
     /// Instead of the report: where the CPU per operation of TEST went, from the CPU
     /// profiles of runs made with --cpu-profile. The top functions of base and each target
     /// side by side in µs/op, by largest increase, with the sampling error.
@@ -71,6 +77,10 @@ pub struct CompareArgs {
     /// Also compare the unreported warm-up steps.
     #[arg(long)]
     pub all: bool,
+    /// Compare even when the target's workload (suite, tests, table sizes, durations,
+    /// distribution, ...) is not the base's; without it such a pair exits 2.
+    #[arg(long)]
+    pub allow_mismatch: bool,
 }
 
 fn rules(noise_floor: f64) -> Result<Rules, CliError> {
@@ -85,31 +95,36 @@ fn rules(noise_floor: f64) -> Result<Rules, CliError> {
     })
 }
 
+/// The parameters that make each registered suite's workload.
+pub fn workloads() -> Vec<crate::report::model::WorkloadKeys> {
+    crate::suite::workloads()
+}
+
 /// Skipped results and warnings, one line each, for standard error.
 fn notes(r: &Report) -> Vec<String> {
-    let mut v: Vec<String> = r
-        .skipped
-        .iter()
-        .map(|s| {
-            format!(
-                "note: not counted: {} {} t={} in run {}: {}{}",
-                s.target,
-                s.test,
-                s.threads,
-                s.run_id,
-                s.status,
-                s.reason
-                    .as_ref()
-                    .map(|x| format!(" ({x})"))
-                    .unwrap_or_default()
-            )
-        })
-        .collect();
+    let mut v: Vec<String> = Vec::new();
+    v.extend(r.skipped.iter().map(|s| {
+        format!(
+            "note: not counted: {} {} t={} in run {}: {}{}",
+            s.target,
+            s.test,
+            s.threads,
+            s.run_id,
+            s.status,
+            s.reason
+                .as_ref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        )
+    }));
     v.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
     v
 }
 
 pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| CliError::Usage(e.to_string()))?;
+    }
     if let Some(test) = &a.explain {
         return explain(a, test);
     }
@@ -119,6 +134,8 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
         rules: rules(a.noise_floor)?,
         all: a.all,
         sections: sections(),
+        workloads: workloads(),
+        allow_mismatch: a.allow_mismatch,
     };
     let report = load::load(&a.results, &opts)?;
     let colour = a.format == Format::Term
@@ -128,6 +145,9 @@ pub fn report(a: &ReportArgs) -> Result<i32, CliError> {
     let text = export::exporter(a.format, colour).render(&report);
     // The readable formats carry the notes; keep the data formats clean.
     if matches!(a.format, Format::Csv | Format::Tsv | Format::Json) {
+        for l in export::mismatch_lines(&report) {
+            eprintln!("note: {l}");
+        }
         for n in notes(&report) {
             eprintln!("{n}");
         }
@@ -192,7 +212,11 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
         rules: rules(a.noise_floor)?,
         all: a.all,
         sections: sections(),
+        workloads: workloads(),
+        allow_mismatch: a.allow_mismatch,
     };
+    // A target whose workload is not the base's is refused here (exit 2,
+    // one line), unless --allow-mismatch.
     let report = load::load(&a.results, &opts)?;
     let gate = compare::gate(&report, a.fail_below);
     if gate.rows.is_empty() && gate.broken.is_empty() {
@@ -246,10 +270,15 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
             if g.fails { "FAIL" } else { "" }.into(),
         ]);
     }
-    let mut out = format!(
+    let mut out = String::new();
+    for l in export::mismatch_lines(&report) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(&format!(
         "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested)\n",
         a.target, a.base, a.fail_below
-    );
+    ));
     export::term::table(&t, colour, &mut out);
     print!("{out}");
     for n in notes(&report) {

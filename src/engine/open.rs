@@ -31,6 +31,9 @@ pub struct EngineArgs {
     /// `--password-file`: the password of a URL target without one
     /// ([`crate::engine::secret`] says where else it may come from).
     pub password_file: Option<PathBuf>,
+    /// What the plan opens at most at once: a throwaway server is sized for
+    /// it, and a config that sets its limits too low is refused ([`check`]).
+    pub need: Option<crate::engine::capacity::Need>,
 }
 
 /// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
@@ -145,6 +148,8 @@ fn library_engine(
                 .map_err(|e| {
                     OpenError::Failed(format!("cannot create a temporary directory: {e}"))
                 })?;
+            // So that the next run removes it if this process is killed.
+            let _ = crate::engine::server::mark_owner(t.path());
             let d = t.path().join("db");
             let shown = format!(
                 "throwaway {} {} at {}",
@@ -192,6 +197,18 @@ fn sqlite_engine(
         Some(c) => sqlite_pragmas(c)?,
         None => Vec::new(),
     };
+    // The user's lines are stored with the run, as a server's config is, so
+    // that "what differs" shows them as the user's own settings.
+    let server_info = match &a.config {
+        Some(c) => Some(ServerInfo {
+            kind: crate::engine::sqlite::KIND.name.to_string(),
+            binary_version: String::new(),
+            binaries: "inside rqps".into(),
+            config_file: Some(c.display().to_string()),
+            config: read_config(c)?.lines().map(str::to_string).collect(),
+        }),
+        None => None,
+    };
     let (path, tmp) = match path {
         Some(p) => (p.clone(), None),
         None => {
@@ -220,7 +237,7 @@ fn sqlite_engine(
         sqlite_path: Some(path),
         local_port: None,
         server: None,
-        server_info: None,
+        server_info,
         server_cpus: None,
         lib_dir: None,
         _tmp: tmp,
@@ -301,6 +318,7 @@ fn server_engine(
         parent_dir: None,
         cpus: a.server_cpus.clone(),
         require_tls: false,
+        need: a.need.clone(),
     };
     let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
     let config = match &a.config {
@@ -454,8 +472,29 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
     if let Some(kind) = named_kind(a, &target) {
         kind.check_options(&a.options)
             .map_err(|e| OpenError::Usage(e.to_string()))?;
+        // A throwaway server's config that sets its limits below the plan's needs.
+        if let (Some(_), Some(recipe), Some(need), Some(c)) =
+            (&a.server, kind.server, &a.need, &a.config)
+        {
+            crate::engine::capacity::check_config(recipe.sized_settings(), need, &read_config(c)?)
+                .map_err(|e| OpenError::Usage(e.to_string()))?;
+        }
     }
     Ok(())
+}
+
+/// Checks what the opened engine's server allows against what the plan
+/// opens at most (`need`): one line that says what to do when
+/// it is too small. A server that cannot say is not refused.
+pub fn check_capacity(
+    need: &crate::engine::capacity::Need,
+    driver: &dyn Driver,
+) -> Result<(), OpenError> {
+    match driver.allowances() {
+        Ok(allowances) => crate::engine::capacity::check(need, &allowances)
+            .map_err(|e| OpenError::Usage(e.to_string())),
+        Err(_) => Ok(()),
+    }
 }
 
 /// Checks, before anything starts, that the engine the arguments name offers
@@ -479,6 +518,25 @@ pub fn check_face(a: &EngineArgs, suite: &str, face: crate::engine::Face) -> Res
 }
 
 /// Opens the engine: starts a throwaway server, or makes the driver of a URL or SQLite file.
+/// Where the engine's data will be on this host, when rqps knows: the
+/// system temp dir for a throwaway server or database, the directory of a
+/// SQLite file or a RocksDB directory. `None` for a server URL.
+pub fn data_dir(a: &EngineArgs) -> Option<PathBuf> {
+    if a.server.is_some() {
+        return Some(std::env::temp_dir());
+    }
+    match a.target.as_deref().map(Target::parse) {
+        None | Some(Ok(Target::Sqlite(None))) => Some(std::env::temp_dir()),
+        Some(Ok(Target::Sqlite(Some(p)))) => Some(
+            p.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), PathBuf::from),
+        ),
+        Some(Ok(Target::Dir { dir, .. })) => Some(dir),
+        Some(Ok(Target::Url(_)) | Err(_)) => None,
+    }
+}
+
 pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenError> {
     check(a)?;
     let target = match &a.target {

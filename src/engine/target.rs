@@ -185,21 +185,24 @@ fn dir_target(
 
 /// The first look at a server URL, with the messages users know: a host
 /// (or a socket parameter) and a numeric port.
-/// The user info ends where [`DbUrl::parse`] ends it (the last '@' before
-/// any '?'), so no part of a password is taken for a host or a port.
+/// The user info ends where [`DbUrl::parse`] ends it (the last '@'), so no
+/// part of a password is taken for a host or a port.
 fn check_authority(s: &str) -> Result<(), TargetError> {
     let scheme = s.split_once("://").map(|(a, _)| a);
     let rest = s.split_once("://").map(|(_, r)| r).unwrap_or("");
-    let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
-    if !main.contains('@') && query.contains('@') {
-        return Err(TargetError::Url(crate::engine::DbError::fatal(format!(
-            "malformed target '{}': {}",
-            redact(s),
-            crate::engine::url::AT_AFTER_QUERY
-        ))));
-    }
-    let hostpart = main.rsplit_once('@').map(|(_, h)| h).unwrap_or(main);
-    let host = hostpart.split('/').next().unwrap_or("");
+    let hostpart = match rest.rsplit_once('@') {
+        Some((userinfo, _)) if userinfo.contains('?') => {
+            return Err(TargetError::Url(crate::engine::DbError::fatal(format!(
+                "malformed target '{}': {}",
+                redact(s),
+                crate::engine::url::AT_AFTER_QUERY
+            ))));
+        }
+        Some((_, h)) => h,
+        None => rest,
+    };
+    let main = hostpart.split_once('?').map_or(hostpart, |(m, _)| m);
+    let host = main.split('/').next().unwrap_or("");
     let host_name = if host.starts_with('[') {
         host
     } else {

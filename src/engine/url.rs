@@ -39,19 +39,17 @@ impl DbUrl {
                 schemes.join(", ")
             )));
         }
-        let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
-        // The last '@' ends the user info, so an unescaped '/' or '@' in a
-        // password still parses (a '?' in it must be written %3F). An '@'
-        // only after the '?' is most likely a password with a '?': refused
-        // without quoting any part of it.
-        if !main.contains('@') && query.contains('@') {
-            return Err(bad(AT_AFTER_QUERY.into()));
-        }
-        let (userinfo, hostpart) = match main.rsplit_once('@') {
+        // The last '@' ends the user info, as in [`redact_with`], so an
+        // unescaped '/', ':', '#' or '@' in a password still parses. A '?'
+        // before it is either in the password or in a parameter holding an
+        // '@': refused without quoting any part of it.
+        let (userinfo, hostpart) = match rest.rsplit_once('@') {
+            Some((u, _)) if u.contains('?') => return Err(bad(AT_AFTER_QUERY.into())),
             Some((u, h)) => (Some(u), h),
-            None => (None, main),
+            None => (None, rest),
         };
-        let (authority, path) = hostpart.split_once('/').unwrap_or((hostpart, ""));
+        let (main, query) = hostpart.split_once('?').unwrap_or((hostpart, ""));
+        let (authority, path) = main.split_once('/').unwrap_or((main, ""));
         let (user, password) = match userinfo {
             None => (None, None),
             Some(u) => {
@@ -147,15 +145,18 @@ impl DbUrl {
     }
 }
 
-/// Why a URL with an '@' only after its '?' is refused (the password may hold the '?').
-pub const AT_AFTER_QUERY: &str =
-    "'@' after '?': write a '?' in the password as %3F (and an '@' in a parameter as %40)";
+/// Why a URL with a '?' before its last '@' is refused (the password may hold the '?').
+pub const AT_AFTER_QUERY: &str = "'@' after '?': write a '?' in the password as %3F (and an '@' in a parameter as %40); \
+     the password is not shown";
 
 /// `s` as it may be printed or stored: the password of a URL (`user:pass@`)
 /// and the values of `password=`, `pass=` and `pwd=` parameters replaced by
-/// `***`. The user info ends at the last '@' before any '?' (as in
-/// [`DbUrl::parse`]), so a password with an unescaped '/' or '@' is hidden
-/// too. Text that is not a URL keeps everything but such parameters.
+/// `***`. Everything between the scheme's `://` and the last '@' counts as
+/// the user info (as in [`DbUrl::parse`]), whatever it holds: a password
+/// with an unescaped '@', '?', '/', '#', '%' or ':' is hidden whole. When
+/// the text before the first ':' of the user info could not be a user name
+/// (it holds '/', '?' or '#'), all of it is hidden. Text that is not a URL
+/// keeps everything but such parameters.
 ///
 /// This is the one redaction rqps uses. `is_scheme` says which prefixes
 /// before a lone ':' are URL schemes with a slash missing (`mysql:/u:p@h`),
@@ -173,38 +174,25 @@ pub fn redact_with(s: &str, is_scheme: &dyn Fn(&str) -> bool) -> String {
         None => s
             .split_once(':')
             .filter(|(scheme, _)| is_scheme(scheme))
-            .map(|(scheme, rest)| (format!("{scheme}:"), rest)),
+            .map(|(scheme, rest)| {
+                let user = rest.trim_start_matches('/');
+                (
+                    format!("{scheme}:{}", &rest[..rest.len() - user.len()]),
+                    user,
+                )
+            }),
     };
     let mut out = match split {
-        Some((prefix, rest)) => {
-            // The main part ends at the first '?', unless an '@' comes only
-            // after it: then the password may hold the '?' (a URL that does
-            // not parse), and the main part runs to the first '?' after the
-            // last '@'.
-            let cut = match rest.split_once('?') {
-                Some((m, q)) if !m.contains('@') && q.contains('@') => {
-                    let at = rest.rfind('@').unwrap_or(0);
-                    rest[at..].find('?').map(|i| at + i)
+        Some((prefix, rest)) => match rest.rsplit_once('@') {
+            Some((userinfo, after)) => match userinfo.split_once(':') {
+                Some((user, _)) if !user.contains(['/', '?', '#']) => {
+                    format!("{prefix}{user}:***@{after}")
                 }
-                _ => rest.find('?'),
-            };
-            let (main, query) = match cut {
-                Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-                None => (rest, None),
-            };
-            let mut out = match main.rsplit_once('@') {
-                Some((userinfo, hostpart)) => match userinfo.split_once(':') {
-                    Some((user, _)) => format!("{prefix}{user}:***@{hostpart}"),
-                    None => format!("{prefix}{userinfo}@{hostpart}"),
-                },
-                None => format!("{prefix}{main}"),
-            };
-            if let Some(q) = query {
-                out.push('?');
-                out.push_str(q);
-            }
-            out
-        }
+                Some(_) => format!("{prefix}***@{after}"),
+                None => format!("{prefix}{userinfo}@{after}"),
+            },
+            None => format!("{prefix}{rest}"),
+        },
         None => s.to_string(),
     };
     for key in ["password=", "pass=", "pwd="] {
@@ -346,6 +334,24 @@ mod tests {
         assert_eq!(
             redact_url("mysql://u@h/db?socket=/s"),
             "mysql://u@h/db?socket=/s"
+        );
+        // Everything to the last '@' is the user info, whatever it holds.
+        assert_eq!(
+            redact_url("postgres://bench:SEC@RET?x@127.0.0.1:20432/sbtest"),
+            "postgres://bench:***@127.0.0.1:20432/sbtest"
+        );
+        assert_eq!(
+            redact_url("mysql://u:a#b%c:d/e@h/db?socket=/s"),
+            "mysql://u:***@h/db?socket=/s"
+        );
+        assert_eq!(redact_url("mysql://x/y:pw@h/db"), "mysql://***@h/db");
+        assert!(DbUrl::parse("mysql://u:SEC@RET?x@h/db", MY).is_err());
+        assert_eq!(
+            DbUrl::parse("mysql://u:a#b:c@h/db", MY)
+                .unwrap()
+                .password
+                .as_deref(),
+            Some("a#b:c")
         );
         assert_eq!(redact_url("mysql:/root:pw@h/db"), "mysql:/root:***@h/db");
         assert_eq!(redact_url("oracle:/root:pw@h/db"), "oracle:/root:***@h/db");

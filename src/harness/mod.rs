@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod host;
+pub mod limit;
 pub mod measure;
 pub mod probe;
 pub mod profile;
@@ -59,20 +60,55 @@ impl RunEnd {
 }
 
 /// Lines for the user while a suite runs (stderr; bars only when not quiet).
+#[derive(Default)]
 pub struct Ui {
     pub quiet: bool,
+    /// The busy-machine warning was shown: later ones are only stored, and
+    /// their test lines carry [`BUSY_LINE_MARK`].
+    busy_said: std::sync::atomic::AtomicBool,
 }
 
+/// What a test line carries when the machine was busy before its step.
+pub const BUSY_LINE_MARK: &str = "busy";
+
 impl Ui {
+    pub fn new(quiet: bool) -> Ui {
+        Ui {
+            quiet,
+            ..Ui::default()
+        }
+    }
+
     pub fn say(&self, line: &str) {
         if !self.quiet {
             eprintln!("{line}");
         }
     }
 
-    /// Warnings are shown even with --quiet.
+    /// Warnings are shown even with --quiet. The busy-machine warning
+    /// ([`crate::results::BUSY_WARNING`]) is shown once per run, at its
+    /// first occurrence: on a busy host it would otherwise come between
+    /// most result lines.
     pub fn warn(&self, line: &str) {
-        eprintln!("warning: {line}");
+        if let Some(text) = self.warning_text(line) {
+            eprintln!("{text}");
+        }
+    }
+
+    /// The line [`Ui::warn`] prints, `None` for a busy warning said before.
+    fn warning_text(&self, line: &str) -> Option<String> {
+        if !line.contains(crate::results::BUSY_WARNING) {
+            return Some(format!("warning: {line}"));
+        }
+        if self
+            .busy_said
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
+        Some(format!(
+            "warning: {line} (said once: later steps it affects are stored with it and marked `{BUSY_LINE_MARK}` on their line)"
+        ))
     }
 
     pub fn bar(&self, len: u64, prefix: String, template: &str) -> ProgressBar {
@@ -294,10 +330,38 @@ impl Harness<'_> {
             run.result.reason = Some(reason.to_string());
         }
         let TestRun { result, label, .. } = run;
-        self.ui.say(&(self.line)(&label, &result));
+        self.ui
+            .say(&with_marks((self.line)(&label, &result), &result));
+        // A stall shows only in the finished step's per-second series: said
+        // now, under its line, even with --quiet.
+        for w in result
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(crate::results::STALL_WARNING))
+        {
+            self.ui.warn(&format!("{label}: {w}"));
+        }
         self.store.finish_test(slot, result.clone())?;
         Ok(result)
     }
+}
+
+/// A test's line with what limited it (`limit: client 99% of 4 CPUs`) and
+/// a `busy` mark when the machine was busy before its step.
+pub fn with_marks(mut line: String, r: &TestResult) -> String {
+    if r.status != Status::Ok {
+        return line;
+    }
+    if let Some(l) = r.hw.as_ref().and_then(|h| h.limit.as_ref()?.label()) {
+        line.push_str(&format!("  limit: {l}"));
+    }
+    if r.warnings
+        .iter()
+        .any(|w| w.starts_with(crate::results::BUSY_WARNING))
+    {
+        line.push_str(&format!("  {BUSY_LINE_MARK}"));
+    }
+    line
 }
 
 /// Fills a result's core from what [`runner::run_step`] measured: throughput
@@ -367,7 +431,8 @@ pub fn stall_warning(
         format!("{} of seconds {first} to {last}", idle.len())
     };
     Some(format!(
-        "the server stalled: no statement started in {span} while the threads waited (the longest took {:.1} s); QPS and latency include the stall",
+        "{}: no statement started in {span} while the threads waited (the longest took {:.1} s); QPS and latency include the stall",
+        crate::results::STALL_WARNING,
         max_latency_us / 1e6
     ))
 }
@@ -454,6 +519,62 @@ mod tests {
                 errors: 0,
             })
             .collect()
+    }
+
+    #[test]
+    fn the_busy_warning_is_said_once_and_other_warnings_every_time() {
+        let ui = Ui::new(true);
+        let busy = format!(
+            "{}: other processes used 40% of all CPUs",
+            crate::results::BUSY_WARNING
+        );
+        let first = ui
+            .warning_text(&format!("oltp-read-only t=1: {busy}"))
+            .unwrap();
+        assert!(first.contains("said once"), "{first}");
+        assert_eq!(
+            ui.warning_text(&format!("oltp-read-only t=2: {busy}")),
+            None
+        );
+        assert_eq!(ui.warning_text(&format!("load: {busy}")), None);
+        assert_eq!(
+            ui.warning_text("x: the server stalled").as_deref(),
+            Some("warning: x: the server stalled")
+        );
+        assert!(ui.warning_text("x: the server stalled").is_some());
+    }
+
+    #[test]
+    fn a_busy_or_limited_test_line_carries_its_marks() {
+        let mut r = TestResult::running(
+            "sysbench",
+            "point-query".into(),
+            "point",
+            4,
+            true,
+            "statements/s",
+        );
+        r.status = Status::Ok;
+        assert_eq!(with_marks("line".into(), &r), "line");
+        r.warnings.push(format!(
+            "{}: other processes used 40%",
+            crate::results::BUSY_WARNING
+        ));
+        r.hw = Some(HwCost {
+            limit: Some(crate::results::Limit {
+                by: Some("client".into()),
+                threshold_pct: 90.0,
+                client_cores: Some(3.97),
+                client_cpus: 4,
+                host_cpus: 16,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        assert_eq!(
+            with_marks("line".into(), &r),
+            "line  limit: client 99% of 4 CPUs  busy"
+        );
     }
 
     #[test]

@@ -190,6 +190,8 @@ pub struct Probe {
     status: Vec<(String, String)>,
     background: Option<f64>,
     warning: Option<String>,
+    /// Per-CPU ticks when sampling started and stopped (what limited the step).
+    per_cpu: [Option<Vec<(usize, crate::harness::sysstat::CpuTimes)>>; 2],
 }
 
 fn start_sampler(ctx: &ProbeContext) -> Sampler {
@@ -251,6 +253,7 @@ impl Probe {
             status: driver.status().unwrap_or_default(),
             background,
             warning,
+            per_cpu: [None, None],
         }
     }
 
@@ -262,6 +265,7 @@ impl Probe {
     /// Starts the /proc sampler (at the end of the warm-up).
     pub fn start_sampling(&mut self, ctx: &ProbeContext) {
         if self.sampler.is_none() {
+            self.per_cpu[0] = crate::harness::limit::per_cpu_now();
             self.sampler = Some(start_sampler(ctx));
         }
     }
@@ -270,6 +274,7 @@ impl Probe {
     pub fn stop_sampling(&mut self) {
         if let Some(s) = self.sampler.take() {
             self.stopped = Some(s.stop());
+            self.per_cpu[1] = crate::harness::limit::per_cpu_now();
         }
     }
 
@@ -288,8 +293,12 @@ impl Probe {
                 .unwrap_or_else(|| start_sampler(ctx))
                 .stop(),
         };
+        if self.per_cpu[1].is_none() {
+            self.per_cpu[1] = crate::harness::limit::per_cpu_now();
+        }
         let totals = series.totals();
         let per = per_op(&totals, ops);
+        let limit = self.limit(ctx, &totals, &series);
         let after_status = driver.status().unwrap_or_default();
         let mut unavailable = ctx.unavailable.clone();
         // The context already says why server figures are missing.
@@ -343,8 +352,43 @@ impl Probe {
             device: ctx.device.clone(),
             unavailable,
             per_second,
+            limit: Some(limit),
         };
         (hw, status_delta(&self.status, &after_status))
+    }
+
+    /// What limited the step: the client's CPUs are those of this thread
+    /// (pinned by `--client-cpus`; the workers inherit them), the server's
+    /// those of its main process, where it runs on this host.
+    fn limit(
+        &mut self,
+        ctx: &ProbeContext,
+        totals: &crate::harness::sysstat::Totals,
+        series: &crate::harness::sysstat::SampleSeries,
+    ) -> crate::results::Limit {
+        let host_cpus = series
+            .num_cpus
+            .unwrap_or_else(|| crate::util::cpus::online().cpus().len());
+        let set = |c: Option<crate::util::cpus::CpuSet>| c.map(|c| c.cpus().to_vec());
+        let server_set = if ctx.embedded || series.server_pids.is_empty() {
+            None
+        } else {
+            Some(
+                series
+                    .server_pids
+                    .first()
+                    .and_then(|p| set(crate::util::cpus::of_process(*p)))
+                    .unwrap_or_default(),
+            )
+        };
+        crate::harness::limit::measure(&crate::harness::limit::Interval {
+            totals: Some(totals),
+            client_set: set(crate::util::cpus::of_this_thread()).unwrap_or_default(),
+            server_set,
+            host_cpus,
+            per_cpu_before: self.per_cpu[0].take(),
+            per_cpu_after: self.per_cpu[1].take(),
+        })
     }
 }
 

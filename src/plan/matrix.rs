@@ -35,12 +35,16 @@ const MATRIX_KEYS: &[&str] = &[
     "seed",
     "cooldown_secs",
     "stmt_timeout",
+    "message_timeout",
     "base",
     "server_cpus",
     "client_cpus",
     "password_file",
     "cpu_profile",
 ];
+
+/// The most runs (targets x repeats) one matrix may plan.
+pub const MAX_RUNS: u64 = 100_000;
 
 /// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
 /// `config`) and the options of engine kinds (`mysql_storage_engine`, ...).
@@ -100,10 +104,12 @@ pub struct Matrix {
     pub cooldown_secs: f64,
     /// `--stmt-timeout` of every run, when given.
     pub stmt_timeout: Option<f64>,
+    /// `--message-timeout` of every run, when given.
+    pub message_timeout: Option<f64>,
 }
 
 /// One (target, repeat) run, in the order they run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Step {
     pub target: String,
     pub repeat: usize,
@@ -192,7 +198,8 @@ impl Matrix {
                 .span()
                 .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1),
             field: None,
-            message: e.message().trim().to_string(),
+            // serde's messages may quote a value: a url's password among them.
+            message: crate::engine::target::redact(e.message().trim()),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         if file.target.is_empty() {
@@ -202,6 +209,32 @@ impl Matrix {
             ));
         }
         let d = &file.defaults;
+        // Bounded before any target is looked at: 25,000 targets x 1,000
+        // repeats took 1.8 GB and more than 30 s to plan.
+        // (A repeats out of its own bounds is refused below, with its line.)
+        if let Some(toml::Value::Integer(r)) = d.get("repeats").map(|v| v.get_ref())
+            && (1..=crate::suite::bounds::MAX_REPEATS as i64).contains(r)
+        {
+            let runs = (file.target.len() as u64).saturating_mul(*r as u64);
+            if runs > MAX_RUNS {
+                return Err(MatrixError::whole(
+                    path,
+                    format!(
+                        "{} targets x {r} repeats = {runs} runs: a matrix may have at most {MAX_RUNS}; split it into several files",
+                        file.target.len()
+                    ),
+                ));
+            }
+        }
+        if file.target.len() as u64 > MAX_RUNS {
+            return Err(MatrixError::whole(
+                path,
+                format!(
+                    "{} targets: a matrix may have at most {MAX_RUNS} runs; split it into several files",
+                    file.target.len()
+                ),
+            ));
+        }
         let text = |key: &str| -> Result<Option<(String, std::ops::Range<usize>)>, MatrixError> {
             match d.get(key) {
                 None => Ok(None),
@@ -254,6 +287,7 @@ impl Matrix {
                 Ok(d.get(key).map(|v| (v.get_ref().clone(), v.span())))
             };
         let mut targets: Vec<Target> = Vec::new();
+        let mut names = std::collections::HashSet::new();
         for t in &file.target {
             let field = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
                 match t.get(key) {
@@ -376,7 +410,7 @@ impl Matrix {
                     "must be a non-empty name without slashes",
                 ));
             }
-            if targets.iter().any(|o| o.name == name) {
+            if !names.insert(name.clone()) {
                 return Err(at(
                     path,
                     src,
@@ -526,6 +560,28 @@ impl Matrix {
                 Some(secs)
             }
         };
+        let message_timeout = match number("message_timeout")? {
+            None => None,
+            Some((v, span)) => {
+                let secs = match v {
+                    toml::Value::Integer(n) => n as f64,
+                    toml::Value::Float(f) => f,
+                    _ => f64::NAN,
+                };
+                let secs = crate::suite::bounds::check_secs(secs)
+                    .map_err(|m| at(path, src, span.clone(), "message_timeout", &m.to_string()))?;
+                if secs < 1.0 {
+                    return Err(at(
+                        path,
+                        src,
+                        span,
+                        "message_timeout",
+                        &format!("must be at least 1 second, got {secs}"),
+                    ));
+                }
+                Some(secs)
+            }
+        };
         let m = Matrix {
             path: path.to_path_buf(),
             suite,
@@ -537,6 +593,7 @@ impl Matrix {
             base,
             cooldown_secs,
             stmt_timeout,
+            message_timeout,
         };
         // The suite's options must make a plan now, not halfway through.
         m.plan(0)
@@ -599,6 +656,10 @@ impl Matrix {
         };
         opt("--seed", self.seed.map(|s| s.to_string()));
         opt("--stmt-timeout", self.stmt_timeout.map(|s| s.to_string()));
+        opt(
+            "--message-timeout",
+            self.message_timeout.map(|s| s.to_string()),
+        );
         a.extend(crate::engine::registry::options_to_args(&t.engine_options).unwrap_or_default());
         let mut opt = |flag: &str, v: Option<String>| {
             if let Some(v) = v {

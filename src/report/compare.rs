@@ -87,6 +87,83 @@ pub fn shade(ratio: f64, verdict: Verdict) -> Shade {
     }
 }
 
+/// The geometric mean of a group's relative QPS with its interval and
+/// verdict, from its tests' intervals: the mean of the tests' log ratios,
+/// whose variance is the sum of their squared standard errors over n² (each
+/// standard error read back from the test's interval and its degrees of
+/// freedom), with Welch–Satterthwaite degrees of freedom. The tests are
+/// taken as independent; the interval is at 1 − alpha, and the verdict
+/// follows the tests' rule ([`verdict`]). Untested (`?`, no interval) when
+/// any test is; `None` for no test. Coloured only when `+` or `-` and
+/// beyond the thresholds ([`summary_shade`]).
+pub fn group_rel(tests: &[&Rel], rules: Rules) -> Option<Rel> {
+    let logs: Vec<f64> = tests.iter().map(|r| r.ratio.ln()).collect();
+    let n = logs.len() as f64;
+    if logs.is_empty() || logs.iter().any(|l| !l.is_finite()) {
+        return None;
+    }
+    let diff = stats::mean(&logs);
+    let ratio = diff.exp();
+    let untested = Rel {
+        ratio,
+        ci_low: None,
+        ci_high: None,
+        p: None,
+        df: None,
+        verdict: Verdict::Untested,
+        shade: Shade::Grey,
+    };
+    let level = 1.0 - rules.alpha;
+    // (variance of the test's log ratio, its degrees of freedom)
+    let mut parts: Vec<(f64, f64)> = Vec::new();
+    for r in tests {
+        let (Some(lo), Some(hi), Some(df)) = (r.ci_low, r.ci_high, r.df) else {
+            return Some(untested);
+        };
+        let q = stats::t_quantile(0.5 + level / 2.0, df);
+        let se = (hi.ln() - lo.ln()) / (2.0 * q);
+        if !se.is_finite() {
+            return Some(untested);
+        }
+        parts.push((se * se, df));
+    }
+    let sum: f64 = parts.iter().map(|p| p.0).sum();
+    let se = sum.sqrt() / n;
+    let df = if sum > 0.0 {
+        sum * sum / parts.iter().map(|(v, d)| v * v / d).sum::<f64>()
+    } else {
+        parts.iter().map(|p| p.1).sum()
+    };
+    let (p, half) = if se > 0.0 {
+        let t = diff / se;
+        (
+            (2.0 * stats::t_cdf(-t.abs(), df)).min(1.0),
+            stats::t_quantile(0.5 + level / 2.0, df) * se,
+        )
+    } else {
+        (if diff == 0.0 { 1.0 } else { 0.0 }, 0.0)
+    };
+    let verdict = verdict(ratio, Some(p), rules);
+    Some(Rel {
+        ratio,
+        ci_low: Some((diff - half).exp()),
+        ci_high: Some((diff + half).exp()),
+        p: Some(p),
+        df: Some(df),
+        verdict,
+        shade: summary_shade(ratio, verdict),
+    })
+}
+
+/// A summary's colour: red or green only for a significant change beyond
+/// the noise floor (`+`, `-`) past the thresholds; grey otherwise, `?` too.
+pub fn summary_shade(ratio: f64, verdict: Verdict) -> Shade {
+    match verdict {
+        Verdict::Faster | Verdict::Slower => shade(ratio, verdict),
+        Verdict::Same | Verdict::Untested => Shade::Grey,
+    }
+}
+
 /// One per-op figure relative to the base: "1" when both are 0, "inf" when only the base is.
 pub fn hw_ratio(target: Option<f64>, base: Option<f64>) -> HwRatio {
     match (target, base) {
@@ -182,7 +259,12 @@ pub fn config_keys(lines: &[String]) -> Vec<String> {
         .map(|l| l.trim())
         .filter(|l| !l.starts_with('#') && !l.starts_with(';') && !l.starts_with('['))
         .filter_map(|l| l.split_once('='))
+        // SQLite's lines may start with PRAGMA.
         .map(|(k, _)| setting_key(k))
+        .map(|k| match k.strip_prefix("pragma ") {
+            Some(name) => name.trim().to_string(),
+            None => k,
+        })
         .filter(|k| !k.is_empty())
         .collect()
 }
@@ -212,7 +294,7 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     let sweep = report.sweep();
-    for row in report.rows() {
+    for row in report.rows().filter(|r| r.base_ran()) {
         let label = row.label(sweep);
         let Some(Some(cell)) = row.cells.first() else {
             missing.push(label);
@@ -257,7 +339,7 @@ fn broken(report: &Report, gate: &Gate) -> Vec<String> {
     let label_of = |test: &str, threads: usize| -> Option<String> {
         report
             .rows()
-            .find(|r| r.test == test && r.threads == threads)
+            .find(|r| r.test == test && r.threads == threads && r.base_ran())
             .map(|r| r.label(sweep))
             .or_else(|| {
                 gate.rows
@@ -409,6 +491,50 @@ mod tests {
         assert!(fp <= 0.05, "false positives {fp}");
     }
 
+    /// Three tests at 0.90 with intervals of ±1 %: the group is `-` at 0.90,
+    /// its interval narrower than any test's (the mean of three); the same
+    /// ratios with intervals of ±40 % (in log) are `~` and grey; one untested test
+    /// makes the group `?`, grey although 0.90 is past the red threshold.
+    #[test]
+    fn a_groups_verdict_comes_from_its_tests_intervals() {
+        let rel = |ratio: f64, half: f64| Rel {
+            ratio,
+            ci_low: Some(ratio * (-half).exp()),
+            ci_high: Some(ratio * half.exp()),
+            p: Some(0.01),
+            df: Some(4.0),
+            verdict: Verdict::Slower,
+            shade: Shade::Red,
+        };
+        let tight = [rel(0.9, 0.01), rel(0.9, 0.01), rel(0.9, 0.01)];
+        let g = group_rel(&tight.iter().collect::<Vec<_>>(), R).unwrap();
+        assert!((g.ratio - 0.9).abs() < 1e-12, "{g:?}");
+        assert_eq!((g.verdict, g.shade), (Verdict::Slower, Shade::Red));
+        let width = g.ci_high.unwrap().ln() - g.ci_low.unwrap().ln();
+        // se of the mean = se / √3; Welch–Satterthwaite df = 3 × 4 = 12.
+        let se = 0.01 / stats::t_quantile(0.975, 4.0) / 3f64.sqrt();
+        assert!((g.df.unwrap() - 12.0).abs() < 1e-9, "{g:?}");
+        assert!(
+            (width - 2.0 * stats::t_quantile(0.975, 12.0) * se).abs() < 1e-9,
+            "{g:?}"
+        );
+        let wide = [rel(0.9, 0.4), rel(0.9, 0.4), rel(0.9, 0.4)];
+        let g = group_rel(&wide.iter().collect::<Vec<_>>(), R).unwrap();
+        assert_eq!((g.verdict, g.shade), (Verdict::Same, Shade::Grey), "{g:?}");
+        let mut one = tight.clone();
+        one[1].ci_low = None;
+        one[1].ci_high = None;
+        one[1].df = None;
+        let g = group_rel(&one.iter().collect::<Vec<_>>(), R).unwrap();
+        assert_eq!((g.verdict, g.shade), (Verdict::Untested, Shade::Grey));
+        assert!(g.ci_low.is_none() && (g.ratio - 0.9).abs() < 1e-12);
+        // Significant but within the noise floor: ~, grey.
+        let small = [rel(0.99, 0.001), rel(0.99, 0.001)];
+        let g = group_rel(&small.iter().collect::<Vec<_>>(), R).unwrap();
+        assert_eq!((g.verdict, g.shade), (Verdict::Same, Shade::Grey));
+        assert!(group_rel(&[], R).is_none());
+    }
+
     #[test]
     fn colour_thresholds() {
         use Verdict::*;
@@ -504,6 +630,12 @@ mod tests {
             ["innodb_flush_log_at_trx_commit", "shared_buffers"]
         );
         assert_eq!(setting_key("Max-Connections"), "max_connections");
+        // SQLite's config: PRAGMA optional.
+        let sqlite: Vec<String> = ["PRAGMA journal_mode=DELETE", "synchronous = OFF"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(config_keys(&sqlite), ["journal_mode", "synchronous"]);
     }
 
     #[test]

@@ -26,6 +26,12 @@ pub struct Options {
     /// One per suite the caller knows (the suite registry); results of a
     /// suite without one still make rows of the generic tables.
     pub sections: Vec<&'static dyn Section>,
+    /// The parameters that make each suite's workload (the suite registry's):
+    /// a name that differs from the base in one of them, or in the suite, is
+    /// not compared. A suite without an entry is checked on its name alone.
+    pub workloads: Vec<WorkloadKeys>,
+    /// Compare names whose workload is not the base's too, saying so on top.
+    pub allow_mismatch: bool,
 }
 
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
@@ -234,6 +240,7 @@ fn side(found: &[Found]) -> Side {
                 .warnings
                 .iter()
                 .any(|w| w.starts_with(results::BUSY_WARNING)),
+            limit: f.test.hw.as_ref().and_then(|h| h.limit.clone()),
         })
         .collect();
     let hw = compare::hw_mean(samples.iter().filter_map(|s| s.hw.as_ref()));
@@ -309,6 +316,100 @@ fn params_map(r: &RunDoc) -> BTreeMap<String, String> {
     m
 }
 
+/// A stored parameter as a mismatch names it: strings bare, whole numbers
+/// without `.0`, lists in brackets.
+fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{f:.0}"),
+            _ => n.to_string(),
+        },
+        serde_json::Value::Array(a) => {
+            format!(
+                "[{}]",
+                a.iter().map(param_text).collect::<Vec<_>>().join(",")
+            )
+        }
+        v => v.to_string(),
+    }
+}
+
+/// Where `other`'s workload is not `base`'s: the suite, else the parameters
+/// its suite declares in `workloads`, in that order. A parameter one run
+/// lacks (stored before it existed) is not a difference.
+pub fn workload_differences(
+    base: &RunDoc,
+    other: &RunDoc,
+    workloads: &[WorkloadKeys],
+) -> Vec<ValueDiff> {
+    if base.suite != other.suite {
+        return vec![ValueDiff {
+            name: "suite".into(),
+            base: Some(base.suite.clone()),
+            target: Some(other.suite.clone()),
+        }];
+    }
+    let keys = workloads
+        .iter()
+        .find(|w| w.suite == base.suite)
+        .map(|w| w.params)
+        .unwrap_or(&[]);
+    keys.iter()
+        .filter_map(|k| {
+            let (b, t) = (base.params.get(*k)?, other.params.get(*k)?);
+            (b != t).then(|| ValueDiff {
+                name: k.to_string(),
+                base: Some(param_text(b)),
+                target: Some(param_text(t)),
+            })
+        })
+        .collect()
+}
+
+/// Where the workload of a name's runs is not the base's: suite by suite,
+/// the latest run of each suite both ran ([`workload_differences`]); when
+/// they ran no suite in common, the suites. A suite only one ran is no
+/// difference of workload (its tests are missing cells, and say so).
+fn name_differences(
+    base: &[&RunDoc],
+    other: &[&RunDoc],
+    workloads: &[WorkloadKeys],
+) -> Vec<ValueDiff> {
+    let suites = |runs: &[&RunDoc]| {
+        let mut v: Vec<String> = Vec::new();
+        for r in runs {
+            if !v.contains(&r.suite) {
+                v.push(r.suite.clone());
+            }
+        }
+        v
+    };
+    fn latest<'a>(runs: &[&'a RunDoc], suite: &str) -> Option<&'a RunDoc> {
+        runs.iter().rev().find(|r| r.suite == suite).copied()
+    }
+    let (sb, so) = (suites(base), suites(other));
+    let common: Vec<&String> = sb.iter().filter(|s| so.contains(s)).collect();
+    if common.is_empty() {
+        return vec![ValueDiff {
+            name: "suite".into(),
+            base: Some(sb.join(",")),
+            target: Some(so.join(",")),
+        }];
+    }
+    common
+        .into_iter()
+        .filter_map(|s| {
+            Some(workload_differences(
+                latest(base, s)?,
+                latest(other, s)?,
+                workloads,
+            ))
+        })
+        .flatten()
+        .collect()
+}
+
 fn host_map(r: &RunDoc) -> BTreeMap<String, String> {
     let h = &r.host;
     let mut m = BTreeMap::new();
@@ -362,9 +463,28 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
 }
 
 /// Repeats under one name should be the same configuration: say where not.
-fn repeat_warnings(name: &str, runs: &[&RunDoc], out: &mut Vec<String>) {
+fn repeat_warnings(
+    name: &str,
+    runs: &[&RunDoc],
+    workloads: &[WorkloadKeys],
+    out: &mut Vec<String>,
+) {
     let Some(last) = runs.last() else { return };
     for r in &runs[..runs.len() - 1] {
+        // Runs of another suite under the name are no repeats of these.
+        let same_suite = runs.iter().rev().find(|x| x.suite == r.suite);
+        let w = same_suite.map_or_else(Vec::new, |l| workload_differences(l, r, workloads));
+        if let (false, Some(last)) = (w.is_empty(), same_suite) {
+            let m = Mismatch {
+                target: r.run_id.clone(),
+                differences: w,
+            };
+            out.push(format!(
+                "repeats of {name} differ in workload: run {} against run {}; they are pooled all the same",
+                m.named(),
+                last.run_id
+            ));
+        }
         if r.engine.version != last.engine.version {
             out.push(format!(
                 "repeats of {name} differ in engine version: {} ({}) and {} ({})",
@@ -422,14 +542,40 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         }
         None => known.iter().filter(|n| **n != opts.base).cloned().collect(),
     };
-    if targets.is_empty() {
-        return Err(usage(format!(
-            "nothing to compare: the results hold only '{}' (run another target with --name)",
-            opts.base
-        )));
-    }
     let runs_of = |name: &str| -> Vec<&RunDoc> { runs.iter().filter(|r| r.name == name).collect() };
     let base_runs = runs_of(&opts.base);
+    // Like with like: a name whose workload is not the base's is left out,
+    // or (--allow-mismatch) compared and named on top.
+    let mut not_compared = Vec::new();
+    let mut unlike = Vec::new();
+    let mut targets = targets;
+    targets.retain(|t| {
+        let differences = name_differences(&base_runs, &runs_of(t), &opts.workloads);
+        if differences.is_empty() {
+            return true;
+        }
+        let m = Mismatch {
+            target: t.clone(),
+            differences,
+        };
+        if opts.allow_mismatch {
+            unlike.push(m);
+            true
+        } else {
+            not_compared.push(m);
+            false
+        }
+    });
+    let refusals = || {
+        not_compared
+            .iter()
+            .map(|m| m.refusal(&opts.base))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if targets.is_empty() && opts.targets.is_some() {
+        return Err(usage(refusals()));
+    }
     let all_names: Vec<&String> = std::iter::once(&opts.base).chain(targets.iter()).collect();
 
     let layout = Layout::new(&opts.sections, &base_runs);
@@ -441,7 +587,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     for name in &all_names {
         let mut m: BTreeMap<Key, Vec<Found>> = BTreeMap::new();
         let nruns = runs_of(name);
-        repeat_warnings(name, &nruns, &mut warnings);
+        repeat_warnings(name, &nruns, &opts.workloads, &mut warnings);
         for run in nruns {
             let mut busy_steps = 0usize;
             for t in &run.tests {
@@ -491,7 +637,19 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     }
 
     let mut keys: Vec<(Place, String, Key)> = Vec::new();
-    for key in found[0].keys() {
+    // Thread counts are compared cell by cell: a thread count that only a
+    // target ran, of a test the base ran, is a row too, its base cell `-`.
+    let base_tests: BTreeSet<(&str, &str)> = found[0]
+        .keys()
+        .map(|k| (k.0.as_str(), k.1.as_str()))
+        .collect();
+    let row_keys: BTreeSet<Key> = found
+        .iter()
+        .flat_map(|m| m.keys())
+        .filter(|k| base_tests.contains(&(k.0.as_str(), k.1.as_str())))
+        .cloned()
+        .collect();
+    for key in &row_keys {
         let g = &groups_of[key];
         match layout.place(&key.0, g, &key.1) {
             Ok((place, title)) => keys.push((place, title, key.clone())),
@@ -517,7 +675,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             let targets = (1..all_names.len())
                 .map(|i| found[i].get(key).map(|f| side(f)))
                 .collect();
-            (side(&found[0][key]), targets)
+            (side(found[0].get(key).map_or(&[], Vec::as_slice)), targets)
         })
         .collect();
     let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
@@ -547,6 +705,12 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     {
         thread_counts.insert(key.2);
         let group = groups_of[&key].clone();
+        // A thread count the base did not run: the targets' sides, compared with nothing.
+        let unpaired: Vec<Option<Side>> = if base_side.n == 0 {
+            target_sides.clone()
+        } else {
+            Vec::new()
+        };
         let cells = target_sides
             .into_iter()
             .enumerate()
@@ -572,9 +736,14 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             group: group.clone(),
             test: key.1.clone(),
             threads: key.2,
-            unit: found[0][&key][0].test.qps_unit.clone(),
+            unit: found
+                .iter()
+                .find_map(|m| m.get(&key))
+                .map(|f| f[0].test.qps_unit.clone())
+                .unwrap_or_default(),
             base: base_side,
             cells,
+            unpaired,
         };
         // A block holds one group of one suite.
         match blocks.last_mut() {
@@ -584,6 +753,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                 title,
                 rows: vec![row],
                 geomean: Vec::new(),
+                summary: Vec::new(),
             }),
         }
     }
@@ -600,10 +770,24 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             })
             .collect()
     };
+    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<Rel>> {
+        let rows: Vec<&Row> = rows.collect();
+        (0..targets.len())
+            .map(|i| {
+                let rels: Vec<&Rel> = rows
+                    .iter()
+                    .filter_map(|row| row.cells[i].as_ref().map(|c| &c.rel))
+                    .collect();
+                compare::group_rel(&rels, opts.rules)
+            })
+            .collect()
+    };
     for b in &mut blocks {
         b.geomean = geo(&mut b.rows.iter());
+        b.summary = summary(&mut b.rows.iter());
     }
     let overall = geo(&mut blocks.iter().flat_map(|b| b.rows.iter()));
+    let overall_summary = summary(&mut blocks.iter().flat_map(|b| b.rows.iter()));
 
     // Outliers, and base rows a target lacks.
     let sweep = thread_counts.len() > 1;
@@ -630,11 +814,15 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         let lacking: Vec<String> = blocks
             .iter()
             .flat_map(|b| b.rows.iter())
-            .filter(|r| r.cells[i].is_none())
+            .filter(|r| r.base_ran() && r.cells[i].is_none())
             .map(|r| r.label(sweep))
             .collect();
         if !lacking.is_empty() {
-            let total = blocks.iter().map(|b| b.rows.len()).sum::<usize>();
+            let total = blocks
+                .iter()
+                .flat_map(|b| b.rows.iter())
+                .filter(|r| r.base_ran())
+                .count();
             let shown: Vec<&str> = lacking.iter().map(String::as_str).take(8).collect();
             warnings.push(format!(
                 "{t} has no counted result for {} of the base's {total} test(s): {}{}",
@@ -645,11 +833,11 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         }
         let extra = found[i + 1]
             .keys()
-            .filter(|k| !found[0].contains_key(*k))
+            .filter(|k| !row_keys.contains(*k))
             .count();
         if extra > 0 {
             warnings.push(format!(
-                "{t} has {extra} result(s) the base lacks (other tests, thread counts or suite); not compared"
+                "{t} has {extra} result(s) of tests the base did not run (other tests or suite); not compared"
             ));
         }
     }
@@ -661,16 +849,31 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         rules: opts.rules,
         all: opts.all,
     };
-    let parts: Vec<Built> = opts
-        .sections
-        .iter()
-        .filter_map(|&section| {
-            Some(Built {
-                section,
-                part: section.build(&input)?,
+    // The base alone is a study of its thread sweep: the generic rows'
+    // scalability section, and no section's part (parts compare names).
+    let parts: Vec<Built> = if targets.is_empty() {
+        Vec::new()
+    } else {
+        opts.sections
+            .iter()
+            .filter_map(|&section| {
+                Some(Built {
+                    section,
+                    part: section.build(&input)?,
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
+    if targets.is_empty() && !has_curve(&blocks) {
+        let mut why = format!(
+            "nothing to compare: the results hold no other name with the workload of '{}', and it ran no test at two thread counts (run another target with --name, or a thread sweep with --threads 1,2,4)",
+            opts.base
+        );
+        if !not_compared.is_empty() {
+            why = format!("{}; {why}", refusals());
+        }
+        return Err(usage(why));
+    }
     if blocks.is_empty() && parts.is_empty() {
         return Err(usage(format!(
             "'{}' has no counted result (status ok{}) to compare with",
@@ -701,12 +904,29 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         thread_counts: thread_counts.into_iter().collect(),
         groups: blocks,
         overall,
+        overall_summary,
+        not_compared,
+        unlike,
         skipped,
         warnings,
         sections: opts.sections.clone(),
         parts,
         flame_graphs,
     })
+}
+
+/// Whether some test of `blocks` has results at two thread counts or more.
+fn has_curve(blocks: &[GroupBlock]) -> bool {
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    for row in blocks.iter().flat_map(|b| b.rows.iter()) {
+        let t = seen
+            .entry((row.suite.as_str(), row.test.as_str()))
+            .or_insert(row.threads);
+        if *t != row.threads {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -747,5 +967,96 @@ mod tls_tests {
         assert_eq!(d.params.len(), 1);
         assert_eq!(d.params[0].name, "tls");
         assert!(differences("a", &plain, &plain).params.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod workload_tests {
+    use super::*;
+
+    fn run(name: &str, suite: &str, params: serde_json::Value) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": format!("{name}-{suite}"), "name": name, "suite": suite,
+            "status": "ok", "started": "", "command_line": [], "target": "",
+            "engine": {"name": "e", "version": "1"}, "params": params,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "tests": []
+        }))
+        .unwrap()
+    }
+
+    const KEYS: &[WorkloadKeys] = &[WorkloadKeys {
+        suite: "s",
+        params: &["rows", "secs", "tests"],
+    }];
+
+    #[test]
+    fn workloads_differ_in_the_declared_parameters_only_in_declared_order() {
+        let base = run(
+            "a",
+            "s",
+            serde_json::json!({"rows": 2000, "secs": 1.0, "tests": [], "tls": "x", "seed": 1}),
+        );
+        let same = run(
+            "b",
+            "s",
+            serde_json::json!({"rows": 2000, "secs": 1.0, "tests": [], "tls": "y", "seed": 2}),
+        );
+        assert!(workload_differences(&base, &same, KEYS).is_empty());
+        let big = run(
+            "c",
+            "s",
+            serde_json::json!({"rows": 100000, "secs": 3.0, "tests": ["p", "q"]}),
+        );
+        let m = Mismatch {
+            target: "c".into(),
+            differences: workload_differences(&base, &big, KEYS),
+        };
+        assert_eq!(
+            m.named(),
+            "c (rows 100000 vs 2000, secs 3 vs 1, tests [p,q] vs [])"
+        );
+        // A parameter one side lacks (stored before it existed) is no difference.
+        let old = run("d", "s", serde_json::json!({"rows": 2000}));
+        assert!(workload_differences(&base, &old, KEYS).is_empty());
+        // A suite without declared keys is checked on its name alone.
+        let x = run("x", "t", serde_json::json!({"rows": 1}));
+        let y = run("y", "t", serde_json::json!({"rows": 2}));
+        assert!(workload_differences(&x, &y, KEYS).is_empty());
+        assert_eq!(workload_differences(&base, &x, KEYS)[0].name, "suite");
+    }
+
+    #[test]
+    fn names_are_compared_suite_by_suite_and_by_suite_when_they_share_none() {
+        let p = serde_json::json!({"rows": 2000});
+        let a = [run("a", "s", p.clone()), run("a", "t", p.clone())];
+        let b = [run("b", "t", p.clone()), run("b", "s", p.clone())];
+        fn refs(v: &[RunDoc]) -> Vec<&RunDoc> {
+            v.iter().collect()
+        }
+        // Latest runs of different suites, but each suite alike.
+        assert!(name_differences(&refs(&a), &refs(&b), KEYS).is_empty());
+        let c = [run("c", "u", p.clone())];
+        let d = name_differences(&refs(&a), &refs(&c), KEYS);
+        assert_eq!(
+            (d[0].base.as_deref(), d[0].target.as_deref()),
+            (Some("s,t"), Some("u"))
+        );
+        let e = [run("e", "s", serde_json::json!({"rows": 9}))];
+        assert_eq!(name_differences(&refs(&a), &refs(&e), KEYS)[0].name, "rows");
+        // Repeats: only runs of one suite are compared.
+        let mut w = Vec::new();
+        repeat_warnings("a", &refs(&a), KEYS, &mut w);
+        assert!(w.is_empty(), "{w:?}");
+        let r = [
+            run("a", "s", p.clone()),
+            run("a", "s", serde_json::json!({"rows": 9})),
+        ];
+        repeat_warnings("a", &refs(&r), KEYS, &mut w);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("differ in workload") && w[0].contains("rows 2000 vs 9"),
+            "{w:?}"
+        );
     }
 }

@@ -164,6 +164,9 @@ pub struct Sample {
     /// The machine was busy before the step ([`crate::results::BUSY_WARNING`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub busy: bool,
+    /// What limited this repeat (absent in results stored before rqps measured it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::results::Limit>,
 }
 
 /// All repeats of one target at one test and thread count.
@@ -181,6 +184,27 @@ pub struct Side {
     /// Run ids of repeats whose QPS is an outlier (modified z-score > 3.5).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub outliers: Vec<String>,
+}
+
+impl Side {
+    /// The limit most of the repeats named (`by`, none counting as a name
+    /// too; the earliest on a tie), as its first repeat with it measured;
+    /// `None` where no repeat stored one.
+    pub fn limit(&self) -> Option<&crate::results::Limit> {
+        let limits: Vec<&crate::results::Limit> = self
+            .samples
+            .iter()
+            .filter_map(|s| s.limit.as_ref())
+            .collect();
+        let count = |by: &Option<String>| limits.iter().filter(|l| &l.by == by).count();
+        let mut best: Option<&crate::results::Limit> = None;
+        for l in &limits {
+            if best.is_none_or(|b| count(&l.by) > count(&b.by)) {
+                best = Some(l);
+            }
+        }
+        best
+    }
 }
 
 /// One target's side of a row, compared with the base.
@@ -216,9 +240,30 @@ pub struct Row {
     /// One per target, in [`Report::targets`] order; `None` where the target
     /// has no counted result for this test and thread count.
     pub cells: Vec<Option<Cell>>,
+    /// Where the base has no result ([`Row::base_ran`]): each target's side,
+    /// compared with nothing (its cell is `None`); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpaired: Vec<Option<Side>>,
 }
 
 impl Row {
+    /// Whether the base has results here; a row it lacks is a thread count
+    /// only targets ran, shown with `-` for the base and compared nowhere.
+    pub fn base_ran(&self) -> bool {
+        self.base.n > 0
+    }
+
+    /// The results of name `i` (0 the base, then the targets in order), compared or not.
+    pub fn side(&self, i: usize) -> Option<&Side> {
+        if i == 0 {
+            return Some(&self.base).filter(|s| s.n > 0);
+        }
+        match self.cells.get(i - 1) {
+            Some(Some(c)) => Some(&c.side),
+            _ => self.unpaired.get(i - 1)?.as_ref(),
+        }
+    }
+
     /// The unit to name next to the row's values (see [`unit_note`]).
     pub fn unit_note(&self) -> Option<&str> {
         unit_note(&self.unit)
@@ -242,6 +287,9 @@ pub struct GroupBlock {
     pub rows: Vec<Row>,
     /// Geometric mean of each target's ratios over the group's rows.
     pub geomean: Vec<Option<f64>>,
+    /// Each target's geometric mean with its interval and verdict
+    /// ([`crate::report::compare::group_rel`]), what the summary shows.
+    pub summary: Vec<Option<Rel>>,
 }
 
 /// One stored run of a target.
@@ -309,6 +357,60 @@ impl Differences {
     }
 }
 
+/// A target whose workload is not the base's: the parameters that make the
+/// workload (its suite's [`WorkloadKeys`], and the suite itself) where they differ.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Mismatch {
+    pub target: String,
+    /// `name`, the target's value and the base's, in the order the suite declares them.
+    pub differences: Vec<ValueDiff>,
+}
+
+impl Mismatch {
+    /// At most this many differences are named in [`Mismatch::named`].
+    const NAMED: usize = 3;
+
+    /// `big (table_size 100000 vs 2000, read_secs 3 vs 1)`: the target and
+    /// its first differences, the target's value first.
+    pub fn named(&self) -> String {
+        let shown: Vec<String> = self
+            .differences
+            .iter()
+            .take(Self::NAMED)
+            .map(|d| {
+                let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+                format!("{} {} vs {}", d.name, v(&d.target), v(&d.base))
+            })
+            .collect();
+        let more = self.differences.len().saturating_sub(Self::NAMED);
+        let more = if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{} ({}{more})", self.target, shown.join(", "))
+    }
+
+    /// The line on top of a report that leaves the target out, and the
+    /// error of `rqps compare`.
+    pub fn refusal(&self, base: &str) -> String {
+        format!(
+            "not compared: {}: another workload than {base}'s; run it with the same options, or pass --allow-mismatch to compare anyway",
+            self.named()
+        )
+    }
+}
+
+/// The run parameters (keys of [`crate::results::RunDoc::params`]) that make
+/// one suite's workload: base and target must agree on them to be compared.
+/// Every other parameter (engine options, CPU budgets, TLS, the profile's
+/// name, the seed, thread counts) may differ: that is what a comparison is for.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkloadKeys {
+    pub suite: &'static str,
+    pub params: &'static [&'static str],
+}
+
 /// A stored result that was not counted.
 #[derive(Clone, Debug, Serialize)]
 pub struct Skipped {
@@ -339,6 +441,14 @@ pub struct Report {
     pub groups: Vec<GroupBlock>,
     /// Geometric mean of each target's ratios over every row.
     pub overall: Vec<Option<f64>>,
+    /// [`Report::overall`] with its interval and verdict.
+    pub overall_summary: Vec<Option<Rel>>,
+    /// Names whose workload is not the base's, left out of the comparison.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<Mismatch>,
+    /// Targets compared although their workload is not the base's (`--allow-mismatch`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unlike: Vec<Mismatch>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
     /// The sections the report was built with (their hooks label rows).

@@ -164,6 +164,8 @@ mod tests {
             rules: Rules::default(),
             all: false,
             sections: vec![&PROBE],
+            workloads: Vec::new(),
+            allow_mismatch: false,
         };
         let r = build(&[run("a"), run("b")], &opts).unwrap();
         assert!(r.groups.is_empty(), "the probe keeps out of the tables");
@@ -184,10 +186,10 @@ mod tests {
             csv.lines()
                 .next()
                 .unwrap()
-                .ends_with(",wkb_per_op,probe_value"),
+                .ends_with(",wkb_per_op,relative,ci_low,ci_high,verdict,probe_value"),
             "{csv}"
         );
-        assert!(csv.contains("\na,,,,,,,,,,,,,,,,,,,,,,,42\n"), "{csv}");
+        assert!(csv.contains("\na,,,,,,,,,,,,,,,,,,,,,,,,,,,42\n"), "{csv}");
         assert_eq!(out(Format::Tsv), "probe\t42\n");
         let json: serde_json::Value = serde_json::from_str(&out(Format::Json)).unwrap();
         assert_eq!(json["probe"]["value"], 42);
@@ -213,6 +215,8 @@ mod tests {
                 rules: Rules::default(),
                 all: false,
                 sections,
+                workloads: Vec::new(),
+                allow_mismatch: false,
             };
             build(&[a.clone(), b.clone()], &opts).unwrap()
         };

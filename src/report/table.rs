@@ -3,6 +3,8 @@
 //! ([`Section::run_table`]) or name its groups ([`Section::groups`]); without
 //! a section, groups follow the order the run stored them in.
 
+use std::collections::HashMap;
+
 use super::model::unit_note;
 use super::section::{GroupDef, Section};
 use crate::results::{RunDoc, TestResult};
@@ -40,11 +42,22 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
-    if let Some(text) = section.and_then(|s| s.run_table(doc, all)) {
+    if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
+        // A suite's own tables carry no stall mark: the notes say which stalled.
+        for t in &doc.tests {
+            if let Some(w) = t
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(crate::results::STALL_WARNING))
+            {
+                text.push_str(&format!("stalled: {} t={}: {w}\n", t.test, t.threads));
+            }
+        }
         return text;
     }
     let groups = run_groups(doc, section);
     let mut out = String::new();
+    let mut stalls: Vec<String> = Vec::new();
     out.push_str(&format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
@@ -55,6 +68,7 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
             l.rows, l.secs, l.rows_per_sec
         ));
     }
+    let speedups = Speedups::of(doc, all);
     for (key, title) in &groups {
         let rows: Vec<&TestResult> = doc
             .tests
@@ -64,31 +78,94 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
         if rows.is_empty() {
             continue;
         }
-        let mut table = TextTable::new(&[
-            "test", "thr", "QPS", "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
+        let mut header = vec!["test", "thr", "QPS"];
+        if speedups.any() {
+            header.push("speed-up");
+        }
+        header.extend([
+            "TPS", "p50 us", "p95 us", "p99 us", "max us", "errors", "status",
         ]);
+        let mut table = TextTable::new(&header);
         for t in rows {
+            let stall = t
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(crate::results::STALL_WARNING));
+            let status = match stall {
+                Some(w) => {
+                    stalls.push(format!("stalled: {} t={}: {w}", t.test, t.threads));
+                    format!("{} (stalled)", t.status)
+                }
+                None => t.status.to_string(),
+            };
             let qps = match unit_note(&t.qps_unit) {
                 Some(unit) => format!("{} {unit}", num(t.qps)),
                 None => num(t.qps),
             };
-            table.row(vec![
-                t.test.clone(),
-                t.threads.to_string(),
-                qps,
+            let mut cells = vec![t.test.clone(), t.threads.to_string(), qps];
+            if speedups.any() {
+                cells.push(speedups.of_test(t));
+            }
+            cells.extend([
                 num(t.tps),
                 num(t.latency_us.p50),
                 num(t.latency_us.p95),
                 num(t.latency_us.p99),
                 num(t.latency_us.max),
                 t.errors.to_string(),
-                t.status.to_string(),
+                status,
             ]);
+            table.row(cells);
         }
         out.push_str(&format!("\n{title}\n{}", table.render()));
     }
+    for s in &stalls {
+        out.push_str(&format!("{s}\n"));
+    }
     out.push_str(&hw_table(doc, all, &groups));
     out
+}
+
+/// The speed-up of each test a run measured at two thread counts or more:
+/// QPS at N threads over QPS at its fewest threads (counted results only).
+struct Speedups<'a> {
+    /// (suite, test) → (fewest threads, QPS there, most threads)
+    first: HashMap<(&'a str, &'a str), (usize, f64, usize)>,
+}
+
+impl<'a> Speedups<'a> {
+    fn of(doc: &'a RunDoc, all: bool) -> Self {
+        let mut first: HashMap<(&str, &str), (usize, f64, usize)> = HashMap::new();
+        for t in doc
+            .tests
+            .iter()
+            .filter(|t| (all || t.reported) && t.status == "ok")
+        {
+            let e = first
+                .entry((t.suite.as_str(), t.test.as_str()))
+                .or_insert((t.threads, t.qps, t.threads));
+            e.2 = e.2.max(t.threads);
+            if t.threads < e.0 {
+                (e.0, e.1) = (t.threads, t.qps);
+            }
+        }
+        Speedups { first }
+    }
+
+    /// Whether some test is a sweep.
+    fn any(&self) -> bool {
+        self.first.values().any(|f| f.2 > f.0)
+    }
+
+    /// `1.85`, or `-` for a test run at one thread count or not counted.
+    fn of_test(&self, t: &TestResult) -> String {
+        match self.first.get(&(t.suite.as_str(), t.test.as_str())) {
+            Some(&(fewest, q, most)) if most > fewest && q > 0.0 && t.status == "ok" => {
+                format!("{:.2}", t.qps / q)
+            }
+            _ => "-".into(),
+        }
+    }
 }
 
 /// A per-op figure as the run tables print it, `-` where not measured.
@@ -116,15 +193,27 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
         "rss MB",
         "db MB",
     ]);
+    // Results stored before rqps measured the limit have no column.
+    let limits = doc
+        .load
+        .as_ref()
+        .and_then(|l| l.hw.as_ref())
+        .into_iter()
+        .chain(doc.tests.iter().filter_map(|t| t.hw.as_ref()))
+        .any(|h| h.limit.is_some());
+    if limits {
+        table.header.push("limit".into());
+    }
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
+    let mut limited = false;
     let mut add = |name: String, thr: String, hw: &crate::results::HwCost| {
         let db = hw
             .db_after
             .as_ref()
             .and_then(|d| d.disk_bytes.or(d.engine_bytes))
             .map(|b| b as f64 / 1048576.0);
-        table.row(vec![
+        let mut cells = vec![
             name,
             thr,
             cell(hw.cpu_us_per_op),
@@ -136,7 +225,14 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             cell(hw.wkb_per_op),
             cell(hw.server_max_rss_mb),
             cell(db),
-        ]);
+        ];
+        if limits {
+            cells.push(limit_cell(hw.limit.as_ref()));
+        }
+        table.row(cells);
+        if hw.limit.as_ref().is_some_and(|l| l.by.is_some()) {
+            limited = true;
+        }
         for n in &hw.unavailable {
             if !notes.contains(n) {
                 notes.push(n.clone());
@@ -170,10 +266,28 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             .unwrap_or_else(|| "-".into()),
         table.render()
     );
+    if limited {
+        out.push_str(&format!("  - {}\n", LIMIT_LEGEND));
+    }
     for n in notes {
         out.push_str(&format!("  - not measured: {n}\n"));
     }
     out
+}
+
+/// What the limit column means, where a table shows one.
+pub const LIMIT_LEGEND: &str = "limit: the budget the test used up (90% or more over its measured \
+interval): client = the CPUs rqps ran on (--client-cpus, else the machine's), so the figure is \
+the client's, not the server's; server-cpu = the server's CPUs; host-cpu = all the machine's \
+CPUs; disk = the data device was busy (io_ticks). none: no budget was used up";
+
+/// A stored limit as the tables print it: its label, `none` when nothing
+/// was used up, `-` for results stored before rqps measured it.
+pub fn limit_cell(l: Option<&crate::results::Limit>) -> String {
+    match l {
+        None => "-".into(),
+        Some(l) => l.label().unwrap_or_else(|| "none".into()),
+    }
 }
 
 /// A plain aligned text table: the first column left-aligned, the others right-aligned.

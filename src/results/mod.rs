@@ -18,6 +18,10 @@ use crate::util::{file_safe, now_rfc3339, write_atomic, write_output};
 /// harness's probe, read by reports to mark the result).
 pub const BUSY_WARNING: &str = "the machine was not idle";
 
+/// How a result's warning about a server stall starts (written by the
+/// harness from the per-second series, shown by `rqps show` and the live line).
+pub const STALL_WARNING: &str = "the server stalled";
+
 /// One test at one thread count.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -295,6 +299,118 @@ pub struct HwCost {
     pub unavailable: Vec<String>,
     /// One sample per second.
     pub per_second: Vec<HwSecond>,
+    /// What limited the test: each side's use of its CPU budget, the host's
+    /// CPU and the data device over the measured interval (absent in results
+    /// stored before rqps measured it).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limit: Option<Limit>,
+}
+
+/// What limited a test, from the figures of its measured interval: how much
+/// of its CPU budget each side used, how busy the host's CPUs and the data
+/// device were, and the limit named from them (`harness::limit` says how).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Limit {
+    /// `client`, `server-cpu`, `host-cpu` or `disk`; absent: none reached
+    /// its threshold.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub by: Option<String>,
+    /// The share at or above which a budget counts as used up, percent.
+    pub threshold_pct: f64,
+    /// Cores rqps used on average (its CPU seconds / the interval); it
+    /// includes an engine that runs inside rqps.
+    pub client_cores: Option<f64>,
+    /// The client's budget: the CPUs rqps may run on (`--client-cpus`, else
+    /// the machine's).
+    pub client_cpus: usize,
+    /// Busy share of the client's CPUs (every process on them), 0..=100;
+    /// absent when the client has the whole machine.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub client_cpus_busy_pct: Option<f64>,
+    /// Cores the server's processes used on average; absent where they are
+    /// not measurable (a remote server, an engine inside rqps).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_cores: Option<f64>,
+    /// The server's budget: the CPUs its main process may run on.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_cpus: Option<usize>,
+    /// Busy share of the server's CPUs, when it has fewer than the machine's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_cpus_busy_pct: Option<f64>,
+    /// The machine's CPUs and their busy share, 0..=100.
+    pub host_cpus: usize,
+    pub host_busy_pct: Option<f64>,
+    /// Share of the interval the data device had I/O in flight (`io_ticks`), 0..=100.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub disk_util_pct: Option<f64>,
+}
+
+fn cpus_word(n: usize) -> &'static str {
+    if n == 1 { "CPU" } else { "CPUs" }
+}
+
+impl Limit {
+    /// Share of the client's budget in use, percent: the busy share of its
+    /// own CPUs when it has fewer than the machine's (whoever used them,
+    /// rqps could get no more), else its own cores over its CPUs.
+    pub fn client_used_pct(&self) -> Option<f64> {
+        self.client_cpus_busy_pct.or_else(|| {
+            let c = self.client_cores?;
+            (self.client_cpus > 0).then(|| 100.0 * c / self.client_cpus as f64)
+        })
+    }
+
+    /// Share of the server's budget in use, percent (as [`Limit::client_used_pct`]).
+    pub fn server_used_pct(&self) -> Option<f64> {
+        self.server_cpus_busy_pct.or_else(|| {
+            let c = self.server_cores?;
+            let n = self.server_cpus.filter(|n| *n > 0)?;
+            Some(100.0 * c / n as f64)
+        })
+    }
+
+    /// What a test line, `show` and the hardware tables print: `client 99%
+    /// of 4 CPUs`, `server-cpu 97% of 2 CPUs`, `host-cpu 95% of 16 CPUs`,
+    /// `disk 93% busy`; `None` when no limit was named.
+    pub fn label(&self) -> Option<String> {
+        let by = self.by.as_deref()?;
+        let pct = |v: Option<f64>| v.map(|v| format!("{:.0}%", v.min(100.0)));
+        let text = match by {
+            "client" => {
+                let mut s = format!(
+                    "client {} of {} {}",
+                    pct(self.client_used_pct())?,
+                    self.client_cpus,
+                    cpus_word(self.client_cpus)
+                );
+                // Others shared the client's CPUs: say how much was rqps's own.
+                if let (Some(busy), Some(c)) = (self.client_cpus_busy_pct, self.client_cores) {
+                    let own = 100.0 * c / self.client_cpus.max(1) as f64;
+                    if busy - own >= 10.0 {
+                        s.push_str(&format!(" (rqps {own:.0}%)"));
+                    }
+                }
+                s
+            }
+            "server-cpu" => {
+                let n = self.server_cpus?;
+                format!(
+                    "server-cpu {} of {n} {}",
+                    pct(self.server_used_pct())?,
+                    cpus_word(n)
+                )
+            }
+            "host-cpu" => format!(
+                "host-cpu {} of {} {}",
+                pct(self.host_busy_pct)?,
+                self.host_cpus,
+                cpus_word(self.host_cpus)
+            ),
+            "disk" => format!("disk {} busy", pct(self.disk_util_pct)?),
+            other => other.to_string(),
+        };
+        Some(text)
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -749,10 +865,62 @@ impl Store {
     }
 }
 
-/// Reads a run directory back: its context and every test file, in order.
+/// The largest file of a run directory that readers take (`run.json` or a
+/// test file). rqps writes test files of a few MB at most (the largest part
+/// is a CPU profile); a file over this was not written by rqps, and reading
+/// it whole would cost its size in memory.
+pub const MAX_RESULT_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a file of a run directory: opened without following a symbolic
+/// link and without blocking (a FIFO), and only when it is a regular file
+/// of at most [`MAX_RESULT_FILE_BYTES`], of which no more is read.
+pub fn read_result_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "is a symbolic link, not a file rqps wrote",
+            ),
+            _ => e,
+        })?;
+    let md = f.metadata()?;
+    if !md.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the limit for a results file",
+                MAX_RESULT_FILE_BYTES >> 20
+            ),
+        )
+    };
+    if md.len() > MAX_RESULT_FILE_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(md.len() as usize);
+    f.take(MAX_RESULT_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RESULT_FILE_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+/// Reads a run directory back: its context and every test file, in order
+/// (each through [`read_result_file`]; a `tests` that is a link is refused).
 pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| StoreError::Read {
+        read_result_file(path).map_err(|source| StoreError::Read {
             path: path.to_path_buf(),
             source,
         })
@@ -764,11 +932,19 @@ pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     let path = dir.join("run.json");
     let text = read(&path)?;
     let mut doc: RunDoc = serde_json::from_str(&text).map_err(|e| parse(&path, e))?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("tests"))
-        .map_err(|source| StoreError::Read {
-            path: dir.join("tests"),
-            source,
-        })?
+    let tests = dir.join("tests");
+    let not_dir = |source| StoreError::Read {
+        path: tests.clone(),
+        source,
+    };
+    if !std::fs::symlink_metadata(&tests).map_err(not_dir)?.is_dir() {
+        return Err(not_dir(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a directory (a symbolic link is not followed)",
+        )));
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .map_err(not_dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();

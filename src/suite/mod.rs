@@ -29,8 +29,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::engine::Face;
+pub use crate::engine::capacity::Need;
 use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
+use crate::report::model::WorkloadKeys;
 use crate::report::section::Section;
 use crate::results::TestResult;
 
@@ -65,6 +67,17 @@ pub fn find(name: &str) -> Result<&'static dyn Suite, crate::error::Error> {
 /// The report sections of the suites that have one, in registry order.
 pub fn report_sections() -> Vec<&'static dyn Section> {
     registry().iter().filter_map(|s| s.report()).collect()
+}
+
+/// The parameters that make each suite's workload, for reports.
+pub fn workloads() -> Vec<WorkloadKeys> {
+    registry()
+        .iter()
+        .map(|s| WorkloadKeys {
+            suite: s.name(),
+            params: s.workload(),
+        })
+        .collect()
 }
 
 /// The suites' names, in registry order.
@@ -105,6 +118,15 @@ pub trait Workload: Sync + 'static {
     type Options: clap::Args + DeserializeOwned + Default + Send;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
+    /// The keys of the stored [`Workload::Params`] that make the workload:
+    /// its shape (tables, rows, keys, value size and the like), the measured
+    /// durations, the distribution, the statement mode, the test selection.
+    /// `rqps report` and `rqps compare` compare only runs that agree on them
+    /// (in this order they are named where not). The others (thread counts,
+    /// which are compared cell by cell, warm-ups, load options, the profile's
+    /// name, the seed) and what rqps adds (engine options, CPU budgets, TLS)
+    /// may differ: that is what a comparison is for.
+    const WORKLOAD: &'static [&'static str];
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
@@ -113,10 +135,27 @@ pub trait Workload: Sync + 'static {
     fn step_count(p: &Self::Params) -> usize;
     /// Estimated seconds of the measured steps (loads depend on the engine).
     fn estimate_secs(p: &Self::Params) -> f64;
+    /// Estimated bytes the plan's load puts on the engine's disk (data and
+    /// indexes, before any compression), for the check against free space
+    /// and the load's share of the time estimate; 0: no load.
+    fn load_bytes(p: &Self::Params) -> u64 {
+        let _ = p;
+        0
+    }
     /// What `rqps tests --suite NAME` prints: the steps the parameters give.
     fn describe(p: &Self::Params) -> String;
     /// Runs every step through the harness.
     fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// Refuses a target the plan cannot start on, once it is open and before
+    /// a run is stored (a usage error says what to do). Default: any.
+    fn check_target(p: &Self::Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        let _ = (p, driver);
+        Ok(())
+    }
+    /// The most connections (and prepared statements) the plan opens on a
+    /// server at once, with who opens them: a throwaway server is sized
+    /// for it, and a server too small is refused before anything loads.
+    fn need(p: &Self::Params) -> Need;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -126,6 +165,16 @@ pub trait Workload: Sync + 'static {
     fn report() -> Option<&'static dyn Section> {
         None
     }
+}
+
+/// The load rate the time estimates assume, bytes per second of
+/// [`Workload::load_bytes`]: a TPC-C load into a server on a 2-CPU VM ran at
+/// about 60 MB/s (issue 29); loads on faster machines finish sooner.
+pub const LOAD_BYTES_PER_SEC: f64 = 50e6;
+
+/// Estimated seconds of `plan` as a whole: its load and its measured steps.
+pub fn estimate_total_secs(plan: &dyn Plan) -> f64 {
+    plan.estimate_secs() + plan.load_bytes() as f64 / LOAD_BYTES_PER_SEC
 }
 
 /// A suite as the CLI, matrix and report see it (object-safe; made from a
@@ -154,6 +203,8 @@ pub trait Suite: Sync {
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error>;
     /// The suite's report section, if it has one.
     fn report(&self) -> Option<&'static dyn Section>;
+    /// The parameters that make its workload ([`Workload::WORKLOAD`]).
+    fn workload(&self) -> &'static [&'static str];
 }
 
 /// A suite's checked parameters, ready to run.
@@ -166,10 +217,16 @@ pub trait Plan: Send + Sync {
     fn params_json(&self) -> serde_json::Value;
     fn step_count(&self) -> usize;
     fn estimate_secs(&self) -> f64;
+    /// [`Workload::load_bytes`].
+    fn load_bytes(&self) -> u64;
     fn describe(&self) -> String;
     fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// [`Workload::check_target`].
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
+    /// What it opens on a server at most at once ([`Workload::need`]).
+    fn need(&self) -> Need;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -259,6 +316,10 @@ impl<W: Workload> Suite for Registered<W> {
         W::report()
     }
 
+    fn workload(&self) -> &'static [&'static str] {
+        W::WORKLOAD
+    }
+
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {
         let mut t = toml::Table::new();
         t.insert(key.to_string(), value.clone());
@@ -293,6 +354,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
         W::estimate_secs(&self.p)
     }
 
+    fn load_bytes(&self) -> u64 {
+        W::load_bytes(&self.p)
+    }
+
     fn describe(&self) -> String {
         W::describe(&self.p)
     }
@@ -301,8 +366,16 @@ impl<W: Workload> Plan for TypedPlan<W> {
         W::run(&self.p, h)
     }
 
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        W::check_target(&self.p, driver)
+    }
+
     fn line(&self) -> fn(&str, &TestResult) -> String {
         W::line
+    }
+
+    fn need(&self) -> Need {
+        W::need(&self.p)
     }
 }
 
@@ -369,6 +442,38 @@ mod tests {
                 .to_string()
                 .contains("expected one of sysbench")
         );
+    }
+
+    /// A typo in a suite's [`Workload::WORKLOAD`] would leave that parameter
+    /// unchecked: every key must be one the suite stores, in every profile.
+    #[test]
+    fn every_workload_key_is_a_stored_parameter_of_every_profile() {
+        for s in registry() {
+            assert!(
+                !s.workload().is_empty(),
+                "{} declares no workload",
+                s.name()
+            );
+            for profile in s.profiles() {
+                let common = Common {
+                    profile: profile.to_string(),
+                    seed: 1,
+                    part: None,
+                };
+                let m = s
+                    .args(clap::Command::new("t"))
+                    .try_get_matches_from(["t"])
+                    .unwrap();
+                let params = s.plan_cli(&common, &m).unwrap().params_json();
+                for key in s.workload() {
+                    assert!(
+                        params.get(key).is_some(),
+                        "{} {profile}: '{key}' is not a stored parameter: {params}",
+                        s.name()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -295,6 +295,53 @@ impl Driver for MysqlDriver {
     fn status(&self) -> DbResult<Vec<(String, String)>> {
         self.pairs("SHOW GLOBAL STATUS")
     }
+    /// `max_connections` less the other sessions connected now, and
+    /// `max_prepared_stmt_count` less the statements prepared now.
+    fn allowances(&self) -> DbResult<Vec<crate::engine::capacity::Allowance>> {
+        use crate::engine::capacity::{Allowance, Resource};
+        let vars = self.pairs(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('max_connections', 'max_prepared_stmt_count')",
+        )?;
+        let status = self.pairs(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Threads_connected', 'Prepared_stmt_count')",
+        )?;
+        let num = |v: &[(String, String)], k: &str| {
+            v.iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        };
+        let mut out = Vec::new();
+        for (setting, used, resource, others) in [
+            (
+                "max_connections",
+                // This session is one of them.
+                num(&status, "Threads_connected").map(|n| n.saturating_sub(1)),
+                Resource::Connections,
+                "other sessions",
+            ),
+            (
+                "max_prepared_stmt_count",
+                num(&status, "Prepared_stmt_count"),
+                Resource::PreparedStatements,
+                "prepared by other sessions",
+            ),
+        ] {
+            let Some(max) = num(&vars, setting) else {
+                continue;
+            };
+            let used = used.unwrap_or(0);
+            out.push(Allowance {
+                resource,
+                allows: max.saturating_sub(used),
+                setting: if used == 0 {
+                    setting.to_string()
+                } else {
+                    format!("{setting} {max}, {used} {others} now")
+                },
+            });
+        }
+        Ok(out)
+    }
 }
 
 /// `get-server-public-key` and `server-public-key-path` of a target (the

@@ -22,9 +22,26 @@ pub struct MariadbServer;
 /// MariaDB's recipe, the `server` of its engine kind.
 pub static RECIPE: MariadbServer = MariadbServer;
 
+use crate::engine::capacity::{Resource, SizedSetting};
+
 impl ServerRecipe for MariadbServer {
     fn product(&self) -> &'static str {
         "MariaDB"
+    }
+
+    fn sized_settings(&self) -> &'static [SizedSetting] {
+        &[
+            SizedSetting {
+                name: "max_connections",
+                resource: Resource::Connections,
+                default: 151,
+            },
+            SizedSetting {
+                name: "max_prepared_stmt_count",
+                resource: Resource::PreparedStatements,
+                default: 16382,
+            },
+        ]
     }
 
     fn key(&self) -> &'static str {

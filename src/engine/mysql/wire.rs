@@ -21,7 +21,7 @@
 //! own framing; every complete packet in it is parsed before reading again.
 //! An execution allocates nothing once the buffers have grown to size.
 
-use crate::engine::deadline::Deadline;
+use crate::engine::deadline::{Deadline, MidMessage};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -86,6 +86,8 @@ const MAX_PAYLOAD: usize = 0xff_ffff;
 /// What we tell the server it may send us in one (logical) packet.
 const MAX_PACKET: u32 = 1 << 30;
 const READ_BUF: usize = 64 * 1024;
+/// The largest reply a server may send: max_allowed_packet's upper bound.
+const MAX_REPLY: usize = 1 << 30;
 
 const NATIVE: &str = "mysql_native_password";
 const CACHING_SHA2: &str = "caching_sha2_password";
@@ -189,6 +191,19 @@ impl Stream {
             }
             Some(Err(e)) => Err(Error::Fatal(e.message)),
             None => Err(Error::Fatal("TLS is disabled for this target".into())),
+        }
+    }
+}
+
+impl Stream {
+    /// The socket's descriptor (under TLS, the TCP socket's).
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => Some(s.as_raw_fd()),
+            Stream::Unix(s) => Some(s.as_raw_fd()),
+            Stream::Tls(s) => Some(s.sock.as_raw_fd()),
+            Stream::Gone => None,
         }
     }
 }
@@ -323,6 +338,8 @@ pub struct Client<S: Read + Write = Stream> {
     /// Result column types of each prepared statement that returns rows,
     /// by statement id (to decode binary rows in [`Client::execute_rows`]).
     metas: std::collections::HashMap<u32, Vec<ColMeta>>,
+    /// The deadline for the rest of a packet once it has begun.
+    mid: MidMessage,
 }
 
 /// A result column's type code and whether an integer is unsigned.
@@ -490,6 +507,9 @@ impl Client<Stream> {
             (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
             (r, _) => r.map(|()| {
                 c.ready = true;
+                if let Some(fd) = c.io.raw_fd() {
+                    c.mid = MidMessage::on(fd, o.io_timeout);
+                }
                 c
             }),
         }
@@ -529,6 +549,7 @@ impl<S: Read + Write> Client<S> {
             ready: false,
             stmts: Vec::new(),
             metas: Default::default(),
+            mid: MidMessage::off(),
         }
     }
 
@@ -568,6 +589,12 @@ impl<S: Read + Write> Client<S> {
                     self.rbuf.resize(n.next_power_of_two(), 0);
                 }
             }
+            // Bytes of a packet are in: the rest is due within the
+            // mid-message deadline (a header is 4 bytes, so a packet's
+            // payload always has its header in).
+            if let Err(e) = self.mid.before_read(self.rend > self.rpos) {
+                return Err(io_error(e));
+            }
             match self.io.read(&mut self.rbuf[self.rend..]) {
                 Ok(0) => {
                     return Err(Error::Broken(
@@ -576,7 +603,10 @@ impl<S: Read + Write> Client<S> {
                 }
                 Ok(k) => self.rend += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io_failure(e)),
+                Err(e) => {
+                    let e = self.mid.failed(e);
+                    return Err(self.io_failure(e));
+                }
             }
         }
         Ok(())
@@ -631,6 +661,14 @@ impl<S: Read + Write> Client<S> {
         big.clear();
         big.extend_from_slice(&self.rbuf[start..start + MAX_PAYLOAD]);
         loop {
+            // No server sends more than max_allowed_packet, at most 1 GiB:
+            // a longer chain of full packets is garbage, not a reply.
+            if big.len() > MAX_REPLY {
+                return Err(Error::Broken(format!(
+                    "a reply of more than {} MiB (the largest max_allowed_packet): the server's stream is garbled",
+                    MAX_REPLY >> 20
+                )));
+            }
             let (s, len) = self.frame()?;
             big.extend_from_slice(&self.rbuf[s..s + len]);
             if len < MAX_PAYLOAD {

@@ -353,6 +353,43 @@ impl Driver for PostgresDriver {
     /// `view.column` → value for the current database's row of
     /// `pg_stat_database`, and `pg_stat_bgwriter`, `pg_stat_checkpointer`
     /// (17+) and `pg_stat_wal` (14+) where the server has them.
+    /// `max_connections`, less the slots reserved for superusers when this
+    /// user is none, and less the other client sessions open now.
+    fn allowances(&self) -> DbResult<Vec<crate::engine::capacity::Allowance>> {
+        let mut c = self.open()?;
+        let mut num = |sql: &str| -> DbResult<u64> {
+            Ok(c.query_scalar(sql)?
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0))
+        };
+        let max = num("SELECT setting FROM pg_settings WHERE name = 'max_connections'")?;
+        let superuser = num(
+            "SELECT CASE WHEN rolsuper THEN 1 ELSE 0 END FROM pg_roles WHERE rolname = current_user",
+        )? == 1;
+        let reserved = if superuser {
+            0
+        } else {
+            num("SELECT coalesce(sum(setting::int), 0) FROM pg_settings \
+                 WHERE name IN ('superuser_reserved_connections', 'reserved_connections')")?
+        };
+        let in_use = num("SELECT count(*) FROM pg_stat_activity \
+             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")?;
+        let mut setting = "max_connections".to_string();
+        if reserved > 0 || in_use > 0 {
+            setting.push_str(&format!(" {max}"));
+            if reserved > 0 {
+                setting.push_str(&format!(", {reserved} reserved for superusers"));
+            }
+            if in_use > 0 {
+                setting.push_str(&format!(", {in_use} in use by other sessions"));
+            }
+        }
+        Ok(vec![crate::engine::capacity::Allowance {
+            resource: crate::engine::capacity::Resource::Connections,
+            allows: max.saturating_sub(reserved + in_use),
+            setting,
+        }])
+    }
     fn status(&self) -> DbResult<Vec<(String, String)>> {
         let mut c = self.open()?;
         let mut out = Vec::new();

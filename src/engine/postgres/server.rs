@@ -22,9 +22,19 @@ pub struct PostgresServer;
 /// PostgreSQL's recipe, the `server` of its engine kind.
 pub static RECIPE: PostgresServer = PostgresServer;
 
+use crate::engine::capacity::{Resource, SizedSetting};
+
 impl ServerRecipe for PostgresServer {
     fn product(&self) -> &'static str {
         "PostgreSQL"
+    }
+
+    fn sized_settings(&self) -> &'static [SizedSetting] {
+        &[SizedSetting {
+            name: "max_connections",
+            resource: Resource::Connections,
+            default: 100,
+        }]
     }
 
     fn key(&self) -> &'static str {

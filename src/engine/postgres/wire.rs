@@ -22,7 +22,7 @@
 //! binds the authentication to the server's certificate
 //! (`tls-server-end-point`) as `channel_binding` asks.
 
-use crate::engine::deadline::Deadline;
+use crate::engine::deadline::{Deadline, MidMessage};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -119,6 +119,15 @@ impl Stream {
             Stream::Tcp(s) => s.set_read_timeout(Some(t)),
             Stream::Unix(s) => s.set_read_timeout(Some(t)),
             Stream::Tls(s) => s.get_ref().set_read_timeout(Some(t)),
+        }
+    }
+    /// The socket's descriptor (under TLS, the TCP socket's).
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().as_raw_fd(),
         }
     }
     fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
@@ -273,6 +282,8 @@ struct ReadBuf {
     pos: usize,
     /// End of the bytes read.
     end: usize,
+    /// The deadline for the rest of a message once it has begun.
+    mid: MidMessage,
 }
 
 impl ReadBuf {
@@ -281,6 +292,7 @@ impl ReadBuf {
             buf: vec![0; READ_BUF],
             pos: 0,
             end: 0,
+            mid: MidMessage::off(),
         }
     }
 
@@ -326,16 +338,25 @@ impl ReadBuf {
     #[cold]
     #[inline(never)]
     fn fill<R: Read>(&mut self, r: &mut R, need: usize) -> io::Result<()> {
+        // Bytes of a message are in: the rest is due within the
+        // mid-message deadline.
+        self.mid.before_read(self.end > self.pos)?;
         if self.pos == self.end {
             self.pos = 0;
             self.end = 0;
-        } else if self.pos + need > self.buf.len() || self.buf.len() - self.end < MIN_READ {
+        } else if self.pos > 0
+            && (self.pos + need > self.buf.len() || self.buf.len() - self.end < MIN_READ)
+        {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
             self.pos = 0;
         }
-        if need > self.buf.len() {
-            self.buf.resize(need.next_power_of_two(), 0);
+        // Grown as the message arrives (doubling), not to its length field at
+        // once: a garbled length just under the 1 GB bound costs memory only
+        // for the bytes that really come.
+        if need > self.buf.len() && self.buf.len() - self.end < MIN_READ {
+            let to = (self.buf.len() * 2).min(need.next_power_of_two());
+            self.buf.resize(to, 0);
         }
         loop {
             match r.read(&mut self.buf[self.end..]) {
@@ -350,7 +371,7 @@ impl ReadBuf {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(self.mid.failed(e)),
             }
         }
     }
@@ -472,6 +493,7 @@ impl PgConn<Stream> {
             .set_read_timeout(limit)
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
+        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit);
         c.ready = true;
         Ok(c)
     }
@@ -1680,6 +1702,19 @@ mod tests {
         let e = c.execute(&stmt(&[], true), &[]).unwrap_err();
         assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
         assert!(!c.is_usable());
+    }
+
+    #[test]
+    fn a_garbled_length_costs_memory_only_for_the_bytes_that_come() {
+        // A DataRow of "900 MB" of which 10 bytes come, then the end.
+        let mut answer = msg(b'2', b"");
+        answer.extend(b"D");
+        answer.extend(900_000_000u32.to_be_bytes());
+        answer.extend([0u8; 10]);
+        let mut c = conn(cut(&answer, 4));
+        let e = c.execute(&stmt(&[], true), &[]).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Reconnect, "{e}");
+        assert!(c.rd.buf.len() <= 2 * READ_BUF, "{}", c.rd.buf.len());
     }
 
     #[test]

@@ -84,6 +84,12 @@ pub trait ServerRecipe: Sync {
     fn refuses_root(&self) -> bool {
         true
     }
+    /// The settings that limit what clients open (connections, prepared
+    /// statements), with their defaults: a throwaway server gets them
+    /// raised for its plan ([`ServerSpec::need`]).
+    fn sized_settings(&self) -> &'static [crate::engine::capacity::SizedSetting] {
+        &[]
+    }
     /// What to pass as `--basedir` when the one given is not a directory.
     fn basedir_hint(&self) -> &'static str;
     /// Finds the binaries: under `basedir`, else on PATH and in the usual
@@ -160,6 +166,9 @@ pub struct ServerSpec {
     /// accepts TCP clients over TLS only: a plaintext client is refused, so
     /// no client can measure the cleartext protocol by mistake.
     pub require_tls: bool,
+    /// What the plan opens at most at once: the server's limits are raised
+    /// to fit it where the config leaves them ([`crate::engine::capacity::sizing`]).
+    pub need: Option<crate::engine::capacity::Need>,
 }
 
 impl ServerSpec {
@@ -174,6 +183,7 @@ impl ServerSpec {
             parent_dir: None,
             cpus: None,
             require_tls: false,
+            need: None,
         }
     }
 }
@@ -552,7 +562,23 @@ impl Server {
     /// human-readable notes.
     pub fn start(spec: &ServerSpec, note: &mut dyn FnMut(&str)) -> Result<Server, ServerError> {
         let bins = locate(spec.recipe, spec.basedir.as_deref())?;
-        let config = spec.config.as_deref().map(read_config).transpose()?;
+        let mut config = spec.config.as_deref().map(read_config).transpose()?;
+        if let Some(need) = &spec.need {
+            let user = config.as_deref().unwrap_or("");
+            let sized = crate::engine::capacity::sizing(spec.recipe.sized_settings(), need, user);
+            if !sized.is_empty() {
+                note(&format!(
+                    "sizing the {} server for the plan ({}): {}",
+                    spec.recipe,
+                    need.who,
+                    sized.join(", ")
+                ));
+                config = Some(format!(
+                    "# set by rqps for the plan (a --config line sets them instead)\n{}\n{user}",
+                    sized.join("\n")
+                ));
+            }
+        }
         let root = make_root(spec)?;
         let mut srv = Server {
             recipe: spec.recipe,

@@ -52,7 +52,7 @@ pub use device::{
 pub use host::{
     HostFacts, clock_ticks_per_sec, host_facts, online_cpus, page_size, pid_listening_on,
 };
-pub use procfs::{CpuTimes, DiskCounters};
+pub use procfs::{CpuTimes, DiskCounters, parse_per_cpu};
 pub use sampler::{
     IntervalRates, PerOp, ProcTreeUsage, ProcUsage, SampleSeries, Sampler, SamplerConfig, Snapshot,
     Totals, background_cpu_pct, descendants, per_op, scan_processes, tree_usage,

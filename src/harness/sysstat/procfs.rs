@@ -149,6 +149,39 @@ pub fn parse_proc_stat(text: &str) -> Result<ProcStat, ProcError> {
     })
 }
 
+/// The per-CPU lines of `/proc/stat` (`cpu0`, `cpu1`, ...): each CPU's
+/// number and its ticks. Lines that do not parse are left out.
+pub fn parse_per_cpu(text: &str) -> Vec<(usize, CpuTimes)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut toks = line.split_whitespace();
+            let n = toks.next()?.strip_prefix("cpu")?.parse::<usize>().ok()?;
+            let vals = toks
+                .map(|t| t.parse::<u64>().ok())
+                .collect::<Option<Vec<_>>>()?;
+            if vals.len() < 4 {
+                return None;
+            }
+            let f = |i: usize| vals.get(i).copied().unwrap_or(0);
+            Some((
+                n,
+                CpuTimes {
+                    user: f(0),
+                    nice: f(1),
+                    system: f(2),
+                    idle: f(3),
+                    iowait: f(4),
+                    irq: f(5),
+                    softirq: f(6),
+                    steal: f(7),
+                    guest: f(8),
+                    guest_nice: f(9),
+                },
+            ))
+        })
+        .collect()
+}
+
 /// I/O counters of one block device from `/proc/diskstats`.
 ///
 /// Sectors are always 512-byte units here, whatever the device's real

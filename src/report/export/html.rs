@@ -107,11 +107,7 @@ fn per_second_chart(r: &Report, gi: usize, ri: usize) -> String {
     let row = &r.groups[gi].rows[ri];
     let lines = names_lines(r)
         .filter_map(|(i, name, colour)| {
-            let side = if i == 0 {
-                Some(&row.base)
-            } else {
-                row.cells[i - 1].as_ref().map(|c| &c.side)
-            }?;
+            let side = row.side(i)?;
             let reps = if side.n > 1 {
                 format!(" (mean of {})", side.n)
             } else {
@@ -147,11 +143,7 @@ fn sweep_chart(r: &Report, suite: &str, test: &str) -> String {
             points: rows
                 .iter()
                 .filter_map(|row| {
-                    let side = if i == 0 {
-                        Some(&row.base)
-                    } else {
-                        row.cells[i - 1].as_ref().map(|c| &c.side)
-                    }?;
+                    let side = row.side(i)?;
                     Some((row.threads as f64, side.qps))
                 })
                 .collect(),

@@ -84,14 +84,51 @@ pub fn ci_text(r: &Rel) -> String {
     }
 }
 
-fn geo_text(g: Option<f64>) -> TCell {
+/// A group's geometric mean with its verdict's mark, coloured only when
+/// significant ([`super::compare::group_rel`]).
+fn geo_text(g: Option<&Rel>) -> TCell {
     match g {
         Some(g) => TCell {
-            text: format!("{g:.2}"),
-            shade: Some(super::compare::shade(g, Verdict::Untested)),
+            text: rel_text(g),
+            shade: Some(g.shade),
         },
         None => "NA".into(),
     }
+}
+
+/// The lines on top of a report: the names left out because their workload
+/// is not the base's, and those compared all the same (`--allow-mismatch`).
+pub fn mismatch_lines(r: &Report) -> Vec<String> {
+    let mut v: Vec<String> = r.not_compared.iter().map(|m| m.refusal(&r.base)).collect();
+    if !r.unlike.is_empty() {
+        v.push(format!(
+            "compared although the workload is not {}'s (--allow-mismatch): {}",
+            r.base,
+            r.unlike
+                .iter()
+                .map(|m| m.named())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    v
+}
+
+/// Whether the names make a version series: one engine, and every name at a
+/// version of its own (in report order, which is the matrix's). Names that
+/// share a version differ in config, and a line between them would read as
+/// an upgrade.
+pub fn is_version_series(r: &Report) -> bool {
+    let infos: Vec<&super::model::TargetInfo> = (0..=r.targets.len()).map(|i| r.info(i)).collect();
+    let one_engine = infos.iter().all(|i| i.engine == infos[0].engine);
+    let mut versions: Vec<&str> = Vec::new();
+    for i in &infos {
+        match i.versions.as_slice() {
+            [v] if !versions.contains(&v.as_str()) => versions.push(v),
+            _ => return false,
+        }
+    }
+    one_engine
 }
 
 /// What the marks and colours mean.
@@ -114,7 +151,10 @@ pub fn legend(r: &Report) -> String {
         "Relative QPS = QPS(target) / QPS(base), the ratio of geometric means over the repeats; \
 above 1 is faster than the base. Marks: + faster, - slower (p < {} in the moderated t-test on log QPS, each test's variance \
 shrunk toward the one pooled over the run pair's tests, and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
-95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~.{busy}",
+95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~. \
+Summary and geomean: the geometric mean of the group's ratios, its mark from the 95% CI of the mean \
+of the tests' log ratios (variance: the sum of their squared standard errors over n²); coloured \
+only when + or -; ? when a test is untested.{busy}",
         r.alpha,
         trim_num(r.noise_floor * 100.0)
     )
@@ -162,26 +202,39 @@ fn busy_mark(s: &Side) -> String {
 pub fn document(r: &Report, charts: bool) -> Vec<Block> {
     let mut out = Vec::new();
     let tables = !r.groups.is_empty();
-    // Without generic tables the report is its first part's.
-    let title = match r.parts.first() {
-        Some(b) if !tables => b.part.title(),
-        _ => "Relative QPS".to_string(),
+    let compared = !r.targets.is_empty();
+    // Without generic tables the report is its first part's; the base alone
+    // is the study of its thread sweep.
+    let heading = match r.parts.first() {
+        Some(b) if !tables => format!(
+            "{}: {} against {}",
+            b.part.title(),
+            r.targets.join(", "),
+            r.base
+        ),
+        _ if !compared => format!("Thread sweep: {}", r.base),
+        _ => format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
     };
-    out.push(Block::Heading(
-        1,
-        format!("{title}: {} against {}", r.targets.join(", "), r.base),
-    ));
-    // The answer first: the summary and the charts, then the tables, then
-    // what differs and the notes.
-    if tables {
+    out.push(Block::Heading(1, heading));
+    let top = mismatch_lines(r);
+    if !top.is_empty() {
+        out.push(Block::Bullets(top));
+    }
+    // The answer first: the summary, the scalability of a thread sweep, the
+    // charts, then the tables, then what differs and the notes.
+    if tables && compared {
         summary(r, &mut out);
         out.push(Block::Para(legend(r)));
-        if charts && r.targets.len() >= 2 {
+    }
+    out.extend(super::scalability::blocks(r, charts));
+    if charts && tables && compared {
+        if r.targets.len() >= 2 && is_version_series(r) {
             version_series(r, &mut out);
+        } else {
+            summary_bars(r, &mut out);
         }
     }
     groups(r, charts, &mut out);
-    out.extend(super::scalability::blocks(r, charts));
     for b in &r.parts {
         out.extend(b.part.blocks(r, charts));
     }
@@ -214,7 +267,57 @@ fn version_series(r: &Report, out: &mut Vec<Block>) {
     }
 }
 
-/// Geometric means per group and overall.
+/// Bars per group of the summary (x the groups and all tests, one bar per
+/// target with its interval): the picture when the names are configs, not a
+/// version series.
+fn summary_bars(r: &Report, out: &mut Vec<Block>) {
+    let mut cats: Vec<String> = r.groups.iter().map(|g| g.title.clone()).collect();
+    cats.push("all tests".into());
+    let rels: Vec<&Vec<Option<Rel>>> = r
+        .groups
+        .iter()
+        .map(|g| &g.summary)
+        .chain(std::iter::once(&r.overall_summary))
+        .collect();
+    let bars = cats
+        .iter()
+        .zip(&rels)
+        .map(|(cat, row)| {
+            row.iter()
+                .zip(&r.targets)
+                .map(|(rel, t)| {
+                    rel.as_ref().map(|rel| super::svg::Bar {
+                        value: rel.ratio,
+                        low: rel.ci_low,
+                        high: rel.ci_high,
+                        faded: !matches!(rel.verdict, Verdict::Faster | Verdict::Slower),
+                        tip: format!(
+                            "{t}, {cat}: {}{}",
+                            rel_text(rel),
+                            match (rel.ci_low, rel.ci_high) {
+                                (Some(lo), Some(hi)) => format!(" (95% CI {lo:.2} to {hi:.2})"),
+                                _ => String::new(),
+                            }
+                        ),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    out.push(Block::Chart(Chart::Drawn {
+        svg: super::svg::bar_chart(&super::svg::BarChart {
+            title: format!("Summary: geometric mean of relative QPS against {}", r.base),
+            categories: cats,
+            series: r.targets.clone(),
+            bars,
+            caption: "dashed line: 1.0 = the base; whiskers: 95% CI of the group's geometric mean; pale bars: ~ or untested (?)".into(),
+            first_is_base: false,
+        }),
+        small: false,
+    }));
+}
+
+/// Geometric means per group and overall, with their verdicts.
 fn summary(r: &Report, out: &mut Vec<Block>) {
     // Summary: geometric means per group and overall.
     let mut header = vec!["group".to_string()];
@@ -224,12 +327,12 @@ fn summary(r: &Report, out: &mut Vec<Block>) {
         .iter()
         .map(|g| {
             let mut row: Vec<TCell> = vec![g.title.as_str().into()];
-            row.extend(g.geomean.iter().map(|v| geo_text(*v)));
+            row.extend(g.summary.iter().map(|v| geo_text(v.as_ref())));
             row
         })
         .collect();
     let mut all: Vec<TCell> = vec!["all tests".into()];
-    all.extend(r.overall.iter().map(|v| geo_text(*v)));
+    all.extend(r.overall_summary.iter().map(|v| geo_text(v.as_ref())));
     rows.push(all);
     out.push(Block::Heading(
         2,
@@ -244,7 +347,15 @@ fn summary(r: &Report, out: &mut Vec<Block>) {
 
 /// Who is compared, and what differs between each target and the base.
 fn differs(r: &Report, out: &mut Vec<Block>) {
-    out.push(Block::Heading(2, "What differs".into()));
+    out.push(Block::Heading(
+        2,
+        if r.targets.is_empty() {
+            "Runs"
+        } else {
+            "What differs"
+        }
+        .into(),
+    ));
     let targets = Table {
         header: ["name", "role", "engine", "version", "run ids", "runs"]
             .map(String::from)
@@ -402,7 +513,7 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
     let sweep = r.sweep();
     for (gi, g) in r.groups.iter().enumerate() {
         out.push(Block::Heading(2, capitalise(&g.title)));
-        if charts {
+        if charts && !r.targets.is_empty() {
             out.push(Block::Chart(Chart::Group(gi)));
         }
         let mut rh = vec!["test".to_string()];
@@ -438,9 +549,9 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
             })
             .collect();
         let mut geo_row: Vec<TCell> = vec!["geomean".into()];
-        for v in &g.geomean {
-            geo_row.push(geo_text(*v));
-            geo_row.push("".into());
+        for v in &g.summary {
+            geo_row.push(geo_text(v.as_ref()));
+            geo_row.push(v.as_ref().map(ci_text).unwrap_or_default().into());
         }
         rel_rows.push(geo_row);
         let rel = Table {
@@ -461,27 +572,29 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                         .map(|u| format!(" ({u})"))
                         .unwrap_or_default();
                     let mut cells: Vec<TCell> = vec![format!("{}{unit}", row.label(sweep)).into()];
-                    cells.push(abs_cell(Some(&row.base)));
-                    cells.extend(
-                        row.cells
-                            .iter()
-                            .map(|c| abs_cell(c.as_ref().map(|c| &c.side))),
-                    );
+                    cells.extend((0..=r.targets.len()).map(|i| abs_cell(row.side(i))));
                     cells
                 })
                 .collect(),
             left: 1,
         };
-        out.push(Block::Beside(vec![
-            Block::Heading(3, "Relative QPS".into()),
-            Block::Table(rel),
-            Block::Heading(3, "QPS".into()),
-            Block::Table(abs),
-        ]));
+        if r.targets.is_empty() {
+            out.push(Block::Table(abs));
+        } else {
+            out.push(Block::Beside(vec![
+                Block::Heading(3, "Relative QPS".into()),
+                Block::Table(rel),
+                Block::Heading(3, "QPS".into()),
+                Block::Table(abs),
+            ]));
+        }
     }
 
     // Hardware efficiency per test.
     let hw_rows: Vec<&Row> = r.rows().filter(|row| row_has_hw(row)).collect();
+    let limits = hw_rows.iter().any(|row| {
+        row.base.limit().is_some() || row.cells.iter().flatten().any(|c| c.side.limit().is_some())
+    });
     if !hw_rows.is_empty() {
         out.push(Block::Heading(
             2,
@@ -494,6 +607,12 @@ above 1 costs more than the base. \"1\" when both are 0, \"inf\" when only the b
 where not measured."
                 .into(),
         ));
+        if limits {
+            out.push(Block::Para(format!(
+                "{}.",
+                crate::report::table::LIMIT_LEGEND
+            )));
+        }
         for row in hw_rows {
             out.push(Block::Heading(
                 3,
@@ -501,19 +620,35 @@ where not measured."
             ));
             let mut header = vec!["".to_string()];
             header.extend(HwFigures::TITLES.iter().map(|s| s.to_string()));
+            // Results stored before rqps measured the limit have no column.
+            if limits {
+                header.push("limit".into());
+            }
+            let limit_cell = |s: Option<&crate::report::model::Side>| -> Vec<TCell> {
+                if limits {
+                    vec![crate::report::table::limit_cell(s.and_then(|s| s.limit())).into()]
+                } else {
+                    Vec::new()
+                }
+            };
             let mut rows = Vec::new();
             let mut first: Vec<TCell> = vec![r.base.as_str().into()];
             first.extend(hw_cells(row.base.hw.as_ref()));
+            first.extend(limit_cell(Some(&row.base)));
             rows.push(first);
             for (t, c) in r.targets.iter().zip(&row.cells) {
                 let mut cells: Vec<TCell> = vec![t.as_str().into()];
                 cells.extend(hw_cells(c.as_ref().and_then(|c| c.side.hw.as_ref())));
+                cells.extend(limit_cell(c.as_ref().map(|c| &c.side)));
                 rows.push(cells);
             }
             for (t, c) in r.targets.iter().zip(&row.cells) {
                 if let Some(rel) = c.as_ref().and_then(|c| c.hw_rel.as_ref()) {
                     let mut cells: Vec<TCell> = vec![format!("{t} / {}", r.base).into()];
                     cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    if limits {
+                        cells.push("".into());
+                    }
                     rows.push(cells);
                 }
             }

@@ -5,6 +5,13 @@
 //! name). Rows follow the groups in report order. With several thread
 //! counts, one such table per count, each after a `threads=N` line.
 //!
+//! Then the summary: after a `summary` line, each group's geometric mean
+//! and its verdict's mark per target (`col-N`, `verdict-N`), the group's
+//! title last, and `all tests`.
+//!
+//! A report of the base alone (its thread sweep) is its scalability
+//! instead: test, threads, QPS and speed-up.
+//!
 //! The parts of the suites' sections follow with tables of their own (the
 //! Insert Benchmark: the reference's `tput.tab`, `tputr.tab`, `iput.tab`);
 //! a report with no generic row has only those.
@@ -27,6 +34,9 @@ impl Exporter for Tsv {
                 b.part.tsv(&mut out);
             }
             return out;
+        }
+        if report.targets.is_empty() {
+            return scalability(report);
         }
         let mut out = format!("Relative to: {}\n", clean(&report.base));
         for (i, t) in report.targets.iter().enumerate() {
@@ -57,9 +67,50 @@ impl Exporter for Tsv {
                 out.push('\n');
             }
         }
+        // The summary: each group's geometric mean and its verdict.
+        out.push_str("\nsummary\n");
+        let head: Vec<String> = (1..=report.targets.len())
+            .flat_map(|i| [format!("col-{i}"), format!("verdict-{i}")])
+            .collect();
+        out.push_str(&head.join("\t"));
+        out.push('\n');
+        let groups = report
+            .groups
+            .iter()
+            .map(|g| (g.title.as_str(), &g.summary))
+            .chain(std::iter::once(("all tests", &report.overall_summary)));
+        for (title, rels) in groups {
+            for rel in rels {
+                match rel {
+                    Some(r) => out.push_str(&format!("{:.2}\t{}\t", r.ratio, r.verdict.mark())),
+                    None => out.push_str("NA\tNA\t"),
+                }
+            }
+            out.push_str(&clean(title));
+            out.push('\n');
+        }
         for b in &report.parts {
             b.part.tsv(&mut out);
         }
         out
     }
+}
+
+/// The base alone (a thread sweep): one row per test and thread count, its
+/// QPS and speed-up over its fewest threads.
+fn scalability(report: &Report) -> String {
+    let mut out = format!(
+        "Scalability of: {}\n\ntest\tthreads\tqps\tspeedup\n",
+        clean(&report.base)
+    );
+    for c in crate::report::scalability::curves(report) {
+        for &(t, q) in &c.points {
+            let s = c
+                .speedup(t)
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or("NA".into());
+            out.push_str(&format!("{}\t{t}\t{q:.1}\t{s}\n", clean(&c.test)));
+        }
+    }
+    out
 }

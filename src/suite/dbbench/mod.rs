@@ -3,7 +3,8 @@
 //! read-while-writing steps.
 //!
 //! The steps, in order, from the database the run opens (empty for
-//! `--server`):
+//! `--server`; a kept directory that holds keys is refused before the run
+//! starts, unless `--skip-load` runs the steps on its keys without fillseq):
 //!
 //! 1. `fillseq`: every key once, in key order, one thread, write-ahead log
 //!    off (keys in order give trivial moves, so a known tree);
@@ -113,6 +114,10 @@ pub struct Options {
     /// Entries each fwdrange/revrange visits after its seek.
     #[arg(long, value_name = "N")]
     pub scan_len: Option<Threads>,
+    /// Run the steps on the keys the database holds instead of loading it
+    /// with fillseq (without it, a database that holds keys is refused).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub skip_load: Option<bool>,
 }
 
 /// Checked parameters, stored with every result.
@@ -130,6 +135,9 @@ pub struct Params {
     pub scan_len: usize,
     /// How long a wait for compaction may last before the step fails.
     pub wait_limit_secs: f64,
+    /// fillseq skipped: the steps run on the keys already there.
+    #[serde(default)]
+    pub skip_load: bool,
 }
 
 /// What one step does.
@@ -277,6 +285,15 @@ impl Workload for Dbbench {
     const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
     type Params = Params;
+    const WORKLOAD: &'static [&'static str] = &[
+        "keys",
+        "key_size",
+        "value_size",
+        "secs",
+        "writer_mb_s",
+        "batch",
+        "scan_len",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = match common.profile.as_str() {
@@ -292,6 +309,7 @@ impl Workload for Dbbench {
                 batch: 10,
                 scan_len: 10,
                 wait_limit_secs: 60.0,
+                skip_load: false,
             },
             "server" => Params {
                 profile: "server".into(),
@@ -305,6 +323,7 @@ impl Workload for Dbbench {
                 batch: 10,
                 scan_len: 10,
                 wait_limit_secs: 3_600.0,
+                skip_load: false,
             },
             _ => Params {
                 profile: common.profile.clone(),
@@ -318,6 +337,7 @@ impl Workload for Dbbench {
                 batch: 10,
                 scan_len: 10,
                 wait_limit_secs: 600.0,
+                skip_load: false,
             },
         };
         set(&mut p.keys, o.keys.map(Count::get));
@@ -328,6 +348,7 @@ impl Workload for Dbbench {
         set(&mut p.writer_mb_s, o.writer_mb_s.map(|r| r.0));
         set(&mut p.batch, o.batch.map(|t| t.get() as usize));
         set(&mut p.scan_len, o.scan_len.map(|t| t.get() as usize));
+        set(&mut p.skip_load, o.skip_load);
         if p.keys == 0 {
             return Err(usage("--keys must be at least 1, e.g. --keys 1000000"));
         }
@@ -367,6 +388,14 @@ impl Workload for Dbbench {
             .filter(|s| matches!(s, Step::Measured { budget: None, .. }))
             .count();
         timed as f64 * p.secs
+    }
+
+    /// fillseq's keys and values, uncompressed.
+    fn load_bytes(p: &Params) -> u64 {
+        if p.skip_load {
+            return 0;
+        }
+        p.keys.saturating_mul((p.key_size + p.value_size) as u64)
     }
 
     fn describe(p: &Params) -> String {
@@ -410,6 +439,16 @@ impl Workload for Dbbench {
             .collect()
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        // Readers and the writer of the mixed tests.
+        crate::suite::Need {
+            connections: p.threads + 1,
+            prepared: 0,
+            who: format!("{} db_bench threads", p.threads),
+            fewer: "run fewer threads".into(),
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         let values = Arc::new(value_source(p.seed, p.value_size));
         let mut end = RunEnd::Ok;
@@ -417,12 +456,38 @@ impl Workload for Dbbench {
             if stop_requested() {
                 return Ok(RunEnd::Interrupted);
             }
+            if p.skip_load
+                && matches!(
+                    step,
+                    Step::Measured {
+                        op: Op::FillSeq,
+                        ..
+                    }
+                )
+            {
+                continue;
+            }
             let r = run_one(p, h, *step, &values)?;
             if !end.after(&r) {
                 break;
             }
         }
         Ok(end)
+    }
+
+    /// fillseq over a kept database writes on top of its keys: the figures
+    /// would be of neither an empty nor a known database.
+    fn check_target(
+        p: &Params,
+        driver: &dyn crate::engine::Driver,
+    ) -> Result<(), crate::error::Error> {
+        if !p.skip_load && holds_keys(driver)? {
+            return Err(usage(
+                "the target database already holds keys (an earlier run's?): dbbench loads an empty one; \
+                 name a new or empty directory, or add --skip-load to run the steps on the keys it holds",
+            ));
+        }
+        Ok(())
     }
 
     fn line(label: &str, r: &TestResult) -> String {
@@ -475,6 +540,7 @@ impl Dbbench {
             batch: 10,
             scan_len: 10,
             wait_limit_secs: 600.0,
+            skip_load: false,
         }
     }
 }
@@ -597,6 +663,20 @@ impl Before {
             step_options: None,
         })
     }
+}
+
+/// Whether the database holds at least one key.
+fn holds_keys(driver: &dyn crate::engine::Driver) -> Result<bool, crate::error::Error> {
+    let engine = |source| crate::error::Error::Engine {
+        context: "looking for keys in the target database".into(),
+        source,
+    };
+    let kv = driver.require_kv().map_err(engine)?;
+    let mut c = kv.connect().map_err(engine)?;
+    let n = c
+        .scan(&[], Direction::Forward, 1, &mut |_, _| {})
+        .map_err(engine)?;
+    Ok(n > 0)
 }
 
 fn run_one(

@@ -183,6 +183,15 @@ impl crate::suite::Workload for Ibench {
         "the Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp at each rate";
     type Options = Options;
     type Params = params::IbenchParams;
+    // One table per client: the clients are the shape, not a sweep.
+    const WORKLOAD: &'static [&'static str] = &[
+        "clients",
+        "rows_per_client",
+        "writes_per_client",
+        "query_secs",
+        "rates",
+        "ps_mode",
+    ];
 
     fn params(
         common: &crate::suite::Common,
@@ -213,6 +222,14 @@ impl crate::suite::Workload for Ibench {
         p.estimate_secs()
     }
 
+    /// The rows of l.i0 and of the inserts after it, about 150 bytes each
+    /// with the three secondary indexes.
+    fn load_bytes(p: &params::IbenchParams) -> u64 {
+        (p.clients as u64)
+            .saturating_mul(p.rows_per_client.saturating_add(p.writes_per_client))
+            .saturating_mul(150)
+    }
+
     fn describe(p: &params::IbenchParams) -> String {
         let mut out = format!(
             "profile {}: {} client(s), one table each (pi1..pi{})\n",
@@ -241,6 +258,17 @@ impl crate::suite::Workload for Ibench {
             ));
         }
         out
+    }
+
+    fn need(p: &params::IbenchParams) -> crate::suite::Need {
+        // Per client an inserting, a deleting and a query connection.
+        let connections = 3 * p.clients;
+        crate::suite::Need {
+            connections,
+            prepared: 16 * connections,
+            who: format!("{} Insert Benchmark clients", p.clients),
+            fewer: "run fewer clients".into(),
+        }
     }
 
     fn run(

@@ -686,6 +686,8 @@ mod formats {
             rules: Rules::default(),
             all: false,
             sections: crate::suite::report_sections(),
+            workloads: crate::suite::workloads(),
+            allow_mismatch: false,
         }
     }
 

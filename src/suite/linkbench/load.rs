@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::dist::{Graph, lognormal_len, payload};
+use super::dist::{
+    Graph, LINK_DATA, LINK_UNIQUENESS, Motif, NODE_DATA, NODE_UNIQUENESS, lognormal_len,
+};
 use super::schema::{self, ID1_TYPE, NODE_TYPE};
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Param, PsMode, SetTo, SqlAccess};
 use crate::harness::runner::stop_requested;
@@ -131,6 +133,7 @@ fn load_nodes(
     let rows = batch_rows(db, 4);
     let mut conn = db.connect()?;
     let mut rng = Rng::seeded(seed);
+    let mut motif = Motif::new(&mut rng, NODE_UNIQUENESS);
     let now_s = now_ms() / 1000;
     let mut stmts = std::collections::HashMap::new();
     let mut left = graph.n;
@@ -142,8 +145,8 @@ fn load_nodes(
         let k = (left as usize).min(rows);
         data.resize(k, String::new());
         for s in data.iter_mut().take(k) {
-            let len = lognormal_len(&mut rng, 128.0, 1.0, 1 << 20);
-            payload(&mut rng, len, 8, 0.63, s);
+            let len = lognormal_len(&mut rng, NODE_DATA.0, 1.0, NODE_DATA.1);
+            motif.fill(&mut rng, len, s);
         }
         let id = match stmts.get(&k) {
             Some(&id) => id,
@@ -197,6 +200,7 @@ fn load_links(
     let count_rows = batch_rows(db, count.columns.len());
     let mut conn = db.connect()?;
     let mut rng = Rng::seeded(seed);
+    let mut motif = Motif::new(&mut rng, LINK_UNIQUENESS);
     let mut link_stmts = std::collections::HashMap::new();
     let mut count_stmts = std::collections::HashMap::new();
     let end = graph.start + graph.n;
@@ -287,9 +291,9 @@ fn load_links(
             for (t, &ty) in graph.link_types.iter().enumerate() {
                 let n = graph.nlinks_of(id1, t);
                 for j in 0..n {
-                    let len = lognormal_len(&mut rng, 8.0, 1.0, 255);
+                    let len = lognormal_len(&mut rng, LINK_DATA.0, 1.0, LINK_DATA.1);
                     let mut data = String::new();
-                    payload(&mut rng, len, 4, 0.63, &mut data);
+                    motif.fill(&mut rng, len, &mut data);
                     let time = now - (1i64 << 31) + rng.uniform(i32::MIN as i64, i32::MAX as i64);
                     links.push((id1 as i64, (id1 + j) as i64, ty, data, time));
                     if links.len() == link_rows {

@@ -3,13 +3,16 @@
 //! count, then a check that the counts agree with the links.
 //!
 //! Modules: `schema` (the three tables as data), `dist` (the mix, Zipf ids,
-//! the out-degree distribution shipped as `outdegree.dat`, payloads),
+//! the two id-to-out-degree mappings of `--outdegree`, payloads),
+//! `reference` (the reference driver's shuffle, random numbers and type
+//! split, for the default mapping and its table `nlinks.dat`),
 //! `load` (parallel loaders), `request` (one requester), `check` (the counts
 //! check), `report` (the report section).
 
 pub mod check;
 pub mod dist;
 pub mod load;
+pub mod reference;
 pub mod report;
 pub mod request;
 pub mod schema;
@@ -26,7 +29,7 @@ use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
 use crate::results::TestResult;
 use crate::suite::bounds::{Rows, Secs, Threads};
 use crate::suite::{Common, Workload, set, set_all};
-use dist::{Graph, IdDists, MIX, Mix, OPS};
+use dist::{Graph, IdDists, MIX, Mix, OPS, Outdegree};
 use request::{ReqStats, Requester, Shared};
 
 /// The LinkBench suite.
@@ -44,6 +47,11 @@ pub struct Options {
     /// Nodes the load makes (ids 1..=N); links follow the out-degree distribution.
     #[arg(long, value_name = "N")]
     pub nodes: Option<Rows>,
+    /// How ids get their out-degrees: reference (default; the same links as
+    /// LinkBench at maxid1 = N + 1) or smooth (ci's default: under reference
+    /// one node has 961963 links at any N). See docs/suites/linkbench.md.
+    #[arg(long, value_enum, value_name = "MAPPING")]
+    pub outdegree: Option<Outdegree>,
     /// Link loader threads.
     #[arg(long, value_name = "N")]
     pub loaders: Option<Threads>,
@@ -84,6 +92,9 @@ pub struct Params {
     pub seed: u64,
     pub requesters: Vec<usize>,
     pub nodes: u64,
+    /// Results stored before the option existed were made with `smooth`.
+    #[serde(default = "smooth")]
+    pub outdegree: Outdegree,
     pub loaders: usize,
     pub secs: f64,
     pub warmup_secs: f64,
@@ -95,6 +106,10 @@ pub struct Params {
     pub load: bool,
 }
 
+fn smooth() -> Outdegree {
+    Outdegree::Smooth
+}
+
 /// The profile's defaults.
 fn profile(common: &Common) -> Params {
     let base = Params {
@@ -102,6 +117,7 @@ fn profile(common: &Common) -> Params {
         seed: common.seed,
         requesters: vec![1, 4],
         nodes: 100_000,
+        outdegree: Outdegree::Reference,
         loaders: 4,
         secs: 30.0,
         warmup_secs: 5.0,
@@ -116,6 +132,11 @@ fn profile(common: &Common) -> Params {
         "ci" => Params {
             requesters: vec![1, 2],
             nodes: 5_000,
+            // The reference's mapping gives one node 961,963 links at any
+            // node count (98.5 % of the 976,519 links at 5,000 nodes): a
+            // load of seconds becomes one of a minute. ci keeps the graph
+            // small with rqps's smooth mapping (23,398 links).
+            outdegree: Outdegree::Smooth,
             loaders: 2,
             secs: 1.0,
             warmup_secs: 0.2,
@@ -201,6 +222,10 @@ pub struct LoadFigures {
     pub mean_out_degree: f64,
     /// The out-degree distribution's own mean.
     pub distribution_mean: f64,
+    /// Links the mapping (`params.outdegree`) gives these nodes: what a
+    /// load that ran to its end made.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub expected_links: Option<u64>,
     pub retries: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_secs: Option<f64>,
@@ -216,6 +241,9 @@ pub struct RequestFigures {
     pub gave_up: usize,
 }
 
+/// Seeds the smooth mapping's shuffles (the reference's have their own).
+const GRAPH_SEED: u64 = 0x004C_4247_5241_5048;
+
 /// The key of the suite's detail in every result.
 pub const KEY: &str = "linkbench";
 
@@ -225,11 +253,22 @@ impl Workload for Linkbench {
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
     type Options = Options;
     type Params = Params;
+    // Requesters are the thread counts, compared cell by cell; loaders and
+    // the index build only change how the same graph is loaded.
+    const WORKLOAD: &'static [&'static str] = &[
+        "nodes",
+        "outdegree",
+        "secs",
+        "requests",
+        "request_rate",
+        "list_limit",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = profile(common);
         set_all(&mut p.requesters, o.requesters);
         set(&mut p.nodes, o.nodes);
+        set(&mut p.outdegree, o.outdegree);
         set(&mut p.loaders, o.loaders);
         set(&mut p.secs, o.secs);
         set(&mut p.warmup_secs, o.warmup_secs);
@@ -302,9 +341,16 @@ impl Workload for Linkbench {
         for name in steps(p) {
             let line = match name.as_str() {
                 "load" => format!(
-                    "load: {} nodes and about {:.0} links over 2 link types, {} link loader(s){}",
+                    "load: {} nodes and {} over 2 link types ({}), {} link loader(s){}",
                     p.nodes,
-                    p.nodes as f64 * dist::OutDegree::shipped().mean(),
+                    links_line(p),
+                    match p.outdegree {
+                        Outdegree::Reference => format!(
+                            "reference out-degrees: one node has {}",
+                            dist::OutDegree::reference().max()
+                        ),
+                        Outdegree::Smooth => "smooth out-degrees".into(),
+                    },
                     p.loaders,
                     if p.index_after_load {
                         ", id1_type index after the load"
@@ -336,6 +382,29 @@ impl Workload for Linkbench {
         s
     }
 
+    fn need(p: &Params) -> crate::suite::Need {
+        let requesters = p.requesters.iter().copied().max().unwrap_or(1);
+        // Two connections per requester (reads, writes); the load's link
+        // loaders and its node loader.
+        let by_requesters = 2 * requesters > p.loaders;
+        crate::suite::Need {
+            connections: (2 * requesters).max(p.loaders + 1),
+            // At most 16 statements per connection (the list scans by
+            // size included).
+            prepared: 16 * (2 * requesters).max(p.loaders + 1),
+            who: if by_requesters {
+                format!("{requesters} LinkBench requesters")
+            } else {
+                format!("{} LinkBench loaders", p.loaders)
+            },
+            fewer: if by_requesters {
+                "run fewer requesters".into()
+            } else {
+                "run fewer loaders (--loaders)".into()
+            },
+        }
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
         if !p.load {
             let found = h.driver.require_sql().and_then(|db| {
@@ -353,7 +422,7 @@ impl Workload for Linkbench {
             }
         }
         let mut end = RunEnd::Ok;
-        let graph_seed = 0x004C_4247_5241_5048_u64;
+        let graph_seed = GRAPH_SEED;
         for (i, name) in steps(p).into_iter().enumerate() {
             if stop_requested() {
                 return Ok(RunEnd::Interrupted);
@@ -390,6 +459,23 @@ impl Workload for Linkbench {
     }
 }
 
+/// Above this many nodes the plan estimates the links instead of counting them.
+const COUNT_LINKS_UP_TO: u64 = 20_000_000;
+
+/// The links the load will make, as the plan shows them: counted exactly
+/// (the mapping is deterministic) up to [`COUNT_LINKS_UP_TO`] nodes.
+fn links_line(p: &Params) -> String {
+    let graph = Graph::new(p.nodes, GRAPH_SEED, p.outdegree);
+    if p.nodes <= COUNT_LINKS_UP_TO {
+        format!("{} links", graph.total_links())
+    } else {
+        format!(
+            "about {:.0} links",
+            p.nodes as f64 * graph.distribution().mean()
+        )
+    }
+}
+
 fn steps_before_requests(p: &Params) -> usize {
     if !p.load {
         0
@@ -420,7 +506,7 @@ fn run_load(
             let db = driver.require_sql()?;
             load::create_tables(db, !p.index_after_load)
                 .map_err(TestFailure::when("could not create the tables"))?;
-            let graph = Graph::new(p.nodes, graph_seed);
+            let graph = Graph::new(p.nodes, graph_seed, p.outdegree);
             let progress = load::Progress::default();
             run.start_sampling();
             let bar = run.bar(p.nodes, "{prefix:>8} [{bar:24}] {msg}");
@@ -469,6 +555,7 @@ fn run_load(
                 link_secs: out.link_secs,
                 mean_out_degree: out.links as f64 / out.nodes.max(1) as f64,
                 distribution_mean: graph.distribution().mean(),
+                expected_links: Some(graph.total_links()),
                 retries: out.retries,
                 index_secs: None,
             };
@@ -580,8 +667,8 @@ fn run_requests(
         |run| {
             let driver = run.driver.clone();
             let shared = Arc::new(Shared {
-                graph: Graph::new(p.nodes, graph_seed),
-                ids: IdDists::new(p.nodes, graph_seed),
+                graph: Graph::new(p.nodes, graph_seed, p.outdegree),
+                ids: IdDists::new(p.nodes, graph_seed, p.outdegree),
                 mix: Mix::new(&MIX),
                 list_limit: p.list_limit,
                 rate: p.request_rate,
@@ -688,4 +775,46 @@ fn run_requests(
             Ok(())
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(profile: &str) -> Common {
+        Common {
+            profile: profile.into(),
+            seed: 1,
+            part: None,
+        }
+    }
+
+    #[test]
+    fn the_reference_mapping_is_the_default_and_ci_keeps_smooth() {
+        let p = Linkbench::params(&common("quick"), Options::default()).unwrap();
+        assert_eq!(p.outdegree, Outdegree::Reference);
+        let p = Linkbench::params(&common("ci"), Options::default()).unwrap();
+        assert_eq!(p.outdegree, Outdegree::Smooth);
+        let o = Options {
+            outdegree: Some(Outdegree::Reference),
+            ..Options::default()
+        };
+        let p = Linkbench::params(&common("ci"), o).unwrap();
+        assert_eq!(p.outdegree, Outdegree::Reference);
+        // Stored with the run, and a matrix key.
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["outdegree"], "reference");
+        let o: Options = toml::from_str("outdegree = \"smooth\"").unwrap();
+        assert_eq!(o.outdegree, Some(Outdegree::Smooth));
+        assert!(toml::from_str::<Options>("outdegree = \"left\"").is_err());
+    }
+
+    #[test]
+    fn results_stored_before_the_option_read_as_smooth() {
+        let p = Linkbench::params(&common("quick"), Options::default()).unwrap();
+        let mut json = serde_json::to_value(&p).unwrap();
+        json.as_object_mut().unwrap().remove("outdegree");
+        let old: Params = serde_json::from_value(json).unwrap();
+        assert_eq!(old.outdegree, Outdegree::Smooth);
+    }
 }

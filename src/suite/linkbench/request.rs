@@ -2,12 +2,15 @@
 //! change the graph (explicit transactions) and a read-only one for reads
 //! (autocommit), drawing each request from the mix.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::dist::{self, Graph, IdDists, Mix, OPS, lognormal_len, multiget_size, payload};
+use super::dist::{
+    self, Graph, IdDists, LINK_DATA, LINK_UNIQUENESS, Mix, Motif, NODE_DATA, NODE_UNIQUENESS, OPS,
+    lognormal_len, multiget_size,
+};
 use super::load::now_ms;
 use super::schema::{self, NODE_TYPE};
 use crate::engine::{
@@ -178,8 +181,10 @@ fn prepare_ro(conn: &mut dyn Conn, list_limit: usize) -> DbResult<Ro> {
     })
 }
 
-/// Pages of full list scans remembered for a later "next page" request.
-const PAGES_KEPT: usize = 16;
+/// Lists whose last scan filled a page, remembered for a later "next page"
+/// request: at most this many (id1, type) pairs, each once (the reference's
+/// history cache and its limit).
+const PAGES_KEPT: usize = 2048;
 /// Share of list scans that ask for the next page of a full one (spec A4).
 const NEXT_PAGE_SHARE: f64 = 0.003;
 /// Hit probabilities of drawn id2s (spec A4: id2 = id1 + U[0, ⌈n / p⌉)).
@@ -207,8 +212,11 @@ pub struct Requester {
     pub last_error: Option<String>,
     /// When the next request is due (rate-limited requesters), ns.
     next_due: f64,
-    pages: VecDeque<(i64, i64, i64)>,
+    /// (id1, type, offset of the last full page) per remembered list.
+    pages: Vec<(i64, i64, i64)>,
     data: String,
+    link_motif: Motif,
+    node_motif: Motif,
     id2s: Vec<i64>,
     params: Vec<Param<'static>>,
 }
@@ -220,13 +228,16 @@ impl Requester {
         let mut ro = db.connect()?;
         let rws = prepare_rw(driver.as_ref(), rw.as_mut())?;
         let ros = prepare_ro(ro.as_mut(), shared.list_limit)?;
+        let mut rng = Rng::seeded(seed);
+        let link_motif = Motif::new(&mut rng, LINK_UNIQUENESS);
+        let node_motif = Motif::new(&mut rng, NODE_UNIQUENESS);
         Ok(Requester {
             driver,
             rws,
             ros,
             rw,
             ro,
-            rng: Rng::seeded(seed),
+            rng,
             kind: 0,
             in_trx: false,
             measuring: false,
@@ -235,8 +246,10 @@ impl Requester {
             gave_up: false,
             last_error: None,
             next_due: now_ns() as f64,
-            pages: VecDeque::new(),
+            pages: Vec::new(),
             data: String::new(),
+            link_motif,
+            node_motif,
             id2s: Vec::new(),
             params: Vec::new(),
             shared,
@@ -281,13 +294,13 @@ impl Requester {
     }
 
     fn link_data(&mut self) {
-        let len = lognormal_len(&mut self.rng, 8.0, 1.0, 255);
-        payload(&mut self.rng, len, 4, 0.63, &mut self.data);
+        let len = lognormal_len(&mut self.rng, LINK_DATA.0, 1.0, LINK_DATA.1);
+        self.link_motif.fill(&mut self.rng, len, &mut self.data);
     }
 
     fn node_data(&mut self) {
-        let len = lognormal_len(&mut self.rng, 128.0, 1.0, 1 << 20);
-        payload(&mut self.rng, len, 8, 0.63, &mut self.data);
+        let len = lognormal_len(&mut self.rng, NODE_DATA.0, 1.0, NODE_DATA.1);
+        self.node_motif.fill(&mut self.rng, len, &mut self.data);
     }
 
     fn begin(&mut self, c: &mut Counts) -> DbResult<()> {
@@ -427,8 +440,12 @@ impl Requester {
 
     fn list(&mut self, c: &mut Counts) -> DbResult<()> {
         let limit = self.shared.list_limit as i64;
-        let (id1, ty, offset) = if !self.pages.is_empty() && self.rng.unit() < NEXT_PAGE_SHARE {
-            let (id1, ty, offset) = self.pages.pop_front().unwrap_or((1, 0, 0));
+        // As the reference: a remembered list drawn at random; its entry
+        // moves on to the page read, or goes once a page comes back short.
+        let from_history = (!self.pages.is_empty() && self.rng.unit() < NEXT_PAGE_SHARE)
+            .then(|| self.rng.below(self.pages.len()));
+        let (id1, ty, offset) = if let Some(i) = from_history {
+            let (id1, ty, offset) = self.pages[i];
             if self.measuring {
                 self.stats.list_pages += 1;
             }
@@ -452,11 +469,21 @@ impl Requester {
             Outcome::Rows(n) => n,
             Outcome::Affected(_) => 0,
         };
-        if rows as i64 >= limit {
-            if self.pages.len() == PAGES_KEPT {
-                self.pages.pop_front();
+        let full = rows as i64 >= limit;
+        match from_history {
+            Some(i) if full => self.pages[i].2 = offset,
+            Some(i) => {
+                self.pages.swap_remove(i);
             }
-            self.pages.push_back((id1, ty, offset));
+            None if full && !self.pages.iter().any(|p| (p.0, p.1) == (id1, ty)) => {
+                if self.pages.len() < PAGES_KEPT {
+                    self.pages.push((id1, ty, offset));
+                } else {
+                    let i = self.rng.below(self.pages.len());
+                    self.pages[i] = (id1, ty, offset);
+                }
+            }
+            None => {}
         }
         if self.measuring {
             self.stats.list_scans += 1;
@@ -482,8 +509,13 @@ impl Requester {
         let ty = self.shared.graph.link_types[t];
         let n = self.shared.graph.nlinks_of(id1, t);
         let range = ((n as f64 / P_GET).ceil() as i64).max(1);
-        let k = multiget_size(&mut self.rng).min(range as usize);
+        let k = multiget_size(&mut self.rng);
         self.id2s.clear();
+        if range as usize <= k {
+            // As the reference: a range no wider than the request asks for
+            // id1 .. id1 + k − 1, all of it.
+            self.id2s.extend((0..k as i64).map(|j| id1 as i64 + j));
+        }
         while self.id2s.len() < k {
             let id2 = id1 as i64 + self.rng.uniform(0, range - 1);
             if !self.id2s.contains(&id2) {
@@ -520,7 +552,10 @@ impl Requester {
 
     fn get_node(&mut self, c: &mut Counts) -> DbResult<()> {
         let sh = &self.shared;
-        let id = sh.graph.start + sh.ids.spread.apply(sh.ids.get_node.draw(&mut self.rng));
+        let id = sh.graph.start
+            + sh.ids
+                .node_spread
+                .apply(sh.ids.get_node.draw(&mut self.rng));
         let o = self
             .ro
             .execute(self.ros.get_node, &[Param::Int(id as i64)])?;
@@ -547,7 +582,10 @@ impl Requester {
     fn update_node(&mut self, c: &mut Counts) -> DbResult<()> {
         let id = {
             let sh = &self.shared;
-            sh.graph.start + sh.ids.spread.apply(sh.ids.update_node.draw(&mut self.rng))
+            sh.graph.start
+                + sh.ids
+                    .node_spread
+                    .apply(sh.ids.update_node.draw(&mut self.rng))
         };
         self.node_data();
         self.begin(c)?;

@@ -274,6 +274,17 @@ impl Workload for Pgbench {
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
     type Params = Params;
+    const WORKLOAD: &'static [&'static str] = &[
+        "scripts",
+        "scale",
+        "secs",
+        "transactions",
+        "protocol",
+        "defines",
+        "rate",
+        "latency_limit_ms",
+        "max_tries",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
         let &(_, scale, clients, secs) = PROFILES
@@ -432,6 +443,36 @@ impl Workload for Pgbench {
         usize::from(p.init_tables || p.init_script.is_some())
             + p.clients.len() * (1 + p.scripts.len())
             + usize::from(p.checks_balances())
+    }
+
+    /// About 130 bytes per account row (four columns, an 84-byte filler,
+    /// the row header) and its key, as PostgreSQL stores them.
+    fn load_bytes(p: &Params) -> u64 {
+        if p.init_tables {
+            init::ACCOUNTS * u64::from(p.scale) * 150
+        } else {
+            0
+        }
+    }
+
+    fn need(p: &Params) -> crate::suite::Need {
+        let clients = p.clients.iter().copied().max().unwrap_or(1);
+        // Each client prepares each SQL command of each script at most once.
+        let per_client: usize = p
+            .scripts
+            .iter()
+            .map(|s| match (&s.builtin, &s.text) {
+                (Some(_), _) => 7,
+                (None, Some(t)) => t.matches(';').count() + t.matches("\\gset").count() + 1,
+                (None, None) => 1,
+            })
+            .sum();
+        crate::suite::Need {
+            connections: clients,
+            prepared: clients * per_client,
+            who: format!("{clients} pgbench clients"),
+            fewer: "run fewer --clients".into(),
+        }
     }
 
     fn estimate_secs(p: &Params) -> f64 {

@@ -53,6 +53,7 @@ impl Workload for Select1 {
     const PROFILES: &'static [&'static str] = &["quick", "ci"];
     type Options = Options;
     type Params = Params;
+    const WORKLOAD: &'static [&'static str] = &["secs"];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
         let (secs, warmup_secs) = if common.profile == "ci" {
@@ -107,6 +108,16 @@ impl Workload for Select1 {
                 )
             })
             .collect()
+    }
+
+    fn need(p: &Params) -> crate::suite::Need {
+        let threads = p.threads.iter().copied().max().unwrap_or(1);
+        crate::suite::Need {
+            connections: threads,
+            prepared: threads,
+            who: format!("{threads} select1 threads"),
+            fewer: "run fewer threads".into(),
+        }
     }
 
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {

@@ -85,6 +85,19 @@ impl Workload for Sysbench {
     const SPLITS: bool = true;
     type Options = Options;
     type Params = SysbenchParams;
+    // The test list and order, the shape, the measured durations, the
+    // distribution, the statement mode and transactions.
+    const WORKLOAD: &'static [&'static str] = &[
+        "list",
+        "tests",
+        "tables",
+        "table_size",
+        "read_secs",
+        "write_secs",
+        "rand_type",
+        "ps_mode",
+        "skip_trx",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
         let mut p = params::profile(&common.profile)
@@ -152,6 +165,17 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         p.steps().map(|s| p.estimate_secs(&s)).unwrap_or(0.0)
     }
 
+    /// sbtest rows (id, k, c CHAR(120), pad CHAR(60)) take about 250 bytes
+    /// each with the k index and page overhead.
+    fn load_bytes(p: &SysbenchParams) -> u64 {
+        if p.skip_prepare {
+            return 0;
+        }
+        (p.tables as u64)
+            .saturating_mul(p.table_size)
+            .saturating_mul(250)
+    }
+
     fn describe(p: &SysbenchParams) -> String {
         let mut out = format!(
             "{:<30} {:<10} {:<9} reported\n",
@@ -172,6 +196,26 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
             ));
         }
         out
+    }
+
+    fn need(p: &SysbenchParams) -> crate::suite::Need {
+        let threads = p.threads.iter().copied().max().unwrap_or(1);
+        // Tests run per table at one thread per table, and the load at most
+        // one connection per table.
+        let connections = threads.max(p.tables);
+        // Each connection prepares its test's statements (at most 9) for
+        // every table, and BEGIN and COMMIT.
+        let per_connection = 9 * p.tables.max(1) + 2;
+        crate::suite::Need {
+            connections,
+            prepared: connections * per_connection,
+            who: if connections == threads {
+                format!("{threads} sysbench threads")
+            } else {
+                format!("{} sysbench tables (one thread each)", p.tables)
+            },
+            fewer: "run fewer threads".into(),
+        }
     }
 
     fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {

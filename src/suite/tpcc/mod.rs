@@ -155,6 +155,15 @@ impl Workload for Tpcc {
         "TPC-C order entry: five transactions 45/43/4/4/4, tpmC, consistency checked";
     type Options = Options;
     type Params = Params;
+    // Terminals are the thread counts, compared cell by cell; the isolation
+    // level is a setting a comparison may be about.
+    const WORKLOAD: &'static [&'static str] = &[
+        "warehouses",
+        "secs",
+        "keying",
+        "ps_mode",
+        "terminal_binding",
+    ];
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
         let &(_, w, t, secs, warm) = PROFILES
@@ -227,6 +236,14 @@ impl Workload for Tpcc {
         }
     }
 
+    /// About 70 MB per warehouse once loaded (TPC-C's tables and indexes).
+    fn load_bytes(p: &Params) -> u64 {
+        if p.skip_load || p.check_only {
+            return 0;
+        }
+        u64::from(p.warehouses).saturating_mul(70_000_000)
+    }
+
     fn describe(p: &Params) -> String {
         let mut s = String::new();
         if !p.check_only {
@@ -252,6 +269,23 @@ impl Workload for Tpcc {
         }
         s.push_str("consistency: conditions 1-10 and 12\n");
         s
+    }
+
+    fn need(p: &Params) -> crate::suite::Need {
+        // The load runs one connection per CPU, at most one per warehouse
+        // and the item catalogue.
+        let loaders = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .min(p.warehouses as usize + 1);
+        let connections = p.terminals.max(loaders);
+        crate::suite::Need {
+            connections,
+            // A terminal prepares about 80 statements (one per order size).
+            prepared: 100 * connections,
+            who: format!("{} TPC-C terminals", p.terminals),
+            fewer: "run fewer terminals".into(),
+        }
     }
 
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, Error> {

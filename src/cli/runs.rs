@@ -1,0 +1,217 @@
+//! `rqps runs`: the names stored in a results directory, for choosing a
+//! `--base` and the targets of `rqps report`. One line per name and
+//! workload: its suite, engine, the workload's shape (the profile, the
+//! thread counts and every parameter that differs between the stored runs
+//! of that suite), how many repeats, and when the first and last began. A
+//! name stored with two shapes gets two lines, so a mix shows before a
+//! report compares it.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::Value;
+
+use super::CliError;
+use crate::results::{RunDoc, Status};
+
+#[derive(Args)]
+pub struct RunsArgs {
+    /// Results directory.
+    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    results: PathBuf,
+}
+
+/// Parameters that say nothing about the workload's shape.
+const NOT_SHAPE: [&str; 1] = ["seed"];
+
+/// A parameter's value as one short word: `1,4` for a list.
+fn word(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(word).collect::<Vec<_>>().join(","),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The parameter keys that tell runs of `suite` apart: those whose values
+/// differ between its runs.
+fn varying(runs: &[RunDoc], suite: &str) -> BTreeSet<String> {
+    let of_suite: Vec<&serde_json::Map<String, Value>> = runs
+        .iter()
+        .filter(|r| r.suite == suite)
+        .filter_map(|r| r.params.as_object())
+        .collect();
+    let keys: BTreeSet<&String> = of_suite.iter().flat_map(|p| p.keys()).collect();
+    keys.into_iter()
+        .filter(|k| !NOT_SHAPE.contains(&k.as_str()))
+        .filter(|k| {
+            let first = of_suite[0].get(k.as_str());
+            of_suite.iter().any(|p| p.get(k.as_str()) != first)
+        })
+        .cloned()
+        .collect()
+}
+
+/// `profile=ci threads=1,4 table_size=10000`: the profile and thread counts
+/// always, then the keys in `extra`.
+pub fn shape(params: &Value, extra: &BTreeSet<String>) -> String {
+    let Some(p) = params.as_object() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for k in ["profile", "threads"] {
+        if let Some(v) = p.get(k) {
+            parts.push(format!("{k}={}", word(v)));
+        }
+    }
+    for k in extra {
+        if k == "profile" || k == "threads" {
+            continue;
+        }
+        parts.push(format!("{k}={}", p.get(k).map_or("-".into(), word)));
+    }
+    parts.join(" ")
+}
+
+/// `2026-11-26T06:40:31Z` → `2026-11-26 06:40`.
+fn minute(t: &str) -> String {
+    t.get(..16).unwrap_or(t).replacen('T', " ", 1)
+}
+
+/// One line of the listing.
+#[derive(Debug, PartialEq)]
+pub struct Line {
+    pub name: String,
+    pub suite: String,
+    pub engine: String,
+    pub shape: String,
+    pub repeats: usize,
+    /// Runs that did not end `ok` (failed, interrupted, killed, still running).
+    pub not_ok: usize,
+    pub first: String,
+    pub last: String,
+}
+
+/// The lines for `runs` (oldest first, as `read_results` orders them).
+pub fn lines(runs: &[RunDoc]) -> Vec<Line> {
+    let suites: BTreeSet<&str> = runs.iter().map(|r| r.suite.as_str()).collect();
+    let extra: Vec<(&str, BTreeSet<String>)> =
+        suites.into_iter().map(|s| (s, varying(runs, s))).collect();
+    let mut out: Vec<Line> = Vec::new();
+    for r in runs {
+        let keys = extra
+            .iter()
+            .find(|(s, _)| *s == r.suite)
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        let shape = shape(&r.params, &keys);
+        let engine = format!("{} {}", r.engine.name, r.engine.version)
+            .trim()
+            .to_string();
+        let ok = r.status == Status::Ok;
+        match out
+            .iter_mut()
+            .find(|l| l.name == r.name && l.suite == r.suite && l.shape == shape)
+        {
+            Some(l) => {
+                l.repeats += 1;
+                l.not_ok += usize::from(!ok);
+                l.last = minute(&r.started);
+                if !l.engine.split(", ").any(|e| e == engine) {
+                    l.engine = format!("{}, {engine}", l.engine);
+                }
+            }
+            None => out.push(Line {
+                name: r.name.clone(),
+                suite: r.suite.clone(),
+                engine,
+                shape,
+                repeats: 1,
+                not_ok: usize::from(!ok),
+                first: minute(&r.started),
+                last: minute(&r.started),
+            }),
+        }
+    }
+    out
+}
+
+/// The listing as a table.
+pub fn render(lines: &[Line]) -> String {
+    let head = [
+        "NAME", "SUITE", "ENGINE", "REPEATS", "FIRST", "LAST", "SHAPE",
+    ];
+    let rows: Vec<[String; 7]> = lines
+        .iter()
+        .map(|l| {
+            [
+                l.name.clone(),
+                l.suite.clone(),
+                l.engine.clone(),
+                if l.not_ok > 0 {
+                    format!("{} ({} not ok)", l.repeats, l.not_ok)
+                } else {
+                    l.repeats.to_string()
+                },
+                l.first.clone(),
+                l.last.clone(),
+                l.shape.clone(),
+            ]
+        })
+        .collect();
+    let mut width = head.map(str::len);
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut push = |cells: &[String]| {
+        let mut line = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<w$}  ", w = width[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    push(&head.map(String::from));
+    for r in &rows {
+        push(r);
+    }
+    out
+}
+
+pub fn runs(a: &RunsArgs) -> Result<i32, CliError> {
+    if !a.results.is_dir() {
+        return Err(CliError::Usage(format!(
+            "no results directory {}: `rqps run` stores runs there, or give --results DIR",
+            a.results.display()
+        )));
+    }
+    let (runs, warnings) = crate::report::load::read_results(&a.results)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    if runs.is_empty() {
+        return Err(CliError::Usage(format!(
+            "no runs in {}: store one with `rqps run --results {}`",
+            a.results.display(),
+            a.results.display()
+        )));
+    }
+    print!("{}", render(&lines(&runs)));
+    if let Some(base) = runs.first() {
+        println!(
+            "compare them with: rqps report --results {} --base {}",
+            a.results.display(),
+            base.name
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,203 @@
+//! What a user does after a run (issue 31): the last line of `rqps run` says
+//! how to compare, `rqps runs` lists the stored names, the CSV loads into
+//! tools with a unit and a busy column and no column left empty, and
+//! `rqps --version` names the commit it was built from.
+
+mod common;
+use common::{rqps, text};
+
+use std::path::Path;
+
+fn fixtures() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
+}
+
+fn last_line(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn ci_run(results: &str, name: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query",
+        "--threads",
+        "1",
+        "--read-secs",
+        "0.2",
+        "--write-secs",
+        "0.2",
+        "--results",
+        results,
+        "--name",
+        name,
+    ];
+    args.extend_from_slice(extra);
+    rqps(&args)
+}
+
+#[test]
+fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
+    let d = tempfile::tempdir().unwrap();
+    let res = d.path().join("res");
+    let res = res.to_str().unwrap();
+    // The first name: run a second target, then report.
+    let o = ci_run(res, "a", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        last_line(&o),
+        format!(
+            "compare with: rqps run --name B --results {res} … (the same options, another --target, --server or --config); rqps report --results {res} --base a"
+        )
+    );
+    // A second name: the report of both.
+    let o = ci_run(res, "b", &["--repeats", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        last_line(&o),
+        format!(
+            "compare with: rqps report --results {res} --base a (`rqps runs --results {res}` lists the 2 names stored)"
+        )
+    );
+    // --quiet: only the table.
+    let o = ci_run(res, "c", &["-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("compare with"), "{}", text(&o));
+
+    let o = rqps(&["runs", "--results", res]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("NAME") && lines[0].contains("REPEATS"),
+        "{out}"
+    );
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    // NAME SUITE ENGINE(2 words) REPEATS FIRST(2) LAST(2) SHAPE...
+    assert_eq!(&row("a")[..2], ["a", "sysbench"], "{out}");
+    assert_eq!(row("a")[4], "1", "{out}");
+    assert_eq!(row("b")[4], "2", "{out}");
+    assert!(
+        row("b").contains(&"profile=ci") && row("b").contains(&"threads=1"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(&format!("rqps report --results {res} --base a\n")),
+        "{out}"
+    );
+}
+
+#[test]
+fn runs_groups_the_repeats_of_each_name_and_says_what_differs() {
+    let o = rqps(&[
+        "runs",
+        "--results",
+        fixtures().join("results").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let repeats = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().nth(4).unwrap().to_string())
+    };
+    assert_eq!(repeats("pg15").as_deref(), Some("3"), "{out}");
+    assert_eq!(repeats("pg16").as_deref(), Some("3"), "{out}");
+    assert_eq!(repeats("pg16-tuned").as_deref(), Some("2"), "{out}");
+    assert!(out.contains("2025-01-01 10:00  2025-01-01 16:00"), "{out}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let o = rqps(&["runs", "--results", empty.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no runs in"), "{}", text(&o));
+}
+
+#[test]
+fn the_csv_of_a_sysbench_report_has_unit_and_busy_and_no_column_empty_on_every_row() {
+    let o = rqps(&[
+        "report",
+        "--results",
+        fixtures().join("results").to_str().unwrap(),
+        "--base",
+        "pg15",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let all: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(header[0], "target", "{csv}");
+    for (i, h) in header.iter().enumerate() {
+        assert!(
+            all.iter().any(|r| !r[i].is_empty()),
+            "column {h} is empty on every row:\n{csv}"
+        );
+    }
+    let col = |h: &str| {
+        header
+            .iter()
+            .position(|x| *x == h)
+            .unwrap_or_else(|| panic!("no {h} column: {header:?}"))
+    };
+    // The measured rows (the summary's `geomean` records have no unit or busy).
+    let rows: Vec<&Vec<&str>> = all.iter().filter(|r| r[col("test")] != "geomean").collect();
+    assert!(rows.len() > 10, "{csv}");
+    // scan counts thousands of rows per second, the others statements.
+    for r in &rows {
+        let want = if r[col("test")] == "scan" {
+            "Krows/s"
+        } else {
+            "statements/s"
+        };
+        assert_eq!(r[col("unit")], want, "{csv}");
+    }
+    assert!(
+        rows.iter()
+            .all(|r| ["true", "false"].contains(&r[col("busy")])),
+        "{csv}"
+    );
+}
+
+#[test]
+fn version_names_the_commit_when_built_from_a_checkout() {
+    let o = rqps(&["--version"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.starts_with(&format!("rqps {}", env!("CARGO_PKG_VERSION"))),
+        "{out}"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match head {
+        // Built from a checkout: the commit (HEAD when the build ran; the
+        // build reruns when HEAD moves).
+        Some(h) => {
+            let commit = String::from_utf8_lossy(&h.stdout).trim().to_string();
+            assert!(
+                out.contains(&format!("(git {commit})")),
+                "{out} vs {commit}"
+            );
+        }
+        None => assert!(!out.contains("(git"), "{out}"),
+    }
+}

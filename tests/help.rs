@@ -1,0 +1,240 @@
+//! The help is right: every subcommand has its own one-line description
+//! (whatever `--suite` adds to `run` and `tests`), the top-level text and the
+//! package description name every suite of the registry and every engine
+//! kind, `--server` and `--target` list every kind, and `engine install`
+//! names the cache as it is for the user running it. Each check reads the
+//! help the binary prints, so it holds what a user sees.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use rqps::engine::registry;
+
+fn rqps(args: &[&str], env: &[(&str, Option<&str>)]) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    c.args(args);
+    for (k, v) in env {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "rqps {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn help(args: &[&str]) -> String {
+    let mut a = args.to_vec();
+    a.push("--help");
+    rqps(&a, &[])
+}
+
+/// The `Commands:` listing of a help text: name -> one-line description
+/// (clap's own `help` left out).
+fn listed(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line == "Commands:" {
+            inside = true;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if !line.starts_with("  ") {
+            break;
+        }
+        let (name, about) = line.trim().split_once(char::is_whitespace).unwrap();
+        if name != "help" {
+            out.insert(name.to_string(), about.trim().to_string());
+        }
+    }
+    out
+}
+
+/// Every subcommand at any depth (`engine install`) with its description.
+fn all_subcommands() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![Vec::<String>::new()];
+    while let Some(path) = todo.pop() {
+        let args: Vec<&str> = path.iter().map(String::as_str).collect();
+        for (name, about) in listed(&help(&args)) {
+            let mut sub = path.clone();
+            sub.push(name);
+            out.insert(sub.join(" "), about);
+            todo.push(sub);
+        }
+    }
+    out
+}
+
+/// Names that appear twice among `subs`' descriptions, as `a, b: text`.
+fn shared_descriptions(subs: &BTreeMap<String, String>) -> Vec<String> {
+    let mut by_text: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (name, about) in subs {
+        by_text.entry(about).or_default().push(name);
+    }
+    by_text
+        .into_iter()
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(text, names)| format!("{}: {text}", names.join(", ")))
+        .collect()
+}
+
+#[test]
+fn no_two_subcommands_share_a_description() {
+    let subs = all_subcommands();
+    for name in ["run", "tests", "report", "engine install"] {
+        assert!(subs.contains_key(name), "{name} missing from {subs:?}");
+    }
+    let shared = shared_descriptions(&subs);
+    assert!(
+        shared.is_empty(),
+        "shared descriptions:\n{}",
+        shared.join("\n")
+    );
+}
+
+#[test]
+fn a_shared_description_is_found() {
+    let mut subs = BTreeMap::new();
+    subs.insert("run".to_string(), "What a user may set".to_string());
+    subs.insert("tests".to_string(), "What a user may set".to_string());
+    subs.insert("show".to_string(), "Print a run".to_string());
+    assert_eq!(
+        shared_descriptions(&subs),
+        vec!["run, tests: What a user may set".to_string()]
+    );
+}
+
+#[test]
+fn run_and_tests_keep_their_own_description_whatever_the_suite() {
+    let top = listed(&help(&[]));
+    for suite in rqps::suite::registry() {
+        for sub in ["run", "tests"] {
+            let text = help(&[sub, "--suite", suite.name()]);
+            let first = text.lines().next().unwrap();
+            assert_eq!(
+                first,
+                top[sub],
+                "rqps {sub} --suite {} --help",
+                suite.name()
+            );
+        }
+    }
+}
+
+/// Whether `text` names `word`, ignoring case (PostgreSQL names postgres).
+fn names(text: &str, word: &str) -> bool {
+    text.to_lowercase().contains(&word.to_lowercase())
+}
+
+#[test]
+fn the_top_level_help_and_the_package_description_name_every_suite_and_engine() {
+    let top = help(&[]);
+    let description = env!("CARGO_PKG_DESCRIPTION");
+    for suite in rqps::suite::registry() {
+        assert!(
+            names(&top, suite.name()),
+            "rqps --help lacks suite {}",
+            suite.name()
+        );
+        assert!(
+            names(description, suite.name()),
+            "Cargo.toml's description lacks suite {}",
+            suite.name()
+        );
+    }
+    for kind in registry::kinds() {
+        assert!(
+            names(&top, kind.name),
+            "rqps --help lacks engine {}",
+            kind.name
+        );
+        assert!(
+            names(description, kind.name),
+            "Cargo.toml's description lacks engine {}",
+            kind.name
+        );
+    }
+}
+
+/// What `rqps run -h` says about `--flag`: its line, and the lines under it
+/// when clap puts the description there.
+fn option_line(flag: &str) -> String {
+    let text = rqps(&["run", "-h"], &[]);
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with(&format!("--{flag} ")))
+        .unwrap_or_else(|| panic!("no --{flag} in rqps run -h"));
+    let mut out = lines[at].to_string();
+    for l in &lines[at + 1..] {
+        if indent(l) <= indent(lines[at]) {
+            break;
+        }
+        out.push(' ');
+        out.push_str(l.trim());
+    }
+    out
+}
+
+#[test]
+fn server_and_target_list_every_kind() {
+    let server = option_line("server");
+    let target = option_line("target");
+    for kind in registry::kinds() {
+        if let Some(recipe) = kind.server {
+            assert!(
+                server.contains(recipe.key()),
+                "--server lacks {}: {server}",
+                recipe.key()
+            );
+        }
+        if kind.library.is_some() {
+            assert!(
+                server.contains(kind.name),
+                "--server lacks {}: {server}",
+                kind.name
+            );
+            let form = format!("{}:PATH?version=V", kind.name);
+            assert!(target.contains(&form), "--target lacks {form}: {target}");
+        }
+        if kind.schemes.is_empty() {
+            let form = format!("{}:PATH", kind.name);
+            assert!(target.contains(&form), "--target lacks {form}: {target}");
+        }
+        for scheme in kind.schemes {
+            let form = format!("{scheme}://");
+            assert!(target.contains(&form), "--target lacks {form}: {target}");
+        }
+    }
+}
+
+#[test]
+fn engine_install_names_the_cache_of_the_user_running_it() {
+    let install = |env: &[(&str, Option<&str>)]| rqps(&["engine", "install", "--help"], env);
+    let own = install(&[("RQPS_CACHE_DIR", Some("/tmp/rqps-help-own-cache"))]);
+    assert!(own.contains("(/tmp/rqps-help-own-cache)"), "{own}");
+    let xdg = install(&[
+        ("RQPS_CACHE_DIR", None),
+        ("XDG_CACHE_HOME", Some("/tmp/rqps-help-xdg")),
+    ]);
+    assert!(xdg.contains("(/tmp/rqps-help-xdg/rqps/engines)"), "{xdg}");
+    let home = install(&[
+        ("RQPS_CACHE_DIR", None),
+        ("XDG_CACHE_HOME", None),
+        ("HOME", Some("/tmp/rqps-help-home")),
+    ]);
+    // SAFETY: geteuid has no preconditions.
+    let expected = if unsafe { libc::geteuid() } == 0 {
+        "(/var/cache/rqps/engines)"
+    } else {
+        "(/tmp/rqps-help-home/.cache/rqps/engines)"
+    };
+    assert!(home.contains(expected), "{home}");
+    assert!(!home.contains("~/.cache"), "{home}");
+}
