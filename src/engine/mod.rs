@@ -469,6 +469,29 @@ pub trait Conn: Send {
     /// Runs one statement and returns the first column of the first row as
     /// text, if any (versions, sizes, settings).
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>>;
+    /// Runs one statement given as text and keeps the values of every row
+    /// it returns in `rows` (emptied first): [`Conn::fetch`] for statements
+    /// whose text changes on every execution.
+    fn query_into(&mut self, sql: &str, rows: &mut Rows) -> DbResult<Outcome> {
+        let _ = (sql, rows);
+        Err(DbError::fatal(
+            "this engine's driver cannot return the values of rows",
+        ))
+    }
+    /// Runs `sql` (with `?` placeholders) once with `params`, the server
+    /// parsing it anew (PostgreSQL's extended protocol with the unnamed
+    /// statement, as libpq's `PQexecParams`); with `rows`, keeps the
+    /// values of the rows it returns. `None` where the engine's protocol
+    /// has no such path: callers prepare the statement instead.
+    fn execute_unprepared(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Option<DbResult<Outcome>> {
+        let _ = (sql, params, rows);
+        None
+    }
 }
 
 /// A target engine, whatever it speaks: who it is and what it reports

@@ -17,6 +17,7 @@ pub mod dbbench;
 pub mod ibench;
 pub mod linkbench;
 pub mod part;
+pub mod pgbench;
 pub mod rand;
 pub mod select1;
 pub mod sysbench;
@@ -44,6 +45,7 @@ pub fn registry() -> &'static [&'static dyn Suite] {
         &Registered::<linkbench::Linkbench>::NEW,
         &Registered::<tpcc::Tpcc>::NEW,
         &Registered::<dbbench::Dbbench>::NEW,
+        &Registered::<pgbench::Pgbench>::NEW,
     ];
     SUITES
 }

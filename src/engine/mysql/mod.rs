@@ -639,6 +639,10 @@ impl Conn for MysqlConn {
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
         self.conn.query_scalar(sql).map_err(map_err)
     }
+
+    fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
+        self.conn.query_into(sql, out).map_err(map_err)
+    }
 }
 
 #[cfg(test)]

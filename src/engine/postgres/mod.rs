@@ -500,8 +500,16 @@ fn pg_type(t: ColType) -> String {
 /// Rewrites `?` placeholders as `$1, $2, ...`, leaving quoted strings,
 /// quoted identifiers and comments alone.
 pub fn number_placeholders(sql: &str) -> String {
-    use std::fmt::Write;
     let mut out = String::with_capacity(sql.len() + 16);
+    number_placeholders_into(sql, &mut out);
+    out
+}
+
+/// [`number_placeholders`] into `out` (cleared first), for callers that
+/// reuse a buffer.
+pub fn number_placeholders_into(sql: &str, out: &mut String) {
+    use std::fmt::Write;
+    out.clear();
     let mut n = 0;
     let mut chars = sql.chars().peekable();
     while let Some(ch) = chars.next() {
@@ -543,7 +551,6 @@ pub fn number_placeholders(sql: &str) -> String {
             _ => out.push(ch),
         }
     }
-    out
 }
 
 enum Slot {
@@ -601,6 +608,28 @@ impl Conn for PostgresConn {
 
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
         self.pg.query_scalar(sql)
+    }
+
+    fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
+        out.reset(0);
+        self.pg.query_with(sql, |body| push_row(body, out))
+    }
+
+    fn execute_unprepared(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: Option<&mut Rows>,
+    ) -> Option<DbResult<Outcome>> {
+        number_placeholders_into(sql, &mut self.text);
+        Some(match rows {
+            Some(out) => {
+                out.reset(0);
+                self.pg
+                    .execute_unnamed(&self.text, params, |body| push_row(body, out))
+            }
+            None => self.pg.execute_unnamed(&self.text, params, |_| Ok(())),
+        })
     }
 }
 

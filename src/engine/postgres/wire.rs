@@ -1049,6 +1049,73 @@ impl<S: Read + Write> PgConn<S> {
         })?;
         Ok((names, rows))
     }
+
+    /// Runs `sql` (with `$n` placeholders) once through the extended
+    /// protocol with the unnamed statement, as libpq's `PQexecParams` does
+    /// (Parse, Bind, Describe, Execute, Sync in one write): the server
+    /// parses and plans it on every call, and infers the parameters'
+    /// types, which go as text. `on_row` sees each DataRow body.
+    pub fn execute_unnamed<F>(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        mut on_row: F,
+    ) -> DbResult<Outcome>
+    where
+        F: FnMut(&[u8]) -> io::Result<()>,
+    {
+        self.check_usable()?;
+        self.out.clear();
+        frontend::parse("", sql, std::iter::empty(), &mut self.out).map_err(encode_error)?;
+        frontend::bind(
+            "",
+            "",
+            std::iter::empty::<i16>(),
+            params.iter(),
+            |p, buf| {
+                match *p {
+                    Param::Int(v) => {
+                        let mut digits = [0u8; 20];
+                        buf.put_slice(decimal(v, &mut digits));
+                    }
+                    Param::Text(t) => buf.put_slice(t.as_bytes()),
+                }
+                Ok(postgres_protocol::IsNull::No)
+            },
+            [0],
+            &mut self.out,
+        )
+        .map_err(|_| DbError::fatal("cannot encode the statement's parameters"))?;
+        frontend::describe(b'P', "", &mut self.out).map_err(encode_error)?;
+        frontend::execute("", 0, &mut self.out).map_err(encode_error)?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let (mut rows, mut count, mut affected) = (false, 0u64, 0u64);
+        let mut err = None;
+        loop {
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'D' => {
+                    count += 1;
+                    if let Err(e) = on_row(&self.rd.buf[body]) {
+                        return Err(self.protocol(e));
+                    }
+                }
+                b'T' => rows = true,
+                b'C' => affected = tag_count(&self.rd.buf[body]),
+                b'1' | b'2' | b'n' | b'I' | b'N' | b'S' | b'A' => {}
+                b'Z' => break,
+                b'E' => self.on_error(body, &mut err)?,
+                b'G' => self.refuse_copy_in(true)?,
+                _ => return Err(self.unexpected(tag, "execute")),
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None if rows => Ok(Outcome::Rows(count)),
+            None => Ok(Outcome::Affected(affected)),
+        }
+    }
 }
 
 /// Parses one backend message given its type and body.

@@ -402,6 +402,11 @@ impl Conn for SqliteConn {
             }),
         }
     }
+
+    fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
+        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
+        fetch_rows(&mut stmt, out)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,823 @@
+//! pgbench scripts on every SQL engine: PostgreSQL's own benchmark, its
+//! script format and its options, with rqps's results around them.
+//!
+//! The contract: a run is a set of scripts, each with a weight (pgbench's
+//! `-f FILE@W` and `-b NAME@W`); every client (one connection, one thread)
+//! draws a script per transaction by weight and runs its commands
+//! ([`client`]). The built-in scripts (`tpcb-like`, `simple-update`,
+//! `select-only`) are rendered per dialect ([`builtin`]); a user's script
+//! runs as written. The tables are made as `pgbench -i` makes them
+//! ([`init`]), and after a run whose only writing script is the built-in
+//! tpcb-like, the balances must add up ([`check`]): a violation fails the
+//! run (exit 1). The script language itself is [`script`] and [`expr`].
+//!
+//! Results: one `pgbench` test per client count (TPS over all scripts,
+//! latency, the per-second series and the hardware cost per transaction
+//! from the harness; failures, retries, schedule lag and skipped
+//! transactions in its detail), and one test per script (its TPS and its
+//! per-statement latency, as `pgbench -r` prints it) that reports set
+//! against the base.
+
+use crate::error::usage;
+
+pub mod builtin;
+pub mod check;
+pub mod client;
+pub mod expr;
+pub mod init;
+pub mod report;
+pub mod script;
+pub mod stats;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::Error;
+use crate::harness::runner::{StepConfig, run_step, stop_requested};
+use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::results::{Status, TestResult};
+use crate::suite::bounds::{Rows, Secs, Threads};
+use crate::suite::{Common, Workload, set, set_all};
+
+use builtin::Builtin;
+use client::{Client, Compiled};
+use stats::{Detail, ScriptDetail};
+
+/// The pgbench suite.
+pub struct Pgbench;
+
+/// The key of the suite's figures in results.
+pub const KEY: &str = "pgbench";
+
+/// How statements go to the server (pgbench's `--protocol`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// The variables written into the SQL text, sent as one query.
+    Simple,
+    /// The variables bound as parameters.
+    Extended,
+    /// As `extended`, each statement prepared once per connection.
+    Prepared,
+}
+
+impl Protocol {
+    /// As `--protocol` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Extended => "extended",
+            Protocol::Prepared => "prepared",
+        }
+    }
+
+    fn parse(v: &str) -> Result<Protocol, Error> {
+        match v {
+            "simple" => Ok(Protocol::Simple),
+            "extended" => Ok(Protocol::Extended),
+            "prepared" => Ok(Protocol::Prepared),
+            _ => Err(usage(format!(
+                "--protocol must be simple, extended or prepared, got '{v}'"
+            ))),
+        }
+    }
+}
+
+/// A list option of a matrix: one value or a list of them.
+fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany<T> {
+        One(T),
+        Many(Vec<T>),
+    }
+    Ok(Some(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(v) => vec![v],
+        OneOrMany::Many(v) => v,
+    }))
+}
+
+/// What a user may set (`rqps run --suite pgbench --flag`, or the matrix
+/// key of the same name with `_` for `-`). pgbench's own names, long form.
+#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+#[command(next_help_heading = "pgbench options (--suite pgbench)")]
+pub struct Options {
+    /// A pgbench script file, with an optional weight (pgbench's -f FILE@W);
+    /// repeat it (or give a comma-separated list) for a mix. Each
+    /// transaction runs one script, drawn by weight.
+    #[arg(long, value_name = "FILE[@W]", alias = "file", value_delimiter = ',')]
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub script: Option<Vec<String>>,
+    /// A built-in script: tpcb-like (the default when no script is given),
+    /// simple-update or select-only, with an optional weight (-b NAME@W).
+    #[arg(long, value_name = "NAME[@W]", value_delimiter = ',')]
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub builtin: Option<Vec<String>>,
+    /// Clients: connections, one thread each (pgbench's --client; rqps has
+    /// no --jobs, every client has its own thread). A list runs the test
+    /// at each count.
+    #[arg(long, alias = "client", value_delimiter = ',', value_name = "N,M,..")]
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub clients: Option<Vec<Threads>>,
+    /// Seconds each test is measured (pgbench's --time).
+    #[arg(long, value_name = "S", conflicts_with = "transactions")]
+    pub time: Option<Secs>,
+    /// Transactions each client runs instead of --time (pgbench's
+    /// --transactions, per client; skipped ones count).
+    #[arg(long, value_name = "N")]
+    pub transactions: Option<Rows>,
+    /// Seconds of warm-up before each measurement, excluded from its
+    /// statistics (pgbench has none: 0 by default).
+    #[arg(long, value_name = "S")]
+    pub warmup_secs: Option<Secs>,
+    /// Scale factor: 100,000 accounts, 10 tellers and 1 branch per unit
+    /// (initialisation and the built-ins' ranges; :scale in scripts).
+    #[arg(long, value_name = "N")]
+    pub scale: Option<u32>,
+    /// simple (variables written into the SQL text), extended (bound as
+    /// parameters, the statement parsed on every execution where the
+    /// engine's protocol can: PostgreSQL) or prepared (bound, each
+    /// statement prepared once per connection). Default: simple, as pgbench.
+    #[arg(long, value_name = "MODE")]
+    pub protocol: Option<String>,
+    /// A variable for every script: NAME=VALUE (pgbench's -D); repeat it.
+    #[arg(long, value_name = "NAME=VALUE")]
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub define: Option<Vec<String>>,
+    /// Transactions per second over all clients, on a Poisson schedule
+    /// (pgbench's --rate); the lag behind the schedule is reported.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<f64>,
+    /// Milliseconds: a transaction that took longer is counted late; with
+    /// --rate, one already that far behind its schedule is skipped (as
+    /// pgbench's --latency-limit).
+    #[arg(long, value_name = "MS")]
+    pub latency_limit: Option<f64>,
+    /// Tries of a transaction that fails with a serialization failure or a
+    /// deadlock, the first included (as pgbench 15+; default 1: no retry).
+    #[arg(long, value_name = "N")]
+    pub max_tries: Option<u32>,
+    /// A script run once by one client before the tests: a user's own
+    /// schema and data (same language as --script; protocol simple).
+    #[arg(long, value_name = "FILE")]
+    pub init_script: Option<String>,
+    /// Use the tables already in the target: no initialisation.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub skip_init: Option<bool>,
+}
+
+/// A script of the run, as stored with its results.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ScriptSpec {
+    /// How results name it: the built-in's name or the file's name.
+    pub name: String,
+    pub weight: u32,
+    /// The built-in it is (rendered per dialect when the run starts).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub builtin: Option<Builtin>,
+    /// A file's path and text, read when the run was planned.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub text: Option<String>,
+}
+
+/// Checked parameters, stored with every result.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Params {
+    pub profile: String,
+    pub scripts: Vec<ScriptSpec>,
+    pub clients: Vec<usize>,
+    /// Measured seconds per test (with --transactions: the most it may take).
+    pub secs: f64,
+    /// Transactions per client, instead of a duration.
+    pub transactions: Option<u64>,
+    pub warmup_secs: f64,
+    pub scale: u32,
+    pub protocol: Protocol,
+    pub defines: BTreeMap<String, String>,
+    pub rate: Option<f64>,
+    pub latency_limit_ms: Option<f64>,
+    pub max_tries: u32,
+    /// The init script's path and text.
+    pub init_script: Option<(String, String)>,
+    /// Whether rqps makes pgbench's four tables before the tests.
+    pub init_tables: bool,
+    pub seed: u64,
+}
+
+impl Params {
+    /// Whether the balances check runs after the tests: every script that
+    /// runs is a built-in and the only one that writes is tpcb-like.
+    pub fn checks_balances(&self) -> bool {
+        self.scripts
+            .iter()
+            .all(|s| matches!(s.builtin, Some(Builtin::TpcbLike | Builtin::SelectOnly)))
+            && self
+                .scripts
+                .iter()
+                .any(|s| s.builtin == Some(Builtin::TpcbLike))
+    }
+}
+
+/// (profile, scale, clients, secs)
+const PROFILES: [(&str, u32, &[usize], f64); 4] = [
+    ("quick", 2, &[1, 4], 30.0),
+    ("ci", 1, &[2], 1.0),
+    ("small-server", 100, &[1, 8, 32], 300.0),
+    ("large-server", 1000, &[1, 16, 64, 128], 600.0),
+];
+
+/// `NAME@WEIGHT` split; the weight 1 when absent.
+fn split_weight(spec: &str, what: &str) -> Result<(String, u32), Error> {
+    match spec.rsplit_once('@') {
+        Some((name, w)) if !w.contains('/') => {
+            let weight: u32 = w.trim().parse().map_err(|_| {
+                usage(format!(
+                    "--{what} {spec}: the weight after @ must be a whole number from 0 to {}, e.g. {name}@5",
+                    u32::MAX
+                ))
+            })?;
+            Ok((name.to_string(), weight))
+        }
+        _ => Ok((spec.to_string(), 1)),
+    }
+}
+
+/// Names each script uniquely (a file given twice gets `#2`).
+fn unique_name(taken: &[ScriptSpec], name: String) -> String {
+    if !taken.iter().any(|s| s.name == name) {
+        return name;
+    }
+    (2..)
+        .map(|i| format!("{name}#{i}"))
+        .find(|n| !taken.iter().any(|s| &s.name == n))
+        .unwrap_or(name)
+}
+
+fn read_script_file(path: &str, option: &str) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| {
+        usage(format!(
+            "--{option} {path}: cannot read it ({e}); give the path of a pgbench script"
+        ))
+    })
+}
+
+impl Workload for Pgbench {
+    const NAME: &'static str = KEY;
+    const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
+    type Options = Options;
+    type Params = Params;
+    const WORKLOAD: &'static [&'static str] = &[
+        "scripts",
+        "scale",
+        "secs",
+        "transactions",
+        "protocol",
+        "defines",
+        "rate",
+        "latency_limit_ms",
+        "max_tries",
+    ];
+
+    fn params(common: &Common, o: Options) -> Result<Params, Error> {
+        let &(_, scale, clients, secs) = PROFILES
+            .iter()
+            .find(|p| p.0 == common.profile)
+            .unwrap_or(&PROFILES[0]);
+        let mut p = Params {
+            profile: common.profile.clone(),
+            scripts: Vec::new(),
+            clients: clients.to_vec(),
+            secs,
+            transactions: None,
+            warmup_secs: 0.0,
+            scale,
+            protocol: Protocol::Simple,
+            defines: BTreeMap::new(),
+            rate: None,
+            latency_limit_ms: None,
+            max_tries: 1,
+            init_script: None,
+            init_tables: true,
+            seed: common.seed,
+        };
+        set_all(&mut p.clients, o.clients);
+        set(&mut p.secs, o.time);
+        set(&mut p.warmup_secs, o.warmup_secs);
+        set(&mut p.scale, o.scale);
+        if let Some(t) = o.transactions {
+            let t = u64::from(t);
+            if t == 0 {
+                return Err(usage("--transactions must be at least 1"));
+            }
+            if o.time.is_some() {
+                return Err(usage("give --time or --transactions, not both"));
+            }
+            p.transactions = Some(t);
+            p.secs = crate::suite::bounds::MAX_SECS;
+        }
+        if let Some(m) = &o.protocol {
+            p.protocol = Protocol::parse(m)?;
+        }
+        if p.clients.is_empty() || p.clients.contains(&0) {
+            return Err(usage(
+                "--clients must list client counts of at least 1, e.g. --clients 1,4",
+            ));
+        }
+        if p.secs.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            return Err(usage("--time must be more than 0 seconds"));
+        }
+        if !(1..=1_000_000).contains(&p.scale) {
+            return Err(usage(format!(
+                "--scale must be between 1 and 1000000, got {}",
+                p.scale
+            )));
+        }
+        for d in o.define.unwrap_or_default() {
+            let Some((name, value)) = d.split_once('=') else {
+                return Err(usage(format!(
+                    "--define {d}: expected NAME=VALUE, e.g. --define nbranches=10"
+                )));
+            };
+            let name = name.trim();
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
+            {
+                return Err(usage(format!(
+                    "--define {d}: '{name}' is not a variable name (letters, digits and _)"
+                )));
+            }
+            p.defines.insert(name.to_string(), value.to_string());
+        }
+        if let Some(r) = o.rate {
+            if !(r.is_finite() && r > 0.0 && r <= 1e8) {
+                return Err(usage(format!(
+                    "--rate must be transactions per second above 0, got {r}"
+                )));
+            }
+            p.rate = Some(r);
+        }
+        if let Some(l) = o.latency_limit {
+            if !(l.is_finite() && l > 0.0) {
+                return Err(usage(format!(
+                    "--latency-limit must be milliseconds above 0, got {l}"
+                )));
+            }
+            p.latency_limit_ms = Some(l);
+        }
+        if let Some(m) = o.max_tries {
+            if m == 0 {
+                return Err(usage(
+                    "--max-tries must be at least 1 (1: no retry; rqps has no unlimited tries)",
+                ));
+            }
+            p.max_tries = m;
+        }
+        for spec in o.builtin.unwrap_or_default() {
+            let (name, weight) = split_weight(&spec, "builtin")?;
+            let b = Builtin::find(&name)?;
+            let name = unique_name(&p.scripts, b.name().to_string());
+            p.scripts.push(ScriptSpec {
+                name,
+                weight,
+                builtin: Some(b),
+                path: None,
+                text: None,
+            });
+        }
+        for spec in o.script.unwrap_or_default() {
+            let (path, weight) = split_weight(&spec, "script")?;
+            let text = read_script_file(&path, "script")?;
+            // Checked now, so a mistake is a usage error naming file:line.
+            script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
+            let base = std::path::Path::new(&path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.clone());
+            let name = unique_name(&p.scripts, base);
+            p.scripts.push(ScriptSpec {
+                name,
+                weight,
+                builtin: None,
+                path: Some(path),
+                text: Some(text),
+            });
+        }
+        if let Some(path) = o.init_script {
+            let text = read_script_file(&path, "init-script")?;
+            script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
+            p.init_script = Some((path, text));
+        }
+        if p.scripts.is_empty() {
+            p.scripts.push(ScriptSpec {
+                name: Builtin::TpcbLike.name().into(),
+                weight: 1,
+                builtin: Some(Builtin::TpcbLike),
+                path: None,
+                text: None,
+            });
+        }
+        if p.scripts.iter().map(|s| u64::from(s.weight)).sum::<u64>() == 0 {
+            return Err(usage(
+                "every script has weight 0: give at least one a weight above 0",
+            ));
+        }
+        let any_builtin = p.scripts.iter().any(|s| s.builtin.is_some());
+        p.init_tables = !o.skip_init.unwrap_or(false) && (any_builtin || p.init_script.is_none());
+        if o.skip_init.unwrap_or(false) {
+            p.init_script = None;
+        }
+        Ok(p)
+    }
+
+    fn step_count(p: &Params) -> usize {
+        usize::from(p.init_tables || p.init_script.is_some())
+            + p.clients.len() * (1 + p.scripts.len())
+            + usize::from(p.checks_balances())
+    }
+
+    /// About 130 bytes per account row (four columns, an 84-byte filler,
+    /// the row header) and its key, as PostgreSQL stores them.
+    fn load_bytes(p: &Params) -> u64 {
+        if p.init_tables {
+            init::ACCOUNTS * u64::from(p.scale) * 150
+        } else {
+            0
+        }
+    }
+
+    fn need(p: &Params) -> crate::suite::Need {
+        let clients = p.clients.iter().copied().max().unwrap_or(1);
+        // Each client prepares each SQL command of each script at most once.
+        let per_client: usize = p
+            .scripts
+            .iter()
+            .map(|s| match (&s.builtin, &s.text) {
+                (Some(_), _) => 7,
+                (None, Some(t)) => t.matches(';').count() + t.matches("\\gset").count() + 1,
+                (None, None) => 1,
+            })
+            .sum();
+        crate::suite::Need {
+            connections: clients,
+            prepared: clients * per_client,
+            who: format!("{clients} pgbench clients"),
+            fewer: "run fewer --clients".into(),
+        }
+    }
+
+    fn estimate_secs(p: &Params) -> f64 {
+        let per = match p.transactions {
+            Some(_) => 0.0,
+            None => p.secs,
+        };
+        p.clients.len() as f64 * (per + p.warmup_secs)
+    }
+
+    fn describe(p: &Params) -> String {
+        let mut s = String::new();
+        if p.init_tables {
+            s.push_str(&format!(
+                "init: pgbench_branches {}, pgbench_tellers {}, pgbench_accounts {} rows, pgbench_history empty (scale {})\n",
+                p.scale,
+                10 * u64::from(p.scale),
+                100_000 * u64::from(p.scale),
+                p.scale
+            ));
+        }
+        if let Some((path, _)) = &p.init_script {
+            s.push_str(&format!("init script: {path}\n"));
+        }
+        let total: u64 = p.scripts.iter().map(|s| u64::from(s.weight)).sum();
+        let how = match p.transactions {
+            Some(t) => format!("{t} transactions per client"),
+            None => format!("{:.1} s measured", p.secs),
+        };
+        for &c in &p.clients {
+            s.push_str(&format!(
+                "pgbench c{c}: {c} client(s), {how}, protocol {}{}\n",
+                p.protocol.name(),
+                p.rate
+                    .map(|r| format!(", rate {r} tx/s"))
+                    .unwrap_or_default()
+            ));
+            for sc in &p.scripts {
+                s.push_str(&format!(
+                    "  script {} weight {} ({:.1} %)\n",
+                    sc.name,
+                    sc.weight,
+                    f64::from(sc.weight) * 100.0 / total.max(1) as f64
+                ));
+            }
+        }
+        if p.checks_balances() {
+            s.push_str("balances: sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta)\n");
+        }
+        s
+    }
+
+    fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
+        let compiled = {
+            let db = h.driver.require_sql().map_err(|source| Error::Engine {
+                context: "pgbench needs a SQL engine".into(),
+                source,
+            })?;
+            Arc::new(Compiled::new(p, db.dialect()).map_err(|e| usage(e.to_string()))?)
+        };
+        if p.init_tables || p.init_script.is_some() {
+            match init::run(p, h) {
+                Err(_) if stop_requested() => return Ok(RunEnd::Interrupted),
+                r => r?,
+            }
+        }
+        let mut end = RunEnd::Ok;
+        for &clients in &p.clients {
+            if stop_requested() {
+                return Ok(RunEnd::Interrupted);
+            }
+            let r = run_clients(p, h, clients, &compiled)?;
+            store_scripts(p, h, &r)?;
+            if !end.after(&r) {
+                return Ok(end);
+            }
+        }
+        if p.checks_balances() && !stop_requested() {
+            let r = h.test(
+                "balances".into(),
+                TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks"),
+                |run| {
+                    let db = run
+                        .driver
+                        .require_sql()
+                        .map_err(TestFailure::when("the balances check could not run"))?;
+                    let mut conn = db
+                        .connect()
+                        .map_err(TestFailure::when("the balances check could not run"))?;
+                    let sums = check::run(conn.as_mut())
+                        .map_err(TestFailure::when("the balances check could not run"))?;
+                    run.result.events = 1;
+                    run.result.set_detail("pgbench_balances", &sums);
+                    match sums.violation() {
+                        Some(v) => Err(TestFailure::new(v)),
+                        None => {
+                            run.result.status = Status::Ok;
+                            Ok(())
+                        }
+                    }
+                },
+            )?;
+            end.after(&r);
+        }
+        Ok(end)
+    }
+
+    fn report() -> Option<&'static dyn crate::report::section::Section> {
+        Some(&report::SECTION)
+    }
+
+    fn line(label: &str, r: &TestResult) -> String {
+        if r.status == Status::Ok {
+            if let Some(b) = r.detail::<check::Sums>("pgbench_balances") {
+                return format!(
+                    "{label:>28}  sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta) = {}",
+                    b.accounts
+                );
+            }
+            if let Some(d) = r.detail::<ScriptDetail>("pgbench_script") {
+                return format!(
+                    "{label:>28}  {:>9.1} tps  weight {}  latency avg {:.3} ms  failed {}  retried {}",
+                    r.tps, d.weight, d.latency_ms_avg, d.failed, d.retried
+                );
+            }
+        }
+        let mut s = crate::harness::result_line(label, r);
+        if r.status == Status::Ok
+            && let Some(d) = r.detail::<Detail>(KEY)
+        {
+            s.push_str(&format!(
+                "\n{:>28}  failed {} (serialization {}, deadlock {}, other {})  retried {} ({} retries)",
+                "", d.failed, d.failures.serialization, d.failures.deadlock, d.failures.other,
+                d.retried, d.retries
+            ));
+            if let Some(lag) = &d.rate {
+                s.push_str(&format!(
+                    "\n{:>28}  rate {:.1} tx/s: lag avg {:.3} ms max {:.3} ms  skipped {}  late {}",
+                    "", lag.rate, lag.lag_ms_avg, lag.lag_ms_max, lag.skipped, lag.late
+                ));
+            }
+        }
+        s
+    }
+}
+
+/// One test: `clients` clients running the scripts for the measured time.
+fn run_clients(
+    p: &Params,
+    h: &mut Harness<'_>,
+    clients: usize,
+    compiled: &Arc<Compiled>,
+) -> Result<TestResult, Error> {
+    let label = format!("pgbench c{clients}");
+    h.test(
+        label,
+        TestResult::running(KEY, "pgbench".into(), "pgbench", clients, true, "tx/s"),
+        |run| {
+            let mut workers = (0..clients)
+                .map(|i| Client::new(run.driver.clone(), compiled.clone(), p, clients, i))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(TestFailure::when("could not start the clients"))?;
+            let cfg = StepConfig {
+                warmup: Duration::from_secs_f64(p.warmup_secs),
+                duration: Duration::from_secs_f64(p.secs),
+                reconnect_for: RECONNECT_FOR,
+            };
+            let total = if p.transactions.is_some() {
+                0
+            } else {
+                (p.secs + p.warmup_secs).ceil() as u64
+            };
+            let bar = run.bar(total, "{prefix:>28} [{bar:30}] {pos}/{len} s {msg}");
+            let step = run_step(
+                &mut workers,
+                &cfg,
+                &mut |l| {
+                    bar.set_position(l.elapsed.as_secs());
+                    bar.set_message(if l.warming {
+                        "warming up".to_string()
+                    } else {
+                        format!("{:.0} statements/s", l.qps)
+                    });
+                },
+                &mut || run.start_sampling(),
+            );
+            bar.finish_and_clear();
+            crate::harness::fill_core(&mut run.result, &step);
+            run.result.warmup_secs = p.warmup_secs;
+            run.result.qps = run.result.tps;
+            run.finish_probe(step.counts.events as f64);
+            let d = stats::detail(p, compiled, &workers, &step, clients);
+            run.result.set_detail(KEY, &d);
+            Ok(())
+        },
+    )
+}
+
+/// One result per script (its transactions per second and per-statement
+/// latency), so that reports and `rqps compare` set each against the base.
+fn store_scripts(p: &Params, h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
+    let Some(d) = main.detail::<Detail>(KEY) else {
+        return Ok(());
+    };
+    for sd in &d.scripts {
+        let mut r = TestResult::running(
+            KEY,
+            sd.name.clone(),
+            "pgbench scripts",
+            main.threads,
+            true,
+            "tx/s",
+        );
+        r.status = main.status;
+        r.reason = main.reason.clone();
+        r.secs = main.secs;
+        r.warmup_secs = main.warmup_secs;
+        r.qps = sd.tps;
+        r.tps = sd.tps;
+        r.events = sd.count;
+        r.errors = sd.failed;
+        if let Some(op) = main.ops.get(&sd.name) {
+            r.latency_us = op.latency_us.clone();
+        }
+        r.set_detail("pgbench_script", sd);
+        let slot = h.store.begin_test(&r)?;
+        h.ui.say(&Pgbench::line(&format!("  {}", sd.name), &r));
+        h.store.finish_test(slot, r)?;
+    }
+    let _ = p;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(profile: &str) -> Common {
+        Common {
+            profile: profile.into(),
+            seed: 1,
+            part: None,
+        }
+    }
+
+    #[test]
+    fn the_default_is_tpcb_like_on_fresh_tables_and_options_are_checked() {
+        let p = Pgbench::params(&common("ci"), Options::default()).unwrap();
+        assert_eq!(p.scripts.len(), 1);
+        assert_eq!(p.scripts[0].builtin, Some(Builtin::TpcbLike));
+        assert!(p.init_tables && p.checks_balances());
+        assert_eq!((p.scale, p.protocol, p.max_tries), (1, Protocol::Simple, 1));
+        for (o, msg) in [
+            (
+                Options {
+                    protocol: Some("binary".into()),
+                    ..Default::default()
+                },
+                "--protocol must be simple, extended or prepared",
+            ),
+            (
+                Options {
+                    builtin: Some(vec!["tpcc".into()]),
+                    ..Default::default()
+                },
+                "tpcb-like, simple-update or select-only",
+            ),
+            (
+                Options {
+                    builtin: Some(vec!["select-only@x".into()]),
+                    ..Default::default()
+                },
+                "the weight after @",
+            ),
+            (
+                Options {
+                    define: Some(vec!["novalue".into()]),
+                    ..Default::default()
+                },
+                "expected NAME=VALUE",
+            ),
+            (
+                Options {
+                    script: Some(vec!["/nonexistent/x.sql".into()]),
+                    ..Default::default()
+                },
+                "cannot read it",
+            ),
+            (
+                Options {
+                    builtin: Some(vec!["select-only@0".into()]),
+                    ..Default::default()
+                },
+                "weight 0",
+            ),
+            (
+                Options {
+                    max_tries: Some(0),
+                    ..Default::default()
+                },
+                "--max-tries must be at least 1",
+            ),
+        ] {
+            let e = Pgbench::params(&common("ci"), o).unwrap_err();
+            assert!(e.is_usage() && e.to_string().contains(msg), "{e}");
+        }
+    }
+
+    #[test]
+    fn weights_names_and_the_check_follow_the_scripts() {
+        let o = Options {
+            builtin: Some(vec!["select-only@9".into(), "simple-update@1".into()]),
+            ..Default::default()
+        };
+        let p = Pgbench::params(&common("ci"), o).unwrap();
+        let w: Vec<(&str, u32)> = p
+            .scripts
+            .iter()
+            .map(|s| (s.name.as_str(), s.weight))
+            .collect();
+        assert_eq!(w, [("select-only", 9), ("simple-update", 1)]);
+        assert!(!p.checks_balances(), "simple-update breaks the invariant");
+        let d = Pgbench::describe(&p);
+        assert!(d.contains("script select-only weight 9 (90.0 %)"), "{d}");
+        let o = Options {
+            builtin: Some(vec!["tpcb-like".into(), "select-only".into()]),
+            ..Default::default()
+        };
+        assert!(Pgbench::params(&common("ci"), o).unwrap().checks_balances());
+    }
+
+    #[test]
+    fn matrix_tables_fill_the_same_options() {
+        let t: toml::Table = toml::from_str(
+            "builtin = \"select-only@3\"\nclients = [1, 2]\nprotocol = \"prepared\"\n\
+             define = [\"a=1\", \"b=x\"]\nmax_tries = 3\nrate = 50.0\nlatency_limit = 10.0\nscale = 2",
+        )
+        .unwrap();
+        let o = Options::deserialize(t).unwrap();
+        let p = Pgbench::params(&common("ci"), o).unwrap();
+        assert_eq!(p.clients, [1, 2]);
+        assert_eq!(p.protocol, Protocol::Prepared);
+        assert_eq!(p.scripts[0].weight, 3);
+        assert_eq!(p.defines["b"], "x");
+        assert_eq!((p.max_tries, p.scale), (3, 2));
+        assert_eq!((p.rate, p.latency_limit_ms), (Some(50.0), Some(10.0)));
+    }
+}
