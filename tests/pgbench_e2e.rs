@@ -187,7 +187,7 @@ fn user_scripts_gset_into_later_statements_and_branch() {
     let target = format!("sqlite:{}", db.display());
     let script = d.path().join("top.sql");
     // \gset's value feeds the next statement and the \if; a wrong branch
-    // runs a statement the engine rejects.
+    // runs a statement the engine rejects, or leaves a variable undefined.
     std::fs::write(
         &script,
         "SELECT max(aid) AS top, min(aid) lo FROM pgbench_accounts \\gset\n\
@@ -199,7 +199,12 @@ fn user_scripts_gset_into_later_statements_and_branch() {
          \\else\n\
          SELECT no_such_column FROM pgbench_branches;\n\
          \\endif\n\
-         SELECT abalance FROM pgbench_accounts WHERE aid = :picked;\n",
+         SELECT abalance FROM pgbench_accounts WHERE aid = :picked;\n\
+         \\if :top < 0\n\
+         \\elif :top > 0\n\
+         \\set found 1\n\
+         \\endif\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :found;\n",
     )
     .unwrap();
     for proto in ["simple", "prepared"] {
@@ -235,6 +240,13 @@ fn user_scripts_gset_into_later_statements_and_branch() {
             "{proto}: the false branches never ran"
         );
         assert_eq!(count(10), count(1), "{proto}");
+        // A false \if with an empty branch enters the \elif right after it
+        // (else :found is undefined and line 15 fails), as pgbench does.
+        assert_eq!(
+            count(15),
+            count(1),
+            "{proto}: the \\elif after an empty branch ran"
+        );
         assert_eq!(test(&doc, "select-only")["events"], 0, "weight 0");
     }
 }
@@ -354,6 +366,10 @@ fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
             "--latency-limit",
             "5",
             "--time",
+            "1",
+            // One client, so that "at most one per 20 ms" is the bound (the
+            // profile's two would each be due every 20 ms, right at the edge).
+            "--clients",
             "1",
         ],
     );

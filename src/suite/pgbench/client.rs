@@ -622,6 +622,7 @@ impl Client {
         while pc < script.ops.len() {
             let t0 = clock.now_ns();
             let mut next = pc + 1;
+            let mut enters = false;
             match &script.ops[pc] {
                 Op::Sql(cmd) => {
                     let o = self.sql(s, pc, cmd).map_err(|e| (at(script, pc, e), pc))?;
@@ -662,13 +663,13 @@ impl Client {
                     }
                 }
                 Op::If { expr, next: n } => {
-                    next = self.branch(script, pc, expr, *n)?;
+                    (next, enters) = self.branch(script, pc, expr, *n)?;
                 }
                 Op::Elif { expr, next: n, end } => {
-                    next = if entering {
+                    (next, enters) = if entering {
                         self.branch(script, pc, expr, *n)?
                     } else {
-                        end + 1
+                        (end + 1, false)
                     };
                 }
                 Op::Else { end } => {
@@ -676,9 +677,12 @@ impl Client {
                 }
                 Op::Endif => {}
             }
-            // A jump to an \elif or \else enters it; reaching one in order
-            // leaves the \if (the branch before it was taken).
-            entering = next != pc + 1;
+            // A false \if or \elif enters the \elif or \else it goes to;
+            // reaching one otherwise leaves the \if (the branch before it was
+            // taken). Told by the condition, not by where control went: a
+            // false \if whose own branch is empty goes to the very next
+            // command, as a taken branch would.
+            entering = enters;
             let op = &mut self.tally[s].ops[pc];
             op.ns += clock.now_ns().saturating_sub(t0);
             op.count += 1;
@@ -688,22 +692,23 @@ impl Client {
     }
 
     /// Where an `\if`/`\elif` on `expr` goes: the next command when true,
-    /// else its next branch (`\endif`: past it).
+    /// else its next branch (`\endif`: past it); and whether that next
+    /// branch (an `\elif` or `\else`) is to be entered.
     fn branch(
         &mut self,
         script: &CompiledScript,
         pc: usize,
         expr: &Expr,
         next: usize,
-    ) -> Result<usize, (DbError, usize)> {
+    ) -> Result<(usize, bool), (DbError, usize)> {
         let v = self.eval(expr).map_err(|m| (fatal_at(script, pc, m), pc))?;
         let t = truth(&v).map_err(|m| (fatal_at(script, pc, m), pc))?;
         Ok(if t {
-            pc + 1
+            (pc + 1, false)
         } else if matches!(script.ops.get(next), Some(Op::Endif)) {
-            next + 1
+            (next + 1, false)
         } else {
-            next
+            (next, true)
         })
     }
 
