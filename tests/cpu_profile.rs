@@ -6,7 +6,8 @@
 
 mod common;
 use common::{rqps, server_available, servers_required, text};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rqps::report::profile::{Costs, side_costs};
 use rqps::results::{RunDoc, TestResult};
@@ -54,6 +55,21 @@ fn profiled_point_query(results: &Path, name: &str, extra: &[&str]) -> TestResul
         .expect("a point-query result")
 }
 
+/// The point-query run with prepared statements on a throwaway PostgreSQL,
+/// and the results directory that holds it: run once and read by both tests
+/// below (one run each cost a server start, a load and 6 s of perf, ~25 s
+/// on a busy machine). The other test adds its own run to the directory.
+fn prepared_on_postgres() -> &'static (PathBuf, TestResult) {
+    static RUN: OnceLock<(PathBuf, TestResult)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpu_profile-postgres");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = profiled_point_query(&dir, "prepared", &["--server", "postgres"]);
+        (dir, t)
+    })
+}
+
 fn engine_costs(t: &TestResult) -> Costs {
     let p = t
         .cpu_profile
@@ -67,12 +83,11 @@ fn a_point_query_profile_of_postgres_names_its_executor_and_adds_up_to_server_cp
     if !server_available(PG) || !perf_works() {
         return;
     }
-    let d = tempfile::tempdir().unwrap();
-    let t = profiled_point_query(d.path(), "pg", &["--server", "postgres"]);
+    let (_, t) = prepared_on_postgres();
     let p = t.cpu_profile.as_ref().unwrap();
     assert_eq!(p.engine_is, "server");
     assert!(p.client.is_some(), "a server run profiles the client too");
-    let c = engine_costs(&t);
+    let c = engine_costs(t);
     assert!(c.samples > 100, "only {} samples", c.samples);
     let top: Vec<&str> = c
         .functions
@@ -103,16 +118,16 @@ fn text_statements_against_prepared_ones_rank_parser_and_planner_functions_as_th
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    profiled_point_query(d.path(), "prepared", &["--server", "postgres"]);
+    let (results, _) = prepared_on_postgres();
     profiled_point_query(
-        d.path(),
+        results,
         "text",
         &["--server", "postgres", "--ps-mode", "disable"],
     );
     let o = rqps(&[
         "report",
         "--results",
-        d.path().to_str().unwrap(),
+        results.to_str().unwrap(),
         "--base",
         "prepared",
         "--explain",
@@ -156,7 +171,7 @@ fn text_statements_against_prepared_ones_rank_parser_and_planner_functions_as_th
     let o = rqps(&[
         "report",
         "--results",
-        d.path().to_str().unwrap(),
+        results.to_str().unwrap(),
         "--base",
         "prepared",
         "--format",
