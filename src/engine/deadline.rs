@@ -82,10 +82,12 @@ impl Deadline {
 ///
 /// Between messages the socket keeps the statement timeout; inside one it
 /// gets the short one, set only when a read has to wait mid-message (a
-/// setsockopt per such read, none on the usual path where a reply arrives
+/// setsockopt per such wait, none on the usual path where a reply arrives
 /// in one read). A server that trickles a message a byte at a time is
 /// stopped too: the time since the message began is checked before each
-/// read, so it fails within twice the deadline at most.
+/// read, so it fails within twice the deadline at most. Each message has its
+/// own deadline ([`MidMessage::message_done`]): a result set that streams
+/// for minutes, message after message, is a long query, not a fault.
 pub(crate) struct MidMessage {
     /// The socket; `None`: not watched (during the handshake, in tests).
     fd: Option<std::os::fd::RawFd>,
@@ -94,6 +96,8 @@ pub(crate) struct MidMessage {
     short: Duration,
     /// When the message under way began to wait, if one is.
     since: Option<std::time::Instant>,
+    /// The socket has the short timeout now.
+    armed: bool,
 }
 
 impl MidMessage {
@@ -103,6 +107,7 @@ impl MidMessage {
             long: Duration::ZERO,
             short: Duration::ZERO,
             since: None,
+            armed: false,
         }
     }
 
@@ -113,6 +118,7 @@ impl MidMessage {
             long,
             short: crate::engine::message_timeout().min(long),
             since: None,
+            armed: false,
         }
     }
 
@@ -122,19 +128,33 @@ impl MidMessage {
         let Some(fd) = self.fd else {
             return Ok(());
         };
-        match (mid, self.since) {
-            (false, None) => Ok(()),
-            (false, Some(_)) => {
-                self.since = None;
-                set_read_timeout(fd, self.long)
+        if !mid {
+            self.since = None;
+            if self.armed {
+                self.armed = false;
+                set_read_timeout(fd, self.long)?;
             }
-            (true, None) => {
-                self.since = Some(std::time::Instant::now());
-                set_read_timeout(fd, self.short)
-            }
-            (true, Some(t)) if t.elapsed() > self.short => Err(self.stalled()),
-            (true, Some(_)) => Ok(()),
+            return Ok(());
         }
+        match self.since {
+            None => {
+                self.since = Some(std::time::Instant::now());
+                if !self.armed {
+                    self.armed = true;
+                    set_read_timeout(fd, self.short)?;
+                }
+                Ok(())
+            }
+            Some(t) if t.elapsed() > self.short => Err(self.stalled()),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// The message that was waited for is whole: the next one, even if its
+    /// first bytes are already in, gets a deadline of its own.
+    #[inline]
+    pub(crate) fn message_done(&mut self) {
+        self.since = None;
     }
 
     /// A read's error: a timeout in the middle of a message is this fault.
@@ -183,5 +203,43 @@ fn set_read_timeout(fd: std::os::fd::RawFd, d: Duration) -> std::io::Result<()> 
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn each_message_has_its_own_deadline_and_a_trickle_within_one_fails() {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let short = Duration::from_millis(30);
+        let mut m = MidMessage {
+            fd: Some(a.as_raw_fd()),
+            long: Duration::from_secs(600),
+            short,
+            since: None,
+            armed: false,
+        };
+        // A stream of messages, each whole within the deadline, that runs
+        // longer than it: never a fault.
+        for _ in 0..4 {
+            m.before_read(true).unwrap();
+            std::thread::sleep(short / 2);
+            m.before_read(true).unwrap();
+            m.message_done();
+        }
+        // (The kernel keeps it in clock ticks: 30 ms reads back as 32.)
+        let t = a.read_timeout().unwrap().unwrap();
+        assert!(t >= short && t < Duration::from_secs(1), "{t:?}");
+        // One message that takes longer than the deadline: a fault.
+        m.before_read(true).unwrap();
+        std::thread::sleep(short + short / 2);
+        let e = m.before_read(true).unwrap_err();
+        assert!(e.to_string().contains("--message-timeout"), "{e}");
+        // Between messages the socket waits as long as a statement may.
+        m.before_read(false).unwrap();
+        assert_eq!(a.read_timeout().unwrap(), Some(Duration::from_secs(600)));
     }
 }

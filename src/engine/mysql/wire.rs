@@ -609,6 +609,7 @@ impl<S: Read + Write> Client<S> {
                 }
             }
         }
+        self.mid.message_done();
         Ok(())
     }
 

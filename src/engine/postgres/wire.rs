@@ -368,6 +368,9 @@ impl ReadBuf {
                 }
                 Ok(n) => {
                     self.end += n;
+                    if self.end - self.pos >= need {
+                        self.mid.message_done();
+                    }
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
