@@ -385,7 +385,10 @@ fn rate_limits_report_the_lag_and_skip_what_the_latency_limit_rules_out() {
         "{events}: at most one per 20 ms"
     );
     assert!(skipped >= 25, "{r}");
-    assert!(events + skipped >= 70 && events + skipped <= 130, "{r}");
+    // The schedule is a Poisson process: 100/s over 1 s is 100 ± 10, and the
+    // run may overshoot its second a little; 131 was seen once in CI, so the
+    // bounds are 5 sd wide (70..=130 was 3 sd, a flake in a few hundred runs).
+    assert!(events + skipped >= 50 && events + skipped <= 160, "{r}");
     // Every transaction that ran took 20 ms, longer than the limit.
     assert_eq!(r["late"].as_u64().unwrap(), events, "{r}");
     assert!(r["lag_ms_max"].as_f64().unwrap() > 0.0, "{r}");
