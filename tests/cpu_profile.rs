@@ -324,7 +324,11 @@ fn without_perf_the_run_completes_with_one_notice_and_no_profile() {
     assert!(out.contains("apt install linux-perf"), "{out}");
     let doc: RunDoc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(doc.tests.iter().all(|t| t.cpu_profile.is_none()));
-    assert!(doc.tests.iter().any(|t| t.status == "ok"));
+    assert!(
+        doc.tests
+            .iter()
+            .any(|t| t.status == rqps::results::Status::Ok)
+    );
     // Without profiles, --explain says how to get them and fails as a usage error.
     let r = d.path().join("r");
     let o = rqps(&[

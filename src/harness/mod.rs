@@ -476,7 +476,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// The one line printed when a test ends: throughput, p95, errors, CPU per operation.
 pub fn result_line(label: &str, r: &TestResult) -> String {
-    if r.status != "ok" {
+    if r.status != crate::results::Status::Ok {
         return format!(
             "{label:>28}  {}: {}",
             r.status,

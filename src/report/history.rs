@@ -207,7 +207,11 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<History, Error> {
                 let v: Vec<f64> = r
                     .tests
                     .iter()
-                    .filter(|t| t.test == test && t.threads == threads && t.status == "ok")
+                    .filter(|t| {
+                        t.test == test
+                            && t.threads == threads
+                            && t.status == crate::results::Status::Ok
+                    })
                     .filter(|t| t.reported || opts.all)
                     .map(|t| t.qps)
                     .collect();

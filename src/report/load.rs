@@ -594,7 +594,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                 if !t.reported && !opts.all {
                     continue;
                 }
-                if t.status != "ok" {
+                if t.status != crate::results::Status::Ok {
                     skipped.push(Skipped {
                         target: name.to_string(),
                         run_id: run.run_id.clone(),

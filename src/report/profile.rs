@@ -153,7 +153,7 @@ pub fn pooled(runs: &[crate::results::RunDoc], name: &str, test: &str) -> Vec<Po
         for t in run
             .tests
             .iter()
-            .filter(|t| t.test == test && t.status == "ok")
+            .filter(|t| t.test == test && t.status == crate::results::Status::Ok)
         {
             let Some(p) = &t.cpu_profile else { continue };
             match out.iter_mut().find(|o| o.threads == t.threads) {

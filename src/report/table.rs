@@ -73,7 +73,11 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
         let rows: Vec<&TestResult> = doc
             .tests
             .iter()
-            .filter(|t| t.group == *key && (all || t.reported) && t.status != "running")
+            .filter(|t| {
+                t.group == *key
+                    && (all || t.reported)
+                    && t.status != crate::results::Status::Running
+            })
             .collect();
         if rows.is_empty() {
             continue;
@@ -139,7 +143,7 @@ impl<'a> Speedups<'a> {
         for t in doc
             .tests
             .iter()
-            .filter(|t| (all || t.reported) && t.status == "ok")
+            .filter(|t| (all || t.reported) && t.status == crate::results::Status::Ok)
         {
             let e = first
                 .entry((t.suite.as_str(), t.test.as_str()))
@@ -160,7 +164,9 @@ impl<'a> Speedups<'a> {
     /// `1.85`, or `-` for a test run at one thread count or not counted.
     fn of_test(&self, t: &TestResult) -> String {
         match self.first.get(&(t.suite.as_str(), t.test.as_str())) {
-            Some(&(fewest, q, most)) if most > fewest && q > 0.0 && t.status == "ok" => {
+            Some(&(fewest, q, most))
+                if most > fewest && q > 0.0 && t.status == crate::results::Status::Ok =>
+            {
                 format!("{:.2}", t.qps / q)
             }
             _ => "-".into(),
@@ -244,11 +250,9 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
         add("load (per row)".into(), "-".into(), hw);
     }
     for (key, _) in groups {
-        for t in doc
-            .tests
-            .iter()
-            .filter(|t| t.group == *key && (all || t.reported) && t.status == "ok")
-        {
+        for t in doc.tests.iter().filter(|t| {
+            t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
+        }) {
             if let Some(hw) = &t.hw {
                 add(t.test.clone(), t.threads.to_string(), hw);
             }

@@ -185,18 +185,6 @@ impl std::fmt::Display for Status {
     }
 }
 
-impl PartialEq<&str> for Status {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl PartialEq<str> for Status {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Host {
     pub hostname: String,

@@ -506,7 +506,7 @@ impl Workload for Dbbench {
         }
         let base = crate::harness::result_line(label, r);
         match r.detail::<StepFigures>(KEY) {
-            Some(f) if r.status == "ok" => {
+            Some(f) if r.status == crate::results::Status::Ok => {
                 let mut line = base;
                 if let Some(w) = f.w_amp {
                     line.push_str(&format!("  w-amp {w:.2}"));

@@ -243,7 +243,7 @@ fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
     let ok: Vec<&IbenchRepeat> = repeats.iter().filter(|r| r.status == "ok").collect();
     let ok_tests: Vec<&TestResult> = runs
         .iter()
-        .filter(|(_, t)| t.status == "ok")
+        .filter(|(_, t)| t.status == crate::results::Status::Ok)
         .map(|(_, t)| *t)
         .collect();
     let tput: Vec<f64> = ok.iter().map(|r| r.throughput).collect();
@@ -426,7 +426,10 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
     );
     let rows = run_steps(doc);
-    let rows: Vec<&TestResult> = rows.into_iter().filter(|t| t.status != "running").collect();
+    let rows: Vec<&TestResult> = rows
+        .into_iter()
+        .filter(|t| t.status != crate::results::Status::Running)
+        .collect();
     let mut detail = TextTable::new(&[
         "step",
         "clients",
@@ -480,7 +483,8 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     }
     let finished: Vec<RunDoc> = {
         let mut d = doc.clone();
-        d.tests.retain(|t| t.status != "running");
+        d.tests
+            .retain(|t| t.status != crate::results::Status::Running);
         vec![d]
     };
     if let Some(sec) = build(&doc.name, &[&doc.name], &finished, Rules::default()) {
@@ -507,7 +511,10 @@ pub fn ibench_run_table(doc: &RunDoc) -> String {
     ]);
     let mut n = 0;
     let mut notes: Vec<String> = Vec::new();
-    for t in rows.iter().filter(|t| t.status == "ok") {
+    for t in rows
+        .iter()
+        .filter(|t| t.status == crate::results::Status::Ok)
+    {
         let Some(hw) = &t.hw else { continue };
         let db = hw
             .db_after

@@ -95,7 +95,7 @@ pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error
             break;
         }
         let r = run_one(p, h, def, i)?;
-        if *def == StepDef::LoadI0 && r.status == "failed" {
+        if *def == StepDef::LoadI0 && r.status == crate::results::Status::Failed {
             // Without its tables no later step can run.
             return Err(crate::error::Error::Failed(r.reason.unwrap_or_default()));
         }
@@ -169,7 +169,7 @@ counts in its size; drop it and the pi tables after it to measure this run alone
         let per_insert = |v: Option<f64>| v.filter(|_| inserts > 0.0).map(|w| w * ops / inserts);
         ib.wkb_per_insert = per_insert(hw.as_ref().and_then(|h| h.wkb_per_op));
         ib.writes_per_insert = per_insert(hw.as_ref().and_then(|h| h.writes_per_op));
-        if *def == StepDef::LoadI2 && run.result.status == "ok" && !stop_requested() {
+        if *def == StepDef::LoadI2 && run.result.status == crate::results::Status::Ok && !stop_requested() {
             let (took, refused) = settle_tables(driver.as_ref(), &tables(p), settle_budget)
                 .map_err(TestFailure::when("settle step failed"))?;
             for f in refused {
@@ -199,7 +199,7 @@ fn progress_line(p: &Progress) -> String {
 /// The one line printed when a step ends.
 pub fn result_line(r: &TestResult) -> String {
     let label = r.test.as_str();
-    if r.status != "ok" {
+    if r.status != crate::results::Status::Ok {
         return format!(
             "{label:>8}  {}: {}",
             r.status,

@@ -439,7 +439,7 @@ impl Workload for Linkbench {
             let r = match name.as_str() {
                 "load" => {
                     let r = run_load(p, h, graph_seed)?;
-                    if r.status == "failed" {
+                    if r.status == crate::results::Status::Failed {
                         // Without its tables no later step can run.
                         return Err(crate::error::Error::Failed(r.reason.unwrap_or_default()));
                     }

@@ -157,7 +157,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
             for t in lb_tests(run) {
                 any = true;
                 let d = detail(t);
-                if let (Some(l), true) = (&d.load, t.status == "ok") {
+                if let (Some(l), true) = (&d.load, t.status == crate::results::Status::Ok) {
                     match (t.test.as_str(), load.as_mut()) {
                         ("index", Some(row)) => row.index_secs = l.index_secs,
                         ("load", _) => {
@@ -177,14 +177,14 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
                 if t.test == "check" {
                     checks.push((
                         name.to_string(),
-                        if t.status == "ok" {
+                        if t.status == crate::results::Status::Ok {
                             "ok".to_string()
                         } else {
                             t.reason.clone().unwrap_or_else(|| t.status.to_string())
                         },
                     ));
                 }
-                if let (Some(q), true) = (&d.request, t.status == "ok") {
+                if let (Some(q), true) = (&d.request, t.status == crate::results::Status::Ok) {
                     match by_step.iter_mut().find(|s| s.0 == t.test) {
                         Some(s) => s.2.push(q.ops.clone()),
                         None => by_step.push((t.test.clone(), q.requesters, vec![q.ops.clone()])),
@@ -566,7 +566,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// The one line printed when a step ends.
 pub fn result_line(label: &str, r: &TestResult) -> String {
-    if r.status != "ok" {
+    if r.status != crate::results::Status::Ok {
         return format!(
             "{label:>8}  {}: {}",
             r.status,
