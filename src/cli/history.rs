@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, EXIT_FAILED};
+use crate::error::{EXIT_FAILED, Error};
 use crate::report::changepoint::Settings;
 use crate::report::history::{self, Order};
 use crate::report::load;
@@ -54,23 +54,23 @@ pub struct HistoryArgs {
     pub all: bool,
 }
 
-pub fn history(a: &HistoryArgs) -> Result<i32, CliError> {
+pub fn history(a: &HistoryArgs) -> Result<i32, Error> {
     if !(a.max_p > 0.0 && a.max_p < 1.0) {
-        return Err(CliError::Usage(format!(
+        return Err(crate::error::usage(format!(
             "--max-p must be above 0 and below 1 (0.05 = 5 %), not {}",
             a.max_p
         )));
     }
     let name_glob = match &a.name_glob {
         Some(g) => Some(glob::Pattern::new(g).map_err(|e| {
-            CliError::Usage(format!(
+            crate::error::usage(format!(
                 "--name-glob '{g}' is not a glob ({e}); use * and ? as in 'nightly-*'"
             ))
         })?),
         None => None,
     };
     if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| CliError::Usage(e.to_string()))?;
+        crate::util::check_output(o).map_err(|e| crate::error::usage(e.to_string()))?;
     }
     let (runs, warnings) = load::read_results(&a.results)?;
     for w in warnings {
@@ -104,8 +104,9 @@ pub fn history(a: &HistoryArgs) -> Result<i32, CliError> {
     }
     match &a.output {
         Some(path) => {
-            crate::util::write_output(path, text.as_bytes())
-                .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
+            crate::util::write_output(path, text.as_bytes()).map_err(|e| {
+                crate::error::failed(format!("cannot write {}: {e}", path.display()))
+            })?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),

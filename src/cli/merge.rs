@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::CliError;
+use crate::error::Error;
 use crate::results::{RunDoc, Store, merge, read_run};
 
 #[derive(Args)]
@@ -20,12 +20,12 @@ pub struct MergeArgs {
 }
 
 /// Every run in `dir`: the run itself when `dir` holds a run.json.
-fn runs_in(dir: &Path) -> Result<Vec<RunDoc>, CliError> {
+fn runs_in(dir: &Path) -> Result<Vec<RunDoc>, Error> {
     if dir.join("run.json").is_file() {
         return Ok(vec![read_run(dir)?]);
     }
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        CliError::Usage(format!(
+        crate::error::usage(format!(
             "cannot read {}: {e} (give the results directories of the parts)",
             dir.display()
         ))
@@ -36,22 +36,22 @@ fn runs_in(dir: &Path) -> Result<Vec<RunDoc>, CliError> {
         .collect();
     dirs.sort();
     if dirs.is_empty() {
-        return Err(CliError::Usage(format!(
+        return Err(crate::error::usage(format!(
             "{} holds no runs (give the results directories of the parts)",
             dir.display()
         )));
     }
     dirs.iter()
-        .map(|d| read_run(d).map_err(CliError::from))
+        .map(|d| read_run(d).map_err(Error::from))
         .collect()
 }
 
-pub fn merge_cli(a: &MergeArgs) -> Result<i32, CliError> {
+pub fn merge_cli(a: &MergeArgs) -> Result<i32, Error> {
     let out = std::fs::canonicalize(&a.results).unwrap_or_else(|_| a.results.clone());
     let mut runs = Vec::new();
     for d in &a.dirs {
         if std::fs::canonicalize(d).is_ok_and(|d| out.starts_with(&d) || d.starts_with(&out)) {
-            return Err(CliError::Usage(format!(
+            return Err(crate::error::usage(format!(
                 "--results {} is (inside) a part's directory {}: store the merged runs elsewhere, so reports never count a part beside the whole",
                 a.results.display(),
                 d.display()
@@ -59,7 +59,7 @@ pub fn merge_cli(a: &MergeArgs) -> Result<i32, CliError> {
         }
         runs.extend(runs_in(d)?);
     }
-    let merged = merge::merge(runs).map_err(|e| CliError::Usage(e.to_string()))?;
+    let merged = merge::merge(runs).map_err(|e| crate::error::usage(e.to_string()))?;
     crate::results::check_writable(&a.results)?;
     let mut command_line = vec!["rqps".to_string(), "merge".into()];
     command_line.extend(a.dirs.iter().map(|d| d.display().to_string()));
@@ -82,7 +82,7 @@ pub fn merge_cli(a: &MergeArgs) -> Result<i32, CliError> {
         store.finish(status)?;
         println!(
             "{}",
-            crate::report::table::run_table(store.doc(), false, &super::report::sections())
+            crate::report::table::run_table(store.doc(), false, &crate::suite::report_sections())
         );
         eprintln!(
             "merged {parts} parts of {} repeat {} into {}",

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::Value;
 
-use super::CliError;
+use crate::error::Error;
 use crate::results::{RunDoc, Status};
 
 #[derive(Args)]
@@ -187,9 +187,9 @@ pub fn render(lines: &[Line]) -> String {
     out
 }
 
-pub fn runs(a: &RunsArgs) -> Result<i32, CliError> {
+pub fn runs(a: &RunsArgs) -> Result<i32, Error> {
     if !a.results.is_dir() {
-        return Err(CliError::Usage(format!(
+        return Err(crate::error::usage(format!(
             "no results directory {}: `rqps run` stores runs there, or give --results DIR",
             a.results.display()
         )));
@@ -199,7 +199,7 @@ pub fn runs(a: &RunsArgs) -> Result<i32, CliError> {
         eprintln!("warning: {w}");
     }
     if runs.is_empty() {
-        return Err(CliError::Usage(format!(
+        return Err(crate::error::usage(format!(
             "no runs in {}: store one with `rqps run --results {}`",
             a.results.display(),
             a.results.display()
