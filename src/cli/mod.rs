@@ -565,35 +565,7 @@ fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, 
 }
 
 fn show(a: &ShowArgs) -> Result<i32, Error> {
-    let doc = match &a.run {
-        Some(r) => crate::results::read_run(&a.results.join(r))?,
-        None => {
-            let mut runs: Vec<PathBuf> = std::fs::read_dir(&a.results)
-                .map_err(|e| {
-                    usage_error(format!(
-                        "cannot read results directory {}: {e}",
-                        a.results.display()
-                    ))
-                })?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.join("run.json").is_file())
-                .collect();
-            runs.sort();
-            // The latest run that reads; one that does not is skipped, as
-            // reports skip it.
-            loop {
-                let dir = runs.pop().ok_or_else(|| {
-                    usage_error(format!("no readable runs in {}", a.results.display()))
-                })?;
-                match crate::results::read_run(&dir) {
-                    Ok(doc) => break doc,
-                    Err(e) => {
-                        eprintln!("warning: skipped unreadable run {}: {e}", dir.display())
-                    }
-                }
-            }
-        }
-    };
+    let doc = crate::plan::stored::read_one(&a.results, a.run.as_deref())?;
     print!(
         "{}",
         crate::report::table::run_table(&doc, a.all, &crate::suite::report_sections())

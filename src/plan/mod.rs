@@ -10,3 +10,4 @@ pub mod open;
 pub mod report;
 pub mod session;
 pub mod signals;
+pub mod stored;

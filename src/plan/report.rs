@@ -180,62 +180,7 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
             a.target, a.base
         )));
     }
-    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut t = Table {
-        header: [
-            "test",
-            &format!("{} QPS", a.base),
-            &format!("{} QPS", a.target),
-            "relative",
-            "95% CI",
-            "p",
-            "",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: Vec::new(),
-        left: 1,
-    };
-    for g in &gate.rows {
-        let rel = report
-            .rows()
-            .find(|r| r.label(report.sweep()) == g.label)
-            .and_then(|r| r.cells[0].as_ref())
-            .map(|c| c.rel.shade);
-        t.rows.push(vec![
-            g.label.as_str().into(),
-            export::qps(g.base_qps).into(),
-            export::qps(g.target_qps).into(),
-            TCell {
-                text: format!("{:.2} {}", g.ratio, g.verdict.mark()),
-                shade: rel,
-            },
-            g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
-                .unwrap_or_default()
-                .into(),
-            g.p.map(|p| {
-                if p < 0.001 {
-                    "<0.001".to_string()
-                } else {
-                    format!("{p:.3}")
-                }
-            })
-            .unwrap_or_default()
-            .into(),
-            if g.fails { "FAIL" } else { "" }.into(),
-        ]);
-    }
-    let mut out = String::new();
-    for l in export::mismatch_lines(&report) {
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested)\n",
-        a.target, a.base, a.fail_below
-    ));
-    export::term::table(&t, colour, &mut out);
-    print!("{out}");
+    print!("{}", gate_text(a, &report, &gate));
     for n in notes(&report) {
         eprintln!("{n}");
     }
@@ -301,4 +246,166 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
         }
     );
     Ok(0)
+}
+
+/// The formats of `rqps history`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistoryFormat {
+    Term,
+    Md,
+    Html,
+    Json,
+}
+
+/// What `rqps history` reads and how it shows it.
+pub struct HistoryRequest {
+    pub results: PathBuf,
+    /// Only runs whose name matches this glob.
+    pub name_glob: Option<String>,
+    pub order: crate::report::history::Order,
+    /// The suite, when the results hold runs of several.
+    pub suite: Option<String>,
+    pub format: HistoryFormat,
+    pub output: Option<PathBuf>,
+    /// A change point needs a permutation p-value at most this.
+    pub max_p: f64,
+    pub fail_on_change: bool,
+    pub all: bool,
+}
+
+/// `rqps history`: the change points, rendered and written or printed; exit
+/// status 1 when `fail_on_change` and the newest run starts a regression.
+pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
+    if !(a.max_p > 0.0 && a.max_p < 1.0) {
+        return Err(usage(format!(
+            "--max-p must be above 0 and below 1 (0.05 = 5 %), not {}",
+            a.max_p
+        )));
+    }
+    let name_glob = match &a.name_glob {
+        Some(g) => Some(glob::Pattern::new(g).map_err(|e| {
+            usage(format!(
+                "--name-glob '{g}' is not a glob ({e}); use * and ? as in 'nightly-*'"
+            ))
+        })?),
+        None => None,
+    };
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+    }
+    let (runs, warnings) = load::read_results(&a.results)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    let opts = crate::report::history::Options {
+        name_glob,
+        order: a.order,
+        suite: a.suite.clone(),
+        all: a.all,
+        settings: crate::report::changepoint::Settings {
+            max_p: a.max_p,
+            ..crate::report::changepoint::Settings::default()
+        },
+    };
+    let h = crate::report::history::build(&runs, &opts)?;
+    let colour = a.format == HistoryFormat::Term
+        && a.output.is_none()
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    let text = match a.format {
+        HistoryFormat::Term => crate::report::history::render_term(&h, colour),
+        HistoryFormat::Md => crate::report::history::render_md(&h),
+        HistoryFormat::Html => crate::report::history::render_html(&h),
+        HistoryFormat::Json => crate::report::history::render_json(&h),
+    };
+    if a.format == HistoryFormat::Json {
+        for w in &h.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    match &a.output {
+        Some(path) => {
+            crate::util::write_output(path, text.as_bytes())
+                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    if a.fail_on_change {
+        let newest: Vec<String> = h
+            .newest_regressions()
+            .map(|c| format!("{} ({:+.1}%, p {:.3})", c.test, 100.0 * c.change, c.p))
+            .collect();
+        if !newest.is_empty() {
+            eprintln!(
+                "FAIL: the newest run {} starts a regression in {} test(s): {}",
+                h.runs.last().map(|r| r.run_id.as_str()).unwrap_or(""),
+                newest.len(),
+                newest.join(", ")
+            );
+            return Ok(EXIT_FAILED);
+        }
+    }
+    Ok(0)
+}
+
+/// The gate as `rqps compare` prints it: what differs, a line that says
+/// what is compared, and the table of tests.
+fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> String {
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut t = Table {
+        header: [
+            "test",
+            &format!("{} QPS", a.base),
+            &format!("{} QPS", a.target),
+            "relative",
+            "95% CI",
+            "p",
+            "",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: Vec::new(),
+        left: 1,
+    };
+    for g in &gate.rows {
+        let rel = report
+            .rows()
+            .find(|r| r.label(report.sweep()) == g.label)
+            .and_then(|r| r.cells[0].as_ref())
+            .map(|c| c.rel.shade);
+        t.rows.push(vec![
+            g.label.as_str().into(),
+            export::qps(g.base_qps).into(),
+            export::qps(g.target_qps).into(),
+            TCell {
+                text: format!("{:.2} {}", g.ratio, g.verdict.mark()),
+                shade: rel,
+            },
+            g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
+                .unwrap_or_default()
+                .into(),
+            g.p.map(|p| {
+                if p < 0.001 {
+                    "<0.001".to_string()
+                } else {
+                    format!("{p:.3}")
+                }
+            })
+            .unwrap_or_default()
+            .into(),
+            if g.fails { "FAIL" } else { "" }.into(),
+        ]);
+    }
+    let mut out = String::new();
+    for l in export::mismatch_lines(report) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested)\n",
+        a.target, a.base, a.fail_below
+    ));
+    export::term::table(&t, colour, &mut out);
+    out
 }
