@@ -440,7 +440,57 @@ fn final_report(results: &Path, base: &str, names: &[String]) -> Result<(), Erro
 }
 #[cfg(test)]
 mod tests {
-    use super::child_args;
+    use super::{child_args, engine_args, own_process, step_spec};
+    use crate::engine::target::Target as Parsed;
+    use std::path::Path;
+
+    #[test]
+    fn a_matrix_step_is_a_typed_run_spec_and_only_a_library_engine_runs_in_a_child() {
+        let m = crate::plan::matrix::Matrix::parse(
+            Path::new("m.toml"),
+            "[defaults]\nprofile = \"ci\"\nstmt_timeout = 30\n\
+[[target]]\nname = \"file\"\nurl = \"sqlite:/tmp/x.db\"\n\
+[[target]]\nname = \"tmp\"\nengine = \"sqlite\"\n\
+[[target]]\nname = \"pg\"\nengine = \"postgres@16.15\"\n",
+        )
+        .unwrap();
+        let [file, tmp, pg] = &m.targets[..] else {
+            panic!("{:?}", m.targets)
+        };
+        // The URL is parsed once, by the matrix, and handed on as it is.
+        assert_eq!(
+            engine_args(file).target,
+            Some(Parsed::Sqlite(Some("/tmp/x.db".into())))
+        );
+        // SQLite needs no server: no --server, no --target, a temporary database.
+        let e = engine_args(tmp);
+        assert!(e.server.is_none() && e.target.is_none());
+        assert_eq!(
+            engine_args(pg)
+                .server
+                .and_then(|s| s.server_arg())
+                .as_deref(),
+            Some("postgres@16.15")
+        );
+        assert!(!own_process(file) && !own_process(tmp) && !own_process(pg));
+        let kv = crate::plan::matrix::Matrix::parse(
+            Path::new("m.toml"),
+            "[defaults]\nsuite = \"dbbench\"\nprofile = \"ci\"\n\
+[[target]]\nname = \"dir\"\nurl = \"rocksdb:/tmp/db?version=8.10.0\"\n\
+[[target]]\nname = \"new\"\nengine = \"rocksdb@8.10.0\"\n",
+        )
+        .unwrap();
+        assert!(kv.targets.iter().all(own_process));
+        let argv = m.command_line(pg, 2, Path::new("res"));
+        let spec = step_spec(&m, pg, 2, Path::new("res"), argv.clone()).unwrap();
+        assert_eq!(
+            (spec.repeats, spec.repeat_number, spec.name.as_deref()),
+            (1, Some(2), Some("pg"))
+        );
+        assert_eq!(spec.stmt_timeout, Some(30.0));
+        assert_eq!(spec.command_line, argv);
+        assert_eq!(spec.plan.profile(), "ci");
+    }
 
     fn env_of(cmd: &std::process::Command) -> Vec<(String, Option<String>)> {
         cmd.get_envs()
