@@ -9,7 +9,6 @@
 
 use crate::error::usage;
 
-pub mod bench;
 pub mod limiter;
 pub mod params;
 pub mod report;

@@ -7,7 +7,6 @@
 //! sends every test through the harness.
 
 use crate::error::usage;
-pub mod bench;
 pub mod catalog;
 pub mod event;
 pub mod load;
