@@ -1,9 +1,18 @@
-//! The shape of the code, held by tests: no import cycle between modules
-//! (at the top level, `cli`, `engine`, ..., and one level down, `engine::url`,
-//! `report::model`, ...), no code outside a suite's own folder naming
-//! that suite (apart from the registry, the CLI's help and the tests), and
-//! no suite naming an engine kind (suites reach engines through a face),
-//! and no function returning a bare `String` as its error.
+//! The shape of the code, held by tests:
+//! - no import cycle at any depth: between top-level modules, between the
+//!   files of one folder (`a -> b -> c -> a` among a suite's files), or
+//!   across folders. The one shape allowed is a folder's face: a folder's
+//!   `mod.rs` may use its own files while they use it (`super::X`), as long
+//!   as that circle stays inside the folder
+//!   ([`no_module_imports_one_that_imports_it_back`],
+//!   [`no_circle_leaves_a_folder`]). So the module every suite imports (the
+//!   traits, `suite/api.rs`) imports no suite: the registry is apart;
+//! - no code outside a suite's own folder names that suite, apart from the
+//!   registry line's file and the self-benchmarks (`src/selfbench/`);
+//! - no suite names an engine: no path into an engine kind's module or
+//!   `engine::server`, and no engine's name as a whole string (suites reach
+//!   engines through a face, SQL differences through the dialect);
+//! - no function returns a bare `String` as its error.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -48,66 +57,170 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-/// The paths a file refers to, as module paths (`crate::a::b` and `super::b`).
-fn references(module: &[String], code: &str) -> Vec<Vec<String>> {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+/// The leaves of the use tree (or plain path) that starts at `s[i..]`, each
+/// appended to `base`: `a::{b::C, d, self}` gives `a::b::C`, `a::d` and `a`.
+/// Returns where the tree ends.
+fn use_tree(s: &[u8], mut i: usize, mut path: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    loop {
+        while i < s.len() && s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < s.len() && s[i] == b'{' {
+            i += 1;
+            loop {
+                let from = i;
+                i = use_tree(s, i, path.clone(), out);
+                while i < s.len() && (s[i].is_ascii_whitespace() || s[i] == b',') {
+                    i += 1;
+                }
+                if i >= s.len() || s[i] == b'}' {
+                    return i + 1;
+                }
+                if i == from {
+                    i += 1;
+                }
+            }
+        }
+        let start = i;
+        while i < s.len() && ident(s[i]) {
+            i += 1;
+        }
+        let seg = String::from_utf8_lossy(&s[start..i]).into_owned();
+        if !seg.is_empty() && seg != "self" {
+            path.push(seg);
+        }
+        if s[i..].starts_with(b"::") {
+            i += 2;
+            continue;
+        }
+        out.push(path);
+        return i;
+    }
+}
+
+/// The paths a file refers to, as module paths: `crate::a::b`, `super::b`
+/// (and `super::super::b`), `self::b`, paths into the module's own
+/// submodules written relative (`event::SbWorker` in `sysbench/mod.rs`,
+/// `children` names them), and every leaf of a use tree
+/// (`crate::a::{b::C, d}`). Paths inside string literals do not count.
+fn references(module: &[String], children: &[String], code: &str) -> Vec<Vec<String>> {
+    let (outside, _) = split_strings(code);
+    let s = outside.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut out = Vec::new();
-    for (prefix, base) in [
-        ("crate::", Vec::new()),
-        ("super::", {
-            let mut p = module.to_vec();
-            p.pop();
-            p
-        }),
-    ] {
-        let mut rest = code;
-        while let Some(i) = rest.find(prefix) {
-            let before = rest[..i].chars().last();
-            rest = &rest[i + prefix.len()..];
-            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+    let mut i = 0;
+    while i < s.len() {
+        let starts_word = i == 0 || !(ident(s[i - 1]) || (i >= 2 && &s[i - 2..i] == b"::"));
+        if !starts_word || !ident(s[i]) {
+            i += 1;
+            continue;
+        }
+        let end = (i..s.len()).find(|&j| !ident(s[j])).unwrap_or(s.len());
+        let word = &outside[i..end];
+        if !s[end..].starts_with(b"::") {
+            i = end;
+            continue;
+        }
+        let mut at = end + 2;
+        let base = match word {
+            "crate" => Vec::new(),
+            "self" => module.to_vec(),
+            "super" => {
+                let mut p = module[..module.len().saturating_sub(1)].to_vec();
+                while s[at..].starts_with(b"super::") {
+                    p.pop();
+                    at += "super::".len();
+                }
+                p
+            }
+            w if children.iter().any(|c| c == w) => {
+                at = i;
+                module.to_vec()
+            }
+            _ => {
+                i = end;
                 continue;
             }
-            let path: String = rest.chars().take_while(|c| ident(*c)).collect();
-            let mut full = base.clone();
-            full.extend(
-                path.split("::")
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string),
-            );
-            out.push(full);
-        }
+        };
+        i = use_tree(s, at, base, &mut out).max(end);
     }
     out
 }
 
-/// The module graph at `depth` (1: `engine`, 2: `engine::url`): edges between
-/// distinct modules that exist.
-fn graph(depth: usize) -> BTreeMap<String, BTreeSet<String>> {
+/// Every module of src/ (lib.rs and main.rs apart): its path and its code.
+fn modules() -> Vec<(Vec<String>, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rs_files(&src, &mut files);
-    let modules: Vec<(Vec<String>, String)> = files
+    files
         .iter()
         .map(|f| (module_of(&src, f), std::fs::read_to_string(f).unwrap()))
         .filter(|(m, _)| !m.is_empty() && m != &["lib"] && m != &["main"])
-        .collect();
-    let cut = |m: &[String]| m[..m.len().min(depth)].join("::");
-    let known: BTreeSet<String> = modules.iter().map(|(m, _)| cut(m)).collect();
+        .collect()
+}
+
+/// The module graph of `modules` at full depth (`suite::sysbench::event`):
+/// an edge for every use of another module that exists, by the longest
+/// known module a path starts with.
+fn graph(modules: &[(Vec<String>, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let known: BTreeSet<Vec<String>> = modules.iter().map(|(m, _)| m.clone()).collect();
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (m, text) in &modules {
-        let from = cut(m);
-        for r in references(m, &code(text)) {
-            if r.is_empty() {
+    for (m, text) in modules {
+        let from = m.join("::");
+        g.entry(from.clone()).or_default();
+        let children: Vec<String> = known
+            .iter()
+            .filter(|k| k.len() == m.len() + 1 && k.starts_with(m))
+            .map(|k| k[m.len()].clone())
+            .collect();
+        for r in references(m, &children, &code(text)) {
+            let Some(to) = (1..=r.len())
+                .rev()
+                .map(|n| &r[..n])
+                .find(|p| known.contains(*p))
+            else {
                 continue;
-            }
-            // The longest known module this path starts with, at this depth.
-            let to = cut(&r);
-            if to != from && known.contains(&to) {
+            };
+            let to = to.join("::");
+            if to != from {
                 g.entry(from.clone()).or_default().insert(to);
             }
         }
     }
     g
+}
+
+/// Whether `b` is a module inside `a` (`engine::kv` inside `engine`).
+fn inside(b: &str, a: &str) -> bool {
+    b.strip_prefix(a).is_some_and(|r| r.starts_with("::"))
+}
+
+/// The faces of folders: the modules of `mod.rs` files, and those with
+/// files of their own (`util.rs` beside `util/`).
+fn faces() -> BTreeSet<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let all: Vec<String> = files
+        .iter()
+        .map(|f| module_of(&src, f).join("::"))
+        .collect();
+    files
+        .iter()
+        .zip(&all)
+        .filter(|(f, m)| f.ends_with("mod.rs") || all.iter().any(|k| inside(k, m)))
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+/// The folder a module's circles may stay in: a folder's face (see
+/// [`faces`]) is its own folder; a file is in its parent's.
+fn folder(m: &str, faces: &BTreeSet<String>) -> String {
+    if faces.contains(m) {
+        return m.to_string();
+    }
+    m.rsplit_once("::").map_or("", |(p, _)| p).to_string()
 }
 
 /// One cycle of `g`, if it has any.
@@ -140,6 +253,61 @@ fn a_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     g.keys()
         .find_map(|n| visit(n, g, &mut Vec::new(), &mut done))
 }
+
+/// `g` without a face's uses of its own files (`engine` using
+/// `engine::kv`): what is left must have no cycle at all.
+fn without_faces(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    g.iter()
+        .map(|(a, to)| {
+            let to = to.iter().filter(|b| !inside(b, a)).cloned().collect();
+            (a.clone(), to)
+        })
+        .collect()
+}
+
+/// The modules `from` reaches in `g` (itself included).
+fn reach(g: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(n) = todo.pop() {
+        if seen.insert(n.clone()) {
+            todo.extend(g.get(&n).into_iter().flatten().cloned());
+        }
+    }
+    seen
+}
+
+/// The circles of `g` that leave a folder: each set of modules that all
+/// reach each other, where they are of more than one folder, as a line.
+fn circles_leaving_a_folder(
+    g: &BTreeMap<String, BTreeSet<String>>,
+    faces: &BTreeSet<String>,
+) -> Vec<String> {
+    let reached: BTreeMap<&String, BTreeSet<String>> = g.keys().map(|k| (k, reach(g, k))).collect();
+    let mut circles = BTreeSet::new();
+    for (a, ra) in &reached {
+        let circle: Vec<&String> = ra
+            .iter()
+            .filter(|b| reached.get(b).is_some_and(|rb| rb.contains(a.as_str())))
+            .collect();
+        let folders: BTreeSet<String> = circle.iter().map(|m| folder(m, faces)).collect();
+        if folders.len() > 1 {
+            let names: Vec<&str> = circle.iter().map(|m| m.as_str()).collect();
+            circles.insert(names.join(", "));
+        }
+    }
+    circles.into_iter().collect()
+}
+
+/// Cycles that lie in another branch's files while that branch rewrites
+/// them, each as the pair of modules that use each other: temporary, and
+/// the test fails once one is gone, so that its entry goes too.
+const KNOWN_CYCLES: &[(&str, &str)] = &[
+    // removed by the report-model branch (issue 28 item 2 rewrites the
+    // suites' report code; the Insert Benchmark's two report files use
+    // each other).
+    ("suite::ibench::report", "suite::ibench::report_export"),
+];
 
 /// Splits code into what is outside string literals and the literals'
 /// contents (plain and raw strings; escapes skipped).
@@ -200,36 +368,160 @@ fn split_strings(code: &str) -> (String, Vec<String>) {
 
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
-    for depth in [1, 2] {
-        let g = graph(depth);
-        assert!(g.len() > 5, "the scan found the modules: {g:?}");
-        if let Some(c) = a_cycle(&g) {
-            panic!("import cycle at depth {depth}: {}", c.join(" -> "));
-        }
+    let mut g = without_faces(&graph(&modules()));
+    assert!(g.len() > 100, "the scan found the modules: {g:?}");
+    for (a, b) in KNOWN_CYCLES {
+        let (ab, ba) = (g[*a].contains(*b), g[*b].contains(*a));
+        assert!(
+            ab && ba,
+            "{a} and {b} no longer use each other: remove them from KNOWN_CYCLES"
+        );
+        g.get_mut(*a).unwrap().remove(*b);
+        g.get_mut(*b).unwrap().remove(*a);
+    }
+    if let Some(c) = a_cycle(&g) {
+        panic!("import cycle: {}", c.join(" -> "));
     }
 }
 
 #[test]
-fn the_cycle_finder_finds_a_cycle() {
+fn no_circle_leaves_a_folder() {
+    let g = graph(&modules());
+    let faces = faces();
+    assert!(
+        faces.contains("suite::select1")
+            && faces.contains("engine")
+            && !faces.contains("engine::kv"),
+        "{faces:?}"
+    );
+    let found = circles_leaving_a_folder(&g, &faces);
+    assert!(
+        found.is_empty(),
+        "modules of different folders in one circle of uses:\n{}",
+        found.join("\n")
+    );
+}
+
+fn edges(list: &[(&str, &str)]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (a, b) in list {
+        g.entry(a.to_string()).or_default().insert(b.to_string());
+        g.entry(b.to_string()).or_default();
+    }
+    g
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle_at_any_depth() {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     g.entry("a".into()).or_default().insert("b".into());
     g.entry("b".into()).or_default().insert("c".into());
     assert!(a_cycle(&g).is_none());
     g.entry("c".into()).or_default().insert("a".into());
     assert_eq!(a_cycle(&g).unwrap(), ["a", "b", "c", "a"]);
-    // `super::` and `crate::` paths both count; comments do not.
-    let m = vec!["report".to_string(), "model".to_string()];
+    // Three files of one suite in a circle, found from their code.
+    let m = |p: &str, code: &str| {
+        (
+            p.split("::").map(str::to_string).collect::<Vec<_>>(),
+            code.to_string(),
+        )
+    };
+    let suite = [
+        m("suite::s", "pub mod a; pub mod b; pub mod c; use a::X;"),
+        m("suite::s::a", "use super::b::Y;"),
+        m("suite::s::b", "use crate::suite::s::{c::Z, self};"),
+        m("suite::s::c", "fn f() { super::a::X::new(); }"),
+    ];
+    let g = without_faces(&graph(&suite));
+    let c = a_cycle(&g).unwrap();
+    assert_eq!(c.len(), 4, "{c:?}");
+    assert!(c.iter().all(|n| n.starts_with("suite::s::")), "{c:?}");
+    // A face and its files are no cycle; the same with a string is none either.
+    let face = [
+        m("engine", "pub mod kv; use kv::KvAccess;"),
+        m(
+            "engine::kv",
+            "use super::Driver; let s = \"crate::engine::url\";",
+        ),
+        m("engine::url", "use crate::engine::Driver;"),
+    ];
+    let g = graph(&face);
+    assert!(g["engine"].contains("engine::kv"), "{g:?}");
+    assert!(!g["engine::kv"].contains("engine::url"), "{g:?}");
+    assert!(a_cycle(&without_faces(&g)).is_none(), "{g:?}");
+    let faces = ["engine".to_string()].into();
+    assert!(circles_leaving_a_folder(&g, &faces).is_empty());
+}
+
+#[test]
+fn every_form_of_a_path_is_a_reference() {
+    let m: Vec<String> = ["suite", "s", "event"].map(String::from).to_vec();
     let refs = references(
         &m,
-        &code("use super::doc::Block;\n// crate::suite::x\nlet x = crate::results::Status::Ok;"),
+        &["inner".to_string()],
+        &code(
+            "use super::schema::Table;\n// crate::suite::x\nlet x = crate::results::Status::Ok;\n\
+             use crate::{engine::{Driver, kv::{self, KvAccess}}, util};\n\
+             use super::super::api::Workload;\nuse self::inner::Y;\nlet z = inner::f();\n\
+             let s = \"crate::report::model\"; let w = my_inner::g(); let v = a::inner::h();",
+        ),
     );
+    let refs: Vec<String> = refs.iter().map(|r| r.join("::")).collect();
     assert_eq!(
         refs,
         [
-            vec!["results", "Status", "Ok"],
-            vec!["report", "doc", "Block"]
+            "suite::s::schema::Table",
+            "results::Status::Ok",
+            "engine::Driver",
+            "engine::kv",
+            "engine::kv::KvAccess",
+            "util",
+            "suite::api::Workload",
+            "suite::s::event::inner::Y",
+            "suite::s::event::inner::f",
         ]
     );
+}
+
+#[test]
+fn a_circle_through_a_folder_s_face_is_found_when_it_leaves_the_folder() {
+    // The registry in the traits' module: a suite imports the module that
+    // imports it.
+    let g = edges(&[
+        ("suite", "suite::s"),
+        ("suite::s", "suite"),
+        ("suite::s", "suite::s::a"),
+        ("suite::s::a", "suite::s"),
+        ("suite::t", "suite::api"),
+    ]);
+    let faces: BTreeSet<String> = ["suite", "suite::s", "engine", "engine::server"]
+        .map(String::from)
+        .into();
+    assert_eq!(
+        circles_leaving_a_folder(&g, &faces),
+        ["suite, suite::s, suite::s::a"]
+    );
+    assert!(a_cycle(&without_faces(&g)).is_none());
+    // Through a third module of another folder, too.
+    let g = edges(&[
+        ("suite", "suite::registry"),
+        ("suite::registry", "suite::s"),
+        ("suite::s", "suite"),
+    ]);
+    assert_eq!(
+        circles_leaving_a_folder(&g, &faces),
+        ["suite, suite::registry, suite::s"]
+    );
+    assert_eq!(a_cycle(&without_faces(&g)), None);
+    // A face and its files alone, and a file using its folder's face: fine.
+    let g = edges(&[
+        ("engine", "engine::kv"),
+        ("engine::kv", "engine"),
+        ("engine::server", "engine::server::tls"),
+        ("engine::server::tls", "engine::server"),
+        ("engine::server::tls", "engine"),
+    ]);
+    assert!(circles_leaving_a_folder(&g, &faces).is_empty());
 }
 
 #[test]

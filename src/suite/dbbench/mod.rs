@@ -41,9 +41,9 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
+use crate::suite::api::{Common, Workload, set};
 use crate::suite::bounds::{Count, Rows, Secs, Threads};
 use crate::suite::rand::Rng;
-use crate::suite::{Common, Workload, set};
 
 /// The db_bench suite.
 pub struct Dbbench;
@@ -438,9 +438,9 @@ impl Workload for Dbbench {
             .collect()
     }
 
-    fn need(p: &Params) -> crate::suite::Need {
+    fn need(p: &Params) -> crate::suite::api::Need {
         // Readers and the writer of the mixed tests.
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections: p.threads + 1,
             prepared: 0,
             who: format!("{} db_bench threads", p.threads),
