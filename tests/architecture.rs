@@ -371,13 +371,15 @@ fn no_module_imports_one_that_imports_it_back() {
     let mut g = without_faces(&graph(&modules()));
     assert!(g.len() > 100, "the scan found the modules: {g:?}");
     for (a, b) in KNOWN_CYCLES {
-        let (ab, ba) = (g[*a].contains(*b), g[*b].contains(*a));
+        let uses = |x: &str, y: &str| g.get(x).is_some_and(|to| to.contains(y));
+        let (ab, ba) = (uses(a, b), uses(b, a));
         assert!(
             ab && ba,
             "{a} and {b} no longer use each other: remove them from KNOWN_CYCLES"
         );
-        g.get_mut(*a).unwrap().remove(*b);
-        g.get_mut(*b).unwrap().remove(*a);
+        for (x, y) in [(a, b), (b, a)] {
+            g.get_mut(*x).map(|to| to.remove(*y));
+        }
     }
     if let Some(c) = a_cycle(&g) {
         panic!("import cycle: {}", c.join(" -> "));
@@ -537,6 +539,29 @@ fn names_in_code_and_exact_strings_count_and_prose_does_not() {
     );
 }
 
+/// The suites `text`, the file `rel` of src/ (`cli/mod.rs`), names while it
+/// is outside their folders: a name in code, or a string that is the name
+/// (a key, a suite field); prose that mentions a suite among other words is
+/// fine. The registry line's file and the self-benchmarks may name them.
+fn suites_named(rel: &str, text: &str, suites: &[String]) -> Vec<String> {
+    if rel == "suite/mod.rs" || rel.starts_with("selfbench/") {
+        return Vec::new();
+    }
+    let (outside, literals) = split_strings(&code(text));
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    suites
+        .iter()
+        .filter(|s| !rel.starts_with(&format!("suite/{s}/")))
+        .filter(|s| {
+            let in_code = outside.match_indices(s.as_str()).any(|(i, _)| {
+                !word(outside[..i].chars().last()) && !word(outside[i + s.len()..].chars().next())
+            });
+            in_code || literals.iter().any(|l| l == *s)
+        })
+        .cloned()
+        .collect()
+}
+
 #[test]
 fn only_a_suites_own_folder_names_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -547,9 +572,38 @@ fn only_a_suites_own_folder_names_it() {
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     assert!(suites.len() >= 3, "{suites:?}");
-    // The registry lists the suites, and the self-benchmarks (`rqps bench`)
-    // sit above them and may name them.
-    let allowed = ["suite/mod.rs", "cli/mod.rs"];
+    // The rule catches names in code and whole strings anywhere but the
+    // registry, the suite's own folder and the self-benchmarks.
+    let s = |n: &[&str]| n.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let two = s(&["sysbench", "ibench"]);
+    for (rel, text, named) in [
+        ("cli/mod.rs", "let h = \"sysbench\";", s(&["sysbench"])),
+        ("cli/mod.rs", "use crate::suite::ibench::X;", s(&["ibench"])),
+        (
+            "suite/api.rs",
+            "let r = sysbench::Sysbench;",
+            s(&["sysbench"]),
+        ),
+        (
+            "suite/ibench/run.rs",
+            "use crate::suite::sysbench::X;",
+            s(&["sysbench"]),
+        ),
+        (
+            "suite/ibench/run.rs",
+            "use crate::suite::ibench::X;",
+            s(&[]),
+        ),
+        (
+            "suite/mod.rs",
+            "&Registered::<ibench::Ibench>::NEW,",
+            s(&[]),
+        ),
+        ("selfbench/mod.rs", "use crate::suite::sysbench::X;", s(&[])),
+        ("cli/mod.rs", "let h = \"the sysbench tests\";", s(&[])),
+    ] {
+        assert_eq!(suites_named(rel, text, &two), named, "{rel}: {text}");
+    }
     let mut files = Vec::new();
     rs_files(&src, &mut files);
     let mut found = Vec::new();
@@ -559,85 +613,104 @@ fn only_a_suites_own_folder_names_it() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if allowed.contains(&rel.as_str()) || rel.starts_with("selfbench/") {
-            continue;
-        }
-        let (outside, literals) = split_strings(&code(&std::fs::read_to_string(f).unwrap()));
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        for s in &suites {
-            if rel.starts_with(&format!("suite/{s}/")) {
-                continue;
-            }
-            // A name in code, or a string that is the name (a key, a suite
-            // field); prose that mentions a suite among other words is fine.
-            let in_code = outside.match_indices(s.as_str()).any(|(i, _)| {
-                !word(outside[..i].chars().last()) && !word(outside[i + s.len()..].chars().next())
-            });
-            if in_code || literals.iter().any(|l| l == s) {
-                found.push(format!("{rel} names {s}"));
-            }
+        for s in suites_named(&rel, &std::fs::read_to_string(f).unwrap(), &suites) {
+            found.push(format!("{rel} names {s}"));
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
-/// The engine kinds' folders (`src/engine/<kind>/mod.rs` declares `KIND`).
-fn engine_kinds(src: &Path) -> Vec<String> {
-    std::fs::read_dir(src.join("engine"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            std::fs::read_to_string(p.join("mod.rs"))
-                .is_ok_and(|t| t.contains("pub static KIND: EngineKind"))
-        })
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect()
+/// The engine kinds' folders (`src/engine/<kind>/mod.rs` declares `KIND`),
+/// and every name they go by (`name` and `aliases`: `mariadb`, `pg`, ...).
+fn engine_kinds(src: &Path) -> (Vec<String>, Vec<String>) {
+    let mut kinds = Vec::new();
+    let mut names = BTreeSet::new();
+    for e in std::fs::read_dir(src.join("engine")).unwrap() {
+        let p = e.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(p.join("mod.rs")) else {
+            continue;
+        };
+        if !text.contains("pub static KIND: EngineKind") {
+            continue;
+        }
+        let kind = p.file_name().unwrap().to_string_lossy().into_owned();
+        let (_, literals) = split_strings(
+            text.lines()
+                .find(|l| l.trim_start().starts_with("aliases:"))
+                .unwrap_or(""),
+        );
+        names.insert(kind.clone());
+        names.extend(literals);
+        kinds.push(kind);
+    }
+    (kinds, names.into_iter().collect())
 }
 
-/// The engine kinds `text` (a source file) names in its code: a path into a
-/// kind's module (`crate::engine::rocksdb::X`, `engine::{rocksdb::X}`, `use
-/// crate::engine::rocksdb;`).
-fn kinds_named(text: &str, kinds: &[String]) -> Vec<String> {
-    let (outside, _) = split_strings(&code(text));
+/// The engines `text` (a source file) names in its code: a path into a
+/// kind's module or the servers' (`crate::engine::rocksdb::X`,
+/// `engine::{rocksdb::X}`, `use crate::engine::rocksdb;`,
+/// `crate::engine::server::Server`), or a string that is an engine's name
+/// (`"mariadb"`; prose that mentions one among other words is fine).
+fn kinds_named(text: &str, kinds: &[String], names: &[String]) -> Vec<String> {
+    let (outside, literals) = split_strings(&code(text));
     let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    kinds
-        .iter()
+    let modules = kinds.iter().map(String::as_str).chain(["server"]);
+    let mut found: Vec<String> = modules
         .filter(|k| {
-            outside.match_indices(k.as_str()).any(|(i, _)| {
+            outside.match_indices(k).any(|(i, _)| {
                 let after = &outside[i + k.len()..];
                 !word(outside[..i].chars().last())
                     && !word(after.chars().next())
                     && (after.starts_with("::") || outside[..i].ends_with("engine::"))
             })
         })
-        .cloned()
-        .collect()
+        .map(|k| format!("engine::{k}"))
+        .collect();
+    for n in names {
+        if literals.iter().any(|l| l == n) {
+            found.push(format!("\"{n}\""));
+        }
+    }
+    found
 }
 
 #[test]
 fn no_suite_names_an_engine_kind() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let kinds = engine_kinds(&src);
+    let (kinds, names) = engine_kinds(&src);
     assert!(
         kinds.len() >= 4 && kinds.contains(&"rocksdb".to_string()),
         "{kinds:?}"
     );
-    // The rule catches the forms an import takes, and not prose or tests.
+    for n in ["mariadb", "postgres", "mysql", "sqlite", "rocksdb"] {
+        assert!(names.contains(&n.to_string()), "{names:?}");
+    }
+    // The rule catches the forms an import takes, the servers' module and
+    // engines' names as strings, and not prose or tests.
     for bad in [
         "use crate::engine::rocksdb::{KIND, RocksDriver};",
         "use crate::engine::{kv::KvAccess, rocksdb::RocksDriver};",
         "use crate::engine::rocksdb;",
         "let d = crate::engine::sqlite::SqliteDriver::new(p, v);",
+        "use crate::engine::server::{Server, ServerSpec};",
+        "use crate::engine::{kv::KvAccess, server::Server};",
+        "let s = crate::engine::server::util::run_checked(c, m);",
+        "use crate::engine::server;",
+        "if d.engine() == \"mariadb\" { x() }",
+        "let k = \"postgres\";",
+        "match e { \"mysql\" => 1, _ => 2 }",
     ] {
-        assert!(!kinds_named(bad, &kinds).is_empty(), "{bad}");
+        assert_eq!(kinds_named(bad, &kinds, &names).len(), 1, "{bad}");
     }
     for fine in [
         "// engine::rocksdb is reached through the kv face\nlet x = 1;",
         "let s = \"on rocksdb::X\";",
         "let rocksdb_like = 1;",
-        "#[cfg(test)]\nmod tests { use crate::engine::sqlite::SqliteDriver; }",
+        "let server = 1; let s = \"the server's mariadb log\";",
+        "// engine::server starts them\nlet x = 1;",
+        "#[cfg(test)]\nmod tests { use crate::engine::sqlite::SqliteDriver; let k = \"mysql\"; }",
     ] {
-        assert!(kinds_named(fine, &kinds).is_empty(), "{fine}");
+        assert!(kinds_named(fine, &kinds, &names).is_empty(), "{fine}");
     }
     let mut files = Vec::new();
     rs_files(&src.join("suite"), &mut files);
@@ -648,8 +721,8 @@ fn no_suite_names_an_engine_kind() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        for k in kinds_named(&std::fs::read_to_string(f).unwrap(), &kinds) {
-            found.push(format!("{rel} names engine {k}"));
+        for k in kinds_named(&std::fs::read_to_string(f).unwrap(), &kinds, &names) {
+            found.push(format!("{rel} names {k}"));
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
