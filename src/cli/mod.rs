@@ -3,7 +3,6 @@
 //! and `rqps tests` take the options of the suite `--suite` names, and the
 //! engine kinds' options, from the suite and the engine registries.
 
-mod bench;
 mod history;
 mod matrix;
 mod merge;
@@ -87,7 +86,7 @@ enum Cmd {
     Engine(EngineCmd),
     /// Measure rqps itself: harness overhead, and its client's cost against sysbench and bare loops.
     #[command(subcommand)]
-    Bench(bench::BenchCmd),
+    Bench(crate::selfbench::BenchCmd),
     /// List the names stored in a results directory: suite, workload shape, repeats, dates.
     Runs(runs::RunsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -445,7 +444,7 @@ pub fn main() -> i32 {
         Cmd::Matrix(a) => matrix::matrix(&a),
         Cmd::Merge(a) => merge::merge_cli(&a),
         // Every failure of `rqps bench` exits 1, bad arguments included.
-        Cmd::Bench(c) => bench::run_cmd(&c)
+        Cmd::Bench(c) => crate::selfbench::run_cmd(&c)
             .map(|_| 0)
             .map_err(|e| Error::Failed(e.to_string())),
         Cmd::Runs(a) => runs::runs(&a),
