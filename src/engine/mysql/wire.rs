@@ -22,6 +22,7 @@
 //! An execution allocates nothing once the buffers have grown to size.
 
 use crate::engine::deadline::{Deadline, MidMessage};
+use crate::engine::recv::TryRecv;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -340,6 +341,7 @@ pub struct Client<S: Read + Write = Stream> {
     metas: std::collections::HashMap<u32, Vec<ColMeta>>,
     /// The deadline for the rest of a packet once it has begun.
     mid: MidMessage,
+    try_recv: TryRecv,
 }
 
 /// A result column's type code and whether an integer is unsigned.
@@ -509,6 +511,9 @@ impl Client<Stream> {
                 c.ready = true;
                 if let Some(fd) = c.io.raw_fd() {
                     c.mid = MidMessage::on(fd, o.io_timeout);
+                    if !matches!(c.io, Stream::Tls(_)) {
+                        c.try_recv = TryRecv::on(fd);
+                    }
                 }
                 c
             }),
@@ -550,6 +555,7 @@ impl<S: Read + Write> Client<S> {
             stmts: Vec::new(),
             metas: Default::default(),
             mid: MidMessage::off(),
+            try_recv: TryRecv::off(),
         }
     }
 
@@ -595,7 +601,11 @@ impl<S: Read + Write> Client<S> {
             if let Err(e) = self.mid.before_read(self.rend > self.rpos) {
                 return Err(io_error(e));
             }
-            match self.io.read(&mut self.rbuf[self.rend..]) {
+            let r = match self.try_recv.try_read(&mut self.rbuf[self.rend..]) {
+                Some(r) => r,
+                None => self.io.read(&mut self.rbuf[self.rend..]),
+            };
+            match r {
                 Ok(0) => {
                     return Err(Error::Broken(
                         "connection to the server failed: the server closed the connection".into(),
