@@ -22,7 +22,6 @@
 //! An execution allocates nothing once the buffers have grown to size.
 
 use crate::engine::deadline::{Deadline, MidMessage};
-use crate::engine::recv::TryRecv;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -341,7 +340,6 @@ pub struct Client<S: Read + Write = Stream> {
     metas: std::collections::HashMap<u32, Vec<ColMeta>>,
     /// The deadline for the rest of a packet once it has begun.
     mid: MidMessage,
-    try_recv: TryRecv,
 }
 
 /// A result column's type code and whether an integer is unsigned.
@@ -511,9 +509,6 @@ impl Client<Stream> {
                 c.ready = true;
                 if let Some(fd) = c.io.raw_fd() {
                     c.mid = MidMessage::on(fd, o.io_timeout);
-                    if !matches!(c.io, Stream::Tls(_)) {
-                        c.try_recv = TryRecv::on(fd);
-                    }
                 }
                 c
             }),
@@ -555,7 +550,6 @@ impl<S: Read + Write> Client<S> {
             stmts: Vec::new(),
             metas: Default::default(),
             mid: MidMessage::off(),
-            try_recv: TryRecv::off(),
         }
     }
 
@@ -601,11 +595,7 @@ impl<S: Read + Write> Client<S> {
             if let Err(e) = self.mid.before_read(self.rend > self.rpos) {
                 return Err(io_error(e));
             }
-            let r = match self.try_recv.try_read(&mut self.rbuf[self.rend..]) {
-                Some(r) => r,
-                None => self.io.read(&mut self.rbuf[self.rend..]),
-            };
-            match r {
+            match self.io.read(&mut self.rbuf[self.rend..]) {
                 Ok(0) => {
                     return Err(Error::Broken(
                         "connection to the server failed: the server closed the connection".into(),

@@ -23,7 +23,6 @@
 //! (`tls-server-end-point`) as `channel_binding` asks.
 
 use crate::engine::deadline::{Deadline, MidMessage};
-use crate::engine::recv::TryRecv;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -285,7 +284,6 @@ struct ReadBuf {
     end: usize,
     /// The deadline for the rest of a message once it has begun.
     mid: MidMessage,
-    try_recv: TryRecv,
 }
 
 impl ReadBuf {
@@ -295,7 +293,6 @@ impl ReadBuf {
             pos: 0,
             end: 0,
             mid: MidMessage::off(),
-            try_recv: TryRecv::off(),
         }
     }
 
@@ -362,11 +359,7 @@ impl ReadBuf {
             self.buf.resize(to, 0);
         }
         loop {
-            let got = match self.try_recv.try_read(&mut self.buf[self.end..]) {
-                Some(got) => got,
-                None => r.read(&mut self.buf[self.end..]),
-            };
-            match got {
+            match r.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -504,9 +497,6 @@ impl PgConn<Stream> {
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
         c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit);
-        if !matches!(c.stream, Stream::Tls(_)) {
-            c.rd.try_recv = TryRecv::on(c.stream.raw_fd());
-        }
         c.ready = true;
         Ok(c)
     }
