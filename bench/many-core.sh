@@ -25,7 +25,7 @@
 #       files, and this script, into ARCHIVE.
 #   tar xzf many-core.tar.gz && many-core/many-core.sh run    # or: vs
 #       puts the engines into rqps's engine cache on that machine and runs
-#       the study into many-core/results (vs: many-core/vs-sysbench.txt).
+#       the study into many-core/results (vs: many-core/results/vs-sysbench.txt).
 #
 # `run` reads (environment, defaults in brackets):
 #   THREADS      thread counts [1,2,4,8,16,32,64]
@@ -211,7 +211,8 @@ vs() {
     local pg=postgres maria=mariadb
     [ "$PG" = system ] || pg="postgres@$PG"
     [ "$MARIADB" = system ] || maria="mariadb@$MARIADB"
-    local out="$here/vs-sysbench.txt"
+    mkdir -p "$here/results"
+    local out="$here/results/vs-sysbench.txt"
     echo "vs-sysbench on $(nproc) CPUs: $pg and $maria, threads ${VS_THREADS:-1,4,16,48}, ${ROUNDS:-2} rounds of ${SECS:-8} s; output in $out"
     "$rqps" bench vs-sysbench --engines "$pg,$maria" \
         --threads "${VS_THREADS:-1,4,16,48}" --rounds "${ROUNDS:-2}" \
