@@ -131,6 +131,15 @@ fn vs_sysbench_with_tls_runs_both_tools_over_tls_on_both_servers_and_reports_the
             let n = number_after(cs, label);
             assert!(n.is_finite() && n > 0.0, "{label}{n} in {cs}");
         }
+        // The medians of the rounds' ratios, issue 30's done-when figures.
+        let median = section
+            .lines()
+            .find(|l| l.contains("median of 1 rounds: "))
+            .unwrap_or_else(|| panic!("no medians in {section}"));
+        for label in ["QPS rqps/sysbench = ", "total client us/q rqps/sysbench = "] {
+            let n = number_after(median, label);
+            assert!(n.is_finite() && n > 0.0, "{label}{n} in {median}");
+        }
     }
 }
 

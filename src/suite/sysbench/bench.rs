@@ -16,7 +16,9 @@ use super::event::{EventParams, SbWorker, main_statement};
 use super::load::{LoadParams, load};
 use crate::engine::server::Server;
 use crate::engine::{Driver, PsMode};
-use crate::harness::bench::{BenchError, run_measured, run_measured_usage, throwaway_with_tls};
+use crate::harness::bench::{
+    BenchError, Quartiles, run_measured, run_measured_usage, throwaway_with_tls,
+};
 use crate::harness::runner::{StepConfig, run_step};
 use crate::suite::rand::RandType;
 
@@ -473,6 +475,19 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                 cs_q(&sb_all, &|c| c.vcs + c.ivcs),
                 cs_q(&sb_all, &|c| c.vcs),
                 cs_q(&sb_all, &|c| c.ivcs)
+            );
+            // Round by round (each pair ran back to back), the done-when
+            // figures of issue 30: QPS >= 1 and total client CPU <= 0.9.
+            let median = |f: &dyn Fn(&ClientRun, &ClientRun) -> f64| {
+                let v: Vec<f64> = sb_all.iter().zip(&rq_all).map(|(s, r)| f(s, r)).collect();
+                Quartiles::of(&v).map_or(f64::NAN, |q| q.median)
+            };
+            println!(
+                "{threads:>3}  median of {} rounds: QPS rqps/sysbench = {:.3}, total client us/q rqps/sysbench = {:.2}",
+                a.rounds,
+                median(&|s, r| r.qps / s.qps),
+                median(&|s, r| ((r.user + r.sys) / r.queries.max(1.0))
+                    / ((s.user + s.sys) / s.queries.max(1.0)))
             );
             if a.tls {
                 let mut used: Vec<&str> = rq_all
