@@ -94,9 +94,10 @@ pack() {
     echo "there: tar xzf $(basename "$out") && many-core/many-core.sh run   # or vs"
 }
 
-# mariadb@$MARIADB from the engine cache $1 into $2: mariadbd stripped, share/
-# cut to what the server and its install script read (the SQL files,
-# english/ for the messages, charsets/).
+# mariadb@$MARIADB from the engine cache $1 into $2: mariadbd stripped (the
+# cached one carries debug info, about 330 MB), share/ cut to what the server
+# and its install script read (the SQL files, english/ for the messages,
+# charsets/).
 pack_mariadb() {
     local cache=$1 to=$2
     if [ ! -d "$cache/mariadb-$MARIADB" ]; then
@@ -104,18 +105,14 @@ pack_mariadb() {
     fi
     local m="$to/mariadb-$MARIADB"
     cp -a "$cache/mariadb-$MARIADB" "$m"
-    local b
-    for b in "$m"/bin/mariadbd "$m"/bin/mysqld "$m"/sbin/mariadbd "$m"/libexec/mariadbd; do
-        if [ -f "$b" ] && [ ! -L "$b" ]; then
-            strip "$b"
-        fi
-    done
-    rm -rf "$m/mysql-test" "$m/mariadb-test" "$m/sql-bench" "$m/include" "$m/man" "$m/docs" "$m/support-files"
-    local share
-    for share in "$m/share" "$m/share/mariadb" "$m/share/mysql"; do
-        [ -d "$share/english" ] || continue
-        find "$share" -mindepth 1 -maxdepth 1 -type d ! -name english ! -name charsets -exec rm -rf {} +
-    done
+    local f
+    while IFS= read -r f; do
+        strip "$f"
+    done < <(find "$m" -type f \( -name mariadbd -o -name mysqld \))
+    while IFS= read -r f; do
+        find "$(dirname "$f")" -mindepth 1 -maxdepth 1 \( -type d ! -name english ! -name charsets \
+            -o -type f \( -name '*.jar' -o -name '*.so' \) \) -exec rm -rf {} +
+    done < <(find "$m" -type d -name english -path '*/share/*')
 }
 
 # sysbench, every shared library it loads (with the loader, so it runs on
@@ -213,7 +210,7 @@ vs() {
     [ "$MARIADB" = system ] || maria="mariadb@$MARIADB"
     mkdir -p "$here/results"
     local out="$here/results/vs-sysbench.txt"
-    echo "vs-sysbench on $(nproc) CPUs: $pg and $maria, threads ${VS_THREADS:-1,4,16,48}, ${ROUNDS:-2} rounds of ${SECS:-8} s; output in $out"
+    echo "vs-sysbench on $(nproc) CPUs: $pg and $maria, threads ${VS_THREADS:-1,4,16,48}, ${ROUNDS:-2} rounds of ${SECS:-8} s, sysbench $(command -v sysbench); output in $out"
     "$rqps" bench vs-sysbench --engines "$pg,$maria" \
         --threads "${VS_THREADS:-1,4,16,48}" --rounds "${ROUNDS:-2}" \
         --secs "${SECS:-8}" --table-size "${TABLE_SIZE:-100000}" | tee "$out"
