@@ -106,8 +106,8 @@ fn vs_sysbench_with_tls_runs_both_tools_over_tls_on_both_servers_and_reports_the
             .skip(2)
             .map(|n| n.parse().unwrap())
             .collect();
-        // sb qps, usr, sys, tot; rqps qps, usr, sys, tot.
-        assert_eq!(figures.len(), 8, "{round}");
+        // sb qps, usr, sys, tot, cs/q; rqps qps, usr, sys, tot, cs/q.
+        assert_eq!(figures.len(), 10, "{round}");
         assert!(figures.iter().all(|f| f.is_finite() && *f > 0.0), "{round}");
         let all = section
             .lines()
@@ -121,6 +121,24 @@ fn vs_sysbench_with_tls_runs_both_tools_over_tls_on_both_servers_and_reports_the
         ] {
             let n = number_after(all, label);
             assert!(n.is_finite() && n > 0.0, "{label}{n} in {all}");
+        }
+        // Both clients wait for replies: each switches context.
+        let cs = section
+            .lines()
+            .find(|l| l.contains("all: context switches/q"))
+            .unwrap_or_else(|| panic!("no context switches in {section}"));
+        for label in ["rqps ", "vs sysbench "] {
+            let n = number_after(cs, label);
+            assert!(n.is_finite() && n > 0.0, "{label}{n} in {cs}");
+        }
+        // The medians of the rounds' ratios, issue 30's done-when figures.
+        let median = section
+            .lines()
+            .find(|l| l.contains("median of 1 rounds: "))
+            .unwrap_or_else(|| panic!("no medians in {section}"));
+        for label in ["QPS rqps/sysbench = ", "total client us/q rqps/sysbench = "] {
+            let n = number_after(median, label);
+            assert!(n.is_finite() && n > 0.0, "{label}{n} in {median}");
         }
     }
 }

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::engine::install::{self, EngineSpec, EngineSpecError};
 use crate::engine::registry::{self, UnknownServer};
 use crate::engine::server::{Recipe, Server, ServerError, ServerSpec};
 use crate::engine::target::{Target, TargetError};
@@ -232,8 +233,29 @@ pub fn pin_to_cpu(cpu: Option<usize>) -> Result<(usize, Pinned), BenchError> {
     Ok((cpu, pinned))
 }
 
-/// Runs `cmd` to completion and returns its stdout with its rusage.
+/// Runs `cmd` to completion and returns its stdout with its user and system
+/// CPU seconds.
 pub fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64), BenchError> {
+    run_measured_usage(cmd).map(|(out, u)| (out, u.user, u.sys))
+}
+
+/// What a child process cost, from its rusage (all its threads).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChildUsage {
+    /// User CPU seconds.
+    pub user: f64,
+    /// System CPU seconds.
+    pub sys: f64,
+    /// Voluntary context switches: waits (a blocking read with nothing to read).
+    pub voluntary_cs: u64,
+    /// Involuntary context switches: preemptions.
+    pub involuntary_cs: u64,
+}
+
+/// [`run_measured`] with the context switches too.
+pub fn run_measured_usage(
+    cmd: &mut std::process::Command,
+) -> Result<(String, ChildUsage), BenchError> {
     use std::io::Read;
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
@@ -262,7 +284,15 @@ pub fn run_measured(cmd: &mut std::process::Command) -> Result<(String, f64, f64
         });
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Ok((out, tv(ru.ru_utime), tv(ru.ru_stime)))
+    Ok((
+        out,
+        ChildUsage {
+            user: tv(ru.ru_utime),
+            sys: tv(ru.ru_stime),
+            voluntary_cs: ru.ru_nvcsw.max(0) as u64,
+            involuntary_cs: ru.ru_nivcsw.max(0) as u64,
+        },
+    ))
 }
 
 /// A throwaway server of `engine` (postgres or mariadb), its URL and a driver for it.
@@ -277,9 +307,23 @@ pub fn throwaway_with_tls(
     engine: &str,
     require_tls: bool,
 ) -> Result<(Recipe, Server, String, Arc<dyn Driver>), BenchError> {
-    let kind = registry::server_by_name(engine)?;
+    // `postgres@16.15`: that release from rqps's engine cache (bench/many-core.sh
+    // carries the cache to a machine with no package registry).
+    let (name, basedir) = match engine.split_once('@') {
+        Some((name, _)) => {
+            let spec: EngineSpec = engine
+                .parse()
+                .map_err(|e: EngineSpecError| BenchError::NoResult(e.to_string()))?;
+            let basedir = install::basedir_for(&spec, false, &mut |_| {})
+                .map_err(|e| BenchError::NoResult(e.to_string()))?;
+            (name, basedir)
+        }
+        None => (engine, None),
+    };
+    let kind = registry::server_by_name(name)?;
     let spec = ServerSpec {
         require_tls,
+        basedir,
         ..ServerSpec::new(kind)
     };
     let server = Server::start(&spec, &mut |n| eprintln!("{n}"))?;
@@ -296,6 +340,18 @@ pub fn throwaway_with_tls(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_throwaway_release_must_be_installed_and_well_named() {
+        let e = throwaway("postgres@0.0.1").err().unwrap();
+        assert!(
+            e.to_string()
+                .contains("run `rqps engine install postgres 0.0.1`"),
+            "{e}"
+        );
+        let e = throwaway("mariadb@").err().unwrap();
+        assert!(e.to_string().contains("give a version after @"), "{e}");
+    }
 
     #[test]
     fn a_child_that_cannot_start_or_fails_is_told_apart() {

@@ -6,13 +6,14 @@
 
 use clap::Args;
 
-use super::measure::{BenchError, run_measured, throwaway_with_tls};
+use super::measure::{BenchError, Quartiles, run_measured, run_measured_usage, throwaway_with_tls};
 use crate::engine::server::Server;
 use crate::suite::sysbench::load::{LoadParams, load};
 
 #[derive(Args, Clone, Debug)]
 pub struct VsArgs {
-    /// Engines to start throwaway servers of.
+    /// Engines to start throwaway servers of: mariadb, postgres (the system's), or a
+    /// release from `rqps engine install` (postgres@16.15, mariadb@11.4.5).
     #[arg(long, value_delimiter = ',', default_value = "mariadb,postgres")]
     pub engines: Vec<String>,
     /// Client threads (each tool runs at each count).
@@ -40,12 +41,15 @@ pub struct VsArgs {
 }
 
 /// A child process's result: queries, QPS, user and system CPU seconds,
-/// and the TLS it used when it says (rqps stores it with its results).
+/// voluntary and involuntary context switches, and the TLS it used when it
+/// says (rqps stores it with its results).
 struct ClientRun {
     queries: f64,
     qps: f64,
     user: f64,
     sys: f64,
+    vcs: f64,
+    ivcs: f64,
     tls: Option<String>,
 }
 
@@ -146,7 +150,7 @@ fn sysbench_run(
     tls_dir: Option<&std::path::Path>,
 ) -> Result<ClientRun, BenchError> {
     let (mut cmd, _) = sysbench_command(server, a, threads, tls_dir)?;
-    let (out, user, sys) = run_measured(cmd.arg(format!("--time={}", a.secs)).arg("run"))?;
+    let (out, usage) = run_measured_usage(cmd.arg(format!("--time={}", a.secs)).arg("run"))?;
     // "    queries:                             123456 (12345.67 per sec.)"
     let line = out
         .lines()
@@ -166,8 +170,10 @@ fn sysbench_run(
     Ok(ClientRun {
         queries,
         qps,
-        user,
-        sys,
+        user: usage.user,
+        sys: usage.sys,
+        vcs: usage.voluntary_cs as f64,
+        ivcs: usage.involuntary_cs as f64,
         tls: None,
     })
 }
@@ -221,7 +227,7 @@ fn rqps_run(
     let exe =
         std::env::current_exe().map_err(BenchError::io("cannot find rqps's own executable"))?;
     let json = dir.join("vs.json");
-    run_measured(
+    run_measured_usage(
         std::process::Command::new(exe)
             .env(password_env(server), server.password())
             .args(["run", "--target"])
@@ -248,7 +254,7 @@ fn rqps_run(
             .arg("--json")
             .arg(&json),
     )
-    .and_then(|(_, user, sys)| {
+    .and_then(|(_, usage)| {
         let bytes = std::fs::read(&json)
             .map_err(BenchError::io(format!("cannot read {}", json.display())))?;
         let doc: serde_json::Value =
@@ -263,8 +269,10 @@ fn rqps_run(
         Ok(ClientRun {
             queries,
             qps: t["qps"].as_f64().unwrap_or(0.0),
-            user,
-            sys,
+            user: usage.user,
+            sys: usage.sys,
+            vcs: usage.voluntary_cs as f64,
+            ivcs: usage.involuntary_cs as f64,
             tls: doc["params"]["tls"].as_str().map(str::to_string),
         })
     })
@@ -317,17 +325,19 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
             );
         }
         println!(
-            "{:>3} {:>5}  {:>10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10} {:>10}",
+            "{:>3} {:>5}  {:>10} {:>10} {:>10} {:>10} {:>8}   {:>10} {:>10} {:>10} {:>10} {:>8}",
             "thr",
             "round",
             "sb qps",
             "sb usr us",
             "sb sys us",
             "sb tot us",
+            "sb cs/q",
             "rqps qps",
             "rqps usr",
             "rqps sys",
-            "rqps tot"
+            "rqps tot",
+            "rqps cs/q"
         );
         for &threads in &a.threads {
             let (mut sb_all, mut rq_all) = (Vec::new(), Vec::new());
@@ -340,17 +350,21 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                     (sysbench_run(&server, a, threads, tls_dir)?, q)
                 };
                 let us = |c: &ClientRun, v: f64| v * 1e6 / c.queries.max(1.0);
+                // Context switches per query, voluntary and involuntary together.
+                let cs = |c: &ClientRun| (c.vcs + c.ivcs) / c.queries.max(1.0);
                 println!(
-                    "{threads:>3} {:>5}  {:>10.0} {:>10.2} {:>10.2} {:>10.2}   {:>10.0} {:>10.2} {:>10.2} {:>10.2}",
+                    "{threads:>3} {:>5}  {:>10.0} {:>10.2} {:>10.2} {:>10.2} {:>8.3}   {:>10.0} {:>10.2} {:>10.2} {:>10.2} {:>8.3}",
                     r + 1,
                     sb.qps,
                     us(&sb, sb.user),
                     us(&sb, sb.sys),
                     us(&sb, sb.user + sb.sys),
+                    cs(&sb),
                     rq.qps,
                     us(&rq, rq.user),
                     us(&rq, rq.sys),
-                    us(&rq, rq.user + rq.sys)
+                    us(&rq, rq.user + rq.sys),
+                    cs(&rq)
                 );
                 sb_all.push(sb);
                 rq_all.push(rq);
@@ -368,12 +382,37 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                 sum(&sb_all, &|c| c.qps) / a.rounds as f64,
                 sum(&rq_all, &|c| c.qps) / a.rounds as f64,
             );
+            let cs_q = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| {
+                sum(v, f) / sum(v, &|c| c.queries).max(1.0)
+            };
             println!(
                 "{threads:>3}  all: user us/q rqps/sysbench = {:.2} (target <= 0.5), total client us/q {:.2} vs {:.2}, QPS rqps/sysbench = {:.3}",
                 rq_u / sb_u,
                 rq_t,
                 sb_t,
                 rq_q / sb_q
+            );
+            println!(
+                "{threads:>3}  all: context switches/q rqps {:.3} (voluntary {:.3}, involuntary {:.3}) vs sysbench {:.3} ({:.3}, {:.3})",
+                cs_q(&rq_all, &|c| c.vcs + c.ivcs),
+                cs_q(&rq_all, &|c| c.vcs),
+                cs_q(&rq_all, &|c| c.ivcs),
+                cs_q(&sb_all, &|c| c.vcs + c.ivcs),
+                cs_q(&sb_all, &|c| c.vcs),
+                cs_q(&sb_all, &|c| c.ivcs)
+            );
+            // Round by round (each pair ran back to back), the done-when
+            // figures of issue 30: QPS >= 1 and total client CPU <= 0.9.
+            let median = |f: &dyn Fn(&ClientRun, &ClientRun) -> f64| {
+                let v: Vec<f64> = sb_all.iter().zip(&rq_all).map(|(s, r)| f(s, r)).collect();
+                Quartiles::of(&v).map_or(f64::NAN, |q| q.median)
+            };
+            println!(
+                "{threads:>3}  median of {} rounds: QPS rqps/sysbench = {:.3}, total client us/q rqps/sysbench = {:.2}",
+                a.rounds,
+                median(&|s, r| r.qps / s.qps),
+                median(&|s, r| ((r.user + r.sys) / r.queries.max(1.0))
+                    / ((s.user + s.sys) / s.queries.max(1.0)))
             );
             if a.tls {
                 let mut used: Vec<&str> = rq_all
