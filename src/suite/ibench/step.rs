@@ -1386,4 +1386,70 @@ mod tests {
         }
         assert_eq!(count_rows(&driver, 2).unwrap(), 600);
     }
+
+    /// What a table holds, its ids and times aside, in id order.
+    fn content(c: &mut Box<dyn Conn>, t: &str) -> String {
+        c.query_scalar(&format!(
+            "SELECT group_concat(v, ';') FROM (SELECT cashregisterid || ',' || customerid || ',' \
+             || productid || ',' || price || ',' || data AS v FROM {t} ORDER BY transactionid)"
+        ))
+        .unwrap()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_statement_that_fails_is_sent_again_with_its_rows_and_timed_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = SqliteDriver::new(&dir.path().join("a.db"), vec![]);
+        setup_tables(&plain, 2).unwrap();
+        let out = run_step(&plain, &spec(1000, 10, false), &mut |_| {});
+        assert_eq!((out.status, out.insert_retries), (StepStatus::Ok, 0));
+        // Busy after 1 ms instead of 30 s: a retryable error, statement by statement.
+        let busy = SqliteDriver::new(
+            &dir.path().join("b.db"),
+            vec!["PRAGMA busy_timeout = 1".into()],
+        );
+        setup_tables(&busy, 2).unwrap();
+        // Another connection holds the write lock for the step's first 100 ms.
+        let mut lock = busy.connect().unwrap();
+        lock.query("BEGIN IMMEDIATE").unwrap();
+        let out = std::thread::scope(|s| {
+            let step = s.spawn(|| run_step(&busy, &spec(1000, 10, false), &mut |_| {}));
+            std::thread::sleep(Duration::from_millis(100));
+            lock.query("COMMIT").unwrap();
+            step.join().unwrap()
+        });
+        assert_eq!(out.status, StepStatus::Ok);
+        assert!(out.insert_retries >= 2, "{}", out.insert_retries);
+        // One response per statement, from its first try to its success.
+        assert_eq!((out.insert_statements, out.insert_hist.len()), (200, 200));
+        assert!(out.insert_hist.hist.max() >= 50_000_000);
+        // The same rows as the run without errors, none twice and none lost.
+        let (mut a, mut b) = (plain.connect().unwrap(), busy.connect().unwrap());
+        for t in ["pi1", "pi2"] {
+            assert_eq!(ids(&mut b, t), "1000,1,1000");
+            assert_eq!(content(&mut a, t), content(&mut b, t));
+        }
+    }
+
+    #[test]
+    fn a_statement_still_failing_after_its_tries_fails_the_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let busy = SqliteDriver::new(
+            &dir.path().join("ib.db"),
+            vec!["PRAGMA busy_timeout = 0".into()],
+        );
+        setup_tables(&busy, 2).unwrap();
+        let mut lock = busy.connect().unwrap();
+        lock.query("BEGIN IMMEDIATE").unwrap();
+        let out = run_step(&busy, &spec(100, 10, true), &mut |_| {});
+        lock.query("COMMIT").unwrap();
+        match out.status {
+            StepStatus::Failed(m) => {
+                assert!(m.starts_with("still failing after 1000 tries: "), "{m}")
+            }
+            s => panic!("{s:?}"),
+        }
+        assert_eq!((out.inserted_rows, out.deleted_rows), (0, 0));
+    }
 }
