@@ -1081,6 +1081,94 @@ fn merged(
     out
 }
 
+/// Every client's connections, connected and prepared.
+fn connect<'a>(
+    driver: &'a dyn Driver,
+    spec: &'a StepSpec,
+    sh: &'a Shared,
+) -> DbResult<Vec<Role<'a>>> {
+    let mut roles = Vec::new();
+    for c in 1..=spec.clients {
+        roles.push(Role::Insert(Inserter::new(driver, spec, sh, c)?));
+        let mut writers = 1;
+        if spec.deletes {
+            let d = Deleter::new(driver, spec, sh, c)?;
+            // Point queries draw ids from here up from their first query on.
+            sh.clients[c - 1]
+                .min_id
+                .store(d.start_min, Ordering::Relaxed);
+            roles.push(Role::Delete(d));
+            writers += 1;
+        }
+        sh.clients[c - 1]
+            .writers_left
+            .store(writers, Ordering::Relaxed);
+        if let Some(kind) = spec.queries {
+            roles.push(Role::Query(Querier::new(driver, spec, sh, kind, c)?));
+        }
+    }
+    Ok(roles)
+}
+
+/// The progress display's figures, from the clients' counters.
+struct Meter {
+    start_ns: u64,
+    target_rows: u64,
+    /// Rates over the last second or so, for the display only.
+    window: (u64, Totals),
+    recent: (f64, f64, f64),
+    shown: Progress,
+}
+
+impl Meter {
+    fn new(start_ns: u64, target_rows: u64) -> Self {
+        Meter {
+            start_ns,
+            target_rows,
+            window: (start_ns, Totals::default()),
+            recent: (0.0, 0.0, 0.0),
+            shown: Progress::default(),
+        }
+    }
+
+    fn update(&mut self, sh: &Shared) -> &Progress {
+        let now = now_ns();
+        let t = totals(sh);
+        let span = (now - self.window.0) as f64 / 1e9;
+        if span >= 0.999 {
+            let per = |a: u64, b: u64| (a - b) as f64 / span;
+            let w = self.window.1;
+            self.recent = (
+                per(t.inserted, w.inserted),
+                per(t.deleted, w.deleted),
+                per(t.queries, w.queries),
+            );
+            self.window = (now, t);
+        }
+        let elapsed = (now - self.start_ns) as f64 / 1e9;
+        let avg = |n: u64| n as f64 / elapsed.max(1e-9);
+        self.shown = Progress {
+            elapsed,
+            inserted_rows: t.inserted,
+            target_rows: self.target_rows,
+            ips: self.recent.0,
+            dps: self.recent.1,
+            qps: self.recent.2,
+            avg_ips: avg(t.inserted),
+            avg_dps: avg(t.deleted),
+            avg_qps: avg(t.queries),
+            indexing: sh.indexing.load(Ordering::Relaxed),
+        };
+        &self.shown
+    }
+
+    /// The last figures shown, with the rows inserted in the end.
+    fn last(&mut self, sh: &Shared) -> &Progress {
+        self.shown.inserted_rows = totals(sh).inserted;
+        &self.shown
+    }
+}
+
 /// Runs `spec` with every client's connections (connected and prepared
 /// before the step's clock starts) on the shared runner, calling
 /// `on_progress` from this thread.
@@ -1096,77 +1184,23 @@ pub fn run_step(
         indexing: AtomicBool::new(false),
         index_lock: Mutex::new(()),
     };
-    let mut roles: Vec<Role<'_>> = Vec::new();
-    let built: DbResult<()> = (|| {
-        for c in 1..=spec.clients {
-            roles.push(Role::Insert(Inserter::new(driver, spec, &sh, c)?));
-            let mut writers = 1;
-            if spec.deletes {
-                let d = Deleter::new(driver, spec, &sh, c)?;
-                // Point queries draw ids from here up from their first query on.
-                sh.clients[c - 1]
-                    .min_id
-                    .store(d.start_min, Ordering::Relaxed);
-                roles.push(Role::Delete(d));
-                writers += 1;
-            }
-            sh.clients[c - 1]
-                .writers_left
-                .store(writers, Ordering::Relaxed);
-            if let Some(kind) = spec.queries {
-                roles.push(Role::Query(Querier::new(driver, spec, &sh, kind, c)?));
-            }
+    let mut roles = match connect(driver, spec, &sh) {
+        Ok(r) => r,
+        Err(e) => {
+            return empty_outcome(StepStatus::Failed(format!(
+                "could not connect and prepare: {e}"
+            )));
         }
-        Ok(())
-    })();
-    if let Err(e) = built {
-        return empty_outcome(StepStatus::Failed(format!(
-            "could not connect and prepare: {e}"
-        )));
-    }
-    let target_rows = spec.rows_per_client * spec.clients as u64;
+    };
     let start_ns = now_ns();
     for r in &mut roles {
         r.begin(start_ns);
     }
-    // Rates over the last second or so, for the display only.
-    let mut window = (start_ns, Totals::default());
-    let mut recent = (0.0, 0.0, 0.0);
-    let mut shown = Progress::default();
-    let cfg = StepConfig::until_finished(RECONNECT_FOR);
+    let mut meter = Meter::new(start_ns, spec.rows_per_client * spec.clients as u64);
     let run = runner::run_step(
         &mut roles,
-        &cfg,
-        &mut |_| {
-            let now = now_ns();
-            let t = totals(&sh);
-            let span = (now - window.0) as f64 / 1e9;
-            if span >= 0.999 {
-                let per = |a: u64, b: u64| (a - b) as f64 / span;
-                let w = window.1;
-                recent = (
-                    per(t.inserted, w.inserted),
-                    per(t.deleted, w.deleted),
-                    per(t.queries, w.queries),
-                );
-                window = (now, t);
-            }
-            let elapsed = (now - start_ns) as f64 / 1e9;
-            let avg = |n: u64| n as f64 / elapsed.max(1e-9);
-            shown = Progress {
-                elapsed,
-                inserted_rows: t.inserted,
-                target_rows,
-                ips: recent.0,
-                dps: recent.1,
-                qps: recent.2,
-                avg_ips: avg(t.inserted),
-                avg_dps: avg(t.deleted),
-                avg_qps: avg(t.queries),
-                indexing: sh.indexing.load(Ordering::Relaxed),
-            };
-            on_progress(&shown);
-        },
+        &StepConfig::until_finished(RECONNECT_FOR),
+        &mut |_| on_progress(meter.update(&sh)),
         &mut || {},
     );
     // From the start to when the last connection that did its work ended.
@@ -1176,17 +1210,22 @@ pub fn run_step(
         .filter_map(|r| r.common().end_ns)
         .max()
         .unwrap_or_else(now_ns);
-    let secs = (end.max(start_ns) - start_ns) as f64 / 1e9;
-    shown.inserted_rows = totals(&sh).inserted;
-    on_progress(&shown);
+    on_progress(meter.last(&sh));
     let mut out = empty_outcome(run.status);
-    out.secs = secs;
+    out.secs = (end.max(start_ns) - start_ns) as f64 / 1e9;
+    out.reconnects = run.counts.reconnects;
+    measured(spec, &sh, &roles, &mut out);
+    out
+}
+
+/// Fills `out` with what the connections of a step that ended measured.
+fn measured(spec: &StepSpec, sh: &Shared, roles: &[Role<'_>], out: &mut StepOutcome) {
     // The step's seconds, then each client's: the same entries, so a last
     // partial second is kept for every client when it is kept for the step.
     let tail_kept = std::cell::Cell::new(false);
     let all: Vec<&Marks> = roles.iter().map(|r| &r.common().marks).collect();
     let whole = series::whole_seconds(&each_series(&all));
-    out.per_second = merged(&all, whole, secs, &|d| {
+    out.per_second = merged(&all, whole, out.secs, &|d| {
         tail_kept.set(d.inserted > 0 || d.deleted > 0 || d.queries > 0);
         tail_kept.get()
     });
@@ -1198,10 +1237,10 @@ pub fn run_step(
                 .filter(|r| r.client == c)
                 .map(|r| &r.marks)
                 .collect();
-            merged(&mine, whole, secs, &|_| tail_kept.get())
+            merged(&mine, whole, out.secs, &|_| tail_kept.get())
         })
         .collect();
-    let t = totals(&sh);
+    let t = totals(sh);
     out.inserted_rows = t.inserted;
     out.deleted_rows = t.deleted;
     out.queries = t.queries;
@@ -1209,8 +1248,7 @@ pub fn run_step(
         out.insert_statements += c.insert_stmts.load(Ordering::Relaxed);
         out.delete_statements += c.delete_stmts.load(Ordering::Relaxed);
     }
-    out.reconnects = run.counts.reconnects;
-    for r in &roles {
+    for r in roles {
         let (hist, retries) = match r {
             Role::Insert(_) => (&mut out.insert_hist, &mut out.insert_retries),
             Role::Delete(_) => (&mut out.delete_hist, &mut out.delete_retries),
@@ -1229,7 +1267,6 @@ pub fn run_step(
     if spec.create_indexes && s1 >= s0 && s0 != u64::MAX {
         out.index_secs = Some((s1 - s0) as f64 / 1e9);
     }
-    out
 }
 
 fn empty_outcome(status: StepStatus) -> StepOutcome {
