@@ -1,6 +1,9 @@
 //! Runs one step: worker threads (one connection each) repeat their event
 //! through a warm-up that is not measured, then for the measured duration,
-//! until the deadline, Ctrl-C, or a fatal error.
+//! until the deadline, Ctrl-C, or a fatal error; a worker with a budget ends
+//! when it is spent, and a step without a deadline when every budget is.
+//! The workers of a step may be of different kinds (an enum of them) that
+//! wait for each other in [`Worker::pause`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
