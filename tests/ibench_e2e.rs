@@ -528,3 +528,49 @@ fn rqps_report_shows_the_insert_benchmark_tables() {
         "{out}"
     );
 }
+
+/// Ctrl-C during l.i0 (no rate, no deletes: no wait in which its inserter
+/// used to look at the stop) ends the step within seconds, not after its
+/// rows, and the step is stored as interrupted.
+#[test]
+fn ctrl_c_stops_a_load_step_at_once() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let d = tempfile::tempdir().unwrap();
+    let (db, results) = (d.path().join("ib.db"), d.path().join("r"));
+    // 10 M rows per client: minutes of inserts on SQLite.
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["run", "--suite", "ibench", "--profile", "ci"])
+        .args(["--rows-per-client", "10000000", "-q", "--results"])
+        .arg(&results)
+        .arg("--target")
+        .arg(format!("sqlite:{}", db.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Rows are going in once the database has grown past its empty tables.
+    let t = Instant::now();
+    while std::fs::metadata(&db).map_or(0, |m| m.len()) < 1 << 20 {
+        assert!(t.elapsed() < Duration::from_secs(60), "no rows went in");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let t = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let run = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap();
+    let test = std::fs::read_dir(run.path().join("tests"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains("l.i0"))
+        .unwrap();
+    let doc = read_json(&test.path());
+    assert_eq!(doc["status"], "interrupted", "{doc}");
+}

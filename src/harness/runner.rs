@@ -1,6 +1,9 @@
 //! Runs one step: worker threads (one connection each) repeat their event
 //! through a warm-up that is not measured, then for the measured duration,
-//! until the deadline, Ctrl-C, or a fatal error.
+//! until the deadline, Ctrl-C, or a fatal error; a worker with a budget ends
+//! when it is spent, and a step without a deadline when every budget is.
+//! The workers of a step may be of different kinds (an enum of them) that
+//! wait for each other in [`Worker::pause`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -34,11 +37,16 @@ pub trait Worker: Send {
     }
     /// Called before each event, outside its timing: a worker that paces
     /// its events (a request rate) sleeps here until the next one is due,
-    /// but not past `deadline_ns` (a [`now_ns`] reading). Returns whether
-    /// it slept. Default: no pacing.
+    /// but not past `deadline_ns` (a [`now_ns`] reading). A worker may also
+    /// wait here for another worker of the step (the Insert Benchmark's
+    /// inserter for its deleter): `stop` turns true when the step is
+    /// stopping (Ctrl-C, or another thread failed), and such a wait ends
+    /// then. Returns whether it slept (or waited): then the runner reads
+    /// the clock again, and runs no event if the step is stopping. Default:
+    /// no pacing.
     #[inline]
-    fn pause(&mut self, deadline_ns: u64) -> bool {
-        let _ = deadline_ns;
+    fn pause(&mut self, deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
+        let _ = (deadline_ns, stop);
         false
     }
     /// Called once on the worker's thread when its warm-up ends, before its
@@ -109,9 +117,33 @@ pub fn stop_requested() -> bool {
 #[derive(Clone, Copy, Debug)]
 pub struct StepConfig {
     pub warmup: Duration,
+    /// The measured interval after the warm-up. One too long to end (such
+    /// as [`Duration::MAX`], see [`StepConfig::until_finished`]) sets no
+    /// deadline: the step ends when every worker is [`Worker::finished`].
     pub duration: Duration,
-    /// How long a worker keeps trying to reconnect after the connection is lost.
+    /// How long a worker keeps trying to reconnect after the connection is
+    /// lost (counted from the step's end, or from the loss in a step
+    /// without a deadline).
     pub reconnect_for: Duration,
+}
+
+/// Whole seconds of marks a thread's per-second series makes room for at
+/// most before the step: a day, the longest duration a suite accepts.
+const MAX_EXPECTED_SECS: u64 = 86_401;
+/// What it makes room for in a step without a deadline (it grows after).
+const OPEN_EXPECTED_SECS: usize = 128;
+
+impl StepConfig {
+    /// A step with no warm-up and no deadline, for workers with budgets
+    /// (the Insert Benchmark's rows): it ends when every worker is
+    /// [`Worker::finished`], at Ctrl-C, or at a fatal error.
+    pub fn until_finished(reconnect_for: Duration) -> Self {
+        StepConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::MAX,
+            reconnect_for,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -149,6 +181,7 @@ pub struct KindRun {
 #[derive(Clone, Copy, Debug)]
 pub struct Live {
     pub elapsed: Duration,
+    /// Warm-up and duration ([`Duration::MAX`] in a step without a deadline).
     pub total: Duration,
     pub warming: bool,
     /// Statements per second over the last update interval.
@@ -166,7 +199,8 @@ struct Shared<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
-    end: Instant,
+    /// The step's deadline (`None`: it has none).
+    end: Option<Instant>,
     /// The same instants as [`now_ns`] readings, for the per-event path.
     warm_end_ns: u64,
     end_ns: u64,
@@ -211,7 +245,8 @@ fn on_error<W: Worker>(
         }
         ErrorClass::Reconnect => {
             c.errors += 1;
-            let give_up = Instant::now().max(sh.end) + sh.cfg.reconnect_for;
+            let now = Instant::now();
+            let give_up = sh.end.map_or(now, |end| now.max(end)) + sh.cfg.reconnect_for;
             match super::reconnect_with_backoff(give_up, &|| sh.stopping(), || w.recover(&e)) {
                 Ok(()) => {
                     c.reconnects += 1;
@@ -237,6 +272,7 @@ fn work<W: Worker>(
     expected_secs: usize,
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
+    let stop = || sh.stopping();
     let mut scratch = Counts::default();
     // Warm-up: run events, measure nothing.
     let mut now = clock.now_ns();
@@ -244,7 +280,10 @@ fn work<W: Worker>(
         if sh.stopping() || w.finished() {
             return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
         }
-        if w.pause(sh.warm_end_ns) {
+        if w.pause(sh.warm_end_ns, &stop) {
+            if sh.stopping() {
+                return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
+            }
             now = clock.now_ns();
             if now >= sh.warm_end_ns {
                 break;
@@ -264,9 +303,9 @@ fn work<W: Worker>(
         if sh.stopping() || w.finished() {
             return (m, None);
         }
-        if w.pause(sh.end_ns) {
+        if w.pause(sh.end_ns, &stop) {
             t0 = clock.now_ns();
-            if t0 >= sh.end_ns {
+            if t0 >= sh.end_ns || sh.stopping() {
                 return (m, None);
             }
         }
@@ -304,15 +343,23 @@ pub fn run_step<W: Worker>(
     let start_ns = now_ns();
     let warm_end = start + cfg.warmup;
     let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
+    let end = warm_end.checked_add(cfg.duration);
     let sh = Shared {
         abort: AtomicBool::new(false),
         live: (0..workers.len()).map(|_| Padded::default()).collect(),
         cfg,
-        end: warm_end + cfg.duration,
+        end,
         warm_end_ns,
-        end_ns: warm_end_ns + cfg.duration.as_nanos() as u64,
+        end_ns: match end {
+            Some(_) => warm_end_ns
+                .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
+            None => u64::MAX,
+        },
     };
-    let expected_secs = cfg.duration.as_secs() as usize + 1;
+    let expected_secs = match end {
+        Some(_) => cfg.duration.as_secs().min(MAX_EXPECTED_SECS) as usize + 1,
+        None => OPEN_EXPECTED_SECS,
+    };
     let results: Vec<(ThreadMeasure, Option<WorkerError>)> = std::thread::scope(|s| {
         let sh = &sh;
         let handles: Vec<_> = workers
@@ -328,7 +375,7 @@ pub fn run_step<W: Worker>(
                 })
             })
             .collect();
-        let total = cfg.warmup + cfg.duration;
+        let total = cfg.warmup.saturating_add(cfg.duration);
         let mut last = (Instant::now(), 0u64);
         let mut measuring = false;
         while !handles.iter().all(|h| h.is_finished()) {
@@ -377,7 +424,12 @@ pub fn run_step<W: Worker>(
     let mut threads = Vec::with_capacity(results.len());
     for (t, e) in results {
         threads.push(t);
-        error = error.or(e);
+        // The cause, not its echo: a thread that was reconnecting when
+        // another one failed says only that it stopped.
+        error = match (error, e) {
+            (Some(WorkerError::Stopped { .. }), Some(e)) => Some(e),
+            (error, e) => error.or(e),
+        };
     }
     let elapsed = threads
         .iter()
@@ -567,7 +619,7 @@ mod tests {
         fn recover(&mut self, _e: &DbError) -> DbResult<()> {
             Ok(())
         }
-        fn pause(&mut self, deadline_ns: u64) -> bool {
+        fn pause(&mut self, deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
             let until = (now_ns() + self.gap_ns).min(deadline_ns);
             while now_ns() < until {
                 std::thread::sleep(Duration::from_micros(200));
@@ -654,5 +706,118 @@ mod tests {
             StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
             s => panic!("{s:?}"),
         }
+    }
+
+    #[test]
+    fn a_step_without_a_deadline_ends_when_every_worker_is_finished() {
+        let paced = |budget| Paced {
+            n: 0,
+            budget,
+            gap_ns: 1_000_000,
+            paused: 0,
+        };
+        // Budgets of 30 and 60 after the (no-op) warm-up's 1000.
+        let mut ws = vec![paced(1030), paced(1060)];
+        let cfg = StepConfig::until_finished(Duration::from_millis(300));
+        let r = run_step(&mut ws, &cfg, &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.counts.events, 90);
+        // 60 pauses of 1 ms: the step lasted as long as its longest budget.
+        assert!(r.secs >= 0.055 && r.secs < 2.0, "{}", r.secs);
+    }
+
+    #[test]
+    fn reconnecting_in_a_step_without_a_deadline_gives_up_after_reconnect_for() {
+        let mut w = mock(Some((5, ErrorClass::Reconnect)));
+        w.reconnect_fails = u32::MAX;
+        let mut ws = vec![w];
+        let t = Instant::now();
+        let cfg = StepConfig::until_finished(Duration::from_millis(300));
+        let r = run_step(&mut ws, &cfg, &mut |_| {}, &mut || {});
+        match r.status {
+            StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
+            s => panic!("{s:?}"),
+        }
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    }
+
+    /// Waits in its pause for a go that never comes, or fails (fatally, or
+    /// by losing a connection that never comes back) at its `n`-th event.
+    struct Waiter {
+        n: u64,
+        wait: bool,
+        fail_at: Option<(u64, ErrorClass, &'static str)>,
+        woken: bool,
+    }
+
+    impl Worker for Waiter {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            if let Some((at, class, message)) = self.fail_at
+                && self.n == at
+            {
+                return Err(DbError {
+                    class,
+                    code: None,
+                    message: message.into(),
+                });
+            }
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, e: &DbError) -> DbResult<()> {
+            Err(e.clone())
+        }
+        fn pause(&mut self, _deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
+            if !self.wait {
+                std::thread::sleep(Duration::from_millis(5));
+                return true;
+            }
+            while !stop() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            self.woken = true;
+            true
+        }
+    }
+
+    fn waiter(wait: bool, fail_at: Option<(u64, ErrorClass, &'static str)>) -> Waiter {
+        Waiter {
+            n: 0,
+            wait,
+            fail_at,
+            woken: false,
+        }
+    }
+
+    #[test]
+    fn a_wait_on_another_worker_ends_when_the_step_stops_and_runs_no_event() {
+        let mut ws = vec![
+            waiter(true, None),
+            waiter(false, Some((3, ErrorClass::Fatal, "disk full"))),
+        ];
+        let t = Instant::now();
+        let r = run_step(&mut ws, &cfg(0, 10_000), &mut |_| {}, &mut || {});
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert_eq!(r.status, StepStatus::Failed("disk full".into()));
+        // The waiter saw the stop, and its event did not run after it.
+        assert!(ws[0].woken);
+        assert_eq!(ws[0].n, 0);
+    }
+
+    #[test]
+    fn the_step_fails_with_the_cause_not_with_a_thread_stopped_while_reconnecting() {
+        // Thread 0 loses its connection for good and keeps reconnecting
+        // (for 10 s) until thread 1 fails for a reason of its own.
+        let mut ws = vec![
+            waiter(false, Some((1, ErrorClass::Reconnect, "connection reset"))),
+            waiter(false, Some((20, ErrorClass::Fatal, "disk full"))),
+        ];
+        let mut c = cfg(0, 10_000);
+        c.reconnect_for = Duration::from_secs(10);
+        let t = Instant::now();
+        let r = run_step(&mut ws, &c, &mut |_| {}, &mut || {});
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(r.status, StepStatus::Failed("disk full".into()));
     }
 }

@@ -2,7 +2,14 @@
 //! deleting one where the step deletes, and a query connection where it
 //! queries (reference §4.3), until each client has inserted its rows.
 //!
-//! Deletes never run ahead of inserts: delete `d` starts only after insert
+//! The connections are workers of the shared runner ([`runner::run_step`]),
+//! in a step without a deadline that ends when every writer has done its
+//! work. An event is one statement (a batch of inserts, a delete, a query;
+//! l.x's index builds are one more), sent again after the runner's
+//! recovery from a retryable or lost-connection error; a writer's pause
+//! holds it to its rate and to the delete-lag gate, the one rule of the
+//! runner's that is this suite's own:
+//! deletes never run ahead of inserts: delete `d` starts only after insert
 //! `d` has finished, and an inserter waits while it is [`MAX_DELETE_LAG`]
 //! statements ahead of its deleter (the reference bounds both queues at 8),
 //! so each table keeps its size. Each connection closes its own seconds as its
@@ -21,10 +28,10 @@ use crate::engine::schema::Table;
 use crate::engine::{
     Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess, StmtId,
 };
-use crate::harness::measure::now_ns;
-use crate::harness::runner::{StepStatus, stop_requested};
+use crate::harness::RECONNECT_FOR;
+use crate::harness::measure::{Counts, now_ns};
+use crate::harness::runner::{self, StepConfig, StepStatus, Worker};
 use crate::harness::series::{self, Seconds, Tally};
-use crate::harness::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
 
@@ -36,7 +43,6 @@ pub const RESYNC_MIN_EVERY: u64 = 1000;
 pub const REFRESH_MAX_EVERY: u64 = 100;
 /// Largest lag a rate-limited writer may make up at once.
 pub const MAX_CATCH_UP: Duration = Duration::from_secs(1);
-/// How long a connection keeps trying to come back after it was lost.
 /// Retryable errors in a row on one statement before the step fails.
 const MAX_RETRIES: u32 = 1000;
 
@@ -61,7 +67,9 @@ pub struct StepSpec {
     pub ps_mode: PsMode,
 }
 
-/// What the progress display is told about twice a second.
+/// What the progress display is told about twice a second (the runner's
+/// [`runner::Live`] has one rate; a step of this suite has three, and rows
+/// to go).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
     pub elapsed: f64,
@@ -156,15 +164,8 @@ pub fn count_rows(driver: &dyn Driver, clients: usize) -> DbResult<u64> {
     Ok(n)
 }
 
-/// Why a connection's loop ended early.
-enum Halt {
-    Stopped,
-    Failed(String),
-}
-
-type Done<T> = Result<T, Halt>;
-
-/// Wakes a client's inserter and deleter when the other made progress.
+/// Wakes a client's inserter and deleter when the other made progress: the
+/// delete-lag gate.
 #[derive(Default)]
 struct Gate {
     m: Mutex<()>,
@@ -196,7 +197,8 @@ impl Gate {
     }
 }
 
-/// One client's counters, read by the sampler while the connections run.
+/// One client's counters, read by the progress display while the
+/// connections run.
 #[repr(align(64))]
 #[derive(Default)]
 struct ClientLive {
@@ -207,15 +209,13 @@ struct ClientLive {
     queries: AtomicU64,
     /// The deleter's lower bound of the ids in the table.
     min_id: AtomicI64,
-    inserter_done: AtomicBool,
-    /// Writers (inserter, deleter) still running; queries stop at 0.
+    /// Writers (inserter, deleter) that have not finished their work;
+    /// queries stop at 0.
     writers_left: AtomicUsize,
     gate: Gate,
 }
 
 struct Shared {
-    abort: AtomicBool,
-    failure: Mutex<Option<String>>,
     clients: Vec<ClientLive>,
     /// Index builds: earliest start and latest end ([`now_ns`]).
     index_start: AtomicU64,
@@ -225,32 +225,22 @@ struct Shared {
     index_lock: Mutex<()>,
 }
 
-impl Shared {
-    fn stopping(&self) -> bool {
-        stop_requested() || self.abort.load(Ordering::Relaxed)
-    }
-
-    fn fail(&self, msg: String) {
-        let mut f = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-        if f.is_none() {
-            *f = Some(msg);
-        }
-        drop(f);
-        self.abort.store(true, Ordering::SeqCst);
-        for c in &self.clients {
-            c.gate.notify();
-        }
-    }
-}
-
-/// A connection and the statements prepared on it, made again after it is lost.
+/// A connection and the statements prepared on it, made again after it is
+/// lost, and how its statements fared.
 struct Link<'a> {
     driver: &'a dyn SqlAccess,
     conn: Box<dyn Conn>,
     ps: PsMode,
     sqls: Vec<String>,
     ids: Vec<StmtId>,
-    reconnects: u64,
+    /// Failures in a row of the statement being tried.
+    tries: u32,
+    /// Whether the last failure was of a measured statement (its retries
+    /// are counted; a look-up of the smallest or largest id, or an index
+    /// build, is not).
+    measured: bool,
+    /// Measured statements sent again after a failure that was recovered from.
+    retries: u64,
 }
 
 impl<'a> Link<'a> {
@@ -262,7 +252,9 @@ impl<'a> Link<'a> {
             ps,
             sqls: Vec::new(),
             ids: Vec::new(),
-            reconnects: 0,
+            tries: 0,
+            measured: false,
+            retries: 0,
         })
     }
 
@@ -274,102 +266,129 @@ impl<'a> Link<'a> {
         Ok(self.ids.len() - 1)
     }
 
-    /// Connects again with backoff and prepares every statement again.
-    fn reconnect(&mut self, first: &DbError, stop: &dyn Fn() -> bool) -> Done<()> {
-        let give_up = std::time::Instant::now() + RECONNECT_FOR;
-        let (driver, sqls, ps) = (self.driver, &self.sqls, self.ps);
-        let attempt = || {
-            driver.connect().and_then(|mut c| {
-                let mut ids = Vec::with_capacity(sqls.len());
-                for s in sqls {
-                    ids.push(c.prepare(s, ps)?);
-                }
-                Ok((c, ids))
-            })
-        };
-        match reconnect_with_backoff(give_up, stop, attempt) {
-            Ok((c, ids)) => {
-                self.conn = c;
-                self.ids = ids;
-                self.reconnects += 1;
-                Ok(())
-            }
-            Err(ReconnectError::Fatal(e)) => Err(Halt::Failed(e.to_string())),
-            Err(ReconnectError::Stopped) => Err(Halt::Stopped),
-            Err(ReconnectError::GaveUp(e)) => Err(Halt::Failed(format!(
-                "lost the connection and could not reconnect: {e} (first error: {first})"
-            ))),
-        }
+    /// Runs prepared statement `slot` (a measured one). A write whose
+    /// connection was lost is sent again on the new one: if it had
+    /// committed, the table holds one batch more.
+    fn exec(&mut self, slot: usize, params: &[Param<'_>]) -> DbResult<Outcome> {
+        let r = self.conn.execute(self.ids[slot], params);
+        self.tried(r, true)
     }
 
-    /// Handles a failed statement: Ok to run it again, or why not.
-    fn recover(&mut self, e: DbError, tries: &mut u32, stop: &dyn Fn() -> bool) -> Done<()> {
-        if stop() {
-            return Err(Halt::Stopped);
-        }
-        *tries += 1;
-        match e.class {
-            ErrorClass::Fatal => Err(Halt::Failed(e.to_string())),
-            _ if *tries > MAX_RETRIES => Err(Halt::Failed(format!(
-                "still failing after {MAX_RETRIES} tries: {e}"
-            ))),
-            ErrorClass::Retry => Ok(()),
-            ErrorClass::Reconnect => self.reconnect(&e, stop),
-        }
-    }
-
-    /// Runs a prepared statement, again after retryable errors (counted in
-    /// `retries`). A write whose connection was lost is sent again on the new
-    /// one: if it had committed, the table holds one batch more.
-    fn exec(
-        &mut self,
-        slot: usize,
-        params: &[Param<'_>],
-        retries: &mut u64,
-        stop: &dyn Fn() -> bool,
-    ) -> Done<Outcome> {
-        let mut tries = 0;
-        loop {
-            match self.conn.execute(self.ids[slot], params) {
-                Ok(o) => return Ok(o),
-                Err(e) => {
-                    self.recover(e, &mut tries, stop)?;
-                    *retries += 1;
-                }
-            }
-        }
-    }
-
-    /// Runs `sql` as text, again after retryable errors.
-    fn run_text(&mut self, sql: &str, stop: &dyn Fn() -> bool) -> Done<()> {
-        let mut tries = 0;
-        loop {
-            match self.conn.query(sql) {
-                Ok(_) => return Ok(()),
-                Err(e) => self.recover(e, &mut tries, stop)?,
-            }
-        }
+    /// Runs `sql` as text.
+    fn run_text(&mut self, sql: &str) -> DbResult<()> {
+        let r = self.conn.query(sql).map(|_| ());
+        self.tried(r, false)
     }
 
     /// The integer value of a one-value query (None for NULL).
-    fn int(&mut self, sql: &str, stop: &dyn Fn() -> bool) -> Done<Option<i64>> {
-        let mut tries = 0;
-        loop {
-            match self.conn.query_scalar(sql) {
-                Ok(v) => return Ok(v.and_then(|v| v.trim().parse().ok())),
-                Err(e) => self.recover(e, &mut tries, stop)?,
+    fn int(&mut self, sql: &str) -> DbResult<Option<i64>> {
+        let r = self.conn.query_scalar(sql);
+        self.tried(r, false)
+            .map(|v| v.and_then(|v| v.trim().parse().ok()))
+    }
+
+    /// Counts a statement's try: a success ends its run of failures, and
+    /// [`MAX_RETRIES`] failures in a row fail the step.
+    fn tried<T>(&mut self, r: DbResult<T>, measured: bool) -> DbResult<T> {
+        match r {
+            Ok(v) => {
+                self.tries = 0;
+                Ok(v)
+            }
+            Err(e) => {
+                self.tries += 1;
+                self.measured = measured;
+                if e.class != ErrorClass::Fatal && self.tries > MAX_RETRIES {
+                    return Err(DbError::fatal(format!(
+                        "still failing after {MAX_RETRIES} tries: {e}"
+                    )));
+                }
+                Err(e)
             }
         }
     }
+
+    /// The runner's recovery from a failed statement, which is then sent
+    /// again: nothing after a retryable error; after a lost connection, a
+    /// new one with every statement prepared again (the runner tries again
+    /// with backoff until [`RECONNECT_FOR`] has passed).
+    fn recover(&mut self, e: &DbError) -> DbResult<()> {
+        if e.class == ErrorClass::Reconnect {
+            let mut conn = self.driver.connect()?;
+            let mut ids = Vec::with_capacity(self.sqls.len());
+            for s in &self.sqls {
+                ids.push(conn.prepare(s, self.ps)?);
+            }
+            self.conn = conn;
+            self.ids = ids;
+        }
+        if self.measured {
+            self.retries += 1;
+            self.measured = false;
+        }
+        Ok(())
+    }
 }
 
-/// What one connection's loop measured.
-struct RoleResult {
+/// What every connection of a step has: its link, its client's counters,
+/// and what it measured.
+struct Common<'a> {
+    link: Link<'a>,
+    client: usize,
+    live: &'a ClientLive,
+    /// Response times in nanoseconds.
     hist: RtHist,
-    retries: u64,
-    reconnects: u64,
-    rows_fetched: u64,
-    end_ns: u64,
+    marks: Marks,
+    /// When the measured statement being tried first started ([`now_ns`]):
+    /// one that failed is sent again, with the same parameters, and timed
+    /// from here (its retries included, as one response).
+    started: Option<u64>,
+    /// When the connection finished its work (`None`: not yet).
+    end_ns: Option<u64>,
+}
+
+impl<'a> Common<'a> {
+    fn new(
+        driver: &'a dyn Driver,
+        spec: &StepSpec,
+        sh: &'a Shared,
+        client: usize,
+    ) -> DbResult<Self> {
+        Ok(Common {
+            link: Link::new(driver, spec.ps_mode)?,
+            client,
+            live: &sh.clients[client - 1],
+            hist: RtHist::default(),
+            marks: Marks::default(),
+            started: None,
+            end_ns: None,
+        })
+    }
+
+    /// Before a measured statement is sent: when it started, the first time.
+    fn start(&mut self) {
+        if self.started.is_none() {
+            let t = now_ns();
+            self.marks.tick(t);
+            self.started = Some(t);
+        }
+    }
+
+    /// After it succeeded: records its response time, and returns it and
+    /// when it ended.
+    fn done(&mut self) -> (u64, u64) {
+        let t1 = now_ns();
+        let dt = t1 - self.started.take().unwrap_or(t1);
+        self.hist.record(dt);
+        (dt, t1)
+    }
+
+    /// A writer that has done its work: the client's queries stop once its
+    /// other writer has too.
+    fn finish(&mut self) {
+        self.end_ns = Some(now_ns());
+        self.live.writers_left.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 fn seed_for(seed: u64, client: usize, role: u64) -> u64 {
@@ -388,36 +407,67 @@ fn statements(spec: &StepSpec) -> u64 {
         .div_ceil(spec.rows_per_statement.max(1) as u64)
 }
 
+/// Where an inserter is in its work.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stage {
+    /// Inserting its batches.
+    Insert,
+    /// Creating the secondary indexes (l.x).
+    Index,
+    /// Waiting for the slot of its last batch to end: a paced writer's
+    /// step lasts until then (an event with no statement).
+    Tail,
+    Done,
+}
+
 struct Inserter<'a> {
-    link: Link<'a>,
-    client: usize,
-    table: Table,
+    c: Common<'a>,
+    spec: &'a StepSpec,
+    sh: &'a Shared,
     /// Slots of the insert of a full batch and of the last, shorter one.
     full: usize,
     tail: Option<usize>,
     rowgen: RowGen,
     ints: Vec<RowInts>,
     data: Vec<String>,
-    marks: Marks,
+    /// The time of the batch being sent, Unix seconds.
+    epoch: i64,
+    limiter: Option<Limiter>,
+    /// The next batch.
+    next: u64,
+    /// l.x's index builds, and how many of them are done.
+    index_sqls: Vec<String>,
+    built: usize,
+    stage: Stage,
 }
 
 impl<'a> Inserter<'a> {
-    fn new(driver: &'a dyn Driver, spec: &StepSpec, client: usize) -> DbResult<Self> {
+    fn new(
+        driver: &'a dyn Driver,
+        spec: &'a StepSpec,
+        sh: &'a Shared,
+        client: usize,
+    ) -> DbResult<Self> {
         let table = schema::table(client);
-        let mut link = Link::new(driver, spec.ps_mode)?;
+        let mut c = Common::new(driver, spec, sh, client)?;
         let per = spec.rows_per_statement;
         let d = driver.require_sql()?.dialect();
-        let full = link.prepare(insert_sql(d, &table, per))?;
+        let full = c.link.prepare(insert_sql(d, &table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
         let tail = if last > 0 && last != per {
-            Some(link.prepare(insert_sql(d, &table, last))?)
+            Some(c.link.prepare(insert_sql(d, &table, last))?)
         } else {
             None
         };
+        let index_sqls = if spec.create_indexes {
+            d.create_indexes(&table)
+        } else {
+            Vec::new()
+        };
         Ok(Inserter {
-            link,
-            client,
-            table,
+            c,
+            spec,
+            sh,
             full,
             tail,
             rowgen: RowGen::new(seed_for(spec.seed, client, 1)),
@@ -431,42 +481,96 @@ impl<'a> Inserter<'a> {
                 per
             ],
             data: vec![String::with_capacity(24); per],
-            marks: Marks::default(),
+            epoch: 0,
+            limiter: None,
+            next: 0,
+            index_sqls,
+            built: 0,
+            stage: Stage::Insert,
         })
     }
 
-    fn run(&mut self, spec: &StepSpec, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
-        self.marks = Marks::new(start_ns);
-        let live = &sh.clients[self.client - 1];
-        let stop = || sh.stopping();
-        let mut hist = RtHist::default();
-        let mut retries = 0;
-        let mut limiter = spec.rate_per_client.map(|r| {
+    /// When the step's clock starts, at `start_ns`.
+    fn begin(&mut self, start_ns: u64) {
+        let spec = self.spec;
+        self.c.marks = Marks::new(start_ns);
+        self.limiter = spec.rate_per_client.map(|r| {
             Limiter::new(
                 r,
                 spec.rows_per_statement,
                 start_ns,
                 MAX_CATCH_UP.as_nanos() as u64,
             )
-            .with_phase((self.client as f64 - 0.5) / spec.clients.max(1) as f64)
+            .with_phase((self.c.client as f64 - 0.5) / spec.clients.max(1) as f64)
         });
-        let n = statements(spec);
-        for b in 0..n {
-            let rows = batch_rows(spec, b);
-            if let Some(l) = limiter.as_mut()
-                && !l.wait(&SystemClock, &stop)
-            {
-                return Err(Halt::Stopped);
+        self.advance();
+    }
+
+    /// Moves on to the next stage once the current one's work is done.
+    fn advance(&mut self) {
+        if self.stage == Stage::Insert {
+            if self.next < statements(self.spec) {
+                return;
             }
-            if spec.deletes
-                && !live.gate.wait(
-                    &|| b < live.delete_stmts.load(Ordering::Acquire) + MAX_DELETE_LAG,
-                    &stop,
-                )
-            {
-                return Err(Halt::Stopped);
+            if self.spec.create_indexes {
+                self.stage = Stage::Index;
+                return;
             }
-            let epoch = std::time::SystemTime::now()
+        }
+        if self.stage != Stage::Tail && self.limiter.is_some() {
+            self.stage = Stage::Tail;
+            return;
+        }
+        self.stage = Stage::Done;
+        self.c.finish();
+    }
+
+    /// Before a new batch: its slot of the rate, then the delete-lag gate.
+    /// Before the end of a paced step: the end of the last batch's slot.
+    fn pause(&mut self, stop: &dyn Fn() -> bool) -> bool {
+        match self.stage {
+            Stage::Insert if self.c.started.is_none() => {
+                if let Some(l) = self.limiter.as_mut()
+                    && !l.wait(&SystemClock, stop)
+                {
+                    return true;
+                }
+                if self.spec.deletes {
+                    let (live, b) = (self.c.live, self.next);
+                    live.gate.wait(
+                        &|| b < live.delete_stmts.load(Ordering::Acquire) + MAX_DELETE_LAG,
+                        stop,
+                    );
+                }
+                self.limiter.is_some() || self.spec.deletes
+            }
+            Stage::Tail => {
+                if let Some(l) = &self.limiter {
+                    sleep_until(&SystemClock, l.slot_end_ns(), stop);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn event(&mut self, counts: &mut Counts) -> DbResult<()> {
+        match self.stage {
+            Stage::Insert => self.insert(counts),
+            Stage::Index => self.create_indexes(),
+            Stage::Tail => {
+                self.advance();
+                Ok(())
+            }
+            Stage::Done => Ok(()),
+        }
+    }
+
+    fn insert(&mut self, counts: &mut Counts) -> DbResult<()> {
+        let rows = batch_rows(self.spec, self.next);
+        if self.c.started.is_none() {
+            // A new batch; one sent again keeps its rows and its time.
+            self.epoch = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs() as i64)
                 .unwrap_or(0);
@@ -474,66 +578,57 @@ impl<'a> Inserter<'a> {
                 self.ints[r] = self.rowgen.ints();
                 self.rowgen.data(&mut self.data[r]);
             }
-            let mut params: Vec<Param<'_>> = Vec::with_capacity(rows * 6);
-            for r in 0..rows {
-                let v = self.ints[r];
-                params.extend([
-                    Param::Int(epoch),
-                    Param::Int(v.cashregisterid),
-                    Param::Int(v.customerid),
-                    Param::Int(v.productid),
-                    Param::Int(v.price),
-                    Param::Text(&self.data[r]),
-                ]);
-            }
-            let slot = if rows == spec.rows_per_statement {
-                self.full
-            } else {
-                self.tail.unwrap_or(self.full)
-            };
-            let t0 = now_ns();
-            self.marks.tick(t0);
-            self.link.exec(slot, &params, &mut retries, &stop)?;
-            let dt = now_ns() - t0;
-            hist.record(dt);
-            let t = &mut self.marks.tally;
-            t.inserted += rows as u64;
-            t.max_insert = t.max_insert.max(dt);
-            live.inserted_rows.fetch_add(rows as u64, Ordering::Relaxed);
-            live.insert_stmts.fetch_add(1, Ordering::Release);
-            if spec.deletes {
-                live.gate.notify();
-            }
         }
-        if spec.create_indexes {
-            self.create_indexes(sh, &stop)?;
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(rows * 6);
+        for r in 0..rows {
+            let v = self.ints[r];
+            params.extend([
+                Param::Int(self.epoch),
+                Param::Int(v.cashregisterid),
+                Param::Int(v.customerid),
+                Param::Int(v.productid),
+                Param::Int(v.price),
+                Param::Text(&self.data[r]),
+            ]);
         }
-        // A paced writer's step lasts until its last slot ends.
-        if let Some(l) = &limiter
-            && !sleep_until(&SystemClock, l.slot_end_ns(), &stop)
-        {
-            return Err(Halt::Stopped);
+        let slot = if rows == self.spec.rows_per_statement {
+            self.full
+        } else {
+            self.tail.unwrap_or(self.full)
+        };
+        self.c.start();
+        let o = self.c.link.exec(slot, &params)?;
+        counts.record(o);
+        let (dt, _) = self.c.done();
+        let t = &mut self.c.marks.tally;
+        t.inserted += rows as u64;
+        t.max_insert = t.max_insert.max(dt);
+        let live = self.c.live;
+        live.inserted_rows.fetch_add(rows as u64, Ordering::Relaxed);
+        live.insert_stmts.fetch_add(1, Ordering::Release);
+        if self.spec.deletes {
+            live.gate.notify();
         }
-        Ok(RoleResult {
-            hist,
-            retries,
-            reconnects: self.link.reconnects,
-            rows_fetched: 0,
-            end_ns: now_ns(),
-        })
+        self.next += 1;
+        self.advance();
+        Ok(())
     }
 
-    fn create_indexes(&mut self, sh: &Shared, stop: &dyn Fn() -> bool) -> Done<()> {
-        let single = self.link.driver.caps().single_writer;
+    /// l.x's index builds, one engine at a time where it has one writer;
+    /// after a failure, the builds not yet done.
+    fn create_indexes(&mut self) -> DbResult<()> {
+        let sh = self.sh;
+        let single = self.c.link.driver.caps().single_writer;
         let _one_at_a_time =
             single.then(|| sh.index_lock.lock().unwrap_or_else(|e| e.into_inner()));
         sh.indexing.store(true, Ordering::Relaxed);
         sh.index_start.fetch_min(now_ns(), Ordering::Relaxed);
-        let d = self.link.driver.dialect();
-        for sql in d.create_indexes(&self.table) {
-            self.link.run_text(&sql, stop)?;
+        while let Some(sql) = self.index_sqls.get(self.built) {
+            self.c.link.run_text(sql)?;
+            self.built += 1;
         }
         sh.index_end.fetch_max(now_ns(), Ordering::Relaxed);
+        self.advance();
         Ok(())
     }
 }
@@ -552,128 +647,151 @@ pub fn insert_sql(dialect: &dyn crate::engine::Dialect, table: &Table, rows: usi
 }
 
 struct Deleter<'a> {
-    link: Link<'a>,
-    client: usize,
+    c: Common<'a>,
+    spec: &'a StepSpec,
     min_sql: String,
     /// The smallest id when the step began (0 for an empty table).
     start_min: i64,
     full: usize,
     tail: Option<usize>,
-    marks: Marks,
+    /// The next delete, and how many there are (one per insert).
+    next: u64,
+    statements: u64,
+    /// A lower bound of the ids in the table.
+    min: i64,
+    /// The smallest id is to be read again before the next delete.
+    resync: bool,
 }
 
 impl<'a> Deleter<'a> {
-    fn new(driver: &'a dyn Driver, spec: &StepSpec, client: usize) -> DbResult<Self> {
+    fn new(
+        driver: &'a dyn Driver,
+        spec: &'a StepSpec,
+        sh: &'a Shared,
+        client: usize,
+    ) -> DbResult<Self> {
         let table = schema::table(client);
         let d = driver.require_sql()?.dialect();
-        let mut link = Link::new(driver, spec.ps_mode)?;
+        let mut c = Common::new(driver, spec, sh, client)?;
         let per = spec.rows_per_statement;
-        let full = link.prepare(d.delete_oldest(&table, per))?;
+        let full = c.link.prepare(d.delete_oldest(&table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
         let tail = if last > 0 && last != per {
-            Some(link.prepare(d.delete_oldest(&table, last))?)
+            Some(c.link.prepare(d.delete_oldest(&table, last))?)
         } else {
             None
         };
         let min_sql = d.min_key_sql(&table);
-        let start_min = link
+        let start_min = c
+            .link
             .conn
             .query_scalar(&min_sql)?
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
         Ok(Deleter {
-            link,
-            client,
+            c,
+            spec,
             min_sql,
             start_min,
             full,
             tail,
-            marks: Marks::default(),
+            next: 0,
+            statements: statements(spec),
+            min: start_min,
+            resync: false,
         })
     }
 
-    fn run(&mut self, spec: &StepSpec, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
-        self.marks = Marks::new(start_ns);
-        let live = &sh.clients[self.client - 1];
-        let stop = || sh.stopping();
-        let mut hist = RtHist::default();
-        let mut retries = 0;
-        let mut m = self.start_min;
-        for d in 0.. {
-            let ready = || {
-                live.insert_stmts.load(Ordering::Acquire) > d
-                    || live.inserter_done.load(Ordering::Acquire)
-            };
-            if !live.gate.wait(&ready, &stop) {
-                return Err(Halt::Stopped);
-            }
-            if live.insert_stmts.load(Ordering::Acquire) <= d {
-                break;
-            }
-            let rows = batch_rows(spec, d);
-            let slot = if rows == spec.rows_per_statement {
+    /// When the step's clock starts, at `start_ns`.
+    fn begin(&mut self, start_ns: u64) {
+        self.c.marks = Marks::new(start_ns);
+        if self.next >= self.statements {
+            self.c.finish();
+        }
+    }
+
+    /// Before a new delete: until its insert has finished.
+    fn pause(&mut self, stop: &dyn Fn() -> bool) -> bool {
+        if self.c.started.is_some() || self.resync {
+            return false;
+        }
+        let (live, d) = (self.c.live, self.next);
+        live.gate
+            .wait(&|| live.insert_stmts.load(Ordering::Acquire) > d, stop);
+        true
+    }
+
+    fn event(&mut self, counts: &mut Counts) -> DbResult<()> {
+        let live = self.c.live;
+        if !self.resync {
+            let rows = batch_rows(self.spec, self.next);
+            let slot = if rows == self.spec.rows_per_statement {
                 self.full
             } else {
                 self.tail.unwrap_or(self.full)
             };
-            let t0 = now_ns();
-            self.marks.tick(t0);
-            let o = self
-                .link
-                .exec(slot, &[Param::Int(m)], &mut retries, &stop)?;
-            let dt = now_ns() - t0;
-            hist.record(dt);
+            self.c.start();
+            let o = self.c.link.exec(slot, &[Param::Int(self.min)])?;
+            counts.record(o);
+            let (dt, _) = self.c.done();
             let deleted = match o {
                 Outcome::Affected(n) | Outcome::Rows(n) => n,
             };
-            let t = &mut self.marks.tally;
+            let t = &mut self.c.marks.tally;
             t.deleted += deleted;
             t.max_delete = t.max_delete.max(dt);
             live.deleted_rows.fetch_add(deleted, Ordering::Relaxed);
             live.delete_stmts.fetch_add(1, Ordering::Release);
             live.gate.notify();
-            // The ids below m are gone; m is a lower bound that keeps the
-            // delete off the purged left edge of the index.
-            m += rows as i64;
-            if (d + 1) % RESYNC_MIN_EVERY == 0
-                && let Some(v) = self.link.int(&self.min_sql, &stop)?
-            {
-                m = v;
-            }
-            live.min_id.store(m, Ordering::Relaxed);
+            // The ids below min are gone; min is a lower bound that keeps
+            // the delete off the purged left edge of the index.
+            self.min += rows as i64;
+            self.next += 1;
+            self.resync = self.next.is_multiple_of(RESYNC_MIN_EVERY);
         }
-        Ok(RoleResult {
-            hist,
-            retries,
-            reconnects: self.link.reconnects,
-            rows_fetched: 0,
-            end_ns: now_ns(),
-        })
+        if self.resync {
+            if let Some(v) = self.c.link.int(&self.min_sql)? {
+                self.min = v;
+            }
+            self.resync = false;
+        }
+        live.min_id.store(self.min, Ordering::Relaxed);
+        if self.next >= self.statements {
+            self.c.finish();
+        }
+        Ok(())
     }
 }
 
 struct Querier<'a> {
-    link: Link<'a>,
-    client: usize,
+    c: Common<'a>,
     kind: QueryKind,
     /// Range queries (3 shapes) or the point query.
     slots: Vec<usize>,
     max_sql: String,
     rng: Rng,
-    marks: Marks,
+    /// Queries done, and the largest id last read.
+    n: u64,
+    max: i64,
+    /// The query being sent: its shape and its values (a range query's
+    /// bound is the first).
+    shape: usize,
+    values: [i64; QUERY_ROWS],
+    rows_fetched: u64,
 }
 
 impl<'a> Querier<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &StepSpec,
+        sh: &'a Shared,
         kind: QueryKind,
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
         let t = &table.name;
         let d = driver.require_sql()?.dialect();
-        let mut link = Link::new(driver, spec.ps_mode)?;
+        let mut c = Common::new(driver, spec, sh, client)?;
         let mut slots = Vec::new();
         match kind {
             QueryKind::Range => {
@@ -683,90 +801,149 @@ impl<'a> Querier<'a> {
                     ("price, dateandtime, customerid", "price >= ?"),
                 ];
                 for ((cols, cond), index) in shapes.iter().zip(&table.indexes) {
-                    slots.push(link.prepare(format!(
+                    slots.push(c.link.prepare(format!(
                         "SELECT {cols} FROM {} WHERE {cond} ORDER BY {cols} LIMIT {QUERY_ROWS}",
                         d.table_with_index(&table, &index.name)
                     ))?);
                 }
             }
             QueryKind::Point => {
-                slots.push(link.prepare(format!(
+                slots.push(c.link.prepare(format!(
                     "SELECT {KEY}, productid, data FROM {t} WHERE {KEY} IN ({})",
                     ["?"; QUERY_ROWS].join(", ")
                 ))?);
             }
         }
         Ok(Querier {
-            link,
-            client,
+            c,
             kind,
             slots,
             max_sql: d.max_key_sql(&table),
             rng: Rng::seeded(seed_for(spec.seed, client, 3)),
-            marks: Marks::default(),
+            n: 0,
+            max: 0,
+            shape: 0,
+            values: [0; QUERY_ROWS],
+            rows_fetched: 0,
         })
     }
 
-    fn run(&mut self, sh: &Shared, start_ns: u64) -> Done<RoleResult> {
-        self.marks = Marks::new(start_ns);
-        let live = &sh.clients[self.client - 1];
-        let stop = || sh.stopping();
-        let mut hist = RtHist::default();
-        let mut retries = 0;
-        let mut fetched = 0u64;
-        let mut max = 0i64;
-        let mut n = 0u64;
-        let mut ids = [Param::Int(0); QUERY_ROWS];
-        while live.writers_left.load(Ordering::Acquire) > 0 {
-            if stop() {
-                return Err(Halt::Stopped);
-            }
-            let t0;
-            let o = match self.kind {
+    /// When the step's clock starts, at `start_ns`.
+    fn begin(&mut self, start_ns: u64) {
+        self.c.marks = Marks::new(start_ns);
+        self.c.end_ns = Some(start_ns);
+    }
+
+    /// Queries run until the client's writers have done their work.
+    fn finished(&self) -> bool {
+        self.c.live.writers_left.load(Ordering::Acquire) == 0
+    }
+
+    fn event(&mut self, counts: &mut Counts) -> DbResult<()> {
+        if self.c.started.is_none() {
+            // A new query; one sent again keeps its values and its time.
+            match self.kind {
                 QueryKind::Range => {
-                    let shape = self.rng.below(3);
-                    let hi = [PRODUCTS, CASHREGISTERS, PRICES][shape];
-                    let v = self.rng.uniform(0, hi - 1);
-                    t0 = now_ns();
-                    self.marks.tick(t0);
-                    self.link
-                        .exec(self.slots[shape], &[Param::Int(v)], &mut retries, &stop)?
+                    self.shape = self.rng.below(3);
+                    let hi = [PRODUCTS, CASHREGISTERS, PRICES][self.shape];
+                    self.values[0] = self.rng.uniform(0, hi - 1);
                 }
                 QueryKind::Point => {
-                    if n.is_multiple_of(REFRESH_MAX_EVERY) {
-                        max = self.link.int(&self.max_sql, &stop)?.unwrap_or(0);
+                    if self.n.is_multiple_of(REFRESH_MAX_EVERY) {
+                        self.max = self.c.link.int(&self.max_sql)?.unwrap_or(0);
                     }
-                    let min = live.min_id.load(Ordering::Relaxed);
-                    for id in ids.iter_mut() {
-                        *id = Param::Int(if max > min {
+                    let (min, max) = (self.c.live.min_id.load(Ordering::Relaxed), self.max);
+                    for id in self.values.iter_mut() {
+                        *id = if max > min {
                             self.rng.uniform(min, max - 1)
                         } else {
                             min
-                        });
+                        };
                     }
-                    t0 = now_ns();
-                    self.marks.tick(t0);
-                    self.link.exec(self.slots[0], &ids, &mut retries, &stop)?
                 }
-            };
-            let dt = now_ns() - t0;
-            hist.record(dt);
-            if let Outcome::Rows(r) = o {
-                fetched += r;
             }
-            n += 1;
-            let t = &mut self.marks.tally;
-            t.queries += 1;
-            t.max_query = t.max_query.max(dt);
-            live.queries.fetch_add(1, Ordering::Relaxed);
+            self.c.start();
         }
-        Ok(RoleResult {
-            hist,
-            retries,
-            reconnects: self.link.reconnects,
-            rows_fetched: fetched,
-            end_ns: now_ns(),
-        })
+        let o = match self.kind {
+            QueryKind::Range => self
+                .c
+                .link
+                .exec(self.slots[self.shape], &[Param::Int(self.values[0])])?,
+            QueryKind::Point => {
+                let ids = self.values.map(Param::Int);
+                self.c.link.exec(self.slots[0], &ids)?
+            }
+        };
+        counts.record(o);
+        let (dt, end) = self.c.done();
+        if let Outcome::Rows(r) = o {
+            self.rows_fetched += r;
+        }
+        self.n += 1;
+        let t = &mut self.c.marks.tally;
+        t.queries += 1;
+        t.max_query = t.max_query.max(dt);
+        self.c.live.queries.fetch_add(1, Ordering::Relaxed);
+        self.c.end_ns = Some(end);
+        Ok(())
+    }
+}
+
+/// One connection of a client, a worker of the shared runner.
+enum Role<'a> {
+    Insert(Inserter<'a>),
+    Delete(Deleter<'a>),
+    Query(Querier<'a>),
+}
+
+impl<'a> Role<'a> {
+    fn common(&self) -> &Common<'a> {
+        match self {
+            Role::Insert(w) => &w.c,
+            Role::Delete(w) => &w.c,
+            Role::Query(w) => &w.c,
+        }
+    }
+
+    fn begin(&mut self, start_ns: u64) {
+        match self {
+            Role::Insert(w) => w.begin(start_ns),
+            Role::Delete(w) => w.begin(start_ns),
+            Role::Query(w) => w.begin(start_ns),
+        }
+    }
+}
+
+impl Worker for Role<'_> {
+    fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+        match self {
+            Role::Insert(w) => w.event(c),
+            Role::Delete(w) => w.event(c),
+            Role::Query(w) => w.event(c),
+        }
+    }
+
+    fn recover(&mut self, err: &DbError) -> DbResult<()> {
+        match self {
+            Role::Insert(w) => w.c.link.recover(err),
+            Role::Delete(w) => w.c.link.recover(err),
+            Role::Query(w) => w.c.link.recover(err),
+        }
+    }
+
+    fn pause(&mut self, _deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
+        match self {
+            Role::Insert(w) => w.pause(stop),
+            Role::Delete(w) => w.pause(stop),
+            Role::Query(_) => false,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self {
+            Role::Query(w) => w.finished(),
+            w => w.common().end_ns.is_some(),
+        }
     }
 }
 
@@ -904,172 +1081,166 @@ fn merged(
     out
 }
 
-/// A connection role ready to run, built before the clock starts.
-enum Role<'a> {
-    Insert(Inserter<'a>),
-    Delete(Deleter<'a>),
-    Query(Querier<'a>),
+/// Every client's connections, connected and prepared.
+fn connect<'a>(
+    driver: &'a dyn Driver,
+    spec: &'a StepSpec,
+    sh: &'a Shared,
+) -> DbResult<Vec<Role<'a>>> {
+    let mut roles = Vec::new();
+    for c in 1..=spec.clients {
+        roles.push(Role::Insert(Inserter::new(driver, spec, sh, c)?));
+        let mut writers = 1;
+        if spec.deletes {
+            let d = Deleter::new(driver, spec, sh, c)?;
+            // Point queries draw ids from here up from their first query on.
+            sh.clients[c - 1]
+                .min_id
+                .store(d.start_min, Ordering::Relaxed);
+            roles.push(Role::Delete(d));
+            writers += 1;
+        }
+        sh.clients[c - 1]
+            .writers_left
+            .store(writers, Ordering::Relaxed);
+        if let Some(kind) = spec.queries {
+            roles.push(Role::Query(Querier::new(driver, spec, sh, kind, c)?));
+        }
+    }
+    Ok(roles)
+}
+
+/// The progress display's figures, from the clients' counters.
+struct Meter {
+    start_ns: u64,
+    target_rows: u64,
+    /// Rates over the last second or so, for the display only.
+    window: (u64, Totals),
+    recent: (f64, f64, f64),
+    shown: Progress,
+}
+
+impl Meter {
+    fn new(start_ns: u64, target_rows: u64) -> Self {
+        Meter {
+            start_ns,
+            target_rows,
+            window: (start_ns, Totals::default()),
+            recent: (0.0, 0.0, 0.0),
+            shown: Progress::default(),
+        }
+    }
+
+    fn update(&mut self, sh: &Shared) -> &Progress {
+        let now = now_ns();
+        let t = totals(sh);
+        let span = (now - self.window.0) as f64 / 1e9;
+        if span >= 0.999 {
+            let per = |a: u64, b: u64| (a - b) as f64 / span;
+            let w = self.window.1;
+            self.recent = (
+                per(t.inserted, w.inserted),
+                per(t.deleted, w.deleted),
+                per(t.queries, w.queries),
+            );
+            self.window = (now, t);
+        }
+        let elapsed = (now - self.start_ns) as f64 / 1e9;
+        let avg = |n: u64| n as f64 / elapsed.max(1e-9);
+        self.shown = Progress {
+            elapsed,
+            inserted_rows: t.inserted,
+            target_rows: self.target_rows,
+            ips: self.recent.0,
+            dps: self.recent.1,
+            qps: self.recent.2,
+            avg_ips: avg(t.inserted),
+            avg_dps: avg(t.deleted),
+            avg_qps: avg(t.queries),
+            indexing: sh.indexing.load(Ordering::Relaxed),
+        };
+        &self.shown
+    }
+
+    /// The last figures shown, with the rows inserted in the end.
+    fn last(&mut self, sh: &Shared) -> &Progress {
+        self.shown.inserted_rows = totals(sh).inserted;
+        &self.shown
+    }
 }
 
 /// Runs `spec` with every client's connections (connected and prepared
-/// before the step's clock starts), calling `on_progress` from this thread.
+/// before the step's clock starts) on the shared runner, calling
+/// `on_progress` from this thread.
 pub fn run_step(
     driver: &dyn Driver,
     spec: &StepSpec,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> StepOutcome {
     let sh = Shared {
-        abort: AtomicBool::new(false),
-        failure: Mutex::new(None),
         clients: (0..spec.clients).map(|_| ClientLive::default()).collect(),
         index_start: AtomicU64::new(u64::MAX),
         index_end: AtomicU64::new(0),
         indexing: AtomicBool::new(false),
         index_lock: Mutex::new(()),
     };
-    let mut roles: Vec<Role<'_>> = Vec::new();
-    let built: DbResult<()> = (|| {
-        for c in 1..=spec.clients {
-            roles.push(Role::Insert(Inserter::new(driver, spec, c)?));
-            let mut writers = 1;
-            if spec.deletes {
-                let d = Deleter::new(driver, spec, c)?;
-                // Point queries draw ids from here up from their first query on.
-                sh.clients[c - 1]
-                    .min_id
-                    .store(d.start_min, Ordering::Relaxed);
-                roles.push(Role::Delete(d));
-                writers += 1;
-            }
-            sh.clients[c - 1]
-                .writers_left
-                .store(writers, Ordering::Relaxed);
-            if let Some(kind) = spec.queries {
-                roles.push(Role::Query(Querier::new(driver, spec, kind, c)?));
-            }
+    let mut roles = match connect(driver, spec, &sh) {
+        Ok(r) => r,
+        Err(e) => {
+            return empty_outcome(StepStatus::Failed(format!(
+                "could not connect and prepare: {e}"
+            )));
         }
-        Ok(())
-    })();
-    if let Err(e) = built {
-        return empty_outcome(StepStatus::Failed(format!(
-            "could not connect and prepare: {e}"
-        )));
-    }
-    let target_rows = spec.rows_per_client * spec.clients as u64;
+    };
     let start_ns = now_ns();
-    type Joined = (Vec<(u8, usize, Done<RoleResult>, Marks)>, f64);
-    let (results, secs): Joined = std::thread::scope(|s| {
-        let sh = &sh;
-        let handles: Vec<_> = roles
-            .into_iter()
-            .map(|role| {
-                s.spawn(move || {
-                    let (kind, client, r, marks) = match role {
-                        Role::Insert(mut w) => {
-                            let r = w.run(spec, sh, start_ns);
-                            let live = &sh.clients[w.client - 1];
-                            live.inserter_done.store(true, Ordering::Release);
-                            live.gate.notify();
-                            (0u8, w.client, r, w.marks)
-                        }
-                        Role::Delete(mut w) => {
-                            let r = w.run(spec, sh, start_ns);
-                            (1, w.client, r, w.marks)
-                        }
-                        Role::Query(mut w) => {
-                            let r = w.run(sh, start_ns);
-                            (2, w.client, r, w.marks)
-                        }
-                    };
-                    if kind < 2 {
-                        sh.clients[client - 1]
-                            .writers_left
-                            .fetch_sub(1, Ordering::AcqRel);
-                    }
-                    if let Err(Halt::Failed(m)) = &r {
-                        sh.fail(m.clone());
-                    }
-                    (kind, client, r, marks)
-                })
-            })
-            .collect();
-        // Rates over the last second or so, for the display only.
-        let mut window = (start_ns, Totals::default());
-        let mut recent = (0.0, 0.0, 0.0);
-        let mut shown = Progress::default();
-        let mut next_show = start_ns;
-        while !handles.iter().all(|h| h.is_finished()) {
-            let now = now_ns();
-            let wake = next_show.min(now + 100_000_000);
-            std::thread::sleep(Duration::from_nanos(wake.saturating_sub(now)));
-            let now = now_ns();
-            if now >= next_show {
-                let t = totals(sh);
-                let span = (now - window.0) as f64 / 1e9;
-                if span >= 0.999 {
-                    let per = |a: u64, b: u64| (a - b) as f64 / span;
-                    let w = window.1;
-                    recent = (
-                        per(t.inserted, w.inserted),
-                        per(t.deleted, w.deleted),
-                        per(t.queries, w.queries),
-                    );
-                    window = (now, t);
-                }
-                let elapsed = (now - start_ns) as f64 / 1e9;
-                let avg = |n: u64| n as f64 / elapsed.max(1e-9);
-                shown = Progress {
-                    elapsed,
-                    inserted_rows: t.inserted,
-                    target_rows,
-                    ips: recent.0,
-                    dps: recent.1,
-                    qps: recent.2,
-                    avg_ips: avg(t.inserted),
-                    avg_dps: avg(t.deleted),
-                    avg_qps: avg(t.queries),
-                    indexing: sh.indexing.load(Ordering::Relaxed),
-                };
-                on_progress(&shown);
-                next_show = now + 500_000_000;
-            }
-        }
-        let results: Vec<(u8, usize, Done<RoleResult>, Marks)> = handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    let failed = Err(Halt::Failed("a connection thread panicked".into()));
-                    (9, 0, failed, Marks::default())
-                })
-            })
-            .collect();
-        let end = results
-            .iter()
-            .filter_map(|(_, _, r, _)| r.as_ref().ok().map(|r| r.end_ns))
-            .max()
-            .unwrap_or_else(now_ns);
-        shown.inserted_rows = totals(sh).inserted;
-        on_progress(&shown);
-        (results, (end.max(start_ns) - start_ns) as f64 / 1e9)
-    });
-    let mut out = empty_outcome(StepStatus::Ok);
-    out.secs = secs;
+    for r in &mut roles {
+        r.begin(start_ns);
+    }
+    let mut meter = Meter::new(start_ns, spec.rows_per_client * spec.clients as u64);
+    let run = runner::run_step(
+        &mut roles,
+        &StepConfig::until_finished(RECONNECT_FOR),
+        &mut |_| on_progress(meter.update(&sh)),
+        &mut || {},
+    );
+    // From the start to when the last connection that did its work ended.
+    let end = roles
+        .iter()
+        .filter(|r| r.finished())
+        .filter_map(|r| r.common().end_ns)
+        .max()
+        .unwrap_or_else(now_ns);
+    on_progress(meter.last(&sh));
+    let mut out = empty_outcome(run.status);
+    out.secs = (end.max(start_ns) - start_ns) as f64 / 1e9;
+    out.reconnects = run.counts.reconnects;
+    measured(spec, &sh, &roles, &mut out);
+    out
+}
+
+/// Fills `out` with what the connections of a step that ended measured.
+fn measured(spec: &StepSpec, sh: &Shared, roles: &[Role<'_>], out: &mut StepOutcome) {
     // The step's seconds, then each client's: the same entries, so a last
     // partial second is kept for every client when it is kept for the step.
     let tail_kept = std::cell::Cell::new(false);
-    let all: Vec<&Marks> = results.iter().map(|r| &r.3).collect();
+    let all: Vec<&Marks> = roles.iter().map(|r| &r.common().marks).collect();
     let whole = series::whole_seconds(&each_series(&all));
-    out.per_second = merged(&all, whole, secs, &|d| {
+    out.per_second = merged(&all, whole, out.secs, &|d| {
         tail_kept.set(d.inserted > 0 || d.deleted > 0 || d.queries > 0);
         tail_kept.get()
     });
     out.per_client = (1..=spec.clients)
         .map(|c| {
-            let mine: Vec<&Marks> = results.iter().filter(|r| r.1 == c).map(|r| &r.3).collect();
-            merged(&mine, whole, secs, &|_| tail_kept.get())
+            let mine: Vec<&Marks> = roles
+                .iter()
+                .map(Role::common)
+                .filter(|r| r.client == c)
+                .map(|r| &r.marks)
+                .collect();
+            merged(&mine, whole, out.secs, &|_| tail_kept.get())
         })
         .collect();
-    let t = totals(&sh);
+    let t = totals(sh);
     out.inserted_rows = t.inserted;
     out.deleted_rows = t.deleted;
     out.queries = t.queries;
@@ -1077,23 +1248,17 @@ pub fn run_step(
         out.insert_statements += c.insert_stmts.load(Ordering::Relaxed);
         out.delete_statements += c.delete_stmts.load(Ordering::Relaxed);
     }
-    let mut stopped = false;
-    for (kind, _, r, _) in results {
-        match r {
-            Ok(r) => {
-                let (hist, retries) = match kind {
-                    0 => (&mut out.insert_hist, &mut out.insert_retries),
-                    1 => (&mut out.delete_hist, &mut out.delete_retries),
-                    _ => (&mut out.query_hist, &mut out.query_retries),
-                };
-                hist.add(&r.hist);
-                *retries += r.retries;
-                out.reconnects += r.reconnects;
-                out.rows_fetched += r.rows_fetched;
+    for r in roles {
+        let (hist, retries) = match r {
+            Role::Insert(_) => (&mut out.insert_hist, &mut out.insert_retries),
+            Role::Delete(_) => (&mut out.delete_hist, &mut out.delete_retries),
+            Role::Query(q) => {
+                out.rows_fetched += q.rows_fetched;
+                (&mut out.query_hist, &mut out.query_retries)
             }
-            Err(Halt::Stopped) => stopped = true,
-            Err(Halt::Failed(_)) => {}
-        }
+        };
+        hist.add(&r.common().hist);
+        *retries += r.common().link.retries;
     }
     let (s0, s1) = (
         sh.index_start.load(Ordering::Relaxed),
@@ -1102,13 +1267,6 @@ pub fn run_step(
     if spec.create_indexes && s1 >= s0 && s0 != u64::MAX {
         out.index_secs = Some((s1 - s0) as f64 / 1e9);
     }
-    let failure = sh.failure.lock().unwrap_or_else(|e| e.into_inner()).take();
-    out.status = match failure {
-        Some(m) => StepStatus::Failed(m),
-        None if stopped || stop_requested() => StepStatus::Interrupted,
-        None => StepStatus::Ok,
-    };
-    out
 }
 
 fn empty_outcome(status: StepStatus) -> StepOutcome {
@@ -1264,5 +1422,71 @@ mod tests {
             }
         }
         assert_eq!(count_rows(&driver, 2).unwrap(), 600);
+    }
+
+    /// What a table holds, its ids and times aside, in id order.
+    fn content(c: &mut Box<dyn Conn>, t: &str) -> String {
+        c.query_scalar(&format!(
+            "SELECT group_concat(v, ';') FROM (SELECT cashregisterid || ',' || customerid || ',' \
+             || productid || ',' || price || ',' || data AS v FROM {t} ORDER BY transactionid)"
+        ))
+        .unwrap()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_statement_that_fails_is_sent_again_with_its_rows_and_timed_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = SqliteDriver::new(&dir.path().join("a.db"), vec![]);
+        setup_tables(&plain, 2).unwrap();
+        let out = run_step(&plain, &spec(1000, 10, false), &mut |_| {});
+        assert_eq!((out.status, out.insert_retries), (StepStatus::Ok, 0));
+        // Busy after 1 ms instead of 30 s: a retryable error, statement by statement.
+        let busy = SqliteDriver::new(
+            &dir.path().join("b.db"),
+            vec!["PRAGMA busy_timeout = 1".into()],
+        );
+        setup_tables(&busy, 2).unwrap();
+        // Another connection holds the write lock for the step's first 100 ms.
+        let mut lock = busy.connect().unwrap();
+        lock.query("BEGIN IMMEDIATE").unwrap();
+        let out = std::thread::scope(|s| {
+            let step = s.spawn(|| run_step(&busy, &spec(1000, 10, false), &mut |_| {}));
+            std::thread::sleep(Duration::from_millis(100));
+            lock.query("COMMIT").unwrap();
+            step.join().unwrap()
+        });
+        assert_eq!(out.status, StepStatus::Ok);
+        assert!(out.insert_retries >= 2, "{}", out.insert_retries);
+        // One response per statement, from its first try to its success.
+        assert_eq!((out.insert_statements, out.insert_hist.len()), (200, 200));
+        assert!(out.insert_hist.hist.max() >= 50_000_000);
+        // The same rows as the run without errors, none twice and none lost.
+        let (mut a, mut b) = (plain.connect().unwrap(), busy.connect().unwrap());
+        for t in ["pi1", "pi2"] {
+            assert_eq!(ids(&mut b, t), "1000,1,1000");
+            assert_eq!(content(&mut a, t), content(&mut b, t));
+        }
+    }
+
+    #[test]
+    fn a_statement_still_failing_after_its_tries_fails_the_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let busy = SqliteDriver::new(
+            &dir.path().join("ib.db"),
+            vec!["PRAGMA busy_timeout = 0".into()],
+        );
+        setup_tables(&busy, 2).unwrap();
+        let mut lock = busy.connect().unwrap();
+        lock.query("BEGIN IMMEDIATE").unwrap();
+        let out = run_step(&busy, &spec(100, 10, true), &mut |_| {});
+        lock.query("COMMIT").unwrap();
+        match out.status {
+            StepStatus::Failed(m) => {
+                assert!(m.starts_with("still failing after 1000 tries: "), "{m}")
+            }
+            s => panic!("{s:?}"),
+        }
+        assert_eq!((out.inserted_rows, out.deleted_rows), (0, 0));
     }
 }

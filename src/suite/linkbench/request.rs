@@ -705,7 +705,7 @@ impl Worker for Requester {
         self.kind
     }
 
-    fn pause(&mut self, deadline_ns: u64) -> bool {
+    fn pause(&mut self, deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
         let rate = self.shared.rate;
         if rate <= 0.0 {
             return false;

@@ -971,7 +971,7 @@ impl Worker for Client {
         self.current
     }
 
-    fn pause(&mut self, deadline_ns: u64) -> bool {
+    fn pause(&mut self, deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
         let Some(pace) = self.pace.as_mut() else {
             return false;
         };
