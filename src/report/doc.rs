@@ -1,6 +1,7 @@
 //! The pieces a report document is made of, whatever its format: blocks of
-//! text, tables and charts, and CSV records. Sections and the generic report
-//! build them; each exporter renders them.
+//! text, tables and charts for the readable formats, and typed records and
+//! tables for the data formats. Sections and the generic report build them;
+//! each exporter renders them, so no section formats its own output.
 
 use serde::Serialize;
 
@@ -71,6 +72,78 @@ pub enum Block {
     Chart(Chart),
 }
 
-/// One CSV record of a part: column name and raw (unquoted) value; the
-/// exporter quotes, orders the columns and leaves the others empty.
-pub type CsvRecord = Vec<(&'static str, String)>;
+/// A typed value of a data record or table; the data exporters (csv, tsv)
+/// format it, so that a part never writes a number as text itself.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// An empty field in every format.
+    Empty,
+    /// Not measured: empty in CSV, `NA` in TSV.
+    Na,
+    Text(String),
+    Int(i64),
+    /// The shortest text that reads back as the same number (`f64`'s `Display`).
+    Num(f64),
+    /// A number with this many decimals.
+    Fixed(f64, usize),
+    /// Throughput as the end-of-run table prints it ([`crate::report::export::qps`]).
+    Qps(f64),
+}
+
+impl Val {
+    /// `Num(v)`, or `Empty` when there is no value.
+    pub fn num(v: Option<f64>) -> Val {
+        v.map(Val::Num).unwrap_or(Val::Empty)
+    }
+
+    /// `Fixed(v, digits)`, or `missing` when there is no value.
+    pub fn fixed(v: Option<f64>, digits: usize, missing: Val) -> Val {
+        v.map(|v| Val::Fixed(v, digits)).unwrap_or(missing)
+    }
+
+    /// The value as text; `na` is what a value not measured reads as.
+    pub fn text(&self, na: &str) -> String {
+        match self {
+            Val::Empty => String::new(),
+            Val::Na => na.to_string(),
+            Val::Text(s) => s.clone(),
+            Val::Int(i) => i.to_string(),
+            Val::Num(v) => v.to_string(),
+            Val::Fixed(v, d) => format!("{v:.d$}"),
+            Val::Qps(v) => crate::report::export::qps(*v),
+        }
+    }
+}
+
+impl From<String> for Val {
+    fn from(s: String) -> Self {
+        Val::Text(s)
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Self {
+        Val::Text(s.to_string())
+    }
+}
+
+/// One record of a part for the record formats (CSV): column name and typed
+/// value; the exporter orders the columns and leaves the others empty.
+pub type Record = Vec<(&'static str, Val)>;
+
+/// A table of a part for the table formats (TSV): an optional title line,
+/// the header, then the rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataTable {
+    pub title: Option<String>,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Val>>,
+}
+
+/// What a part gives the data formats: its records (CSV) and tables (TSV).
+/// The readable formats get [`Block`]s; JSON serializes the part itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Data {
+    pub records: Vec<Record>,
+    pub tables: Vec<DataTable>,
+}

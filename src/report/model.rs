@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::doc::{Block, CsvRecord};
+use super::doc::{Block, Data};
 use crate::harness::measure::Latency;
 
 /// What the test over the repeats says of a target against the base.
@@ -657,8 +657,12 @@ impl fmt::Debug for dyn Section {
     }
 }
 
-/// A section's model of one comparison, rendered by every exporter.
-pub trait Part: fmt::Debug + Send + Sync {
+/// A section's model of one comparison. It builds neutral content only, and
+/// every exporter renders that content once: readable [`Block`]s (term, md,
+/// html), [`Data`] records and tables (csv, tsv), and the part itself,
+/// serialized by the JSON exporter ([`PartJson`], which every `Serialize`
+/// part has).
+pub trait Part: PartJson + fmt::Debug + Send + Sync {
     /// The report's title when it has no generic table (`Insert Benchmark`).
     fn title(&self) -> String;
 
@@ -666,22 +670,28 @@ pub trait Part: fmt::Debug + Send + Sync {
     /// `charts`, chart blocks too ([`crate::report::export::Chart::Drawn`]).
     fn blocks(&self, report: &Report, charts: bool) -> Vec<Block>;
 
-    /// CSV records, after the generic rows.
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-        Vec::new()
+    /// The records (CSV, after the generic rows, filling the generic columns
+    /// they have and [`Section::csv_columns`]) and tables (TSV, after the
+    /// generic table).
+    fn data(&self, _report: &Report) -> Data {
+        Data::default()
     }
-
-    /// TSV tables appended to `out` (which may already hold the generic
-    /// table: separate from it).
-    fn tsv(&self, _out: &mut String) {}
-
-    /// The part as pretty-printed JSON (`serde_json::to_string_pretty`), the
-    /// value of [`Section::json_key`].
-    fn json(&self) -> String;
 
     /// Adds the part's rows (and the base rows the first target lacks) to
     /// the `rqps compare` gate of the first target at `threshold`.
     fn gate(&self, _report: &Report, _threshold: f64, _gate: &mut Gate) {}
+}
+
+/// A part as JSON, the value of [`Section::json_key`]; the JSON exporter
+/// serializes it (pretty-printed, fields in declaration order).
+pub trait PartJson {
+    fn to_json(&self) -> serde_json::Result<String>;
+}
+
+impl<T: Serialize> PartJson for T {
+    fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
 }
 
 /// A built part with the section it came from.

@@ -30,9 +30,7 @@ impl Exporter for Tsv {
     fn render(&self, report: &Report) -> String {
         if report.groups.is_empty() {
             let mut out = String::new();
-            for b in &report.parts {
-                b.part.tsv(&mut out);
-            }
+            parts(report, &mut out);
             return out;
         }
         if report.targets.is_empty() {
@@ -89,10 +87,33 @@ impl Exporter for Tsv {
             out.push_str(&clean(title));
             out.push('\n');
         }
-        for b in &report.parts {
-            b.part.tsv(&mut out);
-        }
+        parts(report, &mut out);
         out
+    }
+}
+
+/// The tables of the suites' parts, each after a blank line (when `out`
+/// holds something already), its title line and its header; a value not
+/// measured reads `NA`.
+fn parts(report: &Report, out: &mut String) {
+    for b in &report.parts {
+        for t in b.part.data(report).tables {
+            if !out.is_empty() && !out.ends_with("\n\n") {
+                out.push('\n');
+            }
+            if let Some(title) = &t.title {
+                out.push_str(&clean(title));
+                out.push('\n');
+            }
+            let header: Vec<String> = t.header.iter().map(|h| clean(h)).collect();
+            out.push_str(&header.join("\t"));
+            out.push('\n');
+            for row in &t.rows {
+                let cells: Vec<String> = row.iter().map(|v| clean(&v.text("NA"))).collect();
+                out.push_str(&cells.join("\t"));
+                out.push('\n');
+            }
+        }
     }
 }
 

@@ -283,6 +283,6 @@ impl crate::suite::Workload for Ibench {
     }
 
     fn report() -> Option<&'static dyn crate::report::section::Section> {
-        Some(&report::SECTION)
+        Some(&report_export::SECTION)
     }
 }
