@@ -49,82 +49,9 @@ pub struct Rel {
     pub shade: Shade,
 }
 
-/// Per-operation hardware figures (spec §5), the mean over the repeats that have them.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct HwFigures {
-    pub cpu_us_per_op: Option<f64>,
-    pub server_cpu_us_per_op: Option<f64>,
-    pub client_cpu_us_per_op: Option<f64>,
-    pub cs_per_op: Option<f64>,
-    pub reads_per_op: Option<f64>,
-    pub rkb_per_op: Option<f64>,
-    pub wkb_per_op: Option<f64>,
-}
-
-impl HwFigures {
-    /// Column titles, in the order of [`HwFigures::values`].
-    pub const TITLES: [&'static str; 7] = [
-        "cpu/o",
-        "server cpu/o",
-        "client cpu/o",
-        "cs/o",
-        "r/o",
-        "rKB/o",
-        "wKB/o",
-    ];
-    /// CSV column names, in the same order.
-    pub const KEYS: [&'static str; 7] = [
-        "cpu_us_per_op",
-        "server_cpu_us_per_op",
-        "client_cpu_us_per_op",
-        "cs_per_op",
-        "reads_per_op",
-        "rkb_per_op",
-        "wkb_per_op",
-    ];
-
-    pub fn values(&self) -> [Option<f64>; 7] {
-        [
-            self.cpu_us_per_op,
-            self.server_cpu_us_per_op,
-            self.client_cpu_us_per_op,
-            self.cs_per_op,
-            self.reads_per_op,
-            self.rkb_per_op,
-            self.wkb_per_op,
-        ]
-    }
-
-    pub fn from_values(v: [Option<f64>; 7]) -> Self {
-        HwFigures {
-            cpu_us_per_op: v[0],
-            server_cpu_us_per_op: v[1],
-            client_cpu_us_per_op: v[2],
-            cs_per_op: v[3],
-            reads_per_op: v[4],
-            rkb_per_op: v[5],
-            wkb_per_op: v[6],
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.values().iter().all(Option::is_none)
-    }
-
-    /// The per-op figures of a stored result; `None` when none was measured.
-    pub fn from_cost(h: &crate::results::HwCost) -> Option<Self> {
-        let fig = HwFigures {
-            cpu_us_per_op: h.cpu_us_per_op,
-            server_cpu_us_per_op: h.server_cpu_us_per_op,
-            client_cpu_us_per_op: h.client_cpu_us_per_op,
-            cs_per_op: h.cs_per_op,
-            reads_per_op: h.reads_per_op,
-            rkb_per_op: h.rkb_per_op,
-            wkb_per_op: h.wkb_per_op,
-        };
-        (!fig.is_empty()).then_some(fig)
-    }
-}
+/// Per-operation hardware figures (spec §5), the mean over the repeats that
+/// have them: the one declaration in `results/`.
+pub use crate::results::PerOp as HwFigures;
 
 /// One per-op figure of a target relative to the base (reference §5.2 rules).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

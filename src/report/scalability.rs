@@ -256,7 +256,10 @@ mod tests {
                     host_busy_pct: Some(50.0),
                     ..Default::default()
                 }),
-                cpu_us_per_op: Some(10.0),
+                per_op: crate::results::PerOp {
+                    cpu_us_per_op: Some(10.0),
+                    ..Default::default()
+                },
                 ..Default::default()
             });
             doc.tests.push(t);
