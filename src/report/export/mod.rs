@@ -589,8 +589,13 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
             ]));
         }
     }
+    hardware(r, out);
+}
 
-    // Hardware efficiency per test.
+/// The hardware efficiency per test: each row's per-op figures, absolute and
+/// relative to the base, with the limit where results have it.
+fn hardware(r: &Report, out: &mut Vec<Block>) {
+    let sweep = r.sweep();
     let hw_rows: Vec<&Row> = r.rows().filter(|row| row_has_hw(row)).collect();
     let limits = hw_rows.iter().any(|row| {
         row.base.limit().is_some() || row.cells.iter().flatten().any(|c| c.side.limit().is_some())
