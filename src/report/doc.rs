@@ -55,6 +55,28 @@ pub enum Chart {
     Sweep { suite: String, test: String },
     /// A chart a section drew itself (SVG); `small` ones flow side by side.
     Drawn { svg: String, small: bool },
+    /// A chart given as data (series, axes, the band of no change), drawn
+    /// by the HTML exporter; `small` ones flow side by side.
+    Plot { plot: Plot, small: bool },
+}
+
+/// The data of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plot {
+    /// Values relative to the base, as bars with their intervals.
+    Bars(super::svg::BarChart),
+    /// Lines over x (seconds, thread counts).
+    Lines(super::svg::LineChart),
+}
+
+impl Plot {
+    /// The chart as SVG.
+    pub fn svg(&self) -> String {
+        match self {
+            Plot::Bars(c) => super::svg::bar_chart(c),
+            Plot::Lines(c) => super::svg::line_chart(c),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -101,7 +101,7 @@ fn legend(items: &[(String, &str)], x0: f64, y0: f64, width: f64) -> (String, f6
 }
 
 /// One bar of a grouped bar chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
     pub value: f64,
     /// Confidence interval, drawn as a whisker.
@@ -114,6 +114,7 @@ pub struct Bar {
 }
 
 /// Relative values around 1.0: `bars[category][series]`.
+#[derive(Clone, Debug, PartialEq)]
 pub struct BarChart {
     pub title: String,
     pub categories: Vec<String>,
@@ -336,6 +337,7 @@ fn whisker(
 }
 
 /// One line of a line chart.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Line {
     pub name: String,
     pub colour: &'static str,
@@ -343,6 +345,7 @@ pub struct Line {
 }
 
 /// A line chart; the first line is the base.
+#[derive(Clone, Debug, PartialEq)]
 pub struct LineChart {
     pub title: String,
     pub x_label: String,

@@ -42,7 +42,7 @@ pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
     }
 }
 
-pub use super::doc::{Block, Chart, TCell, Table};
+pub use super::doc::{Block, Chart, Plot, TCell, Table};
 
 /// QPS as the end-of-run table prints it.
 pub fn qps(v: f64) -> String {
@@ -304,8 +304,8 @@ fn summary_bars(r: &Report, out: &mut Vec<Block>) {
                 .collect()
         })
         .collect();
-    out.push(Block::Chart(Chart::Drawn {
-        svg: super::svg::bar_chart(&super::svg::BarChart {
+    out.push(Block::Chart(Chart::Plot {
+        plot: Plot::Bars(super::svg::BarChart {
             title: format!("Summary: geometric mean of relative QPS against {}", r.base),
             categories: cats,
             series: r.targets.clone(),

@@ -13,15 +13,15 @@ use super::report::{
 use super::results::{RtSummary, step_of};
 use crate::report::compare::Rules;
 use crate::report::compare::{Gate, GateRow, gate_fails, hw_ratio};
-use crate::report::export::{Block, Chart, TCell, Table, hw_cells, qps, rel_text, sig3};
+use crate::report::export::{Block, Chart, Plot, TCell, Table, hw_cells, qps, rel_text, sig3};
 use crate::report::model::{HwFigures, Report, Shade, Verdict};
 use crate::report::section::{Data, DataTable, Input, Part, Record, Section, Val};
 use crate::report::svg::{self, Bar, BarChart, Line, LineChart};
 use crate::results::{RunDoc, TestResult};
 
-/// A chart drawn here; `small` ones flow side by side in HTML.
-fn chart(svg: String, small: bool) -> Block {
-    Block::Chart(Chart::Drawn { svg, small })
+/// A chart as data, drawn by the HTML exporter; `small` ones flow side by side.
+fn chart(plot: Plot, small: bool) -> Block {
+    Block::Chart(Chart::Plot { plot, small })
 }
 
 fn header(first: &str, cols: impl Iterator<Item = String>) -> Vec<String> {
@@ -339,9 +339,9 @@ base: above 1 costs more."
 }
 
 /// Insert Benchmark throughput of each target relative to the base, per step.
-fn ibench_relative_chart(s: &IbenchSection) -> String {
+fn ibench_relative_chart(s: &IbenchSection) -> Plot {
     let targets: Vec<_> = s.targets().collect();
-    svg::bar_chart(&BarChart {
+    Plot::Bars(BarChart {
         title: format!("Insert Benchmark: throughput relative to {}", s.base),
         categories: s.steps.iter().map(|c| c.step.clone()).collect(),
         series: targets.iter().map(|r| r.name.clone()).collect(),
@@ -368,9 +368,9 @@ fn ibench_relative_chart(s: &IbenchSection) -> String {
 }
 
 /// Insert rate of every name during the query steps, as a share of the target.
-fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
+fn ibench_insert_rate_chart(s: &IbenchSection) -> Plot {
     let cols: Vec<_> = s.query_columns().collect();
-    svg::bar_chart(&BarChart {
+    Plot::Bars(BarChart {
         title: "Insert Benchmark: insert rate during queries / target".into(),
         categories: cols.iter().map(|(_, c)| c.step.clone()).collect(),
         series: s.rows.iter().map(|r| r.name.clone()).collect(),
@@ -407,7 +407,7 @@ fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
 }
 
 /// One step's throughput per second, a line per name.
-fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
+fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> Plot {
     let col = &s.steps[step];
     let has_base = s.base_row().is_some();
     let lines = s
@@ -432,7 +432,7 @@ fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
             })
         })
         .collect();
-    svg::line_chart(&LineChart {
+    Plot::Lines(LineChart {
         title: format!("{}: per second", col.step),
         x_label: "seconds".into(),
         y_label: col.unit.clone(),
