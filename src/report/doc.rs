@@ -108,7 +108,7 @@ pub enum Val {
     Num(f64),
     /// A number with this many decimals.
     Fixed(f64, usize),
-    /// Throughput as the end-of-run table prints it ([`crate::report::export::qps`]).
+    /// Throughput as the end-of-run table prints it ([`qps`]).
     Qps(f64),
 }
 
@@ -132,7 +132,7 @@ impl Val {
             Val::Int(i) => i.to_string(),
             Val::Num(v) => v.to_string(),
             Val::Fixed(v, d) => format!("{v:.d$}"),
-            Val::Qps(v) => crate::report::export::qps(*v),
+            Val::Qps(v) => qps(*v),
         }
     }
 }
@@ -168,4 +168,13 @@ pub struct DataTable {
 pub struct Data {
     pub records: Vec<Record>,
     pub tables: Vec<DataTable>,
+}
+
+/// QPS as the end-of-run table prints it.
+pub fn qps(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }

@@ -44,14 +44,7 @@ pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
 
 pub use super::doc::{Block, Chart, Plot, TCell, Table};
 
-/// QPS as the end-of-run table prints it.
-pub fn qps(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
+pub use super::doc::qps;
 
 /// Three significant digits at most, for per-op figures.
 pub fn sig3(v: f64) -> String {

@@ -2,8 +2,8 @@
 //! (the base first) and step, the throughput over the repeats, its ratio to
 //! the base, the insert rate of the query steps against their SLA, and the
 //! per-op hardware figures. Every exporter renders this one model, through
-//! the suite's report section (`report_export::SECTION`), which holds the
-//! rendering; this file holds the model and imports nothing of it.
+//! the suite's report section in the sibling `report_export` file, which
+//! builds the content from it; this file imports nothing of that one.
 
 use std::collections::BTreeMap;
 
