@@ -251,10 +251,7 @@ pub fn compare(a: &CompareArgs) -> Result<i32, CliError> {
             g.label.as_str().into(),
             export::qps(g.base_qps).into(),
             export::qps(g.target_qps).into(),
-            TCell {
-                text: format!("{:.2} {}", g.ratio, g.verdict.mark()),
-                shade: rel,
-            },
+            TCell::shaded(export::Val::Rel(g.ratio, g.verdict), rel),
             g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
                 .unwrap_or_default()
                 .into(),

@@ -14,25 +14,44 @@ pub enum Shade {
     Grey,
 }
 
-/// One table cell; `shade` colours it where the format can.
+/// One table cell: a typed value, and the colour of its verdict where the
+/// format can show colour.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TCell {
-    pub text: String,
+    pub value: Val,
     pub shade: Option<Shade>,
+}
+
+impl TCell {
+    /// A cell coloured `shade`.
+    pub fn shaded(value: impl Into<Val>, shade: Option<Shade>) -> Self {
+        TCell {
+            value: value.into(),
+            shade,
+        }
+    }
+
+    /// The text the readable formats show (`NA` where not measured).
+    pub fn text(&self) -> String {
+        self.value.text("NA")
+    }
 }
 
 impl From<String> for TCell {
     fn from(text: String) -> Self {
-        TCell { text, shade: None }
+        TCell::shaded(text, None)
     }
 }
 
 impl From<&str> for TCell {
     fn from(text: &str) -> Self {
-        TCell {
-            text: text.to_string(),
-            shade: None,
-        }
+        TCell::shaded(text, None)
+    }
+}
+
+impl From<Val> for TCell {
+    fn from(value: Val) -> Self {
+        TCell::shaded(value, None)
     }
 }
 
@@ -110,6 +129,10 @@ pub enum Val {
     Fixed(f64, usize),
     /// Throughput as the end-of-run table prints it ([`qps`]).
     Qps(f64),
+    /// Three significant digits at most, for per-op figures ([`sig3`]).
+    Sig3(f64),
+    /// A ratio to the base with its verdict's mark: `0.93 -`.
+    Rel(f64, super::model::Verdict),
 }
 
 impl Val {
@@ -133,6 +156,8 @@ impl Val {
             Val::Num(v) => v.to_string(),
             Val::Fixed(v, d) => format!("{v:.d$}"),
             Val::Qps(v) => qps(*v),
+            Val::Sig3(v) => sig3(*v),
+            Val::Rel(r, verdict) => format!("{r:.2} {}", verdict.mark()),
         }
     }
 }
@@ -176,5 +201,23 @@ pub fn qps(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
+    }
+}
+
+/// Three significant digits at most, for per-op figures.
+pub fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let decimals = (-a.log10().floor()) as usize + 2;
+        let s = format!("{v:.decimals$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }

@@ -299,7 +299,7 @@ mod tests {
                 _ => None,
             })
             .expect("a hardware table with a limit column");
-        let last = |i: usize| table.rows[i].last().unwrap().text.clone();
+        let last = |i: usize| table.rows[i].last().unwrap().text();
         assert_eq!(last(0), "client 99% of 4 CPUs");
         assert_eq!(last(1), "none");
         let text = format!("{doc:?}");

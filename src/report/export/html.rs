@@ -38,12 +38,12 @@ fn table(t: &Table, out: &mut String) {
                 None => {}
             }
             if class.is_empty() {
-                out.push_str(&format!("<td>{}</td>", esc(&c.text)));
+                out.push_str(&format!("<td>{}</td>", esc(&c.text())));
             } else {
                 out.push_str(&format!(
                     "<td class=\"{}\">{}</td>",
                     class.join(" "),
-                    esc(&c.text)
+                    esc(&c.text())
                 ));
             }
         }

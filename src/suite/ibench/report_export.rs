@@ -50,14 +50,10 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                 let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                 cells.extend(r.cells.iter().map(|c| {
                     match c.as_ref().and_then(|x| Some((x, x.throughput?))) {
-                        Some((c, v)) => TCell {
-                            text: format!(
-                                "{}{}",
-                                qps(v),
-                                if c.sla_missed { MISSED_QPS } else { "" }
-                            ),
-                            shade: c.shade,
-                        },
+                        Some((c, v)) if c.sla_missed => {
+                            TCell::shaded(format!("{}{MISSED_QPS}", qps(v)), c.shade)
+                        }
+                        Some((c, v)) => TCell::shaded(Val::Qps(v), c.shade),
                         None => missing(c.as_ref()),
                     }
                 }));
@@ -91,10 +87,9 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                     let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                     cells.extend(r.cells.iter().map(|c| {
                         match c.as_ref().and_then(|c| c.rel.as_ref()) {
-                            Some(rel) => TCell {
-                                text: rel_text(rel),
-                                shade: Some(rel.shade),
-                            },
+                            Some(rel) => {
+                                TCell::shaded(Val::Rel(rel.ratio, rel.verdict), Some(rel.shade))
+                            }
                             None => "-".into(),
                         }
                     }));
@@ -122,11 +117,10 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                 for &i in &q {
                     let c = r.cells[i].as_ref();
                     cells.push(match c.and_then(|x| Some((x, x.inserts_per_sec?))) {
-                        Some((c, v)) if c.sla_missed => TCell {
-                            text: format!("{}{MISSED_IPS}", qps(v)),
-                            shade: Some(Shade::Red),
-                        },
-                        Some((_, v)) => qps(v).into(),
+                        Some((c, v)) if c.sla_missed => {
+                            TCell::shaded(format!("{}{MISSED_IPS}", qps(v)), Some(Shade::Red))
+                        }
+                        Some((_, v)) => Val::Qps(v).into(),
                         None => missing(c),
                     });
                 }
@@ -135,10 +129,7 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
             .collect();
         let mut target: Vec<TCell> = vec!["target".into()];
         target.extend(q.iter().map(|&i| match s.steps[i].target_ips {
-            Some(t) => TCell {
-                text: qps(t),
-                shade: Some(Shade::Grey),
-            },
+            Some(t) => TCell::shaded(Val::Qps(t), Some(Shade::Grey)),
             None => "-".into(),
         }));
         rows.push(target);

@@ -391,10 +391,10 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                             r.name.clone().into(),
                             f1(r.ops_per_sec).into(),
                             match &r.rel {
-                                Some(rel) => TCell {
-                                    text: format!("{:.2}{}", rel.ratio, rel.verdict.mark()),
-                                    shade: Some(rel.shade),
-                                },
+                                Some(rel) => TCell::shaded(
+                                    format!("{:.2}{}", rel.ratio, rel.verdict.mark()),
+                                    Some(rel.shade),
+                                ),
                                 None => TCell::from(""),
                             },
                             f1(r.mean_us).into(),
