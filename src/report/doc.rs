@@ -221,3 +221,25 @@ pub fn sig3(v: f64) -> String {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::Verdict;
+
+    #[test]
+    fn a_value_not_measured_reads_as_the_format_says_and_numbers_keep_their_form() {
+        assert_eq!(Val::Na.text("NA"), "NA");
+        assert_eq!(Val::Na.text(""), "");
+        assert_eq!(Val::Empty.text("NA"), "");
+        assert_eq!(Val::Num(0.1 + 0.2).text(""), "0.30000000000000004");
+        assert_eq!(Val::Fixed(2.0 / 3.0, 3).text(""), "0.667");
+        assert_eq!(Val::Qps(1234.5).text(""), "1234");
+        assert_eq!(Val::Qps(12.34).text(""), "12.3");
+        assert_eq!(Val::Sig3(0.012345).text(""), "0.0123");
+        assert_eq!(Val::Rel(0.934, Verdict::Slower).text(""), "0.93 -");
+        assert_eq!(Val::fixed(None, 2, Val::Na), Val::Na);
+        assert_eq!(Val::num(None), Val::Empty);
+        assert_eq!(TCell::from(Val::Na).text(), "NA");
+    }
+}
