@@ -303,14 +303,6 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
     })
 }
 
-fn f1(v: f64) -> String {
-    format!("{v:.1}")
-}
-
-fn rel_text(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}")).unwrap_or_default()
-}
-
 impl Part for LbPart {
     fn title(&self) -> String {
         "LinkBench".into()
@@ -351,7 +343,7 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                             l.links.to_string().into(),
                             format!("{:.0}", l.links_per_sec).into(),
                             format!("{:.2}", l.links_per_node).into(),
-                            l.index_secs.map(f1).unwrap_or_default().into(),
+                            Val::fixed(l.index_secs, 1, Val::Empty).into(),
                         ]
                     })
                     .collect(),
@@ -389,7 +381,7 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                         vec![
                             TCell::from(r.op.clone()),
                             r.name.clone().into(),
-                            f1(r.ops_per_sec).into(),
+                            Val::Fixed(r.ops_per_sec, 1).into(),
                             match &r.rel {
                                 Some(rel) => TCell::shaded(
                                     format!("{:.2}{}", rel.ratio, rel.verdict.mark()),
@@ -397,16 +389,16 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                                 ),
                                 None => TCell::from(""),
                             },
-                            f1(r.mean_us).into(),
-                            f1(r.p25_us).into(),
-                            f1(r.p50_us).into(),
-                            f1(r.p75_us).into(),
-                            f1(r.p95_us).into(),
-                            f1(r.p99_us).into(),
-                            f1(r.max_us).into(),
+                            Val::Fixed(r.mean_us, 1).into(),
+                            Val::Fixed(r.p25_us, 1).into(),
+                            Val::Fixed(r.p50_us, 1).into(),
+                            Val::Fixed(r.p75_us, 1).into(),
+                            Val::Fixed(r.p95_us, 1).into(),
+                            Val::Fixed(r.p99_us, 1).into(),
+                            Val::Fixed(r.max_us, 1).into(),
                             r.errors.to_string().into(),
-                            rel_text(r.rel_p50).into(),
-                            rel_text(r.rel_p99).into(),
+                            Val::fixed(r.rel_p50, 2, Val::Empty).into(),
+                            Val::fixed(r.rel_p99, 2, Val::Empty).into(),
                         ]
                     })
                     .collect(),
