@@ -246,13 +246,13 @@ before the step (files and MB per level, memtable).",
                         }
                         .into(),
                         v2(r.rel_ops).into(),
-                        format!("{:.2}", f.micros_per_op).into(),
-                        format!("{:.1}", r.p99_us).into(),
-                        format!("{:.1}", f.p99_99_us).into(),
+                        Val::Fixed(f.micros_per_op, 2).into(),
+                        Val::Fixed(r.p99_us, 1).into(),
+                        Val::Fixed(f.p99_99_us, 1).into(),
                         v2(f.w_amp).into(),
                         v2(f.stall_pct).into(),
                         cpu.into(),
-                        format!("{:.0}", f.rss_bytes.unwrap_or(0) as f64 / 1_048_576.0).into(),
+                        Val::Fixed(f.rss_bytes.unwrap_or(0) as f64 / 1_048_576.0, 0).into(),
                         TCell::from(brief(&f.lsm_before)),
                     ]
                 })

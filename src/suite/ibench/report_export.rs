@@ -200,7 +200,7 @@ fn response_times(s: &IbenchSection) -> Vec<Block> {
                     if c == 0 {
                         TCell::from("")
                     } else {
-                        format!("{:.2}", c as f64 * 100.0 / n as f64).into()
+                        Val::Fixed(c as f64 * 100.0 / n as f64, 2).into()
                     }
                 }));
                 rows.push(cells);

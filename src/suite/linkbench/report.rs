@@ -338,11 +338,11 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                     .map(|l| {
                         vec![
                             TCell::from(l.name.clone()),
-                            l.nodes.to_string().into(),
-                            format!("{:.0}", l.nodes_per_sec).into(),
-                            l.links.to_string().into(),
-                            format!("{:.0}", l.links_per_sec).into(),
-                            format!("{:.2}", l.links_per_node).into(),
+                            Val::Int(l.nodes as i64).into(),
+                            Val::Fixed(l.nodes_per_sec, 0).into(),
+                            Val::Int(l.links as i64).into(),
+                            Val::Fixed(l.links_per_sec, 0).into(),
+                            Val::Fixed(l.links_per_node, 2).into(),
                             Val::fixed(l.index_secs, 1, Val::Empty).into(),
                         ]
                     })
@@ -396,7 +396,7 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                             Val::Fixed(r.p95_us, 1).into(),
                             Val::Fixed(r.p99_us, 1).into(),
                             Val::Fixed(r.max_us, 1).into(),
-                            r.errors.to_string().into(),
+                            Val::Int(r.errors as i64).into(),
                             Val::fixed(r.rel_p50, 2, Val::Empty).into(),
                             Val::fixed(r.rel_p99, 2, Val::Empty).into(),
                         ]

@@ -262,8 +262,8 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                 .map(|s| {
                     let mut row = vec![
                         TCell::from(s.script.clone()),
-                        s.clients.to_string().into(),
-                        s.weight.to_string().into(),
+                        Val::Int(s.clients as i64).into(),
+                        Val::Int(s.weight as i64).into(),
                     ];
                     let b = s.tps.get(base_i).copied().flatten();
                     row.extend(
@@ -291,8 +291,8 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                 .map(|s| {
                     let mut row = vec![
                         TCell::from(s.script.clone()),
-                        s.clients.to_string().into(),
-                        s.line.to_string().into(),
+                        Val::Int(s.clients as i64).into(),
+                        Val::Int(s.line as i64).into(),
                         TCell::from(s.text.clone()),
                     ];
                     let b = s.latency_ms.get(base_i).copied().flatten();

@@ -317,14 +317,14 @@ impl Part for TpccPart {
                     vec![
                         TCell::from(c.name.as_str()),
                         c.engine.as_str().into(),
-                        c.runs.to_string().into(),
+                        Val::Int(c.runs as i64).into(),
                         join(&c.warehouses).into(),
                         join(&c.terminals).into(),
                         join(&c.keying).into(),
                         join(&c.isolation).into(),
                         c.consistency().into(),
-                        format!("{:.0}", c.tpmc).into(),
-                        format!("{:.1}", c.efficiency_pct).into(),
+                        Val::Fixed(c.tpmc, 0).into(),
+                        Val::Fixed(c.efficiency_pct, 1).into(),
                     ]
                 })
                 .collect(),
@@ -366,13 +366,13 @@ impl Part for TpccPart {
                 rows.push(vec![
                     TCell::from(c.name.as_str()),
                     k.into(),
-                    s.count.to_string().into(),
-                    format!("{:.1}", s.per_sec).into(),
-                    s.retries.to_string().into(),
-                    s.errors.to_string().into(),
-                    s.rollbacks.to_string().into(),
-                    format!("{:.2}", s.p90_ms).into(),
-                    format!("{:.2}", s.p99_ms).into(),
+                    Val::Int(s.count as i64).into(),
+                    Val::Fixed(s.per_sec, 1).into(),
+                    Val::Int(s.retries as i64).into(),
+                    Val::Int(s.errors as i64).into(),
+                    Val::Int(s.rollbacks as i64).into(),
+                    Val::Fixed(s.p90_ms, 2).into(),
+                    Val::Fixed(s.p99_ms, 2).into(),
                 ]);
             }
         }
