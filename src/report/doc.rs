@@ -5,6 +5,32 @@
 
 use serde::Serialize;
 
+/// What the test over the repeats says of a target against the base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// p < alpha and the ratio is above 1 + noise floor.
+    Faster,
+    /// p < alpha and the ratio is below 1 − noise floor.
+    Slower,
+    /// Not significant, or within the noise floor: benchstat's `~`.
+    Same,
+    /// One repeat on either side: the ratio alone, no test.
+    Untested,
+}
+
+impl Verdict {
+    /// The mark printed after a ratio.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Faster => "+",
+            Verdict::Slower => "-",
+            Verdict::Same => "~",
+            Verdict::Untested => "?",
+        }
+    }
+}
+
 /// The colour of a relative value (reference §5.4, the 2025 blog rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -132,7 +158,7 @@ pub enum Val {
     /// Three significant digits at most, for per-op figures ([`sig3`]).
     Sig3(f64),
     /// A ratio to the base with its verdict's mark: `0.93 -`.
-    Rel(f64, super::model::Verdict),
+    Rel(f64, Verdict),
 }
 
 impl Val {
@@ -225,7 +251,6 @@ pub fn sig3(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::Verdict;
 
     #[test]
     fn a_value_not_measured_reads_as_the_format_says_and_numbers_keep_their_form() {

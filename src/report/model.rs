@@ -6,33 +6,7 @@ use serde::Serialize;
 use super::doc::{Block, Data};
 use crate::harness::measure::Latency;
 
-/// What the test over the repeats says of a target against the base.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// p < alpha and the ratio is above 1 + noise floor.
-    Faster,
-    /// p < alpha and the ratio is below 1 − noise floor.
-    Slower,
-    /// Not significant, or within the noise floor: benchstat's `~`.
-    Same,
-    /// One repeat on either side: the ratio alone, no test.
-    Untested,
-}
-
-impl Verdict {
-    /// The mark printed after a ratio.
-    pub fn mark(self) -> &'static str {
-        match self {
-            Verdict::Faster => "+",
-            Verdict::Slower => "-",
-            Verdict::Same => "~",
-            Verdict::Untested => "?",
-        }
-    }
-}
-
-pub use super::doc::Shade;
+pub use super::doc::{Shade, Verdict};
 
 /// Relative QPS of one target at one test and thread count.
 #[derive(Clone, Debug, Serialize)]
