@@ -1,6 +1,12 @@
-//! The errors of the results directory and of planning and running a suite,
-//! typed so that callers can tell the user's mistake (exit 2) from a failure
-//! (exit 1), and so that each one carries the path or context it is about.
+//! The one error type of rqps's commands: of the results directory, of
+//! opening an engine, and of planning and running a suite, typed so that
+//! callers can tell the user's mistake (exit 2) from a failure (exit 1), and
+//! so that each one carries the path or context it is about.
+
+/// Exit statuses: 0 all good, 1 a test or the run failed, 2 bad input, 130 Ctrl-C.
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -31,6 +37,15 @@ impl Error {
             Error::Engine { .. } | Error::Failed(_) => false,
         }
     }
+
+    /// The exit status this error ends the process with.
+    pub fn exit_code(&self) -> i32 {
+        if self.is_usage() {
+            EXIT_USAGE
+        } else {
+            EXIT_FAILED
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -38,4 +53,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The user's mistake, as one line that says what to change.
 pub fn usage(msg: impl Into<String>) -> Error {
     Error::Usage(msg.into())
+}
+
+/// A failure, as one line.
+pub fn failed(msg: impl Into<String>) -> Error {
+    Error::Failed(msg.into())
 }

@@ -13,5 +13,6 @@ pub mod harness;
 pub mod plan;
 pub mod report;
 pub mod results;
+pub mod selfbench;
 pub mod suite;
 pub mod util;

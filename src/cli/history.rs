@@ -2,23 +2,13 @@
 //! one suite (nightly builds), in term, md, html or json; with
 //! `--fail-on-change`, exit 1 when the newest run starts a regression.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::{CliError, EXIT_FAILED};
-use crate::report::changepoint::Settings;
-use crate::report::history::{self, Order};
-use crate::report::load;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum HistoryFormat {
-    Term,
-    Md,
-    Html,
-    Json,
-}
+use crate::error::Error;
+use crate::plan::report::{HistoryFormat, HistoryRequest};
+use crate::report::history::Order;
 
 #[derive(Args, Debug)]
 #[command(
@@ -54,76 +44,16 @@ pub struct HistoryArgs {
     pub all: bool,
 }
 
-pub fn history(a: &HistoryArgs) -> Result<i32, CliError> {
-    if !(a.max_p > 0.0 && a.max_p < 1.0) {
-        return Err(CliError::Usage(format!(
-            "--max-p must be above 0 and below 1 (0.05 = 5 %), not {}",
-            a.max_p
-        )));
-    }
-    let name_glob = match &a.name_glob {
-        Some(g) => Some(glob::Pattern::new(g).map_err(|e| {
-            CliError::Usage(format!(
-                "--name-glob '{g}' is not a glob ({e}); use * and ? as in 'nightly-*'"
-            ))
-        })?),
-        None => None,
-    };
-    if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| CliError::Usage(e.to_string()))?;
-    }
-    let (runs, warnings) = load::read_results(&a.results)?;
-    for w in warnings {
-        eprintln!("warning: {w}");
-    }
-    let opts = history::Options {
-        name_glob,
+pub fn history(a: &HistoryArgs) -> Result<i32, Error> {
+    crate::plan::report::history(&HistoryRequest {
+        results: a.results.clone(),
+        name_glob: a.name_glob.clone(),
         order: a.order,
         suite: a.suite.clone(),
+        format: a.format,
+        output: a.output.clone(),
+        max_p: a.max_p,
+        fail_on_change: a.fail_on_change,
         all: a.all,
-        settings: Settings {
-            max_p: a.max_p,
-            ..Settings::default()
-        },
-    };
-    let h = history::build(&runs, &opts)?;
-    let colour = a.format == HistoryFormat::Term
-        && a.output.is_none()
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none();
-    let text = match a.format {
-        HistoryFormat::Term => history::render_term(&h, colour),
-        HistoryFormat::Md => history::render_md(&h),
-        HistoryFormat::Html => history::render_html(&h),
-        HistoryFormat::Json => history::render_json(&h),
-    };
-    if a.format == HistoryFormat::Json {
-        for w in &h.warnings {
-            eprintln!("warning: {w}");
-        }
-    }
-    match &a.output {
-        Some(path) => {
-            crate::util::write_output(path, text.as_bytes())
-                .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print!("{text}"),
-    }
-    if a.fail_on_change {
-        let newest: Vec<String> = h
-            .newest_regressions()
-            .map(|c| format!("{} ({:+.1}%, p {:.3})", c.test, 100.0 * c.change, c.p))
-            .collect();
-        if !newest.is_empty() {
-            eprintln!(
-                "FAIL: the newest run {} starts a regression in {} test(s): {}",
-                h.runs.last().map(|r| r.run_id.as_str()).unwrap_or(""),
-                newest.len(),
-                newest.join(", ")
-            );
-            return Ok(EXIT_FAILED);
-        }
-    }
-    Ok(0)
+    })
 }

@@ -3,7 +3,6 @@
 //! and `rqps tests` take the options of the suite `--suite` names, and the
 //! engine kinds' options, from the suite and the engine registries.
 
-mod bench;
 mod history;
 mod matrix;
 mod merge;
@@ -18,58 +17,8 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::suite::{self, Suite};
 
-/// Exit statuses: 0 all good, 1 a test or the run failed, 2 bad input, 130 Ctrl-C.
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_INTERRUPTED: i32 = 130;
-
-/// An error and the exit status it ends the process with.
-#[derive(Debug)]
-pub enum CliError {
-    Usage(String),
-    Failed(String),
-}
-
-impl From<crate::error::Error> for CliError {
-    fn from(e: crate::error::Error) -> Self {
-        if e.is_usage() {
-            CliError::Usage(e.to_string())
-        } else {
-            CliError::Failed(e.to_string())
-        }
-    }
-}
-
-impl From<crate::results::StoreError> for CliError {
-    fn from(e: crate::results::StoreError) -> Self {
-        crate::error::Error::from(e).into()
-    }
-}
-
-impl CliError {
-    pub fn message(&self) -> &str {
-        match self {
-            CliError::Usage(m) | CliError::Failed(m) => m,
-        }
-    }
-}
-
-/// Parses a full `rqps report ...` command line (used by matrices for their final report).
-pub fn parse_report_args(argv: &[String]) -> Result<report::ReportArgs, CliError> {
-    match Cli::try_parse_from(argv) {
-        Ok(Cli {
-            cmd: Cmd::Report(a),
-        }) => Ok(a),
-        Ok(_) => Err(CliError::Usage("not a report command".into())),
-        Err(e) => Err(CliError::Usage(
-            e.to_string()
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .to_string(),
-        )),
-    }
-}
+pub use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::error::{Error, usage as usage_error};
 
 #[derive(Parser)]
 #[command(
@@ -137,7 +86,7 @@ enum Cmd {
     Engine(EngineCmd),
     /// Measure rqps itself: harness overhead, and its client's cost against sysbench and bare loops.
     #[command(subcommand)]
-    Bench(bench::BenchCmd),
+    Bench(crate::selfbench::BenchCmd),
     /// List the names stored in a results directory: suite, workload shape, repeats, dates.
     Runs(runs::RunsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -211,9 +160,6 @@ pub struct RunArgs {
     /// same name; reports pool them and test whether differences are significant).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::suite::bounds::repeats)]
     pub repeats: usize,
-    /// The arguments this run was made from when it did not come from the command line.
-    #[arg(skip)]
-    pub argv: Vec<String>,
     /// Store this run as repeat N of its name (set by matrix files, which interleave repeats).
     #[arg(long, hide = true, value_name = "N")]
     pub repeat_number: Option<usize>,
@@ -484,11 +430,11 @@ pub fn main() -> i32 {
                 a.engine_options = crate::engine::registry::options_from_matches(m);
                 run::run_cli(&a, chosen, m)
             }
-            None => Err(CliError::Usage("run: no options parsed".into())),
+            None => Err(usage_error("run: no options parsed")),
         },
         Cmd::Tests(a) => match sub_matches {
             Some(m) => tests(&a, chosen, m),
-            None => Err(CliError::Usage("tests: no options parsed".into())),
+            None => Err(usage_error("tests: no options parsed")),
         },
         Cmd::Show(a) => show(&a),
         Cmd::Report(a) => report::report(&a),
@@ -498,9 +444,9 @@ pub fn main() -> i32 {
         Cmd::Matrix(a) => matrix::matrix(&a),
         Cmd::Merge(a) => merge::merge_cli(&a),
         // Every failure of `rqps bench` exits 1, bad arguments included.
-        Cmd::Bench(c) => bench::run_cmd(&c)
+        Cmd::Bench(c) => crate::selfbench::run_cmd(&c)
             .map(|_| 0)
-            .map_err(|e| CliError::Failed(e.to_string())),
+            .map_err(|e| Error::Failed(e.to_string())),
         Cmd::Runs(a) => runs::runs(&a),
         Cmd::Completions(a) => shell::completions(&a),
         Cmd::Man(a) => shell::man(&a),
@@ -514,9 +460,9 @@ pub fn main() -> i32 {
         // Stopped by a signal: 128 + that signal (143 for SIGTERM, 129 for SIGHUP).
         Ok(EXIT_INTERRUPTED) => crate::harness::runner::stop_exit_code(),
         Ok(code) => code,
-        Err(CliError::Usage(m)) => usage(&scrub(&m, &argv)),
-        Err(CliError::Failed(m)) => {
-            eprintln!("error: {}", scrub(&m, &argv));
+        Err(e) if e.is_usage() => usage(&scrub(&e.to_string(), &argv)),
+        Err(e) => {
+            eprintln!("error: {}", scrub(&e.to_string(), &argv));
             EXIT_FAILED
         }
     }
@@ -544,7 +490,7 @@ fn usage(m: &str) -> i32 {
     EXIT_USAGE
 }
 
-fn engine(c: &EngineCmd) -> Result<i32, CliError> {
+fn engine(c: &EngineCmd) -> Result<i32, Error> {
     use crate::engine::install::{EngineSpec, install_from, list};
     match c {
         EngineCmd::List => {
@@ -560,12 +506,12 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
         } => {
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
-                .map_err(|e| CliError::Usage(e.to_string()))?;
+                .map_err(|e| usage_error(e.to_string()))?;
             let Some(key) = spec
                 .server_arg()
                 .map(|a| a.split('@').next().unwrap_or("").to_string())
             else {
-                return Err(CliError::Usage(format!(
+                return Err(usage_error(format!(
                     "cannot install '{kind}': expected postgres, mariadb or rocksdb"
                 )));
             };
@@ -578,8 +524,8 @@ fn engine(c: &EngineCmd) -> Result<i32, CliError> {
                 match e {
                     InstallError::Download(
                         FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
-                    ) => CliError::Usage(e.to_string()),
-                    e => CliError::Failed(e.to_string()),
+                    ) => usage_error(e.to_string()),
+                    e => crate::error::failed(e.to_string()),
                 }
             })?;
             println!("{key} {version}: {}", base.display());
@@ -606,7 +552,7 @@ fn parse_start_at(s: &str) -> Result<std::time::SystemTime, BadStartAt> {
 }
 
 /// `rqps tests`: the steps a suite's profile and options give.
-fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, CliError> {
+fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, Error> {
     let common = suite::Common {
         profile: a.profile.clone(),
         seed: 0,
@@ -617,39 +563,11 @@ fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, 
     Ok(0)
 }
 
-fn show(a: &ShowArgs) -> Result<i32, CliError> {
-    let doc = match &a.run {
-        Some(r) => crate::results::read_run(&a.results.join(r))?,
-        None => {
-            let mut runs: Vec<PathBuf> = std::fs::read_dir(&a.results)
-                .map_err(|e| {
-                    CliError::Usage(format!(
-                        "cannot read results directory {}: {e}",
-                        a.results.display()
-                    ))
-                })?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.join("run.json").is_file())
-                .collect();
-            runs.sort();
-            // The latest run that reads; one that does not is skipped, as
-            // reports skip it.
-            loop {
-                let dir = runs.pop().ok_or_else(|| {
-                    CliError::Usage(format!("no readable runs in {}", a.results.display()))
-                })?;
-                match crate::results::read_run(&dir) {
-                    Ok(doc) => break doc,
-                    Err(e) => {
-                        eprintln!("warning: skipped unreadable run {}: {e}", dir.display())
-                    }
-                }
-            }
-        }
-    };
+fn show(a: &ShowArgs) -> Result<i32, Error> {
+    let doc = crate::plan::stored::read_one(&a.results, a.run.as_deref())?;
     print!(
         "{}",
-        crate::report::table::run_table(&doc, a.all, &report::sections())
+        crate::report::table::run_table(&doc, a.all, &crate::suite::report_sections())
     );
     Ok(0)
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use clap::{Args, Command};
 
-use super::CliError;
+use crate::error::Error;
 use crate::suite;
 
 #[derive(Args)]
@@ -79,7 +79,7 @@ pub fn completions_script(shell: clap_complete::Shell) -> Vec<u8> {
 }
 
 /// The roff man page of rqps, or of one subcommand (`rqps-run(1)`).
-pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, CliError> {
+pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, Error> {
     let cmd = full_command();
     let page = match subcommand {
         None => cmd,
@@ -89,7 +89,7 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, CliError> {
             .cloned()
             .ok_or_else(|| {
                 let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
-                CliError::Usage(format!(
+                crate::error::usage(format!(
                     "no subcommand '{name}': man pages exist for {}",
                     names.join(", ")
                 ))
@@ -98,24 +98,24 @@ pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, CliError> {
     let mut out = Vec::new();
     clap_mangen::Man::new(page)
         .render(&mut out)
-        .map_err(|e| CliError::Failed(format!("cannot render the man page: {e}")))?;
+        .map_err(|e| crate::error::failed(format!("cannot render the man page: {e}")))?;
     Ok(out)
 }
 
-fn print(bytes: &[u8]) -> Result<i32, CliError> {
+fn print(bytes: &[u8]) -> Result<i32, Error> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(bytes)
         .and_then(|_| stdout.flush())
-        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
+        .map_err(|e| crate::error::failed(format!("cannot write to stdout: {e}")))?;
     Ok(0)
 }
 
-pub fn completions(a: &CompletionsArgs) -> Result<i32, CliError> {
+pub fn completions(a: &CompletionsArgs) -> Result<i32, Error> {
     print(&completions_script(a.shell))
 }
 
-pub fn man(a: &ManArgs) -> Result<i32, CliError> {
+pub fn man(a: &ManArgs) -> Result<i32, Error> {
     print(&man_page(a.subcommand.as_deref())?)
 }
 
@@ -176,6 +176,6 @@ mod tests {
         let run = String::from_utf8(man_page(Some("run")).unwrap()).unwrap();
         assert!(run.contains(".TH rqps-run 1"), "{run:.300}");
         assert!(run.contains("\\-\\-repeats"), "no --repeats in rqps-run(1)");
-        assert!(matches!(man_page(Some("nope")), Err(CliError::Usage(_))));
+        assert!(matches!(man_page(Some("nope")), Err(Error::Usage(_))));
     }
 }

@@ -76,7 +76,6 @@ pub mod install;
 pub mod kind;
 pub mod kv;
 pub mod mysql;
-pub mod open;
 pub mod postgres;
 pub mod registry;
 pub mod rocksdb;

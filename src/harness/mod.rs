@@ -13,7 +13,6 @@
 //! (histograms, counters, per-second series), [`probe`] and [`sysstat`]
 //! (hardware cost per operation), [`host`] (machine facts).
 
-pub mod bench;
 pub mod host;
 pub mod limit;
 pub mod measure;

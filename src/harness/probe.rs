@@ -43,15 +43,27 @@ pub struct ProbeContext {
     pub cpu_profile: bool,
 }
 
+/// Where an engine keeps its data and which processes do its work: what the
+/// harness's hardware probe measures.
+#[derive(Clone, Debug, Default)]
+pub struct Footprint {
+    /// The data directory or database file (its filesystem and device).
+    pub data_path: Option<PathBuf>,
+    /// What the size on disk adds up.
+    pub disk_paths: Vec<PathBuf>,
+    /// The server's processes, when known.
+    pub pids: Vec<u32>,
+    /// A server on this host whose pid the probe can look up by its TCP port.
+    pub listening_port: Option<u16>,
+    /// The engine runs inside rqps (SQLite).
+    pub embedded: bool,
+}
+
 impl ProbeContext {
     /// The context of an opened engine: its data and server processes (a
     /// server on this host found by its listening port when its pid is not
     /// known), the device to charge IO to, and the busy-machine threshold.
-    pub fn for_engine(
-        fp: &crate::engine::open::Footprint,
-        device: Option<String>,
-        busy_threshold_pct: f64,
-    ) -> Self {
+    pub fn for_engine(fp: &Footprint, device: Option<String>, busy_threshold_pct: f64) -> Self {
         let pids = if fp.pids.is_empty() {
             fp.listening_port
                 .and_then(crate::harness::sysstat::pid_listening_on)

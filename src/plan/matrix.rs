@@ -76,7 +76,10 @@ struct File {
 pub struct Target {
     pub name: String,
     pub engine: Option<EngineSpec>,
+    /// The `url` as written (for the `rqps run` command line).
     pub url: Option<String>,
+    /// The `url`, parsed.
+    pub target: Option<crate::engine::target::Target>,
     pub config: Option<PathBuf>,
     /// Options of the engine kinds (`[defaults]`, overridden by the target's own).
     pub engine_options: toml::Table,
@@ -192,408 +195,33 @@ impl Matrix {
     }
 
     pub fn parse(path: &Path, src: &str) -> Result<Matrix, MatrixError> {
-        let file: File = toml::from_str(src).map_err(|e| MatrixError {
-            path: path.to_path_buf(),
-            line: e
-                .span()
-                .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1),
-            field: None,
-            // serde's messages may quote a value: a url's password among them.
-            message: crate::engine::target::redact(e.message().trim()),
-        })?;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        if file.target.is_empty() {
-            return Err(MatrixError::whole(
-                path,
-                "no [[target]] tables: a matrix needs at least one target",
-            ));
-        }
-        let d = &file.defaults;
-        // Bounded before any target is looked at: 25,000 targets x 1,000
-        // repeats took 1.8 GB and more than 30 s to plan.
-        // (A repeats out of its own bounds is refused below, with its line.)
-        if let Some(toml::Value::Integer(r)) = d.get("repeats").map(|v| v.get_ref())
-            && (1..=crate::suite::bounds::MAX_REPEATS as i64).contains(r)
-        {
-            let runs = (file.target.len() as u64).saturating_mul(*r as u64);
-            if runs > MAX_RUNS {
-                return Err(MatrixError::whole(
-                    path,
-                    format!(
-                        "{} targets x {r} repeats = {runs} runs: a matrix may have at most {MAX_RUNS}; split it into several files",
-                        file.target.len()
-                    ),
-                ));
-            }
-        }
-        if file.target.len() as u64 > MAX_RUNS {
-            return Err(MatrixError::whole(
-                path,
-                format!(
-                    "{} targets: a matrix may have at most {MAX_RUNS} runs; split it into several files",
-                    file.target.len()
-                ),
-            ));
-        }
-        let text = |key: &str| -> Result<Option<(String, std::ops::Range<usize>)>, MatrixError> {
-            match d.get(key) {
-                None => Ok(None),
-                Some(v) => match v.get_ref() {
-                    toml::Value::String(s) => Ok(Some((s.clone(), v.span()))),
-                    _ => Err(at(path, src, v.span(), key, "must be a string")),
-                },
-            }
+        let file = decode(path, src)?;
+        let cx = Cx {
+            path,
+            src,
+            dir: path.parent().unwrap_or(Path::new(".")),
+            d: &file.defaults,
         };
-        let suite = match text("suite")? {
-            None => suite::registry()[0],
-            Some((name, span)) => {
-                suite::find(&name).map_err(|m| at(path, src, span, "suite", &m.to_string()))?
-            }
-        };
-        let profile = text("profile")?
-            .map(|(p, _)| p)
-            .unwrap_or_else(|| suite.profiles()[0].to_string());
-        let mut options = toml::Table::new();
-        let mut engine_defaults = toml::Table::new();
-        for (key, v) in d {
-            if MATRIX_KEYS.contains(&key.as_str()) {
-                continue;
-            }
-            if crate::engine::registry::owns_option(key) {
-                let one = toml::Table::from_iter([(key.clone(), v.get_ref().clone())]);
-                crate::engine::registry::check_any_options(&one)
-                    .map_err(|e| at(path, src, v.span(), key, &e.to_string()))?;
-                engine_defaults.insert(key.clone(), v.get_ref().clone());
-                continue;
-            }
-            if let Err(m) = suite.check_option(key, v.get_ref()) {
-                let other = suite::registry()
-                    .iter()
-                    .find(|o| o.name() != suite.name() && o.check_option(key, v.get_ref()).is_ok());
-                let m = match other {
-                    Some(o) => format!(
-                        "applies only to suite = \"{}\" (this matrix runs {})",
-                        o.name(),
-                        suite.name()
-                    ),
-                    None => m.to_string(),
-                };
-                return Err(at(path, src, v.span(), key, &m));
-            }
-            options.insert(key.clone(), v.get_ref().clone());
-        }
-        let number =
-            |key: &str| -> Result<Option<(toml::Value, std::ops::Range<usize>)>, MatrixError> {
-                Ok(d.get(key).map(|v| (v.get_ref().clone(), v.span())))
-            };
+        let (suite, profile) = cx.suite()?;
+        let (options, engine_defaults) = cx.options(suite)?;
         let mut targets: Vec<Target> = Vec::new();
         let mut names = std::collections::HashSet::new();
         for t in &file.target {
-            let field = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
-                match t.get(key) {
-                    None => Ok(None),
-                    Some(v) => match v.get_ref() {
-                        toml::Value::String(s) => Ok(Some(Spanned::new(v.span(), s.clone()))),
-                        _ => Err(at(path, src, v.span(), key, "must be a string")),
-                    },
-                }
-            };
-            let Some(name_field) = field("name")? else {
-                let span = t.values().next().map(|v| v.span()).unwrap_or(0..0);
-                return Err(at(
-                    path,
-                    src,
-                    span,
-                    "name",
-                    "every [[target]] needs name = \"...\"",
-                ));
-            };
-            let (engine_field, url_field, config_field) =
-                (field("engine")?, field("url")?, field("config")?);
-            // A CPU list of the target, else of [defaults]: checked against this machine.
-            let cpus = |key: &str| -> Result<Option<CpuSet>, MatrixError> {
-                let Some(v) = t.get(key).or_else(|| d.get(key)) else {
-                    return Ok(None);
-                };
-                let toml::Value::String(s) = v.get_ref() else {
-                    return Err(at(
-                        path,
-                        src,
-                        v.span(),
-                        key,
-                        "must be a CPU list such as \"0-17\"",
-                    ));
-                };
-                CpuSet::parse_on_this_machine(s)
-                    .map(Some)
-                    .map_err(|e| at(path, src, v.span(), key, &e.to_string()))
-            };
-            let (server_cpus, client_cpus) = (cpus("server_cpus")?, cpus("client_cpus")?);
-            // Checked now (private, readable, a first line), as the run will
-            // read it; only URL targets have a password to take.
-            if let (Some(v), None) = (t.get("password_file"), &url_field) {
-                return Err(at(
-                    path,
-                    src,
-                    v.span(),
-                    "password_file",
-                    "gives the password of a url target; a throwaway server (engine) has its own",
-                ));
-            }
-            let password_file = match t.get("password_file").or_else(|| d.get("password_file")) {
-                None => None,
-                Some(v) => {
-                    let toml::Value::String(s) = v.get_ref() else {
-                        return Err(at(
-                            path,
-                            src,
-                            v.span(),
-                            "password_file",
-                            "must be a file name",
-                        ));
-                    };
-                    let p = dir.join(s);
-                    crate::engine::secret::read_password_file(&p)
-                        .map_err(|m| at(path, src, v.span(), "password_file", &m.to_string()))?;
-                    Some(p)
-                }
-            };
-            let cpu_profile = match t.get("cpu_profile").or_else(|| d.get("cpu_profile")) {
-                None => false,
-                Some(v) => match v.get_ref() {
-                    toml::Value::Boolean(b) => *b,
-                    _ => {
-                        return Err(at(
-                            path,
-                            src,
-                            v.span(),
-                            "cpu_profile",
-                            "must be true or false",
-                        ));
-                    }
-                },
-            };
-            let mut engine_options = engine_defaults.clone();
-            for (key, v) in t {
-                if TARGET_KEYS.contains(&key.as_str()) {
-                    continue;
-                }
-                if !crate::engine::registry::owns_option(key) {
-                    return Err(at(
-                        path,
-                        src,
-                        v.span(),
-                        key,
-                        &format!(
-                            "unknown field `{key}` in [[target]] (expected name, engine, url, config or an engine option such as mysql_storage_engine)"
-                        ),
-                    ));
-                }
-                let one = toml::Table::from_iter([(key.clone(), v.get_ref().clone())]);
-                crate::engine::registry::check_any_options(&one)
-                    .map_err(|e| at(path, src, v.span(), key, &e.to_string()))?;
-                engine_options.insert(key.clone(), v.get_ref().clone());
-            }
-            let t = Entry {
-                name: name_field,
-                engine: engine_field,
-                url: url_field,
-                config: config_field,
-            };
-            let name = t.name.get_ref().trim().to_string();
-            if name.is_empty() || name.contains(['/', '\\']) {
-                return Err(at(
-                    path,
-                    src,
-                    t.name.span(),
-                    "name",
-                    "must be a non-empty name without slashes",
-                ));
-            }
-            if !names.insert(name.clone()) {
-                return Err(at(
-                    path,
-                    src,
-                    t.name.span(),
-                    "name",
-                    &format!("'{name}' is used by two targets"),
-                ));
-            }
-            let engine = match (&t.engine, &t.url) {
-                (Some(_), Some(u)) => {
-                    return Err(at(
-                        path,
-                        src,
-                        u.span(),
-                        "url",
-                        "give either engine or url, not both",
-                    ));
-                }
-                (None, None) => {
-                    return Err(at(
-                        path,
-                        src,
-                        t.name.span(),
-                        "engine",
-                        &format!("target '{name}' needs engine = \"...\" or url = \"...\""),
-                    ));
-                }
-                (Some(e), None) => {
-                    let spec = e
-                        .get_ref()
-                        .parse::<EngineSpec>()
-                        .map_err(|m| at(path, src, e.span(), "engine", &m.to_string()))?;
-                    // A suite the engine cannot serve is refused here, not
-                    // stored as a failed run of every repeat.
-                    spec.kind
-                        .check_face(suite.name(), suite.face())
-                        .map_err(|m| at(path, src, e.span(), "engine", &m.to_string()))?;
-                    Some(spec)
-                }
-                (None, Some(u)) => {
-                    let target = crate::engine::target::Target::parse(u.get_ref())
-                        .map_err(|m| at(path, src, u.span(), "url", &m.to_string()))?;
-                    target
-                        .kind()
-                        .check_face(suite.name(), suite.face())
-                        .map_err(|m| at(path, src, u.span(), "url", &m.to_string()))?;
-                    None
-                }
-            };
-            let config = match &t.config {
-                None => None,
-                Some(c) => {
-                    let p = dir.join(c.get_ref());
-                    // Read now, as the run will: a missing, unreadable or
-                    // too large file is refused with its reason.
-                    crate::util::read_config(&p).map_err(|why| {
-                        at(
-                            path,
-                            src,
-                            c.span(),
-                            "config",
-                            &format!("{}: {why}", p.display()),
-                        )
-                    })?;
-                    Some(p)
-                }
-            };
-            targets.push(Target {
-                password_file: password_file.filter(|_| t.url.is_some()),
-                name,
-                engine,
-                url: t.url.as_ref().map(|u| u.get_ref().clone()),
-                config,
-                engine_options,
-                server_cpus,
-                client_cpus,
-                cpu_profile,
-            });
+            let target = cx.target(t, suite, &engine_defaults, &mut names)?;
+            targets.push(target);
         }
-        let max_repeats = crate::suite::bounds::MAX_REPEATS as i64;
-        let repeats = match number("repeats")? {
-            None => 1,
-            Some((toml::Value::Integer(n), _)) if (1..=max_repeats).contains(&n) => n as usize,
-            Some((_, span)) => {
-                return Err(at(
-                    path,
-                    src,
-                    span,
-                    "repeats",
-                    &format!("must be a whole number from 1 to {max_repeats}"),
-                ));
-            }
-        };
-        let seed = match number("seed")? {
-            None => None,
-            Some((toml::Value::Integer(n), _)) if n >= 0 => Some(n as u64),
-            Some((_, span)) => {
-                return Err(at(path, src, span, "seed", "must be a whole number >= 0"));
-            }
-        };
-        let base = match text("base")? {
-            Some((b, span)) => {
-                if !targets.iter().any(|t| t.name == b) {
-                    return Err(at(
-                        path,
-                        src,
-                        span,
-                        "base",
-                        &format!("no target is named '{b}'"),
-                    ));
-                }
-                b
-            }
-            None => targets[0].name.clone(),
-        };
-        let cooldown_secs = match number("cooldown_secs")? {
-            None => 10.0,
-            Some((v, span)) => {
-                let secs = match v {
-                    toml::Value::Integer(n) => n as f64,
-                    toml::Value::Float(f) => f,
-                    _ => f64::NAN,
-                };
-                crate::suite::bounds::check_secs(secs)
-                    .map_err(|m| at(path, src, span, "cooldown_secs", &m.to_string()))?
-            }
-        };
-        let stmt_timeout = match number("stmt_timeout")? {
-            None => None,
-            Some((v, span)) => {
-                let secs = match v {
-                    toml::Value::Integer(n) => n as f64,
-                    toml::Value::Float(f) => f,
-                    _ => f64::NAN,
-                };
-                let secs = crate::suite::bounds::check_secs(secs)
-                    .map_err(|m| at(path, src, span.clone(), "stmt_timeout", &m.to_string()))?;
-                if secs < 1.0 {
-                    return Err(at(
-                        path,
-                        src,
-                        span,
-                        "stmt_timeout",
-                        &format!("must be at least 1 second, got {secs}"),
-                    ));
-                }
-                Some(secs)
-            }
-        };
-        let message_timeout = match number("message_timeout")? {
-            None => None,
-            Some((v, span)) => {
-                let secs = match v {
-                    toml::Value::Integer(n) => n as f64,
-                    toml::Value::Float(f) => f,
-                    _ => f64::NAN,
-                };
-                let secs = crate::suite::bounds::check_secs(secs)
-                    .map_err(|m| at(path, src, span.clone(), "message_timeout", &m.to_string()))?;
-                if secs < 1.0 {
-                    return Err(at(
-                        path,
-                        src,
-                        span,
-                        "message_timeout",
-                        &format!("must be at least 1 second, got {secs}"),
-                    ));
-                }
-                Some(secs)
-            }
-        };
         let m = Matrix {
             path: path.to_path_buf(),
             suite,
             profile,
             options,
-            seed,
+            repeats: cx.repeats()?,
+            seed: cx.seed()?,
+            base: cx.base(&targets)?,
+            cooldown_secs: cx.secs("cooldown_secs", 0.0)?.unwrap_or(10.0),
+            stmt_timeout: cx.secs("stmt_timeout", 1.0)?,
+            message_timeout: cx.secs("message_timeout", 1.0)?,
             targets,
-            repeats,
-            base,
-            cooldown_secs,
-            stmt_timeout,
-            message_timeout,
         };
         // The suite's options must make a plan now, not halfway through.
         m.plan(0)
@@ -711,6 +339,375 @@ impl Matrix {
             }
         }
         v
+    }
+}
+
+/// The file as TOML, with its size bounded before any target is looked at.
+fn decode(path: &Path, src: &str) -> Result<File, MatrixError> {
+    let file: File = toml::from_str(src).map_err(|e| MatrixError {
+        path: path.to_path_buf(),
+        line: e
+            .span()
+            .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1),
+        field: None,
+        // serde's messages may quote a value: a url's password among them.
+        message: crate::engine::target::redact(e.message().trim()),
+    })?;
+    if file.target.is_empty() {
+        return Err(MatrixError::whole(
+            path,
+            "no [[target]] tables: a matrix needs at least one target",
+        ));
+    }
+    // Bounded before any target is looked at: 25,000 targets x 1,000
+    // repeats took 1.8 GB and more than 30 s to plan.
+    // (A repeats out of its own bounds is refused below, with its line.)
+    if let Some(toml::Value::Integer(r)) = file.defaults.get("repeats").map(|v| v.get_ref())
+        && (1..=crate::suite::bounds::MAX_REPEATS as i64).contains(r)
+    {
+        let runs = (file.target.len() as u64).saturating_mul(*r as u64);
+        if runs > MAX_RUNS {
+            return Err(MatrixError::whole(
+                path,
+                format!(
+                    "{} targets x {r} repeats = {runs} runs: a matrix may have at most {MAX_RUNS}; split it into several files",
+                    file.target.len()
+                ),
+            ));
+        }
+    }
+    if file.target.len() as u64 > MAX_RUNS {
+        return Err(MatrixError::whole(
+            path,
+            format!(
+                "{} targets: a matrix may have at most {MAX_RUNS} runs; split it into several files",
+                file.target.len()
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// What parsing one matrix file reads from: the file, its folder (paths in
+/// it are relative to it) and its `[defaults]`.
+struct Cx<'a> {
+    path: &'a Path,
+    src: &'a str,
+    dir: &'a Path,
+    d: &'a BTreeMap<String, Spanned<toml::Value>>,
+}
+
+impl Cx<'_> {
+    /// `file:line: field: message`.
+    fn at(&self, span: std::ops::Range<usize>, field: &str, msg: &str) -> MatrixError {
+        at(self.path, self.src, span, field, msg)
+    }
+
+    /// A string of `[defaults]`.
+    fn text(&self, key: &str) -> Result<Option<(String, std::ops::Range<usize>)>, MatrixError> {
+        match self.d.get(key) {
+            None => Ok(None),
+            Some(v) => match v.get_ref() {
+                toml::Value::String(s) => Ok(Some((s.clone(), v.span()))),
+                _ => Err(self.at(v.span(), key, "must be a string")),
+            },
+        }
+    }
+
+    /// `suite` and `profile` (default: the first suite, its first profile).
+    fn suite(&self) -> Result<(&'static dyn Suite, String), MatrixError> {
+        let suite = match self.text("suite")? {
+            None => suite::registry()[0],
+            Some((name, span)) => {
+                suite::find(&name).map_err(|m| self.at(span, "suite", &m.to_string()))?
+            }
+        };
+        let profile = self
+            .text("profile")?
+            .map(|(p, _)| p)
+            .unwrap_or_else(|| suite.profiles()[0].to_string());
+        Ok((suite, profile))
+    }
+
+    /// The other `[defaults]` keys: the suite's options, and the engine
+    /// options every target starts from.
+    fn options(&self, suite: &dyn Suite) -> Result<(toml::Table, toml::Table), MatrixError> {
+        let mut options = toml::Table::new();
+        let mut engine_defaults = toml::Table::new();
+        for (key, v) in self.d {
+            if MATRIX_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if crate::engine::registry::owns_option(key) {
+                let one = toml::Table::from_iter([(key.clone(), v.get_ref().clone())]);
+                crate::engine::registry::check_any_options(&one)
+                    .map_err(|e| self.at(v.span(), key, &e.to_string()))?;
+                engine_defaults.insert(key.clone(), v.get_ref().clone());
+                continue;
+            }
+            if let Err(m) = suite.check_option(key, v.get_ref()) {
+                let other = suite::registry()
+                    .iter()
+                    .find(|o| o.name() != suite.name() && o.check_option(key, v.get_ref()).is_ok());
+                let m = match other {
+                    Some(o) => format!(
+                        "applies only to suite = \"{}\" (this matrix runs {})",
+                        o.name(),
+                        suite.name()
+                    ),
+                    None => m.to_string(),
+                };
+                return Err(self.at(v.span(), key, &m));
+            }
+            options.insert(key.clone(), v.get_ref().clone());
+        }
+        Ok((options, engine_defaults))
+    }
+
+    /// One `[[target]]` table (its name not among `names`, which it joins).
+    fn target(
+        &self,
+        t: &TargetEntry,
+        suite: &dyn Suite,
+        engine_defaults: &toml::Table,
+        names: &mut std::collections::HashSet<String>,
+    ) -> Result<Target, MatrixError> {
+        let field = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
+            match t.get(key) {
+                None => Ok(None),
+                Some(v) => match v.get_ref() {
+                    toml::Value::String(s) => Ok(Some(Spanned::new(v.span(), s.clone()))),
+                    _ => Err(self.at(v.span(), key, "must be a string")),
+                },
+            }
+        };
+        let Some(name_field) = field("name")? else {
+            let span = t.values().next().map(|v| v.span()).unwrap_or(0..0);
+            return Err(self.at(span, "name", "every [[target]] needs name = \"...\""));
+        };
+        let e = Entry {
+            name: name_field,
+            engine: field("engine")?,
+            url: field("url")?,
+            config: field("config")?,
+        };
+        let (server_cpus, client_cpus) =
+            (self.cpus(t, "server_cpus")?, self.cpus(t, "client_cpus")?);
+        let password_file = self.password_file(t, &e)?;
+        let cpu_profile = match t.get("cpu_profile").or_else(|| self.d.get("cpu_profile")) {
+            None => false,
+            Some(v) => match v.get_ref() {
+                toml::Value::Boolean(b) => *b,
+                _ => return Err(self.at(v.span(), "cpu_profile", "must be true or false")),
+            },
+        };
+        let engine_options = self.engine_options(t, engine_defaults)?;
+        let name = e.name.get_ref().trim().to_string();
+        if name.is_empty() || name.contains(['/', '\\']) {
+            return Err(self.at(
+                e.name.span(),
+                "name",
+                "must be a non-empty name without slashes",
+            ));
+        }
+        if !names.insert(name.clone()) {
+            return Err(self.at(
+                e.name.span(),
+                "name",
+                &format!("'{name}' is used by two targets"),
+            ));
+        }
+        let (engine, target) = self.engine(&e, &name, suite)?;
+        let config = match &e.config {
+            None => None,
+            Some(c) => {
+                let p = self.dir.join(c.get_ref());
+                // Read now, as the run will: a missing, unreadable or
+                // too large file is refused with its reason.
+                crate::util::read_config(&p).map_err(|why| {
+                    self.at(c.span(), "config", &format!("{}: {why}", p.display()))
+                })?;
+                Some(p)
+            }
+        };
+        Ok(Target {
+            password_file: password_file.filter(|_| e.url.is_some()),
+            name,
+            engine,
+            url: e.url.as_ref().map(|u| u.get_ref().clone()),
+            target,
+            config,
+            engine_options,
+            server_cpus,
+            client_cpus,
+            cpu_profile,
+        })
+    }
+
+    /// A CPU list of the target, else of `[defaults]`: checked against this machine.
+    fn cpus(&self, t: &TargetEntry, key: &str) -> Result<Option<CpuSet>, MatrixError> {
+        let Some(v) = t.get(key).or_else(|| self.d.get(key)) else {
+            return Ok(None);
+        };
+        let toml::Value::String(s) = v.get_ref() else {
+            return Err(self.at(v.span(), key, "must be a CPU list such as \"0-17\""));
+        };
+        CpuSet::parse_on_this_machine(s)
+            .map(Some)
+            .map_err(|e| self.at(v.span(), key, &e.to_string()))
+    }
+
+    /// The target's `password_file`, else `[defaults]`'s: checked now
+    /// (private, readable, a first line), as the run will read it; only URL
+    /// targets have a password to take.
+    fn password_file(&self, t: &TargetEntry, e: &Entry) -> Result<Option<PathBuf>, MatrixError> {
+        if let (Some(v), None) = (t.get("password_file"), &e.url) {
+            return Err(self.at(
+                v.span(),
+                "password_file",
+                "gives the password of a url target; a throwaway server (engine) has its own",
+            ));
+        }
+        let Some(v) = t
+            .get("password_file")
+            .or_else(|| self.d.get("password_file"))
+        else {
+            return Ok(None);
+        };
+        let toml::Value::String(s) = v.get_ref() else {
+            return Err(self.at(v.span(), "password_file", "must be a file name"));
+        };
+        let p = self.dir.join(s);
+        crate::engine::secret::read_password_file(&p)
+            .map_err(|m| self.at(v.span(), "password_file", &m.to_string()))?;
+        Ok(Some(p))
+    }
+
+    /// `[defaults]`'s engine options, overridden by the target's own.
+    fn engine_options(
+        &self,
+        t: &TargetEntry,
+        engine_defaults: &toml::Table,
+    ) -> Result<toml::Table, MatrixError> {
+        let mut engine_options = engine_defaults.clone();
+        for (key, v) in t {
+            if TARGET_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if !crate::engine::registry::owns_option(key) {
+                return Err(self.at(
+                    v.span(),
+                    key,
+                    &format!(
+                        "unknown field `{key}` in [[target]] (expected name, engine, url, config or an engine option such as mysql_storage_engine)"
+                    ),
+                ));
+            }
+            let one = toml::Table::from_iter([(key.clone(), v.get_ref().clone())]);
+            crate::engine::registry::check_any_options(&one)
+                .map_err(|e| self.at(v.span(), key, &e.to_string()))?;
+            engine_options.insert(key.clone(), v.get_ref().clone());
+        }
+        Ok(engine_options)
+    }
+
+    /// The target's `engine` or its `url` (parsed), either one, offering the
+    /// suite's face: a suite the engine cannot serve is refused here, not
+    /// stored as a failed run of every repeat.
+    #[allow(clippy::type_complexity)]
+    fn engine(
+        &self,
+        e: &Entry,
+        name: &str,
+        suite: &dyn Suite,
+    ) -> Result<(Option<EngineSpec>, Option<crate::engine::target::Target>), MatrixError> {
+        match (&e.engine, &e.url) {
+            (Some(_), Some(u)) => {
+                Err(self.at(u.span(), "url", "give either engine or url, not both"))
+            }
+            (None, None) => Err(self.at(
+                e.name.span(),
+                "engine",
+                &format!("target '{name}' needs engine = \"...\" or url = \"...\""),
+            )),
+            (Some(engine), None) => {
+                let spec = engine
+                    .get_ref()
+                    .parse::<EngineSpec>()
+                    .map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
+                spec.kind
+                    .check_face(suite.name(), suite.face())
+                    .map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
+                Ok((Some(spec), None))
+            }
+            (None, Some(u)) => {
+                let target = crate::engine::target::Target::parse(u.get_ref())
+                    .map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
+                target
+                    .kind()
+                    .check_face(suite.name(), suite.face())
+                    .map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
+                Ok((None, Some(target)))
+            }
+        }
+    }
+
+    /// `repeats` (default 1).
+    fn repeats(&self) -> Result<usize, MatrixError> {
+        let max_repeats = crate::suite::bounds::MAX_REPEATS as i64;
+        match self.d.get("repeats").map(|v| (v.get_ref(), v.span())) {
+            None => Ok(1),
+            Some((toml::Value::Integer(n), _)) if (1..=max_repeats).contains(n) => Ok(*n as usize),
+            Some((_, span)) => Err(self.at(
+                span,
+                "repeats",
+                &format!("must be a whole number from 1 to {max_repeats}"),
+            )),
+        }
+    }
+
+    /// `seed` (default: each run's own).
+    fn seed(&self) -> Result<Option<u64>, MatrixError> {
+        match self.d.get("seed").map(|v| (v.get_ref(), v.span())) {
+            None => Ok(None),
+            Some((toml::Value::Integer(n), _)) if *n >= 0 => Ok(Some(*n as u64)),
+            Some((_, span)) => Err(self.at(span, "seed", "must be a whole number >= 0")),
+        }
+    }
+
+    /// `base`: a target's name (default: the first target).
+    fn base(&self, targets: &[Target]) -> Result<String, MatrixError> {
+        match self.text("base")? {
+            Some((b, span)) => {
+                if !targets.iter().any(|t| t.name == b) {
+                    return Err(self.at(span, "base", &format!("no target is named '{b}'")));
+                }
+                Ok(b)
+            }
+            None => Ok(targets[0].name.clone()),
+        }
+    }
+
+    /// A duration in seconds of `[defaults]`, within the bounds and at least `min`.
+    fn secs(&self, key: &str, min: f64) -> Result<Option<f64>, MatrixError> {
+        let Some(v) = self.d.get(key) else {
+            return Ok(None);
+        };
+        let secs = match v.get_ref() {
+            toml::Value::Integer(n) => *n as f64,
+            toml::Value::Float(f) => *f,
+            _ => f64::NAN,
+        };
+        let secs = crate::suite::bounds::check_secs(secs)
+            .map_err(|m| self.at(v.span(), key, &m.to_string()))?;
+        if secs < min {
+            return Err(self.at(
+                v.span(),
+                key,
+                &format!("must be at least 1 second, got {secs}"),
+            ));
+        }
+        Ok(Some(secs))
     }
 }
 

@@ -1,7 +1,5 @@
 //! Embedded SQLite through rusqlite (SQLite compiled into rqps).
 
-pub mod bare;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -26,7 +26,6 @@
 //! this process (the engine runs inside it), RSS and the database size. The
 //! engine is asked through the key-value face only; this suite names none.
 
-pub mod bench;
 mod report;
 
 use std::sync::Arc;
@@ -42,9 +41,9 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
+use crate::suite::api::{Common, Workload, set};
 use crate::suite::bounds::{Count, Rows, Secs, Threads};
 use crate::suite::rand::Rng;
-use crate::suite::{Common, Workload, set};
 
 /// The db_bench suite.
 pub struct Dbbench;
@@ -142,7 +141,7 @@ pub struct Params {
 
 /// What one step does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
+pub enum Op {
     FillSeq,
     ReadRandom,
     FwdRange,
@@ -439,9 +438,9 @@ impl Workload for Dbbench {
             .collect()
     }
 
-    fn need(p: &Params) -> crate::suite::Need {
+    fn need(p: &Params) -> crate::suite::api::Need {
         // Readers and the writer of the mixed tests.
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections: p.threads + 1,
             prepared: 0,
             who: format!("{} db_bench threads", p.threads),
@@ -527,7 +526,7 @@ impl Workload for Dbbench {
 
 impl Dbbench {
     /// The parameters `rqps bench dbbench-client` runs readrandom with.
-    fn params_for_bench(keys: u64, threads: usize, secs: f64) -> Params {
+    pub fn params_for_bench(keys: u64, threads: usize, secs: f64) -> Params {
         Params {
             profile: "bench".into(),
             seed: 1,
@@ -554,7 +553,7 @@ const KEY: &str = "dbbench";
 /// Half-compressible bytes to take values from (db_bench's
 /// compression ratio 0.5): each 100-byte piece is 50 random letters
 /// written twice.
-fn value_source(seed: u64, value_size: usize) -> Vec<u8> {
+pub fn value_source(seed: u64, value_size: usize) -> Vec<u8> {
     let mut rng = Rng::seeded(seed ^ 0x5eed_da7a);
     let len = (1 << 20) + value_size;
     let mut v = Vec::with_capacity(len + 100);
@@ -569,7 +568,7 @@ fn value_source(seed: u64, value_size: usize) -> Vec<u8> {
 /// Key `i`: its number big-endian (so byte order is number order), padded
 /// to `size`.
 #[inline]
-fn key_of(i: u64, size: usize, out: &mut Vec<u8>) {
+pub fn key_of(i: u64, size: usize, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(&i.to_be_bytes());
     out.resize(size, b'0');
@@ -863,8 +862,9 @@ fn write_at_rate(
     Ok(())
 }
 
-/// One thread of a measured step.
-struct KvWorker {
+/// One thread of a measured step (public for `rqps bench dbbench-client`,
+/// which runs readrandom through it).
+pub struct KvWorker {
     conn: Box<dyn KvConn>,
     op: Op,
     rng: Rng,
@@ -884,7 +884,7 @@ struct KvWorker {
 }
 
 impl KvWorker {
-    fn new(
+    pub fn new(
         kv: &dyn KvAccess,
         p: &Params,
         op: Op,

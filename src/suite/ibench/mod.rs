@@ -9,7 +9,6 @@
 
 use crate::error::usage;
 
-pub mod bench;
 pub mod limiter;
 pub mod params;
 pub mod report;
@@ -177,7 +176,7 @@ pub struct Options {
     pub ps_mode: Option<String>,
 }
 
-impl crate::suite::Workload for Ibench {
+impl crate::suite::api::Workload for Ibench {
     const NAME: &'static str = "ibench";
     const ABOUT: &'static str =
         "the Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp at each rate";
@@ -194,10 +193,10 @@ impl crate::suite::Workload for Ibench {
     ];
 
     fn params(
-        common: &crate::suite::Common,
+        common: &crate::suite::api::Common,
         o: Options,
     ) -> Result<params::IbenchParams, crate::error::Error> {
-        use crate::suite::{set, set_all};
+        use crate::suite::api::{set, set_all};
         let mut p = params::ibench_profile(&common.profile)
             .ok_or_else(|| usage(format!("unknown profile '{}'", common.profile)))?;
         set(&mut p.clients, o.clients);
@@ -207,7 +206,7 @@ impl crate::suite::Workload for Ibench {
         set_all(&mut p.rates, o.rates);
         set(&mut p.settle_secs, o.settle_secs);
         if let Some(m) = &o.ps_mode {
-            p.ps_mode = crate::suite::ps_mode(m)?;
+            p.ps_mode = crate::suite::api::ps_mode(m)?;
         }
         p.seed = common.seed;
         p.steps()?;
@@ -260,10 +259,10 @@ impl crate::suite::Workload for Ibench {
         out
     }
 
-    fn need(p: &params::IbenchParams) -> crate::suite::Need {
+    fn need(p: &params::IbenchParams) -> crate::suite::api::Need {
         // Per client an inserting, a deleting and a query connection.
         let connections = 3 * p.clients;
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections,
             prepared: 16 * connections,
             who: format!("{} Insert Benchmark clients", p.clients),

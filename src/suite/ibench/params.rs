@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn ibench_profiles_have_every_size() {
-        for name in <crate::suite::ibench::Ibench as crate::suite::Workload>::PROFILES {
+        for name in <crate::suite::ibench::Ibench as crate::suite::api::Workload>::PROFILES {
             let p = ibench_profile(name).unwrap();
             assert_eq!(p.steps().unwrap().len(), 4 + 2 * p.rates.len(), "{name}");
         }

@@ -123,5 +123,5 @@ pub struct IbenchSecond {
 
 /// The Insert Benchmark figures stored with a test, if it has them.
 pub fn step_of(t: &crate::results::TestResult) -> Option<IbenchStep> {
-    t.detail(<super::Ibench as crate::suite::Workload>::NAME)
+    t.detail(<super::Ibench as crate::suite::api::Workload>::NAME)
 }

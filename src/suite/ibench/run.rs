@@ -13,7 +13,7 @@ use crate::harness::runner::stop_requested;
 use crate::harness::settle_tables;
 use crate::harness::{Harness, RunEnd, TestFailure};
 use crate::results::TestResult;
-use crate::suite::Workload;
+use crate::suite::api::Workload;
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::ibench::step::{
     Progress, Sample, StepOutcome, StepSpec, count_rows, leftover_table, run_step, setup_tables,

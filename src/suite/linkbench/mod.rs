@@ -27,8 +27,8 @@ use crate::error::usage;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
 use crate::results::TestResult;
+use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
-use crate::suite::{Common, Workload, set, set_all};
 use dist::{Graph, IdDists, MIX, Mix, OPS, Outdegree};
 use request::{ReqStats, Requester, Shared};
 
@@ -391,12 +391,12 @@ impl Workload for Linkbench {
             .saturating_add(expected_links(p).0.saturating_mul(LINK_BYTES))
     }
 
-    fn need(p: &Params) -> crate::suite::Need {
+    fn need(p: &Params) -> crate::suite::api::Need {
         let requesters = p.requesters.iter().copied().max().unwrap_or(1);
         // Two connections per requester (reads, writes); the load's link
         // loaders and its node loader.
         let by_requesters = 2 * requesters > p.loaders;
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections: (2 * requesters).max(p.loaders + 1),
             // At most 16 statements per connection (the list scans by
             // size included).

@@ -39,8 +39,8 @@ use crate::error::Error;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::{Status, TestResult};
+use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
-use crate::suite::{Common, Workload, set, set_all};
 
 use builtin::Builtin;
 use client::{Client, Compiled};
@@ -455,7 +455,7 @@ impl Workload for Pgbench {
         }
     }
 
-    fn need(p: &Params) -> crate::suite::Need {
+    fn need(p: &Params) -> crate::suite::api::Need {
         let clients = p.clients.iter().copied().max().unwrap_or(1);
         // Each client prepares each SQL command of each script at most once.
         let per_client: usize = p
@@ -467,7 +467,7 @@ impl Workload for Pgbench {
                 (None, None) => 1,
             })
             .sum();
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections: clients,
             prepared: clients * per_client,
             who: format!("{clients} pgbench clients"),

@@ -15,8 +15,8 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
+use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Secs, Threads};
-use crate::suite::{Common, Workload, set, set_all};
 
 /// The `SELECT 1` suite.
 pub struct Select1;
@@ -110,9 +110,9 @@ impl Workload for Select1 {
             .collect()
     }
 
-    fn need(p: &Params) -> crate::suite::Need {
+    fn need(p: &Params) -> crate::suite::api::Need {
         let threads = p.threads.iter().copied().max().unwrap_or(1);
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections: threads,
             prepared: threads,
             who: format!("{threads} select1 threads"),

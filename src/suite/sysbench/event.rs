@@ -9,6 +9,7 @@ use crate::harness::runner::Worker;
 use crate::suite::rand::{IdDist, RandType, Rng};
 
 use super::catalog::{IdMode, Kind, TestDef};
+use super::schema::table_name;
 
 /// Parameters an event needs from the run.
 #[derive(Clone, Debug)]
@@ -129,10 +130,6 @@ pub fn main_statement(kind: Kind, table: usize) -> String {
         .into_iter()
         .next()
         .unwrap_or_default()
-}
-
-pub fn table_name(i: usize) -> String {
-    format!("sbtest{i}")
 }
 
 pub struct SbWorker {

@@ -10,8 +10,8 @@ use crate::engine::{Conn, DbResult, Driver, Param, PsMode, SqlAccess};
 use crate::results::LoadStats;
 use crate::suite::rand::Rng;
 
-use super::event::table_name;
 use super::schema;
+use super::schema::table_name;
 
 #[derive(Clone, Debug)]
 pub struct LoadParams {

@@ -7,7 +7,6 @@
 //! sends every test through the harness.
 
 use crate::error::usage;
-pub mod bench;
 pub mod catalog;
 pub mod event;
 pub mod load;
@@ -19,8 +18,8 @@ pub mod schema;
 use serde::Deserialize;
 
 use crate::harness::{Harness, RunEnd};
+use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Tables, Threads};
-use crate::suite::{Common, Workload, set, set_all};
 use params::SysbenchParams;
 
 /// The sysbench suite.
@@ -127,7 +126,7 @@ impl Workload for Sysbench {
             p.rand_type = r.parse()?;
         }
         if let Some(m) = &o.ps_mode {
-            p.ps_mode = crate::suite::ps_mode(m)?;
+            p.ps_mode = crate::suite::api::ps_mode(m)?;
         }
         p.skip_prepare = o.skip_prepare;
         p.skip_trx = o.skip_trx;
@@ -198,7 +197,7 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         out
     }
 
-    fn need(p: &SysbenchParams) -> crate::suite::Need {
+    fn need(p: &SysbenchParams) -> crate::suite::api::Need {
         let threads = p.threads.iter().copied().max().unwrap_or(1);
         // Tests run per table at one thread per table, and the load at most
         // one connection per table.
@@ -206,7 +205,7 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         // Each connection prepares its test's statements (at most 9) for
         // every table, and BEGIN and COMMIT.
         let per_connection = 9 * p.tables.max(1) + 2;
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections,
             prepared: connections * per_connection,
             who: if connections == threads {

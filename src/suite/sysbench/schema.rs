@@ -4,7 +4,10 @@
 
 use crate::engine::schema::{AutoId, ColType, Column, Index, Table};
 
-use super::event::table_name;
+/// Table `i`'s name (1-based): what the events, the load and [`table`] call it.
+pub fn table_name(i: usize) -> String {
+    format!("sbtest{i}")
+}
 
 /// Table `i` (1-based).
 pub fn table(i: usize) -> Table {

@@ -30,7 +30,7 @@ use crate::harness::probe::Probe;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::{Latency, Status, TestResult};
-use crate::suite::{Common, Workload, set};
+use crate::suite::api::{Common, Workload, set};
 
 use draw::KINDS;
 use txn::{Terminal, TerminalConfig};
@@ -195,7 +195,7 @@ impl Workload for Tpcc {
             p.isolation = Some(isolation_sql_name(i)?);
         }
         if let Some(m) = &o.ps_mode {
-            p.ps_mode = crate::suite::ps_mode(m)?;
+            p.ps_mode = crate::suite::api::ps_mode(m)?;
         }
         if !(1..=100_000).contains(&p.warehouses) {
             return Err(usage(format!(
@@ -271,7 +271,7 @@ impl Workload for Tpcc {
         s
     }
 
-    fn need(p: &Params) -> crate::suite::Need {
+    fn need(p: &Params) -> crate::suite::api::Need {
         // The load runs one connection per CPU, at most one per warehouse
         // and the item catalogue.
         let loaders = std::thread::available_parallelism()
@@ -279,7 +279,7 @@ impl Workload for Tpcc {
             .unwrap_or(2)
             .min(p.warehouses as usize + 1);
         let connections = p.terminals.max(loaders);
-        crate::suite::Need {
+        crate::suite::api::Need {
             connections,
             // A terminal prepares about 80 statements (one per order size).
             prepared: 100 * connections,

@@ -19,7 +19,7 @@ use crate::report::export::{Block, TCell, Table};
 use crate::report::model::Report;
 use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Section, Val};
 use crate::results::{RunDoc, Status};
-use crate::suite::Workload;
+use crate::suite::api::Workload;
 
 /// The TPC-C section of reports.
 pub struct TpccSection;

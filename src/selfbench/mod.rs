@@ -1,17 +1,32 @@
-//! `rqps bench`: measures rqps itself. Each benchmark belongs to the suite
-//! whose code it measures; this module names them for the command line, and
-//! holds the ones whose bare contender needs an engine's own library
-//! (`harness` on SQLite, `dbbench-client` on RocksDB: a suite reaches an
-//! engine only through its faces, so the raw loop is the engine's and the
-//! pairing is here).
+//! `rqps bench`: measures rqps itself, every self-benchmark in one place.
+//! This module sits above the suites and the engines and may name both: it
+//! pairs a suite's public workers and loaders (through the harness) with a
+//! bare contender that calls an engine's own library or a peer client, on
+//! throwaway servers it starts. Nothing below it knows it exists; the CLI
+//! holds only the `bench` subcommand and calls [`run_cmd`].
+//!
+//! - `harness`: here, with the point-query worker ([`point_queries`]) and
+//!   the bare SQLite loop ([`bare_sqlite`]);
+//! - `vs-sysbench`: [`vs_sysbench`];
+//! - `ibench-client`: [`ibench_client`];
+//! - `dbbench-client`: here, with the dbbench readers ([`dbbench_readers`])
+//!   and the bare RocksDB loop ([`bare_rocksdb`]);
+//! - what they share (CPU time, rounds, quartiles, pinning, children,
+//!   throwaway servers, the error): [`measure`].
+
+pub mod bare_rocksdb;
+pub mod bare_sqlite;
+pub mod dbbench_readers;
+pub mod ibench_client;
+pub mod measure;
+pub mod point_queries;
+pub mod vs_sysbench;
 
 use clap::Subcommand;
 
-use crate::harness::bench::{
-    BenchError, Quartiles, Round, alternate, load_average, measure_round, pin_to_cpu,
-};
-use crate::suite::ibench::bench::{IbClientArgs, ibench_client};
-use crate::suite::sysbench::bench::{VsArgs, vs_sysbench};
+use ibench_client::{IbClientArgs, ibench_client};
+use measure::{BenchError, Quartiles, Round, alternate, load_average, measure_round, pin_to_cpu};
+use vs_sysbench::{VsArgs, vs_sysbench};
 
 #[derive(Subcommand, Clone, Debug)]
 pub enum BenchCmd {
@@ -98,9 +113,10 @@ fn show(q: Quartiles) -> String {
 /// least 0.97 of the bare loop's queries per second (median of 7 rounds).
 fn harness(a: &BenchArgs) -> Result<(), BenchError> {
     use crate::engine::Driver;
-    use crate::engine::sqlite::{SqliteDriver, bare::BareQueries};
+    use crate::engine::sqlite::SqliteDriver;
     use crate::suite::rand::{IdDist, RandType, Rng};
-    use crate::suite::sysbench::bench::PointQueries;
+    use bare_sqlite::BareQueries;
+    use point_queries::PointQueries;
     use std::sync::Arc;
 
     if a.rounds == 0 || !a.secs.is_finite() || a.secs <= 0.0 || a.table_size == 0 {
@@ -241,7 +257,8 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
     use crate::engine::Driver as _;
     use crate::engine::install::{EngineSpec, basedir_for};
     use crate::engine::rocksdb::{KIND, RocksDriver};
-    use crate::suite::dbbench::bench::{Readers, key20};
+    use bare_rocksdb::bare_readrandom;
+    use dbbench_readers::{Readers, key20};
 
     if a.rounds == 0 || !a.secs.is_finite() || a.secs <= 0.0 || a.keys == 0 || a.threads == 0 {
         return Err(BenchError::Args(
@@ -301,16 +318,14 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
         a.rounds,
         |r| {
             measure_round(|| {
-                driver
-                    .bare_readrandom(a.threads, a.secs, a.keys, 100 + r as u64, key20)
+                bare_readrandom(&driver, a.threads, a.secs, a.keys, 100 + r as u64, key20)
                     .map_err(BenchError::engine("the bare loop"))
             })
         },
         |r| {
             if a.bare_vs_bare {
                 return measure_round(|| {
-                    driver
-                        .bare_readrandom(a.threads, a.secs, a.keys, 100 + r as u64, key20)
+                    bare_readrandom(&driver, a.threads, a.secs, a.keys, 100 + r as u64, key20)
                         .map_err(BenchError::engine("the bare loop"))
                 });
             }

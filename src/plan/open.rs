@@ -13,13 +13,17 @@ use crate::engine::registry::{EngineKind, UrlTarget};
 use crate::engine::server::{Server, ServerError, ServerSpec, locate};
 use crate::engine::sqlite::SqliteDriver;
 use crate::engine::target::{Target, redact};
+use crate::error::Error;
+use crate::harness::probe::Footprint;
 use crate::results::ServerInfo;
 
 /// What the user said about the engine (`rqps run` options, matrix target fields).
 #[derive(Clone, Debug, Default)]
 pub struct EngineArgs {
-    pub target: Option<String>,
-    pub server: Option<String>,
+    /// `--target`, parsed once when the run's spec is built.
+    pub target: Option<Target>,
+    /// `--server KIND[@VERSION]`.
+    pub server: Option<EngineSpec>,
     pub basedir: Option<PathBuf>,
     pub keep: bool,
     pub config: Option<PathBuf>,
@@ -36,15 +40,8 @@ pub struct EngineArgs {
     pub need: Option<crate::engine::capacity::Need>,
 }
 
-/// Why an engine could not be opened: the user's input (exit 2), or the engine itself.
-#[derive(Debug)]
-pub enum OpenError {
-    Usage(String),
-    Failed(String),
-}
-
 /// Reads a SQLite config file: one PRAGMA per line (`PRAGMA` optional), `#` comments.
-fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, OpenError> {
+fn sqlite_pragmas(path: &std::path::Path) -> Result<Vec<String>, Error> {
     let text = read_config(path)?;
     Ok(text
         .lines()
@@ -96,37 +93,36 @@ fn library_engine(
     dir: Option<PathBuf>,
     a: &EngineArgs,
     say: &mut dyn FnMut(&str),
-) -> Result<Opened, OpenError> {
+) -> Result<Opened, Error> {
     let Some(l) = kind.library else {
-        return Err(OpenError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{} is not loaded from a library",
             kind.title
         )));
     };
     if a.config.is_some() || a.basedir.is_some() {
-        return Err(OpenError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{} takes no --config or --basedir: give its options with --{}-options",
             kind.title, kind.name
         )));
     }
     kind.check_options(&a.options)
-        .map_err(|e| OpenError::Usage(e.to_string()))?;
+        .map_err(|e| Error::Usage(e.to_string()))?;
     let spec = EngineSpec {
         kind,
         version: version.clone(),
     };
-    let lib = match basedir_for(&spec, false, &mut |_| {})
-        .map_err(|e| OpenError::Usage(e.to_string()))?
-    {
-        Some(d) => (l.file_in)(&d),
-        None => (l.system)().map_err(|e| OpenError::Usage(e.to_string()))?,
-    };
+    let lib =
+        match basedir_for(&spec, false, &mut |_| {}).map_err(|e| Error::Usage(e.to_string()))? {
+            Some(d) => (l.file_in)(&d),
+            None => (l.system)().map_err(|e| Error::Usage(e.to_string()))?,
+        };
     let (dir, tmp, shown) = match dir {
         Some(d) => {
             if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty())
                 && !parent.is_dir()
             {
-                return Err(OpenError::Usage(format!(
+                return Err(Error::Usage(format!(
                     "target {}:{}: directory {} does not exist",
                     kind.name,
                     d.display(),
@@ -145,9 +141,7 @@ fn library_engine(
             let t = tempfile::Builder::new()
                 .prefix(&format!("rqps-{}-", kind.name))
                 .tempdir()
-                .map_err(|e| {
-                    OpenError::Failed(format!("cannot create a temporary directory: {e}"))
-                })?;
+                .map_err(|e| Error::Failed(format!("cannot create a temporary directory: {e}")))?;
             // So that the next run removes it if this process is killed.
             let _ = crate::engine::server::mark_owner(t.path());
             let d = t.path().join("db");
@@ -167,7 +161,7 @@ fn library_engine(
         dir: dir.clone(),
         version,
     };
-    let driver = (l.open)(&target, &a.options).map_err(|e| OpenError::Usage(e.to_string()))?;
+    let driver = (l.open)(&target, &a.options).map_err(|e| Error::Usage(e.to_string()))?;
     let info = ServerInfo {
         kind: kind.name.to_string(),
         binary_version: driver.version().unwrap_or_default(),
@@ -188,11 +182,7 @@ fn library_engine(
     })
 }
 
-fn sqlite_engine(
-    path: &Option<PathBuf>,
-    a: &EngineArgs,
-    shown: String,
-) -> Result<Opened, OpenError> {
+fn sqlite_engine(path: &Option<PathBuf>, a: &EngineArgs, shown: String) -> Result<Opened, Error> {
     let pragmas = match &a.config {
         Some(c) => sqlite_pragmas(c)?,
         None => Vec::new(),
@@ -215,9 +205,7 @@ fn sqlite_engine(
             let d = tempfile::Builder::new()
                 .prefix("rqps-sqlite-")
                 .tempdir()
-                .map_err(|e| {
-                    OpenError::Failed(format!("cannot create a temporary directory: {e}"))
-                })?;
+                .map_err(|e| Error::Failed(format!("cannot create a temporary directory: {e}")))?;
             // So that the next run removes it if this process is killed.
             let _ = crate::engine::server::mark_owner(d.path());
             (d.path().join("sbtest.db"), Some(d))
@@ -226,7 +214,7 @@ fn sqlite_engine(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {
-        return Err(OpenError::Usage(format!(
+        return Err(Error::Usage(format!(
             "target {shown}: directory {} does not exist",
             dir.display()
         )));
@@ -257,12 +245,12 @@ fn local_port(t: &UrlTarget) -> Option<Option<u16>> {
 }
 
 /// The driver of a URL target, with the options its kind owns.
-fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenError> {
+fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, Error> {
     t.kind
         .check_options(&a.options)
-        .map_err(|e| OpenError::Usage(e.to_string()))?;
+        .map_err(|e| Error::Usage(e.to_string()))?;
     let open = t.kind.open_url.ok_or_else(|| {
-        OpenError::Usage(format!(
+        Error::Usage(format!(
             "{} targets are not reached through a URL",
             t.kind.title
         ))
@@ -271,7 +259,7 @@ fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenErro
     // a matrix handed this child); the driver looks further (its
     // environment variable, pgpass) when there is none.
     let explicit = crate::engine::secret::explicit_password(a.password_file.as_deref())
-        .map_err(|e| OpenError::Usage(e.to_string()))?;
+        .map_err(|e| Error::Usage(e.to_string()))?;
     let with_password;
     let t = match explicit {
         Some(p) if t.url.password.is_none() => {
@@ -282,30 +270,26 @@ fn url_driver(t: &UrlTarget, a: &EngineArgs) -> Result<Arc<dyn Driver>, OpenErro
         }
         _ => t,
     };
-    open(t, &a.options).map_err(|e| OpenError::Usage(e.to_string()))
+    open(t, &a.options).map_err(|e| Error::Usage(e.to_string()))
 }
 
 fn server_engine(
-    kind: &str,
+    e: &EngineSpec,
     a: &EngineArgs,
     say: &mut dyn FnMut(&str),
-) -> Result<Opened, OpenError> {
-    let e = kind
-        .parse::<EngineSpec>()
-        .map_err(|e| OpenError::Usage(e.to_string()))?;
+) -> Result<Opened, Error> {
     if e.kind.library.is_some() {
         return library_engine(e.kind, e.version.clone(), None, a, say);
     }
     let Some(kind) = e.server() else {
-        return Err(OpenError::Usage(
+        return Err(Error::Usage(
             "--server takes postgres, mariadb or rocksdb (optionally @VERSION); SQLite needs no server"
                 .into(),
         ));
     };
-    let cached =
-        basedir_for(&e, false, &mut |_| {}).map_err(|e| OpenError::Usage(e.to_string()))?;
+    let cached = basedir_for(e, false, &mut |_| {}).map_err(|e| Error::Usage(e.to_string()))?;
     if cached.is_some() && a.basedir.is_some() {
-        return Err(OpenError::Usage(
+        return Err(Error::Usage(
             "give either --server KIND@VERSION or --basedir, not both".into(),
         ));
     }
@@ -320,21 +304,20 @@ fn server_engine(
         require_tls: false,
         need: a.need.clone(),
     };
-    let binaries = locate(kind, basedir.as_deref()).map_err(|e| OpenError::Usage(e.to_string()))?;
+    let binaries = locate(kind, basedir.as_deref()).map_err(|e| Error::Usage(e.to_string()))?;
     let config = match &a.config {
         Some(c) => read_config(c)?.lines().map(str::to_string).collect(),
         None => Vec::new(),
     };
     let server = Server::start(&spec, &mut |note| say(note)).map_err(|e| match e {
         ServerError::BinaryNotFound { .. } | ServerError::BadConfig { .. } => {
-            OpenError::Usage(e.to_string())
+            Error::Usage(e.to_string())
         }
-        e => OpenError::Failed(format!("cannot start the {kind} server: {e}")),
+        e => Error::Failed(format!("cannot start the {kind} server: {e}")),
     })?;
     let url = server.url_for_config(&config);
-    let Target::Url(target) = Target::parse(&url).map_err(|e| OpenError::Failed(e.to_string()))?
-    else {
-        return Err(OpenError::Failed(format!(
+    let Target::Url(target) = Target::parse(&url).map_err(|e| Error::Failed(e.to_string()))? else {
+        return Err(Error::Failed(format!(
             "the {kind} server gave no server URL"
         )));
     };
@@ -360,22 +343,6 @@ fn server_engine(
         lib_dir: None,
         _tmp: None,
     })
-}
-
-/// Where an engine keeps its data and which processes do its work: what the
-/// harness's hardware probe measures.
-#[derive(Clone, Debug, Default)]
-pub struct Footprint {
-    /// The data directory or database file (its filesystem and device).
-    pub data_path: Option<PathBuf>,
-    /// What the size on disk adds up.
-    pub disk_paths: Vec<PathBuf>,
-    /// The server's processes, when known.
-    pub pids: Vec<u32>,
-    /// A server on this host whose pid the probe can look up by its TCP port.
-    pub listening_port: Option<u16>,
-    /// The engine runs inside rqps (SQLite).
-    pub embedded: bool,
 }
 
 /// Where the hardware figures come from for this engine: the data's device and
@@ -429,56 +396,49 @@ fn footprint(engine: &Opened, server_pid: Option<u32>) -> Footprint {
 
 /// The engine kind the arguments name, when they name a known one
 /// (errors in them are reported by [`open`]).
-fn named_kind(a: &EngineArgs, target: &Option<Target>) -> Option<&'static EngineKind> {
-    match (&a.server, target) {
-        (Some(s), _) => Some(s.parse::<EngineSpec>().ok()?.kind),
-        (None, Some(t)) => Some(t.kind()),
-        (None, None) => Some(&crate::engine::sqlite::KIND),
+fn named_kind(a: &EngineArgs) -> &'static EngineKind {
+    match (&a.server, &a.target) {
+        (Some(s), _) => s.kind,
+        (None, Some(t)) => t.kind(),
+        (None, None) => &crate::engine::sqlite::KIND,
     }
 }
 
-/// Checks the engine options without side effects (before any server starts).
 /// The user's config file (at most [`crate::util::MAX_CONFIG_BYTES`]).
-fn read_config(path: &std::path::Path) -> Result<String, OpenError> {
-    crate::util::read_config(path).map_err(|why| {
-        OpenError::Usage(format!("cannot read config file {}: {why}", path.display()))
-    })
+fn read_config(path: &std::path::Path) -> Result<String, Error> {
+    crate::util::read_config(path)
+        .map_err(|why| Error::Usage(format!("cannot read config file {}: {why}", path.display())))
 }
 
-pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
+/// Checks the engine options without side effects (before any server starts).
+pub fn check(a: &EngineArgs) -> Result<(), Error> {
     // Before anything starts: a config file that cannot be read, or is too large
     // (/dev/zero), is refused now.
     if let Some(c) = &a.config {
         read_config(c)?;
     }
-    let target = match &a.target {
-        Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
-        None => None,
-    };
     if let Some(f) = &a.password_file {
-        if !matches!(target, Some(Target::Url(_))) || a.server.is_some() {
-            return Err(OpenError::Usage(
+        if !matches!(a.target, Some(Target::Url(_))) || a.server.is_some() {
+            return Err(Error::Usage(
                 "--password-file gives the password of a server --target URL (a throwaway --server has its own)".into(),
             ));
         }
-        crate::engine::secret::read_password_file(f)
-            .map_err(|e| OpenError::Usage(e.to_string()))?;
+        crate::engine::secret::read_password_file(f).map_err(|e| Error::Usage(e.to_string()))?;
     }
     if a.server_cpus.is_some() && a.server.is_none() {
-        return Err(OpenError::Usage(
+        return Err(Error::Usage(
             "--server-cpus pins a throwaway server: use it with --server (pin a server you run yourself with taskset or its service manager)".into(),
         ));
     }
-    if let Some(kind) = named_kind(a, &target) {
-        kind.check_options(&a.options)
-            .map_err(|e| OpenError::Usage(e.to_string()))?;
-        // A throwaway server's config that sets its limits below the plan's needs.
-        if let (Some(_), Some(recipe), Some(need), Some(c)) =
-            (&a.server, kind.server, &a.need, &a.config)
-        {
-            crate::engine::capacity::check_config(recipe.sized_settings(), need, &read_config(c)?)
-                .map_err(|e| OpenError::Usage(e.to_string()))?;
-        }
+    let kind = named_kind(a);
+    kind.check_options(&a.options)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    // A throwaway server's config that sets its limits below the plan's needs.
+    if let (Some(_), Some(recipe), Some(need), Some(c)) =
+        (&a.server, kind.server, &a.need, &a.config)
+    {
+        crate::engine::capacity::check_config(recipe.sized_settings(), need, &read_config(c)?)
+            .map_err(|e| Error::Usage(e.to_string()))?;
     }
     Ok(())
 }
@@ -489,35 +449,23 @@ pub fn check(a: &EngineArgs) -> Result<(), OpenError> {
 pub fn check_capacity(
     need: &crate::engine::capacity::Need,
     driver: &dyn Driver,
-) -> Result<(), OpenError> {
+) -> Result<(), Error> {
     match driver.allowances() {
         Ok(allowances) => crate::engine::capacity::check(need, &allowances)
-            .map_err(|e| OpenError::Usage(e.to_string())),
+            .map_err(|e| Error::Usage(e.to_string())),
         Err(_) => Ok(()),
     }
 }
 
 /// Checks, before anything starts, that the engine the arguments name offers
 /// the face `suite` needs (`face`): `--suite sysbench --server rocksdb` is a
-/// usage error, not a stored failed run. Errors in the arguments themselves
-/// are left to [`check`].
-pub fn check_face(a: &EngineArgs, suite: &str, face: crate::engine::Face) -> Result<(), OpenError> {
-    let target = match &a.target {
-        Some(t) => Target::parse(t).ok(),
-        None => None,
-    };
-    if a.server.is_none() && a.target.is_some() && target.is_none() {
-        return Ok(());
-    }
-    match named_kind(a, &target) {
-        Some(kind) => kind
-            .check_face(suite, face)
-            .map_err(|e| OpenError::Usage(e.to_string())),
-        None => Ok(()),
-    }
+/// usage error, not a stored failed run.
+pub fn check_face(a: &EngineArgs, suite: &str, face: crate::engine::Face) -> Result<(), Error> {
+    named_kind(a)
+        .check_face(suite, face)
+        .map_err(|e| Error::Usage(e.to_string()))
 }
 
-/// Opens the engine: starts a throwaway server, or makes the driver of a URL or SQLite file.
 /// Where the engine's data will be on this host, when rqps knows: the
 /// system temp dir for a throwaway server or database, the directory of a
 /// SQLite file or a RocksDB directory. `None` for a server URL.
@@ -525,25 +473,22 @@ pub fn data_dir(a: &EngineArgs) -> Option<PathBuf> {
     if a.server.is_some() {
         return Some(std::env::temp_dir());
     }
-    match a.target.as_deref().map(Target::parse) {
-        None | Some(Ok(Target::Sqlite(None))) => Some(std::env::temp_dir()),
-        Some(Ok(Target::Sqlite(Some(p)))) => Some(
+    match &a.target {
+        None | Some(Target::Sqlite(None)) => Some(std::env::temp_dir()),
+        Some(Target::Sqlite(Some(p))) => Some(
             p.parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .map_or_else(|| PathBuf::from("."), PathBuf::from),
         ),
-        Some(Ok(Target::Dir { dir, .. })) => Some(dir),
-        Some(Ok(Target::Url(_)) | Err(_)) => None,
+        Some(Target::Dir { dir, .. }) => Some(dir.clone()),
+        Some(Target::Url(_)) => None,
     }
 }
 
-pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, OpenError> {
+/// Opens the engine: starts a throwaway server, or makes the driver of a URL or SQLite file.
+pub fn open(a: &EngineArgs, say: &mut dyn FnMut(&str)) -> Result<Opened, Error> {
     check(a)?;
-    let target = match &a.target {
-        Some(t) => Some(Target::parse(t).map_err(|e| OpenError::Usage(e.to_string()))?),
-        None => None,
-    };
-    match (&a.server, &target) {
+    match (&a.server, &a.target) {
         (Some(kind), _) => server_engine(kind, a, say),
         (None, None) => sqlite_engine(&None, a, Target::Sqlite(None).display()),
         (None, Some(t @ Target::Sqlite(path))) => sqlite_engine(path, a, t.display()),

@@ -1,87 +1,14 @@
-//! The sysbench side of `rqps bench harness` (the point-query worker that
-//! `cli/bench.rs` pits against a bare loop) and `rqps bench vs-sysbench`:
-//! the cost of rqps's client against sysbench on throwaway servers
-//! (alternating rounds so drift hits both contenders). With `--tls` both
-//! clients speak TLS to servers that accept nothing else, so the cost per
-//! query compares like with like; without it both speak plaintext, whatever
-//! the caller's environment (`PGSSLMODE`) says.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! `rqps bench vs-sysbench`: the cost of rqps's client against sysbench on
+//! throwaway servers (alternating rounds so drift hits both contenders).
+//! With `--tls` both clients speak TLS to servers that accept nothing else,
+//! so the cost per query compares like with like; without it both speak
+//! plaintext, whatever the caller's environment (`PGSSLMODE`) says.
 
 use clap::Args;
 
-use super::catalog::lookup;
-use super::event::{EventParams, SbWorker, main_statement};
-use super::load::{LoadParams, load};
+use super::measure::{BenchError, run_measured, throwaway_with_tls};
 use crate::engine::server::Server;
-use crate::engine::{Driver, PsMode};
-use crate::harness::bench::{BenchError, run_measured, throwaway_with_tls};
-use crate::harness::runner::{StepConfig, run_step};
-use crate::suite::rand::RandType;
-
-/// The harness's side of `rqps bench harness`: sysbench's `point-query` on
-/// `sbtest1`, one worker through the harness's step runner (its event,
-/// counts, latency histogram and per-second series), kept across rounds.
-pub struct PointQueries {
-    workers: Vec<SbWorker>,
-}
-
-impl PointQueries {
-    /// The test the worker runs.
-    pub const TEST: &'static str = "point-query";
-
-    /// Loads `sbtest1` with `rows` rows through `driver`, then connects and
-    /// prepares the worker, whose ids are drawn from `seed` (uniform).
-    pub fn load(driver: &Arc<dyn Driver>, rows: u64, seed: u64) -> Result<Self, BenchError> {
-        load(
-            driver.as_ref(),
-            &LoadParams {
-                tables: 1,
-                table_size: rows,
-                seed: 1,
-            },
-            &mut |_| {},
-        )
-        .map_err(BenchError::engine("loading the table"))?;
-        let test =
-            lookup(Self::TEST).ok_or_else(|| BenchError::NoResult("no point-query test".into()))?;
-        let p = EventParams {
-            tables: 1,
-            table_size: rows as i64,
-            rand_type: RandType::Uniform,
-            ps_mode: PsMode::Auto,
-            skip_trx: false,
-            first_table: 1,
-            seed,
-        };
-        // Thread 0's generator is seeded with `seed` itself.
-        let worker = SbWorker::new(driver.clone(), &test, &p, 0)
-            .map_err(BenchError::engine("starting the worker"))?;
-        Ok(PointQueries {
-            workers: vec![worker],
-        })
-    }
-
-    /// The one statement of the test, as its worker prepares it.
-    pub fn sql() -> String {
-        lookup(Self::TEST)
-            .map(|t| main_statement(t.kind, 1))
-            .unwrap_or_default()
-    }
-
-    /// One step of `secs` measured seconds, no warm-up: the queries and
-    /// the measured interval's seconds.
-    pub fn run(&mut self, secs: f64) -> Result<(u64, f64), BenchError> {
-        let cfg = StepConfig {
-            warmup: Duration::ZERO,
-            duration: Duration::from_secs_f64(secs),
-            reconnect_for: Duration::ZERO,
-        };
-        let r = run_step(&mut self.workers, &cfg, &mut |_| {}, &mut || {});
-        Ok((r.counts.queries(), r.secs))
-    }
-}
+use crate::suite::sysbench::load::{LoadParams, load};
 
 #[derive(Args, Clone, Debug)]
 pub struct VsArgs {

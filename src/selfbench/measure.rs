@@ -1,4 +1,4 @@
-//! What the benchmarks of rqps itself share: the process's CPU time, a child
+//! What the benchmarks of rqps itself (`rqps bench`) share: the process's CPU time, a child
 //! process measured with its own CPU, a throwaway server to measure on, and
 //! the error a benchmark fails with.
 

@@ -1,16 +1,16 @@
 //! rqps's side of `rqps bench dbbench-client`: a key-value database loaded
-//! and warmed the way the benchmark needs, and readrandom through this
+//! and warmed the way the benchmark needs, and readrandom through the dbbench
 //! suite's workers and the harness's step runner. Only the key-value face is
-//! used; the command itself, with the bare loop that calls the engine's
-//! library directly, is in `cli/bench.rs`.
+//! used; the command itself is in `selfbench/mod.rs`, the bare loop that
+//! calls the engine's library directly in `selfbench/bare_rocksdb.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{KvWorker, Op, Params, key_of, value_source};
+use super::measure::BenchError;
 use crate::engine::kv::KvAccess;
-use crate::harness::bench::BenchError;
 use crate::harness::runner::{StepConfig, run_step};
+use crate::suite::dbbench::{Dbbench, KvWorker, Op, Params, key_of, value_source};
 
 /// The benchmark's key size (db_bench's default).
 pub const KEY_SIZE: usize = 20;
@@ -29,7 +29,7 @@ pub struct Readers {
 
 impl Readers {
     pub fn new(keys: u64, threads: usize, secs: f64) -> Self {
-        let p = super::Dbbench::params_for_bench(keys, threads, secs);
+        let p = Dbbench::params_for_bench(keys, threads, secs);
         let values = Arc::new(value_source(p.seed, p.value_size));
         Readers { p, values }
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::DEFAULT_PRAGMAS;
+use crate::engine::sqlite::DEFAULT_PRAGMAS;
 use crate::engine::{DbError, DbResult};
 
 /// One connection that runs `sql` (one integer parameter, rows read and

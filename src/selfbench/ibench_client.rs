@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::measure::{BenchError, cpu_secs, throwaway};
 use crate::engine::{Driver, Param, PsMode};
-use crate::harness::bench::{BenchError, cpu_secs, throwaway};
 
 #[derive(Args, Clone, Debug)]
 pub struct IbClientArgs {

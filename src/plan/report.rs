@@ -1,0 +1,408 @@
+//! Reports as plain functions, for `rqps report` and `rqps compare` and for
+//! the report a matrix ends with: what to compare (a typed request), loaded
+//! from the results directory and rendered or gated.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use crate::error::{EXIT_FAILED, Error, failed, usage};
+use crate::report::compare::{self, Rules};
+use crate::report::export::{self, Format, TCell, Table};
+use crate::report::load::{self, Options};
+use crate::report::model::{Report, Verdict};
+
+/// What `rqps report` compares, and how it shows it.
+pub struct ReportRequest {
+    pub results: PathBuf,
+    /// The run name everything is compared with.
+    pub base: String,
+    /// Only these targets, in this order (default: every other name).
+    pub targets: Option<Vec<String>>,
+    pub format: Format,
+    /// Write here instead of standard output.
+    pub output: Option<PathBuf>,
+    pub noise_floor: f64,
+    /// Also the unreported warm-up steps.
+    pub all: bool,
+    pub allow_mismatch: bool,
+    /// Instead of the report: where the CPU per operation of this test went.
+    pub explain: Option<String>,
+    /// Rows of each explain table.
+    pub top: usize,
+}
+
+/// What `rqps compare` gates.
+pub struct CompareRequest {
+    pub results: PathBuf,
+    pub base: String,
+    pub target: String,
+    /// Fail when a test's relative QPS is significantly below this.
+    pub fail_below: f64,
+    pub noise_floor: f64,
+    pub all: bool,
+    pub allow_mismatch: bool,
+}
+
+fn rules(noise_floor: f64) -> Result<Rules, Error> {
+    if !(0.0..1.0).contains(&noise_floor) {
+        return Err(usage(format!(
+            "--noise-floor must be at least 0 and below 1 (0.02 = 2 %), not {noise_floor}"
+        )));
+    }
+    Ok(Rules {
+        noise_floor,
+        ..Rules::default()
+    })
+}
+
+/// Skipped results and warnings, one line each, for standard error.
+fn notes(r: &Report) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    v.extend(r.skipped.iter().map(|s| {
+        format!(
+            "note: not counted: {} {} t={} in run {}: {}{}",
+            s.target,
+            s.test,
+            s.threads,
+            s.run_id,
+            s.status,
+            s.reason
+                .as_ref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        )
+    }));
+    v.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
+    v
+}
+
+pub fn report(a: &ReportRequest) -> Result<i32, Error> {
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+    }
+    if let Some(test) = &a.explain {
+        return explain(a, test);
+    }
+    let opts = Options {
+        base: a.base.clone(),
+        targets: a.targets.clone(),
+        rules: rules(a.noise_floor)?,
+        all: a.all,
+        sections: crate::suite::report_sections(),
+        workloads: crate::suite::workloads(),
+        allow_mismatch: a.allow_mismatch,
+    };
+    let report = load::load(&a.results, &opts)?;
+    let colour = a.format == Format::Term
+        && a.output.is_none()
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    let text = export::exporter(a.format, colour).render(&report);
+    // The readable formats carry the notes; keep the data formats clean.
+    if matches!(a.format, Format::Csv | Format::Tsv | Format::Json) {
+        for l in export::mismatch_lines(&report) {
+            eprintln!("note: {l}");
+        }
+        for n in notes(&report) {
+            eprintln!("{n}");
+        }
+    }
+    match &a.output {
+        Some(path) => {
+            crate::util::write_output(path, text.as_bytes())
+                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(0)
+}
+
+/// `rqps report --explain TEST`.
+fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
+    let (runs, _) = load::read_results(&a.results)?;
+    let known = load::names(&runs);
+    if !known.contains(&a.base) {
+        return Err(usage(format!(
+            "no run is named '{}' in {} (names: {})",
+            a.base,
+            a.results.display(),
+            known.join(", ")
+        )));
+    }
+    let targets: Vec<String> = match &a.targets {
+        Some(t) => t.clone(),
+        None => known.into_iter().filter(|n| *n != a.base).collect(),
+    };
+    if targets.is_empty() {
+        return Err(usage(format!(
+            "--explain compares the base with a target, and {} holds only '{}'",
+            a.results.display(),
+            a.base
+        )));
+    }
+    let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
+        .map_err(|e| usage(e.to_string()))?;
+    match &a.output {
+        Some(path) => {
+            crate::util::write_output(path, text.as_bytes())
+                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(0)
+}
+
+pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
+    if !(a.fail_below > 0.0 && a.fail_below.is_finite()) {
+        return Err(usage(format!(
+            "--fail-below must be a ratio above 0 (0.95 = fail on a 5 % drop), not {}",
+            a.fail_below
+        )));
+    }
+    let opts = Options {
+        base: a.base.clone(),
+        targets: Some(vec![a.target.clone()]),
+        rules: rules(a.noise_floor)?,
+        all: a.all,
+        sections: crate::suite::report_sections(),
+        workloads: crate::suite::workloads(),
+        allow_mismatch: a.allow_mismatch,
+    };
+    // A target whose workload is not the base's is refused here (exit 2,
+    // one line), unless --allow-mismatch.
+    let report = load::load(&a.results, &opts)?;
+    let gate = compare::gate(&report, a.fail_below);
+    if gate.rows.is_empty() && gate.broken.is_empty() {
+        return Err(usage(format!(
+            "'{}' and '{}' have no test at the same suite and thread count to compare",
+            a.target, a.base
+        )));
+    }
+    print!("{}", gate_text(a, &report, &gate));
+    for n in notes(&report) {
+        eprintln!("{n}");
+    }
+    let failures: Vec<String> = gate
+        .failures()
+        .map(|g| {
+            if g.verdict == Verdict::Untested {
+                format!("{} ({:.2}, untested: one repeat)", g.label, g.ratio)
+            } else {
+                format!("{} ({:.2})", g.label, g.ratio)
+            }
+        })
+        .collect();
+    let untested = gate
+        .rows
+        .iter()
+        .filter(|g| g.verdict == Verdict::Untested)
+        .count();
+    if !failures.is_empty() {
+        println!(
+            "FAIL: {} test(s) below {} (significantly, or untested with one repeat): {}",
+            failures.len(),
+            a.fail_below,
+            failures.join(", ")
+        );
+        if untested > 0 {
+            println!(
+                "{untested} comparison(s) had one repeat on a side and were not tested; run more repeats with the same --name"
+            );
+        }
+    }
+    if !gate.not_compared.is_empty() {
+        println!(
+            "not compared: {} has no result for {} row(s) too rare in {} to gate: {}",
+            a.target,
+            gate.not_compared.len(),
+            a.base,
+            gate.not_compared.join(", ")
+        );
+    }
+    if !gate.broken.is_empty() {
+        println!(
+            "FAIL: {} failed or has no result for {} test(s) that {} has: {}",
+            a.target,
+            gate.broken.len(),
+            a.base,
+            gate.broken.join(", ")
+        );
+    }
+    if !failures.is_empty() || !gate.broken.is_empty() {
+        return Ok(EXIT_FAILED);
+    }
+    println!(
+        "OK: no test of {} is significantly below {} of {} ({} compared{})",
+        a.target,
+        a.fail_below,
+        a.base,
+        gate.rows.len(),
+        if untested > 0 {
+            format!(", {untested} untested with one repeat")
+        } else {
+            String::new()
+        }
+    );
+    Ok(0)
+}
+
+/// The formats of `rqps history`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistoryFormat {
+    Term,
+    Md,
+    Html,
+    Json,
+}
+
+/// What `rqps history` reads and how it shows it.
+pub struct HistoryRequest {
+    pub results: PathBuf,
+    /// Only runs whose name matches this glob.
+    pub name_glob: Option<String>,
+    pub order: crate::report::history::Order,
+    /// The suite, when the results hold runs of several.
+    pub suite: Option<String>,
+    pub format: HistoryFormat,
+    pub output: Option<PathBuf>,
+    /// A change point needs a permutation p-value at most this.
+    pub max_p: f64,
+    pub fail_on_change: bool,
+    pub all: bool,
+}
+
+/// `rqps history`: the change points, rendered and written or printed; exit
+/// status 1 when `fail_on_change` and the newest run starts a regression.
+pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
+    if !(a.max_p > 0.0 && a.max_p < 1.0) {
+        return Err(usage(format!(
+            "--max-p must be above 0 and below 1 (0.05 = 5 %), not {}",
+            a.max_p
+        )));
+    }
+    let name_glob = match &a.name_glob {
+        Some(g) => Some(glob::Pattern::new(g).map_err(|e| {
+            usage(format!(
+                "--name-glob '{g}' is not a glob ({e}); use * and ? as in 'nightly-*'"
+            ))
+        })?),
+        None => None,
+    };
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+    }
+    let (runs, warnings) = load::read_results(&a.results)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    let opts = crate::report::history::Options {
+        name_glob,
+        order: a.order,
+        suite: a.suite.clone(),
+        all: a.all,
+        settings: crate::report::changepoint::Settings {
+            max_p: a.max_p,
+            ..crate::report::changepoint::Settings::default()
+        },
+    };
+    let h = crate::report::history::build(&runs, &opts)?;
+    let colour = a.format == HistoryFormat::Term
+        && a.output.is_none()
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    let text = match a.format {
+        HistoryFormat::Term => crate::report::history::render_term(&h, colour),
+        HistoryFormat::Md => crate::report::history::render_md(&h),
+        HistoryFormat::Html => crate::report::history::render_html(&h),
+        HistoryFormat::Json => crate::report::history::render_json(&h),
+    };
+    if a.format == HistoryFormat::Json {
+        for w in &h.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    match &a.output {
+        Some(path) => {
+            crate::util::write_output(path, text.as_bytes())
+                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    if a.fail_on_change {
+        let newest: Vec<String> = h
+            .newest_regressions()
+            .map(|c| format!("{} ({:+.1}%, p {:.3})", c.test, 100.0 * c.change, c.p))
+            .collect();
+        if !newest.is_empty() {
+            eprintln!(
+                "FAIL: the newest run {} starts a regression in {} test(s): {}",
+                h.runs.last().map(|r| r.run_id.as_str()).unwrap_or(""),
+                newest.len(),
+                newest.join(", ")
+            );
+            return Ok(EXIT_FAILED);
+        }
+    }
+    Ok(0)
+}
+
+/// The gate as `rqps compare` prints it: what differs, a line that says
+/// what is compared, and the table of tests.
+fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> String {
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut t = Table {
+        header: [
+            "test",
+            &format!("{} QPS", a.base),
+            &format!("{} QPS", a.target),
+            "relative",
+            "95% CI",
+            "p",
+            "",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: Vec::new(),
+        left: 1,
+    };
+    for g in &gate.rows {
+        let rel = report
+            .rows()
+            .find(|r| r.label(report.sweep()) == g.label)
+            .and_then(|r| r.cells[0].as_ref())
+            .map(|c| c.rel.shade);
+        t.rows.push(vec![
+            g.label.as_str().into(),
+            export::qps(g.base_qps).into(),
+            export::qps(g.target_qps).into(),
+            TCell::shaded(export::Val::Rel(g.ratio, g.verdict), rel),
+            g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
+                .unwrap_or_default()
+                .into(),
+            g.p.map(|p| {
+                if p < 0.001 {
+                    "<0.001".to_string()
+                } else {
+                    format!("{p:.3}")
+                }
+            })
+            .unwrap_or_default()
+            .into(),
+            if g.fails { "FAIL" } else { "" }.into(),
+        ]);
+    }
+    let mut out = String::new();
+    for l in export::mismatch_lines(report) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested)\n",
+        a.target, a.base, a.fail_below
+    ));
+    export::term::table(&t, colour, &mut out);
+    out
+}

@@ -1,0 +1,55 @@
+//! Ctrl-C, SIGTERM and SIGHUP during a run or a matrix: the first stops the
+//! run cleanly, a second quits at once; a matrix passes them on to the
+//! `rqps run` child it waits for.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Ctrl-C, SIGTERM and SIGHUP all stop the run the same way: the current
+/// events finish, the running test is stored as `interrupted`, the
+/// throwaway server is stopped and its files removed, and rqps exits with
+/// 128 + the signal. A second one quits at once, still killing the server
+/// and removing its files first.
+pub fn install() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("rqps-signals".into())
+            .spawn(move || {
+                for sig in signals.forever() {
+                    on_signal(sig);
+                }
+            });
+    });
+}
+
+/// The `rqps run` child a matrix waits for (0: none). A signal to the matrix
+/// is passed on to it, so that it stores its test as `interrupted` too.
+pub(crate) static CHILD: AtomicI32 = AtomicI32::new(0);
+
+fn on_signal(sig: i32) {
+    use crate::harness::runner;
+    let child = CHILD.load(Ordering::SeqCst);
+    if child > 0 {
+        // SAFETY: kill(2) on a child this process started and still waits for.
+        unsafe { libc::kill(child, sig) };
+    }
+    let name = match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    };
+    if runner::stop_requested() {
+        eprintln!("\n{name}: stopping now");
+        runner::begin_quitting();
+        crate::engine::server::abandon_all();
+        std::process::exit(runner::stop_exit_code());
+    }
+    eprintln!(
+        "\n{name}: finishing the current events and saving results (Ctrl-C again to quit at once)"
+    );
+    runner::request_stop_by(sig);
+}

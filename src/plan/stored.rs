@@ -1,0 +1,314 @@
+//! What a results directory holds, for the commands that list, show and
+//! merge stored runs: the names stored (`rqps runs`: one line per name and
+//! workload, with its suite, engine, the workload's shape, how many repeats,
+//! and when the first and last began; a name stored with two shapes gets two
+//! lines, so a mix shows before a report compares it), the latest readable
+//! run (`rqps show`), and the runs of client parts merged into one.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, usage};
+use crate::results::{RunDoc, Status, Store, merge, read_run};
+
+/// Parameters that say nothing about the workload's shape.
+const NOT_SHAPE: [&str; 1] = ["seed"];
+
+/// A parameter's value as one short word: `1,4` for a list.
+fn word(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(word).collect::<Vec<_>>().join(","),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The parameter keys that tell runs of `suite` apart: those whose values
+/// differ between its runs.
+fn varying(runs: &[RunDoc], suite: &str) -> BTreeSet<String> {
+    let of_suite: Vec<&serde_json::Map<String, Value>> = runs
+        .iter()
+        .filter(|r| r.suite == suite)
+        .filter_map(|r| r.params.as_object())
+        .collect();
+    let keys: BTreeSet<&String> = of_suite.iter().flat_map(|p| p.keys()).collect();
+    keys.into_iter()
+        .filter(|k| !NOT_SHAPE.contains(&k.as_str()))
+        .filter(|k| {
+            let first = of_suite[0].get(k.as_str());
+            of_suite.iter().any(|p| p.get(k.as_str()) != first)
+        })
+        .cloned()
+        .collect()
+}
+
+/// `profile=ci threads=1,4 table_size=10000`: the profile and thread counts
+/// always, then the keys in `extra`.
+pub fn shape(params: &Value, extra: &BTreeSet<String>) -> String {
+    let Some(p) = params.as_object() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for k in ["profile", "threads"] {
+        if let Some(v) = p.get(k) {
+            parts.push(format!("{k}={}", word(v)));
+        }
+    }
+    for k in extra {
+        if k == "profile" || k == "threads" {
+            continue;
+        }
+        parts.push(format!("{k}={}", p.get(k).map_or("-".into(), word)));
+    }
+    parts.join(" ")
+}
+
+/// `2026-11-26T06:40:31Z` → `2026-11-26 06:40`.
+fn minute(t: &str) -> String {
+    t.get(..16).unwrap_or(t).replacen('T', " ", 1)
+}
+
+/// One line of the listing.
+#[derive(Debug, PartialEq)]
+pub struct Line {
+    pub name: String,
+    pub suite: String,
+    pub engine: String,
+    pub shape: String,
+    pub repeats: usize,
+    /// Runs that did not end `ok` (failed, interrupted, killed, still running).
+    pub not_ok: usize,
+    pub first: String,
+    pub last: String,
+}
+
+/// The lines for `runs` (oldest first, as `read_results` orders them).
+pub fn lines(runs: &[RunDoc]) -> Vec<Line> {
+    let suites: BTreeSet<&str> = runs.iter().map(|r| r.suite.as_str()).collect();
+    let extra: Vec<(&str, BTreeSet<String>)> =
+        suites.into_iter().map(|s| (s, varying(runs, s))).collect();
+    let mut out: Vec<Line> = Vec::new();
+    for r in runs {
+        let keys = extra
+            .iter()
+            .find(|(s, _)| *s == r.suite)
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        let shape = shape(&r.params, &keys);
+        let engine = format!("{} {}", r.engine.name, r.engine.version)
+            .trim()
+            .to_string();
+        let ok = r.status == Status::Ok;
+        match out
+            .iter_mut()
+            .find(|l| l.name == r.name && l.suite == r.suite && l.shape == shape)
+        {
+            Some(l) => {
+                l.repeats += 1;
+                l.not_ok += usize::from(!ok);
+                l.last = minute(&r.started);
+                if !l.engine.split(", ").any(|e| e == engine) {
+                    l.engine = format!("{}, {engine}", l.engine);
+                }
+            }
+            None => out.push(Line {
+                name: r.name.clone(),
+                suite: r.suite.clone(),
+                engine,
+                shape,
+                repeats: 1,
+                not_ok: usize::from(!ok),
+                first: minute(&r.started),
+                last: minute(&r.started),
+            }),
+        }
+    }
+    out
+}
+
+/// The listing as a table.
+pub fn render(lines: &[Line]) -> String {
+    let head = [
+        "NAME", "SUITE", "ENGINE", "REPEATS", "FIRST", "LAST", "SHAPE",
+    ];
+    let rows: Vec<[String; 7]> = lines
+        .iter()
+        .map(|l| {
+            [
+                l.name.clone(),
+                l.suite.clone(),
+                l.engine.clone(),
+                if l.not_ok > 0 {
+                    format!("{} ({} not ok)", l.repeats, l.not_ok)
+                } else {
+                    l.repeats.to_string()
+                },
+                l.first.clone(),
+                l.last.clone(),
+                l.shape.clone(),
+            ]
+        })
+        .collect();
+    let mut width = head.map(str::len);
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut push = |cells: &[String]| {
+        let mut line = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<w$}  ", w = width[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    push(&head.map(String::from));
+    for r in &rows {
+        push(r);
+    }
+    out
+}
+
+/// `rqps runs`: the listing of `results`, printed.
+pub fn list(results: &Path) -> Result<(), Error> {
+    if !results.is_dir() {
+        return Err(usage(format!(
+            "no results directory {}: `rqps run` stores runs there, or give --results DIR",
+            results.display()
+        )));
+    }
+    let (runs, warnings) = crate::report::load::read_results(results)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    if runs.is_empty() {
+        return Err(usage(format!(
+            "no runs in {}: store one with `rqps run --results {}`",
+            results.display(),
+            results.display()
+        )));
+    }
+    print!("{}", render(&lines(&runs)));
+    if let Some(base) = runs.first() {
+        println!(
+            "compare them with: rqps report --results {} --base {}",
+            results.display(),
+            base.name
+        );
+    }
+    Ok(())
+}
+
+/// The run in `results` named `run`, else the latest that reads (one that
+/// does not is skipped, as reports skip it).
+pub fn read_one(results: &Path, run: Option<&str>) -> Result<RunDoc, Error> {
+    if let Some(r) = run {
+        return Ok(read_run(&results.join(r))?);
+    }
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(results)
+        .map_err(|e| {
+            usage(format!(
+                "cannot read results directory {}: {e}",
+                results.display()
+            ))
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    runs.sort();
+    loop {
+        let dir = runs
+            .pop()
+            .ok_or_else(|| usage(format!("no readable runs in {}", results.display())))?;
+        match read_run(&dir) {
+            Ok(doc) => return Ok(doc),
+            Err(e) => eprintln!("warning: skipped unreadable run {}: {e}", dir.display()),
+        }
+    }
+}
+
+/// Every run in `dir`: the run itself when `dir` holds a run.json.
+fn runs_in(dir: &Path) -> Result<Vec<RunDoc>, Error> {
+    if dir.join("run.json").is_file() {
+        return Ok(vec![read_run(dir)?]);
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        usage(format!(
+            "cannot read {}: {e} (give the results directories of the parts)",
+            dir.display()
+        ))
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        return Err(usage(format!(
+            "{} holds no runs (give the results directories of the parts)",
+            dir.display()
+        )));
+    }
+    dirs.iter()
+        .map(|d| read_run(d).map_err(Error::from))
+        .collect()
+}
+
+/// `rqps merge`: the runs of the parts in `dirs`, merged into one run per
+/// name and repeat, stored in `results`.
+pub fn merge_parts(dirs: &[PathBuf], results: &Path) -> Result<(), Error> {
+    let out = std::fs::canonicalize(results).unwrap_or_else(|_| results.to_path_buf());
+    let mut runs = Vec::new();
+    for d in dirs {
+        if std::fs::canonicalize(d).is_ok_and(|d| out.starts_with(&d) || d.starts_with(&out)) {
+            return Err(usage(format!(
+                "--results {} is (inside) a part's directory {}: store the merged runs elsewhere, so reports never count a part beside the whole",
+                results.display(),
+                d.display()
+            )));
+        }
+        runs.extend(runs_in(d)?);
+    }
+    let merged = merge::merge(runs).map_err(|e| usage(e.to_string()))?;
+    crate::results::check_writable(results)?;
+    let mut command_line = vec!["rqps".to_string(), "merge".into()];
+    command_line.extend(dirs.iter().map(|d| d.display().to_string()));
+    for mut doc in merged {
+        let tests = std::mem::take(&mut doc.tests);
+        let status = doc.status;
+        doc.command_line = command_line.clone();
+        let parts = doc.merged_from.len();
+        for p in doc.merged_from.iter().filter(|p| p.late) {
+            eprintln!(
+                "warning: {} part {}/{} began {:.1} s after --start-at (flagged late)",
+                doc.name, p.index, p.count, p.late_secs
+            );
+        }
+        let mut store = Store::create(results, doc, None)?;
+        for t in tests {
+            let slot = store.begin_test(&t)?;
+            store.finish_test(slot, t)?;
+        }
+        store.finish(status)?;
+        println!(
+            "{}",
+            crate::report::table::run_table(store.doc(), false, &crate::suite::report_sections())
+        );
+        eprintln!(
+            "merged {parts} parts of {} repeat {} into {}",
+            store.doc().name,
+            store.doc().repeat,
+            store.dir().display()
+        );
+    }
+    Ok(())
+}

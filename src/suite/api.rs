@@ -1,0 +1,357 @@
+//! What every suite implements and imports: the [`Workload`] trait (a
+//! suite, typed), the [`Suite`] and [`Plan`] faces the CLI, the matrix and
+//! the report see, and the helpers suites read their options with. The
+//! registry that lists the suites is apart, in `suite/mod.rs`, so that no
+//! suite imports a module that imports it.
+
+use crate::error::usage;
+use std::marker::PhantomData;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::engine::Face;
+pub use crate::engine::capacity::Need;
+use crate::error::Error;
+use crate::harness::{Harness, RunEnd};
+use crate::report::section::Section;
+use crate::results::TestResult;
+
+/// What every suite's parameters start from: a named profile and the seed.
+#[derive(Clone, Debug)]
+pub struct Common {
+    pub profile: String,
+    pub seed: u64,
+    /// `--part I/N`: run this client part's share of the load (suites that
+    /// [`Workload::SPLITS`]; the others refuse it).
+    pub part: Option<super::part::Part>,
+}
+
+/// A workload, typed. Implement this in the suite's folder and add one line to
+/// the registry (`suite/mod.rs`).
+pub trait Workload: Sync + 'static {
+    /// `--suite NAME`, `suite = "NAME"` in matrices, `suite` in every stored result.
+    const NAME: &'static str;
+    /// One line for `--help`.
+    const ABOUT: &'static str;
+    /// Whether [`Workload::params`] splits its load by [`Common::part`]
+    /// (`rqps run --part I/N`); a suite that does not is refused a part.
+    const SPLITS: bool = false;
+    /// The engine face it drives: [`Face::Sql`] (the default) or
+    /// [`Face::Kv`]. An engine kind without it is refused before it opens.
+    const FACE: Face = Face::Sql;
+    /// The profiles it knows; the first is the default.
+    const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
+    /// The options a user may set, all optional: `rqps run --flag` (clap) and
+    /// matrix keys (serde, snake_case field names) fill the same struct.
+    /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
+    /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
+    /// and read them with [`set`] and [`set_all`].
+    type Options: clap::Args + DeserializeOwned + Default + Send;
+    /// The checked parameters of a run, stored with every result.
+    type Params: Serialize + Send + Sync + 'static;
+    /// The keys of the stored [`Workload::Params`] that make the workload:
+    /// its shape (tables, rows, keys, value size and the like), the measured
+    /// durations, the distribution, the statement mode, the test selection.
+    /// `rqps report` and `rqps compare` compare only runs that agree on them
+    /// (in this order they are named where not). The others (thread counts,
+    /// which are compared cell by cell, warm-ups, load options, the profile's
+    /// name, the seed) and what rqps adds (engine options, CPU budgets, TLS)
+    /// may differ: that is what a comparison is for.
+    const WORKLOAD: &'static [&'static str];
+
+    /// The profile with the options applied, checked: one line saying what is
+    /// wrong otherwise.
+    fn params(common: &Common, o: Self::Options) -> Result<Self::Params, crate::error::Error>;
+    /// How many steps the plan has.
+    fn step_count(p: &Self::Params) -> usize;
+    /// Estimated seconds of the measured steps (loads depend on the engine).
+    fn estimate_secs(p: &Self::Params) -> f64;
+    /// Estimated bytes the plan's load puts on the engine's disk (data and
+    /// indexes, before any compression), for the check against free space
+    /// and the load's share of the time estimate; 0: no load.
+    fn load_bytes(p: &Self::Params) -> u64 {
+        let _ = p;
+        0
+    }
+    /// What `rqps tests --suite NAME` prints: the steps the parameters give.
+    fn describe(p: &Self::Params) -> String;
+    /// Runs every step through the harness.
+    fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// Refuses a target the plan cannot start on, once it is open and before
+    /// a run is stored (a usage error says what to do). Default: any.
+    fn check_target(p: &Self::Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        let _ = (p, driver);
+        Ok(())
+    }
+    /// The most connections (and prepared statements) the plan opens on a
+    /// server at once, with who opens them: a throwaway server is sized
+    /// for it, and a server too small is refused before anything loads.
+    fn need(p: &Self::Params) -> Need;
+    /// The line printed when a test ends.
+    fn line(label: &str, r: &TestResult) -> String {
+        crate::harness::result_line(label, r)
+    }
+    /// What the suite adds to reports (its own tables, group titles); `None`:
+    /// its results appear in the generic test x threads tables.
+    fn report() -> Option<&'static dyn Section> {
+        None
+    }
+}
+
+/// The load rate the time estimates assume, bytes per second of
+/// [`Workload::load_bytes`]: a TPC-C load into a server on a 2-CPU VM ran at
+/// about 60 MB/s (issue 29); loads on faster machines finish sooner.
+pub const LOAD_BYTES_PER_SEC: f64 = 50e6;
+
+/// Estimated seconds of `plan` as a whole: its load and its measured steps.
+pub fn estimate_total_secs(plan: &dyn Plan) -> f64 {
+    plan.estimate_secs() + plan.load_bytes() as f64 / LOAD_BYTES_PER_SEC
+}
+
+/// A suite as the CLI, matrix and report see it (object-safe; made from a
+/// [`Workload`] by [`Registered`]).
+pub trait Suite: Sync {
+    fn name(&self) -> &'static str;
+    fn about(&self) -> &'static str;
+    fn profiles(&self) -> &'static [&'static str];
+    /// The engine face it needs ([`Workload::FACE`]).
+    fn face(&self) -> Face;
+    /// Adds the suite's options to a command (`rqps run`, `rqps tests`).
+    fn args(&self, cmd: clap::Command) -> clap::Command;
+    /// The plan from parsed command-line options.
+    fn plan_cli(
+        &self,
+        common: &Common,
+        m: &clap::ArgMatches,
+    ) -> Result<Box<dyn Plan>, crate::error::Error>;
+    /// The plan from a matrix file's table of options.
+    fn plan_toml(
+        &self,
+        common: &Common,
+        t: &toml::Table,
+    ) -> Result<Box<dyn Plan>, crate::error::Error>;
+    /// Checks one matrix option on its own, so that an error can name its line.
+    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error>;
+    /// The suite's report section, if it has one.
+    fn report(&self) -> Option<&'static dyn Section>;
+    /// The parameters that make its workload ([`Workload::WORKLOAD`]).
+    fn workload(&self) -> &'static [&'static str];
+}
+
+/// A suite's checked parameters, ready to run.
+pub trait Plan: Send + Sync {
+    fn suite(&self) -> &'static str;
+    fn profile(&self) -> &str;
+    /// The engine face its suite needs ([`Workload::FACE`]).
+    fn face(&self) -> Face;
+    /// The parameters as stored with the run.
+    fn params_json(&self) -> serde_json::Value;
+    fn step_count(&self) -> usize;
+    fn estimate_secs(&self) -> f64;
+    /// [`Workload::load_bytes`].
+    fn load_bytes(&self) -> u64;
+    fn describe(&self) -> String;
+    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
+    /// [`Workload::check_target`].
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
+    /// The line printed when one of its tests ends.
+    fn line(&self) -> fn(&str, &TestResult) -> String;
+    /// What it opens on a server at most at once ([`Workload::need`]).
+    fn need(&self) -> Need;
+}
+
+impl std::fmt::Debug for dyn Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "suite {}", self.name())
+    }
+}
+
+/// Makes a [`Suite`] of a [`Workload`].
+pub struct Registered<W>(PhantomData<W>);
+
+impl<W> Registered<W> {
+    pub const NEW: Self = Registered(PhantomData);
+}
+
+struct TypedPlan<W: Workload> {
+    profile: String,
+    p: W::Params,
+}
+
+impl<W: Workload> Registered<W> {
+    fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, crate::error::Error> {
+        if !W::PROFILES.contains(&common.profile.as_str()) {
+            return Err(usage(format!(
+                "unknown profile '{}' for --suite {} (expected one of {})",
+                common.profile,
+                W::NAME,
+                W::PROFILES.join(", ")
+            )));
+        }
+        if let Some(part) = common.part
+            && !W::SPLITS
+        {
+            return Err(usage(format!(
+                "--part {part}: suite {} cannot split its load between client parts; run it without --part",
+                W::NAME
+            )));
+        }
+        Ok(Box::new(TypedPlan::<W> {
+            profile: common.profile.clone(),
+            p: W::params(common, o)?,
+        }))
+    }
+}
+
+impl<W: Workload> Suite for Registered<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn about(&self) -> &'static str {
+        W::ABOUT
+    }
+
+    fn profiles(&self) -> &'static [&'static str] {
+        W::PROFILES
+    }
+
+    fn face(&self) -> Face {
+        W::FACE
+    }
+
+    fn args(&self, cmd: clap::Command) -> clap::Command {
+        <W::Options as clap::Args>::augment_args(cmd)
+    }
+
+    fn plan_cli(
+        &self,
+        common: &Common,
+        m: &clap::ArgMatches,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
+        let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
+            .map_err(|e| usage(first_line(&e.to_string())))?;
+        self.plan(common, o)
+    }
+
+    fn plan_toml(
+        &self,
+        common: &Common,
+        t: &toml::Table,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
+        let o = W::Options::deserialize(t.clone()).map_err(|e| usage(e.message()))?;
+        self.plan(common, o)
+    }
+
+    fn report(&self) -> Option<&'static dyn Section> {
+        W::report()
+    }
+
+    fn workload(&self) -> &'static [&'static str] {
+        W::WORKLOAD
+    }
+
+    fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {
+        let mut t = toml::Table::new();
+        t.insert(key.to_string(), value.clone());
+        W::Options::deserialize(t)
+            .map(|_| ())
+            .map_err(|e| usage(e.message()))
+    }
+}
+
+impl<W: Workload> Plan for TypedPlan<W> {
+    fn suite(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    fn face(&self) -> Face {
+        W::FACE
+    }
+
+    fn params_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.p).unwrap_or_default()
+    }
+
+    fn step_count(&self) -> usize {
+        W::step_count(&self.p)
+    }
+
+    fn estimate_secs(&self) -> f64 {
+        W::estimate_secs(&self.p)
+    }
+
+    fn load_bytes(&self) -> u64 {
+        W::load_bytes(&self.p)
+    }
+
+    fn describe(&self) -> String {
+        W::describe(&self.p)
+    }
+
+    fn run(&self, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
+        W::run(&self.p, h)
+    }
+
+    fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        W::check_target(&self.p, driver)
+    }
+
+    fn line(&self) -> fn(&str, &TestResult) -> String {
+        W::line
+    }
+
+    fn need(&self) -> Need {
+        W::need(&self.p)
+    }
+}
+
+use serde::Deserialize as _;
+
+/// The first line of a (clap) error, without its `error: ` prefix.
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// Turns an `Option` setting into the value a profile gets (a checked
+/// [`bounds`](super::bounds) value into its plain number).
+pub fn set<T, U: Into<T>>(slot: &mut T, v: Option<U>) {
+    if let Some(v) = v {
+        *slot = v.into();
+    }
+}
+
+/// [`set`] for a list (`--threads 1,2,4` into `Vec<usize>`).
+pub fn set_all<T, U: Into<T>>(slot: &mut Vec<T>, v: Option<Vec<U>>) {
+    if let Some(v) = v {
+        *slot = v.into_iter().map(Into::into).collect();
+    }
+}
+
+/// `auto` or `disable`, as `--ps-mode` and matrices spell it.
+pub fn ps_mode(v: &str) -> Result<crate::engine::PsMode, crate::error::Error> {
+    match v {
+        "auto" => Ok(crate::engine::PsMode::Auto),
+        "disable" => Ok(crate::engine::PsMode::Disable),
+        _ => Err(usage(format!(
+            "--ps-mode must be auto or disable, got '{v}'"
+        ))),
+    }
+}
+
+/// A seed from the clock, for runs that were not given one.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
