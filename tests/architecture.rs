@@ -302,12 +302,7 @@ fn circles_leaving_a_folder(
 /// Cycles that lie in another branch's files while that branch rewrites
 /// them, each as the pair of modules that use each other: temporary, and
 /// the test fails once one is gone, so that its entry goes too.
-const KNOWN_CYCLES: &[(&str, &str)] = &[
-    // removed by the report-model branch (issue 28 item 2 rewrites the
-    // suites' report code; the Insert Benchmark's two report files use
-    // each other).
-    ("suite::ibench::report", "suite::ibench::report_export"),
-];
+const KNOWN_CYCLES: &[(&str, &str)] = &[];
 
 /// Splits code into what is outside string literals and the literals'
 /// contents (plain and raw strings; escapes skipped).

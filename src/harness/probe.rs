@@ -10,7 +10,7 @@ use crate::engine::Driver;
 use crate::harness::sysstat::{
     Sampler, SamplerConfig, background_cpu_pct, device_for_path, dir_size_on_disk, per_op,
 };
-use crate::results::{DbSize, HwCost, HwSecond};
+use crate::results::{DbSize, HwCost, HwSecond, PerOp};
 
 /// Window over which other processes' CPU is measured before each step.
 const BACKGROUND_WINDOW: Duration = Duration::from_millis(250);
@@ -357,18 +357,10 @@ impl Probe {
             .collect();
         let hw = HwCost {
             ops,
-            cpu_us_per_op: per.cpu_us_per_op,
-            server_cpu_us_per_op: if ctx.embedded {
-                None
-            } else {
-                per.server_cpu_us_per_op
+            per_op: PerOp {
+                server_cpu_us_per_op: per.server_cpu_us_per_op.filter(|_| !ctx.embedded),
+                ..per
             },
-            client_cpu_us_per_op: per.client_cpu_us_per_op,
-            cs_per_op: per.cs_per_op,
-            reads_per_op: per.reads_per_op,
-            rkb_per_op: per.rkb_per_op,
-            wkb_per_op: per.wkb_per_op,
-            writes_per_op: per.writes_per_op,
             server_max_rss_mb: if ctx.embedded {
                 None
             } else {

@@ -378,10 +378,7 @@ fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> Strin
             g.label.as_str().into(),
             export::qps(g.base_qps).into(),
             export::qps(g.target_qps).into(),
-            TCell {
-                text: format!("{:.2} {}", g.ratio, g.verdict.mark()),
-                shade: rel,
-            },
+            TCell::shaded(export::Val::Rel(g.ratio, g.verdict), rel),
             g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
                 .unwrap_or_default()
                 .into(),

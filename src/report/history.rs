@@ -354,10 +354,7 @@ log QPS with a permutation test (p <= {}); index is the first run after the chan
                     c.index.to_string().into(),
                     c.run_id.as_str().into(),
                     format!("{} -> {}", export::qps(c.before), export::qps(c.after)).into(),
-                    TCell {
-                        text: format!("{:+.1}%", 100.0 * c.change),
-                        shade,
-                    },
+                    TCell::shaded(format!("{:+.1}%", 100.0 * c.change), shade),
                     p_text(c.p).into(),
                 ]
             })

@@ -519,15 +519,185 @@ pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
 /// Builds the comparison from runs already read (oldest first).
 pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
     let known = names(runs);
-    if !known.contains(&opts.base) {
-        return Err(usage(unknown_name(&opts.base, &known)));
+    let mut targets = target_names(&known, opts)?;
+    let base_runs = runs_of(runs, &opts.base);
+    let (not_compared, unlike) = like_with_like(&mut targets, runs, &base_runs, opts);
+    let refusals = || {
+        not_compared
+            .iter()
+            .map(|m| m.refusal(&opts.base))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if targets.is_empty() && opts.targets.is_some() {
+        return Err(usage(refusals()));
     }
-    let targets: Vec<String> = match &opts.targets {
+    let all_names: Vec<&String> = std::iter::once(&opts.base).chain(targets.iter()).collect();
+
+    let layout = Layout::new(&opts.sections, &base_runs);
+    let mut warnings = Vec::new();
+    let Counted {
+        found,
+        groups_of,
+        skipped,
+    } = counted(runs, &all_names, &layout, opts, &mut warnings);
+    let (row_keys, keys) = row_keys(&found, &groups_of, &layout, &mut warnings);
+
+    // Every row's sides first: a target's verdicts pool the variance over
+    // all its rows (compare::relative_all).
+    let sides: Vec<(Side, Vec<Option<Side>>)> = keys
+        .iter()
+        .map(|(_, _, key)| {
+            let targets = (1..all_names.len())
+                .map(|i| found[i].get(key).map(|f| side(f)))
+                .collect();
+            (side(found[0].get(key).map_or(&[], Vec::as_slice)), targets)
+        })
+        .collect();
+    let rels = relatives(&sides, all_names.len() - 1, opts.rules);
+    let (mut blocks, thread_counts) = group_blocks(keys, sides, &rels, &groups_of, &found);
+
+    let (overall, overall_summary) = summarize(&mut blocks, targets.len(), opts.rules);
+
+    let sweep = thread_counts.len() > 1;
+    let rows = RowsOf {
+        blocks: &blocks,
+        found: &found,
+        row_keys: &row_keys,
+        sweep,
+    };
+    row_warnings(&rows, &opts.base, &targets, &mut warnings);
+    let names: Vec<&str> = all_names.iter().map(|n| n.as_str()).collect();
+    let input = Input {
+        base: &opts.base,
+        names: &names,
+        runs,
+        rules: opts.rules,
+        all: opts.all,
+    };
+    // The base alone is a study of its thread sweep: the generic rows'
+    // scalability section, and no section's part (parts compare names).
+    let parts: Vec<Built> = if targets.is_empty() {
+        Vec::new()
+    } else {
+        opts.sections
+            .iter()
+            .filter_map(|&section| {
+                Some(Built {
+                    section,
+                    part: section.build(&input)?,
+                })
+            })
+            .collect()
+    };
+    if targets.is_empty() && !has_curve(&blocks) {
+        let mut why = format!(
+            "nothing to compare: the results hold no other name with the workload of '{}', and it ran no test at two thread counts (run another target with --name, or a thread sweep with --threads 1,2,4)",
+            opts.base
+        );
+        if !not_compared.is_empty() {
+            why = format!("{}; {why}", refusals());
+        }
+        return Err(usage(why));
+    }
+    if blocks.is_empty() && parts.is_empty() {
+        return Err(usage(format!(
+            "'{}' has no counted result (status ok{}) to compare with",
+            opts.base,
+            if opts.all { "" } else { ", reported" }
+        )));
+    }
+
+    let base_last = *base_runs.last().expect("the base has runs");
+    let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(runs, t))).collect();
+    let differences = targets
+        .iter()
+        .map(|t| {
+            let last = *runs_of(runs, t).last().expect("a target has runs");
+            differences(t, base_last, last)
+        })
+        .collect();
+    let flame_graphs = crate::report::profile::flame_sets(runs, &opts.base, &targets);
+    Ok(Report {
+        base: opts.base.clone(),
+        targets,
+        noise_floor: opts.rules.noise_floor,
+        alpha: opts.rules.alpha,
+        all: opts.all,
+        base_info: info(&opts.base, &base_runs),
+        target_info,
+        differences,
+        thread_counts: thread_counts.into_iter().collect(),
+        groups: blocks,
+        overall,
+        overall_summary,
+        not_compared,
+        unlike,
+        skipped,
+        warnings,
+        sections: opts.sections.clone(),
+        parts,
+        flame_graphs,
+    })
+}
+
+/// Each group's and the whole report's geometric mean of every target's
+/// ratios, and their intervals and verdicts; returns the whole report's.
+fn summarize(
+    blocks: &mut [GroupBlock],
+    ntargets: usize,
+    rules: Rules,
+) -> (Vec<Option<f64>>, Vec<Option<Rel>>) {
+    let geo = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<f64>> {
+        let rows: Vec<&Row> = rows.collect();
+        (0..ntargets)
+            .map(|i| {
+                let r: Vec<f64> = rows
+                    .iter()
+                    .filter_map(|row| row.cells[i].as_ref().map(|c| c.rel.ratio))
+                    .collect();
+                stats::geomean(&r)
+            })
+            .collect()
+    };
+    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<Rel>> {
+        let rows: Vec<&Row> = rows.collect();
+        (0..ntargets)
+            .map(|i| {
+                let rels: Vec<&Rel> = rows
+                    .iter()
+                    .filter_map(|row| row.cells[i].as_ref().map(|c| &c.rel))
+                    .collect();
+                compare::group_rel(&rels, rules)
+            })
+            .collect()
+    };
+    for b in blocks.iter_mut() {
+        b.geomean = geo(&mut b.rows.iter());
+        b.summary = summary(&mut b.rows.iter());
+    }
+    let overall = geo(&mut blocks.iter().flat_map(|b| b.rows.iter()));
+    let overall_summary = summary(&mut blocks.iter().flat_map(|b| b.rows.iter()));
+    (overall, overall_summary)
+}
+
+/// The runs stored under `name`, oldest first.
+fn runs_of<'a>(runs: &'a [RunDoc], name: &str) -> Vec<&'a RunDoc> {
+    runs.iter().filter(|r| r.name == name).collect()
+}
+
+/// The targets in report order: `--targets`, each checked, else every name
+/// but the base.
+fn target_names(known: &[String], opts: &Options) -> Result<Vec<String>, Error> {
+    if !known.contains(&opts.base) {
+        return Err(usage(unknown_name(&opts.base, known)));
+    }
+    Ok(match &opts.targets {
         Some(t) => {
             let mut v: Vec<String> = Vec::new();
             for n in t {
                 if !known.contains(n) {
-                    return Err(usage(unknown_name(n, &known)));
+                    return Err(usage(unknown_name(n, known)));
                 }
                 if *n == opts.base {
                     return Err(usage(format!(
@@ -541,16 +711,22 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             v
         }
         None => known.iter().filter(|n| **n != opts.base).cloned().collect(),
-    };
-    let runs_of = |name: &str| -> Vec<&RunDoc> { runs.iter().filter(|r| r.name == name).collect() };
-    let base_runs = runs_of(&opts.base);
-    // Like with like: a name whose workload is not the base's is left out,
-    // or (--allow-mismatch) compared and named on top.
+    })
+}
+
+/// Like with like: a target whose workload is not the base's is left out
+/// (the first list), or with `--allow-mismatch` compared and named on top
+/// (the second).
+fn like_with_like(
+    targets: &mut Vec<String>,
+    runs: &[RunDoc],
+    base_runs: &[&RunDoc],
+    opts: &Options,
+) -> (Vec<Mismatch>, Vec<Mismatch>) {
     let mut not_compared = Vec::new();
     let mut unlike = Vec::new();
-    let mut targets = targets;
     targets.retain(|t| {
-        let differences = name_differences(&base_runs, &runs_of(t), &opts.workloads);
+        let differences = name_differences(base_runs, &runs_of(runs, t), &opts.workloads);
         if differences.is_empty() {
             return true;
         }
@@ -566,28 +742,35 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             false
         }
     });
-    let refusals = || {
-        not_compared
-            .iter()
-            .map(|m| m.refusal(&opts.base))
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    if targets.is_empty() && opts.targets.is_some() {
-        return Err(usage(refusals()));
-    }
-    let all_names: Vec<&String> = std::iter::once(&opts.base).chain(targets.iter()).collect();
+    (not_compared, unlike)
+}
 
-    let layout = Layout::new(&opts.sections, &base_runs);
-    let mut warnings = Vec::new();
+/// The counted results of each name (the base first), by row key.
+struct Counted<'a> {
+    found: Vec<BTreeMap<Key, Vec<Found<'a>>>>,
+    /// The group each row key's results store.
+    groups_of: HashMap<Key, String>,
+    /// Results not counted (failed, or not ok).
+    skipped: Vec<Skipped>,
+}
+
+/// Sorts each name's results: those counted in the tables, those skipped,
+/// and the warnings they carry.
+fn counted<'a>(
+    runs: &'a [RunDoc],
+    all_names: &[&String],
+    layout: &Layout,
+    opts: &Options,
+    warnings: &mut Vec<String>,
+) -> Counted<'a> {
     let mut skipped = Vec::new();
     // name → key → counted results
     let mut found: Vec<BTreeMap<Key, Vec<Found>>> = Vec::new();
     let mut groups_of: HashMap<Key, String> = HashMap::new();
-    for name in &all_names {
+    for name in all_names {
         let mut m: BTreeMap<Key, Vec<Found>> = BTreeMap::new();
-        let nruns = runs_of(name);
-        repeat_warnings(name, &nruns, &opts.workloads, &mut warnings);
+        let nruns = runs_of(runs, name);
+        repeat_warnings(name, &nruns, &opts.workloads, warnings);
         for run in nruns {
             let mut busy_steps = 0usize;
             for t in &run.tests {
@@ -635,7 +818,22 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         }
         found.push(m);
     }
+    Counted {
+        found,
+        groups_of,
+        skipped,
+    }
+}
 
+/// The rows: every key of a test the base ran (at any thread count), in
+/// layout order with its group's title; a key of a group its section does
+/// not know is a warning.
+fn row_keys(
+    found: &[BTreeMap<Key, Vec<Found>>],
+    groups_of: &HashMap<Key, String>,
+    layout: &Layout,
+    warnings: &mut Vec<String>,
+) -> (BTreeSet<Key>, Vec<(Place, String, Key)>) {
     let mut keys: Vec<(Place, String, Key)> = Vec::new();
     // Thread counts are compared cell by cell: a thread count that only a
     // target ran, of a test the base ran, is a row too, its base cell `-`.
@@ -666,21 +864,17 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             b.2,
         ))
     });
+    (row_keys, keys)
+}
 
-    // Every row's sides first: a target's verdicts pool the variance over
-    // all its rows (compare::relative_all).
-    let sides: Vec<(Side, Vec<Option<Side>>)> = keys
-        .iter()
-        .map(|(_, _, key)| {
-            let targets = (1..all_names.len())
-                .map(|i| found[i].get(key).map(|f| side(f)))
-                .collect();
-            (side(found[0].get(key).map_or(&[], Vec::as_slice)), targets)
-        })
-        .collect();
+/// `rels[i][row]`: target i's relative QPS at each row.
+fn relatives(
+    sides: &[(Side, Vec<Option<Side>>)],
+    ntargets: usize,
+    rules: Rules,
+) -> Vec<Vec<Option<Rel>>> {
     let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
-    // rels[i][row]: target i's relative QPS at each row.
-    let rels: Vec<Vec<Option<Rel>>> = (0..all_names.len() - 1)
+    (0..ntargets)
         .map(|i| {
             let rows: Vec<(usize, Vec<f64>, Vec<f64>)> = sides
                 .iter()
@@ -692,13 +886,23 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                 .map(|(_, t, b)| (t.as_slice(), b.as_slice()))
                 .collect();
             let mut out = vec![None; sides.len()];
-            for ((r, _, _), rel) in rows.iter().zip(compare::relative_all(&pairs, opts.rules)) {
+            for ((r, _, _), rel) in rows.iter().zip(compare::relative_all(&pairs, rules)) {
                 out[*r] = rel;
             }
             out
         })
-        .collect();
+        .collect()
+}
 
+/// The rows in groups (a block holds one group of one suite), and the
+/// thread counts they cover.
+fn group_blocks(
+    keys: Vec<(Place, String, Key)>,
+    sides: Vec<(Side, Vec<Option<Side>>)>,
+    rels: &[Vec<Option<Rel>>],
+    groups_of: &HashMap<Key, String>,
+    found: &[BTreeMap<Key, Vec<Found>>],
+) -> (Vec<GroupBlock>, BTreeSet<usize>) {
     let mut thread_counts = BTreeSet::new();
     let mut blocks: Vec<GroupBlock> = Vec::new();
     for (r, ((_, title, key), (base_side, target_sides))) in keys.into_iter().zip(sides).enumerate()
@@ -757,42 +961,23 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             }),
         }
     }
+    (blocks, thread_counts)
+}
 
-    let geo = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<f64>> {
-        let rows: Vec<&Row> = rows.collect();
-        (0..targets.len())
-            .map(|i| {
-                let r: Vec<f64> = rows
-                    .iter()
-                    .filter_map(|row| row.cells[i].as_ref().map(|c| c.rel.ratio))
-                    .collect();
-                stats::geomean(&r)
-            })
-            .collect()
-    };
-    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<Rel>> {
-        let rows: Vec<&Row> = rows.collect();
-        (0..targets.len())
-            .map(|i| {
-                let rels: Vec<&Rel> = rows
-                    .iter()
-                    .filter_map(|row| row.cells[i].as_ref().map(|c| &c.rel))
-                    .collect();
-                compare::group_rel(&rels, opts.rules)
-            })
-            .collect()
-    };
-    for b in &mut blocks {
-        b.geomean = geo(&mut b.rows.iter());
-        b.summary = summary(&mut b.rows.iter());
-    }
-    let overall = geo(&mut blocks.iter().flat_map(|b| b.rows.iter()));
-    let overall_summary = summary(&mut blocks.iter().flat_map(|b| b.rows.iter()));
+/// The rows built, with the counted results they came from.
+struct RowsOf<'a, 'b> {
+    blocks: &'b [GroupBlock],
+    found: &'b [BTreeMap<Key, Vec<Found<'a>>>],
+    row_keys: &'b BTreeSet<Key>,
+    sweep: bool,
+}
 
-    // Outliers, and base rows a target lacks.
-    let sweep = thread_counts.len() > 1;
+/// Warnings of the rows: outlier repeats, base rows a target lacks, and a
+/// target's results of tests the base did not run.
+fn row_warnings(rows: &RowsOf, base: &String, targets: &[String], warnings: &mut Vec<String>) {
+    let (blocks, sweep) = (rows.blocks, rows.sweep);
     for row in blocks.iter().flat_map(|b| b.rows.iter()) {
-        let sides = std::iter::once((&opts.base, Some(&row.base))).chain(
+        let sides = std::iter::once((base, Some(&row.base))).chain(
             targets
                 .iter()
                 .zip(row.cells.iter().map(|c| c.as_ref().map(|c| &c.side))),
@@ -831,9 +1016,9 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
                 if lacking.len() > 8 { ", ..." } else { "" }
             ));
         }
-        let extra = found[i + 1]
+        let extra = rows.found[i + 1]
             .keys()
-            .filter(|k| !row_keys.contains(*k))
+            .filter(|k| !rows.row_keys.contains(*k))
             .count();
         if extra > 0 {
             warnings.push(format!(
@@ -841,78 +1026,6 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
             ));
         }
     }
-    let names: Vec<&str> = all_names.iter().map(|n| n.as_str()).collect();
-    let input = Input {
-        base: &opts.base,
-        names: &names,
-        runs,
-        rules: opts.rules,
-        all: opts.all,
-    };
-    // The base alone is a study of its thread sweep: the generic rows'
-    // scalability section, and no section's part (parts compare names).
-    let parts: Vec<Built> = if targets.is_empty() {
-        Vec::new()
-    } else {
-        opts.sections
-            .iter()
-            .filter_map(|&section| {
-                Some(Built {
-                    section,
-                    part: section.build(&input)?,
-                })
-            })
-            .collect()
-    };
-    if targets.is_empty() && !has_curve(&blocks) {
-        let mut why = format!(
-            "nothing to compare: the results hold no other name with the workload of '{}', and it ran no test at two thread counts (run another target with --name, or a thread sweep with --threads 1,2,4)",
-            opts.base
-        );
-        if !not_compared.is_empty() {
-            why = format!("{}; {why}", refusals());
-        }
-        return Err(usage(why));
-    }
-    if blocks.is_empty() && parts.is_empty() {
-        return Err(usage(format!(
-            "'{}' has no counted result (status ok{}) to compare with",
-            opts.base,
-            if opts.all { "" } else { ", reported" }
-        )));
-    }
-
-    let base_last = *base_runs.last().expect("the base has runs");
-    let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(t))).collect();
-    let differences = targets
-        .iter()
-        .map(|t| {
-            let last = *runs_of(t).last().expect("a target has runs");
-            differences(t, base_last, last)
-        })
-        .collect();
-    let flame_graphs = crate::report::profile::flame_sets(runs, &opts.base, &targets);
-    Ok(Report {
-        base: opts.base.clone(),
-        targets,
-        noise_floor: opts.rules.noise_floor,
-        alpha: opts.rules.alpha,
-        all: opts.all,
-        base_info: info(&opts.base, &base_runs),
-        target_info,
-        differences,
-        thread_counts: thread_counts.into_iter().collect(),
-        groups: blocks,
-        overall,
-        overall_summary,
-        not_compared,
-        unlike,
-        skipped,
-        warnings,
-        sections: opts.sections.clone(),
-        parts,
-        flame_graphs,
-    })
 }
 
 /// Whether some test of `blocks` has results at two thread counts or more.

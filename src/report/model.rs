@@ -3,36 +3,10 @@
 
 use serde::Serialize;
 
-use super::doc::{Block, CsvRecord};
+use super::doc::{Block, Data};
 use crate::harness::measure::Latency;
 
-/// What the test over the repeats says of a target against the base.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// p < alpha and the ratio is above 1 + noise floor.
-    Faster,
-    /// p < alpha and the ratio is below 1 − noise floor.
-    Slower,
-    /// Not significant, or within the noise floor: benchstat's `~`.
-    Same,
-    /// One repeat on either side: the ratio alone, no test.
-    Untested,
-}
-
-impl Verdict {
-    /// The mark printed after a ratio.
-    pub fn mark(self) -> &'static str {
-        match self {
-            Verdict::Faster => "+",
-            Verdict::Slower => "-",
-            Verdict::Same => "~",
-            Verdict::Untested => "?",
-        }
-    }
-}
-
-pub use super::doc::Shade;
+pub use super::doc::{Shade, Verdict};
 
 /// Relative QPS of one target at one test and thread count.
 #[derive(Clone, Debug, Serialize)]
@@ -49,82 +23,9 @@ pub struct Rel {
     pub shade: Shade,
 }
 
-/// Per-operation hardware figures (spec §5), the mean over the repeats that have them.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct HwFigures {
-    pub cpu_us_per_op: Option<f64>,
-    pub server_cpu_us_per_op: Option<f64>,
-    pub client_cpu_us_per_op: Option<f64>,
-    pub cs_per_op: Option<f64>,
-    pub reads_per_op: Option<f64>,
-    pub rkb_per_op: Option<f64>,
-    pub wkb_per_op: Option<f64>,
-}
-
-impl HwFigures {
-    /// Column titles, in the order of [`HwFigures::values`].
-    pub const TITLES: [&'static str; 7] = [
-        "cpu/o",
-        "server cpu/o",
-        "client cpu/o",
-        "cs/o",
-        "r/o",
-        "rKB/o",
-        "wKB/o",
-    ];
-    /// CSV column names, in the same order.
-    pub const KEYS: [&'static str; 7] = [
-        "cpu_us_per_op",
-        "server_cpu_us_per_op",
-        "client_cpu_us_per_op",
-        "cs_per_op",
-        "reads_per_op",
-        "rkb_per_op",
-        "wkb_per_op",
-    ];
-
-    pub fn values(&self) -> [Option<f64>; 7] {
-        [
-            self.cpu_us_per_op,
-            self.server_cpu_us_per_op,
-            self.client_cpu_us_per_op,
-            self.cs_per_op,
-            self.reads_per_op,
-            self.rkb_per_op,
-            self.wkb_per_op,
-        ]
-    }
-
-    pub fn from_values(v: [Option<f64>; 7]) -> Self {
-        HwFigures {
-            cpu_us_per_op: v[0],
-            server_cpu_us_per_op: v[1],
-            client_cpu_us_per_op: v[2],
-            cs_per_op: v[3],
-            reads_per_op: v[4],
-            rkb_per_op: v[5],
-            wkb_per_op: v[6],
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.values().iter().all(Option::is_none)
-    }
-
-    /// The per-op figures of a stored result; `None` when none was measured.
-    pub fn from_cost(h: &crate::results::HwCost) -> Option<Self> {
-        let fig = HwFigures {
-            cpu_us_per_op: h.cpu_us_per_op,
-            server_cpu_us_per_op: h.server_cpu_us_per_op,
-            client_cpu_us_per_op: h.client_cpu_us_per_op,
-            cs_per_op: h.cs_per_op,
-            reads_per_op: h.reads_per_op,
-            rkb_per_op: h.rkb_per_op,
-            wkb_per_op: h.wkb_per_op,
-        };
-        (!fig.is_empty()).then_some(fig)
-    }
-}
+/// Per-operation hardware figures (spec §5), the mean over the repeats that
+/// have them: the one declaration in `results/`.
+pub use crate::results::PerOp as HwFigures;
 
 /// One per-op figure of a target relative to the base (reference §5.2 rules).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -657,8 +558,12 @@ impl fmt::Debug for dyn Section {
     }
 }
 
-/// A section's model of one comparison, rendered by every exporter.
-pub trait Part: fmt::Debug + Send + Sync {
+/// A section's model of one comparison. It builds neutral content only, and
+/// every exporter renders that content once: readable [`Block`]s (term, md,
+/// html), [`Data`] records and tables (csv, tsv), and the part itself,
+/// serialized by the JSON exporter ([`PartJson`], which every `Serialize`
+/// part has).
+pub trait Part: PartJson + fmt::Debug + Send + Sync {
     /// The report's title when it has no generic table (`Insert Benchmark`).
     fn title(&self) -> String;
 
@@ -666,22 +571,28 @@ pub trait Part: fmt::Debug + Send + Sync {
     /// `charts`, chart blocks too ([`crate::report::export::Chart::Drawn`]).
     fn blocks(&self, report: &Report, charts: bool) -> Vec<Block>;
 
-    /// CSV records, after the generic rows.
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-        Vec::new()
+    /// The records (CSV, after the generic rows, filling the generic columns
+    /// they have and [`Section::csv_columns`]) and tables (TSV, after the
+    /// generic table).
+    fn data(&self, _report: &Report) -> Data {
+        Data::default()
     }
-
-    /// TSV tables appended to `out` (which may already hold the generic
-    /// table: separate from it).
-    fn tsv(&self, _out: &mut String) {}
-
-    /// The part as pretty-printed JSON (`serde_json::to_string_pretty`), the
-    /// value of [`Section::json_key`].
-    fn json(&self) -> String;
 
     /// Adds the part's rows (and the base rows the first target lacks) to
     /// the `rqps compare` gate of the first target at `threshold`.
     fn gate(&self, _report: &Report, _threshold: f64, _gate: &mut Gate) {}
+}
+
+/// A part as JSON, the value of [`Section::json_key`]; the JSON exporter
+/// serializes it (pretty-printed, fields in declaration order).
+pub trait PartJson {
+    fn to_json(&self) -> serde_json::Result<String>;
+}
+
+impl<T: Serialize> PartJson for T {
+    fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
 }
 
 /// A built part with the section it came from.

@@ -256,7 +256,10 @@ mod tests {
                     host_busy_pct: Some(50.0),
                     ..Default::default()
                 }),
-                cpu_us_per_op: Some(10.0),
+                per_op: crate::results::PerOp {
+                    cpu_us_per_op: Some(10.0),
+                    ..Default::default()
+                },
                 ..Default::default()
             });
             doc.tests.push(t);
@@ -296,7 +299,7 @@ mod tests {
                 _ => None,
             })
             .expect("a hardware table with a limit column");
-        let last = |i: usize| table.rows[i].last().unwrap().text.clone();
+        let last = |i: usize| table.rows[i].last().unwrap().text();
         assert_eq!(last(0), "client 99% of 4 CPUs");
         assert_eq!(last(1), "none");
         let text = format!("{doc:?}");

@@ -14,8 +14,12 @@
 //!   ([`Section::run_table`]). Without these, groups and tests follow the order
 //!   the base stored them in and a group's title is `suite: group`.
 //! - It builds a model of its own from the loaded runs ([`Section::build`]):
-//!   a [`Part`] stored in the report, which renders itself for each format
-//!   (blocks for term, md and html, CSV records, TSV tables, a JSON value) and
+//!   a [`Part`] stored in the report. A part builds neutral content only:
+//!   blocks (headings, notes, tables of cells with their colour, charts) for
+//!   term, md and html; typed [`Record`]s and [`DataTable`]s ([`Data`]) for
+//!   csv and tsv; and itself, `Serialize`, as the JSON value. It never
+//!   formats, quotes or serializes: each exporter renders that content once,
+//!   so a new column or format is one change in one exporter. A part also
 //!   adds rows to the `rqps compare` gate. Exporters stay behind their one
 //!   `Exporter` trait and iterate over the parts.
 //!
@@ -25,8 +29,8 @@
 //! The traits live in [`super::model`], beside the report they plug into, so
 //! that the model does not depend on a module that depends on it.
 
-pub use super::doc::CsvRecord;
-pub use super::model::{Built, GroupDef, Input, Part, Section};
+pub use super::doc::{Data, DataTable, Record, Val};
+pub use super::model::{Built, GroupDef, Input, Part, PartJson, Section};
 
 #[cfg(test)]
 mod tests {
@@ -45,8 +49,9 @@ mod tests {
     struct Probe;
     static PROBE: Probe = Probe;
 
-    #[derive(Debug)]
+    #[derive(Debug, serde::Serialize)]
     struct ProbePart {
+        value: u32,
         names: Vec<String>,
     }
 
@@ -70,6 +75,7 @@ mod tests {
                 .any(|r| r.tests.iter().any(|t| t.suite == "probe"));
             any.then(|| {
                 Arc::new(ProbePart {
+                    value: 42,
                     names: input.names.iter().map(|n| n.to_string()).collect(),
                 }) as Arc<dyn Part>
             })
@@ -113,15 +119,15 @@ mod tests {
             }
             v
         }
-        fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-            vec![vec![("target", "a".into()), ("probe_value", "42".into())]]
-        }
-        fn tsv(&self, out: &mut String) {
-            out.push_str("probe\t42\n");
-        }
-        fn json(&self) -> String {
-            serde_json::to_string_pretty(&serde_json::json!({ "value": 42, "names": self.names }))
-                .unwrap()
+        fn data(&self, _report: &Report) -> Data {
+            Data {
+                records: vec![vec![("target", "a".into()), ("probe_value", Val::Int(42))]],
+                tables: vec![DataTable {
+                    title: None,
+                    header: vec!["probe".into(), "value".into()],
+                    rows: vec![vec!["probe".into(), Val::Num(42.0)]],
+                }],
+            }
         }
         fn gate(&self, _report: &Report, _threshold: f64, gate: &mut Gate) {
             gate.rows.push(GateRow {
@@ -185,7 +191,7 @@ mod tests {
         // the section's own.
         let csv = out(Format::Csv);
         assert_eq!(csv, "target,probe_value\na,42\n");
-        assert_eq!(out(Format::Tsv), "probe\t42\n");
+        assert_eq!(out(Format::Tsv), "probe\tvalue\nprobe\t42\n");
         let json: serde_json::Value = serde_json::from_str(&out(Format::Json)).unwrap();
         assert_eq!(json["probe"]["value"], 42);
         assert_eq!(json["probe"]["names"], serde_json::json!(["a", "b"]));

@@ -101,7 +101,7 @@ fn legend(items: &[(String, &str)], x0: f64, y0: f64, width: f64) -> (String, f6
 }
 
 /// One bar of a grouped bar chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
     pub value: f64,
     /// Confidence interval, drawn as a whisker.
@@ -114,6 +114,7 @@ pub struct Bar {
 }
 
 /// Relative values around 1.0: `bars[category][series]`.
+#[derive(Clone, Debug, PartialEq)]
 pub struct BarChart {
     pub title: String,
     pub categories: Vec<String>,
@@ -220,32 +221,7 @@ pub fn bar_chart(c: &BarChart) -> String {
         esc(&c.caption)
     );
     s.push_str(&leg);
-    // Grid and y labels.
-    let step = nice_step(y1 - y0, 6.0);
-    for t in ticks(y0, y1, step) {
-        let yy = y(t);
-        let _ = write!(
-            s,
-            r##"<line x1="{ml}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#333">{}</text>"##,
-            ml + plot_w,
-            ml - 6.0,
-            yy + 4.0,
-            tick_label(t)
-        );
-    }
-    // The floor gets a label of its own when no tick falls on it.
-    if ticks(y0, y1, step)
-        .first()
-        .is_none_or(|t| *t - y0 > step * 0.3)
-    {
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#a33">{}</text>"##,
-            ml - 6.0,
-            y(y0) + 4.0,
-            tick_label(y0)
-        );
-    }
+    grid(&mut s, ml, plot_w, (y0, y1), &y);
     // Bars.
     for (ci, cat) in c.bars.iter().enumerate() {
         let x0 = ml + ci as f64 * cat_w + (cat_w - bar_w * nser) / 2.0;
@@ -268,30 +244,7 @@ pub fn bar_chart(c: &BarChart) -> String {
                 esc(&b.tip)
             );
             if let (Some(lo), Some(hi)) = (b.low, b.high) {
-                let cx = x + (bar_w - 2.0) / 2.0;
-                // An end inside the chart gets a cap, a cut one an arrowhead.
-                let end = |v: f64, dir: f64| {
-                    if (y0..=y1).contains(&v) {
-                        format!("M{:.1} {:.1}h6", cx - 3.0, y(v))
-                    } else {
-                        let tip = y(v);
-                        format!(
-                            "M{:.1} {:.1}L{cx:.1} {tip:.1}L{:.1} {:.1}",
-                            cx - 3.5,
-                            tip + 6.0 * dir,
-                            cx + 3.5,
-                            tip + 6.0 * dir
-                        )
-                    }
-                };
-                let _ = write!(
-                    s,
-                    r##"<path d="M{cx:.1} {:.1}V{:.1}{}{}" stroke="#222" fill="none"/>"##,
-                    y(lo),
-                    y(hi),
-                    end(lo, -1.0),
-                    end(hi, 1.0)
-                );
+                whisker(&mut s, x + (bar_w - 2.0) / 2.0, (lo, hi), (y0, y1), &y);
             }
         }
         // Category label, slanted.
@@ -320,7 +273,71 @@ pub fn bar_chart(c: &BarChart) -> String {
     s
 }
 
+/// The grid lines and y labels of a relative chart, and a label of the
+/// floor when no tick falls on it.
+fn grid(s: &mut String, ml: f64, plot_w: f64, (y0, y1): (f64, f64), y: &dyn Fn(f64) -> f64) {
+    let step = nice_step(y1 - y0, 6.0);
+    for t in ticks(y0, y1, step) {
+        let yy = y(t);
+        let _ = write!(
+            s,
+            r##"<line x1="{ml}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#333">{}</text>"##,
+            ml + plot_w,
+            ml - 6.0,
+            yy + 4.0,
+            tick_label(t)
+        );
+    }
+    // The floor gets a label of its own when no tick falls on it.
+    if ticks(y0, y1, step)
+        .first()
+        .is_none_or(|t| *t - y0 > step * 0.3)
+    {
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#a33">{}</text>"##,
+            ml - 6.0,
+            y(y0) + 4.0,
+            tick_label(y0)
+        );
+    }
+}
+
+/// The interval `lo..hi` of a bar centred at `cx`: an end inside the range
+/// `y0..y1` gets a cap, a cut one an arrowhead.
+fn whisker(
+    s: &mut String,
+    cx: f64,
+    (lo, hi): (f64, f64),
+    (y0, y1): (f64, f64),
+    y: &dyn Fn(f64) -> f64,
+) {
+    let end = |v: f64, dir: f64| {
+        if (y0..=y1).contains(&v) {
+            format!("M{:.1} {:.1}h6", cx - 3.0, y(v))
+        } else {
+            let tip = y(v);
+            format!(
+                "M{:.1} {:.1}L{cx:.1} {tip:.1}L{:.1} {:.1}",
+                cx - 3.5,
+                tip + 6.0 * dir,
+                cx + 3.5,
+                tip + 6.0 * dir
+            )
+        }
+    };
+    let _ = write!(
+        s,
+        r##"<path d="M{cx:.1} {:.1}V{:.1}{}{}" stroke="#222" fill="none"/>"##,
+        y(lo),
+        y(hi),
+        end(lo, -1.0),
+        end(hi, 1.0)
+    );
+}
+
 /// One line of a line chart.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Line {
     pub name: String,
     pub colour: &'static str,
@@ -328,6 +345,7 @@ pub struct Line {
 }
 
 /// A line chart; the first line is the base.
+#[derive(Clone, Debug, PartialEq)]
 pub struct LineChart {
     pub title: String,
     pub x_label: String,

@@ -254,12 +254,12 @@ pub struct OpStats {
     pub latency_us: Latency,
 }
 
-/// What a test cost the machine, per operation (spec §5; reference §5.2). Every
-/// figure is `None` where it could not be measured; `unavailable` says why.
+/// The hardware cost of one operation (spec §5): the one declaration of
+/// these figures. The sampler fills it (`harness::sysstat::per_op`), a
+/// stored result keeps it inside [`HwCost`], and reports show it and the
+/// mean over a name's repeats. `None` where not measured.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct HwCost {
-    /// What the figures are divided by: statements (rows for the load step).
-    pub ops: f64,
+pub struct PerOp {
     /// Machine CPU (user + system + irq + steal), microseconds per operation.
     pub cpu_us_per_op: Option<f64>,
     /// CPU of the server process tree (for embedded SQLite: the database work inside rqps).
@@ -272,9 +272,97 @@ pub struct HwCost {
     pub reads_per_op: Option<f64>,
     pub rkb_per_op: Option<f64>,
     pub wkb_per_op: Option<f64>,
-    /// Storage writes per operation (the Insert Benchmark reports them per insert).
+    /// Storage writes per operation (the Insert Benchmark reports them per
+    /// insert; not among the reported figures of [`PerOp::values`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub writes_per_op: Option<f64>,
+}
+
+impl PerOp {
+    /// Column titles of the reported figures, in the order of [`PerOp::values`].
+    pub const TITLES: [&'static str; 7] = [
+        "cpu/o",
+        "server cpu/o",
+        "client cpu/o",
+        "cs/o",
+        "r/o",
+        "rKB/o",
+        "wKB/o",
+    ];
+    /// Their CSV column names (the field names), in the same order.
+    pub const KEYS: [&'static str; 7] = [
+        "cpu_us_per_op",
+        "server_cpu_us_per_op",
+        "client_cpu_us_per_op",
+        "cs_per_op",
+        "reads_per_op",
+        "rkb_per_op",
+        "wkb_per_op",
+    ];
+
+    /// The reported figures.
+    pub fn values(&self) -> [Option<f64>; 7] {
+        [
+            self.cpu_us_per_op,
+            self.server_cpu_us_per_op,
+            self.client_cpu_us_per_op,
+            self.cs_per_op,
+            self.reads_per_op,
+            self.rkb_per_op,
+            self.wkb_per_op,
+        ]
+    }
+
+    /// The reported figures from [`PerOp::values`]' order (no writes per op).
+    pub fn from_values(v: [Option<f64>; 7]) -> Self {
+        PerOp {
+            cpu_us_per_op: v[0],
+            server_cpu_us_per_op: v[1],
+            client_cpu_us_per_op: v[2],
+            cs_per_op: v[3],
+            reads_per_op: v[4],
+            rkb_per_op: v[5],
+            wkb_per_op: v[6],
+            writes_per_op: None,
+        }
+    }
+
+    /// Whether no reported figure was measured.
+    pub fn is_empty(&self) -> bool {
+        self.values().iter().all(Option::is_none)
+    }
+
+    /// The reported figures of a stored result; `None` when none was measured.
+    pub fn from_cost(h: &HwCost) -> Option<Self> {
+        let fig = Self::from_values(h.per_op.values());
+        (!fig.is_empty()).then_some(fig)
+    }
+}
+
+/// A result's per-op figures read as its own (`hw.cpu_us_per_op`), as they
+/// are stored.
+impl std::ops::Deref for HwCost {
+    type Target = PerOp;
+    fn deref(&self) -> &PerOp {
+        &self.per_op
+    }
+}
+
+impl std::ops::DerefMut for HwCost {
+    fn deref_mut(&mut self) -> &mut PerOp {
+        &mut self.per_op
+    }
+}
+
+/// What a test cost the machine, per operation (spec §5; reference §5.2). Every
+/// figure is `None` where it could not be measured; `unavailable` says why.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HwCost {
+    /// What the figures are divided by: statements (rows for the load step).
+    pub ops: f64,
+    /// The figures per operation, stored inline (`cpu_us_per_op`, ...).
+    #[serde(flatten)]
+    pub per_op: PerOp,
     /// Largest resident set of the server process tree during the test, MB.
     pub server_max_rss_mb: Option<f64>,
     /// Database size before and after the test: as the engine reports it, and bytes on disk.

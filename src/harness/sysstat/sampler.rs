@@ -159,21 +159,8 @@ pub struct IntervalRates {
     pub own_cpu_pct: Option<f64>,
 }
 
-/// Per-operation costs (see [`per_op`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerOp {
-    pub ops: f64,
-    /// Machine busy CPU (all processes, all CPUs) per op, microseconds.
-    pub cpu_us_per_op: Option<f64>,
-    pub server_cpu_us_per_op: Option<f64>,
-    /// This process's (the benchmark client's) CPU per op.
-    pub client_cpu_us_per_op: Option<f64>,
-    pub cs_per_op: Option<f64>,
-    pub reads_per_op: Option<f64>,
-    pub rkb_per_op: Option<f64>,
-    pub writes_per_op: Option<f64>,
-    pub wkb_per_op: Option<f64>,
-}
+/// Per-operation costs (see [`per_op`]): declared with the results that store them.
+pub use crate::results::PerOp;
 
 /// Samples in the background until [`Sampler::stop`].
 #[derive(Debug)]
@@ -702,7 +689,6 @@ pub fn per_op(t: &Totals, ops: f64) -> PerOp {
     let per = |v: Option<f64>| v.filter(|_| ok).map(|v| v / ops);
     let us = |secs: Option<f64>| per(secs.map(|s| s * 1e6));
     PerOp {
-        ops,
         cpu_us_per_op: us(t.cpu_busy_secs),
         server_cpu_us_per_op: us(t.server_cpu_secs),
         client_cpu_us_per_op: us(t.own_cpu_secs),
@@ -967,13 +953,7 @@ mod tests {
         assert_eq!(t.cpu_busy_pct, None);
         assert_eq!(t.server_max_rss_bytes, None);
         assert_eq!(t.own_cpu_secs, None);
-        assert_eq!(
-            per_op(&t, 5.0),
-            PerOp {
-                ops: 5.0,
-                ..PerOp::default()
-            }
-        );
+        assert_eq!(per_op(&t, 5.0), PerOp::default());
 
         // One snapshot: no deltas.
         let one = series(vec![snap(0, Some(cpu(1, 1, 1, 1)), Some(1))]);

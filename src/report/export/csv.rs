@@ -13,8 +13,8 @@
 //! is always the first. docs/reports.md lists the columns.
 
 use super::Exporter;
+use crate::report::doc::{Record, Val};
 use crate::report::model::{HwFigures, Report, Row, Side};
-use crate::report::section::CsvRecord;
 
 /// The columns of the summary records (a group's geometric mean of relative
 /// QPS, its interval and verdict), after the per-op figures.
@@ -37,59 +37,51 @@ pub fn field(s: &str) -> String {
     }
 }
 
-fn num(v: Option<f64>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
-
-fn rows(
-    out: &mut Vec<Vec<String>>,
-    extra: usize,
-    name: &str,
-    engine: &str,
-    row: &Row,
-    side: &Side,
-) {
+/// One record per repeat of `side` in `row`.
+fn rows(out: &mut Vec<Record>, name: &str, engine: &str, row: &Row, side: &Side) {
     for (i, s) in side.samples.iter().enumerate() {
-        let mut cells = vec![
-            field(name),
-            field(engine),
-            field(&s.engine_version),
-            field(&row.suite),
-            field(&row.group),
-            field(&row.test),
-            row.threads.to_string(),
-            (i + 1).to_string(),
-            field(&s.run_id),
-            s.qps.to_string(),
-            field(&row.unit),
-            s.tps.to_string(),
-            s.errors.to_string(),
-            s.busy.to_string(),
-            s.latency_us.p50.to_string(),
-            s.latency_us.p95.to_string(),
-            s.latency_us.p99.to_string(),
-            s.latency_us.max.to_string(),
+        let mut rec: Record = vec![
+            ("target", name.into()),
+            ("engine", engine.into()),
+            ("version", s.engine_version.as_str().into()),
+            ("suite", row.suite.as_str().into()),
+            ("group", row.group.as_str().into()),
+            ("test", row.test.as_str().into()),
+            ("threads", Val::Int(row.threads as i64)),
+            ("repeat", Val::Int(i as i64 + 1)),
+            ("run_id", s.run_id.as_str().into()),
+            ("qps", Val::Num(s.qps)),
+            ("unit", row.unit.as_str().into()),
+            ("tps", Val::Num(s.tps)),
+            ("errors", Val::Int(s.errors as i64)),
+            ("busy", Val::Text(s.busy.to_string())),
+            ("p50_us", Val::Num(s.latency_us.p50)),
+            ("p95_us", Val::Num(s.latency_us.p95)),
+            ("p99_us", Val::Num(s.latency_us.p99)),
+            ("max_us", Val::Num(s.latency_us.max)),
         ];
         let hw = s.hw.as_ref().map(|h| h.values()).unwrap_or([None; 7]);
-        cells.extend(hw.iter().map(|v| num(*v)));
-        cells.extend((0..SUMMARY.len() + extra).map(|_| String::new()));
-        out.push(cells);
+        rec.extend(
+            HwFigures::KEYS
+                .iter()
+                .zip(hw)
+                .map(|(k, v)| (*k, Val::num(v))),
+        );
+        out.push(rec);
     }
 }
 
 /// A record in `header` order, quoted; columns it lacks are empty.
-fn record(out: &mut Vec<Vec<String>>, header: &[&str], rec: &CsvRecord) {
-    out.push(
-        header
-            .iter()
-            .map(|h| {
-                rec.iter()
-                    .find(|(k, _)| k == h)
-                    .map(|(_, v)| field(v))
-                    .unwrap_or_default()
-            })
-            .collect(),
-    );
+fn record(header: &[&str], rec: &Record) -> Vec<String> {
+    header
+        .iter()
+        .map(|h| {
+            rec.iter()
+                .find(|(k, _)| k == h)
+                .map(|(_, v)| field(&v.text("")))
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// The header and rows without the columns that no row fills (the first
@@ -120,7 +112,6 @@ impl Exporter for Csv {
         let mut header: Vec<&str> = COLUMNS.to_vec();
         header.extend(HwFigures::KEYS);
         header.extend(SUMMARY);
-        let generic = header.len();
         for s in report.listed_sections() {
             for c in s.csv_columns() {
                 if !header.contains(c) {
@@ -128,12 +119,10 @@ impl Exporter for Csv {
                 }
             }
         }
-        let extra = header.len() - generic;
-        let mut out = Vec::new();
+        let mut recs = Vec::new();
         for row in report.rows() {
             rows(
-                &mut out,
-                extra,
+                &mut recs,
                 &report.base,
                 &report.base_info.engine,
                 row,
@@ -141,25 +130,22 @@ impl Exporter for Csv {
             );
             for (i, info) in report.target_info.iter().enumerate() {
                 if let Some(side) = row.side(i + 1) {
-                    rows(&mut out, extra, &info.name, &info.engine, row, side);
+                    rows(&mut recs, &info.name, &info.engine, row, side);
                 }
             }
         }
-        for rec in summary(report) {
-            record(&mut out, &header, &rec);
-        }
+        recs.extend(summary(report));
         for b in &report.parts {
-            for rec in b.part.csv(report) {
-                record(&mut out, &header, &rec);
-            }
+            recs.extend(b.part.data(report).records);
         }
+        let out: Vec<Vec<String>> = recs.iter().map(|r| record(&header, r)).collect();
         write_filled(&header, &out)
     }
 }
 
 /// One record per target and group, then per target over all tests (group
 /// `all`): test `geomean`, the summary's ratio, interval and verdict.
-fn summary(report: &Report) -> Vec<CsvRecord> {
+fn summary(report: &Report) -> Vec<Record> {
     let mut out = Vec::new();
     let groups = report
         .groups
@@ -175,16 +161,16 @@ fn summary(report: &Report) -> Vec<CsvRecord> {
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
             out.push(vec![
-                ("target", info.name.clone()),
-                ("engine", info.engine.clone()),
-                ("version", info.version()),
-                ("suite", suite.to_string()),
-                ("group", group.to_string()),
-                ("test", "geomean".to_string()),
-                ("relative", rel.ratio.to_string()),
-                ("ci_low", num(rel.ci_low)),
-                ("ci_high", num(rel.ci_high)),
-                ("verdict", verdict),
+                ("target", info.name.as_str().into()),
+                ("engine", info.engine.as_str().into()),
+                ("version", info.version().into()),
+                ("suite", suite.into()),
+                ("group", group.into()),
+                ("test", "geomean".into()),
+                ("relative", Val::Num(rel.ratio)),
+                ("ci_low", Val::num(rel.ci_low)),
+                ("ci_high", Val::num(rel.ci_high)),
+                ("verdict", verdict.into()),
             ]);
         }
     }

@@ -38,12 +38,12 @@ fn table(t: &Table, out: &mut String) {
                 None => {}
             }
             if class.is_empty() {
-                out.push_str(&format!("<td>{}</td>", esc(&c.text)));
+                out.push_str(&format!("<td>{}</td>", esc(&c.text())));
             } else {
                 out.push_str(&format!(
                     "<td class=\"{}\">{}</td>",
                     class.join(" "),
-                    esc(&c.text)
+                    esc(&c.text())
                 ));
             }
         }
@@ -207,6 +207,7 @@ fn block(r: &Report, b: &Block, out: &mut String) {
                 Chart::PerSecond { group, row } => per_second_chart(r, *group, *row),
                 Chart::Sweep { suite, test } => sweep_chart(r, suite, test),
                 Chart::Drawn { svg, .. } => svg.clone(),
+                Chart::Plot { plot, .. } => plot.svg(),
             };
             out.push_str("<div class=\"chart\">");
             out.push_str(&svg);
@@ -276,6 +277,7 @@ impl Exporter for Html {
                     Chart::PerSecond { .. }
                         | Chart::Sweep { .. }
                         | Chart::Drawn { small: true, .. }
+                        | Chart::Plot { small: true, .. }
                 )
             );
             if small && !in_charts {

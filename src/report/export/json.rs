@@ -35,7 +35,14 @@ impl Exporter for Json {
                     .parts
                     .iter()
                     .find(|b| b.section.suite() == sec.suite())
-                    .map(|b| b.part.json());
+                    .map(|b| {
+                        b.part.to_json().unwrap_or_else(|e| {
+                            serde_json::json!({
+                                "error": format!("cannot serialize the {} part: {e}", b.part.title())
+                            })
+                            .to_string()
+                        })
+                    });
                 Some((key, part))
             })
             .collect();

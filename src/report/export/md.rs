@@ -42,7 +42,7 @@ fn table(t: &Table, out: &mut String) {
         out.push_str(&cells(
             r.iter()
                 .map(|c| {
-                    let s = escape(&c.text);
+                    let s = escape(&c.text());
                     match c.shade {
                         Some(Shade::Red) | Some(Shade::Green) if !s.is_empty() => {
                             format!("**{s}**")

@@ -42,38 +42,15 @@ pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
     }
 }
 
-pub use super::doc::{Block, Chart, TCell, Table};
+pub use super::doc::{Block, Chart, Plot, TCell, Table, Val};
 
-/// QPS as the end-of-run table prints it.
-pub fn qps(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
+pub use super::doc::qps;
 
-/// Three significant digits at most, for per-op figures.
-pub fn sig3(v: f64) -> String {
-    let a = v.abs();
-    if v == 0.0 {
-        "0".into()
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        let decimals = (-a.log10().floor()) as usize + 2;
-        let s = format!("{v:.decimals$}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
+pub use super::doc::sig3;
 
 /// `0.93 -`: the ratio and the verdict's mark.
 pub fn rel_text(r: &Rel) -> String {
-    format!("{:.2} {}", r.ratio, r.verdict.mark())
+    Val::Rel(r.ratio, r.verdict).text("NA")
 }
 
 /// `0.90..0.96`, or empty when untested.
@@ -88,10 +65,7 @@ pub fn ci_text(r: &Rel) -> String {
 /// significant ([`super::compare::group_rel`]).
 fn geo_text(g: Option<&Rel>) -> TCell {
     match g {
-        Some(g) => TCell {
-            text: rel_text(g),
-            shade: Some(g.shade),
-        },
+        Some(g) => TCell::shaded(Val::Rel(g.ratio, g.verdict), Some(g.shade)),
         None => "NA".into(),
     }
 }
@@ -173,7 +147,7 @@ fn opt(v: &Option<String>) -> String {
 pub fn hw_cells(f: Option<&HwFigures>) -> Vec<TCell> {
     let vals = f.map(|f| f.values()).unwrap_or([None; 7]);
     vals.iter()
-        .map(|v| v.map(sig3).unwrap_or_else(|| "NA".into()).into())
+        .map(|v| v.map(Val::Sig3).unwrap_or(Val::Na).into())
         .collect()
 }
 
@@ -304,8 +278,8 @@ fn summary_bars(r: &Report, out: &mut Vec<Block>) {
                 .collect()
         })
         .collect();
-    out.push(Block::Chart(Chart::Drawn {
-        svg: super::svg::bar_chart(&super::svg::BarChart {
+    out.push(Block::Chart(Chart::Plot {
+        plot: Plot::Bars(super::svg::BarChart {
             title: format!("Summary: geometric mean of relative QPS against {}", r.base),
             categories: cats,
             series: r.targets.clone(),
@@ -533,9 +507,14 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                             if mark.is_empty() {
                                 mark = busy_mark(&row.base);
                             }
-                            cells.push(TCell {
-                                text: format!("{}{mark}", rel_text(&c.rel)),
-                                shade: Some(c.rel.shade),
+                            let rel = Val::Rel(c.rel.ratio, c.rel.verdict);
+                            cells.push(if mark.is_empty() {
+                                TCell::shaded(rel, Some(c.rel.shade))
+                            } else {
+                                TCell::shaded(
+                                    format!("{}{mark}", rel.text("NA")),
+                                    Some(c.rel.shade),
+                                )
                             });
                             cells.push(ci_text(&c.rel).into());
                         }
@@ -589,8 +568,13 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
             ]));
         }
     }
+    hardware(r, out);
+}
 
-    // Hardware efficiency per test.
+/// The hardware efficiency per test: each row's per-op figures, absolute and
+/// relative to the base, with the limit where results have it.
+fn hardware(r: &Report, out: &mut Vec<Block>) {
+    let sweep = r.sweep();
     let hw_rows: Vec<&Row> = r.rows().filter(|row| row_has_hw(row)).collect();
     let limits = hw_rows.iter().any(|row| {
         row.base.limit().is_some() || row.cells.iter().flatten().any(|c| c.side.limit().is_some())
@@ -688,7 +672,7 @@ pub fn aligned(t: &Table) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
     }
     for r in &t.rows {
         for (i, c) in r.iter().enumerate().take(n) {
-            width[i] = width[i].max(c.text.chars().count());
+            width[i] = width[i].max(c.text().chars().count());
         }
     }
     let pad = |i: usize, s: &str| -> String {
@@ -709,7 +693,7 @@ pub fn aligned(t: &Table) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
         .iter()
         .map(|r| {
             (0..n)
-                .map(|i| pad(i, r.get(i).map(|c| c.text.as_str()).unwrap_or("")))
+                .map(|i| pad(i, &r.get(i).map(|c| c.text()).unwrap_or_default()))
                 .collect()
         })
         .collect();

@@ -17,6 +17,7 @@
 //! a report with no generic row has only those.
 
 use super::Exporter;
+use crate::report::doc::DataTable;
 use crate::report::model::Report;
 
 pub struct Tsv;
@@ -30,9 +31,7 @@ impl Exporter for Tsv {
     fn render(&self, report: &Report) -> String {
         if report.groups.is_empty() {
             let mut out = String::new();
-            for b in &report.parts {
-                b.part.tsv(&mut out);
-            }
+            parts(report, &mut out);
             return out;
         }
         if report.targets.is_empty() {
@@ -89,10 +88,38 @@ impl Exporter for Tsv {
             out.push_str(&clean(title));
             out.push('\n');
         }
-        for b in &report.parts {
-            b.part.tsv(&mut out);
-        }
+        parts(report, &mut out);
         out
+    }
+}
+
+/// The tables of the suites' parts, in section order.
+fn parts(report: &Report, out: &mut String) {
+    for b in &report.parts {
+        for t in b.part.data(report).tables {
+            table(&t, out);
+        }
+    }
+}
+
+/// One table of a part: after a blank line (when `out` holds something
+/// already), its title line and its header; a value not measured reads `NA`,
+/// and tabs and line breaks in any field become spaces.
+fn table(t: &DataTable, out: &mut String) {
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    if let Some(title) = &t.title {
+        out.push_str(&clean(title));
+        out.push('\n');
+    }
+    let header: Vec<String> = t.header.iter().map(|h| clean(h)).collect();
+    out.push_str(&header.join("\t"));
+    out.push('\n');
+    for row in &t.rows {
+        let cells: Vec<String> = row.iter().map(|v| clean(&v.text("NA"))).collect();
+        out.push_str(&cells.join("\t"));
+        out.push('\n');
     }
 }
 
@@ -113,4 +140,23 @@ fn scalability(report: &Report) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::doc::{DataTable, Val};
+
+    #[test]
+    fn a_parts_table_follows_a_blank_line_and_keeps_its_columns() {
+        let t = DataTable {
+            title: Some("probe\ttable".into()),
+            header: vec!["name".into(), "ops/s".into(), "rel".into()],
+            rows: vec![vec!["a\tb".into(), Val::Fixed(1.25, 1), Val::Na]],
+        };
+        let mut out = String::new();
+        super::table(&t, &mut out);
+        assert_eq!(out, "probe table\nname\tops/s\trel\na b\t1.2\tNA\n");
+        super::table(&t, &mut out);
+        assert!(out.contains("\tNA\n\nprobe table\n"), "{out}");
+    }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::{KEY, StepFigures, test_names};
 use crate::report::doc::{Block, TCell, Table};
 use crate::report::model::Report;
-use crate::report::section::{CsvRecord, GroupDef, Input, Part, Section};
+use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Section, Val};
 use crate::results::RunDoc;
 
 pub struct DbbenchSection;
@@ -149,12 +149,13 @@ fn build(base: &str, names: &[&str], runs: &[RunDoc]) -> Option<DbbenchPart> {
 
 const GB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-fn f2(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}")).unwrap_or_default()
+/// A figure with two decimals, empty where there is none.
+fn v2(v: Option<f64>) -> Val {
+    Val::fixed(v, 2, Val::Empty)
 }
 
 /// db_bench's summary figures of a row, in [`TSV_COLUMNS`] order.
-fn summary(r: &Row) -> Vec<String> {
+fn summary(r: &Row) -> Vec<Val> {
     let f = &r.figures;
     let w = f.work.unwrap_or_default();
     let lsm = f
@@ -163,29 +164,29 @@ fn summary(r: &Row) -> Vec<String> {
         .map(|s| s.bytes() as f64 / GB)
         .unwrap_or(0.0);
     vec![
-        format!("{:.0}", f.ops_per_sec),
-        format!("{:.1}", f.mb_per_sec),
-        format!("{lsm:.3}"),
-        format!("{:.3}", w.compact_write_bytes as f64 / GB),
-        f2(f.w_amp),
-        format!(
-            "{:.1}",
-            w.compact_write_bytes as f64 / 1_048_576.0 / f.uptime_secs.max(1e-9)
+        Val::Fixed(f.ops_per_sec, 0),
+        Val::Fixed(f.mb_per_sec, 1),
+        Val::Fixed(lsm, 3),
+        Val::Fixed(w.compact_write_bytes as f64 / GB, 3),
+        v2(f.w_amp),
+        Val::Fixed(
+            w.compact_write_bytes as f64 / 1_048_576.0 / f.uptime_secs.max(1e-9),
+            1,
         ),
-        format!("{:.1}", w.compact_micros as f64 / 1e6),
-        format!("{:.1}", w.compact_cpu_micros as f64 / 1e6),
-        format!("{:.2}", f.micros_per_op),
-        format!("{:.1}", r.p50_us),
-        format!("{:.1}", r.p99_us),
-        format!("{:.1}", f.p99_9_us),
-        format!("{:.1}", f.p99_99_us),
-        format!("{:.0}", r.max_us),
-        format!("{:.1}", f.uptime_secs),
-        f2(f.stall_pct),
-        w.stall_count.to_string(),
-        format!("{:.1}", f.user_cpu_secs),
-        format!("{:.1}", f.sys_cpu_secs),
-        format!("{:.3}", f.rss_bytes.unwrap_or(0) as f64 / GB),
+        Val::Fixed(w.compact_micros as f64 / 1e6, 1),
+        Val::Fixed(w.compact_cpu_micros as f64 / 1e6, 1),
+        Val::Fixed(f.micros_per_op, 2),
+        Val::Fixed(r.p50_us, 1),
+        Val::Fixed(r.p99_us, 1),
+        Val::Fixed(f.p99_9_us, 1),
+        Val::Fixed(f.p99_99_us, 1),
+        Val::Fixed(r.max_us, 0),
+        Val::Fixed(f.uptime_secs, 1),
+        v2(f.stall_pct),
+        Val::Int(w.stall_count as i64),
+        Val::Fixed(f.user_cpu_secs, 1),
+        Val::Fixed(f.sys_cpu_secs, 1),
+        Val::Fixed(f.rss_bytes.unwrap_or(0) as f64 / GB, 3),
     ]
 }
 
@@ -244,14 +245,14 @@ before the step (files and MB per level, memtable).",
                             r.status.clone()
                         }
                         .into(),
-                        f2(r.rel_ops).into(),
-                        format!("{:.2}", f.micros_per_op).into(),
-                        format!("{:.1}", r.p99_us).into(),
-                        format!("{:.1}", f.p99_99_us).into(),
-                        f2(f.w_amp).into(),
-                        f2(f.stall_pct).into(),
+                        v2(r.rel_ops).into(),
+                        Val::Fixed(f.micros_per_op, 2).into(),
+                        Val::Fixed(r.p99_us, 1).into(),
+                        Val::Fixed(f.p99_99_us, 1).into(),
+                        v2(f.w_amp).into(),
+                        v2(f.stall_pct).into(),
                         cpu.into(),
-                        format!("{:.0}", f.rss_bytes.unwrap_or(0) as f64 / 1_048_576.0).into(),
+                        Val::Fixed(f.rss_bytes.unwrap_or(0) as f64 / 1_048_576.0, 0).into(),
                         TCell::from(brief(&f.lsm_before)),
                     ]
                 })
@@ -261,48 +262,54 @@ before the step (files and MB per level, memtable).",
         out
     }
 
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-        self.rows
+    fn data(&self, _report: &Report) -> Data {
+        let records = self
+            .rows
             .iter()
             .map(|r| {
                 let f = &r.figures;
                 vec![
-                    ("target", r.name.clone()),
-                    ("db_test", r.test.clone()),
-                    ("db_ops_per_sec", format!("{:.1}", f.ops_per_sec)),
-                    ("db_rel_ops", f2(r.rel_ops)),
-                    ("db_usec_op", format!("{:.3}", f.micros_per_op)),
-                    ("db_p99_9_us", format!("{:.1}", f.p99_9_us)),
-                    ("db_p99_99_us", format!("{:.1}", f.p99_99_us)),
-                    ("db_w_amp", f2(f.w_amp)),
-                    ("db_stall_pct", f2(f.stall_pct)),
-                    ("db_u_cpu_us_per_op", f2(f.user_cpu_us_per_op)),
-                    ("db_s_cpu_us_per_op", f2(f.sys_cpu_us_per_op)),
+                    ("target", r.name.as_str().into()),
+                    ("db_test", r.test.as_str().into()),
+                    ("db_ops_per_sec", Val::Fixed(f.ops_per_sec, 1)),
+                    ("db_rel_ops", v2(r.rel_ops)),
+                    ("db_usec_op", Val::Fixed(f.micros_per_op, 3)),
+                    ("db_p99_9_us", Val::Fixed(f.p99_9_us, 1)),
+                    ("db_p99_99_us", Val::Fixed(f.p99_99_us, 1)),
+                    ("db_w_amp", v2(f.w_amp)),
+                    ("db_stall_pct", v2(f.stall_pct)),
+                    ("db_u_cpu_us_per_op", v2(f.user_cpu_us_per_op)),
+                    ("db_s_cpu_us_per_op", v2(f.sys_cpu_us_per_op)),
                     (
                         "db_rss_mb",
-                        format!("{:.1}", f.rss_bytes.unwrap_or(0) as f64 / 1_048_576.0),
+                        Val::Fixed(f.rss_bytes.unwrap_or(0) as f64 / 1_048_576.0, 1),
                     ),
-                    ("db_lsm_before", brief(&f.lsm_before)),
+                    ("db_lsm_before", brief(&f.lsm_before).into()),
                 ]
             })
-            .collect()
-    }
-
-    fn tsv(&self, out: &mut String) {
-        if !out.is_empty() && !out.ends_with("\n\n") {
-            out.push('\n');
+            .collect();
+        let mut header: Vec<String> = ["test", "name", "version"].map(String::from).to_vec();
+        header.extend(TSV_COLUMNS.iter().map(|c| c.to_string()));
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut row: Vec<Val> = vec![
+                    r.test.as_str().into(),
+                    r.name.as_str().into(),
+                    r.version.as_str().into(),
+                ];
+                row.extend(summary(r));
+                row
+            })
+            .collect();
+        Data {
+            records,
+            tables: vec![DataTable {
+                title: None,
+                header,
+                rows,
+            }],
         }
-        out.push_str("test\tname\tversion\t");
-        out.push_str(&TSV_COLUMNS.join("\t"));
-        out.push('\n');
-        for r in &self.rows {
-            out.push_str(&format!("{}\t{}\t{}\t", r.test, r.name, r.version));
-            out.push_str(&summary(r).join("\t"));
-            out.push('\n');
-        }
-    }
-
-    fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }

@@ -282,6 +282,6 @@ impl crate::suite::api::Workload for Ibench {
     }
 
     fn report() -> Option<&'static dyn crate::report::section::Section> {
-        Some(&report::SECTION)
+        Some(&report_export::SECTION)
     }
 }

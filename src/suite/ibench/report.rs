@@ -2,20 +2,16 @@
 //! (the base first) and step, the throughput over the repeats, its ratio to
 //! the base, the insert rate of the query steps against their SLA, and the
 //! per-op hardware figures. Every exporter renders this one model, through
-//! the suite's report [`Section`] ([`SECTION`]); `report_export` holds the
-//! rendering.
+//! the suite's report section in the sibling `report_export` file, which
+//! builds the content from it; this file imports nothing of that one.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::report_export;
 use super::results::{RtSummary, step_of};
-use crate::report::compare::{self, Gate, Rules};
-use crate::report::export::Block;
-use crate::report::model::{HwFigures, HwRatio, Rel, Report, Shade};
-use crate::report::section::{CsvRecord, Input, Part, Section};
+use crate::report::compare::{self, Rules};
+use crate::report::model::{HwFigures, HwRatio, Rel, Shade};
 use crate::report::stats;
 use crate::results::{RunDoc, TestResult};
 
@@ -161,7 +157,7 @@ pub fn run_steps(doc: &RunDoc) -> Vec<&TestResult> {
     v
 }
 
-fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
+pub(super) fn unit_of(t: &TestResult) -> (&'static str, &'static str) {
     match (t.group.as_str(), t.test.as_str()) {
         ("query", _) => ("queries/s", "query"),
         (_, "l.x") => ("indexed rows/s", "row"),
@@ -418,211 +414,6 @@ fn shade_column(rows: &mut [IbenchRow], col: usize) {
     }
 }
 
-/// The end-of-run report of one Insert Benchmark run.
-pub fn ibench_run_table(doc: &RunDoc) -> String {
-    use crate::report::table::{TextTable, cell, num};
-    let mut out = format!(
-        "{} on {} {} ({}), {}\n",
-        doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
-    );
-    let rows = run_steps(doc);
-    let rows: Vec<&TestResult> = rows
-        .into_iter()
-        .filter(|t| t.status != crate::results::Status::Running)
-        .collect();
-    let mut detail = TextTable::new(&[
-        "step",
-        "clients",
-        "ips",
-        "dps",
-        "qps",
-        "ins p99 us",
-        "del p99 us",
-        "qry p99 us",
-        "ips p99",
-        "secs",
-        "status",
-    ]);
-    for t in &rows {
-        let owned = step_of(t).unwrap_or_default();
-        let ib = &owned;
-        let p99 = |rt: &Option<RtSummary>| {
-            rt.as_ref()
-                .map(|r| num(r.p99))
-                .unwrap_or_else(|| "-".into())
-        };
-        let low = ib
-            .rate_percentiles
-            .iter()
-            .find(|r| r.pct == 99)
-            .map(|r| num(r.ips))
-            .unwrap_or_else(|| "-".into());
-        let mut status = t.status.to_string();
-        if ib.sla_missed {
-            status.push_str(", SLA missed");
-        }
-        detail.row(vec![
-            t.test.clone(),
-            t.threads.to_string(),
-            num(ib.inserts_per_sec),
-            num(ib.deletes_per_sec),
-            num(ib.queries_per_sec),
-            p99(&ib.insert_rt),
-            p99(&ib.delete_rt),
-            p99(&ib.query_rt),
-            low,
-            format!("{:.1}", t.secs),
-            status,
-        ]);
-    }
-    if !rows.is_empty() {
-        out.push_str(&format!(
-            "\nsteps (rates per second of the whole step, all clients; ips p99: the per-second insert rate 99 % of seconds beat)\n{}",
-            detail.render()
-        ));
-    }
-    let finished: Vec<RunDoc> = {
-        let mut d = doc.clone();
-        d.tests
-            .retain(|t| t.status != crate::results::Status::Running);
-        vec![d]
-    };
-    if let Some(sec) = build(&doc.name, &[&doc.name], &finished, Rules::default()) {
-        let mut text = String::new();
-        for b in report_export::tables(&sec, false) {
-            crate::report::export::term::block(&b, false, &mut text);
-        }
-        out.push_str(&text);
-    }
-    // Hardware cost per insert (loads; per indexed row for l.x) or per query (qr/qp).
-    let mut table = TextTable::new(&[
-        "step",
-        "per",
-        "cpu/o us",
-        "server cpu/o",
-        "client cpu/o",
-        "cs/o",
-        "r/o",
-        "rKB/o",
-        "wKB/o",
-        "w/insert",
-        "wKB/insert",
-        "db MB",
-    ]);
-    let mut n = 0;
-    let mut notes: Vec<String> = Vec::new();
-    for t in rows
-        .iter()
-        .filter(|t| t.status == crate::results::Status::Ok)
-    {
-        let Some(hw) = &t.hw else { continue };
-        let db = hw
-            .db_after
-            .as_ref()
-            .and_then(|d| d.disk_bytes.or(d.engine_bytes))
-            .map(|b| b as f64 / 1048576.0);
-        table.row(vec![
-            t.test.clone(),
-            unit_of(t).1.into(),
-            cell(hw.cpu_us_per_op),
-            cell(hw.server_cpu_us_per_op),
-            cell(hw.client_cpu_us_per_op),
-            cell(hw.cs_per_op),
-            cell(hw.reads_per_op),
-            cell(hw.rkb_per_op),
-            cell(hw.wkb_per_op),
-            cell(step_of(t).and_then(|i| i.writes_per_insert)),
-            cell(step_of(t).and_then(|i| i.wkb_per_insert)),
-            cell(db),
-        ]);
-        for u in &hw.unavailable {
-            if !notes.contains(u) {
-                notes.push(u.clone());
-            }
-        }
-        n += 1;
-    }
-    if n > 0 {
-        out.push_str(&format!(
-            "\nhardware cost per operation (CPU in microseconds; cs = context switches; r = storage reads)\n{}",
-            table.render()
-        ));
-        for u in notes {
-            out.push_str(&format!("  - not measured: {u}\n"));
-        }
-    }
-    out
-}
-
-/// The Insert Benchmark section of reports.
-pub struct Ibench;
-
-/// The one value the registry lists.
-pub static SECTION: Ibench = Ibench;
-
-impl Section for Ibench {
-    fn suite(&self) -> &'static str {
-        SUITE
-    }
-
-    /// Steps are not tests × threads: the section's own tables show them.
-    fn in_tables(&self) -> bool {
-        false
-    }
-
-    fn run_table(&self, doc: &RunDoc, _all: bool) -> Option<String> {
-        Some(ibench_run_table(doc))
-    }
-
-    /// Its columns and key were in every report before suites were
-    /// plug-ins (tests/results_v1.rs holds that layout).
-    fn always_listed(&self) -> bool {
-        true
-    }
-
-    fn json_key(&self) -> Option<&'static str> {
-        Some(SUITE)
-    }
-
-    fn csv_columns(&self) -> &'static [&'static str] {
-        &report_export::CSV_COLUMNS
-    }
-
-    fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
-        let s = build(input.base, input.names, input.runs, input.rules)?;
-        Some(Arc::new(s))
-    }
-}
-
-impl Part for IbenchSection {
-    fn title(&self) -> String {
-        "Insert Benchmark".into()
-    }
-
-    fn blocks(&self, _report: &Report, charts: bool) -> Vec<Block> {
-        report_export::section(self, charts)
-    }
-
-    fn csv(&self, report: &Report) -> Vec<CsvRecord> {
-        report_export::csv(self, report)
-    }
-
-    fn tsv(&self, out: &mut String) {
-        report_export::tsv(self, out)
-    }
-
-    fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| {
-            serde_json::json!({ "error": format!("cannot serialize the Insert Benchmark part: {e}") })
-                .to_string()
-        })
-    }
-
-    fn gate(&self, report: &Report, threshold: f64, gate: &mut Gate) {
-        report_export::gate(self, report, threshold, gate)
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -759,14 +550,5 @@ pub(crate) mod tests {
         assert_eq!(c.per_second, [[1.0, 200.0], [2.0, 200.0]]);
         assert_eq!(c.rt_buckets[0], Some(vec![2, 4, 0]));
         assert_eq!(c.rt_buckets[1], None);
-    }
-
-    #[test]
-    fn run_table_shows_the_three_tables_of_one_run() {
-        let runs = two_runs();
-        let one = ibench_run_table(&runs[1]);
-        assert!(one.contains("Insert rate during queries"), "{one}");
-        assert!(one.contains("800*") && one.contains("90.0!"), "{one}");
-        assert!(!one.contains("relative"), "{one}");
     }
 }

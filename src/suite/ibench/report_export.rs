@@ -1,20 +1,27 @@
 //! The Insert Benchmark part of every format (reference §5.4): in the
 //! readable document the throughput table, the relative table, the insert
 //! rate during the query steps with SLA misses marked, charts, and the per-op
-//! hardware figures; CSV records, the reference's TSV tables, and the rows of
-//! the `rqps compare` gate.
+//! hardware figures; the records and the reference's TSV tables as data, the
+//! rows of the `rqps compare` gate, the end-of-run table, and the suite's
+//! report [`Section`] ([`SECTION`]).
 
-use super::report::{IbenchCell, IbenchSection, MISSED_IPS, MISSED_QPS, SUITE};
+use std::sync::Arc;
+
+use super::report::{
+    IbenchCell, IbenchSection, MISSED_IPS, MISSED_QPS, SUITE, build, run_steps, unit_of,
+};
+use super::results::{RtSummary, step_of};
+use crate::report::compare::Rules;
 use crate::report::compare::{Gate, GateRow, gate_fails, hw_ratio};
-use crate::report::export::tsv::clean;
-use crate::report::export::{Block, Chart, TCell, Table, hw_cells, qps, rel_text, sig3};
+use crate::report::export::{Block, Chart, Plot, TCell, Table, hw_cells, qps, rel_text, sig3};
 use crate::report::model::{HwFigures, Report, Shade, Verdict};
-use crate::report::section::CsvRecord;
+use crate::report::section::{Data, DataTable, Input, Part, Record, Section, Val};
 use crate::report::svg::{self, Bar, BarChart, Line, LineChart};
+use crate::results::{RunDoc, TestResult};
 
-/// A chart drawn here; `small` ones flow side by side in HTML.
-fn chart(svg: String, small: bool) -> Block {
-    Block::Chart(Chart::Drawn { svg, small })
+/// A chart as data, drawn by the HTML exporter; `small` ones flow side by side.
+fn chart(plot: Plot, small: bool) -> Block {
+    Block::Chart(Chart::Plot { plot, small })
 }
 
 fn header(first: &str, cols: impl Iterator<Item = String>) -> Vec<String> {
@@ -43,14 +50,10 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                 let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                 cells.extend(r.cells.iter().map(|c| {
                     match c.as_ref().and_then(|x| Some((x, x.throughput?))) {
-                        Some((c, v)) => TCell {
-                            text: format!(
-                                "{}{}",
-                                qps(v),
-                                if c.sla_missed { MISSED_QPS } else { "" }
-                            ),
-                            shade: c.shade,
-                        },
+                        Some((c, v)) if c.sla_missed => {
+                            TCell::shaded(format!("{}{MISSED_QPS}", qps(v)), c.shade)
+                        }
+                        Some((c, v)) => TCell::shaded(Val::Qps(v), c.shade),
                         None => missing(c.as_ref()),
                     }
                 }));
@@ -84,10 +87,9 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                     let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                     cells.extend(r.cells.iter().map(|c| {
                         match c.as_ref().and_then(|c| c.rel.as_ref()) {
-                            Some(rel) => TCell {
-                                text: rel_text(rel),
-                                shade: Some(rel.shade),
-                            },
+                            Some(rel) => {
+                                TCell::shaded(Val::Rel(rel.ratio, rel.verdict), Some(rel.shade))
+                            }
                             None => "-".into(),
                         }
                     }));
@@ -115,11 +117,10 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                 for &i in &q {
                     let c = r.cells[i].as_ref();
                     cells.push(match c.and_then(|x| Some((x, x.inserts_per_sec?))) {
-                        Some((c, v)) if c.sla_missed => TCell {
-                            text: format!("{}{MISSED_IPS}", qps(v)),
-                            shade: Some(Shade::Red),
-                        },
-                        Some((_, v)) => qps(v).into(),
+                        Some((c, v)) if c.sla_missed => {
+                            TCell::shaded(format!("{}{MISSED_IPS}", qps(v)), Some(Shade::Red))
+                        }
+                        Some((_, v)) => Val::Qps(v).into(),
                         None => missing(c),
                     });
                 }
@@ -128,10 +129,7 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
             .collect();
         let mut target: Vec<TCell> = vec!["target".into()];
         target.extend(q.iter().map(|&i| match s.steps[i].target_ips {
-            Some(t) => TCell {
-                text: qps(t),
-                shade: Some(Shade::Grey),
-            },
+            Some(t) => TCell::shaded(Val::Qps(t), Some(Shade::Grey)),
             None => "-".into(),
         }));
         rows.push(target);
@@ -202,7 +200,7 @@ fn response_times(s: &IbenchSection) -> Vec<Block> {
                     if c == 0 {
                         TCell::from("")
                     } else {
-                        format!("{:.2}", c as f64 * 100.0 / n as f64).into()
+                        Val::Fixed(c as f64 * 100.0 / n as f64, 2).into()
                     }
                 }));
                 rows.push(cells);
@@ -332,9 +330,9 @@ base: above 1 costs more."
 }
 
 /// Insert Benchmark throughput of each target relative to the base, per step.
-fn ibench_relative_chart(s: &IbenchSection) -> String {
+fn ibench_relative_chart(s: &IbenchSection) -> Plot {
     let targets: Vec<_> = s.targets().collect();
-    svg::bar_chart(&BarChart {
+    Plot::Bars(BarChart {
         title: format!("Insert Benchmark: throughput relative to {}", s.base),
         categories: s.steps.iter().map(|c| c.step.clone()).collect(),
         series: targets.iter().map(|r| r.name.clone()).collect(),
@@ -361,9 +359,9 @@ fn ibench_relative_chart(s: &IbenchSection) -> String {
 }
 
 /// Insert rate of every name during the query steps, as a share of the target.
-fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
+fn ibench_insert_rate_chart(s: &IbenchSection) -> Plot {
     let cols: Vec<_> = s.query_columns().collect();
-    svg::bar_chart(&BarChart {
+    Plot::Bars(BarChart {
         title: "Insert Benchmark: insert rate during queries / target".into(),
         categories: cols.iter().map(|(_, c)| c.step.clone()).collect(),
         series: s.rows.iter().map(|r| r.name.clone()).collect(),
@@ -400,7 +398,7 @@ fn ibench_insert_rate_chart(s: &IbenchSection) -> String {
 }
 
 /// One step's throughput per second, a line per name.
-fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
+fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> Plot {
     let col = &s.steps[step];
     let has_base = s.base_row().is_some();
     let lines = s
@@ -425,7 +423,7 @@ fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> String {
             })
         })
         .collect();
-    svg::line_chart(&LineChart {
+    Plot::Lines(LineChart {
         title: format!("{}: per second", col.step),
         x_label: "seconds".into(),
         y_label: col.unit.clone(),
@@ -450,8 +448,7 @@ pub const CSV_COLUMNS: [&str; 8] = [
 /// One record per finished repeat of a step: suite `ibench`, threads =
 /// clients, qps = the step's throughput, and the rates and SLA in
 /// [`CSV_COLUMNS`].
-pub fn csv(s: &IbenchSection, report: &Report) -> Vec<CsvRecord> {
-    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+fn records(s: &IbenchSection, report: &Report) -> Vec<Record> {
     let mut out = Vec::new();
     for row in &s.rows {
         let engine = report
@@ -466,36 +463,38 @@ pub fn csv(s: &IbenchSection, report: &Report) -> Vec<CsvRecord> {
                 if r.status != "ok" {
                     continue;
                 }
-                let mut rec: CsvRecord = vec![
-                    ("target", row.name.clone()),
-                    ("engine", engine.clone()),
-                    ("version", r.engine_version.clone()),
-                    ("suite", SUITE.to_string()),
-                    (
-                        "group",
-                        if col.query { "query" } else { "load" }.to_string(),
-                    ),
-                    ("test", col.step.clone()),
-                    ("threads", r.clients.to_string()),
-                    ("repeat", (i + 1).to_string()),
-                    ("run_id", r.run_id.clone()),
-                    ("qps", r.throughput.to_string()),
+                let mut rec: Record = vec![
+                    ("target", row.name.as_str().into()),
+                    ("engine", engine.as_str().into()),
+                    ("version", r.engine_version.as_str().into()),
+                    ("suite", SUITE.into()),
+                    ("group", if col.query { "query" } else { "load" }.into()),
+                    ("test", col.step.as_str().into()),
+                    ("threads", Val::Int(r.clients as i64)),
+                    ("repeat", Val::Int(i as i64 + 1)),
+                    ("run_id", r.run_id.as_str().into()),
+                    ("qps", Val::Num(r.throughput)),
                 ];
                 let hw = r.hw.as_ref().map(|h| h.values()).unwrap_or([None; 7]);
-                rec.extend(HwFigures::KEYS.iter().zip(hw).map(|(k, v)| (*k, num(v))));
+                rec.extend(
+                    HwFigures::KEYS
+                        .iter()
+                        .zip(hw)
+                        .map(|(k, v)| (*k, Val::num(v))),
+                );
                 rec.extend(CSV_COLUMNS.iter().copied().zip([
-                    r.inserts_per_sec.to_string(),
-                    r.deletes_per_sec.to_string(),
-                    r.queries_per_sec.to_string(),
-                    num(r.target_ips),
+                    Val::Num(r.inserts_per_sec),
+                    Val::Num(r.deletes_per_sec),
+                    Val::Num(r.queries_per_sec),
+                    Val::num(r.target_ips),
                     if col.query {
-                        r.sla_missed.to_string()
+                        Val::Text(r.sla_missed.to_string())
                     } else {
-                        String::new()
+                        Val::Empty
                     },
-                    num(r.insert_p99_us),
-                    num(r.delete_p99_us),
-                    num(r.query_p99_us),
+                    Val::num(r.insert_p99_us),
+                    Val::num(r.delete_p99_us),
+                    Val::num(r.query_p99_us),
                 ]));
                 out.push(rec);
             }
@@ -505,35 +504,20 @@ pub fn csv(s: &IbenchSection, report: &Report) -> Vec<CsvRecord> {
 }
 
 /// The reference's `tput.tab`, `tputr.tab` and `iput.tab` (reference §5.4):
-/// one row per name, one column per step, each table after a title line
-/// (and a blank line before it when `out` holds something already).
-pub fn tsv(s: &IbenchSection, out: &mut String) {
-    let table =
-        |out: &mut String, title: &str, cols: &[usize], rows: Vec<(String, Vec<String>)>| {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(title);
-            out.push_str("\ndbms");
-            for &i in cols {
-                out.push('\t');
-                out.push_str(&clean(&s.steps[i].step));
-            }
-            out.push('\n');
-            for (name, vals) in rows {
-                out.push_str(&clean(&name));
-                for v in vals {
-                    out.push('\t');
-                    out.push_str(&v);
-                }
-                out.push('\n');
-            }
-        };
+/// one row per name, one column per step, each table after a title line.
+fn tables_data(s: &IbenchSection) -> Vec<DataTable> {
+    let table = |title: String, cols: &[usize], rows: Vec<Vec<Val>>| DataTable {
+        title: Some(title),
+        header: header("dbms", cols.iter().map(|&i| s.steps[i].step.clone())),
+        rows,
+    };
+    let row = |name: &str, vals: Vec<Val>| -> Vec<Val> {
+        std::iter::once(Val::from(name)).chain(vals).collect()
+    };
     let all: Vec<usize> = (0..s.steps.len()).collect();
-    let fmt = |v: Option<f64>| v.map(qps).unwrap_or_else(|| "NA".into());
-    table(
-        out,
-        "ibench throughput (inserts/s; l.x: indexed rows/s; qr/qp: queries/s)",
+    let fmt = |v: Option<f64>| v.map(Val::Qps).unwrap_or(Val::Na);
+    let mut out = vec![table(
+        "ibench throughput (inserts/s; l.x: indexed rows/s; qr/qp: queries/s)".into(),
         &all,
         s.rows
             .iter()
@@ -542,51 +526,48 @@ pub fn tsv(s: &IbenchSection, out: &mut String) {
                     .cells
                     .iter()
                     .map(|c| fmt(c.as_ref().and_then(|c| c.throughput)));
-                (r.name.clone(), v.collect())
+                row(&r.name, v.collect())
             })
             .collect(),
-    );
+    )];
     if s.base_row().is_some() && s.targets().next().is_some() {
-        table(
-            out,
-            &format!("ibench throughput relative to {}", clean(&s.base)),
+        out.push(table(
+            format!("ibench throughput relative to {}", s.base),
             &all,
             s.targets()
                 .map(|r| {
                     let v = r.cells.iter().map(|c| {
-                        c.as_ref()
-                            .and_then(|c| c.rel.as_ref())
-                            .map(|rel| format!("{:.2}", rel.ratio))
-                            .unwrap_or_else(|| "NA".into())
+                        let rel = c.as_ref().and_then(|c| c.rel.as_ref());
+                        Val::fixed(rel.map(|rel| rel.ratio), 2, Val::Na)
                     });
-                    (r.name.clone(), v.collect())
+                    row(&r.name, v.collect())
                 })
                 .collect(),
-        );
+        ));
     }
     let q: Vec<usize> = s.query_columns().map(|(i, _)| i).collect();
     if !q.is_empty() {
-        let mut rows: Vec<(String, Vec<String>)> = s
+        let mut rows: Vec<Vec<Val>> = s
             .rows
             .iter()
             .map(|r| {
                 let v = q
                     .iter()
                     .map(|&i| fmt(r.cells[i].as_ref().and_then(|c| c.inserts_per_sec)));
-                (r.name.clone(), v.collect())
+                row(&r.name, v.collect())
             })
             .collect();
-        rows.push((
-            "target".into(),
+        rows.push(row(
+            "target",
             q.iter().map(|&i| fmt(s.steps[i].target_ips)).collect(),
         ));
-        table(
-            out,
-            "ibench insert rate during queries (rows/s; below 95% of target: SLA missed)",
+        out.push(table(
+            "ibench insert rate during queries (rows/s; below 95% of target: SLA missed)".into(),
             &q,
             rows,
-        );
+        ));
     }
+    out
 }
 
 /// The Insert Benchmark steps of `target` against the base: throughput as
@@ -643,6 +624,202 @@ pub fn gate(ib: &IbenchSection, report: &Report, threshold: f64, gate: &mut Gate
     }
 }
 
+/// The end-of-run report of one Insert Benchmark run.
+pub fn ibench_run_table(doc: &RunDoc) -> String {
+    use crate::report::table::{TextTable, cell, num};
+    let mut out = format!(
+        "{} on {} {} ({}), {}\n",
+        doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
+    );
+    let rows = run_steps(doc);
+    let rows: Vec<&TestResult> = rows
+        .into_iter()
+        .filter(|t| t.status != crate::results::Status::Running)
+        .collect();
+    let mut detail = TextTable::new(&[
+        "step",
+        "clients",
+        "ips",
+        "dps",
+        "qps",
+        "ins p99 us",
+        "del p99 us",
+        "qry p99 us",
+        "ips p99",
+        "secs",
+        "status",
+    ]);
+    for t in &rows {
+        let owned = step_of(t).unwrap_or_default();
+        let ib = &owned;
+        let p99 = |rt: &Option<RtSummary>| {
+            rt.as_ref()
+                .map(|r| num(r.p99))
+                .unwrap_or_else(|| "-".into())
+        };
+        let low = ib
+            .rate_percentiles
+            .iter()
+            .find(|r| r.pct == 99)
+            .map(|r| num(r.ips))
+            .unwrap_or_else(|| "-".into());
+        let mut status = t.status.to_string();
+        if ib.sla_missed {
+            status.push_str(", SLA missed");
+        }
+        detail.row(vec![
+            t.test.clone(),
+            t.threads.to_string(),
+            num(ib.inserts_per_sec),
+            num(ib.deletes_per_sec),
+            num(ib.queries_per_sec),
+            p99(&ib.insert_rt),
+            p99(&ib.delete_rt),
+            p99(&ib.query_rt),
+            low,
+            format!("{:.1}", t.secs),
+            status,
+        ]);
+    }
+    if !rows.is_empty() {
+        out.push_str(&format!(
+            "\nsteps (rates per second of the whole step, all clients; ips p99: the per-second insert rate 99 % of seconds beat)\n{}",
+            detail.render()
+        ));
+    }
+    let finished: Vec<RunDoc> = {
+        let mut d = doc.clone();
+        d.tests
+            .retain(|t| t.status != crate::results::Status::Running);
+        vec![d]
+    };
+    if let Some(sec) = build(&doc.name, &[&doc.name], &finished, Rules::default()) {
+        let mut text = String::new();
+        for b in tables(&sec, false) {
+            crate::report::export::term::block(&b, false, &mut text);
+        }
+        out.push_str(&text);
+    }
+    // Hardware cost per insert (loads; per indexed row for l.x) or per query (qr/qp).
+    let mut table = TextTable::new(&[
+        "step",
+        "per",
+        "cpu/o us",
+        "server cpu/o",
+        "client cpu/o",
+        "cs/o",
+        "r/o",
+        "rKB/o",
+        "wKB/o",
+        "w/insert",
+        "wKB/insert",
+        "db MB",
+    ]);
+    let mut n = 0;
+    let mut notes: Vec<String> = Vec::new();
+    for t in rows
+        .iter()
+        .filter(|t| t.status == crate::results::Status::Ok)
+    {
+        let Some(hw) = &t.hw else { continue };
+        let db = hw
+            .db_after
+            .as_ref()
+            .and_then(|d| d.disk_bytes.or(d.engine_bytes))
+            .map(|b| b as f64 / 1048576.0);
+        table.row(vec![
+            t.test.clone(),
+            unit_of(t).1.into(),
+            cell(hw.cpu_us_per_op),
+            cell(hw.server_cpu_us_per_op),
+            cell(hw.client_cpu_us_per_op),
+            cell(hw.cs_per_op),
+            cell(hw.reads_per_op),
+            cell(hw.rkb_per_op),
+            cell(hw.wkb_per_op),
+            cell(step_of(t).and_then(|i| i.writes_per_insert)),
+            cell(step_of(t).and_then(|i| i.wkb_per_insert)),
+            cell(db),
+        ]);
+        for u in &hw.unavailable {
+            if !notes.contains(u) {
+                notes.push(u.clone());
+            }
+        }
+        n += 1;
+    }
+    if n > 0 {
+        out.push_str(&format!(
+            "\nhardware cost per operation (CPU in microseconds; cs = context switches; r = storage reads)\n{}",
+            table.render()
+        ));
+        for u in notes {
+            out.push_str(&format!("  - not measured: {u}\n"));
+        }
+    }
+    out
+}
+
+/// The Insert Benchmark section of reports.
+pub struct Ibench;
+
+/// The one value the registry lists.
+pub static SECTION: Ibench = Ibench;
+
+impl Section for Ibench {
+    fn suite(&self) -> &'static str {
+        SUITE
+    }
+
+    /// Steps are not tests × threads: the section's own tables show them.
+    fn in_tables(&self) -> bool {
+        false
+    }
+
+    fn run_table(&self, doc: &RunDoc, _all: bool) -> Option<String> {
+        Some(ibench_run_table(doc))
+    }
+
+    /// Its columns and key were in every report before suites were
+    /// plug-ins (tests/results_v1.rs holds that layout).
+    fn always_listed(&self) -> bool {
+        true
+    }
+
+    fn json_key(&self) -> Option<&'static str> {
+        Some(SUITE)
+    }
+
+    fn csv_columns(&self) -> &'static [&'static str] {
+        &CSV_COLUMNS
+    }
+
+    fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
+        let s = build(input.base, input.names, input.runs, input.rules)?;
+        Some(Arc::new(s))
+    }
+}
+
+impl Part for IbenchSection {
+    fn title(&self) -> String {
+        "Insert Benchmark".into()
+    }
+
+    fn blocks(&self, _report: &Report, charts: bool) -> Vec<Block> {
+        section(self, charts)
+    }
+
+    fn data(&self, report: &Report) -> Data {
+        Data {
+            records: records(self, report),
+            tables: tables_data(self),
+        }
+    }
+
+    fn gate(&self, report: &Report, threshold: f64, g: &mut Gate) {
+        gate(self, report, threshold, g)
+    }
+}
 #[cfg(test)]
 mod tests {
     use crate::report::compare::Rules;
@@ -669,6 +846,15 @@ mod tests {
         }
         assert!(m.contains("| b | **1.50 ?** |"), "{m}");
         assert!(m.contains("90.0!"), "{m}");
+    }
+
+    #[test]
+    fn run_table_shows_the_three_tables_of_one_run() {
+        let runs = two_runs();
+        let one = super::ibench_run_table(&runs[1]);
+        assert!(one.contains("Insert rate during queries"), "{one}");
+        assert!(one.contains("800*") && one.contains("90.0!"), "{one}");
+        assert!(!one.contains("relative"), "{one}");
     }
 }
 

@@ -13,7 +13,7 @@ use crate::report::compare::{self, Gate, GateRow, Rules};
 use crate::report::doc::{TCell, Table};
 use crate::report::export::Block;
 use crate::report::model::{Rel, Report, Verdict};
-use crate::report::section::{CsvRecord, GroupDef, Input, Part, Section};
+use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Record, Section, Val};
 use crate::report::stats;
 use crate::results::{RunDoc, TestResult};
 
@@ -303,14 +303,6 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
     })
 }
 
-fn f1(v: f64) -> String {
-    format!("{v:.1}")
-}
-
-fn rel_text(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}")).unwrap_or_default()
-}
-
 impl Part for LbPart {
     fn title(&self) -> String {
         "LinkBench".into()
@@ -346,12 +338,12 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                     .map(|l| {
                         vec![
                             TCell::from(l.name.clone()),
-                            l.nodes.to_string().into(),
-                            format!("{:.0}", l.nodes_per_sec).into(),
-                            l.links.to_string().into(),
-                            format!("{:.0}", l.links_per_sec).into(),
-                            format!("{:.2}", l.links_per_node).into(),
-                            l.index_secs.map(f1).unwrap_or_default().into(),
+                            Val::Int(l.nodes as i64).into(),
+                            Val::Fixed(l.nodes_per_sec, 0).into(),
+                            Val::Int(l.links as i64).into(),
+                            Val::Fixed(l.links_per_sec, 0).into(),
+                            Val::Fixed(l.links_per_node, 2).into(),
+                            Val::fixed(l.index_secs, 1, Val::Empty).into(),
                         ]
                     })
                     .collect(),
@@ -389,24 +381,24 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
                         vec![
                             TCell::from(r.op.clone()),
                             r.name.clone().into(),
-                            f1(r.ops_per_sec).into(),
+                            Val::Fixed(r.ops_per_sec, 1).into(),
                             match &r.rel {
-                                Some(rel) => TCell {
-                                    text: format!("{:.2}{}", rel.ratio, rel.verdict.mark()),
-                                    shade: Some(rel.shade),
-                                },
+                                Some(rel) => TCell::shaded(
+                                    format!("{:.2}{}", rel.ratio, rel.verdict.mark()),
+                                    Some(rel.shade),
+                                ),
                                 None => TCell::from(""),
                             },
-                            f1(r.mean_us).into(),
-                            f1(r.p25_us).into(),
-                            f1(r.p50_us).into(),
-                            f1(r.p75_us).into(),
-                            f1(r.p95_us).into(),
-                            f1(r.p99_us).into(),
-                            f1(r.max_us).into(),
-                            r.errors.to_string().into(),
-                            rel_text(r.rel_p50).into(),
-                            rel_text(r.rel_p99).into(),
+                            Val::Fixed(r.mean_us, 1).into(),
+                            Val::Fixed(r.p25_us, 1).into(),
+                            Val::Fixed(r.p50_us, 1).into(),
+                            Val::Fixed(r.p75_us, 1).into(),
+                            Val::Fixed(r.p95_us, 1).into(),
+                            Val::Fixed(r.p99_us, 1).into(),
+                            Val::Fixed(r.max_us, 1).into(),
+                            Val::Int(r.errors as i64).into(),
+                            Val::fixed(r.rel_p50, 2, Val::Empty).into(),
+                            Val::fixed(r.rel_p99, 2, Val::Empty).into(),
                         ]
                     })
                     .collect(),
@@ -425,79 +417,69 @@ rel ops/s above 1 is faster, rel p50/p99 above 1 is slower.",
         out
     }
 
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-        let mut out = Vec::new();
+    fn data(&self, _report: &Report) -> Data {
+        let mut records = Vec::new();
+        let mut tables = Vec::new();
+        let rel = |v: Option<f64>| Val::fixed(v, 2, Val::Empty);
         for s in &self.steps {
             for r in &s.rows {
-                let mut rec: CsvRecord = vec![
-                    ("target", r.name.clone()),
-                    ("suite", KEY.to_string()),
-                    ("group", "request".to_string()),
-                    ("test", s.step.clone()),
-                    ("threads", s.requesters.to_string()),
-                    ("qps", r.ops_per_sec.to_string()),
+                let mut rec: Record = vec![
+                    ("target", r.name.as_str().into()),
+                    ("suite", KEY.into()),
+                    ("group", "request".into()),
+                    ("test", s.step.as_str().into()),
+                    ("threads", Val::Int(s.requesters as i64)),
+                    ("qps", Val::Num(r.ops_per_sec)),
                 ];
-                rec.extend(
-                    CSV_COLUMNS.iter().copied().zip([
-                        r.op.clone(),
-                        r.ops_per_sec.to_string(),
-                        r.mean_us.to_string(),
-                        r.p25_us.to_string(),
-                        r.p50_us.to_string(),
-                        r.p75_us.to_string(),
-                        r.p95_us.to_string(),
-                        r.p99_us.to_string(),
-                        r.max_us.to_string(),
-                        r.errors.to_string(),
-                        r.rel
-                            .as_ref()
-                            .map(|x| x.ratio.to_string())
-                            .unwrap_or_default(),
-                        r.rel_p99.map(|x| x.to_string()).unwrap_or_default(),
-                    ]),
-                );
-                out.push(rec);
+                rec.extend(CSV_COLUMNS.iter().copied().zip([
+                    r.op.as_str().into(),
+                    Val::Num(r.ops_per_sec),
+                    Val::Num(r.mean_us),
+                    Val::Num(r.p25_us),
+                    Val::Num(r.p50_us),
+                    Val::Num(r.p75_us),
+                    Val::Num(r.p95_us),
+                    Val::Num(r.p99_us),
+                    Val::Num(r.max_us),
+                    Val::Int(r.errors as i64),
+                    Val::num(r.rel.as_ref().map(|x| x.ratio)),
+                    Val::num(r.rel_p99),
+                ]));
+                records.push(rec);
             }
+            tables.push(DataTable {
+                title: Some(format!("# linkbench {}", s.step)),
+                header: [
+                    "op", "name", "ops/s", "mean_us", "p25", "p50", "p75", "p95", "p99", "max",
+                    "errors", "rel_ops", "rel_p50", "rel_p99",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows: s
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            r.op.as_str().into(),
+                            r.name.as_str().into(),
+                            Val::Fixed(r.ops_per_sec, 1),
+                            Val::Fixed(r.mean_us, 1),
+                            Val::Fixed(r.p25_us, 1),
+                            Val::Fixed(r.p50_us, 1),
+                            Val::Fixed(r.p75_us, 1),
+                            Val::Fixed(r.p95_us, 1),
+                            Val::Fixed(r.p99_us, 1),
+                            Val::Fixed(r.max_us, 1),
+                            Val::Int(r.errors as i64),
+                            rel(r.rel.as_ref().map(|x| x.ratio)),
+                            rel(r.rel_p50),
+                            rel(r.rel_p99),
+                        ]
+                    })
+                    .collect(),
+            });
         }
-        out
-    }
-
-    fn tsv(&self, out: &mut String) {
-        for s in &self.steps {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(&format!(
-                "# linkbench {}\nop\tname\tops/s\tmean_us\tp25\tp50\tp75\tp95\tp99\tmax\terrors\trel_ops\trel_p50\trel_p99\n",
-                s.step
-            ));
-            for r in &s.rows {
-                out.push_str(&format!(
-                    "{}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\n",
-                    r.op,
-                    r.name,
-                    r.ops_per_sec,
-                    r.mean_us,
-                    r.p25_us,
-                    r.p50_us,
-                    r.p75_us,
-                    r.p95_us,
-                    r.p99_us,
-                    r.max_us,
-                    r.errors,
-                    rel_text(r.rel.as_ref().map(|x| x.ratio)),
-                    rel_text(r.rel_p50),
-                    rel_text(r.rel_p99),
-                ));
-            }
-        }
-    }
-
-    fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| {
-            serde_json::json!({ "error": format!("cannot serialize the LinkBench part: {e}") })
-                .to_string()
-        })
+        Data { records, tables }
     }
 
     /// Per operation of each request step, the first target's throughput

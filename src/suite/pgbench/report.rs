@@ -15,7 +15,7 @@ use super::check::Sums;
 use super::stats::{Detail, ScriptDetail};
 use crate::report::export::{Block, TCell, Table};
 use crate::report::model::Report;
-use crate::report::section::{CsvRecord, GroupDef, Input, Part, Section};
+use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Section, Val};
 use crate::results::{RunDoc, Status};
 
 /// The pgbench section of reports.
@@ -262,8 +262,8 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                 .map(|s| {
                     let mut row = vec![
                         TCell::from(s.script.clone()),
-                        s.clients.to_string().into(),
-                        s.weight.to_string().into(),
+                        Val::Int(s.clients as i64).into(),
+                        Val::Int(s.weight as i64).into(),
                     ];
                     let b = s.tps.get(base_i).copied().flatten();
                     row.extend(
@@ -291,8 +291,8 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
                 .map(|s| {
                     let mut row = vec![
                         TCell::from(s.script.clone()),
-                        s.clients.to_string().into(),
-                        s.line.to_string().into(),
+                        Val::Int(s.clients as i64).into(),
+                        Val::Int(s.line as i64).into(),
                         TCell::from(s.text.clone()),
                     ];
                     let b = s.latency_ms.get(base_i).copied().flatten();
@@ -330,62 +330,54 @@ to {} in brackets (above 1 is faster); then each statement's mean latency in mil
         out
     }
 
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
+    fn data(&self, _report: &Report) -> Data {
         let base_i = self.names.iter().position(|n| *n == self.base).unwrap_or(0);
-        let mut v = Vec::new();
+        let mut records = Vec::new();
         for s in &self.statements {
             let b = s.latency_ms.get(base_i).copied().flatten();
             for (i, name) in self.names.iter().enumerate() {
                 let Some(ms) = s.latency_ms.get(i).copied().flatten() else {
                     continue;
                 };
-                v.push(vec![
-                    ("target", name.clone()),
-                    ("pgbench_script", s.script.clone()),
-                    ("pgbench_clients", s.clients.to_string()),
-                    ("pgbench_line", s.line.to_string()),
-                    ("pgbench_statement", s.text.clone()),
-                    ("pgbench_latency_ms", format!("{ms:.4}")),
+                records.push(vec![
+                    ("target", name.as_str().into()),
+                    ("pgbench_script", s.script.as_str().into()),
+                    ("pgbench_clients", Val::Int(s.clients as i64)),
+                    ("pgbench_line", Val::Int(s.line as i64)),
+                    ("pgbench_statement", s.text.as_str().into()),
+                    ("pgbench_latency_ms", Val::Fixed(ms, 4)),
                     (
                         "pgbench_rel_latency",
-                        ratio(Some(ms), b)
-                            .map(|r| format!("{r:.3}"))
-                            .unwrap_or_default(),
+                        Val::fixed(ratio(Some(ms), b), 3, Val::Empty),
                     ),
                 ]);
             }
         }
-        v
-    }
-
-    fn tsv(&self, out: &mut String) {
-        if !out.is_empty() && !out.ends_with("\n\n") {
-            out.push('\n');
+        let mut header: Vec<String> = ["script", "clients", "line", "statement"]
+            .map(String::from)
+            .to_vec();
+        header.extend(self.names.iter().map(|n| format!("{n} ms")));
+        let rows = self
+            .statements
+            .iter()
+            .map(|s| {
+                let mut row: Vec<Val> = vec![
+                    s.script.as_str().into(),
+                    Val::Int(s.clients as i64),
+                    Val::Int(s.line as i64),
+                    s.text.as_str().into(),
+                ];
+                row.extend(s.latency_ms.iter().map(|v| Val::fixed(*v, 4, Val::Empty)));
+                row
+            })
+            .collect();
+        Data {
+            records,
+            tables: vec![DataTable {
+                title: None,
+                header,
+                rows,
+            }],
         }
-        out.push_str("script\tclients\tline\tstatement");
-        for n in &self.names {
-            out.push_str(&format!("\t{n} ms"));
-        }
-        out.push('\n');
-        for s in &self.statements {
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{}",
-                s.script,
-                s.clients,
-                s.line,
-                s.text.replace('\t', " ")
-            ));
-            for v in &s.latency_ms {
-                out.push('\t');
-                if let Some(v) = v {
-                    out.push_str(&format!("{v:.4}"));
-                }
-            }
-            out.push('\n');
-        }
-    }
-
-    fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }

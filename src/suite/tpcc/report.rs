@@ -17,7 +17,7 @@ use super::draw::KINDS;
 use super::{Detail, Tpcc};
 use crate::report::export::{Block, TCell, Table};
 use crate::report::model::Report;
-use crate::report::section::{CsvRecord, GroupDef, Input, Part, Section};
+use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Section, Val};
 use crate::results::{RunDoc, Status};
 use crate::suite::api::Workload;
 
@@ -223,6 +223,67 @@ impl NameContext {
     }
 }
 
+impl TpccPart {
+    /// Each name's context: one record (CSV) and one row of the `tpcc context` table (TSV).
+    fn context_data(&self) -> Data {
+        let records = self
+            .names
+            .iter()
+            .map(|c| {
+                vec![
+                    ("target", c.name.as_str().into()),
+                    ("suite", Tpcc::NAME.into()),
+                    ("test", "context".into()),
+                    ("tpcc_isolation", join(&c.isolation).into()),
+                    ("tpcc_keying", join(&c.keying).into()),
+                    ("tpcc_warehouses", join(&c.warehouses).into()),
+                    ("tpcc_efficiency_pct", Val::Fixed(c.efficiency_pct, 3)),
+                    (
+                        "tpcc_consistent",
+                        format!("{}/{}", c.consistent, c.checked).into(),
+                    ),
+                    ("tpcc_settings", c.settings_text().into()),
+                ]
+            })
+            .collect();
+        let rows = self
+            .names
+            .iter()
+            .map(|c| {
+                vec![
+                    c.name.as_str().into(),
+                    join(&c.isolation).into(),
+                    join(&c.keying).into(),
+                    join(&c.warehouses).into(),
+                    format!("{}/{}", c.consistent, c.checked).into(),
+                    Val::Fixed(c.tpmc, 1),
+                    Val::Fixed(c.efficiency_pct, 1),
+                    c.settings_text().into(),
+                ]
+            })
+            .collect();
+        Data {
+            records,
+            tables: vec![DataTable {
+                title: Some("tpcc context".into()),
+                header: [
+                    "name",
+                    "isolation",
+                    "keying",
+                    "warehouses",
+                    "consistent",
+                    "tpmC",
+                    "efficiency_pct",
+                    "settings",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows,
+            }],
+        }
+    }
+}
+
 impl Part for TpccPart {
     fn title(&self) -> String {
         "TPC-C".into()
@@ -256,14 +317,14 @@ impl Part for TpccPart {
                     vec![
                         TCell::from(c.name.as_str()),
                         c.engine.as_str().into(),
-                        c.runs.to_string().into(),
+                        Val::Int(c.runs as i64).into(),
                         join(&c.warehouses).into(),
                         join(&c.terminals).into(),
                         join(&c.keying).into(),
                         join(&c.isolation).into(),
                         c.consistency().into(),
-                        format!("{:.0}", c.tpmc).into(),
-                        format!("{:.1}", c.efficiency_pct).into(),
+                        Val::Fixed(c.tpmc, 0).into(),
+                        Val::Fixed(c.efficiency_pct, 1).into(),
                     ]
                 })
                 .collect(),
@@ -305,13 +366,13 @@ impl Part for TpccPart {
                 rows.push(vec![
                     TCell::from(c.name.as_str()),
                     k.into(),
-                    s.count.to_string().into(),
-                    format!("{:.1}", s.per_sec).into(),
-                    s.retries.to_string().into(),
-                    s.errors.to_string().into(),
-                    s.rollbacks.to_string().into(),
-                    format!("{:.2}", s.p90_ms).into(),
-                    format!("{:.2}", s.p99_ms).into(),
+                    Val::Int(s.count as i64).into(),
+                    Val::Fixed(s.per_sec, 1).into(),
+                    Val::Int(s.retries as i64).into(),
+                    Val::Int(s.errors as i64).into(),
+                    Val::Int(s.rollbacks as i64).into(),
+                    Val::Fixed(s.p90_ms, 2).into(),
+                    Val::Fixed(s.p99_ms, 2).into(),
                 ]);
             }
         }
@@ -336,48 +397,8 @@ impl Part for TpccPart {
         out
     }
 
-    fn csv(&self, _report: &Report) -> Vec<CsvRecord> {
-        self.names
-            .iter()
-            .map(|c| {
-                vec![
-                    ("target", c.name.clone()),
-                    ("suite", Tpcc::NAME.to_string()),
-                    ("test", "context".to_string()),
-                    ("tpcc_isolation", join(&c.isolation)),
-                    ("tpcc_keying", join(&c.keying)),
-                    ("tpcc_warehouses", join(&c.warehouses)),
-                    ("tpcc_efficiency_pct", format!("{:.3}", c.efficiency_pct)),
-                    ("tpcc_consistent", format!("{}/{}", c.consistent, c.checked)),
-                    ("tpcc_settings", c.settings_text()),
-                ]
-            })
-            .collect()
-    }
-
-    fn tsv(&self, out: &mut String) {
-        if !out.is_empty() && !out.ends_with("\n\n") {
-            out.push('\n');
-        }
-        out.push_str("tpcc context\nname\tisolation\tkeying\twarehouses\tconsistent\ttpmC\tefficiency_pct\tsettings\n");
-        for c in &self.names {
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}/{}\t{:.1}\t{:.1}\t{}\n",
-                c.name,
-                join(&c.isolation),
-                join(&c.keying),
-                join(&c.warehouses),
-                c.consistent,
-                c.checked,
-                c.tpmc,
-                c.efficiency_pct,
-                c.settings_text()
-            ));
-        }
-    }
-
-    fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|_| "null".into())
+    fn data(&self, _report: &Report) -> Data {
+        self.context_data()
     }
 }
 
@@ -445,13 +466,16 @@ mod tests {
         assert!(b.violation.as_deref().unwrap().contains("condition 2"));
         assert!(context("c", &runs).is_none());
         let part = TpccPart { names: vec![a, b] };
-        let mut tsv = String::new();
-        part.tsv(&mut tsv);
+        let tsv: Vec<String> = part.context_data().tables[0].rows[0]
+            .iter()
+            .map(|v| v.text("NA"))
+            .collect();
+        let tsv = tsv.join("\t");
         assert!(
             tsv.contains("a\tREAD-COMMITTED, REPEATABLE-READ\tfalse\t1\t2/2\t200.0"),
             "{tsv}"
         );
-        let json: serde_json::Value = serde_json::from_str(&part.json()).unwrap();
+        let json: serde_json::Value = serde_json::to_value(&part).unwrap();
         assert_eq!(json["names"][1]["name"], "b");
     }
 }
