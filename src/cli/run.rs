@@ -1,7 +1,7 @@
 //! `rqps run`: its arguments as a typed [`RunSpec`], run in a session, and
 //! the next step printed.
 
-use super::RunArgs;
+use super::run_args::RunArgs;
 use crate::engine::install::EngineSpec;
 use crate::engine::target::Target;
 use crate::error::{EXIT_INTERRUPTED, Error, usage};

@@ -56,11 +56,12 @@ fn with_all_suites(cmd: Command, sub: &str) -> Command {
     })
 }
 
-/// The whole command line: every subcommand, every suite's options, and
-/// the suites' names as the values `--suite` completes to.
-pub fn full_command() -> Command {
+/// The whole command line: `cmd` (the CLI's own, with the first suite's
+/// options) with every suite's options, and the suites' names as the values
+/// `--suite` completes to. The caller hands `cmd` in, so that this module
+/// does not import the CLI that imports it.
+pub fn full_command(cmd: Command) -> Command {
     let suites = || clap::builder::PossibleValuesParser::new(suite::names());
-    let cmd = super::command(suite::registry()[0]);
     let cmd = with_all_suites(cmd, "run");
     let cmd = with_all_suites(cmd, "tests");
     let mut cmd = ["run", "tests"].iter().fold(cmd, |cmd, sub| {
@@ -70,17 +71,19 @@ pub fn full_command() -> Command {
     cmd
 }
 
-/// The completion script for `shell`, as `rqps completions SHELL` prints it.
-pub fn completions_script(shell: clap_complete::Shell) -> Vec<u8> {
-    let mut cmd = full_command();
+/// The completion script for `shell`, as `rqps completions SHELL` prints it
+/// (`cmd`: as [`full_command`] takes it).
+pub fn completions_script(shell: clap_complete::Shell, cmd: Command) -> Vec<u8> {
+    let mut cmd = full_command(cmd);
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "rqps", &mut out);
     out
 }
 
-/// The roff man page of rqps, or of one subcommand (`rqps-run(1)`).
-pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, Error> {
-    let cmd = full_command();
+/// The roff man page of rqps, or of one subcommand (`rqps-run(1)`) (`cmd`:
+/// as [`full_command`] takes it).
+pub fn man_page(subcommand: Option<&str>, cmd: Command) -> Result<Vec<u8>, Error> {
+    let cmd = full_command(cmd);
     let page = match subcommand {
         None => cmd,
         Some(name) => cmd
@@ -111,22 +114,27 @@ fn print(bytes: &[u8]) -> Result<i32, Error> {
     Ok(0)
 }
 
-pub fn completions(a: &CompletionsArgs) -> Result<i32, Error> {
-    print(&completions_script(a.shell))
+pub fn completions(a: &CompletionsArgs, cmd: Command) -> Result<i32, Error> {
+    print(&completions_script(a.shell, cmd))
 }
 
-pub fn man(a: &ManArgs) -> Result<i32, Error> {
-    print(&man_page(a.subcommand.as_deref())?)
+pub fn man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
+    print(&man_page(a.subcommand.as_deref(), cmd)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The CLI's own command, as `rqps completions` and `rqps man` hand it in.
+    fn cli() -> Command {
+        super::super::command(suite::registry()[0])
+    }
+
     #[test]
     fn the_command_with_every_suites_options_is_valid() {
         // clap's debug asserts reject duplicate ids and flags while building.
-        let cmd = full_command();
+        let cmd = full_command(cli());
         let run = cmd.find_subcommand("run").unwrap();
         for s in suite::registry() {
             for a in s.args(Command::new("x")).get_arguments() {
@@ -143,7 +151,8 @@ mod tests {
 
     #[test]
     fn bash_completion_knows_subcommands_and_a_suite_option_beyond_the_first() {
-        let bash = String::from_utf8(completions_script(clap_complete::Shell::Bash)).unwrap();
+        let bash =
+            String::from_utf8(completions_script(clap_complete::Shell::Bash, cli())).unwrap();
         assert!(bash.contains("complete -F _rqps"), "{}", &bash[..200]);
         for sub in ["run", "report", "engine", "completions", "man"] {
             assert!(bash.contains(sub), "no {sub} in the bash completion");
@@ -167,15 +176,18 @@ mod tests {
 
     #[test]
     fn man_pages_render_for_rqps_and_each_subcommand() {
-        let top = String::from_utf8(man_page(None).unwrap()).unwrap();
+        let top = String::from_utf8(man_page(None, cli()).unwrap()).unwrap();
         assert!(
             top.starts_with(".ie") || top.contains(".TH rqps 1"),
             "{top:.200}"
         );
         assert!(top.contains("rqps\\-run(1)"), "{top}");
-        let run = String::from_utf8(man_page(Some("run")).unwrap()).unwrap();
+        let run = String::from_utf8(man_page(Some("run"), cli()).unwrap()).unwrap();
         assert!(run.contains(".TH rqps-run 1"), "{run:.300}");
         assert!(run.contains("\\-\\-repeats"), "no --repeats in rqps-run(1)");
-        assert!(matches!(man_page(Some("nope")), Err(Error::Usage(_))));
+        assert!(matches!(
+            man_page(Some("nope"), cli()),
+            Err(Error::Usage(_))
+        ));
     }
 }
