@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::DbResult;
+use crate::engine::error::DbResult;
 
 /// One level of an LSM tree: how many files and bytes it holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

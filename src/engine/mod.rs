@@ -71,6 +71,7 @@ pub fn message_timeout() -> std::time::Duration {
 }
 
 pub mod capacity;
+pub mod error;
 pub mod fetch;
 pub mod install;
 pub mod kind;
@@ -89,6 +90,7 @@ pub mod url;
 
 use std::fmt;
 
+pub use error::{DbError, DbResult, ErrorClass};
 pub use kv::{KvAccess, KvConn};
 pub use schema::{Index, KeyedTable, SetTo, Table};
 
@@ -121,51 +123,6 @@ pub enum PsMode {
     Auto,
     Disable,
 }
-
-/// How the runner reacts to an error (sysbench's ignorable/fatal plus a
-/// first-class reconnect).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ErrorClass {
-    /// Deadlock, lock wait timeout, serialization failure, busy: roll back,
-    /// count it, and run the event again.
-    Retry,
-    /// The connection is gone: reconnect with backoff, count it.
-    Reconnect,
-    /// Anything else: the test fails with the engine's message.
-    Fatal,
-}
-
-#[derive(Clone, Debug)]
-pub struct DbError {
-    pub class: ErrorClass,
-    /// Engine error code when there is one (e.g. `1213`, `40001`, `SQLITE_BUSY`).
-    pub code: Option<String>,
-    pub message: String,
-}
-
-impl DbError {
-    pub fn fatal(message: impl Into<String>) -> Self {
-        DbError {
-            class: ErrorClass::Fatal,
-            code: None,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for DbError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.code {
-            Some(code) => write!(f, "{} ({code})", self.message),
-            None => write!(f, "{}", self.message),
-        }
-    }
-}
-
-impl std::error::Error for DbError {}
-
-pub type DbResult<T> = Result<T, DbError>;
 
 /// The way data goes in and out of an engine: what a suite needs
 /// ([`crate::suite::Workload::FACE`]) and what an engine kind offers

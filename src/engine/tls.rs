@@ -33,7 +33,7 @@ use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 
-use super::{DbError, DbResult};
+use super::error::{DbError, DbResult};
 
 /// A TLS connection over TCP, as the wire clients read and write it.
 pub type TlsStream = rustls::StreamOwned<ClientConnection, TcpStream>;
