@@ -31,10 +31,11 @@ pub mod util;
 use std::fmt;
 use std::fs;
 use std::io::{self, Write as _};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
+
+use util::{set_mode, write_private};
 
 /// How long [`Server::start`] waits for the server to accept connections.
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -299,6 +300,26 @@ impl ServerError {
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> ServerError {
         let context = context.into();
         move |source| ServerError::Io { context, source }
+    }
+}
+
+/// A file step of the server's own (see [`util::FileError`]).
+impl From<util::FileError> for ServerError {
+    fn from(e: util::FileError) -> Self {
+        ServerError::Io {
+            context: e.context,
+            source: e.source,
+        }
+    }
+}
+
+/// Making the TLS files, with the same message (see [`tls::TlsError`]).
+impl From<tls::TlsError> for ServerError {
+    fn from(e: tls::TlsError) -> Self {
+        match e {
+            tls::TlsError::Cert(m) => ServerError::Setup(m),
+            tls::TlsError::File(e) => e.into(),
+        }
     }
 }
 
@@ -1206,7 +1227,7 @@ fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
         .keep();
     if let Err(e) = set_mode(&root, 0o755) {
         let _ = fs::remove_dir(&root);
-        return Err(e);
+        return Err(e.into());
     }
     // A directory kept with --keep is never stale, even when rqps is killed.
     let marked = if spec.keep { Ok(()) } else { mark_owner(&root) };
@@ -1218,24 +1239,6 @@ fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
         ))(e));
     }
     Ok(root)
-}
-
-/// Creates `path` anew with mode 0600 and writes `contents` to it.
-fn write_private(path: &Path, contents: &str) -> Result<(), ServerError> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(ServerError::io(format!("cannot create {}", path.display())))?;
-    f.write_all(contents.as_bytes())
-        .map_err(ServerError::io(format!("cannot write {}", path.display())))
-}
-
-fn set_mode(path: &Path, mode: u32) -> Result<(), ServerError> {
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
-        .map_err(ServerError::io(format!("cannot chmod {}", path.display())))
 }
 
 /// Whether a server log says that the TCP port was already taken.

@@ -18,7 +18,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{ServerError, set_mode, write_private};
+use super::util::{FileError, set_mode, write_private};
 
 /// The PEM files of one throwaway server's TLS (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,18 +37,32 @@ pub struct TlsFiles {
     pub client_key: PathBuf,
 }
 
+/// Why the TLS files could not be made. A server's start reports it as its
+/// own error ([`ServerError`](super::ServerError)), with the same message.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// Making a certificate failed (a bug or a broken RNG, never the user's
+    /// input).
+    #[error("{0}")]
+    Cert(String),
+    /// A file or the directory could not be created, written, chmod-ed or
+    /// chown-ed.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
 /// What went wrong making a certificate (a bug or a broken RNG, never the
 /// user's input).
-fn cert_error(what: &'static str) -> impl FnOnce(rcgen::Error) -> ServerError {
-    move |e| ServerError::Setup(format!("cannot make the {what} for TLS: {e}"))
+fn cert_error(what: &'static str) -> impl FnOnce(rcgen::Error) -> TlsError {
+    move |e| TlsError::Cert(format!("cannot make the {what} for TLS: {e}"))
 }
 
 impl TlsFiles {
     /// Creates `dir` (which must not exist) and the files in it. `owner`:
     /// the uid and gid the server runs as when it is not this process's
     /// user (see the module docs).
-    pub fn make(dir: &Path, owner: Option<(u32, u32)>) -> Result<TlsFiles, ServerError> {
-        fs::create_dir(dir).map_err(ServerError::io(format!("cannot create {}", dir.display())))?;
+    pub fn make(dir: &Path, owner: Option<(u32, u32)>) -> Result<TlsFiles, TlsError> {
+        fs::create_dir(dir).map_err(FileError::at(format!("cannot create {}", dir.display())))?;
         set_mode(dir, 0o700)?;
         let mut ca = rcgen::CertificateParams::new(Vec::<String>::new())
             .map_err(cert_error("CA certificate"))?;
@@ -67,7 +81,7 @@ impl TlsFiles {
             p.distinguished_name.push(rcgen::DnType::CommonName, cn);
             let key = rcgen::KeyPair::generate().map_err(cert_error(what))?;
             let cert = p.signed_by(&key, &*issuer).map_err(cert_error(what))?;
-            Ok::<_, ServerError>((cert.pem(), key.serialize_pem()))
+            Ok::<_, TlsError>((cert.pem(), key.serialize_pem()))
         };
         let (cert, key) = signed(
             vec!["localhost".into(), "127.0.0.1".into()],
@@ -94,7 +108,7 @@ impl TlsFiles {
         if let Some((uid, gid)) = owner {
             for path in [dir, &files.ca, &files.cert, &files.key] {
                 std::os::unix::fs::lchown(path, Some(uid), Some(gid))
-                    .map_err(ServerError::io(format!("cannot chown {}", path.display())))?;
+                    .map_err(FileError::at(format!("cannot chown {}", path.display())))?;
             }
         }
         Ok(files)

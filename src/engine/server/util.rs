@@ -368,6 +368,44 @@ pub(crate) fn run_checked(cmd: &mut Command, what: &str) -> Result<(), CommandEr
     })
 }
 
+/// A file-system step that failed, and which: the context (`cannot create
+/// PATH`) starts the message. A server's start reports it as its own
+/// [`ServerError::Io`](super::ServerError::Io).
+#[derive(Debug, thiserror::Error)]
+#[error("{context}: {source}")]
+pub struct FileError {
+    pub context: String,
+    #[source]
+    pub source: io::Error,
+}
+
+impl FileError {
+    /// For `map_err`: the error of the step that `context` describes.
+    pub(crate) fn at(context: impl Into<String>) -> impl FnOnce(io::Error) -> FileError {
+        let context = context.into();
+        move |source| FileError { context, source }
+    }
+}
+
+/// Creates `path` anew with mode 0600 and writes `contents` to it.
+pub(crate) fn write_private(path: &Path, contents: &str) -> Result<(), FileError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(FileError::at(format!("cannot create {}", path.display())))?;
+    f.write_all(contents.as_bytes())
+        .map_err(FileError::at(format!("cannot write {}", path.display())))
+}
+
+pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), FileError> {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .map_err(FileError::at(format!("cannot chmod {}", path.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
