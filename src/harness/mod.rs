@@ -18,6 +18,7 @@ pub mod limit;
 pub mod measure;
 pub mod probe;
 pub mod profile;
+mod reconnect;
 pub mod runner;
 pub mod series;
 pub mod sysstat;
@@ -27,10 +28,11 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::engine::{DbError, DbResult, Driver, ErrorClass};
+use crate::engine::{DbError, DbResult, Driver};
 use crate::error::Error;
 use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
+pub use reconnect::{ReconnectError, reconnect_with_backoff};
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,46 +130,6 @@ impl Ui {
 
 /// How long a worker keeps trying to reconnect after its connection is lost.
 pub const RECONNECT_FOR: Duration = Duration::from_secs(10);
-const BACKOFF_START: Duration = Duration::from_millis(50);
-const BACKOFF_MAX: Duration = Duration::from_secs(2);
-
-/// Why [`reconnect_with_backoff`] gave up.
-#[derive(Debug)]
-pub enum ReconnectError {
-    /// The engine answered with an error that reconnecting cannot cure.
-    Fatal(DbError),
-    /// Still failing at the deadline.
-    GaveUp(DbError),
-    /// Ctrl-C or the step's end while waiting.
-    Stopped,
-}
-
-/// Tries `attempt` (connect, and prepare again) until it succeeds, waiting
-/// 50 ms, 100 ms, ... up to 2 s between tries, until `give_up`. A fatal error
-/// ends it at once; `stop` is asked before each wait.
-pub fn reconnect_with_backoff<T>(
-    give_up: Instant,
-    stop: &dyn Fn() -> bool,
-    mut attempt: impl FnMut() -> DbResult<T>,
-) -> Result<T, ReconnectError> {
-    let mut wait = BACKOFF_START;
-    loop {
-        match attempt() {
-            Ok(v) => return Ok(v),
-            Err(e) if e.class == ErrorClass::Fatal => return Err(ReconnectError::Fatal(e)),
-            Err(e) => {
-                if stop() {
-                    return Err(ReconnectError::Stopped);
-                }
-                if Instant::now() + wait > give_up {
-                    return Err(ReconnectError::GaveUp(e));
-                }
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(BACKOFF_MAX);
-            }
-        }
-    }
-}
 
 /// What a suite's tests share: the engine, the results directory, the user's
 /// terminal and where hardware figures come from.
@@ -598,41 +560,4 @@ mod tests {
         assert_eq!(stall_warning(&[], 2e6), None);
     }
     use super::*;
-    use std::cell::Cell;
-
-    fn lost() -> DbError {
-        DbError {
-            class: ErrorClass::Reconnect,
-            code: None,
-            message: "connection refused".into(),
-        }
-    }
-
-    #[test]
-    fn reconnecting_retries_until_the_engine_answers() {
-        let tries = Cell::new(0);
-        let r = reconnect_with_backoff(Instant::now() + Duration::from_secs(5), &|| false, || {
-            tries.set(tries.get() + 1);
-            if tries.get() < 3 { Err(lost()) } else { Ok(7) }
-        });
-        assert_eq!(r.unwrap(), 7);
-        assert_eq!(tries.get(), 3);
-    }
-
-    #[test]
-    fn reconnecting_gives_up_at_the_deadline_and_on_fatal_errors() {
-        let r = reconnect_with_backoff::<()>(Instant::now(), &|| false, || Err(lost()));
-        assert!(matches!(r, Err(ReconnectError::GaveUp(_))));
-        let r = reconnect_with_backoff::<()>(
-            Instant::now() + Duration::from_secs(5),
-            &|| false,
-            || Err(DbError::fatal("access denied")),
-        );
-        assert!(matches!(r, Err(ReconnectError::Fatal(_))));
-        let r =
-            reconnect_with_backoff::<()>(Instant::now() + Duration::from_secs(5), &|| true, || {
-                Err(lost())
-            });
-        assert!(matches!(r, Err(ReconnectError::Stopped)));
-    }
 }

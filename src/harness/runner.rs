@@ -15,6 +15,7 @@ use crate::harness::measure::{
     Counts, Latency, SecondSample, ThreadMeasure, event_clock, new_histogram, now_ns, per_second,
     start_clock,
 };
+use crate::harness::reconnect::{ReconnectError, reconnect_with_backoff};
 
 /// One thread's side of a workload: what an event is, and how to get back
 /// to a clean state after an error.
@@ -247,16 +248,14 @@ fn on_error<W: Worker>(
             c.errors += 1;
             let now = Instant::now();
             let give_up = sh.end.map_or(now, |end| now.max(end)) + sh.cfg.reconnect_for;
-            match super::reconnect_with_backoff(give_up, &|| sh.stopping(), || w.recover(&e)) {
+            match reconnect_with_backoff(give_up, &|| sh.stopping(), || w.recover(&e)) {
                 Ok(()) => {
                     c.reconnects += 1;
                     Ok(())
                 }
-                Err(super::ReconnectError::Fatal(e2)) => Err(e2.into()),
-                Err(super::ReconnectError::GaveUp(last)) => {
-                    Err(WorkerError::GaveUp { first: e, last })
-                }
-                Err(super::ReconnectError::Stopped) => Err(WorkerError::Stopped { first: e }),
+                Err(ReconnectError::Fatal(e2)) => Err(e2.into()),
+                Err(ReconnectError::GaveUp(last)) => Err(WorkerError::GaveUp { first: e, last }),
+                Err(ReconnectError::Stopped) => Err(WorkerError::Stopped { first: e }),
             }
         }
     }
