@@ -1,7 +1,6 @@
 //! Which block device holds a path, and how many bytes a directory takes.
 
-use super::ProcError;
-use super::procfs::{self, DiskstatsEntry, MountInfo};
+use super::procfs::{self, DiskstatsEntry, MountInfo, ProcError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

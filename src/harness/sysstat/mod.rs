@@ -13,33 +13,6 @@
 //! * [`device_for_path`], [`dir_size_on_disk`], [`host_facts`],
 //!   [`pid_listening_on`], [`background_cpu_pct`]: one-off look-ups.
 
-/// A `/proc` or `/sys` file that could not be read or did not parse as the
-/// kernel documents it; the figures that needed it are left unmeasured with
-/// this as the reason.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProcError(pub String);
-
-impl From<String> for ProcError {
-    fn from(s: String) -> Self {
-        ProcError(s)
-    }
-}
-
-/// The reason, as text (what the results store under `unavailable`).
-impl std::ops::Deref for ProcError {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for ProcError {
-    fn from(s: &str) -> Self {
-        ProcError(s.to_string())
-    }
-}
-
 mod device;
 mod host;
 pub mod procfs;
@@ -52,7 +25,7 @@ pub use device::{
 pub use host::{
     HostFacts, clock_ticks_per_sec, host_facts, online_cpus, page_size, pid_listening_on,
 };
-pub use procfs::{CpuTimes, DiskCounters, parse_per_cpu};
+pub use procfs::{CpuTimes, DiskCounters, ProcError, parse_per_cpu};
 pub use sampler::{
     IntervalRates, PerOp, ProcTreeUsage, ProcUsage, SampleSeries, Sampler, SamplerConfig, Snapshot,
     Totals, background_cpu_pct, descendants, per_op, scan_processes, tree_usage,

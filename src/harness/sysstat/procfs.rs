@@ -3,10 +3,39 @@
 //! Every function here takes the file's text and does no I/O, so each can be
 //! tested on recorded fixtures. Counters are returned exactly as the kernel
 //! prints them (ticks, sectors, pages); conversion happens in the callers.
+//! A file that does not parse is a [`ProcError`], the reason its figures
+//! are left unmeasured (here, so that the sibling files use it without
+//! importing the folder's face).
 
-use super::ProcError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// A `/proc` or `/sys` file that could not be read or did not parse as the
+/// kernel documents it; the figures that needed it are left unmeasured with
+/// this as the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProcError(pub String);
+
+impl From<String> for ProcError {
+    fn from(s: String) -> Self {
+        ProcError(s)
+    }
+}
+
+/// The reason, as text (what the results store under `unavailable`).
+impl std::ops::Deref for ProcError {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for ProcError {
+    fn from(s: &str) -> Self {
+        ProcError(s.to_string())
+    }
+}
 
 /// Aggregate CPU time of the whole machine from the `cpu` line of
 /// `/proc/stat`, in clock ticks (`sysconf(_SC_CLK_TCK)`, usually 100/s).

@@ -1,9 +1,8 @@
 //! Background sampling of /proc during a benchmark test, and the arithmetic
 //! that turns the snapshots into totals, per-second rates and per-op costs.
 
-use super::ProcError;
 use super::host;
-use super::procfs::{self, CpuTimes, DiskCounters, PidStat};
+use super::procfs::{self, CpuTimes, DiskCounters, PidStat, ProcError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
