@@ -111,7 +111,10 @@ fn vs_sysbench_with_tls_runs_both_tools_over_tls_on_both_servers_and_reports_the
         // User or system time alone may round to 0 in a 1 s round (rusage
         // counts in clock ticks; seen under load 9 on 2 cores), never the
         // QPS or the total.
-        assert!(figures.iter().all(|f| f.is_finite() && *f >= 0.0), "{round}");
+        assert!(
+            figures.iter().all(|f| f.is_finite() && *f >= 0.0),
+            "{round}"
+        );
         assert!([0, 3, 5, 8].iter().all(|&i| figures[i] > 0.0), "{round}");
         let all = section
             .lines()
