@@ -12,7 +12,7 @@
 //! machine busy. Only the columns that some row fills are written; `target`
 //! is always the first. docs/reports.md lists the columns.
 
-use super::Exporter;
+use super::format::Exporter;
 use crate::report::doc::{Record, Val};
 use crate::report::model::{HwFigures, Report, Row, Side};
 

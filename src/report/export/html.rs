@@ -1,7 +1,9 @@
 //! One self-contained HTML page: inline CSS, inline SVG charts, no script and
 //! nothing fetched. The tables are the same blocks the terminal prints.
 
-use super::{Block, Chart, Exporter, Table, document, rel_text};
+use super::document::{document, rel_text};
+use super::format::Exporter;
+use crate::report::doc::{Block, Chart, Table};
 use crate::report::model::{Report, Shade, Verdict};
 use crate::report::svg::{self, Bar, BarChart, Line, LineChart, esc};
 

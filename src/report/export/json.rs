@@ -2,7 +2,7 @@
 //! section's part under its key (`null` where the section built nothing), in
 //! section order.
 
-use super::Exporter;
+use super::format::Exporter;
 use crate::report::model::Report;
 
 pub struct Json;

@@ -1,7 +1,9 @@
 //! Markdown for posting (GitHub-flavoured tables). Values that the colour
 //! rule makes red or green are bold, as Markdown has no colour.
 
-use super::{Block, Exporter, Table, document};
+use super::document::document;
+use super::format::Exporter;
+use crate::report::doc::{Block, Table};
 use crate::report::model::{Report, Shade};
 
 pub struct Markdown;

@@ -1,7 +1,9 @@
 //! The terminal format: aligned text tables; ANSI colours only when asked
 //! for (the CLI asks when stdout is a terminal and NO_COLOR is unset).
 
-use super::{Block, Exporter, Table, aligned, document};
+use super::document::document;
+use super::format::Exporter;
+use crate::report::doc::{Block, Table};
 use crate::report::model::{Report, Shade};
 
 pub struct Term {
@@ -107,4 +109,41 @@ impl Exporter for Term {
         }
         out
     }
+}
+
+/// Pads plain cells to aligned columns: the first `left` left-aligned.
+pub fn aligned(t: &Table) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
+    let n = t.header.len();
+    let mut width = vec![0usize; n];
+    for (i, h) in t.header.iter().enumerate() {
+        width[i] = h.chars().count();
+    }
+    for r in &t.rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            width[i] = width[i].max(c.text().chars().count());
+        }
+    }
+    let pad = |i: usize, s: &str| -> String {
+        if i < t.left {
+            format!("{s:<w$}", w = width[i])
+        } else {
+            format!("{s:>w$}", w = width[i])
+        }
+    };
+    let header = t
+        .header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| pad(i, h))
+        .collect();
+    let rows = t
+        .rows
+        .iter()
+        .map(|r| {
+            (0..n)
+                .map(|i| pad(i, &r.get(i).map(|c| c.text()).unwrap_or_default()))
+                .collect()
+        })
+        .collect();
+    (header, rows, width)
 }

@@ -16,7 +16,7 @@
 //! Insert Benchmark: the reference's `tput.tab`, `tputr.tab`, `iput.tab`);
 //! a report with no generic row has only those.
 
-use super::Exporter;
+use super::format::Exporter;
 use crate::report::doc::DataTable;
 use crate::report::model::Report;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{KEY, StepFigures, test_names};
+use super::steps::{KEY, StepFigures, test_names};
 use crate::report::doc::{Block, TCell, Table};
 use crate::report::model::Report;
 use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Section, Val};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{Detail, KEY, OpFigures};
+use super::detail::{Detail, KEY, OpFigures};
 use crate::report::compare::{self, Gate, GateRow, Rules};
 use crate::report::doc::{TCell, Table};
 use crate::report::export::Block;

@@ -35,8 +35,8 @@ use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::Worker;
 
 use super::expr::{Env, Expr, Value};
+use super::params::{Params, Protocol};
 use super::script::{CommandKind, Fetch, SleepAmount, SleepUnit, SqlPart, parse_script};
-use super::{Params, Protocol};
 
 /// A SQL command, ready for either protocol.
 pub struct SqlCmd {

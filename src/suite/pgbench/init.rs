@@ -18,7 +18,7 @@ use crate::harness::Harness;
 use crate::harness::probe::Probe;
 use crate::results::LoadStats;
 
-use super::Params;
+use super::params::Params;
 
 /// Accounts per unit of scale.
 pub const ACCOUNTS: u64 = 100_000;

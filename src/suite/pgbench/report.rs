@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::KEY;
 use super::check::Sums;
+use super::params::KEY;
 use super::stats::{Detail, ScriptDetail};
 use crate::report::export::{Block, TCell, Table};
 use crate::report::model::Report;

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::client::{Client, Compiled};
-use super::{Params, Protocol};
+use super::params::{Params, Protocol};
 use crate::harness::runner::StepRun;
 
 /// One command of a script.

@@ -13,13 +13,12 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::check;
+use super::detail::{Detail, KEY};
 use super::draw::KINDS;
-use super::{Detail, Tpcc};
 use crate::report::export::{Block, TCell, Table};
 use crate::report::model::Report;
 use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Section, Val};
 use crate::results::{RunDoc, Status};
-use crate::suite::api::Workload;
 
 /// The TPC-C section of reports.
 pub struct TpccSection;
@@ -71,7 +70,7 @@ pub struct TpccPart {
 
 impl Section for TpccSection {
     fn suite(&self) -> &'static str {
-        Tpcc::NAME
+        KEY
     }
 
     fn groups(&self) -> Vec<GroupDef> {
@@ -126,7 +125,7 @@ impl Section for TpccSection {
 pub fn context(name: &str, runs: &[RunDoc]) -> Option<NameContext> {
     let runs: Vec<&RunDoc> = runs
         .iter()
-        .filter(|r| r.name == name && r.suite == Tpcc::NAME)
+        .filter(|r| r.name == name && r.suite == KEY)
         .collect();
     let last = runs.last()?;
     let mut c = NameContext {
@@ -232,7 +231,7 @@ impl TpccPart {
             .map(|c| {
                 vec![
                     ("target", c.name.as_str().into()),
-                    ("suite", Tpcc::NAME.into()),
+                    ("suite", KEY.into()),
                     ("test", "context".into()),
                     ("tpcc_isolation", join(&c.isolation).into()),
                     ("tpcc_keying", join(&c.keying).into()),

@@ -1,0 +1,645 @@
+//! The readable report as one [`Block`] document ([`document`]), which the
+//! term, md and html exporters render, so they always say the same thing;
+//! and the texts and cells those exporters share (the legend, the ratio's
+//! text, the per-op cells).
+
+use super::series;
+use crate::report::doc::{Block, Chart, Plot, TCell, Table, Val, qps};
+use crate::report::model::{Differences, HwFigures, Rel, Report, Row, Side, ValueDiff, Verdict};
+
+/// `0.93 -`: the ratio and the verdict's mark.
+pub fn rel_text(r: &Rel) -> String {
+    Val::Rel(r.ratio, r.verdict).text("NA")
+}
+
+/// `0.90..0.96`, or empty when untested.
+pub fn ci_text(r: &Rel) -> String {
+    match (r.ci_low, r.ci_high) {
+        (Some(lo), Some(hi)) => format!("{lo:.2}..{hi:.2}"),
+        _ => String::new(),
+    }
+}
+
+/// A group's geometric mean with its verdict's mark, coloured only when
+/// significant ([`crate::report::compare::group_rel`]).
+fn geo_text(g: Option<&Rel>) -> TCell {
+    match g {
+        Some(g) => TCell::shaded(Val::Rel(g.ratio, g.verdict), Some(g.shade)),
+        None => "NA".into(),
+    }
+}
+
+/// The lines on top of a report: the names left out because their workload
+/// is not the base's, and those compared all the same (`--allow-mismatch`).
+pub fn mismatch_lines(r: &Report) -> Vec<String> {
+    let mut v: Vec<String> = r.not_compared.iter().map(|m| m.refusal(&r.base)).collect();
+    if !r.unlike.is_empty() {
+        v.push(format!(
+            "compared although the workload is not {}'s (--allow-mismatch): {}",
+            r.base,
+            r.unlike
+                .iter()
+                .map(|m| m.named())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    v
+}
+
+/// Whether the names make a version series: one engine, and every name at a
+/// version of its own (in report order, which is the matrix's). Names that
+/// share a version differ in config, and a line between them would read as
+/// an upgrade.
+pub fn is_version_series(r: &Report) -> bool {
+    let infos: Vec<&crate::report::model::TargetInfo> =
+        (0..=r.targets.len()).map(|i| r.info(i)).collect();
+    let one_engine = infos.iter().all(|i| i.engine == infos[0].engine);
+    let mut versions: Vec<&str> = Vec::new();
+    for i in &infos {
+        match i.versions.as_slice() {
+            [v] if !versions.contains(&v.as_str()) => versions.push(v),
+            _ => return false,
+        }
+    }
+    one_engine
+}
+
+/// What the marks and colours mean.
+pub fn legend(r: &Report) -> String {
+    let busy = r
+        .rows()
+        .flat_map(|row| {
+            std::iter::once(&row.base).chain(row.cells.iter().flatten().map(|c| &c.side))
+        })
+        .any(|s| s.samples.iter().any(|x| x.busy));
+    let busy = if busy {
+        format!(
+            " {}: a repeat ran while the machine was busy (see the notes).",
+            crate::report::load::BUSY_MARK
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Relative QPS = QPS(target) / QPS(base), the ratio of geometric means over the repeats; \
+above 1 is faster than the base. Marks: + faster, - slower (p < {} in the moderated t-test on log QPS, each test's variance \
+shrunk toward the one pooled over the run pair's tests, and a change above the {}% noise floor), ~ no significant change, ? one repeat on a side (untested). \
+95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~. \
+Summary and geomean: the geometric mean of the group's ratios, its mark from the 95% CI of the mean \
+of the tests' log ratios (variance: the sum of their squared standard errors over n²); coloured \
+only when + or -; ? when a test is untested.{busy}",
+        r.alpha,
+        trim_num(r.noise_floor * 100.0)
+    )
+}
+
+fn trim_num(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "(not set)".into())
+}
+
+/// Per-op figures as cells, NA where not measured.
+pub fn hw_cells(f: Option<&HwFigures>) -> Vec<TCell> {
+    let vals = f.map(|f| f.values()).unwrap_or([None; 7]);
+    vals.iter()
+        .map(|v| v.map(Val::Sig3).unwrap_or(Val::Na).into())
+        .collect()
+}
+
+fn row_has_hw(row: &Row) -> bool {
+    row.base.hw.is_some() || row.cells.iter().flatten().any(|c| c.side.hw.is_some())
+}
+
+fn abs_cell(s: Option<&Side>) -> TCell {
+    match s {
+        Some(s) => format!("{}{}", qps(s.qps), busy_mark(s)).into(),
+        None => "-".into(),
+    }
+}
+
+/// ` !` when a repeat of `s` ran on a busy machine, else nothing.
+fn busy_mark(s: &Side) -> String {
+    if s.samples.iter().any(|x| x.busy) {
+        format!(" {}", crate::report::load::BUSY_MARK)
+    } else {
+        String::new()
+    }
+}
+
+/// The readable report, as blocks. `charts`: include the chart blocks and the
+/// sections that are only charts.
+pub fn document(r: &Report, charts: bool) -> Vec<Block> {
+    let mut out = Vec::new();
+    let tables = !r.groups.is_empty();
+    let compared = !r.targets.is_empty();
+    // Without generic tables the report is its first part's; the base alone
+    // is the study of its thread sweep.
+    let heading = match r.parts.first() {
+        Some(b) if !tables => format!(
+            "{}: {} against {}",
+            b.part.title(),
+            r.targets.join(", "),
+            r.base
+        ),
+        _ if !compared => format!("Thread sweep: {}", r.base),
+        _ => format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
+    };
+    out.push(Block::Heading(1, heading));
+    let top = mismatch_lines(r);
+    if !top.is_empty() {
+        out.push(Block::Bullets(top));
+    }
+    // The answer first: the summary, the scalability of a thread sweep, the
+    // charts, then the tables, then what differs and the notes.
+    if tables && compared {
+        summary(r, &mut out);
+        out.push(Block::Para(legend(r)));
+    }
+    out.extend(crate::report::scalability::blocks(r, charts));
+    if charts && tables && compared {
+        if r.targets.len() >= 2 && is_version_series(r) {
+            version_series(r, &mut out);
+        } else {
+            summary_bars(r, &mut out);
+        }
+    }
+    groups(r, charts, &mut out);
+    for b in &r.parts {
+        out.extend(b.part.blocks(r, charts));
+    }
+    differs(r, &mut out);
+    notes(r, &mut out);
+    if charts && tables {
+        charts_after(r, &mut out);
+    }
+    out
+}
+
+/// One line chart per group when the report has more than two names: x the
+/// names in order (the base first), y QPS relative to the base, one line per
+/// test, the 0.95..1.05 band shaded. The picture of a version series.
+fn version_series(r: &Report, out: &mut Vec<Block>) {
+    out.push(Block::Heading(
+        2,
+        format!("Relative QPS by version (against {})", r.base),
+    ));
+    out.push(Block::Para(
+        "One line per test across the names in report order; dashed line: 1.0 = the base; grey band: \
+0.95 to 1.05; filled points: significant (+ or -), hollow: ~ or untested (?)."
+            .into(),
+    ));
+    for gi in 0..r.groups.len() {
+        out.push(Block::Chart(Chart::Drawn {
+            svg: series::chart(r, gi),
+            small: true,
+        }));
+    }
+}
+
+/// Bars per group of the summary (x the groups and all tests, one bar per
+/// target with its interval): the picture when the names are configs, not a
+/// version series.
+fn summary_bars(r: &Report, out: &mut Vec<Block>) {
+    let mut cats: Vec<String> = r.groups.iter().map(|g| g.title.clone()).collect();
+    cats.push("all tests".into());
+    let rels: Vec<&Vec<Option<Rel>>> = r
+        .groups
+        .iter()
+        .map(|g| &g.summary)
+        .chain(std::iter::once(&r.overall_summary))
+        .collect();
+    let bars = cats
+        .iter()
+        .zip(&rels)
+        .map(|(cat, row)| {
+            row.iter()
+                .zip(&r.targets)
+                .map(|(rel, t)| {
+                    rel.as_ref().map(|rel| crate::report::svg::Bar {
+                        value: rel.ratio,
+                        low: rel.ci_low,
+                        high: rel.ci_high,
+                        faded: !matches!(rel.verdict, Verdict::Faster | Verdict::Slower),
+                        tip: format!(
+                            "{t}, {cat}: {}{}",
+                            rel_text(rel),
+                            match (rel.ci_low, rel.ci_high) {
+                                (Some(lo), Some(hi)) => format!(" (95% CI {lo:.2} to {hi:.2})"),
+                                _ => String::new(),
+                            }
+                        ),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    out.push(Block::Chart(Chart::Plot {
+        plot: Plot::Bars(crate::report::svg::BarChart {
+            title: format!("Summary: geometric mean of relative QPS against {}", r.base),
+            categories: cats,
+            series: r.targets.clone(),
+            bars,
+            caption: "dashed line: 1.0 = the base; whiskers: 95% CI of the group's geometric mean; pale bars: ~ or untested (?)".into(),
+            first_is_base: false,
+        }),
+        small: false,
+    }));
+}
+
+/// Geometric means per group and overall, with their verdicts.
+fn summary(r: &Report, out: &mut Vec<Block>) {
+    // Summary: geometric means per group and overall.
+    let mut header = vec!["group".to_string()];
+    header.extend(r.targets.iter().cloned());
+    let mut rows: Vec<Vec<TCell>> = r
+        .groups
+        .iter()
+        .map(|g| {
+            let mut row: Vec<TCell> = vec![g.title.as_str().into()];
+            row.extend(g.summary.iter().map(|v| geo_text(v.as_ref())));
+            row
+        })
+        .collect();
+    let mut all: Vec<TCell> = vec!["all tests".into()];
+    all.extend(r.overall_summary.iter().map(|v| geo_text(v.as_ref())));
+    rows.push(all);
+    out.push(Block::Heading(
+        2,
+        "Summary (geometric mean of relative QPS)".into(),
+    ));
+    out.push(Block::Table(Table {
+        header,
+        rows,
+        left: 1,
+    }));
+}
+
+/// Who is compared, and what differs between each target and the base.
+fn differs(r: &Report, out: &mut Vec<Block>) {
+    out.push(Block::Heading(
+        2,
+        if r.targets.is_empty() {
+            "Runs"
+        } else {
+            "What differs"
+        }
+        .into(),
+    ));
+    let targets = Table {
+        header: ["name", "role", "engine", "version", "run ids", "runs"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..=r.targets.len())
+            .map(|i| {
+                let info = r.info(i);
+                vec![
+                    info.name.as_str().into(),
+                    if i == 0 { "base" } else { "target" }.into(),
+                    info.engine.as_str().into(),
+                    info.version().into(),
+                    info.runs
+                        .iter()
+                        .map(|x| x.run_id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        .into(),
+                    info.runs.len().to_string().into(),
+                ]
+            })
+            .collect(),
+        left: 5,
+    };
+    out.push(Block::Table(targets));
+    for d in &r.differences {
+        if d.is_empty() {
+            out.push(Block::Para(format!(
+                "{}: same engine version, server settings, config, parameters and host as {}.",
+                d.target, r.base
+            )));
+            continue;
+        }
+        out.push(Block::Heading(
+            3,
+            format!("{} against {}", d.target, r.base),
+        ));
+        let mut items = Vec::new();
+        if d.base_engine != d.target_engine {
+            items.push(format!(
+                "engine: {} (base), {} (target)",
+                d.base_engine, d.target_engine
+            ));
+        }
+        for l in &d.config_base_only {
+            items.push(format!("config line only in the base: {l}"));
+        }
+        for l in &d.config_target_only {
+            items.push(format!("config line only in the target: {l}"));
+        }
+        for (what, list) in [("parameter", &d.params), ("host", &d.host)] {
+            for v in list {
+                items.push(format!(
+                    "{what} {}: {} (base), {} (target)",
+                    v.name,
+                    opt(&v.base),
+                    opt(&v.target)
+                ));
+            }
+        }
+        if !items.is_empty() {
+            out.push(Block::Bullets(items));
+        }
+        settings_blocks(r, d, out);
+    }
+}
+
+/// The server settings that differ: those a config sets first, then those
+/// that differ by the versions' defaults, then (folded) those only one
+/// version has.
+fn settings_blocks(r: &Report, d: &Differences, out: &mut Vec<Block>) {
+    let table = |title: &str, list: &[&ValueDiff]| {
+        Block::Table(Table {
+            header: vec![title.to_string(), r.base.clone(), d.target.clone()],
+            rows: list
+                .iter()
+                .map(|v| {
+                    vec![
+                        v.name.as_str().into(),
+                        opt(&v.base).into(),
+                        opt(&v.target).into(),
+                    ]
+                })
+                .collect(),
+            left: 3,
+        })
+    };
+    let from_config: Vec<&ValueDiff> = d
+        .settings
+        .iter()
+        .filter(|v| d.settings_from_config.contains(&v.name))
+        .collect();
+    let (one_side, by_default): (Vec<&ValueDiff>, Vec<&ValueDiff>) = d
+        .settings
+        .iter()
+        .filter(|v| !d.settings_from_config.contains(&v.name))
+        .partition(|v| v.base.is_none() || v.target.is_none());
+    if !from_config.is_empty() {
+        out.push(table("server setting (set by a config)", &from_config));
+    }
+    if !by_default.is_empty() {
+        out.push(table("server setting (default differs)", &by_default));
+    }
+    if !one_side.is_empty() {
+        out.push(Block::Folded(
+            format!(
+                "{} server setting(s) that only one of {} and {} has",
+                one_side.len(),
+                r.base,
+                d.target
+            ),
+            vec![table("server setting (one side only)", &one_side)],
+        ));
+    }
+}
+
+/// Results not counted, and warnings.
+fn notes(r: &Report, out: &mut Vec<Block>) {
+    if !r.skipped.is_empty() || !r.warnings.is_empty() {
+        out.push(Block::Heading(2, "Notes".into()));
+        let mut items: Vec<String> = r
+            .skipped
+            .iter()
+            .map(|s| {
+                format!(
+                    "not counted: {} {} t={} in run {}: {}{}",
+                    s.target,
+                    s.test,
+                    s.threads,
+                    s.run_id,
+                    s.status,
+                    s.reason
+                        .as_ref()
+                        .map(|x| format!(" ({x})"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        items.extend(r.warnings.iter().cloned());
+        const MAX_NOTES: usize = 30;
+        if items.len() > MAX_NOTES {
+            let more = items.len() - MAX_NOTES;
+            items.truncate(MAX_NOTES);
+            items.push(format!(
+                "... and {more} more (all of them in --format json)"
+            ));
+        }
+        out.push(Block::Bullets(items));
+    }
+}
+
+/// One section per group (chart, relative table, absolute table), then the
+/// hardware efficiency per test.
+fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
+    let sweep = r.sweep();
+    for (gi, g) in r.groups.iter().enumerate() {
+        out.push(Block::Heading(2, capitalise(&g.title)));
+        if charts && !r.targets.is_empty() {
+            out.push(Block::Chart(Chart::Group(gi)));
+        }
+        let mut rh = vec!["test".to_string()];
+        for t in &r.targets {
+            rh.push(t.clone());
+            rh.push("95% CI".into());
+        }
+        let mut rel_rows: Vec<Vec<TCell>> = g
+            .rows
+            .iter()
+            .map(|row| {
+                let mut cells: Vec<TCell> = vec![row.label(sweep).into()];
+                for c in &row.cells {
+                    match c {
+                        Some(c) => {
+                            let mut mark = busy_mark(&c.side);
+                            if mark.is_empty() {
+                                mark = busy_mark(&row.base);
+                            }
+                            let rel = Val::Rel(c.rel.ratio, c.rel.verdict);
+                            cells.push(if mark.is_empty() {
+                                TCell::shaded(rel, Some(c.rel.shade))
+                            } else {
+                                TCell::shaded(
+                                    format!("{}{mark}", rel.text("NA")),
+                                    Some(c.rel.shade),
+                                )
+                            });
+                            cells.push(ci_text(&c.rel).into());
+                        }
+                        None => {
+                            cells.push("-".into());
+                            cells.push("".into());
+                        }
+                    }
+                }
+                cells
+            })
+            .collect();
+        let mut geo_row: Vec<TCell> = vec!["geomean".into()];
+        for v in &g.summary {
+            geo_row.push(geo_text(v.as_ref()));
+            geo_row.push(v.as_ref().map(ci_text).unwrap_or_default().into());
+        }
+        rel_rows.push(geo_row);
+        let rel = Table {
+            header: rh,
+            rows: rel_rows,
+            left: 1,
+        };
+        let mut ah = vec!["test".to_string()];
+        ah.extend(r.names().iter().map(|s| s.to_string()));
+        let abs = Table {
+            header: ah,
+            rows: g
+                .rows
+                .iter()
+                .map(|row| {
+                    let unit = row
+                        .unit_note()
+                        .map(|u| format!(" ({u})"))
+                        .unwrap_or_default();
+                    let mut cells: Vec<TCell> = vec![format!("{}{unit}", row.label(sweep)).into()];
+                    cells.extend((0..=r.targets.len()).map(|i| abs_cell(row.side(i))));
+                    cells
+                })
+                .collect(),
+            left: 1,
+        };
+        if r.targets.is_empty() {
+            out.push(Block::Table(abs));
+        } else {
+            out.push(Block::Beside(vec![
+                Block::Heading(3, "Relative QPS".into()),
+                Block::Table(rel),
+                Block::Heading(3, "QPS".into()),
+                Block::Table(abs),
+            ]));
+        }
+    }
+    hardware(r, out);
+}
+
+/// The hardware efficiency per test: each row's per-op figures, absolute and
+/// relative to the base, with the limit where results have it.
+fn hardware(r: &Report, out: &mut Vec<Block>) {
+    let sweep = r.sweep();
+    let hw_rows: Vec<&Row> = r.rows().filter(|row| row_has_hw(row)).collect();
+    let limits = hw_rows.iter().any(|row| {
+        row.base.limit().is_some() || row.cells.iter().flatten().any(|c| c.side.limit().is_some())
+    });
+    if !hw_rows.is_empty() {
+        out.push(Block::Heading(
+            2,
+            "Hardware efficiency per operation".into(),
+        ));
+        out.push(Block::Para(
+            "Per-op figures (cpu/o: CPU microseconds per operation, cs/o: context switches, r/o: \
+storage reads, rKB/o and wKB/o: KB read and written), absolute and relative to the base: \
+above 1 costs more than the base. \"1\" when both are 0, \"inf\" when only the base is 0, NA \
+where not measured."
+                .into(),
+        ));
+        if limits {
+            out.push(Block::Para(format!(
+                "{}.",
+                crate::report::table::LIMIT_LEGEND
+            )));
+        }
+        for row in hw_rows {
+            out.push(Block::Heading(
+                3,
+                format!("{} ({})", row.label(sweep), row.suite),
+            ));
+            let mut header = vec!["".to_string()];
+            header.extend(HwFigures::TITLES.iter().map(|s| s.to_string()));
+            // Results stored before rqps measured the limit have no column.
+            if limits {
+                header.push("limit".into());
+            }
+            let limit_cell = |s: Option<&crate::report::model::Side>| -> Vec<TCell> {
+                if limits {
+                    vec![crate::report::table::limit_cell(s.and_then(|s| s.limit())).into()]
+                } else {
+                    Vec::new()
+                }
+            };
+            let mut rows = Vec::new();
+            let mut first: Vec<TCell> = vec![r.base.as_str().into()];
+            first.extend(hw_cells(row.base.hw.as_ref()));
+            first.extend(limit_cell(Some(&row.base)));
+            rows.push(first);
+            for (t, c) in r.targets.iter().zip(&row.cells) {
+                let mut cells: Vec<TCell> = vec![t.as_str().into()];
+                cells.extend(hw_cells(c.as_ref().and_then(|c| c.side.hw.as_ref())));
+                cells.extend(limit_cell(c.as_ref().map(|c| &c.side)));
+                rows.push(cells);
+            }
+            for (t, c) in r.targets.iter().zip(&row.cells) {
+                if let Some(rel) = c.as_ref().and_then(|c| c.hw_rel.as_ref()) {
+                    let mut cells: Vec<TCell> = vec![format!("{t} / {}", r.base).into()];
+                    cells.extend(rel.iter().map(|x| TCell::from(x.to_string())));
+                    if limits {
+                        cells.push("".into());
+                    }
+                    rows.push(cells);
+                }
+            }
+            out.push(Block::Table(Table {
+                header,
+                rows,
+                left: 1,
+            }));
+        }
+    }
+}
+
+/// The per-second charts (the thread-sweep charts are in the scalability section).
+fn charts_after(r: &Report, out: &mut Vec<Block>) {
+    out.push(Block::Heading(2, "QPS per second".into()));
+    for (gi, g) in r.groups.iter().enumerate() {
+        for ri in 0..g.rows.len() {
+            out.push(Block::Chart(Chart::PerSecond { group: gi, row: ri }));
+        }
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::doc::sig3;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(qps(12345.6), "12346");
+        assert_eq!(qps(12.34), "12.3");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(123.4), "123");
+        assert_eq!(sig3(12.34), "12.3");
+        assert_eq!(sig3(1.234), "1.23");
+        assert_eq!(sig3(0.1234), "0.123");
+        assert_eq!(sig3(0.001234), "0.00123");
+        assert_eq!(sig3(0.002), "0.002");
+        assert_eq!(trim_num(2.0), "2");
+        assert_eq!(trim_num(2.5), "2.5");
+    }
+}

@@ -1,0 +1,102 @@
+//! The checked parameters a run stores with its results ([`Params`]: its
+//! scripts, the protocol) and the key of the suite's figures ([`KEY`]):
+//! shared by the run (`mod.rs`), the clients, the tables' initialisation,
+//! the figures and the report section.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::builtin::Builtin;
+use crate::error::{Error, usage};
+
+/// The key of the suite's figures in results.
+pub const KEY: &str = "pgbench";
+
+/// How statements go to the server (pgbench's `--protocol`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// The variables written into the SQL text, sent as one query.
+    Simple,
+    /// The variables bound as parameters.
+    Extended,
+    /// As `extended`, each statement prepared once per connection.
+    Prepared,
+}
+
+impl Protocol {
+    /// As `--protocol` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Extended => "extended",
+            Protocol::Prepared => "prepared",
+        }
+    }
+
+    pub(super) fn parse(v: &str) -> Result<Protocol, Error> {
+        match v {
+            "simple" => Ok(Protocol::Simple),
+            "extended" => Ok(Protocol::Extended),
+            "prepared" => Ok(Protocol::Prepared),
+            _ => Err(usage(format!(
+                "--protocol must be simple, extended or prepared, got '{v}'"
+            ))),
+        }
+    }
+}
+
+/// A script of the run, as stored with its results.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ScriptSpec {
+    /// How results name it: the built-in's name or the file's name.
+    pub name: String,
+    pub weight: u32,
+    /// The built-in it is (rendered per dialect when the run starts).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub builtin: Option<Builtin>,
+    /// A file's path and text, read when the run was planned.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub text: Option<String>,
+}
+
+/// Checked parameters, stored with every result.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Params {
+    pub profile: String,
+    pub scripts: Vec<ScriptSpec>,
+    pub clients: Vec<usize>,
+    /// Measured seconds per test (with --transactions: the most it may take).
+    pub secs: f64,
+    /// Transactions per client, instead of a duration.
+    pub transactions: Option<u64>,
+    pub warmup_secs: f64,
+    pub scale: u32,
+    pub protocol: Protocol,
+    pub defines: BTreeMap<String, String>,
+    pub rate: Option<f64>,
+    pub latency_limit_ms: Option<f64>,
+    pub max_tries: u32,
+    /// The init script's path and text.
+    pub init_script: Option<(String, String)>,
+    /// Whether rqps makes pgbench's four tables before the tests.
+    pub init_tables: bool,
+    pub seed: u64,
+}
+
+impl Params {
+    /// Whether the balances check runs after the tests: every script that
+    /// runs is a built-in and the only one that writes is tpcb-like.
+    pub fn checks_balances(&self) -> bool {
+        self.scripts
+            .iter()
+            .all(|s| matches!(s.builtin, Some(Builtin::TpcbLike | Builtin::SelectOnly)))
+            && self
+                .scripts
+                .iter()
+                .any(|s| s.builtin == Some(Builtin::TpcbLike))
+    }
+}
