@@ -13,7 +13,7 @@ use super::results::{RtSummary, step_of};
 use crate::report::compare::{self, Rules};
 use crate::report::model::{HwFigures, HwRatio, Rel, Shade};
 use crate::report::stats;
-use crate::results::{RunDoc, TestResult};
+use crate::results::{RunDoc, Status, TestResult};
 
 /// The suite name of Insert Benchmark runs and results.
 pub const SUITE: &str = "ibench";
@@ -59,7 +59,7 @@ pub struct IbenchRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct IbenchCell {
     /// `ok` when a repeat finished, else the status of the last one.
-    pub status: String,
+    pub status: Status,
     /// Geometric mean over the finished repeats: inserts/s (loads), indexed
     /// rows/s (l.x) or queries/s (qr/qp).
     pub throughput: Option<f64>,
@@ -96,7 +96,7 @@ pub struct IbenchCell {
 pub struct IbenchRepeat {
     pub run_id: String,
     pub engine_version: String,
-    pub status: String,
+    pub status: Status,
     pub clients: usize,
     pub secs: f64,
     pub throughput: f64,
@@ -172,7 +172,7 @@ fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
     IbenchRepeat {
         run_id: run.run_id.clone(),
         engine_version: run.engine.version.clone(),
-        status: t.status.to_string(),
+        status: t.status,
         clients: t.threads,
         secs: t.secs,
         throughput: t.qps,
@@ -236,18 +236,18 @@ fn rt_buckets(found: &[&TestResult], kind: usize) -> Option<Vec<u64>> {
 
 fn cell(runs: &[(&RunDoc, &TestResult)], query: bool) -> IbenchCell {
     let repeats: Vec<IbenchRepeat> = runs.iter().map(|(r, t)| repeat(r, t)).collect();
-    let ok: Vec<&IbenchRepeat> = repeats.iter().filter(|r| r.status == "ok").collect();
+    let ok: Vec<&IbenchRepeat> = repeats.iter().filter(|r| r.status == Status::Ok).collect();
     let ok_tests: Vec<&TestResult> = runs
         .iter()
-        .filter(|(_, t)| t.status == crate::results::Status::Ok)
+        .filter(|(_, t)| t.status == Status::Ok)
         .map(|(_, t)| *t)
         .collect();
     let tput: Vec<f64> = ok.iter().map(|r| r.throughput).collect();
     IbenchCell {
         status: if ok.is_empty() {
-            repeats.last().map(|r| r.status.clone()).unwrap_or_default()
+            repeats.last().map_or(Status::Failed, |r| r.status)
         } else {
-            "ok".into()
+            Status::Ok
         },
         throughput: if ok.is_empty() {
             None
@@ -331,7 +331,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
         let ok = |c: &IbenchCell| -> Vec<f64> {
             c.repeats
                 .iter()
-                .filter(|r| r.status == "ok")
+                .filter(|r| r.status == Status::Ok)
                 .map(|r| r.throughput)
                 .collect()
         };
@@ -513,7 +513,7 @@ pub(crate) mod tests {
         assert_eq!(a.repeats.len(), 2);
         assert!((a.throughput.unwrap() - 1100.0).abs() < 1e-6, "geomean");
         let q = s.rows[1].cells[1].as_ref().unwrap();
-        assert_eq!(q.status, "failed");
+        assert_eq!(q.status, Status::Failed);
         assert!(q.throughput.is_none() && q.rel.is_none());
         assert!(build("a", &["x"], &runs, Rules::default()).is_none());
     }

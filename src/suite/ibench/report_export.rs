@@ -17,7 +17,7 @@ use crate::report::export::{Block, Chart, Plot, TCell, Table, hw_cells, qps, rel
 use crate::report::model::{HwFigures, Report, Shade, Verdict};
 use crate::report::section::{Data, DataTable, Input, Part, Record, Section, Val};
 use crate::report::svg::{self, Bar, BarChart, Line, LineChart};
-use crate::results::{RunDoc, TestResult};
+use crate::results::{RunDoc, Status, TestResult};
 
 /// A chart as data, drawn by the HTML exporter; `small` ones flow side by side.
 fn chart(plot: Plot, small: bool) -> Block {
@@ -294,7 +294,7 @@ base: above 1 costs more."
             h.push("wKB/i".into());
             let mut rows = Vec::new();
             for r in &s.rows {
-                let Some(c) = r.cells[i].as_ref().filter(|c| c.status == "ok") else {
+                let Some(c) = r.cells[i].as_ref().filter(|c| c.status == Status::Ok) else {
                     continue;
                 };
                 let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
@@ -407,7 +407,7 @@ fn ibench_per_second_chart(s: &IbenchSection, step: usize) -> Plot {
         .enumerate()
         .filter_map(|(i, r)| {
             let c = r.cells[step].as_ref()?;
-            let reps = c.repeats.iter().filter(|x| x.status == "ok").count();
+            let reps = c.repeats.iter().filter(|x| x.status == Status::Ok).count();
             Some(Line {
                 name: if reps > 1 {
                     format!("{} (mean of {reps})", r.name)
@@ -460,7 +460,7 @@ fn records(s: &IbenchSection, report: &Report) -> Vec<Record> {
         for (col, cell) in s.steps.iter().zip(&row.cells) {
             let Some(cell) = cell else { continue };
             for (i, r) in cell.repeats.iter().enumerate() {
-                if r.status != "ok" {
+                if r.status != Status::Ok {
                     continue;
                 }
                 let mut rec: Record = vec![
