@@ -230,6 +230,11 @@ vs_table() {
         split($0, d, "QPS rqps/sysbench = "); qps[engine, t] = d[2]
         order[++n] = engine SUBSEP t
     }
+    / median of [0-9]+ rounds:/ {
+        t = $1
+        split($0, a, "QPS rqps/sysbench = "); split(a[2], q, ","); mqps[engine, t] = q[1]
+        split($0, b, "total client us/q rqps/sysbench = "); mtot[engine, t] = b[2]
+    }
     / all: context switches\/q/ {
         t = $1
         split($0, a, "switches/q rqps "); split(a[2], r, " ")
@@ -237,11 +242,13 @@ vs_table() {
         cs[engine, t] = r[1] " vs " x[1]
     }
     END {
-        print "| engine | threads | QPS rqps/sysbench | user CPU/q rqps/sysbench | total client CPU/q rqps vs sysbench (us) | context switches/q rqps vs sysbench |"
-        print "|---|---|---|---|---|---|"
+        # The done-when figures are the medians of the ratios of the rounds;
+        # the pooled ones (all queries of all rounds over all their CPU) beside.
+        print "| engine | threads | QPS rqps/sysbench (median of rounds) | total client CPU/q rqps/sysbench (median) | QPS rqps/sysbench (pooled) | user CPU/q rqps/sysbench (pooled) | total client CPU/q rqps vs sysbench (us, pooled) | context switches/q rqps vs sysbench |"
+        print "|---|---|---|---|---|---|---|---|"
         for (i = 1; i <= n; i++) {
             split(order[i], k, SUBSEP)
-            print "| " k[1] " | " k[2] " | " qps[k[1], k[2]] " | " user[k[1], k[2]] " | " tot[k[1], k[2]] " | " cs[k[1], k[2]] " |"
+            print "| " k[1] " | " k[2] " | " mqps[k[1], k[2]] " | " mtot[k[1], k[2]] " | " qps[k[1], k[2]] " | " user[k[1], k[2]] " | " tot[k[1], k[2]] " | " cs[k[1], k[2]] " |"
         }
     }' "$1"
 }

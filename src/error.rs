@@ -37,15 +37,6 @@ impl Error {
             Error::Engine { .. } | Error::Failed(_) => false,
         }
     }
-
-    /// The exit status this error ends the process with.
-    pub fn exit_code(&self) -> i32 {
-        if self.is_usage() {
-            EXIT_USAGE
-        } else {
-            EXIT_FAILED
-        }
-    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -29,7 +29,7 @@ pub struct ReportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// A change needs |ratio - 1| above this to be called faster or slower.
-    #[arg(long, default_value_t = 0.02, value_name = "F")]
+    #[arg(long, default_value_t = crate::plan::report::NOISE_FLOOR, value_name = "F")]
     pub noise_floor: f64,
     /// Also compare the unreported warm-up steps.
     #[arg(long)]
@@ -45,7 +45,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TEST")]
     pub explain: Option<String>,
     /// Rows of each --explain table.
-    #[arg(long, default_value_t = 20, value_name = "N", requires = "explain")]
+    #[arg(long, default_value_t = crate::plan::report::EXPLAIN_TOP, value_name = "N", requires = "explain")]
     pub top: usize,
 }
 
@@ -64,7 +64,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.95, value_name = "RATIO")]
     pub fail_below: f64,
     /// A change needs |ratio - 1| above this to count.
-    #[arg(long, default_value_t = 0.02, value_name = "F")]
+    #[arg(long, default_value_t = crate::plan::report::NOISE_FLOOR, value_name = "F")]
     pub noise_floor: f64,
     /// Also compare the unreported warm-up steps.
     #[arg(long)]

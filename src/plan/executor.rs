@@ -426,11 +426,11 @@ fn final_report(results: &Path, base: &str, names: &[String]) -> Result<(), Erro
         targets: Some(others.clone()),
         format,
         output,
-        noise_floor: 0.02,
+        noise_floor: super::report::NOISE_FLOOR,
         all: false,
         allow_mismatch: false,
         explain: None,
-        top: 20,
+        top: super::report::EXPLAIN_TOP,
     };
     report(&request(Format::Term, None))?;
     let html = results.join(format!("report-{}.html", crate::util::file_safe(base)));

@@ -11,6 +11,12 @@ use crate::report::export::{self, Format, TCell, Table};
 use crate::report::load::{self, Options};
 use crate::report::model::{Report, Verdict};
 
+/// The relative change below which a difference is noise, by default:
+/// `rqps report`, `rqps compare` and a matrix's final report.
+pub const NOISE_FLOOR: f64 = 0.02;
+/// Rows of each `--explain` table, by default.
+pub const EXPLAIN_TOP: usize = 20;
+
 /// What `rqps report` compares, and how it shows it.
 pub struct ReportRequest {
     pub results: PathBuf,

@@ -21,7 +21,6 @@ pub use document::{
     ci_text, document, hw_cells, is_version_series, legend, mismatch_lines, rel_text,
 };
 pub use format::{Exporter, Format};
-pub use term::aligned;
 
 /// The exporter of `format`; `colour` is for the terminal format only.
 pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
