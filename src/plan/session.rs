@@ -213,6 +213,10 @@ impl<'a> Session<'a> {
             spec.device.clone(),
             spec.busy_threshold,
         );
+        // The engine's version and settings first: a failure there ends the
+        // run before any warning is printed (as before the session moved
+        // here).
+        let doc = self.document(&probe)?;
         if spec.cpu_profile {
             // Said once, here (not again per test or in the summary); the
             // tests run on without profiles.
@@ -223,7 +227,6 @@ impl<'a> Session<'a> {
                 )),
             }
         }
-        let doc = self.document(&probe)?;
         let mut code = 0;
         let numbers: Vec<usize> = match spec.repeat_number {
             Some(n) => vec![n.max(1)],
