@@ -579,8 +579,14 @@ fn sqlite_config_lines_are_stored_and_what_differs_names_them_as_the_users() {
         let o = run(&args);
         assert!(o.status.success(), "{}", stderr(&o));
     }
+    // By name, not by order: two runs that start in the same second sort by
+    // their names ("delete" before "wal"), which failed this test once in CI.
     let dirs = run_dirs(&results);
-    let stored = read_json(&dirs[1].join("run.json"));
+    let delete = dirs
+        .iter()
+        .find(|d| d.to_string_lossy().ends_with("-delete"))
+        .unwrap_or_else(|| panic!("no run named delete in {dirs:?}"));
+    let stored = read_json(&delete.join("run.json"));
     assert_eq!(
         stored["server"]["config"],
         serde_json::json!(["# rollback journal", "journal_mode=DELETE"])
