@@ -61,23 +61,24 @@ fn rules(noise_floor: f64) -> Result<Rules, Error> {
     })
 }
 
+/// Writes `text` to the file the user named (saying so on standard error),
+/// else to standard output.
+fn emit(output: Option<&std::path::Path>, text: &str) -> Result<(), Error> {
+    match output {
+        Some(path) => {
+            crate::util::write_output(path, text.as_bytes())
+                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
 /// Skipped results and warnings, one line each, for standard error.
 fn notes(r: &Report) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    v.extend(r.skipped.iter().map(|s| {
-        format!(
-            "note: not counted: {} {} t={} in run {}: {}{}",
-            s.target,
-            s.test,
-            s.threads,
-            s.run_id,
-            s.status,
-            s.reason
-                .as_ref()
-                .map(|x| format!(" ({x})"))
-                .unwrap_or_default()
-        )
-    }));
+    v.extend(r.skipped.iter().map(|s| format!("note: {}", s.line())));
     v.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
     v
 }
@@ -113,14 +114,7 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
             eprintln!("{n}");
         }
     }
-    match &a.output {
-        Some(path) => {
-            crate::util::write_output(path, text.as_bytes())
-                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print!("{text}"),
-    }
+    emit(a.output.as_deref(), &text)?;
     Ok(0)
 }
 
@@ -149,14 +143,7 @@ fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
     }
     let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
         .map_err(|e| usage(e.to_string()))?;
-    match &a.output {
-        Some(path) => {
-            crate::util::write_output(path, text.as_bytes())
-                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print!("{text}"),
-    }
+    emit(a.output.as_deref(), &text)?;
     Ok(0)
 }
 
@@ -329,14 +316,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
             eprintln!("warning: {w}");
         }
     }
-    match &a.output {
-        Some(path) => {
-            crate::util::write_output(path, text.as_bytes())
-                .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print!("{text}"),
-    }
+    emit(a.output.as_deref(), &text)?;
     if a.fail_on_change {
         let newest: Vec<String> = h
             .newest_regressions()

@@ -324,6 +324,24 @@ pub struct Skipped {
     pub reason: Option<String>,
 }
 
+impl Skipped {
+    /// The note a report gives it: `not counted: pg16 scan t=1 in run R: failed (why)`.
+    pub fn line(&self) -> String {
+        format!(
+            "not counted: {} {} t={} in run {}: {}{}",
+            self.target,
+            self.test,
+            self.threads,
+            self.run_id,
+            self.status,
+            self.reason
+                .as_ref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {

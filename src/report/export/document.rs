@@ -410,24 +410,7 @@ fn settings_blocks(r: &Report, d: &Differences, out: &mut Vec<Block>) {
 fn notes(r: &Report, out: &mut Vec<Block>) {
     if !r.skipped.is_empty() || !r.warnings.is_empty() {
         out.push(Block::Heading(2, "Notes".into()));
-        let mut items: Vec<String> = r
-            .skipped
-            .iter()
-            .map(|s| {
-                format!(
-                    "not counted: {} {} t={} in run {}: {}{}",
-                    s.target,
-                    s.test,
-                    s.threads,
-                    s.run_id,
-                    s.status,
-                    s.reason
-                        .as_ref()
-                        .map(|x| format!(" ({x})"))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
+        let mut items: Vec<String> = r.skipped.iter().map(|s| s.line()).collect();
         items.extend(r.warnings.iter().cloned());
         const MAX_NOTES: usize = 30;
         if items.len() > MAX_NOTES {
