@@ -71,8 +71,9 @@ struct File {
     target: Vec<TargetEntry>,
 }
 
-/// One target as it will run.
-#[derive(Clone, Debug)]
+/// One target as it will run. Its `Debug` redacts the URL: a matrix file
+/// may hold a password in it.
+#[derive(Clone)]
 pub struct Target {
     pub name: String,
     pub engine: Option<EngineSpec>,
@@ -91,6 +92,24 @@ pub struct Target {
     pub password_file: Option<PathBuf>,
     /// `--cpu-profile` (`[defaults]`, overridden by the target's own).
     pub cpu_profile: bool,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("name", &self.name)
+            .field("engine", &self.engine)
+            .field(
+                "url",
+                &self.url.as_deref().map(crate::engine::target::redact),
+            )
+            .field("config", &self.config)
+            .field("server_cpus", &self.server_cpus)
+            .field("client_cpus", &self.client_cpus)
+            .field("password_file", &self.password_file)
+            .field("cpu_profile", &self.cpu_profile)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Clone)]
@@ -785,6 +804,17 @@ engine = "sqlite"
 name = "other"
 engine = "sqlite"
 "#;
+
+    #[test]
+    fn a_targets_debug_form_hides_the_password_in_its_url() {
+        let m = parse(
+            "[defaults]\nprofile = \"ci\"\n[[target]]\nname = \"a\"\nurl = \"postgres://u:sw0rdfish@127.0.0.1:5432/db\"\n",
+        )
+        .unwrap();
+        let shown = format!("{:?}", m.targets[0]);
+        assert!(!shown.contains("sw0rdfish"), "{shown}");
+        assert!(shown.contains("127.0.0.1:5432"), "{shown}");
+    }
 
     #[test]
     fn password_files_belong_to_url_targets_and_must_be_private() {
