@@ -6,6 +6,8 @@
 //! `UPDATE_SNAPSHOTS=1 cargo test --test report` rewrites the expected files
 //! under tests/fixtures/report/ (review the diff before committing).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -40,32 +42,7 @@ fn fixture_report() -> Report {
 
 /// Compares `got` with the expected file, or rewrites it with UPDATE_SNAPSHOTS=1.
 fn snapshot(name: &str, got: &str) {
-    let path = fixtures().join("report").join(name);
-    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run UPDATE_SNAPSHOTS=1 cargo test --test report",
-            path.display()
-        )
-    });
-    if want != got {
-        let line = want
-            .lines()
-            .zip(got.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(want.lines().count().min(got.lines().count()));
-        panic!(
-            "{name} differs from {} at line {}:\n want: {:?}\n  got: {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it)",
-            path.display(),
-            line + 1,
-            want.lines().nth(line),
-            got.lines().nth(line)
-        );
-    }
+    common::snapshot(&fixtures().join("report").join(name), got, "report");
 }
 
 fn render(r: &Report, f: Format, colour: bool) -> String {

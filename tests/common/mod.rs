@@ -44,3 +44,34 @@ pub fn server_available(kind: rqps::engine::server::Recipe) -> bool {
         }
     }
 }
+
+/// Compares `got` with the expected file at `path`, or rewrites it when
+/// `UPDATE_SNAPSHOTS=1`; a difference names its first line. `test` is the
+/// test file to rerun (`report`, `report_suites`).
+pub fn snapshot(path: &Path, got: &str, test: &str) {
+    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run UPDATE_SNAPSHOTS=1 cargo test --test {test}",
+            path.display()
+        )
+    });
+    if want != got {
+        let line = want
+            .lines()
+            .zip(got.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(got.lines().count()));
+        panic!(
+            "{} differs at line {}:\n want: {:?}\n  got: {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it)",
+            path.display(),
+            line + 1,
+            want.lines().nth(line),
+            got.lines().nth(line)
+        );
+    }
+}
