@@ -7,6 +7,7 @@
 //! measured and `report` compares it, with each suite's own section.
 
 pub mod cli;
+pub mod compat;
 pub mod engine;
 pub mod error;
 pub mod harness;

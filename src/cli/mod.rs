@@ -3,6 +3,7 @@
 //! and `rqps tests` take the options of the suite `--suite` names, and the
 //! engine kinds' options, from the suite and the engine registries.
 
+mod compat;
 mod history;
 mod matrix;
 mod merge;
@@ -76,6 +77,18 @@ enum Cmd {
     /// table of change points (test, first run after the change, QPS before -> after, change,
     /// p-value) and a chart per test.
     History(history::HistoryArgs),
+    /// How compatible target engines are with a reference (upstream MySQL or PostgreSQL):
+    /// protocol, syntax and semantics, statement by statement.
+    ///
+    /// Loads the same tables on every engine from one seed, runs each SQL suite's tests as
+    /// its own workers run them (a few events each), and compares every statement's answer
+    /// with the reference's: rows (ordered where the statement orders them), affected-row
+    /// counts, errors by meaning, the tables after each write; then the suites' invariants
+    /// after a concurrent run, and probes of the connection, two-session isolation and
+    /// error classes. The record goes to the results directory, where `rqps report` and
+    /// `rqps compare` use it to leave out of a cross-engine comparison the tests whose
+    /// statements differ in semantics.
+    Compat(compat::CompatArgs),
     /// Run a matrix file: several engine versions or configs in turn, repeats interleaved,
     /// resumable, then the report against the base target.
     Matrix(matrix::MatrixArgs),
@@ -324,6 +337,7 @@ pub fn main() -> i32 {
         },
         Cmd::Show(a) => show(&a),
         Cmd::Report(a) => report::report(&a),
+        Cmd::Compat(a) => compat::compat(&a, sub_matches),
         Cmd::Compare(a) => report::compare(&a),
         Cmd::History(a) => history::history(&a),
         Cmd::Engine(c) => engine(&c),

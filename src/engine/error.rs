@@ -48,4 +48,127 @@ impl fmt::Display for DbError {
 
 impl std::error::Error for DbError {}
 
+/// What an error means across engines and protocols, read from its code
+/// (a PostgreSQL SQLSTATE, a MySQL error number, a SQLite result code with
+/// its message): what `rqps compat` compares, since two engines of one
+/// protocol may say the same thing with another code, and never the same
+/// message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Meaning {
+    /// A unique key already has the value.
+    DuplicateKey,
+    /// The engine chose this transaction as a deadlock's victim.
+    Deadlock,
+    /// A lock was not granted in time (or at once, with NOWAIT).
+    LockWait,
+    /// Serializable or snapshot isolation refused the transaction.
+    Serialization,
+    /// The parser refused the statement.
+    Syntax,
+    /// A table, column, function or type the engine does not know.
+    Unknown,
+    /// A feature the engine does not have.
+    Unsupported,
+    /// The connection failed.
+    Connection,
+    /// Anything else.
+    Other,
+}
+
+impl Meaning {
+    /// Whether it says the engine did not accept the statement's text (its
+    /// syntax, a name or a feature), rather than failing it when it ran.
+    pub fn refused(self) -> bool {
+        matches!(self, Meaning::Syntax | Meaning::Unknown | Meaning::Unsupported)
+    }
+
+    /// How reports name it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Meaning::DuplicateKey => "duplicate key",
+            Meaning::Deadlock => "deadlock",
+            Meaning::LockWait => "lock wait",
+            Meaning::Serialization => "serialization failure",
+            Meaning::Syntax => "syntax error",
+            Meaning::Unknown => "unknown name",
+            Meaning::Unsupported => "unsupported",
+            Meaning::Connection => "connection",
+            Meaning::Other => "other error",
+        }
+    }
+}
+
+impl DbError {
+    /// What the error means ([`Meaning`]), from its code and, where the code
+    /// alone does not say (SQLite, MySQL's catch-all 1105), its message.
+    pub fn meaning(&self) -> Meaning {
+        let msg = self.message.to_ascii_lowercase();
+        let by_message = || {
+            if msg.contains("syntax error") || msg.contains("syntax_error") {
+                Meaning::Syntax
+            } else if msg.contains("unique constraint") || msg.contains("duplicate") {
+                Meaning::DuplicateKey
+            } else if msg.contains("deadlock") {
+                Meaning::Deadlock
+            } else if msg.contains("no such ")
+                || msg.contains("not found")
+                || msg.contains("unknown")
+                || msg.contains("does not exist")
+            {
+                Meaning::Unknown
+            } else if msg.contains("not supported") || msg.contains("unsupported") {
+                Meaning::Unsupported
+            } else if msg.contains("lock") && (msg.contains("timeout") || msg.contains("wait")) {
+                Meaning::LockWait
+            } else {
+                Meaning::Other
+            }
+        };
+        if self.class == ErrorClass::Reconnect {
+            return Meaning::Connection;
+        }
+        let Some(code) = self.code.as_deref() else {
+            return by_message();
+        };
+        // A PostgreSQL SQLSTATE: five characters, digits and capitals.
+        if code.len() == 5 && code.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        {
+            return match code {
+                "23505" => Meaning::DuplicateKey,
+                "40P01" => Meaning::Deadlock,
+                "55P03" => Meaning::LockWait,
+                "42601" => Meaning::Syntax,
+                "42883" | "42P01" | "42703" | "42704" | "3F000" | "42P02" => Meaning::Unknown,
+                "0A000" => Meaning::Unsupported,
+                c if c.starts_with("08") => Meaning::Connection,
+                "40001" => Meaning::Serialization,
+                // Codes PostgreSQL does not use, from an engine that speaks
+                // its protocol (H2: 42001, 42S02, HYT00): the message says.
+                _ => by_message(),
+            };
+        }
+        // A MySQL error number.
+        if let Ok(n) = code.parse::<u16>() {
+            return match n {
+                1062 | 1586 => Meaning::DuplicateKey,
+                1213 => Meaning::Deadlock,
+                1205 | 3572 => Meaning::LockWait,
+                1064 | 1149 => Meaning::Syntax,
+                1146 | 1054 | 1305 | 1049 | 1109 | 1630 => Meaning::Unknown,
+                1235 | 1295 | 1178 | 1289 => Meaning::Unsupported,
+                2002..=2099 => Meaning::Connection,
+                1105 => by_message(),
+                _ => Meaning::Other,
+            };
+        }
+        // A SQLite result code, by rusqlite's name of it.
+        match code {
+            "DatabaseBusy" | "DatabaseLocked" => Meaning::LockWait,
+            "ConstraintViolation" if msg.contains("unique") => Meaning::DuplicateKey,
+            _ => by_message(),
+        }
+    }
+}
+
 pub type DbResult<T> = Result<T, DbError>;

@@ -90,7 +90,7 @@ pub mod url;
 
 use std::fmt;
 
-pub use error::{DbError, DbResult, ErrorClass};
+pub use error::{DbError, DbResult, ErrorClass, Meaning};
 pub use kv::{KvAccess, KvConn};
 pub use schema::{Index, KeyedTable, SetTo, Table};
 
@@ -319,6 +319,13 @@ pub trait Dialect: Send + Sync {
     fn isolation_sql(&self) -> &'static [&'static str] {
         &[]
     }
+    /// The statement that makes this session wait at most `ms`
+    /// milliseconds for a row lock before its statement fails; `None`
+    /// where the engine has no such setting.
+    fn lock_wait_timeout(&self, ms: u64) -> Option<String> {
+        let _ = ms;
+        None
+    }
     /// Query whose single value is the largest id of `table`.
     fn max_key_sql(&self, table: &Table) -> String {
         format!("SELECT max({}) FROM {}", table.id.name, table.name)
@@ -446,6 +453,13 @@ pub trait Conn: Send {
         rows: Option<&mut Rows>,
     ) -> Option<DbResult<Outcome>> {
         let _ = (sql, params, rows);
+        None
+    }
+    /// Runs `sql` once and returns the names of the columns of its result
+    /// as the engine describes them (`rqps compat` compares them); `None`
+    /// where the engine's client does not read them.
+    fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
+        let _ = sql;
         None
     }
 }

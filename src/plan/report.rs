@@ -75,6 +75,47 @@ fn emit(output: Option<&std::path::Path>, text: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The compatibility record `which` names: a file, or `latest` (the newest
+/// under `<results>/compat/`).
+pub fn stored_compat(
+    results: &std::path::Path,
+    which: &str,
+) -> Result<crate::results::compat::CompatRecord, Error> {
+    if which != "latest" {
+        let path = std::path::Path::new(which);
+        let text = crate::results::read_result_file(path)
+            .map_err(|e| usage(format!("cannot read compatibility record {which}: {e}")))?;
+        return serde_json::from_str(&text)
+            .map_err(|e| usage(format!("{which} is not a compatibility record: {e}")));
+    }
+    let (mut records, warnings) = crate::results::compat::read_all(results);
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    records.sort_by(|a, b| a.started.cmp(&b.started));
+    records.pop().ok_or_else(|| {
+        usage(format!(
+            "{} holds no compatibility record: make one with rqps compat --reference ENGINE --server KIND[@VERSION] --results {}",
+            results.display(),
+            results.display()
+        ))
+    })
+}
+
+/// Renders a compatibility record in `format` to the file the user named,
+/// else to standard output.
+pub fn emit_compat(
+    record: &crate::results::compat::CompatRecord,
+    format: Format,
+    output: Option<&std::path::Path>,
+) -> Result<(), Error> {
+    let colour = format == Format::Term
+        && output.is_none()
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    emit(output, &crate::report::compat::render(record, format, colour))
+}
+
 /// Skipped results and warnings, one line each, for standard error.
 fn notes(r: &Report) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();

@@ -278,15 +278,10 @@ impl<'a> Session<'a> {
             .map_err(|e| failed(format!("cannot read the server settings: {e}")))?
             .into_iter()
             .collect();
-        let engine_label = if version.to_lowercase().contains("mariadb") {
-            "mariadb"
-        } else {
-            driver.engine()
-        };
         let name = spec
             .name
             .clone()
-            .unwrap_or_else(|| format!("{engine_label}-{}", short_version(&version)));
+            .unwrap_or_else(|| default_name(driver.engine(), &version));
         let mut host = crate::harness::host::host();
         host.data_fs = probe.fs.clone();
         host.data_device = probe.device.clone();
@@ -400,6 +395,18 @@ impl<'a> Session<'a> {
 }
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
+/// The name a run of `engine` at `version` gets without `--name`:
+/// `postgres-16.15`, `mariadb-11.4.5` (a MySQL-protocol engine whose
+/// version says MariaDB).
+pub fn default_name(engine: &str, version: &str) -> String {
+    let label = if version.to_lowercase().contains("mariadb") {
+        "mariadb"
+    } else {
+        engine
+    };
+    format!("{label}-{}", short_version(version))
+}
+
 fn short_version(v: &str) -> String {
     v.split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .find(|s| s.contains('.') && s.starts_with(|c: char| c.is_ascii_digit()))

@@ -12,6 +12,7 @@
 
 pub mod changepoint;
 pub mod compare;
+pub mod compat;
 pub mod doc;
 pub mod export;
 pub mod history;

@@ -6,6 +6,7 @@
 //! A test file is written with status `running` when the test starts and
 //! replaced when it ends, so a test cut short by a crash is visible as such.
 
+pub mod compat;
 pub mod merge;
 
 use std::path::{Path, PathBuf};

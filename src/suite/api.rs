@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
 use crate::report::section::Section;
 use crate::results::TestResult;
+pub use super::compat::{CompatPlan, CompatTable, CompatTest, CompatConcurrent, Condition};
 
 /// What every suite's parameters start from: a named profile and the seed.
 #[derive(Clone, Debug)]
@@ -97,6 +98,14 @@ pub trait Workload: Sync + 'static {
     fn report() -> Option<&'static dyn Section> {
         None
     }
+    /// What `rqps compat` runs of the suite: its tests on its own workers,
+    /// a few events each from the seed, on tables its load fills
+    /// ([`CompatPlan`]). `None`: the suite takes no part (an engine face
+    /// other than SQL, or nothing to compare).
+    fn compat(p: &Self::Params) -> Option<CompatPlan> {
+        let _ = p;
+        None
+    }
 }
 
 /// The load rate the time estimates assume, bytes per second of
@@ -159,6 +168,8 @@ pub trait Plan: Send + Sync {
     fn line(&self) -> fn(&str, &TestResult) -> String;
     /// What it opens on a server at most at once ([`Workload::need`]).
     fn need(&self) -> Need;
+    /// [`Workload::compat`].
+    fn compat(&self) -> Option<CompatPlan>;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -308,6 +319,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn need(&self) -> Need {
         W::need(&self.p)
+    }
+
+    fn compat(&self) -> Option<CompatPlan> {
+        W::compat(&self.p)
     }
 }
 

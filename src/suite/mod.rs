@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod bounds;
+pub mod compat;
 pub mod dbbench;
 pub mod ibench;
 pub mod linkbench;

@@ -533,6 +533,13 @@ impl Dialect for MysqlDialect {
     fn isolation_sql(&self) -> &'static [&'static str] {
         &["SELECT @@transaction_isolation", "SELECT @@tx_isolation"]
     }
+    /// InnoDB counts whole seconds.
+    fn lock_wait_timeout(&self, ms: u64) -> Option<String> {
+        Some(format!(
+            "SET SESSION innodb_lock_wait_timeout = {}",
+            ms.div_ceil(1000).max(1)
+        ))
+    }
 }
 
 /// MySQL's names for the portable types.

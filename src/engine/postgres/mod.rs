@@ -477,6 +477,9 @@ impl Dialect for PostgresDialect {
     fn isolation_sql(&self) -> &'static [&'static str] {
         &["SHOW transaction_isolation"]
     }
+    fn lock_wait_timeout(&self, ms: u64) -> Option<String> {
+        Some(format!("SET lock_timeout = {ms}"))
+    }
 }
 
 /// Appends the values of one DataRow body to `out`.
@@ -630,6 +633,10 @@ impl Conn for PostgresConn {
             }
             None => self.pg.execute_unnamed(&self.text, params, |_| Ok(())),
         })
+    }
+
+    fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
+        Some(self.pg.query_rows(sql).map(|(names, _)| names))
     }
 }
 

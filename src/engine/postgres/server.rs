@@ -274,7 +274,7 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
             "-E",
             "UTF8",
             "--no-locale",
-            "--no-sync",
+            no_sync(&srv.version),
         ])
         .current_dir(&srv.root)
         .process_group(0);
@@ -347,13 +347,27 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
     )))
 }
 
+/// The major version of a server binary's `--version` line
+/// (`postgres (PostgreSQL) 9.6.24` gives 9).
+fn major(version: &str) -> Option<u32> {
+    version
+        .split_whitespace()
+        .find_map(|w| w.split('.').next()?.parse::<u32>().ok())
+}
+
+/// initdb's option that skips the final fsync: `--no-sync` from 10 on,
+/// `--nosync` before (9.6's initdb refuses the newer spelling).
+pub(crate) fn no_sync(version: &str) -> &'static str {
+    match major(version) {
+        Some(m) if m < 10 => "--nosync",
+        _ => "--no-sync",
+    }
+}
+
 /// How TCP logins prove the password: `scram-sha-256`, or `md5` on servers
 /// older than 10 that have no SCRAM (`version`: `postgres (PostgreSQL) 9.6.24`).
 pub(crate) fn host_auth(version: &str) -> &'static str {
-    let major = version
-        .split_whitespace()
-        .find_map(|w| w.split('.').next()?.parse::<u32>().ok());
-    match major {
+    match major(version) {
         Some(m) if m < 10 => "md5",
         _ => "scram-sha-256",
     }
@@ -523,6 +537,13 @@ mod tests {
             "scram-sha-256"
         );
         assert_eq!(host_auth("postgres (PostgreSQL) 18.1"), "scram-sha-256");
+    }
+
+    #[test]
+    fn initdb_before_10_is_told_nosync_in_its_own_spelling() {
+        assert_eq!(no_sync("postgres (PostgreSQL) 9.6.24"), "--nosync");
+        assert_eq!(no_sync("postgres (PostgreSQL) 10.23"), "--no-sync");
+        assert_eq!(no_sync("postgres (PostgreSQL) 18.6"), "--no-sync");
     }
 
     #[test]

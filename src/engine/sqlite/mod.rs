@@ -211,12 +211,23 @@ impl Dialect for SqliteDialect {
     fn only_isolation(&self) -> Option<&'static str> {
         Some("SERIALIZABLE")
     }
+    /// A writer waits for the database lock, not a row's.
+    fn lock_wait_timeout(&self, ms: u64) -> Option<String> {
+        Some(format!("PRAGMA busy_timeout = {ms}"))
+    }
 }
 
-/// Reads every row of `stmt` (bound already) into `out`.
-fn fetch_rows(stmt: &mut Statement<'_>, out: &mut Rows) -> DbResult<Outcome> {
+/// Reads every row of `stmt` (bound already) into `out`; a statement
+/// without result columns (DML, BEGIN) says how many rows it changed, as
+/// [`Conn::execute`] does.
+fn fetch_rows(stmt: &mut Statement<'_>, out: &mut Rows, conn: &Connection) -> DbResult<Outcome> {
     let width = stmt.column_count();
     out.reset(width);
+    if width == 0 {
+        let writes = !stmt.readonly();
+        stmt.raw_execute().map_err(map_err)?;
+        return Ok(Outcome::Affected(if writes { conn.changes() } else { 0 }));
+    }
     let mut rows = stmt.raw_query();
     let mut n = 0u64;
     while let Some(row) = rows.next().map_err(map_err)? {
@@ -365,13 +376,13 @@ impl Conn for SqliteConn {
                     }
                     .map_err(map_err)?;
                 }
-                fetch_rows(stmt, out)
+                fetch_rows(stmt, out, &self.conn)
             }
             Slot::Text(sql) => {
                 let mut text = std::mem::take(&mut self.text);
                 let r = inline_params(sql, params, &mut text).and_then(|_| {
                     let mut stmt = self.conn.prepare(&text).map_err(map_err)?;
-                    fetch_rows(&mut stmt, out)
+                    fetch_rows(&mut stmt, out, &self.conn)
                 });
                 self.text = text;
                 r
@@ -403,7 +414,16 @@ impl Conn for SqliteConn {
 
     fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
         let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        fetch_rows(&mut stmt, out)
+        fetch_rows(&mut stmt, out, &self.conn)
+    }
+
+    fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
+        Some(
+            self.conn
+                .prepare(sql)
+                .map(|s| s.column_names().into_iter().map(str::to_string).collect())
+                .map_err(map_err),
+        )
     }
 }
 
@@ -525,6 +545,28 @@ mod tests {
             assert_eq!(rows.num(0, 2).unwrap(), 2.5);
             assert_eq!(rows.int(1, 0).unwrap(), 2);
         }
+    }
+
+    #[test]
+    fn fetch_of_a_statement_without_rows_says_what_it_changed_as_execute_does() {
+        let mut c = mem();
+        c.query("CREATE TABLE t (a INT)").unwrap();
+        let mut rows = Rows::default();
+        for mode in [PsMode::Auto, PsMode::Disable] {
+            let ins = c.prepare("INSERT INTO t VALUES (?), (?)", mode).unwrap();
+            assert_eq!(
+                c.fetch(ins, &[Param::Int(1), Param::Int(2)], &mut rows)
+                    .unwrap(),
+                Outcome::Affected(2)
+            );
+            let begin = c.prepare("BEGIN", mode).unwrap();
+            assert_eq!(c.fetch(begin, &[], &mut rows).unwrap(), Outcome::Affected(0));
+            c.query("COMMIT").unwrap();
+        }
+        assert_eq!(
+            c.query_into("DELETE FROM t", &mut rows).unwrap(),
+            Outcome::Affected(4)
+        );
     }
 
     #[test]

@@ -161,6 +161,23 @@ impl Workload for Select1 {
         }
         Ok(end)
     }
+
+    /// Three `SELECT 1`s on one connection, and nothing to load.
+    fn compat(_p: &Params) -> Option<crate::suite::api::CompatPlan> {
+        Some(crate::suite::api::CompatPlan {
+            load_what: "no tables".into(),
+            load: Box::new(|_| Ok(())),
+            tables: Vec::new(),
+            tests: vec![crate::suite::api::CompatTest {
+                name: "select1".into(),
+                also: Vec::new(),
+                writes: Vec::new(),
+                events: 3,
+                worker: Box::new(|d| Ok(Box::new(Pinger::new(d.clone())?) as _)),
+            }],
+            concurrent: None,
+        })
+    }
 }
 
 /// One connection sending `SELECT 1`.

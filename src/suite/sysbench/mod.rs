@@ -8,6 +8,7 @@
 
 use crate::error::usage;
 pub mod catalog;
+pub mod compat;
 pub mod event;
 pub mod load;
 pub mod params;
@@ -223,6 +224,10 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
 
     fn report() -> Option<&'static dyn crate::report::section::Section> {
         Some(&report::SECTION)
+    }
+
+    fn compat(p: &SysbenchParams) -> Option<crate::suite::api::CompatPlan> {
+        Some(compat::plan(p))
     }
 }
 

@@ -1,0 +1,165 @@
+//! `rqps compat`: its arguments, as the typed request of
+//! [`crate::compat`], and the rendering of its record.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::compat::{CompatRequest, EngineChoice};
+use crate::engine::install::EngineSpec;
+use crate::engine::target::Target;
+use crate::error::{Error, usage};
+use crate::plan::open::EngineArgs;
+use crate::report::export::Format;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Engines are written KIND[@VERSION] (a throwaway server rqps starts, \
+e.g. postgres@18.6, mariadb@11.4.5, sqlite) or as a URL (a server you run, e.g. \
+postgres://sa@127.0.0.1:5435/compat), each optionally named first: h2=postgres://... \
+The password of a URL without one comes from $PGPASSWORD or ~/.pgpass (PostgreSQL), \
+never from the command line.\n\nExamples:\n  rqps compat --reference postgres@18.6 --server postgres@9.6.24\n  \
+rqps compat --reference pg18=postgres@18.6 --target h2=postgres://sa@127.0.0.1:5435/compat --suites sysbench,select1\n  \
+rqps compat --show --format md     # the latest record, as Markdown")]
+pub struct CompatArgs {
+    /// The engine every target is compared with (upstream: postgres@18.6, or a MySQL).
+    #[arg(long, value_name = "[NAME=]ENGINE", required_unless_present = "show")]
+    pub reference: Option<String>,
+    /// A target started as a throwaway server: KIND[@VERSION] (repeat for more).
+    #[arg(long, value_name = "[NAME=]KIND[@VERSION]")]
+    pub server: Vec<String>,
+    /// A target reached through a URL, or sqlite (repeat for more).
+    #[arg(long, value_name = "[NAME=]URL")]
+    pub target: Vec<String>,
+    /// Results directory: the record goes to its compat/ folder, where `rqps report`
+    /// and `rqps compare` find it.
+    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Only these suites (default: every SQL suite).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
+    pub suites: Option<Vec<String>>,
+    /// Only these tests, by the names their results are stored under (any suite).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
+    pub tests: Option<Vec<String>>,
+    /// Leave out the suites' concurrent runs and their invariants.
+    #[arg(long)]
+    pub no_concurrent: bool,
+    /// The seed every engine's data and parameters come from.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// Output format of the report printed at the end.
+    #[arg(long, value_enum, default_value = "term")]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print a stored record instead of checking: FILE, or the latest in --results.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "latest")]
+    pub show: Option<String>,
+}
+
+/// `NAME=REST` or `REST`: a name is letters, digits, `-`, `_` and `.`,
+/// before an `=` that comes before any `:` or `/`.
+fn named(s: &str) -> (Option<String>, &str) {
+    if let Some((n, rest)) = s.split_once('=')
+        && !n.is_empty()
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return (Some(n.to_string()), rest);
+    }
+    (None, s)
+}
+
+/// An engine as `--reference`, `--server` or `--target` give it.
+fn choice(s: &str, as_url: bool) -> Result<EngineChoice, Error> {
+    let (label, rest) = named(s.trim());
+    let mut args = EngineArgs::default();
+    let url_like = rest.contains("://") || rest.starts_with("sqlite");
+    if as_url || url_like {
+        args.target = Some(Target::parse(rest).map_err(|e| usage(e.to_string()))?);
+    } else {
+        let spec: EngineSpec = rest.parse().map_err(|e: crate::engine::install::EngineSpecError| usage(e.to_string()))?;
+        if spec.server().is_none() && spec.kind.library.is_none() {
+            args.target = Some(Target::Sqlite(None));
+        } else {
+            args.server = Some(spec);
+        }
+    }
+    Ok(EngineChoice { label, args })
+}
+
+/// The targets in the order the command line gives them, `--server` and
+/// `--target` interleaved.
+fn targets(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<Vec<EngineChoice>, Error> {
+    let idx = |id: &str, n: usize| -> Vec<usize> {
+        m.and_then(|m| m.indices_of(id))
+            .map(|i| i.collect())
+            .unwrap_or_else(|| (0..n).collect())
+    };
+    let mut all: Vec<(usize, &String, bool)> = idx("server", a.server.len())
+        .into_iter()
+        .zip(&a.server)
+        .map(|(i, s)| (i, s, false))
+        .chain(
+            idx("target", a.target.len())
+                .into_iter()
+                .zip(&a.target)
+                .map(|(i, s)| (i, s, true)),
+        )
+        .collect();
+    all.sort_by_key(|(i, _, _)| *i);
+    all.into_iter().map(|(_, s, url)| choice(s, url)).collect()
+}
+
+pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error> {
+    if let Some(o) = &a.output {
+        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+    }
+    if let Some(which) = &a.show {
+        let record = crate::plan::report::stored_compat(&a.results, which)?;
+        crate::plan::report::emit_compat(&record, a.format, a.output.as_deref())?;
+        return Ok(0);
+    }
+    let Some(reference) = &a.reference else {
+        return Err(usage("give --reference ENGINE, or --show to print a stored record"));
+    };
+    let targets = targets(a, m)?;
+    if targets.is_empty() {
+        return Err(usage(
+            "give at least one target to compare with the reference: --server KIND[@VERSION] or --target URL",
+        ));
+    }
+    let req = CompatRequest {
+        reference: choice(reference, false)?,
+        targets,
+        results: a.results.clone(),
+        suites: a.suites.clone(),
+        tests: a.tests.clone(),
+        no_concurrent: a.no_concurrent,
+        seed: a.seed,
+        command_line: std::env::args().collect(),
+    };
+    let (record, path) = crate::compat::run(&req)?;
+    eprintln!("compat: record stored in {}", path.display());
+    crate::plan::report::emit_compat(&record, a.format, a.output.as_deref())?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_are_named_and_parsed_as_servers_or_urls() {
+        assert_eq!(named("h2=postgres://sa@h/db?x=1"), (Some("h2".into()), "postgres://sa@h/db?x=1"));
+        assert_eq!(named("postgres://sa@h/db?x=1").0, None);
+        let c = choice("pg18=postgres@18.6", false).unwrap();
+        assert_eq!(c.label.as_deref(), Some("pg18"));
+        assert_eq!(c.args.server.unwrap().version.as_deref(), Some("18.6"));
+        let c = choice("sqlite", false).unwrap();
+        assert!(matches!(c.args.target, Some(Target::Sqlite(None))));
+        let c = choice("postgres://u@127.0.0.1:1/db", true).unwrap();
+        assert!(matches!(c.args.target, Some(Target::Url(_))));
+        assert!(choice("nosuch@1", false).unwrap_err().is_usage());
+    }
+}

@@ -1,0 +1,797 @@
+//! `rqps compat`: how compatible each target engine is with a reference
+//! (upstream MySQL or PostgreSQL), at three levels: **protocol** (the
+//! client connects and runs statements), **syntax** (the engine parses
+//! what the reference parses) and **semantics** (it gives the reference's
+//! answers and behaviour).
+//!
+//! Every engine gets the same data from the same seed, loaded by each
+//! suite's own load, and then the suite's tests, each a few events of the
+//! suite's own worker on one connection ([`crate::suite::CompatPlan`]).
+//! A recording driver ([`trace`]) keeps every statement and its answer;
+//! the engines run in lock step, test by test, and each target's answers
+//! are compared with the reference's ([`compare`]). After a test that
+//! writes, its tables are read whole on every engine and compared; when
+//! they differ, every engine's tables are loaded again, so one difference
+//! does not make every later test differ. Then the suite's workers run
+//! concurrently and its invariants are checked (TPC-C's consistency
+//! conditions, LinkBench's and pgbench's). Last, [`probes`] checks the
+//! connection, two-session isolation and error classes.
+//!
+//! The record ([`crate::results::compat`]) is kept in the results
+//! directory, where `rqps report` and `rqps compare` read it to leave out of
+//! a cross-engine comparison the tests whose statements differ in
+//! semantics; [`crate::report::compat`] renders it in every format.
+//!
+//! Names no suite and no engine: suites come from the registry, engines
+//! through `plan::open`.
+
+pub mod compare;
+pub mod probes;
+pub mod trace;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::engine::{Driver, ErrorClass, Face};
+use crate::error::{Error, failed, usage};
+use crate::harness::measure::Counts;
+use crate::plan::open::{EngineArgs, Opened};
+use crate::results::EngineInfo;
+use crate::results::compat::{
+    CompatRecord, ConditionResult, Difference, EngineCompat, EngineId, Level, StatementCompat,
+    SuiteInfo, SuiteVerdict, TestCompat,
+};
+use crate::suite::{CompatPlan, CompatTest};
+use trace::{Recorder, Sent};
+
+/// One engine to check: the name to show it by (`None`: made from its
+/// engine and version) and how to open it.
+#[derive(Clone, Debug)]
+pub struct EngineChoice {
+    pub label: Option<String>,
+    pub args: EngineArgs,
+}
+
+/// What `rqps compat` checks, and where it keeps the record.
+#[derive(Clone, Debug)]
+pub struct CompatRequest {
+    pub reference: EngineChoice,
+    pub targets: Vec<EngineChoice>,
+    pub results: PathBuf,
+    /// Only these suites (default: every SQL suite that takes part).
+    pub suites: Option<Vec<String>>,
+    /// Only these tests (by stored name, of any suite).
+    pub tests: Option<Vec<String>>,
+    /// Leave out the concurrent runs and the suites' invariants.
+    pub no_concurrent: bool,
+    pub seed: u64,
+    /// The command line, credentials redacted.
+    pub command_line: Vec<String>,
+}
+
+/// The suites' profile `rqps compat` plans them with: small tables,
+/// seconds of work.
+pub const PROFILE: &str = "ci";
+
+/// How many connections a check opens on a server at most at once: the
+/// suites' concurrent runs and the two-session probes.
+const CONNECTIONS: usize = 8;
+
+/// The longest statement a record keeps whole (a 1,000-value IN list
+/// is about 6,000 characters): enough to paste it into a client.
+const STATEMENT_CHARS: usize = 16_000;
+
+/// One engine while it is checked.
+struct Side {
+    opened: Option<Opened>,
+    rec: Arc<Recorder>,
+    out: EngineCompat,
+    /// Statements by (suite, text), in the order first sent.
+    stats: BTreeMap<(String, String), (usize, StatementCompat)>,
+    /// Why the current suite cannot go on on this engine.
+    broken: Option<String>,
+}
+
+impl Side {
+    fn driver(&self) -> Arc<dyn Driver> {
+        self.rec.clone()
+    }
+
+    fn raw(&self) -> Arc<dyn Driver> {
+        self.rec.inner().clone()
+    }
+
+    fn stat(&mut self, suite: &str, test: &str, sql: &str, level: Level) {
+        let n = self.stats.len();
+        let (_, s) = self
+            .stats
+            .entry((suite.to_string(), sql.to_string()))
+            .or_insert_with(|| {
+                (
+                    n,
+                    StatementCompat {
+                        suite: suite.into(),
+                        test: test.into(),
+                        sql: sql.into(),
+                        level: Level::Semantics,
+                        sent: 0,
+                        matched: 0,
+                    },
+                )
+            });
+        s.sent += 1;
+        if level == Level::Semantics {
+            s.matched += 1;
+        }
+        s.level = s.level.max(level);
+    }
+}
+
+/// Opens one engine; `Err` is the line that says why it cannot be checked.
+fn open(choice: &EngineChoice) -> Result<(Opened, EngineId), String> {
+    let mut args = choice.args.clone();
+    args.need = Some(crate::engine::capacity::Need {
+        connections: CONNECTIONS,
+        prepared: 4000,
+        who: "rqps compat".into(),
+        fewer: "give the server more connections".into(),
+    });
+    let opened = crate::plan::open::open(&args, &mut |l| eprintln!("compat: {l}"))
+        .map_err(|e| e.to_string())?;
+    let driver = opened.driver.clone();
+    if driver.sql().is_none() {
+        let kind = driver.engine();
+        opened.close(&mut |_| {});
+        return Err(format!("{kind} offers no SQL access"));
+    }
+    let version = match driver.version() {
+        Ok(v) => v,
+        Err(e) => {
+            opened.close(&mut |_| {});
+            return Err(format!("cannot read its version: {e}"));
+        }
+    };
+    let id = EngineId {
+        label: choice
+            .label
+            .clone()
+            .unwrap_or_else(|| crate::plan::session::default_name(driver.engine(), &version)),
+        engine: EngineInfo {
+            name: driver.engine().to_string(),
+            version,
+        },
+        target: opened.shown.clone(),
+    };
+    Ok((opened, id))
+}
+
+fn empty(id: EngineId, left_out: Option<String>) -> EngineCompat {
+    EngineCompat {
+        id,
+        left_out,
+        statements: Vec::new(),
+        tests: Vec::new(),
+        differences: Vec::new(),
+        probes: Vec::new(),
+        conditions: Vec::new(),
+        suites: Vec::new(),
+    }
+}
+
+/// Runs `test` on one engine through its recorder: the worker's events,
+/// each failure recovered from as the harness would, and what was sent.
+fn run_test(side: &Side, test: &CompatTest) -> Vec<Sent> {
+    let _ = side.rec.take();
+    if let Ok(mut w) = (test.worker)(&side.driver()) {
+        let mut c = Counts::default();
+        for _ in 0..test.events {
+            if w.finished() {
+                break;
+            }
+            if let Err(e) = w.event(&mut c) {
+                let recovered = match e.class {
+                    ErrorClass::Retry | ErrorClass::Reconnect => w.recover(&e).is_ok(),
+                    ErrorClass::Fatal => false,
+                };
+                if !recovered {
+                    break;
+                }
+            }
+        }
+    }
+    side.rec.take()
+}
+
+/// Loads the suite's tables on one engine; the error names the statement
+/// that failed, when the recorder saw one.
+fn load(side: &Side, plan: &CompatPlan, recorded: bool) -> Result<(), (String, Option<Sent>)> {
+    let _ = side.rec.take();
+    let driver = if recorded { side.driver() } else { side.raw() };
+    let r = (plan.load)(&driver);
+    let sent = side.rec.take();
+    r.map_err(|e| {
+        let failing = sent
+            .into_iter()
+            .rev()
+            .find(|s| matches!(s.answer, trace::Answer::Error { .. }));
+        (e.to_string(), failing)
+    })
+}
+
+/// Reads `table` whole (its compared columns).
+fn read_table(
+    driver: &Arc<dyn Driver>,
+    t: &crate::suite::CompatTable,
+) -> Result<Vec<Vec<Option<String>>>, String> {
+    let db = driver.require_sql().map_err(|e| e.to_string())?;
+    let mut c = db.connect().map_err(|e| e.to_string())?;
+    let mut rows = crate::engine::Rows::default();
+    c.query_into(&select_all(t), &mut rows)
+        .map_err(|e| e.to_string())?;
+    Ok(trace::rows_of(&rows))
+}
+
+fn select_all(t: &crate::suite::CompatTable) -> String {
+    format!("SELECT {} FROM {}", t.columns.join(", "), t.name)
+}
+
+/// A suite's plan as `rqps compat` runs it: its [`PROFILE`], the seed.
+fn plan_of(
+    suite: &'static dyn crate::suite::Suite,
+    seed: u64,
+) -> Result<Option<CompatPlan>, Error> {
+    if suite.face() != Face::Sql {
+        return Ok(None);
+    }
+    let common = crate::suite::Common {
+        profile: PROFILE.into(),
+        seed,
+        part: None,
+    };
+    let m = suite
+        .args(clap::Command::new("compat"))
+        .try_get_matches_from(["compat"])
+        .map_err(|e| failed(format!("suite {}: {e}", suite.name())))?;
+    Ok(suite.plan_cli(&common, &m)?.compat())
+}
+
+/// Runs the check and stores its record; returns the record and where it is.
+pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
+    crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
+    let suites: Vec<&'static dyn crate::suite::Suite> = match &req.suites {
+        None => crate::suite::registry().to_vec(),
+        Some(names) => names
+            .iter()
+            .map(|n| crate::suite::find(n))
+            .collect::<Result<_, _>>()?,
+    };
+    let plans: Vec<(&'static dyn crate::suite::Suite, CompatPlan)> = suites
+        .iter()
+        .map(|s| Ok(plan_of(*s, req.seed)?.map(|p| (*s, p))))
+        .collect::<Result<Vec<_>, Error>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    if plans.is_empty() {
+        return Err(usage(
+            "none of the suites asked for takes part in rqps compat: choose SQL suites (sysbench, tpcc, linkbench, ibench, pgbench, select1)",
+        ));
+    }
+    if let Some(tests) = &req.tests {
+        let known: Vec<&str> = plans
+            .iter()
+            .flat_map(|(_, p)| p.tests.iter())
+            .flat_map(|t| std::iter::once(t.name.as_str()).chain(t.also.iter().map(String::as_str)))
+            .collect();
+        let unknown: Vec<&String> = tests.iter().filter(|t| !known.contains(&t.as_str())).collect();
+        if !unknown.is_empty() {
+            return Err(usage(format!(
+                "--tests: no suite asked for has a test named {}",
+                unknown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    let started = crate::util::now_rfc3339();
+
+    let (ref_opened, ref_id) = open(&req.reference)
+        .map_err(|why| failed(format!("cannot open the reference engine: {why}")))?;
+    eprintln!(
+        "compat: reference {} ({} {})",
+        ref_id.label, ref_id.engine.name, ref_id.engine.version
+    );
+    let mut sides = vec![Side {
+        rec: Recorder::new(ref_opened.driver.clone()),
+        opened: Some(ref_opened),
+        out: empty(ref_id, None),
+        stats: BTreeMap::new(),
+        broken: None,
+    }];
+    let mut left_out = Vec::new();
+    for t in &req.targets {
+        match open(t) {
+            Ok((opened, id)) => {
+                eprintln!(
+                    "compat: target {} ({} {})",
+                    id.label, id.engine.name, id.engine.version
+                );
+                sides.push(Side {
+                    rec: Recorder::new(opened.driver.clone()),
+                    opened: Some(opened),
+                    out: empty(id, None),
+                    stats: BTreeMap::new(),
+                    broken: None,
+                })
+            }
+            Err(why) => {
+                let label = t.label.clone().unwrap_or_else(|| describe(&t.args));
+                eprintln!("compat: target {label} left out: {why}");
+                left_out.push(empty(
+                    EngineId {
+                        label,
+                        engine: EngineInfo {
+                            name: String::new(),
+                            version: String::new(),
+                        },
+                        target: describe(&t.args),
+                    },
+                    Some(why),
+                ));
+            }
+        }
+    }
+    let result = check(req, &plans, &mut sides);
+    for s in &mut sides {
+        if let Some(o) = s.opened.take() {
+            o.close(&mut |l| eprintln!("compat: {l}"));
+        }
+    }
+    let suite_infos = result?;
+    let mut engines: Vec<EngineCompat> = sides
+        .into_iter()
+        .map(|mut s| {
+            let mut stats: Vec<(usize, StatementCompat)> = std::mem::take(&mut s.stats).into_values().collect();
+            stats.sort_by_key(|(n, _)| *n);
+            s.out.statements = stats.into_iter().map(|(_, st)| st).collect();
+            s.out
+        })
+        .collect();
+    let reference = engines.remove(0);
+    engines.extend(left_out);
+    let record = CompatRecord {
+        rqps_version: env!("CARGO_PKG_VERSION").into(),
+        started,
+        finished: crate::util::now_rfc3339(),
+        command_line: crate::engine::target::redact_args(&req.command_line),
+        seed: req.seed,
+        suites: suite_infos,
+        rules: compare::RULES.iter().map(|r| r.to_string()).collect(),
+        reference,
+        targets: engines,
+    };
+    let path = crate::results::compat::store(&req.results, &record)?;
+    Ok((record, path))
+}
+
+/// How an engine choice is shown before it is open.
+fn describe(a: &EngineArgs) -> String {
+    match (&a.server, &a.target) {
+        (Some(s), _) => s.server_arg().unwrap_or_else(|| s.kind.name.to_string()),
+        (None, Some(t)) => t.display(),
+        (None, None) => "sqlite".into(),
+    }
+}
+
+/// Every suite on every side, then the probes.
+fn check(
+    req: &CompatRequest,
+    plans: &[(&'static dyn crate::suite::Suite, CompatPlan)],
+    sides: &mut [Side],
+) -> Result<Vec<SuiteInfo>, Error> {
+    let mut infos = Vec::new();
+    for (suite, plan) in plans {
+        let name = suite.name();
+        let tests: Vec<&CompatTest> = plan
+            .tests
+            .iter()
+            .filter(|t| {
+                req.tests.as_ref().is_none_or(|only| {
+                    only.iter()
+                        .any(|n| *n == t.name || t.also.iter().any(|a| a == n))
+                })
+            })
+            .collect();
+        if tests.is_empty() && req.tests.is_some() {
+            continue;
+        }
+        eprintln!("compat: {name}: loading {} on {} engine(s)", plan.load_what, sides.len());
+        infos.push(SuiteInfo {
+            suite: name.into(),
+            load: plan.load_what.clone(),
+            tests: tests.len(),
+            left_out: None,
+        });
+        for side in sides.iter_mut() {
+            side.broken = None;
+            if let Err((why, failing)) = load(side, plan, true) {
+                side.broken = Some(format!("the load failed: {why}"));
+                if let Some(s) = failing {
+                    let level = compare::compare(
+                        &s.sql,
+                        &trace::Answer::Affected(0),
+                        &s.answer,
+                    )
+                    .level;
+                    side.stat(name, "load", &s.sql, level);
+                    side.out.differences.push(Difference {
+                        suite: name.into(),
+                        test: "load".into(),
+                        level,
+                        what: "the load failed".into(),
+                        statement: compare::cut(&s.literal(), STATEMENT_CHARS),
+                        reference: "ran".into(),
+                        target: compare::show(&s.answer),
+                    });
+                }
+            }
+        }
+        if let Some(why) = &sides[0].broken {
+            return Err(failed(format!(
+                "suite {name}: the reference engine {} could not load its tables: {why}",
+                sides[0].out.id.label
+            )));
+        }
+        for test in &tests {
+            eprintln!("compat: {name}: {}", test.name);
+            run_one(name, plan, test, sides);
+        }
+        for side in sides.iter_mut() {
+            if let Some(why) = side.broken.clone() {
+                for test in &tests {
+                    if side.out.test(name, &test.name).is_none() {
+                        side.out.tests.push(TestCompat {
+                            suite: name.into(),
+                            test: test.name.clone(),
+                            also: test.also.clone(),
+                            level: Level::None,
+                            statements: 0,
+                            reason: Some(why.clone()),
+                        });
+                    }
+                }
+            }
+        }
+        if let (Some(c), false) = (&plan.concurrent, req.no_concurrent) {
+            eprintln!("compat: {name}: concurrent run ({})", c.what);
+            for side in sides.iter_mut() {
+                if side.broken.is_some() {
+                    continue;
+                }
+                if let Err((why, _)) = load(side, plan, false) {
+                    side.broken = Some(format!("the load failed: {why}"));
+                    continue;
+                }
+                let conditions = concurrent(side, c);
+                side.out
+                    .conditions
+                    .extend(conditions.into_iter().map(|c| ConditionResult {
+                        suite: name.into(),
+                        name: c.name,
+                        holds: c.holds,
+                        detail: c.detail,
+                    }));
+            }
+        }
+        verdicts(name, &tests, sides);
+    }
+    // The probes open connections of their own: a short statement timeout
+    // ends a two-session probe an engine never resolves (a deadlock it
+    // does not detect) instead of waiting the default ten minutes.
+    let timeout = crate::engine::statement_timeout();
+    crate::engine::set_statement_timeout(std::time::Duration::from_secs(20));
+    for side in sides.iter_mut() {
+        eprintln!("compat: probes on {}", side.out.id.label);
+        side.out.probes = probes::run(&side.raw());
+    }
+    crate::engine::set_statement_timeout(timeout);
+    let (reference, targets) = sides.split_at_mut(1);
+    for t in targets {
+        probes::mark_same(&mut t.out.probes, &reference[0].out.probes);
+    }
+    Ok(infos)
+}
+
+/// One test on every side, compared, then its tables.
+fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]) {
+    let traces: Vec<Option<Vec<Sent>>> = sides
+        .iter()
+        .map(|s| s.broken.is_none().then(|| run_test(s, test)))
+        .collect();
+    let Some(reference) = traces[0].clone() else {
+        return;
+    };
+    for s in &reference {
+        sides[0].stat(suite, &test.name, &s.sql, Level::Semantics);
+    }
+    sides[0].out.tests.push(TestCompat {
+        suite: suite.into(),
+        test: test.name.clone(),
+        also: test.also.clone(),
+        level: Level::Semantics,
+        statements: reference.len() as u64,
+        reason: None,
+    });
+    for (side, trace) in sides.iter_mut().zip(&traces).skip(1) {
+        let Some(trace) = trace else { continue };
+        let mut level = Level::Semantics;
+        let mut first: Option<Difference> = None;
+        for i in 0..reference.len().max(trace.len()) {
+            let (l, diff) = match (reference.get(i), trace.get(i)) {
+                (Some(r), Some(t)) => {
+                    let v = compare::compare(&t.sql, &r.answer, &t.answer);
+                    side.stat(suite, &test.name, &t.sql, v.level);
+                    let d = (v.level != Level::Semantics).then(|| Difference {
+                        suite: suite.into(),
+                        test: test.name.clone(),
+                        level: v.level,
+                        what: v.what,
+                        statement: compare::cut(&t.literal(), STATEMENT_CHARS),
+                        reference: compare::show(&r.answer),
+                        target: compare::show(&t.answer),
+                    });
+                    (v.level, d)
+                }
+                (Some(r), None) => {
+                    side.stat(suite, &test.name, &r.sql, Level::None);
+                    let d = Difference {
+                        suite: suite.into(),
+                        test: test.name.clone(),
+                        level: Level::None,
+                        what: "not sent: the target's worker stopped before it".into(),
+                        statement: compare::cut(&r.literal(), STATEMENT_CHARS),
+                        reference: compare::show(&r.answer),
+                        target: "not sent".into(),
+                    };
+                    (Level::None, Some(d))
+                }
+                (None, Some(t)) => {
+                    side.stat(suite, &test.name, &t.sql, Level::Syntax);
+                    let d = Difference {
+                        suite: suite.into(),
+                        test: test.name.clone(),
+                        level: Level::Syntax,
+                        what: "sent only on the target: its worker went another way".into(),
+                        statement: compare::cut(&t.literal(), STATEMENT_CHARS),
+                        reference: "not sent".into(),
+                        target: compare::show(&t.answer),
+                    };
+                    (Level::Syntax, Some(d))
+                }
+                (None, None) => break,
+            };
+            level = level.max(l);
+            if first.is_none() {
+                first = diff;
+            }
+        }
+        side.out.tests.push(TestCompat {
+            suite: suite.into(),
+            test: test.name.clone(),
+            also: test.also.clone(),
+            level,
+            statements: trace.len() as u64,
+            reason: first.as_ref().map(|d| format!("{}: {}", d.what, cut_sql(&d.statement))),
+        });
+        if let Some(d) = first {
+            side.out.differences.push(d);
+        }
+    }
+    if test.writes.is_empty() {
+        return;
+    }
+    // The tables the test wrote, on every engine, against the reference's.
+    let tables: Vec<&crate::suite::CompatTable> = plan
+        .tables
+        .iter()
+        .filter(|t| test.writes.contains(&t.name))
+        .collect();
+    let mut reload = false;
+    let reference: Vec<Result<Vec<Vec<Option<String>>>, String>> =
+        tables.iter().map(|t| read_table(&sides[0].raw(), t)).collect();
+    for side in sides.iter_mut().skip(1) {
+        if side.broken.is_some() {
+            continue;
+        }
+        for (t, want) in tables.iter().zip(&reference) {
+            let Ok(want) = want else { continue };
+            let got = read_table(&side.raw(), t);
+            let what = match &got {
+                Ok(got) => compare::compare_tables(want, got),
+                Err(e) => Some(format!("cannot read it: {}", compare::cut(e, 160))),
+            };
+            let Some(what) = what else { continue };
+            reload = true;
+            let entry = side
+                .out
+                .tests
+                .iter_mut()
+                .rev()
+                .find(|x| x.suite == suite && x.test == test.name);
+            if let Some(x) = entry {
+                x.level = x.level.max(Level::Syntax);
+                if x.reason.is_none() {
+                    x.reason = Some(format!("table {} differs after the test: {what}", t.name));
+                }
+            }
+            side.out.differences.push(Difference {
+                suite: suite.into(),
+                test: test.name.clone(),
+                level: Level::Syntax,
+                what: format!("table {} differs after the test", t.name),
+                statement: select_all(t),
+                reference: format!("{} rows", want.len()),
+                target: what,
+            });
+        }
+    }
+    if reload {
+        eprintln!("compat: {suite}: tables differ after {}; loading them again everywhere", test.name);
+        for side in sides.iter_mut() {
+            if side.broken.is_some() {
+                continue;
+            }
+            if let Err((why, _)) = load(side, plan, false) {
+                side.broken = Some(format!("loading the tables again failed: {why}"));
+            }
+        }
+    }
+}
+
+/// The first line of a statement, cut, for a one-line reason.
+fn cut_sql(s: &str) -> String {
+    compare::cut(s.lines().next().unwrap_or(""), 120)
+}
+
+/// The suite's workers on threads of their own, then its conditions.
+fn concurrent(side: &Side, c: &crate::suite::CompatConcurrent) -> Vec<crate::suite::Condition> {
+    let driver = side.raw();
+    let workers = match (c.workers)(&driver) {
+        Ok(w) => w,
+        Err(e) => {
+            return vec![crate::suite::Condition {
+                name: "the concurrent run starts".into(),
+                holds: false,
+                detail: Some(compare::cut(&e.to_string(), 200)),
+            }];
+        }
+    };
+    let events = c.events;
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|mut w| {
+                s.spawn(move || -> Option<String> {
+                    let mut counts = Counts::default();
+                    for _ in 0..events {
+                        if w.finished() {
+                            break;
+                        }
+                        if let Err(e) = w.event(&mut counts) {
+                            let ok = match e.class {
+                                ErrorClass::Retry | ErrorClass::Reconnect => w.recover(&e).is_ok(),
+                                ErrorClass::Fatal => false,
+                            };
+                            if !ok {
+                                return Some(compare::cut(&e.to_string(), 200));
+                            }
+                        }
+                    }
+                    None
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().unwrap_or(Some("a worker panicked".into())))
+            .collect()
+    });
+    let mut out = vec![crate::suite::Condition {
+        name: "every worker finished its events".into(),
+        holds: failures.is_empty(),
+        detail: failures.first().cloned(),
+    }];
+    match (c.check)(&driver) {
+        Ok(cs) => out.extend(cs),
+        Err(e) => out.push(crate::suite::Condition {
+            name: "the invariants could be read".into(),
+            holds: false,
+            detail: Some(compare::cut(&e.to_string(), 200)),
+        }),
+    }
+    out
+}
+
+/// Whether each target's results of `suite` can be set beside the
+/// reference's, in one line.
+fn verdicts(suite: &str, tests: &[&CompatTest], sides: &mut [Side]) {
+    let (reference, targets) = sides.split_at_mut(1);
+    let ref_conditions: Vec<ConditionResult> = reference[0]
+        .out
+        .conditions
+        .iter()
+        .filter(|c| c.suite == suite)
+        .cloned()
+        .collect();
+    let n = tests.len();
+    reference[0].out.suites.push(SuiteVerdict {
+        suite: suite.into(),
+        comparable: true,
+        reason: "the reference".into(),
+    });
+    for side in targets {
+        let mine: Vec<&TestCompat> = side.out.tests.iter().filter(|t| t.suite == suite).collect();
+        let differ: Vec<&&TestCompat> = mine.iter().filter(|t| t.level != Level::Semantics).collect();
+        let broken_conditions: Vec<&ConditionResult> = side
+            .out
+            .conditions
+            .iter()
+            .filter(|c| {
+                c.suite == suite
+                    && !c.holds
+                    && ref_conditions.iter().any(|r| r.name == c.name && r.holds)
+            })
+            .collect();
+        let verdict = if let Some(why) = &side.broken {
+            SuiteVerdict {
+                suite: suite.into(),
+                comparable: false,
+                reason: why.clone(),
+            }
+        } else if let Some(t) = differ.first() {
+            SuiteVerdict {
+                suite: suite.into(),
+                comparable: false,
+                reason: format!(
+                    "{} of {n} tests differ in semantics; first {}: {}",
+                    differ.len(),
+                    t.test,
+                    t.reason.clone().unwrap_or_default()
+                ),
+            }
+        } else if let Some(c) = broken_conditions.first() {
+            SuiteVerdict {
+                suite: suite.into(),
+                comparable: false,
+                reason: format!(
+                    "after a concurrent run, '{}' does not hold: {}",
+                    c.name,
+                    c.detail.clone().unwrap_or_default()
+                ),
+            }
+        } else {
+            let held = side
+                .out
+                .conditions
+                .iter()
+                .filter(|c| c.suite == suite && c.holds)
+                .count();
+            SuiteVerdict {
+                suite: suite.into(),
+                comparable: true,
+                reason: format!(
+                    "all {n} tests gave the reference's answers{}",
+                    if held > 0 {
+                        format!("; {held} invariants hold after a concurrent run")
+                    } else {
+                        String::new()
+                    }
+                ),
+            }
+        };
+        side.out.suites.push(verdict);
+    }
+}

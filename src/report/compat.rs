@@ -1,0 +1,378 @@
+//! A compatibility record ([`crate::results::compat`]) for people and
+//! tools, in every report format: per engine, the share of statements at
+//! each level, whether each suite's results compare with upstream's, the
+//! first differences (statement, the reference's answer, the target's),
+//! the protocol, isolation and error probes, the invariants after the
+//! concurrent runs, and the rules of the comparison. Term, md and html
+//! render one [`Block`] document; csv is one record per engine and test
+//! (then one per probe); tsv the same as tables; json the record itself.
+
+use super::doc::{Block, DataTable, Shade, TCell, Table, Val};
+use super::export::Format;
+use crate::results::compat::{CompatRecord, EngineCompat, Level};
+
+/// Differences shown per engine in the readable formats (all are in the
+/// record, and in json).
+pub const SHOWN_DIFFERENCES: usize = 12;
+
+/// Characters of a statement the readable formats show (json has it whole).
+const STATEMENT_SHOWN: usize = 300;
+
+fn shown_statement(s: &str) -> String {
+    if s.chars().count() <= STATEMENT_SHOWN {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(STATEMENT_SHOWN).collect();
+    format!("{head}... (whole in the record)")
+}
+
+fn pct(n: u64, of: u64) -> String {
+    if of == 0 {
+        "-".into()
+    } else {
+        format!("{:.0} %", 100.0 * n as f64 / of as f64)
+    }
+}
+
+fn engines(r: &CompatRecord) -> impl Iterator<Item = &EngineCompat> {
+    std::iter::once(&r.reference).chain(&r.targets)
+}
+
+fn checked(r: &CompatRecord) -> impl Iterator<Item = &EngineCompat> {
+    r.targets.iter().filter(|t| t.left_out.is_none())
+}
+
+fn engine_title(e: &EngineCompat) -> String {
+    if e.id.engine.version.is_empty() {
+        e.id.label.clone()
+    } else {
+        format!("{} ({} {})", e.id.label, e.id.engine.name, e.id.engine.version)
+    }
+}
+
+/// The readable document: term, md and html render it.
+pub fn document(r: &CompatRecord) -> Vec<Block> {
+    let mut d = vec![Block::Heading(
+        1,
+        format!("Compatibility with {}", engine_title(&r.reference)),
+    )];
+    d.push(Block::Para(format!(
+        "Every engine loaded the same tables from seed {} and ran each suite's tests as its own workers run them, a few events each on one connection; each statement's answer was compared with the reference's. Levels: protocol (the client connects and runs statements), syntax (the engine parses the statement), semantics (it gives the reference's answers). Checked {} to {}: {}.",
+        r.seed,
+        r.started,
+        r.finished,
+        r.suites
+            .iter()
+            .map(|s| format!("{} ({} tests; {})", s.suite, s.tests, s.load))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )));
+    let left: Vec<String> = r
+        .targets
+        .iter()
+        .filter_map(|t| {
+            t.left_out
+                .as_ref()
+                .map(|why| format!("{} ({}): {why}", t.id.label, t.id.target))
+        })
+        .collect();
+    if !left.is_empty() {
+        d.push(Block::Heading(2, "Left out".into()));
+        d.push(Block::Bullets(left));
+    }
+    d.push(Block::Heading(2, "Statements at each level".into()));
+    let mut t = Table {
+        header: [
+            "engine",
+            "statements",
+            "semantics",
+            "syntax",
+            "protocol",
+            "none",
+            "tests at semantics",
+            "suites comparable",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: Vec::new(),
+        left: 1,
+    };
+    for e in engines(r).filter(|e| e.left_out.is_none()) {
+        let c = e.counts();
+        let n: u64 = c.iter().sum();
+        let tests_ok = e.tests.iter().filter(|t| t.level == Level::Semantics).count();
+        let suites_ok = e.suites.iter().filter(|s| s.comparable).count();
+        let mut row: Vec<TCell> = vec![engine_title(e).into(), Val::Int(n as i64).into()];
+        for (i, v) in c.iter().enumerate() {
+            let shade = (i > 0 && *v > 0).then_some(Shade::Red);
+            row.push(TCell::shaded(pct(*v, n), shade));
+        }
+        row.push(format!("{tests_ok} of {}", e.tests.len()).into());
+        row.push(TCell::shaded(
+            format!("{suites_ok} of {}", e.suites.len()),
+            (suites_ok < e.suites.len()).then_some(Shade::Red),
+        ));
+        t.rows.push(row);
+    }
+    d.push(Block::Table(t));
+    d.push(Block::Heading(
+        2,
+        "Can each suite's results be compared with the reference's?".into(),
+    ));
+    let mut t = Table {
+        header: ["engine", "suite", "comparable", "why"]
+            .map(String::from)
+            .to_vec(),
+        rows: Vec::new(),
+        left: 4,
+    };
+    for e in checked(r) {
+        for s in &e.suites {
+            t.rows.push(vec![
+                e.id.label.as_str().into(),
+                s.suite.as_str().into(),
+                TCell::shaded(
+                    if s.comparable { "yes" } else { "no" },
+                    Some(if s.comparable { Shade::Green } else { Shade::Red }),
+                ),
+                s.reason.as_str().into(),
+            ]);
+        }
+    }
+    d.push(Block::Table(t));
+    for e in checked(r) {
+        d.push(Block::Heading(
+            2,
+            format!("First differences: {}", e.id.label),
+        ));
+        if e.differences.is_empty() {
+            d.push(Block::Para(
+                "None: every statement gave the reference's answer.".into(),
+            ));
+            continue;
+        }
+        for x in e.differences.iter().take(SHOWN_DIFFERENCES) {
+            d.push(Block::Heading(
+                3,
+                format!("{} {} ({}): {}", x.suite, x.test, x.level.key(), x.what),
+            ));
+            d.push(Block::Bullets(vec![
+                format!("statement: {}", shown_statement(&x.statement)),
+                format!("{} answered: {}", r.reference.id.label, x.reference),
+                format!("{} answered: {}", e.id.label, x.target),
+            ]));
+        }
+        if e.differences.len() > SHOWN_DIFFERENCES {
+            d.push(Block::Para(format!(
+                "and {} more (every one is in the record: `rqps compat --show --format json`).",
+                e.differences.len() - SHOWN_DIFFERENCES
+            )));
+        }
+    }
+    if engines(r).any(|e| !e.probes.is_empty()) {
+        d.push(Block::Heading(2, "Protocol, isolation and errors".into()));
+        d.push(Block::Para(
+            "The same few statements on every engine, on a two-row table rqps_compat; a target's answer in red is not the reference's.".into(),
+        ));
+        let cols: Vec<&EngineCompat> = engines(r).filter(|e| e.left_out.is_none()).collect();
+        let mut t = Table {
+            header: ["area", "probe"]
+                .into_iter()
+                .map(String::from)
+                .chain(cols.iter().map(|e| e.id.label.clone()))
+                .collect(),
+            rows: Vec::new(),
+            left: 2 + cols.len(),
+        };
+        for p in &r.reference.probes {
+            let mut row: Vec<TCell> = vec![p.area.as_str().into(), p.name.as_str().into()];
+            for e in &cols {
+                row.push(match e.probes.iter().find(|q| q.area == p.area && q.name == p.name) {
+                    Some(q) => TCell::shaded(q.seen.as_str(), (!q.same).then_some(Shade::Red)),
+                    None => "-".into(),
+                });
+            }
+            t.rows.push(row);
+        }
+        d.push(Block::Table(t));
+        let how: Vec<String> = r
+            .reference
+            .probes
+            .iter()
+            .filter(|p| !p.how.is_empty())
+            .map(|p| format!("{}: {}", p.name, p.how))
+            .collect();
+        d.push(Block::Folded("The statements of each probe".into(), vec![Block::Bullets(how)]));
+    }
+    if engines(r).any(|e| !e.conditions.is_empty()) {
+        d.push(Block::Heading(2, "Invariants after a concurrent run".into()));
+        let cols: Vec<&EngineCompat> = engines(r).filter(|e| e.left_out.is_none()).collect();
+        let mut t = Table {
+            header: ["suite", "condition"]
+                .into_iter()
+                .map(String::from)
+                .chain(cols.iter().map(|e| e.id.label.clone()))
+                .collect(),
+            rows: Vec::new(),
+            left: 2 + cols.len(),
+        };
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for c in engines(r).flat_map(|e| e.conditions.iter()) {
+            if seen.contains(&(c.suite.as_str(), c.name.as_str())) {
+                continue;
+            }
+            seen.push((&c.suite, &c.name));
+            let mut row: Vec<TCell> = vec![c.suite.as_str().into(), c.name.as_str().into()];
+            for e in &cols {
+                row.push(
+                    match e
+                        .conditions
+                        .iter()
+                        .find(|x| x.suite == c.suite && x.name == c.name)
+                    {
+                        Some(x) if x.holds => TCell::shaded("holds", Some(Shade::Green)),
+                        Some(x) => TCell::shaded(
+                            format!("violated: {}", x.detail.clone().unwrap_or_default()),
+                            Some(Shade::Red),
+                        ),
+                        None => "-".into(),
+                    },
+                );
+            }
+            t.rows.push(row);
+        }
+        d.push(Block::Table(t));
+    }
+    d.push(Block::Heading(2, "How answers were compared".into()));
+    d.push(Block::Bullets(r.rules.clone()));
+    d.push(Block::Para(format!(
+        "Command: {}",
+        r.command_line.join(" ")
+    )));
+    d
+}
+
+/// The csv and tsv rows: one per engine and test, then one per probe and
+/// condition.
+fn data(r: &CompatRecord) -> DataTable {
+    let mut rows = Vec::new();
+    for e in engines(r) {
+        let base = |kind: &str| -> Vec<Val> {
+            vec![
+                e.id.label.as_str().into(),
+                e.id.engine.name.as_str().into(),
+                e.id.engine.version.as_str().into(),
+                kind.into(),
+            ]
+        };
+        if let Some(why) = &e.left_out {
+            let mut row = base("left-out");
+            row.extend([Val::Empty, Val::Empty, Val::Empty, Val::Empty, why.as_str().into()]);
+            rows.push(row);
+            continue;
+        }
+        for t in &e.tests {
+            let mut row = base("test");
+            row.extend([
+                t.suite.as_str().into(),
+                t.test.as_str().into(),
+                t.level.key().into(),
+                Val::Int(t.statements as i64),
+                t.reason.clone().unwrap_or_default().into(),
+            ]);
+            rows.push(row);
+        }
+        for s in &e.suites {
+            let mut row = base("suite");
+            row.extend([
+                s.suite.as_str().into(),
+                Val::Empty,
+                if s.comparable { "comparable" } else { "not comparable" }.into(),
+                Val::Empty,
+                s.reason.as_str().into(),
+            ]);
+            rows.push(row);
+        }
+        for p in &e.probes {
+            let mut row = base(&p.area);
+            row.extend([
+                Val::Empty,
+                p.name.as_str().into(),
+                if p.same { "same" } else { "differs" }.into(),
+                Val::Empty,
+                p.seen.as_str().into(),
+            ]);
+            rows.push(row);
+        }
+        for c in &e.conditions {
+            let mut row = base("invariant");
+            row.extend([
+                c.suite.as_str().into(),
+                c.name.as_str().into(),
+                if c.holds { "holds" } else { "violated" }.into(),
+                Val::Empty,
+                c.detail.clone().unwrap_or_default().into(),
+            ]);
+            rows.push(row);
+        }
+    }
+    DataTable {
+        title: None,
+        header: [
+            "engine", "engine_name", "version", "kind", "suite", "test", "level", "statements",
+            "detail",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
+}
+
+/// The record in `format`.
+pub fn render(r: &CompatRecord, format: Format, colour: bool) -> String {
+    let mut out = String::new();
+    match format {
+        Format::Term => {
+            for b in document(r) {
+                super::export::term::block(&b, colour, &mut out);
+            }
+        }
+        Format::Md => {
+            for b in document(r) {
+                super::export::md::block(&b, &mut out);
+            }
+            out.truncate(out.trim_end().len());
+            out.push('\n');
+        }
+        Format::Html => out = super::export::html::page(&document(r)),
+        Format::Csv => {
+            let t = data(r);
+            let line = |v: Vec<String>| v.join(",") + "\n";
+            out.push_str(&line(t.header.iter().map(|h| super::export::csv::field(h)).collect()));
+            for row in t.rows {
+                out.push_str(&line(
+                    row.iter()
+                        .map(|v| super::export::csv::field(&v.text("")))
+                        .collect(),
+                ));
+            }
+        }
+        Format::Tsv => {
+            let t = data(r);
+            let line = |v: Vec<String>| v.join("\t") + "\n";
+            out.push_str(&line(t.header.iter().map(|h| super::export::tsv::clean(h)).collect()));
+            for row in t.rows {
+                out.push_str(&line(
+                    row.iter()
+                        .map(|v| super::export::tsv::clean(&v.text("NA")))
+                        .collect(),
+                ));
+            }
+        }
+        Format::Json => {
+            out = serde_json::to_string_pretty(r).unwrap_or_default();
+            out.push('\n');
+        }
+    }
+    out
+}
