@@ -128,8 +128,19 @@ impl Side {
     }
 }
 
-/// Opens one engine; `Err` is the line that says why it cannot be checked.
-fn open(choice: &EngineChoice) -> Result<(Opened, EngineId), String> {
+/// Why an engine cannot be checked at all.
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    #[error(transparent)]
+    Open(#[from] Error),
+    #[error("{kind} offers no SQL access")]
+    NoSql { kind: &'static str },
+    #[error("cannot read its version: {0}")]
+    Version(#[source] crate::engine::DbError),
+}
+
+/// Opens one engine.
+fn open(choice: &EngineChoice) -> Result<(Opened, EngineId), Unusable> {
     let mut args = choice.args.clone();
     args.need = Some(crate::engine::capacity::Need {
         connections: CONNECTIONS,
@@ -137,19 +148,18 @@ fn open(choice: &EngineChoice) -> Result<(Opened, EngineId), String> {
         who: "rqps compat".into(),
         fewer: "give the server more connections".into(),
     });
-    let opened = crate::plan::open::open(&args, &mut |l| eprintln!("compat: {l}"))
-        .map_err(|e| e.to_string())?;
+    let opened = crate::plan::open::open(&args, &mut |l| eprintln!("compat: {l}"))?;
     let driver = opened.driver.clone();
     if driver.sql().is_none() {
         let kind = driver.engine();
         opened.close(&mut |_| {});
-        return Err(format!("{kind} offers no SQL access"));
+        return Err(Unusable::NoSql { kind });
     }
     let version = match driver.version() {
         Ok(v) => v,
         Err(e) => {
             opened.close(&mut |_| {});
-            return Err(format!("cannot read its version: {e}"));
+            return Err(Unusable::Version(e));
         }
     };
     let id = EngineId {
@@ -203,19 +213,26 @@ fn run_test(side: &Side, test: &CompatTest) -> Vec<Sent> {
     side.rec.take()
 }
 
-/// Loads the suite's tables on one engine; the error names the statement
-/// that failed, when the recorder saw one.
-fn load(side: &Side, plan: &CompatPlan, recorded: bool) -> Result<(), (String, Option<Sent>)> {
+/// A load that failed, and the statement that failed it when the
+/// recorder saw one.
+struct LoadFailed {
+    error: crate::engine::DbError,
+    failing: Option<Sent>,
+}
+
+/// Loads the suite's tables on one engine (through its recorder when
+/// `recorded`, so that a failing statement is known).
+fn load(side: &Side, plan: &CompatPlan, recorded: bool) -> Result<(), LoadFailed> {
     let _ = side.rec.take();
     let driver = if recorded { side.driver() } else { side.raw() };
     let r = (plan.load)(&driver);
     let sent = side.rec.take();
-    r.map_err(|e| {
-        let failing = sent
+    r.map_err(|error| LoadFailed {
+        error,
+        failing: sent
             .into_iter()
             .rev()
-            .find(|s| matches!(s.answer, trace::Answer::Error { .. }));
-        (e.to_string(), failing)
+            .find(|s| matches!(s.answer, trace::Answer::Error { .. })),
     })
 }
 
@@ -223,13 +240,19 @@ fn load(side: &Side, plan: &CompatPlan, recorded: bool) -> Result<(), (String, O
 fn read_table(
     driver: &Arc<dyn Driver>,
     t: &crate::suite::CompatTable,
-) -> Result<Vec<Vec<Option<String>>>, String> {
-    let db = driver.require_sql().map_err(|e| e.to_string())?;
-    let mut c = db.connect().map_err(|e| e.to_string())?;
+) -> crate::engine::DbResult<crate::engine::Rows> {
+    let mut c = driver.require_sql()?.connect()?;
     let mut rows = crate::engine::Rows::default();
-    c.query_into(&select_all(t), &mut rows)
-        .map_err(|e| e.to_string())?;
-    Ok(trace::rows_of(&rows))
+    c.query_into(&select_all(t), &mut rows)?;
+    Ok(rows)
+}
+
+/// What differs between two reads of a table; `None`: the same rows.
+fn table_difference(want: &crate::engine::Rows, got: &crate::engine::Rows) -> Option<String> {
+    if compare::row_hashes(want) == compare::row_hashes(got) {
+        return None;
+    }
+    compare::compare_tables(&trace::rows_of(want), &trace::rows_of(got))
 }
 
 fn select_all(t: &crate::suite::CompatTable) -> String {
@@ -298,8 +321,10 @@ pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     }
     let started = crate::util::now_rfc3339();
 
-    let (ref_opened, ref_id) = open(&req.reference)
-        .map_err(|why| failed(format!("cannot open the reference engine: {why}")))?;
+    let (ref_opened, ref_id) = open(&req.reference).map_err(|why| match why {
+        Unusable::Open(e) if e.is_usage() => e,
+        why => failed(format!("cannot open the reference engine: {why}")),
+    })?;
     eprintln!(
         "compat: reference {} ({} {})",
         ref_id.label, ref_id.engine.name, ref_id.engine.version
@@ -339,7 +364,7 @@ pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
                         },
                         target: describe(&t.args),
                     },
-                    Some(why),
+                    Some(why.to_string()),
                 ));
             }
         }
@@ -417,8 +442,16 @@ fn check(
         });
         for side in sides.iter_mut() {
             side.broken = None;
-            if let Err((why, failing)) = load(side, plan, true) {
-                side.broken = Some(format!("the load failed: {why}"));
+            let t = std::time::Instant::now();
+            let loaded = load(side, plan, true);
+            eprintln!(
+                "compat: {name}: loaded on {} in {:.1} s{}",
+                side.out.id.label,
+                t.elapsed().as_secs_f64(),
+                if loaded.is_err() { " (failed)" } else { "" }
+            );
+            if let Err(LoadFailed { error, failing }) = loaded {
+                side.broken = Some(format!("the load failed: {error}"));
                 if let Some(s) = failing {
                     let level = compare::compare(
                         &s.sql,
@@ -446,8 +479,13 @@ fn check(
             )));
         }
         for test in &tests {
-            eprintln!("compat: {name}: {}", test.name);
+            let t = std::time::Instant::now();
             run_one(name, plan, test, sides);
+            eprintln!(
+                "compat: {name}: {} ({:.1} s)",
+                test.name,
+                t.elapsed().as_secs_f64()
+            );
         }
         for side in sides.iter_mut() {
             if let Some(why) = side.broken.clone() {
@@ -471,8 +509,8 @@ fn check(
                 if side.broken.is_some() {
                     continue;
                 }
-                if let Err((why, _)) = load(side, plan, false) {
-                    side.broken = Some(format!("the load failed: {why}"));
+                if let Err(f) = load(side, plan, false) {
+                    side.broken = Some(format!("the load failed: {}", f.error));
                     continue;
                 }
                 let conditions = concurrent(side, c);
@@ -510,6 +548,24 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
     let traces: Vec<Option<Vec<Sent>>> = sides
         .iter()
         .map(|s| s.broken.is_none().then(|| run_test(s, test)))
+        .collect();
+    // Connection by connection, each in the order it sent: a test whose
+    // worker drives several connections at once (the Insert Benchmark's
+    // inserter and deleter) sends each one's statements in the same order
+    // on every engine, though not interleaved alike.
+    let traces: Vec<Option<Vec<Sent>>> = traces
+        .into_iter()
+        .map(|t| {
+            t.map(|mut t| {
+                t.sort_by_key(|s| s.conn);
+                // A statement prepared is no answer yet (a failed prepare
+                // is): engines whose clients take different paths to run
+                // one statement (PostgreSQL's unnamed statements, a
+                // prepare elsewhere) line up by what was run.
+                t.retain(|s| s.answer != trace::Answer::Prepared);
+                t
+            })
+        })
         .collect();
     let Some(reference) = traces[0].clone() else {
         return;
@@ -600,7 +656,8 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
         .filter(|t| test.writes.contains(&t.name))
         .collect();
     let mut reload = false;
-    let reference: Vec<Result<Vec<Vec<Option<String>>>, String>> =
+    let read_started = std::time::Instant::now();
+    let reference: Vec<crate::engine::DbResult<crate::engine::Rows>> =
         tables.iter().map(|t| read_table(&sides[0].raw(), t)).collect();
     for side in sides.iter_mut().skip(1) {
         if side.broken.is_some() {
@@ -610,8 +667,8 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
             let Ok(want) = want else { continue };
             let got = read_table(&side.raw(), t);
             let what = match &got {
-                Ok(got) => compare::compare_tables(want, got),
-                Err(e) => Some(format!("cannot read it: {}", compare::cut(e, 160))),
+                Ok(got) => table_difference(want, got),
+                Err(e) => Some(format!("cannot read it: {}", compare::cut(&e.to_string(), 160))),
             };
             let Some(what) = what else { continue };
             reload = true;
@@ -638,14 +695,20 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
             });
         }
     }
+    eprintln!(
+        "compat: {suite}: {} read on every engine after {} in {:.1} s",
+        tables.len(),
+        test.name,
+        read_started.elapsed().as_secs_f64()
+    );
     if reload {
         eprintln!("compat: {suite}: tables differ after {}; loading them again everywhere", test.name);
         for side in sides.iter_mut() {
             if side.broken.is_some() {
                 continue;
             }
-            if let Err((why, _)) = load(side, plan, false) {
-                side.broken = Some(format!("loading the tables again failed: {why}"));
+            if let Err(f) = load(side, plan, false) {
+                side.broken = Some(format!("loading the tables again failed: {}", f.error));
             }
         }
     }

@@ -72,6 +72,9 @@ pub enum Meaning {
     Unsupported,
     /// The connection failed.
     Connection,
+    /// The client could not read the engine's answer: it broke the
+    /// protocol (a malformed message).
+    Protocol,
     /// Anything else.
     Other,
 }
@@ -94,6 +97,7 @@ impl Meaning {
             Meaning::Unknown => "unknown name",
             Meaning::Unsupported => "unsupported",
             Meaning::Connection => "connection",
+            Meaning::Protocol => "protocol violation",
             Meaning::Other => "other error",
         }
     }
@@ -105,7 +109,9 @@ impl DbError {
     pub fn meaning(&self) -> Meaning {
         let msg = self.message.to_ascii_lowercase();
         let by_message = || {
-            if msg.contains("syntax error") || msg.contains("syntax_error") {
+            if msg.contains("protocol error") || msg.contains("malformed packet") {
+                Meaning::Protocol
+            } else if msg.contains("syntax error") || msg.contains("syntax_error") {
                 Meaning::Syntax
             } else if msg.contains("unique constraint") || msg.contains("duplicate") {
                 Meaning::DuplicateKey

@@ -224,9 +224,9 @@ fn fetch_rows(stmt: &mut Statement<'_>, out: &mut Rows, conn: &Connection) -> Db
     let width = stmt.column_count();
     out.reset(width);
     if width == 0 {
-        let writes = !stmt.readonly();
+        let before = conn.total_changes();
         stmt.raw_execute().map_err(map_err)?;
-        return Ok(Outcome::Affected(if writes { conn.changes() } else { 0 }));
+        return Ok(Outcome::Affected(conn.total_changes() - before));
     }
     let mut rows = stmt.raw_query();
     let mut n = 0u64;
@@ -306,8 +306,16 @@ fn run(
         }
         Ok(Outcome::Rows(n))
     } else {
+        // The rows this statement changed: `changes()` alone would repeat
+        // the last INSERT, UPDATE or DELETE's count after a BEGIN
+        // IMMEDIATE, which writes nothing and is not read-only.
+        let before = if writes { conn.total_changes() } else { 0 };
         stmt.raw_execute().map_err(map_err)?;
-        let changed = if writes { conn.changes() } else { 0 };
+        let changed = if writes {
+            conn.total_changes() - before
+        } else {
+            0
+        };
         Ok(Outcome::Affected(changed))
     }
 }
@@ -559,8 +567,11 @@ mod tests {
                     .unwrap(),
                 Outcome::Affected(2)
             );
-            let begin = c.prepare("BEGIN", mode).unwrap();
+            let begin = c.prepare("BEGIN IMMEDIATE", mode).unwrap();
             assert_eq!(c.fetch(begin, &[], &mut rows).unwrap(), Outcome::Affected(0));
+            assert_eq!(c.execute(begin, &[]).ok(), None, "already in a transaction");
+            c.query("COMMIT").unwrap();
+            assert_eq!(c.execute(begin, &[]).unwrap(), Outcome::Affected(0));
             c.query("COMMIT").unwrap();
         }
         assert_eq!(

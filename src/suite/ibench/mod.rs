@@ -9,6 +9,7 @@
 
 use crate::error::usage;
 
+pub mod compat;
 pub mod limiter;
 pub mod params;
 pub mod report;
@@ -283,5 +284,24 @@ impl crate::suite::api::Workload for Ibench {
 
     fn report() -> Option<&'static dyn crate::report::section::Section> {
         Some(&report_export::SECTION)
+    }
+
+    /// The four load steps with one client (see [`compat`]).
+    fn compat(p: &params::IbenchParams) -> Option<crate::suite::api::CompatPlan> {
+        let mut one = p.clone();
+        one.clients = 1;
+        let steps = [
+            StepDef::LoadI0,
+            StepDef::LoadX,
+            StepDef::LoadI1,
+            StepDef::LoadI2,
+        ];
+        Some(compat::plan(
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.name(), run::step_spec(&one, d, i)))
+                .collect(),
+        ))
     }
 }

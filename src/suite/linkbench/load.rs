@@ -105,6 +105,16 @@ fn in_trx(
     }
 }
 
+/// Where loads and requests read the time in milliseconds: the wall clock
+/// ([`wall_clock`]) in runs; `rqps compat` gives every engine the same
+/// times, so that rows stamped with them compare.
+pub type Clock = std::sync::Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The wall clock, [`now_ms`].
+pub fn wall_clock() -> Clock {
+    std::sync::Arc::new(now_ms)
+}
+
 /// Current time in milliseconds since the epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -121,6 +131,7 @@ fn load_nodes(
     done: &AtomicU64,
     retries: &AtomicU64,
     stop: &AtomicBool,
+    clock: &Clock,
 ) -> DbResult<()> {
     let table = schema::node();
     let d = db.dialect();
@@ -134,7 +145,7 @@ fn load_nodes(
     let mut conn = db.connect()?;
     let mut rng = Rng::seeded(seed);
     let mut motif = Motif::new(&mut rng, NODE_UNIQUENESS);
-    let now_s = now_ms() / 1000;
+    let now_s = clock() / 1000;
     let mut stmts = std::collections::HashMap::new();
     let mut left = graph.n;
     let mut data: Vec<String> = Vec::new();
@@ -192,6 +203,7 @@ fn load_links(
     counts_done: &AtomicU64,
     retries: &AtomicU64,
     stop: &AtomicBool,
+    clock: &Clock,
 ) -> DbResult<()> {
     let d = db.dialect();
     let link = schema::link();
@@ -261,7 +273,7 @@ fn load_links(
                 id
             }
         };
-        let now = now_ms();
+        let now = clock();
         let mut params = Vec::with_capacity(k * 5);
         for &(id1, t, n) in counts.iter() {
             params.extend([
@@ -286,7 +298,7 @@ fn load_links(
             break;
         }
         let last = (first + CHUNK_IDS).min(end);
-        let now = now_ms();
+        let now = clock();
         for id1 in first..last {
             for (t, &ty) in graph.link_types.iter().enumerate() {
                 let n = graph.nlinks_of(id1, t);
@@ -351,6 +363,7 @@ pub fn load(
     loaders: usize,
     seed: u64,
     progress: &Progress,
+    clock: &Clock,
 ) -> Result<LoadOut, LoadError> {
     let db = driver
         .require_sql()
@@ -365,7 +378,7 @@ pub fn load(
     let mut link_secs = 0.0;
     let run_nodes = || {
         let t = Instant::now();
-        let r = load_nodes(db, graph, seed, &progress.nodes, &retries, &stop);
+        let r = load_nodes(db, graph, seed, &progress.nodes, &retries, &stop, clock);
         if r.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -382,6 +395,7 @@ pub fn load(
             &progress.counts,
             &retries,
             &stop,
+            clock,
         );
         if r.is_err() {
             stop.store(true, Ordering::Relaxed);

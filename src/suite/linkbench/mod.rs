@@ -10,6 +10,7 @@
 //! check), `report` (the report section).
 
 pub mod check;
+pub mod compat;
 pub mod detail;
 pub mod dist;
 pub mod load;
@@ -403,6 +404,17 @@ impl Workload for Linkbench {
         report::result_line(label, r)
     }
 
+    fn compat(p: &Params) -> Option<crate::suite::api::CompatPlan> {
+        Some(compat::plan(&compat::Shape {
+            nodes: p.nodes,
+            outdegree: p.outdegree,
+            seed: p.seed,
+            graph_seed: GRAPH_SEED,
+            list_limit: p.list_limit,
+            max_failures: p.max_failures,
+        }))
+    }
+
     fn report() -> Option<&'static dyn crate::report::section::Section> {
         Some(&report::SECTION)
     }
@@ -487,7 +499,14 @@ fn run_load(
                     }
                     bar.finish_and_clear();
                 });
-                let out = load::load(&driver, &graph, p.loaders, p.seed, &progress);
+                let out = load::load(
+                    &driver,
+                    &graph,
+                    p.loaders,
+                    p.seed,
+                    &progress,
+                    &load::wall_clock(),
+                );
                 done.store(true, std::sync::atomic::Ordering::Relaxed);
                 let _ = shown.join();
                 out
@@ -640,6 +659,8 @@ fn run_requests(
                 requests: (p.requests > 0).then_some(p.requests),
                 max_failures: p.max_failures,
                 max_retries: 10,
+                clock: load::wall_clock(),
+                only: None,
             });
             let mut workers = (0..requesters)
                 .map(|i| {

@@ -11,7 +11,7 @@ use super::dist::{
     self, Graph, IdDists, LINK_DATA, LINK_UNIQUENESS, Mix, Motif, NODE_DATA, NODE_UNIQUENESS, OPS,
     lognormal_len, multiget_size,
 };
-use super::load::now_ms;
+use super::load::Clock;
 use super::schema::{self, NODE_TYPE};
 use crate::engine::{
     Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, SetTo, StmtId,
@@ -35,6 +35,11 @@ pub struct Shared {
     pub max_failures: u64,
     /// Tries of one request through deadlocks and serialization failures.
     pub max_retries: u32,
+    /// Where the times of links, nodes and counts come from.
+    pub clock: Clock,
+    /// Make only this operation (an index of [`dist::OPS`]) instead of
+    /// drawing each from the mix: `rqps compat` checks them one by one.
+    pub only: Option<usize>,
 }
 
 /// A requester's own figures over the measured interval.
@@ -345,7 +350,7 @@ impl Requester {
     /// visible one; the count follows a change of visibility. Returns
     /// whether the link exists. Inside a transaction.
     fn update_path(&mut self, c: &mut Counts, id1: i64, ty: i64, id2: i64) -> DbResult<bool> {
-        let now = now_ms();
+        let now = (self.shared.clock)();
         let key = [
             Param::Text(&self.data),
             Param::Int(now),
@@ -377,7 +382,7 @@ impl Requester {
         let ty = self.shared.graph.link_types[t];
         self.link_data();
         let id1 = id1 as i64;
-        let now = now_ms();
+        let now = (self.shared.clock)();
         self.begin(c)?;
         let o = self.rw.execute(
             self.rws.link_insert,
@@ -418,7 +423,7 @@ impl Requester {
         let id2 = self.id2(id1, t, P_UPDATE);
         let ty = self.shared.graph.link_types[t];
         let id1 = id1 as i64;
-        let now = now_ms();
+        let now = (self.shared.clock)();
         self.begin(c)?;
         let s = self.rws.link_hide;
         let hidden = self.exec_rw(
@@ -571,7 +576,7 @@ impl Requester {
             &[
                 Param::Int(NODE_TYPE),
                 Param::Int(1),
-                Param::Int(now_ms() / 1000),
+                Param::Int((self.shared.clock)() / 1000),
                 Param::Text(&self.data),
             ],
         )?;
@@ -592,7 +597,7 @@ impl Requester {
         let o = self.rw.execute(
             self.rws.node_update,
             &[
-                Param::Int(now_ms() / 1000),
+                Param::Int((self.shared.clock)() / 1000),
                 Param::Text(&self.data),
                 Param::Int(id as i64),
             ],
@@ -645,7 +650,10 @@ impl Requester {
 
 impl Worker for Requester {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
-        self.kind = self.shared.mix.draw(&mut self.rng);
+        self.kind = match self.shared.only {
+            Some(k) => k,
+            None => self.shared.mix.draw(&mut self.rng),
+        };
         let mut tries = 0;
         loop {
             match self.run_op(c) {

@@ -23,6 +23,7 @@ use crate::error::usage;
 pub mod builtin;
 pub mod check;
 pub mod client;
+pub mod compat;
 pub mod expr;
 pub mod init;
 pub mod params;
@@ -196,6 +197,10 @@ impl Workload for Pgbench {
         "latency_limit_ms",
         "max_tries",
     ];
+
+    fn compat(p: &Params) -> Option<crate::suite::api::CompatPlan> {
+        Some(compat::plan(p))
+    }
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
         let &(_, scale, clients, secs) = PROFILES

@@ -11,6 +11,7 @@
 use crate::error::usage;
 
 pub mod check;
+pub mod compat;
 pub mod detail;
 pub mod draw;
 pub mod load;
@@ -320,6 +321,14 @@ impl Workload for Tpcc {
         Some(&report::SECTION)
     }
 
+    fn compat(p: &Params) -> Option<crate::suite::api::CompatPlan> {
+        Some(compat::plan(&compat::Shape {
+            warehouses: p.warehouses,
+            seed: p.seed,
+            ps_mode: p.ps_mode,
+        }))
+    }
+
     fn line(label: &str, r: &TestResult) -> String {
         match r.detail::<Detail>("tpcc") {
             Some(d) if r.status == Status::Ok => {
@@ -481,6 +490,7 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
                             ps_mode: p.ps_mode,
                             writer: writer.clone(),
                             measuring: measuring.clone(),
+                            only: None,
                         },
                     )
                 })

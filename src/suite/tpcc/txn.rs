@@ -61,6 +61,9 @@ pub struct TerminalConfig {
     pub writer: Option<Arc<Mutex<()>>>,
     /// Set when the measured interval starts: counters before it are not kept.
     pub measuring: Arc<AtomicBool>,
+    /// Run only this transaction (an index of [`draw::KINDS`]) instead of
+    /// drawing each from the mix: `rqps compat` checks them one by one.
+    pub only: Option<usize>,
 }
 
 struct Stmts {
@@ -906,7 +909,10 @@ fn other_warehouse(r: &mut Rng, w: i64, warehouses: i64) -> i64 {
 
 impl Worker for Terminal {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
-        let kind = draw::pick(&mut self.rng);
+        let kind = match self.cfg.only {
+            Some(k) => k,
+            None => draw::pick(&mut self.rng),
+        };
         self.kind = kind;
         if self.cfg.keying {
             Self::sleep(draw::KEYING_SECS[kind]);
@@ -1140,6 +1146,7 @@ mod tests {
                 ps_mode: PsMode::Auto,
                 writer: None,
                 measuring: Arc::new(AtomicBool::new(true)),
+                only: None,
             },
         )
         .unwrap();
