@@ -19,6 +19,10 @@ pub const TABLE: &str = "rqps_compat";
 /// blocked.
 const BLOCKED_AFTER: Duration = Duration::from_millis(700);
 
+/// How long the lock-wait probe's first session holds its row lock: past
+/// the second's one-second timeout (InnoDB counts whole seconds).
+const LOCK_HELD: Duration = Duration::from_millis(3000);
+
 /// A probe's finding: what is compared, a detail, and the statements.
 struct Seen {
     key: String,
@@ -357,14 +361,19 @@ fn isolation(
     out.push(result("isolation", "FOR UPDATE", for_update(driver)));
 }
 
-/// Runs `f` on a second connection in a thread, and says how long its
-/// statement took; `a` holds its lock meanwhile and commits after
-/// [`BLOCKED_AFTER`] and a little more.
+/// What the second session of a [`while_held`] probe saw: how long its
+/// statements took, and the first that failed (its index and error).
+type Second = (Duration, Option<(usize, DbError)>);
+
+/// Runs `hold` on one connection, then `second` on another in a thread,
+/// and commits the first after `hold_for`; says how long the second's
+/// statements took and which failed.
 fn while_held(
     driver: &Arc<dyn Driver>,
     hold: &[String],
     second: &[String],
-) -> DbResult<(Duration, Result<(), DbError>)> {
+    hold_for: Duration,
+) -> DbResult<Second> {
     let db = driver.require_sql()?;
     let d = db.dialect();
     let mut a = db.connect()?;
@@ -375,26 +384,29 @@ fn while_held(
     let second = second.to_vec();
     let commit = d.commit().to_string();
     let rollback = d.rollback().to_string();
-    let (took, r) = std::thread::scope(|s| {
+    Ok(std::thread::scope(|s| {
         let h = s.spawn(move || {
             let t = Instant::now();
-            let mut r = Ok(());
-            for q in &second {
+            let mut failed = None;
+            for (i, q) in second.iter().enumerate() {
                 if let Err(e) = b.query(q) {
-                    r = Err(e);
+                    failed = Some((i, e));
                     break;
                 }
             }
             let took = t.elapsed();
             let _ = b.query(&rollback);
-            (took, r)
+            (took, failed)
         });
-        std::thread::sleep(BLOCKED_AFTER + Duration::from_millis(300));
+        std::thread::sleep(hold_for);
         let _ = a.query(&commit);
-        h.join()
-            .unwrap_or_else(|_| (Duration::ZERO, Err(DbError::fatal("a probe thread panicked"))))
-    });
-    Ok((took, r))
+        h.join().unwrap_or_else(|_| {
+            (
+                Duration::ZERO,
+                Some((0, DbError::fatal("a probe thread panicked"))),
+            )
+        })
+    }))
 }
 
 fn for_update(driver: &Arc<dyn Driver>) -> Seen {
@@ -418,19 +430,19 @@ fn for_update(driver: &Arc<dyn Driver>) -> Seen {
         .chain([format!("A: {}", d.commit())])
         .collect();
     let how: Vec<&str> = steps.iter().map(String::as_str).collect();
-    match while_held(driver, &hold, &second) {
+    match while_held(driver, &hold, &second, BLOCKED_AFTER + Duration::from_millis(300)) {
         Err(e) => Seen::new("could not run", err_text(&e), &how),
-        Ok((took, Ok(()))) if took < BLOCKED_AFTER => Seen::new(
+        Ok((took, None)) if took < BLOCKED_AFTER => Seen::new(
             "does not block",
             format!("B read the row in {} ms", took.as_millis()),
             &how,
         ),
-        Ok((took, Ok(()))) => Seen::new(
+        Ok((took, None)) => Seen::new(
             "blocks",
             format!("B waited {} ms, until A committed", took.as_millis()),
             &how,
         ),
-        Ok((_, Err(e))) => Seen::new(
+        Ok((_, Some((_, e)))) => Seen::new(
             format!("blocks, then {}", e.meaning().key()),
             err_text(&e),
             &how,
@@ -512,7 +524,7 @@ fn lock_wait(driver: &Arc<dyn Driver>) -> Seen {
         return Seen::new("could not run", "", &[]);
     };
     let d = db.dialect();
-    let Some(timeout) = d.lock_wait_timeout(200) else {
+    let Some(timeout) = d.lock_wait_timeout(1000) else {
         return Seen::new("no lock timeout setting", "", &[]);
     };
     let bw = d.begin_write().to_string();
@@ -528,14 +540,23 @@ fn lock_wait(driver: &Arc<dyn Driver>) -> Seen {
         .chain(second.iter().map(|s| format!("B: {s}")))
         .collect();
     let how: Vec<&str> = steps.iter().map(String::as_str).collect();
-    match while_held(driver, &hold, &second) {
+    // A holds the row well past B's timeout (InnoDB counts whole seconds).
+    match while_held(driver, &hold, &second, LOCK_HELD) {
         Err(e) => Seen::new("could not run", err_text(&e), &how),
-        Ok((took, Ok(()))) => Seen::new(
+        Ok((took, None)) => Seen::new(
             "no error",
-            format!("B's update went through after {} ms", took.as_millis()),
+            format!(
+                "B's update went through after {} ms, when A committed",
+                took.as_millis()
+            ),
             &how,
         ),
-        Ok((_, Err(e))) => Seen::new(e.meaning().key(), err_text(&e), &how),
+        Ok((_, Some((0, e)))) => Seen::new("the timeout cannot be set", err_text(&e), &how),
+        Ok((took, Some((_, e)))) => Seen::new(
+            e.meaning().key(),
+            format!("after {} ms: {}", took.as_millis(), err_text(&e)),
+            &how,
+        ),
     }
 }
 

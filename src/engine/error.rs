@@ -125,7 +125,10 @@ impl DbError {
                 Meaning::Unknown
             } else if msg.contains("not supported") || msg.contains("unsupported") {
                 Meaning::Unsupported
-            } else if msg.contains("lock") && (msg.contains("timeout") || msg.contains("wait")) {
+            } else if msg.contains("lock wait timeout")
+                || msg.contains("lock timeout")
+                || msg.contains("timeout trying to lock")
+            {
                 Meaning::LockWait
             } else {
                 Meaning::Other
@@ -178,3 +181,64 @@ impl DbError {
 }
 
 pub type DbResult<T> = Result<T, DbError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(code: Option<&str>, message: &str) -> DbError {
+        DbError {
+            class: ErrorClass::Fatal,
+            code: code.map(str::to_string),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn an_errors_meaning_comes_from_its_code_and_where_that_says_nothing_its_message() {
+        for (code, message, meaning) in [
+            // PostgreSQL's SQLSTATEs.
+            (Some("23505"), "duplicate key value", Meaning::DuplicateKey),
+            (Some("40P01"), "deadlock detected", Meaning::Deadlock),
+            (Some("55P03"), "lock timeout", Meaning::LockWait),
+            (Some("40001"), "could not serialize", Meaning::Serialization),
+            (Some("42601"), "syntax error at or near", Meaning::Syntax),
+            (Some("42P01"), "relation does not exist", Meaning::Unknown),
+            (Some("0A000"), "not supported", Meaning::Unsupported),
+            // Codes PostgreSQL does not use (H2's), by their message.
+            (Some("42001"), "Syntax error in SQL statement", Meaning::Syntax),
+            (Some("42S02"), "Table \"x\" not found", Meaning::Unknown),
+            (Some("HYT00"), "Timeout trying to lock table", Meaning::LockWait),
+            // MySQL's error numbers, and its catch-all 1105 by message.
+            (Some("1062"), "Duplicate entry", Meaning::DuplicateKey),
+            (Some("1213"), "Deadlock found", Meaning::Deadlock),
+            (Some("1205"), "Lock wait timeout exceeded", Meaning::LockWait),
+            (Some("1064"), "You have an error in your SQL syntax", Meaning::Syntax),
+            (Some("1146"), "Table doesn't exist", Meaning::Unknown),
+            (Some("1105"), "syntax error at position 6", Meaning::Syntax),
+            (
+                Some("1105"),
+                "Variable 'innodb_lock_wait_timeout' is a GLOBAL variable",
+                Meaning::Other,
+            ),
+            // SQLite's result codes.
+            (Some("DatabaseBusy"), "database is locked", Meaning::LockWait),
+            (
+                Some("ConstraintViolation"),
+                "UNIQUE constraint failed: t.id",
+                Meaning::DuplicateKey,
+            ),
+            (Some("Unknown"), "no such table: t", Meaning::Unknown),
+            (None, "PostgreSQL protocol error: failed to fill whole buffer", Meaning::Protocol),
+        ] {
+            assert_eq!(e(code, message).meaning(), meaning, "{code:?} {message}");
+        }
+        let gone = DbError {
+            class: ErrorClass::Reconnect,
+            code: None,
+            message: "server closed the connection".into(),
+        };
+        assert_eq!(gone.meaning(), Meaning::Connection);
+        assert!(Meaning::Syntax.refused() && !Meaning::DuplicateKey.refused());
+    }
+}

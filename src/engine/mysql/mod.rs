@@ -650,6 +650,10 @@ impl Conn for MysqlConn {
     fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
         self.conn.query_into(sql, out).map_err(map_err)
     }
+
+    fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
+        Some(self.conn.query_column_names(sql).map_err(map_err))
+    }
 }
 
 #[cfg(test)]

@@ -368,6 +368,16 @@ fn parse_coldef(b: &[u8]) -> Result<ColMeta> {
     })
 }
 
+/// The column name (the fifth field) of a ColumnDefinition41 packet.
+fn coldef_name(b: &[u8]) -> Result<String> {
+    let mut r = Reader(b);
+    for _ in 0..4 {
+        r.lenenc_bytes()?;
+    }
+    let name = r.lenenc_bytes()?.unwrap_or_default();
+    Ok(String::from_utf8_lossy(name).into_owned())
+}
+
 /// Appends the values of one binary-protocol row to `out`.
 fn push_binary_row(b: &[u8], metas: &[ColMeta], out: &mut Rows) -> Result<()> {
     let mut r = Reader(b);
@@ -1200,6 +1210,68 @@ impl<S: Read + Write> Client<S> {
         });
         self.check(r)?;
         Ok(rows)
+    }
+
+    /// Runs `sql` (text protocol) and returns the names of its first
+    /// result's columns as the server sent them (`rqps compat` compares
+    /// them); the rows are read and dropped.
+    pub fn query_column_names(&mut self, sql: &str) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        let r = self
+            .send_query(sql)
+            .and_then(|_| self.results_named(&mut names));
+        self.check(r)?;
+        Ok(names)
+    }
+
+    /// Reads the response to a text query, keeping the column names of its
+    /// first result set in `names`.
+    fn results_named(&mut self, names: &mut Vec<String>) -> Result<()> {
+        let deprecate_eof = self.caps & CLIENT_DEPRECATE_EOF != 0;
+        let mut first = true;
+        loop {
+            let b = self.next()?;
+            let status = match b.first() {
+                Some(0x00) => parse_ok(b)?.1,
+                Some(0xff) => return Err(parse_err(b)),
+                Some(0xfb) => {
+                    return Err(Error::Broken(
+                        "the server asked for LOCAL INFILE, which rqps does not support".into(),
+                    ));
+                }
+                None => return Err(malformed("empty response")),
+                Some(_) => {
+                    let columns = Reader(b)
+                        .lenenc()?
+                        .ok_or_else(|| malformed("column count"))?
+                        as usize;
+                    for _ in 0..columns {
+                        let b = self.next()?;
+                        if first {
+                            names.push(coldef_name(b)?);
+                        }
+                    }
+                    first = false;
+                    if !deprecate_eof {
+                        self.next()?;
+                    }
+                    loop {
+                        let b = self.next()?;
+                        match b.first() {
+                            Some(0xfe) if b.len() < MAX_PAYLOAD => {
+                                break parse_end(b, deprecate_eof)?;
+                            }
+                            Some(0xff) => return Err(parse_err(b)),
+                            Some(_) => {}
+                            None => return Err(malformed("empty row")),
+                        }
+                    }
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(());
+            }
+        }
     }
 
     fn prepare_inner(&mut self, sql: &str) -> Result<Stmt> {
