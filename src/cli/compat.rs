@@ -43,6 +43,10 @@ pub struct CompatArgs {
     /// Leave out the suites' concurrent runs and their invariants.
     #[arg(long)]
     pub no_concurrent: bool,
+    /// Seconds a statement may go without a word from the engine before it fails: an
+    /// engine that never grants a lock fails the test instead of holding the check.
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    pub stmt_timeout: f64,
     /// The seed every engine's data and parameters come from.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -123,6 +127,12 @@ pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error
     let Some(reference) = &a.reference else {
         return Err(usage("give --reference ENGINE, or --show to print a stored record"));
     };
+    if !(a.stmt_timeout.is_finite() && a.stmt_timeout >= 1.0 && a.stmt_timeout <= 86_400.0) {
+        return Err(usage(format!(
+            "--stmt-timeout must be a number of seconds from 1 to 86400, not {}",
+            a.stmt_timeout
+        )));
+    }
     let targets = targets(a, m)?;
     if targets.is_empty() {
         return Err(usage(
@@ -136,6 +146,7 @@ pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error
         suites: a.suites.clone(),
         tests: a.tests.clone(),
         no_concurrent: a.no_concurrent,
+        stmt_timeout: std::time::Duration::from_secs_f64(a.stmt_timeout),
         seed: a.seed,
         command_line: std::env::args().collect(),
     };

@@ -65,6 +65,8 @@ pub struct CompatRequest {
     pub tests: Option<Vec<String>>,
     /// Leave out the concurrent runs and the suites' invariants.
     pub no_concurrent: bool,
+    /// How long a statement may go without a word from the engine.
+    pub stmt_timeout: std::time::Duration,
     pub seed: u64,
     /// The command line, credentials redacted.
     pub command_line: Vec<String>,
@@ -282,6 +284,16 @@ fn plan_of(
 /// Runs the check and stores its record; returns the record and where it is.
 pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
+    // An engine that stops answering (a lock it never grants) fails its
+    // statement after this, rather than after a benchmark's ten minutes.
+    let timeout = crate::engine::statement_timeout();
+    crate::engine::set_statement_timeout(req.stmt_timeout);
+    let r = run_set(req);
+    crate::engine::set_statement_timeout(timeout);
+    r
+}
+
+fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     let suites: Vec<&'static dyn crate::suite::Suite> = match &req.suites {
         None => crate::suite::registry().to_vec(),
         Some(names) => names
@@ -530,7 +542,7 @@ fn check(
     // ends a two-session probe an engine never resolves (a deadlock it
     // does not detect) instead of waiting the default ten minutes.
     let timeout = crate::engine::statement_timeout();
-    crate::engine::set_statement_timeout(std::time::Duration::from_secs(20));
+    crate::engine::set_statement_timeout(timeout.min(std::time::Duration::from_secs(20)));
     for side in sides.iter_mut() {
         eprintln!("compat: probes on {}", side.out.id.label);
         side.out.probes = probes::run(&side.raw());
@@ -744,9 +756,13 @@ fn concurrent(side: &Side, c: &crate::suite::CompatConcurrent) -> Vec<crate::sui
                             break;
                         }
                         if let Err(e) = w.event(&mut counts) {
+                            // A lost connection ends the worker: here it is
+                            // most likely the statement timeout, an engine
+                            // that stopped answering, and another try would
+                            // wait as long again.
                             let ok = match e.class {
-                                ErrorClass::Retry | ErrorClass::Reconnect => w.recover(&e).is_ok(),
-                                ErrorClass::Fatal => false,
+                                ErrorClass::Retry => w.recover(&e).is_ok(),
+                                ErrorClass::Reconnect | ErrorClass::Fatal => false,
                             };
                             if !ok {
                                 return Some(compare::cut(&e.to_string(), 200));

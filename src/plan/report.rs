@@ -151,6 +151,9 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
         for l in export::mismatch_lines(&report) {
             eprintln!("note: {l}");
         }
+        for l in &report.compat {
+            eprintln!("note: compatibility: {l}");
+        }
         for n in notes(&report) {
             eprintln!("{n}");
         }
@@ -208,7 +211,7 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
     // one line), unless --allow-mismatch.
     let report = load::load(&a.results, &opts)?;
     let gate = compare::gate(&report, a.fail_below);
-    if gate.rows.is_empty() && gate.broken.is_empty() {
+    if gate.rows.is_empty() && gate.broken.is_empty() && gate.excluded.is_empty() {
         return Err(usage(format!(
             "'{}' and '{}' have no test at the same suite and thread count to compare",
             a.target, a.base
@@ -253,6 +256,15 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
             gate.not_compared.len(),
             a.base,
             gate.not_compared.join(", ")
+        );
+    }
+    if !gate.excluded.is_empty() {
+        println!(
+            "not gated: {} test(s) whose statements {} and {} answer differently (compatibility record): {}",
+            gate.excluded.len(),
+            a.target,
+            a.base,
+            gate.excluded.join("; ")
         );
     }
     if !gate.broken.is_empty() {
@@ -425,6 +437,9 @@ fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> Strin
     for l in export::mismatch_lines(report) {
         out.push_str(&l);
         out.push('\n');
+    }
+    for l in &report.compat {
+        out.push_str(&format!("compatibility: {l}\n"));
     }
     out.push_str(&format!(
         "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested)\n",

@@ -293,6 +293,7 @@ pub fn diff_lines(base: &[String], target: &[String]) -> (Vec<String>, Vec<Strin
 pub fn gate(report: &Report, threshold: f64) -> Gate {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
+    let mut excluded = Vec::new();
     let sweep = report.sweep();
     for row in report.rows().filter(|r| r.base_ran()) {
         let label = row.label(sweep);
@@ -300,6 +301,10 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
             missing.push(label);
             continue;
         };
+        if let Some(why) = &cell.excluded {
+            excluded.push(format!("{label}: {why}"));
+            continue;
+        }
         let rel = &cell.rel;
         rows.push(GateRow {
             label,
@@ -317,6 +322,7 @@ pub fn gate(report: &Report, threshold: f64) -> Gate {
         missing,
         broken: Vec::new(),
         not_compared: Vec::new(),
+        excluded,
     };
     for b in &report.parts {
         b.part.gate(report, threshold, &mut gate);

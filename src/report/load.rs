@@ -510,14 +510,29 @@ fn repeat_warnings(
 /// names, nothing to compare); unreadable runs become warnings.
 pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
     let (runs, mut warnings) = read_results(dir)?;
-    let mut report = build(&runs, opts)?;
+    let (records, record_warnings) = results::compat::read_all(dir);
+    warnings.extend(record_warnings);
+    let mut report = build_with(&runs, &records, opts)?;
     warnings.append(&mut report.warnings);
     report.warnings = warnings;
     Ok(report)
 }
 
-/// Builds the comparison from runs already read (oldest first).
+/// Builds the comparison from runs already read (oldest first), with no
+/// compatibility record.
 pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
+    build_with(runs, &[], opts)
+}
+
+/// [`build`], with the compatibility records of the results directory:
+/// a target of another engine than the base's has the ratios of the tests
+/// whose statements differ in semantics left out of the summaries
+/// ([`super::guard`]).
+pub fn build_with(
+    runs: &[RunDoc],
+    records: &[results::compat::CompatRecord],
+    opts: &Options,
+) -> Result<Report, Error> {
     let known = names(runs);
     let mut targets = target_names(&known, opts)?;
     let base_runs = runs_of(runs, &opts.base);
@@ -556,6 +571,18 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         .collect();
     let rels = relatives(&sides, all_names.len() - 1, opts.rules);
     let (mut blocks, thread_counts) = group_blocks(keys, sides, &rels, &groups_of, &found);
+    let compat = {
+        let engines: Vec<&results::EngineInfo> = all_names
+            .iter()
+            .map(|n| {
+                runs_of(runs, n)
+                    .last()
+                    .map(|r| &r.engine)
+                    .expect("a compared name has runs")
+            })
+            .collect();
+        super::guard::apply(&mut blocks, &all_names, &engines, records)
+    };
 
     let (overall, overall_summary) = summarize(&mut blocks, targets.len(), opts.rules);
 
@@ -635,6 +662,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         unlike,
         skipped,
         warnings,
+        compat,
         sections: opts.sections.clone(),
         parts,
         flame_graphs,
@@ -654,7 +682,9 @@ fn summarize(
             .map(|i| {
                 let r: Vec<f64> = rows
                     .iter()
-                    .filter_map(|row| row.cells[i].as_ref().map(|c| c.rel.ratio))
+                    .filter_map(|row| row.cells[i].as_ref())
+                    .filter(|c| c.excluded.is_none())
+                    .map(|c| c.rel.ratio)
                     .collect();
                 stats::geomean(&r)
             })
@@ -666,7 +696,9 @@ fn summarize(
             .map(|i| {
                 let rels: Vec<&Rel> = rows
                     .iter()
-                    .filter_map(|row| row.cells[i].as_ref().map(|c| &c.rel))
+                    .filter_map(|row| row.cells[i].as_ref())
+                    .filter(|c| c.excluded.is_none())
+                    .map(|c| &c.rel)
                     .collect();
                 compare::group_rel(&rels, rules)
             })
@@ -932,6 +964,7 @@ fn group_blocks(
                     side: s,
                     rel,
                     hw_rel,
+                    excluded: None,
                 })
             })
             .collect();

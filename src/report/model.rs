@@ -117,6 +117,11 @@ pub struct Cell {
     /// absent when neither has figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hw_rel: Option<Vec<HwRatio>>,
+    /// Why this ratio is left out of the group summaries: a compatibility
+    /// record (`rqps compat`) says the two engines answer this test's
+    /// statements differently, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<String>,
 }
 
 /// The unit to name next to a value of `unit`: `None` for a rate of
@@ -370,6 +375,11 @@ pub struct Report {
     pub unlike: Vec<Mismatch>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// For each target whose engine is not the base's: the compatibility
+    /// record that guards the comparison, or that none was made, in one
+    /// line (see [`crate::report::guard`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compat: Vec<String>,
     /// The sections the report was built with (their hooks label rows).
     #[serde(skip)]
     pub sections: Vec<&'static dyn Section>,
@@ -467,6 +477,9 @@ pub struct Gate {
     /// drawn a few times in a short step) that the target has no result for:
     /// listed so the user sees they were not compared, never a failure.
     pub not_compared: Vec<String>,
+    /// Rows a compatibility record leaves out (the engines answer the
+    /// test's statements differently): `label: reason`, never a failure.
+    pub excluded: Vec<String>,
 }
 
 impl Gate {

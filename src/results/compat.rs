@@ -123,9 +123,17 @@ pub struct TestCompat {
 }
 
 impl TestCompat {
-    /// Whether a stored result named `test` of `suite` is this test's.
+    /// Whether a stored result named `test` of `suite` is this test's. A
+    /// name in `also` that ends in `*` stands for its stem followed by a
+    /// number (LinkBench's request steps `P1`, `P4`, ...).
     pub fn covers(&self, suite: &str, test: &str) -> bool {
-        self.suite == suite && (self.test == test || self.also.iter().any(|a| a == test))
+        let matches = |pattern: &str| match pattern.strip_suffix('*') {
+            Some(stem) => test
+                .strip_prefix(stem)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+            None => pattern == test,
+        };
+        self.suite == suite && (self.test == test || self.also.iter().any(|a| matches(a)))
     }
 }
 
@@ -376,6 +384,11 @@ mod tests {
         let (_, a, b) = covering(&read, &h2, &pg).unwrap();
         assert_eq!((a.id.label.as_str(), b.id.label.as_str()), ("h2", "pg18"));
         assert!(a.test("s", "a.pre").is_some() && a.test("s", "b").is_none());
+        let star = TestCompat {
+            also: vec!["P*".into()],
+            ..a.tests[0].clone()
+        };
+        assert!(star.covers("s", "P16") && !star.covers("s", "P") && !star.covers("s", "Px"));
         let other = EngineInfo {
             name: "postgres".into(),
             version: "16.1".into(),

@@ -10,7 +10,9 @@
 //! `unit` names what `qps` counts (`statements/s`; `Krows/s` for a scan), and
 //! `busy` is `true` for a repeat that ran while other processes kept the
 //! machine busy. Only the columns that some row fills are written; `target`
-//! is always the first. docs/reports.md lists the columns.
+//! is always the first. `excluded` (a target's rows a compatibility record
+//! leaves out of the summaries: the one-line reason) is written only when
+//! some row has one. docs/reports.md lists the columns.
 
 use super::format::Exporter;
 use crate::report::doc::{Record, Val};
@@ -112,6 +114,8 @@ impl Exporter for Csv {
         let mut header: Vec<&str> = COLUMNS.to_vec();
         header.extend(HwFigures::KEYS);
         header.extend(SUMMARY);
+        // Filled only on the rows a compatibility record leaves out.
+        header.push("excluded");
         for s in report.listed_sections() {
             for c in s.csv_columns() {
                 if !header.contains(c) {
@@ -130,7 +134,13 @@ impl Exporter for Csv {
             );
             for (i, info) in report.target_info.iter().enumerate() {
                 if let Some(side) = row.side(i + 1) {
+                    let from = recs.len();
                     rows(&mut recs, &info.name, &info.engine, row, side);
+                    if let Some(Some(why)) = row.cells.get(i).map(|c| c.as_ref().and_then(|c| c.excluded.as_ref())) {
+                        for r in &mut recs[from..] {
+                            r.push(("excluded", why.as_str().into()));
+                        }
+                    }
                 }
             }
         }

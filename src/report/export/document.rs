@@ -81,6 +81,14 @@ pub fn legend(r: &Report) -> String {
     } else {
         String::new()
     };
+    let excluded = if r
+        .rows()
+        .any(|row| row.cells.iter().flatten().any(|c| c.excluded.is_some()))
+    {
+        " x: left out of the summaries, as the engines answer the test's statements differently (see Compatibility of the engines)."
+    } else {
+        ""
+    };
     format!(
         "Relative QPS = QPS(target) / QPS(base), the ratio of geometric means over the repeats; \
 above 1 is faster than the base. Marks: + faster, - slower (p < {} in the moderated t-test on log QPS, each test's variance \
@@ -88,7 +96,7 @@ shrunk toward the one pooled over the run pair's tests, and a change above the {
 95% CI: confidence interval of the ratio. Colours: red <= 0.95, green >= 1.05, grey between and for ~. \
 Summary and geomean: the geometric mean of the group's ratios, its mark from the 95% CI of the mean \
 of the tests' log ratios (variance: the sum of their squared standard errors over n²); coloured \
-only when + or -; ? when a test is untested.{busy}",
+only when + or -; ? when a test is untested.{busy}{excluded}",
         r.alpha,
         trim_num(r.noise_floor * 100.0)
     )
@@ -160,6 +168,7 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
         summary(r, &mut out);
         out.push(Block::Para(legend(r)));
     }
+    compat(r, &mut out);
     out.extend(crate::report::scalability::blocks(r, charts));
     if charts && tables && compared {
         if r.targets.len() >= 2 && is_version_series(r) {
@@ -277,6 +286,28 @@ fn summary(r: &Report, out: &mut Vec<Block>) {
         rows,
         left: 1,
     }));
+}
+
+/// The compatibility of the engines compared: a note per target of
+/// another engine, and each ratio left out of the summaries with its reason.
+fn compat(r: &Report, out: &mut Vec<Block>) {
+    if r.compat.is_empty() {
+        return;
+    }
+    out.push(Block::Heading(2, "Compatibility of the engines".into()));
+    let mut items = r.compat.clone();
+    let sweep = r.sweep();
+    for row in r.rows() {
+        for (t, c) in r.targets.iter().zip(&row.cells) {
+            if let Some(why) = c.as_ref().and_then(|c| c.excluded.as_ref()) {
+                items.push(format!(
+                    "x {t} {}: left out of the summaries: {why}",
+                    row.label(sweep)
+                ));
+            }
+        }
+    }
+    out.push(Block::Bullets(items));
 }
 
 /// Who is compared, and what differs between each target and the base.
@@ -449,6 +480,9 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                             let mut mark = busy_mark(&c.side);
                             if mark.is_empty() {
                                 mark = busy_mark(&row.base);
+                            }
+                            if c.excluded.is_some() {
+                                mark.push_str(" x");
                             }
                             let rel = Val::Rel(c.rel.ratio, c.rel.verdict);
                             cells.push(if mark.is_empty() {

@@ -9,6 +9,10 @@
 //! and its verdict's mark per target (`col-N`, `verdict-N`), the group's
 //! title last, and `all tests`.
 //!
+//! When targets of another engine than the base's are compared, a
+//! `compatibility` section follows the summary: the guard's notes, and
+//! each ratio a compatibility record left out of the summary.
+//!
 //! A report of the base alone (its thread sweep) is its scalability
 //! instead: test, threads, QPS and speed-up.
 //!
@@ -88,8 +92,35 @@ impl Exporter for Tsv {
             out.push_str(&clean(title));
             out.push('\n');
         }
+        compat(report, &mut out);
         parts(report, &mut out);
         out
+    }
+}
+
+/// After a `compatibility` line, one line per note of the compatibility
+/// guard, then each ratio it left out of the summary: `col-N`, the test's
+/// label and the reason, tab-separated. Nothing without a note.
+fn compat(report: &Report, out: &mut String) {
+    if report.compat.is_empty() {
+        return;
+    }
+    out.push_str("\ncompatibility\n");
+    for n in &report.compat {
+        out.push_str(&clean(n));
+        out.push('\n');
+    }
+    for row in report.rows() {
+        for (i, c) in row.cells.iter().enumerate() {
+            if let Some(why) = c.as_ref().and_then(|c| c.excluded.as_ref()) {
+                out.push_str(&format!(
+                    "excluded\tcol-{}\t{}\t{}\n",
+                    i + 1,
+                    clean(&row.label(report.sweep())),
+                    clean(why)
+                ));
+            }
+        }
     }
 }
 
