@@ -20,10 +20,31 @@ use serde::Deserialize;
 use crate::harness::{Harness, RunEnd};
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Tables, Threads};
+use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use params::SysbenchParams;
 
 /// The sysbench suite.
 pub struct Sysbench;
+
+/// What `--tests` completes to (shell completion): the names of the list the
+/// command line being completed names (`--list classic`), else of the current
+/// list, each with its group.
+fn test_candidates() -> Vec<CompletionCandidate> {
+    let words: Vec<String> = std::env::args().collect();
+    let classic = words
+        .windows(2)
+        .any(|w| w[0] == "--list" && w[1] == "classic")
+        || words.iter().any(|w| w == "--list=classic");
+    let list = if classic {
+        catalog::Order::Classic
+    } else {
+        catalog::Order::Current
+    };
+    catalog::order(list)
+        .into_iter()
+        .map(|t| CompletionCandidate::new(t.name).help(Some(t.group.title().into())))
+        .collect()
+}
 
 /// What a user may set for a sysbench run (`rqps run --flag`, or the
 /// snake_case key in a matrix file).
@@ -32,10 +53,11 @@ pub struct Sysbench;
 #[command(next_help_heading = "sysbench options (--suite sysbench)")]
 pub struct Options {
     /// The suite order: current (32 reported tests) or classic (42, with the .pre tests).
-    #[arg(long, value_name = "current|classic")]
+    #[arg(long, value_name = "current|classic",
+          add = ArgValueCandidates::new(|| vec![CompletionCandidate::new("current"), CompletionCandidate::new("classic")]))]
     pub list: Option<String>,
     /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
-    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
+    #[arg(long, value_delimiter = ',', value_name = "A,B,..", add = ArgValueCandidates::new(test_candidates))]
     pub tests: Option<Vec<String>>,
     /// Client threads (one connection each); a list runs every test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
