@@ -86,7 +86,10 @@ fn bash_completes_the_values_of_run_s_options_from_the_registries() {
 
     // Tests of sysbench's list, after a comma too.
     let tests = c(&["rqps", "run", "--tests", "point-q"]);
-    assert!(tests.contains(&"point-query".to_string()), "--tests: {tests:?}");
+    assert!(
+        tests.contains(&"point-query".to_string()),
+        "--tests: {tests:?}"
+    );
     let more = c(&["rqps", "run", "--tests", "point-query,ins"]);
     assert!(
         more.iter().all(|t| t.starts_with("point-query,ins")) && !more.is_empty(),
@@ -105,7 +108,10 @@ fn bash_completes_the_values_of_run_s_options_from_the_registries() {
     assert_eq!(b, ["simple-update", "select-only"]);
     let o = c(&["rqps", "run", "--suite", "ibench", "--rows-per"]);
     assert_eq!(o, ["--rows-per-client"]);
-    assert!(c(&["rqps", "run", "--rows-per"]).is_empty(), "sysbench has no --rows-per-client");
+    assert!(
+        c(&["rqps", "run", "--rows-per"]).is_empty(),
+        "sysbench has no --rows-per-client"
+    );
 }
 
 #[test]
@@ -116,6 +122,9 @@ fn bash_completes_engine_install_s_kinds_and_published_releases() {
     assert_eq!(kinds, ["postgres"]);
     let versions = c(&["rqps", "engine", "install", "postgres", "16.1"]);
     assert!(versions.contains(&"16.15".to_string()), "{versions:?}");
-    assert!(versions.iter().all(|v| v.starts_with("16.1")), "{versions:?}");
+    assert!(
+        versions.iter().all(|v| v.starts_with("16.1")),
+        "{versions:?}"
+    );
     assert_eq!(c(&["rqps", "man", "engi"]), ["engine"]);
 }

@@ -261,10 +261,7 @@ fn command(suite: &dyn Suite) -> clap::Command {
 /// the options of the suite the words name, and the values each option
 /// completes to.
 fn completion_command() -> clap::Command {
-    let words: Vec<String> = std::env::args()
-        .skip_while(|a| a != "--")
-        .skip(1)
-        .collect();
+    let words: Vec<String> = std::env::args().skip_while(|a| a != "--").skip(1).collect();
     let chosen = suite_named(&words).unwrap_or(suite::registry()[0]);
     shell::with_candidates(command(chosen), chosen, &words)
 }
@@ -310,7 +307,9 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("bad value");
-            return Err(NotParsed::Usage(line.trim_start_matches("error: ").to_string()));
+            return Err(NotParsed::Usage(
+                line.trim_start_matches("error: ").to_string(),
+            ));
         }
         Err(e) if e.use_stderr() => return Err(NotParsed::Clap(e.to_string())),
         Err(e) => return Err(NotParsed::Info(e)),
@@ -454,19 +453,18 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
             repository,
         } => {
             let kinds = crate::engine::install::installable_kinds();
-            let spec = match format!("{kind}@{version}").parse::<EngineSpec>() {
-                Ok(s) if s.kind.prebuilt.is_some() => s,
-                // A kind that is not installable (sqlite, or a typo): say which are.
-                Ok(_) | Err(crate::engine::install::EngineSpecError::Unknown { .. }) => {
-                    let hint = crate::util::suggest::hint(kind, kinds.iter().map(String::as_str));
-                    return Err(usage_error(format!(
-                        "cannot install '{kind}'{hint}: `rqps engine install` takes {} and a \
-                         version (see `rqps engine list`)",
-                        or_list(&kinds)
-                    )));
-                }
-                Err(e) => return Err(usage_error(e.to_string())),
-            };
+            // A kind that is not installable (sqlite, or a typo): say which are.
+            if !crate::engine::registry::by_name(kind).is_some_and(|k| k.prebuilt.is_some()) {
+                let hint = crate::util::suggest::hint(kind, kinds.iter().map(String::as_str));
+                return Err(usage_error(format!(
+                    "cannot install '{kind}'{hint}: `rqps engine install` takes {} and a \
+                     version (see `rqps engine list`)",
+                    or_list(&kinds)
+                )));
+            }
+            let spec = format!("{kind}@{version}")
+                .parse::<EngineSpec>()
+                .map_err(|e| usage_error(e.to_string()))?;
             let Some(key) = spec
                 .server_arg()
                 .map(|a| a.split('@').next().unwrap_or("").to_string())

@@ -49,9 +49,7 @@ fn candidates(values: Vec<(String, Option<String>)>) -> ArgValueCandidates {
     ArgValueCandidates::new(move || {
         values
             .iter()
-            .map(|(v, help)| {
-                CompletionCandidate::new(v.clone()).help(help.clone().map(Into::into))
-            })
+            .map(|(v, help)| CompletionCandidate::new(v.clone()).help(help.clone().map(Into::into)))
             .collect()
     })
 }
@@ -182,7 +180,21 @@ fn render(cmd: &Command, per_suite: bool) -> Result<Vec<u8>, std::io::Error> {
     } else {
         TESTS_SYNOPSIS
     };
-    let man = clap_mangen::Man::new(cmd.clone().override_usage(synopsis));
+    // The options every suite shares: the first suite's, which the CLI's
+    // command carries, are left to its own section below.
+    let first: Vec<clap::Id> = suite::registry()[0]
+        .args(Command::new("x"))
+        .get_arguments()
+        .map(|a| a.get_id().clone())
+        .collect();
+    let shared = first.iter().fold(cmd.clone(), |c, id| {
+        if c.get_arguments().any(|a| a.get_id() == id) {
+            c.mut_arg(id, |a| a.hide(true))
+        } else {
+            c
+        }
+    });
+    let man = clap_mangen::Man::new(shared.override_usage(synopsis));
     man.render_title(&mut out)?;
     man.render_name_section(&mut out)?;
     man.render_synopsis_section(&mut out)?;
@@ -193,14 +205,13 @@ fn render(cmd: &Command, per_suite: bool) -> Result<Vec<u8>, std::io::Error> {
         let opts = opts
             .get_arguments()
             .cloned()
-            .fold(Command::new("x"), |c, a| {
-                c.arg(a.help_heading(None))
-            })
+            .fold(Command::new("x"), |c, a| c.arg(a.help_heading(None)))
             .disable_help_flag(true);
         let mut section = Vec::new();
         clap_mangen::Man::new(opts).render_options_section(&mut section)?;
         let section = String::from_utf8_lossy(&section).into_owned();
-        let Some(body) = section.strip_prefix(".SH OPTIONS\n") else {
+        // What follows the section's heading (roff output starts with a preamble).
+        let Some((_, body)) = section.split_once(".SH OPTIONS\n") else {
             continue;
         };
         let mut head = clap_mangen::roff::Roff::default();
@@ -357,7 +368,12 @@ mod tests {
             .iter()
             .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
             .collect();
-        for name in ["rqps", "rqps-run", "rqps-engine-install", "rqps-engine-list"] {
+        for name in [
+            "rqps",
+            "rqps-run",
+            "rqps-engine-install",
+            "rqps-engine-list",
+        ] {
             assert!(names.iter().any(|n| n == name), "no {name} in {names:?}");
         }
         assert!(!names.iter().any(|n| n.ends_with("-help")), "{names:?}");
@@ -383,10 +399,19 @@ mod tests {
         let run = page(&["run"]);
         assert!(run.contains(".TH rqps-run 1"), "{run:.300}");
         for s in suite::registry() {
-            let head = format!(".SH \"{} OPTIONS (\\-\\-suite {})\"", s.name().to_uppercase(), s.name());
-            let at = run.find(&head).unwrap_or_else(|| panic!("no {head} in rqps-run(1)"));
+            let head = format!(
+                ".SH \"{} OPTIONS (--suite {})\"",
+                s.name().to_uppercase(),
+                s.name()
+            );
+            let at = run
+                .find(&head)
+                .unwrap_or_else(|| panic!("no {head} in rqps-run(1)"));
             let section = &run[at + head.len()..];
-            let section = &section[..section[1..].find(".SH").map(|e| e + 1).unwrap_or(section.len())];
+            let section = &section[..section[1..]
+                .find(".SH")
+                .map(|e| e + 1)
+                .unwrap_or(section.len())];
             for a in s.args(Command::new("x")).get_arguments() {
                 if let Some(l) = a.get_long() {
                     let flag = format!("\\-\\-{}", l.replace('-', "\\-"));
@@ -395,7 +420,8 @@ mod tests {
             }
         }
         // The synopsis is short, and the cache path is a rule in the install page.
-        let synopsis = &run[run.find(".SH SYNOPSIS").unwrap()..run.find(".SH DESCRIPTION").unwrap()];
+        let synopsis =
+            &run[run.find(".SH SYNOPSIS").unwrap()..run.find(".SH DESCRIPTION").unwrap()];
         assert!(synopsis.len() < 400, "{synopsis}");
         let install = page(&["engine", "install"]);
         assert!(install.contains("\\-\\-repository"), "{install}");
@@ -407,7 +433,10 @@ mod tests {
     fn an_unknown_page_is_a_usage_error_with_a_suggestion() {
         let e = man_page(&["engin".to_string()], cli()).unwrap_err();
         assert!(matches!(e, Error::Usage(_)));
-        assert!(e.to_string().contains("did you mean `rqps man engine`"), "{e}");
+        assert!(
+            e.to_string().contains("did you mean `rqps man engine`"),
+            "{e}"
+        );
     }
 
     #[test]

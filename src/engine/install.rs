@@ -31,7 +31,9 @@ pub enum InstallError {
     #[error("{0}")]
     Unsupported(String),
     /// A version the registry never published (not one rqps knows, nor a plausible newer one).
-    #[error("{product} {version} is not a published release{hint}: {known}; see `rqps engine list`")]
+    #[error(
+        "{product} {version} is not a published release{hint}: {known}; see `rqps engine list`"
+    )]
     UnknownRelease {
         product: String,
         version: String,
@@ -181,7 +183,9 @@ fn unknown_engine(name: &str) -> EngineSpecError {
         .into_iter()
         .map(|k| k.server.map(|s| s.key()).unwrap_or(k.name))
         .collect();
-    let aliases = registry::kinds().into_iter().flat_map(|k| k.aliases.iter().copied());
+    let aliases = registry::kinds()
+        .into_iter()
+        .flat_map(|k| k.aliases.iter().copied());
     let hint = crate::util::did_you_mean(name, names.iter().copied().chain(aliases))
         .and_then(|a| registry::by_name(a))
         .map(|k| k.server.map(|s| s.key()).unwrap_or(k.name))
@@ -312,7 +316,11 @@ pub fn server_choices() -> Vec<String> {
         .filter_map(|k| cache_key(k).ok())
         .map(str::to_string)
         .collect();
-    out.extend(installed_versions().into_iter().map(|(k, v)| format!("{k}@{v}")));
+    out.extend(
+        installed_versions()
+            .into_iter()
+            .map(|(k, v)| format!("{k}@{v}")),
+    );
     out
 }
 

@@ -33,7 +33,10 @@ mod tests {
     fn a_typo_finds_the_name_and_a_stranger_finds_none() {
         let known = ["sysbench", "ibench", "pgbench", "tpcc"];
         assert_eq!(did_you_mean("sysbnech", known), Some("sysbench"));
-        assert_eq!(did_you_mean("postgress", ["postgres", "mariadb"]), Some("postgres"));
+        assert_eq!(
+            did_you_mean("postgress", ["postgres", "mariadb"]),
+            Some("postgres")
+        );
         assert_eq!(did_you_mean("PGBENCH", known), Some("pgbench"));
         assert_eq!(did_you_mean("oracle", known), None);
         assert_eq!(hint("oracle", known), "");

@@ -198,21 +198,37 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
     }
 
     fn describe(p: &SysbenchParams) -> String {
+        // The parameters first, as the other suites print theirs: what the
+        // profile and the options given make.
+        let lower = |v: serde_json::Value| v.as_str().unwrap_or("").to_string();
+        let threads: Vec<String> = p.threads.iter().map(|t| t.to_string()).collect();
+        let steps = p.steps().unwrap_or_default();
         let mut out = format!(
-            "{:<30} {:<10} {:<9} reported\n",
-            "test", "group", "duration"
+            "profile {}: {} table(s) of {} rows; threads {}; {} s per read test, {} s per write \
+             test, {} s warm-up each; {} list, {} ids, prepared statements {}; about {:.0} s \
+             measured\n",
+            p.profile,
+            p.tables,
+            p.table_size,
+            threads.join(","),
+            p.read_secs,
+            p.write_secs,
+            p.warmup_secs,
+            lower(serde_json::json!(p.list)).to_lowercase(),
+            lower(serde_json::json!(p.rand_type)),
+            lower(serde_json::json!(p.ps_mode)),
+            p.estimate_secs(&steps)
         );
-        for t in p.steps().unwrap_or_default() {
-            let span = match t.span {
-                catalog::Span::Read => "read",
-                catalog::Span::Write => "write",
-                catalog::Span::Warm => "warm",
-            };
+        out.push_str(&format!(
+            "{:<30} {:<10} {:>7}  reported\n",
+            "test", "group", "secs"
+        ));
+        for t in steps {
             out.push_str(&format!(
-                "{:<30} {:<10} {:<9} {}\n",
+                "{:<30} {:<10} {:>7}  {}\n",
                 t.name,
                 t.group.key(),
-                span,
+                p.secs(t.span),
                 if t.reported { "yes" } else { "no" }
             ));
         }

@@ -130,7 +130,10 @@ impl SysbenchParams {
                 Order::Current => "current",
                 Order::Classic => "classic",
             };
-            let names: Vec<String> = catalog::order(self.list).into_iter().map(|t| t.name).collect();
+            let names: Vec<String> = catalog::order(self.list)
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
             // Each unknown name with the test it most likely means.
             let unknown: Vec<String> = unknown
                 .iter()
