@@ -348,6 +348,23 @@ pub fn check_command_line(argv: &[String]) -> Result<(), String> {
     plan.map_err(|e| format!("error: {e}"))
 }
 
+/// Every command at every depth as the words that name it (`["engine",
+/// "install"]`), clap's `help` left out: the pages `rqps help` prints, which
+/// the docs test finds in docs/commands.md.
+pub fn command_paths() -> Vec<Vec<String>> {
+    fn walk(c: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(path.clone());
+        for s in c.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut p = path.clone();
+            p.push(s.get_name().to_string());
+            walk(s, p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&command(suite::registry()[0]), Vec::new(), &mut out);
+    out
+}
+
 /// Parses the command line, runs the command, and returns the exit status.
 pub fn main() -> i32 {
     // A TAB in a shell with rqps's completion: answer it and exit.
