@@ -471,7 +471,7 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
         } => {
             let kinds = crate::engine::install::installable_kinds();
             // A kind that is not installable (sqlite, or a typo): say which are.
-            if !crate::engine::registry::by_name(kind).is_some_and(|k| k.prebuilt.is_some()) {
+            if crate::engine::registry::by_name(kind).is_none_or(|k| k.prebuilt.is_none()) {
                 let hint = crate::util::suggest::hint(kind, kinds.iter().map(String::as_str));
                 return Err(usage_error(format!(
                     "cannot install '{kind}'{hint}: `rqps engine install` takes {} and a \

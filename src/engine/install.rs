@@ -187,7 +187,7 @@ fn unknown_engine(name: &str) -> EngineSpecError {
         .into_iter()
         .flat_map(|k| k.aliases.iter().copied());
     let hint = crate::util::did_you_mean(name, names.iter().copied().chain(aliases))
-        .and_then(|a| registry::by_name(a))
+        .and_then(registry::by_name)
         .map(|k| k.server.map(|s| s.key()).unwrap_or(k.name))
         .map(|k| format!(" (did you mean {k}?)"))
         .unwrap_or_default();
@@ -316,11 +316,13 @@ pub fn server_choices() -> Vec<String> {
         .filter_map(|k| cache_key(k).ok())
         .map(str::to_string)
         .collect();
-    out.extend(
-        installed_versions()
-            .into_iter()
-            .map(|(k, v)| format!("{k}@{v}")),
-    );
+    // Only entries of kinds this rqps knows (a newer rqps may share the cache).
+    let installed: Vec<String> = installed_versions()
+        .into_iter()
+        .filter(|(k, _)| out.contains(k))
+        .map(|(k, v)| format!("{k}@{v}"))
+        .collect();
+    out.extend(installed);
     out
 }
 
