@@ -322,16 +322,25 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
     })
 }
 
+/// A command line rqps would refuse: the text it would print (clap's, or one
+/// `error:` line).
+#[derive(Debug, thiserror::Error)]
+#[error("{text}")]
+pub struct Refused {
+    pub text: String,
+}
+
 /// Whether rqps accepts the command line `argv` (`rqps` first), without
 /// running it: clap's parse with the named suite's options, and for `run` and
 /// `tests` the suite's plan from them (profile, test names, limits). The
 /// error is what rqps would print. The docs test checks the README's commands
 /// with it.
-pub fn check_command_line(argv: &[String]) -> Result<(), String> {
+pub fn check_command_line(argv: &[String]) -> Result<(), Refused> {
+    let refused = |text: String| Refused { text };
     let p = match parse(argv) {
         Ok(p) => p,
-        Err(NotParsed::Usage(m)) => return Err(format!("error: {m}")),
-        Err(NotParsed::Clap(m)) => return Err(m),
+        Err(NotParsed::Usage(m)) => return Err(refused(format!("error: {m}"))),
+        Err(NotParsed::Clap(m)) => return Err(refused(m)),
         Err(NotParsed::Info(_)) => return Ok(()),
     };
     let sub = p.matches.subcommand().map(|(_, m)| m);
@@ -345,7 +354,7 @@ pub fn check_command_line(argv: &[String]) -> Result<(), String> {
         (Cmd::Tests(a), Some(m)) => p.chosen.plan_cli(&common(&a.profile), m).map(|_| ()),
         _ => Ok(()),
     };
-    plan.map_err(|e| format!("error: {e}"))
+    plan.map_err(|e| refused(format!("error: {e}")))
 }
 
 /// Every command at every depth as the words that name it (`["engine",
