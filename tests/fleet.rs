@@ -801,3 +801,222 @@ fn the_slurm_array_example_runs_under_a_real_slurm_and_its_parts_merge() {
     drop(slurm);
     srv.stop().unwrap();
 }
+
+/// The Kubernetes example as `kubectl apply` gets it from the documented
+/// `envsubst '$START_AT' < k8s-indexed-job.yaml`.
+fn k8s_example(start_at: &str) -> String {
+    let text = std::fs::read_to_string(repo().join("examples/parts/k8s-indexed-job.yaml")).unwrap();
+    assert!(text.contains("\"${START_AT}\""), "the Job takes START_AT");
+    text.replace("${START_AT}", start_at)
+}
+
+/// A kubeconfig whose cluster cannot answer (nothing listens on port 1),
+/// and a discovery cache holding what every cluster since 1.21 serves for
+/// the kinds the example uses (core v1, batch/v1 Job). Even a client-side
+/// dry run maps `kind: Job` to its API through discovery; kubectl reads it
+/// from this cache while it is fresh, so nothing is asked of a server, and
+/// a kind the cache lacks fails on the unreachable cluster.
+fn offline_kubectl(dir: &Path) -> Command {
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: 'http://127.0.0.1:1'}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+users: [{name: none, user: {}}]
+current-context: none
+",
+    )
+    .unwrap();
+    let disc = dir.join("cache/discovery/127.0.0.1_1");
+    std::fs::create_dir_all(disc.join("v1")).unwrap();
+    std::fs::create_dir_all(disc.join("batch/v1")).unwrap();
+    let group = |name: &str, gv: &str| {
+        serde_json::json!({"name": name, "versions": [{"groupVersion": gv, "version": "v1"}],
+            "preferredVersion": {"groupVersion": gv, "version": "v1"}})
+    };
+    let groups = serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1",
+        "groups": [group("", "v1"), group("batch", "batch/v1")]});
+    let resources = |gv: &str, name: &str, kind: &str| {
+        serde_json::json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+            "resources": [{"name": name, "singularName": kind.to_lowercase(), "namespaced": true,
+                "kind": kind, "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}]})
+    };
+    std::fs::write(disc.join("servergroups.json"), groups.to_string()).unwrap();
+    std::fs::write(
+        disc.join("v1/serverresources.json"),
+        resources("v1", "secrets", "Secret").to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        disc.join("batch/v1/serverresources.json"),
+        resources("batch/v1", "jobs", "Job").to_string(),
+    )
+    .unwrap();
+    let mut c = Command::new(program("kubectl").unwrap());
+    c.env("KUBECONFIG", &kubeconfig)
+        .arg("--cache-dir")
+        .arg(dir.join("cache"));
+    c
+}
+
+/// `kubectl create --dry-run=client -f` on examples/parts/k8s-indexed-job.yaml
+/// exits 0 with no cluster (kubectl's field validation downloads the
+/// cluster's schema, hence --validate=false; the schema check is the next
+/// test), and the Job it would create is the one the example means: 4
+/// indexed pods at once, each part I/4 with I = index + 1, the agreed start
+/// substituted, the password from the Secret's file (mode 0400), none in the
+/// URL. A kind kubectl cannot map fails the same dry run.
+#[test]
+fn the_kubernetes_indexed_job_passes_kubectls_client_side_dry_run() {
+    let missing: Vec<String> = program("kubectl")
+        .is_none()
+        .then(|| "kubectl".into())
+        .into_iter()
+        .collect();
+    if !have_all(
+        "the Kubernetes Job",
+        &missing,
+        "apt-get install kubernetes-client",
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("job.yaml");
+    std::fs::write(&job, k8s_example("2026-11-23T10:00:00Z")).unwrap();
+    let o = offline_kubectl(d.path())
+        .args([
+            "create",
+            "--dry-run=client",
+            "--validate=false",
+            "-o",
+            "json",
+            "-f",
+        ])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "kubectl: {}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["apiVersion"].as_str(), v["kind"].as_str()),
+        (Some("batch/v1"), Some("Job"))
+    );
+    let spec = &v["spec"];
+    assert_eq!(spec["completionMode"], "Indexed");
+    assert_eq!(spec["completions"], 4);
+    assert_eq!(spec["parallelism"], 4, "all parts at once");
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Never");
+    let c = &pod["containers"][0];
+    let script = c["args"][0].as_str().unwrap();
+    for want in [
+        "PART=$((JOB_COMPLETION_INDEX + 1))",
+        "--part \"$PART/4\"",
+        "--start-at \"2026-11-23T10:00:00Z\"",
+        "--password-file /var/run/secrets/rqps/password",
+        "--results \"/results/part-$PART\"",
+        "--skip-prepare",
+    ] {
+        assert!(script.contains(want), "{want:?} not in {script}");
+    }
+    let target = script
+        .split("--target ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let userinfo = target
+        .split("://")
+        .nth(1)
+        .unwrap()
+        .split('@')
+        .next()
+        .unwrap();
+    assert!(!userinfo.contains(':'), "a password in the URL: {target}");
+    let mounts = c["volumeMounts"].as_array().unwrap();
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m["mountPath"] == "/var/run/secrets/rqps" && m["readOnly"] == true)
+    );
+    let secret = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|v| v.get("secret"))
+        .expect("a Secret volume");
+    assert_eq!(secret["defaultMode"], 0o400, "only the owner may read it");
+    assert!(
+        pod["securityContext"]["fsGroup"].is_null(),
+        "fsGroup adds group read"
+    );
+
+    // The same dry run refuses a kind it cannot map.
+    std::fs::write(
+        &job,
+        k8s_example("2026-11-23T10:00:00Z").replace("kind: Job", "kind: Jobs"),
+    )
+    .unwrap();
+    let o = offline_kubectl(d.path())
+        .args([
+            "create",
+            "--dry-run=client",
+            "--validate=false",
+            "-o",
+            "json",
+            "-f",
+        ])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "kubectl took kind: Jobs: {}", text(&o));
+}
+
+/// The Kubernetes example against the API's published schemas, strictly
+/// (an unknown field fails), offline, with kubernetes-validate: on the
+/// oldest (1.25) and newest releases it knows. A misspelt field fails.
+#[test]
+fn the_kubernetes_indexed_job_matches_the_api_schemas() {
+    let have = Command::new("python3")
+        .args(["-c", "import kubernetes_validate"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let missing: Vec<String> = (!have)
+        .then(|| "kubernetes-validate".into())
+        .into_iter()
+        .collect();
+    if !have_all(
+        "the Kubernetes schemas",
+        &missing,
+        "python3 -m pip install kubernetes-validate",
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("job.yaml");
+    let validate = |version: Option<&str>| {
+        let mut c = Command::new("python3");
+        c.args(["-m", "kubernetes_validate", "--strict"]);
+        if let Some(v) = version {
+            c.args(["-k", v]);
+        }
+        c.arg(&job).output().unwrap()
+    };
+    std::fs::write(&job, k8s_example("2026-11-23T10:00:00Z")).unwrap();
+    for v in [Some("1.25.0"), None] {
+        let o = validate(v);
+        assert!(o.status.success(), "{v:?}: {}", text(&o));
+        assert!(text(&o).contains("passed"), "{}", text(&o));
+    }
+    std::fs::write(
+        &job,
+        k8s_example("2026-11-23T10:00:00Z").replace("completionMode:", "completionmode:"),
+    )
+    .unwrap();
+    let o = validate(None);
+    assert!(!o.status.success(), "a misspelt field passed: {}", text(&o));
+    assert!(text(&o).contains("completionmode"), "{}", text(&o));
+}
