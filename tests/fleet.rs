@@ -792,7 +792,7 @@ fn the_slurm_array_example_runs_under_a_real_slurm_and_its_parts_merge() {
     // The figures of docs/matrices.md.
     let t = &merged.tests[0];
     eprintln!(
-        "slurm array: {tasks} tasks, {} at {} threads for {secs} s; QPS per part: {}; merged QPS {:.0}; \
+        "slurm array: {tasks} tasks, {} at {} threads for {secs} s; QPS per part: {}; merged QPS {:.0}, p99 {:.0} µs; \
          start skew {:.0} ms; tasks running {:.1} to {:.1} s after sbatch, START_AT {:.1} s after it; timeline: Slurm up {:.1} s, tables loaded {:.1} s, job done {:.1} s",
         t.test,
         t.threads,
@@ -802,6 +802,7 @@ fn the_slurm_array_example_runs_under_a_real_slurm_and_its_parts_merge() {
             .collect::<Vec<_>>()
             .join(", "),
         t.qps,
+        t.latency_us.p99,
         skew * 1000.0,
         seen.values().map(|s| s.at).fold(f64::INFINITY, f64::min) - submitted,
         seen.values()
