@@ -51,6 +51,12 @@ fn have_all(test: &str, missing: &[String], remedy: &str) -> bool {
     false
 }
 
+/// [`have_all`] for one thing.
+fn have(test: &str, what: &str, present: bool, remedy: &str) -> bool {
+    let missing: Vec<String> = (!present).then(|| what.to_string()).into_iter().collect();
+    have_all(test, &missing, remedy)
+}
+
 fn unix_now() -> Duration {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap()
 }
@@ -885,33 +891,32 @@ current-context: none
 /// URL. A kind kubectl cannot map fails the same dry run.
 #[test]
 fn the_kubernetes_indexed_job_passes_kubectls_client_side_dry_run() {
-    let missing: Vec<String> = program("kubectl")
-        .is_none()
-        .then(|| "kubectl".into())
-        .into_iter()
-        .collect();
-    if !have_all(
+    if !have(
         "the Kubernetes Job",
-        &missing,
+        "kubectl",
+        program("kubectl").is_some(),
         "apt-get install kubernetes-client",
     ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
     let job = d.path().join("job.yaml");
+    let dry_run = || {
+        offline_kubectl(d.path())
+            .args([
+                "create",
+                "--dry-run=client",
+                "--validate=false",
+                "-o",
+                "json",
+                "-f",
+            ])
+            .arg(&job)
+            .output()
+            .unwrap()
+    };
     std::fs::write(&job, k8s_example("2026-11-23T10:00:00Z")).unwrap();
-    let o = offline_kubectl(d.path())
-        .args([
-            "create",
-            "--dry-run=client",
-            "--validate=false",
-            "-o",
-            "json",
-            "-f",
-        ])
-        .arg(&job)
-        .output()
-        .unwrap();
+    let o = dry_run();
     assert!(o.status.success(), "kubectl: {}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
@@ -982,18 +987,7 @@ fn the_kubernetes_indexed_job_passes_kubectls_client_side_dry_run() {
         k8s_example("2026-11-23T10:00:00Z").replace("kind: Job", "kind: Jobs"),
     )
     .unwrap();
-    let o = offline_kubectl(d.path())
-        .args([
-            "create",
-            "--dry-run=client",
-            "--validate=false",
-            "-o",
-            "json",
-            "-f",
-        ])
-        .arg(&job)
-        .output()
-        .unwrap();
+    let o = dry_run();
     assert!(!o.status.success(), "kubectl took kind: Jobs: {}", text(&o));
 }
 
@@ -1002,17 +996,14 @@ fn the_kubernetes_indexed_job_passes_kubectls_client_side_dry_run() {
 /// oldest (1.25) and newest releases it knows. A misspelt field fails.
 #[test]
 fn the_kubernetes_indexed_job_matches_the_api_schemas() {
-    let have = Command::new("python3")
+    let installed = Command::new("python3")
         .args(["-c", "import kubernetes_validate"])
         .output()
         .is_ok_and(|o| o.status.success());
-    let missing: Vec<String> = (!have)
-        .then(|| "kubernetes-validate".into())
-        .into_iter()
-        .collect();
-    if !have_all(
+    if !have(
         "the Kubernetes schemas",
-        &missing,
+        "kubernetes-validate",
+        installed,
         "python3 -m pip install kubernetes-validate",
     ) {
         return;
