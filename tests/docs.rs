@@ -14,6 +14,10 @@
 //! git diff README.md docs/
 //! ```
 //!
+//! Overwrite keeps a block's `[..]` and `...` only while the output still has the block's
+//! shape: when the shape changed (a new engine kind adds a line to `rqps engine list`), it
+//! writes this machine's output there; put the elisions back before committing.
+//!
 //! README.md is read through tests/docs/README.md (a link to it), so that its report
 //! example runs in tests/docs/README.in/, whose rqps-results/ holds the runs the README's
 //! three commands stored. The README's own commands (its ```sh blocks) must also be

@@ -321,8 +321,8 @@ mod tests {
         assert_eq!(
             Target::parse("oracle://u@h/x").unwrap_err().to_string(),
             "malformed target 'oracle://u@h/x': expected sqlite:PATH; \
-             mysql://user@host:port/db or mariadb://; postgres://user@host:port/db or \
-             postgresql://; or rocksdb:PATH?version=V (the password goes in --password-file, \
+             mysql://user@host:port/db; mariadb://user@host:port/db; postgres://user@host:port/db \
+             or postgresql://; or rocksdb:PATH?version=V (the password goes in --password-file, \
              never in the URL)"
         );
         let typo = Target::parse("mysq://u@h/x").unwrap_err().to_string();
