@@ -172,6 +172,7 @@ fn open(choice: &EngineChoice) -> Result<(Opened, EngineId), Unusable> {
         engine: EngineInfo {
             name: driver.engine().to_string(),
             version,
+            auth: driver.auth(),
         },
         target: opened.shown.clone(),
     };
@@ -373,6 +374,7 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
                         engine: EngineInfo {
                             name: String::new(),
                             version: String::new(),
+                            auth: None,
                         },
                         target: describe(&t.args),
                     },

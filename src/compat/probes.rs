@@ -134,6 +134,14 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
     };
     out.push(result(
         "protocol",
+        "authentication",
+        match driver.auth() {
+            Some(m) => Seen::new(m, "", &[]),
+            None => Seen::new("not reported by rqps's client", "", &[]),
+        },
+    ));
+    out.push(result(
+        "protocol",
         "TLS",
         match driver.tls() {
             Some(t) => Seen::new("yes", t.to_string(), &[]),

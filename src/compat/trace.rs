@@ -134,6 +134,9 @@ impl Driver for Recorder {
     fn tls(&self) -> Option<crate::engine::tls::TlsInfo> {
         self.inner.tls()
     }
+    fn auth(&self) -> Option<String> {
+        self.inner.auth()
+    }
     fn db_size(&self) -> DbResult<Option<u64>> {
         self.inner.db_size()
     }

@@ -56,7 +56,7 @@ pub fn apply(
     let base = engines[0];
     for i in 1..engines.len() {
         let target = engines[i];
-        if target == base {
+        if target.name == base.name && target.version == base.version {
             continue;
         }
         let pair = format!(
@@ -136,6 +136,7 @@ mod tests {
                 engine: EngineInfo {
                     name: "postgres".into(),
                     version: version.into(),
+                    auth: None,
                 },
                 target: String::new(),
             },

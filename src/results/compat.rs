@@ -71,9 +71,10 @@ pub struct EngineId {
 }
 
 impl EngineId {
-    /// Whether a run's engine is this one.
+    /// Whether a run's engine is this one: the same product and version
+    /// (however it logged in).
     pub fn is(&self, e: &EngineInfo) -> bool {
-        self.engine == *e
+        self.engine.name == e.name && self.engine.version == e.version
     }
 }
 
@@ -327,6 +328,7 @@ mod tests {
                 engine: EngineInfo {
                     name: name.into(),
                     version: version.into(),
+                    auth: None,
                 },
                 target: String::new(),
             },
@@ -376,10 +378,12 @@ mod tests {
         let pg = EngineInfo {
             name: "postgres".into(),
             version: "18.6".into(),
+            auth: None,
         };
         let h2 = EngineInfo {
             name: "postgres".into(),
             version: "8.2.23".into(),
+            auth: None,
         };
         let (_, a, b) = covering(&read, &h2, &pg).unwrap();
         assert_eq!((a.id.label.as_str(), b.id.label.as_str()), ("h2", "pg18"));
@@ -392,6 +396,7 @@ mod tests {
         let other = EngineInfo {
             name: "postgres".into(),
             version: "16.1".into(),
+            auth: None,
         };
         assert!(covering(&read, &pg, &other).is_none());
         assert!(read_all(&dir.path().join("none")).0.is_empty());

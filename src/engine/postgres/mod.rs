@@ -65,6 +65,8 @@ pub struct PostgresDriver {
     dialect: PostgresDialect,
     /// What TLS the last connection negotiated.
     tls_seen: std::sync::Mutex<Option<TlsInfo>>,
+    /// How the last connection authenticated.
+    auth_seen: std::sync::Mutex<Option<&'static str>>,
 }
 
 /// libpq's environment variable for each connection parameter rqps takes
@@ -262,6 +264,7 @@ impl PostgresDriver {
                 channel_binding,
             },
             tls_seen: std::sync::Mutex::new(None),
+            auth_seen: std::sync::Mutex::new(None),
             addr,
             shown: redact_url(url),
             dialect: PostgresDialect,
@@ -278,6 +281,9 @@ impl PostgresDriver {
         })?;
         if let Ok(mut seen) = self.tls_seen.lock() {
             *seen = c.tls().cloned();
+        }
+        if let Ok(mut seen) = self.auth_seen.lock() {
+            *seen = Some(c.auth());
         }
         Ok(c)
     }
@@ -330,6 +336,9 @@ impl Driver for PostgresDriver {
     }
     fn tls(&self) -> Option<TlsInfo> {
         self.tls_seen.lock().ok()?.clone()
+    }
+    fn auth(&self) -> Option<String> {
+        self.auth_seen.lock().ok()?.map(str::to_string)
     }
     fn version(&self) -> DbResult<String> {
         let mut c = self.open()?;

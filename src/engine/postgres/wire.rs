@@ -429,6 +429,9 @@ pub struct PgConn<S: Read + Write = Stream> {
     backend_key: Option<(i32, i32)>,
     server_version: Option<String>,
     tls: Option<TlsInfo>,
+    /// How the startup proved who we are: `trust` (nothing asked),
+    /// `password` (cleartext), `md5`, `scram-sha-256`(`-plus`).
+    auth: &'static str,
 }
 
 impl PgConn<Stream> {
@@ -527,12 +530,18 @@ impl<S: Read + Write> PgConn<S> {
             backend_key: None,
             server_version: None,
             tls: None,
+            auth: "trust",
         }
     }
 
     /// What TLS the connection uses (`None`: plaintext or a unix socket).
     pub fn tls(&self) -> Option<&TlsInfo> {
         self.tls.as_ref()
+    }
+
+    /// The authentication method the server asked for at startup.
+    pub fn auth(&self) -> &'static str {
+        self.auth
     }
 
     /// The server's process id and cancel key (BackendKeyData).
@@ -703,10 +712,12 @@ impl<S: Read + Write> PgConn<S> {
                             }
                         }
                         Message::AuthenticationCleartextPassword => {
+                            self.auth = "password";
                             frontend::password_message(password()?.as_bytes(), &mut self.out)
                                 .map_err(encode_error)?;
                         }
                         Message::AuthenticationMd5Password(b) => {
+                            self.auth = "md5";
                             let h = md5_hash(cfg.user.as_bytes(), password()?.as_bytes(), b.salt());
                             frontend::password_message(h.as_bytes(), &mut self.out)
                                 .map_err(encode_error)?;
@@ -751,6 +762,7 @@ impl<S: Read + Write> PgConn<S> {
                                      {SCRAM_SHA_256} and {SCRAM_SHA_256_PLUS} only"
                                 )));
                             }
+                            self.auth = mech;
                             let s = ScramSha256::new(password()?.as_bytes(), binding);
                             frontend::sasl_initial_response(mech, s.message(), &mut self.out)
                                 .map_err(encode_error)?;
