@@ -13,13 +13,15 @@ use crate::plan::open::EngineArgs;
 use crate::report::export::Format;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Engines are written KIND[@VERSION] (a throwaway server rqps starts, \
+#[command(
+    after_help = "Engines are written KIND[@VERSION] (a throwaway server rqps starts, \
 e.g. postgres@18.6, mariadb@11.4.5, sqlite) or as a URL (a server you run, e.g. \
 postgres://sa@127.0.0.1:5435/compat), each optionally named first: h2=postgres://... \
 The password of a URL without one comes from $PGPASSWORD or ~/.pgpass (PostgreSQL), \
 never from the command line.\n\nExamples:\n  rqps compat --reference postgres@18.6 --server postgres@9.6.24\n  \
 rqps compat --reference pg18=postgres@18.6 --target h2=postgres://sa@127.0.0.1:5435/compat --suites sysbench,select1\n  \
-rqps compat --show --format md     # the latest record, as Markdown")]
+rqps compat --show --format md     # the latest record, as Markdown"
+)]
 pub struct CompatArgs {
     /// The engine every target is compared with (upstream: postgres@18.6, or a MySQL).
     #[arg(long, value_name = "[NAME=]ENGINE", required_unless_present = "show")]
@@ -82,7 +84,9 @@ fn choice(s: &str, as_url: bool) -> Result<EngineChoice, Error> {
     if as_url || url_like {
         args.target = Some(Target::parse(rest).map_err(|e| usage(e.to_string()))?);
     } else {
-        let spec: EngineSpec = rest.parse().map_err(|e: crate::engine::install::EngineSpecError| usage(e.to_string()))?;
+        let spec: EngineSpec = rest
+            .parse()
+            .map_err(|e: crate::engine::install::EngineSpecError| usage(e.to_string()))?;
         if spec.server().is_none() && spec.kind.library.is_none() {
             args.target = Some(Target::Sqlite(None));
         } else {
@@ -125,7 +129,9 @@ pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error
         return Ok(0);
     }
     let Some(reference) = &a.reference else {
-        return Err(usage("give --reference ENGINE, or --show to print a stored record"));
+        return Err(usage(
+            "give --reference ENGINE, or --show to print a stored record",
+        ));
     };
     if !(a.stmt_timeout.is_finite() && a.stmt_timeout >= 1.0 && a.stmt_timeout <= 86_400.0) {
         return Err(usage(format!(
@@ -162,7 +168,10 @@ mod tests {
 
     #[test]
     fn engines_are_named_and_parsed_as_servers_or_urls() {
-        assert_eq!(named("h2=postgres://sa@h/db?x=1"), (Some("h2".into()), "postgres://sa@h/db?x=1"));
+        assert_eq!(
+            named("h2=postgres://sa@h/db?x=1"),
+            (Some("h2".into()), "postgres://sa@h/db?x=1")
+        );
         assert_eq!(named("postgres://sa@h/db?x=1").0, None);
         let c = choice("pg18=postgres@18.6", false).unwrap();
         assert_eq!(c.label.as_deref(), Some("pg18"));

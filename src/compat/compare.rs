@@ -257,7 +257,9 @@ pub fn show(a: &Answer) -> String {
         } => format!(
             "{} ({}{})",
             meaning.key(),
-            code.as_deref().map(|c| format!("{c}: ")).unwrap_or_default(),
+            code.as_deref()
+                .map(|c| format!("{c}: "))
+                .unwrap_or_default(),
             cut(message.lines().next().unwrap_or(""), 160)
         ),
     }
@@ -480,10 +482,16 @@ mod tests {
             ("1e3", "1000"),
             ("0.30000000000000004", "0.3"),
         ] {
-            assert!(same_value(&norm(&Some(a.into())), &norm(&Some(b.into()))), "{a} {b}");
+            assert!(
+                same_value(&norm(&Some(a.into())), &norm(&Some(b.into()))),
+                "{a} {b}"
+            );
         }
         for (a, b) in [("1", "2"), ("abc ", "abc"), ("1.5", "1.05"), ("x", "X")] {
-            assert!(!same_value(&norm(&Some(a.into())), &norm(&Some(b.into()))), "{a} {b}");
+            assert!(
+                !same_value(&norm(&Some(a.into())), &norm(&Some(b.into()))),
+                "{a} {b}"
+            );
         }
         assert!(!same_value(&norm(&None), &norm(&Some("".into()))));
         assert!(same_value(
@@ -501,12 +509,17 @@ mod tests {
         assert_eq!(v.level, Level::Semantics, "{v:?}");
         let v = compare("SELECT x FROM t ORDER BY x", &a, &b);
         assert_eq!(v.level, Level::Syntax);
-        assert!(v.what.starts_with("the same rows in another order"), "{v:?}");
+        assert!(
+            v.what.starts_with("the same rows in another order"),
+            "{v:?}"
+        );
         // An ORDER BY inside a sub-select orders nothing outside it.
         assert!(!orders(
             "DELETE FROM t WHERE id IN (SELECT id FROM t ORDER BY id LIMIT 3)"
         ));
-        assert!(orders("select distinct c from t where id between ? and ? order by c"));
+        assert!(orders(
+            "select distinct c from t where id between ? and ? order by c"
+        ));
         assert!(!orders("SELECT 'ORDER BY' FROM t"));
         let c = rows(&[&[Some("1")], &[Some("3")]]);
         let v = compare("SELECT x FROM t", &a, &c);
@@ -526,7 +539,11 @@ mod tests {
         let dup_pg = err(Meaning::DuplicateKey, "23505");
         let dup_h2 = err(Meaning::DuplicateKey, "23505");
         assert_eq!(compare("INSERT", &dup_pg, &dup_h2).level, Level::Semantics);
-        let v = compare("SELECT", &Answer::Affected(1), &err(Meaning::Syntax, "42601"));
+        let v = compare(
+            "SELECT",
+            &Answer::Affected(1),
+            &err(Meaning::Syntax, "42601"),
+        );
         assert_eq!(v.level, Level::Protocol);
         let v = compare("INSERT", &dup_pg, &Answer::Affected(1));
         assert_eq!(v.level, Level::Syntax);
@@ -544,6 +561,9 @@ mod tests {
         };
         assert_eq!(compare_tables(&t(&["a", "b"]), &t(&["b", "a"])), None);
         let d = compare_tables(&t(&["a", "b"]), &t(&["a", "c"])).unwrap();
-        assert!(d.starts_with("2 rows on both; a row: ('c') against ('b')"), "{d}");
+        assert!(
+            d.starts_with("2 rows on both; a row: ('c') against ('b')"),
+            "{d}"
+        );
     }
 }

@@ -320,7 +320,10 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
             .flat_map(|(_, p)| p.tests.iter())
             .flat_map(|t| std::iter::once(t.name.as_str()).chain(t.also.iter().map(String::as_str)))
             .collect();
-        let unknown: Vec<&String> = tests.iter().filter(|t| !known.contains(&t.as_str())).collect();
+        let unknown: Vec<&String> = tests
+            .iter()
+            .filter(|t| !known.contains(&t.as_str()))
+            .collect();
         if !unknown.is_empty() {
             return Err(usage(format!(
                 "--tests: no suite asked for has a test named {}",
@@ -393,7 +396,8 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     let mut engines: Vec<EngineCompat> = sides
         .into_iter()
         .map(|mut s| {
-            let mut stats: Vec<(usize, StatementCompat)> = std::mem::take(&mut s.stats).into_values().collect();
+            let mut stats: Vec<(usize, StatementCompat)> =
+                std::mem::take(&mut s.stats).into_values().collect();
             stats.sort_by_key(|(n, _)| *n);
             s.out.statements = stats.into_iter().map(|(_, st)| st).collect();
             s.out
@@ -447,7 +451,11 @@ fn check(
         if tests.is_empty() && req.tests.is_some() {
             continue;
         }
-        eprintln!("compat: {name}: loading {} on {} engine(s)", plan.load_what, sides.len());
+        eprintln!(
+            "compat: {name}: loading {} on {} engine(s)",
+            plan.load_what,
+            sides.len()
+        );
         infos.push(SuiteInfo {
             suite: name.into(),
             load: plan.load_what.clone(),
@@ -467,12 +475,8 @@ fn check(
             if let Err(LoadFailed { error, failing }) = loaded {
                 side.broken = Some(format!("the load failed: {error}"));
                 if let Some(s) = failing {
-                    let level = compare::compare(
-                        &s.sql,
-                        &trace::Answer::Affected(0),
-                        &s.answer,
-                    )
-                    .level;
+                    let level =
+                        compare::compare(&s.sql, &trace::Answer::Affected(0), &s.answer).level;
                     side.stat(name, "load", &s.sql, level);
                     side.out.differences.push(Difference {
                         suite: name.into(),
@@ -654,7 +658,9 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
             also: test.also.clone(),
             level,
             statements: trace.len() as u64,
-            reason: first.as_ref().map(|d| format!("{}: {}", d.what, cut_sql(&d.statement))),
+            reason: first
+                .as_ref()
+                .map(|d| format!("{}: {}", d.what, cut_sql(&d.statement))),
         });
         if let Some(d) = first {
             side.out.differences.push(d);
@@ -671,8 +677,10 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
         .collect();
     let mut reload = false;
     let read_started = std::time::Instant::now();
-    let reference: Vec<crate::engine::DbResult<crate::engine::Rows>> =
-        tables.iter().map(|t| read_table(&sides[0].raw(), t)).collect();
+    let reference: Vec<crate::engine::DbResult<crate::engine::Rows>> = tables
+        .iter()
+        .map(|t| read_table(&sides[0].raw(), t))
+        .collect();
     for side in sides.iter_mut().skip(1) {
         if side.broken.is_some() {
             continue;
@@ -682,7 +690,10 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
             let got = read_table(&side.raw(), t);
             let what = match &got {
                 Ok(got) => table_difference(want, got),
-                Err(e) => Some(format!("cannot read it: {}", compare::cut(&e.to_string(), 160))),
+                Err(e) => Some(format!(
+                    "cannot read it: {}",
+                    compare::cut(&e.to_string(), 160)
+                )),
             };
             let Some(what) = what else { continue };
             reload = true;
@@ -716,7 +727,10 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
         read_started.elapsed().as_secs_f64()
     );
     if reload {
-        eprintln!("compat: {suite}: tables differ after {}; loading them again everywhere", test.name);
+        eprintln!(
+            "compat: {suite}: tables differ after {}; loading them again everywhere",
+            test.name
+        );
         for side in sides.iter_mut() {
             if side.broken.is_some() {
                 continue;
@@ -815,7 +829,10 @@ fn verdicts(suite: &str, tests: &[&CompatTest], sides: &mut [Side]) {
     });
     for side in targets {
         let mine: Vec<&TestCompat> = side.out.tests.iter().filter(|t| t.suite == suite).collect();
-        let differ: Vec<&&TestCompat> = mine.iter().filter(|t| t.level != Level::Semantics).collect();
+        let differ: Vec<&&TestCompat> = mine
+            .iter()
+            .filter(|t| t.level != Level::Semantics)
+            .collect();
         let broken_conditions: Vec<&ConditionResult> = side
             .out
             .conditions

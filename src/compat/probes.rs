@@ -258,7 +258,10 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
 
 /// `c` reads `v` of row `id` (an error as `error ...`).
 fn read_v(c: &mut dyn Conn, id: i64, for_update: &str) -> String {
-    match value(c, &format!("SELECT v FROM {TABLE} WHERE id = {id}{for_update}")) {
+    match value(
+        c,
+        &format!("SELECT v FROM {TABLE} WHERE id = {id}{for_update}"),
+    ) {
         Ok(v) => v,
         Err(e) => format!("error {}", e.meaning().key()),
     }
@@ -438,7 +441,12 @@ fn for_update(driver: &Arc<dyn Driver>) -> Seen {
         .chain([format!("A: {}", d.commit())])
         .collect();
     let how: Vec<&str> = steps.iter().map(String::as_str).collect();
-    match while_held(driver, &hold, &second, BLOCKED_AFTER + Duration::from_millis(300)) {
+    match while_held(
+        driver,
+        &hold,
+        &second,
+        BLOCKED_AFTER + Duration::from_millis(300),
+    ) {
         Err(e) => Seen::new("could not run", err_text(&e), &how),
         Ok((took, None)) if took < BLOCKED_AFTER => Seen::new(
             "does not block",
@@ -536,7 +544,10 @@ fn lock_wait(driver: &Arc<dyn Driver>) -> Seen {
         return Seen::new("no lock timeout setting", "", &[]);
     };
     let bw = d.begin_write().to_string();
-    let hold = vec![bw.clone(), format!("UPDATE {TABLE} SET v = v + 1 WHERE id = 1")];
+    let hold = vec![
+        bw.clone(),
+        format!("UPDATE {TABLE} SET v = v + 1 WHERE id = 1"),
+    ];
     let second = vec![
         timeout.clone(),
         bw,
@@ -575,7 +586,10 @@ fn errors_one_session(a: &mut dyn Conn, out: &mut Vec<ProbeResult>) {
             format!("INSERT INTO {TABLE} (id, v) VALUES (1, 0)"),
         ),
         ("syntax error", format!("SELEC v FROM {TABLE}")),
-        ("unknown table", "SELECT v FROM rqps_no_such_table".to_string()),
+        (
+            "unknown table",
+            "SELECT v FROM rqps_no_such_table".to_string(),
+        ),
         (
             "unknown column",
             format!("SELECT no_such_column FROM {TABLE}"),

@@ -160,9 +160,7 @@ impl SqlAccess for Recorder {
         Ok(Box::new(RecConn {
             inner,
             log: self.log.clone(),
-            conn: self
-                .conns
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+            conn: self.conns.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
             stmts: Vec::new(),
             rows: Rows::default(),
         }))
@@ -231,13 +229,7 @@ impl RecConn {
 
     /// Records the answer of a statement that may return rows (`rows`
     /// filled by the engine).
-    fn answered(
-        &self,
-        sql: &str,
-        params: &[Param<'_>],
-        r: &DbResult<Outcome>,
-        rows: &Rows,
-    ) {
+    fn answered(&self, sql: &str, params: &[Param<'_>], r: &DbResult<Outcome>, rows: &Rows) {
         let answer = match r {
             Ok(Outcome::Rows(_)) => Answer::Rows(rows_of(rows)),
             Ok(Outcome::Affected(n)) => Answer::Affected(*n),
@@ -306,7 +298,9 @@ impl Conn for RecConn {
     ) -> Option<DbResult<Outcome>> {
         match rows {
             Some(out) => {
-                let r = self.inner.execute_unprepared(sql, params, Some(&mut *out))?;
+                let r = self
+                    .inner
+                    .execute_unprepared(sql, params, Some(&mut *out))?;
                 self.answered(sql, params, &r, out);
                 Some(r)
             }
@@ -336,13 +330,19 @@ mod tests {
         let inner: Arc<dyn Driver> = Arc::new(SqliteDriver::new(&dir.path().join("t.db"), vec![]));
         let rec = Recorder::new(inner);
         let mut c = rec.connect().unwrap();
-        c.query("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)").unwrap();
-        let ins = c.prepare("INSERT INTO t VALUES (?, ?)", PsMode::Auto).unwrap();
+        c.query("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
+            .unwrap();
+        let ins = c
+            .prepare("INSERT INTO t VALUES (?, ?)", PsMode::Auto)
+            .unwrap();
         assert_eq!(
-            c.execute(ins, &[Param::Int(1), Param::Text("a'b")]).unwrap(),
+            c.execute(ins, &[Param::Int(1), Param::Text("a'b")])
+                .unwrap(),
             Outcome::Affected(1)
         );
-        let sel = c.prepare("SELECT v FROM t WHERE id = ?", PsMode::Auto).unwrap();
+        let sel = c
+            .prepare("SELECT v FROM t WHERE id = ?", PsMode::Auto)
+            .unwrap();
         assert_eq!(c.execute(sel, &[Param::Int(1)]).unwrap(), Outcome::Rows(1));
         assert!(c.execute(ins, &[Param::Int(1), Param::Text("x")]).is_err());
         assert!(c.prepare("SELEC 1", PsMode::Auto).is_err());

@@ -83,7 +83,10 @@ impl Meaning {
     /// Whether it says the engine did not accept the statement's text (its
     /// syntax, a name or a feature), rather than failing it when it ran.
     pub fn refused(self) -> bool {
-        matches!(self, Meaning::Syntax | Meaning::Unknown | Meaning::Unsupported)
+        matches!(
+            self,
+            Meaning::Syntax | Meaning::Unknown | Meaning::Unsupported
+        )
     }
 
     /// How reports name it.
@@ -141,7 +144,10 @@ impl DbError {
             return by_message();
         };
         // A PostgreSQL SQLSTATE: five characters, digits and capitals.
-        if code.len() == 5 && code.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        if code.len() == 5
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
         {
             return match code {
                 "23505" => Meaning::DuplicateKey,
@@ -206,14 +212,30 @@ mod tests {
             (Some("42P01"), "relation does not exist", Meaning::Unknown),
             (Some("0A000"), "not supported", Meaning::Unsupported),
             // Codes PostgreSQL does not use (H2's), by their message.
-            (Some("42001"), "Syntax error in SQL statement", Meaning::Syntax),
+            (
+                Some("42001"),
+                "Syntax error in SQL statement",
+                Meaning::Syntax,
+            ),
             (Some("42S02"), "Table \"x\" not found", Meaning::Unknown),
-            (Some("HYT00"), "Timeout trying to lock table", Meaning::LockWait),
+            (
+                Some("HYT00"),
+                "Timeout trying to lock table",
+                Meaning::LockWait,
+            ),
             // MySQL's error numbers, and its catch-all 1105 by message.
             (Some("1062"), "Duplicate entry", Meaning::DuplicateKey),
             (Some("1213"), "Deadlock found", Meaning::Deadlock),
-            (Some("1205"), "Lock wait timeout exceeded", Meaning::LockWait),
-            (Some("1064"), "You have an error in your SQL syntax", Meaning::Syntax),
+            (
+                Some("1205"),
+                "Lock wait timeout exceeded",
+                Meaning::LockWait,
+            ),
+            (
+                Some("1064"),
+                "You have an error in your SQL syntax",
+                Meaning::Syntax,
+            ),
             (Some("1146"), "Table doesn't exist", Meaning::Unknown),
             (Some("1105"), "syntax error at position 6", Meaning::Syntax),
             (
@@ -222,14 +244,22 @@ mod tests {
                 Meaning::Other,
             ),
             // SQLite's result codes.
-            (Some("DatabaseBusy"), "database is locked", Meaning::LockWait),
+            (
+                Some("DatabaseBusy"),
+                "database is locked",
+                Meaning::LockWait,
+            ),
             (
                 Some("ConstraintViolation"),
                 "UNIQUE constraint failed: t.id",
                 Meaning::DuplicateKey,
             ),
             (Some("Unknown"), "no such table: t", Meaning::Unknown),
-            (None, "PostgreSQL protocol error: failed to fill whole buffer", Meaning::Protocol),
+            (
+                None,
+                "PostgreSQL protocol error: failed to fill whole buffer",
+                Meaning::Protocol,
+            ),
         ] {
             assert_eq!(e(code, message).meaning(), meaning, "{code:?} {message}");
         }

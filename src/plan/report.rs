@@ -113,7 +113,10 @@ pub fn emit_compat(
         && output.is_none()
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none();
-    emit(output, &crate::report::compat::render(record, format, colour))
+    emit(
+        output,
+        &crate::report::compat::render(record, format, colour),
+    )
 }
 
 /// Skipped results and warnings, one line each, for standard error.

@@ -46,7 +46,10 @@ fn engine_title(e: &EngineCompat) -> String {
     if e.id.engine.version.is_empty() {
         e.id.label.clone()
     } else {
-        format!("{} ({} {})", e.id.label, e.id.engine.name, e.id.engine.version)
+        format!(
+            "{} ({} {})",
+            e.id.label, e.id.engine.name, e.id.engine.version
+        )
     }
 }
 
@@ -100,7 +103,11 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
     for e in engines(r).filter(|e| e.left_out.is_none()) {
         let c = e.counts();
         let n: u64 = c.iter().sum();
-        let tests_ok = e.tests.iter().filter(|t| t.level == Level::Semantics).count();
+        let tests_ok = e
+            .tests
+            .iter()
+            .filter(|t| t.level == Level::Semantics)
+            .count();
         let suites_ok = e.suites.iter().filter(|s| s.comparable).count();
         let mut row: Vec<TCell> = vec![engine_title(e).into(), Val::Int(n as i64).into()];
         for (i, v) in c.iter().enumerate() {
@@ -133,7 +140,11 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
                 s.suite.as_str().into(),
                 TCell::shaded(
                     if s.comparable { "yes" } else { "no" },
-                    Some(if s.comparable { Shade::Green } else { Shade::Red }),
+                    Some(if s.comparable {
+                        Shade::Green
+                    } else {
+                        Shade::Red
+                    }),
                 ),
                 s.reason.as_str().into(),
             ]);
@@ -187,10 +198,16 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         for p in &r.reference.probes {
             let mut row: Vec<TCell> = vec![p.area.as_str().into(), p.name.as_str().into()];
             for e in &cols {
-                row.push(match e.probes.iter().find(|q| q.area == p.area && q.name == p.name) {
-                    Some(q) => TCell::shaded(q.seen.as_str(), (!q.same).then_some(Shade::Red)),
-                    None => "-".into(),
-                });
+                row.push(
+                    match e
+                        .probes
+                        .iter()
+                        .find(|q| q.area == p.area && q.name == p.name)
+                    {
+                        Some(q) => TCell::shaded(q.seen.as_str(), (!q.same).then_some(Shade::Red)),
+                        None => "-".into(),
+                    },
+                );
             }
             t.rows.push(row);
         }
@@ -202,10 +219,16 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
             .filter(|p| !p.how.is_empty())
             .map(|p| format!("{}: {}", p.name, p.how))
             .collect();
-        d.push(Block::Folded("The statements of each probe".into(), vec![Block::Bullets(how)]));
+        d.push(Block::Folded(
+            "The statements of each probe".into(),
+            vec![Block::Bullets(how)],
+        ));
     }
     if engines(r).any(|e| !e.conditions.is_empty()) {
-        d.push(Block::Heading(2, "Invariants after a concurrent run".into()));
+        d.push(Block::Heading(
+            2,
+            "Invariants after a concurrent run".into(),
+        ));
         let cols: Vec<&EngineCompat> = engines(r).filter(|e| e.left_out.is_none()).collect();
         let mut t = Table {
             header: ["suite", "condition"]
@@ -267,7 +290,13 @@ fn data(r: &CompatRecord) -> DataTable {
         };
         if let Some(why) = &e.left_out {
             let mut row = base("left-out");
-            row.extend([Val::Empty, Val::Empty, Val::Empty, Val::Empty, why.as_str().into()]);
+            row.extend([
+                Val::Empty,
+                Val::Empty,
+                Val::Empty,
+                Val::Empty,
+                why.as_str().into(),
+            ]);
             rows.push(row);
             continue;
         }
@@ -287,7 +316,12 @@ fn data(r: &CompatRecord) -> DataTable {
             row.extend([
                 s.suite.as_str().into(),
                 Val::Empty,
-                if s.comparable { "comparable" } else { "not comparable" }.into(),
+                if s.comparable {
+                    "comparable"
+                } else {
+                    "not comparable"
+                }
+                .into(),
                 Val::Empty,
                 s.reason.as_str().into(),
             ]);
@@ -319,7 +353,14 @@ fn data(r: &CompatRecord) -> DataTable {
     DataTable {
         title: None,
         header: [
-            "engine", "engine_name", "version", "kind", "suite", "test", "level", "statements",
+            "engine",
+            "engine_name",
+            "version",
+            "kind",
+            "suite",
+            "test",
+            "level",
+            "statements",
             "detail",
         ]
         .map(String::from)
@@ -348,7 +389,12 @@ pub fn render(r: &CompatRecord, format: Format, colour: bool) -> String {
         Format::Csv => {
             let t = data(r);
             let line = |v: Vec<String>| v.join(",") + "\n";
-            out.push_str(&line(t.header.iter().map(|h| super::export::csv::field(h)).collect()));
+            out.push_str(&line(
+                t.header
+                    .iter()
+                    .map(|h| super::export::csv::field(h))
+                    .collect(),
+            ));
             for row in t.rows {
                 out.push_str(&line(
                     row.iter()
@@ -360,7 +406,12 @@ pub fn render(r: &CompatRecord, format: Format, colour: bool) -> String {
         Format::Tsv => {
             let t = data(r);
             let line = |v: Vec<String>| v.join("\t") + "\n";
-            out.push_str(&line(t.header.iter().map(|h| super::export::tsv::clean(h)).collect()));
+            out.push_str(&line(
+                t.header
+                    .iter()
+                    .map(|h| super::export::tsv::clean(h))
+                    .collect(),
+            ));
             for row in t.rows {
                 out.push_str(&line(
                     row.iter()

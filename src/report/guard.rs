@@ -82,7 +82,8 @@ make one in this results directory with `rqps compat --reference ENGINE --server
             let Some(Some(cell)) = row.cells.get_mut(i - 1) else {
                 continue;
             };
-            let why = differs(t, &row.suite, &row.test).or_else(|| differs(b, &row.suite, &row.test));
+            let why =
+                differs(t, &row.suite, &row.test).or_else(|| differs(b, &row.suite, &row.test));
             if let Some(why) = why {
                 cell.excluded = Some(why);
                 left += 1;
@@ -201,7 +202,10 @@ mod tests {
     fn a_record_marks_the_tests_whose_semantics_differ_and_the_summaries_leave_them_out() {
         let runs = fixture_runs();
         let plain = build_with(&runs, &[], &opts()).unwrap();
-        assert!(plain.compat.is_empty(), "one product: no note without a record");
+        assert!(
+            plain.compat.is_empty(),
+            "one product: no note without a record"
+        );
         let guarded = build_with(&runs, &[record(&["point-query"])], &opts()).unwrap();
         let marked: Vec<(&str, &str)> = guarded
             .rows()
@@ -211,11 +215,22 @@ mod tests {
             })
             .collect();
         assert!(!marked.is_empty());
-        assert!(marked.iter().all(|(t, _)| *t == "point-query"), "{marked:?}");
-        assert!(marked[0].1.starts_with("pg16 differs from the reference at the syntax level: rows differ"));
+        assert!(
+            marked.iter().all(|(t, _)| *t == "point-query"),
+            "{marked:?}"
+        );
+        assert!(
+            marked[0]
+                .1
+                .starts_with("pg16 differs from the reference at the syntax level: rows differ")
+        );
         assert!(guarded.compat[0].contains("leaves"), "{:?}", guarded.compat);
         // The point group's summary is the geometric mean of the others.
-        let gi = guarded.groups.iter().position(|g| g.group == "point").unwrap();
+        let gi = guarded
+            .groups
+            .iter()
+            .position(|g| g.group == "point")
+            .unwrap();
         let (p, g) = (&plain.groups[gi], &guarded.groups[gi]);
         let others: Vec<f64> = g
             .rows
@@ -236,12 +251,23 @@ mod tests {
             crate::report::export::Format::Json,
         ] {
             let text = crate::report::export::exporter(f, false).render(&guarded);
-            assert!(text.contains("rows differ: SELECT c FROM sbtest1 WHERE id=5"), "{f:?}");
+            assert!(
+                text.contains("rows differ: SELECT c FROM sbtest1 WHERE id=5"),
+                "{f:?}"
+            );
         }
         // A record with no difference marks nothing and says so.
         let quiet = build_with(&runs, &[record(&[])], &opts()).unwrap();
-        assert!(quiet.rows().all(|r| r.cells.iter().flatten().all(|c| c.excluded.is_none())));
-        assert!(quiet.compat[0].contains("finds no test"), "{:?}", quiet.compat);
+        assert!(
+            quiet
+                .rows()
+                .all(|r| r.cells.iter().flatten().all(|c| c.excluded.is_none()))
+        );
+        assert!(
+            quiet.compat[0].contains("finds no test"),
+            "{:?}",
+            quiet.compat
+        );
         assert_eq!(quiet.overall, plain.overall);
     }
 
@@ -254,9 +280,17 @@ mod tests {
         }
         let r = build_with(&runs, &[record(&["point-query"])], &opts()).unwrap();
         assert_eq!(r.compat.len(), 1);
-        assert!(r.compat[0].contains("no compatibility record was made"), "{:?}", r.compat);
-        assert!(r.rows().all(|row| row.cells.iter().flatten().all(|c| c.excluded.is_none())));
-        let text = crate::report::export::exporter(crate::report::export::Format::Md, false).render(&r);
+        assert!(
+            r.compat[0].contains("no compatibility record was made"),
+            "{:?}",
+            r.compat
+        );
+        assert!(
+            r.rows()
+                .all(|row| row.cells.iter().flatten().all(|c| c.excluded.is_none()))
+        );
+        let text =
+            crate::report::export::exporter(crate::report::export::Format::Md, false).render(&r);
         assert!(text.contains("no compatibility record was made"), "{text}");
     }
 }

@@ -35,7 +35,12 @@ pub enum Level {
 }
 
 impl Level {
-    pub const ALL: [Level; 4] = [Level::Semantics, Level::Syntax, Level::Protocol, Level::None];
+    pub const ALL: [Level; 4] = [
+        Level::Semantics,
+        Level::Syntax,
+        Level::Protocol,
+        Level::None,
+    ];
 
     /// How reports name it.
     pub fn key(self) -> &'static str {

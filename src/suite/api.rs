@@ -10,13 +10,13 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use super::compat::{CompatConcurrent, CompatPlan, CompatTable, CompatTest, Condition};
 use crate::engine::Face;
 pub use crate::engine::capacity::Need;
 use crate::error::Error;
 use crate::harness::{Harness, RunEnd};
 use crate::report::section::Section;
 use crate::results::TestResult;
-pub use super::compat::{CompatPlan, CompatTable, CompatTest, CompatConcurrent, Condition};
 
 /// What every suite's parameters start from: a named profile and the seed.
 #[derive(Clone, Debug)]

@@ -568,7 +568,10 @@ mod tests {
                 Outcome::Affected(2)
             );
             let begin = c.prepare("BEGIN IMMEDIATE", mode).unwrap();
-            assert_eq!(c.fetch(begin, &[], &mut rows).unwrap(), Outcome::Affected(0));
+            assert_eq!(
+                c.fetch(begin, &[], &mut rows).unwrap(),
+                Outcome::Affected(0)
+            );
             assert_eq!(c.execute(begin, &[]).ok(), None, "already in a transaction");
             c.query("COMMIT").unwrap();
             assert_eq!(c.execute(begin, &[]).unwrap(), Outcome::Affected(0));

@@ -136,7 +136,11 @@ impl Exporter for Csv {
                 if let Some(side) = row.side(i + 1) {
                     let from = recs.len();
                     rows(&mut recs, &info.name, &info.engine, row, side);
-                    if let Some(Some(why)) = row.cells.get(i).map(|c| c.as_ref().and_then(|c| c.excluded.as_ref())) {
+                    if let Some(Some(why)) = row
+                        .cells
+                        .get(i)
+                        .map(|c| c.as_ref().and_then(|c| c.excluded.as_ref()))
+                    {
                         for r in &mut recs[from..] {
                             r.push(("excluded", why.as_str().into()));
                         }

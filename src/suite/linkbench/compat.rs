@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use super::check::check;
+use super::dist::Outdegree;
 use super::dist::{self, Graph, IdDists, MIX, Mix, OPS};
 use super::load::{self, Clock, Progress, create_tables, load};
 use super::request::{Requester, Shared};
-use super::dist::Outdegree;
 use super::schema;
 use crate::engine::DbError;
 

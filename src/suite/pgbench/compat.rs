@@ -39,8 +39,8 @@ fn clients(
     p: &Params,
     n: usize,
 ) -> crate::engine::DbResult<Vec<Client>> {
-    let c = Compiled::new(p, d.require_sql()?.dialect())
-        .map_err(|e| DbError::fatal(e.to_string()))?;
+    let c =
+        Compiled::new(p, d.require_sql()?.dialect()).map_err(|e| DbError::fatal(e.to_string()))?;
     let c = Arc::new(c);
     (0..n)
         .map(|i| Client::new(Arc::clone(d), c.clone(), p, n, i))
@@ -66,7 +66,10 @@ pub fn plan(p: &Params) -> CompatPlan {
                 writes: if b == Builtin::SelectOnly {
                     Vec::new()
                 } else {
-                    init::tables(p.scale).iter().map(|t| t.name.clone()).collect()
+                    init::tables(p.scale)
+                        .iter()
+                        .map(|t| t.name.clone())
+                        .collect()
                 },
                 events: EVENTS,
                 worker: Box::new(move |d| {

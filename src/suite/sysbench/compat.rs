@@ -87,10 +87,7 @@ pub fn plan(p: &SysbenchParams) -> CompatPlan {
         seed: p.seed,
     };
     CompatPlan {
-        load_what: format!(
-            "{} sbtest table(s) of {} rows",
-            p.tables, p.table_size
-        ),
+        load_what: format!("{} sbtest table(s) of {} rows", p.tables, p.table_size),
         load: Box::new(move |d| load(d.as_ref(), &lp, &mut |_| {}).map(|_| ())),
         tables: (1..=p.tables)
             .map(|i| CompatTable {
@@ -125,9 +122,21 @@ mod tests {
             assert!(covered.contains(&t.name.as_str()), "{}", t.name);
         }
         assert_eq!(plan.tests.len(), 32);
-        let rp = plan.tests.iter().find(|t| t.name == "random-points_range=10").unwrap();
+        let rp = plan
+            .tests
+            .iter()
+            .find(|t| t.name == "random-points_range=10")
+            .unwrap();
         assert_eq!(rp.also, ["random-points.pre_range=10"]);
-        assert!(plan.tests.iter().find(|t| t.name == "insert").unwrap().writes.len() == 2);
+        assert!(
+            plan.tests
+                .iter()
+                .find(|t| t.name == "insert")
+                .unwrap()
+                .writes
+                .len()
+                == 2
+        );
         assert_eq!(base("scan.warmpre"), "scan");
     }
 }

@@ -92,9 +92,7 @@ pub fn plan(p: &Shape) -> CompatPlan {
             ),
             workers: Box::new(move |d| {
                 (0..TERMINALS)
-                    .map(|i| {
-                        Ok(Box::new(Terminal::new(Arc::clone(d), config(&lp, i, None))?) as _)
-                    })
+                    .map(|i| Ok(Box::new(Terminal::new(Arc::clone(d), config(&lp, i, None))?) as _))
                     .collect()
             }),
             events: CONCURRENT_EVENTS,
