@@ -34,6 +34,11 @@ fn pct(n: u64, of: u64) -> String {
     }
 }
 
+/// What is compared of a probe's finding: the words before ` (`.
+fn probe_key(seen: &str) -> &str {
+    seen.split(" (").next().unwrap_or(seen)
+}
+
 fn engines(r: &CompatRecord) -> impl Iterator<Item = &EngineCompat> {
     std::iter::once(&r.reference).chain(&r.targets)
 }
@@ -183,7 +188,7 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
     if engines(r).any(|e| !e.probes.is_empty()) {
         d.push(Block::Heading(2, "Protocol, isolation and errors".into()));
         d.push(Block::Para(
-            "The same few statements on every engine, on a two-row table rqps_compat; a target's answer in red is not the reference's.".into(),
+            "The same few statements on every engine, on a two-row table rqps_compat: what the reference saw, and for each target \"same\" or, in red, what it saw instead (in full below).".into(),
         ));
         let cols: Vec<&EngineCompat> = engines(r).filter(|e| e.left_out.is_none()).collect();
         let mut t = Table {
@@ -197,21 +202,36 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         };
         for p in &r.reference.probes {
             let mut row: Vec<TCell> = vec![p.area.as_str().into(), p.name.as_str().into()];
-            for e in &cols {
-                row.push(
-                    match e
-                        .probes
-                        .iter()
-                        .find(|q| q.area == p.area && q.name == p.name)
-                    {
-                        Some(q) => TCell::shaded(q.seen.as_str(), (!q.same).then_some(Shade::Red)),
-                        None => "-".into(),
-                    },
-                );
+            for (i, e) in cols.iter().enumerate() {
+                let q = e
+                    .probes
+                    .iter()
+                    .find(|q| q.area == p.area && q.name == p.name);
+                // The reference's column says what it saw; a target's says
+                // "same", or in red what it saw instead.
+                row.push(match q {
+                    Some(q) if i == 0 => probe_key(&q.seen).into(),
+                    Some(q) if q.same => "same".into(),
+                    Some(q) => TCell::shaded(probe_key(&q.seen), Some(Shade::Red)),
+                    None => "-".into(),
+                });
             }
             t.rows.push(row);
         }
         d.push(Block::Table(t));
+        let details: Vec<String> = cols
+            .iter()
+            .flat_map(|e| {
+                e.probes
+                    .iter()
+                    .filter(|q| q.seen.len() > probe_key(&q.seen).len())
+                    .map(move |q| format!("{} {}: {}", e.id.label, q.name, q.seen))
+            })
+            .collect();
+        d.push(Block::Folded(
+            "What each engine answered, in full".into(),
+            vec![Block::Bullets(details)],
+        ));
         let how: Vec<String> = r
             .reference
             .probes
