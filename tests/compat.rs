@@ -204,8 +204,8 @@ func main() {
     }
 }
 
-/// PGlite's socket server from npm, its database in memory, taking up to
-/// eight connections at once.
+/// PGlite's socket server from npm, its database in memory, as it starts
+/// by default: one connection at a time, over one PGlite session.
 fn pglite() -> Proc {
     let dir = tempfile::tempdir().unwrap();
     run_checked(
@@ -221,7 +221,7 @@ fn pglite() -> Proc {
             dir.path()
                 .join("node_modules/@electric-sql/pglite-socket/dist/scripts/server.js"),
         )
-        .args(["-p", &port.to_string(), "-m", "8"])
+        .args(["-p", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
