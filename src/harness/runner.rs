@@ -166,6 +166,8 @@ pub struct StepRun {
     pub per_second: Vec<SecondSample>,
     /// Per operation kind, when the workers name kinds (empty otherwise).
     pub kinds: Vec<KindRun>,
+    /// What the harness's status rule reads ([`crate::harness::status`]).
+    pub facts: crate::results::StepFacts,
 }
 
 /// What one kind of operation measured in a step, summed over threads.
@@ -273,6 +275,7 @@ fn work<W: Worker>(
     let clock = event_clock();
     let stop = || sh.stopping();
     let mut scratch = Counts::default();
+    let mut warm_error: Option<String> = None;
     // Warm-up: run events, measure nothing.
     let mut now = clock.now_ns();
     while now < sh.warm_end_ns {
@@ -288,25 +291,43 @@ fn work<W: Worker>(
                 break;
             }
         }
-        if let Err(e) = w.event(&mut scratch)
-            && let Err(msg) = on_error(w, e, &mut scratch, sh)
-        {
-            return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
+        if let Err(e) = w.event(&mut scratch) {
+            warm_error = Some(e.to_string());
+            if let Err(msg) = on_error(w, e, &mut scratch, sh) {
+                return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
+            }
         }
         now = clock.now_ns();
     }
     w.warmed_up();
-    let mut m = ThreadMeasure::new(now, expected_secs, w.kinds().len().max(1));
+    // The measured interval is the step's, from the end of the warm-up for
+    // every thread: a warm-up event that ran past it (or hung) is time of
+    // the interval in which this thread completed nothing.
+    let mut m = ThreadMeasure::new(sh.warm_end_ns, expected_secs, w.kinds().len().max(1));
+    m.warm_error = warm_error;
     let mut t0 = now;
     loop {
-        if sh.stopping() || w.finished() {
+        if sh.stopping() {
             return (m, None);
         }
-        if w.pause(sh.end_ns, &stop) {
+        if w.finished() {
+            m.reached(sh.end_ns, false);
+            return (m, None);
+        }
+        let waited = w.pause(sh.end_ns, &stop);
+        if waited {
             t0 = clock.now_ns();
-            if t0 >= sh.end_ns || sh.stopping() {
+            if sh.stopping() {
                 return (m, None);
             }
+        }
+        // No event starts after the deadline: a pause that waited for it
+        // covered the interval; a warm-up event that ran past it did not.
+        if t0 >= sh.end_ns {
+            if waited {
+                m.reached(sh.end_ns, true);
+            }
+            return (m, None);
         }
         m.tick(t0);
         let r = w.event(&mut m.counts);
@@ -314,9 +335,13 @@ fn work<W: Worker>(
         match r {
             Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
             Err(e) => {
-                m.failed(w.kind());
+                m.failed(w.kind(), t1, &e);
                 if let Err(msg) = on_error(w, e, &mut m.counts, sh) {
                     return (m, Some(msg));
+                }
+                // A recovery (a reconnect) that outlasted the deadline.
+                if t1 < sh.end_ns && clock.now_ns() >= sh.end_ns {
+                    return (m, None);
                 }
             }
         }
@@ -463,7 +488,19 @@ pub fn run_step<W: Worker>(
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,
     };
+    let facts = crate::results::StepFacts {
+        planned_secs: end.map(|_| cfg.duration.as_secs_f64()),
+        covered_secs: threads
+            .iter()
+            .map(|t| t.covered.saturating_sub(warm_end_ns))
+            .max()
+            .unwrap_or(0) as f64
+            / 1e9,
+        last_error: threads.iter().rev().find_map(|t| t.last_error.clone()),
+        warm_error: threads.iter().rev().find_map(|t| t.warm_error.clone()),
+    };
     StepRun {
+        facts,
         status,
         counts,
         secs: elapsed.as_secs_f64(),
@@ -818,5 +855,97 @@ mod tests {
         let r = run_step(&mut ws, &c, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
+    }
+
+    /// Answers at once until `hang_at` (since its first event), then waits
+    /// `hang` in one event and fails it as a lost connection; reconnects.
+    struct Hangs {
+        first: Option<Instant>,
+        hang_at: Duration,
+        hang: Duration,
+        hung: bool,
+    }
+
+    impl Worker for Hangs {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            let first = *self.first.get_or_insert_with(Instant::now);
+            if !self.hung && first.elapsed() >= self.hang_at {
+                self.hung = true;
+                std::thread::sleep(self.hang);
+                return Err(DbError {
+                    class: ErrorClass::Reconnect,
+                    code: None,
+                    message: "the reply stopped mid-message".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+    }
+
+    fn hangs(hang_at_ms: u64, hang_ms: u64) -> Hangs {
+        Hangs {
+            first: None,
+            hang_at: Duration::from_millis(hang_at_ms),
+            hang: Duration::from_millis(hang_ms),
+            hung: false,
+        }
+    }
+
+    #[test]
+    fn an_event_that_hangs_past_the_deadline_leaves_the_interval_covered_up_to_the_hang() {
+        // Measured from 0.1 s to 1.1 s; the hang begins 0.4 s in, ends at 1.6 s.
+        let mut ws = vec![hangs(500, 1200)];
+        let r = run_step(&mut ws, &cfg(100, 1000), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert!(
+            r.counts.events > 0 && r.counts.errors == 1,
+            "{:?}",
+            r.counts
+        );
+        let f = &r.facts;
+        assert_eq!(f.planned_secs, Some(1.0));
+        assert!(
+            f.covered_secs > 0.3 && f.covered_secs < 0.6,
+            "{}",
+            f.covered_secs
+        );
+        assert_eq!(
+            f.last_error.as_deref(),
+            Some("the reply stopped mid-message")
+        );
+    }
+
+    #[test]
+    fn a_warm_up_event_that_hangs_past_the_deadline_measures_nothing_after_it() {
+        // The hang begins in the warm-up and ends after the measured second.
+        let mut ws = vec![hangs(50, 1500)];
+        let r = run_step(&mut ws, &cfg(200, 1000), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.counts.events, 0, "no event starts after the deadline");
+        assert_eq!(r.facts.covered_secs, 0.0);
+        assert!(r.facts.warm_error.is_some());
+    }
+
+    #[test]
+    fn a_whole_interval_and_a_paced_one_are_covered_to_the_deadline() {
+        let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
+        // A worker that waits 40 ms before each event: its last one ends
+        // before the deadline, and it waited for the deadline after it.
+        let mut ws = vec![Paced {
+            n: 0,
+            budget: u64::MAX,
+            gap_ns: 40_000_000,
+            paused: 0,
+        }];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
+        assert!(r.secs >= 0.3 && r.secs < 0.35, "{}", r.secs);
     }
 }

@@ -376,6 +376,7 @@ impl<'a> Session<'a> {
             ui,
             probe,
             line: plan.line(),
+            units: plan.units(),
         });
         let (status, code) = match &end {
             Ok(RunEnd::Ok) => (Status::Ok, 0),

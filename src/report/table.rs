@@ -41,6 +41,27 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// or as its suite's section prints them (`sections`: the caller's, one per
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
+    let mut text = tables(doc, all, sections);
+    // Why each test that is not ok is not, under the tables that mark it.
+    for t in doc.tests.iter().filter(|t| {
+        (all || t.reported)
+            && !matches!(
+                t.status,
+                crate::results::Status::Ok | crate::results::Status::Running
+            )
+    }) {
+        if let Some(why) = &t.reason {
+            text.push_str(&format!(
+                "{}: {} t={}: {why}\n",
+                t.status, t.test, t.threads
+            ));
+        }
+    }
+    text
+}
+
+/// [`run_table`] without the reasons of the tests that are not ok.
+fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
     if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
         // A suite's own tables carry no stall mark: the notes say which stalled.
@@ -184,7 +205,15 @@ pub fn cell(v: Option<f64>) -> String {
     }
 }
 
-/// Hardware cost per operation of the load (per row) and of every test (per statement).
+/// What a stored test's hardware figures are per: as stored, else
+/// `statement` (what rqps divided by before it said).
+fn per_unit(hw: &crate::results::HwCost) -> &str {
+    hw.per.as_deref().unwrap_or("statement")
+}
+
+/// Hardware cost per operation of the load (per row) and of every test, per
+/// what its suite counts (a statement, a transaction, an operation): named
+/// once on top when every test shares it, else after each test's name.
 fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     let mut table = TextTable::new(&[
         "test",
@@ -249,20 +278,38 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     if let Some(hw) = doc.load.as_ref().and_then(|l| l.hw.as_ref()) {
         add("load (per row)".into(), "-".into(), hw);
     }
-    for (key, _) in groups {
-        for t in doc.tests.iter().filter(|t| {
-            t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
-        }) {
-            if let Some(hw) = &t.hw {
-                add(t.test.clone(), t.threads.to_string(), hw);
-            }
-        }
+    let shown: Vec<(&TestResult, &crate::results::HwCost)> = groups
+        .iter()
+        .flat_map(|(key, _)| {
+            doc.tests.iter().filter(move |t| {
+                t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
+            })
+        })
+        .filter_map(|t| Some((t, t.hw.as_ref()?)))
+        .collect();
+    let mut units: Vec<&str> = shown.iter().map(|(_, hw)| per_unit(hw)).collect();
+    units.sort_unstable();
+    units.dedup();
+    let one_unit = match units.as_slice() {
+        [u] => Some(*u),
+        _ => None,
+    };
+    for (t, hw) in &shown {
+        let name = match one_unit {
+            Some(_) => t.test.clone(),
+            None => format!("{} (per {})", t.test, per_unit(hw)),
+        };
+        add(name, t.threads.to_string(), hw);
     }
     if rows == 0 {
         return String::new();
     }
+    let per = match one_unit {
+        Some(u) => format!("per {u}"),
+        None => "per what each test counts".into(),
+    };
     let mut out = format!(
-        "\nhardware cost per operation (per statement; CPU in microseconds; cs = context switches; \
+        "\nhardware cost per operation ({per}; CPU in microseconds; cs = context switches; \
          r = storage reads; KB read/written on {})\n{}",
         doc.tests
             .iter()

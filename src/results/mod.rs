@@ -90,6 +90,26 @@ pub struct TestResult {
     /// [`TestResult::detail`] and [`TestResult::set_detail`].
     #[serde(flatten)]
     pub detail: serde_json::Map<String, serde_json::Value>,
+    /// What the measured step of this test ended with, for the harness's
+    /// status rule (`harness::status`) when the test ends; never stored.
+    #[serde(skip)]
+    pub step: Option<StepFacts>,
+}
+
+/// How a measured step ended, beyond its counts: what the harness's status
+/// rule needs to tell an honest interval from one cut short.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepFacts {
+    /// The measured duration the step was given (`None`: it ran until its
+    /// workers had done their budgets).
+    pub planned_secs: Option<f64>,
+    /// How far into the measured interval the workers' work reached: the
+    /// last answer from the server, or the deadline a worker waited for.
+    pub covered_secs: f64,
+    /// The last error an event failed with in the measured interval, and in
+    /// the warm-up.
+    pub last_error: Option<String>,
+    pub warm_error: Option<String>,
 }
 
 impl TestResult {
@@ -148,6 +168,7 @@ impl TestResult {
             warnings: Vec::new(),
             cpu_profile: None,
             detail: Default::default(),
+            step: None,
         }
     }
 }
@@ -358,8 +379,12 @@ impl std::ops::DerefMut for HwCost {
 /// figure is `None` where it could not be measured; `unavailable` says why.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct HwCost {
-    /// What the figures are divided by: statements (rows for the load step).
+    /// How many operations the figures are divided by.
     pub ops: f64,
+    /// What one operation is: `statement`, `transaction`, `operation`,
+    /// `row` (absent in results stored before rqps said: statements).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub per: Option<String>,
     /// The figures per operation, stored inline (`cpu_us_per_op`, ...).
     #[serde(flatten)]
     pub per_op: PerOp,

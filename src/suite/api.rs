@@ -88,6 +88,10 @@ pub trait Workload: Sync + 'static {
     /// server at once, with who opens them: a throwaway server is sized
     /// for it, and a server too small is refused before anything loads.
     fn need(p: &Self::Params) -> Need;
+    /// What an event is and what hardware costs are divided by
+    /// ([`crate::harness::Units`]): by default sysbench's, transactions of
+    /// statements.
+    const UNITS: crate::harness::Units = crate::harness::Units::SYSBENCH;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -157,6 +161,8 @@ pub trait Plan: Send + Sync {
     fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
+    /// [`Workload::UNITS`].
+    fn units(&self) -> crate::harness::Units;
     /// What it opens on a server at most at once ([`Workload::need`]).
     fn need(&self) -> Need;
 }
@@ -304,6 +310,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn line(&self) -> fn(&str, &TestResult) -> String {
         W::line
+    }
+
+    fn units(&self) -> crate::harness::Units {
+        W::UNITS
     }
 
     fn need(&self) -> Need {

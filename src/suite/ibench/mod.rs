@@ -183,6 +183,10 @@ impl crate::suite::api::Workload for Ibench {
     type Options = Options;
     type Params = params::IbenchParams;
     // One table per client: the clients are the shape, not a sweep.
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "statement",
+        per_op: "statement",
+    };
     const WORKLOAD: &'static [&'static str] = &[
         "clients",
         "rows_per_client",

@@ -160,6 +160,10 @@ counts in its size; drop it and the pi tables after it to measure this run alone
             StepDef::LoadX => indexed.unwrap_or(0) as f64,
             _ => out.inserted_rows as f64,
         };
+        run.per_op = match def {
+            StepDef::Query { .. } => "query",
+            _ => "row",
+        };
         let hw = run.finish_probe(ops).cloned();
         let rows_after = count(p, driver.as_ref());
         ib.rows_before = rows_before;

@@ -185,6 +185,10 @@ impl Workload for Pgbench {
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
     type Params = Params;
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "transaction",
+        per_op: "transaction",
+    };
     const WORKLOAD: &'static [&'static str] = &[
         "scripts",
         "scale",

@@ -125,6 +125,10 @@ impl Workload for Tpcc {
     type Params = Params;
     // Terminals are the thread counts, compared cell by cell; the isolation
     // level is a setting a comparison may be about.
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "transaction",
+        per_op: "transaction",
+    };
     const WORKLOAD: &'static [&'static str] = &[
         "warehouses",
         "secs",
