@@ -63,6 +63,7 @@ fn spec(a: &RunArgs, plan: Box<dyn Plan>) -> Result<RunSpec, Error> {
         part: a.part,
         start_at: a.start_at,
         name: a.name.clone(),
+        allow_mismatch: a.allow_mismatch,
         results: a.results.clone(),
         json: a.json.clone(),
         device: a.device.clone(),

@@ -35,6 +35,8 @@ pub struct RunSpec {
     pub start_at: Option<SystemTime>,
     /// The run's name (default: engine-version).
     pub name: Option<String>,
+    /// Store under a name whose stored runs are another experiment.
+    pub allow_mismatch: bool,
     pub results: PathBuf,
     /// Also write each run's document as one JSON file here.
     pub json: Option<PathBuf>,
@@ -217,6 +219,11 @@ impl<'a> Session<'a> {
         // run before any warning is printed (as before the session moved
         // here).
         let doc = self.document(&probe)?;
+        // A name's runs are repeats of one experiment: refused before any
+        // test runs when they would not be.
+        if !spec.allow_mismatch {
+            same_experiment(&spec.results, &doc)?;
+        }
         if spec.cpu_profile {
             // Said once, here (not again per test or in the summary); the
             // tests run on without profiles.
@@ -242,6 +249,8 @@ impl<'a> Session<'a> {
             doc.repeat = repeat;
             // Only the first run of this process waits for --start-at.
             doc.part = begin_part(spec, Some(repeat) == first_repeat, ui);
+            // Each repeat its own start (its end is stamped when it finishes).
+            doc.started = crate::util::now_rfc3339();
             let json = spec.json.as_ref().map(|j| {
                 // A device or FIFO gets every repeat's document in turn.
                 let stream = matches!(
@@ -398,6 +407,35 @@ impl<'a> Session<'a> {
         }
         Ok(code)
     }
+}
+
+/// Refuses to store `doc` under its name when the results already hold a
+/// run of its suite under that name that is another experiment
+/// ([`crate::report::load::experiment_differences`]): one line naming what
+/// differs, and a name to give instead.
+fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
+    let stored = crate::results::run_heads_named(results, &doc.name);
+    let Some(last) = stored.iter().rev().find(|r| r.suite == doc.suite) else {
+        return Ok(());
+    };
+    let d = crate::report::load::experiment_differences(last, doc, &crate::suite::workloads());
+    if d.is_empty() {
+        return Ok(());
+    }
+    let free = (2..)
+        .map(|n| format!("{}-{n}", doc.name))
+        .find(|n| crate::results::run_heads_named(results, n).is_empty())
+        .unwrap_or_default();
+    Err(usage(format!(
+        "{} already holds {} run(s) named '{}' of {} that are another experiment (from run {} to this one: {}); a name's runs are pooled as repeats, so give this run its own name (--name {}) or pass --allow-mismatch to pool it all the same",
+        results.display(),
+        stored.iter().filter(|r| r.suite == doc.suite).count(),
+        doc.name,
+        doc.suite,
+        last.run_id,
+        crate::report::load::differences_text(&d),
+        shell_word(&free)
+    )))
 }
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.

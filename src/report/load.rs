@@ -90,8 +90,7 @@ fn unknown_name(name: &str, known: &[String]) -> String {
 
 type Key = (String, String, usize);
 
-/// The mark after a value measured while the machine was busy.
-pub const BUSY_MARK: &str = "!";
+pub use super::model::BUSY_MARK;
 
 /// A counted result and the run it came from.
 struct Found<'a> {
@@ -462,45 +461,107 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
     }
 }
 
-/// Repeats under one name should be the same configuration: say where not.
+/// Where `new` is not the same experiment as `stored`, two runs of one
+/// suite under one name: its engine and version, its engine's fairness
+/// settings (durability, isolation, memory), its `--config` lines, the
+/// parameters of its workload (`workloads`) and of its treatments (every
+/// other stored parameter but the seed and the thread counts: `ps_mode`,
+/// `protocol`, engine options, CPU budgets, TLS). Empty: they are repeats.
+/// The names read as `config`, `engine`, `setting X`, `parameter X`.
+pub fn experiment_differences(
+    stored: &RunDoc,
+    new: &RunDoc,
+    workloads: &[WorkloadKeys],
+) -> Vec<ValueDiff> {
+    let mut out = Vec::new();
+    if engine_label(stored) != engine_label(new) {
+        out.push(ValueDiff {
+            name: "engine".into(),
+            base: Some(engine_label(stored)),
+            target: Some(engine_label(new)),
+        });
+    }
+    for key in crate::engine::registry::fairness_settings(&new.engine.name) {
+        let (b, t) = (stored.settings.get(*key), new.settings.get(*key));
+        if b != t {
+            out.push(ValueDiff {
+                name: format!("setting {key}"),
+                base: b.cloned(),
+                target: t.cloned(),
+            });
+        }
+    }
+    let (only_stored, only_new) = compare::diff_lines(config_lines(stored), config_lines(new));
+    if !only_stored.is_empty() || !only_new.is_empty() {
+        let file = |r: &RunDoc| {
+            r.server
+                .as_ref()
+                .and_then(|s| s.config_file.clone())
+                .unwrap_or_else(|| "no --config".into())
+        };
+        out.push(ValueDiff {
+            name: "config".into(),
+            base: Some(file(stored)),
+            target: Some(format!(
+                "{} ({} line(s) differ)",
+                file(new),
+                only_stored.len() + only_new.len()
+            )),
+        });
+    }
+    let workload = workload_differences(stored, new, workloads);
+    let named: Vec<String> = workload.iter().map(|d| d.name.clone()).collect();
+    out.extend(workload.into_iter().map(|d| ValueDiff {
+        name: format!("parameter {}", d.name),
+        ..d
+    }));
+    if stored.suite == new.suite {
+        for d in compare::diff_maps(&params_map(stored), &params_map(new)) {
+            if !named.contains(&d.name) {
+                out.push(ValueDiff {
+                    name: format!("parameter {}", d.name),
+                    ..d
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `config no --config → other.conf, parameter ps_mode auto → disable`:
+/// differences as one phrase, the first value the stored one's.
+pub fn differences_text(d: &[ValueDiff]) -> String {
+    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+    d.iter()
+        .map(|d| format!("{} {} → {}", d.name, v(&d.base), v(&d.target)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Repeats under one name should be the same experiment
+/// ([`experiment_differences`]): say where not, once per run that differs
+/// from the name's latest run of its suite.
 fn repeat_warnings(
     name: &str,
     runs: &[&RunDoc],
     workloads: &[WorkloadKeys],
     out: &mut Vec<String>,
 ) {
-    let Some(last) = runs.last() else { return };
-    for r in &runs[..runs.len() - 1] {
+    for (i, r) in runs.iter().enumerate() {
         // Runs of another suite under the name are no repeats of these.
-        let same_suite = runs.iter().rev().find(|x| x.suite == r.suite);
-        let w = same_suite.map_or_else(Vec::new, |l| workload_differences(l, r, workloads));
-        if let (false, Some(last)) = (w.is_empty(), same_suite) {
-            let m = Mismatch {
-                target: r.run_id.clone(),
-                differences: w,
-            };
-            out.push(format!(
-                "repeats of {name} differ in workload: run {} against run {}; they are pooled all the same",
-                m.named(),
-                last.run_id
-            ));
+        let Some(last) = runs.iter().rev().find(|x| x.suite == r.suite) else {
+            continue;
+        };
+        if std::ptr::eq(*last, *r) || runs[..i].iter().any(|x| x.run_id == r.run_id) {
+            continue;
         }
-        if r.engine.version != last.engine.version {
-            out.push(format!(
-                "repeats of {name} differ in engine version: {} ({}) and {} ({})",
-                r.engine.version, r.run_id, last.engine.version, last.run_id
-            ));
-        }
-        let d = compare::diff_maps(&r.settings, &last.settings);
+        let d = experiment_differences(r, last, workloads);
         if !d.is_empty() {
-            let names: Vec<&str> = d.iter().map(|d| d.name.as_str()).take(5).collect();
             out.push(format!(
-                "repeats of {name} differ in {} server setting(s) ({}{}) between {} and {}",
-                d.len(),
-                names.join(", "),
-                if d.len() > 5 { ", ..." } else { "" },
+                "repeats of {name} are not the same experiment: from run {} to run {}, {}; they are pooled all the same (store such runs under another --name)",
                 r.run_id,
-                last.run_id
+                last.run_id,
+                differences_text(&d)
             ));
         }
     }
@@ -920,7 +981,9 @@ fn group_blocks(
             .enumerate()
             .map(|(i, s)| {
                 let s = s?;
-                let rel = rels[i][r].clone()?;
+                let mut rel = rels[i][r].clone()?;
+                // A verdict from a busy machine is said as such ([`Rel::cell`]).
+                rel.busy = s.busy() || base_side.busy();
                 let hw_rel = match (&s.hw, &base_side.hw) {
                     (None, None) => None,
                     (t, b) => Some(compare::hw_rel(
@@ -1168,7 +1231,8 @@ mod workload_tests {
         repeat_warnings("a", &refs(&r), KEYS, &mut w);
         assert_eq!(w.len(), 1);
         assert!(
-            w[0].contains("differ in workload") && w[0].contains("rows 2000 vs 9"),
+            w[0].contains("are not the same experiment")
+                && w[0].contains("parameter rows 2000 → 9"),
             "{w:?}"
         );
     }

@@ -21,6 +21,29 @@ pub struct Rel {
     pub df: Option<f64>,
     pub verdict: Verdict,
     pub shade: Shade,
+    /// A repeat on either side (or, for a group, of any of its tests) ran
+    /// while the machine was busy: the verdict may be noise, so it is shown
+    /// marked ([`BUSY_MARK`]) and not coloured.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
+}
+
+/// The mark after a verdict or a value measured while the machine was busy.
+pub const BUSY_MARK: &str = "!";
+
+impl Rel {
+    /// The verdict's cell: its ratio and mark, coloured by its shade, or
+    /// marked busy and not coloured.
+    pub fn cell(&self) -> super::doc::TCell {
+        if self.busy {
+            super::doc::TCell::shaded(super::doc::Val::BusyRel(self.ratio, self.verdict), None)
+        } else {
+            super::doc::TCell::shaded(
+                super::doc::Val::Rel(self.ratio, self.verdict),
+                Some(self.shade),
+            )
+        }
+    }
 }
 
 /// Per-operation hardware figures (spec §5), the mean over the repeats that
@@ -88,6 +111,11 @@ pub struct Side {
 }
 
 impl Side {
+    /// Whether a repeat ran while the machine was busy.
+    pub fn busy(&self) -> bool {
+        self.samples.iter().any(|s| s.busy)
+    }
+
     /// The limit most of the repeats named (`by`, none counting as a name
     /// too; the earliest on a tie), as its first repeat with it measured;
     /// `None` where no repeat stored one.

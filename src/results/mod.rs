@@ -1061,6 +1061,40 @@ pub fn read_run(dir: &Path) -> Result<RunDoc, Error> {
     Ok(doc)
 }
 
+/// The run documents (`run.json`, without their tests) of the runs under
+/// `root` stored as `name`, oldest first: those whose directory rqps named
+/// for it ([`Store::create`]: `<stamp>-<name>` or `<stamp>-<name>-<n>`), so
+/// that a new run's check against its name's repeats reads only those. A
+/// run that does not read is left out.
+pub fn run_heads_named(root: &Path, name: &str) -> Vec<RunDoc> {
+    let safe = file_safe(name);
+    let ours = |dir: &str| {
+        // `20261127-102239-` is 16 characters.
+        let Some(rest) = dir.get(16..) else {
+            return false;
+        };
+        rest == safe
+            || rest.strip_prefix(&safe).is_some_and(|n| {
+                n.strip_prefix('-')
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+    };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut docs: Vec<RunDoc> = entries
+        .flatten()
+        .filter(|e| ours(&e.file_name().to_string_lossy()))
+        .filter_map(|e| {
+            let text = read_result_file(&e.path().join("run.json")).ok()?;
+            serde_json::from_str::<RunDoc>(&text).ok()
+        })
+        .filter(|d| d.name == name)
+        .collect();
+    docs.sort_by(|a, b| (&a.started, &a.run_id).cmp(&(&b.started, &b.run_id)));
+    docs
+}
+
 /// A run still `running` whose process is gone was killed, and so was its
 /// running test: say so, with the pid and host, instead of `running`.
 fn mark_killed(doc: &mut RunDoc) {

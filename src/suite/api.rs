@@ -50,14 +50,17 @@ pub trait Workload: Sync + 'static {
     type Options: clap::Args + DeserializeOwned + Default + Send;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
-    /// The keys of the stored [`Workload::Params`] that make the workload:
-    /// its shape (tables, rows, keys, value size and the like), the measured
-    /// durations, the distribution, the statement mode, the test selection.
-    /// `rqps report` and `rqps compare` compare only runs that agree on them
-    /// (in this order they are named where not). The others (thread counts,
-    /// which are compared cell by cell, warm-ups, load options, the profile's
-    /// name, the seed) and what rqps adds (engine options, CPU budgets, TLS)
-    /// may differ: that is what a comparison is for.
+    /// The keys of the stored [`Workload::Params`] that make the workload,
+    /// what the server is asked to do and how much: its shape (tables, rows,
+    /// keys, value size and the like), the measured durations, the
+    /// distribution, the rates, the test selection. `rqps report` and `rqps
+    /// compare` compare only runs that agree on them (in this order they are
+    /// named where not). How the same work reaches the server is a treatment,
+    /// compared and shown under "what differs": the statement mode
+    /// (`ps_mode`), the protocol, and what rqps adds (engine options, CPU
+    /// budgets, TLS). Thread counts are compared cell by cell; warm-ups, load
+    /// options, the profile's name and the seed may differ. docs/reports.md
+    /// lists every key with its reason.
     const WORKLOAD: &'static [&'static str];
 
     /// The profile with the options applied, checked: one line saying what is

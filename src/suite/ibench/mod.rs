@@ -193,7 +193,6 @@ impl crate::suite::api::Workload for Ibench {
         "writes_per_client",
         "query_secs",
         "rates",
-        "ps_mode",
     ];
 
     fn params(

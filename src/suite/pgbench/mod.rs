@@ -194,7 +194,6 @@ impl Workload for Pgbench {
         "scale",
         "secs",
         "transactions",
-        "protocol",
         "defines",
         "rate",
         "latency_limit_ms",

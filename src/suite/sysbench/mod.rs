@@ -94,7 +94,6 @@ impl Workload for Sysbench {
         "read_secs",
         "write_secs",
         "rand_type",
-        "ps_mode",
         "skip_trx",
     ];
 

@@ -129,13 +129,7 @@ impl Workload for Tpcc {
         event: "transaction",
         per_op: "transaction",
     };
-    const WORKLOAD: &'static [&'static str] = &[
-        "warehouses",
-        "secs",
-        "keying",
-        "ps_mode",
-        "terminal_binding",
-    ];
+    const WORKLOAD: &'static [&'static str] = &["warehouses", "secs", "keying", "terminal_binding"];
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
         let &(_, w, t, secs, warm) = PROFILES
