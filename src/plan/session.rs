@@ -422,10 +422,7 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
     if d.is_empty() {
         return Ok(());
     }
-    let free = (2..)
-        .map(|n| format!("{}-{n}", doc.name))
-        .find(|n| crate::results::run_heads_named(results, n).is_empty())
-        .unwrap_or_default();
+    let free = crate::plan::hints::free_name(results, &doc.name);
     Err(usage(format!(
         "{} already holds {} run(s) named '{}' of {} that are another experiment (from run {} to this one: {}); a name's runs are pooled as repeats, so give this run its own name (--name {}) or pass --allow-mismatch to pool it all the same",
         results.display(),
@@ -434,7 +431,7 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
         doc.suite,
         last.run_id,
         crate::report::load::differences_text(&d),
-        shell_word(&free)
+        crate::plan::hints::shell_word(&free)
     )))
 }
 
@@ -528,39 +525,4 @@ fn numbered(path: &Path, repeat: usize) -> PathBuf {
         None => format!("{stem}-r{repeat}"),
     };
     path.with_file_name(name)
-}
-
-/// `s` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
-fn shell_word(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/:@%+=".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// `compare with: ...`: the commands that compare the run named `name`
-/// with another target. With other names stored already, the report of
-/// them all against the oldest; else a second run, then the report.
-pub fn next_step(results: &Path, name: &str) -> String {
-    let dir = if results == Path::new("rqps-results") {
-        String::new()
-    } else {
-        format!(" --results {}", shell_word(&results.display().to_string()))
-    };
-    let names = crate::report::load::read_results(results)
-        .map(|(runs, _)| crate::report::load::names(&runs))
-        .unwrap_or_default();
-    match names.iter().find(|n| *n != name) {
-        Some(base) => format!(
-            "compare with: rqps report{dir} --base {} (`rqps runs{dir}` lists the {} names stored)",
-            shell_word(base),
-            names.len()
-        ),
-        None => format!(
-            "compare with: rqps run --name B{dir} … (the same options, another --target, --server or --config); rqps report{dir} --base {}",
-            shell_word(name)
-        ),
-    }
 }

@@ -198,12 +198,8 @@ pub fn list(results: &Path) -> Result<(), Error> {
         )));
     }
     print!("{}", render(&lines(&runs)));
-    if let Some(base) = runs.first() {
-        println!(
-            "compare them with: rqps report --results {} --base {}",
-            results.display(),
-            base.name
-        );
+    if let Some(hint) = crate::plan::hints::runs_hint(results, &runs) {
+        println!("{hint}");
     }
     Ok(())
 }
