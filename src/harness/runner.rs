@@ -202,6 +202,18 @@ struct Shared<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
+    /// When the warm-up and the step end, set once every worker thread
+    /// runs: a thread the machine started late starts the clock late, not
+    /// inside the measured interval.
+    times: std::sync::OnceLock<Times>,
+    /// Every worker thread and the calling one: all have started ...
+    ready: std::sync::Barrier,
+    /// ... and the times are set.
+    go: std::sync::Barrier,
+}
+
+/// A step's clock, set when its workers are ready.
+struct Times {
     /// The step's deadline (`None`: it has none).
     end: Option<Instant>,
     /// The same instants as [`now_ns`] readings, for the per-event path.
@@ -212,6 +224,12 @@ struct Shared<'a> {
 impl Shared<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
+    }
+
+    fn t(&self) -> &Times {
+        self.times
+            .get()
+            .expect("a step's times are set before its workers start")
     }
 }
 
@@ -249,7 +267,7 @@ fn on_error<W: Worker>(
         ErrorClass::Reconnect => {
             c.errors += 1;
             let now = Instant::now();
-            let give_up = sh.end.map_or(now, |end| now.max(end)) + sh.cfg.reconnect_for;
+            let give_up = sh.t().end.map_or(now, |end| now.max(end)) + sh.cfg.reconnect_for;
             match reconnect_with_backoff(give_up, &|| sh.stopping(), || w.recover(&e)) {
                 Ok(()) => {
                     c.reconnects += 1;
@@ -274,27 +292,28 @@ fn work<W: Worker>(
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
     let stop = || sh.stopping();
+    let (warm_end_ns, end_ns) = (sh.t().warm_end_ns, sh.t().end_ns);
     let mut scratch = Counts::default();
     let mut warm_error: Option<String> = None;
     // Warm-up: run events, measure nothing.
     let mut now = clock.now_ns();
-    while now < sh.warm_end_ns {
+    while now < warm_end_ns {
         if sh.stopping() || w.finished() {
-            return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
+            return (ThreadMeasure::new(warm_end_ns, 0, 1), None);
         }
-        if w.pause(sh.warm_end_ns, &stop) {
+        if w.pause(warm_end_ns, &stop) {
             if sh.stopping() {
-                return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
+                return (ThreadMeasure::new(warm_end_ns, 0, 1), None);
             }
             now = clock.now_ns();
-            if now >= sh.warm_end_ns {
+            if now >= warm_end_ns {
                 break;
             }
         }
         if let Err(e) = w.event(&mut scratch) {
             warm_error = Some(e.to_string());
             if let Err(msg) = on_error(w, e, &mut scratch, sh) {
-                return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
+                return (ThreadMeasure::new(warm_end_ns, 0, 1), Some(msg));
             }
         }
         now = clock.now_ns();
@@ -303,7 +322,7 @@ fn work<W: Worker>(
     // The measured interval is the step's, from the end of the warm-up for
     // every thread: a warm-up event that ran past it (or hung) is time of
     // the interval in which this thread completed nothing.
-    let mut m = ThreadMeasure::new(sh.warm_end_ns, expected_secs, w.kinds().len().max(1));
+    let mut m = ThreadMeasure::new(warm_end_ns, expected_secs, w.kinds().len().max(1));
     m.warm_error = warm_error;
     let mut t0 = now;
     loop {
@@ -311,10 +330,10 @@ fn work<W: Worker>(
             return (m, None);
         }
         if w.finished() {
-            m.reached(sh.end_ns, false);
+            m.reached(end_ns, false);
             return (m, None);
         }
-        let waited = w.pause(sh.end_ns, &stop);
+        let waited = w.pause(end_ns, &stop);
         if waited {
             t0 = clock.now_ns();
             if sh.stopping() {
@@ -323,9 +342,9 @@ fn work<W: Worker>(
         }
         // No event starts after the deadline: a pause that waited for it
         // covered the interval; a warm-up event that ran past it did not.
-        if t0 >= sh.end_ns {
+        if t0 >= end_ns {
             if waited {
-                m.reached(sh.end_ns, true);
+                m.reached(end_ns, true);
             }
             return (m, None);
         }
@@ -346,13 +365,13 @@ fn work<W: Worker>(
                     m.covered = m.covered.max(now);
                 }
                 // A recovery (a reconnect) that outlasted the deadline.
-                if t1 < sh.end_ns && now >= sh.end_ns {
+                if t1 < end_ns && now >= end_ns {
                     return (m, None);
                 }
             }
         }
         sh.live[idx].0.store(m.counts.queries(), Ordering::Relaxed);
-        if t1 >= sh.end_ns {
+        if t1 >= end_ns {
             return (m, None);
         }
         t0 = t1;
@@ -369,24 +388,16 @@ pub fn run_step<W: Worker>(
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
-    let start = Instant::now();
-    let start_ns = now_ns();
-    let warm_end = start + cfg.warmup;
-    let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
-    let end = warm_end.checked_add(cfg.duration);
     let sh = Shared {
         abort: AtomicBool::new(false),
         live: (0..workers.len()).map(|_| Padded::default()).collect(),
         cfg,
-        end,
-        warm_end_ns,
-        end_ns: match end {
-            Some(_) => warm_end_ns
-                .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
-            None => u64::MAX,
-        },
+        times: std::sync::OnceLock::new(),
+        ready: std::sync::Barrier::new(workers.len() + 1),
+        go: std::sync::Barrier::new(workers.len() + 1),
     };
-    let expected_secs = match end {
+    let bounded = Instant::now().checked_add(cfg.warmup.saturating_add(cfg.duration));
+    let expected_secs = match bounded {
         Some(_) => cfg.duration.as_secs().min(MAX_EXPECTED_SECS) as usize + 1,
         None => OPEN_EXPECTED_SECS,
     };
@@ -397,6 +408,8 @@ pub fn run_step<W: Worker>(
             .enumerate()
             .map(|(i, w)| {
                 s.spawn(move || {
+                    sh.ready.wait();
+                    sh.go.wait();
                     let r = work(w, i, sh, expected_secs);
                     if r.1.is_some() {
                         sh.abort.store(true, Ordering::Relaxed);
@@ -405,6 +418,23 @@ pub fn run_step<W: Worker>(
                 })
             })
             .collect();
+        // The clock starts when every worker thread runs.
+        sh.ready.wait();
+        let start = Instant::now();
+        let start_ns = now_ns();
+        let warm_end = start + cfg.warmup;
+        let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
+        let end = warm_end.checked_add(cfg.duration);
+        let _ = sh.times.set(Times {
+            end,
+            warm_end_ns,
+            end_ns: match end {
+                Some(_) => warm_end_ns
+                    .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
+                None => u64::MAX,
+            },
+        });
+        sh.go.wait();
         let total = cfg.warmup.saturating_add(cfg.duration);
         let mut last = (Instant::now(), 0u64);
         let mut measuring = false;
@@ -450,6 +480,7 @@ pub fn run_step<W: Worker>(
             })
             .collect()
     });
+    let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
     let mut error = None;
     let mut threads = Vec::with_capacity(results.len());
     for (t, e) in results {
@@ -863,19 +894,21 @@ mod tests {
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
     }
 
-    /// Answers at once until `hang_at` (since its first event), then waits
-    /// `hang` in one event and fails it as a lost connection; reconnects.
+    /// Answers (after 1 ms) until its `hang_at`-th event of the warm-up, or
+    /// of the measured interval, then waits `hang` in that event and fails
+    /// it as a lost connection; reconnects at once.
     struct Hangs {
-        first: Option<Instant>,
-        hang_at: Duration,
+        measuring: bool,
+        n: u64,
+        hang_at: (bool, u64),
         hang: Duration,
         hung: bool,
     }
 
     impl Worker for Hangs {
         fn event(&mut self, c: &mut Counts) -> DbResult<()> {
-            let first = *self.first.get_or_insert_with(Instant::now);
-            if !self.hung && first.elapsed() >= self.hang_at {
+            self.n += 1;
+            if !self.hung && (self.measuring, self.n) == self.hang_at {
                 self.hung = true;
                 std::thread::sleep(self.hang);
                 return Err(DbError {
@@ -891,12 +924,16 @@ mod tests {
         fn recover(&mut self, _e: &DbError) -> DbResult<()> {
             Ok(())
         }
+        fn warmed_up(&mut self) {
+            (self.measuring, self.n) = (true, 0);
+        }
     }
 
-    fn hangs(hang_at_ms: u64, hang_ms: u64) -> Hangs {
+    fn hangs(measuring: bool, at: u64, hang_ms: u64) -> Hangs {
         Hangs {
-            first: None,
-            hang_at: Duration::from_millis(hang_at_ms),
+            measuring: false,
+            n: 0,
+            hang_at: (measuring, at),
             hang: Duration::from_millis(hang_ms),
             hung: false,
         }
@@ -904,19 +941,21 @@ mod tests {
 
     #[test]
     fn an_event_that_hangs_past_the_deadline_leaves_the_interval_covered_up_to_the_hang() {
-        // Measured from 0.1 s to 1.1 s; the hang begins 0.4 s in, ends at 1.6 s.
-        let mut ws = vec![hangs(500, 1200)];
+        // The 21st measured event hangs for 1.5 s, past the 1 s measured.
+        let mut ws = vec![hangs(true, 21, 1500)];
         let r = run_step(&mut ws, &cfg(100, 1000), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
-        assert!(
-            r.counts.events > 0 && r.counts.errors == 1,
+        assert_eq!(
+            (r.counts.events, r.counts.errors),
+            (20, 1),
             "{:?}",
             r.counts
         );
         let f = &r.facts;
         assert_eq!(f.planned_secs, Some(1.0));
+        // Up to the end of the 20th event: well short of the second.
         assert!(
-            f.covered_secs > 0.3 && f.covered_secs < 0.6,
+            f.covered_secs > 0.0 && f.covered_secs < 0.9,
             "{}",
             f.covered_secs
         );
@@ -928,9 +967,9 @@ mod tests {
 
     #[test]
     fn a_warm_up_event_that_hangs_past_the_deadline_measures_nothing_after_it() {
-        // The hang begins in the warm-up and ends after the measured second.
-        let mut ws = vec![hangs(50, 1500)];
-        let r = run_step(&mut ws, &cfg(200, 1000), &mut |_| {}, &mut || {});
+        // The warm-up's first event hangs until after the measured second.
+        let mut ws = vec![hangs(false, 1, 2000)];
+        let r = run_step(&mut ws, &cfg(500, 1000), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.counts.events, 0, "no event starts after the deadline");
         assert_eq!(r.facts.covered_secs, 0.0);

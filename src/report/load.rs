@@ -461,13 +461,18 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
     }
 }
 
+/// The stored parameters rqps adds to every run that change what serves
+/// the work: CPU budgets and TLS (engine options are their kinds' keys).
+const ADDED_TREATMENTS: [&str; 3] = ["server_cpus", "client_cpus", "tls"];
+
 /// Where `new` is not the same experiment as `stored`, two runs of one
 /// suite under one name: its engine and version, its engine's fairness
 /// settings (durability, isolation, memory), its `--config` lines, the
-/// parameters of its workload (`workloads`) and of its treatments (every
-/// other stored parameter but the seed and the thread counts: `ps_mode`,
-/// `protocol`, engine options, CPU budgets, TLS). Empty: they are repeats.
-/// The names read as `config`, `engine`, `setting X`, `parameter X`.
+/// parameters of its workload (`workloads`) and of its treatments (the
+/// suite's own, `ps_mode` or `protocol`, and what rqps adds: engine
+/// options, CPU budgets, TLS). Thread counts, warm-ups, load options, the
+/// profile's name and the seed are not part of it. Empty: they are
+/// repeats. The names read as `config`, `engine`, `setting X`, `parameter X`.
 pub fn experiment_differences(
     stored: &RunDoc,
     new: &RunDoc,
@@ -516,8 +521,21 @@ pub fn experiment_differences(
         ..d
     }));
     if stored.suite == new.suite {
+        let own = workloads
+            .iter()
+            .find(|w| w.suite == new.suite)
+            .map_or(&[][..], |w| w.treatments);
+        let engine_options = crate::engine::registry::kinds()
+            .into_iter()
+            .flat_map(|k| k.options.iter().map(|o| o.key));
+        let treatments: Vec<&str> = own
+            .iter()
+            .copied()
+            .chain(ADDED_TREATMENTS)
+            .chain(engine_options)
+            .collect();
         for d in compare::diff_maps(&params_map(stored), &params_map(new)) {
-            if !named.contains(&d.name) {
+            if treatments.contains(&d.name.as_str()) && !named.contains(&d.name) {
                 out.push(ValueDiff {
                     name: format!("parameter {}", d.name),
                     ..d
@@ -597,6 +615,15 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
 
     let layout = Layout::new(&opts.sections, &base_runs);
     let mut warnings = Vec::new();
+    let mut repeats_differ = Vec::new();
+    for name in &all_names {
+        repeat_warnings(
+            name,
+            &runs_of(runs, name),
+            &opts.workloads,
+            &mut repeats_differ,
+        );
+    }
     let Counted {
         found,
         groups_of,
@@ -694,6 +721,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         overall_summary,
         not_compared,
         unlike,
+        repeats_differ,
         skipped,
         warnings,
         sections: opts.sections.clone(),
@@ -831,7 +859,6 @@ fn counted<'a>(
     for name in all_names {
         let mut m: BTreeMap<Key, Vec<Found>> = BTreeMap::new();
         let nruns = runs_of(runs, name);
-        repeat_warnings(name, &nruns, &opts.workloads, warnings);
         for run in nruns {
             let mut busy_steps = 0usize;
             for t in &run.tests {
@@ -1164,6 +1191,7 @@ mod workload_tests {
     const KEYS: &[WorkloadKeys] = &[WorkloadKeys {
         suite: "s",
         params: &["rows", "secs", "tests"],
+        treatments: &["ps_mode"],
     }];
 
     #[test]
@@ -1234,6 +1262,23 @@ mod workload_tests {
             w[0].contains("are not the same experiment")
                 && w[0].contains("parameter rows 2000 → 9"),
             "{w:?}"
+        );
+    }
+
+    #[test]
+    fn repeats_are_one_experiment_in_workload_and_treatments_not_in_load_options() {
+        let p = |ps: &str, skip: bool| serde_json::json!({"rows": 2000, "ps_mode": ps, "skip_prepare": skip, "seed": 1});
+        let a = run("a", "s", p("auto", false));
+        assert!(experiment_differences(&a, &run("a", "s", p("auto", true)), KEYS).is_empty());
+        let d = experiment_differences(&a, &run("a", "s", p("disable", false)), KEYS);
+        assert_eq!(differences_text(&d), "parameter ps_mode auto → disable");
+        let mut b = run("a", "s", p("auto", false));
+        b.engine.version = "2".into();
+        b.params["tls"] = "TLSv1.3".into();
+        let d = experiment_differences(&a, &b, KEYS);
+        assert_eq!(
+            differences_text(&d),
+            "engine e 1 → e 2, parameter tls (not set) → TLSv1.3"
         );
     }
 }

@@ -338,6 +338,10 @@ impl Mismatch {
 pub struct WorkloadKeys {
     pub suite: &'static str,
     pub params: &'static [&'static str],
+    /// The suite's own treatments: how the same work reaches the server
+    /// (`ps_mode`, `protocol`), compared and shown under what differs, but
+    /// part of what makes a name's repeats one experiment.
+    pub treatments: &'static [&'static str],
 }
 
 /// A stored result that was not counted.
@@ -396,6 +400,10 @@ pub struct Report {
     /// Targets compared although their workload is not the base's (`--allow-mismatch`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unlike: Vec<Mismatch>,
+    /// Names whose stored repeats are not one experiment (they are pooled
+    /// all the same), one line each, said on top.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repeats_differ: Vec<String>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
     /// The sections the report was built with (their hooks label rows).

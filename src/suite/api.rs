@@ -62,6 +62,11 @@ pub trait Workload: Sync + 'static {
     /// options, the profile's name and the seed may differ. docs/reports.md
     /// lists every key with its reason.
     const WORKLOAD: &'static [&'static str];
+    /// The keys of the stored parameters that are treatments of the suite's
+    /// own (`ps_mode`, `protocol`): compared by reports, but, with the
+    /// workload and what rqps adds (engine options, CPU budgets, TLS), part
+    /// of what makes a name's repeats one experiment. Default: none.
+    const TREATMENTS: &'static [&'static str] = &[];
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
@@ -144,6 +149,8 @@ pub trait Suite: Sync {
     fn report(&self) -> Option<&'static dyn Section>;
     /// The parameters that make its workload ([`Workload::WORKLOAD`]).
     fn workload(&self) -> &'static [&'static str];
+    /// Its own treatments ([`Workload::TREATMENTS`]).
+    fn treatments(&self) -> &'static [&'static str];
 }
 
 /// A suite's checked parameters, ready to run.
@@ -259,6 +266,10 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn workload(&self) -> &'static [&'static str] {
         W::WORKLOAD
+    }
+
+    fn treatments(&self) -> &'static [&'static str] {
+        W::TREATMENTS
     }
 
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {

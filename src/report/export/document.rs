@@ -34,6 +34,7 @@ fn geo_text(g: Option<&Rel>) -> TCell {
 /// is not the base's, and those compared all the same (`--allow-mismatch`).
 pub fn mismatch_lines(r: &Report) -> Vec<String> {
     let mut v: Vec<String> = r.not_compared.iter().map(|m| m.refusal(&r.base)).collect();
+    v.extend(r.repeats_differ.iter().cloned());
     if !r.unlike.is_empty() {
         v.push(format!(
             "compared although the workload is not {}'s (--allow-mismatch): {}",

@@ -187,6 +187,7 @@ impl crate::suite::api::Workload for Ibench {
         event: "statement",
         per_op: "statement",
     };
+    const TREATMENTS: &'static [&'static str] = &["ps_mode"];
     const WORKLOAD: &'static [&'static str] = &[
         "clients",
         "rows_per_client",

@@ -189,6 +189,7 @@ impl Workload for Pgbench {
         event: "transaction",
         per_op: "transaction",
     };
+    const TREATMENTS: &'static [&'static str] = &["protocol"];
     const WORKLOAD: &'static [&'static str] = &[
         "scripts",
         "scale",

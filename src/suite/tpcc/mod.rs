@@ -129,6 +129,7 @@ impl Workload for Tpcc {
         event: "transaction",
         per_op: "transaction",
     };
+    const TREATMENTS: &'static [&'static str] = &["ps_mode"];
     const WORKLOAD: &'static [&'static str] = &["warehouses", "secs", "keying", "terminal_binding"];
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
