@@ -10,8 +10,9 @@
 //! 4. `--ps-mode` is a treatment: compared, and named under what differs;
 //! 5. each repeat stores its own start and end;
 //! 6. hardware costs are per what the suite counts;
-//! 7. no work is not `ok`: in tests/intervals.rs, against a real server
-//!    behind a proxy that cuts a reply in half;
+//! 7. no work is not `ok`: a writer holds the SQLite database through the
+//!    whole measured interval (and tests/intervals.rs does it to a real
+//!    server behind a proxy that cuts a reply in half);
 //! 8. the report fits the screen: the answer first, and no per-second chart
 //!    of a test shorter than 5 s (tests/report.rs checks the rest).
 
@@ -339,6 +340,112 @@ fn moment_6_hardware_costs_are_per_what_the_suite_counts() {
     // `show` says the same from the stored figures.
     let show = text(&rqps(&["show", "--results", r.to_str().unwrap()]));
     assert!(show.contains("(per transaction;"), "{show}");
+}
+
+#[test]
+fn moment_7_a_test_that_completed_no_transaction_is_failed_with_the_last_error() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path().join("r");
+    let db = d.path().join("sb.db");
+    let conf = d.path().join("impatient.conf");
+    // A writer that waits 0.1 s for the lock, then fails (and retries).
+    std::fs::write(&conf, "PRAGMA busy_timeout = 100\n").unwrap();
+    let target = format!("sqlite:{}", db.display());
+    let args = |name: &'static str| {
+        vec![
+            "--profile".to_string(),
+            "ci".into(),
+            "--tests".into(),
+            "update-index".into(),
+            "--threads".into(),
+            "1".into(),
+            "--write-secs".into(),
+            "1".into(),
+            "--target".into(),
+            target.clone(),
+            "--name".into(),
+            name.into(),
+        ]
+    };
+    let ok = run(
+        &r,
+        &args("free").iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(ok.status.success(), "{}", text(&ok));
+    let mut locked = args("locked");
+    locked.extend(["--config".to_string(), conf.display().to_string()]);
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .arg("run")
+        .arg("--results")
+        .arg(&r)
+        .args(&locked)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once its test has begun, another writer holds the database for 4 s:
+    // past the warm-up and the measured second, every update fails busy.
+    let t = std::time::Instant::now();
+    let running = || {
+        run_dirs(&r).iter().any(|run| {
+            read_json(&run.join("run.json"))["name"] == "locked"
+                && std::fs::read_to_string(run.join("tests/001-update-index-t1.json"))
+                    .is_ok_and(|s| s.contains("\"running\""))
+        })
+    };
+    while !running() {
+        assert!(t.elapsed().as_secs() < 120, "the test never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    // The live line, `show`, the report and the gate say why.
+    let why = "no work: not one transaction completed in the 1.0 s measured;";
+    assert!(
+        all.lines()
+            .any(|l| l.contains("failed: ") && l.contains(why)),
+        "{all}"
+    );
+    assert!(all.contains("the last with: database is locked"), "{all}");
+    let rs = r.to_str().unwrap();
+    let show = text(&rqps(&["show", "--results", rs]));
+    assert!(
+        show.contains(&format!("failed: update-index t=1: {why}")),
+        "{show}"
+    );
+    let rep = text(&rqps(&[
+        "report",
+        "--results",
+        rs,
+        "--base",
+        "free",
+        "--targets",
+        "locked",
+    ]));
+    assert!(
+        rep.contains("not counted: locked update-index t=1") && rep.contains(why),
+        "{rep}"
+    );
+    let gate = rqps(&[
+        "compare",
+        "--results",
+        rs,
+        "--base",
+        "free",
+        "--target",
+        "locked",
+    ]);
+    let g = text(&gate);
+    assert_eq!(gate.status.code(), Some(1), "{g}");
+    assert!(g.contains("FAIL: locked failed") && g.contains(why), "{g}");
 }
 
 #[test]
