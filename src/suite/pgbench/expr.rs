@@ -90,6 +90,21 @@ impl From<Val> for Value {
     }
 }
 
+/// What `debug(x)` prints of a value, as pgbench 15 does: `int 5`,
+/// `double 1.5` (`%.15g`), `boolean true`, `null`.
+pub fn debug_text(v: Val) -> String {
+    match v {
+        Val::Int(i) => format!("int {i}"),
+        Val::Double(d) => {
+            let mut s = String::from("double ");
+            write_double(&mut s, d);
+            s
+        }
+        Val::Bool(b) => format!("boolean {b}"),
+        Val::Null => "null".into(),
+    }
+}
+
 /// Writes `d` as C's `printf("%.15g")` does (pgbench's `DBL_DIG`), with
 /// PostgreSQL's spellings of the infinities and NaN.
 fn write_double(out: &mut String, d: f64) {
