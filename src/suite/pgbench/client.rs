@@ -181,12 +181,7 @@ impl Compiled {
                 (None, None) => return Err(CompileError(format!("script {} has no text", s.name))),
             };
             scripts.push(compile(
-                &s.name,
-                &source,
-                s.weight,
-                &text,
-                p.protocol,
-                &mut slots,
+                &s.name, &source, s.weight, &text, p.protocol, &mut slots,
             )?);
         }
         Ok(Compiled::of(scripts, slots))
@@ -328,7 +323,6 @@ fn compile(
         shown,
     })
 }
-
 
 /// What went wrong in a command, before its file:line is added.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -491,7 +485,6 @@ fn column_name(item: &str) -> Result<String, Fault> {
     Ok("?column?".into())
 }
 
-
 /// Figures of one command of one script.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OpTally {
@@ -531,7 +524,6 @@ pub struct RateTally {
     /// scheduled (or, without --rate, actual) start.
     pub late: u64,
 }
-
 
 /// What evaluation sees of a client.
 struct ClientEnv<'a> {
@@ -935,9 +927,7 @@ impl Client {
             let set = self.rows.set(k);
             let n = set.len();
             if one && n != 1 {
-                return Err(DbError::fatal(format!(
-                    "\\gset: expected one row, got {n}"
-                )));
+                return Err(DbError::fatal(format!("\\gset: expected one row, got {n}")));
             }
             if n == 0 {
                 continue;
@@ -1006,7 +996,6 @@ impl Client {
     }
 }
 
-
 /// Executes a statement with bound parameters: `extended` sends it to be
 /// parsed anew each time where the engine's protocol can (PostgreSQL's
 /// unnamed statement), else, as `prepared`, prepares it on first use and
@@ -1038,7 +1027,6 @@ fn bound(
         None => conn.execute(id, params),
     }
 }
-
 
 /// The class a failed transaction is counted in.
 fn failure_class(e: &DbError, f: &mut FailureTally) {
@@ -1218,7 +1206,6 @@ impl Worker for Client {
     }
 }
 
-
 /// The scripts' names for the harness's per-kind figures: made once per
 /// set of scripts and kept for the process (a few bytes per run).
 fn kind_names(c: &Compiled) -> &'static [&'static str] {
@@ -1237,7 +1224,6 @@ fn kind_names(c: &Compiled) -> &'static [&'static str] {
     made.push(k);
     k
 }
-
 
 /// Runs `text` (the init script) once, as client 0 with the simple protocol.
 pub fn run_once(driver: Arc<dyn Driver>, p: &Params, path: &str, text: &str) -> DbResult<()> {

@@ -2224,10 +2224,7 @@ mod tests {
         .iter()
         .map(|t| eval_in(&mut env, t).unwrap())
         .collect();
-        assert_eq!(
-            got,
-            [17, 104, 1498, 3, 4313776982099445391].map(Value::Int)
-        );
+        assert_eq!(got, [17, 104, 1498, 3, 4313776982099445391].map(Value::Int));
         // -c 2 -j 2: :default_seed comes after both clients' streams.
         assert_eq!(
             ClientStreams::of(5432, 2, 1).default_seed,

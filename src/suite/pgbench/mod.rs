@@ -172,8 +172,10 @@ fn unique_name(taken: &[ScriptSpec], name: String) -> String {
         .unwrap_or(name)
 }
 
+/// Reads a script file: a regular file of at most [`params::MAX_SCRIPT_BYTES`],
+/// never through another user's link in a sticky directory.
 fn read_script_file(path: &str, option: &str) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|e| {
+    crate::util::read_input(std::path::Path::new(path), params::MAX_SCRIPT_BYTES).map_err(|e| {
         usage(format!(
             "--{option} {path}: cannot read it ({e}); give the path of a pgbench script"
         ))
@@ -327,6 +329,26 @@ impl Workload for Pgbench {
             let text = read_script_file(&path, "init-script")?;
             script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
             p.init_script = Some((path, text));
+        }
+        if p.scripts.len() > params::MAX_SCRIPTS {
+            return Err(usage(format!(
+                "{} scripts given: at most {} (--script and --builtin together), as pgbench",
+                p.scripts.len(),
+                params::MAX_SCRIPTS
+            )));
+        }
+        let read: u64 = p
+            .scripts
+            .iter()
+            .filter_map(|s| s.text.as_ref())
+            .chain(p.init_script.as_ref().map(|(_, t)| t))
+            .map(|t| t.len() as u64)
+            .sum();
+        if read > params::MAX_SCRIPTS_BYTES {
+            return Err(usage(format!(
+                "the scripts hold {read} bytes in all: at most {} MiB (a run stores its scripts with its results); give fewer or shorter scripts",
+                params::MAX_SCRIPTS_BYTES >> 20
+            )));
         }
         if p.scripts.is_empty() {
             p.scripts.push(ScriptSpec {
