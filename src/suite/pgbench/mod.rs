@@ -40,7 +40,7 @@ use crate::error::Error;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::{Status, TestResult};
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 
 use builtin::Builtin;
@@ -182,8 +182,86 @@ fn read_script_file(path: &str, option: &str) -> Result<String, Error> {
     })
 }
 
+/// pgbench's flags that rqps spells otherwise, and what to write instead.
+const PGBENCH_FLAGS: &[PeerFlag] = &[
+    flag("-c", true, "--clients {}"),
+    flag("-T", true, "--time {}"),
+    flag("-t", true, "--transactions {}"),
+    flag("-f", true, "--script {}"),
+    flag("-b", true, "--builtin {}"),
+    flag("-M", true, "--protocol {}"),
+    flag("-D", true, "--define {}"),
+    flag("-R", true, "--rate {}"),
+    flag("-L", true, "--latency-limit {}"),
+    flag("-s", true, "--scale {}"),
+    flag("-S", false, "--builtin select-only"),
+    flag("-N", false, "--builtin simple-update"),
+    flag("-n", false, "--skip-init"),
+    flag("--no-vacuum", false, "--skip-init"),
+    flag("--random-seed", true, "--seed {}"),
+    flag(
+        "-j",
+        true,
+        "rqps has no --jobs: each client runs on a thread of its own, as pgbench with --jobs equal to --client (set the clients with --clients)",
+    ),
+    flag(
+        "--jobs",
+        true,
+        "rqps has no --jobs: each client runs on a thread of its own, as pgbench with --jobs equal to --client (set the clients with --clients)",
+    ),
+    flag(
+        "-P",
+        true,
+        "rqps has no --progress: it shows a progress line while a test runs and stores each test's per-second figures (per_second) with its results",
+    ),
+    flag(
+        "--progress",
+        true,
+        "rqps has no --progress: it shows a progress line while a test runs and stores each test's per-second figures (per_second) with its results",
+    ),
+    flag(
+        "-r",
+        false,
+        "rqps always keeps each command's latency (pgbench -r): drop the flag",
+    ),
+    flag(
+        "--report-per-command",
+        false,
+        "rqps always keeps each command's latency (pgbench -r): drop the flag",
+    ),
+    flag(
+        "-i",
+        false,
+        "rqps makes the tables before the tests unless --skip-init (--scale N sets their size)",
+    ),
+    flag(
+        "--initialize",
+        false,
+        "rqps makes the tables before the tests unless --skip-init (--scale N sets their size)",
+    ),
+    flag(
+        "-C",
+        false,
+        "rqps has no --connect: each client keeps its connection for the test",
+    ),
+    flag(
+        "-l",
+        false,
+        "rqps has no per-transaction log: it stores latency histograms and per-second series with each test",
+    ),
+];
+
+const fn flag(flag: &'static str, value: bool, instead: &'static str) -> PeerFlag {
+    PeerFlag {
+        flag,
+        value,
+        instead,
+    }
+}
+
 impl Workload for Pgbench {
     const NAME: &'static str = KEY;
+    const PEER: (&'static str, &'static [PeerFlag]) = ("pgbench", PGBENCH_FLAGS);
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
     type Params = Params;
@@ -453,7 +531,9 @@ impl Workload for Pgbench {
             }
         }
         if p.checks_balances() {
-            s.push_str("balances: sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta)\n");
+            s.push_str(
+                "balances: sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) change alike over the run\n",
+            );
         }
         s
     }
@@ -472,6 +552,24 @@ impl Workload for Pgbench {
                 r => r?,
             }
         }
+        // The balances before the first test: the check is of what the run
+        // changed, not of the tables' history.
+        let before = if p.checks_balances() {
+            let db = h.driver.require_sql().map_err(|source| Error::Engine {
+                context: "the balances check could not read the tables".into(),
+                source,
+            })?;
+            let mut conn = db.connect().map_err(|source| Error::Engine {
+                context: "the balances check could not connect".into(),
+                source,
+            })?;
+            Some(check::run(conn.as_mut()).map_err(|source| Error::Engine {
+                context: "the balances check could not read the tables".into(),
+                source,
+            })?)
+        } else {
+            None
+        };
         let mut end = RunEnd::Ok;
         for &clients in &p.clients {
             if stop_requested() {
@@ -483,7 +581,7 @@ impl Workload for Pgbench {
                 return Ok(end);
             }
         }
-        if p.checks_balances() && !stop_requested() {
+        if let Some(before) = before.filter(|_| !stop_requested()) {
             let r = h.test(
                 "balances".into(),
                 TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks"),
@@ -495,11 +593,15 @@ impl Workload for Pgbench {
                     let mut conn = db
                         .connect()
                         .map_err(TestFailure::when("the balances check could not run"))?;
-                    let sums = check::run(conn.as_mut())
+                    let after = check::run(conn.as_mut())
                         .map_err(TestFailure::when("the balances check could not run"))?;
+                    let change = check::Change {
+                        before: before.clone(),
+                        after,
+                    };
                     run.result.events = 1;
-                    run.result.set_detail("pgbench_balances", &sums);
-                    match sums.violation() {
+                    run.result.set_detail("pgbench_balances", &change);
+                    match change.violation() {
                         Some(v) => Err(TestFailure::new(v)),
                         None => {
                             run.result.status = Status::Ok;
@@ -519,10 +621,15 @@ impl Workload for Pgbench {
 
     fn line(label: &str, r: &TestResult) -> String {
         if r.status == Status::Ok {
-            if let Some(b) = r.detail::<check::Sums>("pgbench_balances") {
+            if let Some(c) = r.detail::<check::Change>("pgbench_balances") {
                 return format!(
-                    "{label:>28}  sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta) = {}",
-                    b.accounts
+                    "{label:>28}  sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) each changed by {}{}",
+                    c.deltas()[0],
+                    if c.before.agree() {
+                        ""
+                    } else {
+                        " (they differed before the run: checked what it changed)"
+                    }
                 );
             }
             if let Some(d) = r.detail::<ScriptDetail>("pgbench_script") {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::check::Sums;
+use super::check::Change;
 use super::params::KEY;
 use super::stats::{Detail, ScriptDetail};
 use crate::report::export::{Block, TCell, Table};
@@ -150,7 +150,7 @@ fn build(base: &str, names: &[&str], runs: &[RunDoc]) -> Option<PgbenchPart> {
                     ctx.failed += d.failed;
                     ctx.retries += d.retries;
                 }
-                if t.detail::<Sums>("pgbench_balances").is_some() || t.test == "balances" {
+                if t.detail::<Change>("pgbench_balances").is_some() || t.test == "balances" {
                     ctx.checked += 1;
                     if t.status == Status::Ok {
                         ctx.balanced += 1;
