@@ -634,15 +634,30 @@ impl Workload for Pgbench {
             }
             if let Some(d) = r.detail::<ScriptDetail>("pgbench_script") {
                 return format!(
-                    "{label:>28}  {:>9.1} tps  weight {}  latency avg {:.3} ms  failed {}  retried {}",
+                    "{label:>28}  {:>9.1} TPS  weight {}  latency avg {:.3} ms  failed {}  retried {}",
                     r.tps, d.weight, d.latency_ms_avg, d.failed, d.retried
                 );
             }
         }
-        let mut s = crate::harness::result_line(label, r);
-        if r.status == Status::Ok
-            && let Some(d) = r.detail::<Detail>(KEY)
-        {
+        if r.status != Status::Ok {
+            return crate::harness::result_line(label, r);
+        }
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let mut s = format!(
+            "{label:>28}  {:>9.1} TPS  latency avg {:.3} ms  p95 {:.3} ms",
+            r.tps,
+            r.latency_us.avg / 1000.0,
+            r.latency_us.p95 / 1000.0
+        );
+        if let Some(hw) = &r.hw {
+            s.push_str(&format!(
+                "  cpu per transaction {} us (client {}, server {})",
+                opt(hw.cpu_us_per_op),
+                opt(hw.client_cpu_us_per_op),
+                opt(hw.server_cpu_us_per_op)
+            ));
+        }
+        if let Some(d) = r.detail::<Detail>(KEY) {
             s.push_str(&format!(
                 "\n{:>28}  failed {} (serialization {}, deadlock {}, other {})  retried {} ({} retries)",
                 "", d.failed, d.failures.serialization, d.failures.deadlock, d.failures.other,
