@@ -1878,6 +1878,7 @@ mod tests {
         let cases: Vec<(Vec<Oid>, Vec<Param<'_>>)> = vec![
             (vec![], vec![]),
             (vec![INT4], vec![Param::Int(42)]),
+            (vec![INT4, TEXT], vec![Param::Null, Param::Null]),
             (
                 vec![INT8, BPCHAR, INT2, TEXT],
                 vec![
@@ -1912,6 +1913,7 @@ mod tests {
                         (Param::Int(v), INT2) => types::int2_to_sql(v as i16, buf),
                         (Param::Int(v), _) => types::text_to_sql(&v.to_string(), buf),
                         (Param::Text(t), _) => types::text_to_sql(t, buf),
+                        (Param::Null, _) => return Ok(IsNull::Yes),
                     }
                     Ok(IsNull::No)
                 },
