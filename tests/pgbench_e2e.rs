@@ -98,7 +98,9 @@ fn check_builtins(doc: &Value, out: &str, what: &str, scripts: &[&str]) {
         assert_eq!(sums["accounts"], sums["branches"], "{what}");
         assert!(sums["history_rows"].as_i64().unwrap() > 0, "{what}");
         assert!(
-            out.contains("sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) each changed by"),
+            out.contains(
+                "sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) each changed by"
+            ),
             "{out}"
         );
     }

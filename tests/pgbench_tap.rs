@@ -107,6 +107,9 @@ const T1: &[&str] = &["--transactions", "1", "--clients", "1"];
 const SHELL: Expect = Expect::Differs(
     "\\shell and \\setshell are refused when the script is read: rqps runs no shell commands",
 );
+const EARLY: Expect = Expect::Differs(
+    "an invalid variable name after \\set and a function given more than 16 arguments are refused when the script is read (exit 2); pgbench refuses them when the command runs (a client aborts, exit 2 of its own)",
+);
 const PIPELINE: Expect = Expect::Differs(
     "\\startpipeline and \\endpipeline are refused when the script is read: rqps does not run pipelines yet",
 );
@@ -122,7 +125,14 @@ fn cases() -> Vec<Case> {
     let labels: Vec<String> = (1..=1000).map(|i| format!("'l{i}'")).collect();
     v.push(case(
         "concurrent OID generation",
-        &["--clients", "5", "--protocol", "prepared", "--transactions", "25"],
+        &[
+            "--clients",
+            "5",
+            "--protocol",
+            "prepared",
+            "--transactions",
+            "25",
+        ],
         &[(
             "001_pgbench_concurrent_insert",
             &format!(
@@ -200,7 +210,11 @@ fn cases() -> Vec<Case> {
             r"processed: 100/100",
             r"mode: extended",
         ],
-        Expect::Worded(&["events=100", r"simple-update +5 +1 +100 ", "query mode extended"]),
+        Expect::Worded(&[
+            "events=100",
+            r"simple-update +5 +1 +100 ",
+            "query mode extended",
+        ]),
     ));
     v.push(case(
         "pgbench select only",
@@ -223,7 +237,11 @@ fn cases() -> Vec<Case> {
             r"processed: 700/700",
             r"mode: prepared",
         ],
-        Expect::Worded(&["events=700", r"select-only +7 +1 +700 ", "query mode prepared"]),
+        Expect::Worded(&[
+            "events=700",
+            r"select-only +7 +1 +700 ",
+            "query mode prepared",
+        ]),
     ));
     v.push(case(
         "pgbench custom scripts",
@@ -257,7 +275,14 @@ fn cases() -> Vec<Case> {
     let select_variant = "-- select only variant\n\\set aid random(1, :scale * 100000)\nBEGIN;\nSELECT abalance::INTEGER AS balance\n  FROM pgbench_accounts\n  WHERE aid=:aid;\nCOMMIT;\n";
     v.push(case(
         "pgbench custom script (simple)",
-        &["--transactions", "10", "--clients", "1", "--protocol", "simple"],
+        &[
+            "--transactions",
+            "10",
+            "--clients",
+            "1",
+            "--protocol",
+            "simple",
+        ],
         &[("001_pgbench_custom_script_3", select_variant)],
         0,
         &[
@@ -269,7 +294,14 @@ fn cases() -> Vec<Case> {
     ));
     v.push(case(
         "pgbench custom script (extended)",
-        &["--transactions", "10", "--clients", "2", "--protocol", "extended"],
+        &[
+            "--transactions",
+            "10",
+            "--clients",
+            "2",
+            "--protocol",
+            "extended",
+        ],
         &[("001_pgbench_custom_script_4", select_variant)],
         0,
         &[
@@ -282,7 +314,14 @@ fn cases() -> Vec<Case> {
     let json_script = "select '{ invalid ' as value \\gset\nselect $$'Valame Dios!' dijo Sancho; 'no le dije yo a vuestra merced que mirase bien lo que hacia?'$$ as long \\gset\nselect column1::jsonb from (values (:value), (:long)) as q;\n";
     let div_script =
         "select '1' as one \\gset\nSELECT 1 / (random() / 2)::int, :one::int, :two::int;\n";
-    const PREP1: &[&str] = &["--transactions", "1", "--clients", "1", "--protocol", "prepared"];
+    const PREP1: &[&str] = &[
+        "--transactions",
+        "1",
+        "--clients",
+        "1",
+        "--protocol",
+        "prepared",
+    ];
     const CONTEXT: &str = "the server's CONTEXT lines of an error (which parameters it was bound with) are in the server's log, not in rqps's message";
     for (name, script, re) in [
         (
@@ -344,7 +383,7 @@ fn cases() -> Vec<Case> {
             r#"ERROR:  invalid input syntax for type smallint: "1a""#,
             r"CONTEXT:  unnamed portal parameter \$2 = '1a'",
         ],
-        Expect::Worded(&[r#"001_param_6:2: .*"1a""#]),
+        Expect::Worded(&[r"001_param_6:2: parameter \$2: '1a' as int2"]),
     ));
     let mut expr_re: Vec<String> = vec![r"setting random seed to 5432\b".into()];
     for (n, v) in [
@@ -511,14 +550,24 @@ fn cases() -> Vec<Case> {
             "\n-- empty result\n\\; SELECT 5432 AS i8 WHERE FALSE \\; \\aset\n\\set i debug(:i8)\n",
         )],
         2,
-        &[r#"undefined variable \"i8\""#, r"evaluation of meta-command failed\b"],
+        &[
+            r#"undefined variable \"i8\""#,
+            r"evaluation of meta-command failed\b",
+        ],
         Expect::Worded(&[r#"001_pgbench_aset_empty:4: undefined variable "i8""#]),
     ));
     let ten = "select 1;\n".repeat(10);
     for (name, opts, script, status) in [
         (
             "working \\startpipeline",
-            &["--transactions", "1", "--clients", "1", "--protocol", "extended"][..],
+            &[
+                "--transactions",
+                "1",
+                "--clients",
+                "1",
+                "--protocol",
+                "extended",
+            ][..],
             format!("\n-- test startpipeline\n\\startpipeline\n{ten}\n\\endpipeline\n"),
             0,
         ),
@@ -532,25 +581,53 @@ fn cases() -> Vec<Case> {
         ),
         (
             "error: call \\startpipeline twice",
-            &["--transactions", "1", "--clients", "1", "--protocol", "extended"][..],
+            &[
+                "--transactions",
+                "1",
+                "--clients",
+                "1",
+                "--protocol",
+                "extended",
+            ][..],
             "\n-- startpipeline twice\n\\startpipeline\n\\startpipeline\n".to_string(),
             2,
         ),
         (
             "error: \\endpipeline with no start",
-            &["--transactions", "1", "--clients", "1", "--protocol", "extended"][..],
+            &[
+                "--transactions",
+                "1",
+                "--clients",
+                "1",
+                "--protocol",
+                "extended",
+            ][..],
             "\n-- pipeline not started\n\\endpipeline\n".to_string(),
             2,
         ),
         (
             "error: \\gset not allowed in pipeline mode",
-            &["--transactions", "1", "--clients", "1", "--protocol", "extended"][..],
+            &[
+                "--transactions",
+                "1",
+                "--clients",
+                "1",
+                "--protocol",
+                "extended",
+            ][..],
             "\n\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n".to_string(),
             2,
         ),
         (
             "working \\startpipeline with serializable",
-            &["--clients", "4", "--transactions", "10", "--protocol", "prepared"][..],
+            &[
+                "--clients",
+                "4",
+                "--transactions",
+                "10",
+                "--protocol",
+                "prepared",
+            ][..],
             format!(
                 "\n-- test startpipeline with serializable\n\\startpipeline\nBEGIN ISOLATION LEVEL SERIALIZABLE;\n{ten}\nEND;\n\\endpipeline\n"
             ),
@@ -573,14 +650,22 @@ fn cases() -> Vec<Case> {
         "-- MAX_ARGS=256 for prepared\n\\set i 0\nSELECT LEAST({})",
         vec![":i"; 256].join(", ")
     );
-    let shell_args = format!("-- 256 arguments to \\shell\n\\shell echo {}", vec!["arg"; 255].join(" "));
+    let shell_args = format!(
+        "-- 256 arguments to \\shell\n\\shell echo {}",
+        vec!["arg"; 255].join(" ")
+    );
     let errors: Vec<(&str, i32, Vec<&str>, String, Expect)> = vec![
         (
             "sql syntax error",
             2,
-            vec![r"ERROR:  syntax error", r"prepared statement .* does not exist"],
+            vec![
+                r"ERROR:  syntax error",
+                r"prepared statement .* does not exist",
+            ],
             "-- SQL syntax error\n    SELECT 1 + ;\n".into(),
-            Expect::Worded(&[r"001_pgbench_error_sql_syntax_error:2: syntax error at end of input"]),
+            Expect::Worded(&[
+                r"001_pgbench_error_sql_syntax_error:2: syntax error at end of input",
+            ]),
         ),
         (
             "sql too many args",
@@ -589,7 +674,13 @@ fn cases() -> Vec<Case> {
             too_many,
             Expect::Same,
         ),
-        ("shell bad command", 2, vec![r"\(shell\) .* meta-command failed"], r"\shell no-such-command".into(), SHELL),
+        (
+            "shell bad command",
+            2,
+            vec![r"\(shell\) .* meta-command failed"],
+            r"\shell no-such-command".into(),
+            SHELL,
+        ),
         (
             "shell undefined variable",
             2,
@@ -597,61 +688,265 @@ fn cases() -> Vec<Case> {
             "-- undefined variable in shell\n\\shell echo ::foo :nosuchvariable\n".into(),
             SHELL,
         ),
-        ("shell missing command", 1, vec![r"missing command "], r"\shell".into(), SHELL),
-        ("shell too many args", 1, vec![r#"too many arguments in command "shell""#], shell_args, SHELL),
+        (
+            "shell missing command",
+            1,
+            vec![r"missing command "],
+            r"\shell".into(),
+            SHELL,
+        ),
+        (
+            "shell too many args",
+            1,
+            vec![r#"too many arguments in command "shell""#],
+            shell_args,
+            SHELL,
+        ),
         (
             "set syntax error",
             1,
             vec![r#"syntax error in command "set""#],
             r"\set i 1 +".into(),
-            Expect::Worded(&[r"\\set: syntax error at column 4"]),
+            Expect::Worded(&[r"\\set: syntax error at column 5"]),
         ),
-        ("set no such function", 1, vec![r"unexpected function name"], r"\set i noSuchFunction()".into(), Expect::Same),
-        ("set invalid variable name", 2, vec![r"invalid variable name"], r"\set . 1".into(), Expect::Worded(&[r#"\\set: invalid variable name "\.""#])),
-        ("set division by zero", 2, vec![r"division by zero"], r"\set i 1/0".into(), Expect::Same),
-        ("set undefined variable", 2, vec![r#"undefined variable "nosuchvariable""#], r"\set i :nosuchvariable".into(), Expect::Same),
-        ("set unexpected char", 1, vec![r"unexpected character .;."], r"\set i ;".into(), Expect::Same),
+        (
+            "set no such function",
+            1,
+            vec![r"unexpected function name"],
+            r"\set i noSuchFunction()".into(),
+            Expect::Same,
+        ),
+        (
+            "set invalid variable name",
+            2,
+            vec![r"invalid variable name"],
+            r"\set . 1".into(),
+            EARLY,
+        ),
+        (
+            "set division by zero",
+            2,
+            vec![r"division by zero"],
+            r"\set i 1/0".into(),
+            Expect::Same,
+        ),
+        (
+            "set undefined variable",
+            2,
+            vec![r#"undefined variable "nosuchvariable""#],
+            r"\set i :nosuchvariable".into(),
+            Expect::Same,
+        ),
+        (
+            "set unexpected char",
+            1,
+            vec![r"unexpected character .;."],
+            r"\set i ;".into(),
+            Expect::Same,
+        ),
         (
             "set too many args",
             2,
             vec![r"too many function arguments"],
             r"\set i least(0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)".into(),
-            Expect::Worded(&[r"too many function arguments \(least\)"]),
+            EARLY,
         ),
-        ("set empty random range", 2, vec![r"empty range given to random"], r"\set i random(5,3)".into(), Expect::Same),
-        ("set random range too large", 2, vec![r"random range is too large"], r"\set i random(:minint, :maxint)".into(), Expect::Same),
-        ("set gaussian param too small", 2, vec![r"gaussian param.* at least 2"], r"\set i random_gaussian(0, 10, 1.0)".into(), Expect::Same),
-        ("set exponential param greater 0", 2, vec![r"exponential parameter must be greater "], r"\set i random_exponential(0, 10, 0.0)".into(), Expect::Same),
-        ("set zipfian param to 1", 2, vec![r"zipfian parameter must be in range \[1\.001, 1000\]"], r"\set i random_zipfian(0, 10, 1)".into(), Expect::Same),
-        ("set zipfian param too large", 2, vec![r"zipfian parameter must be in range \[1\.001, 1000\]"], r"\set i random_zipfian(0, 10, 1000000)".into(), Expect::Same),
-        ("set non numeric value", 2, vec![r#"malformed variable "foo" value: "bla""#], r"\set i :foo + 1".into(), Expect::Same),
-        ("set no expression", 1, vec![r"syntax error"], r"\set i".into(), Expect::Worded(&[r"\\set i: missing expression"])),
-        ("set missing argument", 1, vec![r"(?i)missing argument"], r"\set".into(), Expect::Same),
-        ("set not a bool", 2, vec![r"cannot coerce double to boolean"], r"\set b NOT 0.0".into(), Expect::Same),
-        ("set not an int", 2, vec![r"cannot coerce boolean to int"], r"\set i TRUE + 2".into(), Expect::Same),
-        ("set not a double", 2, vec![r"cannot coerce boolean to double"], r"\set d ln(TRUE)".into(), Expect::Same),
+        (
+            "set empty random range",
+            2,
+            vec![r"empty range given to random"],
+            r"\set i random(5,3)".into(),
+            Expect::Same,
+        ),
+        (
+            "set random range too large",
+            2,
+            vec![r"random range is too large"],
+            r"\set i random(:minint, :maxint)".into(),
+            Expect::Same,
+        ),
+        (
+            "set gaussian param too small",
+            2,
+            vec![r"gaussian param.* at least 2"],
+            r"\set i random_gaussian(0, 10, 1.0)".into(),
+            Expect::Same,
+        ),
+        (
+            "set exponential param greater 0",
+            2,
+            vec![r"exponential parameter must be greater "],
+            r"\set i random_exponential(0, 10, 0.0)".into(),
+            Expect::Same,
+        ),
+        (
+            "set zipfian param to 1",
+            2,
+            vec![r"zipfian parameter must be in range \[1\.001, 1000\]"],
+            r"\set i random_zipfian(0, 10, 1)".into(),
+            Expect::Same,
+        ),
+        (
+            "set zipfian param too large",
+            2,
+            vec![r"zipfian parameter must be in range \[1\.001, 1000\]"],
+            r"\set i random_zipfian(0, 10, 1000000)".into(),
+            Expect::Same,
+        ),
+        (
+            "set non numeric value",
+            2,
+            vec![r#"malformed variable "foo" value: "bla""#],
+            r"\set i :foo + 1".into(),
+            Expect::Same,
+        ),
+        (
+            "set no expression",
+            1,
+            vec![r"syntax error"],
+            r"\set i".into(),
+            Expect::Worded(&[r"\\set i: missing expression"]),
+        ),
+        (
+            "set missing argument",
+            1,
+            vec![r"(?i)missing argument"],
+            r"\set".into(),
+            Expect::Same,
+        ),
+        (
+            "set not a bool",
+            2,
+            vec![r"cannot coerce double to boolean"],
+            r"\set b NOT 0.0".into(),
+            Expect::Same,
+        ),
+        (
+            "set not an int",
+            2,
+            vec![r"cannot coerce boolean to int"],
+            r"\set i TRUE + 2".into(),
+            Expect::Same,
+        ),
+        (
+            "set not a double",
+            2,
+            vec![r"cannot coerce boolean to double"],
+            r"\set d ln(TRUE)".into(),
+            Expect::Same,
+        ),
         (
             "set case error",
             1,
             vec![r#"syntax error in command "set""#],
             r"\set i CASE TRUE THEN 1 ELSE 0 END".into(),
-            Expect::Worded(&[r"\\set: syntax error at column 6: expected WHEN"]),
+            Expect::Worded(&[r"\\set: syntax error at column 7: expected WHEN"]),
         ),
-        ("set random error", 2, vec![r"cannot coerce boolean to int"], r"\set b random(FALSE, TRUE)".into(), Expect::Same),
-        ("set number of args mismatch", 1, vec![r"unexpected number of arguments"], r"\set d ln(1.0, 2.0))".into(), Expect::Same),
-        ("set at least one arg", 1, vec![r"at least one argument expected"], r"\set i greatest())".into(), Expect::Same),
-        ("set double to int overflow", 2, vec![r"double to int overflow for 100"], r"\set i int(1E32)".into(), Expect::Same),
-        ("set bigint add overflow", 2, vec![r"int add out"], r"\set i (1<<62) + (1<<62)".into(), Expect::Same),
-        ("set bigint sub overflow", 2, vec![r"int sub out"], r"\set i 0 - (1<<62) - (1<<62) - (1<<62)".into(), Expect::Same),
-        ("set bigint mul overflow", 2, vec![r"int mul out"], r"\set i 2 * (1<<62)".into(), Expect::Same),
-        ("set bigint div out of range", 2, vec![r"bigint div out of range"], r"\set i :minint / -1".into(), Expect::Same),
-        ("setshell not an int", 2, vec![r"command must return an integer"], r"\setshell i echo -n one".into(), SHELL),
-        ("setshell missing arg", 1, vec![r"missing argument "], r"\setshell var".into(), SHELL),
-        ("setshell no such command", 2, vec![r"could not read result "], r"\setshell var no-such-command".into(), SHELL),
-        ("sleep undefined variable", 2, vec![r"sleep: undefined variable"], r"\sleep :nosuchvariable".into(), Expect::Same),
-        ("sleep too many args", 1, vec![r"too many arguments"], r"\sleep too many args".into(), Expect::Same),
-        ("sleep missing arg", 1, vec![r"missing argument", r"\\sleep"], r"\sleep".into(), Expect::Same),
-        ("sleep unknown unit", 1, vec![r"unrecognized time unit"], r"\sleep 1 week".into(), Expect::Same),
+        (
+            "set random error",
+            2,
+            vec![r"cannot coerce boolean to int"],
+            r"\set b random(FALSE, TRUE)".into(),
+            Expect::Same,
+        ),
+        (
+            "set number of args mismatch",
+            1,
+            vec![r"unexpected number of arguments"],
+            r"\set d ln(1.0, 2.0))".into(),
+            Expect::Same,
+        ),
+        (
+            "set at least one arg",
+            1,
+            vec![r"at least one argument expected"],
+            r"\set i greatest())".into(),
+            Expect::Same,
+        ),
+        (
+            "set double to int overflow",
+            2,
+            vec![r"double to int overflow for 100"],
+            r"\set i int(1E32)".into(),
+            Expect::Same,
+        ),
+        (
+            "set bigint add overflow",
+            2,
+            vec![r"int add out"],
+            r"\set i (1<<62) + (1<<62)".into(),
+            Expect::Same,
+        ),
+        (
+            "set bigint sub overflow",
+            2,
+            vec![r"int sub out"],
+            r"\set i 0 - (1<<62) - (1<<62) - (1<<62)".into(),
+            Expect::Same,
+        ),
+        (
+            "set bigint mul overflow",
+            2,
+            vec![r"int mul out"],
+            r"\set i 2 * (1<<62)".into(),
+            Expect::Same,
+        ),
+        (
+            "set bigint div out of range",
+            2,
+            vec![r"bigint div out of range"],
+            r"\set i :minint / -1".into(),
+            Expect::Same,
+        ),
+        (
+            "setshell not an int",
+            2,
+            vec![r"command must return an integer"],
+            r"\setshell i echo -n one".into(),
+            SHELL,
+        ),
+        (
+            "setshell missing arg",
+            1,
+            vec![r"missing argument "],
+            r"\setshell var".into(),
+            SHELL,
+        ),
+        (
+            "setshell no such command",
+            2,
+            vec![r"could not read result "],
+            r"\setshell var no-such-command".into(),
+            SHELL,
+        ),
+        (
+            "sleep undefined variable",
+            2,
+            vec![r"sleep: undefined variable"],
+            r"\sleep :nosuchvariable".into(),
+            Expect::Same,
+        ),
+        (
+            "sleep too many args",
+            1,
+            vec![r"too many arguments"],
+            r"\sleep too many args".into(),
+            Expect::Same,
+        ),
+        (
+            "sleep missing arg",
+            1,
+            vec![r"missing argument", r"\\sleep"],
+            r"\sleep".into(),
+            Expect::Same,
+        ),
+        (
+            "sleep unknown unit",
+            1,
+            vec![r"unrecognized time unit"],
+            r"\sleep 1 week".into(),
+            Expect::Same,
+        ),
         (
             "misc invalid backslash command",
             1,
@@ -659,17 +954,83 @@ fn cases() -> Vec<Case> {
             r"\nosuchcommand".into(),
             Expect::Worded(&[r"invalid command \\nosuchcommand"]),
         ),
-        ("misc empty script", 1, vec![r"empty command list for script"], "".into(), Expect::Worded(&[r"empty command list: the script has no SQL command"])),
-        ("bad boolean", 2, vec![r"malformed variable.*trueXXX"], r"\set b :badtrue or true".into(), Expect::Same),
-        ("invalid permute size", 2, vec![r"permute size parameter must be greater than zero"], r"\set i permute(0, 0)".into(), Expect::Same),
-        ("gset no row", 2, vec![r"expected one row, got 0\b"], r"SELECT WHERE FALSE \gset".into(), Expect::Same),
-        ("gset alone", 1, vec![r"gset must follow an SQL command"], r"\gset".into(), Expect::Same),
-        ("gset no SQL", 1, vec![r"gset must follow an SQL command"], "\\set i +1\n\\gset".into(), Expect::Same),
-        ("gset too many arguments", 1, vec![r"too many arguments"], r"SELECT 1 \gset a b".into(), Expect::Same),
-        ("gset after gset", 1, vec![r"gset must follow an SQL command"], "SELECT 1 AS i \\gset\n\\gset".into(), Expect::Same),
-        ("gset non SELECT", 2, vec![r"expected one row, got 0"], r"DROP TABLE IF EXISTS no_such_table \gset".into(), Expect::Same),
-        ("gset bad default name", 2, vec![r"error storing into variable \?column\?"], r"SELECT 1 \gset".into(), Expect::Same),
-        ("gset bad name", 2, vec![r"error storing into variable bad name!"], r#"SELECT 1 AS "bad name!" \gset"#.into(), Expect::Same),
+        (
+            "misc empty script",
+            1,
+            vec![r"empty command list for script"],
+            "".into(),
+            Expect::Worded(&[r"empty command list: the script has no SQL command"]),
+        ),
+        (
+            "bad boolean",
+            2,
+            vec![r"malformed variable.*trueXXX"],
+            r"\set b :badtrue or true".into(),
+            Expect::Same,
+        ),
+        (
+            "invalid permute size",
+            2,
+            vec![r"permute size parameter must be greater than zero"],
+            r"\set i permute(0, 0)".into(),
+            Expect::Same,
+        ),
+        (
+            "gset no row",
+            2,
+            vec![r"expected one row, got 0\b"],
+            r"SELECT WHERE FALSE \gset".into(),
+            Expect::Same,
+        ),
+        (
+            "gset alone",
+            1,
+            vec![r"gset must follow an SQL command"],
+            r"\gset".into(),
+            Expect::Same,
+        ),
+        (
+            "gset no SQL",
+            1,
+            vec![r"gset must follow an SQL command"],
+            "\\set i +1\n\\gset".into(),
+            Expect::Same,
+        ),
+        (
+            "gset too many arguments",
+            1,
+            vec![r"too many arguments"],
+            r"SELECT 1 \gset a b".into(),
+            Expect::Same,
+        ),
+        (
+            "gset after gset",
+            1,
+            vec![r"gset must follow an SQL command"],
+            "SELECT 1 AS i \\gset\n\\gset".into(),
+            Expect::Same,
+        ),
+        (
+            "gset non SELECT",
+            2,
+            vec![r"expected one row, got 0"],
+            r"DROP TABLE IF EXISTS no_such_table \gset".into(),
+            Expect::Same,
+        ),
+        (
+            "gset bad default name",
+            2,
+            vec![r"error storing into variable \?column\?"],
+            r"SELECT 1 \gset".into(),
+            Expect::Same,
+        ),
+        (
+            "gset bad name",
+            2,
+            vec![r"error storing into variable bad name!"],
+            r#"SELECT 1 AS "bad name!" \gset"#.into(),
+            Expect::Same,
+        ),
     ];
     for (name, status, re, script, expect) in errors {
         let mut c = case(
@@ -734,7 +1095,10 @@ fn cases() -> Vec<Case> {
     v.push(case(
         "incomplete transaction block",
         &["--transactions", "10", "--clients", "1"],
-        &[("001_pgbench_incomplete_transaction_block", "BEGIN;SELECT 1;")],
+        &[(
+            "001_pgbench_incomplete_transaction_block",
+            "BEGIN;SELECT 1;",
+        )],
         2,
         &[r"client 0 aborted: end of script reached without completing the last transaction"],
         Expect::Same,
@@ -766,26 +1130,146 @@ fn cases() -> Vec<Case> {
 
     // ---- 002_pgbench_no_server.pl: scripts that pgbench refuses.
     for (name, re, file, script, expect) in [
-        ("missing endif", r"\\if without matching \\endif", "if-noendif.sql", r"\if 1", Expect::Same),
-        ("missing if on elif", r"\\elif without matching \\if", "elif-noif.sql", r"\elif 1", Expect::Same),
-        ("missing if on else", r"\\else without matching \\if", "else-noif.sql", r"\else", Expect::Same),
-        ("missing if on endif", r"\\endif without matching \\if", "endif-noif.sql", r"\endif", Expect::Same),
-        ("elif after else", r"\\elif after \\else", "else-elif.sql", "\\if 1\n\\else\n\\elif 0\n\\endif", Expect::Same),
-        ("else after else", r"\\else after \\else", "else-else.sql", "\\if 1\n\\else\n\\else\n\\endif", Expect::Same),
-        ("if syntax error", r#"syntax error in command "if""#, "if-bad.sql", "\\if\n\\endif\n", Expect::Worded(&[r"if-bad.sql:1: \\if: missing condition"])),
-        ("elif syntax error", r#"syntax error in command "elif""#, "elif-bad.sql", "\\if 0\n\\elif +\n\\endif\n", Expect::Worded(&[r"elif-bad.sql:2: \\elif: syntax error"])),
-        ("else syntax error", r#"unexpected argument in command "else""#, "else-bad.sql", "\\if 0\n\\else BAD\n\\endif\n", Expect::Worded(&[r#"else-bad.sql:2: \\else: unexpected argument "BAD""#])),
-        ("endif syntax error", r#"unexpected argument in command "endif""#, "endif-bad.sql", "\\if 0\n\\endif BAD\n", Expect::Worded(&[r#"endif-bad.sql:2: \\endif: unexpected argument "BAD""#])),
-        ("not enough arguments for least", r"at least one argument expected \(least\)", "bad-least.sql", "\\set i least()\n", Expect::Same),
-        ("not enough arguments for greatest", r"at least one argument expected \(greatest\)", "bad-greatest.sql", "\\set i greatest()\n", Expect::Same),
-        ("not enough arguments for hash", r"unexpected number of arguments \(hash\)", "bad-hash-1.sql", "\\set i hash()\n", Expect::Same),
-        ("too many arguments for hash", r"unexpected number of arguments \(hash\)", "bad-hash-2.sql", "\\set i hash(1,2,3)\n", Expect::Same),
-        ("bigint overflow 1", r"bigint constant overflow", "overflow-1.sql", "\\set i 100000000000000000000\n", Expect::Same),
-        ("double overflow 2", r"double constant overflow", "overflow-2.sql", "\\set d 1.0E309\n", Expect::Same),
-        ("double overflow 3", r"double constant overflow", "overflow-3.sql", "\\set d .1E310\n", Expect::Same),
-        ("set i", r"set i 1 |\^ error found here", "set_i_op", "\\set i 1 +\n", Expect::Worded(&[r"set_i_op:1: \\set: syntax error at column 4: expected a value"])),
-        ("not enough arguments to permute", r"unexpected number of arguments \(permute\)", "bad-permute-1.sql", "\\set i permute(1)\n", Expect::Same),
-        ("too many arguments to permute", r"unexpected number of arguments \(permute\)", "bad-permute-2.sql", "\\set i permute(1, 2, 3, 4)\n", Expect::Same),
+        (
+            "missing endif",
+            r"\\if without matching \\endif",
+            "if-noendif.sql",
+            r"\if 1",
+            Expect::Same,
+        ),
+        (
+            "missing if on elif",
+            r"\\elif without matching \\if",
+            "elif-noif.sql",
+            r"\elif 1",
+            Expect::Same,
+        ),
+        (
+            "missing if on else",
+            r"\\else without matching \\if",
+            "else-noif.sql",
+            r"\else",
+            Expect::Same,
+        ),
+        (
+            "missing if on endif",
+            r"\\endif without matching \\if",
+            "endif-noif.sql",
+            r"\endif",
+            Expect::Same,
+        ),
+        (
+            "elif after else",
+            r"\\elif after \\else",
+            "else-elif.sql",
+            "\\if 1\n\\else\n\\elif 0\n\\endif",
+            Expect::Same,
+        ),
+        (
+            "else after else",
+            r"\\else after \\else",
+            "else-else.sql",
+            "\\if 1\n\\else\n\\else\n\\endif",
+            Expect::Same,
+        ),
+        (
+            "if syntax error",
+            r#"syntax error in command "if""#,
+            "if-bad.sql",
+            "\\if\n\\endif\n",
+            Expect::Worded(&[r"if-bad.sql:1: \\if: missing condition"]),
+        ),
+        (
+            "elif syntax error",
+            r#"syntax error in command "elif""#,
+            "elif-bad.sql",
+            "\\if 0\n\\elif +\n\\endif\n",
+            Expect::Worded(&[r"elif-bad.sql:2: \\elif: syntax error"]),
+        ),
+        (
+            "else syntax error",
+            r#"unexpected argument in command "else""#,
+            "else-bad.sql",
+            "\\if 0\n\\else BAD\n\\endif\n",
+            Expect::Worded(&[r#"else-bad.sql:2: \\else: unexpected argument "BAD""#]),
+        ),
+        (
+            "endif syntax error",
+            r#"unexpected argument in command "endif""#,
+            "endif-bad.sql",
+            "\\if 0\n\\endif BAD\n",
+            Expect::Worded(&[r#"endif-bad.sql:2: \\endif: unexpected argument "BAD""#]),
+        ),
+        (
+            "not enough arguments for least",
+            r"at least one argument expected \(least\)",
+            "bad-least.sql",
+            "\\set i least()\n",
+            Expect::Same,
+        ),
+        (
+            "not enough arguments for greatest",
+            r"at least one argument expected \(greatest\)",
+            "bad-greatest.sql",
+            "\\set i greatest()\n",
+            Expect::Same,
+        ),
+        (
+            "not enough arguments for hash",
+            r"unexpected number of arguments \(hash\)",
+            "bad-hash-1.sql",
+            "\\set i hash()\n",
+            Expect::Same,
+        ),
+        (
+            "too many arguments for hash",
+            r"unexpected number of arguments \(hash\)",
+            "bad-hash-2.sql",
+            "\\set i hash(1,2,3)\n",
+            Expect::Same,
+        ),
+        (
+            "bigint overflow 1",
+            r"bigint constant overflow",
+            "overflow-1.sql",
+            "\\set i 100000000000000000000\n",
+            Expect::Same,
+        ),
+        (
+            "double overflow 2",
+            r"double constant overflow",
+            "overflow-2.sql",
+            "\\set d 1.0E309\n",
+            Expect::Same,
+        ),
+        (
+            "double overflow 3",
+            r"double constant overflow",
+            "overflow-3.sql",
+            "\\set d .1E310\n",
+            Expect::Same,
+        ),
+        (
+            "set i",
+            r"set i 1 |\^ error found here",
+            "set_i_op",
+            "\\set i 1 +\n",
+            Expect::Worded(&[r"set_i_op:1: \\set: syntax error at column 5: expected a value"]),
+        ),
+        (
+            "not enough arguments to permute",
+            r"unexpected number of arguments \(permute\)",
+            "bad-permute-1.sql",
+            "\\set i permute(1)\n",
+            Expect::Same,
+        ),
+        (
+            "too many arguments to permute",
+            r"unexpected number of arguments \(permute\)",
+            "bad-permute-2.sql",
+            "\\set i permute(1, 2, 3, 4)\n",
+            Expect::Same,
+        ),
     ] {
         let mut c = case(
             Box::leak(format!("pgbench option error: {name}").into_boxed_str()),
@@ -961,20 +1445,37 @@ fn the_docs_state_the_tally_and_every_difference() {
     }
 }
 
+/// Runs `cases` on `target`, three at a time (each is mostly a process
+/// starting); what did not hold.
+fn run_all(cases: &[Case], target: &str, dir: &Path) -> Vec<String> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(c) = cases.get(i) else { break };
+                    let r = run_case(c, target, dir);
+                    if let Some(why) = judge(c, &r) {
+                        found.lock().unwrap().push(format!("{}: {why}", c.name));
+                    }
+                }
+            });
+        }
+    });
+    found.into_inner().unwrap()
+}
+
 #[test]
 fn pgbench_parse_errors_are_refused_before_anything_connects() {
     let d = tempfile::tempdir().unwrap();
     let target = format!("sqlite:{}", d.path().join("x.db").display());
-    let mut bad = Vec::new();
-    for c in cases().iter().filter(|c| c.offline) {
-        if matches!(c.expect, Expect::Differs(_)) {
-            continue;
-        }
-        let r = run_case(c, &target, d.path());
-        if let Some(why) = judge(c, &r) {
-            bad.push(format!("{}: {why}", c.name));
-        }
-    }
+    let offline: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.offline && !matches!(c.expect, Expect::Differs(_)))
+        .collect();
+    let bad = run_all(&offline, &target, d.path());
     assert!(bad.is_empty(), "{}", bad.join("\n\n"));
 }
 
@@ -1019,36 +1520,39 @@ fn pgbench_tap_cases_on_postgresql() {
          INSERT INTO xy VALUES (1, 2);",
     )
     .unwrap();
-    let db: String = pg.query_one("SELECT current_database()", &[]).unwrap().get(0);
+    let db: String = pg
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
     let mut bad = Vec::new();
-    for c in cases() {
-        if matches!(c.expect, Expect::Differs(_)) {
-            continue;
-        }
-        // The retry cases: the isolation level the TAP test sets with
-        // PGOPTIONS, set for the database instead.
-        let level = match c.name {
-            "concurrent update with retrying" => Some("repeatable read"),
-            "deadlock with retrying" => Some("read committed"),
-            _ => None,
+    // The parse errors connect to nothing: the test above runs them.
+    let (retry, rest): (Vec<Case>, Vec<Case>) = cases()
+        .into_iter()
+        .filter(|c| !matches!(c.expect, Expect::Differs(_)) && !c.offline)
+        .partition(|c| c.opts.contains(&"--max-tries"));
+    // The retry cases, one at a time: the isolation level the TAP test sets
+    // with PGOPTIONS, set for the database instead.
+    for c in retry {
+        let level = if c.name.starts_with("deadlock") {
+            "read committed"
+        } else {
+            "repeatable read"
         };
-        if let Some(l) = level {
-            pg.batch_execute(&format!(
-                "DELETE FROM first_client_table; ALTER DATABASE {db} SET default_transaction_isolation = '{l}'"
-            ))
-            .unwrap();
-        }
+        pg.batch_execute(&format!(
+            "DELETE FROM first_client_table; ALTER DATABASE {db} SET default_transaction_isolation = '{level}'"
+        ))
+        .unwrap();
         let r = run_case(&c, &url, d.path());
-        if level.is_some() {
-            pg.batch_execute(&format!(
-                "ALTER DATABASE {db} RESET default_transaction_isolation"
-            ))
-            .unwrap();
-        }
+        pg.batch_execute(&format!(
+            "ALTER DATABASE {db} RESET default_transaction_isolation"
+        ))
+        .unwrap();
         if let Some(why) = judge(&c, &r) {
             bad.push(format!("{}: {why}", c.name));
         }
     }
+    // The others, three at a time (each is mostly a process starting).
+    bad.extend(run_all(&rest, &url, d.path()));
     // Seeded random values are deterministic: two runs with one seed
     // insert the same four values (the TAP's "random seeded" cases).
     pg.batch_execute(

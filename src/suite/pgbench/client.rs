@@ -223,6 +223,12 @@ impl Compiled {
     }
 }
 
+/// Checks a script file as it will run under `protocol` (parse errors, and
+/// more bound variables than pgbench allows), before anything connects.
+pub fn check_script(path: &str, text: &str, protocol: Protocol) -> Result<(), CompileError> {
+    compile("check", path, 1, text, protocol, &mut Slots::default()).map(|_| ())
+}
+
 /// Parses `text` into the commands a client runs.
 fn compile(
     name: &str,

@@ -244,12 +244,14 @@ const PGBENCH_FLAGS: &[PeerFlag] = &[
         false,
         "rqps has no --connect: each client keeps its connection for the test",
     ),
-    flag(
-        "-l",
-        false,
-        "rqps has no per-transaction log: it stores latency histograms and per-second series with each test",
-    ),
+    flag("-l", false, NO_LOG),
+    flag("--log", false, NO_LOG),
+    flag("--sampling-rate", true, NO_LOG),
+    flag("--aggregate-interval", true, NO_LOG),
+    flag("--log-prefix", true, NO_LOG),
 ];
+
+const NO_LOG: &str = "rqps has no per-transaction log: it stores latency histograms and per-second series with each test";
 
 const fn flag(flag: &'static str, value: bool, instead: &'static str) -> PeerFlag {
     PeerFlag {
@@ -389,7 +391,7 @@ impl Workload for Pgbench {
             let (path, weight) = split_weight(&spec, "script")?;
             let text = read_script_file(&path, "script")?;
             // Checked now, so a mistake is a usage error naming file:line.
-            script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
+            client::check_script(&path, &text, p.protocol).map_err(|e| usage(e.to_string()))?;
             let base = std::path::Path::new(&path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

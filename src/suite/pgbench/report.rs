@@ -138,7 +138,12 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
         "status",
     ]);
     let mut context = None;
-    for t in doc.tests.iter().filter(shown).filter(|t| t.group == "pgbench") {
+    for t in doc
+        .tests
+        .iter()
+        .filter(shown)
+        .filter(|t| t.group == "pgbench")
+    {
         let d = t.detail::<Detail>(KEY);
         if let Some(d) = &d {
             context = Some(format!(
