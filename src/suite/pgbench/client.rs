@@ -872,7 +872,8 @@ impl Client {
             Protocol::Extended | Protocol::Prepared => {
                 let n = cmd.vars.len();
                 while self.param_text.len() < n {
-                    self.param_text.push(String::new());
+                    // Room for any number's text (`%.15g` takes at most 23).
+                    self.param_text.push(String::with_capacity(32));
                 }
                 // Integers bind as integers, the rest as text; an undefined
                 // variable binds NULL, as pgbench's.
