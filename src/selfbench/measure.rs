@@ -420,7 +420,7 @@ mod tests {
         );
         assert_eq!(
             e.to_string(),
-            "unknown server kind \"sqlite\" (expected postgres or mariadb)"
+            "unknown server kind \"sqlite\" (expected postgres, mysql or mariadb)"
         );
     }
 }

