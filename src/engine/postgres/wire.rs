@@ -55,6 +55,19 @@ const MAX_MESSAGE: usize = 1 << 30;
 /// The type bytes of every message a server sends (protocol 3.0).
 const BACKEND_TYPES: &[u8] = b"RK23CdcGHWDIEVvnNAtS1sZT";
 
+/// [`BACKEND_TYPES`] as a table, for the check every message takes: a
+/// `contains` over the list was a memchr call per message, 7 % of the
+/// pgbench client's user CPU per select-only transaction (perf).
+const IS_BACKEND_TYPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < BACKEND_TYPES.len() {
+        t[BACKEND_TYPES[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 // Type OIDs (pg_type.h).
 const NAME: Oid = 19;
 const INT8: Oid = 20;
@@ -313,7 +326,7 @@ impl ReadBuf {
                 }
                 // Garbage, not a message: say so now rather than wait for
                 // a length that will never come.
-                if !BACKEND_TYPES.contains(&b[0]) {
+                if !IS_BACKEND_TYPE[b[0] as usize] {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         format!("unknown message type {:?} (length {len})", b[0] as char),

@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::engine::DbError;
 use crate::error::Error;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
@@ -688,8 +689,24 @@ fn run_clients(
         label,
         TestResult::running(KEY, "pgbench".into(), "pgbench", clients, true, "tx/s"),
         |run| {
+            // Each client its own copy of the compiled scripts: one shared
+            // Arc, whose count every client bumps per transaction, is a cache
+            // line the clients' cores would pass back and forth.
+            let dialect = run
+                .driver
+                .require_sql()
+                .map_err(TestFailure::when("could not start the clients"))?
+                .dialect();
             let mut workers = (0..clients)
-                .map(|i| Client::new(run.driver.clone(), compiled.clone(), p, clients, i))
+                .map(|i| {
+                    let own = match i {
+                        0 => compiled.clone(),
+                        _ => Arc::new(
+                            Compiled::new(p, dialect).map_err(|e| DbError::fatal(e.to_string()))?,
+                        ),
+                    };
+                    Client::new(run.driver.clone(), own, p, clients, i)
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the clients"))?;
             let cfg = StepConfig {
