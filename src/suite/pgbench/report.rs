@@ -202,12 +202,12 @@ pub fn run_table(doc: &RunDoc, all: bool) -> String {
     if any {
         out.push_str(&format!("\npgbench: by script\n{}", scripts.render()));
     }
-    for t in doc
-        .tests
-        .iter()
-        .filter(shown)
-        .filter(|t| t.detail::<Change>("pgbench_balances").is_some() || t.test == "balances")
-    {
+    // The check is not a reported test (it has no rate), but it is shown.
+    for t in doc.tests.iter().filter(|t| {
+        t.suite == KEY
+            && t.status != Status::Running
+            && (t.detail::<Change>("pgbench_balances").is_some() || t.test == "balances")
+    }) {
         out.push_str(&format!(
             "\nbalances check: {}{}\n",
             t.status,
