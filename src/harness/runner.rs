@@ -61,6 +61,14 @@ pub trait Worker: Send {
     fn finished(&self) -> bool {
         false
     }
+    /// True when the event that just returned `Ok` did not complete: a
+    /// worker that waits inside its events (a pgbench `\sleep`) ended the
+    /// wait at the step's deadline or at a stop, and undid what the event
+    /// began. It is not counted, and the thread ends. Default: never.
+    #[inline]
+    fn abandoned(&self) -> bool {
+        false
+    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -302,7 +310,7 @@ fn work<W: Worker>(
             return (ThreadMeasure::new(warm_end_ns, 0, 1), None);
         }
         if w.pause(warm_end_ns, &stop) {
-            if sh.stopping() {
+            if sh.stopping() || w.finished() {
                 return (ThreadMeasure::new(warm_end_ns, 0, 1), None);
             }
             now = clock.now_ns();
@@ -310,10 +318,14 @@ fn work<W: Worker>(
                 break;
             }
         }
-        if let Err(e) = w.event(&mut scratch) {
-            warm_error = Some(e.to_string());
-            if let Err(msg) = on_error(w, e, &mut scratch, sh) {
-                return (ThreadMeasure::new(warm_end_ns, 0, 1), Some(msg));
+        match w.event(&mut scratch) {
+            Ok(()) if w.abandoned() => return (ThreadMeasure::new(warm_end_ns, 0, 1), None),
+            Ok(()) => {}
+            Err(e) => {
+                warm_error = Some(e.to_string());
+                if let Err(msg) = on_error(w, e, &mut scratch, sh) {
+                    return (ThreadMeasure::new(warm_end_ns, 0, 1), Some(msg));
+                }
             }
         }
         now = clock.now_ns();
@@ -339,6 +351,10 @@ fn work<W: Worker>(
             if sh.stopping() {
                 return (m, None);
             }
+            if w.finished() {
+                m.reached(end_ns, false);
+                return (m, None);
+            }
         }
         // No event starts after the deadline: a pause that waited for it
         // covered the interval; a warm-up event that ran past it did not.
@@ -352,6 +368,14 @@ fn work<W: Worker>(
         let r = w.event(&mut m.counts);
         let t1 = clock.now_ns();
         match r {
+            Ok(()) if w.abandoned() => {
+                // It waited inside its event for the deadline (a pgbench
+                // `\sleep`): the interval is covered, the event not counted.
+                if t1 >= end_ns {
+                    m.reached(end_ns, true);
+                }
+                return (m, None);
+            }
             Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
             Err(e) => {
                 let answered = e.class == ErrorClass::Retry;
