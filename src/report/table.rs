@@ -51,7 +51,10 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
             )
     }) {
         if let Some(why) = &t.reason {
-            text.push_str(&format!("{}: {} t={}: {why}\n", t.status, t.test, t.threads));
+            text.push_str(&format!(
+                "{}: {} t={}: {why}\n",
+                t.status, t.test, t.threads
+            ));
         }
     }
     text
