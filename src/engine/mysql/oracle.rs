@@ -167,6 +167,10 @@ impl ServerRecipe for MysqlServer {
         common::create_database_on(connect(port, password)?, db)
     }
 
+    fn refused_setting(&self, log: &str) -> Option<String> {
+        common::refused_setting(log)
+    }
+
     fn tls_param(&self, required: bool) -> &'static str {
         if required {
             "ssl-mode=REQUIRED"
