@@ -11,7 +11,7 @@
 //! the cache holds and skip a version it lacks, saying so.
 
 mod common;
-use common::{read_json, rqps, servers_required, text};
+use common::{rqps, run_stored, servers_required, text};
 
 use std::path::{Path, PathBuf};
 
@@ -46,22 +46,23 @@ fn mysql(version: &str) -> Option<PathBuf> {
 
 /// `rqps run` with `args`, results under `dir`; its JSON document.
 fn run(dir: &Path, name: &str, args: &[&str]) -> (serde_json::Value, String) {
-    let json = dir.join(format!("{name}.json"));
-    let results = dir.join("r");
-    let mut all = vec![
-        "run",
-        "--results",
-        results.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        "--busy-threshold",
-        "100",
+    run_stored(&dir.join("r"), &dir.join(format!("{name}.json")), args)
+}
+
+/// Three sysbench tests of the `ci` profile on `--server SERVER`, `extra` after.
+fn sysbench(dir: &Path, server: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "--server",
+        server,
+        "--profile",
+        "ci",
+        "--tests",
+        "point-query,update-index,insert",
     ];
-    all.extend_from_slice(args);
-    let o = rqps(&all);
-    let out = text(&o);
-    assert!(o.status.success(), "{name}: {out}");
-    (read_json(&json), out)
+    args.extend_from_slice(extra);
+    let (doc, _) = run(dir, "sysbench", &args);
+    all_ok(&doc, "sysbench");
+    doc
 }
 
 fn all_ok(doc: &serde_json::Value, what: &str) {
@@ -78,19 +79,7 @@ fn mysql_8_0_33_runs_sysbench_and_a_sized_linkbench_through_caching_sha2_passwor
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    let (doc, _) = run(
-        d.path(),
-        "sysbench",
-        &[
-            "--server",
-            "mysql@8.0.33",
-            "--profile",
-            "ci",
-            "--tests",
-            "point-query,update-index,insert",
-        ],
-    );
-    all_ok(&doc, "sysbench");
+    let doc = sysbench(d.path(), "mysql@8.0.33", &[]);
     assert_eq!(doc["engine"]["name"], "mysql");
     assert_eq!(doc["engine"]["version"], "8.0.33");
     assert_eq!(doc["engine"]["auth"], "caching_sha2_password");
@@ -151,21 +140,11 @@ fn mysql_5_6_14_runs_sysbench_and_select1_with_its_config_and_native_passwords()
         "innodb_buffer_pool_size = 64M\nloose-innodb_dedicated_server = ON\n",
     )
     .unwrap();
-    let (doc, _) = run(
+    let doc = sysbench(
         d.path(),
-        "sysbench",
-        &[
-            "--server",
-            "mysql@5.6.14",
-            "--config",
-            cnf.to_str().unwrap(),
-            "--profile",
-            "ci",
-            "--tests",
-            "point-query,update-index,insert",
-        ],
+        "mysql@5.6.14",
+        &["--config", cnf.to_str().unwrap()],
     );
-    all_ok(&doc, "sysbench");
     assert_eq!(doc["engine"]["name"], "mysql");
     assert_eq!(doc["engine"]["version"], "5.6.14");
     assert_eq!(doc["engine"]["auth"], "mysql_native_password");
@@ -289,6 +268,42 @@ fn debian_mariadb_is_not_taken_for_oracle_mysql() {
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(
         out.contains("is MariaDB, not Oracle MySQL") && out.contains("use --server mariadb for it"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_mysql_examples_plan_every_version_and_both_suites() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let d = tempfile::tempdir().unwrap();
+    let plan = |file: &str| {
+        let o = rqps(&[
+            "matrix",
+            root.join(file).to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            d.path().to_str().unwrap(),
+        ]);
+        let out = text(&o);
+        assert!(o.status.success(), "{file}: {out}");
+        out
+    };
+    let out = plan("mysql-versions.toml");
+    assert!(out.contains("3 targets x 2 repeats = 6 runs"), "{out}");
+    assert!(out.contains("base my5.6"), "{out}");
+    for v in ["5.5.34", "5.6.14", "8.0.33"] {
+        assert!(
+            out.contains(&format!("--server mysql@{v} --config")),
+            "{out}"
+        );
+    }
+    let out = plan("mariadb-vs-mysql.toml");
+    assert!(
+        out.contains("3 targets x 2 repeats x 2 suites (linkbench, tpcc) = 12 runs"),
+        "{out}"
+    );
+    assert!(
+        out.contains("--suite tpcc") && out.contains("--server mariadb@11.4.5"),
         "{out}"
     );
 }
