@@ -2,6 +2,9 @@
 //! writes, writing a path the user named, and reading a config file.
 
 pub mod cpus;
+pub mod suggest;
+
+pub use suggest::did_you_mean;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -63,9 +63,9 @@ pub struct RunArgs {
     /// options have their own heading; `rqps run --suite NAME --help` shows them.
     #[arg(long, value_name = "NAME")]
     pub suite: Option<String>,
-    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds), and, where
-    /// a suite has them, the reference's sizes (small-server and large-server; dbbench:
-    /// server). Options below override it; `rqps tests --suite NAME --profile P` lists what
+    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (small and short: about
+    /// a minute for sysbench, seconds for most suites), and, where a suite has them, the
+    /// reference's sizes (small-server and large-server; dbbench: server). Options below override it; `rqps tests --suite NAME --profile P` lists what
     /// a profile runs.
     #[arg(long, default_value = "quick", value_name = "NAME")]
     pub profile: String,

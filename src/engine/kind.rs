@@ -126,6 +126,12 @@ pub struct Prebuilt {
     pub basedir_in: fn(&Path, &str) -> PathBuf,
     /// The line of `rqps engine list` that says which versions exist.
     pub published: &'static str,
+    /// The versions the registry had published when this list was taken (from its
+    /// maven-metadata.xml), as `--server KIND@VERSION` takes them, oldest first: what
+    /// `engine install KIND <TAB>` completes to, and how a version that was never
+    /// published is told from one not installed yet. A version past the newest (up to
+    /// the next major) is still tried, since releases go on; empty: any version is tried.
+    pub releases: &'static [&'static str],
 }
 
 /// One option an engine kind owns. It is given as `--<flag>` on the command

@@ -37,6 +37,9 @@ pub struct Options {
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
 /// and a warning for each one that could not be read.
 pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
+    if !dir.exists() {
+        return Err(no_results_dir(dir));
+    }
     let entries = std::fs::read_dir(dir).map_err(|source| results::StoreError::Read {
         path: dir.to_path_buf(),
         source,
@@ -66,6 +69,15 @@ pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
     Ok((runs, warnings))
 }
 
+/// A results directory that is not there: the user's mistake, with what to
+/// do (every command that reads results says it the same way).
+pub fn no_results_dir(dir: &Path) -> Error {
+    crate::error::usage(format!(
+        "no results directory {}: `rqps run` stores runs there, or give --results DIR",
+        dir.display()
+    ))
+}
+
 /// Names in the order their first run was stored.
 pub fn names(runs: &[RunDoc]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -79,12 +91,35 @@ pub fn names(runs: &[RunDoc]) -> Vec<String> {
 
 fn unknown_name(name: &str, known: &[String]) -> String {
     if known.is_empty() {
-        format!("no target named '{name}': the results directory holds no runs")
+        format!(
+            "no target named '{name}': the results directory holds no runs (`rqps run --name {name}` stores one)"
+        )
     } else {
         format!(
-            "no target named '{name}'; the results hold: {}",
+            "no target named '{name}'{}; the results hold: {}",
+            crate::util::suggest::hint(name, known.iter().map(String::as_str)),
             known.join(", ")
         )
+    }
+}
+
+/// A report or comparison that names no base: the names the results hold,
+/// so the user can pick one (`rqps report --base wal`).
+pub fn no_base(dir: &Path, command: &str) -> Error {
+    let names = match read_results(dir) {
+        Ok((runs, _)) => names(&runs),
+        Err(e) => return e,
+    };
+    match names.first() {
+        None => crate::error::usage(format!(
+            "{command} needs --base NAME, and {} holds no runs yet: `rqps run --name NAME` stores one",
+            dir.display()
+        )),
+        Some(first) => crate::error::usage(format!(
+            "{command} needs --base NAME, the run name the others are compared with; {} holds {} (e.g. `{command} --base {first}`)",
+            dir.display(),
+            names.join(", ")
+        )),
     }
 }
 
