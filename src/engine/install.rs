@@ -721,9 +721,18 @@ pub fn list() -> Vec<String> {
     for (kind, engine) in &servers {
         match locate(*kind, None).and_then(|b| b.version().map(|v| (b, v))) {
             Ok((b, v)) => out.push(format!("  {:<8} {v} ({})", kind.key(), b.server.display())),
-            Err(_) => out.push(format!(
-                "  {:<8} not found ({})",
+            Err(e) => out.push(format!(
+                "  {:<8} {} ({})",
                 kind.key(),
+                match e {
+                    // Found, but not this server (Debian's mysqld is MariaDB).
+                    crate::engine::server::ServerError::BinaryNotFound { missing, .. }
+                        if !missing.starts_with("no ") =>
+                    {
+                        missing
+                    }
+                    _ => "not found".to_string(),
+                },
                 match (engine.apt_package, engine.prebuilt) {
                     (Some(p), _) => format!("apt-get install {p}"),
                     (None, Some(p)) => format!(

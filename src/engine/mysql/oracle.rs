@@ -167,6 +167,10 @@ impl ServerRecipe for MysqlServer {
         common::create_database_on(connect(port, password)?, db)
     }
 
+    fn refused_setting(&self, log: &str) -> Option<String> {
+        common::refused_setting(log)
+    }
+
     fn tls_param(&self, required: bool) -> &'static str {
         if required {
             "ssl-mode=REQUIRED"
@@ -261,7 +265,10 @@ fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
             missing: format!(
                 "{} is MariaDB, not Oracle MySQL ({})",
                 bins.server.display(),
-                said.split(" Ver ").nth(1).unwrap_or(&said)
+                said.split(" Ver ")
+                    .nth(1)
+                    .and_then(|v| v.split_whitespace().next())
+                    .unwrap_or(&said)
             ),
             searched: bins.source.clone(),
             hint: "use --server mariadb for it; for Oracle MySQL, `rqps engine install mysql 8.0.33` then --server mysql@8.0.33, or --basedir with an Oracle MySQL tree".into(),

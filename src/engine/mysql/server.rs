@@ -99,6 +99,33 @@ impl ServerRecipe for MariadbServer {
             "ssl-mode=DISABLED"
         }
     }
+
+    fn refused_setting(&self, log: &str) -> Option<String> {
+        refused_setting(log)
+    }
+}
+
+/// The setting a MySQL or MariaDB log says is unknown (`unknown variable
+/// 'innodb_flush_neighbors=0'`, `unknown option '--skip-foo'`), as one line
+/// with the way out: MySQL's own `loose-` prefix, which makes a server that
+/// does not know an option skip it with a warning.
+pub(crate) fn refused_setting(log: &str) -> Option<String> {
+    let after = ["unknown variable '", "unknown option '"]
+        .iter()
+        .filter_map(|m| log.rfind(m).map(|i| i + m.len()))
+        .max()
+        .map(|i| &log[i..])?;
+    let name = after
+        .split('\'')
+        .next()?
+        .trim_start_matches('-')
+        .split('=')
+        .next()
+        .filter(|n| !n.is_empty())?;
+    Some(format!(
+        "does not know the setting '{name}' (from --config): leave it out for this version, \
+         or write it as loose-{name} (then a version without it skips it with a warning)"
+    ))
 }
 
 pub(crate) const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
@@ -518,6 +545,32 @@ mod tests {
                 "{sql}"
             );
         }
+    }
+
+    #[test]
+    fn a_setting_the_version_does_not_know_is_named_with_the_way_out() {
+        for (log, name) in [
+            (
+                "131007 15:20:01 [ERROR] /b/bin/mysqld: unknown variable 'innodb_flush_neighbors=0'\n131007 15:20:01 [ERROR] Aborting\n",
+                "innodb_flush_neighbors",
+            ),
+            (
+                "2026-11-27T10:33:00Z 0 [ERROR] [MY-000067] [Server] unknown variable 'innodb_log_file_size_x=4M'.\n",
+                "innodb_log_file_size_x",
+            ),
+            (
+                "[ERROR] mariadbd: unknown option '--skip-grant-tablez'\n",
+                "skip-grant-tablez",
+            ),
+        ] {
+            let why = refused_setting(log).unwrap();
+            assert!(
+                why.starts_with(&format!("does not know the setting '{name}'"))
+                    && why.contains(&format!("loose-{name}")),
+                "{why}"
+            );
+        }
+        assert_eq!(refused_setting("[ERROR] Aborting\n"), None);
     }
 
     #[test]
