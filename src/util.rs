@@ -176,9 +176,17 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// The mode of an output file rqps creates (`--json`, `report -o`,
+/// `history -o`): private to its owner, as the stored results are
+/// ([`write_atomic`] makes them 0600). The umask still applies, so it can
+/// only make a file more private (0400 under umask 0277), never less. A file
+/// that exists keeps its mode: `chmod 644` a report once to share it.
+pub const OUTPUT_MODE: u32 = 0o600;
+
 /// Replaces the regular file `path` (or creates it) atomically. The temp file
-/// is created with the usual mode (umask applied), or the old file's mode.
+/// is created with [`OUTPUT_MODE`] (umask applied), or the old file's mode.
 fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -194,6 +202,7 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(OUTPUT_MODE)
             .open(&tmp)
         {
             Ok(f) => break (tmp, f),
