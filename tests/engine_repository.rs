@@ -788,17 +788,18 @@ fn an_install_killed_with_sigkill_is_reclaimed_by_the_next() {
     .stderr(std::process::Stdio::null())
     .spawn()
     .unwrap();
-    // Until the download is under way.
+    // Until some bytes of the download are in the cache, wherever it keeps
+    // them (rqps before 0.2 kept a `.download-*.jar` beside the entries).
     let began = Instant::now();
     let partial = loop {
-        let found = entries(cache.path())
-            .into_iter()
-            .find(|n| n.starts_with(".partial-postgres-16.15-"))
-            .map(|n| cache.path().join(n));
-        if let Some(p) =
-            found.filter(|p| std::fs::metadata(p.join("download.jar")).is_ok_and(|m| m.len() > 0))
-        {
-            break p;
+        let found = entries(cache.path()).into_iter().find(|n| {
+            let p = cache.path().join(n);
+            std::fs::metadata(p.join("download.jar"))
+                .or_else(|_| std::fs::metadata(&p))
+                .is_ok_and(|m| m.is_file() && m.len() > 0)
+        });
+        if let Some(n) = found {
+            break cache.path().join(n);
         }
         assert!(
             began.elapsed() < Duration::from_secs(20),
