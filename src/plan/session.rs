@@ -514,7 +514,7 @@ pub fn next_step(results: &Path, name: &str) -> String {
     } else {
         format!(" --results {}", shell_word(&results.display().to_string()))
     };
-    let names = crate::report::load::read_results(results)
+    let names = crate::report::load::read_results_keeping(results, crate::results::Keep::Context)
         .map(|(runs, _)| crate::report::load::names(&runs))
         .unwrap_or_default();
     match names.iter().find(|n| *n != name) {

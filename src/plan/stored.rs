@@ -186,7 +186,8 @@ pub fn list(results: &Path) -> Result<(), Error> {
             results.display()
         )));
     }
-    let (runs, warnings) = crate::report::load::read_results(results)?;
+    let (runs, warnings) =
+        crate::report::load::read_results_keeping(results, crate::results::Keep::Context)?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }
