@@ -3,8 +3,14 @@
 #
 #   dist/rqps_VERSION_ARCH.deb                  a Debian package (dpkg-deb)
 #   dist/rqps-VERSION-MACHINE-linux-gnu.tar.gz  the binary, its man pages, bash/zsh/fish
-#                                               completions and the licence files
+#                                               completions, the README, docs/, examples/
+#                                               and the licence files
 #   dist/SHA256SUMS
+#
+# Both carry what the README, the man pages and `rqps help` point to: README.md, docs/ and
+# examples/ (in /usr/share/doc/rqps/ from the .deb). Every file time in both is the last
+# commit's time ($SOURCE_DATE_EPOCH when set, 0 outside a git checkout), so the same commit
+# packs to the same bytes.
 #
 # Usage: scripts/package.sh          (builds with `cargo build --release --locked`)
 #        RQPS_BIN=path scripts/package.sh   (packages a binary built already)
@@ -22,6 +28,12 @@ max_glibc=2.34
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 machine=$(uname -m)
+
+# One time for every file of both packages (reproducible builds).
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+    SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0)
+fi
+export SOURCE_DATE_EPOCH
 
 bin=${RQPS_BIN:-}
 if [ -z "$bin" ]; then
@@ -55,27 +67,34 @@ stage=dist/stage
 objcopy --strip-debug "$bin" "$stage/rqps"
 bin=$stage/rqps
 
-# Man pages: rqps(1) and one per subcommand (rqps-run(1), ...), as rqps generates them
-# (not for clap's `help`).
-mkdir -p "$stage/man"
-"$bin" man > "$stage/man/rqps.1"
-for sub in $(grep -o 'rqps\\-[a-z][a-z-]*(1)' "$stage/man/rqps.1" | sed 's/^rqps\\-//; s/(1)$//' | grep -vx help | sort -u); do
-    "$bin" man "$sub" > "$stage/man/rqps-$sub.1"
-done
+# Man pages: rqps(1) and one per command at every depth (rqps-run(1),
+# rqps-engine-install(1), ...), as rqps generates them.
+"$bin" man --dir "$stage/man" >/dev/null
+# Completions: clap's registration scripts, which ask the rqps on PATH for candidates.
 mkdir -p "$stage/completions"
 "$bin" completions bash > "$stage/completions/rqps.bash"
 "$bin" completions zsh > "$stage/completions/_rqps"
 "$bin" completions fish > "$stage/completions/rqps.fish"
 
-# The tarball: rqps-VERSION-MACHINE-linux-gnu/{rqps, man/, completions/, LICENSE-*, README.md}.
+# The documents the README links to, as the README sees them: README.md, docs/ and
+# examples/ side by side (the matrices' relative paths, examples/configs/..., hold there).
+docs="$stage/docs-tree"
+mkdir -p "$docs"
+cp README.md "$docs/"
+cp -r docs examples "$docs/"
+find "$docs" -type d -exec chmod 755 {} + && find "$docs" -type f -exec chmod 644 {} +
+
+# The tarball: rqps-VERSION-MACHINE-linux-gnu/{rqps, man/, completions/, README.md, docs/,
+# examples/, LICENSE-*}.
 name="rqps-$version-$machine-linux-gnu"
 tree="$stage/$name"
 mkdir -p "$tree"
 install -m 755 "$bin" "$tree/rqps"
 cp -r "$stage/man" "$stage/completions" "$tree/"
-cp LICENSE-MIT LICENSE-APACHE README.md "$tree/"
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
-    -C "$stage" -czf "dist/$name.tar.gz" "$name"
+cp -r "$docs"/. "$tree/"
+cp LICENSE-MIT LICENSE-APACHE "$tree/"
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+    -C "$stage" -cf - "$name" | gzip -9n > "dist/$name.tar.gz"
 
 # The Debian package.
 root="$stage/deb"
@@ -89,6 +108,7 @@ install -D -m 644 "$stage/completions/_rqps" "$root/usr/share/zsh/vendor-complet
 install -D -m 644 "$stage/completions/rqps.fish" "$root/usr/share/fish/vendor_completions.d/rqps.fish"
 doc="$root/usr/share/doc/rqps"
 mkdir -p "$doc"
+cp -r "$docs"/. "$doc/"
 {
     echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
     echo "Upstream-Name: rqps"
@@ -112,7 +132,7 @@ Maintainer: ${DEB_MAINTAINER:-rqps developers <rqps@invalid>}
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends
 Recommends: unzip, xz-utils
-Suggests: postgresql, mariadb-server, sysbench, linux-perf
+Suggests: postgresql, mariadb-server, maven, librocksdb7.8 | librocksdb-dev, sysbench, linux-perf
 Section: database
 Priority: optional
 Description: database benchmark and regression finder
@@ -122,6 +142,8 @@ Description: database benchmark and regression finder
  and reports relative throughput with verdicts that tell a regression from noise.
 EOF
 deb="dist/rqps_${version}_$arch.deb"
+# Every file's time is the commit's, not the build's.
+find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 # gzip: 5.7 MB in 2 s; xz would save 1.4 MB for 28 s on a busy 2-core CI machine.
 dpkg-deb --root-owner-group -Zgzip --build "$root" "$deb" >/dev/null
 

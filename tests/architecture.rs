@@ -474,13 +474,14 @@ fn engine_kinds(src: &Path) -> (Vec<String>, Vec<String>) {
             continue;
         }
         let kind = p.file_name().unwrap().to_string_lossy().into_owned();
-        let (_, literals) = split_strings(
-            text.lines()
-                .find(|l| l.trim_start().starts_with("aliases:"))
-                .unwrap_or(""),
-        );
+        // Every kind the folder declares (mysql/ declares MySQL and MariaDB).
+        for line in text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("aliases:"))
+        {
+            names.extend(split_strings(line).1);
+        }
         names.insert(kind.clone());
-        names.extend(literals);
         kinds.push(kind);
     }
     (kinds, names.into_iter().collect())

@@ -335,7 +335,7 @@ fn a_release_that_is_not_installed_or_options_that_are_not_key_value_pairs_are_r
     let o = rqps(&[
         "run",
         "--server",
-        "rocksdb@1.2.3",
+        "rocksdb@3.5.1",
         "--results",
         results,
         "--suite",
@@ -343,11 +343,11 @@ fn a_release_that_is_not_installed_or_options_that_are_not_key_value_pairs_are_r
     ]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
-    assert!(out.contains("rqps engine install rocksdb 1.2.3"), "{out}");
+    assert!(out.contains("rqps engine install rocksdb 3.5.1"), "{out}");
     let o = rqps(&[
         "run",
         "--server",
-        "rocksdb@1.2.3",
+        "rocksdb@3.5.1",
         "--results",
         results,
         "--suite",
@@ -404,7 +404,7 @@ fn a_suite_on_an_engine_without_the_face_it_needs_is_a_usage_error_that_stores_n
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(
         out.contains(
-            "suite sysbench needs SQL access, which RocksDB (rocksdb) does not offer: run it on sqlite, mysql or postgres"
+            "suite sysbench needs SQL access, which RocksDB (rocksdb) does not offer: run it on sqlite, mysql, mariadb or postgres"
         ),
         "{out}"
     );

@@ -351,8 +351,10 @@ fn mysql_driver_against_mariadb() {
         return;
     };
     let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(&srv.url()).unwrap());
+    // The scheme says mysql until a connection says what the server is.
     assert_eq!(driver.engine(), "mysql");
     common(&srv, driver.clone());
+    assert_eq!(driver.engine(), "mariadb");
     errors(
         driver.as_ref(),
         "1062",

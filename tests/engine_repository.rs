@@ -406,7 +406,7 @@ fn a_missing_artifact_or_checksum_is_said_clearly() {
             "engine",
             "install",
             "postgres",
-            "99.1",
+            "18.99",
             "--repository",
             &repo.url(),
         ],
@@ -414,7 +414,7 @@ fn a_missing_artifact_or_checksum_is_said_clearly() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = text(&o);
     assert!(
-        out.contains(&format!("{ART}-99.1.0.jar: not found (404)"))
+        out.contains(&format!("{ART}-18.99.0.jar: not found (404)"))
             && out.contains("is this version published?"),
         "{out}"
     );

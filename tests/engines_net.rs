@@ -113,9 +113,9 @@ fn a_failed_install_leaves_nothing_behind() {
         return;
     }
     let cache = cache_dir();
-    let o = rqps(cache.path(), &["engine", "install", "postgres", "99.1"]);
+    let o = rqps(cache.path(), &["engine", "install", "postgres", "18.99"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("99.1"), "{}", text(&o));
+    assert!(text(&o).contains("18.99"), "{}", text(&o));
     let left: Vec<String> = std::fs::read_dir(cache.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -124,11 +124,11 @@ fn a_failed_install_leaves_nothing_behind() {
     assert!(left.is_empty(), "{left:?}");
     let o = rqps(
         cache.path(),
-        &["run", "--server", "postgres@99.1", "--profile", "ci"],
+        &["run", "--server", "postgres@18.99", "--profile", "ci"],
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).contains("rqps engine install postgres 99.1"),
+        text(&o).contains("rqps engine install postgres 18.99"),
         "{}",
         text(&o)
     );

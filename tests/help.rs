@@ -2,7 +2,7 @@
 //! (whatever `--suite` adds to `run` and `tests`), the top-level text and the
 //! package description name every suite of the registry and every engine
 //! kind, `--server` and `--target` list every kind, and `engine install`
-//! names the cache as it is for the user running it. Each check reads the
+//! describes the engine cache by its rule while `engine list` names the one in use. Each check reads the
 //! help the binary prints, so it holds what a user sees.
 
 use std::collections::BTreeMap;
@@ -215,26 +215,48 @@ fn server_and_target_list_every_kind() {
 }
 
 #[test]
-fn engine_install_names_the_cache_of_the_user_running_it() {
+fn engine_install_describes_the_cache_by_rule_and_engine_list_names_the_one_in_use() {
+    // The help (and so the man page made from it) is the same for everyone: the rule,
+    // not the path of whoever generated it.
     let install = |env: &[(&str, Option<&str>)]| rqps(&["engine", "install", "--help"], env);
     let own = install(&[("RQPS_CACHE_DIR", Some("/tmp/rqps-help-own-cache"))]);
-    assert!(own.contains("(/tmp/rqps-help-own-cache)"), "{own}");
-    let xdg = install(&[
-        ("RQPS_CACHE_DIR", None),
-        ("XDG_CACHE_HOME", Some("/tmp/rqps-help-xdg")),
-    ]);
-    assert!(xdg.contains("(/tmp/rqps-help-xdg/rqps/engines)"), "{xdg}");
-    let home = install(&[
-        ("RQPS_CACHE_DIR", None),
-        ("XDG_CACHE_HOME", None),
-        ("HOME", Some("/tmp/rqps-help-home")),
-    ]);
-    // SAFETY: geteuid has no preconditions.
-    let expected = if unsafe { libc::geteuid() } == 0 {
-        "(/var/cache/rqps/engines)"
-    } else {
-        "(/tmp/rqps-help-home/.cache/rqps/engines)"
+    assert!(!own.contains("/tmp/rqps-help-own-cache"), "{own}");
+    assert_eq!(own, install(&[("RQPS_CACHE_DIR", None)]));
+    for part in [
+        "$RQPS_CACHE_DIR",
+        "~/.cache/rqps/engines",
+        "XDG_CACHE_HOME",
+        "rqps engine list",
+    ] {
+        assert!(own.contains(part), "no {part} in: {own}");
+    }
+    // `engine list` names the cache of the user running it, by that rule.
+    let list = |env: &[(&str, Option<&str>)]| {
+        let out = rqps(&["engine", "list"], env);
+        out.lines().next().unwrap_or("").to_string()
     };
-    assert!(home.contains(expected), "{home}");
-    assert!(!home.contains("~/.cache"), "{home}");
+    assert_eq!(
+        list(&[("RQPS_CACHE_DIR", Some("/tmp/rqps-help-own-cache"))]),
+        "installed in /tmp/rqps-help-own-cache:"
+    );
+    let xdg = |v: &str| {
+        list(&[
+            ("RQPS_CACHE_DIR", None),
+            ("XDG_CACHE_HOME", Some(v)),
+            ("HOME", Some("/tmp/rqps-help-home")),
+        ])
+    };
+    assert_eq!(
+        xdg("/tmp/rqps-help-xdg"),
+        "installed in /tmp/rqps-help-xdg/rqps/engines:"
+    );
+    // An empty or relative XDG_CACHE_HOME is ignored, as the XDG spec says.
+    // SAFETY: geteuid has no preconditions.
+    let default = if unsafe { libc::geteuid() } == 0 {
+        "installed in /var/cache/rqps/engines:"
+    } else {
+        "installed in /tmp/rqps-help-home/.cache/rqps/engines:"
+    };
+    assert_eq!(xdg(""), default);
+    assert_eq!(xdg("relative/cache"), default);
 }

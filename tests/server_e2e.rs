@@ -89,7 +89,12 @@ fn ci_profile_on_throwaway_servers() {
             doc["settings"][setting], want,
             "{kind}: the config file was applied and recorded"
         );
-        let engine = if kind == MARIADB { "mysql" } else { "postgres" };
+        // MariaDB is named as its server says it is, whatever the URL scheme.
+        let engine = if kind == MARIADB {
+            "mariadb"
+        } else {
+            "postgres"
+        };
         assert_eq!(doc["engine"]["name"], engine);
         assert!(!doc["engine"]["version"].as_str().unwrap().is_empty());
         let tests = tests_of(&doc);

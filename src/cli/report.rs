@@ -15,9 +15,10 @@ pub struct ReportArgs {
     /// Results directory.
     #[arg(long, default_value = "rqps-results", value_name = "DIR")]
     pub results: PathBuf,
-    /// The run name everything is compared with (runs of one name are repeats).
+    /// The run name everything is compared with (runs of one name are repeats); `rqps runs`
+    /// lists the names stored.
     #[arg(long, value_name = "NAME")]
-    pub base: String,
+    pub base: Option<String>,
     /// Only these targets, in this order (default: every other name whose workload is the
     /// base's, oldest first). The base alone, if it ran a thread sweep, is its scalability study.
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
@@ -76,9 +77,13 @@ pub struct CompareArgs {
 }
 
 pub fn report(a: &ReportArgs) -> Result<i32, Error> {
+    // Without --base: the names stored, rather than clap's usage text.
+    let Some(base) = &a.base else {
+        return Err(crate::report::load::no_base(&a.results, "rqps report"));
+    };
     crate::plan::report::report(&ReportRequest {
         results: a.results.clone(),
-        base: a.base.clone(),
+        base: base.clone(),
         targets: a.targets.clone(),
         format: a.format,
         output: a.output.clone(),

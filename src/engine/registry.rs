@@ -23,22 +23,30 @@ impl EngineKind {
     pub fn check_options(&self, t: &toml::Table) -> Result<(), OptionError> {
         for (key, value) in t {
             let Some(o) = self.option(key) else {
-                let owned = kinds()
+                let owners: Vec<&EngineKind> = kinds()
                     .into_iter()
-                    .find_map(|k| k.option(key).map(|o| (k, o)));
-                return Err(match owned {
-                    Some((owner, o)) => OptionError::OtherEngine {
-                        flag: o.flag,
-                        owner: owner.title,
-                        target: match (owner.schemes.first(), owner.library) {
-                            (Some(scheme), _) => format!("{scheme}://..."),
-                            (None, Some(_)) => format!("{}:PATH", owner.name),
-                            (None, None) => owner.name.to_string(),
+                    .filter(|k| k.option(key).is_some())
+                    .collect();
+                return Err(
+                    match (owners.first(), owners.first().and_then(|k| k.option(key))) {
+                        (Some(owner), Some(o)) => OptionError::OtherEngine {
+                            flag: o.flag,
+                            owner: or_list(&owners.iter().map(|k| k.title).collect::<Vec<_>>()),
+                            target: match (owner.schemes.first(), owner.library) {
+                                (Some(scheme), _) => format!("{scheme}://..."),
+                                (None, Some(_)) => format!("{}:PATH", owner.name),
+                                (None, None) => owner.name.to_string(),
+                            },
+                            server: or_list(
+                                &owners
+                                    .iter()
+                                    .map(|k| k.server.map(|s| s.key()).unwrap_or(k.name))
+                                    .collect::<Vec<_>>(),
+                            ),
                         },
-                        server: owner.server.map(|s| s.key()).unwrap_or(owner.name),
+                        _ => OptionError::Unknown(key.clone()),
                     },
-                    None => OptionError::Unknown(key.clone()),
-                });
+                );
             };
             let v = value
                 .as_str()
@@ -91,9 +99,20 @@ fn or_list(names: &[&str]) -> String {
     }
 }
 
-/// Every kind's options added to `cmd` (what `rqps run` offers).
+/// Every kind's options added to `cmd` (what `rqps run` offers); an option
+/// two kinds share (MySQL's and MariaDB's) once.
 pub fn augment_args(cmd: clap::Command) -> clap::Command {
-    kinds().into_iter().fold(cmd, |c, k| k.augment_args(c))
+    let mut seen: Vec<&str> = Vec::new();
+    let mut cmd = cmd;
+    for k in kinds() {
+        for o in k.options {
+            if !seen.contains(&o.key) {
+                seen.push(o.key);
+                cmd = k.augment_arg(cmd, o);
+            }
+        }
+    }
+    cmd
 }
 
 /// Every kind's options that `m` holds, as one table by key (for
@@ -146,10 +165,11 @@ pub fn check_any_options(t: &toml::Table) -> Result<(), OptionError> {
 }
 
 /// Every engine kind, in the order help texts list them.
-pub fn kinds() -> [&'static EngineKind; 4] {
+pub fn kinds() -> [&'static EngineKind; 5] {
     [
         &crate::engine::sqlite::KIND,
         &crate::engine::mysql::KIND,
+        &crate::engine::mysql::MARIADB,
         &crate::engine::postgres::KIND,
         &crate::engine::rocksdb::KIND,
     ]
@@ -178,7 +198,7 @@ pub fn by_scheme(scheme: &str) -> Option<&'static EngineKind> {
 /// `sqlite`, which is embedded): the message users know, with the name in
 /// lower case.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown server kind {name:?} (expected postgres or mariadb)")]
+#[error("unknown server kind {name:?} (expected postgres, mysql or mariadb)")]
 pub struct UnknownServer {
     pub name: String,
 }
@@ -199,6 +219,7 @@ mod tests {
     #[test]
     fn fairness_settings_come_from_the_engine_kind_and_none_for_an_unknown_engine() {
         assert!(fairness_settings("mysql").contains(&"innodb_flush_log_at_trx_commit"));
+        assert!(fairness_settings("mariadb").contains(&"innodb_flush_log_at_trx_commit"));
         assert!(fairness_settings("postgres").contains(&"synchronous_commit"));
         assert!(fairness_settings("sqlite").contains(&"journal_mode"));
         assert!(fairness_settings("oracle").is_empty());
@@ -222,14 +243,18 @@ mod tests {
             assert_eq!(k.schemes.is_empty(), k.open_url.is_none(), "{}", k.name);
         }
         assert_eq!(by_name("pg").map(|k| k.name), Some("postgres"));
-        assert_eq!(by_name("mariadb").map(|k| k.name), Some("mysql"));
+        assert_eq!(by_name("mariadb").map(|k| k.name), Some("mariadb"));
+        assert_eq!(by_name("MySQL").map(|k| k.name), Some("mysql"));
+        assert_eq!(by_scheme("mariadb").map(|k| k.name), Some("mariadb"));
         assert_eq!(by_scheme("postgresql").map(|k| k.name), Some("postgres"));
         assert!(by_name("oracle").is_none() && by_scheme("oracle").is_none());
-        assert_eq!(server_by_name("MySQL").map(|s| s.key()), Ok("mariadb"));
+        assert_eq!(server_by_name("MySQL").map(|s| s.key()), Ok("mysql"));
+        assert_eq!(server_by_name("MariaDB").map(|s| s.key()), Ok("mariadb"));
+        assert_eq!(server_by_name("mysql").map(|s| s.product()), Ok("MySQL"));
         assert_eq!(server_by_name("pg").map(|s| s.product()), Ok("PostgreSQL"));
         assert_eq!(
             server_by_name("SQLite").unwrap_err().to_string(),
-            "unknown server kind \"sqlite\" (expected postgres or mariadb)"
+            "unknown server kind \"sqlite\" (expected postgres, mysql or mariadb)"
         );
         assert_eq!(
             server_by_name("Oracle"),
@@ -249,6 +274,11 @@ mod tests {
     fn options_are_checked_by_the_kind_that_owns_them() {
         let mysql = by_name("mysql").unwrap();
         assert_eq!(mysql.check_options(&storage("RocksDB")), Ok(()));
+        // MariaDB shares the option (one flag on the command line).
+        assert_eq!(
+            by_name("mariadb").unwrap().check_options(&storage("Aria")),
+            Ok(())
+        );
         assert_eq!(mysql.check_options(&toml::Table::new()), Ok(()));
         for other in ["sqlite", "postgres"] {
             let e = by_name(other)
@@ -257,8 +287,8 @@ mod tests {
                 .unwrap_err();
             assert_eq!(
                 e.to_string(),
-                "--mysql-storage-engine applies only to MySQL/MariaDB targets \
-                 (--target mysql://... or --server mariadb)"
+                "--mysql-storage-engine applies only to MySQL or MariaDB targets \
+                 (--target mysql://... or --server mysql or mariadb)"
             );
         }
         assert_eq!(

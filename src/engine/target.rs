@@ -31,10 +31,15 @@ pub enum TargetError {
     NoSqlitePath,
     /// A scheme no engine kind reaches through a URL; `expected` lists the
     /// forms that work.
-    #[error("malformed target '{target}': expected {expected}")]
-    UnknownScheme { target: String, expected: String },
+    #[error("malformed target '{target}'{hint}: expected {expected}")]
+    UnknownScheme {
+        target: String,
+        /// " (did you mean mysql?)" for a misspelt scheme, or "".
+        hint: String,
+        expected: String,
+    },
     #[error(
-        "malformed target '{target}': no host (expected e.g. {scheme}://user:pass@127.0.0.1:PORT/db)"
+        "malformed target '{target}': no host (expected e.g. {scheme}://user@127.0.0.1:PORT/db)"
     )]
     NoHost { target: String, scheme: String },
     #[error("malformed target '{target}': bad port '{port}'")]
@@ -89,18 +94,43 @@ impl Target {
             .and_then(|(scheme, _)| registry::by_scheme(scheme))
             .filter(|k| k.open_url.is_some());
         let Some(kind) = kind else {
-            let urls: Vec<String> = registry::kinds()
-                .iter()
-                .filter_map(|k| k.schemes.first())
-                .map(|scheme| format!("{scheme}://user:pass@host:port/db"))
-                .collect();
-            let urls = match urls.split_last() {
-                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-                _ => urls.join(""),
+            // Every form each kind takes (all its URL schemes, `rocksdb:PATH?version=V`),
+            // with no password: that goes in --password-file, never in the URL.
+            let mut forms: Vec<String> = vec!["sqlite:PATH".into()];
+            for k in registry::kinds() {
+                if k.open_url.is_some()
+                    && let Some((first, rest)) = k.schemes.split_first()
+                {
+                    let also = rest
+                        .iter()
+                        .map(|s| format!(" or {s}://"))
+                        .collect::<String>();
+                    forms.push(format!("{first}://user@host:port/db{also}"));
+                }
+                if k.library.is_some() {
+                    forms.push(format!("{}:PATH?version=V", k.name));
+                }
+            }
+            let forms = match forms.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{}; or {last}", rest.join("; ")),
+                _ => forms.join(""),
             };
+            let hint = s
+                .split_once("://")
+                .map(|(scheme, _)| {
+                    let schemes = registry::kinds()
+                        .into_iter()
+                        .filter(|k| k.open_url.is_some())
+                        .flat_map(|k| k.schemes.iter().copied());
+                    crate::util::suggest::hint(scheme, schemes)
+                })
+                .unwrap_or_default();
             return Err(TargetError::UnknownScheme {
                 target: redact(s),
-                expected: format!("sqlite:PATH, {urls}"),
+                hint,
+                expected: format!(
+                    "{forms} (the password goes in --password-file, never in the URL)"
+                ),
             });
         };
         check_authority(s)?;
@@ -290,8 +320,15 @@ mod tests {
         }
         assert_eq!(
             Target::parse("oracle://u@h/x").unwrap_err().to_string(),
-            "malformed target 'oracle://u@h/x': expected sqlite:PATH, \
-             mysql://user:pass@host:port/db or postgres://user:pass@host:port/db"
+            "malformed target 'oracle://u@h/x': expected sqlite:PATH; \
+             mysql://user@host:port/db; mariadb://user@host:port/db; postgres://user@host:port/db \
+             or postgresql://; or rocksdb:PATH?version=V (the password goes in --password-file, \
+             never in the URL)"
+        );
+        let typo = Target::parse("mysq://u@h/x").unwrap_err().to_string();
+        assert!(
+            typo.contains("'mysq://u@h/x' (did you mean mysql?)"),
+            "{typo}"
         );
     }
 

@@ -107,8 +107,12 @@ pub struct Pick<'a> {
     /// `mysql-8.0.36-linux-x86_64/`. An entry with no more components than
     /// this (that directory itself) is skipped.
     pub strip: usize,
-    /// The paths kept, after stripping: an entry equal to one of them or
-    /// under it (`bin/mysqld`, `lib/private`, `share`). Empty keeps all.
+    /// The entries kept, by path after stripping, as a kind's
+    /// [`Prebuilt::needs`](crate::engine::kind::Prebuilt::needs) lists them:
+    /// a file (`bin/mysqld`), or a directory ending in `/` with all that is
+    /// under it (`lib/private/`); one that starts with `!` is left out of
+    /// those (`!lib/plugin/debug/`). A need the archive lacks is no error.
+    /// Empty keeps all.
     pub only: &'a [&'a str],
 }
 
@@ -127,8 +131,19 @@ impl Pick<'_> {
         if kept.as_os_str().is_empty() {
             return None;
         }
-        let wanted = self.only.is_empty() || self.only.iter().any(|o| kept.starts_with(o));
-        wanted.then_some(kept)
+        // Component-wise: `bin/mysqld` keeps neither `bin/mysqld-debug` nor `bin/`.
+        let under = |n: &str| kept.starts_with(n.trim_end_matches('/'));
+        if self
+            .only
+            .iter()
+            .filter_map(|n| n.strip_prefix('!'))
+            .any(under)
+        {
+            return None;
+        }
+        let mut wanted = self.only.iter().filter(|n| !n.starts_with('!')).peekable();
+        let keep = wanted.peek().is_none() || wanted.any(|n| under(n));
+        keep.then_some(kept)
     }
 }
 
@@ -795,6 +810,7 @@ mod tests {
             ("mysql-8.0/lib/private/libssl.so", b"ssl", None),
             ("mysql-8.0/lib/plugin/x.so", b"p", None),
             ("mysql-8.0/share/english/errmsg.sys", b"e", None),
+            ("mysql-8.0/share/charsets/Index.xml", b"c", None),
         ]);
         let (d, r) = unpack_bytes(&z, |a, into| {
             zip(
@@ -802,7 +818,7 @@ mod tests {
                 into,
                 &Pick {
                     strip: 1,
-                    only: &["bin/mysqld", "lib/private", "share"],
+                    only: &["bin/mysqld", "lib/private/", "share/", "!share/english/"],
                 },
             )
         });
@@ -819,8 +835,8 @@ mod tests {
                 "lib/private",
                 "lib/private/libssl.so",
                 "share",
-                "share/english",
-                "share/english/errmsg.sys"
+                "share/charsets",
+                "share/charsets/Index.xml"
             ]
         );
     }

@@ -29,7 +29,7 @@ impl DbUrl {
         };
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(bad(format!(
-                "expected {}://user:pass@host:port/db",
+                "expected {}://user@host:port/db (the password in --password-file)",
                 schemes[0]
             )));
         };

@@ -179,13 +179,18 @@ fn print_plan(
     for (i, s) in steps.iter().enumerate() {
         let t = by_name[s.target.as_str()];
         let mark = if done.contains(s) { "  (done)" } else { "" };
+        // The command a user can type: without the hidden --repeat-number the
+        // matrix sets for its own child runs (the line says the repeat).
+        let mut line = m.command_line(t, s.repeat, &a.results);
+        if let Some(at) = line.iter().position(|w| w == "--repeat-number") {
+            line.drain(at..(at + 2).min(line.len()));
+        }
         println!(
             "  {:>3}. {} repeat {}: rqps {}{mark}",
             i + 1,
             s.target,
             s.repeat,
-            crate::engine::target::redact_args(&m.command_line(t, s.repeat, &a.results)[1..])
-                .join(" ")
+            crate::engine::target::redact_args(&line[1..]).join(" ")
         );
     }
     Ok(())

@@ -934,7 +934,7 @@ engine = "sqlite"
         assert!(
             e.message.contains("suite sysbench needs SQL access")
                 && e.message.contains("RocksDB (rocksdb) does not offer")
-                && e.message.contains("sqlite, mysql or postgres"),
+                && e.message.contains("sqlite, mysql, mariadb or postgres"),
             "{e}"
         );
         let e = parse("[defaults]\nsuite = \"dbbench\"\n[[target]]\nname = \"a\"\nurl = \"sqlite:/tmp/x.db\"\n")

@@ -283,7 +283,7 @@ fn server_engine(
     }
     let Some(kind) = e.server() else {
         return Err(Error::Usage(
-            "--server takes postgres, mariadb or rocksdb (optionally @VERSION); SQLite needs no server"
+            "--server takes mysql, mariadb, postgres or rocksdb (optionally @VERSION); SQLite needs no server"
                 .into(),
         ));
     };

@@ -209,7 +209,7 @@ impl<'a> Session<'a> {
             Some(kv) => kv.connect().map(drop),
             None => driver.require_sql().and_then(|db| db.connect()).map(drop),
         };
-        connected.map_err(|e| usage(format!("cannot connect to {}: {e}", self.engine.shown)))?;
+        connected.map_err(|e| usage(connect_failed(&self.engine.shown, &e.to_string())))?;
         // A server too small for the plan fails now, not after the load.
         crate::plan::open::check_capacity(&spec.plan.need(), driver.as_ref())?;
         let mut probe = ProbeContext::for_engine(
@@ -268,8 +268,8 @@ impl<'a> Session<'a> {
         Ok(Ran { code, name: stored })
     }
 
-    /// The run document every repeat starts from: the engine (labelled
-    /// `mariadb` when its version says so), its settings, the plan's
+    /// The run document every repeat starts from: the engine (as its
+    /// server names itself), its settings, the plan's
     /// parameters with the engine options and CPU budgets, and the host.
     fn document(&self, probe: &ProbeContext) -> Result<RunDoc, Error> {
         let (spec, engine) = (self.spec, &self.engine);
@@ -282,11 +282,9 @@ impl<'a> Session<'a> {
             .map_err(|e| failed(format!("cannot read the server settings: {e}")))?
             .into_iter()
             .collect();
-        let engine_label = if version.to_lowercase().contains("mariadb") {
-            "mariadb"
-        } else {
-            driver.engine()
-        };
+        // After the connection above: a MySQL-protocol driver names the
+        // product its server said it is (mysql or mariadb).
+        let engine_label = driver.engine();
         let name = spec
             .name
             .clone()
@@ -333,8 +331,9 @@ impl<'a> Session<'a> {
             command_line: crate::engine::target::redact_args(&spec.command_line),
             target: engine.shown.clone(),
             engine: EngineInfo {
-                name: driver.engine().into(),
+                name: engine_label.into(),
                 version,
+                auth: driver.auth(),
             },
             server: engine.server_info.clone(),
             settings,
@@ -527,5 +526,50 @@ pub fn next_step(results: &Path, name: &str) -> String {
             "compare with: rqps run --name B{dir} … (the same options, another --target, --server or --config); rqps report{dir} --base {}",
             shell_word(name)
         ),
+    }
+}
+
+/// The line for a target rqps cannot connect to: the engine's message (with
+/// the target named once) and what to check for the usual causes.
+fn connect_failed(shown: &str, message: &str) -> String {
+    let line = if message.contains(shown) {
+        message.to_string()
+    } else {
+        format!("cannot connect to {shown}: {message}")
+    };
+    let m = message.to_lowercase();
+    let remedy = if m.contains("connection refused") {
+        "; is the server running, and listening on that host and port? (check --target's host:port)"
+    } else if m.contains("timed out") || m.contains("no route to host") {
+        "; check the host and port of --target, and any firewall between (the server did not answer)"
+    } else if m.contains("password") || m.contains("access denied") || m.contains("authentication")
+    {
+        "; check the user and the password (--password-file, PGPASSWORD, ~/.pgpass or MYSQL_PWD)"
+    } else if m.contains("does not exist") || m.contains("unknown database") {
+        "; create the database first, or name one that exists in --target"
+    } else {
+        ""
+    };
+    format!("{line}{remedy}")
+}
+
+#[cfg(test)]
+mod connect_failed_tests {
+    use super::connect_failed;
+
+    #[test]
+    fn a_refused_connection_names_the_target_once_and_what_to_check() {
+        let url = "postgres://bench@127.0.0.1:1/db";
+        let msg = format!(
+            "cannot connect to PostgreSQL at 127.0.0.1:1 ({url}): Connection refused (os error 111)"
+        );
+        let line = connect_failed(url, &msg);
+        assert_eq!(line.matches(url).count(), 1, "{line}");
+        assert!(line.contains("is the server running"), "{line}");
+        // A message that does not name the target gets it in front, and no remedy it does not need.
+        assert_eq!(
+            connect_failed("sqlite:/x/y.db", "unable to open database file"),
+            "cannot connect to sqlite:/x/y.db: unable to open database file"
+        );
     }
 }

@@ -181,10 +181,7 @@ pub fn render(lines: &[Line]) -> String {
 /// `rqps runs`: the listing of `results`, printed.
 pub fn list(results: &Path) -> Result<(), Error> {
     if !results.is_dir() {
-        return Err(usage(format!(
-            "no results directory {}: `rqps run` stores runs there, or give --results DIR",
-            results.display()
-        )));
+        return Err(crate::report::load::no_results_dir(results));
     }
     let (runs, warnings) =
         crate::report::load::read_results_keeping(results, crate::results::Keep::Context)?;
@@ -212,6 +209,9 @@ pub fn list(results: &Path) -> Result<(), Error> {
 /// The run in `results` named `run`, else the latest that reads (one that
 /// does not is skipped, as reports skip it).
 pub fn read_one(results: &Path, run: Option<&str>) -> Result<RunDoc, Error> {
+    if !results.exists() {
+        return Err(crate::report::load::no_results_dir(results));
+    }
     if let Some(r) = run {
         return Ok(read_run(&results.join(r))?);
     }
@@ -227,9 +227,12 @@ pub fn read_one(results: &Path, run: Option<&str>) -> Result<RunDoc, Error> {
         .collect();
     runs.sort();
     loop {
-        let dir = runs
-            .pop()
-            .ok_or_else(|| usage(format!("no readable runs in {}", results.display())))?;
+        let dir = runs.pop().ok_or_else(|| {
+            usage(format!(
+                "no readable runs in {}: `rqps run` stores one there, or give --results DIR",
+                results.display()
+            ))
+        })?;
         match read_run(&dir) {
             Ok(doc) => return Ok(doc),
             Err(e) => eprintln!("warning: skipped unreadable run {}: {e}", dir.display()),

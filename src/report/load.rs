@@ -46,6 +46,9 @@ pub fn read_results_keeping(
     dir: &Path,
     keep: results::Keep,
 ) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
+    if !dir.exists() {
+        return Err(no_results_dir(dir));
+    }
     let entries = std::fs::read_dir(dir).map_err(|source| results::StoreError::Read {
         path: dir.to_path_buf(),
         source,
@@ -57,8 +60,9 @@ pub fn read_results_keeping(
     dirs.sort();
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    for d in dirs {
-        match results::read_run_keeping(&d, keep) {
+    let read = crate::util::par_map(&dirs, |d| results::read_run_keeping(d, keep));
+    for (d, r) in dirs.iter().zip(read) {
+        match r {
             // One share of a split load is not the target's result: `rqps merge` makes that.
             Ok(r) if r.part.as_ref().is_some_and(|p| p.count > 1) => warnings.push(format!(
                 "skipped run {} ({}): it is part {}/{} of a split load; merge the parts with `rqps merge` and report the merged run",
@@ -75,6 +79,15 @@ pub fn read_results_keeping(
     Ok((runs, warnings))
 }
 
+/// A results directory that is not there: the user's mistake, with what to
+/// do (every command that reads results says it the same way).
+pub fn no_results_dir(dir: &Path) -> Error {
+    crate::error::usage(format!(
+        "no results directory {}: `rqps run` stores runs there, or give --results DIR",
+        dir.display()
+    ))
+}
+
 /// Names in the order their first run was stored.
 pub fn names(runs: &[RunDoc]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -88,12 +101,35 @@ pub fn names(runs: &[RunDoc]) -> Vec<String> {
 
 fn unknown_name(name: &str, known: &[String]) -> String {
     if known.is_empty() {
-        format!("no target named '{name}': the results directory holds no runs")
+        format!(
+            "no target named '{name}': the results directory holds no runs (`rqps run --name {name}` stores one)"
+        )
     } else {
         format!(
-            "no target named '{name}'; the results hold: {}",
+            "no target named '{name}'{}; the results hold: {}",
+            crate::util::suggest::hint(name, known.iter().map(String::as_str)),
             known.join(", ")
         )
+    }
+}
+
+/// A report or comparison that names no base: the names the results hold,
+/// so the user can pick one (`rqps report --base wal`).
+pub fn no_base(dir: &Path, command: &str) -> Error {
+    let names = match read_results(dir) {
+        Ok((runs, _)) => names(&runs),
+        Err(e) => return e,
+    };
+    match names.first() {
+        None => crate::error::usage(format!(
+            "{command} needs --base NAME, and {} holds no runs yet: `rqps run --name NAME` stores one",
+            dir.display()
+        )),
+        Some(first) => crate::error::usage(format!(
+            "{command} needs --base NAME, the run name the others are compared with; {} holds {} (e.g. `{command} --base {first}`)",
+            dir.display(),
+            names.join(", ")
+        )),
     }
 }
 

@@ -517,6 +517,20 @@ pub struct HwSecond {
 pub struct EngineInfo {
     pub name: String,
     pub version: String,
+    /// The authentication method rqps's logins used
+    /// (`caching_sha2_password`), where the engine says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+}
+
+impl EngineInfo {
+    /// Runs stored before MariaDB was an engine kind of its own named it
+    /// `mysql`; its version string says what it is.
+    fn upgrade(&mut self) {
+        if self.name == "mysql" && self.version.contains("MariaDB") {
+            self.name = "mariadb".into();
+        }
+    }
 }
 
 /// A server rqps started and stopped for a run.
@@ -1073,6 +1087,7 @@ pub fn read_run_keeping(dir: &Path, keep: Keep) -> Result<RunDoc, Error> {
     let path = dir.join("run.json");
     let text = read(&path)?;
     let mut doc: RunDoc = serde_json::from_str(&text).map_err(|e| parse(&path, e))?;
+    doc.engine.upgrade();
     let tests = dir.join("tests");
     let not_dir = |source| StoreError::Read {
         path: tests.clone(),

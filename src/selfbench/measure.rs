@@ -343,10 +343,10 @@ mod tests {
 
     #[test]
     fn a_throwaway_release_must_be_installed_and_well_named() {
-        let e = throwaway("postgres@0.0.1").err().unwrap();
+        let e = throwaway("postgres@10.4").err().unwrap();
         assert!(
             e.to_string()
-                .contains("run `rqps engine install postgres 0.0.1`"),
+                .contains("run `rqps engine install postgres 10.4`"),
             "{e}"
         );
         let e = throwaway("mariadb@").err().unwrap();
@@ -420,7 +420,7 @@ mod tests {
         );
         assert_eq!(
             e.to_string(),
-            "unknown server kind \"sqlite\" (expected postgres or mariadb)"
+            "unknown server kind \"sqlite\" (expected postgres, mysql or mariadb)"
         );
     }
 }

@@ -183,9 +183,10 @@ impl<W: Workload> Registered<W> {
     fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, crate::error::Error> {
         if !W::PROFILES.contains(&common.profile.as_str()) {
             return Err(usage(format!(
-                "unknown profile '{}' for --suite {} (expected one of {})",
+                "unknown profile '{}' for --suite {}{}: expected one of {}",
                 common.profile,
                 W::NAME,
+                crate::util::suggest::hint(&common.profile, W::PROFILES.iter().copied()),
                 W::PROFILES.join(", ")
             )));
         }

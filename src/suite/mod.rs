@@ -55,7 +55,8 @@ pub fn find(name: &str) -> Result<&'static dyn Suite, crate::error::Error> {
         .find(|s| s.name() == name)
         .ok_or_else(|| {
             usage(format!(
-                "unknown suite '{name}' (expected one of {})",
+                "unknown suite '{name}'{}: expected one of {}",
+                crate::util::suggest::hint(name, names()),
                 names().join(", ")
             ))
         })

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod auth;
+pub mod oracle;
 pub mod server;
 pub(crate) mod wire;
 
@@ -25,36 +26,65 @@ use crate::engine::{
 
 const DEFAULT_PORT: u16 = 3306;
 
-/// MySQL and MariaDB in the engine registry: one kind (same protocol, same
-/// SQL, same counters), whose throwaway server is MariaDB.
+/// The settings that decide durability, isolation and memory on MySQL and
+/// MariaDB alike.
+const FAIRNESS: &[&str] = &[
+    "transaction_isolation",
+    "tx_isolation",
+    "innodb_flush_log_at_trx_commit",
+    "sync_binlog",
+    "innodb_doublewrite",
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+];
+
+/// The options of both kinds (one table, one flag: the registry offers it once).
+const OPTIONS: &[EngineOption] = &[EngineOption {
+    key: STORAGE_ENGINE,
+    flag: "mysql-storage-engine",
+    value_name: "ENGINE",
+    help: "MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.",
+    check: check_storage_engine,
+}];
+
+/// Oracle MySQL in the engine registry. MySQL and MariaDB are two kinds
+/// that share this folder's protocol client, dialect and counters, each with
+/// its own throwaway server and prebuilt versions; results name the product
+/// the server says it is ([`MysqlDriver`]'s `engine()`), whatever the URL
+/// scheme: `mysql 8.0.33`, `mariadb 11.4.5-MariaDB`.
 pub static KIND: EngineKind = EngineKind {
     library: None,
     face: crate::engine::Face::Sql,
-    fairness_settings: &[
-        "transaction_isolation",
-        "tx_isolation",
-        "innodb_flush_log_at_trx_commit",
-        "sync_binlog",
-        "innodb_doublewrite",
-        "innodb_buffer_pool_size",
-        "innodb_log_file_size",
-    ],
+    fairness_settings: FAIRNESS,
     name: "mysql",
-    title: "MySQL/MariaDB",
-    aliases: &["mysql", "mariadb"],
-    schemes: &["mysql", "mariadb"],
+    title: "MySQL",
+    aliases: &["mysql"],
+    schemes: &["mysql"],
+    default_port: Some(DEFAULT_PORT),
+    server: Some(&oracle::RECIPE),
+    prebuilt: Some(&oracle::PREBUILT),
+    // Debian has no Oracle MySQL (its mysqld is MariaDB's).
+    apt_package: None,
+    open_url: Some(open_url),
+    options: OPTIONS,
+};
+
+/// MariaDB in the engine registry: this folder's client, MariaDB's server
+/// ([`server`]) and its prebuilt versions.
+pub static MARIADB: EngineKind = EngineKind {
+    library: None,
+    face: crate::engine::Face::Sql,
+    fairness_settings: FAIRNESS,
+    name: "mariadb",
+    title: "MariaDB",
+    aliases: &["mariadb"],
+    schemes: &["mariadb"],
     default_port: Some(DEFAULT_PORT),
     server: Some(&server::RECIPE),
     prebuilt: Some(&server::PREBUILT),
     apt_package: Some(server::APT_PACKAGE),
     open_url: Some(open_url),
-    options: &[EngineOption {
-        key: STORAGE_ENGINE,
-        flag: "mysql-storage-engine",
-        value_name: "ENGINE",
-        help: "MySQL/MariaDB: storage engine of the tables rqps creates (default InnoDB), e.g. RocksDB.",
-        check: check_storage_engine,
-    }],
+    options: OPTIONS,
 };
 
 /// The option that picks the storage engine of the tables rqps creates
@@ -99,7 +129,28 @@ pub struct MysqlDriver {
     dialect: MysqlDialect,
     /// What TLS the last connection negotiated.
     tls_seen: std::sync::Mutex<Option<TlsInfo>>,
+    /// What the last connection's server said it is ([`Product`]).
+    product: std::sync::atomic::AtomicU8,
+    /// The authentication plugin the last login used.
+    auth_seen: std::sync::Mutex<Option<&'static str>>,
+    /// What the URL's scheme says the server is, until a connection tells.
+    scheme_product: Product,
 }
+
+/// Which server a [`MysqlDriver`] reaches, as its handshake says: the name
+/// results give the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Product {
+    /// Not connected yet: the URL's scheme decides.
+    Unknown = 0,
+    Mysql = 1,
+    Mariadb = 2,
+}
+
+/// The URL schemes of both kinds (a `mysql://` URL may reach MariaDB, and a
+/// `mariadb://` one MySQL).
+const SCHEMES: &[&str] = &["mysql", "mariadb"];
 
 /// `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` with the mysql client's
 /// default (`PREFERRED`). Only `VERIFY_CA` and `VERIFY_IDENTITY` check the
@@ -135,7 +186,7 @@ impl MysqlDriver {
     /// `?get-server-public-key=true` or `?server-public-key-path=FILE` let
     /// `caching_sha2_password` send the password over plaintext, RSA-encrypted.
     pub fn new(url: &str) -> DbResult<Self> {
-        Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
+        Self::from_url(&DbUrl::parse(url, SCHEMES)?, url)
     }
 
     /// The driver of a parsed target; `url` is its text, for messages.
@@ -202,6 +253,13 @@ impl MysqlDriver {
             shown: redact_url(url),
             dialect: MysqlDialect::default(),
             tls_seen: std::sync::Mutex::new(None),
+            product: std::sync::atomic::AtomicU8::new(Product::Unknown as u8),
+            auth_seen: std::sync::Mutex::new(None),
+            scheme_product: if u.scheme == "mariadb" {
+                Product::Mariadb
+            } else {
+                Product::Mysql
+            },
         })
     }
 
@@ -226,6 +284,16 @@ impl MysqlDriver {
         if let Ok(mut seen) = self.tls_seen.lock() {
             *seen = c.tls();
         }
+        if let Ok(mut seen) = self.auth_seen.lock() {
+            *seen = Some(c.auth_plugin());
+        }
+        let product = if c.is_mariadb() {
+            Product::Mariadb
+        } else {
+            Product::Mysql
+        };
+        self.product
+            .store(product as u8, std::sync::atomic::Ordering::Relaxed);
         Ok(c)
     }
 
@@ -267,8 +335,22 @@ impl SqlAccess for MysqlDriver {
 }
 
 impl Driver for MysqlDriver {
+    /// `mariadb` when the server said it is MariaDB, `mysql` otherwise;
+    /// before the first connection, what the URL's scheme says.
     fn engine(&self) -> &'static str {
-        KIND.name
+        let seen = self.product.load(std::sync::atomic::Ordering::Relaxed);
+        let product = match seen {
+            1 => Product::Mysql,
+            2 => Product::Mariadb,
+            _ => self.scheme_product,
+        };
+        match product {
+            Product::Mariadb => MARIADB.name,
+            Product::Mysql | Product::Unknown => KIND.name,
+        }
+    }
+    fn auth(&self) -> Option<String> {
+        self.auth_seen.lock().ok()?.map(str::to_string)
     }
     fn sql(&self) -> Option<&dyn SqlAccess> {
         Some(self)

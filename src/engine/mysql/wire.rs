@@ -342,6 +342,11 @@ pub struct Client<S: Read + Write = Stream> {
     mid: MidMessage,
     /// The server's id of this connection (its handshake's thread id).
     connection_id: u32,
+    /// The server's version as its handshake gave it (`8.0.33`,
+    /// `5.5.5-10.11.19-MariaDB-...`).
+    server_version: String,
+    /// The authentication plugin the login ended with (after any switch).
+    auth_plugin: &'static str,
 }
 
 /// A result column's type code and whether an integer is unsigned.
@@ -607,7 +612,20 @@ impl<S: Read + Write> Client<S> {
             metas: Default::default(),
             mid: MidMessage::off(),
             connection_id: 0,
+            server_version: String::new(),
+            auth_plugin: "",
         }
+    }
+
+    /// Whether the server is MariaDB (its handshake says so).
+    pub fn is_mariadb(&self) -> bool {
+        self.server_version.contains("MariaDB")
+    }
+
+    /// The authentication plugin the login used, as the server names it
+    /// (`caching_sha2_password`, `mysql_native_password`, `client_ed25519`).
+    pub fn auth_plugin(&self) -> &'static str {
+        self.auth_plugin
     }
 
     /// Marks the connection broken when `r` says it is.
@@ -915,7 +933,9 @@ impl<S: Read + Write> Client<S> {
         self.send()?;
         self.caps = caps;
         self.ext_caps = ext;
+        self.server_version = hs.version.clone();
         let r = self.authenticate(user, password, plugin, hs.scramble, secure, keys);
+        self.auth_plugin = r.as_ref().copied().unwrap_or(plugin);
         r.map_err(|e| match e {
             // MariaDB answers "Access denied" also to an account that
             // demands TLS: say what else it can mean.
@@ -940,13 +960,13 @@ impl<S: Read + Write> Client<S> {
         mut scramble: Vec<u8>,
         secure: bool,
         keys: &KeyOpts,
-    ) -> Result<()> {
+    ) -> Result<&'static str> {
         // We asked the server for its RSA public key and wait for it.
         let mut awaiting_key = plugin == SHA256 && sha256_requests_key(password, secure, keys);
         loop {
             let b = self.next()?;
             match b.first() {
-                Some(0x00) => return Ok(()),
+                Some(0x00) => return Ok(plugin),
                 Some(0xff) => {
                     return Err(match parse_err(b) {
                         Error::Server { code, message } if code == 1045 => Error::Server {

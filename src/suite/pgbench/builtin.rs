@@ -30,6 +30,13 @@ pub const ALL: [Builtin; 3] = [
     Builtin::SelectOnly,
 ];
 
+/// What `--builtin` completes to (shell completion): every built-in's name.
+pub fn candidates() -> Vec<clap_complete::engine::CompletionCandidate> {
+    ALL.iter()
+        .map(|b| clap_complete::engine::CompletionCandidate::new(b.name()))
+        .collect()
+}
+
 impl Builtin {
     /// As `--builtin` and results name it.
     pub fn name(self) -> &'static str {

@@ -81,7 +81,8 @@ pub struct Options {
     pub script: Option<Vec<String>>,
     /// A built-in script: tpcb-like (the default when no script is given),
     /// simple-update or select-only, with an optional weight (-b NAME@W).
-    #[arg(long, value_name = "NAME[@W]", value_delimiter = ',')]
+    #[arg(long, value_name = "NAME[@W]", value_delimiter = ',',
+          add = clap_complete::engine::ArgValueCandidates::new(builtin::candidates))]
     #[serde(default, deserialize_with = "one_or_many")]
     pub builtin: Option<Vec<String>>,
     /// Clients: connections, one thread each (pgbench's --client; rqps has

@@ -20,10 +20,31 @@ use serde::Deserialize;
 use crate::harness::{Harness, RunEnd};
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Tables, Threads};
+use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use params::SysbenchParams;
 
 /// The sysbench suite.
 pub struct Sysbench;
+
+/// What `--tests` completes to (shell completion): the names of the list the
+/// command line being completed names (`--list classic`), else of the current
+/// list, each with its group.
+fn test_candidates() -> Vec<CompletionCandidate> {
+    let words: Vec<String> = std::env::args().collect();
+    let classic = words
+        .windows(2)
+        .any(|w| w[0] == "--list" && w[1] == "classic")
+        || words.iter().any(|w| w == "--list=classic");
+    let list = if classic {
+        catalog::Order::Classic
+    } else {
+        catalog::Order::Current
+    };
+    catalog::order(list)
+        .into_iter()
+        .map(|t| CompletionCandidate::new(t.name).help(Some(t.group.title().into())))
+        .collect()
+}
 
 /// What a user may set for a sysbench run (`rqps run --flag`, or the
 /// snake_case key in a matrix file).
@@ -32,10 +53,11 @@ pub struct Sysbench;
 #[command(next_help_heading = "sysbench options (--suite sysbench)")]
 pub struct Options {
     /// The suite order: current (32 reported tests) or classic (42, with the .pre tests).
-    #[arg(long, value_name = "current|classic")]
+    #[arg(long, value_name = "current|classic",
+          add = ArgValueCandidates::new(|| vec![CompletionCandidate::new("current"), CompletionCandidate::new("classic")]))]
     pub list: Option<String>,
     /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
-    #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
+    #[arg(long, value_delimiter = ',', value_name = "A,B,..", add = ArgValueCandidates::new(test_candidates))]
     pub tests: Option<Vec<String>>,
     /// Client threads (one connection each); a list runs every test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
@@ -176,21 +198,37 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
     }
 
     fn describe(p: &SysbenchParams) -> String {
+        // The parameters first, as the other suites print theirs: what the
+        // profile and the options given make.
+        let lower = |v: serde_json::Value| v.as_str().unwrap_or("").to_string();
+        let threads: Vec<String> = p.threads.iter().map(|t| t.to_string()).collect();
+        let steps = p.steps().unwrap_or_default();
         let mut out = format!(
-            "{:<30} {:<10} {:<9} reported\n",
-            "test", "group", "duration"
+            "profile {}: {} table(s) of {} rows; threads {}; {} s per read test, {} s per write \
+             test, {} s warm-up each; {} list, {} ids, prepared statements {}; about {:.0} s \
+             measured\n",
+            p.profile,
+            p.tables,
+            p.table_size,
+            threads.join(","),
+            p.read_secs,
+            p.write_secs,
+            p.warmup_secs,
+            lower(serde_json::json!(p.list)).to_lowercase(),
+            lower(serde_json::json!(p.rand_type)),
+            lower(serde_json::json!(p.ps_mode)),
+            p.estimate_secs(&steps)
         );
-        for t in p.steps().unwrap_or_default() {
-            let span = match t.span {
-                catalog::Span::Read => "read",
-                catalog::Span::Write => "write",
-                catalog::Span::Warm => "warm",
-            };
+        out.push_str(&format!(
+            "{:<30} {:<10} {:>7}  reported\n",
+            "test", "group", "secs"
+        ));
+        for t in steps {
             out.push_str(&format!(
-                "{:<30} {:<10} {:<9} {}\n",
+                "{:<30} {:<10} {:>7}  {}\n",
                 t.name,
                 t.group.key(),
-                span,
+                p.secs(t.span),
                 if t.reported { "yes" } else { "no" }
             ));
         }

@@ -130,8 +130,20 @@ impl SysbenchParams {
                 Order::Current => "current",
                 Order::Classic => "classic",
             };
+            let names: Vec<String> = catalog::order(self.list)
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            // Each unknown name with the test it most likely means.
+            let unknown: Vec<String> = unknown
+                .iter()
+                .map(|u| {
+                    let hint = crate::util::suggest::hint(u, names.iter().map(String::as_str));
+                    format!("{u}{hint}")
+                })
+                .collect();
             usage(format!(
-                "unknown test{} {} in the {list} list (see `rqps tests --list {list}` for the names)",
+                "unknown test{} {} in the {list} list: `rqps tests --list {list}` lists the names",
                 if unknown.len() > 1 { "s" } else { "" },
                 unknown.join(", ")
             ))
