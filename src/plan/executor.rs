@@ -136,7 +136,9 @@ fn check_targets(a: &MatrixRequest, m: &Matrix) -> Result<(), Error> {
 
 /// Runs whose rqps was killed are not done: says so, they run again.
 fn say_killed(results: &Path) {
-    if let Ok((runs, _)) = crate::report::load::read_results(results) {
+    if let Ok((runs, _)) =
+        crate::report::load::read_results_keeping(results, crate::results::Keep::Context)
+    {
         for r in runs
             .iter()
             .filter(|r| r.status == crate::results::Status::Killed)

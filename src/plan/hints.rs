@@ -110,7 +110,7 @@ pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
 /// run under a free name, then the report of the two.
 pub fn next_step(results: &Path, name: &str, command_line: &[String]) -> Option<String> {
     let dir = results_arg(results);
-    let runs = load::read_results(results)
+    let runs = load::read_results_keeping(results, crate::results::Keep::Report)
         .map(|(runs, _)| runs)
         .unwrap_or_default();
     if let Some(base) = report_base(&runs, Some(name)).filter(|b| b != name) {
@@ -126,11 +126,16 @@ pub fn next_step(results: &Path, name: &str, command_line: &[String]) -> Option<
     ))
 }
 
-/// The last line of `rqps runs`: a report that works on `runs`, else the
-/// latest run's command under a free name.
+/// The last line of `rqps runs`: a report that works on the runs stored in
+/// `results`, else the latest run's command under a free name. `runs` are
+/// the listing's (their context alone); whether a report builds needs the
+/// tests, so they are read here as the report reads them.
 pub fn runs_hint(results: &Path, runs: &[RunDoc]) -> Option<String> {
     let dir = format!(" --results {}", shell_word(&results.display().to_string()));
-    if let Some(base) = report_base(runs, None) {
+    let with_tests = load::read_results_keeping(results, crate::results::Keep::Report)
+        .map(|(runs, _)| runs)
+        .unwrap_or_default();
+    if let Some(base) = report_base(&with_tests, None) {
         return Some(format!(
             "compare them with: rqps report{dir} --base {}",
             shell_word(&base)

@@ -149,7 +149,7 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
 
 /// `rqps report --explain TEST`.
 fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
-    let (runs, _) = load::read_results(&a.results)?;
+    let (runs, _) = load::read_results_keeping(&a.results, crate::results::Keep::Report)?;
     let known = load::names(&runs);
     if !known.contains(&a.base) {
         return Err(usage(format!(
@@ -339,7 +339,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
     if let Some(o) = &a.output {
         crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
     }
-    let (runs, warnings) = load::read_results(&a.results)?;
+    let (runs, warnings) = load::read_results_keeping(&a.results, crate::results::Keep::History)?;
     for w in warnings {
         eprintln!("warning: {w}");
     }

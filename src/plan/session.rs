@@ -161,7 +161,11 @@ impl<'a> Session<'a> {
         let ui = Ui::new(spec.quiet);
         crate::plan::signals::install();
         // What a killed rqps (SIGKILL, a reset) could not remove.
-        for line in crate::engine::server::remove_stale_dirs() {
+        let stale = crate::engine::server::remove_stale_dirs();
+        for line in stale
+            .iter()
+            .chain(&crate::engine::install::reclaim_partial())
+        {
             eprintln!("rqps: {line}");
         }
         let engine = crate::plan::open::open(&ea, &mut |note| ui.say(note))?;

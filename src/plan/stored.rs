@@ -183,7 +183,8 @@ pub fn list(results: &Path) -> Result<(), Error> {
     if !results.is_dir() {
         return Err(crate::report::load::no_results_dir(results));
     }
-    let (runs, warnings) = crate::report::load::read_results(results)?;
+    let (runs, warnings) =
+        crate::report::load::read_results_keeping(results, crate::results::Keep::Context)?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }

