@@ -12,7 +12,8 @@ use crate::suite::{Common, Plan, Suite};
 /// `rqps run`: the chosen suite's plan from its parsed options, then the run.
 pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, Error> {
     let plan = suite.plan_cli(&common(a), m)?;
-    let ran = session::run(&spec(a, plan)?)?;
+    let spec = spec(a, plan)?;
+    let ran = session::run(&spec)?;
     // The last line: what to do next. Not for a matrix's child runs (it
     // reports itself), nor under --quiet, nor after Ctrl-C.
     if let Some(name) = ran.name
@@ -20,7 +21,10 @@ pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i
         && a.repeat_number.is_none()
         && ran.code != EXIT_INTERRUPTED
     {
-        eprintln!("{}", session::next_step(&a.results, &name));
+        let argv = crate::engine::target::redact_args(&spec.command_line);
+        if let Some(hint) = crate::plan::hints::next_step(&a.results, &name, &argv) {
+            eprintln!("{hint}");
+        }
     }
     Ok(ran.code)
 }
@@ -63,6 +67,7 @@ fn spec(a: &RunArgs, plan: Box<dyn Plan>) -> Result<RunSpec, Error> {
         part: a.part,
         start_at: a.start_at,
         name: a.name.clone(),
+        allow_mismatch: a.allow_mismatch,
         results: a.results.clone(),
         json: a.json.clone(),
         device: a.device.clone(),

@@ -84,9 +84,17 @@ pub struct RunArgs {
     /// Seed of the random generators (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Name of this target in results and reports (default: engine-version).
+    /// Name of this target in results and reports (default: engine-version). Runs of one
+    /// name are pooled as repeats, so a run whose engine version, fairness settings,
+    /// --config or parameters differ from the name's stored runs is refused: give it its
+    /// own name.
     #[arg(long)]
     pub name: Option<String>,
+    /// Store the run under --name even though the name's stored runs are another
+    /// experiment (engine version, fairness settings, --config or parameters); reports
+    /// then flag the name's repeats as differing.
+    #[arg(long)]
+    pub allow_mismatch: bool,
     /// Results directory.
     #[arg(long, default_value = "rqps-results", value_name = "DIR")]
     pub results: PathBuf,

@@ -17,6 +17,7 @@ use crate::engine::{
 pub enum Value {
     Int(i64),
     Text(String),
+    Null,
 }
 
 impl Value {
@@ -24,6 +25,7 @@ impl Value {
         match p {
             Param::Int(i) => Value::Int(*i),
             Param::Text(s) => Value::Text((*s).to_string()),
+            Param::Null => Value::Null,
         }
     }
 
@@ -31,6 +33,7 @@ impl Value {
         match self {
             Value::Int(i) => Param::Int(*i),
             Value::Text(s) => Param::Text(s),
+            Value::Null => Param::Null,
         }
     }
 }

@@ -97,7 +97,17 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
 /// Every target's engine options must suit its engine, and every server
 /// must be large enough for the plan, before the first run starts.
 fn check_targets(a: &MatrixRequest, m: &Matrix) -> Result<(), Error> {
-    let need = m.plan(0)?.need();
+    // What the largest of the suites opens at once.
+    let mut need = m.plan(&m.suites[0], 0)?.need();
+    for ms in &m.suites[1..] {
+        let n = m.plan(ms, 0)?.need();
+        if n.connections > need.connections {
+            need.connections = n.connections;
+            need.who = n.who;
+            need.fewer = n.fewer;
+        }
+        need.prepared = need.prepared.max(n.prepared);
+    }
     let refused =
         |t: &Target, e: Error| usage(format!("{}: target {}: {e}", a.file.display(), t.name));
     for t in &m.targets {
@@ -126,7 +136,9 @@ fn check_targets(a: &MatrixRequest, m: &Matrix) -> Result<(), Error> {
 
 /// Runs whose rqps was killed are not done: says so, they run again.
 fn say_killed(results: &Path) {
-    if let Ok((runs, _)) = crate::report::load::read_results(results) {
+    if let Ok((runs, _)) =
+        crate::report::load::read_results_keeping(results, crate::results::Keep::Context)
+    {
         for r in runs
             .iter()
             .filter(|r| r.status == crate::results::Status::Killed)
@@ -150,15 +162,35 @@ fn print_plan(
     steps: &[Step],
     progress: &Progress,
 ) -> Result<(), Error> {
-    // The plan is the same for every target (the options are the matrix's).
-    let est_secs = crate::suite::estimate_total_secs(m.plan(0)?.as_ref());
+    // A suite's plan is the same for every target (the options are the matrix's).
+    let mut est: HashMap<&str, f64> = HashMap::new();
+    for ms in &m.suites {
+        let secs = crate::suite::estimate_total_secs(m.plan(ms, 0)?.as_ref());
+        est.insert(ms.suite.name(), secs);
+    }
     let by_name = by_name(m);
     // A set: with up to 100,000 runs, a list search per step is quadratic.
     let done: HashSet<&Step> = progress.done.iter().collect();
+    let total: f64 = steps
+        .iter()
+        .filter(|s| !done.contains(s))
+        .map(|s| est[m.suite_of(s).suite.name()] + m.cooldown_secs)
+        .sum();
     let todo = steps.iter().filter(|s| !done.contains(s)).count();
-    let total = todo as f64 * (est_secs + m.cooldown_secs);
+    let suites = match &m.suites[..] {
+        [_] => String::new(),
+        several => format!(
+            " x {} suites ({})",
+            several.len(),
+            several
+                .iter()
+                .map(|ms| ms.suite.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     println!(
-        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
+        "matrix {}{}: {} targets x {} repeats{suites} = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
         a.file.display(),
         a.part
             .map(|p| format!(
@@ -179,7 +211,7 @@ fn print_plan(
         let mark = if done.contains(s) { "  (done)" } else { "" };
         // The command a user can type: without the hidden --repeat-number the
         // matrix sets for its own child runs (the line says the repeat).
-        let mut line = m.command_line(t, s.repeat, &a.results);
+        let mut line = m.command_line(t, s, &a.results);
         if let Some(at) = line.iter().position(|w| w == "--repeat-number") {
             line.drain(at..(at + 2).min(line.len()));
         }
@@ -225,15 +257,23 @@ fn run_steps(
         }
         first = false;
         let t = by_name[s.target.as_str()];
-        eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
-        let argv = m.command_line(t, s.repeat, &a.results);
+        let of_suite = s
+            .suite
+            .as_deref()
+            .map(|n| format!(" {n}"))
+            .unwrap_or_default();
+        eprintln!(
+            "== {}{of_suite} repeat {} of {}",
+            s.target, s.repeat, m.repeats
+        );
+        let argv = m.command_line(t, s, &a.results);
         let code = if own_process(t) {
             // A library engine's release stays loaded for the life of the
             // process, and two releases in one process abort it: each such
             // run is `rqps run` in a process of its own.
             run_in_child(&argv, &s.target)
         } else {
-            let spec = step_spec(m, t, s.repeat, &a.results, argv)?;
+            let spec = step_spec(m, t, s, &a.results, argv)?;
             match crate::plan::session::run(&spec) {
                 Ok(r) => r.code,
                 Err(e) => {
@@ -255,7 +295,7 @@ fn run_steps(
                 );
                 return Ok(None);
             }
-            _ => failed_steps.push(format!("{} repeat {}", s.target, s.repeat)),
+            _ => failed_steps.push(format!("{}{of_suite} repeat {}", s.target, s.repeat)),
         }
     }
     Ok(Some(failed_steps))
@@ -310,19 +350,20 @@ fn engine_args(t: &Target) -> EngineArgs {
 fn step_spec(
     m: &Matrix,
     t: &Target,
-    repeat: usize,
+    s: &Step,
     results: &Path,
     argv: Vec<String>,
 ) -> Result<RunSpec, Error> {
     Ok(RunSpec {
-        plan: m.plan(crate::suite::clock_seed())?,
+        plan: m.plan(m.suite_of(s), crate::suite::clock_seed())?,
         engine: engine_args(t),
         client_cpus: t.client_cpus.clone(),
         repeats: 1,
-        repeat_number: Some(repeat),
+        repeat_number: Some(s.repeat),
         part: None,
         start_at: None,
         name: Some(t.name.clone()),
+        allow_mismatch: false,
         results: results.to_path_buf(),
         json: None,
         device: None,
@@ -430,6 +471,7 @@ fn final_report(results: &Path, base: &str, names: &[String]) -> Result<(), Erro
         base: base.to_string(),
         targets: Some(others.clone()),
         format,
+        view: crate::report::export::View::Answer,
         output,
         noise_floor: super::report::NOISE_FLOOR,
         all: false,
@@ -486,8 +528,13 @@ mod tests {
         )
         .unwrap();
         assert!(kv.targets.iter().all(own_process));
-        let argv = m.command_line(pg, 2, Path::new("res"));
-        let spec = step_spec(&m, pg, 2, Path::new("res"), argv.clone()).unwrap();
+        let step = crate::plan::matrix::Step {
+            target: "pg".into(),
+            repeat: 2,
+            suite: None,
+        };
+        let argv = m.command_line(pg, &step, Path::new("res"));
+        let spec = step_spec(&m, pg, &step, Path::new("res"), argv.clone()).unwrap();
         assert_eq!(
             (spec.repeats, spec.repeat_number, spec.name.as_deref()),
             (1, Some(2), Some("pg"))

@@ -10,6 +10,7 @@
 //! repeats = 3
 //! tests = ["point-query", "update-index"]
 //! # or: suite = "ibench", with clients, rows_per_client, writes, query_secs, rates
+//! # or several: suite = ["linkbench", "tpcc"], each option to the suites that take it
 //! [[target]]
 //! name = "pg12"
 //! engine = "postgres@12.22"
@@ -115,10 +116,9 @@ impl std::fmt::Debug for Target {
 #[derive(Clone)]
 pub struct Matrix {
     pub path: PathBuf,
-    pub suite: &'static dyn Suite,
-    pub profile: String,
-    /// The suite's options (every `[defaults]` key that is not a matrix key).
-    pub options: toml::Table,
+    /// The suites every target runs, in the file's order (`suite = "tpcc"`,
+    /// or `suite = ["linkbench", "tpcc"]`).
+    pub suites: Vec<MatrixSuite>,
     pub seed: Option<u64>,
     pub targets: Vec<Target>,
     pub repeats: usize,
@@ -130,11 +130,26 @@ pub struct Matrix {
     pub message_timeout: Option<f64>,
 }
 
+/// One suite of a matrix, with its profile and options.
+#[derive(Clone)]
+pub struct MatrixSuite {
+    pub suite: &'static dyn Suite,
+    /// `profile` of `[defaults]`, else the suite's first profile.
+    pub profile: String,
+    /// The `[defaults]` keys this suite takes (every key that is not a
+    /// matrix key or an engine option goes to each suite that takes it).
+    pub options: toml::Table,
+}
+
 /// One (target, repeat) run, in the order they run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Step {
     pub target: String,
     pub repeat: usize,
+    /// The suite, in a matrix of several (`None`: the only one; progress
+    /// files of one-suite matrices are as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
 }
 
 /// A target's own keys, read from its table.
@@ -196,9 +211,14 @@ impl std::fmt::Debug for Matrix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Matrix")
             .field("path", &self.path)
-            .field("suite", &self.suite.name())
-            .field("profile", &self.profile)
-            .field("options", &self.options)
+            .field(
+                "suites",
+                &self
+                    .suites
+                    .iter()
+                    .map(|s| (s.suite.name(), &s.profile, &s.options))
+                    .collect::<Vec<_>>(),
+            )
             .field("targets", &self.targets)
             .field("repeats", &self.repeats)
             .field("base", &self.base)
@@ -221,19 +241,28 @@ impl Matrix {
             dir: path.parent().unwrap_or(Path::new(".")),
             d: &file.defaults,
         };
-        let (suite, profile) = cx.suite()?;
-        let (options, engine_defaults) = cx.options(suite)?;
+        let (suites, profile) = cx.suites()?;
+        let (options, engine_defaults) = cx.options(&suites)?;
         let mut targets: Vec<Target> = Vec::new();
         let mut names = std::collections::HashSet::new();
         for t in &file.target {
-            let target = cx.target(t, suite, &engine_defaults, &mut names)?;
+            let target = cx.target(t, &suites, &engine_defaults, &mut names)?;
             targets.push(target);
         }
+        let suites = suites
+            .into_iter()
+            .zip(options)
+            .map(|(suite, options)| MatrixSuite {
+                suite,
+                profile: profile
+                    .clone()
+                    .unwrap_or_else(|| suite.profiles()[0].to_string()),
+                options,
+            })
+            .collect();
         let m = Matrix {
             path: path.to_path_buf(),
-            suite,
-            profile,
-            options,
+            suites,
             repeats: cx.repeats()?,
             seed: cx.seed()?,
             base: cx.base(&targets)?,
@@ -242,37 +271,55 @@ impl Matrix {
             message_timeout: cx.secs("message_timeout", 1.0)?,
             targets,
         };
-        // The suite's options must make a plan now, not halfway through.
-        m.plan(0)
-            .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", m.suite.name())))?;
+        // Each suite's options must make a plan now, not halfway through.
+        for ms in &m.suites {
+            m.plan(ms, 0)
+                .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", ms.suite.name())))?;
+        }
         Ok(m)
     }
 
-    /// Runs in order: every target once per repeat, repeats interleaved (A B A B).
+    /// Runs in order: every target once per repeat, repeats interleaved (A B
+    /// A B); in a matrix of several suites, each suite's runs of a repeat in
+    /// the file's order of suites.
     pub fn steps(&self) -> Vec<Step> {
+        let several = self.suites.len() > 1;
         (1..=self.repeats)
             .flat_map(|r| {
-                self.targets.iter().map(move |t| Step {
-                    target: t.name.clone(),
-                    repeat: r,
+                self.suites.iter().flat_map(move |ms| {
+                    self.targets.iter().map(move |t| Step {
+                        target: t.name.clone(),
+                        repeat: r,
+                        suite: several.then(|| ms.suite.name().to_string()),
+                    })
                 })
             })
             .collect()
     }
 
-    /// The suite's plan for one run (`seed`: the run's seed unless the matrix sets one).
-    pub fn plan(&self, seed: u64) -> Result<Box<dyn Plan>, crate::error::Error> {
+    /// The suite a step runs.
+    pub fn suite_of(&self, s: &Step) -> &MatrixSuite {
+        s.suite
+            .as_deref()
+            .and_then(|n| self.suites.iter().find(|ms| ms.suite.name() == n))
+            .unwrap_or(&self.suites[0])
+    }
+
+    /// A suite's plan for one run (`seed`: the run's seed unless the matrix sets one).
+    pub fn plan(&self, ms: &MatrixSuite, seed: u64) -> Result<Box<dyn Plan>, crate::error::Error> {
         let common = Common {
-            profile: self.profile.clone(),
+            profile: ms.profile.clone(),
             seed: self.seed.unwrap_or(seed),
             part: None,
         };
-        self.suite.plan_toml(&common, &self.options)
+        ms.suite.plan_toml(&common, &ms.options)
     }
 
-    /// The `rqps run` command line one target's repeat is equivalent to, for
-    /// the plan printed before a matrix runs and for the stored run.
-    pub fn command_line(&self, t: &Target, repeat: usize, results: &Path) -> Vec<String> {
+    /// The `rqps run` command line a step (one target's repeat of one suite)
+    /// is equivalent to, for the plan printed before a matrix runs and for
+    /// the stored run.
+    pub fn command_line(&self, t: &Target, s: &Step, results: &Path) -> Vec<String> {
+        let ms = self.suite_of(s);
         let mut a: Vec<String> = vec![
             "rqps".into(),
             "run".into(),
@@ -281,13 +328,13 @@ impl Matrix {
             "--results".into(),
             results.display().to_string(),
             "--repeat-number".into(),
-            repeat.to_string(),
+            s.repeat.to_string(),
             "--suite".into(),
-            self.suite.name().into(),
+            ms.suite.name().into(),
             "--profile".into(),
-            self.profile.clone(),
+            ms.profile.clone(),
         ];
-        for (key, v) in &self.options {
+        for (key, v) in &ms.options {
             let flag = format!("--{}", key.replace('_', "-"));
             match v {
                 toml::Value::Boolean(true) => a.push(flag),
@@ -433,25 +480,59 @@ impl Cx<'_> {
         }
     }
 
-    /// `suite` and `profile` (default: the first suite, its first profile).
-    fn suite(&self) -> Result<(&'static dyn Suite, String), MatrixError> {
-        let suite = match self.text("suite")? {
-            None => suite::registry()[0],
-            Some((name, span)) => {
-                suite::find(&name).map_err(|m| self.at(span, "suite", &m.to_string()))?
-            }
+    /// `suite` (one name, or a list; default: the first suite of the
+    /// registry) and `profile` (default: each suite's first).
+    fn suites(&self) -> Result<(Vec<&'static dyn Suite>, Option<String>), MatrixError> {
+        let find = |name: &str, span: std::ops::Range<usize>| {
+            suite::find(name).map_err(|m| self.at(span, "suite", &m.to_string()))
         };
-        let profile = self
-            .text("profile")?
-            .map(|(p, _)| p)
-            .unwrap_or_else(|| suite.profiles()[0].to_string());
-        Ok((suite, profile))
+        let suites = match self.d.get("suite") {
+            None => vec![suite::registry()[0]],
+            Some(v) => match v.get_ref() {
+                toml::Value::String(name) => vec![find(name, v.span())?],
+                toml::Value::Array(names) if !names.is_empty() => {
+                    let mut out: Vec<&'static dyn Suite> = Vec::new();
+                    for n in names {
+                        let toml::Value::String(name) = n else {
+                            return Err(self.at(
+                                v.span(),
+                                "suite",
+                                "must be a name or a list of names",
+                            ));
+                        };
+                        let s = find(name, v.span())?;
+                        if out.iter().any(|o| o.name() == s.name()) {
+                            return Err(self.at(
+                                v.span(),
+                                "suite",
+                                &format!("{name} is listed twice"),
+                            ));
+                        }
+                        out.push(s);
+                    }
+                    out
+                }
+                _ => {
+                    return Err(self.at(
+                        v.span(),
+                        "suite",
+                        "must be a name or a list of names (suite = [\"linkbench\", \"tpcc\"])",
+                    ));
+                }
+            },
+        };
+        let profile = self.text("profile")?.map(|(p, _)| p);
+        Ok((suites, profile))
     }
 
-    /// The other `[defaults]` keys: the suite's options, and the engine
-    /// options every target starts from.
-    fn options(&self, suite: &dyn Suite) -> Result<(toml::Table, toml::Table), MatrixError> {
-        let mut options = toml::Table::new();
+    /// The other `[defaults]` keys: each suite's options (a key goes to
+    /// every suite that takes it, and must suit one), and the engine options
+    /// every target starts from.
+    fn options(
+        &self,
+        suites: &[&'static dyn Suite],
+    ) -> Result<(Vec<toml::Table>, toml::Table), MatrixError> {
+        let mut options = vec![toml::Table::new(); suites.len()];
         let mut engine_defaults = toml::Table::new();
         for (key, v) in self.d {
             if MATRIX_KEYS.contains(&key.as_str()) {
@@ -464,21 +545,40 @@ impl Cx<'_> {
                 engine_defaults.insert(key.clone(), v.get_ref().clone());
                 continue;
             }
-            if let Err(m) = suite.check_option(key, v.get_ref()) {
-                let other = suite::registry()
-                    .iter()
-                    .find(|o| o.name() != suite.name() && o.check_option(key, v.get_ref()).is_ok());
-                let m = match other {
-                    Some(o) => format!(
-                        "applies only to suite = \"{}\" (this matrix runs {})",
-                        o.name(),
-                        suite.name()
-                    ),
-                    None => m.to_string(),
-                };
-                return Err(self.at(v.span(), key, &m));
+            let mut first_refusal = None;
+            let mut taken = false;
+            for (suite, opts) in suites.iter().zip(options.iter_mut()) {
+                match suite.check_option(key, v.get_ref()) {
+                    Ok(()) => {
+                        opts.insert(key.clone(), v.get_ref().clone());
+                        taken = true;
+                    }
+                    Err(m) => {
+                        first_refusal.get_or_insert(m);
+                    }
+                }
             }
-            options.insert(key.clone(), v.get_ref().clone());
+            if taken {
+                continue;
+            }
+            let runs = suites
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let other = suite::registry().iter().find(|o| {
+                !suites.iter().any(|s| s.name() == o.name())
+                    && o.check_option(key, v.get_ref()).is_ok()
+            });
+            let m = match (other, first_refusal) {
+                (Some(o), _) => format!(
+                    "applies only to suite = \"{}\" (this matrix runs {runs})",
+                    o.name()
+                ),
+                (None, Some(m)) => m.to_string(),
+                (None, None) => format!("no suite of this matrix ({runs}) takes it"),
+            };
+            return Err(self.at(v.span(), key, &m));
         }
         Ok((options, engine_defaults))
     }
@@ -487,7 +587,7 @@ impl Cx<'_> {
     fn target(
         &self,
         t: &TargetEntry,
-        suite: &dyn Suite,
+        suites: &[&'static dyn Suite],
         engine_defaults: &toml::Table,
         names: &mut std::collections::HashSet<String>,
     ) -> Result<Target, MatrixError> {
@@ -536,7 +636,7 @@ impl Cx<'_> {
                 &format!("'{name}' is used by two targets"),
             ));
         }
-        let (engine, target) = self.engine(&e, &name, suite)?;
+        let (engine, target) = self.engine(&e, &name, suites)?;
         let config = match &e.config {
             None => None,
             Some(c) => {
@@ -638,8 +738,13 @@ impl Cx<'_> {
         &self,
         e: &Entry,
         name: &str,
-        suite: &dyn Suite,
+        suites: &[&'static dyn Suite],
     ) -> Result<(Option<EngineSpec>, Option<crate::engine::target::Target>), MatrixError> {
+        let faces = |kind: &crate::engine::kind::EngineKind| {
+            suites
+                .iter()
+                .try_for_each(|s| kind.check_face(s.name(), s.face()))
+        };
         match (&e.engine, &e.url) {
             (Some(_), Some(u)) => {
                 Err(self.at(u.span(), "url", "give either engine or url, not both"))
@@ -654,18 +759,13 @@ impl Cx<'_> {
                     .get_ref()
                     .parse::<EngineSpec>()
                     .map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
-                spec.kind
-                    .check_face(suite.name(), suite.face())
-                    .map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
+                faces(spec.kind).map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
                 Ok((Some(spec), None))
             }
             (None, Some(u)) => {
                 let target = crate::engine::target::Target::parse(u.get_ref())
                     .map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
-                target
-                    .kind()
-                    .check_face(suite.name(), suite.face())
-                    .map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
+                faces(target.kind()).map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
                 Ok((None, Some(target)))
             }
         }
@@ -783,6 +883,15 @@ impl Progress {
 mod tests {
     use super::*;
 
+    /// A step of the only suite (command lines need only its repeat).
+    fn step(repeat: usize) -> Step {
+        Step {
+            target: String::new(),
+            repeat,
+            suite: None,
+        }
+    }
+
     fn parse(src: &str) -> Result<Matrix, MatrixError> {
         Matrix::parse(Path::new("m.toml"), src)
     }
@@ -833,7 +942,7 @@ engine = "sqlite"
             Some(pw.as_path())
         );
         assert_eq!(parsed.targets[1].password_file, None);
-        let line = parsed.command_line(&parsed.targets[0], 1, Path::new("r"));
+        let line = parsed.command_line(&parsed.targets[0], &step(1), Path::new("r"));
         assert!(
             line.windows(2).any(|w| w[0] == "--password-file"),
             "{line:?}"
@@ -867,7 +976,7 @@ engine = "sqlite"
         ];
         assert_eq!(order, want.map(|(t, r)| (t.to_string(), r)));
         assert_eq!(m.base, "wal");
-        let args = m.command_line(&m.targets[1], 2, Path::new("res"));
+        let args = m.command_line(&m.targets[1], &step(2), Path::new("res"));
         let joined = args.join(" ");
         assert!(
             joined.contains("--name other")
@@ -893,7 +1002,9 @@ engine = "sqlite"
         };
         assert_eq!(cpus(&m.targets[0]), (Some("0".into()), Some("0".into())));
         assert_eq!(cpus(&m.targets[1]), (None, Some("0".into())));
-        let joined = m.command_line(&m.targets[0], 1, Path::new("r")).join(" ");
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
         assert!(
             joined.ends_with("--server-cpus 0 --client-cpus 0"),
             "{joined}"
@@ -917,9 +1028,13 @@ engine = "sqlite"
         )
         .unwrap();
         assert!(m.targets[0].cpu_profile && !m.targets[1].cpu_profile);
-        let on = m.command_line(&m.targets[0], 1, Path::new("r")).join(" ");
+        let on = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
         assert!(on.ends_with("--cpu-profile"), "{on}");
-        let off = m.command_line(&m.targets[1], 1, Path::new("r")).join(" ");
+        let off = m
+            .command_line(&m.targets[1], &step(1), Path::new("r"))
+            .join(" ");
         assert!(!off.contains("--cpu-profile"), "{off}");
         let e =
             parse("[[target]]\nname = \"a\"\nengine = \"sqlite\"\ncpu_profile = 1\n").unwrap_err();
@@ -999,7 +1114,9 @@ engine = "sqlite"
             "[defaults]\nsuite = \"ibench\"\nclients = 2\nrows_per_client = 500\nwrites = 40\nquery_secs = 1.5\nrates = [100, 500]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
         )
         .unwrap();
-        let joined = m.command_line(&m.targets[0], 1, Path::new("res")).join(" ");
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("res"))
+            .join(" ");
         for want in [
             "--suite ibench",
             "--clients 2",
@@ -1029,8 +1146,78 @@ engine = "sqlite"
         pr.done.push(Step {
             target: "a".into(),
             repeat: 1,
+            suite: None,
+        });
+        pr.done.push(Step {
+            target: "a".into(),
+            repeat: 1,
+            suite: Some("tpcc".into()),
         });
         pr.save(&p).unwrap();
         assert_eq!(Progress::load(&p).done, pr.done);
+        // A one-suite matrix's progress reads as it was written before
+        // matrices could have several suites.
+        let old: Progress =
+            serde_json::from_str(r#"{"matrix":"x","done":[{"target":"a","repeat":2}]}"#).unwrap();
+        assert_eq!(old.done, [step_of("a", 2, None)]);
+    }
+
+    fn step_of(target: &str, repeat: usize, suite: Option<&str>) -> Step {
+        Step {
+            target: target.into(),
+            repeat,
+            suite: suite.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_matrix_of_two_suites_runs_each_on_every_target_with_the_options_each_takes() {
+        let m = parse(
+            "[defaults]\nsuite = [\"linkbench\", \"tpcc\"]\nprofile = \"ci\"\nrepeats = 2\n\
+             requesters = [3]\nwarehouses = 2\n\
+             [[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.suites.iter().map(|s| s.suite.name()).collect();
+        assert_eq!(names, ["linkbench", "tpcc"]);
+        assert!(m.suites[0].options.contains_key("requesters"));
+        assert!(!m.suites[0].options.contains_key("warehouses"));
+        assert!(m.suites[1].options.contains_key("warehouses"));
+        let steps = m.steps();
+        assert_eq!(
+            steps[..4],
+            [
+                step_of("a", 1, Some("linkbench")),
+                step_of("b", 1, Some("linkbench")),
+                step_of("a", 1, Some("tpcc")),
+                step_of("b", 1, Some("tpcc")),
+            ]
+        );
+        assert_eq!(steps.len(), 8);
+        let line = m
+            .command_line(&m.targets[0], &steps[2], Path::new("r"))
+            .join(" ");
+        assert!(
+            line.contains("--suite tpcc --profile ci") && line.contains("--warehouses 2"),
+            "{line}"
+        );
+        assert!(!line.contains("--requesters"), "{line}");
+        // An option no suite of the matrix takes names the suite it is for.
+        let e = parse(
+            "[defaults]\nsuite = [\"linkbench\", \"tpcc\"]\nclients = 2\n\
+             [[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(place(&e), (Some(3), Some("clients")));
+        assert!(
+            e.message.contains("this matrix runs linkbench, tpcc"),
+            "{e}"
+        );
+        let e = parse("[defaults]\nsuite = [\"tpcc\", \"tpcc\"]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
+            .unwrap_err();
+        assert!(e.message.contains("tpcc is listed twice"), "{e}");
+        let e = parse("[defaults]\nsuite = []\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
+            .unwrap_err();
+        assert!(e.message.contains("a name or a list of names"), "{e}");
     }
 }

@@ -310,9 +310,9 @@ fn server_engine(
         None => Vec::new(),
     };
     let server = Server::start(&spec, &mut |note| say(note)).map_err(|e| match e {
-        ServerError::BinaryNotFound { .. } | ServerError::BadConfig { .. } => {
-            Error::Usage(e.to_string())
-        }
+        ServerError::BinaryNotFound { .. }
+        | ServerError::BadConfig { .. }
+        | ServerError::SettingRefused { .. } => Error::Usage(e.to_string()),
         e => Error::Failed(format!("cannot start the {kind} server: {e}")),
     })?;
     let url = server.url_for_config(&config);

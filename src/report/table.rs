@@ -41,6 +41,27 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// or as its suite's section prints them (`sections`: the caller's, one per
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
+    let mut text = tables(doc, all, sections);
+    // Why each test that is not ok is not, under the tables that mark it.
+    for t in doc.tests.iter().filter(|t| {
+        (all || t.reported)
+            && !matches!(
+                t.status,
+                crate::results::Status::Ok | crate::results::Status::Running
+            )
+    }) {
+        if let Some(why) = &t.reason {
+            text.push_str(&format!(
+                "{}: {} t={}: {why}\n",
+                t.status, t.test, t.threads
+            ));
+        }
+    }
+    text
+}
+
+/// [`run_table`] without the reasons of the tests that are not ok.
+fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
     if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
         // A suite's own tables carry no stall mark: the notes say which stalled.
@@ -184,8 +205,33 @@ pub fn cell(v: Option<f64>) -> String {
     }
 }
 
-/// Hardware cost per operation of the load (per row) and of every test (per statement).
-fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
+/// What one operation of a test is, from the unit of its rate: a
+/// transaction for `tx/s` (pgbench, TPC-C's), an operation for `ops/s`
+/// (LinkBench), else a statement. For results stored before rqps stored
+/// it with the figures ([`per_unit`]).
+pub fn op_noun(qps_unit: &str) -> &'static str {
+    match qps_unit {
+        "tx/s" | "tps" => "transaction",
+        "ops/s" => "operation",
+        _ => "statement",
+    }
+}
+
+/// What a test's hardware figures are per: as its suite counts them and
+/// stored with them (`hw.per`: a statement, a transaction, an operation, a
+/// row), else as its rate's unit says ([`op_noun`]).
+pub fn per_unit<'a>(t: &TestResult, hw: &'a crate::results::HwCost) -> &'a str {
+    match &hw.per {
+        Some(p) => p,
+        None => op_noun(&t.qps_unit),
+    }
+}
+
+/// Hardware cost per operation of the load (per row) and of every test (per
+/// statement, per transaction: what its suite counts, named in the heading,
+/// or in a column where the tests count different things). A suite's own
+/// run table ([`Section::run_table`]) adds it after its tables.
+pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     let mut table = TextTable::new(&[
         "test",
         "thr",
@@ -210,18 +256,37 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     if limits {
         table.header.push("limit".into());
     }
+    // The unit of the tests' figures: one for the heading, or a column.
+    let mut nouns: Vec<&str> = Vec::new();
+    for (key, _) in groups {
+        for t in doc.tests.iter().filter(|t| {
+            t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
+        }) {
+            if let Some(hw) = &t.hw
+                && !nouns.contains(&per_unit(t, hw))
+            {
+                nouns.push(per_unit(t, hw));
+            }
+        }
+    }
+    let per_column = nouns.len() > 1;
+    if per_column {
+        table.header.insert(2, "per".into());
+    }
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
     let mut limited = false;
-    let mut add = |name: String, thr: String, hw: &crate::results::HwCost| {
+    let mut add = |name: String, thr: String, per: &str, hw: &crate::results::HwCost| {
         let db = hw
             .db_after
             .as_ref()
             .and_then(|d| d.disk_bytes.or(d.engine_bytes))
             .map(|b| b as f64 / 1048576.0);
-        let mut cells = vec![
-            name,
-            thr,
+        let mut cells = vec![name, thr];
+        if per_column {
+            cells.push(per.to_string());
+        }
+        cells.extend([
             cell(hw.cpu_us_per_op),
             cell(hw.server_cpu_us_per_op),
             cell(hw.client_cpu_us_per_op),
@@ -231,7 +296,7 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             cell(hw.wkb_per_op),
             cell(hw.server_max_rss_mb),
             cell(db),
-        ];
+        ]);
         if limits {
             cells.push(limit_cell(hw.limit.as_ref()));
         }
@@ -247,22 +312,27 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
         rows += 1;
     };
     if let Some(hw) = doc.load.as_ref().and_then(|l| l.hw.as_ref()) {
-        add("load (per row)".into(), "-".into(), hw);
+        add("load (per row)".into(), "-".into(), "row", hw);
     }
     for (key, _) in groups {
         for t in doc.tests.iter().filter(|t| {
             t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
         }) {
             if let Some(hw) = &t.hw {
-                add(t.test.clone(), t.threads.to_string(), hw);
+                add(t.test.clone(), t.threads.to_string(), per_unit(t, hw), hw);
             }
         }
     }
     if rows == 0 {
         return String::new();
     }
+    let per = match nouns[..] {
+        [] => "per row".into(),
+        [one] => format!("per {one}"),
+        _ => "per operation: the column per says of what".into(),
+    };
     let mut out = format!(
-        "\nhardware cost per operation (per statement; CPU in microseconds; cs = context switches; \
+        "\nhardware cost per operation ({per}; CPU in microseconds; cs = context switches; \
          r = storage reads; KB read/written on {})\n{}",
         doc.tests
             .iter()

@@ -28,6 +28,62 @@ pub struct Common {
     pub part: Option<super::part::Part>,
 }
 
+/// A flag of the reference tool a suite reproduces (pgbench's `-c`) that
+/// rqps spells otherwise: a user's habit gets one line that points at
+/// rqps's option instead of clap's "unexpected argument".
+#[derive(Clone, Copy, Debug)]
+pub struct PeerFlag {
+    /// As the peer spells it: `-c`, `--jobs`.
+    pub flag: &'static str,
+    /// Whether it takes a value (`-c 8`, `-c8`, `--jobs=2`).
+    pub value: bool,
+    /// What to write instead, `{}` standing for the value (`--clients {}`),
+    /// or, where rqps has no such option, what it does instead.
+    pub instead: &'static str,
+}
+
+/// The pointer for a command line that uses one of `flags`, if any: one
+/// line naming the peer's flag and what to write instead.
+pub fn peer_flag_hint(args: &[String], peer: &str, flags: &[PeerFlag]) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            return None;
+        }
+        for f in flags {
+            let value = if a == f.flag {
+                if f.value {
+                    Some(it.clone().next().cloned().unwrap_or_else(|| "N".into()))
+                } else {
+                    None
+                }
+            } else if f.value && f.flag.len() == 2 && a.len() > 2 && a.starts_with(f.flag) {
+                // `-c8`
+                Some(a[2..].to_string())
+            } else if let Some(v) = a
+                .strip_prefix(f.flag)
+                .and_then(|r| r.strip_prefix('='))
+                .filter(|_| f.flag.starts_with("--"))
+            {
+                Some(v.to_string())
+            } else {
+                continue;
+            };
+            let written = match &value {
+                Some(v) => format!("{} {v}", f.flag),
+                None => f.flag.to_string(),
+            };
+            let instead = f.instead.replace("{}", value.as_deref().unwrap_or("N"));
+            return Some(if instead.starts_with("--") {
+                format!("{written} is {peer}'s spelling: rqps takes {instead}")
+            } else {
+                format!("{written} is {peer}'s: {instead}")
+            });
+        }
+    }
+    None
+}
+
 /// A workload, typed. Implement this in the suite's folder and add one line to
 /// the registry (`suite/mod.rs`).
 pub trait Workload: Sync + 'static {
@@ -43,6 +99,9 @@ pub trait Workload: Sync + 'static {
     const FACE: Face = Face::Sql;
     /// The profiles it knows; the first is the default.
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
+    /// The reference tool's name and the flags of it that rqps spells
+    /// otherwise (see [`PeerFlag`]). Default: none.
+    const PEER: (&'static str, &'static [PeerFlag]) = ("", &[]);
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
     /// matrix keys (serde, snake_case field names) fill the same struct.
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
@@ -51,15 +110,23 @@ pub trait Workload: Sync + 'static {
     type Options: clap::Args + DeserializeOwned + Default + Send;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
-    /// The keys of the stored [`Workload::Params`] that make the workload:
-    /// its shape (tables, rows, keys, value size and the like), the measured
-    /// durations, the distribution, the statement mode, the test selection.
-    /// `rqps report` and `rqps compare` compare only runs that agree on them
-    /// (in this order they are named where not). The others (thread counts,
-    /// which are compared cell by cell, warm-ups, load options, the profile's
-    /// name, the seed) and what rqps adds (engine options, CPU budgets, TLS)
-    /// may differ: that is what a comparison is for.
+    /// The keys of the stored [`Workload::Params`] that make the workload,
+    /// what the server is asked to do and how much: its shape (tables, rows,
+    /// keys, value size and the like), the measured durations, the
+    /// distribution, the rates, the test selection. `rqps report` and `rqps
+    /// compare` compare only runs that agree on them (in this order they are
+    /// named where not). How the same work reaches the server is a treatment,
+    /// compared and shown under "what differs": the statement mode
+    /// (`ps_mode`), the protocol, and what rqps adds (engine options, CPU
+    /// budgets, TLS). Thread counts are compared cell by cell; warm-ups, load
+    /// options, the profile's name and the seed may differ. docs/reports.md
+    /// lists every key with its reason.
     const WORKLOAD: &'static [&'static str];
+    /// The keys of the stored parameters that are treatments of the suite's
+    /// own (`ps_mode`, `protocol`): compared by reports, but, with the
+    /// workload and what rqps adds (engine options, CPU budgets, TLS), part
+    /// of what makes a name's repeats one experiment. Default: none.
+    const TREATMENTS: &'static [&'static str] = &[];
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
@@ -89,6 +156,10 @@ pub trait Workload: Sync + 'static {
     /// server at once, with who opens them: a throwaway server is sized
     /// for it, and a server too small is refused before anything loads.
     fn need(p: &Self::Params) -> Need;
+    /// What an event is and what hardware costs are divided by
+    /// ([`crate::harness::Units`]): by default sysbench's, transactions of
+    /// statements.
+    const UNITS: crate::harness::Units = crate::harness::Units::SYSBENCH;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -146,6 +217,14 @@ pub trait Suite: Sync {
     fn report(&self) -> Option<&'static dyn Section>;
     /// The parameters that make its workload ([`Workload::WORKLOAD`]).
     fn workload(&self) -> &'static [&'static str];
+    /// Its own treatments ([`Workload::TREATMENTS`]).
+    fn treatments(&self) -> &'static [&'static str];
+    /// One line pointing at rqps's option when `args` use a flag of the
+    /// reference tool ([`Workload::PEER`]).
+    fn peer_hint(&self, args: &[String]) -> Option<String> {
+        let _ = args;
+        None
+    }
 }
 
 /// A suite's checked parameters, ready to run.
@@ -166,6 +245,8 @@ pub trait Plan: Send + Sync {
     fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
+    /// [`Workload::UNITS`].
+    fn units(&self) -> crate::harness::Units;
     /// What it opens on a server at most at once ([`Workload::need`]).
     fn need(&self) -> Need;
     /// [`Workload::compat`].
@@ -264,6 +345,15 @@ impl<W: Workload> Suite for Registered<W> {
         W::WORKLOAD
     }
 
+    fn treatments(&self) -> &'static [&'static str] {
+        W::TREATMENTS
+    }
+
+    fn peer_hint(&self, args: &[String]) -> Option<String> {
+        let (peer, flags) = W::PEER;
+        peer_flag_hint(args, peer, flags)
+    }
+
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {
         let mut t = toml::Table::new();
         t.insert(key.to_string(), value.clone());
@@ -316,6 +406,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn line(&self) -> fn(&str, &TestResult) -> String {
         W::line
+    }
+
+    fn units(&self) -> crate::harness::Units {
+        W::UNITS
     }
 
     fn need(&self) -> Need {

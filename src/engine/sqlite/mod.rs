@@ -217,16 +217,27 @@ impl Dialect for SqliteDialect {
     }
 }
 
-/// Reads every row of `stmt` (bound already) into `out`; a statement
-/// without result columns (DML, BEGIN) says how many rows it changed, as
-/// [`Conn::execute`] does.
+/// Reads every row of `stmt` (bound already) into `out`, emptied first; a
+/// statement without result columns (DML, BEGIN) says how many rows it
+/// changed, as [`Conn::execute`] does.
 fn fetch_rows(stmt: &mut Statement<'_>, out: &mut Rows, conn: &Connection) -> DbResult<Outcome> {
-    let width = stmt.column_count();
-    out.reset(width);
-    if width == 0 {
+    out.reset(0);
+    if stmt.column_count() == 0 {
+        out.begin_set(0);
         let before = conn.total_changes();
         stmt.raw_execute().map_err(map_err)?;
         return Ok(Outcome::Affected(conn.total_changes() - before));
+    }
+    fetch_set(stmt, out)
+}
+
+/// Reads every row of `stmt` (bound already) into the next result set of
+/// `out`, with the columns' names.
+fn fetch_set(stmt: &mut Statement<'_>, out: &mut Rows) -> DbResult<Outcome> {
+    let width = stmt.column_count();
+    out.begin_set(width);
+    for i in 0..width {
+        out.push_name(stmt.column_name(i).map_err(map_err)?.as_bytes());
     }
     let mut rows = stmt.raw_query();
     let mut n = 0u64;
@@ -356,6 +367,7 @@ impl Conn for SqliteConn {
                     match *p {
                         Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
                         Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                        Param::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null),
                     }
                     .map_err(map_err)?;
                 }
@@ -381,6 +393,7 @@ impl Conn for SqliteConn {
                     match *p {
                         Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
                         Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                        Param::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null),
                     }
                     .map_err(map_err)?;
                 }
@@ -398,10 +411,17 @@ impl Conn for SqliteConn {
         }
     }
 
+    /// Runs every statement of `sql` in turn (`a; b`, as the servers'
+    /// text protocols do); the outcome is the last one's.
     fn query(&mut self, sql: &str) -> DbResult<Outcome> {
-        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
-        run(&mut stmt, writes, has_rows, &self.conn)
+        use rusqlite::fallible_iterator::FallibleIterator as _;
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        let mut last = Outcome::Affected(0);
+        while let Some(mut stmt) = batch.next().map_err(map_err)? {
+            let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
+            last = run(&mut stmt, writes, has_rows, &self.conn)?;
+        }
+        Ok(last)
     }
 
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
@@ -420,9 +440,26 @@ impl Conn for SqliteConn {
         }
     }
 
+    /// [`Conn::query`] keeping the rows of every statement that returns
+    /// some, one result set each.
     fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
-        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        fetch_rows(&mut stmt, out, &self.conn)
+        use rusqlite::fallible_iterator::FallibleIterator as _;
+        out.reset(0);
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        let mut last = Outcome::Affected(0);
+        while let Some(mut stmt) = batch.next().map_err(map_err)? {
+            last = if stmt.column_count() > 0 {
+                fetch_set(&mut stmt, out)?
+            } else {
+                let writes = !stmt.readonly();
+                run(&mut stmt, writes, false, &self.conn)?
+            };
+        }
+        Ok(last)
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        Some(!self.conn.is_autocommit())
     }
 
     fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
