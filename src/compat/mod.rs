@@ -220,7 +220,8 @@ fn run_test(side: &Side, test: &CompatTest) -> Vec<Sent> {
 /// recorder saw one.
 struct LoadFailed {
     error: crate::engine::DbError,
-    failing: Option<Sent>,
+    /// Boxed: a recorded statement is large, and a load rarely fails.
+    failing: Option<Box<Sent>>,
 }
 
 /// Loads the suite's tables on one engine (through its recorder when
@@ -235,7 +236,8 @@ fn load(side: &Side, plan: &CompatPlan, recorded: bool) -> Result<(), LoadFailed
         failing: sent
             .into_iter()
             .rev()
-            .find(|s| matches!(s.answer, trace::Answer::Error { .. })),
+            .find(|s| matches!(s.answer, trace::Answer::Error { .. }))
+            .map(Box::new),
     })
 }
 

@@ -466,7 +466,7 @@ impl Conn for SqliteConn {
         Some(
             self.conn
                 .prepare(sql)
-                .map(|s| s.column_names().into_iter().map(str::to_string).collect())
+                .map(|s| s.column_names().map(str::to_string).collect())
                 .map_err(map_err),
         )
     }
