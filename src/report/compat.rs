@@ -389,6 +389,22 @@ fn data(r: &CompatRecord) -> DataTable {
     }
 }
 
+/// The record's data table, one line a row, fields joined by `sep` after
+/// `field` made each safe for the format (`na` for a missing value).
+fn delimited(r: &CompatRecord, sep: &str, field: fn(&str) -> String, na: &str) -> String {
+    let t = data(r);
+    let mut out = String::new();
+    let mut line = |v: Vec<String>| {
+        out.push_str(&v.join(sep));
+        out.push('\n');
+    };
+    line(t.header.iter().map(|h| field(h)).collect());
+    for row in t.rows {
+        line(row.iter().map(|v| field(&v.text(na))).collect());
+    }
+    out
+}
+
 /// The record in `format`.
 pub fn render(r: &CompatRecord, format: Format, colour: bool) -> String {
     let mut out = String::new();
@@ -406,40 +422,8 @@ pub fn render(r: &CompatRecord, format: Format, colour: bool) -> String {
             out.push('\n');
         }
         Format::Html => out = super::export::html::page(&document(r)),
-        Format::Csv => {
-            let t = data(r);
-            let line = |v: Vec<String>| v.join(",") + "\n";
-            out.push_str(&line(
-                t.header
-                    .iter()
-                    .map(|h| super::export::csv::field(h))
-                    .collect(),
-            ));
-            for row in t.rows {
-                out.push_str(&line(
-                    row.iter()
-                        .map(|v| super::export::csv::field(&v.text("")))
-                        .collect(),
-                ));
-            }
-        }
-        Format::Tsv => {
-            let t = data(r);
-            let line = |v: Vec<String>| v.join("\t") + "\n";
-            out.push_str(&line(
-                t.header
-                    .iter()
-                    .map(|h| super::export::tsv::clean(h))
-                    .collect(),
-            ));
-            for row in t.rows {
-                out.push_str(&line(
-                    row.iter()
-                        .map(|v| super::export::tsv::clean(&v.text("NA")))
-                        .collect(),
-                ));
-            }
-        }
+        Format::Csv => out = delimited(r, ",", super::export::csv::field, ""),
+        Format::Tsv => out = delimited(r, "\t", super::export::tsv::clean, "NA"),
         Format::Json => {
             out = serde_json::to_string_pretty(r).unwrap_or_default();
             out.push('\n');
