@@ -238,6 +238,20 @@ pub fn cut(s: &str, n: usize) -> String {
     t
 }
 
+/// `s` in at most about `n` characters, its start and its end: what a
+/// long statement refuses is often at its end (a multi-row INSERT's
+/// `ON CONFLICT ...`), past a cut of its start alone.
+pub fn cut_statement(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        return s.to_string();
+    }
+    let tail = n / 4;
+    let head: String = s.chars().take(n - tail).collect();
+    let end: String = s.chars().skip(len - tail).collect();
+    format!("{head} ... {end}")
+}
+
 /// An answer as a report shows it, in one line.
 pub fn show(a: &Answer) -> String {
     match a {
@@ -460,6 +474,17 @@ pub fn compare_tables(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_statement_is_cut_in_its_middle_so_its_end_shows() {
+        let rows = vec!["(?, ?)"; 1000].join(", ");
+        let sql = format!("INSERT INTO t (a, b) VALUES {rows} ON CONFLICT (a) DO NOTHING");
+        let c = cut_statement(&sql, 400);
+        assert!(c.starts_with("INSERT INTO t (a, b) VALUES (?, ?)"), "{c}");
+        assert!(c.ends_with("ON CONFLICT (a) DO NOTHING"), "{c}");
+        assert!(c.contains(" ... ") && c.chars().count() < 420, "{c}");
+        assert_eq!(cut_statement("SELECT 1", 400), "SELECT 1");
+    }
     use super::*;
     use crate::engine::Meaning;
 

@@ -485,7 +485,7 @@ fn check(
                         test: "load".into(),
                         level,
                         what: "the load failed".into(),
-                        statement: compare::cut(&s.literal(), STATEMENT_CHARS),
+                        statement: compare::cut_statement(&s.literal(), STATEMENT_CHARS),
                         reference: "ran".into(),
                         target: compare::show(&s.answer),
                     });
@@ -615,7 +615,7 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                         test: test.name.clone(),
                         level: v.level,
                         what: v.what,
-                        statement: compare::cut(&t.literal(), STATEMENT_CHARS),
+                        statement: compare::cut_statement(&t.literal(), STATEMENT_CHARS),
                         reference: compare::show(&r.answer),
                         target: compare::show(&t.answer),
                     });
@@ -628,7 +628,7 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                         test: test.name.clone(),
                         level: Level::None,
                         what: "not sent: the target's worker stopped before it".into(),
-                        statement: compare::cut(&r.literal(), STATEMENT_CHARS),
+                        statement: compare::cut_statement(&r.literal(), STATEMENT_CHARS),
                         reference: compare::show(&r.answer),
                         target: "not sent".into(),
                     };
@@ -641,7 +641,7 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                         test: test.name.clone(),
                         level: Level::Syntax,
                         what: "sent only on the target: its worker went another way".into(),
-                        statement: compare::cut(&t.literal(), STATEMENT_CHARS),
+                        statement: compare::cut_statement(&t.literal(), STATEMENT_CHARS),
                         reference: "not sent".into(),
                         target: compare::show(&t.answer),
                     };

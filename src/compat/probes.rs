@@ -229,15 +229,18 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
         "protocol",
         "several statements in one message",
         match rows(a, &multi) {
+            // The values are part of the answer: an engine (or a client)
+            // that keeps only one statement's rows does not give the
+            // reference's.
             Ok(r) => Seen::new(
-                "yes",
                 format!(
-                    "values {}",
+                    "yes, values {}",
                     r.iter()
                         .map(|r| r.first().cloned().flatten().unwrap_or_default())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+                "",
                 &[&multi],
             ),
             Err(e) => Seen::new("no", err_text(&e), &[&multi]),

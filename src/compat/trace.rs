@@ -200,11 +200,16 @@ struct RecConn {
 
 /// The values of `rows`, row by row.
 pub fn rows_of(rows: &Rows) -> Vec<Vec<Option<String>>> {
-    (0..rows.len())
-        .map(|r| {
-            (0..rows.width())
-                .map(|c| rows.get(r, c).map(str::to_string))
-                .collect()
+    // Every result set's rows, one after the other: several statements in
+    // one message answer with a set each.
+    (0..rows.sets())
+        .map(|i| rows.set(i))
+        .flat_map(|set| {
+            (0..set.len()).map(move |r| {
+                (0..set.width())
+                    .map(|c| set.get(r, c).map(str::to_string))
+                    .collect()
+            })
         })
         .collect()
 }
@@ -326,6 +331,22 @@ impl Conn for RecConn {
 mod tests {
     use super::*;
     use crate::engine::sqlite::SqliteDriver;
+
+    #[test]
+    fn the_rows_of_several_statements_in_one_message_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = SqliteDriver::new(&dir.path().join("t.db"), vec![]);
+        let mut c = d.connect().unwrap();
+        let mut r = Rows::default();
+        c.query_into("SELECT 1; SELECT 2, 3", &mut r).unwrap();
+        assert_eq!(
+            rows_of(&r),
+            vec![
+                vec![Some("1".to_string())],
+                vec![Some("2".to_string()), Some("3".to_string())]
+            ]
+        );
+    }
 
     #[test]
     fn every_statement_and_its_answer_is_recorded_and_the_worker_gets_its_outcome() {
