@@ -475,7 +475,7 @@ fn check(
                 if loaded.is_err() { " (failed)" } else { "" }
             );
             if let Err(LoadFailed { error, failing }) = loaded {
-                side.broken = Some(format!("the load failed: {error}"));
+                side.broken = Some(format!("the load failed: {}", reason(&error)));
                 if let Some(s) = failing {
                     let level =
                         compare::compare(&s.sql, &trace::Answer::Affected(0), &s.answer).level;
@@ -530,7 +530,7 @@ fn check(
                     continue;
                 }
                 if let Err(f) = load(side, plan, false) {
-                    side.broken = Some(format!("the load failed: {}", f.error));
+                    side.broken = Some(format!("the load failed: {}", reason(&f.error)));
                     continue;
                 }
                 let conditions = concurrent(side, c);
@@ -738,10 +738,24 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                 continue;
             }
             if let Err(f) = load(side, plan, false) {
-                side.broken = Some(format!("loading the tables again failed: {}", f.error));
+                side.broken = Some(format!(
+                    "loading the tables again failed: {}",
+                    reason(&f.error)
+                ));
             }
         }
     }
+}
+
+/// An error as a one-line reason: its first line, cut (an engine's message
+/// may carry the whole statement, H2's 100 kB of a multi-row INSERT, on
+/// lines of its own).
+fn reason(e: &impl std::fmt::Display) -> String {
+    let e = e.to_string();
+    let mut lines = e.lines();
+    let first = lines.next().unwrap_or("");
+    let more = if lines.next().is_some() { " ..." } else { "" };
+    format!("{}{more}", compare::cut(first, 200))
 }
 
 /// The first line of a statement, cut, for a one-line reason.
@@ -758,7 +772,7 @@ fn concurrent(side: &Side, c: &crate::suite::CompatConcurrent) -> Vec<crate::sui
             return vec![crate::suite::Condition {
                 name: "the concurrent run starts".into(),
                 holds: false,
-                detail: Some(compare::cut(&e.to_string(), 200)),
+                detail: Some(reason(&e)),
             }];
         }
     };
@@ -783,7 +797,7 @@ fn concurrent(side: &Side, c: &crate::suite::CompatConcurrent) -> Vec<crate::sui
                                 ErrorClass::Reconnect | ErrorClass::Fatal => false,
                             };
                             if !ok {
-                                return Some(compare::cut(&e.to_string(), 200));
+                                return Some(reason(&e));
                             }
                         }
                     }
@@ -806,7 +820,7 @@ fn concurrent(side: &Side, c: &crate::suite::CompatConcurrent) -> Vec<crate::sui
         Err(e) => out.push(crate::suite::Condition {
             name: "the invariants could be read".into(),
             holds: false,
-            detail: Some(compare::cut(&e.to_string(), 200)),
+            detail: Some(reason(&e)),
         }),
     }
     out
@@ -895,5 +909,25 @@ fn verdicts(suite: &str, tests: &[&CompatTest], sides: &mut [Side]) {
             }
         };
         side.out.suites.push(verdict);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    #[test]
+    fn a_reason_is_one_short_line_however_long_the_engine_s_message() {
+        let sql = format!("INSERT INTO t VALUES {}", vec!["($1)"; 30_000].join(", "));
+        let e = crate::engine::DbError::fatal(format!(
+            "Syntax error in SQL statement \"{sql}\"; SQL statement:\n{sql} [42000-252]"
+        ));
+        let r = reason(&e);
+        assert!(!r.contains('\n') && r.chars().count() < 220, "{r}");
+        assert!(
+            r.starts_with("Syntax error in SQL statement") && r.ends_with(" ..."),
+            "{r}"
+        );
+        assert_eq!(reason(&"refused"), "refused");
     }
 }

@@ -15,15 +15,21 @@ use crate::results::compat::{CompatRecord, EngineCompat, Level};
 /// record, and in json).
 pub const SHOWN_DIFFERENCES: usize = 12;
 
-/// Characters of a statement the readable formats show (json has it whole).
+/// Characters of a statement the readable formats show (json has up to
+/// 16,000, its start and its end).
 const STATEMENT_SHOWN: usize = 300;
 
+/// Its start and its end: what an engine refuses is often at the end of
+/// a long statement (a multi-row INSERT's `ON CONFLICT ...`).
 fn shown_statement(s: &str) -> String {
-    if s.chars().count() <= STATEMENT_SHOWN {
+    let len = s.chars().count();
+    if len <= STATEMENT_SHOWN {
         return s.to_string();
     }
-    let head: String = s.chars().take(STATEMENT_SHOWN).collect();
-    format!("{head}... (whole in the record)")
+    let tail = STATEMENT_SHOWN / 3;
+    let head: String = s.chars().take(STATEMENT_SHOWN - tail).collect();
+    let end: String = s.chars().skip(len - tail).collect();
+    format!("{head} ... {end} (more in the record)")
 }
 
 fn pct(n: u64, of: u64) -> String {
@@ -430,4 +436,24 @@ pub fn render(r: &CompatRecord, format: Format, colour: bool) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_statement;
+
+    #[test]
+    fn a_long_statement_shows_its_start_and_its_end() {
+        let sql = format!(
+            "INSERT INTO t (a) VALUES {} ON CONFLICT (a) DO NOTHING",
+            vec!["(?)"; 500].join(", ")
+        );
+        let s = shown_statement(&sql);
+        assert!(s.starts_with("INSERT INTO t (a) VALUES (?)"), "{s}");
+        assert!(
+            s.ends_with("ON CONFLICT (a) DO NOTHING (more in the record)"),
+            "{s}"
+        );
+        assert_eq!(shown_statement("SELECT 1"), "SELECT 1");
+    }
 }

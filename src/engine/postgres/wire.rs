@@ -739,7 +739,15 @@ impl<S: Read + Write> PgConn<S> {
     fn on_error(&mut self, body: Range<usize>, first: &mut Option<DbError>) -> DbResult<()> {
         let (e, ends_session) = match error_response(&self.rd.buf[body]) {
             Ok(r) => r,
-            Err(e) => return Err(self.protocol(e)),
+            Err(e) => {
+                // The session is out of step from here on; but where an
+                // error was read already, that one is the answer (H2
+                // 2.5.252 follows a refused Parse with a second
+                // ErrorResponse, for the Describe, that lacks its closing
+                // zero byte).
+                let broken = self.protocol(e);
+                return Err(first.take().unwrap_or(broken));
+            }
         };
         if ends_session {
             self.broken = true;
@@ -1826,6 +1834,34 @@ mod tests {
             assert!(c.is_usable());
             assert_eq!(c.query("BEGIN").unwrap(), Outcome::Affected(0));
         }
+    }
+
+    #[test]
+    fn a_malformed_second_error_keeps_the_first_and_ends_the_connection() {
+        let mut answer = error(&[
+            (b'S', "ERROR"),
+            (b'C', "42000"),
+            (b'M', "Syntax error in SQL statement"),
+        ]);
+        // H2's answer to the Describe after a refused Parse: its fields
+        // without the closing zero byte.
+        let mut bad = b"SERROR\0C08P01\0MPrepared not found: s0\0".to_vec();
+        answer.extend(msg(b'E', &bad));
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        let e = c
+            .prepare("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING")
+            .unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("42000"), "{e}");
+        assert_eq!(e.meaning(), crate::engine::Meaning::Syntax, "{e}");
+        assert!(!c.is_usable(), "out of step after the malformed message");
+        bad.push(0);
+        let mut answer = msg(b'E', &bad);
+        answer.extend(ready());
+        let mut c = conn(vec![answer]);
+        let e = c.prepare("SELECT 1").unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("08P01"), "{e}");
+        assert!(c.is_usable(), "a well-formed error keeps the connection");
     }
 
     #[test]
