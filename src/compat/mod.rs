@@ -563,6 +563,14 @@ fn check(
     Ok(infos)
 }
 
+/// A difference's `what`, with what ran at once in the test, if anything.
+fn noted(what: String, test: &CompatTest) -> String {
+    match &test.at_once {
+        Some(n) => format!("{what} ({n})"),
+        None => what,
+    }
+}
+
 /// One test on every side, compared, then its tables.
 fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]) {
     let traces: Vec<Option<Vec<Sent>>> = sides
@@ -664,7 +672,8 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                 .as_ref()
                 .map(|d| format!("{}: {}", d.what, cut_sql(&d.statement))),
         });
-        if let Some(d) = first {
+        if let Some(mut d) = first {
+            d.what = noted(d.what, test);
             side.out.differences.push(d);
         }
     }
@@ -715,7 +724,7 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                 suite: suite.into(),
                 test: test.name.clone(),
                 level: Level::Syntax,
-                what: format!("table {} differs after the test", t.name),
+                what: noted(format!("table {} differs after the test", t.name), test),
                 statement: select_all(t),
                 reference: format!("{} rows", want.len()),
                 target: what,

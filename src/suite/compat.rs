@@ -56,6 +56,10 @@ pub struct CompatTest {
     /// The suite's own worker for the test, from the plan's seed, on one
     /// connection of the driver it is given.
     pub worker: OnDriver<Box<dyn Worker>>,
+    /// Where the worker drives several connections at once, what runs at
+    /// once, in words: each difference of the test says it, as one
+    /// statement alone may not show the difference by hand.
+    pub at_once: Option<String>,
 }
 
 /// A concurrent run and the invariants that must hold after it.

@@ -46,6 +46,11 @@ pub fn plan(steps: Vec<(String, StepSpec)>) -> CompatPlan {
     let tests = steps
         .into_iter()
         .map(|(name, spec)| CompatTest {
+            at_once: spec.deletes.then(|| {
+                "the inserter and the deleter write the table at once, on two connections: \
+                 try it with two sessions"
+                    .to_string()
+            }),
             name,
             also: Vec::new(),
             writes: vec![t.name.clone()],

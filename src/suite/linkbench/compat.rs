@@ -80,6 +80,7 @@ pub fn plan(p: &Shape) -> CompatPlan {
         .map(|(op, name)| {
             let p = p.clone();
             CompatTest {
+                at_once: None,
                 name: name.to_ascii_lowercase(),
                 // Every request step (P1, P4, ...) makes the whole mix.
                 also: vec!["P*".into()],

@@ -61,6 +61,7 @@ pub fn plan(p: &Params) -> CompatPlan {
                 )
             };
             tests.push(CompatTest {
+                at_once: None,
                 name,
                 also,
                 writes: if b == Builtin::SelectOnly {

@@ -173,6 +173,7 @@ impl Workload for Select1 {
             load: Box::new(|_| Ok(())),
             tables: Vec::new(),
             tests: vec![crate::suite::api::CompatTest {
+                at_once: None,
                 name: "select1".into(),
                 also: Vec::new(),
                 writes: Vec::new(),

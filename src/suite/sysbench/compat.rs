@@ -72,6 +72,7 @@ pub fn plan(p: &SysbenchParams) -> CompatPlan {
             Vec::new()
         };
         tests.push(CompatTest {
+            at_once: None,
             name: b,
             also,
             writes,

@@ -62,6 +62,7 @@ pub fn plan(p: &Shape) -> CompatPlan {
         .map(|(kind, name)| {
             let p = p.clone();
             CompatTest {
+                at_once: None,
                 name: name.to_string(),
                 // tpmC is the mix of all five: any that differs, differs it.
                 also: vec!["tpmC".into()],
