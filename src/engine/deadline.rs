@@ -75,7 +75,7 @@ impl Deadline {
 
 /// The mid-message deadline of a wire client: a server writes each message
 /// whole, so once the first bytes of one have arrived, the rest must follow
-/// within [`message_timeout`](crate::engine::message_timeout) (10 s by
+/// within the message timeout ([`Timeouts::message`](crate::engine::Timeouts), 10 s by
 /// default), whatever the statement timeout. Silence there is a fault (a
 /// garbled length field, a server stopped mid-write), not a long query:
 /// without this, a garbled reply waited out the statement timeout (600 s).
@@ -111,15 +111,22 @@ impl MidMessage {
         }
     }
 
-    /// Watches socket `fd`, whose read timeout is `long` now.
-    pub(crate) fn on(fd: std::os::fd::RawFd, long: Duration) -> Self {
+    /// Watches socket `fd`, whose read timeout is `long` (the statement
+    /// timeout) now; a message must be whole within `short`.
+    pub(crate) fn on(fd: std::os::fd::RawFd, long: Duration, short: Duration) -> Self {
         MidMessage {
             fd: Some(fd),
             long,
-            short: crate::engine::message_timeout().min(long),
+            short: short.min(long),
             since: None,
             armed: false,
         }
+    }
+
+    /// The statement timeout the socket was given, for the message of a
+    /// statement that timed out.
+    pub(crate) fn statement_timeout(&self) -> Duration {
+        self.long
     }
 
     /// Before a read that may wait: `mid` when part of the message is in.

@@ -7,6 +7,7 @@
 pub mod executor;
 pub mod matrix;
 pub mod open;
+pub mod options;
 pub mod report;
 pub mod session;
 pub mod signals;

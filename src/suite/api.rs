@@ -47,7 +47,7 @@ pub trait Workload: Sync + 'static {
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
     /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
     /// and read them with [`set`] and [`set_all`].
-    type Options: clap::Args + DeserializeOwned + Default + Send;
+    type Options: clap::Args + DeserializeOwned + Default + Clone + Send + Sync;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
     /// The keys of the stored [`Workload::Params`] that make the workload:
@@ -159,6 +159,8 @@ pub trait Plan: Send + Sync {
     fn line(&self) -> fn(&str, &TestResult) -> String;
     /// What it opens on a server at most at once ([`Workload::need`]).
     fn need(&self) -> Need;
+    /// The same plan with another seed (a matrix's runs each draw their own).
+    fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error>;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -175,7 +177,9 @@ impl<W> Registered<W> {
 }
 
 struct TypedPlan<W: Workload> {
-    profile: String,
+    common: Common,
+    /// The options the parameters were made from, for [`Plan::reseeded`].
+    o: W::Options,
     p: W::Params,
 }
 
@@ -199,8 +203,9 @@ impl<W: Workload> Registered<W> {
             )));
         }
         Ok(Box::new(TypedPlan::<W> {
-            profile: common.profile.clone(),
-            p: W::params(common, o)?,
+            common: common.clone(),
+            p: W::params(common, o.clone())?,
+            o,
         }))
     }
 }
@@ -268,7 +273,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
     }
 
     fn profile(&self) -> &str {
-        &self.profile
+        &self.common.profile
     }
 
     fn face(&self) -> Face {
@@ -309,6 +314,18 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn need(&self) -> Need {
         W::need(&self.p)
+    }
+
+    fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error> {
+        let common = Common {
+            seed,
+            ..self.common.clone()
+        };
+        Ok(Box::new(TypedPlan::<W> {
+            p: W::params(&common, self.o.clone())?,
+            o: self.o.clone(),
+            common,
+        }))
     }
 }
 

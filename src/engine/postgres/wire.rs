@@ -80,6 +80,8 @@ pub struct Config {
     pub application_name: String,
     /// For the TCP connect and for the whole startup exchange.
     pub connect_timeout: Duration,
+    /// How long a statement's reply, and the rest of a begun message, may take.
+    pub timeouts: crate::engine::Timeouts,
     /// `sslmode` and its files; not used over a unix socket.
     pub tls: TlsSetup,
     /// `channel_binding`.
@@ -491,12 +493,12 @@ impl PgConn<Stream> {
             }
             (r, _) => r?,
         }
-        let limit = crate::engine::statement_timeout();
+        let limit = cfg.timeouts.statement;
         c.stream
             .set_read_timeout(limit)
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
-        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit);
+        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message);
         c.ready = true;
         Ok(c)
     }
@@ -593,7 +595,7 @@ impl<S: Read + Write> PgConn<S> {
     }
 
     /// An I/O error: past the startup, a timeout is the statement timeout
-    /// (see [`crate::engine::statement_timeout`]), which fails the test.
+    /// (see [`crate::engine::Timeouts`]), which fails the test.
     #[cold]
     fn io_failure(&self, e: io::Error) -> DbError {
         let timeout = matches!(
@@ -601,7 +603,9 @@ impl<S: Read + Write> PgConn<S> {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         );
         if timeout && self.ready {
-            DbError::fatal(crate::engine::statement_timeout_message())
+            DbError::fatal(crate::engine::statement_timeout_message(
+                self.rd.mid.statement_timeout(),
+            ))
         } else {
             io_error(e)
         }
@@ -1934,6 +1938,7 @@ mod tests {
             database: "db".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            timeouts: Default::default(),
             tls: TlsSetup::disabled(tls::Flavor::Postgres),
             channel_binding: ChannelBindingMode::Prefer,
         };
@@ -1965,6 +1970,7 @@ mod tests {
             database: "db".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            timeouts: Default::default(),
             tls: TlsSetup::disabled(tls::Flavor::Postgres),
             channel_binding: ChannelBindingMode::Prefer,
         };
@@ -2005,6 +2011,7 @@ mod tests {
             database: "d".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            timeouts: Default::default(),
             tls: TlsSetup::disabled(tls::Flavor::Postgres),
             channel_binding: ChannelBindingMode::Prefer,
         });
@@ -2024,6 +2031,7 @@ mod tests {
             database: "d".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(2),
+            timeouts: Default::default(),
             tls: TlsSetup::new(options).unwrap(),
             channel_binding: ChannelBindingMode::Prefer,
         })

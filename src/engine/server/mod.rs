@@ -155,6 +155,9 @@ pub struct ServerSpec {
     pub basedir: Option<PathBuf>,
     /// File with `postgresql.conf` lines, or `my.cnf` `[mysqld]` lines (header optional).
     pub config: Option<PathBuf>,
+    /// The text of `config` when the caller has read it already (`rqps run`
+    /// reads its `--config` once, when it checks it); else `config` is read.
+    pub config_text: Option<String>,
     /// Keep the temporary directory (data, logs) after stop.
     pub keep: bool,
     /// Where to create the temporary directory (default [`std::env::temp_dir`]).
@@ -180,6 +183,7 @@ impl ServerSpec {
             recipe,
             basedir: None,
             config: None,
+            config_text: None,
             keep: false,
             parent_dir: None,
             cpus: None,
@@ -583,7 +587,11 @@ impl Server {
     /// human-readable notes.
     pub fn start(spec: &ServerSpec, note: &mut dyn FnMut(&str)) -> Result<Server, ServerError> {
         let bins = locate(spec.recipe, spec.basedir.as_deref())?;
-        let mut config = spec.config.as_deref().map(read_config).transpose()?;
+        let mut config = match (&spec.config_text, &spec.config) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(path)) => Some(read_config(path)?),
+            (None, None) => None,
+        };
         if let Some(need) = &spec.need {
             let user = config.as_deref().unwrap_or("");
             let sized = crate::engine::capacity::sizing(spec.recipe.sized_settings(), need, user);
