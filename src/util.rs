@@ -78,7 +78,7 @@ pub enum OutputPath {
 /// How [`write_output`] treats `path`.
 /// Refuses another user's link in a shared directory (see [`check_link_owner`]).
 pub fn output_path(path: &Path) -> std::io::Result<OutputPath> {
-    let (real, magic) = resolve_links(path)?;
+    let (real, magic) = resolve_links(path, "write")?;
     match std::fs::metadata(path) {
         Ok(md) if md.is_dir() => Err(std::io::Error::new(
             std::io::ErrorKind::IsADirectory,
@@ -98,14 +98,14 @@ pub fn output_path(path: &Path) -> std::io::Result<OutputPath> {
 /// dangling one: the path it would create), and whether a step went through
 /// /proc, whose links are open files rather than paths. Each link must pass
 /// [`check_link_owner`].
-fn resolve_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
+fn resolve_links(path: &Path, verb: &str) -> std::io::Result<(PathBuf, bool)> {
     let mut p = path.to_path_buf();
     let mut magic = false;
     for _ in 0..40 {
         magic |= p.starts_with("/proc") || p.starts_with("/dev/fd");
         match std::fs::symlink_metadata(&p) {
             Ok(md) if md.file_type().is_symlink() => {
-                check_link_owner(&p, &md)?;
+                check_link_owner(&p, &md, verb)?;
                 let to = std::fs::read_link(&p)?;
                 p = match p.parent() {
                     Some(dir) if to.is_relative() => dir.join(to),
@@ -125,7 +125,7 @@ fn resolve_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
 /// target rather than opening the link, so the kernel's own check never
 /// runs: without this one, root writing `--json /tmp/out.json` would replace
 /// whatever another user's link there points to.
-fn check_link_owner(link: &Path, md: &std::fs::Metadata) -> std::io::Result<()> {
+fn check_link_owner(link: &Path, md: &std::fs::Metadata, verb: &str) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let dir = link
         .parent()
@@ -140,7 +140,7 @@ fn check_link_owner(link: &Path, md: &std::fs::Metadata) -> std::io::Result<()> 
             std::io::ErrorKind::PermissionDenied,
             format!(
                 "{} is a symbolic link of another user (uid {}) in the shared directory {}: \
-                 rqps does not write through it; remove it or name another file",
+                 rqps does not {verb} through it; remove it or name another file",
                 link.display(),
                 md.uid(),
                 dir.display()
@@ -242,6 +242,76 @@ pub fn read_config(path: &Path) -> Result<String, ConfigError> {
         return Err(ConfigError::TooLarge);
     }
     String::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)
+}
+
+/// Reads an input file the user named (a pgbench script): only a regular
+/// file of at most `max` bytes, opened without blocking (a FIFO is refused,
+/// not waited on) and never through another user's symbolic link in a
+/// shared sticky directory (the rule the outputs follow, see
+/// [`check_link_owner`]); no more than `max` + 1 bytes are read. The error
+/// is the reason alone, for the caller to put after the path.
+pub fn read_input(path: &Path, max: u64) -> Result<String, InputError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(InputError::NotFound),
+        Err(e) => return Err(InputError::Io(e)),
+        Ok(_) => {}
+    }
+    let (real, _) = resolve_links(path, "read").map_err(InputError::Io)?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(&real)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => InputError::NotFound,
+            _ => InputError::Io(e),
+        })?;
+    let md = f.metadata().map_err(InputError::Io)?;
+    if md.is_dir() {
+        return Err(InputError::IsDir);
+    }
+    if !md.is_file() {
+        return Err(InputError::NotRegular);
+    }
+    if md.len() > max {
+        return Err(InputError::TooLarge(max));
+    }
+    let mut bytes = Vec::with_capacity(md.len() as usize);
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(InputError::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(InputError::TooLarge(max));
+    }
+    String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)
+}
+
+/// Why an input file cannot be read: the reason alone.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("no such file")]
+    NotFound,
+    #[error("is a directory, expected a file")]
+    IsDir,
+    #[error("is not a regular file (a FIFO, a device or a socket): give the path of a file")]
+    NotRegular,
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("larger than {}, the limit", size_text(*.0))]
+    TooLarge(u64),
+    #[error("is not UTF-8 text")]
+    NotUtf8,
+}
+
+/// `1 MiB`, `512 KiB`, `100 bytes`.
+fn size_text(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
 }
 
 /// Why a config file cannot be used: the reason alone, for the caller to put

@@ -294,6 +294,11 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
     } else {
         suite::registry()[0]
     };
+    // A habit from the tool the suite reproduces (pgbench's `-c 8`): one
+    // line that names rqps's option.
+    if takes_suite && let Some(m) = chosen.peer_hint(argv.get(1..).unwrap_or_default()) {
+        return Err(NotParsed::Usage(m));
+    }
     let cmd = command(chosen);
     if takes_suite
         && let Some(sc) = cmd.find_subcommand(&sub)

@@ -88,6 +88,8 @@ pub use schema::{Index, KeyedTable, SetTo, Table};
 pub enum Param<'a> {
     Int(i64),
     Text(&'a str),
+    /// SQL NULL (pgbench binds an undefined variable so).
+    Null,
 }
 
 /// What one execution returned, in the terms sysbench counts statements by:
@@ -317,11 +319,83 @@ pub trait Dialect: Send + Sync {
 /// The values of the rows a statement returned, as text (`None` for NULL),
 /// kept in one buffer that a worker reuses, so fetching allocates only while
 /// the buffer grows. Filled by [`Conn::fetch`].
+///
+/// Several statements sent as one (`a; b`) give several result sets: a
+/// driver that tells them apart starts each with [`Rows::begin_set`], and
+/// may name its columns ([`Rows::push_name`]). [`Rows::len`], [`Rows::width`]
+/// and [`Rows::get`] read the last set; [`Rows::set`] any of them.
 #[derive(Clone, Debug, Default)]
 pub struct Rows {
     width: usize,
     text: String,
     cells: Vec<Option<(u32, u32)>>,
+    /// The current set: its first cell, its rows of no column (PostgreSQL's
+    /// `SELECT`), and its first name in `names`.
+    start: usize,
+    empty_rows: usize,
+    names_start: usize,
+    /// Whether the current set was begun by [`Rows::begin_set`].
+    begun: bool,
+    /// The sets before the current one.
+    done: Vec<SetMark>,
+    /// Column names (ranges of `text`), set after set.
+    names: Vec<(u32, u32)>,
+}
+
+/// Where one finished result set lies in a [`Rows`].
+#[derive(Clone, Copy, Debug)]
+struct SetMark {
+    start: usize,
+    end: usize,
+    width: usize,
+    empty_rows: usize,
+    names: (usize, usize),
+}
+
+/// One result set of a [`Rows`].
+#[derive(Clone, Copy, Debug)]
+pub struct RowSet<'a> {
+    rows: &'a Rows,
+    mark: SetMark,
+}
+
+impl RowSet<'_> {
+    /// Rows in the set.
+    pub fn len(&self) -> usize {
+        let m = &self.mark;
+        (m.end - m.start)
+            .checked_div(m.width)
+            .unwrap_or(m.empty_rows)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Columns per row.
+    pub fn width(&self) -> usize {
+        self.mark.width
+    }
+    /// The value at `row`, `col` as text; `None` for NULL or out of range.
+    pub fn get(&self, row: usize, col: usize) -> Option<&str> {
+        let m = &self.mark;
+        if col >= m.width {
+            return None;
+        }
+        let i = m.start + row * m.width + col;
+        if i >= m.end {
+            return None;
+        }
+        let (a, b) = (*self.rows.cells.get(i)?)?;
+        Some(&self.rows.text[a as usize..b as usize])
+    }
+    /// The name of column `col`, where the driver gave the names.
+    pub fn name(&self, col: usize) -> Option<&str> {
+        let (a, b) = self.mark.names;
+        if b - a != self.mark.width {
+            return None;
+        }
+        let (x, y) = *self.rows.names.get(a + col)?;
+        Some(&self.rows.text[x as usize..y as usize])
+    }
 }
 
 impl Rows {
@@ -330,6 +404,54 @@ impl Rows {
         self.width = width;
         self.text.clear();
         self.cells.clear();
+        self.start = 0;
+        self.empty_rows = 0;
+        self.names_start = 0;
+        self.begun = false;
+        self.done.clear();
+        self.names.clear();
+    }
+    /// Starts the next result set, of `width` columns (the first one, after
+    /// [`Rows::reset`], is this call's).
+    pub fn begin_set(&mut self, width: usize) {
+        if self.begun {
+            self.done.push(self.mark());
+        }
+        self.begun = true;
+        self.width = width;
+        self.start = self.cells.len();
+        self.empty_rows = 0;
+        self.names_start = self.names.len();
+    }
+    /// Names the next column of the current set.
+    pub fn push_name(&mut self, name: &[u8]) {
+        let start = self.text.len() as u32;
+        self.text.push_str(&String::from_utf8_lossy(name));
+        self.names.push((start, self.text.len() as u32));
+    }
+    /// Counts a row of no column.
+    pub fn push_empty_row(&mut self) {
+        self.empty_rows += 1;
+    }
+    fn mark(&self) -> SetMark {
+        SetMark {
+            start: self.start,
+            end: self.cells.len(),
+            width: self.width,
+            empty_rows: self.empty_rows,
+            names: (self.names_start, self.names.len()),
+        }
+    }
+    /// How many result sets it holds (at least the current one).
+    pub fn sets(&self) -> usize {
+        self.done.len() + 1
+    }
+    /// Result set `i` (the last is the current one).
+    pub fn set(&self, i: usize) -> RowSet<'_> {
+        RowSet {
+            rows: self,
+            mark: self.done.get(i).copied().unwrap_or_else(|| self.mark()),
+        }
     }
     /// Appends the next value (row by row, column by column).
     pub fn push(&mut self, v: Option<&[u8]>) {
@@ -352,9 +474,11 @@ impl Rows {
         let _ = write!(self.text, "{v}");
         self.cells.push(Some((start, self.text.len() as u32)));
     }
-    /// Rows held.
+    /// Rows held (of the last result set).
     pub fn len(&self) -> usize {
-        self.cells.len().checked_div(self.width).unwrap_or(0)
+        (self.cells.len() - self.start)
+            .checked_div(self.width)
+            .unwrap_or(self.empty_rows)
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -368,7 +492,7 @@ impl Rows {
         if col >= self.width {
             return None;
         }
-        let (a, b) = (*self.cells.get(row * self.width + col)?)?;
+        let (a, b) = (*self.cells.get(self.start + row * self.width + col)?)?;
         Some(&self.text[a as usize..b as usize])
     }
     /// The value at `row`, `col` as an integer (an error names what was there).
@@ -422,6 +546,12 @@ pub trait Conn: Send {
         Err(DbError::fatal(
             "this engine's driver cannot return the values of rows",
         ))
+    }
+    /// Whether the session is inside a transaction that a statement opened
+    /// and none ended (`BEGIN` without `COMMIT`), as the engine says; `None`
+    /// where the driver cannot tell.
+    fn in_transaction(&self) -> Option<bool> {
+        None
     }
     /// Runs `sql` (with `?` placeholders) once with `params`, the server
     /// parsing it anew (PostgreSQL's extended protocol with the unnamed
@@ -554,6 +684,7 @@ pub fn inline_params(sql: &str, params: &[Param<'_>], out: &mut String) -> DbRes
             Some(Param::Int(v)) => {
                 let _ = write!(out, "{v}");
             }
+            Some(Param::Null) => out.push_str("NULL"),
             Some(Param::Text(s)) => {
                 out.push('\'');
                 for ch in s.chars() {

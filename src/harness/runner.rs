@@ -61,6 +61,14 @@ pub trait Worker: Send {
     fn finished(&self) -> bool {
         false
     }
+    /// True when the event that just returned `Ok` did not complete: a
+    /// worker that waits inside its events (a pgbench `\sleep`) ended the
+    /// wait at the step's deadline or at a stop, and undid what the event
+    /// began. It is not counted, and the thread ends. Default: never.
+    #[inline]
+    fn abandoned(&self) -> bool {
+        false
+    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -280,7 +288,7 @@ fn work<W: Worker>(
             return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
         }
         if w.pause(sh.warm_end_ns, &stop) {
-            if sh.stopping() {
+            if sh.stopping() || w.finished() {
                 return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
             }
             now = clock.now_ns();
@@ -288,10 +296,14 @@ fn work<W: Worker>(
                 break;
             }
         }
-        if let Err(e) = w.event(&mut scratch)
-            && let Err(msg) = on_error(w, e, &mut scratch, sh)
-        {
-            return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
+        match w.event(&mut scratch) {
+            Ok(()) if w.abandoned() => return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None),
+            Ok(()) => {}
+            Err(e) => {
+                if let Err(msg) = on_error(w, e, &mut scratch, sh) {
+                    return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
+                }
+            }
         }
         now = clock.now_ns();
     }
@@ -304,7 +316,7 @@ fn work<W: Worker>(
         }
         if w.pause(sh.end_ns, &stop) {
             t0 = clock.now_ns();
-            if t0 >= sh.end_ns || sh.stopping() {
+            if t0 >= sh.end_ns || sh.stopping() || w.finished() {
                 return (m, None);
             }
         }
@@ -312,6 +324,7 @@ fn work<W: Worker>(
         let r = w.event(&mut m.counts);
         let t1 = clock.now_ns();
         match r {
+            Ok(()) if w.abandoned() => return (m, None),
             Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
             Err(e) => {
                 m.failed(w.kind());

@@ -184,8 +184,22 @@ pub fn cell(v: Option<f64>) -> String {
     }
 }
 
-/// Hardware cost per operation of the load (per row) and of every test (per statement).
-fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
+/// What one operation of a test is, from the unit of its rate: a
+/// transaction for `tx/s` (pgbench, TPC-C's), an operation for `ops/s`
+/// (LinkBench), else a statement.
+pub fn op_noun(qps_unit: &str) -> &'static str {
+    match qps_unit {
+        "tx/s" | "tps" => "transaction",
+        "ops/s" => "operation",
+        _ => "statement",
+    }
+}
+
+/// Hardware cost per operation of the load (per row) and of every test (per
+/// statement, per transaction: the unit its rate counts, named in the
+/// heading, or in a column where the tests count different things). A
+/// suite's own run table ([`Section::run_table`]) adds it after its tables.
+pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     let mut table = TextTable::new(&[
         "test",
         "thr",
@@ -210,18 +224,35 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     if limits {
         table.header.push("limit".into());
     }
+    // The unit of the tests' figures: one for the heading, or a column.
+    let mut nouns: Vec<&str> = Vec::new();
+    for (key, _) in groups {
+        for t in doc.tests.iter().filter(|t| {
+            t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
+        }) {
+            if t.hw.is_some() && !nouns.contains(&op_noun(&t.qps_unit)) {
+                nouns.push(op_noun(&t.qps_unit));
+            }
+        }
+    }
+    let per_column = nouns.len() > 1;
+    if per_column {
+        table.header.insert(2, "per".into());
+    }
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
     let mut limited = false;
-    let mut add = |name: String, thr: String, hw: &crate::results::HwCost| {
+    let mut add = |name: String, thr: String, per: &str, hw: &crate::results::HwCost| {
         let db = hw
             .db_after
             .as_ref()
             .and_then(|d| d.disk_bytes.or(d.engine_bytes))
             .map(|b| b as f64 / 1048576.0);
-        let mut cells = vec![
-            name,
-            thr,
+        let mut cells = vec![name, thr];
+        if per_column {
+            cells.push(per.to_string());
+        }
+        cells.extend([
             cell(hw.cpu_us_per_op),
             cell(hw.server_cpu_us_per_op),
             cell(hw.client_cpu_us_per_op),
@@ -231,7 +262,7 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
             cell(hw.wkb_per_op),
             cell(hw.server_max_rss_mb),
             cell(db),
-        ];
+        ]);
         if limits {
             cells.push(limit_cell(hw.limit.as_ref()));
         }
@@ -247,22 +278,32 @@ fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
         rows += 1;
     };
     if let Some(hw) = doc.load.as_ref().and_then(|l| l.hw.as_ref()) {
-        add("load (per row)".into(), "-".into(), hw);
+        add("load (per row)".into(), "-".into(), "row", hw);
     }
     for (key, _) in groups {
         for t in doc.tests.iter().filter(|t| {
             t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
         }) {
             if let Some(hw) = &t.hw {
-                add(t.test.clone(), t.threads.to_string(), hw);
+                add(
+                    t.test.clone(),
+                    t.threads.to_string(),
+                    op_noun(&t.qps_unit),
+                    hw,
+                );
             }
         }
     }
     if rows == 0 {
         return String::new();
     }
+    let per = match nouns[..] {
+        [] => "per row".into(),
+        [one] => format!("per {one}"),
+        _ => "per operation: the column per says of what".into(),
+    };
     let mut out = format!(
-        "\nhardware cost per operation (per statement; CPU in microseconds; cs = context switches; \
+        "\nhardware cost per operation ({per}; CPU in microseconds; cs = context switches; \
          r = storage reads; KB read/written on {})\n{}",
         doc.tests
             .iter()

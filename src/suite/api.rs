@@ -27,6 +27,62 @@ pub struct Common {
     pub part: Option<super::part::Part>,
 }
 
+/// A flag of the reference tool a suite reproduces (pgbench's `-c`) that
+/// rqps spells otherwise: a user's habit gets one line that points at
+/// rqps's option instead of clap's "unexpected argument".
+#[derive(Clone, Copy, Debug)]
+pub struct PeerFlag {
+    /// As the peer spells it: `-c`, `--jobs`.
+    pub flag: &'static str,
+    /// Whether it takes a value (`-c 8`, `-c8`, `--jobs=2`).
+    pub value: bool,
+    /// What to write instead, `{}` standing for the value (`--clients {}`),
+    /// or, where rqps has no such option, what it does instead.
+    pub instead: &'static str,
+}
+
+/// The pointer for a command line that uses one of `flags`, if any: one
+/// line naming the peer's flag and what to write instead.
+pub fn peer_flag_hint(args: &[String], peer: &str, flags: &[PeerFlag]) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            return None;
+        }
+        for f in flags {
+            let value = if a == f.flag {
+                if f.value {
+                    Some(it.clone().next().cloned().unwrap_or_else(|| "N".into()))
+                } else {
+                    None
+                }
+            } else if f.value && f.flag.len() == 2 && a.len() > 2 && a.starts_with(f.flag) {
+                // `-c8`
+                Some(a[2..].to_string())
+            } else if let Some(v) = a
+                .strip_prefix(f.flag)
+                .and_then(|r| r.strip_prefix('='))
+                .filter(|_| f.flag.starts_with("--"))
+            {
+                Some(v.to_string())
+            } else {
+                continue;
+            };
+            let written = match &value {
+                Some(v) => format!("{} {v}", f.flag),
+                None => f.flag.to_string(),
+            };
+            let instead = f.instead.replace("{}", value.as_deref().unwrap_or("N"));
+            return Some(if instead.starts_with("--") {
+                format!("{written} is {peer}'s spelling: rqps takes {instead}")
+            } else {
+                format!("{written} is {peer}'s: {instead}")
+            });
+        }
+    }
+    None
+}
+
 /// A workload, typed. Implement this in the suite's folder and add one line to
 /// the registry (`suite/mod.rs`).
 pub trait Workload: Sync + 'static {
@@ -42,6 +98,9 @@ pub trait Workload: Sync + 'static {
     const FACE: Face = Face::Sql;
     /// The profiles it knows; the first is the default.
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
+    /// The reference tool's name and the flags of it that rqps spells
+    /// otherwise (see [`PeerFlag`]). Default: none.
+    const PEER: (&'static str, &'static [PeerFlag]) = ("", &[]);
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
     /// matrix keys (serde, snake_case field names) fill the same struct.
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
@@ -137,6 +196,12 @@ pub trait Suite: Sync {
     fn report(&self) -> Option<&'static dyn Section>;
     /// The parameters that make its workload ([`Workload::WORKLOAD`]).
     fn workload(&self) -> &'static [&'static str];
+    /// One line pointing at rqps's option when `args` use a flag of the
+    /// reference tool ([`Workload::PEER`]).
+    fn peer_hint(&self, args: &[String]) -> Option<String> {
+        let _ = args;
+        None
+    }
 }
 
 /// A suite's checked parameters, ready to run.
@@ -256,6 +321,11 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn workload(&self) -> &'static [&'static str] {
         W::WORKLOAD
+    }
+
+    fn peer_hint(&self, args: &[String]) -> Option<String> {
+        let (peer, flags) = W::PEER;
+        peer_flag_hint(args, peer, flags)
     }
 
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {

@@ -78,6 +78,7 @@ const COM_STMT_CLOSE: u8 = 0x19;
 
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_VAR_STRING: u8 = 0xfd;
+const TYPE_NULL: u8 = 0x06;
 
 /// utf8mb4_general_ci.
 const UTF8MB4: u8 = 45;
@@ -1306,19 +1307,27 @@ impl<S: Read + Write> Client<S> {
         // No cursor, one iteration.
         w.extend_from_slice(&[0, 1, 0, 0, 0]);
         if !params.is_empty() {
-            // NULL bitmap (no NULLs), then "types follow" and the types: sent
-            // every time, which costs 2 bytes a parameter and keeps the server
+            // NULL bitmap, then "types follow" and the types: sent every
+            // time, which costs 2 bytes a parameter and keeps the server
             // from ever using stale ones.
-            w.resize(w.len() + params.len().div_ceil(8), 0);
+            let bitmap = w.len();
+            w.resize(bitmap + params.len().div_ceil(8), 0);
+            for (i, p) in params.iter().enumerate() {
+                if matches!(p, Param::Null) {
+                    w[bitmap + i / 8] |= 1 << (i % 8);
+                }
+            }
             w.push(1);
             for p in params {
                 w.extend_from_slice(match p {
                     Param::Int(_) => &[TYPE_LONGLONG, 0],
                     Param::Text(_) => &[TYPE_VAR_STRING, 0],
+                    Param::Null => &[TYPE_NULL, 0],
                 });
             }
             for p in params {
                 match *p {
+                    Param::Null => {}
                     Param::Int(v) => w.extend_from_slice(&v.to_le_bytes()),
                     Param::Text(s) => {
                         put_lenenc(w, s.len() as u64);

@@ -492,10 +492,31 @@ impl Dialect for PostgresDialect {
 
 /// Appends the values of one DataRow body to `out`.
 fn push_row(body: &[u8], out: &mut Rows) -> std::io::Result<()> {
+    let width = wire::data_row_width(body);
+    if width == 0 {
+        out.push_empty_row();
+        return Ok(());
+    }
     if out.width() == 0 {
-        out.reset(wire::data_row_width(body));
+        out.reset(width);
     }
     wire::data_row_values(body, |v| out.push(v))
+}
+
+/// Starts a result set in `out` from a RowDescription body, with its
+/// column names.
+fn begin_set(described: &[u8], out: &mut Rows) -> std::io::Result<()> {
+    out.begin_set(wire::data_row_width(described));
+    wire::column_names(described, |n| out.push_name(n)).map(|_| ())
+}
+
+/// A RowDescription (`T`) or DataRow (`D`) into `out`.
+fn on_message(tag: u8, body: &[u8], out: &mut Rows) -> std::io::Result<()> {
+    match tag {
+        b'T' => begin_set(body, out),
+        b'D' => push_row(body, out),
+        _ => Ok(()),
+    }
 }
 
 /// PostgreSQL's names for the portable types.
@@ -602,12 +623,17 @@ impl Conn for PostgresConn {
     fn fetch(&mut self, id: StmtId, params: &[Param<'_>], out: &mut Rows) -> DbResult<Outcome> {
         out.reset(0);
         match self.stmts.get(id.0 as usize) {
-            Some(Slot::Prepared(stmt)) => self
-                .pg
-                .execute_rows(stmt, params, |body| push_row(body, out)),
+            Some(Slot::Prepared(stmt)) => {
+                if !stmt.described().is_empty() {
+                    begin_set(stmt.described(), out).map_err(|e| DbError::fatal(e.to_string()))?;
+                }
+                self.pg
+                    .execute_rows(stmt, params, |body| push_row(body, out))
+            }
             Some(Slot::Text(sql)) => {
                 inline_params(sql, params, &mut self.text)?;
-                self.pg.query_with(&self.text, |body| push_row(body, out))
+                self.pg
+                    .query_sets(&self.text, |tag, body| on_message(tag, body, out))
             }
             None => Err(DbError::fatal(format!("no prepared statement {}", id.0))),
         }
@@ -617,13 +643,18 @@ impl Conn for PostgresConn {
         self.pg.query(sql)
     }
 
+    fn in_transaction(&self) -> Option<bool> {
+        Some(self.pg.in_transaction())
+    }
+
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
         self.pg.query_scalar(sql)
     }
 
     fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
         out.reset(0);
-        self.pg.query_with(sql, |body| push_row(body, out))
+        self.pg
+            .query_sets(sql, |tag, body| on_message(tag, body, out))
     }
 
     fn execute_unprepared(
@@ -637,9 +668,9 @@ impl Conn for PostgresConn {
             Some(out) => {
                 out.reset(0);
                 self.pg
-                    .execute_unnamed(&self.text, params, |body| push_row(body, out))
+                    .execute_unnamed(&self.text, params, |tag, body| on_message(tag, body, out))
             }
-            None => self.pg.execute_unnamed(&self.text, params, |_| Ok(())),
+            None => self.pg.execute_unnamed(&self.text, params, |_, _| Ok(())),
         })
     }
 }

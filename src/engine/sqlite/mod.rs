@@ -213,10 +213,20 @@ impl Dialect for SqliteDialect {
     }
 }
 
-/// Reads every row of `stmt` (bound already) into `out`.
+/// Reads every row of `stmt` (bound already) into `out`, emptied first.
 fn fetch_rows(stmt: &mut Statement<'_>, out: &mut Rows) -> DbResult<Outcome> {
+    out.reset(0);
+    fetch_set(stmt, out)
+}
+
+/// Reads every row of `stmt` (bound already) into the next result set of
+/// `out`, with the columns' names.
+fn fetch_set(stmt: &mut Statement<'_>, out: &mut Rows) -> DbResult<Outcome> {
     let width = stmt.column_count();
-    out.reset(width);
+    out.begin_set(width);
+    for i in 0..width {
+        out.push_name(stmt.column_name(i).map_err(map_err)?.as_bytes());
+    }
     let mut rows = stmt.raw_query();
     let mut n = 0u64;
     while let Some(row) = rows.next().map_err(map_err)? {
@@ -337,6 +347,7 @@ impl Conn for SqliteConn {
                     match *p {
                         Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
                         Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                        Param::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null),
                     }
                     .map_err(map_err)?;
                 }
@@ -362,6 +373,7 @@ impl Conn for SqliteConn {
                     match *p {
                         Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
                         Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                        Param::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null),
                     }
                     .map_err(map_err)?;
                 }
@@ -379,10 +391,17 @@ impl Conn for SqliteConn {
         }
     }
 
+    /// Runs every statement of `sql` in turn (`a; b`, as the servers'
+    /// text protocols do); the outcome is the last one's.
     fn query(&mut self, sql: &str) -> DbResult<Outcome> {
-        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
-        run(&mut stmt, writes, has_rows, &self.conn)
+        use rusqlite::fallible_iterator::FallibleIterator as _;
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        let mut last = Outcome::Affected(0);
+        while let Some(mut stmt) = batch.next().map_err(map_err)? {
+            let (writes, has_rows) = (!stmt.readonly(), stmt.column_count() > 0);
+            last = run(&mut stmt, writes, has_rows, &self.conn)?;
+        }
+        Ok(last)
     }
 
     fn query_scalar(&mut self, sql: &str) -> DbResult<Option<String>> {
@@ -401,9 +420,26 @@ impl Conn for SqliteConn {
         }
     }
 
+    /// [`Conn::query`] keeping the rows of every statement that returns
+    /// some, one result set each.
     fn query_into(&mut self, sql: &str, out: &mut Rows) -> DbResult<Outcome> {
-        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        fetch_rows(&mut stmt, out)
+        use rusqlite::fallible_iterator::FallibleIterator as _;
+        out.reset(0);
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        let mut last = Outcome::Affected(0);
+        while let Some(mut stmt) = batch.next().map_err(map_err)? {
+            last = if stmt.column_count() > 0 {
+                fetch_set(&mut stmt, out)?
+            } else {
+                let writes = !stmt.readonly();
+                run(&mut stmt, writes, false, &self.conn)?
+            };
+        }
+        Ok(last)
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        Some(!self.conn.is_autocommit())
     }
 }
 

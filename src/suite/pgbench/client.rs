@@ -1,27 +1,39 @@
 //! One pgbench client: a connection and a thread that, per transaction,
-//! draws a script by weight and runs its commands in order.
+//! draws a script by weight and runs its commands in order. This is the
+//! one executor of scripts: the tests run it on real engines.
 //!
 //! - SQL: `:name` becomes the variable's value as pgbench substitutes it
 //!   (`simple`: written into the text; `extended` and `prepared`: bound as
-//!   a parameter, the statement prepared on its first use on the
-//!   connection and kept). `\gset`/`\aset` store the row's values under the
-//!   select list's column names.
-//! - `\set` evaluates through [`super::expr`] with the client's own random
-//!   stream; `\sleep` sleeps; `\if`/`\elif`/`\else`/`\endif` branch.
+//!   a parameter, NULL when the variable is undefined, the statement
+//!   prepared on its first use on the connection and kept). `\gset` stores
+//!   the last result's one row, `\aset` every result's last row, under the
+//!   column names the engine gives (the select list's, where it gives none).
+//! - Variables live in slots numbered when the scripts are compiled, so a
+//!   transaction looks no name up; values read from the engine or given
+//!   with `--define` are text until an expression reads them, as pgbench's.
+//! - `\set` evaluates through [`super::expr`] with the client's streams,
+//!   which are pgbench 15's for the seed ([`ClientStreams`]), as are the
+//!   script choice and the `--rate` schedule; `debug()` prints to standard
+//!   error. `\sleep` sleeps C's `atoi` of the value's text, and ends at
+//!   the test's deadline or a stop (the transaction is then abandoned,
+//!   not counted). `\if`/`\elif`/`\else`/`\endif` branch.
 //! - A statement the engine refuses fails the test with the engine's
-//!   message and the script's file:line. A serialization failure or
-//!   deadlock (the engine's retry class) rolls back and, within
-//!   `--max-tries`, runs the script again from its start with the same
-//!   random values (as pgbench 15+); past it, the transaction is counted
-//!   failed, by class, and the client goes on.
-//! - With `--rate`, transactions are scheduled on a Poisson process
-//!   ([`Worker::pause`]); the lag of each start behind its schedule is
-//!   kept, and with `--latency-limit` a transaction already that late when
-//!   its turn comes is skipped, as pgbench counts them.
+//!   message and the script's file:line, after rolling back so that no
+//!   other client waits on its locks. A serialization failure or deadlock
+//!   (the engine's retry class) rolls back and, within `--max-tries`, runs
+//!   the script again from its start with the same random values (as
+//!   pgbench 15+); past it, the transaction is counted failed, by class,
+//!   and the client goes on. A script that ends inside a transaction
+//!   aborts the client, as pgbench's does.
+//! - With `--rate`, transactions are scheduled on pgbench's Poisson
+//!   process ([`Worker::pause`]); the lag of each start behind its schedule
+//!   is kept, and with `--latency-limit` a transaction already that late
+//!   when its turn comes is skipped (skipped ones count towards
+//!   `--transactions`), as pgbench counts them.
 //!
 //! Per command, the time it took and its count (pgbench `-r`), kept in
 //! plain counters: the per-transaction path allocates nothing once every
-//! variable exists.
+//! variable exists (`tests/pgbench_expr_alloc.rs` counts it).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -32,35 +44,53 @@ use crate::engine::{
     Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId,
 };
 use crate::harness::measure::{Counts, event_clock};
-use crate::harness::runner::Worker;
+use crate::harness::runner::{Worker, stop_requested};
 
-use super::expr::{Env, Expr, Value};
+use super::expr::{ClientStreams, Env, Expr, PgPrng, Val, Value, debug_text, unit_draw};
 use super::params::{Params, Protocol};
-use super::script::{CommandKind, Fetch, SleepAmount, SleepUnit, SqlPart, parse_script};
+use super::script::{
+    CommandKind, Fetch, SleepAmount, SleepUnit, SqlPart, atoi, parse_script, valid_variable_name,
+};
+
+/// The most variables a statement may bind under `extended` and
+/// `prepared`, as pgbench (its `MAX_ARGS` less the statement itself).
+pub const MAX_PARAMS: usize = 255;
+
+/// A piece of an SQL command: text, or the variable in a slot.
+pub enum Part {
+    Text(String),
+    Var(u32),
+}
 
 /// A SQL command, ready for either protocol.
 pub struct SqlCmd {
     /// The statement with `?` where each variable goes.
     param_sql: String,
-    /// The variables, in placeholder order.
-    vars: Vec<String>,
+    /// The variables' slots, in placeholder order.
+    vars: Vec<u32>,
     /// The parts, for text substitution.
-    parts: Vec<SqlPart>,
+    parts: Vec<Part>,
     fetch: Fetch,
-    /// Column names for `\gset`/`\aset`; an error to report when the
-    /// select list does not name them.
+    /// Column names for `\gset`/`\aset` where the engine names none, from
+    /// the select list; an error to report when it does not name them.
     columns: Result<Vec<String>, Fault>,
+}
+
+/// `\sleep`'s amount: a number, or the variable in a slot.
+pub enum SleepArg {
+    Int(i64),
+    Var(u32),
 }
 
 /// A command, with its branches' targets resolved.
 pub enum Op {
     Sql(Box<SqlCmd>),
     Set {
-        var: String,
+        slot: u32,
         expr: Expr,
     },
     Sleep {
-        amount: SleepAmount,
+        amount: SleepArg,
         unit: SleepUnit,
     },
     /// `next`: the index of the branch after this one at the same depth
@@ -92,12 +122,40 @@ pub struct CompiledScript {
     pub shown: Vec<String>,
 }
 
+/// The slots of the variables: every name a script reads or writes, and the
+/// built-in ones.
+#[derive(Default)]
+struct Slots {
+    names: Vec<String>,
+    map: HashMap<String, u32>,
+}
+
+impl Slots {
+    fn of(&mut self, name: &str) -> u32 {
+        if let Some(&s) = self.map.get(name) {
+            return s;
+        }
+        let s = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.map.insert(name.to_string(), s);
+        s
+    }
+}
+
+/// The built-in variables' slots (made first, in this order).
+const SCALE: u32 = 0;
+const CLIENT_ID: u32 = 1;
+const RANDOM_SEED: u32 = 2;
+const DEFAULT_SEED: u32 = 3;
+const BUILT_IN: [&str; 4] = ["scale", "client_id", "random_seed", "default_seed"];
+
 /// Every script of the run, and the weights to draw them by.
 pub struct Compiled {
     pub scripts: Vec<CompiledScript>,
     /// Running sums of the weights.
     cumulative: Vec<u64>,
     total: u64,
+    slots: Slots,
 }
 
 /// Why a script cannot run (found before any client starts).
@@ -108,6 +166,13 @@ pub struct CompileError(String);
 impl Compiled {
     /// The run's scripts, built-ins rendered for `d`.
     pub fn new(p: &Params, d: &dyn Dialect) -> Result<Compiled, CompileError> {
+        let mut slots = Slots::default();
+        for n in BUILT_IN {
+            slots.of(n);
+        }
+        for k in p.defines.keys() {
+            slots.of(k);
+        }
         let mut scripts = Vec::new();
         for s in &p.scripts {
             let (source, text) = match (&s.builtin, &s.text) {
@@ -115,12 +180,14 @@ impl Compiled {
                 (None, Some(t)) => (s.path.clone().unwrap_or_else(|| s.name.clone()), t.clone()),
                 (None, None) => return Err(CompileError(format!("script {} has no text", s.name))),
             };
-            scripts.push(compile(&s.name, &source, s.weight, &text)?);
+            scripts.push(compile(
+                &s.name, &source, s.weight, &text, p.protocol, &mut slots,
+            )?);
         }
-        Ok(Compiled::of(scripts))
+        Ok(Compiled::of(scripts, slots))
     }
 
-    fn of(scripts: Vec<CompiledScript>) -> Compiled {
+    fn of(scripts: Vec<CompiledScript>, slots: Slots) -> Compiled {
         let mut cumulative = Vec::with_capacity(scripts.len());
         let mut total = 0u64;
         for s in &scripts {
@@ -131,21 +198,35 @@ impl Compiled {
             scripts,
             cumulative,
             total,
+            slots,
         }
     }
 
-    /// The script a uniform 64-bit draw `r` picks, by weight.
+    /// The script pgbench's `chooseScript` picks with `rng`: a uniform draw
+    /// in `[0, total weight)`, the first script whose running sum exceeds
+    /// it; no draw when there is one script.
     #[inline]
-    pub fn choose(&self, r: u64) -> usize {
+    pub fn choose(&self, rng: &mut PgPrng) -> usize {
         if self.scripts.len() == 1 {
             return 0;
         }
-        let x = ((u128::from(r) * u128::from(self.total)) >> 64) as u64;
+        let x = super::expr::uniform_range(rng, 0, self.total - 1);
         self.cumulative
             .iter()
             .position(|&c| x < c)
             .unwrap_or(self.scripts.len() - 1)
     }
+
+    /// The slot of the variable `name`, when a script or the run names it.
+    fn slot(&self, name: &str) -> Option<u32> {
+        self.slots.map.get(name).copied()
+    }
+}
+
+/// Checks a script file as it will run under `protocol` (parse errors, and
+/// more bound variables than pgbench allows), before anything connects.
+pub fn check_script(path: &str, text: &str, protocol: Protocol) -> Result<(), CompileError> {
+    compile("check", path, 1, text, protocol, &mut Slots::default()).map(|_| ())
 }
 
 /// Parses `text` into the commands a client runs.
@@ -154,27 +235,43 @@ fn compile(
     source: &str,
     weight: u32,
     text: &str,
+    protocol: Protocol,
+    slots: &mut Slots,
 ) -> Result<CompiledScript, CompileError> {
     let script = parse_script(source, text).map_err(|e| CompileError(e.to_string()))?;
     let mut ops = Vec::with_capacity(script.commands.len());
     let mut lines = Vec::new();
     let mut shown = Vec::new();
-    for c in &script.commands {
+    let mut slot_of = |n: &str| slots.of(n);
+    for c in script.commands {
         lines.push(c.line);
         let one_line = c.text.split_whitespace().collect::<Vec<_>>().join(" ");
         shown.push(one_line.chars().take(120).collect::<String>());
-        ops.push(match &c.kind {
+        ops.push(match c.kind {
             CommandKind::Sql { parts, fetch } => {
                 let mut param_sql = String::new();
                 let mut vars = Vec::new();
+                let mut out = Vec::with_capacity(parts.len());
                 for p in parts {
                     match p {
-                        SqlPart::Text(t) => param_sql.push_str(t),
+                        SqlPart::Text(t) => {
+                            param_sql.push_str(&t);
+                            out.push(Part::Text(t));
+                        }
                         SqlPart::Var(v) => {
                             param_sql.push('?');
-                            vars.push(v.clone());
+                            let s = slot_of(&v);
+                            vars.push(s);
+                            out.push(Part::Var(s));
                         }
                     }
+                }
+                if protocol != Protocol::Simple && vars.len() > MAX_PARAMS {
+                    return Err(CompileError(format!(
+                        "{source}:{}: statement has too many arguments (maximum is {MAX_PARAMS}) under --protocol {}: use --protocol simple, or fewer :variables",
+                        c.line,
+                        protocol.name()
+                    )));
                 }
                 let columns = if matches!(fetch, Fetch::None) {
                     Ok(Vec::new())
@@ -184,29 +281,42 @@ fn compile(
                 Op::Sql(Box::new(SqlCmd {
                     param_sql,
                     vars,
-                    parts: parts.clone(),
-                    fetch: fetch.clone(),
+                    parts: out,
+                    fetch,
                     columns,
                 }))
             }
-            CommandKind::Set { var, expr } => Op::Set {
-                var: var.clone(),
-                expr: expr.clone(),
-            },
+            CommandKind::Set { var, mut expr } => {
+                expr.resolve(&mut slot_of);
+                Op::Set {
+                    slot: slot_of(&var),
+                    expr,
+                }
+            }
             CommandKind::Sleep { amount, unit } => Op::Sleep {
-                amount: amount.clone(),
-                unit: *unit,
+                amount: match amount {
+                    SleepAmount::Int(n) => SleepArg::Int(n),
+                    SleepAmount::Var(v) => SleepArg::Var(slot_of(&v)),
+                },
+                unit,
             },
-            CommandKind::If { cond, next } => Op::If {
-                expr: cond.clone(),
-                next: *next,
-            },
-            CommandKind::Elif { cond, next, end } => Op::Elif {
-                expr: cond.clone(),
-                next: *next,
-                end: *end,
-            },
-            CommandKind::Else { end } => Op::Else { end: *end },
+            CommandKind::If { mut cond, next } => {
+                cond.resolve(&mut slot_of);
+                Op::If { expr: cond, next }
+            }
+            CommandKind::Elif {
+                mut cond,
+                next,
+                end,
+            } => {
+                cond.resolve(&mut slot_of);
+                Op::Elif {
+                    expr: cond,
+                    next,
+                    end,
+                }
+            }
+            CommandKind::Else { end } => Op::Else { end },
             CommandKind::Endif => Op::Endif,
         });
     }
@@ -421,85 +531,33 @@ pub struct RateTally {
     pub late: u64,
 }
 
-/// xoshiro256**: the client's random stream, copied to replay a retried
-/// transaction with the same values.
-#[derive(Clone, Debug)]
-pub struct Xoshiro([u64; 4]);
-
-impl Xoshiro {
-    pub fn seeded(seed: u64) -> Self {
-        let mut s = seed;
-        let mut next = || {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Xoshiro([next(), next(), next(), next()])
-    }
-
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.0;
-        let r = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        r
-    }
-
-    /// Uniform in (0, 1].
-    fn unit_open(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// What evaluation sees of a client.
 struct ClientEnv<'a> {
-    vars: &'a HashMap<String, Value>,
-    rng: &'a mut Xoshiro,
+    vars: &'a [Option<Value>],
+    rng: &'a mut PgPrng,
+    /// Client, script and 1-based command, for `debug()`.
+    at: (usize, usize, usize),
 }
 
 impl Env for ClientEnv<'_> {
-    fn var(&self, name: &str) -> Option<&Value> {
-        self.vars.get(name)
+    fn var(&self, _name: &str) -> Option<&Value> {
+        // Every name has a slot.
+        None
     }
+    #[inline]
+    fn slot(&self, slot: u32) -> Option<&Value> {
+        self.vars.get(slot as usize)?.as_ref()
+    }
+    #[inline]
     fn random_u64(&mut self) -> u64 {
         self.rng.next_u64()
     }
-}
-
-/// A value as a condition, as pgbench reads one.
-fn truth(v: &Value) -> Result<bool, Fault> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        Value::Int(i) => Ok(*i != 0),
-        Value::Double(d) => Ok(*d != 0.0),
-        Value::Null => Ok(false),
-        Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "t" | "true" | "y" | "yes" | "on" | "1" => Ok(true),
-            "f" | "false" | "n" | "no" | "off" | "0" => Ok(false),
-            other => Err(Fault(format!("'{other}' is not a boolean"))),
-        },
-    }
-}
-
-/// A value read from the engine (`\gset`), or given with `--define`.
-pub fn value_of_text(t: Option<&str>) -> Value {
-    match t {
-        None => Value::Null,
-        Some(t) => match t.trim().parse::<i64>() {
-            Ok(i) => Value::Int(i),
-            Err(_) => match t.trim().parse::<f64>() {
-                Ok(d) if t.contains(['.', 'e', 'E']) => Value::Double(d),
-                _ => Value::Str(t.to_string()),
-            },
-        },
+    fn debug(&mut self, v: Val) {
+        let (client, script, command) = self.at;
+        eprintln!(
+            "debug(client={client},script={script},command={command}): {}",
+            debug_text(v)
+        );
     }
 }
 
@@ -516,11 +574,21 @@ fn fatal_at(s: &CompiledScript, op: usize, msg: impl std::fmt::Display) -> DbErr
     DbError::fatal(format!("{}:{}: {msg}", s.source, s.lines[op]))
 }
 
-/// The pacing of a client under `--rate`.
+/// The pacing of a client under `--rate`: pgbench's Poisson schedule.
 struct Pace {
-    mean_ns: f64,
+    /// Mean microseconds between starts (pgbench's `throttle_delay`).
+    mean_us: f64,
     next_ns: u64,
-    rng: Xoshiro,
+    rng: PgPrng,
+}
+
+impl Pace {
+    /// The next wait in nanoseconds, as pgbench's `getPoissonRand` draws it
+    /// (whole microseconds).
+    fn wait_ns(&mut self) -> u64 {
+        let uniform = 1.0 - unit_draw(&mut self.rng);
+        ((-uniform.ln() * self.mean_us + 0.5) as u64).saturating_mul(1000)
+    }
 }
 
 /// One client.
@@ -528,13 +596,19 @@ pub struct Client {
     driver: Arc<dyn Driver>,
     conn: Box<dyn Conn>,
     c: Arc<Compiled>,
+    id: usize,
     protocol: Protocol,
     rollback: &'static str,
     /// Per script, per command: the statement once prepared.
     stmts: Vec<Vec<Option<StmtId>>>,
-    vars: HashMap<String, Value>,
-    rng: Xoshiro,
+    /// The variables, by slot.
+    vars: Vec<Option<Value>>,
+    /// `random()` and the others (pgbench's per-client stream).
+    rng: PgPrng,
+    /// The script choice (pgbench's per-thread stream).
+    choose: PgPrng,
     text: String,
+    key: String,
     rows: Rows,
     param_text: Vec<String>,
     current: usize,
@@ -544,6 +618,14 @@ pub struct Client {
     pace: Option<Pace>,
     latency_limit_ns: Option<u64>,
     scheduled: Option<u64>,
+    /// The test's end as a clock reading (`\sleep` ends there), learnt from
+    /// [`Worker::pause`]; during the warm-up, the warm-up's end plus the
+    /// measured duration.
+    deadline_ns: u64,
+    duration_ns: u64,
+    warming: bool,
+    /// The last event was cut short by the deadline or a stop.
+    cut: bool,
     pub tally: Vec<ScriptTally>,
     pub failures: FailureTally,
     pub rate: RateTally,
@@ -561,22 +643,22 @@ impl Client {
         let db = driver.require_sql()?;
         let conn = db.connect()?;
         let rollback = db.dialect().rollback();
-        let seed = p.seed.wrapping_add((id as u64).wrapping_mul(0x9E37_79B9));
-        let mut vars = HashMap::new();
-        vars.insert("scale".to_string(), Value::Int(i64::from(p.scale)));
-        vars.insert("client_id".to_string(), Value::Int(id as i64));
-        vars.insert("random_seed".to_string(), Value::Int(p.seed as i64));
-        vars.insert(
-            "default_seed".to_string(),
-            Value::Int(Xoshiro::seeded(p.seed).next_u64() as i64),
-        );
+        let streams = ClientStreams::of(p.seed, clients, id);
+        let mut vars = vec![None; c.slots.names.len()];
+        vars[SCALE as usize] = Some(Value::Int(i64::from(p.scale)));
+        vars[CLIENT_ID as usize] = Some(Value::Int(id as i64));
+        vars[RANDOM_SEED as usize] = Some(Value::Int(p.seed as i64));
+        vars[DEFAULT_SEED as usize] = Some(Value::Int(streams.default_seed));
+        // As pgbench: a definition is text, and overrides a built-in.
         for (k, v) in &p.defines {
-            vars.insert(k.clone(), value_of_text(Some(v)));
+            if let Some(s) = c.slot(k) {
+                vars[s as usize] = Some(Value::Str(v.clone()));
+            }
         }
         let pace = p.rate.map(|r| Pace {
-            mean_ns: 1e9 * clients as f64 / r,
+            mean_us: 1e6 * clients as f64 / r,
             next_ns: 0,
-            rng: Xoshiro::seeded(seed ^ 0x5EED),
+            rng: streams.throttle.clone(),
         });
         let tally = c
             .scripts
@@ -591,11 +673,14 @@ impl Client {
             driver,
             conn,
             c,
+            id,
             protocol: p.protocol,
             rollback,
             vars,
-            rng: Xoshiro::seeded(seed),
+            rng: streams.func,
+            choose: streams.choose,
             text: String::new(),
+            key: String::new(),
             rows: Rows::default(),
             param_text: Vec::new(),
             current: 0,
@@ -605,6 +690,10 @@ impl Client {
             pace,
             latency_limit_ns: p.latency_limit_ms.map(|ms| (ms * 1e6) as u64),
             scheduled: None,
+            deadline_ns: u64::MAX,
+            duration_ns: (p.secs * 1e9).min(u64::MAX as f64) as u64,
+            warming: true,
+            cut: false,
             tally,
             failures: FailureTally::default(),
             rate: RateTally::default(),
@@ -612,15 +701,16 @@ impl Client {
     }
 
     /// Runs script `s` once from its start: `Err` with the index of the
-    /// command that failed.
-    fn run_script(&mut self, s: usize, counts: &mut Counts) -> Result<(), (DbError, usize)> {
+    /// command that failed. `Ok(false)`: a `\sleep` was cut short by the
+    /// deadline or a stop, and the rest of the script did not run.
+    fn run_script(&mut self, s: usize, counts: &mut Counts) -> Result<bool, (DbError, usize)> {
         let clock = event_clock();
         let c = self.c.clone();
         let script = &c.scripts[s];
         let mut pc = 0;
         let mut entering = false;
+        let mut t0 = clock.now_ns();
         while pc < script.ops.len() {
-            let t0 = clock.now_ns();
             let mut next = pc + 1;
             let mut enters = false;
             match &script.ops[pc] {
@@ -628,26 +718,27 @@ impl Client {
                     let o = self.sql(s, pc, cmd).map_err(|e| (at(script, pc, e), pc))?;
                     counts.record(o);
                 }
-                Op::Set { var, expr } => {
-                    let v = self.eval(expr).map_err(|m| (fatal_at(script, pc, m), pc))?;
-                    match self.vars.get_mut(var.as_str()) {
-                        Some(slot) => *slot = v,
-                        None => {
-                            self.vars.insert(var.clone(), v);
-                        }
-                    }
+                Op::Set { slot, expr } => {
+                    let v = self
+                        .eval(expr, s, pc)
+                        .map_err(|m| (fatal_at(script, pc, m), pc))?;
+                    self.vars[*slot as usize] = Some(v);
                 }
                 Op::Sleep { amount, unit } => {
                     let n = match amount {
-                        SleepAmount::Int(n) => *n,
-                        SleepAmount::Var(v) => match self.vars.get(v.as_str()) {
+                        SleepArg::Int(n) => *n,
+                        SleepArg::Var(slot) => match &self.vars[*slot as usize] {
                             Some(Value::Int(n)) => *n,
-                            Some(Value::Str(t)) if t.trim().parse::<i64>().is_ok() => {
-                                t.trim().parse::<i64>().unwrap_or(0)
+                            Some(v) => {
+                                // pgbench: atoi of the variable's text.
+                                self.text.clear();
+                                v.write_sql_text(&mut self.text);
+                                atoi(&self.text).unwrap_or(0)
                             }
-                            _ => {
+                            None => {
                                 let e = format!(
-                                    "\\sleep :{v}: the variable is undefined or not an integer"
+                                    "\\sleep: undefined variable \"{}\" (set it with \\set, \\gset or --define)",
+                                    c.slots.names[*slot as usize]
                                 );
                                 return Err((fatal_at(script, pc, e), pc));
                             }
@@ -658,16 +749,16 @@ impl Client {
                         SleepUnit::Ms => n.saturating_mul(1000),
                         SleepUnit::S => n.saturating_mul(1_000_000),
                     };
-                    if us > 0 {
-                        std::thread::sleep(Duration::from_micros(us as u64));
+                    if !self.sleep_us(us) {
+                        return Ok(false);
                     }
                 }
                 Op::If { expr, next: n } => {
-                    (next, enters) = self.branch(script, pc, expr, *n)?;
+                    (next, enters) = self.branch(script, s, pc, expr, *n)?;
                 }
                 Op::Elif { expr, next: n, end } => {
                     (next, enters) = if entering {
-                        self.branch(script, pc, expr, *n)?
+                        self.branch(script, s, pc, expr, *n)?
                     } else {
                         (end + 1, false)
                     };
@@ -683,12 +774,38 @@ impl Client {
             // false \if whose own branch is empty goes to the very next
             // command, as a taken branch would.
             entering = enters;
+            let t1 = clock.now_ns();
             let op = &mut self.tally[s].ops[pc];
-            op.ns += clock.now_ns().saturating_sub(t0);
+            op.ns += t1.saturating_sub(t0);
             op.count += 1;
+            t0 = t1;
             pc = next;
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// Sleeps `us` microseconds, but not past the test's deadline nor after
+    /// a stop (SIGTERM, Ctrl-C): false when it ended early for either.
+    fn sleep_us(&mut self, us: i64) -> bool {
+        if us <= 0 {
+            return true;
+        }
+        let clock = event_clock();
+        let now = clock.now_ns();
+        let want = now.saturating_add((us as u64).saturating_mul(1000));
+        let until = want.min(self.deadline_ns);
+        // Slices short enough that a stop is seen at once.
+        const SLICE_NS: u64 = 20_000_000;
+        loop {
+            if stop_requested() {
+                return false;
+            }
+            let now = clock.now_ns();
+            if now >= until {
+                return want <= self.deadline_ns;
+            }
+            std::thread::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
+        }
     }
 
     /// Where an `\if`/`\elif` on `expr` goes: the next command when true,
@@ -697,11 +814,14 @@ impl Client {
     fn branch(
         &mut self,
         script: &CompiledScript,
+        s: usize,
         pc: usize,
         expr: &Expr,
         next: usize,
     ) -> Result<(usize, bool), (DbError, usize)> {
-        let v = self.eval(expr).map_err(|m| (fatal_at(script, pc, m), pc))?;
+        let v = self
+            .eval(expr, s, pc)
+            .map_err(|m| (fatal_at(script, pc, m), pc))?;
         let t = truth(&v).map_err(|m| (fatal_at(script, pc, m), pc))?;
         Ok(if t {
             (pc + 1, false)
@@ -712,10 +832,11 @@ impl Client {
         })
     }
 
-    fn eval(&mut self, expr: &Expr) -> Result<Value, Fault> {
+    fn eval(&mut self, expr: &Expr, s: usize, pc: usize) -> Result<Value, Fault> {
         let mut env = ClientEnv {
             vars: &self.vars,
             rng: &mut self.rng,
+            at: (self.id, s, pc + 1),
         };
         expr.eval(&mut env).map_err(|e| Fault(e.to_string()))
     }
@@ -728,8 +849,8 @@ impl Client {
                 self.text.clear();
                 for part in &cmd.parts {
                     match part {
-                        SqlPart::Text(t) => self.text.push_str(t),
-                        SqlPart::Var(v) => match self.vars.get(v.as_str()) {
+                        Part::Text(t) => self.text.push_str(t),
+                        Part::Var(v) => match &self.vars[*v as usize] {
                             Some(Value::Int(i)) => {
                                 let _ = write!(self.text, "{i}");
                             }
@@ -737,7 +858,7 @@ impl Client {
                             // As pgbench: an undefined variable stays as written.
                             None => {
                                 self.text.push(':');
-                                self.text.push_str(v);
+                                self.text.push_str(&self.c.slots.names[*v as usize]);
                             }
                         },
                     }
@@ -751,41 +872,38 @@ impl Client {
             Protocol::Extended | Protocol::Prepared => {
                 let n = cmd.vars.len();
                 while self.param_text.len() < n {
-                    self.param_text.push(String::new());
+                    // Room for any number's text (`%.15g` takes at most 23).
+                    self.param_text.push(String::with_capacity(32));
                 }
-                let mut ints = [None::<i64>; 16];
-                let mut ints_vec;
-                let ints: &mut [Option<i64>] = if n <= 16 {
-                    &mut ints[..n]
-                } else {
-                    ints_vec = vec![None; n];
-                    &mut ints_vec
-                };
+                // Integers bind as integers, the rest as text; an undefined
+                // variable binds NULL, as pgbench's.
+                let mut kinds = [0u8; MAX_PARAMS];
                 for (i, v) in cmd.vars.iter().enumerate() {
-                    match self.vars.get(v.as_str()) {
-                        Some(Value::Int(x)) => ints[i] = Some(*x),
+                    kinds[i] = match &self.vars[*v as usize] {
+                        Some(Value::Int(_)) => 1,
                         Some(val) => {
                             let t = &mut self.param_text[i];
                             t.clear();
                             val.write_sql_text(t);
+                            2
                         }
-                        None => {
-                            return Err(DbError::fatal(format!(
-                                "undefined variable :{v} (set it with \\set, \\gset or --define)"
-                            )));
-                        }
-                    }
+                        None => 0,
+                    };
                 }
-                let texts = &self.param_text;
-                let param = |i: usize| match ints[i] {
-                    Some(x) => Param::Int(x),
-                    None => Param::Text(&texts[i]),
+                let (vars, texts) = (&self.vars, &self.param_text);
+                let param = |i: usize| match kinds[i] {
+                    1 => match &vars[cmd.vars[i] as usize] {
+                        Some(Value::Int(x)) => Param::Int(*x),
+                        _ => Param::Null,
+                    },
+                    2 => Param::Text(&texts[i]),
+                    _ => Param::Null,
                 };
                 let rows = fetch.then_some(&mut self.rows);
                 let slot = &mut self.stmts[s][pc];
                 let conn = self.conn.as_mut();
                 if n <= 16 {
-                    let mut arr = [Param::Int(0); 16];
+                    let mut arr = [Param::Null; 16];
                     for (i, p) in arr.iter_mut().enumerate().take(n) {
                         *p = param(i);
                     }
@@ -802,37 +920,68 @@ impl Client {
         Ok(outcome)
     }
 
-    /// `\gset`: the one row's values; `\aset`: every row's, the last one
-    /// winning.
+    /// `\gset`: the last result's one row; `\aset`: each result's last row
+    /// (a result without rows sets nothing). Values are kept as text.
     fn store_rows(&mut self, cmd: &SqlCmd) -> DbResult<()> {
-        let names = cmd
-            .columns
-            .as_ref()
-            .map_err(|m| DbError::fatal(m.to_string()))?;
         let (prefix, one) = match &cmd.fetch {
             Fetch::Gset(p) => (p.as_str(), true),
             Fetch::Aset(p) => (p.as_str(), false),
             Fetch::None => return Ok(()),
         };
-        let n = self.rows.len();
-        if one && n != 1 {
-            return Err(DbError::fatal(format!(
-                "\\gset expects one row, the statement returned {n}"
-            )));
-        }
-        if n > 0 && self.rows.width() != names.len() {
-            return Err(DbError::fatal(format!(
-                "the select list names {} column(s) ({}) but the statement returned {}",
-                names.len(),
-                names.join(", "),
-                self.rows.width()
-            )));
-        }
-        for r in 0..n {
-            for (col, name) in names.iter().enumerate() {
-                let v = value_of_text(self.rows.get(r, col));
-                let key = format!("{prefix}{name}");
-                self.vars.insert(key, v);
+        let sets = self.rows.sets();
+        let first = if one { sets - 1 } else { 0 };
+        for k in first..sets {
+            let set = self.rows.set(k);
+            let n = set.len();
+            if one && n != 1 {
+                return Err(DbError::fatal(format!("\\gset: expected one row, got {n}")));
+            }
+            if n == 0 {
+                continue;
+            }
+            for col in 0..set.width() {
+                self.key.clear();
+                self.key.push_str(prefix);
+                match set.name(col) {
+                    Some(name) => self.key.push_str(name),
+                    None => {
+                        let names = cmd
+                            .columns
+                            .as_ref()
+                            .map_err(|m| DbError::fatal(m.to_string()))?;
+                        match names.get(col) {
+                            Some(name) => self.key.push_str(name),
+                            None => {
+                                return Err(DbError::fatal(format!(
+                                    "the select list names {} column(s) ({}) but the statement returned {}",
+                                    names.len(),
+                                    names.join(", "),
+                                    set.width()
+                                )));
+                            }
+                        }
+                    }
+                }
+                if !valid_variable_name(&self.key) {
+                    return Err(DbError::fatal(format!(
+                        "error storing into variable {}: invalid variable name (letters, digits and _, not starting with a digit; name the column with AS)",
+                        self.key
+                    )));
+                }
+                // A name no script reads is not kept: nothing could read it.
+                let Some(slot) = self.c.slot(&self.key) else {
+                    continue;
+                };
+                let v = set.get(n - 1, col);
+                let slot = &mut self.vars[slot as usize];
+                match (v, slot) {
+                    (None, slot) => *slot = Some(Value::Null),
+                    (Some(t), Some(Value::Str(old))) => {
+                        old.clear();
+                        old.push_str(t);
+                    }
+                    (Some(t), slot) => *slot = Some(Value::Str(t.to_string())),
+                }
             }
         }
         Ok(())
@@ -844,6 +993,13 @@ impl Client {
             Err(e) if e.class == ErrorClass::Reconnect => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// Ends a client that cannot go on: rolls back first, so that no other
+    /// client waits on the locks it holds until a timeout.
+    fn abort(&mut self, e: DbError) -> DbError {
+        let _ = self.roll_back();
+        e
     }
 }
 
@@ -893,6 +1049,7 @@ impl Worker for Client {
         let clock = event_clock();
         let start = clock.now_ns();
         self.done += 1;
+        self.cut = false;
         let from = match self.scheduled.take() {
             Some(at) => {
                 let lag = start.saturating_sub(at);
@@ -903,19 +1060,29 @@ impl Worker for Client {
             }
             None => start,
         };
-        let s = self.c.choose(self.rng.next_u64());
+        let s = self.c.choose(&mut self.choose);
         self.current = s;
         let replay = (self.max_tries > 1).then(|| self.rng.clone());
         let mut tries = 1;
         loop {
             match self.run_script(s, c) {
-                Ok(()) => break,
+                Ok(true) => break,
+                Ok(false) => {
+                    // Cut short: roll back what it began, count nothing.
+                    self.cut = true;
+                    self.roll_back()?;
+                    return Ok(());
+                }
                 Err((e, op)) => {
                     self.tally[s].ops[op].failures += 1;
                     // A lost connection is the harness's to count and cure;
                     // anything else ends the test.
                     if e.class != ErrorClass::Retry {
-                        return Err(e);
+                        return Err(if e.class == ErrorClass::Fatal {
+                            self.abort(e)
+                        } else {
+                            e
+                        });
                     }
                     self.roll_back()?;
                     if tries < self.max_tries {
@@ -935,6 +1102,21 @@ impl Worker for Client {
                     return Err(e);
                 }
             }
+        }
+        // As pgbench: a script that ends inside a transaction aborts the
+        // client (it would otherwise hold its locks and its snapshot).
+        if self.conn.in_transaction() == Some(true) {
+            let script = &self.c.scripts[s];
+            let last = script.ops.len() - 1;
+            let e = fatal_at(
+                script,
+                last,
+                format_args!(
+                    "client {} aborted: end of script reached without completing the last transaction (end the script with COMMIT or END)",
+                    self.id
+                ),
+            );
+            return Err(self.abort(e));
         }
         if tries > 1 {
             self.tally[s].retried += 1;
@@ -972,6 +1154,11 @@ impl Worker for Client {
     }
 
     fn pause(&mut self, deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
+        self.deadline_ns = if self.warming {
+            deadline_ns.saturating_add(self.duration_ns)
+        } else {
+            deadline_ns
+        };
         let Some(pace) = self.pace.as_mut() else {
             return false;
         };
@@ -980,13 +1167,17 @@ impl Worker for Client {
         if pace.next_ns == 0 {
             pace.next_ns = now;
         }
-        let wait = |p: &mut Pace| (-p.rng.unit_open().ln() * p.mean_ns) as u64;
-        pace.next_ns += wait(pace);
+        pace.next_ns += pace.wait_ns();
         if let Some(limit) = self.latency_limit_ns {
             while pace.next_ns + limit < now && self.budget.is_none_or(|b| self.done < b) {
                 self.rate.skipped += 1;
                 self.done += 1;
-                pace.next_ns += wait(pace);
+                pace.next_ns += pace.wait_ns();
+            }
+            // As pgbench: skipped transactions count towards
+            // --transactions; a budget spent by skipping runs no more.
+            if self.budget.is_some_and(|b| self.done >= b) {
+                return true;
             }
         }
         let until = pace.next_ns.min(deadline_ns);
@@ -998,6 +1189,7 @@ impl Worker for Client {
     }
 
     fn warmed_up(&mut self) {
+        self.warming = false;
         for t in &mut self.tally {
             let n = t.ops.len();
             *t = ScriptTally {
@@ -1013,6 +1205,11 @@ impl Worker for Client {
     #[inline]
     fn finished(&self) -> bool {
         self.budget.is_some_and(|b| self.done >= b)
+    }
+
+    #[inline]
+    fn abandoned(&self) -> bool {
+        self.cut
     }
 }
 
@@ -1037,15 +1234,37 @@ fn kind_names(c: &Compiled) -> &'static [&'static str] {
 
 /// Runs `text` (the init script) once, as client 0 with the simple protocol.
 pub fn run_once(driver: Arc<dyn Driver>, p: &Params, path: &str, text: &str) -> DbResult<()> {
-    let script = compile("init", path, 1, text).map_err(|e| DbError::fatal(e.to_string()))?;
-    let c = Arc::new(Compiled::of(vec![script]));
+    let mut slots = Slots::default();
+    for n in BUILT_IN {
+        slots.of(n);
+    }
+    for k in p.defines.keys() {
+        slots.of(k);
+    }
+    let script = compile("init", path, 1, text, Protocol::Simple, &mut slots)
+        .map_err(|e| DbError::fatal(e.to_string()))?;
+    let c = Arc::new(Compiled::of(vec![script], slots));
     let mut one = p.clone();
     one.protocol = Protocol::Simple;
     one.rate = None;
     one.max_tries = 1;
+    one.transactions = Some(1);
     let mut client = Client::new(driver, c, &one, 1, 0)?;
     let mut counts = Counts::default();
-    client.run_script(0, &mut counts).map_err(|(e, _)| e)
+    client.event(&mut counts)
+}
+
+/// A value as a condition, as pgbench reads one.
+fn truth(v: &Value) -> Result<bool, Fault> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Int(i) => Ok(*i != 0),
+        Value::Double(d) => Ok(*d != 0.0),
+        Value::Null => Ok(false),
+        Value::Str(s) => super::expr::parse_text_value("condition", s)
+            .map(Val::truth)
+            .map_err(|e| Fault(e.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -1053,31 +1272,45 @@ mod tests {
     use super::*;
 
     fn compiled(weights: &[u32]) -> Compiled {
+        let mut slots = Slots::default();
         Compiled::of(
             weights
                 .iter()
                 .enumerate()
-                .map(|(i, &w)| compile(&format!("s{i}"), "x", w, "SELECT 1;\n").unwrap())
+                .map(|(i, &w)| {
+                    compile(
+                        &format!("s{i}"),
+                        "x",
+                        w,
+                        "SELECT 1;\n",
+                        Protocol::Simple,
+                        &mut slots,
+                    )
+                    .unwrap()
+                })
                 .collect(),
+            slots,
         )
     }
 
     #[test]
     fn weights_are_drawn_within_one_point_over_100000_draws() {
         let c = compiled(&[1, 3, 6, 0]);
-        let mut rng = Xoshiro::seeded(42);
+        let mut rng = PgPrng::seeded(42);
         let mut n = [0u64; 4];
         for _ in 0..100_000 {
-            n[c.choose(rng.next_u64())] += 1;
+            n[c.choose(&mut rng)] += 1;
         }
         for (i, want) in [10.0, 30.0, 60.0, 0.0].iter().enumerate() {
             let got = n[i] as f64 / 1000.0;
             assert!((got - want).abs() < 1.0, "script {i}: {got} % for {want} %");
         }
         assert_eq!(n[3], 0, "weight 0 is never drawn");
-        // Every draw maps somewhere, the extremes included.
-        assert_eq!(c.choose(0), 0);
-        assert_eq!(c.choose(u64::MAX), 2);
+        // One script: no draw, as pgbench.
+        let one = compiled(&[5]);
+        let mut a = PgPrng::seeded(1);
+        assert_eq!(one.choose(&mut a), 0);
+        assert_eq!(a.next_u64(), PgPrng::seeded(1).next_u64());
     }
 
     #[test]
@@ -1087,6 +1320,8 @@ mod tests {
             "b.sql",
             1,
             "\\if :a\nSELECT 1;\n\\elif :b\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\nSELECT 4;\n",
+            Protocol::Simple,
+            &mut Slots::default(),
         )
         .unwrap();
         assert!(matches!(s.ops[0], Op::If { next: 2, .. }));
@@ -1101,6 +1336,24 @@ mod tests {
         assert!(matches!(s.ops[4], Op::Else { end: 6 }));
         assert!(matches!(s.ops[6], Op::Endif));
         assert_eq!(s.lines, [1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn more_than_255_bound_variables_are_refused_as_pgbench_refuses_them() {
+        let sql = |n: usize| format!("\\set i 0\nSELECT least({});\n", vec![":i"; n].join(", "));
+        let mut slots = Slots::default();
+        for proto in [Protocol::Prepared, Protocol::Extended] {
+            assert!(compile("t", "t.sql", 1, &sql(255), proto, &mut slots).is_ok());
+            let e = compile("t", "t.sql", 1, &sql(256), proto, &mut slots)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                e.starts_with("t.sql:2: statement has too many arguments (maximum is 255)"),
+                "{e}"
+            );
+        }
+        assert!(compile("t", "t.sql", 1, &sql(256), Protocol::Simple, &mut slots).is_ok());
     }
 
     #[test]
@@ -1127,16 +1380,5 @@ mod tests {
                 .contains("list them")
         );
         assert!(select_columns("UPDATE t SET v = 1").is_err());
-    }
-
-    #[test]
-    fn values_read_back_keep_their_type() {
-        assert!(matches!(value_of_text(Some("42")), Value::Int(42)));
-        assert!(matches!(value_of_text(Some("-1.5")), Value::Double(d) if d == -1.5));
-        assert!(matches!(value_of_text(Some("abc")), Value::Str(ref s) if s == "abc"));
-        assert!(matches!(value_of_text(None), Value::Null));
-        assert!(truth(&Value::Int(2)).unwrap());
-        assert!(!truth(&Value::Str("off".into())).unwrap());
-        assert!(truth(&Value::Str("maybe".into())).is_err());
     }
 }

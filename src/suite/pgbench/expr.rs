@@ -13,7 +13,7 @@
 //! `hash_fnv1a` and `permute` (the latter on PostgreSQL's xoroshiro128**
 //! generator, [`PgPrng`], so one seed gives pgbench's permutation), and the
 //! parameter checks of the random functions, which draw with pgbench's
-//! algorithms so that pgbench's client streams ([`pgbench_streams`]) give
+//! algorithms so that pgbench's client streams ([`ClientStreams`]) give
 //! pgbench's values.
 //!
 //! Values that come from outside (`-D NAME=VALUE`, `\gset`) are strings;
@@ -87,6 +87,21 @@ impl From<Val> for Value {
             Val::Int(i) => Value::Int(i),
             Val::Double(d) => Value::Double(d),
         }
+    }
+}
+
+/// What `debug(x)` prints of a value, as pgbench 15 does: `int 5`,
+/// `double 1.5` (`%.15g`), `boolean true`, `null`.
+pub fn debug_text(v: Val) -> String {
+    match v {
+        Val::Int(i) => format!("int {i}"),
+        Val::Double(d) => {
+            let mut s = String::from("double ");
+            write_double(&mut s, d);
+            s
+        }
+        Val::Bool(b) => format!("boolean {b}"),
+        Val::Null => "null".into(),
     }
 }
 
@@ -173,9 +188,21 @@ impl fmt::Write for StackStr {
 pub trait Env {
     /// The variable `name`, if set.
     fn var(&self, name: &str) -> Option<&Value>;
+    /// The variable in slot `slot` (see [`Expr::resolve`]), if set; `None`
+    /// falls back to [`Env::var`] by name. Default: no slots.
+    #[inline]
+    fn slot(&self, slot: u32) -> Option<&Value> {
+        let _ = slot;
+        None
+    }
     /// The next 64 random bits of this client's stream (seeded per client;
     /// [`PgPrng`] is pgbench's own generator).
     fn random_u64(&mut self) -> u64;
+    /// `debug(x)` evaluated to `v` (pgbench prints it to standard error).
+    /// Default: nothing.
+    fn debug(&mut self, v: Val) {
+        let _ = v;
+    }
 }
 
 /// PostgreSQL's pseudo-random generator (`pg_prng`: xoroshiro128**, its
@@ -223,18 +250,57 @@ impl PgPrng {
     }
 }
 
-/// The streams pgbench gives its clients for `--random-seed=SEED`: each
-/// client's generator is seeded from the next draw of a base generator
-/// seeded with `seed`, in client order, and `:default_seed` is the draw after
-/// them. With these streams as [`Env::random_u64`], `random()` and the other
-/// random functions return pgbench's own values (checked against pgbench 15
-/// in the tests).
-pub fn pgbench_streams(seed: u64, clients: usize) -> (Vec<PgPrng>, i64) {
-    let mut base = PgPrng::seeded(seed);
-    let streams = (0..clients)
-        .map(|_| PgPrng::seeded(base.next_u64()))
-        .collect();
-    (streams, base.next_u64() as i64)
+/// The generators pgbench 15 gives one client for `--random-seed=SEED`
+/// when every client has a thread of its own (`-j` equal to `-c`, as in
+/// rqps): pgbench seeds a base generator with `SEED`, seeds each client's
+/// expression stream from the base's next draws in client order, takes
+/// `:default_seed` from the draw after them, then seeds each thread's three
+/// streams (script choice, `--rate` schedule, log sampling) from the next
+/// draws in thread order. So the same seed and client count give pgbench's
+/// values (checked against pgbench 15 in the tests).
+#[derive(Clone, Debug)]
+pub struct ClientStreams {
+    /// `random()` and the other random functions (pgbench's `cs_func_rs`).
+    pub func: PgPrng,
+    /// Which script a transaction runs (the thread's `ts_choose_rs`).
+    pub choose: PgPrng,
+    /// The `--rate` schedule (the thread's `ts_throttle_rs`).
+    pub throttle: PgPrng,
+    /// `:default_seed`, the same for every client.
+    pub default_seed: i64,
+}
+
+impl ClientStreams {
+    /// The streams of client `id` of `clients` for `seed`.
+    pub fn of(seed: u64, clients: usize, id: usize) -> ClientStreams {
+        let mut base = PgPrng::seeded(seed);
+        let mut draws = (0..).map(move |_| base.next_u64());
+        let mut nth = |n: usize| draws.nth(n).unwrap_or(0);
+        // Draws 0..clients: the clients' expression streams.
+        let func = PgPrng::seeded(nth(id));
+        let default_seed = nth(clients - id - 1) as i64;
+        // Then three per thread: choose, throttle, sample.
+        let choose = PgPrng::seeded(nth(3 * id));
+        let throttle = PgPrng::seeded(nth(0));
+        ClientStreams {
+            func,
+            choose,
+            throttle,
+            default_seed,
+        }
+    }
+}
+
+/// A uniform integer in `[lo, hi]` as `pg_prng_uint64_range` draws it.
+#[inline]
+pub fn uniform_range(rng: &mut PgPrng, lo: u64, hi: u64) -> u64 {
+    lo + uniform_u64(hi - lo, || rng.next_u64())
+}
+
+/// A double in `[0, 1)` as `pg_prng_double` draws it.
+#[inline]
+pub fn unit_draw(rng: &mut PgPrng) -> f64 {
+    unit_double(rng.next_u64())
 }
 
 /// A uniform integer in `[0, range]` from `next` by bitmask rejection, as
@@ -609,6 +675,8 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
 enum Node {
     Const(Val),
     Var(Box<str>),
+    /// A variable resolved to its slot ([`Expr::resolve`]), with its name.
+    Slot(u32, Box<str>),
     Call(Func, Box<[Node]>),
 }
 
@@ -1248,12 +1316,46 @@ impl Expr {
     pub fn eval_truth(&self, env: &mut dyn Env) -> Result<bool, EvalError> {
         eval(&self.root, env).map(Val::truth)
     }
+
+    /// Gives every variable its slot (`slot_of(name)`), so that evaluation
+    /// reads it with [`Env::slot`] instead of looking its name up.
+    pub fn resolve(&mut self, slot_of: &mut dyn FnMut(&str) -> u32) {
+        let mut stack = vec![&mut self.root];
+        while let Some(node) = stack.pop() {
+            match node {
+                Node::Var(name) => {
+                    let name = std::mem::take(name);
+                    *node = Node::Slot(slot_of(&name), name);
+                }
+                Node::Call(_, args) => stack.extend(args.iter_mut()),
+                Node::Const(_) | Node::Slot(..) => {}
+            }
+        }
+    }
+
+    /// Every variable name the expression reads, in no particular order.
+    pub fn names(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut stack = vec![&self.root];
+        while let Some(node) = stack.pop() {
+            match node {
+                Node::Var(n) | Node::Slot(_, n) => out.push(&**n),
+                Node::Call(_, args) => stack.extend(args.iter()),
+                Node::Const(_) => {}
+            }
+        }
+        out
+    }
 }
 
 fn eval(node: &Node, env: &mut dyn Env) -> Result<Val, EvalError> {
     match node {
         Node::Const(v) => Ok(*v),
         Node::Var(name) => match env.var(name) {
+            Some(v) => value_val(name, v),
+            None => Err(EvalError::UndefinedVariable(name.to_string())),
+        },
+        Node::Slot(slot, name) => match env.slot(*slot).or_else(|| env.var(name)) {
             Some(v) => value_val(name, v),
             None => Err(EvalError::UndefinedVariable(name.to_string())),
         },
@@ -1343,7 +1445,10 @@ fn apply(f: Func, v: &[Val], env: &mut dyn Env) -> Result<Val, EvalError> {
                 });
             }
         }),
-        Func::Debug => Ok(v[0]),
+        Func::Debug => {
+            env.debug(v[0]);
+            Ok(v[0])
+        }
         Func::Double | Func::Sqrt | Func::Ln | Func::Exp => {
             let d = v[0].to_double()?;
             Ok(Val::Double(match f {
@@ -2075,12 +2180,10 @@ mod tests {
 
     #[test]
     fn random_functions_draw_pgbench_values_from_pgbench_streams() {
-        // pgbench 15, -c 2 --random-seed=5: client 0 printed these, client 1
-        // drew 871628 first, and both saw this default_seed.
-        let (mut streams, default_seed) = pgbench_streams(5, 2);
-        assert_eq!(default_seed, -1283242464419442966);
+        // pgbench 15, -c 2 -j 2 --random-seed=5: client 0 printed these,
+        // client 1 drew 871628 first, and both saw this default_seed.
         let mut env = TestEnv::new();
-        env.rng = streams.remove(0);
+        env.rng = ClientStreams::of(5, 2, 0).func;
         let got: Vec<Value> = [
             "random(1, 1000000)",
             "random(1, 1000000)",
@@ -2094,10 +2197,38 @@ mod tests {
         .collect();
         let want = [475806, 272628, 667, 245, 1, 4].map(Value::Int);
         assert_eq!(got, want);
-        env.rng = streams.remove(0);
+        let one = ClientStreams::of(5, 2, 1);
+        assert_eq!(one.default_seed, -1283242464419442966);
+        env.rng = one.func;
         assert_eq!(
             eval_in(&mut env, "random(1, 1000000)"),
             Ok(Value::Int(871628))
+        );
+    }
+
+    #[test]
+    fn seed_5432_gives_the_values_pgbench_15_printed() {
+        // `pgbench -n -t 1 --random-seed=5432` (one client), the first
+        // commands of the TAP test's expressions script, and :default_seed.
+        let s = ClientStreams::of(5432, 1, 0);
+        assert_eq!(s.default_seed, 7590783070443337668);
+        let mut env = TestEnv::new().with("default_seed", Value::Int(s.default_seed));
+        env.rng = s.func;
+        let got: Vec<Value> = [
+            "random(10, 19)",
+            "random_exponential(100, 199, 10.0)",
+            "random_gaussian(1000, 1999, 10.0)",
+            "random_zipfian(1, 9, 1.3)",
+            "hash(10)",
+        ]
+        .iter()
+        .map(|t| eval_in(&mut env, t).unwrap())
+        .collect();
+        assert_eq!(got, [17, 104, 1498, 3, 4313776982099445391].map(Value::Int));
+        // -c 2 -j 2: :default_seed comes after both clients' streams.
+        assert_eq!(
+            ClientStreams::of(5432, 2, 1).default_seed,
+            7312993047133655103
         );
     }
 

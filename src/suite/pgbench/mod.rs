@@ -36,11 +36,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::engine::DbError;
 use crate::error::Error;
 use crate::harness::runner::{StepConfig, run_step, stop_requested};
 use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::{Status, TestResult};
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 
 use builtin::Builtin;
@@ -173,16 +174,98 @@ fn unique_name(taken: &[ScriptSpec], name: String) -> String {
         .unwrap_or(name)
 }
 
+/// Reads a script file: a regular file of at most [`params::MAX_SCRIPT_BYTES`],
+/// never through another user's link in a sticky directory.
 fn read_script_file(path: &str, option: &str) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|e| {
+    crate::util::read_input(std::path::Path::new(path), params::MAX_SCRIPT_BYTES).map_err(|e| {
         usage(format!(
             "--{option} {path}: cannot read it ({e}); give the path of a pgbench script"
         ))
     })
 }
 
+/// pgbench's flags that rqps spells otherwise, and what to write instead.
+const PGBENCH_FLAGS: &[PeerFlag] = &[
+    flag("-c", true, "--clients {}"),
+    flag("-T", true, "--time {}"),
+    flag("-t", true, "--transactions {}"),
+    flag("-f", true, "--script {}"),
+    flag("-b", true, "--builtin {}"),
+    flag("-M", true, "--protocol {}"),
+    flag("-D", true, "--define {}"),
+    flag("-R", true, "--rate {}"),
+    flag("-L", true, "--latency-limit {}"),
+    flag("-s", true, "--scale {}"),
+    flag("-S", false, "--builtin select-only"),
+    flag("-N", false, "--builtin simple-update"),
+    flag("-n", false, "--skip-init"),
+    flag("--no-vacuum", false, "--skip-init"),
+    flag("--random-seed", true, "--seed {}"),
+    flag(
+        "-j",
+        true,
+        "rqps has no --jobs: each client runs on a thread of its own, as pgbench with --jobs equal to --client (set the clients with --clients)",
+    ),
+    flag(
+        "--jobs",
+        true,
+        "rqps has no --jobs: each client runs on a thread of its own, as pgbench with --jobs equal to --client (set the clients with --clients)",
+    ),
+    flag(
+        "-P",
+        true,
+        "rqps has no --progress: it shows a progress line while a test runs and stores each test's per-second figures (per_second) with its results",
+    ),
+    flag(
+        "--progress",
+        true,
+        "rqps has no --progress: it shows a progress line while a test runs and stores each test's per-second figures (per_second) with its results",
+    ),
+    flag(
+        "-r",
+        false,
+        "rqps always keeps each command's latency (pgbench -r): drop the flag",
+    ),
+    flag(
+        "--report-per-command",
+        false,
+        "rqps always keeps each command's latency (pgbench -r): drop the flag",
+    ),
+    flag(
+        "-i",
+        false,
+        "rqps makes the tables before the tests unless --skip-init (--scale N sets their size)",
+    ),
+    flag(
+        "--initialize",
+        false,
+        "rqps makes the tables before the tests unless --skip-init (--scale N sets their size)",
+    ),
+    flag(
+        "-C",
+        false,
+        "rqps has no --connect: each client keeps its connection for the test",
+    ),
+    flag("-l", false, NO_LOG),
+    flag("--log", false, NO_LOG),
+    flag("--sampling-rate", true, NO_LOG),
+    flag("--aggregate-interval", true, NO_LOG),
+    flag("--log-prefix", true, NO_LOG),
+];
+
+const NO_LOG: &str = "rqps has no per-transaction log: it stores latency histograms and per-second series with each test";
+
+const fn flag(flag: &'static str, value: bool, instead: &'static str) -> PeerFlag {
+    PeerFlag {
+        flag,
+        value,
+        instead,
+    }
+}
+
 impl Workload for Pgbench {
     const NAME: &'static str = KEY;
+    const PEER: (&'static str, &'static [PeerFlag]) = ("pgbench", PGBENCH_FLAGS);
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
     type Params = Params;
@@ -310,7 +393,7 @@ impl Workload for Pgbench {
             let (path, weight) = split_weight(&spec, "script")?;
             let text = read_script_file(&path, "script")?;
             // Checked now, so a mistake is a usage error naming file:line.
-            script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
+            client::check_script(&path, &text, p.protocol).map_err(|e| usage(e.to_string()))?;
             let base = std::path::Path::new(&path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -328,6 +411,26 @@ impl Workload for Pgbench {
             let text = read_script_file(&path, "init-script")?;
             script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
             p.init_script = Some((path, text));
+        }
+        if p.scripts.len() > params::MAX_SCRIPTS {
+            return Err(usage(format!(
+                "{} scripts given: at most {} (--script and --builtin together), as pgbench",
+                p.scripts.len(),
+                params::MAX_SCRIPTS
+            )));
+        }
+        let read: u64 = p
+            .scripts
+            .iter()
+            .filter_map(|s| s.text.as_ref())
+            .chain(p.init_script.as_ref().map(|(_, t)| t))
+            .map(|t| t.len() as u64)
+            .sum();
+        if read > params::MAX_SCRIPTS_BYTES {
+            return Err(usage(format!(
+                "the scripts hold {read} bytes in all: at most {} MiB (a run stores its scripts with its results); give fewer or shorter scripts",
+                params::MAX_SCRIPTS_BYTES >> 20
+            )));
         }
         if p.scripts.is_empty() {
             p.scripts.push(ScriptSpec {
@@ -432,7 +535,9 @@ impl Workload for Pgbench {
             }
         }
         if p.checks_balances() {
-            s.push_str("balances: sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta)\n");
+            s.push_str(
+                "balances: sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) change alike over the run\n",
+            );
         }
         s
     }
@@ -451,6 +556,24 @@ impl Workload for Pgbench {
                 r => r?,
             }
         }
+        // The balances before the first test: the check is of what the run
+        // changed, not of the tables' history.
+        let before = if p.checks_balances() {
+            let db = h.driver.require_sql().map_err(|source| Error::Engine {
+                context: "the balances check could not read the tables".into(),
+                source,
+            })?;
+            let mut conn = db.connect().map_err(|source| Error::Engine {
+                context: "the balances check could not connect".into(),
+                source,
+            })?;
+            Some(check::run(conn.as_mut()).map_err(|source| Error::Engine {
+                context: "the balances check could not read the tables".into(),
+                source,
+            })?)
+        } else {
+            None
+        };
         let mut end = RunEnd::Ok;
         for &clients in &p.clients {
             if stop_requested() {
@@ -462,7 +585,7 @@ impl Workload for Pgbench {
                 return Ok(end);
             }
         }
-        if p.checks_balances() && !stop_requested() {
+        if let Some(before) = before.filter(|_| !stop_requested()) {
             let r = h.test(
                 "balances".into(),
                 TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks"),
@@ -474,11 +597,15 @@ impl Workload for Pgbench {
                     let mut conn = db
                         .connect()
                         .map_err(TestFailure::when("the balances check could not run"))?;
-                    let sums = check::run(conn.as_mut())
+                    let after = check::run(conn.as_mut())
                         .map_err(TestFailure::when("the balances check could not run"))?;
+                    let change = check::Change {
+                        before: before.clone(),
+                        after,
+                    };
                     run.result.events = 1;
-                    run.result.set_detail("pgbench_balances", &sums);
-                    match sums.violation() {
+                    run.result.set_detail("pgbench_balances", &change);
+                    match change.violation() {
                         Some(v) => Err(TestFailure::new(v)),
                         None => {
                             run.result.status = Status::Ok;
@@ -498,23 +625,43 @@ impl Workload for Pgbench {
 
     fn line(label: &str, r: &TestResult) -> String {
         if r.status == Status::Ok {
-            if let Some(b) = r.detail::<check::Sums>("pgbench_balances") {
+            if let Some(c) = r.detail::<check::Change>("pgbench_balances") {
                 return format!(
-                    "{label:>28}  sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta) = {}",
-                    b.accounts
+                    "{label:>28}  sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) each changed by {}{}",
+                    c.deltas()[0],
+                    if c.before.agree() {
+                        ""
+                    } else {
+                        " (they differed before the run: checked what it changed)"
+                    }
                 );
             }
             if let Some(d) = r.detail::<ScriptDetail>("pgbench_script") {
                 return format!(
-                    "{label:>28}  {:>9.1} tps  weight {}  latency avg {:.3} ms  failed {}  retried {}",
+                    "{label:>28}  {:>9.1} TPS  weight {}  latency avg {:.3} ms  failed {}  retried {}",
                     r.tps, d.weight, d.latency_ms_avg, d.failed, d.retried
                 );
             }
         }
-        let mut s = crate::harness::result_line(label, r);
-        if r.status == Status::Ok
-            && let Some(d) = r.detail::<Detail>(KEY)
-        {
+        if r.status != Status::Ok {
+            return crate::harness::result_line(label, r);
+        }
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let mut s = format!(
+            "{label:>28}  {:>9.1} TPS  latency avg {:.3} ms  p95 {:.3} ms",
+            r.tps,
+            r.latency_us.avg / 1000.0,
+            r.latency_us.p95 / 1000.0
+        );
+        if let Some(hw) = &r.hw {
+            s.push_str(&format!(
+                "  cpu per transaction {} us (client {}, server {})",
+                opt(hw.cpu_us_per_op),
+                opt(hw.client_cpu_us_per_op),
+                opt(hw.server_cpu_us_per_op)
+            ));
+        }
+        if let Some(d) = r.detail::<Detail>(KEY) {
             s.push_str(&format!(
                 "\n{:>28}  failed {} (serialization {}, deadlock {}, other {})  retried {} ({} retries)",
                 "", d.failed, d.failures.serialization, d.failures.deadlock, d.failures.other,
@@ -543,8 +690,24 @@ fn run_clients(
         label,
         TestResult::running(KEY, "pgbench".into(), "pgbench", clients, true, "tx/s"),
         |run| {
+            // Each client its own copy of the compiled scripts: one shared
+            // Arc, whose count every client bumps per transaction, is a cache
+            // line the clients' cores would pass back and forth.
+            let dialect = run
+                .driver
+                .require_sql()
+                .map_err(TestFailure::when("could not start the clients"))?
+                .dialect();
             let mut workers = (0..clients)
-                .map(|i| Client::new(run.driver.clone(), compiled.clone(), p, clients, i))
+                .map(|i| {
+                    let own = match i {
+                        0 => compiled.clone(),
+                        _ => Arc::new(
+                            Compiled::new(p, dialect).map_err(|e| DbError::fatal(e.to_string()))?,
+                        ),
+                    };
+                    Client::new(run.driver.clone(), own, p, clients, i)
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the clients"))?;
             let cfg = StepConfig {

@@ -13,6 +13,23 @@ use crate::error::{Error, usage};
 /// The key of the suite's figures in results.
 pub const KEY: &str = "pgbench";
 
+/// The largest script file rqps reads (`--script`, `--init-script`), the
+/// limit of config and matrix files.
+pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+/// The most scripts a run mixes (`--script` and `--builtin`), as pgbench.
+pub const MAX_SCRIPTS: usize = 128;
+/// The most script text a run reads in all (its files and init script): a
+/// run stores it with its parameters, and JSON writes a control character
+/// in 6 bytes, so the run's file stays under a quarter of what readers take
+/// (`results::MAX_RESULT_FILE_BYTES`, 64 MiB).
+pub const MAX_SCRIPTS_BYTES: u64 = 4 << 20;
+/// The most commands whose figures (count, latency, failures) a test
+/// stores, over all its scripts, in script order: each takes at most about
+/// 1 KB of JSON, so a test's file stays within a few MB whatever the
+/// scripts. The figures of the commands past it are not stored (the
+/// script's detail says how many).
+pub const MAX_STORED_STATEMENTS: usize = 2000;
+
 /// How statements go to the server (pgbench's `--protocol`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

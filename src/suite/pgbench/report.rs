@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::check::Sums;
+use super::check::Change;
 use super::params::KEY;
 use super::stats::{Detail, ScriptDetail};
 use crate::report::export::{Block, TCell, Table};
@@ -96,6 +96,134 @@ impl Section for PgbenchSection {
     fn build(&self, input: &Input) -> Option<Arc<dyn Part>> {
         build(input.base, input.names, input.runs).map(|p| Arc::new(p) as Arc<dyn Part>)
     }
+
+    fn run_table(&self, doc: &RunDoc, all: bool) -> Option<String> {
+        Some(run_table(doc, all))
+    }
+}
+
+/// Milliseconds from a stored microsecond figure, as pgbench prints them.
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+/// The end of a run as a pgbench user reads it: per client count the
+/// transactions, failures, TPS and latency in milliseconds; per script its
+/// share; the checks; then the hardware cost per transaction.
+pub fn run_table(doc: &RunDoc, all: bool) -> String {
+    use crate::report::table::{TextTable, hw_table, num};
+    let mut out = format!(
+        "pgbench on {} {} ({}), {}\n",
+        doc.engine.name, doc.engine.version, doc.name, doc.status
+    );
+    if let Some(l) = &doc.load {
+        out.push_str(&format!(
+            "initialisation: {} rows in {:.1} s, {:.0} rows/s\n",
+            l.rows, l.secs, l.rows_per_sec
+        ));
+    }
+    let shown = |t: &&crate::results::TestResult| {
+        (all || t.reported) && t.status != Status::Running && t.suite == KEY
+    };
+    let mut main = TextTable::new(&[
+        "clients",
+        "transactions",
+        "failed",
+        "TPS",
+        "latency avg ms",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "status",
+    ]);
+    let mut context = None;
+    for t in doc
+        .tests
+        .iter()
+        .filter(shown)
+        .filter(|t| t.group == "pgbench")
+    {
+        let d = t.detail::<Detail>(KEY);
+        if let Some(d) = &d {
+            context = Some(format!(
+                "scaling factor {}, query mode {}, maximum number of tries {}",
+                d.scale,
+                d.protocol.name(),
+                d.max_tries
+            ));
+        }
+        main.row(vec![
+            t.threads.to_string(),
+            t.events.to_string(),
+            d.as_ref().map_or(0, |d| d.failed).to_string(),
+            num(t.tps),
+            ms(t.latency_us.avg),
+            ms(t.latency_us.p50),
+            ms(t.latency_us.p95),
+            ms(t.latency_us.p99),
+            ms(t.latency_us.max),
+            t.status.to_string(),
+        ]);
+    }
+    if let Some(c) = context {
+        out.push_str(&format!("{c}\n"));
+    }
+    out.push_str(&format!("\npgbench: all scripts\n{}", main.render()));
+    let mut scripts = TextTable::new(&[
+        "script",
+        "clients",
+        "weight",
+        "transactions",
+        "TPS",
+        "latency avg ms",
+        "failed",
+        "retried",
+        "status",
+    ]);
+    let mut any = false;
+    for t in doc.tests.iter().filter(shown) {
+        let Some(sd) = t.detail::<ScriptDetail>("pgbench_script") else {
+            continue;
+        };
+        any = true;
+        scripts.row(vec![
+            sd.name.clone(),
+            t.threads.to_string(),
+            sd.weight.to_string(),
+            sd.count.to_string(),
+            num(sd.tps),
+            format!("{:.3}", sd.latency_ms_avg),
+            sd.failed.to_string(),
+            sd.retried.to_string(),
+            t.status.to_string(),
+        ]);
+    }
+    if any {
+        out.push_str(&format!("\npgbench: by script\n{}", scripts.render()));
+    }
+    // The check is not a reported test (it has no rate), but it is shown.
+    for t in doc.tests.iter().filter(|t| {
+        t.suite == KEY
+            && t.status != Status::Running
+            && (t.detail::<Change>("pgbench_balances").is_some() || t.test == "balances")
+    }) {
+        out.push_str(&format!(
+            "\nbalances check: {}{}\n",
+            t.status,
+            t.reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ));
+    }
+    let groups: Vec<(String, String)> = SECTION
+        .groups()
+        .iter()
+        .map(|g| (g.key.to_string(), g.title.to_string()))
+        .collect();
+    out.push_str(&hw_table(doc, all, &groups));
+    out
 }
 
 /// The columns only pgbench's CSV records fill.
@@ -150,7 +278,7 @@ fn build(base: &str, names: &[&str], runs: &[RunDoc]) -> Option<PgbenchPart> {
                     ctx.failed += d.failed;
                     ctx.retries += d.retries;
                 }
-                if t.detail::<Sums>("pgbench_balances").is_some() || t.test == "balances" {
+                if t.detail::<Change>("pgbench_balances").is_some() || t.test == "balances" {
                     ctx.checked += 1;
                     if t.status == Status::Ok {
                         ctx.balanced += 1;

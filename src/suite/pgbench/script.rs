@@ -20,7 +20,7 @@
 //! Errors are [`ScriptError`]s whose text starts with `file:line:` and says
 //! what to change.
 
-use super::expr::{Env, EvalError, Expr, Val, parse_expr, value_val};
+use super::expr::{Expr, parse_expr};
 
 /// A parsed script.
 #[derive(Clone, Debug)]
@@ -40,8 +40,8 @@ pub struct Command {
 }
 
 /// What a command does. Conditionals carry the indexes (into
-/// `Script::commands`) of where control goes; [`Script::after_conditional`]
-/// follows them.
+/// `Script::commands`) of where control goes; the client
+/// ([`super::client`]) follows them.
 #[derive(Clone, Debug)]
 pub enum CommandKind {
     /// An SQL command, with `:name` references kept apart.
@@ -102,49 +102,9 @@ pub enum SleepUnit {
     S,
 }
 
-impl SleepAmount {
-    /// The sleep in microseconds, with `env`'s variables (negative sleeps
-    /// are none).
-    pub fn micros(&self, unit: SleepUnit, env: &dyn Env) -> Result<u64, EvalError> {
-        let n = match self {
-            SleepAmount::Int(n) => *n,
-            SleepAmount::Var(name) => {
-                let v = env
-                    .var(name)
-                    .ok_or_else(|| EvalError::UndefinedVariable(name.clone()))?;
-                match v {
-                    super::expr::Value::Str(s) => {
-                        atoi(s).ok_or_else(|| EvalError::MalformedVariable {
-                            name: name.clone(),
-                            value: s.clone(),
-                        })?
-                    }
-                    other => match value_val(name, other)? {
-                        Val::Int(i) => i,
-                        // %.15g then atoi: the integer part.
-                        Val::Double(d) if d.is_finite() => d.trunc() as i64,
-                        _ => {
-                            return Err(EvalError::MalformedVariable {
-                                name: name.clone(),
-                                value: other.to_sql_text().into_owned(),
-                            });
-                        }
-                    },
-                }
-            }
-        };
-        let scale: i64 = match unit {
-            SleepUnit::Us => 1,
-            SleepUnit::Ms => 1_000,
-            SleepUnit::S => 1_000_000,
-        };
-        Ok(n.saturating_mul(scale).max(0) as u64)
-    }
-}
-
 /// C's `atoi` as pgbench's `\sleep :var` uses it: leading spaces, a sign,
 /// digits; `None` when no digit starts the text.
-fn atoi(s: &str) -> Option<i64> {
+pub fn atoi(s: &str) -> Option<i64> {
     let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
     let (neg, rest) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -169,42 +129,6 @@ pub struct ScriptError {
     pub file: String,
     pub line: u32,
     pub message: String,
-}
-
-impl Script {
-    /// Where control goes after the conditional command at `at` (`\if`,
-    /// `\elif`, `\else`, `\endif`), `truth` evaluating a condition (see
-    /// [`Expr::eval_truth`]). A false `\if` moves on to its `\elif`s in
-    /// turn, then to the first command of the `\else` branch or past the
-    /// `\endif`; an `\elif` or `\else` reached at the end of a taken branch
-    /// goes past the `\endif`. For any other command: `at + 1`.
-    pub fn after_conditional<E>(
-        &self,
-        at: usize,
-        mut truth: impl FnMut(&Expr) -> Result<bool, E>,
-    ) -> Result<usize, E> {
-        let mut target = match &self.commands[at].kind {
-            CommandKind::If { cond, next } => {
-                if truth(cond)? {
-                    return Ok(at + 1);
-                }
-                *next
-            }
-            CommandKind::Elif { end, .. } | CommandKind::Else { end } => return Ok(end + 1),
-            _ => return Ok(at + 1),
-        };
-        loop {
-            match &self.commands[target].kind {
-                CommandKind::Elif { cond, next, .. } => {
-                    if truth(cond)? {
-                        return Ok(target + 1);
-                    }
-                    target = *next;
-                }
-                _ => return Ok(target + 1),
-            }
-        }
-    }
 }
 
 /// Parses a script's text; `name` is used in errors (the file name).
@@ -905,33 +829,7 @@ fn resolve_conditionals(script: &mut Script) -> Result<(), ScriptError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::expr::{PgPrng, Value};
     use super::*;
-    use std::collections::HashMap;
-
-    struct Vars {
-        vars: HashMap<String, Value>,
-        rng: PgPrng,
-    }
-
-    impl Env for Vars {
-        fn var(&self, name: &str) -> Option<&Value> {
-            self.vars.get(name)
-        }
-        fn random_u64(&mut self) -> u64 {
-            self.rng.next_u64()
-        }
-    }
-
-    fn vars(pairs: &[(&str, Value)]) -> Vars {
-        Vars {
-            vars: pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            rng: PgPrng::seeded(1),
-        }
-    }
 
     fn parse(text: &str) -> Script {
         parse_script("t.sql", text).unwrap_or_else(|e| panic!("{e}"))
@@ -962,37 +860,6 @@ mod tests {
 
     fn v(s: &str) -> SqlPart {
         SqlPart::Var(s.to_string())
-    }
-
-    /// Runs a script as an executor would (\set evaluated, conditionals
-    /// followed) and returns the SQL texts it would send.
-    fn run(script: &Script, env: &mut Vars) -> Vec<String> {
-        let mut sent = Vec::new();
-        let mut pc = 0;
-        while pc < script.commands.len() {
-            let c = &script.commands[pc];
-            match &c.kind {
-                CommandKind::Sql { parts, .. } => {
-                    let mut s = String::new();
-                    for p in parts {
-                        match p {
-                            SqlPart::Text(x) => s.push_str(x),
-                            SqlPart::Var(n) => env.vars[n].write_sql_text(&mut s),
-                        }
-                    }
-                    sent.push(s);
-                    pc += 1;
-                }
-                CommandKind::Set { var, expr } => {
-                    let val = expr.eval(env).unwrap();
-                    env.vars.insert(var.clone(), val);
-                    pc += 1;
-                }
-                CommandKind::Sleep { .. } => pc += 1,
-                _ => pc = script.after_conditional(pc, |e| e.eval_truth(env)).unwrap(),
-            }
-        }
-        sent
     }
 
     #[test]
@@ -1090,68 +957,6 @@ mod tests {
     }
 
     #[test]
-    fn if_elif_else_run_the_branch_pgbench_runs() {
-        let s = parse(
-            "\\if :x = 1\n\
-             SELECT 'one';\n\
-             \\elif :x = 2\n\
-             SELECT 'two';\n\
-             \\if :y\n\
-             SELECT 'two-y';\n\
-             \\else\n\
-             SELECT 'two-not-y';\n\
-             \\endif\n\
-             \\elif :x = 3\n\
-             SELECT 'three';\n\
-             \\else\n\
-             SELECT 'other';\n\
-             \\endif\n\
-             \\if :x > 5\n\
-             SELECT 'big';\n\
-             \\endif\n\
-             SELECT 'end';",
-        );
-        let go = |x: i64, y: bool| {
-            let mut env = vars(&[("x", Value::Int(x)), ("y", Value::Bool(y))]);
-            run(&s, &mut env).join(" ")
-        };
-        assert_eq!(go(1, false), "SELECT 'one' SELECT 'end'");
-        assert_eq!(go(2, true), "SELECT 'two' SELECT 'two-y' SELECT 'end'");
-        assert_eq!(go(2, false), "SELECT 'two' SELECT 'two-not-y' SELECT 'end'");
-        assert_eq!(go(3, true), "SELECT 'three' SELECT 'end'");
-        assert_eq!(go(4, true), "SELECT 'other' SELECT 'end'");
-        assert_eq!(go(9, true), "SELECT 'other' SELECT 'big' SELECT 'end'");
-
-        // Empty branches: an \elif or \else right after a false \if is
-        // entered, not taken for the end of a branch.
-        for (text, want) in [
-            (
-                "\\if false\n\\elif true\nSELECT 1;\n\\endif",
-                vec!["SELECT 1"],
-            ),
-            ("\\if 0\n\\else\nSELECT 2;\n\\endif", vec!["SELECT 2"]),
-            (
-                "\\if 1\n\\else\nSELECT 3;\n\\endif\nSELECT 4;",
-                vec!["SELECT 4"],
-            ),
-            (
-                "\\if 0\n\\elif 0\n\\elif 1\n\\else\nSELECT 5;\n\\endif\nSELECT 6;",
-                vec!["SELECT 6"],
-            ),
-            ("\\if 0\n\\endif\nSELECT 7;", vec!["SELECT 7"]),
-        ] {
-            assert_eq!(run(&parse(text), &mut vars(&[])), want, "{text}");
-        }
-
-        // \set inside branches, NULL and zero conditions are false.
-        let s = parse(
-            "\\set n 0\n\\if :n\n\\set r 1\n\\elif NULL\n\\set r 2\n\\else\n\\set r 3\n\\endif\nSELECT :r;",
-        );
-        let mut env = vars(&[]);
-        assert_eq!(run(&s, &mut env), ["SELECT 3"]);
-    }
-
-    #[test]
     fn conditional_nesting_errors_name_the_line() {
         for (text, want) in [
             (
@@ -1207,26 +1012,6 @@ mod tests {
                 (SleepAmount::Int(-5), SleepUnit::S),
             ]
         );
-        let env = vars(&[
-            ("d", Value::Int(3)),
-            ("s", Value::Str("7".into())),
-            ("f", Value::Double(2.7)),
-            ("w", Value::Str("abc".into())),
-        ]);
-        let micros = |a: SleepAmount, u| a.micros(u, &env);
-        assert_eq!(micros(SleepAmount::Int(10), SleepUnit::S), Ok(10_000_000));
-        assert_eq!(
-            micros(SleepAmount::Var("d".into()), SleepUnit::Ms),
-            Ok(3_000)
-        );
-        assert_eq!(micros(SleepAmount::Var("s".into()), SleepUnit::Us), Ok(7));
-        assert_eq!(micros(SleepAmount::Var("f".into()), SleepUnit::Us), Ok(2));
-        assert_eq!(micros(SleepAmount::Int(-5), SleepUnit::S), Ok(0));
-        assert!(micros(SleepAmount::Var("w".into()), SleepUnit::S).is_err());
-        assert_eq!(
-            micros(SleepAmount::Var("zz".into()), SleepUnit::S),
-            Err(EvalError::UndefinedVariable("zz".into()))
-        );
         for (text, want) in [
             ("\\sleep", "missing argument"),
             ("\\sleep 1 ms extra", "too many arguments"),
@@ -1255,15 +1040,6 @@ mod tests {
         assert!(matches!(&s.commands[0].kind, CommandKind::Set { var, .. } if var == "aid"));
         assert_eq!(s.commands[1].text, "\\set   d\t:aid \\\n  + 1");
         assert_eq!(s.commands[2].line, 4);
-        let mut env = vars(&[("scale", Value::Int(1))]);
-        let sent = run(&s, &mut env);
-        let aid = match env.vars["aid"] {
-            Value::Int(i) => i,
-            ref other => panic!("{other:?}"),
-        };
-        assert!((1..=100_000).contains(&aid));
-        assert_eq!(sent, [format!("SELECT {}", aid + 1)]);
-
         let e = err("SELECT 1;\n\n\\set x 1 +* 2\n");
         assert!(
             e.starts_with("t.sql:3: \\set: syntax error at column 5"),

@@ -38,6 +38,14 @@ pub struct ScriptDetail {
     pub retries: u64,
     pub latency_ms_avg: f64,
     pub statements: Vec<StatementDetail>,
+    /// Commands whose figures are not stored (past
+    /// [`super::params::MAX_STORED_STATEMENTS`] over the test's scripts).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub statements_not_stored: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Failed transactions by the class of their last error.
@@ -104,7 +112,10 @@ pub fn detail(p: &Params, c: &Compiled, clients: &[Client], step: &StepRun, n: u
         late += cl.rate.late;
     }
     let mut scripts = Vec::new();
+    let mut room = super::params::MAX_STORED_STATEMENTS;
     for (i, s) in c.scripts.iter().enumerate() {
+        let kept = s.ops.len().min(room);
+        room -= kept;
         let count = step.kinds.get(i).map_or(events, |k| k.events);
         let (mut failed, mut retried, mut retries) = (0, 0, 0);
         let mut ops = vec![(0u64, 0u64, 0u64, 0u64); s.ops.len()];
@@ -135,8 +146,10 @@ pub fn detail(p: &Params, c: &Compiled, clients: &[Client], step: &StepRun, n: u
             retried,
             retries,
             latency_ms_avg,
+            statements_not_stored: (s.ops.len() - kept) as u64,
             statements: ops
                 .iter()
+                .take(kept)
                 .enumerate()
                 .map(|(j, &(ns, count, failures, retries))| StatementDetail {
                     line: s.lines[j],
