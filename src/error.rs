@@ -3,7 +3,7 @@
 //! callers can tell the user's mistake (exit 2) from a failure (exit 1), and
 //! so that each one carries the path or context it is about. A usage error
 //! or a failure made of a typed error keeps it ([`Cause`]), with its
-//! `source()` chain: `usage(e)`, never `usage(e.to_string())`.
+//! `source()` chain: `usage(e)`, not a string made of it.
 
 /// Exit statuses: 0 all good, 1 a test or the run failed, 2 bad input, 130 Ctrl-C.
 pub const EXIT_FAILED: i32 = 1;

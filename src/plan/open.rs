@@ -605,7 +605,12 @@ pub fn open(c: &Checked, say: &mut dyn FnMut(&str)) -> Result<Opened, Error> {
         None => driver.require_sql().and_then(|db| db.connect()).map(drop),
     };
     let ready = connected
-        .map_err(|e| usage(connect_failed(&opened.shown, &e.to_string())))
+        .map_err(|source| {
+            usage(ConnectFailed {
+                shown: opened.shown.clone(),
+                source,
+            })
+        })
         .and_then(|()| check_capacity(&c.need, driver.as_ref()));
     match ready {
         Ok(()) => Ok(opened),
@@ -614,6 +619,16 @@ pub fn open(c: &Checked, say: &mut dyn FnMut(&str)) -> Result<Opened, Error> {
             Err(e)
         }
     }
+}
+
+/// A target rqps cannot connect to, shown as the engine's message (with
+/// the target named once) and what to check for the usual causes.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", connect_failed(shown, &source.to_string()))]
+pub struct ConnectFailed {
+    pub shown: String,
+    #[source]
+    pub source: crate::engine::DbError,
 }
 
 /// The line for a target rqps cannot connect to: the engine's message (with

@@ -85,7 +85,7 @@ fn notes(r: &Report) -> Vec<String> {
 
 pub fn report(a: &ReportRequest) -> Result<i32, Error> {
     if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+        crate::util::check_output(o).map_err(usage)?;
     }
     if let Some(test) = &a.explain {
         return explain(a, test);
@@ -142,7 +142,7 @@ fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
         )));
     }
     let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
-        .map_err(|e| usage(e.to_string()))?;
+        .map_err(usage)?;
     emit(a.output.as_deref(), &text)?;
     Ok(0)
 }
@@ -284,7 +284,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
         None => None,
     };
     if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+        crate::util::check_output(o).map_err(usage)?;
     }
     let (runs, warnings) = load::read_results(&a.results)?;
     for w in warnings {

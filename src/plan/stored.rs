@@ -281,7 +281,7 @@ pub fn merge_parts(dirs: &[PathBuf], results: &Path) -> Result<(), Error> {
         }
         runs.extend(runs_in(d)?);
     }
-    let merged = merge::merge(runs).map_err(|e| usage(e.to_string()))?;
+    let merged = merge::merge(runs).map_err(usage)?;
     let dir = crate::results::check_writable(results)?;
     let mut command_line = vec!["rqps".to_string(), "merge".into()];
     command_line.extend(dirs.iter().map(|d| d.display().to_string()));

@@ -302,7 +302,7 @@ impl<W: Workload> Suite for Registered<W> {
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
-            .map_err(|e| usage(first_line(&e.to_string())))?;
+            .map_err(|e| usage(FirstLine(e)))?;
         self.plan(common, o)
     }
 
@@ -401,13 +401,17 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
 use serde::Deserialize as _;
 
+/// A clap error shown as its first line, without its `error: ` prefix.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", first_line(&.0.to_string()))]
+struct FirstLine(#[source] clap::Error);
+
 /// The first line of a (clap) error, without its `error: ` prefix.
-fn first_line(s: &str) -> String {
+fn first_line(s: &str) -> &str {
     s.lines()
         .next()
         .unwrap_or("bad arguments")
         .trim_start_matches("error: ")
-        .to_string()
 }
 
 /// Turns an `Option` setting into the value a profile gets (a checked
