@@ -6,6 +6,13 @@ Krows tests and the rest mixed), each with SECONDS per-second samples and
 hardware figures, like a real run of that length.
 
 usage: gen-results.py DIR [--names 4] [--repeats 3] [--tests 28] [--threads 1,4,16] [--seconds 60]
+       gen-results.py DIR --from RUN_DIR --runs 2000 [--names 20]
+
+With --from, copies a real stored run (e.g. one `rqps run --profile ci`) RUNS
+times instead: NAMES targets in turn, one run a minute apart, each test's QPS
+(and its per-second series) scaled by a level per name and a few percent of
+noise, everything else (histograms, hardware figures, parameters) as stored.
+Prints the number of runs.
 """
 
 import argparse
@@ -28,15 +35,58 @@ GROUPS = {
 }
 
 
+def copies(a):
+    """Writes a.runs copies of the run in a.src under a.dir."""
+    rnd = random.Random(7)
+    with open(os.path.join(a.src, "run.json")) as f:
+        run = json.load(f)
+    tests = []
+    for t in sorted(os.listdir(os.path.join(a.src, "tests"))):
+        with open(os.path.join(a.src, "tests", t)) as f:
+            tests.append((t, json.load(f)))
+    levels = [1.0 + 0.02 * ((n * 7) % 5 - 2) for n in range(a.names)]
+    for i in range(a.runs):
+        n = i % a.names
+        name = f"v{n + 1}"
+        day, minute = divmod(i, 24 * 60)
+        started = f"2025-{1 + day // 28:02d}-{1 + day % 28:02d}T{minute // 60:02d}:{minute % 60:02d}:00Z"
+        run_id = f"2025{1 + day // 28:02d}{1 + day % 28:02d}-{minute // 60:02d}{minute % 60:02d}00-{name}"
+        d = os.path.join(a.dir, run_id)
+        os.makedirs(os.path.join(d, "tests"))
+        doc = dict(run, run_id=run_id, name=name, started=started, finished=started)
+        doc.pop("owner", None)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump(doc, f)
+        for file, t in tests:
+            k = levels[n] * rnd.uniform(0.97, 1.03)
+            r = dict(t, started=started)
+            for key in ("qps", "tps", "statements_per_sec"):
+                if isinstance(r.get(key), (int, float)):
+                    r[key] = r[key] * k
+            r["per_second"] = [
+                dict(s, **{q: s[q] * k for q in ("qps", "tps") if isinstance(s.get(q), (int, float))})
+                for s in t.get("per_second", [])
+            ]
+            with open(os.path.join(d, "tests", file), "w") as f:
+                json.dump(r, f)
+    print(a.runs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
+    ap.add_argument("--from", dest="src")
+    ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--names", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tests", type=int, default=28)
     ap.add_argument("--threads", default="1,4,16")
     ap.add_argument("--seconds", type=int, default=60)
     a = ap.parse_args()
+    if a.src:
+        if a.names == 4:
+            a.names = 20
+        return copies(a)
     rnd = random.Random(7)
     tests = [(t, g) for g, ts in GROUPS.items() for t in ts][: a.tests]
     threads = [int(x) for x in a.threads.split(",")]

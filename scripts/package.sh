@@ -131,7 +131,6 @@ Architecture: $arch
 Maintainer: ${DEB_MAINTAINER:-rqps developers <rqps@invalid>}
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends
-Recommends: unzip, xz-utils
 Suggests: postgresql, mariadb-server, maven, librocksdb7.8 | librocksdb-dev, sysbench, linux-perf
 Section: database
 Priority: optional

@@ -179,9 +179,17 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// The mode of an output file rqps creates (`--json`, `report -o`,
+/// `history -o`): private to its owner, as the stored results are
+/// ([`write_atomic`] makes them 0600). The umask still applies, so it can
+/// only make a file more private (0400 under umask 0277), never less. A file
+/// that exists keeps its mode: `chmod 644` a report once to share it.
+pub const OUTPUT_MODE: u32 = 0o600;
+
 /// Replaces the regular file `path` (or creates it) atomically. The temp file
-/// is created with the usual mode (umask applied), or the old file's mode.
+/// is created with [`OUTPUT_MODE`] (umask applied), or the old file's mode.
 fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -197,6 +205,7 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(OUTPUT_MODE)
             .open(&tmp)
         {
             Ok(f) => break (tmp, f),
@@ -372,6 +381,32 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
         return None;
     }
     Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// `f` of each item, in order, on up to 8 threads (the machine's CPUs):
+/// for readers of many stored runs, whose time is parsing JSON. Each thread
+/// takes one contiguous share.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(items.len().div_ceil(16))
+        .max(1);
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let share = items.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = items
+            .chunks(share)
+            .map(|c| s.spawn(move || c.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// This machine's host name (empty when unknown).

@@ -55,17 +55,60 @@ fn profiled_point_query(results: &Path, name: &str, extra: &[&str]) -> TestResul
         .expect("a point-query result")
 }
 
+/// The commands of the `--explain` example in docs/hardware.md, as written
+/// there (`$ rqps ...` lines): the prepared run, the text run, the report.
+fn doc_commands() -> Vec<Vec<String>> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/hardware.md"))
+            .unwrap();
+    let cmds: Vec<Vec<String>> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("$ rqps "))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert_eq!(
+        cmds.len(),
+        3,
+        "docs/hardware.md's --explain example: {cmds:?}"
+    );
+    cmds
+}
+
+/// Runs one of [`doc_commands`] unchanged in `dir` (so `rqps-results` is there).
+fn run_doc_command(dir: &Path, args: &[String]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("rqps runs")
+}
+
+/// The reported point-query result of the run named `name` in `results`.
+fn stored_point_query(results: &Path, name: &str) -> TestResult {
+    std::fs::read_dir(results)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| rqps::results::read_run(&e.path()).ok())
+        .filter(|r| r.name == name)
+        .flat_map(|r| r.tests)
+        .find(|t| t.test == "point-query" && t.reported)
+        .expect("a point-query result")
+}
+
 /// The point-query run with prepared statements on a throwaway PostgreSQL,
-/// and the results directory that holds it: run once and read by both tests
-/// below (one run each cost a server start, a load and 6 s of perf, ~25 s
-/// on a busy machine). The other test adds its own run to the directory.
+/// made by the first command of docs/hardware.md's example, and the
+/// directory it ran in: run once and read by both tests below (one run each
+/// cost a server start, a load and 6 s of perf, ~25 s on a busy machine).
+/// The other test adds the example's second run to the directory.
 fn prepared_on_postgres() -> &'static (PathBuf, TestResult) {
     static RUN: OnceLock<(PathBuf, TestResult)> = OnceLock::new();
     RUN.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpu_profile-postgres");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let t = profiled_point_query(&dir, "prepared", &["--server", "postgres"]);
+        let o = run_doc_command(&dir, &doc_commands()[0]);
+        assert!(o.status.success(), "{}", text(&o));
+        let t = stored_point_query(&dir.join("rqps-results"), "pg-auto");
         (dir, t)
     })
 }
@@ -118,23 +161,12 @@ fn text_statements_against_prepared_ones_rank_parser_and_planner_functions_as_th
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let (results, _) = prepared_on_postgres();
-    profiled_point_query(
-        results,
-        "text",
-        &["--server", "postgres", "--ps-mode", "disable"],
-    );
-    let o = rqps(&[
-        "report",
-        "--results",
-        results.to_str().unwrap(),
-        "--base",
-        "prepared",
-        "--explain",
-        "point-query",
-        "--top",
-        "8",
-    ]);
+    let (dir, _) = prepared_on_postgres();
+    let cmds = doc_commands();
+    let o = run_doc_command(dir, &cmds[1]);
+    assert!(o.status.success(), "{}", text(&o));
+    // The documented --explain command, unchanged.
+    let o = run_doc_command(dir, &cmds[2]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     // The engine table comes first: its rows are the largest increases.
@@ -168,18 +200,34 @@ fn text_statements_against_prepared_ones_rank_parser_and_planner_functions_as_th
     );
     // The HTML report carries the flame graphs of both sides and their difference.
     let html = d.path().join("r.html");
+    let results = dir.join("rqps-results");
+    // The statement mode is a treatment: compared as it is, and named under
+    // what differs.
     let o = rqps(&[
         "report",
         "--results",
         results.to_str().unwrap(),
         "--base",
-        "prepared",
+        "pg-auto",
+        "--full",
+    ]);
+    let report = text(&o);
+    assert!(o.status.success(), "{report}");
+    assert!(!report.contains("not compared"), "{report}");
+    assert!(
+        report.contains("parameter ps_mode: auto (base), disable (target)"),
+        "{report}"
+    );
+    let o = rqps(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "--base",
+        "pg-auto",
         "--format",
         "html",
         "-o",
         html.to_str().unwrap(),
-        // --ps-mode makes another workload (issue 27): compared when asked.
-        "--allow-mismatch",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let page = std::fs::read_to_string(&html).unwrap();

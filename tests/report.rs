@@ -58,6 +58,74 @@ fn snapshot_term() {
     snapshot("report-colour.txt", &coloured);
 }
 
+/// What `rqps report` prints on a terminal by default: the answer, then the
+/// names of the other sections; and one section by name.
+#[test]
+fn the_terminal_report_gives_the_answer_first_and_the_rest_on_request() {
+    let r = fixture_report();
+    let term = |view: export::View| {
+        use export::Exporter as _;
+        export::term::Term {
+            colour: false,
+            view,
+        }
+        .render(&r)
+    };
+    let answer = term(export::View::Answer);
+    let full = render(&r, Format::Term, false);
+    assert!(answer.lines().count() < full.lines().count());
+    let at = |s: &str| {
+        answer
+            .find(s)
+            .unwrap_or_else(|| panic!("no {s}:\n{answer}"))
+    };
+    assert!(at("Summary (geometric") < at("Significant changes"));
+    assert!(at("Significant changes") < at("What differs"));
+    assert!(at("What differs") < at("More in this report"));
+    assert!(!answer.contains("Hardware efficiency per operation\n"));
+    assert!(
+        answer.contains("--section NAME for point-queries"),
+        "{answer}"
+    );
+    snapshot("report.answer.txt", &answer);
+    let one = term(export::View::Sections(vec!["writes".into()]));
+    assert!(one.contains("\nWrites\n------\n"), "{one}");
+    assert!(
+        !one.contains("Point queries") && !one.contains("Summary"),
+        "{one}"
+    );
+    // Through the CLI: the answer by default, everything with --full, an
+    // unknown section refused with the names there are.
+    let r = results();
+    let r = r.to_str().unwrap();
+    let (out, _) = text(&rqps(&["report", "--results", r, "--base", "pg15"]));
+    assert_eq!(out, answer);
+    let (out, _) = text(&rqps(&[
+        "report",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--full",
+    ]));
+    assert_eq!(out, full);
+    let o = rqps(&[
+        "report",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--section",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("no such section; it has summary, "),
+        "{:?}",
+        text(&o)
+    );
+}
+
 #[test]
 fn snapshot_markdown() {
     snapshot("report.md", &render(&fixture_report(), Format::Md, false));
@@ -129,6 +197,8 @@ fn snapshot_html() {
     // per-second charts.
     assert_eq!(html.matches("class=\"series\"").count(), 0);
     assert_eq!(html.matches("<svg").count(), 1 + 4 + 2 + 11);
+    // Each per-second chart behind one click: its test's line.
+    assert_eq!(html.matches(": QPS per second</summary>").count(), 11);
     // The answer first: the summary, the scalability of the sweep and the
     // charts come before what differs.
     let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
@@ -651,15 +721,44 @@ fn a_busy_machine_is_one_note_per_run_and_a_mark_on_its_results() {
         "{busy:?}"
     );
     let text = render(&r, Format::Term, false);
+    let verdict_marked = |l: &str| ["+!", "-!", "~!", "?!"].iter().any(|m| l.contains(m));
     let marked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" t=") && verdict_marked(l))
+        .collect();
+    let values: Vec<&str> = text
         .lines()
         .filter(|l| l.contains(" t=") && l.contains(" !"))
         .collect();
-    // Two rows, each marked in the relative table and in the QPS table.
-    assert_eq!(marked.len(), 4, "{marked:#?}");
+    // Two rows, their verdicts marked in the relative table and their
+    // values in the QPS table; the groups they are in, in the summary.
+    assert_eq!(
+        (marked.len(), values.len()),
+        (2, 2),
+        "{marked:#?} {values:#?}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("  point queries") && verdict_marked(l)),
+        "{text}"
+    );
+    // The first lines say how many, and what to do.
+    let top: String = text.lines().take(10).collect::<Vec<_>>().join("\n");
+    assert!(
+        top.contains("busy machine: 2 of ") && top.contains("Rerun them on an idle machine"),
+        "{top}"
+    );
     assert!(export::legend(&r).contains("!: a repeat ran while the machine was busy"));
+    // Not coloured: a busy verdict carries no ANSI colour, the others do.
+    let coloured = render(&r, Format::Term, true);
+    for l in coloured.lines().filter(|l| verdict_marked(l)) {
+        let cell = l.split("  ").find(|c| verdict_marked(c)).unwrap();
+        assert!(!cell.contains("\x1b["), "{l:?}");
+    }
+    assert!(coloured.contains("\x1b[3"));
     // Without the warning nothing is marked.
-    assert!(!render(&fixture_report(), Format::Term, false).contains(" !"));
+    let quiet = render(&fixture_report(), Format::Term, false);
+    assert!(!quiet.contains(" !") && !quiet.contains("busy machine"));
 }
 
 #[test]

@@ -6,7 +6,10 @@
 //! re-recorded for issue 16's deliberate changes: the moderated t-test's
 //! intervals, the page order, one busy-machine note per run with marks; and
 //! all five for issue 27's: the summary's verdicts, and the summary records
-//! of the CSV and TSV).
+//! of the CSV and TSV; report.txt, .md, .json and compare.txt for issue 38's:
+//! a verdict from a busy machine marked `!` and not coloured, and said on
+//! top and in the gate's line. The terminal report is the `--full` one, as
+//! the old binary printed every section).
 
 mod common;
 use common::{rqps, text};
@@ -26,7 +29,7 @@ fn results_written_before_the_seam_report_exactly_as_they_did() {
         ("tsv", "report.tsv"),
         ("json", "report.json"),
     ] {
-        let o = rqps(&[
+        let mut args = vec![
             "report",
             "--results",
             results.to_str().unwrap(),
@@ -34,7 +37,11 @@ fn results_written_before_the_seam_report_exactly_as_they_did() {
             "a",
             "--format",
             format,
-        ]);
+        ];
+        if format == "term" {
+            args.push("--full");
+        }
+        let o = rqps(&args);
         assert!(o.status.success(), "{format}: {}", text(&o));
         let want = std::fs::read_to_string(fixtures().join("report-v1").join(file)).unwrap();
         let got = String::from_utf8_lossy(&o.stdout);

@@ -609,6 +609,9 @@ fn located_binaries_are_described() {
 fn server_kind_parses() {
     use rqps::engine::registry::server_by_name;
     assert_eq!(server_by_name("pg"), Ok(PG));
-    assert_eq!(server_by_name("MySQL"), Ok(MARIADB));
+    assert_eq!(server_by_name("MariaDB"), Ok(MARIADB));
+    // Oracle MySQL has a recipe of its own.
+    let mysql: Recipe = &rqps::engine::mysql::oracle::RECIPE;
+    assert_eq!(server_by_name("MySQL"), Ok(mysql));
     assert!(server_by_name("oracle").is_err());
 }

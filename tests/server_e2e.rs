@@ -218,6 +218,10 @@ fn tables_are_interchangeable_with_real_sysbench() {
                     "--skip-prepare",
                     "--tests",
                     "point-query,random-points_range=10,read-write_range=10,insert",
+                    // Other tests than the run above: another experiment, so
+                    // another name (a name's runs are repeats).
+                    "--name",
+                    "on-sysbench-tables",
                     "--results",
                     results.to_str().unwrap(),
                     "--json",

@@ -173,6 +173,10 @@ fn classic_list_and_thread_sweep() {
         "0.5",
         "--results",
         results.to_str().unwrap(),
+        // Another experiment than the classic list's: its own name (a
+        // name's runs are repeats of one experiment).
+        "--name",
+        "sweep",
         "--json",
         json2.to_str().unwrap(),
         "-q",

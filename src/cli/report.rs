@@ -26,6 +26,15 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "term")]
     pub format: Format,
+    /// Every section of the terminal report. Without it (or --section) the terminal report
+    /// gives the answer: the summary with its verdicts, the significant changes, what differs
+    /// and the notes, then the names of the other sections.
+    #[arg(long, conflicts_with = "section")]
+    pub full: bool,
+    /// Only these sections of the terminal report (a name or its start, as the answer's last
+    /// line lists them: point-queries, hardware, what-differs, ...).
+    #[arg(long, value_delimiter = ',', value_name = "NAME,..")]
+    pub section: Option<Vec<String>>,
     /// Write to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -86,6 +95,11 @@ pub fn report(a: &ReportArgs) -> Result<i32, Error> {
         base: base.clone(),
         targets: a.targets.clone(),
         format: a.format,
+        view: match (&a.section, a.full) {
+            (Some(s), _) => crate::report::export::View::Sections(s.clone()),
+            (None, true) => crate::report::export::View::Full,
+            (None, false) => crate::report::export::View::Answer,
+        },
         output: a.output.clone(),
         noise_floor: a.noise_floor,
         all: a.all,

@@ -39,7 +39,12 @@ pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i
         && a.output.repeat_number.is_none()
         && ran.code != EXIT_INTERRUPTED
     {
-        eprintln!("{}", session::next_step(&a.output.results, &name));
+        // The rerun it may suggest is the command as the user typed it.
+        let typed: Vec<String> = std::env::args().collect();
+        let argv = crate::engine::target::redact_args(&typed);
+        if let Some(hint) = crate::plan::hints::next_step(&a.output.results, &name, &argv) {
+            eprintln!("{hint}");
+        }
     }
     Ok(ran.code)
 }

@@ -73,31 +73,83 @@ impl Deadline {
     }
 }
 
-/// The mid-message deadline of a wire client: a server writes each message
-/// whole, so once the first bytes of one have arrived, the rest must follow
-/// within the message timeout ([`Timeouts::message`](crate::engine::Timeouts), 10 s by
-/// default), whatever the statement timeout. Silence there is a fault (a
-/// garbled length field, a server stopped mid-write), not a long query:
-/// without this, a garbled reply waited out the statement timeout (600 s).
+/// What the server says, over a connection of rqps's own, the session of
+/// a statement that gets no reply is doing (see [`MidMessage`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Session {
+    /// Working on something (running, waiting on a lock): wait on.
+    Busy,
+    /// Waiting for the client (PostgreSQL's `ClientRead`, MySQL's `Sleep`):
+    /// what the server said of it, for the message.
+    WaitsForClient(String),
+    /// Not known: no answer, or an answer rqps cannot trust (a pooler in
+    /// between hands out ids of its own).
+    Unknown,
+}
+
+/// Asks the server about the session of the watched connection.
+pub(crate) type AskServer = Box<dyn FnMut() -> Session + Send>;
+
+/// After the server said once that it waits for the client: how long rqps
+/// listens for a reply that may have been on its way before it asks again.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// The read deadlines of a wire client once it is logged in.
 ///
-/// Between messages the socket keeps the statement timeout; inside one it
-/// gets the short one, set only when a read has to wait mid-message (a
-/// setsockopt per such wait, none on the usual path where a reply arrives
-/// in one read). A server that trickles a message a byte at a time is
-/// stopped too: the time since the message began is checked before each
-/// read, so it fails within twice the deadline at most. Each message has its
-/// own deadline ([`MidMessage::message_done`]): a result set that streams
-/// for minutes, message after message, is a long query, not a fault.
+/// **Inside a message.** A server writes each message whole, so once the
+/// first bytes of one have arrived, the rest must follow within
+/// the message timeout ([`Timeouts::message`](crate::engine::Timeouts), 10 s by
+/// default),
+/// whatever the statement timeout. Silence there is a fault (a garbled
+/// length field, a server stopped mid-write), not a long query. A server
+/// that trickles a message a byte at a time is stopped too: the time since
+/// the message began is checked before each read, so it fails within twice
+/// the deadline at most. Each message has its own deadline
+/// ([`MidMessage::message_done`]): a result set that streams for minutes,
+/// message after message, is a long query, not a fault.
+///
+/// **Between messages** a long query is silent, so silence alone is a fault
+/// only after the statement timeout (600 s by default). But a garbled
+/// *request* (a length field that grew by one flipped byte) leaves the
+/// server waiting, in the middle of a message, for bytes the client will
+/// never send, and a garbled reply type (ReadyForQuery that became a
+/// Notice) leaves the client waiting for a message the server will never
+/// send: each side waits for the other. Neither server times that out
+/// (PostgreSQL waits for the rest of a message forever, MySQL for
+/// `wait_timeout`, 8 hours), so rqps asks. Whenever a reply has been
+/// silent for the message timeout, [`AskServer`] asks the server, over a
+/// connection of its own, what the statement's session is doing. A session
+/// that waits for the client, twice, [`GRACE`] apart, with nothing arriving
+/// between, ends the statement at once: behind a proxy that garbled one
+/// request in 9, runs waited out the 600 s instead. A session that works
+/// (a long query, a lock wait) is asked again each message timeout until
+/// the statement timeout.
+///
+/// The socket's read timeout is the short one throughout (set once), so the
+/// usual path, where a reply arrives in one read, costs no system call.
 pub(crate) struct MidMessage {
     /// The socket; `None`: not watched (during the handshake, in tests).
     fd: Option<std::os::fd::RawFd>,
-    /// The socket's timeout between messages (the statement timeout).
+    /// The statement timeout: the most a reply may be silent.
     long: Duration,
     short: Duration,
     /// When the message under way began to wait, if one is.
     since: Option<std::time::Instant>,
-    /// The socket has the short timeout now.
-    armed: bool,
+    /// When the silence between messages began, once a read timed out.
+    quiet: Option<std::time::Instant>,
+    /// The socket's read timeout now.
+    current: Duration,
+    /// The server said the session waits for the client; one more such
+    /// answer after [`GRACE`] ends the statement.
+    suspect: bool,
+    ask: Option<AskServer>,
+}
+
+/// What a wire client does after a read failed: read again, or give up
+/// with this error.
+pub(crate) enum Waited {
+    Again,
+    Fail(std::io::Error),
 }
 
 impl MidMessage {
@@ -107,20 +159,34 @@ impl MidMessage {
             long: Duration::ZERO,
             short: Duration::ZERO,
             since: None,
-            armed: false,
+            quiet: None,
+            current: Duration::ZERO,
+            suspect: false,
+            ask: None,
         }
     }
 
-    /// Watches socket `fd`, whose read timeout is `long` (the statement
-    /// timeout) now; a message must be whole within `short`.
-    pub(crate) fn on(fd: std::os::fd::RawFd, long: Duration, short: Duration) -> Self {
-        MidMessage {
+    /// Watches socket `fd` with the statement timeout `long` and the message
+    /// timeout `short`, asking the server with `ask` (if any) when a reply is
+    /// silent. Sets the socket's read timeout to the message timeout.
+    pub(crate) fn on(
+        fd: std::os::fd::RawFd,
+        long: Duration,
+        short: Duration,
+        ask: Option<AskServer>,
+    ) -> std::io::Result<Self> {
+        let short = short.min(long);
+        set_read_timeout(fd, short)?;
+        Ok(MidMessage {
             fd: Some(fd),
             long,
-            short: short.min(long),
+            short,
             since: None,
-            armed: false,
-        }
+            quiet: None,
+            current: short,
+            suspect: false,
+            ask,
+        })
     }
 
     /// The statement timeout the socket was given, for the message of a
@@ -132,28 +198,44 @@ impl MidMessage {
     /// Before a read that may wait: `mid` when part of the message is in.
     #[inline]
     pub(crate) fn before_read(&mut self, mid: bool) -> std::io::Result<()> {
-        let Some(fd) = self.fd else {
+        if self.fd.is_none() {
             return Ok(());
-        };
+        }
         if !mid {
             self.since = None;
-            if self.armed {
-                self.armed = false;
-                set_read_timeout(fd, self.long)?;
-            }
             return Ok(());
         }
         match self.since {
             None => {
                 self.since = Some(std::time::Instant::now());
-                if !self.armed {
-                    self.armed = true;
-                    set_read_timeout(fd, self.short)?;
-                }
                 Ok(())
             }
             Some(t) if t.elapsed() > self.short => Err(self.stalled()),
             Some(_) => Ok(()),
+        }
+    }
+
+    /// A read brought bytes: the silence between messages is over.
+    #[inline]
+    pub(crate) fn heard(&mut self) {
+        self.quiet = None;
+        if self.suspect {
+            self.relax();
+        }
+    }
+
+    #[cold]
+    fn relax(&mut self) {
+        self.suspect = false;
+        self.set_timeout(self.short);
+    }
+
+    fn set_timeout(&mut self, d: Duration) {
+        if let Some(fd) = self.fd
+            && d != self.current
+            && set_read_timeout(fd, d).is_ok()
+        {
+            self.current = d;
         }
     }
 
@@ -164,18 +246,63 @@ impl MidMessage {
         self.since = None;
     }
 
-    /// A read's error: a timeout in the middle of a message is this fault.
+    /// A read's error. A timeout in the middle of a message is a fault; one
+    /// between messages is silence, which ends at the statement timeout or
+    /// when the server says it waits for the client.
     #[cold]
-    pub(crate) fn failed(&self, e: std::io::Error) -> std::io::Error {
+    pub(crate) fn failed(&mut self, e: std::io::Error) -> Waited {
         let timeout = matches!(
             e.kind(),
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
         );
-        if timeout && self.since.is_some() {
-            self.stalled()
-        } else {
-            e
+        if !timeout || self.fd.is_none() {
+            return Waited::Fail(e);
         }
+        if self.since.is_some() {
+            return Waited::Fail(self.stalled());
+        }
+        let quiet = *self
+            .quiet
+            .get_or_insert_with(|| std::time::Instant::now() - self.current);
+        let silent = quiet.elapsed();
+        if silent >= self.long {
+            return Waited::Fail(e);
+        }
+        let answer = match self.ask.as_mut() {
+            Some(ask) => ask(),
+            None => Session::Unknown,
+        };
+        match answer {
+            Session::WaitsForClient(what) if self.suspect => {
+                return Waited::Fail(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the server is not working on the statement but waiting for rqps ({what}), \
+                         and no reply came for {:.0} s: the request or its reply was garbled or \
+                         lost on the way (a proxy or network that corrupts bytes?); the connection \
+                         was closed",
+                        quiet.elapsed().as_secs_f64()
+                    ),
+                ));
+            }
+            Session::WaitsForClient(_) => {
+                self.suspect = true;
+                self.set_timeout(GRACE);
+            }
+            Session::Busy | Session::Unknown => {
+                if self.suspect {
+                    self.relax();
+                }
+            }
+        }
+        // Not past the statement timeout on the next wait.
+        let left = self.long.saturating_sub(quiet.elapsed());
+        if left.is_zero() {
+            return Waited::Fail(e);
+        }
+        let next = if self.suspect { GRACE } else { self.short };
+        self.set_timeout(next.min(left));
+        Waited::Again
     }
 
     fn stalled(&self) -> std::io::Error {
@@ -222,13 +349,12 @@ mod tests {
     fn each_message_has_its_own_deadline_and_a_trickle_within_one_fails() {
         let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
         let short = Duration::from_millis(30);
-        let mut m = MidMessage {
-            fd: Some(a.as_raw_fd()),
-            long: Duration::from_secs(600),
-            short,
-            since: None,
-            armed: false,
-        };
+        // The socket is given the default message timeout; the deadline is
+        // checked against a short one.
+        const DEFAULT: Duration = crate::engine::DEFAULT_MESSAGE_TIMEOUT;
+        let mut m = MidMessage::on(a.as_raw_fd(), Duration::from_secs(600), DEFAULT, None).unwrap();
+        m.short = short;
+        m.current = short;
         // A stream of messages, each whole within the deadline, that runs
         // longer than it: never a fault.
         for _ in 0..4 {
@@ -237,16 +363,105 @@ mod tests {
             m.before_read(true).unwrap();
             m.message_done();
         }
-        // (The kernel keeps it in clock ticks: 30 ms reads back as 32.)
-        let t = a.read_timeout().unwrap().unwrap();
-        assert!(t >= short && t < Duration::from_secs(1), "{t:?}");
         // One message that takes longer than the deadline: a fault.
         m.before_read(true).unwrap();
         std::thread::sleep(short + short / 2);
         let e = m.before_read(true).unwrap_err();
         assert!(e.to_string().contains("--message-timeout"), "{e}");
-        // Between messages the socket waits as long as a statement may.
+        // The socket waits the message timeout at a time, in a message or not.
+        m.message_done();
         m.before_read(false).unwrap();
-        assert_eq!(a.read_timeout().unwrap(), Some(Duration::from_secs(600)));
+        let t = a.read_timeout().unwrap().unwrap();
+        assert!(
+            t >= Duration::from_secs(1) && t <= Duration::from_secs(10),
+            "{t:?}"
+        );
+    }
+
+    fn timed_out() -> std::io::Error {
+        std::io::Error::from(std::io::ErrorKind::WouldBlock)
+    }
+
+    type Pair = (
+        std::os::unix::net::UnixStream,
+        std::os::unix::net::UnixStream,
+    );
+
+    /// A watch over a socket pair (kept open while it lives) whose server
+    /// answers `answers` in turn, and how many times it was asked.
+    fn asked(
+        answers: Vec<Session>,
+        long: Duration,
+    ) -> (MidMessage, Pair, std::sync::Arc<std::sync::Mutex<usize>>) {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let n = std::sync::Arc::new(std::sync::Mutex::new(0));
+        let count = n.clone();
+        let mut it = answers.into_iter();
+        let ask: AskServer = Box::new(move || {
+            *count.lock().unwrap() += 1;
+            it.next().unwrap_or(Session::Unknown)
+        });
+        let m = MidMessage::on(a.as_raw_fd(), long, crate::engine::DEFAULT_MESSAGE_TIMEOUT, Some(ask)).unwrap();
+        (m, (a, b), n)
+    }
+
+    #[test]
+    fn a_session_that_waits_for_the_client_twice_ends_the_statement() {
+        let waits = || Session::WaitsForClient("PostgreSQL session 7: idle, ClientRead".into());
+        let (mut m, _b, asked_n) = asked(vec![waits(), waits()], Duration::from_secs(600));
+        m.before_read(false).unwrap();
+        // First answer: listen a second longer for a reply on its way.
+        assert!(matches!(m.failed(timed_out()), Waited::Again));
+        assert!(m.suspect);
+        assert_eq!(m.current, GRACE);
+        match m.failed(timed_out()) {
+            Waited::Fail(e) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("garbled") && e.contains("idle, ClientRead"),
+                    "{e}"
+                );
+            }
+            Waited::Again => panic!("waited on"),
+        }
+        assert_eq!(*asked_n.lock().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_busy_or_unknown_session_or_a_reply_between_waits_on_until_the_statement_timeout() {
+        let waits = || Session::WaitsForClient("x".into());
+        // A reply came after the first answer: not a fault, and the socket
+        // gets its message timeout back.
+        let (mut m, _b, _) = asked(vec![waits(), waits()], Duration::from_secs(600));
+        assert!(matches!(m.failed(timed_out()), Waited::Again));
+        m.heard();
+        assert!(!m.suspect);
+        assert_eq!(m.current, m.short);
+        assert!(
+            matches!(m.failed(timed_out()), Waited::Again),
+            "a new silence"
+        );
+        // Busy (a long query) or unknown (no answer): wait on, up to the
+        // statement timeout, which no answer shortens.
+        let long = Duration::from_millis(300);
+        let (mut m, _b, asked_n) = asked(vec![Session::Busy; 100], long);
+        m.short = Duration::from_millis(50);
+        m.current = m.short;
+        let t = std::time::Instant::now();
+        loop {
+            match m.failed(timed_out()) {
+                Waited::Again => std::thread::sleep(m.current),
+                Waited::Fail(e) => {
+                    assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+                    break;
+                }
+            }
+        }
+        assert!(
+            t.elapsed() >= Duration::from_millis(240),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(*asked_n.lock().unwrap() >= 3);
     }
 }

@@ -11,8 +11,15 @@
 //! (`$SSL_CERT_FILE`, else the distribution's bundle; a company's
 //! TLS-inspecting proxy puts its CA there), or Mozilla's roots where there is
 //! none. It takes a proxy from `ALL_PROXY`, `HTTPS_PROXY` or `HTTP_PROXY` and
-//! skips it for the hosts of `NO_PROXY`. A server that sends nothing for
-//! `$RQPS_HTTP_TIMEOUT_SECS` (default 60) fails the fetch.
+//! skips it for the hosts of `NO_PROXY`.
+//!
+//! A download ends, with the reason, when the server sends nothing for
+//! `$RQPS_HTTP_TIMEOUT_SECS` (default 60), when it sends less than
+//! [`MIN_RATE`] (10 kB/s) averaged over a window of that many seconds (a
+//! repository that sends a byte at a time), when the whole fetch takes more
+//! than `$RQPS_HTTP_DEADLINE_SECS` (default 3600), and when it is larger
+//! than the free space of the engine cache less a margin, or 8 GiB (told by
+//! the Content-Length before a byte is written, else counted).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +30,15 @@ pub const REPOSITORY_ENV: &str = "RQPS_MAVEN_REPOSITORY";
 /// Seconds a server may send nothing before a fetch fails.
 pub const TIMEOUT_ENV: &str = "RQPS_HTTP_TIMEOUT_SECS";
 const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// Seconds a whole fetch may take.
+pub const DEADLINE_ENV: &str = "RQPS_HTTP_DEADLINE_SECS";
+const DEFAULT_DEADLINE_SECS: u64 = 3600;
+/// Bytes a second a download must bring, averaged over each window of
+/// `$RQPS_HTTP_TIMEOUT_SECS`.
+pub const MIN_RATE: u64 = 10_000;
+/// The largest download rqps takes for an engine (MySQL's largest builds
+/// are about 1 GB).
+pub const MAX_DOWNLOAD: u64 = 8 << 30;
 
 /// Why a jar could not be fetched from a repository.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +49,8 @@ pub enum FetchError {
     BadUrl { from: String, url: String },
     #[error("${TIMEOUT_ENV}={value}: give whole seconds from 1 to 3600")]
     BadTimeout { value: String },
+    #[error("${DEADLINE_ENV}={value}: give whole seconds from 1 to 86400")]
+    BadDeadline { value: String },
     #[error("bad Maven coordinates {0}")]
     Coordinates(String),
     /// 404: the repository does not have it.
@@ -52,6 +70,24 @@ pub enum FetchError {
         "{url}: the server sent nothing for {secs} s; try again, or allow longer with {TIMEOUT_ENV}=SECS"
     )]
     Stalled { url: String, secs: u64 },
+    #[error(
+        "{url}: the server sent {bytes} bytes in {secs} s, under the minimum of {} kB/s; try again, or average over a longer window with {TIMEOUT_ENV}=SECS",
+        MIN_RATE / 1000
+    )]
+    TooSlow { url: String, bytes: u64, secs: u64 },
+    #[error(
+        "{url}: the download did not finish within {secs} s ({:.1} MB came); try again, or allow longer with {DEADLINE_ENV}=SECS",
+        *bytes as f64 / 1e6
+    )]
+    Deadline { url: String, secs: u64, bytes: u64 },
+    #[error("{url}: {}, more than rqps downloads: {why}", size_text(*size, *told))]
+    TooLarge {
+        url: String,
+        size: u64,
+        /// The server's Content-Length said so (else: counted).
+        told: bool,
+        why: String,
+    },
     #[error("{url}: {source}")]
     Http {
         url: String,
@@ -70,6 +106,14 @@ pub enum FetchError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn size_text(size: u64, told: bool) -> String {
+    if told {
+        format!("the server says {:.1} MB", size as f64 / 1e6)
+    } else {
+        format!("over {:.1} MB came", size as f64 / 1e6)
+    }
 }
 
 /// A Maven repository rqps fetches from itself, and where it was named.
@@ -221,6 +265,42 @@ pub fn timeout() -> Result<Duration, FetchError> {
     }
 }
 
+/// How long a whole fetch may take: `$RQPS_HTTP_DEADLINE_SECS`, default 3600.
+pub fn deadline() -> Result<Duration, FetchError> {
+    match std::env::var(DEADLINE_ENV) {
+        Err(_) => Ok(Duration::from_secs(DEFAULT_DEADLINE_SECS)),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(s @ 1..=86_400) => Ok(Duration::from_secs(s)),
+            _ => Err(FetchError::BadDeadline { value: v }),
+        },
+    }
+}
+
+/// The most a download into `dir` may bring, and why: the free space
+/// there less [`FREE_MARGIN`](crate::engine::unpack::FREE_MARGIN), or
+/// [`MAX_DOWNLOAD`].
+fn room(dir: &Path) -> (u64, String) {
+    use crate::engine::unpack::FREE_MARGIN;
+    let ceiling = (
+        MAX_DOWNLOAD,
+        format!(
+            "the most rqps downloads for an engine is {} GiB",
+            MAX_DOWNLOAD >> 30
+        ),
+    );
+    match crate::util::free_bytes(dir) {
+        Some(free) if free.saturating_sub(FREE_MARGIN) < MAX_DOWNLOAD => (
+            free.saturating_sub(FREE_MARGIN),
+            format!(
+                "the engine cache has {:.1} MB free, and rqps keeps {} MiB of it free",
+                free as f64 / 1e6,
+                FREE_MARGIN >> 20
+            ),
+        ),
+        _ => ceiling,
+    }
+}
+
 /// Where distributions keep their CA bundle: Debian and Ubuntu, Fedora and
 /// RHEL, openSUSE, Alpine and others.
 const CA_BUNDLES: [&str; 4] = [
@@ -255,12 +335,13 @@ fn roots() -> ureq::tls::RootCerts {
     RootCerts::WebPki
 }
 
-fn agent(stall: Duration) -> ureq::Agent {
+fn agent(stall: Duration, deadline: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots()).build())
         .proxy(ureq::Proxy::try_from_env())
         .http_status_as_error(false)
         .user_agent(format!("rqps/{}", env!("CARGO_PKG_VERSION")))
+        .timeout_global(Some(deadline))
         .timeout_connect(Some(stall))
         .timeout_per_read(Some(stall))
         .timeout_per_write(Some(stall))
@@ -318,7 +399,9 @@ pub struct Fetched {
 pub fn fetch(repo: &Repository, coords: &str, dest: &Path) -> Result<Fetched, FetchError> {
     use sha1::Digest;
     let stall = timeout()?;
-    let agent = agent(stall);
+    let limit = deadline()?;
+    let began = Instant::now();
+    let agent = agent(stall, limit);
     let url = format!("{}/{}", repo.url, repository_path(coords)?);
     let sha_url = format!("{url}.sha1");
     // The checksum first: without one nothing is downloaded.
@@ -363,7 +446,6 @@ pub fn fetch(repo: &Repository, coords: &str, dest: &Path) -> Result<Fetched, Fe
             got: text.chars().take(80).collect(),
         });
     }
-    let began = Instant::now();
     let resp = agent
         .get(&url)
         .call()
@@ -378,6 +460,20 @@ pub fn fetch(repo: &Repository, coords: &str, dest: &Path) -> Result<Fetched, Fe
         }
         status => return Err(FetchError::Status { url, status }),
     }
+    let (cap, why) = room(dest.parent().unwrap_or(Path::new(".")));
+    let told = resp
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(size) = told.filter(|&n| n > cap) {
+        return Err(FetchError::TooLarge {
+            url,
+            size,
+            told: true,
+            why,
+        });
+    }
     let mut body = resp.into_body().into_reader();
     let write = |source| FetchError::Write {
         path: dest.to_path_buf(),
@@ -387,16 +483,51 @@ pub fn fetch(repo: &Repository, coords: &str, dest: &Path) -> Result<Fetched, Fe
     let mut h = sha1::Sha1::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut bytes = 0u64;
+    // The bytes of the current window of `stall` seconds.
+    let (mut window, mut in_window) = (Instant::now(), 0u64);
     loop {
         let n = match body.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) if began.elapsed() >= limit => {
+                return Err(FetchError::Deadline {
+                    url,
+                    secs: limit.as_secs(),
+                    bytes,
+                });
+            }
             Err(e) => return Err(read_error(&url, e, stall)),
         };
+        bytes += n as u64;
+        in_window += n as u64;
+        if bytes > cap {
+            return Err(FetchError::TooLarge {
+                url,
+                size: cap,
+                told: false,
+                why,
+            });
+        }
         h.update(&buf[..n]);
         file.write_all(&buf[..n]).map_err(write)?;
-        bytes += n as u64;
+        if began.elapsed() >= limit {
+            return Err(FetchError::Deadline {
+                url,
+                secs: limit.as_secs(),
+                bytes,
+            });
+        }
+        if window.elapsed() >= stall {
+            if in_window < MIN_RATE.saturating_mul(stall.as_secs().max(1)) {
+                return Err(FetchError::TooSlow {
+                    url,
+                    bytes: in_window,
+                    secs: window.elapsed().as_secs(),
+                });
+            }
+            (window, in_window) = (Instant::now(), 0);
+        }
     }
     file.sync_all().map_err(write)?;
     let got = h.finalize().iter().map(|b| format!("{b:02x}")).collect();

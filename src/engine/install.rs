@@ -477,6 +477,20 @@ impl Lock {
         }
         Ok(Lock { _file: f })
     }
+
+    /// The lock, if nobody holds it now.
+    fn try_take(path: &Path) -> Option<Lock> {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .ok()?;
+        // SAFETY: flock on a descriptor we own; released when the file closes.
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        (r == 0).then_some(Lock { _file: f })
+    }
 }
 
 /// Installs `kind@version` into the cache (if it is not there yet) and returns its install
@@ -509,24 +523,31 @@ pub fn install_from(
     }
     let root = cache_root();
     std::fs::create_dir_all(&root).map_err(io("cannot create the engine cache", &root))?;
+    // Before taking this version's lock, which would keep its own leftovers.
+    for line in reclaim_partial_in(&root) {
+        note(&line);
+    }
     let _lock = Lock::take(&root.join(format!(".{key}-{version}.lock")))?;
     // Another rqps may have finished the same install while we waited.
     if let Some(b) = installed(kind, version) {
         return Ok(b);
     }
     let coords = artifact(kind, version)?;
-    // A download lives in the cache until the install ends (removed on drop).
-    let (jar, got, _download) = match &repo {
+    // One private directory for this install: the download, then the tree.
+    // A killed rqps leaves it behind; the next one reclaims it (see
+    // `reclaim_partial`).
+    let work = tempfile::Builder::new()
+        .prefix(&format!("{PARTIAL}{key}-{version}-"))
+        .tempdir_in(&root)
+        .map_err(io("cannot create a directory in", &root))?;
+    let (jar, got) = match &repo {
         Some(r) => {
             note(&format!(
                 "fetching {server} {version} ({coords}) from {} (named by {})",
                 r.url, r.from
             ));
-            let tmp = tempfile::Builder::new()
-                .prefix(&format!(".download-{key}-{version}-"))
-                .tempfile_in(&root)
-                .map_err(io("cannot create a file in", &root))?;
-            let f = fetch::fetch(r, &coords, tmp.path())?;
+            let jar = work.path().join("download.jar");
+            let f = fetch::fetch(r, &coords, &jar)?;
             if f.published != f.got {
                 return Err(InstallError::Checksum {
                     jar: PathBuf::from(f.url),
@@ -539,20 +560,15 @@ pub fn install_from(
                 f.bytes as f64 / 1e6,
                 f.secs
             ));
-            (tmp.path().to_path_buf(), f.got, Some(tmp))
+            (jar, f.got)
         }
-        None => {
-            let (jar, got) = with_mvn(&server, version, &coords, note)?;
-            (jar, got, None)
-        }
+        None => with_mvn(&server, version, &coords, note)?,
     };
     note(&format!("checksum ok ({got}); unpacking"));
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".partial-{key}-{version}-"))
-        .tempdir_in(&root)
-        .map_err(io("cannot create a directory in", &root))?;
-    (prebuilt(kind)?.unpack)(&jar, tmp.path())?;
-    let base = basedir_in(tmp.path(), kind, version);
+    let tree = work.path().join("tree");
+    std::fs::create_dir(&tree).map_err(io("cannot create", &tree))?;
+    (prebuilt(kind)?.unpack)(&jar, &tree)?;
+    let base = basedir_in(&tree, kind, version);
     let complete = match kind.library {
         Some(l) => (l.file_in)(&base).is_file(),
         None => base.join("bin").is_dir(),
@@ -560,30 +576,96 @@ pub fn install_from(
     if !complete {
         return Err(InstallError::Layout { jar, base });
     }
-    make_executable(&base)?;
     let marker = format!("{server} {version}\nfrom {coords}\nsha1 {got}\n");
-    let done = tmp.path().join(COMPLETE);
+    let done = tree.join(COMPLETE);
     std::fs::write(&done, marker).map_err(io("cannot write to the cache", &done))?;
     let dest = entry_dir(key, version);
-    if dest.exists() {
+    if std::fs::symlink_metadata(&dest).is_ok() {
         // A leftover without the completion marker: never used, safe to replace.
-        std::fs::remove_dir_all(&dest).map_err(io("cannot remove the stale", &dest))?;
+        remove_any(&dest).map_err(io("cannot remove the stale", &dest))?;
     }
-    let kept = tmp.keep();
-    // Temporary directories are private; the server may run as another user.
+    // The work directory is private; the server may run as another user.
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o755));
+        std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755))
+            .map_err(io("cannot chmod", &tree))?;
     }
-    std::fs::rename(&kept, &dest).map_err(|e| {
-        let _ = std::fs::remove_dir_all(&kept);
-        io("cannot move the engine into", &dest)(e)
-    })?;
+    std::fs::rename(&tree, &dest).map_err(io("cannot move the engine into", &dest))?;
+    drop(work);
     note(&format!(
         "installed {server} {version} in {}",
         dest.display()
     ));
     Ok(basedir_in(&dest, kind, version))
+}
+
+/// The name of an install's work directory in the cache starts with this,
+/// then `KEY-VERSION-`.
+const PARTIAL: &str = ".partial-";
+/// What rqps before 0.2 named a download in the cache (`KEY-VERSION-XXXXXX.jar`).
+const OLD_DOWNLOAD: &str = ".download-";
+
+/// Removes `path` whatever it is, never following a link.
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(md) if md.is_dir() => util::remove_dir_all_retry(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the partial installs in the engine cache that no running rqps
+/// is working on: those a killed rqps (`kill -9`, a machine reset) left.
+/// An install holds the lock of its version (`.KEY-VERSION.lock`) from
+/// before its work directory exists until it is gone, so a work directory
+/// whose lock can be taken at once is nobody's. Returns a line for each.
+pub fn reclaim_partial() -> Vec<String> {
+    reclaim_partial_in(&cache_root())
+}
+
+fn reclaim_partial_in(root: &Path) -> Vec<String> {
+    let mut said = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return said;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rest = name
+            .strip_prefix(PARTIAL)
+            .or_else(|| name.strip_prefix(OLD_DOWNLOAD));
+        let Some((key_version, _)) = rest.and_then(|r| r.trim_end_matches(".jar").rsplit_once('-'))
+        else {
+            continue;
+        };
+        let Some(_lock) = Lock::try_take(&root.join(format!(".{key_version}.lock"))) else {
+            continue;
+        };
+        let path = e.path();
+        let mb = du(&path) as f64 / 1e6;
+        said.push(match remove_any(&path) {
+            Ok(()) => format!(
+                "removed {} ({mb:.1} MB), a partial install that no running rqps holds",
+                path.display()
+            ),
+            Err(e) => format!(
+                "cannot remove {}, a partial install that no running rqps holds: {e}",
+                path.display()
+            ),
+        });
+    }
+    said
+}
+
+/// Bytes of the files under `path`, links not followed.
+fn du(path: &Path) -> u64 {
+    match std::fs::symlink_metadata(path) {
+        Ok(md) if md.is_dir() => std::fs::read_dir(path)
+            .map(|r| r.flatten().map(|e| du(&e.path())).sum())
+            .unwrap_or(0),
+        Ok(md) => md.len(),
+        Err(_) => 0,
+    }
 }
 
 /// Fetches `coords` into the local Maven repository with mvn and checks it
@@ -631,27 +713,6 @@ fn with_mvn(
         return Err(InstallError::Checksum { jar, want, got });
     }
     Ok((jar, got))
-}
-
-/// unzip drops the exec bits: restore them on bin/ and scripts/.
-fn make_executable(base: &Path) -> Result<(), InstallError> {
-    use std::os::unix::fs::PermissionsExt;
-    for sub in ["bin", "scripts"] {
-        let Ok(entries) = std::fs::read_dir(base.join(sub)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_file() {
-                let mut perm = std::fs::metadata(&p)
-                    .map_err(io("cannot read", &p))?
-                    .permissions();
-                perm.set_mode(perm.mode() | 0o755);
-                std::fs::set_permissions(&p, perm).map_err(io("cannot chmod", &p))?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The install prefix for an engine reference: the cache for
@@ -721,9 +782,18 @@ pub fn list() -> Vec<String> {
     for (kind, engine) in &servers {
         match locate(*kind, None).and_then(|b| b.version().map(|v| (b, v))) {
             Ok((b, v)) => out.push(format!("  {:<8} {v} ({})", kind.key(), b.server.display())),
-            Err(_) => out.push(format!(
-                "  {:<8} not found ({})",
+            Err(e) => out.push(format!(
+                "  {:<8} {} ({})",
                 kind.key(),
+                match e {
+                    // Found, but not this server (Debian's mysqld is MariaDB).
+                    crate::engine::server::ServerError::BinaryNotFound { missing, .. }
+                        if !missing.starts_with("no ") =>
+                    {
+                        missing
+                    }
+                    _ => "not found".to_string(),
+                },
                 match (engine.apt_package, engine.prebuilt) {
                     (Some(p), _) => format!("apt-get install {p}"),
                     (None, Some(p)) => format!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::server::ServerRecipe;
-use crate::engine::server::util::CommandError;
+pub use crate::engine::unpack::UnpackError;
 use crate::engine::url::DbUrl;
 use crate::engine::{DbResult, Driver};
 
@@ -116,7 +116,10 @@ pub struct Prebuilt {
     pub example: &'static str,
     /// The Maven coordinates of `version`.
     pub artifact: fn(&str) -> String,
-    /// Unpacks the fetched archive (jar or zip) into a directory.
+    /// Unpacks the fetched jar into an empty private directory, with
+    /// [`unpack`](crate::engine::unpack)'s readers (which refuse what would
+    /// reach outside it) and the kind's [`Pick`](crate::engine::unpack::Pick)
+    /// of the entries the server needs.
     pub unpack: fn(&Path, &Path) -> Result<(), UnpackError>,
     /// The entries of the archive a server needs, by path inside it: a file,
     /// or a directory ending in `/` with all that is under it; one that
@@ -160,27 +163,6 @@ pub struct BadOptionValue {
     pub what: &'static str,
     pub value: String,
     pub expected: &'static str,
-}
-
-/// Why a fetched jar could not be unpacked into the engine cache.
-#[derive(Debug, thiserror::Error)]
-pub enum UnpackError {
-    /// A step run by `util::run_checked` failed.
-    #[error(transparent)]
-    Command(#[from] CommandError),
-    /// A tool of a pipeline (`unzip`, `tar`) could not be started.
-    #[error("cannot run {tool}: {source}")]
-    Spawn {
-        tool: &'static str,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A tool started but gave no output to pass on.
-    #[error("{tool} gave no output")]
-    NoOutput { tool: &'static str },
-    /// The pipeline ran and failed; `stderr` is what it said.
-    #[error("unpacking {} failed: {stderr}", jar.display())]
-    Failed { jar: PathBuf, stderr: String },
 }
 
 /// Why an options table does not fit an engine.

@@ -75,6 +75,7 @@ pub mod server;
 pub mod sqlite;
 pub mod target;
 pub mod tls;
+pub mod unpack;
 pub mod url;
 
 use std::fmt;

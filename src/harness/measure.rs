@@ -258,8 +258,19 @@ pub struct ThreadMeasure {
     pub kinds: Vec<KindMeasure>,
     /// Counts at each whole second after the measured interval began.
     pub seconds: Seconds<Counts>,
-    /// When the last measured event ended ([`now_ns`]).
+    /// When the last measured event ended ([`now_ns`]), or the deadline
+    /// for a thread that waited for it (a paced worker): the end of the
+    /// interval its rates are counted over.
     pub last: u64,
+    /// How far the thread's work reached ([`now_ns`]): the end of its last
+    /// event that the server answered (a success, or an error it sent back),
+    /// or the deadline it waited for or had no more to do by. A thread
+    /// whose connection stopped answering stays where the silence began.
+    pub covered: u64,
+    /// The last error an event of the measured interval failed with.
+    pub last_error: Option<String>,
+    /// The last error of the warm-up, if any.
+    pub warm_error: Option<String>,
 }
 
 impl ThreadMeasure {
@@ -275,6 +286,9 @@ impl ThreadMeasure {
                 .collect(),
             seconds: Seconds::new(start, expected_secs),
             last: start,
+            covered: start,
+            last_error: None,
+            warm_error: None,
         }
     }
 
@@ -283,15 +297,35 @@ impl ThreadMeasure {
     pub fn event_done(&mut self, end: u64, nanos: u64, kind: usize) {
         self.counts.events += 1;
         self.last = end;
+        self.covered = end;
         let k = if kind < self.kinds.len() { kind } else { 0 };
         // Values beyond the histogram's hour are clamped rather than lost.
         self.kinds[k].latencies.record(nanos);
     }
 
-    /// Counts a failed event of kind `kind` (not on the per-event path).
-    pub fn failed(&mut self, kind: usize) {
+    /// Counts a failed event of kind `kind` that ended at `end` with
+    /// `err` (not on the per-event path). An error the server sent back
+    /// (one to retry) is work that reached it; a lost connection is not.
+    pub fn failed(&mut self, kind: usize, end: u64, err: &crate::engine::DbError) {
         let k = if kind < self.kinds.len() { kind } else { 0 };
         self.kinds[k].errors += 1;
+        if err.class == crate::engine::ErrorClass::Retry {
+            self.covered = self.covered.max(end);
+        }
+        self.last_error = Some(err.to_string());
+    }
+
+    /// The thread reached the deadline `end` without an event to run (it
+    /// waited for its next one, or had no more to do): its interval lasts
+    /// until then. No deadline (`u64::MAX`): nothing changes.
+    pub fn reached(&mut self, end: u64, paced: bool) {
+        if end == u64::MAX {
+            return;
+        }
+        self.covered = self.covered.max(end);
+        if paced {
+            self.last = self.last.max(end);
+        }
     }
 
     /// Called before each event starts: closes the seconds that ended before

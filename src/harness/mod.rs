@@ -21,6 +21,7 @@ pub mod profile;
 mod reconnect;
 pub mod runner;
 pub mod series;
+pub mod status;
 pub mod sysstat;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use crate::error::Error;
 use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
 pub use reconnect::{ReconnectError, reconnect_with_backoff};
+pub use status::Units;
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +142,9 @@ pub struct Harness<'a> {
     pub probe: &'a ProbeContext,
     /// The one line printed when a test ends (the suite's, or [`result_line`]).
     pub line: fn(&str, &TestResult) -> String,
+    /// What the suite counts ([`Units`]): the status rule's noun, and what
+    /// hardware costs are divided by.
+    pub units: Units,
 }
 
 /// One test being run by [`Harness::test`]: the result the suite fills, and
@@ -153,6 +158,9 @@ pub struct TestRun<'h> {
     ctx: &'h ProbeContext,
     probe: Option<Probe>,
     profile: Option<profile::TestProfile>,
+    /// What [`TestRun::finish_probe`]'s operations are: the suite's
+    /// [`Units::per_op`] unless the test sets another (`row` for a load).
+    pub per_op: &'static str,
 }
 
 impl TestRun<'_> {
@@ -179,7 +187,8 @@ impl TestRun<'_> {
             .profile
             .take()
             .map(|p| p.finish(ops, &self.ctx.server_tree_now()));
-        let (hw, delta) = probe.finish(self.ctx, self.driver.as_ref(), ops);
+        let (mut hw, delta) = probe.finish(self.ctx, self.driver.as_ref(), ops);
+        hw.per = Some(self.per_op.to_string());
         if let Some((profile, notes)) = profiled {
             for n in notes {
                 self.warn(n);
@@ -277,6 +286,7 @@ impl Harness<'_> {
             ctx: self.probe,
             probe: None,
             profile: None,
+            per_op: self.units.per_op,
         };
         let probe = Probe::before(self.probe, self.driver.as_ref());
         if let Some(w) = probe.warning() {
@@ -290,6 +300,8 @@ impl Harness<'_> {
             run.result.status = Status::Failed;
             run.result.reason = Some(reason.to_string());
         }
+        // The one status rule: no work, or an interval cut short, is not ok.
+        status::apply(&mut run.result, &self.units);
         let TestRun { result, label, .. } = run;
         self.ui
             .say(&with_marks((self.line)(&label, &result), &result));
@@ -362,6 +374,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
         })
         .collect();
     (r.status, r.reason) = step_status(&run.status);
+    r.step = Some(run.facts.clone());
     if let Some(w) = stall_warning(&r.per_second, r.latency_us.max) {
         r.warnings.push(w);
     }

@@ -357,6 +357,7 @@ impl Probe {
             .collect();
         let hw = HwCost {
             ops,
+            per: None,
             per_op: PerOp {
                 server_cpu_us_per_op: per.server_cpu_us_per_op.filter(|_| !ctx.embedded),
                 ..per

@@ -174,6 +174,8 @@ pub struct StepRun {
     pub per_second: Vec<SecondSample>,
     /// Per operation kind, when the workers name kinds (empty otherwise).
     pub kinds: Vec<KindRun>,
+    /// What the harness's status rule reads ([`crate::harness::status`]).
+    pub facts: crate::results::StepFacts,
 }
 
 /// What one kind of operation measured in a step, summed over threads.
@@ -208,6 +210,18 @@ struct Shared<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
+    /// When the warm-up and the step end, set once every worker thread
+    /// runs: a thread the machine started late starts the clock late, not
+    /// inside the measured interval.
+    times: std::sync::OnceLock<Times>,
+    /// Every worker thread and the calling one: all have started ...
+    ready: std::sync::Barrier,
+    /// ... and the times are set.
+    go: std::sync::Barrier,
+}
+
+/// A step's clock, set when its workers are ready.
+struct Times {
     /// The step's deadline (`None`: it has none).
     end: Option<Instant>,
     /// The same instants as [`now_ns`] readings, for the per-event path.
@@ -218,6 +232,12 @@ struct Shared<'a> {
 impl Shared<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
+    }
+
+    fn t(&self) -> &Times {
+        self.times
+            .get()
+            .expect("a step's times are set before its workers start")
     }
 }
 
@@ -255,7 +275,7 @@ fn on_error<W: Worker>(
         ErrorClass::Reconnect => {
             c.errors += 1;
             let now = Instant::now();
-            let give_up = sh.end.map_or(now, |end| now.max(end)) + sh.cfg.reconnect_for;
+            let give_up = sh.t().end.map_or(now, |end| now.max(end)) + sh.cfg.reconnect_for;
             match reconnect_with_backoff(give_up, &|| sh.stopping(), || w.recover(&e)) {
                 Ok(()) => {
                     c.reconnects += 1;
@@ -280,61 +300,102 @@ fn work<W: Worker>(
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
     let stop = || sh.stopping();
+    let (warm_end_ns, end_ns) = (sh.t().warm_end_ns, sh.t().end_ns);
     let mut scratch = Counts::default();
+    let mut warm_error: Option<String> = None;
     // Warm-up: run events, measure nothing.
     let mut now = clock.now_ns();
-    while now < sh.warm_end_ns {
+    while now < warm_end_ns {
         if sh.stopping() || w.finished() {
-            return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
+            return (ThreadMeasure::new(warm_end_ns, 0, 1), None);
         }
-        if w.pause(sh.warm_end_ns, &stop) {
+        if w.pause(warm_end_ns, &stop) {
             if sh.stopping() || w.finished() {
-                return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None);
+                return (ThreadMeasure::new(warm_end_ns, 0, 1), None);
             }
             now = clock.now_ns();
-            if now >= sh.warm_end_ns {
+            if now >= warm_end_ns {
                 break;
             }
         }
         match w.event(&mut scratch) {
-            Ok(()) if w.abandoned() => return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), None),
+            Ok(()) if w.abandoned() => return (ThreadMeasure::new(warm_end_ns, 0, 1), None),
             Ok(()) => {}
             Err(e) => {
+                warm_error = Some(e.to_string());
                 if let Err(msg) = on_error(w, e, &mut scratch, sh) {
-                    return (ThreadMeasure::new(sh.warm_end_ns, 0, 1), Some(msg));
+                    return (ThreadMeasure::new(warm_end_ns, 0, 1), Some(msg));
                 }
             }
         }
         now = clock.now_ns();
     }
     w.warmed_up();
-    let mut m = ThreadMeasure::new(now, expected_secs, w.kinds().len().max(1));
+    // The measured interval is the step's, from the end of the warm-up for
+    // every thread: a warm-up event that ran past it (or hung) is time of
+    // the interval in which this thread completed nothing.
+    let mut m = ThreadMeasure::new(warm_end_ns, expected_secs, w.kinds().len().max(1));
+    m.warm_error = warm_error;
     let mut t0 = now;
     loop {
-        if sh.stopping() || w.finished() {
+        if sh.stopping() {
             return (m, None);
         }
-        if w.pause(sh.end_ns, &stop) {
+        if w.finished() {
+            m.reached(end_ns, false);
+            return (m, None);
+        }
+        let waited = w.pause(end_ns, &stop);
+        if waited {
             t0 = clock.now_ns();
-            if t0 >= sh.end_ns || sh.stopping() || w.finished() {
+            if sh.stopping() {
                 return (m, None);
             }
+            if w.finished() {
+                m.reached(end_ns, false);
+                return (m, None);
+            }
+        }
+        // No event starts after the deadline: a pause that waited for it
+        // covered the interval; a warm-up event that ran past it did not.
+        if t0 >= end_ns {
+            if waited {
+                m.reached(end_ns, true);
+            }
+            return (m, None);
         }
         m.tick(t0);
         let r = w.event(&mut m.counts);
         let t1 = clock.now_ns();
         match r {
-            Ok(()) if w.abandoned() => return (m, None),
+            Ok(()) if w.abandoned() => {
+                // It waited inside its event for the deadline (a pgbench
+                // `\sleep`): the interval is covered, the event not counted.
+                if t1 >= end_ns {
+                    m.reached(end_ns, true);
+                }
+                return (m, None);
+            }
             Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
             Err(e) => {
-                m.failed(w.kind());
+                let answered = e.class == ErrorClass::Retry;
+                m.failed(w.kind(), t1, &e);
                 if let Err(msg) = on_error(w, e, &mut m.counts, sh) {
                     return (m, Some(msg));
+                }
+                let now = clock.now_ns();
+                if answered {
+                    // The rollback after an error the server sent is work too.
+                    m.covered = m.covered.max(now);
+                }
+                // A recovery (a reconnect) that outlasted the deadline.
+                if t1 < end_ns && now >= end_ns {
+                    return (m, None);
                 }
             }
         }
         sh.live[idx].0.store(m.counts.queries(), Ordering::Relaxed);
-        if t1 >= sh.end_ns {
+        if t1 >= end_ns {
             return (m, None);
         }
         t0 = t1;
@@ -351,24 +412,16 @@ pub fn run_step<W: Worker>(
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
-    let start = Instant::now();
-    let start_ns = now_ns();
-    let warm_end = start + cfg.warmup;
-    let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
-    let end = warm_end.checked_add(cfg.duration);
     let sh = Shared {
         abort: AtomicBool::new(false),
         live: (0..workers.len()).map(|_| Padded::default()).collect(),
         cfg,
-        end,
-        warm_end_ns,
-        end_ns: match end {
-            Some(_) => warm_end_ns
-                .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
-            None => u64::MAX,
-        },
+        times: std::sync::OnceLock::new(),
+        ready: std::sync::Barrier::new(workers.len() + 1),
+        go: std::sync::Barrier::new(workers.len() + 1),
     };
-    let expected_secs = match end {
+    let bounded = Instant::now().checked_add(cfg.warmup.saturating_add(cfg.duration));
+    let expected_secs = match bounded {
         Some(_) => cfg.duration.as_secs().min(MAX_EXPECTED_SECS) as usize + 1,
         None => OPEN_EXPECTED_SECS,
     };
@@ -379,6 +432,8 @@ pub fn run_step<W: Worker>(
             .enumerate()
             .map(|(i, w)| {
                 s.spawn(move || {
+                    sh.ready.wait();
+                    sh.go.wait();
                     let r = work(w, i, sh, expected_secs);
                     if r.1.is_some() {
                         sh.abort.store(true, Ordering::Relaxed);
@@ -387,6 +442,23 @@ pub fn run_step<W: Worker>(
                 })
             })
             .collect();
+        // The clock starts when every worker thread runs.
+        sh.ready.wait();
+        let start = Instant::now();
+        let start_ns = now_ns();
+        let warm_end = start + cfg.warmup;
+        let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
+        let end = warm_end.checked_add(cfg.duration);
+        let _ = sh.times.set(Times {
+            end,
+            warm_end_ns,
+            end_ns: match end {
+                Some(_) => warm_end_ns
+                    .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
+                None => u64::MAX,
+            },
+        });
+        sh.go.wait();
         let total = cfg.warmup.saturating_add(cfg.duration);
         let mut last = (Instant::now(), 0u64);
         let mut measuring = false;
@@ -432,6 +504,7 @@ pub fn run_step<W: Worker>(
             })
             .collect()
     });
+    let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
     let mut error = None;
     let mut threads = Vec::with_capacity(results.len());
     for (t, e) in results {
@@ -476,7 +549,19 @@ pub fn run_step<W: Worker>(
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,
     };
+    let facts = crate::results::StepFacts {
+        planned_secs: end.map(|_| cfg.duration.as_secs_f64()),
+        covered_secs: threads
+            .iter()
+            .map(|t| t.covered.saturating_sub(warm_end_ns))
+            .max()
+            .unwrap_or(0) as f64
+            / 1e9,
+        last_error: threads.iter().rev().find_map(|t| t.last_error.clone()),
+        warm_error: threads.iter().rev().find_map(|t| t.warm_error.clone()),
+    };
     StepRun {
+        facts,
         status,
         counts,
         secs: elapsed.as_secs_f64(),
@@ -831,5 +916,107 @@ mod tests {
         let r = run_step(&mut ws, &c, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
+    }
+
+    /// Answers (after 1 ms) until its `hang_at`-th event of the warm-up, or
+    /// of the measured interval, then waits `hang` in that event and fails
+    /// it as a lost connection; reconnects at once.
+    struct Hangs {
+        measuring: bool,
+        n: u64,
+        hang_at: (bool, u64),
+        hang: Duration,
+        hung: bool,
+    }
+
+    impl Worker for Hangs {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            if !self.hung && (self.measuring, self.n) == self.hang_at {
+                self.hung = true;
+                std::thread::sleep(self.hang);
+                return Err(DbError {
+                    class: ErrorClass::Reconnect,
+                    code: None,
+                    message: "the reply stopped mid-message".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+        fn warmed_up(&mut self) {
+            (self.measuring, self.n) = (true, 0);
+        }
+    }
+
+    fn hangs(measuring: bool, at: u64, hang_ms: u64) -> Hangs {
+        Hangs {
+            measuring: false,
+            n: 0,
+            hang_at: (measuring, at),
+            hang: Duration::from_millis(hang_ms),
+            hung: false,
+        }
+    }
+
+    #[test]
+    fn an_event_that_hangs_past_the_deadline_leaves_the_interval_covered_up_to_the_hang() {
+        // The 21st measured event hangs for 1.5 s, past the 1 s measured.
+        let mut ws = vec![hangs(true, 21, 1500)];
+        let r = run_step(&mut ws, &cfg(100, 1000), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(
+            (r.counts.events, r.counts.errors),
+            (20, 1),
+            "{:?}",
+            r.counts
+        );
+        let f = &r.facts;
+        assert_eq!(f.planned_secs, Some(1.0));
+        // Up to the end of the 20th event: well short of the second.
+        assert!(
+            f.covered_secs > 0.0 && f.covered_secs < 0.9,
+            "{}",
+            f.covered_secs
+        );
+        assert_eq!(
+            f.last_error.as_deref(),
+            Some("the reply stopped mid-message")
+        );
+    }
+
+    #[test]
+    fn a_warm_up_event_that_hangs_past_the_deadline_measures_nothing_after_it() {
+        // The warm-up's first event hangs until after the measured second.
+        let mut ws = vec![hangs(false, 1, 2000)];
+        let r = run_step(&mut ws, &cfg(500, 1000), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.counts.events, 0, "no event starts after the deadline");
+        assert_eq!(r.facts.covered_secs, 0.0);
+        assert!(r.facts.warm_error.is_some());
+    }
+
+    #[test]
+    fn a_whole_interval_and_a_paced_one_are_covered_to_the_deadline() {
+        let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
+        // A worker that waits 40 ms before each event: its last one ends
+        // before the deadline, and it waited for the deadline after it.
+        let mut ws = vec![Paced {
+            n: 0,
+            budget: u64::MAX,
+            gap_ns: 40_000_000,
+            paused: 0,
+        }];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
+        // Its rates are over the whole interval (the upper bound is a slow
+        // machine's, not a check).
+        assert!(r.secs >= 0.3 && r.secs < 2.0, "{}", r.secs);
     }
 }

@@ -116,7 +116,9 @@ fn check_servers(a: &MatrixRequest, m: &Matrix) -> Result<(), Error> {
 
 /// Runs whose rqps was killed are not done: says so, they run again.
 fn say_killed(results: &Path) {
-    if let Ok((runs, _)) = crate::report::load::read_results(results) {
+    if let Ok((runs, _)) =
+        crate::report::load::read_results_keeping(results, crate::results::Keep::Context)
+    {
         for r in runs
             .iter()
             .filter(|r| r.status == crate::results::Status::Killed)
@@ -140,15 +142,35 @@ fn print_plan(
     steps: &[Step],
     progress: &Progress,
 ) -> Result<(), Error> {
-    // The plan is the same for every target (the options are the matrix's).
-    let est_secs = crate::suite::estimate_total_secs(m.plan.as_ref());
+    // A suite's plan is the same for every target (the options are the matrix's).
+    let mut est: HashMap<&str, f64> = HashMap::new();
+    for ms in &m.suites {
+        let secs = crate::suite::estimate_total_secs(ms.plan.as_ref());
+        est.insert(ms.suite.name(), secs);
+    }
     let by_name = by_name(m);
     // A set: with up to 100,000 runs, a list search per step is quadratic.
     let done: HashSet<&Step> = progress.done.iter().collect();
+    let total: f64 = steps
+        .iter()
+        .filter(|s| !done.contains(s))
+        .map(|s| est[m.suite_of(s).suite.name()] + m.cooldown_secs)
+        .sum();
     let todo = steps.iter().filter(|s| !done.contains(s)).count();
-    let total = todo as f64 * (est_secs + m.cooldown_secs);
+    let suites = match &m.suites[..] {
+        [_] => String::new(),
+        several => format!(
+            " x {} suites ({})",
+            several.len(),
+            several
+                .iter()
+                .map(|ms| ms.suite.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     println!(
-        "matrix {}{}: {} targets x {} repeats = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
+        "matrix {}{}: {} targets x {} repeats{suites} = {} runs ({} to do), base {}, about {:.0} min with loads, plus server starts",
         a.file.display(),
         a.part
             .map(|p| format!(
@@ -169,7 +191,7 @@ fn print_plan(
         let mark = if done.contains(s) { "  (done)" } else { "" };
         // The command a user can type: without the hidden --repeat-number the
         // matrix sets for its own child runs (the line says the repeat).
-        let mut line = m.command_line(t, s.repeat, &a.results);
+        let mut line = m.command_line(t, s, &a.results);
         if let Some(at) = line.iter().position(|w| w == "--repeat-number") {
             line.drain(at..(at + 2).min(line.len()));
         }
@@ -216,8 +238,16 @@ fn run_steps(
         }
         first = false;
         let t = by_name[s.target.as_str()];
-        eprintln!("== {} repeat {} of {}", s.target, s.repeat, m.repeats);
-        let spec = step_spec(m, t, s.repeat, &a.results)?;
+        let of_suite = s
+            .suite
+            .as_deref()
+            .map(|n| format!(" {n}"))
+            .unwrap_or_default();
+        eprintln!(
+            "== {}{of_suite} repeat {} of {}",
+            s.target, s.repeat, m.repeats
+        );
+        let spec = step_spec(m, t, s, &a.results)?;
         let code = if own_process(t) {
             // A library engine's release stays loaded for the life of the
             // process, and two releases in one process abort it: each such
@@ -250,7 +280,7 @@ fn run_steps(
                 );
                 return Ok(None);
             }
-            _ => failed_steps.push(format!("{} repeat {}", s.target, s.repeat)),
+            _ => failed_steps.push(format!("{}{of_suite} repeat {}", s.target, s.repeat)),
         }
     }
     Ok(Some(failed_steps))
@@ -286,14 +316,15 @@ fn lock_progress(progress: &Path, file: &Path, results: &Path) -> Result<std::fs
     Ok(f)
 }
 
-/// One target's repeat as a run, built as `rqps run` builds one.
-fn step_spec(m: &Matrix, t: &Target, repeat: usize, results: &Path) -> Result<RunSpec, Error> {
+/// One step (a target's repeat of one suite) as a run, built as `rqps run`
+/// builds one.
+fn step_spec(m: &Matrix, t: &Target, s: &Step, results: &Path) -> Result<RunSpec, Error> {
     Ok(RunSpec::new(
-        m.plan_for(t)?,
-        m.plan_args.clone(),
+        m.plan_for(t, s)?,
+        m.suite_of(s).plan_args.clone(),
         t.engine.clone(),
         t.options.clone(),
-        m.output(t, repeat, results),
+        m.output(t, s.repeat, results),
     ))
 }
 
@@ -397,6 +428,7 @@ fn final_report(results: &Path, base: &str, names: &[String]) -> Result<(), Erro
         base: base.to_string(),
         targets: Some(others.clone()),
         format,
+        view: crate::report::export::View::Answer,
         output,
         noise_floor: super::report::NOISE_FLOOR,
         all: false,
@@ -453,7 +485,12 @@ mod tests {
         )
         .unwrap();
         assert!(kv.targets.iter().all(own_process));
-        let spec = step_spec(&m, pg, 2, Path::new("res")).unwrap();
+        let step = crate::plan::matrix::Step {
+            target: "pg".into(),
+            repeat: 2,
+            suite: None,
+        };
+        let spec = step_spec(&m, pg, &step, Path::new("res")).unwrap();
         assert_eq!(
             (
                 spec.output.repeats,
@@ -467,7 +504,7 @@ mod tests {
             Some(30)
         );
         // What is stored, and what a child is given, is the plan's line.
-        assert_eq!(spec.argv(), m.command_line(pg, 2, Path::new("res")));
+        assert_eq!(spec.argv(), m.command_line(pg, &step, Path::new("res")));
         assert_eq!(spec.plan.profile(), "ci");
     }
 

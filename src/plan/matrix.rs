@@ -10,6 +10,7 @@
 //! repeats = 3
 //! tests = ["point-query", "update-index"]
 //! # or: suite = "ibench", with clients, rows_per_client, writes, query_secs, rates
+//! # or several: suite = ["linkbench", "tpcc"], each option to the suites that take it
 //! [[target]]
 //! name = "pg12"
 //! engine = "postgres@12.22"
@@ -83,20 +84,30 @@ impl std::fmt::Debug for Target {
 #[derive(Clone)]
 pub struct Matrix {
     pub path: PathBuf,
+    /// The suites every target runs, in the file's order (`suite = "tpcc"`,
+    /// or `suite = ["linkbench", "tpcc"]`).
+    pub suites: Vec<MatrixSuite>,
+    pub targets: Vec<Target>,
+    pub repeats: usize,
+    pub base: String,
+    pub cooldown_secs: f64,
+}
+
+/// One suite of a matrix, with its profile, options and plan.
+#[derive(Clone)]
+pub struct MatrixSuite {
     pub suite: &'static dyn Suite,
+    /// `profile` of `[defaults]`, else the suite's first profile.
     pub profile: String,
-    /// The suite's options (every `[defaults]` key that is not a matrix key,
-    /// a run option or an engine option).
+    /// The `[defaults]` keys this suite takes (every key that is not a
+    /// matrix key, a run option or an engine option goes to each suite
+    /// that takes it).
     pub options: toml::Table,
     /// The suite's plan, built once from the options: the same for every
     /// target (each run draws its own seed unless the options give one).
     pub plan: Arc<dyn Plan>,
     /// The plan as `rqps run` arguments (`--suite`, `--profile`, the suite's options).
     pub plan_args: Vec<String>,
-    pub targets: Vec<Target>,
-    pub repeats: usize,
-    pub base: String,
-    pub cooldown_secs: f64,
 }
 
 /// One (target, repeat) run, in the order they run.
@@ -104,6 +115,10 @@ pub struct Matrix {
 pub struct Step {
     pub target: String,
     pub repeat: usize,
+    /// The suite, in a matrix of several (`None`: the only one; progress
+    /// files of one-suite matrices are as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
 }
 
 /// A target's own keys, read from its table.
@@ -164,9 +179,14 @@ impl std::fmt::Debug for Matrix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Matrix")
             .field("path", &self.path)
-            .field("suite", &self.suite.name())
-            .field("profile", &self.profile)
-            .field("options", &self.options)
+            .field(
+                "suites",
+                &self
+                    .suites
+                    .iter()
+                    .map(|s| (s.suite.name(), &s.profile, &s.options))
+                    .collect::<Vec<_>>(),
+            )
             .field("targets", &self.targets)
             .field("repeats", &self.repeats)
             .field("base", &self.base)
@@ -189,58 +209,62 @@ impl Matrix {
             dir: path.parent().unwrap_or(Path::new(".")),
             d: &file.defaults,
         };
-        let (suite, profile) = cx.suite()?;
-        let (options, engine_defaults, run_defaults) = cx.options(suite)?;
-        // The suite's options must make a plan now, not halfway through;
+        let (suites, profile) = cx.suites()?;
+        let (options, engine_defaults, run_defaults) = cx.options(&suites)?;
+        // Each suite's options must make a plan now, not halfway through;
         // it is made once (each run draws its own seed, unless one is given).
         let seed = RunOptions::from_table(run_defaults.clone())
             .ok()
             .and_then(|o| o.seed)
             .unwrap_or(0);
-        let plan: Arc<dyn Plan> = suite
-            .plan_toml(
-                &Common {
-                    profile: profile.clone(),
-                    seed,
-                    part: None,
-                },
-                &options,
-            )
-            .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", suite.name())))?
-            .into();
+        let mut made = Vec::new();
+        for (suite, options) in suites.into_iter().zip(options) {
+            let profile = profile
+                .clone()
+                .unwrap_or_else(|| suite.profiles()[0].to_string());
+            let plan: Arc<dyn Plan> = suite
+                .plan_toml(
+                    &Common {
+                        profile: profile.clone(),
+                        seed,
+                        part: None,
+                    },
+                    &options,
+                )
+                .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", suite.name())))?
+                .into();
+            let mut plan_args = vec![
+                "--suite".to_string(),
+                suite.name().to_string(),
+                "--profile".to_string(),
+                profile.clone(),
+            ];
+            for (key, v) in &options {
+                let flag = format!("--{}", key.replace('_', "-"));
+                match v {
+                    toml::Value::Boolean(true) => plan_args.push(flag),
+                    toml::Value::Boolean(false) => {}
+                    v => plan_args.extend([flag, cli_value(v)]),
+                }
+            }
+            made.push(MatrixSuite {
+                suite,
+                profile,
+                options,
+                plan,
+                plan_args,
+            });
+        }
+        let plans: Vec<&dyn Plan> = made.iter().map(|ms| ms.plan.as_ref()).collect();
         let mut targets: Vec<Target> = Vec::new();
         let mut names = std::collections::HashSet::new();
         for t in &file.target {
-            let target = cx.target(
-                t,
-                plan.as_ref(),
-                &engine_defaults,
-                &run_defaults,
-                &mut names,
-            )?;
+            let target = cx.target(t, &plans, &engine_defaults, &run_defaults, &mut names)?;
             targets.push(target);
-        }
-        let mut plan_args = vec![
-            "--suite".to_string(),
-            suite.name().to_string(),
-            "--profile".to_string(),
-            profile.clone(),
-        ];
-        for (key, v) in &options {
-            let flag = format!("--{}", key.replace('_', "-"));
-            match v {
-                toml::Value::Boolean(true) => plan_args.push(flag),
-                toml::Value::Boolean(false) => {}
-                v => plan_args.extend([flag, cli_value(v)]),
-            }
         }
         Ok(Matrix {
             path: path.to_path_buf(),
-            suite,
-            profile,
-            options,
-            plan,
-            plan_args,
+            suites: made,
             repeats: cx.repeats()?,
             base: cx.base(&targets)?,
             cooldown_secs: cx.secs("cooldown_secs", 0.0)?.unwrap_or(10.0),
@@ -248,22 +272,37 @@ impl Matrix {
         })
     }
 
-    /// Runs in order: every target once per repeat, repeats interleaved (A B A B).
+    /// Runs in order: every target once per repeat, repeats interleaved (A B
+    /// A B); in a matrix of several suites, each suite's runs of a repeat in
+    /// the file's order of suites.
     pub fn steps(&self) -> Vec<Step> {
+        let several = self.suites.len() > 1;
         (1..=self.repeats)
             .flat_map(|r| {
-                self.targets.iter().map(move |t| Step {
-                    target: t.name.clone(),
-                    repeat: r,
+                self.suites.iter().flat_map(move |ms| {
+                    self.targets.iter().map(move |t| Step {
+                        target: t.name.clone(),
+                        repeat: r,
+                        suite: several.then(|| ms.suite.name().to_string()),
+                    })
                 })
             })
             .collect()
     }
 
-    /// The suite's plan for one run of `t`: the matrix's, with the run's
-    /// own seed unless the target's options give one.
-    pub fn plan_for(&self, t: &Target) -> Result<Box<dyn Plan>, crate::error::Error> {
-        self.plan
+    /// The suite a step runs.
+    pub fn suite_of(&self, s: &Step) -> &MatrixSuite {
+        s.suite
+            .as_deref()
+            .and_then(|n| self.suites.iter().find(|ms| ms.suite.name() == n))
+            .unwrap_or(&self.suites[0])
+    }
+
+    /// The plan of one step of `t`: its suite's, with the run's own seed
+    /// unless the target's options give one.
+    pub fn plan_for(&self, t: &Target, s: &Step) -> Result<Box<dyn Plan>, crate::error::Error> {
+        self.suite_of(s)
+            .plan
             .reseeded(t.options.seed.unwrap_or_else(crate::suite::clock_seed))
     }
 
@@ -272,14 +311,14 @@ impl Matrix {
         Output::step(&t.name, repeat, results)
     }
 
-    /// The `rqps run` command line one target's repeat is equivalent to, for
-    /// the plan printed before a matrix runs.
-    pub fn command_line(&self, t: &Target, repeat: usize, results: &Path) -> Vec<String> {
+    /// The `rqps run` command line a step (one target's repeat of one
+    /// suite) is equivalent to, for the plan printed before a matrix runs.
+    pub fn command_line(&self, t: &Target, s: &Step, results: &Path) -> Vec<String> {
         crate::plan::session::command_line(
-            &self.plan_args,
+            &self.suite_of(s).plan_args,
             &t.engine,
             &t.options,
-            &self.output(t, repeat, results),
+            &self.output(t, s.repeat, results),
         )
     }
 
@@ -375,28 +414,60 @@ impl Cx<'_> {
         }
     }
 
-    /// `suite` and `profile` (default: the first suite, its first profile).
-    fn suite(&self) -> Result<(&'static dyn Suite, String), MatrixError> {
-        let suite = match self.text("suite")? {
-            None => suite::registry()[0],
-            Some((name, span)) => {
-                suite::find(&name).map_err(|m| self.at(span, "suite", &m.to_string()))?
-            }
+    /// `suite` (one name, or a list; default: the first suite of the
+    /// registry) and `profile` (default: each suite's first).
+    fn suites(&self) -> Result<(Vec<&'static dyn Suite>, Option<String>), MatrixError> {
+        let find = |name: &str, span: std::ops::Range<usize>| {
+            suite::find(name).map_err(|m| self.at(span, "suite", &m.to_string()))
         };
-        let profile = self
-            .text("profile")?
-            .map(|(p, _)| p)
-            .unwrap_or_else(|| suite.profiles()[0].to_string());
-        Ok((suite, profile))
+        let suites = match self.d.get("suite") {
+            None => vec![suite::registry()[0]],
+            Some(v) => match v.get_ref() {
+                toml::Value::String(name) => vec![find(name, v.span())?],
+                toml::Value::Array(names) if !names.is_empty() => {
+                    let mut out: Vec<&'static dyn Suite> = Vec::new();
+                    for n in names {
+                        let toml::Value::String(name) = n else {
+                            return Err(self.at(
+                                v.span(),
+                                "suite",
+                                "must be a name or a list of names",
+                            ));
+                        };
+                        let s = find(name, v.span())?;
+                        if out.iter().any(|o| o.name() == s.name()) {
+                            return Err(self.at(
+                                v.span(),
+                                "suite",
+                                &format!("{name} is listed twice"),
+                            ));
+                        }
+                        out.push(s);
+                    }
+                    out
+                }
+                _ => {
+                    return Err(self.at(
+                        v.span(),
+                        "suite",
+                        "must be a name or a list of names (suite = [\"linkbench\", \"tpcc\"])",
+                    ));
+                }
+            },
+        };
+        let profile = self.text("profile")?.map(|(p, _)| p);
+        Ok((suites, profile))
     }
 
-    /// The other `[defaults]` keys: the suite's options, the engine
-    /// options and the run options every target starts from.
+    /// The other `[defaults]` keys: each suite's options (a key goes to
+    /// every suite that takes it, and must suit one), the engine options and
+    /// the run options every target starts from.
+    #[allow(clippy::type_complexity)]
     fn options(
         &self,
-        suite: &dyn Suite,
-    ) -> Result<(toml::Table, toml::Table, toml::Table), MatrixError> {
-        let mut options = toml::Table::new();
+        suites: &[&'static dyn Suite],
+    ) -> Result<(Vec<toml::Table>, toml::Table, toml::Table), MatrixError> {
+        let mut options = vec![toml::Table::new(); suites.len()];
         let mut engine_defaults = toml::Table::new();
         let run_keys = RunOptions::keys();
         let mut run_defaults = toml::Table::new();
@@ -417,31 +488,50 @@ impl Cx<'_> {
                 engine_defaults.insert(key.clone(), v.get_ref().clone());
                 continue;
             }
-            if let Err(m) = suite.check_option(key, v.get_ref()) {
-                let other = suite::registry()
-                    .iter()
-                    .find(|o| o.name() != suite.name() && o.check_option(key, v.get_ref()).is_ok());
-                let m = match other {
-                    Some(o) => format!(
-                        "applies only to suite = \"{}\" (this matrix runs {})",
-                        o.name(),
-                        suite.name()
-                    ),
-                    None => m.to_string(),
-                };
-                return Err(self.at(v.span(), key, &m));
+            let mut first_refusal = None;
+            let mut taken = false;
+            for (suite, opts) in suites.iter().zip(options.iter_mut()) {
+                match suite.check_option(key, v.get_ref()) {
+                    Ok(()) => {
+                        opts.insert(key.clone(), v.get_ref().clone());
+                        taken = true;
+                    }
+                    Err(m) => {
+                        first_refusal.get_or_insert(m);
+                    }
+                }
             }
-            options.insert(key.clone(), v.get_ref().clone());
+            if taken {
+                continue;
+            }
+            let runs = suites
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let other = suite::registry().iter().find(|o| {
+                !suites.iter().any(|s| s.name() == o.name())
+                    && o.check_option(key, v.get_ref()).is_ok()
+            });
+            let m = match (other, first_refusal) {
+                (Some(o), _) => format!(
+                    "applies only to suite = \"{}\" (this matrix runs {runs})",
+                    o.name()
+                ),
+                (None, Some(m)) => m.to_string(),
+                (None, None) => format!("no suite of this matrix ({runs}) takes it"),
+            };
+            return Err(self.at(v.span(), key, &m));
         }
         Ok((options, engine_defaults, run_defaults))
     }
 
     /// One `[[target]]` table (its name not among `names`, which it joins),
-    /// checked as `rqps run` checks its options, against the plan.
+    /// checked as `rqps run` checks its options, against the plans.
     fn target(
         &self,
         t: &TargetEntry,
-        plan: &dyn Plan,
+        plans: &[&dyn Plan],
         engine_defaults: &toml::Table,
         run_defaults: &toml::Table,
         names: &mut std::collections::HashSet<String>,
@@ -495,7 +585,7 @@ impl Cx<'_> {
                 &format!("'{name}' is used by two targets"),
             ));
         }
-        let (server, target) = self.engine(&e, &name, plan)?;
+        let (server, target) = self.engine(&e, &name, plans)?;
         let engine = EngineArgs {
             // An embedded engine (SQLite) needs no server.
             server: server.filter(|e| e.server_arg().is_some()),
@@ -505,7 +595,7 @@ impl Cx<'_> {
         // Checked now, as the run will check it (a config or password file
         // that cannot be read is refused with its line), and what it read
         // goes on to every run of the target.
-        let checked = crate::plan::open::check(&engine, &options, plan).map_err(|r| {
+        let checked = crate::plan::open::check(&engine, &options, plans).map_err(|r| {
             let message = r.in_file();
             match r
                 .option
@@ -553,16 +643,21 @@ impl Cx<'_> {
         Ok(engine_options)
     }
 
-    /// The target's `engine` or its `url` (parsed), either one, offering the
-    /// suite's face: a suite the engine cannot serve is refused here, not
-    /// stored as a failed run of every repeat.
+    /// The target's `engine` or its `url` (parsed), either one, offering
+    /// each suite's face: a suite the engine cannot serve is refused here,
+    /// not stored as a failed run of every repeat.
     #[allow(clippy::type_complexity)]
     fn engine(
         &self,
         e: &Entry,
         name: &str,
-        suite: &dyn Plan,
+        plans: &[&dyn Plan],
     ) -> Result<(Option<EngineSpec>, Option<crate::engine::target::Target>), MatrixError> {
+        let faces = |kind: &crate::engine::kind::EngineKind| {
+            plans
+                .iter()
+                .try_for_each(|p| kind.check_face(p.suite(), p.face()))
+        };
         match (&e.engine, &e.url) {
             (Some(_), Some(u)) => {
                 Err(self.at(u.span(), "url", "give either engine or url, not both"))
@@ -577,18 +672,13 @@ impl Cx<'_> {
                     .get_ref()
                     .parse::<EngineSpec>()
                     .map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
-                spec.kind
-                    .check_face(suite.suite(), suite.face())
-                    .map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
+                faces(spec.kind).map_err(|m| self.at(engine.span(), "engine", &m.to_string()))?;
                 Ok((Some(spec), None))
             }
             (None, Some(u)) => {
                 let target = crate::engine::target::Target::parse(u.get_ref())
                     .map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
-                target
-                    .kind()
-                    .check_face(suite.suite(), suite.face())
-                    .map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
+                faces(target.kind()).map_err(|m| self.at(u.span(), "url", &m.to_string()))?;
                 Ok((None, Some(target)))
             }
         }
@@ -688,6 +778,15 @@ impl Progress {
 mod tests {
     use super::*;
 
+    /// A step of the only suite (command lines need only its repeat).
+    fn step(repeat: usize) -> Step {
+        Step {
+            target: String::new(),
+            repeat,
+            suite: None,
+        }
+    }
+
     fn parse(src: &str) -> Result<Matrix, MatrixError> {
         Matrix::parse(Path::new("m.toml"), src)
     }
@@ -738,7 +837,7 @@ engine = "sqlite"
             Some(pw.as_path())
         );
         assert_eq!(parsed.targets[1].options.password_file, None);
-        let line = parsed.command_line(&parsed.targets[0], 1, Path::new("r"));
+        let line = parsed.command_line(&parsed.targets[0], &step(1), Path::new("r"));
         assert!(
             line.windows(2).any(|w| w[0] == "--password-file"),
             "{line:?}"
@@ -772,7 +871,7 @@ engine = "sqlite"
         ];
         assert_eq!(order, want.map(|(t, r)| (t.to_string(), r)));
         assert_eq!(m.base, "wal");
-        let args = m.command_line(&m.targets[1], 2, Path::new("res"));
+        let args = m.command_line(&m.targets[1], &step(2), Path::new("res"));
         let joined = args.join(" ");
         assert!(
             joined.contains("--name other")
@@ -798,7 +897,7 @@ engine = "sqlite"
         };
         assert_eq!(cpus(&m.targets[0]), (Some("0".into()), Some("0".into())));
         assert_eq!(cpus(&m.targets[1]), (None, Some("0".into())));
-        let joined = m.command_line(&m.targets[0], 1, Path::new("r")).join(" ");
+        let joined = m.command_line(&m.targets[0], &step(1), Path::new("r")).join(" ");
         assert!(
             joined.ends_with("--server-cpus 0 --client-cpus 0"),
             "{joined}"
@@ -822,9 +921,9 @@ engine = "sqlite"
         )
         .unwrap();
         assert!(m.targets[0].options.cpu_profile && !m.targets[1].options.cpu_profile);
-        let on = m.command_line(&m.targets[0], 1, Path::new("r")).join(" ");
+        let on = m.command_line(&m.targets[0], &step(1), Path::new("r")).join(" ");
         assert!(on.ends_with("--cpu-profile"), "{on}");
-        let off = m.command_line(&m.targets[1], 1, Path::new("r")).join(" ");
+        let off = m.command_line(&m.targets[1], &step(1), Path::new("r")).join(" ");
         assert!(!off.contains("--cpu-profile"), "{off}");
         let e =
             parse("[[target]]\nname = \"a\"\nengine = \"sqlite\"\ncpu_profile = 1\n").unwrap_err();
@@ -904,7 +1003,7 @@ engine = "sqlite"
             "[defaults]\nsuite = \"ibench\"\nclients = 2\nrows_per_client = 500\nwrites = 40\nquery_secs = 1.5\nrates = [100, 500]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
         )
         .unwrap();
-        let joined = m.command_line(&m.targets[0], 1, Path::new("res")).join(" ");
+        let joined = m.command_line(&m.targets[0], &step(1), Path::new("res")).join(" ");
         for want in [
             "--suite ibench",
             "--clients 2",
@@ -934,8 +1033,81 @@ engine = "sqlite"
         pr.done.push(Step {
             target: "a".into(),
             repeat: 1,
+            suite: None,
+        });
+        pr.done.push(Step {
+            target: "a".into(),
+            repeat: 1,
+            suite: Some("tpcc".into()),
         });
         pr.save(&p).unwrap();
         assert_eq!(Progress::load(&p).done, pr.done);
+        // A one-suite matrix's progress reads as it was written before
+        // matrices could have several suites.
+        let old: Progress =
+            serde_json::from_str(r#"{"matrix":"x","done":[{"target":"a","repeat":2}]}"#).unwrap();
+        assert_eq!(old.done, [step_of("a", 2, None)]);
+    }
+
+    fn step_of(target: &str, repeat: usize, suite: Option<&str>) -> Step {
+        Step {
+            target: target.into(),
+            repeat,
+            suite: suite.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_matrix_of_two_suites_runs_each_on_every_target_with_the_options_each_takes() {
+        let m = parse(
+            "[defaults]\nsuite = [\"linkbench\", \"tpcc\"]\nprofile = \"ci\"\nrepeats = 2\n\
+             requesters = [3]\nwarehouses = 2\n\
+             [[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.suites.iter().map(|s| s.suite.name()).collect();
+        assert_eq!(names, ["linkbench", "tpcc"]);
+        assert!(m.suites[0].options.contains_key("requesters"));
+        assert!(!m.suites[0].options.contains_key("warehouses"));
+        assert!(m.suites[1].options.contains_key("warehouses"));
+        let steps = m.steps();
+        assert_eq!(
+            steps[..4],
+            [
+                step_of("a", 1, Some("linkbench")),
+                step_of("b", 1, Some("linkbench")),
+                step_of("a", 1, Some("tpcc")),
+                step_of("b", 1, Some("tpcc")),
+            ]
+        );
+        assert_eq!(steps.len(), 8);
+        let line = m
+            .command_line(&m.targets[0], &steps[2], Path::new("r"))
+            .join(" ");
+        assert!(
+            line.contains("--suite tpcc --profile ci") && line.contains("--warehouses 2"),
+            "{line}"
+        );
+        assert!(!line.contains("--requesters"), "{line}");
+        // Each step's plan is its suite's.
+        assert_eq!(m.plan_for(&m.targets[0], &steps[2]).unwrap().suite(), "tpcc");
+        assert_eq!(m.plan_for(&m.targets[0], &steps[0]).unwrap().suite(), "linkbench");
+        // An option no suite of the matrix takes names the suite it is for.
+        let e = parse(
+            "[defaults]\nsuite = [\"linkbench\", \"tpcc\"]\nclients = 2\n\
+             [[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(place(&e), (Some(3), Some("clients")));
+        assert!(
+            e.message.contains("this matrix runs linkbench, tpcc"),
+            "{e}"
+        );
+        let e = parse("[defaults]\nsuite = [\"tpcc\", \"tpcc\"]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
+            .unwrap_err();
+        assert!(e.message.contains("tpcc is listed twice"), "{e}");
+        let e = parse("[defaults]\nsuite = []\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n")
+            .unwrap_err();
+        assert!(e.message.contains("a name or a list of names"), "{e}");
     }
 }

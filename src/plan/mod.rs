@@ -5,6 +5,7 @@
 //! suite's own profiles and parameters live in its folder.
 
 pub mod executor;
+pub mod hints;
 pub mod matrix;
 pub mod open;
 pub mod options;

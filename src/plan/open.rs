@@ -388,7 +388,9 @@ fn server_engine(e: &EngineSpec, c: &Checked, say: &mut dyn FnMut(&str)) -> Resu
         None => Vec::new(),
     };
     let server = Server::start(&spec, &mut |note| say(note)).map_err(|e| match e {
-        ServerError::BinaryNotFound { .. } | ServerError::BadConfig { .. } => usage(e),
+        ServerError::BinaryNotFound { .. }
+        | ServerError::BadConfig { .. }
+        | ServerError::SettingRefused { .. } => usage(e),
         e => failed(format!("cannot start the {kind} server: {e}")),
     })?;
     let url = server.url_for_config(&config);
@@ -434,11 +436,12 @@ fn named_kind(a: &EngineArgs) -> &'static EngineKind {
     }
 }
 
-/// Checks the engine arguments against the run options and the plan, with
+/// Checks the engine arguments against the run options and the plans (a
+/// run's one, a matrix's suites), with
 /// no side effects (before any server starts), and reads what they name
 /// once: the config file, the password file. One line that says what to
 /// change otherwise.
-pub fn check(a: &EngineArgs, o: &RunOptions, plan: &dyn Plan) -> Result<Checked, Refused> {
+pub fn check(a: &EngineArgs, o: &RunOptions, plans: &[&dyn Plan]) -> Result<Checked, Refused> {
     let kind = named_kind(a);
     let url = matches!(a.target, Some(Target::Url(_))) && a.server.is_none();
     // Before anything starts: a config file that cannot be read, or is too
@@ -490,7 +493,7 @@ pub fn check(a: &EngineArgs, o: &RunOptions, plan: &dyn Plan) -> Result<Checked,
         let one = toml::Table::from_iter([(key.clone(), value.clone())]);
         kind.check_options(&one).map_err(|e| about(key)(usage(e)))?;
     }
-    let need = plan.need();
+    let need = largest_need(plans);
     // A throwaway server's config that sets its limits below the plan's needs.
     if let (Some(_), Some(recipe), Some(c)) = (&a.server, kind.server, &config) {
         crate::engine::capacity::check_config(recipe.sized_settings(), &need, &c.text)
@@ -498,9 +501,11 @@ pub fn check(a: &EngineArgs, o: &RunOptions, plan: &dyn Plan) -> Result<Checked,
     }
     // The face the suite needs: `--suite sysbench --server rocksdb` is a
     // usage error, not a stored failed run.
-    kind.check_face(plan.suite(), plan.face())
-        .map_err(|e| whole(usage(e)))?;
-    check_space(plan, a).map_err(whole)?;
+    for plan in plans {
+        kind.check_face(plan.suite(), plan.face())
+            .map_err(|e| whole(usage(e)))?;
+        check_space(*plan, a).map_err(whole)?;
+    }
     Ok(Checked {
         engine: a.clone(),
         config,
@@ -511,6 +516,23 @@ pub fn check(a: &EngineArgs, o: &RunOptions, plan: &dyn Plan) -> Result<Checked,
         need,
         timeouts: o.timeouts(),
     })
+}
+
+/// What the largest of the plans (a matrix's suites, run one after the
+/// other) opens at once: the most connections (with who opens them) and
+/// the most prepared statements.
+fn largest_need(plans: &[&dyn Plan]) -> Need {
+    let mut need = plans[0].need();
+    for p in &plans[1..] {
+        let n = p.need();
+        if n.connections > need.connections {
+            need.connections = n.connections;
+            need.who = n.who;
+            need.fewer = n.fewer;
+        }
+        need.prepared = need.prepared.max(n.prepared);
+    }
+    need
 }
 
 /// Refuses a plan whose load needs more than the free space where the

@@ -246,9 +246,18 @@ pub struct Output {
     /// Store this run as repeat N of its name (set by matrix files, which interleave repeats).
     #[arg(long, hide = true, value_name = "N", display_order = 13)]
     pub repeat_number: Option<usize>,
-    /// Name of this target in results and reports (default: engine-version).
+    /// Name of this target in results and reports (default: engine-version). Runs of one
+    /// name are pooled as repeats, so a run whose engine version, fairness settings,
+    /// --config or parameters differ from the name's stored runs is refused: give it its
+    /// own name.
     #[arg(long, display_order = 15)]
     pub name: Option<String>,
+    /// Store the run under --name even though the name's stored runs are another
+    /// experiment (engine version, fairness settings, --config or parameters); reports
+    /// then flag the name's repeats as differing.
+    // 16, as --results: clap orders equal places by name.
+    #[arg(long, display_order = 16)]
+    pub allow_mismatch: bool,
     /// Results directory.
     #[arg(
         long,
@@ -278,6 +287,7 @@ impl Output {
             repeats: 1,
             repeat_number: Some(repeat),
             name: Some(name.to_string()),
+            allow_mismatch: false,
             results: results.to_path_buf(),
             json: None,
             server_pid: None,
@@ -311,6 +321,9 @@ impl Output {
             self.json.as_ref().map(|j| j.display().to_string()),
         );
         opt("--server-pid", self.server_pid.map(|p| p.to_string()));
+        if self.allow_mismatch {
+            a.push("--allow-mismatch".into());
+        }
         if self.quiet {
             a.push("--quiet".into());
         }

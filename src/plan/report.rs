@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::error::{EXIT_FAILED, Error, failed, usage};
 use crate::report::compare::{self, Rules};
-use crate::report::export::{self, Format, TCell, Table};
+use crate::report::export::{self, Exporter as _, Format, TCell, Table};
 use crate::report::load::{self, Options};
 use crate::report::model::{Report, Verdict};
 
@@ -25,6 +25,8 @@ pub struct ReportRequest {
     /// Only these targets, in this order (default: every other name).
     pub targets: Option<Vec<String>>,
     pub format: Format,
+    /// How much of the terminal format to print.
+    pub view: export::View,
     /// Write here instead of standard output.
     pub output: Option<PathBuf>,
     pub noise_floor: f64,
@@ -59,6 +61,14 @@ fn rules(noise_floor: f64) -> Result<Rules, Error> {
         noise_floor,
         ..Rules::default()
     })
+}
+
+/// Whether standard output gets ANSI colours: on a terminal, or where
+/// `CLICOLOR_FORCE` is set (to anything but `0`, the common convention, for
+/// pagers and tests), and never when `NO_COLOR` is set.
+fn colour_wanted() -> bool {
+    let forced = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
+    std::env::var_os("NO_COLOR").is_none() && (forced || std::io::stdout().is_terminal())
 }
 
 /// Writes `text` to the file the user named (saying so on standard error),
@@ -100,11 +110,30 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
         allow_mismatch: a.allow_mismatch,
     };
     let report = load::load(&a.results, &opts)?;
-    let colour = a.format == Format::Term
-        && a.output.is_none()
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none();
-    let text = export::exporter(a.format, colour).render(&report);
+    let colour = a.format == Format::Term && a.output.is_none() && colour_wanted();
+    if let export::View::Sections(wanted) = &a.view {
+        let (_, sections) = export::document::split(export::document(&report, false));
+        let names: Vec<String> = sections.iter().map(|s| s.name()).collect();
+        for w in wanted {
+            if !names
+                .iter()
+                .any(|n| export::document::section_wanted(n, std::slice::from_ref(w)))
+            {
+                return Err(usage(format!(
+                    "--section {w}: this report has no such section; it has {}",
+                    names.join(", ")
+                )));
+            }
+        }
+    }
+    let text = match a.format {
+        Format::Term => export::term::Term {
+            colour,
+            view: a.view.clone(),
+        }
+        .render(&report),
+        f => export::exporter(f, colour).render(&report),
+    };
     // The readable formats carry the notes; keep the data formats clean.
     if matches!(a.format, Format::Csv | Format::Tsv | Format::Json) {
         for l in export::mismatch_lines(&report) {
@@ -120,7 +149,7 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
 
 /// `rqps report --explain TEST`.
 fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
-    let (runs, _) = load::read_results(&a.results)?;
+    let (runs, _) = load::read_results_keeping(&a.results, crate::results::Keep::Report)?;
     let known = load::names(&runs);
     if !known.contains(&a.base) {
         return Err(usage(format!(
@@ -192,12 +221,36 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
         .iter()
         .filter(|g| g.verdict == Verdict::Untested)
         .count();
+    // Verdicts from a busy machine, said in the gate's one-line result.
+    let busy_labels: Vec<String> = report
+        .rows()
+        .filter(|r| {
+            r.cells
+                .first()
+                .is_some_and(|c| c.as_ref().is_some_and(|c| c.rel.busy))
+        })
+        .map(|r| r.label(report.sweep()))
+        .collect();
+    let busy = gate
+        .rows
+        .iter()
+        .filter(|g| busy_labels.contains(&g.label))
+        .count();
+    let busy_note = if busy > 0 {
+        format!(
+            "; {busy} of them ran while the machine was busy (marked {}): their verdicts may be the other load's, rerun on an idle machine",
+            crate::report::load::BUSY_MARK
+        )
+    } else {
+        String::new()
+    };
     if !failures.is_empty() {
         println!(
-            "FAIL: {} test(s) below {} (significantly, or untested with one repeat): {}",
+            "FAIL: {} test(s) below {} (significantly, or untested with one repeat): {}{}",
             failures.len(),
             a.fail_below,
-            failures.join(", ")
+            failures.join(", "),
+            busy_note.replacen("of them", "compared tests", 1)
         );
         if untested > 0 {
             println!(
@@ -227,7 +280,7 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
         return Ok(EXIT_FAILED);
     }
     println!(
-        "OK: no test of {} is significantly below {} of {} ({} compared{})",
+        "OK: no test of {} is significantly below {} of {} ({} compared{}){busy_note}",
         a.target,
         a.fail_below,
         a.base,
@@ -286,7 +339,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
     if let Some(o) = &a.output {
         crate::util::check_output(o).map_err(usage)?;
     }
-    let (runs, warnings) = load::read_results(&a.results)?;
+    let (runs, warnings) = load::read_results_keeping(&a.results, crate::results::Keep::History)?;
     for w in warnings {
         eprintln!("warning: {w}");
     }
@@ -301,10 +354,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
         },
     };
     let h = crate::report::history::build(&runs, &opts)?;
-    let colour = a.format == HistoryFormat::Term
-        && a.output.is_none()
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none();
+    let colour = a.format == HistoryFormat::Term && a.output.is_none() && colour_wanted();
     let text = match a.format {
         HistoryFormat::Term => crate::report::history::render_term(&h, colour),
         HistoryFormat::Md => crate::report::history::render_md(&h),
@@ -338,7 +388,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
 /// The gate as `rqps compare` prints it: what differs, a line that says
 /// what is compared, and the table of tests.
 fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> String {
-    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let colour = colour_wanted();
     let mut t = Table {
         header: [
             "test",
@@ -359,12 +409,15 @@ fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> Strin
             .rows()
             .find(|r| r.label(report.sweep()) == g.label)
             .and_then(|r| r.cells[0].as_ref())
-            .map(|c| c.rel.shade);
+            .map(|c| &c.rel);
         t.rows.push(vec![
             g.label.as_str().into(),
             export::qps(g.base_qps).into(),
             export::qps(g.target_qps).into(),
-            TCell::shaded(export::Val::Rel(g.ratio, g.verdict), rel),
+            match rel {
+                Some(rel) => rel.cell(),
+                None => TCell::shaded(export::Val::Rel(g.ratio, g.verdict), None),
+            },
             g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
                 .unwrap_or_default()
                 .into(),
@@ -386,8 +439,18 @@ fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> Strin
         out.push('\n');
     }
     out.push_str(&format!(
-        "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested)\n",
-        a.target, a.base, a.fail_below
+        "{} against {} (fail below {}; + faster, - slower, ~ no significant change, ? one repeat: untested{})\n",
+        a.target,
+        a.base,
+        a.fail_below,
+        if report.rows().any(|r| r.cells.iter().flatten().any(|c| c.rel.busy)) {
+            format!(
+                "; {m} measured on a busy machine, not coloured",
+                m = crate::report::load::BUSY_MARK
+            )
+        } else {
+            String::new()
+        }
     ));
     export::term::table(&t, colour, &mut out);
     out

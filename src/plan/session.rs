@@ -132,7 +132,7 @@ impl RunSpec {
                 ahead.as_secs_f64() / 3600.0
             )));
         }
-        let engine = crate::plan::open::check(&self.engine, &self.options, self.plan.as_ref())?;
+        let engine = crate::plan::open::check(&self.engine, &self.options, &[self.plan.as_ref()])?;
         if let Some(j) = &out.json {
             let parent = j
                 .parent()
@@ -159,7 +159,11 @@ impl<'a> Session<'a> {
         let ui = Ui::new(spec.output.quiet);
         crate::plan::signals::install();
         // What a killed rqps (SIGKILL, a reset) could not remove.
-        for line in crate::engine::server::remove_stale_dirs() {
+        let stale = crate::engine::server::remove_stale_dirs();
+        for line in stale
+            .iter()
+            .chain(&crate::engine::install::reclaim_partial())
+        {
             eprintln!("rqps: {line}");
         }
         let engine = crate::plan::open::open(&ready.engine, &mut |note| ui.say(note))?;
@@ -215,6 +219,11 @@ impl<'a> Session<'a> {
         // run before any warning is printed (as before the session moved
         // here).
         let doc = self.document(&probe)?;
+        // A name's runs are repeats of one experiment: refused before any
+        // test runs when they would not be.
+        if !spec.output.allow_mismatch {
+            same_experiment(&spec.output.results, &doc)?;
+        }
         if spec.options.cpu_profile {
             // Said once, here (not again per test or in the summary); the
             // tests run on without profiles.
@@ -241,6 +250,8 @@ impl<'a> Session<'a> {
             doc.repeat = repeat;
             // Only the first run of this process waits for --start-at.
             doc.part = begin_part(spec, Some(repeat) == first_repeat, ui);
+            // Each repeat its own start (its end is stamped when it finishes).
+            doc.started = crate::util::now_rfc3339();
             let json = out.json.as_ref().map(|j| {
                 // A device or FIFO gets every repeat's document in turn.
                 let stream = matches!(
@@ -375,6 +386,7 @@ impl<'a> Session<'a> {
             ui,
             probe,
             line: plan.line(),
+            units: plan.units(),
         });
         let (status, code) = match &end {
             Ok(RunEnd::Ok) => (Status::Ok, 0),
@@ -396,6 +408,32 @@ impl<'a> Session<'a> {
         }
         Ok(code)
     }
+}
+
+/// Refuses to store `doc` under its name when the results already hold a
+/// run of its suite under that name that is another experiment
+/// ([`crate::report::load::experiment_differences`]): one line naming what
+/// differs, and a name to give instead.
+fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
+    let stored = crate::results::run_heads_named(results, &doc.name);
+    let Some(last) = stored.iter().rev().find(|r| r.suite == doc.suite) else {
+        return Ok(());
+    };
+    let d = crate::report::load::experiment_differences(last, doc, &crate::suite::workloads());
+    if d.is_empty() {
+        return Ok(());
+    }
+    let free = crate::plan::hints::free_name(results, &doc.name);
+    Err(usage(format!(
+        "{} already holds {} run(s) named '{}' of {} that are another experiment (from run {} to this one: {}); a name's runs are pooled as repeats, so give this run its own name (--name {}) or pass --allow-mismatch to pool it all the same",
+        results.display(),
+        stored.iter().filter(|r| r.suite == doc.suite).count(),
+        doc.name,
+        doc.suite,
+        last.run_id,
+        crate::report::load::differences_text(&d),
+        crate::plan::hints::shell_word(&free)
+    )))
 }
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
@@ -461,39 +499,4 @@ fn numbered(path: &Path, repeat: usize) -> PathBuf {
         None => format!("{stem}-r{repeat}"),
     };
     path.with_file_name(name)
-}
-
-/// `s` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
-fn shell_word(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/:@%+=".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// `compare with: ...`: the commands that compare the run named `name`
-/// with another target. With other names stored already, the report of
-/// them all against the oldest; else a second run, then the report.
-pub fn next_step(results: &Path, name: &str) -> String {
-    let dir = if results == Path::new("rqps-results") {
-        String::new()
-    } else {
-        format!(" --results {}", shell_word(&results.display().to_string()))
-    };
-    let names = crate::report::load::read_results(results)
-        .map(|(runs, _)| crate::report::load::names(&runs))
-        .unwrap_or_default();
-    match names.iter().find(|n| *n != name) {
-        Some(base) => format!(
-            "compare with: rqps report{dir} --base {} (`rqps runs{dir}` lists the {} names stored)",
-            shell_word(base),
-            names.len()
-        ),
-        None => format!(
-            "compare with: rqps run --name B{dir} … (the same options, another --target, --server or --config); rqps report{dir} --base {}",
-            shell_word(name)
-        ),
-    }
 }

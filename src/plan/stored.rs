@@ -183,7 +183,8 @@ pub fn list(results: &Path) -> Result<(), Error> {
     if !results.is_dir() {
         return Err(crate::report::load::no_results_dir(results));
     }
-    let (runs, warnings) = crate::report::load::read_results(results)?;
+    let (runs, warnings) =
+        crate::report::load::read_results_keeping(results, crate::results::Keep::Context)?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -195,12 +196,8 @@ pub fn list(results: &Path) -> Result<(), Error> {
         )));
     }
     print!("{}", render(&lines(&runs)));
-    if let Some(base) = runs.first() {
-        println!(
-            "compare them with: rqps report --results {} --base {}",
-            results.display(),
-            base.name
-        );
+    if let Some(hint) = crate::plan::hints::runs_hint(results, &runs) {
+        println!("{hint}");
     }
     Ok(())
 }

@@ -49,6 +49,7 @@ pub fn relative_all(pairs: &[(&[f64], &[f64])], rules: Rules) -> Vec<Option<Rel>
                 df: m.map(|m| m.df),
                 verdict,
                 shade: shade(ratio, verdict),
+                busy: false,
             })
         })
         .collect()
@@ -112,6 +113,7 @@ pub fn group_rel(tests: &[&Rel], rules: Rules) -> Option<Rel> {
         df: None,
         verdict: Verdict::Untested,
         shade: Shade::Grey,
+        busy: tests.iter().any(|r| r.busy),
     };
     let level = 1.0 - rules.alpha;
     // (variance of the test's log ratio, its degrees of freedom)
@@ -152,6 +154,7 @@ pub fn group_rel(tests: &[&Rel], rules: Rules) -> Option<Rel> {
         df: Some(df),
         verdict,
         shade: summary_shade(ratio, verdict),
+        busy: tests.iter().any(|r| r.busy),
     })
 }
 
@@ -505,6 +508,7 @@ mod tests {
             df: Some(4.0),
             verdict: Verdict::Slower,
             shade: Shade::Red,
+            busy: false,
         };
         let tight = [rel(0.9, 0.01), rel(0.9, 0.01), rel(0.9, 0.01)];
         let g = group_rel(&tight.iter().collect::<Vec<_>>(), R).unwrap();

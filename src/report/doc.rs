@@ -159,6 +159,8 @@ pub enum Val {
     Sig3(f64),
     /// A ratio to the base with its verdict's mark: `0.93 -`.
     Rel(f64, Verdict),
+    /// [`Val::Rel`] measured while the machine was busy: `1.42 +!`.
+    BusyRel(f64, Verdict),
 }
 
 impl Val {
@@ -184,6 +186,7 @@ impl Val {
             Val::Qps(v) => qps(*v),
             Val::Sig3(v) => sig3(*v),
             Val::Rel(r, verdict) => format!("{r:.2} {}", verdict.mark()),
+            Val::BusyRel(r, verdict) => format!("{r:.2} {}!", verdict.mark()),
         }
     }
 }

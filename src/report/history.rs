@@ -195,6 +195,10 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<History, Error> {
     let mut warnings = Vec::new();
     let mut series = Vec::new();
     let mut changes = Vec::new();
+    // Each test's series first, then their change points on every CPU (the
+    // permutation tests are most of the work): the same splits as one by
+    // one, since each series has its own seeded shuffles.
+    let mut prepared = Vec::new();
     for (test, threads, unit) in keys {
         let label = if sweep {
             format!("{test} t={threads}")
@@ -231,8 +235,13 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<History, Error> {
                 qps.len()
             ));
         }
+        prepared.push((label, unit, qps, present));
+    }
+    let found = crate::util::par_map(&prepared, |(_, _, _, present)| {
         let logs: Vec<f64> = present.iter().map(|p| p.1.ln()).collect();
-        let splits = changepoint::e_divisive(&logs, opts.settings);
+        changepoint::e_divisive(&logs, opts.settings)
+    });
+    for ((label, unit, qps, present), splits) in prepared.into_iter().zip(found) {
         let mut bounds: Vec<usize> = vec![0];
         bounds.extend(splits.iter().map(|s| s.index));
         bounds.push(present.len());

@@ -37,6 +37,15 @@ pub struct Options {
 /// Every run under `dir` (directories holding a `run.json`), oldest first,
 /// and a warning for each one that could not be read.
 pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
+    read_results_keeping(dir, results::Keep::All)
+}
+
+/// [`read_results`], keeping of each run only what `keep` says (see
+/// [`results::Keep`]).
+pub fn read_results_keeping(
+    dir: &Path,
+    keep: results::Keep,
+) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
     if !dir.exists() {
         return Err(no_results_dir(dir));
     }
@@ -51,8 +60,9 @@ pub fn read_results(dir: &Path) -> Result<(Vec<RunDoc>, Vec<String>), Error> {
     dirs.sort();
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    for d in dirs {
-        match results::read_run(&d) {
+    let read = crate::util::par_map(&dirs, |d| results::read_run_keeping(d, keep));
+    for (d, r) in dirs.iter().zip(read) {
+        match r {
             // One share of a split load is not the target's result: `rqps merge` makes that.
             Ok(r) if r.part.as_ref().is_some_and(|p| p.count > 1) => warnings.push(format!(
                 "skipped run {} ({}): it is part {}/{} of a split load; merge the parts with `rqps merge` and report the merged run",
@@ -125,8 +135,7 @@ pub fn no_base(dir: &Path, command: &str) -> Error {
 
 type Key = (String, String, usize);
 
-/// The mark after a value measured while the machine was busy.
-pub const BUSY_MARK: &str = "!";
+pub use super::model::BUSY_MARK;
 
 /// A counted result and the run it came from.
 struct Found<'a> {
@@ -497,45 +506,125 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
     }
 }
 
-/// Repeats under one name should be the same configuration: say where not.
+/// The stored parameters rqps adds to every run that change what serves
+/// the work: CPU budgets and TLS (engine options are their kinds' keys).
+const ADDED_TREATMENTS: [&str; 3] = ["server_cpus", "client_cpus", "tls"];
+
+/// Where `new` is not the same experiment as `stored`, two runs of one
+/// suite under one name: its engine and version, its engine's fairness
+/// settings (durability, isolation, memory), its `--config` lines, the
+/// parameters of its workload (`workloads`) and of its treatments (the
+/// suite's own, `ps_mode` or `protocol`, and what rqps adds: engine
+/// options, CPU budgets, TLS). Thread counts, warm-ups, load options, the
+/// profile's name and the seed are not part of it. Empty: they are
+/// repeats. The names read as `config`, `engine`, `setting X`, `parameter X`.
+pub fn experiment_differences(
+    stored: &RunDoc,
+    new: &RunDoc,
+    workloads: &[WorkloadKeys],
+) -> Vec<ValueDiff> {
+    let mut out = Vec::new();
+    if engine_label(stored) != engine_label(new) {
+        out.push(ValueDiff {
+            name: "engine".into(),
+            base: Some(engine_label(stored)),
+            target: Some(engine_label(new)),
+        });
+    }
+    for key in crate::engine::registry::fairness_settings(&new.engine.name) {
+        let (b, t) = (stored.settings.get(*key), new.settings.get(*key));
+        if b != t {
+            out.push(ValueDiff {
+                name: format!("setting {key}"),
+                base: b.cloned(),
+                target: t.cloned(),
+            });
+        }
+    }
+    let (only_stored, only_new) = compare::diff_lines(config_lines(stored), config_lines(new));
+    if !only_stored.is_empty() || !only_new.is_empty() {
+        let file = |r: &RunDoc| {
+            r.server
+                .as_ref()
+                .and_then(|s| s.config_file.clone())
+                .unwrap_or_else(|| "no --config".into())
+        };
+        out.push(ValueDiff {
+            name: "config".into(),
+            base: Some(file(stored)),
+            target: Some(format!(
+                "{} ({} line(s) differ)",
+                file(new),
+                only_stored.len() + only_new.len()
+            )),
+        });
+    }
+    let workload = workload_differences(stored, new, workloads);
+    let named: Vec<String> = workload.iter().map(|d| d.name.clone()).collect();
+    out.extend(workload.into_iter().map(|d| ValueDiff {
+        name: format!("parameter {}", d.name),
+        ..d
+    }));
+    if stored.suite == new.suite {
+        let own = workloads
+            .iter()
+            .find(|w| w.suite == new.suite)
+            .map_or(&[][..], |w| w.treatments);
+        let engine_options = crate::engine::registry::kinds()
+            .into_iter()
+            .flat_map(|k| k.options.iter().map(|o| o.key));
+        let treatments: Vec<&str> = own
+            .iter()
+            .copied()
+            .chain(ADDED_TREATMENTS)
+            .chain(engine_options)
+            .collect();
+        for d in compare::diff_maps(&params_map(stored), &params_map(new)) {
+            if treatments.contains(&d.name.as_str()) && !named.contains(&d.name) {
+                out.push(ValueDiff {
+                    name: format!("parameter {}", d.name),
+                    ..d
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `config no --config → other.conf, parameter ps_mode auto → disable`:
+/// differences as one phrase, the first value the stored one's.
+pub fn differences_text(d: &[ValueDiff]) -> String {
+    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+    d.iter()
+        .map(|d| format!("{} {} → {}", d.name, v(&d.base), v(&d.target)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Repeats under one name should be the same experiment
+/// ([`experiment_differences`]): say where not, once per run that differs
+/// from the name's latest run of its suite.
 fn repeat_warnings(
     name: &str,
     runs: &[&RunDoc],
     workloads: &[WorkloadKeys],
     out: &mut Vec<String>,
 ) {
-    let Some(last) = runs.last() else { return };
-    for r in &runs[..runs.len() - 1] {
+    for (i, r) in runs.iter().enumerate() {
         // Runs of another suite under the name are no repeats of these.
-        let same_suite = runs.iter().rev().find(|x| x.suite == r.suite);
-        let w = same_suite.map_or_else(Vec::new, |l| workload_differences(l, r, workloads));
-        if let (false, Some(last)) = (w.is_empty(), same_suite) {
-            let m = Mismatch {
-                target: r.run_id.clone(),
-                differences: w,
-            };
-            out.push(format!(
-                "repeats of {name} differ in workload: run {} against run {}; they are pooled all the same",
-                m.named(),
-                last.run_id
-            ));
+        let Some(last) = runs.iter().rev().find(|x| x.suite == r.suite) else {
+            continue;
+        };
+        if std::ptr::eq(*last, *r) || runs[..i].iter().any(|x| x.run_id == r.run_id) {
+            continue;
         }
-        if r.engine.version != last.engine.version {
-            out.push(format!(
-                "repeats of {name} differ in engine version: {} ({}) and {} ({})",
-                r.engine.version, r.run_id, last.engine.version, last.run_id
-            ));
-        }
-        let d = compare::diff_maps(&r.settings, &last.settings);
+        let d = experiment_differences(r, last, workloads);
         if !d.is_empty() {
-            let names: Vec<&str> = d.iter().map(|d| d.name.as_str()).take(5).collect();
             out.push(format!(
-                "repeats of {name} differ in {} server setting(s) ({}{}) between {} and {}",
-                d.len(),
-                names.join(", "),
-                if d.len() > 5 { ", ..." } else { "" },
+                "repeats of {name} are not the same experiment: from run {} to run {}, {}; they are pooled all the same (store such runs under another --name)",
                 r.run_id,
-                last.run_id
+                last.run_id,
+                differences_text(&d)
             ));
         }
     }
@@ -544,7 +633,7 @@ fn repeat_warnings(
 /// Reads `dir` and builds the comparison. Errors are the user's (unknown
 /// names, nothing to compare); unreadable runs become warnings.
 pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
-    let (runs, mut warnings) = read_results(dir)?;
+    let (runs, mut warnings) = read_results_keeping(dir, results::Keep::Report)?;
     let mut report = build(&runs, opts)?;
     warnings.append(&mut report.warnings);
     report.warnings = warnings;
@@ -571,6 +660,15 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
 
     let layout = Layout::new(&opts.sections, &base_runs);
     let mut warnings = Vec::new();
+    let mut repeats_differ = Vec::new();
+    for name in &all_names {
+        repeat_warnings(
+            name,
+            &runs_of(runs, name),
+            &opts.workloads,
+            &mut repeats_differ,
+        );
+    }
     let Counted {
         found,
         groups_of,
@@ -668,6 +766,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<Report, Error> {
         overall_summary,
         not_compared,
         unlike,
+        repeats_differ,
         skipped,
         warnings,
         sections: opts.sections.clone(),
@@ -805,7 +904,6 @@ fn counted<'a>(
     for name in all_names {
         let mut m: BTreeMap<Key, Vec<Found>> = BTreeMap::new();
         let nruns = runs_of(runs, name);
-        repeat_warnings(name, &nruns, &opts.workloads, warnings);
         for run in nruns {
             let mut busy_steps = 0usize;
             for t in &run.tests {
@@ -955,7 +1053,9 @@ fn group_blocks(
             .enumerate()
             .map(|(i, s)| {
                 let s = s?;
-                let rel = rels[i][r].clone()?;
+                let mut rel = rels[i][r].clone()?;
+                // A verdict from a busy machine is said as such ([`Rel::cell`]).
+                rel.busy = s.busy() || base_side.busy();
                 let hw_rel = match (&s.hw, &base_side.hw) {
                     (None, None) => None,
                     (t, b) => Some(compare::hw_rel(
@@ -1136,6 +1236,7 @@ mod workload_tests {
     const KEYS: &[WorkloadKeys] = &[WorkloadKeys {
         suite: "s",
         params: &["rows", "secs", "tests"],
+        treatments: &["ps_mode"],
     }];
 
     #[test]
@@ -1203,8 +1304,26 @@ mod workload_tests {
         repeat_warnings("a", &refs(&r), KEYS, &mut w);
         assert_eq!(w.len(), 1);
         assert!(
-            w[0].contains("differ in workload") && w[0].contains("rows 2000 vs 9"),
+            w[0].contains("are not the same experiment")
+                && w[0].contains("parameter rows 2000 → 9"),
             "{w:?}"
+        );
+    }
+
+    #[test]
+    fn repeats_are_one_experiment_in_workload_and_treatments_not_in_load_options() {
+        let p = |ps: &str, skip: bool| serde_json::json!({"rows": 2000, "ps_mode": ps, "skip_prepare": skip, "seed": 1});
+        let a = run("a", "s", p("auto", false));
+        assert!(experiment_differences(&a, &run("a", "s", p("auto", true)), KEYS).is_empty());
+        let d = experiment_differences(&a, &run("a", "s", p("disable", false)), KEYS);
+        assert_eq!(differences_text(&d), "parameter ps_mode auto → disable");
+        let mut b = run("a", "s", p("auto", false));
+        b.engine.version = "2".into();
+        b.params["tls"] = "TLSv1.3".into();
+        let d = experiment_differences(&a, &b, KEYS);
+        assert_eq!(
+            differences_text(&d),
+            "engine e 1 → e 2, parameter tls (not set) → TLSv1.3"
         );
     }
 }

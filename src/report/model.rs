@@ -21,6 +21,29 @@ pub struct Rel {
     pub df: Option<f64>,
     pub verdict: Verdict,
     pub shade: Shade,
+    /// A repeat on either side (or, for a group, of any of its tests) ran
+    /// while the machine was busy: the verdict may be noise, so it is shown
+    /// marked ([`BUSY_MARK`]) and not coloured.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
+}
+
+/// The mark after a verdict or a value measured while the machine was busy.
+pub const BUSY_MARK: &str = "!";
+
+impl Rel {
+    /// The verdict's cell: its ratio and mark, coloured by its shade, or
+    /// marked busy and not coloured.
+    pub fn cell(&self) -> super::doc::TCell {
+        if self.busy {
+            super::doc::TCell::shaded(super::doc::Val::BusyRel(self.ratio, self.verdict), None)
+        } else {
+            super::doc::TCell::shaded(
+                super::doc::Val::Rel(self.ratio, self.verdict),
+                Some(self.shade),
+            )
+        }
+    }
 }
 
 /// Per-operation hardware figures (spec §5), the mean over the repeats that
@@ -88,6 +111,11 @@ pub struct Side {
 }
 
 impl Side {
+    /// Whether a repeat ran while the machine was busy.
+    pub fn busy(&self) -> bool {
+        self.samples.iter().any(|s| s.busy)
+    }
+
     /// The limit most of the repeats named (`by`, none counting as a name
     /// too; the earliest on a tie), as its first repeat with it measured;
     /// `None` where no repeat stored one.
@@ -310,6 +338,10 @@ impl Mismatch {
 pub struct WorkloadKeys {
     pub suite: &'static str,
     pub params: &'static [&'static str],
+    /// The suite's own treatments: how the same work reaches the server
+    /// (`ps_mode`, `protocol`), compared and shown under what differs, but
+    /// part of what makes a name's repeats one experiment.
+    pub treatments: &'static [&'static str],
 }
 
 /// A stored result that was not counted.
@@ -368,6 +400,10 @@ pub struct Report {
     /// Targets compared although their workload is not the base's (`--allow-mismatch`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unlike: Vec<Mismatch>,
+    /// Names whose stored repeats are not one experiment (they are pooled
+    /// all the same), one line each, said on top.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repeats_differ: Vec<String>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
     /// The sections the report was built with (their hooks label rows).

@@ -41,6 +41,27 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// or as its suite's section prints them (`sections`: the caller's, one per
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
+    let mut text = tables(doc, all, sections);
+    // Why each test that is not ok is not, under the tables that mark it.
+    for t in doc.tests.iter().filter(|t| {
+        (all || t.reported)
+            && !matches!(
+                t.status,
+                crate::results::Status::Ok | crate::results::Status::Running
+            )
+    }) {
+        if let Some(why) = &t.reason {
+            text.push_str(&format!(
+                "{}: {} t={}: {why}\n",
+                t.status, t.test, t.threads
+            ));
+        }
+    }
+    text
+}
+
+/// [`run_table`] without the reasons of the tests that are not ok.
+fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let section = sections.iter().copied().find(|s| s.suite() == doc.suite);
     if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
         // A suite's own tables carry no stall mark: the notes say which stalled.
@@ -186,7 +207,8 @@ pub fn cell(v: Option<f64>) -> String {
 
 /// What one operation of a test is, from the unit of its rate: a
 /// transaction for `tx/s` (pgbench, TPC-C's), an operation for `ops/s`
-/// (LinkBench), else a statement.
+/// (LinkBench), else a statement. For results stored before rqps stored
+/// it with the figures ([`per_unit`]).
 pub fn op_noun(qps_unit: &str) -> &'static str {
     match qps_unit {
         "tx/s" | "tps" => "transaction",
@@ -195,10 +217,20 @@ pub fn op_noun(qps_unit: &str) -> &'static str {
     }
 }
 
+/// What a test's hardware figures are per: as its suite counts them and
+/// stored with them (`hw.per`: a statement, a transaction, an operation, a
+/// row), else as its rate's unit says ([`op_noun`]).
+pub fn per_unit<'a>(t: &TestResult, hw: &'a crate::results::HwCost) -> &'a str {
+    match &hw.per {
+        Some(p) => p,
+        None => op_noun(&t.qps_unit),
+    }
+}
+
 /// Hardware cost per operation of the load (per row) and of every test (per
-/// statement, per transaction: the unit its rate counts, named in the
-/// heading, or in a column where the tests count different things). A
-/// suite's own run table ([`Section::run_table`]) adds it after its tables.
+/// statement, per transaction: what its suite counts, named in the heading,
+/// or in a column where the tests count different things). A suite's own
+/// run table ([`Section::run_table`]) adds it after its tables.
 pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String {
     let mut table = TextTable::new(&[
         "test",
@@ -230,8 +262,10 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         for t in doc.tests.iter().filter(|t| {
             t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
         }) {
-            if t.hw.is_some() && !nouns.contains(&op_noun(&t.qps_unit)) {
-                nouns.push(op_noun(&t.qps_unit));
+            if let Some(hw) = &t.hw
+                && !nouns.contains(&per_unit(t, hw))
+            {
+                nouns.push(per_unit(t, hw));
             }
         }
     }
@@ -285,12 +319,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
             t.group == *key && (all || t.reported) && t.status == crate::results::Status::Ok
         }) {
             if let Some(hw) = &t.hw {
-                add(
-                    t.test.clone(),
-                    t.threads.to_string(),
-                    op_noun(&t.qps_unit),
-                    hw,
-                );
+                add(t.test.clone(), t.threads.to_string(), per_unit(t, hw), hw);
             }
         }
     }

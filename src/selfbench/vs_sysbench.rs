@@ -131,7 +131,7 @@ fn sysbench_command(
         }
         other => {
             return Err(BenchError::NoResult(format!(
-                "sysbench has no driver for a {other} server"
+                "rqps bench vs-sysbench runs sysbench against mariadb and postgres servers, not {other}"
             )));
         }
     };

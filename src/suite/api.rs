@@ -109,15 +109,23 @@ pub trait Workload: Sync + 'static {
     type Options: clap::Args + DeserializeOwned + Default + Clone + Send + Sync;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
-    /// The keys of the stored [`Workload::Params`] that make the workload:
-    /// its shape (tables, rows, keys, value size and the like), the measured
-    /// durations, the distribution, the statement mode, the test selection.
-    /// `rqps report` and `rqps compare` compare only runs that agree on them
-    /// (in this order they are named where not). The others (thread counts,
-    /// which are compared cell by cell, warm-ups, load options, the profile's
-    /// name, the seed) and what rqps adds (engine options, CPU budgets, TLS)
-    /// may differ: that is what a comparison is for.
+    /// The keys of the stored [`Workload::Params`] that make the workload,
+    /// what the server is asked to do and how much: its shape (tables, rows,
+    /// keys, value size and the like), the measured durations, the
+    /// distribution, the rates, the test selection. `rqps report` and `rqps
+    /// compare` compare only runs that agree on them (in this order they are
+    /// named where not). How the same work reaches the server is a treatment,
+    /// compared and shown under "what differs": the statement mode
+    /// (`ps_mode`), the protocol, and what rqps adds (engine options, CPU
+    /// budgets, TLS). Thread counts are compared cell by cell; warm-ups, load
+    /// options, the profile's name and the seed may differ. docs/reports.md
+    /// lists every key with its reason.
     const WORKLOAD: &'static [&'static str];
+    /// The keys of the stored parameters that are treatments of the suite's
+    /// own (`ps_mode`, `protocol`): compared by reports, but, with the
+    /// workload and what rqps adds (engine options, CPU budgets, TLS), part
+    /// of what makes a name's repeats one experiment. Default: none.
+    const TREATMENTS: &'static [&'static str] = &[];
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
@@ -147,6 +155,10 @@ pub trait Workload: Sync + 'static {
     /// server at once, with who opens them: a throwaway server is sized
     /// for it, and a server too small is refused before anything loads.
     fn need(p: &Self::Params) -> Need;
+    /// What an event is and what hardware costs are divided by
+    /// ([`crate::harness::Units`]): by default sysbench's, transactions of
+    /// statements.
+    const UNITS: crate::harness::Units = crate::harness::Units::SYSBENCH;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -196,6 +208,8 @@ pub trait Suite: Sync {
     fn report(&self) -> Option<&'static dyn Section>;
     /// The parameters that make its workload ([`Workload::WORKLOAD`]).
     fn workload(&self) -> &'static [&'static str];
+    /// Its own treatments ([`Workload::TREATMENTS`]).
+    fn treatments(&self) -> &'static [&'static str];
     /// One line pointing at rqps's option when `args` use a flag of the
     /// reference tool ([`Workload::PEER`]).
     fn peer_hint(&self, args: &[String]) -> Option<String> {
@@ -222,6 +236,8 @@ pub trait Plan: Send + Sync {
     fn check_target(&self, driver: &dyn crate::engine::Driver) -> Result<(), Error>;
     /// The line printed when one of its tests ends.
     fn line(&self) -> fn(&str, &TestResult) -> String;
+    /// [`Workload::UNITS`].
+    fn units(&self) -> crate::harness::Units;
     /// What it opens on a server at most at once ([`Workload::need`]).
     fn need(&self) -> Need;
     /// The same plan with another seed (a matrix's runs each draw their own).
@@ -323,6 +339,10 @@ impl<W: Workload> Suite for Registered<W> {
         W::WORKLOAD
     }
 
+    fn treatments(&self) -> &'static [&'static str] {
+        W::TREATMENTS
+    }
+
     fn peer_hint(&self, args: &[String]) -> Option<String> {
         let (peer, flags) = W::PEER;
         peer_flag_hint(args, peer, flags)
@@ -380,6 +400,10 @@ impl<W: Workload> Plan for TypedPlan<W> {
 
     fn line(&self) -> fn(&str, &TestResult) -> String {
         W::line
+    }
+
+    fn units(&self) -> crate::harness::Units {
+        W::UNITS
     }
 
     fn need(&self) -> Need {

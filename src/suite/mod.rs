@@ -74,6 +74,7 @@ pub fn workloads() -> Vec<WorkloadKeys> {
         .map(|s| WorkloadKeys {
             suite: s.name(),
             params: s.workload(),
+            treatments: s.treatments(),
         })
         .collect()
 }

@@ -22,6 +22,26 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// `rqps run ARGS` storing under `results` and writing its JSON document to
+/// `json` (on a busy machine: `--busy-threshold 100`); asserts that it
+/// succeeded and returns the document and the output.
+pub fn run_stored(results: &Path, json: &Path, args: &[&str]) -> (serde_json::Value, String) {
+    let mut all = vec![
+        "run",
+        "--results",
+        results.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--busy-threshold",
+        "100",
+    ];
+    all.extend_from_slice(args);
+    let o = rqps(&all);
+    let out = text(&o);
+    assert!(o.status.success(), "rqps {}: {out}", args.join(" "));
+    (read_json(json), out)
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }

@@ -32,10 +32,15 @@ const FAIRNESS: &[&str] = &[
     "transaction_isolation",
     "tx_isolation",
     "innodb_flush_log_at_trx_commit",
+    // Whether there is a binary log at all: sync_binlog = 1 means nothing
+    // without one (8.0 has it on by default, 5.x and MariaDB off).
+    "log_bin",
     "sync_binlog",
     "innodb_doublewrite",
     "innodb_buffer_pool_size",
     "innodb_log_file_size",
+    // 8.0.30 and later size the redo log with this instead.
+    "innodb_redo_log_capacity",
 ];
 
 /// The options of both kinds (one table, one flag: the registry offers it once).

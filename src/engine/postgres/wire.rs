@@ -22,7 +22,7 @@
 //! binds the authentication to the server's certificate
 //! (`tls-server-end-point`) as `channel_binding` asks.
 
-use crate::engine::deadline::{Deadline, MidMessage};
+use crate::engine::deadline::{AskServer, Deadline, MidMessage, Session, Waited};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -383,13 +383,17 @@ impl ReadBuf {
                 }
                 Ok(n) => {
                     self.end += n;
+                    self.mid.heard();
                     if self.end - self.pos >= need {
                         self.mid.message_done();
                     }
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.mid.failed(e)),
+                Err(e) => match self.mid.failed(e) {
+                    Waited::Again => {}
+                    Waited::Fail(e) => return Err(e),
+                },
             }
         }
     }
@@ -464,14 +468,16 @@ impl PgConn<Stream> {
     /// server's rules refuse plaintext.
     pub fn connect(cfg: &Config) -> DbResult<Self> {
         let allow = cfg.tls.mode() == Mode::Allow && matches!(cfg.host, Host::Tcp(_));
-        match Self::connect_once(cfg, allow) {
-            Err(e) if allow && plaintext_refused(&e) => Self::connect_once(cfg, false),
+        match Self::connect_once(cfg, allow, Watch::Statements) {
+            Err(e) if allow && plaintext_refused(&e) => {
+                Self::connect_once(cfg, false, Watch::Statements)
+            }
             r => r,
         }
     }
 
     /// One connection attempt; `plain_first`: `allow`'s plaintext try.
-    fn connect_once(cfg: &Config, plain_first: bool) -> DbResult<Self> {
+    fn connect_once(cfg: &Config, plain_first: bool, watch: Watch) -> DbResult<Self> {
         let stream = Stream::open(cfg).map_err(io_error)?;
         stream
             .set_read_timeout(cfg.connect_timeout)
@@ -518,14 +524,69 @@ impl PgConn<Stream> {
             }
             (r, _) => r?,
         }
-        let limit = cfg.timeouts.statement;
+        // A connection that asks about another's session waits no longer
+        // than the message timeout, and asks about none itself.
+        let (limit, ask) = match watch {
+            Watch::Statements => (
+                cfg.timeouts.statement,
+                c.backend_key.map(|(pid, _)| ask_about(cfg, pid)),
+            ),
+            Watch::Probe => (cfg.timeouts.message, None),
+        };
         c.stream
             .set_read_timeout(limit)
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
-        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message);
+        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message, ask).map_err(io_error)?;
         c.ready = true;
         Ok(c)
+    }
+}
+
+/// What a connection's reads are for: a session's statements (watched by
+/// asking the server when a reply is silent), or asking about another
+/// session (see [`MidMessage`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    Statements,
+    Probe,
+}
+
+/// Asks the server, over a connection of its own, what backend `pid` is
+/// doing (see [`MidMessage`]).
+fn ask_about(cfg: &Config, pid: i32) -> AskServer {
+    let mut cfg = cfg.clone();
+    cfg.connect_timeout = cfg.connect_timeout.min(cfg.timeouts.message);
+    Box::new(move || session_of(&cfg, pid))
+}
+
+/// What backend `pid` is doing, by `pg_stat_activity`. The asking
+/// connection's own pid must be what the server says it is: behind a
+/// pooler, which hands out keys of its own, the answer is not trusted.
+fn session_of(cfg: &Config, pid: i32) -> Session {
+    let Ok(mut c) = PgConn::connect_once(cfg, false, Watch::Probe) else {
+        return Session::Unknown;
+    };
+    let sql = format!(
+        "SELECT pg_backend_pid(), (SELECT coalesce(state, '') || ',' || coalesce(wait_event, '') \
+         FROM pg_stat_activity WHERE pid = {pid})"
+    );
+    let Ok((_, rows)) = c.query_rows(&sql) else {
+        return Session::Unknown;
+    };
+    let own = c.backend_key().map(|(p, _)| p.to_string());
+    match rows.first().map(Vec::as_slice) {
+        Some([Some(me), Some(what)]) if Some(me) == own.as_ref() => {
+            let (state, wait) = what.split_once(',').unwrap_or((what, ""));
+            // ClientRead (10 and later): reading the client's next message,
+            // or the rest of one. 9.6 names no wait: idle says it.
+            if wait == "ClientRead" || (wait.is_empty() && state.starts_with("idle")) {
+                Session::WaitsForClient(format!("PostgreSQL backend {pid}: {state}, {wait}"))
+            } else {
+                Session::Busy
+            }
+        }
+        _ => Session::Unknown,
     }
 }
 

@@ -232,16 +232,11 @@ fn system_library() -> Result<PathBuf, crate::engine::kind::NoSystemLibrary> {
 
 /// Extracts only the x86-64 library from the jar.
 fn unpack(jar: &Path, into: &Path) -> Result<(), UnpackError> {
-    crate::engine::server::util::run_checked(
-        std::process::Command::new("unzip")
-            .args(["-q", "-o"])
-            .arg(jar)
-            .arg(LIB_FILE)
-            .arg("-d")
-            .arg(into),
-        "unpacking the RocksDB library",
-    )?;
-    Ok(())
+    let pick = crate::engine::unpack::Pick {
+        strip: 0,
+        only: &[LIB_FILE],
+    };
+    crate::engine::unpack::zip(jar, into, &pick)
 }
 
 /// The options rqps pins, in db_bench's spirit (its defaults for the

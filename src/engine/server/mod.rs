@@ -112,6 +112,13 @@ pub trait ServerRecipe: Sync {
     /// The query parameter of rqps's URLs that makes its client insist on
     /// TLS (`required`) or use none (`sslmode=require`, `ssl-mode=DISABLED`).
     fn tls_param(&self, required: bool) -> &'static str;
+    /// What the output of a failed initialisation or start (`log`) says
+    /// about a setting of the config that this server does not know (an
+    /// older version than the setting, or a typo): the setting, as one line
+    /// that says what to do. `None` when the failure is something else.
+    fn refused_setting(&self, _log: &str) -> Option<String> {
+        None
+    }
     /// The TLS version and cipher of the last login that `log` (the
     /// server's log) records, for servers that log them when started with
     /// [`ServerSpec::require_tls`]: how to learn what another program's
@@ -238,6 +245,15 @@ pub enum ServerError {
         last_error: ProbeError,
         log: PathBuf,
         tail: String,
+    },
+    /// The server (or its initialisation) refused a setting of its config
+    /// that this version does not know; `why` names it and says what to do.
+    #[error("{recipe} {version} {why}")]
+    SettingRefused {
+        recipe: Recipe,
+        /// The version as the binary says it (`5.5.34`).
+        version: String,
+        why: String,
     },
     #[error("{recipe}: {what} failed: {source}")]
     Sql {
@@ -644,6 +660,9 @@ impl Server {
         };
         let started = srv.start_inner(&bins, config.as_deref(), spec.require_tls, note);
         drop(pinned);
+        // Before the files go: a setting the version does not know is said
+        // in one line, not as a log tail.
+        let started = started.map_err(|e| srv.setting_refused(e));
         match started {
             Ok(()) => Ok(srv),
             Err(e) => {
@@ -738,6 +757,23 @@ impl Server {
             self.root.display()
         ));
         Ok(())
+    }
+
+    /// `e` as [`ServerError::SettingRefused`] when the failed step's output
+    /// says that a setting is unknown to this version; else `e`.
+    fn setting_refused(&self, e: ServerError) -> ServerError {
+        let log = match &e {
+            ServerError::InitFailed { log, .. } | ServerError::StartFailed { log, .. } => log,
+            _ => return e,
+        };
+        match self.recipe.refused_setting(&util::tail_file(log, 200)) {
+            Some(why) => ServerError::SettingRefused {
+                recipe: self.recipe,
+                version: version_word(&self.version),
+                why,
+            },
+            None => e,
+        }
     }
 
     /// Uses `root/run` for the unix socket unless that path would be too long for a socket
@@ -1249,6 +1285,19 @@ fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
     Ok(root)
 }
 
+/// The version in a server binary's `--version` line: the word after ` Ver `
+/// (`mysqld  Ver 8.0.33 for Linux` -> `8.0.33`), else the first word that
+/// starts with a digit, else the whole line.
+fn version_word(said: &str) -> String {
+    let word = match said.split_once(" Ver ") {
+        Some((_, rest)) => rest.split_whitespace().next(),
+        None => said
+            .split_whitespace()
+            .find(|w| w.starts_with(|c: char| c.is_ascii_digit())),
+    };
+    word.unwrap_or(said).to_string()
+}
+
 /// Whether a server log says that the TCP port was already taken.
 fn port_in_use(log: &str) -> bool {
     log.contains("Address already in use")
@@ -1288,6 +1337,21 @@ pub(crate) fn check_init(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_version_word_of_a_binary() {
+        assert_eq!(
+            version_word(
+                "/b/mysqld  Ver 5.5.34 for linux2.6 on x86_64 (MySQL Community Server (GPL))"
+            ),
+            "5.5.34"
+        );
+        assert_eq!(
+            version_word("postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"),
+            "15.18"
+        );
+        assert_eq!(version_word("odd"), "odd");
+    }
 
     #[test]
     fn port_in_use_is_recognised() {

@@ -7,9 +7,10 @@ use super::series;
 use crate::report::doc::{Block, Chart, Plot, TCell, Table, Val, qps};
 use crate::report::model::{Differences, HwFigures, Rel, Report, Row, Side, ValueDiff, Verdict};
 
-/// `0.93 -`: the ratio and the verdict's mark.
+/// `0.93 -`: the ratio and the verdict's mark (`0.93 -!` when measured on a
+/// busy machine).
 pub fn rel_text(r: &Rel) -> String {
-    Val::Rel(r.ratio, r.verdict).text("NA")
+    r.cell().text()
 }
 
 /// `0.90..0.96`, or empty when untested.
@@ -24,7 +25,7 @@ pub fn ci_text(r: &Rel) -> String {
 /// significant ([`crate::report::compare::group_rel`]).
 fn geo_text(g: Option<&Rel>) -> TCell {
     match g {
-        Some(g) => TCell::shaded(Val::Rel(g.ratio, g.verdict), Some(g.shade)),
+        Some(g) => g.cell(),
         None => "NA".into(),
     }
 }
@@ -33,6 +34,7 @@ fn geo_text(g: Option<&Rel>) -> TCell {
 /// is not the base's, and those compared all the same (`--allow-mismatch`).
 pub fn mismatch_lines(r: &Report) -> Vec<String> {
     let mut v: Vec<String> = r.not_compared.iter().map(|m| m.refusal(&r.base)).collect();
+    v.extend(r.repeats_differ.iter().cloned());
     if !r.unlike.is_empty() {
         v.push(format!(
             "compared although the workload is not {}'s (--allow-mismatch): {}",
@@ -67,16 +69,11 @@ pub fn is_version_series(r: &Report) -> bool {
 
 /// What the marks and colours mean.
 pub fn legend(r: &Report) -> String {
-    let busy = r
-        .rows()
-        .flat_map(|row| {
-            std::iter::once(&row.base).chain(row.cells.iter().flatten().map(|c| &c.side))
-        })
-        .any(|s| s.samples.iter().any(|x| x.busy));
-    let busy = if busy {
+    let busy = if busy_rows(r).0 > 0 {
         format!(
-            " {}: a repeat ran while the machine was busy (see the notes).",
-            crate::report::load::BUSY_MARK
+            " {m}: a repeat ran while the machine was busy: a verdict marked {m} (`1.42 +{m}`) \
+is not coloured, because the change may be the other load's.",
+            m = crate::report::load::BUSY_MARK
         )
     } else {
         String::new()
@@ -92,6 +89,33 @@ only when + or -; ? when a test is untested.{busy}",
         r.alpha,
         trim_num(r.noise_floor * 100.0)
     )
+}
+
+/// How many compared rows (a test at a thread count) had a repeat on a busy
+/// machine on either side, and how many rows were compared.
+pub fn busy_rows(r: &Report) -> (usize, usize) {
+    let compared: Vec<&Row> = r
+        .rows()
+        .filter(|row| row.cells.iter().any(Option::is_some))
+        .collect();
+    let busy = compared
+        .iter()
+        .filter(|row| row.cells.iter().flatten().any(|c| c.rel.busy))
+        .count();
+    (busy, compared.len())
+}
+
+/// The report's first lines when tests ran on a busy machine: how many, what
+/// it means for their verdicts, and what to do.
+pub fn busy_lines(r: &Report) -> Vec<String> {
+    let (busy, of) = busy_rows(r);
+    if busy == 0 {
+        return Vec::new();
+    }
+    vec![format!(
+        "busy machine: {busy} of {of} compared tests ran while other processes used the CPUs (over --busy-threshold); their verdicts are marked {m} and not coloured, since the change may be the other load's. Rerun them on an idle machine (stop the other work), or raise --busy-threshold if that load is part of the setup",
+        m = crate::report::load::BUSY_MARK
+    )]
 }
 
 fn trim_num(v: f64) -> String {
@@ -124,7 +148,7 @@ fn abs_cell(s: Option<&Side>) -> TCell {
 
 /// ` !` when a repeat of `s` ran on a busy machine, else nothing.
 fn busy_mark(s: &Side) -> String {
-    if s.samples.iter().any(|x| x.busy) {
+    if s.busy() {
         format!(" {}", crate::report::load::BUSY_MARK)
     } else {
         String::new()
@@ -150,7 +174,8 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
         _ => format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
     };
     out.push(Block::Heading(1, heading));
-    let top = mismatch_lines(r);
+    let mut top = busy_lines(r);
+    top.extend(mismatch_lines(r));
     if !top.is_empty() {
         out.push(Block::Bullets(top));
     }
@@ -446,19 +471,7 @@ fn groups(r: &Report, charts: bool, out: &mut Vec<Block>) {
                 for c in &row.cells {
                     match c {
                         Some(c) => {
-                            let mut mark = busy_mark(&c.side);
-                            if mark.is_empty() {
-                                mark = busy_mark(&row.base);
-                            }
-                            let rel = Val::Rel(c.rel.ratio, c.rel.verdict);
-                            cells.push(if mark.is_empty() {
-                                TCell::shaded(rel, Some(c.rel.shade))
-                            } else {
-                                TCell::shaded(
-                                    format!("{}{mark}", rel.text("NA")),
-                                    Some(c.rel.shade),
-                                )
-                            });
+                            cells.push(c.rel.cell());
                             cells.push(ci_text(&c.rel).into());
                         }
                         None => {
@@ -588,14 +601,244 @@ where not measured."
     }
 }
 
-/// The per-second charts (the thread-sweep charts are in the scalability section).
-fn charts_after(r: &Report, out: &mut Vec<Block>) {
-    out.push(Block::Heading(2, "QPS per second".into()));
-    for (gi, g) in r.groups.iter().enumerate() {
-        for ri in 0..g.rows.len() {
-            out.push(Block::Chart(Chart::PerSecond { group: gi, row: ri }));
+/// A section of the readable document: a level-2 heading and the blocks
+/// up to the next one.
+pub struct DocSection {
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+impl DocSection {
+    /// Its name for `--section`: the title in lower case, words joined by
+    /// `-`, without what is in brackets (`point-queries`, `summary`,
+    /// `hardware-efficiency-per-operation`).
+    pub fn name(&self) -> String {
+        section_name(&self.title)
+    }
+}
+
+/// `Summary (geometric mean of relative QPS)` → `summary`.
+pub fn section_name(title: &str) -> String {
+    let bare = title.split(" (").next().unwrap_or(title);
+    let mut out = String::new();
+    for c in bare.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
         }
     }
+    out.trim_end_matches('-').to_string()
+}
+
+/// The document split at its level-2 headings: what comes before the first
+/// (the title and the lines on top), then each section.
+pub fn split(blocks: Vec<Block>) -> (Vec<Block>, Vec<DocSection>) {
+    let mut head = Vec::new();
+    let mut sections: Vec<DocSection> = Vec::new();
+    for b in blocks {
+        match b {
+            Block::Heading(2, title) => sections.push(DocSection {
+                title: title.clone(),
+                blocks: vec![Block::Heading(2, title)],
+            }),
+            b => match sections.last_mut() {
+                Some(s) => s.blocks.push(b),
+                None => head.push(b),
+            },
+        }
+    }
+    (head, sections)
+}
+
+/// Whether section `name` is one of `wanted` (each a name or the start of
+/// one: `point` for `point-queries`).
+pub fn section_wanted(name: &str, wanted: &[String]) -> bool {
+    wanted.iter().any(|w| {
+        let w = section_name(w);
+        !w.is_empty() && name.starts_with(&w)
+    })
+}
+
+/// The sections that make the answer: the summary with its verdicts, the
+/// scalability of a sweep, what differs (or the runs of a base alone) and
+/// the notes.
+const ANSWER: [&str; 5] = ["summary", "scalability", "what-differs", "runs", "notes"];
+
+/// Rows of the significant changes shown in the answer.
+const CHANGES_SHOWN: usize = 12;
+/// Notes shown in the answer.
+const NOTES_SHOWN: usize = 8;
+
+/// The answer first, for a terminal: the title and the lines on top, the
+/// summary, the significant changes, what differs and the notes (the
+/// first [`NOTES_SHOWN`]), then one line naming the other sections, which
+/// `--full` or `--section NAME` prints. A report of a suite's part alone
+/// (no generic tables) answers with the part's first section.
+pub fn answer(r: &Report, blocks: Vec<Block>) -> Vec<Block> {
+    let (mut out, sections) = split(blocks);
+    let has_summary = sections.iter().any(|s| s.name() == "summary");
+    let mut rest: Vec<String> = Vec::new();
+    for (i, s) in sections.into_iter().enumerate() {
+        let name = s.name();
+        let first_part = i == 0 && !has_summary && !ANSWER.contains(&name.as_str());
+        if ANSWER.contains(&name.as_str()) || first_part {
+            let notes = name == "notes";
+            out.extend(s.blocks.into_iter().map(|b| shortened(b, notes)));
+            if name == "summary" {
+                changes(r, &mut out);
+            }
+        } else if !rest.contains(&name) {
+            rest.push(name);
+        }
+    }
+    if !rest.is_empty() {
+        out.push(Block::Para(format!(
+            "More in this report: the same command with --full (everything), or --section NAME for {}.",
+            rest.join(", ")
+        )));
+    }
+    out
+}
+
+/// A block as the answer shows it: folded blocks as their one line, the
+/// notes cut at [`NOTES_SHOWN`].
+fn shortened(b: Block, notes: bool) -> Block {
+    match b {
+        Block::Folded(summary, _) => Block::Bullets(vec![format!(
+            "{summary} (--section what-differs lists them)"
+        )]),
+        Block::Bullets(mut items) if notes && items.len() > NOTES_SHOWN => {
+            let more = items.len() - NOTES_SHOWN;
+            items.truncate(NOTES_SHOWN);
+            items.push(format!("... and {more} more (--section notes)"));
+            Block::Bullets(items)
+        }
+        b => b,
+    }
+}
+
+/// The tests whose verdict is `+` or `-`, largest change first; where no
+/// test could be tested (one repeat on a side), the largest ratios, said
+/// to be untested.
+fn changes(r: &Report, out: &mut Vec<Block>) {
+    if r.targets.is_empty() {
+        return;
+    }
+    let sweep = r.sweep();
+    let cells = || {
+        r.rows().flat_map(|row| {
+            r.targets
+                .iter()
+                .zip(&row.cells)
+                .filter_map(move |(t, c)| Some((row, t, c.as_ref()?)))
+        })
+    };
+    let significant = cells()
+        .filter(|(_, _, c)| matches!(c.rel.verdict, Verdict::Faster | Verdict::Slower))
+        .count();
+    let untested = cells()
+        .filter(|(_, _, c)| c.rel.verdict == Verdict::Untested)
+        .count();
+    let shown = |v: Verdict| match significant {
+        0 => v == Verdict::Untested,
+        _ => matches!(v, Verdict::Faster | Verdict::Slower),
+    };
+    let mut rows: Vec<(f64, Vec<TCell>)> = Vec::new();
+    for (row, t, c) in cells().filter(|(_, _, c)| shown(c.rel.verdict)) {
+        rows.push((
+            c.rel.ratio.ln().abs(),
+            vec![
+                row.label(sweep).into(),
+                t.as_str().into(),
+                c.rel.cell(),
+                ci_text(&c.rel).into(),
+            ],
+        ));
+    }
+    out.push(Block::Heading(2, "Significant changes".into()));
+    if significant == 0 {
+        out.push(Block::Para(if untested > 0 {
+            format!(
+                "None found, and {untested} comparison(s) could not be tested: one repeat on a side (?). Run two or more repeats under each name (--repeats N) for verdicts. The largest untested ratios:"
+            )
+        } else {
+            "No test is significantly faster or slower (+ or -) than the base.".into()
+        }));
+        if rows.is_empty() {
+            return;
+        }
+    }
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let more = rows.len().saturating_sub(CHANGES_SHOWN);
+    out.push(Block::Table(Table {
+        header: ["test", "target", "relative", "95% CI"]
+            .map(String::from)
+            .to_vec(),
+        rows: rows
+            .into_iter()
+            .take(CHANGES_SHOWN)
+            .map(|(_, r)| r)
+            .collect(),
+        left: 2,
+    }));
+    if more > 0 {
+        out.push(Block::Para(format!(
+            "... and {more} more: each group's section lists every test."
+        )));
+    }
+}
+
+/// Only the sections named in `wanted` (after the title and the lines on top).
+pub fn only_sections(blocks: Vec<Block>, wanted: &[String]) -> Vec<Block> {
+    let (mut out, sections) = split(blocks);
+    for s in sections {
+        if section_wanted(&s.name(), wanted) {
+            out.extend(s.blocks);
+        }
+    }
+    out
+}
+
+/// A per-second chart needs this many points to show a course (a 1 s test
+/// has one or two, which say nothing a QPS cell does not).
+pub const PER_SECOND_POINTS: usize = 5;
+
+/// The per-second charts (the thread-sweep charts are in the scalability
+/// section): each folded under its test's line, so the page shows one line
+/// per test and a click opens its chart; tests with fewer than
+/// [`PER_SECOND_POINTS`] seconds on every side have none.
+fn charts_after(r: &Report, out: &mut Vec<Block>) {
+    let sweep = r.sweep();
+    let mut charts = Vec::new();
+    let mut short = 0;
+    for (gi, g) in r.groups.iter().enumerate() {
+        for (ri, row) in g.rows.iter().enumerate() {
+            let points = (0..=r.targets.len())
+                .filter_map(|i| row.side(i))
+                .map(|s| s.per_second.len())
+                .max()
+                .unwrap_or(0);
+            if points < PER_SECOND_POINTS {
+                short += 1;
+                continue;
+            }
+            charts.push(Block::Folded(
+                format!("{}: QPS per second", row.label(sweep)),
+                vec![Block::Chart(Chart::PerSecond { group: gi, row: ri })],
+            ));
+        }
+    }
+    if charts.is_empty() && short == 0 {
+        return;
+    }
+    out.push(Block::Heading(2, "QPS per second".into()));
+    if short > 0 {
+        out.push(Block::Para(format!(
+            "{short} test(s) ran fewer than {PER_SECOND_POINTS} seconds: no chart."
+        )));
+    }
+    out.extend(charts);
 }
 
 fn capitalise(s: &str) -> String {

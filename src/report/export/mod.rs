@@ -21,11 +21,15 @@ pub use document::{
     ci_text, document, hw_cells, is_version_series, legend, mismatch_lines, rel_text,
 };
 pub use format::{Exporter, Format};
+pub use term::View;
 
 /// The exporter of `format`; `colour` is for the terminal format only.
 pub fn exporter(format: Format, colour: bool) -> Box<dyn Exporter> {
     match format {
-        Format::Term => Box::new(term::Term { colour }),
+        Format::Term => Box::new(term::Term {
+            colour,
+            view: term::View::Full,
+        }),
         Format::Md => Box::new(md::Markdown),
         Format::Html => Box::new(html::Html),
         Format::Csv => Box::new(csv::Csv),

@@ -2,12 +2,27 @@
 //! for (the CLI asks when stdout is a terminal and NO_COLOR is unset).
 
 use super::document::document;
+
 use super::format::Exporter;
 use crate::report::doc::{Block, Table};
 use crate::report::model::{Report, Shade};
 
 pub struct Term {
     pub colour: bool,
+    pub view: View,
+}
+
+/// How much of the report the terminal format prints.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum View {
+    /// Every section.
+    #[default]
+    Full,
+    /// The answer first ([`crate::report::export::document::answer`]), and
+    /// the names of the other sections.
+    Answer,
+    /// The title, the lines on top, and the sections named (`--section`).
+    Sections(Vec<String>),
 }
 
 fn paint(s: &str, shade: Option<Shade>) -> String {
@@ -103,8 +118,14 @@ pub fn block(b: &Block, colour: bool, out: &mut String) {
 
 impl Exporter for Term {
     fn render(&self, report: &Report) -> String {
+        let blocks = document(report, false);
+        let blocks = match &self.view {
+            View::Full => blocks,
+            View::Answer => super::document::answer(report, blocks),
+            View::Sections(names) => super::document::only_sections(blocks, names),
+        };
         let mut out = String::new();
-        for b in document(report, false) {
+        for b in blocks {
             block(&b, self.colour, &mut out);
         }
         out

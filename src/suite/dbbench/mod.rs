@@ -149,6 +149,10 @@ impl Workload for Dbbench {
     const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
     type Params = Params;
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "operation",
+        per_op: "operation",
+    };
     const WORKLOAD: &'static [&'static str] = &[
         "keys",
         "key_size",

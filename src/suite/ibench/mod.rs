@@ -183,13 +183,17 @@ impl crate::suite::api::Workload for Ibench {
     type Options = Options;
     type Params = params::IbenchParams;
     // One table per client: the clients are the shape, not a sweep.
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "statement",
+        per_op: "statement",
+    };
+    const TREATMENTS: &'static [&'static str] = &["ps_mode"];
     const WORKLOAD: &'static [&'static str] = &[
         "clients",
         "rows_per_client",
         "writes_per_client",
         "query_secs",
         "rates",
-        "ps_mode",
     ];
 
     fn params(

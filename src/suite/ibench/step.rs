@@ -125,6 +125,8 @@ pub struct StepOutcome {
     pub per_client: Vec<Vec<Sample>>,
     /// Wall seconds from the first index build's start to the last one's end (l.x).
     pub index_secs: Option<f64>,
+    /// How the shared runner's step ended, for the harness's status rule.
+    pub facts: crate::results::StepFacts,
 }
 
 /// Drops and creates every client's table (the `--setup` of l.i0).
@@ -1214,6 +1216,7 @@ pub fn run_step(
     let mut out = empty_outcome(run.status);
     out.secs = (end.max(start_ns) - start_ns) as f64 / 1e9;
     out.reconnects = run.counts.reconnects;
+    out.facts = run.facts;
     measured(spec, &sh, &roles, &mut out);
     out
 }
@@ -1289,6 +1292,7 @@ fn empty_outcome(status: StepStatus) -> StepOutcome {
         per_second: Vec::new(),
         per_client: Vec::new(),
         index_secs: None,
+        facts: Default::default(),
     }
 }
 

@@ -195,6 +195,10 @@ impl Workload for Linkbench {
     type Params = Params;
     // Requesters are the thread counts, compared cell by cell; loaders and
     // the index build only change how the same graph is loaded.
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "operation",
+        per_op: "operation",
+    };
     const WORKLOAD: &'static [&'static str] = &[
         "nodes",
         "outdegree",
@@ -494,6 +498,7 @@ fn run_load(
             })
             .map_err(TestFailure::new)?;
             let rows = (out.nodes + out.links + out.counts) as f64;
+            run.per_op = "row";
             run.finish_probe(rows);
             let secs = out.secs.max(1e-9);
             let r = &mut run.result;
@@ -552,6 +557,7 @@ fn run_index(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
             run.start_sampling();
             let secs =
                 load::build_index(db).map_err(TestFailure::when("could not build id1_type"))?;
+            run.per_op = "link";
             run.finish_probe(links as f64);
             let r = &mut run.result;
             r.secs = secs;
@@ -594,6 +600,7 @@ fn run_check(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
             let out =
                 check::check(db).map_err(TestFailure::when("could not run the counts check"))?;
             let secs = t.elapsed().as_secs_f64();
+            run.per_op = "pair";
             run.finish_probe(out.pairs as f64);
             let r = &mut run.result;
             r.secs = secs;

@@ -269,12 +269,16 @@ impl Workload for Pgbench {
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
     type Params = Params;
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "transaction",
+        per_op: "transaction",
+    };
+    const TREATMENTS: &'static [&'static str] = &["protocol"];
     const WORKLOAD: &'static [&'static str] = &[
         "scripts",
         "scale",
         "secs",
         "transactions",
-        "protocol",
         "defines",
         "rate",
         "latency_limit_ms",

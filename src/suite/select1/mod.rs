@@ -53,6 +53,10 @@ impl Workload for Select1 {
     const PROFILES: &'static [&'static str] = &["quick", "ci"];
     type Options = Options;
     type Params = Params;
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "statement",
+        per_op: "statement",
+    };
     const WORKLOAD: &'static [&'static str] = &["secs"];
 
     fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {

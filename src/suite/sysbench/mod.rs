@@ -108,6 +108,7 @@ impl Workload for Sysbench {
     type Params = SysbenchParams;
     // The test list and order, the shape, the measured durations, the
     // distribution, the statement mode and transactions.
+    const TREATMENTS: &'static [&'static str] = &["ps_mode"];
     const WORKLOAD: &'static [&'static str] = &[
         "list",
         "tests",
@@ -116,7 +117,6 @@ impl Workload for Sysbench {
         "read_secs",
         "write_secs",
         "rand_type",
-        "ps_mode",
         "skip_trx",
     ];
 

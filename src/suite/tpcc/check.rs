@@ -254,17 +254,21 @@ fn checks() -> Vec<Check> {
 }
 
 /// Per customer: balance, payments, the amount of its delivered order
-/// lines and of its history rows (summed per customer first and joined, so
-/// no engine runs a join per customer).
-const CUSTOMER_SUMS: &str = "SELECT c_w_id, c_d_id, c_id, c_balance, c_ytd_payment, \
-    COALESCE(o.s, 0) AS ol, COALESCE(hh.s, 0) AS h FROM customer \
-    LEFT JOIN (SELECT o_w_id, o_d_id, o_c_id, SUM(ol_amount) AS s FROM orders, order_line \
+/// lines and of its history rows, in one grouping pass over the three
+/// tables' rows put together (customers without either sum get 0). No join
+/// per customer and no join on a derived table, which MySQL before 5.6
+/// runs without an index: the whole check took 873 s on MySQL 5.5.34 after
+/// the `ci` profile (one warehouse) with the two sums joined to `customer`,
+/// 7.7 s this way, on a busy 2-core machine.
+const CUSTOMER_SUMS: &str = "SELECT c_w_id, c_d_id, c_id, SUM(c_balance) AS c_balance, \
+    SUM(c_ytd_payment) AS c_ytd_payment, SUM(ol) AS ol, SUM(h) AS h FROM ( \
+    SELECT c_w_id, c_d_id, c_id, c_balance, c_ytd_payment, 0 AS ol, 0 AS h, 1 AS is_c \
+      FROM customer \
+    UNION ALL SELECT o_w_id, o_d_id, o_c_id, 0, 0, ol_amount, 0, 0 FROM orders, order_line \
       WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id \
-      AND ol_delivery_d IS NOT NULL GROUP BY o_w_id, o_d_id, o_c_id) o \
-    ON o.o_w_id = c_w_id AND o.o_d_id = c_d_id AND o.o_c_id = c_id \
-    LEFT JOIN (SELECT h_c_w_id, h_c_d_id, h_c_id, SUM(h_amount) AS s FROM history \
-      GROUP BY h_c_w_id, h_c_d_id, h_c_id) hh \
-    ON hh.h_c_w_id = c_w_id AND hh.h_c_d_id = c_d_id AND hh.h_c_id = c_id";
+      AND ol_delivery_d IS NOT NULL \
+    UNION ALL SELECT h_c_w_id, h_c_d_id, h_c_id, 0, 0, 0, h_amount, 0 FROM history) u \
+    GROUP BY c_w_id, c_d_id, c_id HAVING SUM(is_c) = 1";
 
 /// Runs every condition on `conn` (no run may be writing).
 pub fn run(conn: &mut dyn Conn) -> DbResult<Report> {

@@ -125,13 +125,12 @@ impl Workload for Tpcc {
     type Params = Params;
     // Terminals are the thread counts, compared cell by cell; the isolation
     // level is a setting a comparison may be about.
-    const WORKLOAD: &'static [&'static str] = &[
-        "warehouses",
-        "secs",
-        "keying",
-        "ps_mode",
-        "terminal_binding",
-    ];
+    const UNITS: crate::harness::Units = crate::harness::Units {
+        event: "transaction",
+        per_op: "transaction",
+    };
+    const TREATMENTS: &'static [&'static str] = &["ps_mode"];
+    const WORKLOAD: &'static [&'static str] = &["warehouses", "secs", "keying", "terminal_binding"];
 
     fn params(common: &Common, o: Options) -> Result<Params, Error> {
         let &(_, w, t, secs, warm) = PROFILES
