@@ -15,7 +15,7 @@
 # Prints one line per run and the medians; exits 1 if a row count or the
 # invariant differs.
 #
-# Usage: [RQPS=PATH] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
+# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
 # Needs the postgresql package (pgbench, psql, initdb, pg_ctl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,8 @@ if [ -z "${RQPS:-}" ]; then
   cargo build --release --quiet
   RQPS=$PWD/target/release/rqps
 fi
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+# PGBIN=DIR takes the server binaries (initdb, pg_ctl, psql) from DIR.
+PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 PGBENCH=${PGBENCH:-/usr/bin/pgbench}
 PSQL=$PGBIN/psql
 PORT=${PORT:-55432}

@@ -263,7 +263,14 @@ fn sleep_ends_at_the_deadline_and_at_the_first_sigterm() {
     let d = tempfile::tempdir().unwrap();
     let target = format!("sqlite:{}", d.path().join("x.db").display());
     let script = d.path().join("sleepy.sql");
-    std::fs::write(&script, "SELECT 1;\n\\sleep 60\nSELECT 2;\n").unwrap();
+    // Client 0 sleeps a minute in its first transaction; client 1 never
+    // sleeps, so the test has work to measure (a test with none is failed,
+    // whatever ended it: harness/status.rs).
+    std::fs::write(
+        &script,
+        "SELECT 1;\n\\if :client_id = 0\n\\sleep 60\n\\endif\nSELECT 2;\n",
+    )
+    .unwrap();
     let s = script.to_str().unwrap();
     // The test's end: --time 1, though the sleep asks for a minute. The
     // transaction it cut is not counted.
@@ -295,6 +302,9 @@ fn sleep_ends_at_the_deadline_and_at_the_first_sigterm() {
             "--clients",
             "2",
             "--skip-init",
+            // Another experiment than the run above (--time): its own name.
+            "--name",
+            "sigterm",
         ],
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
