@@ -49,8 +49,23 @@ pub struct Allowance {
 
 /// The plan needs more than the server allows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TooSmall(pub String);
+#[error(
+    "{who} need {wanted} {what}{own}; the server allows {allows} ({setting}): raise it, or {fewer}"
+)]
+pub struct TooSmall {
+    /// Who opens them: "64 requesters".
+    pub who: String,
+    pub wanted: u64,
+    /// "connections" or "prepared statements".
+    pub what: &'static str,
+    /// What rqps itself adds to the count, as words (or nothing).
+    pub own: String,
+    pub allows: u64,
+    /// The setting that allows it, and where it was set.
+    pub setting: String,
+    /// What else the user can do: "run fewer requesters".
+    pub fewer: String,
+}
 
 /// Checks `need` against what the server allows: the first shortfall, in one
 /// line that says what to do.
@@ -67,10 +82,15 @@ pub fn check(need: &Need, allowances: &[Allowance]) -> Result<(), TooSmall> {
             }
         };
         if wanted > a.allows {
-            return Err(TooSmall(format!(
-                "{} need {wanted} {what}{own}; the server allows {} ({}): raise it, or {}",
-                need.who, a.allows, a.setting, need.fewer
-            )));
+            return Err(TooSmall {
+                who: need.who.clone(),
+                wanted,
+                what,
+                own,
+                allows: a.allows,
+                setting: a.setting.clone(),
+                fewer: need.fewer.clone(),
+            });
         }
     }
     Ok(())

@@ -401,7 +401,13 @@ mod tests {
             *count.lock().unwrap() += 1;
             it.next().unwrap_or(Session::Unknown)
         });
-        let m = MidMessage::on(a.as_raw_fd(), long, crate::engine::DEFAULT_MESSAGE_TIMEOUT, Some(ask)).unwrap();
+        let m = MidMessage::on(
+            a.as_raw_fd(),
+            long,
+            crate::engine::DEFAULT_MESSAGE_TIMEOUT,
+            Some(ask),
+        )
+        .unwrap();
         (m, (a, b), n)
     }
 

@@ -897,7 +897,9 @@ engine = "sqlite"
         };
         assert_eq!(cpus(&m.targets[0]), (Some("0".into()), Some("0".into())));
         assert_eq!(cpus(&m.targets[1]), (None, Some("0".into())));
-        let joined = m.command_line(&m.targets[0], &step(1), Path::new("r")).join(" ");
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
         assert!(
             joined.ends_with("--server-cpus 0 --client-cpus 0"),
             "{joined}"
@@ -921,9 +923,13 @@ engine = "sqlite"
         )
         .unwrap();
         assert!(m.targets[0].options.cpu_profile && !m.targets[1].options.cpu_profile);
-        let on = m.command_line(&m.targets[0], &step(1), Path::new("r")).join(" ");
+        let on = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
         assert!(on.ends_with("--cpu-profile"), "{on}");
-        let off = m.command_line(&m.targets[1], &step(1), Path::new("r")).join(" ");
+        let off = m
+            .command_line(&m.targets[1], &step(1), Path::new("r"))
+            .join(" ");
         assert!(!off.contains("--cpu-profile"), "{off}");
         let e =
             parse("[[target]]\nname = \"a\"\nengine = \"sqlite\"\ncpu_profile = 1\n").unwrap_err();
@@ -1003,7 +1009,9 @@ engine = "sqlite"
             "[defaults]\nsuite = \"ibench\"\nclients = 2\nrows_per_client = 500\nwrites = 40\nquery_secs = 1.5\nrates = [100, 500]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
         )
         .unwrap();
-        let joined = m.command_line(&m.targets[0], &step(1), Path::new("res")).join(" ");
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("res"))
+            .join(" ");
         for want in [
             "--suite ibench",
             "--clients 2",
@@ -1090,8 +1098,14 @@ engine = "sqlite"
         );
         assert!(!line.contains("--requesters"), "{line}");
         // Each step's plan is its suite's.
-        assert_eq!(m.plan_for(&m.targets[0], &steps[2]).unwrap().suite(), "tpcc");
-        assert_eq!(m.plan_for(&m.targets[0], &steps[0]).unwrap().suite(), "linkbench");
+        assert_eq!(
+            m.plan_for(&m.targets[0], &steps[2]).unwrap().suite(),
+            "tpcc"
+        );
+        assert_eq!(
+            m.plan_for(&m.targets[0], &steps[0]).unwrap().suite(),
+            "linkbench"
+        );
         // An option no suite of the matrix takes names the suite it is for.
         let e = parse(
             "[defaults]\nsuite = [\"linkbench\", \"tpcc\"]\nclients = 2\n\

@@ -170,8 +170,8 @@ fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
             a.base
         )));
     }
-    let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
-        .map_err(usage)?;
+    let text =
+        crate::report::profile::explain(&runs, &a.base, &targets, test, a.top).map_err(usage)?;
     emit(a.output.as_deref(), &text)?;
     Ok(0)
 }

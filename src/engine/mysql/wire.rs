@@ -572,7 +572,8 @@ impl Client<Stream> {
                 c.ready = true;
                 if let Some(fd) = c.io.raw_fd() {
                     let ask = (watch == Watch::Statements).then(|| ask_about(o, c.connection_id));
-                    c.mid = MidMessage::on(fd, o.io_timeout, o.message_timeout, ask).map_err(io_error)?;
+                    c.mid = MidMessage::on(fd, o.io_timeout, o.message_timeout, ask)
+                        .map_err(io_error)?;
                 }
                 Ok(c)
             }

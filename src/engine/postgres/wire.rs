@@ -537,7 +537,8 @@ impl PgConn<Stream> {
             .set_read_timeout(limit)
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
-        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message, ask).map_err(io_error)?;
+        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message, ask)
+            .map_err(io_error)?;
         c.ready = true;
         Ok(c)
     }
