@@ -717,8 +717,8 @@ fn closing(m: &[char], i: usize) -> usize {
 fn top_level_split(m: &[char], from: usize, to: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0, from);
-    for j in from..to {
-        match m[j] {
+    for (j, &c) in m.iter().enumerate().take(to).skip(from) {
+        match c {
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth -= 1,
             ',' if depth == 0 => {

@@ -714,7 +714,7 @@ fn a_zip_bomb_is_refused_before_it_fills_the_disk() {
 fn a_repository_that_trickles_drags_or_claims_a_petabyte_is_cut_off() {
     let jar = fake_jar();
     // 1 MB that the fake jar's checksum cannot match: it never gets that far.
-    let big: Vec<u8> = (0..1_000_000u64).map(|i| (i * 7919 >> 3) as u8).collect();
+    let big: Vec<u8> = (0..1_000_000u64).map(|i| ((i * 7919) >> 3) as u8).collect();
     for (mode, body, env, want, within) in [
         // 50 bytes a second: never silent for a second, far under 10 kB/s.
         (
