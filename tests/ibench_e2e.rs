@@ -7,7 +7,7 @@
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case it fails.
 
 mod common;
-use common::{read_json, rqps, server_available, text};
+use common::{read_json, rqps, run_stored, server_available, text};
 use std::path::Path;
 
 use rqps::engine::Driver;
@@ -26,28 +26,9 @@ const STEPS: [&str; 10] = [
 
 /// Runs the ci profile against `target`; returns the run document and the output.
 fn ci_run(target: &str, dir: &Path, extra: &[&str]) -> (Value, String) {
-    let json = dir.join("run.json");
-    let results = dir.join("r");
-    let mut args = vec![
-        "run",
-        "--suite",
-        "ibench",
-        "--profile",
-        "ci",
-        "--target",
-        target,
-        "--results",
-        results.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        "--busy-threshold",
-        "100",
-    ];
+    let mut args = vec!["--suite", "ibench", "--profile", "ci", "--target", target];
     args.extend(extra);
-    let o = rqps(&args);
-    let out = text(&o);
-    assert!(o.status.success(), "{target}: {out}");
-    (read_json(&json), out)
+    run_stored(&dir.join("r"), &dir.join("run.json"), &args)
 }
 
 /// What every complete ci run must show, whatever the engine.

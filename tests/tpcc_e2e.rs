@@ -8,7 +8,7 @@
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case it fails.
 
 mod common;
-use common::{read_json, rqps, server_available, text};
+use common::{rqps, run_stored, server_available, text};
 use std::path::Path;
 
 use rqps::engine::server::{Recipe, Server, ServerSpec};
@@ -30,9 +30,7 @@ const TESTS: [&str; 7] = [
 /// Runs the ci profile against `target` as `name`; returns the run document and the output.
 fn ci_run(target: &str, dir: &Path, name: &str, extra: &[&str]) -> (Value, String) {
     let json = dir.join(format!("{name}.json"));
-    let results = dir.join("r");
     let mut args = vec![
-        "run",
         "--suite",
         "tpcc",
         "--profile",
@@ -41,18 +39,9 @@ fn ci_run(target: &str, dir: &Path, name: &str, extra: &[&str]) -> (Value, Strin
         target,
         "--name",
         name,
-        "--results",
-        results.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        "--busy-threshold",
-        "100",
     ];
     args.extend(extra);
-    let o = rqps(&args);
-    let out = text(&o);
-    assert!(o.status.success(), "{target}: {out}");
-    (read_json(&json), out)
+    run_stored(&dir.join("r"), &json, &args)
 }
 
 fn test<'a>(doc: &'a Value, name: &str) -> &'a Value {
