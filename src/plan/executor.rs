@@ -254,9 +254,10 @@ fn run_steps(
             // run is `rqps run` in a process of its own.
             run_in_child(&spec.argv(), &s.target)
         } else {
-            // Checked when the matrix was read, the directory when it began.
+            // Checked when the matrix was read (against every suite's
+            // plan; sized for this one's), the directory when it began.
             let ready = Ready {
-                engine: t.checked.clone(),
+                engine: t.checked.for_plan(spec.plan.as_ref()),
                 results: results.clone(),
             };
             match crate::plan::session::run_ready(&spec, ready) {

@@ -52,6 +52,18 @@ pub struct Checked {
     timeouts: crate::engine::Timeouts,
 }
 
+impl Checked {
+    /// For a run of `plan`, one of the plans it was checked against (a
+    /// matrix's suites): the server is sized and its capacity checked for
+    /// what this plan opens, as a run of that suite alone would be.
+    pub fn for_plan(&self, plan: &dyn Plan) -> Checked {
+        Checked {
+            need: plan.need(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Why [`check`] refused the engine arguments, with the run option the
 /// reason is about (`config`, `password_file`, an engine option's key),
 /// where there is one: a matrix names its line.
