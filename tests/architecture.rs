@@ -599,18 +599,25 @@ fn string_errors(code: &str) -> Vec<String> {
     found
 }
 
-#[test]
-fn no_function_returns_a_bare_string_as_its_error() {
+/// What `find` finds in each file of src/ (its code: comments and tests
+/// left out), as `src/FILE:HIT`.
+fn in_src(find: fn(&str) -> Vec<String>) -> Vec<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rs_files(&src, &mut files);
     let mut found = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap().display().to_string();
-        for hit in string_errors(&code(&std::fs::read_to_string(f).unwrap())) {
+        for hit in find(&code(&std::fs::read_to_string(f).unwrap())) {
             found.push(format!("src/{rel}:{hit}"));
         }
     }
+    found
+}
+
+#[test]
+fn no_function_returns_a_bare_string_as_its_error() {
+    let found = in_src(string_errors);
     assert!(
         found.is_empty(),
         "errors are typed (a thiserror enum or struct with the context as fields), not String:\n{}",
@@ -930,16 +937,7 @@ fn no_new_error_type_wraps_a_bare_string() {
             string_error_types(&code(fine))
         );
     }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src, &mut files);
-    let mut found = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().display().to_string();
-        for hit in string_error_types(&code(&std::fs::read_to_string(f).unwrap())) {
-            found.push(format!("src/{rel}:{hit}"));
-        }
-    }
+    let found = in_src(string_error_types);
     assert!(
         found.len() <= STRING_ERROR_TYPES_LEFT,
         "an error type says what went wrong as a variant (with the context as fields and the \
