@@ -78,9 +78,15 @@ cpu_of() {
   # "0m1.234s 0m0.567s": children's user and system time.
   echo "$t" | awk '{ gsub("s","",$1); gsub("s","",$2); split($1,u,"m"); split($2,s,"m"); printf "%.3f %.3f\n", u[1]*60+u[2], s[1]*60+s[2] }'
 }
+# Each run under a name of its own (RUN_NAME): runs with other options are
+# another experiment, which rqps refuses to pool under one name. The JSON
+# document is removed first, so a refused or failed run is not read as the
+# one before it.
 rqps_pgbench() {
+  rm -f "$work/run.json"
   "$RQPS" run --suite pgbench --target "$URL" --results "$work/results" \
-    --json "$work/run.json" --busy-threshold 100 --quiet --profile quick "$@"
+    --json "$work/run.json" --busy-threshold 100 --quiet --profile quick \
+    --name "${RUN_NAME:-init}" "$@"
 }
 # The transactions and TPS of rqps's last run.
 rqps_tx() {
@@ -106,6 +112,7 @@ for r in $(seq 1 "$ROUNDS"); do
   tx=$(awk '/number of transactions actually processed/ {print $NF}' "$work/out" | cut -d/ -f1)
   tps=$(awk '/^tps = / {print $3; exit}' "$work/out")
   awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "pgbench", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/sel"
+  RUN_NAME=select-only-$r
   read -r u s < <(cpu_of rqps_pgbench --skip-init --builtin select-only --protocol prepared --clients 2 --time "$SECS" --scale 2)
   read -r tx tps < <(rqps_tx)
   awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "rqps", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/sel"
@@ -136,6 +143,7 @@ for r in $(seq 1 "$ROUNDS"); do
   awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "pgbench", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/tpcb"
   bal=$(balances)
   read -r x y z h <<<"$bal"; if [ "$x" != "$y" ] || [ "$x" != "$z" ] || [ "$x" != "$h" ]; then echo "INVARIANT BROKEN after pgbench: $bal"; fail=1; fi
+  RUN_NAME=tpcb-like-$r
   read -r u s < <(cpu_of rqps_pgbench --skip-init --builtin tpcb-like --protocol prepared --clients 2 --time "$SECS" --scale 2) || true
   if ! python3 -c "import json,sys; d=json.load(open('$work/run.json')); sys.exit(0 if d['status']=='ok' and any(t['test']=='balances' and t['status']=='ok' for t in d['tests']) else 1)"; then echo "rqps run failed (its balances check?)"; fail=1; fi
   read -r tx tps < <(rqps_tx)
