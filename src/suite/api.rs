@@ -106,7 +106,7 @@ pub trait Workload: Sync + 'static {
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
     /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
     /// and read them with [`set`] and [`set_all`].
-    type Options: clap::Args + DeserializeOwned + Default + Send;
+    type Options: clap::Args + DeserializeOwned + Default + Clone + Send + Sync;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
     /// The keys of the stored [`Workload::Params`] that make the workload,
@@ -240,6 +240,8 @@ pub trait Plan: Send + Sync {
     fn units(&self) -> crate::harness::Units;
     /// What it opens on a server at most at once ([`Workload::need`]).
     fn need(&self) -> Need;
+    /// The same plan with another seed (a matrix's runs each draw their own).
+    fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error>;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -256,7 +258,9 @@ impl<W> Registered<W> {
 }
 
 struct TypedPlan<W: Workload> {
-    profile: String,
+    common: Common,
+    /// The options the parameters were made from, for [`Plan::reseeded`].
+    o: W::Options,
     p: W::Params,
 }
 
@@ -280,8 +284,9 @@ impl<W: Workload> Registered<W> {
             )));
         }
         Ok(Box::new(TypedPlan::<W> {
-            profile: common.profile.clone(),
-            p: W::params(common, o)?,
+            common: common.clone(),
+            p: W::params(common, o.clone())?,
+            o,
         }))
     }
 }
@@ -313,7 +318,7 @@ impl<W: Workload> Suite for Registered<W> {
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
-            .map_err(|e| usage(first_line(&e.to_string())))?;
+            .map_err(|e| usage(FirstLine(e)))?;
         self.plan(common, o)
     }
 
@@ -358,7 +363,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
     }
 
     fn profile(&self) -> &str {
-        &self.profile
+        &self.common.profile
     }
 
     fn face(&self) -> Face {
@@ -404,17 +409,33 @@ impl<W: Workload> Plan for TypedPlan<W> {
     fn need(&self) -> Need {
         W::need(&self.p)
     }
+
+    fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error> {
+        let common = Common {
+            seed,
+            ..self.common.clone()
+        };
+        Ok(Box::new(TypedPlan::<W> {
+            p: W::params(&common, self.o.clone())?,
+            o: self.o.clone(),
+            common,
+        }))
+    }
 }
 
 use serde::Deserialize as _;
 
+/// A clap error shown as its first line, without its `error: ` prefix.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", first_line(&.0.to_string()))]
+struct FirstLine(#[source] clap::Error);
+
 /// The first line of a (clap) error, without its `error: ` prefix.
-fn first_line(s: &str) -> String {
+fn first_line(s: &str) -> &str {
     s.lines()
         .next()
         .unwrap_or("bad arguments")
         .trim_start_matches("error: ")
-        .to_string()
 }
 
 /// Turns an `Option` setting into the value a profile gets (a checked
