@@ -599,18 +599,25 @@ fn string_errors(code: &str) -> Vec<String> {
     found
 }
 
-#[test]
-fn no_function_returns_a_bare_string_as_its_error() {
+/// What `find` finds in each file of src/ (its code: comments and tests
+/// left out), as `src/FILE:HIT`.
+fn in_src(find: fn(&str) -> Vec<String>) -> Vec<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rs_files(&src, &mut files);
     let mut found = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap().display().to_string();
-        for hit in string_errors(&code(&std::fs::read_to_string(f).unwrap())) {
+        for hit in find(&code(&std::fs::read_to_string(f).unwrap())) {
             found.push(format!("src/{rel}:{hit}"));
         }
     }
+    found
+}
+
+#[test]
+fn no_function_returns_a_bare_string_as_its_error() {
+    let found = in_src(string_errors);
     assert!(
         found.is_empty(),
         "errors are typed (a thiserror enum or struct with the context as fields), not String:\n{}",
@@ -634,4 +641,315 @@ fn no_function_returns_a_bare_string_as_its_error() {
     ] {
         assert!(string_errors(&code(fine)).is_empty(), "{fine}");
     }
+}
+
+/// `code` with the contents of its string and char literals blanked (`_`),
+/// char for char, so that brackets in messages do not count.
+fn mask_strings(code: &str) -> Vec<char> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = chars.clone();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let raw = c == 'r'
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'))
+            && chars[i + 1..].iter().take_while(|&&h| h == '#').count() < chars.len()
+            && {
+                let h = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+                chars.get(i + 1 + h) == Some(&'"')
+            };
+        if raw {
+            let h = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+            let mut j = i + 2 + h;
+            let close: Vec<char> = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', h))
+                .collect();
+            while j < chars.len() && !chars[j..].starts_with(&close) {
+                out[j] = '_';
+                j += 1;
+            }
+            i = j + close.len();
+            continue;
+        }
+        if c == '\'' && i + 2 < chars.len() && chars[i + 2] == '\'' {
+            out[i + 1] = '_';
+            i += 3;
+            continue;
+        }
+        if c == '\'' && i + 3 < chars.len() && chars[i + 1] == '\\' && chars[i + 3] == '\'' {
+            out[i + 1] = '_';
+            out[i + 2] = '_';
+            i += 4;
+            continue;
+        }
+        if c == '"' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != '"' {
+                if chars[j] == '\\' {
+                    out[j] = '_';
+                    j += 1;
+                }
+                if j < chars.len() {
+                    out[j] = '_';
+                }
+                j += 1;
+            }
+            i = j + 1;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Where the bracket opened at `m[i]` closes (strings masked).
+fn closing(m: &[char], i: usize) -> usize {
+    let mut depth = 0;
+    for (j, &c) in m.iter().enumerate().skip(i) {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return j;
+                }
+            }
+            _ => {}
+        }
+    }
+    m.len()
+}
+
+/// `s[from..to]` split at the commas outside brackets.
+fn top_level_split(m: &[char], from: usize, to: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0, from);
+    for (j, &c) in m.iter().enumerate().take(to).skip(from) {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push((start, j));
+                start = j + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push((start, to));
+    out.into_iter()
+        .filter(|&(a, b)| m[a..b].iter().any(|c| !c.is_whitespace()))
+        .collect()
+}
+
+/// A field list's fields as their types, attributes and visibility left
+/// out (`#[source] pub(crate) String` gives `String`), with their names.
+fn fields(text: &str, m: &[char], (from, to): (usize, usize)) -> Vec<(String, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    top_level_split(m, from, to)
+        .into_iter()
+        .map(|(mut a, b)| {
+            loop {
+                while a < b && chars[a].is_whitespace() {
+                    a += 1;
+                }
+                if a < b && chars[a] == '#' {
+                    a = closing(m, a + 1) + 1;
+                } else {
+                    break;
+                }
+            }
+            let f: String = chars[a.min(b)..b].iter().collect();
+            let f = f.trim();
+            let f = f.strip_prefix("pub").map_or(f, |r| {
+                let r = r.trim_start();
+                match r.strip_prefix('(') {
+                    Some(inner) => inner.split_once(')').map_or(r, |(_, t)| t),
+                    None => r,
+                }
+            });
+            match f.split_once(':') {
+                Some((name, ty)) if !ty.starts_with(':') => {
+                    (name.trim().to_string(), ty.trim().to_string())
+                }
+                _ => (String::new(), f.trim().to_string()),
+            }
+        })
+        .collect()
+}
+
+/// Whether a field list (`fields`) wraps a bare `String` shown as the
+/// error's whole message: a lone `String` field (tuple or named) that the
+/// error's text is made of alone: `#[error("{0}")]`, `#[error("{name}")]`,
+/// transparent, or a hand-written `Display` (no `#[error]` to show
+/// otherwise). A lone `String` quoted inside a message of the type's own
+/// (`#[error("'{0}' is not a number")]`) is a value, not a message.
+fn wraps_a_string(fields: &[(String, String)], attrs: &str) -> bool {
+    let string = |t: &str| t == "String" || t == "std::string::String";
+    match fields {
+        [(name, ty)] if string(ty) => {
+            let shown = if name.is_empty() { "0" } else { name.as_str() };
+            attrs.contains(&format!("#[error(\"{{{shown}}}\")]"))
+                || attrs.contains("#[error(transparent)]")
+                || !attrs.contains("#[error(")
+        }
+        _ => false,
+    }
+}
+
+/// The error types in `code` that wrap a bare `String` (see
+/// [`wraps_a_string`]): a struct, or an enum's variant, of a type that
+/// derives `Error` or implements `std::error::Error`, as `line: Type` or
+/// `line: Type::Variant`.
+fn string_error_types(code: &str) -> Vec<String> {
+    let m = mask_strings(code);
+    let masked: String = m.iter().collect();
+    let chars: Vec<char> = code.chars().collect();
+    let text = |a: usize, b: usize| {
+        let b = b.min(chars.len());
+        chars[a.min(b)..b].iter().collect::<String>()
+    };
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let line = |at: usize| chars[..at].iter().filter(|&&c| c == '\n').count() + 1;
+    // Types with a hand-written `impl ... Error for T`.
+    let mut by_impl = BTreeSet::new();
+    for (i, _) in masked.match_indices("Error for ") {
+        let before = masked[..i].trim_end_matches(|c: char| word(c) || c == ':');
+        if before.trim_end().ends_with("impl") || before.ends_with("impl ") {
+            let rest = &masked[i + "Error for ".len()..];
+            let name: String = rest.chars().take_while(|&c| word(c)).collect();
+            by_impl.insert(name);
+        }
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < m.len() {
+        let kw = ["struct ", "enum "].into_iter().find(|k| {
+            let k: Vec<char> = k.chars().collect();
+            m[i..].starts_with(&k)
+        });
+        let Some(kw) = kw.filter(|_| i == 0 || !word(m[i - 1])) else {
+            i += 1;
+            continue;
+        };
+        let start = i + kw.len();
+        let name: String = m[start..].iter().take_while(|&&c| word(c)).collect();
+        let after = start + name.chars().count();
+        // The attributes above the item: back to the previous item's end.
+        let prev = m[..i]
+            .iter()
+            .rposition(|&c| c == ';' || c == '}')
+            .map_or(0, |p| p + 1);
+        let attrs = text(prev, i);
+        let derives_error = attrs.contains("#[derive(")
+            && attrs.split("#[derive(").skip(1).any(|d| {
+                d.split(')').next().unwrap_or("").split(',').any(|t| {
+                    let t = t.trim();
+                    t == "Error" || t.ends_with("::Error")
+                })
+            });
+        let is_error = derives_error || by_impl.contains(&name);
+        let Some(open) = (after..m.len()).find(|&j| matches!(m[j], '(' | '{' | ';')) else {
+            break;
+        };
+        if !is_error || m[open] == ';' {
+            i = open + 1;
+            continue;
+        }
+        let close = closing(&m, open);
+        if kw == "struct " {
+            if wraps_a_string(&fields(code, &m, (open + 1, close)), &attrs) {
+                found.push(format!("{}: {name}", line(i)));
+            }
+        } else {
+            for (a, b) in top_level_split(&m, open + 1, close) {
+                // The variant's attributes, then its name and fields.
+                let mut at = a;
+                loop {
+                    while at < b && m[at].is_whitespace() {
+                        at += 1;
+                    }
+                    if at < b && m[at] == '#' {
+                        at = closing(&m, at + 1) + 1;
+                    } else {
+                        break;
+                    }
+                }
+                let at = at.min(b);
+                let v_attrs = text(a, at);
+                let v_name: String = m[at..b].iter().take_while(|&&c| word(c)).collect();
+                let Some(f_open) = (at..b).find(|&j| matches!(m[j], '(' | '{')) else {
+                    continue;
+                };
+                let f = fields(code, &m, (f_open + 1, closing(&m, f_open)));
+                if wraps_a_string(&f, &v_attrs) {
+                    found.push(format!("{}: {name}::{v_name}", line(at)));
+                }
+            }
+        }
+        i = close + 1;
+    }
+    found
+}
+
+/// How many error types still wrap a bare `String` (issue 39 found 15; the
+/// count only goes down: a new one fails, and each one turned into an enum
+/// with typed fields lowers it). The failure lists the ones that remain.
+const STRING_ERROR_TYPES_LEFT: usize = 6;
+
+#[test]
+fn no_new_error_type_wraps_a_bare_string() {
+    // The rule catches the forms a string-wrapping error takes.
+    for (bad, named) in [
+        (
+            "#[derive(Debug, thiserror::Error)]\n#[error(\"{0}\")]\npub struct Fault(String);",
+            "3: Fault",
+        ),
+        (
+            "#[derive(Debug, Clone, thiserror::Error)]\n#[error(\"{0}\")]\npub struct BadRate(pub(crate) String);",
+            "3: BadRate",
+        ),
+        (
+            "#[derive(Debug, Error)]\npub enum E {\n    #[error(\"code {0}\")]\n    Code(u16),\n    #[error(\"{0}\")]\n    Failed(String),\n}",
+            "6: E::Failed",
+        ),
+        (
+            "#[derive(thiserror::Error, Debug)]\nenum E {\n    #[error(\"{message}\")]\n    Setup { message: String },\n}",
+            "4: E::Setup",
+        ),
+        (
+            "pub struct ProcError(pub String);\nimpl std::error::Error for ProcError {}",
+            "1: ProcError",
+        ),
+    ] {
+        assert_eq!(string_error_types(&code(bad)), [named], "{bad}");
+    }
+    for fine in [
+        "#[derive(Debug, thiserror::Error)]\nenum E {\n    #[error(\"{path}: {why} (a {{x}}, y)\")]\n    Bad { path: PathBuf, #[source] why: std::io::Error },\n    #[error(\"'{text}' is not a number\")]\n    NotSecs { text: String },\n    #[error(transparent)]\n    Io(#[from] std::io::Error),\n}",
+        "enum Slot { Prepared(u32), Text(String) }",
+        "#[derive(Debug, Clone, thiserror::Error)]\n#[error(\"bad rate '{0}': give a number\")]\npub struct BadRate(String);",
+        "#[derive(Debug, Clone, PartialEq)]\npub struct Name(String);",
+        "#[derive(Debug, thiserror::Error)]\n#[error(\"{context}: {source}\")]\npub struct Wrapped { context: String, #[source] source: std::io::Error }",
+        "#[cfg(test)]\nmod t { #[derive(Debug, thiserror::Error)] #[error(\"{0}\")] struct T(String); }",
+    ] {
+        assert!(
+            string_error_types(&code(fine)).is_empty(),
+            "{fine}: {:?}",
+            string_error_types(&code(fine))
+        );
+    }
+    let found = in_src(string_error_types);
+    assert!(
+        found.len() <= STRING_ERROR_TYPES_LEFT,
+        "an error type says what went wrong as a variant (with the context as fields and the \
+         cause as #[source]), not as a String made elsewhere; {} do, at most {STRING_ERROR_TYPES_LEFT} may:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+    // The count is lowered with the types: a stale one would let new ones in.
+    assert!(
+        found.len() == STRING_ERROR_TYPES_LEFT,
+        "only {} error types wrap a bare String now: lower STRING_ERROR_TYPES_LEFT to that:\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }

@@ -291,9 +291,22 @@ fn check_driver(server: &Server, garble: Garble) {
     use rqps::engine::Driver;
     let (port, plan) = proxy(server.port(), garble);
     let url = url_through(server, port, Some(server.password()));
+    // A message timeout of 2 s, as the runs' --message-timeout 2.
+    let timeouts = rqps::engine::Timeouts {
+        message: Duration::from_secs(2),
+        ..Default::default()
+    };
     let driver: Box<dyn Driver> = match server.recipe().key() {
-        "postgres" => Box::new(rqps::engine::postgres::PostgresDriver::new(&url).unwrap()),
-        _ => Box::new(rqps::engine::mysql::MysqlDriver::new(&url).unwrap()),
+        "postgres" => Box::new(
+            rqps::engine::postgres::PostgresDriver::new(&url)
+                .unwrap()
+                .with_timeouts(timeouts),
+        ),
+        _ => Box::new(
+            rqps::engine::mysql::MysqlDriver::new(&url)
+                .unwrap()
+                .with_timeouts(timeouts),
+        ),
     };
     let mut c = driver.require_sql().unwrap().connect().unwrap();
     for _ in 0..5000 {
@@ -337,7 +350,6 @@ fn check_run(server: &Server, garble: Garble) {
 
 #[test]
 fn a_garbled_request_or_reply_behind_a_proxy_ends_the_statement_in_seconds() {
-    rqps::engine::set_message_timeout(Duration::from_secs(2));
     if let Some(pg) = start(PG) {
         check_driver(&pg, Garble::PgRequestLength(40));
         check_driver(&pg, Garble::PgReadyBecomesNotice(40));

@@ -272,6 +272,7 @@ fn runs_started_together_never_share_a_run_directory() {
                 let (root, doc, barrier) = (root.clone(), doc.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
+                    let root = rqps::results::check_writable(&root).unwrap();
                     let s = Store::create(&root, doc, None).unwrap();
                     s.doc().run_id.clone()
                 })

@@ -9,7 +9,7 @@ use crate::compat::{CompatRequest, EngineChoice};
 use crate::engine::install::EngineSpec;
 use crate::engine::target::Target;
 use crate::error::{Error, usage};
-use crate::plan::open::EngineArgs;
+use crate::plan::options::EngineArgs;
 use crate::report::export::Format;
 
 #[derive(Args, Debug)]

@@ -23,7 +23,7 @@ pub struct MatrixArgs {
     /// Run only every N-th run of the plan, starting with the I-th (one of N hosts sharing
     /// the matrix, e.g. a Kubernetes Indexed Job or a Slurm job array). No final report:
     /// `rqps report` over the parts' results, copied into one directory, gives it.
-    #[arg(long, value_name = "I/N", value_parser = super::run_args::parse_part)]
+    #[arg(long, value_name = "I/N", value_parser = crate::plan::options::parse_part)]
     part: Option<crate::suite::part::Part>,
 }
 

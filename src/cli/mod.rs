@@ -439,7 +439,7 @@ pub fn main() -> i32 {
         // Every failure of `rqps bench` exits 1, bad arguments included.
         Cmd::Bench(c) => crate::selfbench::run_cmd(&c)
             .map(|_| 0)
-            .map_err(|e| Error::Failed(e.to_string())),
+            .map_err(crate::error::failed),
         Cmd::Runs(a) => runs::runs(&a),
         Cmd::Completions(a) => shell::completions(&a),
         Cmd::Man(a) => shell::man(&a, command(suite::registry()[0])),

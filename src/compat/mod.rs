@@ -36,7 +36,8 @@ use std::sync::Arc;
 use crate::engine::{Driver, ErrorClass, Face};
 use crate::error::{Error, failed, usage};
 use crate::harness::measure::Counts;
-use crate::plan::open::{EngineArgs, Opened};
+use crate::plan::open::Opened;
+use crate::plan::options::EngineArgs;
 use crate::results::EngineInfo;
 use crate::results::compat::{
     CompatRecord, ConditionResult, Difference, EngineCompat, EngineId, Level, StatementCompat,
@@ -142,15 +143,29 @@ pub enum Unusable {
 }
 
 /// Opens one engine.
-fn open(choice: &EngineChoice) -> Result<(Opened, EngineId), Unusable> {
-    let mut args = choice.args.clone();
-    args.need = Some(crate::engine::capacity::Need {
-        connections: CONNECTIONS,
-        prepared: 4000,
-        who: "rqps compat".into(),
-        fewer: "give the server more connections".into(),
-    });
-    let opened = crate::plan::open::open(&args, &mut |l| eprintln!("compat: {l}"))?;
+fn open(
+    choice: &EngineChoice,
+    plans: &[&dyn crate::suite::Plan],
+    stmt_timeout: std::time::Duration,
+) -> Result<(Opened, EngineId), Unusable> {
+    // An engine that stops answering (a lock it never grants) fails its
+    // statement after this, rather than after a benchmark's ten minutes.
+    let options = crate::plan::options::RunOptions {
+        stmt_timeout: Some(
+            crate::suite::bounds::Timeout::new(stmt_timeout.as_secs_f64())
+                .map_err(|e| Unusable::Open(usage(e.to_string())))?,
+        ),
+        ..Default::default()
+    };
+    let checked = crate::plan::open::check(&choice.args, &options, plans)
+        .map_err(|r| Unusable::Open(r.into()))?
+        .with_need(crate::engine::capacity::Need {
+            connections: CONNECTIONS,
+            prepared: 4000,
+            who: "rqps compat".into(),
+            fewer: "give the server more connections".into(),
+        });
+    let opened = crate::plan::open::open(&checked, &mut |l| eprintln!("compat: {l}"))?;
     let driver = opened.driver.clone();
     if driver.sql().is_none() {
         let kind = driver.engine();
@@ -264,11 +279,12 @@ fn select_all(t: &crate::suite::CompatTable) -> String {
     format!("SELECT {} FROM {}", t.columns.join(", "), t.name)
 }
 
+/// A suite's plan (what the engines are checked against) and its part of
+/// the check.
+type SuitePlan = (Box<dyn crate::suite::Plan>, CompatPlan);
+
 /// A suite's plan as `rqps compat` runs it: its [`PROFILE`], the seed.
-fn plan_of(
-    suite: &'static dyn crate::suite::Suite,
-    seed: u64,
-) -> Result<Option<CompatPlan>, Error> {
+fn plan_of(suite: &'static dyn crate::suite::Suite, seed: u64) -> Result<Option<SuitePlan>, Error> {
     if suite.face() != Face::Sql {
         return Ok(None);
     }
@@ -281,19 +297,14 @@ fn plan_of(
         .args(clap::Command::new("compat"))
         .try_get_matches_from(["compat"])
         .map_err(|e| failed(format!("suite {}: {e}", suite.name())))?;
-    Ok(suite.plan_cli(&common, &m)?.compat())
+    let plan = suite.plan_cli(&common, &m)?;
+    Ok(plan.compat().map(|c| (plan, c)))
 }
 
 /// Runs the check and stores its record; returns the record and where it is.
 pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
-    // An engine that stops answering (a lock it never grants) fails its
-    // statement after this, rather than after a benchmark's ten minutes.
-    let timeout = crate::engine::statement_timeout();
-    crate::engine::set_statement_timeout(req.stmt_timeout);
-    let r = run_set(req);
-    crate::engine::set_statement_timeout(timeout);
-    r
+    run_set(req)
 }
 
 fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
@@ -304,13 +315,18 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
             .map(|n| crate::suite::find(n))
             .collect::<Result<_, _>>()?,
     };
-    let plans: Vec<(&'static dyn crate::suite::Suite, CompatPlan)> = suites
+    // Each suite's plan (the engines are checked against them: faces,
+    // space) and its part of the check.
+    let (suite_plans, plans): (Vec<Box<dyn crate::suite::Plan>>, Vec<_>) = suites
         .iter()
-        .map(|s| Ok(plan_of(*s, req.seed)?.map(|p| (*s, p))))
+        .map(|s| Ok(plan_of(*s, req.seed)?.map(|(plan, c)| (plan, (*s, c)))))
         .collect::<Result<Vec<_>, Error>>()?
         .into_iter()
         .flatten()
-        .collect();
+        .unzip();
+    let plans: Vec<(&'static dyn crate::suite::Suite, CompatPlan)> = plans;
+    let suite_plans: Vec<&dyn crate::suite::Plan> =
+        suite_plans.iter().map(|p| p.as_ref()).collect();
     if plans.is_empty() {
         return Err(usage(
             "none of the suites asked for takes part in rqps compat: choose SQL suites (sysbench, tpcc, linkbench, ibench, pgbench, select1)",
@@ -339,10 +355,11 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     }
     let started = crate::util::now_rfc3339();
 
-    let (ref_opened, ref_id) = open(&req.reference).map_err(|why| match why {
-        Unusable::Open(e) if e.is_usage() => e,
-        why => failed(format!("cannot open the reference engine: {why}")),
-    })?;
+    let (ref_opened, ref_id) =
+        open(&req.reference, &suite_plans, req.stmt_timeout).map_err(|why| match why {
+            Unusable::Open(e) if e.is_usage() => e,
+            why => failed(format!("cannot open the reference engine: {why}")),
+        })?;
     eprintln!(
         "compat: reference {} ({} {})",
         ref_id.label, ref_id.engine.name, ref_id.engine.version
@@ -356,7 +373,7 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     }];
     let mut left_out = Vec::new();
     for t in &req.targets {
-        match open(t) {
+        match open(t, &suite_plans, req.stmt_timeout) {
             Ok((opened, id)) => {
                 eprintln!(
                     "compat: target {} ({} {})",
@@ -546,16 +563,13 @@ fn check(
         }
         verdicts(name, &tests, sides);
     }
-    // The probes open connections of their own: a short statement timeout
-    // ends a two-session probe an engine never resolves (a deadlock it
-    // does not detect) instead of waiting the default ten minutes.
-    let timeout = crate::engine::statement_timeout();
-    crate::engine::set_statement_timeout(timeout.min(std::time::Duration::from_secs(20)));
+    // The probes' connections wait as long as every other (--stmt-timeout,
+    // 60 s by default): a two-session probe an engine never resolves (a
+    // deadlock it does not detect) fails after it.
     for side in sides.iter_mut() {
         eprintln!("compat: probes on {}", side.out.id.label);
         side.out.probes = probes::run(&side.raw());
     }
-    crate::engine::set_statement_timeout(timeout);
     let (reference, targets) = sides.split_at_mut(1);
     for t in targets {
         probes::mark_same(&mut t.out.probes, &reference[0].out.probes);

@@ -49,28 +49,58 @@ pub struct Allowance {
 
 /// The plan needs more than the server allows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TooSmall(pub String);
+#[error(
+    "{who} need {wanted} {what}{own}; the server allows {allows} ({setting}): raise it, or {fewer}",
+    what = .resource.words(),
+    own = .resource.own_note()
+)]
+pub struct TooSmall {
+    /// Who opens them: "64 requesters".
+    pub who: String,
+    pub wanted: u64,
+    pub resource: Resource,
+    pub allows: u64,
+    /// The setting that allows it, and where it was set.
+    pub setting: String,
+    /// What else the user can do: "run fewer requesters".
+    pub fewer: String,
+}
+
+impl Resource {
+    /// As a refusal names it.
+    fn words(self) -> &'static str {
+        match self {
+            Resource::Connections => "connections",
+            Resource::PreparedStatements => "prepared statements",
+        }
+    }
+
+    /// What rqps itself adds to the count, as words (or nothing).
+    fn own_note(self) -> String {
+        match self {
+            Resource::Connections => format!(" (with rqps's own {OWN_CONNECTIONS})"),
+            Resource::PreparedStatements => String::new(),
+        }
+    }
+}
 
 /// Checks `need` against what the server allows: the first shortfall, in one
 /// line that says what to do.
 pub fn check(need: &Need, allowances: &[Allowance]) -> Result<(), TooSmall> {
     for a in allowances {
-        let (wanted, what, own) = match a.resource {
-            Resource::Connections => (
-                need.total_connections() as u64,
-                "connections",
-                format!(" (with rqps's own {OWN_CONNECTIONS})"),
-            ),
-            Resource::PreparedStatements => {
-                (need.prepared as u64, "prepared statements", String::new())
-            }
+        let wanted = match a.resource {
+            Resource::Connections => need.total_connections() as u64,
+            Resource::PreparedStatements => need.prepared as u64,
         };
         if wanted > a.allows {
-            return Err(TooSmall(format!(
-                "{} need {wanted} {what}{own}; the server allows {} ({}): raise it, or {}",
-                need.who, a.allows, a.setting, need.fewer
-            )));
+            return Err(TooSmall {
+                who: need.who.clone(),
+                wanted,
+                resource: a.resource,
+                allows: a.allows,
+                setting: a.setting.clone(),
+                fewer: need.fewer.clone(),
+            });
         }
     }
     Ok(())

@@ -98,7 +98,8 @@ const GRACE: Duration = Duration::from_secs(1);
 ///
 /// **Inside a message.** A server writes each message whole, so once the
 /// first bytes of one have arrived, the rest must follow within
-/// [`message_timeout`](crate::engine::message_timeout) (10 s by default),
+/// the message timeout ([`Timeouts::message`](crate::engine::Timeouts), 10 s by
+/// default),
 /// whatever the statement timeout. Silence there is a fault (a garbled
 /// length field, a server stopped mid-write), not a long query. A server
 /// that trickles a message a byte at a time is stopped too: the time since
@@ -165,15 +166,16 @@ impl MidMessage {
         }
     }
 
-    /// Watches socket `fd` with the statement timeout `long`, asking the
-    /// server with `ask` (if any) when a reply is silent. Sets the socket's
-    /// read timeout to the message timeout.
+    /// Watches socket `fd` with the statement timeout `long` and the message
+    /// timeout `short`, asking the server with `ask` (if any) when a reply is
+    /// silent. Sets the socket's read timeout to the message timeout.
     pub(crate) fn on(
         fd: std::os::fd::RawFd,
         long: Duration,
+        short: Duration,
         ask: Option<AskServer>,
     ) -> std::io::Result<Self> {
-        let short = crate::engine::message_timeout().min(long);
+        let short = short.min(long);
         set_read_timeout(fd, short)?;
         Ok(MidMessage {
             fd: Some(fd),
@@ -185,6 +187,12 @@ impl MidMessage {
             suspect: false,
             ask,
         })
+    }
+
+    /// The statement timeout the socket was given, for the message of a
+    /// statement that timed out.
+    pub(crate) fn statement_timeout(&self) -> Duration {
+        self.long
     }
 
     /// Before a read that may wait: `mid` when part of the message is in.
@@ -341,7 +349,10 @@ mod tests {
     fn each_message_has_its_own_deadline_and_a_trickle_within_one_fails() {
         let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
         let short = Duration::from_millis(30);
-        let mut m = MidMessage::on(a.as_raw_fd(), Duration::from_secs(600), None).unwrap();
+        // The socket is given the default message timeout; the deadline is
+        // checked against a short one.
+        const DEFAULT: Duration = crate::engine::DEFAULT_MESSAGE_TIMEOUT;
+        let mut m = MidMessage::on(a.as_raw_fd(), Duration::from_secs(600), DEFAULT, None).unwrap();
         m.short = short;
         m.current = short;
         // A stream of messages, each whole within the deadline, that runs
@@ -390,7 +401,13 @@ mod tests {
             *count.lock().unwrap() += 1;
             it.next().unwrap_or(Session::Unknown)
         });
-        let m = MidMessage::on(a.as_raw_fd(), long, Some(ask)).unwrap();
+        let m = MidMessage::on(
+            a.as_raw_fd(),
+            long,
+            crate::engine::DEFAULT_MESSAGE_TIMEOUT,
+            Some(ask),
+        )
+        .unwrap();
         (m, (a, b), n)
     }
 

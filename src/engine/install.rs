@@ -27,9 +27,23 @@ use crate::engine::server::{Recipe, locate};
 /// engine version into the cache. Nothing half-unpacked is ever left there.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
-    /// The kind has no versions to install, or the reference is malformed.
-    #[error("{0}")]
-    Unsupported(String),
+    /// The kind has no server (nor library) versions to install.
+    #[error("{title} has no server versions to install")]
+    NoServerVersions { title: &'static str },
+    /// The kind has versions, but none rqps fetches prebuilt.
+    #[error("{product} has no prebuilt versions to install")]
+    NoPrebuiltVersions { product: String },
+    /// A version that is not in the engine cache (`installed`: the kind's
+    /// versions that are, as words, or nothing).
+    #[error(
+        "{product} {version} is not installed{installed}: run `rqps engine install {key} {version}`"
+    )]
+    NotInstalled {
+        product: String,
+        version: String,
+        installed: String,
+        key: &'static str,
+    },
     /// A version the registry never published (not one rqps knows, nor a plausible newer one).
     #[error(
         "{product} {version} is not a published release{hint}: {known}; see `rqps engine list`"
@@ -249,10 +263,7 @@ fn cache_key(kind: &EngineKind) -> Result<&'static str, InstallError> {
     match (kind.server, kind.library) {
         (Some(s), _) => Ok(s.key()),
         (None, Some(_)) => Ok(kind.name),
-        (None, None) => Err(InstallError::Unsupported(format!(
-            "{} has no server versions to install",
-            kind.title
-        ))),
+        (None, None) => Err(InstallError::NoServerVersions { title: kind.title }),
     }
 }
 
@@ -267,12 +278,10 @@ fn product(kind: &EngineKind) -> String {
 /// How prebuilt versions of `kind` are fetched.
 fn prebuilt(kind: &EngineKind) -> Result<&'static Prebuilt, InstallError> {
     cache_key(kind)?;
-    kind.prebuilt.ok_or_else(|| {
-        InstallError::Unsupported(format!(
-            "{} has no prebuilt versions to install",
-            product(kind)
-        ))
-    })
+    kind.prebuilt
+        .ok_or_else(|| InstallError::NoPrebuiltVersions {
+            product: product(kind),
+        })
 }
 
 fn example(kind: &EngineKind) -> &'static str {
@@ -743,10 +752,12 @@ pub fn basedir_for(
                 [] => String::new(),
                 _ => format!(" (installed: {})", have.join(", ")),
             };
-            Err(InstallError::Unsupported(format!(
-                "{} {v} is not installed{have}: run `rqps engine install {key} {v}`",
-                product(e.kind)
-            )))
+            Err(InstallError::NotInstalled {
+                product: product(e.kind),
+                version: v.to_string(),
+                installed: have,
+                key,
+            })
         }
     }
 }

@@ -22,7 +22,10 @@ pub struct UrlTarget {
 }
 
 /// Makes the driver of a URL target from the target and its kind's options.
-pub type OpenUrl = fn(&UrlTarget, &toml::Table) -> DbResult<Arc<dyn Driver>>;
+/// Makes the driver of a URL target, with the options its kind owns and
+/// the timeouts its connections wait by.
+pub type OpenUrl =
+    fn(&UrlTarget, &toml::Table, crate::engine::Timeouts) -> DbResult<Arc<dyn Driver>>;
 
 /// What one engine kind declares about itself.
 #[derive(Debug)]

@@ -27,48 +27,37 @@ pub(crate) mod deadline;
 /// it for tables whose index builds take longer).
 pub const DEFAULT_STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
-static STATEMENT_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(DEFAULT_STATEMENT_TIMEOUT.as_millis() as u64);
-
-/// Sets the statement timeout (`--stmt-timeout`) for the connections the
-/// wire clients open from now on; one run per process at a time sets it.
-pub fn set_statement_timeout(d: std::time::Duration) {
-    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
-    STATEMENT_TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::SeqCst);
+/// How long a wire client waits on a server: for a statement's reply (the
+/// statement timeout, `--stmt-timeout`) and for the rest of a message once
+/// it has begun (`--message-timeout`, see [`deadline::MidMessage`]). Given
+/// to each driver when it is made: no process-wide setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    pub statement: std::time::Duration,
+    pub message: std::time::Duration,
 }
 
-/// The statement timeout: how long a read or write on an open connection
-/// may wait before the statement fails (see [`set_statement_timeout`]).
-pub fn statement_timeout() -> std::time::Duration {
-    std::time::Duration::from_millis(STATEMENT_TIMEOUT_MS.load(std::sync::atomic::Ordering::SeqCst))
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            statement: DEFAULT_STATEMENT_TIMEOUT,
+            message: DEFAULT_MESSAGE_TIMEOUT,
+        }
+    }
 }
 
 /// Why a statement failed when the server said nothing for the statement
-/// timeout: the reason stored with the test.
-pub(crate) fn statement_timeout_message() -> String {
+/// timeout (`limit`): the reason stored with the test.
+pub(crate) fn statement_timeout_message(limit: std::time::Duration) -> String {
     format!(
         "the server sent nothing for {} s, the statement timeout; the connection was closed (a statement that needs longer needs a larger --stmt-timeout)",
-        statement_timeout().as_secs_f64()
+        limit.as_secs_f64()
     )
 }
+
 /// How long a wire client waits for the rest of a server message once it has
 /// begun, whatever the statement timeout (see [`deadline::MidMessage`]).
 pub const DEFAULT_MESSAGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-static MESSAGE_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(DEFAULT_MESSAGE_TIMEOUT.as_millis() as u64);
-
-/// Sets the mid-message timeout (`--message-timeout`) for the connections
-/// the wire clients open from now on.
-pub fn set_message_timeout(d: std::time::Duration) {
-    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
-    MESSAGE_TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// The mid-message timeout (see [`set_message_timeout`]).
-pub fn message_timeout() -> std::time::Duration {
-    std::time::Duration::from_millis(MESSAGE_TIMEOUT_MS.load(std::sync::atomic::Ordering::SeqCst))
-}
 
 pub mod capacity;
 pub mod error;

@@ -156,9 +156,20 @@ impl Target {
         match self {
             Target::Url(u) => {
                 let open = u.kind.open_url?;
-                Some(open(u, &toml::Table::new()))
+                Some(open(u, &toml::Table::new(), Default::default()))
             }
             Target::Sqlite(_) | Target::Dir { .. } => None,
+        }
+    }
+
+    /// What `--target` takes to name this target again (a URL with its
+    /// password, as given: the caller redacts or moves it); `None` for a
+    /// temporary SQLite database, the default.
+    pub fn arg(&self) -> Option<String> {
+        match self {
+            Target::Sqlite(None) => None,
+            Target::Url(u) => Some(u.raw.clone()),
+            t => Some(t.display()),
         }
     }
 

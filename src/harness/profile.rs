@@ -55,9 +55,18 @@ const CONTROL_WAIT: Duration = Duration::from_secs(10);
 /// where there is something to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    /// perf is missing or not permitted here (the text gives the remedy).
-    #[error("{0}")]
-    Unavailable(String),
+    /// perf is missing here.
+    #[error("perf is not installed (or not on PATH): install it (Debian: apt install linux-perf)")]
+    NotInstalled,
+    /// perf may not profile other processes (`paranoid`: the kernel's
+    /// `perf_event_paranoid`, `?` when unreadable).
+    #[error(
+        "perf is not permitted to profile other processes (kernel.perf_event_paranoid = {paranoid}): run `sysctl kernel.perf_event_paranoid=1`, or run rqps as root"
+    )]
+    NotPermitted { paranoid: String },
+    /// `perf record` fails here for another reason (`said`: its first line).
+    #[error("perf record fails here ({said}): check that `perf record -e cpu-clock -- true` works")]
+    RecordFails { said: String },
     /// A file, FIFO or child process perf needs.
     #[error("{context}: {source}")]
     Io {
@@ -65,9 +74,40 @@ pub enum ProfileError {
         #[source]
         source: std::io::Error,
     },
-    /// perf itself failed or ended, with its own first line of errors.
-    #[error("{0}")]
-    Perf(String),
+    /// perf failed or ended while rqps drove it (`said`: perf's own first
+    /// line of errors, if it said one).
+    #[error("{why}{}", said.as_deref().map(|s| format!(": {s}")).unwrap_or_default())]
+    Stopped { why: Stalled, said: Option<String> },
+    /// perf ended without writing its data file (`said`: its first line).
+    #[error("perf wrote no profile ({status}): {said}")]
+    NoProfile {
+        status: std::process::ExitStatus,
+        said: String,
+    },
+    #[error("perf script failed ({status})")]
+    ScriptFailed { status: std::process::ExitStatus },
+}
+
+/// What perf did not do while rqps drove it through its control FIFO.
+#[derive(Debug, thiserror::Error)]
+pub enum Stalled {
+    #[error("cannot open perf's FIFO: {0}")]
+    Fifo(#[source] std::io::Error),
+    #[error("perf ended before profiling")]
+    EndedBeforeStart,
+    #[error("perf did not start within 10 s")]
+    NoStart,
+    /// A control command (`enable`, `disable`) could not be sent.
+    #[error("cannot {command} perf: {source}")]
+    Send {
+        command: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("perf ended before it could {0}")]
+    EndedBefore(&'static str),
+    #[error("perf did not {0} within 10 s")]
+    NoAnswer(&'static str),
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProfileError {
@@ -94,10 +134,7 @@ pub fn check() -> Result<(), ProfileError> {
         .stdin(Stdio::null())
         .output();
     match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ProfileError::Unavailable(
-            "perf is not installed (or not on PATH): install it (Debian: apt install linux-perf)"
-                .into(),
-        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ProfileError::NotInstalled),
         Err(e) => Err(io("cannot run perf")(e)),
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => {
@@ -106,16 +143,14 @@ pub fn check() -> Result<(), ProfileError> {
                 .ok()
                 .map(|s| s.trim().to_string());
             if err.contains("paranoid") || err.contains("ermission") || err.contains("EACCES") {
-                Err(ProfileError::Unavailable(format!(
-                    "perf is not permitted to profile other processes (kernel.perf_event_paranoid = {}): run `sysctl kernel.perf_event_paranoid=1`, or run rqps as root",
-                    paranoid.as_deref().unwrap_or("?")
-                )))
+                Err(ProfileError::NotPermitted {
+                    paranoid: paranoid.unwrap_or_else(|| "?".to_string()),
+                })
             } else {
                 let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                Err(ProfileError::Unavailable(format!(
-                    "perf record fails here ({}): check that `perf record -e cpu-clock -- true` works",
-                    first.trim()
-                )))
+                Err(ProfileError::RecordFails {
+                    said: first.trim().to_string(),
+                })
             }
         }
     }
@@ -198,13 +233,13 @@ impl Recording {
                     break;
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
-                Err(e) => return Err(r.failed(&format!("cannot open perf's FIFO: {e}"))),
+                Err(e) => return Err(r.failed(Stalled::Fifo(e))),
             }
             if let Ok(Some(_)) = r.child.try_wait() {
-                return Err(r.failed("perf ended before profiling"));
+                return Err(r.failed(Stalled::EndedBeforeStart));
             }
             if Instant::now() > deadline {
-                return Err(r.failed("perf did not start within 10 s"));
+                return Err(r.failed(Stalled::NoStart));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -217,14 +252,17 @@ impl Recording {
     }
 
     /// Sends a control command and waits for perf's acknowledgement.
-    fn command(&mut self, what: &str) -> Result<(), ProfileError> {
+    fn command(&mut self, what: &'static str) -> Result<(), ProfileError> {
         let sent = self
             .ctl
             .as_mut()
             .map(|c| c.write_all(format!("{what}\n").as_bytes()))
             .unwrap_or(Ok(()));
         if let Err(e) = sent {
-            return Err(self.failed(&format!("cannot {what} perf: {e}")));
+            return Err(self.failed(Stalled::Send {
+                command: what,
+                source: e,
+            }));
         }
         let deadline = Instant::now() + CONTROL_WAIT;
         let mut got = Vec::new();
@@ -240,17 +278,17 @@ impl Recording {
                 Some(Ok(_)) | Some(Err(_)) | None => {}
             }
             if let Ok(Some(_)) = self.child.try_wait() {
-                return Err(self.failed(&format!("perf ended before it could {what}")));
+                return Err(self.failed(Stalled::EndedBefore(what)));
             }
             if Instant::now() > deadline {
-                return Err(self.failed(&format!("perf did not {what} within 10 s")));
+                return Err(self.failed(Stalled::NoAnswer(what)));
             }
             std::thread::sleep(Duration::from_millis(2));
         }
     }
 
     /// Ends perf after a failure: the error, with perf's own first line.
-    fn failed(&mut self, why: &str) -> ProfileError {
+    fn failed(&mut self, why: Stalled) -> ProfileError {
         // SAFETY: signalling our own child.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
         let deadline = Instant::now() + CONTROL_WAIT;
@@ -263,10 +301,13 @@ impl Recording {
         if let Some(mut e) = self.child.stderr.take() {
             let _ = e.read_to_string(&mut err);
         }
-        ProfileError::Perf(match err.lines().find(|l| !l.trim().is_empty()) {
-            Some(l) => format!("{why}: {}", l.trim()),
-            None => why.to_string(),
-        })
+        ProfileError::Stopped {
+            why,
+            said: err
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim().to_string()),
+        }
     }
 
     /// Disables the events: nothing is sampled after this returns.
@@ -286,10 +327,10 @@ impl Recording {
         }
         let data = self.dir.path().join("perf.data");
         if !data.exists() {
-            return Err(ProfileError::Perf(format!(
-                "perf wrote no profile ({status}): {}",
-                err.lines().next().unwrap_or("").trim()
-            )));
+            return Err(ProfileError::NoProfile {
+                status,
+                said: err.lines().next().unwrap_or("").trim().to_string(),
+            });
         }
         let dir = tempfile::tempdir().map_err(io("cannot make a temporary directory"))?;
         let kept = dir.path().join("perf.data");
@@ -328,10 +369,9 @@ impl Recorded {
             .output()
             .map_err(io("cannot run perf script"))?;
         if !script.status.success() {
-            return Err(ProfileError::Perf(format!(
-                "perf script failed ({})",
-                script.status
-            )));
+            return Err(ProfileError::ScriptFailed {
+                status: script.status,
+            });
         }
         fold(&script.stdout, PERIOD_NS)
     }

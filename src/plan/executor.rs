@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, Error, failed, usage};
 use crate::plan::matrix::{Matrix, Progress, Step, Target};
-use crate::plan::open::EngineArgs;
-use crate::plan::session::RunSpec;
+use crate::plan::session::{Ready, RunSpec};
+use crate::results::ResultsDir;
 
 /// What `rqps matrix` was asked to do.
 pub struct MatrixRequest {
@@ -27,7 +27,7 @@ pub struct MatrixRequest {
 
 /// Runs the matrix `a` names and returns the exit status.
 pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
-    let m = Matrix::load(&a.file).map_err(|e| usage(e.to_string()))?;
+    let m = Matrix::load(&a.file).map_err(usage)?;
     let steps: Vec<Step> = m
         .steps()
         .into_iter()
@@ -35,7 +35,7 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
         .filter(|(i, _)| a.part.is_none_or(|p| p.takes(*i)))
         .map(|(_, s)| s)
         .collect();
-    check_targets(a, &m)?;
+    check_servers(a, &m)?;
     let mut progress_path = Progress::path(&a.results, &a.file);
     if let Some(p) = a.part {
         // Parts sharing one results directory keep their own progress.
@@ -43,11 +43,12 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
     }
     // Held until the matrix ends: a second `rqps matrix` of the same file
     // into the same results would run the same steps and overwrite progress.
-    let _lock = if a.dry_run {
-        None
+    let (_lock, results) = if a.dry_run {
+        (None, None)
     } else {
-        crate::results::check_writable(&a.results)?;
-        Some(lock_progress(&progress_path, &a.file, &a.results)?)
+        let results = crate::results::check_writable(&a.results)?;
+        let lock = lock_progress(&progress_path, &a.file, &a.results)?;
+        (Some(lock), Some(results))
     };
     let mut progress = if a.resume {
         say_killed(&a.results);
@@ -58,20 +59,19 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
     progress.matrix = a.file.display().to_string();
     print_plan(a, &m, &steps, &progress)?;
     let missing = m.missing_engines();
-    if a.dry_run {
+    let Some(results) = results else {
         for e in missing {
             println!("  needs an install first: {e:?} (done automatically when the matrix runs)");
         }
         return Ok(0);
-    }
-    crate::results::check_writable(&a.results)?;
+    };
     for e in missing {
         if let Some(v) = &e.version {
             crate::engine::install::install(e.kind, v, &mut |n| eprintln!("{n}"))
                 .map_err(|e| failed(e.to_string()))?;
         }
     }
-    let failed_steps = match run_steps(a, &m, &steps, &mut progress, &progress_path)? {
+    let failed_steps = match run_steps(a, &m, &steps, &results, &mut progress, &progress_path)? {
         Some(failed_steps) => failed_steps,
         None => return Ok(EXIT_INTERRUPTED),
     };
@@ -94,42 +94,22 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// Every target's engine options must suit its engine, and every server
-/// must be large enough for the plan, before the first run starts.
-fn check_targets(a: &MatrixRequest, m: &Matrix) -> Result<(), Error> {
-    // What the largest of the suites opens at once.
-    let mut need = m.plan(&m.suites[0], 0)?.need();
-    for ms in &m.suites[1..] {
-        let n = m.plan(ms, 0)?.need();
-        if n.connections > need.connections {
-            need.connections = n.connections;
-            need.who = n.who;
-            need.fewer = n.fewer;
-        }
-        need.prepared = need.prepared.max(n.prepared);
-    }
-    let refused =
-        |t: &Target, e: Error| usage(format!("{}: target {}: {e}", a.file.display(), t.name));
-    for t in &m.targets {
-        let ea = EngineArgs {
-            need: Some(need.clone()),
-            ..engine_args(t)
-        };
-        crate::plan::open::check(&ea).map_err(|e| refused(t, e))?;
-    }
+/// Every server a target names by URL must be large enough for the plan,
+/// before the first run starts (each target's options were checked when
+/// the matrix was read).
+fn check_servers(a: &MatrixRequest, m: &Matrix) -> Result<(), Error> {
     if a.dry_run {
         return Ok(());
     }
     for t in &m.targets {
-        let server_url = matches!(t.target, Some(crate::engine::target::Target::Url(_)));
-        if t.engine.is_some() || !server_url {
+        let server_url = matches!(t.engine.target, Some(crate::engine::target::Target::Url(_)));
+        if t.engine.server.is_some() || !server_url {
             continue;
         }
-        let opened =
-            crate::plan::open::open(&engine_args(t), &mut |_| {}).map_err(|e| refused(t, e))?;
-        let checked = crate::plan::open::check_capacity(&need, opened.driver.as_ref());
+        // Opening a URL target connects and checks the server's capacity.
+        let opened = crate::plan::open::open(&t.checked, &mut |_| {})
+            .map_err(|e| usage(format!("{}: target {}: {e}", a.file.display(), t.name)))?;
         opened.close(&mut |_| {});
-        checked.map_err(|e| refused(t, e))?;
     }
     Ok(())
 }
@@ -165,7 +145,7 @@ fn print_plan(
     // A suite's plan is the same for every target (the options are the matrix's).
     let mut est: HashMap<&str, f64> = HashMap::new();
     for ms in &m.suites {
-        let secs = crate::suite::estimate_total_secs(m.plan(ms, 0)?.as_ref());
+        let secs = crate::suite::estimate_total_secs(ms.plan.as_ref());
         est.insert(ms.suite.name(), secs);
     }
     let by_name = by_name(m);
@@ -237,6 +217,7 @@ fn run_steps(
     a: &MatrixRequest,
     m: &Matrix,
     steps: &[Step],
+    results: &ResultsDir,
     progress: &mut Progress,
     progress_path: &Path,
 ) -> Result<Option<Vec<String>>, Error> {
@@ -266,15 +247,20 @@ fn run_steps(
             "== {}{of_suite} repeat {} of {}",
             s.target, s.repeat, m.repeats
         );
-        let argv = m.command_line(t, s, &a.results);
+        let spec = step_spec(m, t, s, &a.results)?;
         let code = if own_process(t) {
             // A library engine's release stays loaded for the life of the
             // process, and two releases in one process abort it: each such
             // run is `rqps run` in a process of its own.
-            run_in_child(&argv, &s.target)
+            run_in_child(&spec.argv(), &s.target)
         } else {
-            let spec = step_spec(m, t, s, &a.results, argv)?;
-            match crate::plan::session::run(&spec) {
+            // Checked when the matrix was read (against every suite's
+            // plan; sized for this one's), the directory when it began.
+            let ready = Ready {
+                engine: t.checked.for_plan(spec.plan.as_ref()),
+                results: results.clone(),
+            };
+            match crate::plan::session::run_ready(&spec, ready) {
                 Ok(r) => r.code,
                 Err(e) => {
                     eprintln!("error: {}: {e}", s.target);
@@ -331,57 +317,29 @@ fn lock_progress(progress: &Path, file: &Path, results: &Path) -> Result<std::fs
     Ok(f)
 }
 
-/// The engine of one target, as `rqps run` would take it.
-fn engine_args(t: &Target) -> EngineArgs {
-    EngineArgs {
-        target: t.target.clone(),
-        // An embedded engine (SQLite) needs no server.
-        server: t.engine.clone().filter(|e| e.server_arg().is_some()),
-        config: t.config.clone(),
-        options: t.engine_options.clone(),
-        server_cpus: t.server_cpus.clone(),
-        password_file: t.password_file.clone(),
-        ..Default::default()
-    }
-}
-
-/// One target's repeat as a run of this process; `argv` is the `rqps run`
-/// command line it is equivalent to, stored with the run.
-fn step_spec(
-    m: &Matrix,
-    t: &Target,
-    s: &Step,
-    results: &Path,
-    argv: Vec<String>,
-) -> Result<RunSpec, Error> {
-    Ok(RunSpec {
-        plan: m.plan(m.suite_of(s), crate::suite::clock_seed())?,
-        engine: engine_args(t),
-        client_cpus: t.client_cpus.clone(),
-        repeats: 1,
-        repeat_number: Some(s.repeat),
-        part: None,
-        start_at: None,
-        name: Some(t.name.clone()),
-        allow_mismatch: false,
-        results: results.to_path_buf(),
-        json: None,
-        device: None,
-        server_pid: None,
-        stmt_timeout: m.stmt_timeout,
-        message_timeout: m.message_timeout,
-        busy_threshold: crate::harness::probe::BUSY_THRESHOLD_PCT,
-        cpu_profile: t.cpu_profile,
-        quiet: false,
-        command_line: argv,
-    })
+/// One step (a target's repeat of one suite) as a run, built as `rqps run`
+/// builds one.
+fn step_spec(m: &Matrix, t: &Target, s: &Step, results: &Path) -> Result<RunSpec, Error> {
+    Ok(RunSpec::new(
+        m.plan_for(t, s)?,
+        m.suite_of(s).plan_args.clone(),
+        t.engine.clone(),
+        t.options.clone(),
+        m.output(t, s.repeat, results),
+    ))
 }
 
 /// Whether the target's engine is loaded from a library into the process
 /// that runs it (RocksDB), so that its runs need a process of their own.
 fn own_process(t: &Target) -> bool {
-    t.engine.as_ref().is_some_and(|e| e.kind.library.is_some())
-        || matches!(t.target, Some(crate::engine::target::Target::Dir { .. }))
+    t.engine
+        .server
+        .as_ref()
+        .is_some_and(|e| e.kind.library.is_some())
+        || matches!(
+            t.engine.target,
+            Some(crate::engine::target::Target::Dir { .. })
+        )
 }
 
 /// Runs `argv` (an `rqps run` command line, `rqps` first) as a child of
@@ -487,7 +445,7 @@ fn final_report(results: &Path, base: &str, names: &[String]) -> Result<(), Erro
 }
 #[cfg(test)]
 mod tests {
-    use super::{child_args, engine_args, own_process, step_spec};
+    use super::{child_args, own_process, step_spec};
     use crate::engine::target::Target as Parsed;
     use std::path::Path;
 
@@ -506,15 +464,15 @@ mod tests {
         };
         // The URL is parsed once, by the matrix, and handed on as it is.
         assert_eq!(
-            engine_args(file).target,
+            file.engine.target,
             Some(Parsed::Sqlite(Some("/tmp/x.db".into())))
         );
         // SQLite needs no server: no --server, no --target, a temporary database.
-        let e = engine_args(tmp);
-        assert!(e.server.is_none() && e.target.is_none());
+        assert!(tmp.engine.server.is_none() && tmp.engine.target.is_none());
         assert_eq!(
-            engine_args(pg)
+            pg.engine
                 .server
+                .as_ref()
                 .and_then(|s| s.server_arg())
                 .as_deref(),
             Some("postgres@16.15")
@@ -533,14 +491,21 @@ mod tests {
             repeat: 2,
             suite: None,
         };
-        let argv = m.command_line(pg, &step, Path::new("res"));
-        let spec = step_spec(&m, pg, &step, Path::new("res"), argv.clone()).unwrap();
+        let spec = step_spec(&m, pg, &step, Path::new("res")).unwrap();
         assert_eq!(
-            (spec.repeats, spec.repeat_number, spec.name.as_deref()),
+            (
+                spec.output.repeats,
+                spec.output.repeat_number,
+                spec.output.name.as_deref()
+            ),
             (1, Some(2), Some("pg"))
         );
-        assert_eq!(spec.stmt_timeout, Some(30.0));
-        assert_eq!(spec.command_line, argv);
+        assert_eq!(
+            spec.options.stmt_timeout.map(|t| t.get().as_secs()),
+            Some(30)
+        );
+        // What is stored, and what a child is given, is the plan's line.
+        assert_eq!(spec.argv(), m.command_line(pg, &step, Path::new("res")));
         assert_eq!(spec.plan.profile(), "ci");
     }
 

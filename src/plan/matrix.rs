@@ -19,49 +19,31 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::engine::install::EngineSpec;
+use crate::plan::open::Checked;
+use crate::plan::options::{EngineArgs, Output, RunOptions, cli_value};
 use crate::suite::{self, Common, Plan, Suite};
-use crate::util::cpus::CpuSet;
 
-/// The `[defaults]` keys a matrix has whatever its suite; every other key is
-/// an option of an engine kind or of the suite, checked by its owner.
-const MATRIX_KEYS: &[&str] = &[
-    "suite",
-    "profile",
-    "repeats",
-    "seed",
-    "cooldown_secs",
-    "stmt_timeout",
-    "message_timeout",
-    "base",
-    "server_cpus",
-    "client_cpus",
-    "password_file",
-    "cpu_profile",
-];
+/// The `[defaults]` keys a matrix has whatever its suite, besides the run
+/// options ([`RunOptions`]); every other key is an option of an engine kind
+/// or of the suite, checked by its owner.
+const MATRIX_KEYS: &[&str] = &["suite", "profile", "repeats", "cooldown_secs", "base"];
 
 /// The most runs (targets x repeats) one matrix may plan.
 pub const MAX_RUNS: u64 = 100_000;
 
-/// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`,
-/// `config`) and the options of engine kinds (`mysql_storage_engine`, ...).
+/// A `[[target]]` table as written: its own keys (`name`, `engine`, `url`),
+/// run options (`config`, ...) and the options of engine kinds
+/// (`mysql_storage_engine`, ...).
 type TargetEntry = BTreeMap<String, Spanned<toml::Value>>;
 
-/// The keys of a `[[target]]` that are not engine options.
-const TARGET_KEYS: &[&str] = &[
-    "name",
-    "engine",
-    "url",
-    "config",
-    "server_cpus",
-    "client_cpus",
-    "password_file",
-    "cpu_profile",
-];
+/// The keys of a `[[target]]` that are neither run options nor engine options.
+const TARGET_KEYS: &[&str] = &["name", "engine", "url"];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,44 +54,30 @@ struct File {
     target: Vec<TargetEntry>,
 }
 
-/// One target as it will run. Its `Debug` redacts the URL: a matrix file
-/// may hold a password in it.
+/// One target as it will run: its engine, its run options (`[defaults]`,
+/// overridden by the target's own) and what checking them read. Its `Debug`
+/// redacts the URL: a matrix file may hold a password in it.
 #[derive(Clone)]
 pub struct Target {
     pub name: String,
-    pub engine: Option<EngineSpec>,
-    /// The `url` as written (for the `rqps run` command line).
-    pub url: Option<String>,
-    /// The `url`, parsed.
-    pub target: Option<crate::engine::target::Target>,
-    pub config: Option<PathBuf>,
-    /// Options of the engine kinds (`[defaults]`, overridden by the target's own).
-    pub engine_options: toml::Table,
-    /// CPU budgets (`[defaults]`, overridden by the target's own): `--server-cpus`, `--client-cpus`.
-    pub server_cpus: Option<CpuSet>,
-    pub client_cpus: Option<CpuSet>,
-    /// The password of a `url` target without one: `password_file` (the
-    /// target's, else `[defaults]`), relative to the matrix file.
-    pub password_file: Option<PathBuf>,
-    /// `--cpu-profile` (`[defaults]`, overridden by the target's own).
-    pub cpu_profile: bool,
+    /// `engine` (a throwaway server, or none for SQLite) or `url`, parsed,
+    /// with the engine kinds' options.
+    pub engine: EngineArgs,
+    pub options: RunOptions,
+    /// The engine checked against the options and the plan, as `rqps run`
+    /// checks it, with what that read (the config's text).
+    pub checked: Checked,
 }
 
 impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Target")
             .field("name", &self.name)
-            .field("engine", &self.engine)
-            .field(
-                "url",
-                &self.url.as_deref().map(crate::engine::target::redact),
-            )
-            .field("config", &self.config)
-            .field("server_cpus", &self.server_cpus)
-            .field("client_cpus", &self.client_cpus)
-            .field("password_file", &self.password_file)
-            .field("cpu_profile", &self.cpu_profile)
-            .finish_non_exhaustive()
+            .field("server", &self.engine.server)
+            .field("target", &self.engine.target.as_ref().map(|t| t.display()))
+            .field("engine_options", &self.engine.options)
+            .field("options", &self.options)
+            .finish()
     }
 }
 
@@ -119,26 +87,27 @@ pub struct Matrix {
     /// The suites every target runs, in the file's order (`suite = "tpcc"`,
     /// or `suite = ["linkbench", "tpcc"]`).
     pub suites: Vec<MatrixSuite>,
-    pub seed: Option<u64>,
     pub targets: Vec<Target>,
     pub repeats: usize,
     pub base: String,
     pub cooldown_secs: f64,
-    /// `--stmt-timeout` of every run, when given.
-    pub stmt_timeout: Option<f64>,
-    /// `--message-timeout` of every run, when given.
-    pub message_timeout: Option<f64>,
 }
 
-/// One suite of a matrix, with its profile and options.
+/// One suite of a matrix, with its profile, options and plan.
 #[derive(Clone)]
 pub struct MatrixSuite {
     pub suite: &'static dyn Suite,
     /// `profile` of `[defaults]`, else the suite's first profile.
     pub profile: String,
     /// The `[defaults]` keys this suite takes (every key that is not a
-    /// matrix key or an engine option goes to each suite that takes it).
+    /// matrix key, a run option or an engine option goes to each suite
+    /// that takes it).
     pub options: toml::Table,
+    /// The suite's plan, built once from the options: the same for every
+    /// target (each run draws its own seed unless the options give one).
+    pub plan: Arc<dyn Plan>,
+    /// The plan as `rqps run` arguments (`--suite`, `--profile`, the suite's options).
+    pub plan_args: Vec<String>,
 }
 
 /// One (target, repeat) run, in the order they run.
@@ -157,7 +126,6 @@ struct Entry {
     name: Spanned<String>,
     engine: Option<Spanned<String>>,
     url: Option<Spanned<String>>,
-    config: Option<Spanned<String>>,
 }
 
 /// A mistake in a matrix file, with where it is: shown as `file:line: field:
@@ -242,41 +210,66 @@ impl Matrix {
             d: &file.defaults,
         };
         let (suites, profile) = cx.suites()?;
-        let (options, engine_defaults) = cx.options(&suites)?;
+        let (options, engine_defaults, run_defaults) = cx.options(&suites)?;
+        // Each suite's options must make a plan now, not halfway through;
+        // it is made once (each run draws its own seed, unless one is given).
+        let seed = RunOptions::from_table(run_defaults.clone())
+            .ok()
+            .and_then(|o| o.seed)
+            .unwrap_or(0);
+        let mut made = Vec::new();
+        for (suite, options) in suites.into_iter().zip(options) {
+            let profile = profile
+                .clone()
+                .unwrap_or_else(|| suite.profiles()[0].to_string());
+            let plan: Arc<dyn Plan> = suite
+                .plan_toml(
+                    &Common {
+                        profile: profile.clone(),
+                        seed,
+                        part: None,
+                    },
+                    &options,
+                )
+                .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", suite.name())))?
+                .into();
+            let mut plan_args = vec![
+                "--suite".to_string(),
+                suite.name().to_string(),
+                "--profile".to_string(),
+                profile.clone(),
+            ];
+            for (key, v) in &options {
+                let flag = format!("--{}", key.replace('_', "-"));
+                match v {
+                    toml::Value::Boolean(true) => plan_args.push(flag),
+                    toml::Value::Boolean(false) => {}
+                    v => plan_args.extend([flag, cli_value(v)]),
+                }
+            }
+            made.push(MatrixSuite {
+                suite,
+                profile,
+                options,
+                plan,
+                plan_args,
+            });
+        }
+        let plans: Vec<&dyn Plan> = made.iter().map(|ms| ms.plan.as_ref()).collect();
         let mut targets: Vec<Target> = Vec::new();
         let mut names = std::collections::HashSet::new();
         for t in &file.target {
-            let target = cx.target(t, &suites, &engine_defaults, &mut names)?;
+            let target = cx.target(t, &plans, &engine_defaults, &run_defaults, &mut names)?;
             targets.push(target);
         }
-        let suites = suites
-            .into_iter()
-            .zip(options)
-            .map(|(suite, options)| MatrixSuite {
-                suite,
-                profile: profile
-                    .clone()
-                    .unwrap_or_else(|| suite.profiles()[0].to_string()),
-                options,
-            })
-            .collect();
-        let m = Matrix {
+        Ok(Matrix {
             path: path.to_path_buf(),
-            suites,
+            suites: made,
             repeats: cx.repeats()?,
-            seed: cx.seed()?,
             base: cx.base(&targets)?,
             cooldown_secs: cx.secs("cooldown_secs", 0.0)?.unwrap_or(10.0),
-            stmt_timeout: cx.secs("stmt_timeout", 1.0)?,
-            message_timeout: cx.secs("message_timeout", 1.0)?,
             targets,
-        };
-        // Each suite's options must make a plan now, not halfway through.
-        for ms in &m.suites {
-            m.plan(ms, 0)
-                .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", ms.suite.name())))?;
-        }
-        Ok(m)
+        })
     }
 
     /// Runs in order: every target once per repeat, repeats interleaved (A B
@@ -305,87 +298,28 @@ impl Matrix {
             .unwrap_or(&self.suites[0])
     }
 
-    /// A suite's plan for one run (`seed`: the run's seed unless the matrix sets one).
-    pub fn plan(&self, ms: &MatrixSuite, seed: u64) -> Result<Box<dyn Plan>, crate::error::Error> {
-        let common = Common {
-            profile: ms.profile.clone(),
-            seed: self.seed.unwrap_or(seed),
-            part: None,
-        };
-        ms.suite.plan_toml(&common, &ms.options)
+    /// The plan of one step of `t`: its suite's, with the run's own seed
+    /// unless the target's options give one.
+    pub fn plan_for(&self, t: &Target, s: &Step) -> Result<Box<dyn Plan>, crate::error::Error> {
+        self.suite_of(s)
+            .plan
+            .reseeded(t.options.seed.unwrap_or_else(crate::suite::clock_seed))
     }
 
-    /// The `rqps run` command line a step (one target's repeat of one suite)
-    /// is equivalent to, for the plan printed before a matrix runs and for
-    /// the stored run.
+    /// Where one target's repeat is stored.
+    pub fn output(&self, t: &Target, repeat: usize, results: &Path) -> Output {
+        Output::step(&t.name, repeat, results)
+    }
+
+    /// The `rqps run` command line a step (one target's repeat of one
+    /// suite) is equivalent to, for the plan printed before a matrix runs.
     pub fn command_line(&self, t: &Target, s: &Step, results: &Path) -> Vec<String> {
-        let ms = self.suite_of(s);
-        let mut a: Vec<String> = vec![
-            "rqps".into(),
-            "run".into(),
-            "--name".into(),
-            t.name.clone(),
-            "--results".into(),
-            results.display().to_string(),
-            "--repeat-number".into(),
-            s.repeat.to_string(),
-            "--suite".into(),
-            ms.suite.name().into(),
-            "--profile".into(),
-            ms.profile.clone(),
-        ];
-        for (key, v) in &ms.options {
-            let flag = format!("--{}", key.replace('_', "-"));
-            match v {
-                toml::Value::Boolean(true) => a.push(flag),
-                toml::Value::Boolean(false) => {}
-                v => a.extend([flag, cli_value(v)]),
-            }
-        }
-        let mut opt = |flag: &str, v: Option<String>| {
-            if let Some(v) = v {
-                a.push(flag.into());
-                a.push(v);
-            }
-        };
-        opt("--seed", self.seed.map(|s| s.to_string()));
-        opt("--stmt-timeout", self.stmt_timeout.map(|s| s.to_string()));
-        opt(
-            "--message-timeout",
-            self.message_timeout.map(|s| s.to_string()),
-        );
-        a.extend(crate::engine::registry::options_to_args(&t.engine_options).unwrap_or_default());
-        let mut opt = |flag: &str, v: Option<String>| {
-            if let Some(v) = v {
-                a.push(flag.into());
-                a.push(v);
-            }
-        };
-        match (&t.engine, &t.url) {
-            (Some(e), _) => opt("--server", e.server_arg()),
-            (None, Some(u)) => opt("--target", Some(u.clone())),
-            (None, None) => {}
-        }
-        opt(
-            "--config",
-            t.config.as_ref().map(|c| c.display().to_string()),
-        );
-        opt(
-            "--password-file",
-            t.password_file.as_ref().map(|c| c.display().to_string()),
-        );
-        opt(
-            "--server-cpus",
-            t.server_cpus.as_ref().map(|c| c.to_string()),
-        );
-        opt(
-            "--client-cpus",
-            t.client_cpus.as_ref().map(|c| c.to_string()),
-        );
-        if t.cpu_profile {
-            a.push("--cpu-profile".into());
-        }
-        a
+        crate::plan::session::command_line(
+            &self.suite_of(s).plan_args,
+            &t.engine,
+            &t.options,
+            &self.output(t, s.repeat, results),
+        )
     }
 
     /// Engines that must be installed before the matrix can run.
@@ -397,7 +331,7 @@ impl Matrix {
                     kind,
                     version: Some(ver),
                 },
-            ) = &t.engine
+            ) = &t.engine.server
                 && crate::engine::install::installed(kind, ver).is_none()
                 && !v.contains(e)
             {
@@ -526,16 +460,25 @@ impl Cx<'_> {
     }
 
     /// The other `[defaults]` keys: each suite's options (a key goes to
-    /// every suite that takes it, and must suit one), and the engine options
-    /// every target starts from.
+    /// every suite that takes it, and must suit one), the engine options and
+    /// the run options every target starts from.
+    #[allow(clippy::type_complexity)]
     fn options(
         &self,
         suites: &[&'static dyn Suite],
-    ) -> Result<(Vec<toml::Table>, toml::Table), MatrixError> {
+    ) -> Result<(Vec<toml::Table>, toml::Table, toml::Table), MatrixError> {
         let mut options = vec![toml::Table::new(); suites.len()];
         let mut engine_defaults = toml::Table::new();
+        let run_keys = RunOptions::keys();
+        let mut run_defaults = toml::Table::new();
         for (key, v) in self.d {
             if MATRIX_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if run_keys.contains(key) {
+                RunOptions::check_one(key, v.get_ref())
+                    .map_err(|e| self.at(v.span(), key, &e.to_string()))?;
+                run_defaults.insert(key.clone(), v.get_ref().clone());
                 continue;
             }
             if crate::engine::registry::owns_option(key) {
@@ -580,15 +523,17 @@ impl Cx<'_> {
             };
             return Err(self.at(v.span(), key, &m));
         }
-        Ok((options, engine_defaults))
+        Ok((options, engine_defaults, run_defaults))
     }
 
-    /// One `[[target]]` table (its name not among `names`, which it joins).
+    /// One `[[target]]` table (its name not among `names`, which it joins),
+    /// checked as `rqps run` checks its options, against the plans.
     fn target(
         &self,
         t: &TargetEntry,
-        suites: &[&'static dyn Suite],
+        plans: &[&dyn Plan],
         engine_defaults: &toml::Table,
+        run_defaults: &toml::Table,
         names: &mut std::collections::HashSet<String>,
     ) -> Result<Target, MatrixError> {
         let field = |key: &str| -> Result<Option<Spanned<String>>, MatrixError> {
@@ -608,18 +553,22 @@ impl Cx<'_> {
             name: name_field,
             engine: field("engine")?,
             url: field("url")?,
-            config: field("config")?,
         };
-        let (server_cpus, client_cpus) =
-            (self.cpus(t, "server_cpus")?, self.cpus(t, "client_cpus")?);
-        let password_file = self.password_file(t, &e)?;
-        let cpu_profile = match t.get("cpu_profile").or_else(|| self.d.get("cpu_profile")) {
-            None => false,
-            Some(v) => match v.get_ref() {
-                toml::Value::Boolean(b) => *b,
-                _ => return Err(self.at(v.span(), "cpu_profile", "must be true or false")),
-            },
-        };
+        let run_keys = RunOptions::keys();
+        // The target's run options over the defaults'; a url target's
+        // password file comes from [defaults] too, a server has its own.
+        let mut run = run_defaults.clone();
+        if e.url.is_none() {
+            run.remove("password_file");
+        }
+        for (key, v) in t.iter().filter(|(k, _)| run_keys.contains(k)) {
+            RunOptions::check_one(key, v.get_ref())
+                .map_err(|m| self.at(v.span(), key, &m.to_string()))?;
+            run.insert(key.clone(), v.get_ref().clone());
+        }
+        let options = RunOptions::from_table(run)
+            .map_err(|m| MatrixError::whole(self.path, m.to_string()))?
+            .relative_to(self.dir);
         let engine_options = self.engine_options(t, engine_defaults)?;
         let name = e.name.get_ref().trim().to_string();
         if name.is_empty() || name.contains(['/', '\\']) {
@@ -636,70 +585,33 @@ impl Cx<'_> {
                 &format!("'{name}' is used by two targets"),
             ));
         }
-        let (engine, target) = self.engine(&e, &name, suites)?;
-        let config = match &e.config {
-            None => None,
-            Some(c) => {
-                let p = self.dir.join(c.get_ref());
-                // Read now, as the run will: a missing, unreadable or
-                // too large file is refused with its reason.
-                crate::util::read_config(&p).map_err(|why| {
-                    self.at(c.span(), "config", &format!("{}: {why}", p.display()))
-                })?;
-                Some(p)
-            }
+        let (server, target) = self.engine(&e, &name, plans)?;
+        let engine = EngineArgs {
+            // An embedded engine (SQLite) needs no server.
+            server: server.filter(|e| e.server_arg().is_some()),
+            target,
+            options: engine_options,
         };
+        // Checked now, as the run will check it (a config or password file
+        // that cannot be read is refused with its line), and what it read
+        // goes on to every run of the target.
+        let checked = crate::plan::open::check(&engine, &options, plans).map_err(|r| {
+            let message = r.in_file();
+            match r
+                .option
+                .as_deref()
+                .and_then(|k| t.get(k).or_else(|| self.d.get(k)))
+            {
+                Some(v) => self.at(v.span(), r.option.as_deref().unwrap_or(""), &message),
+                None => MatrixError::whole(self.path, format!("target {name}: {message}")),
+            }
+        })?;
         Ok(Target {
-            password_file: password_file.filter(|_| e.url.is_some()),
             name,
             engine,
-            url: e.url.as_ref().map(|u| u.get_ref().clone()),
-            target,
-            config,
-            engine_options,
-            server_cpus,
-            client_cpus,
-            cpu_profile,
+            options,
+            checked,
         })
-    }
-
-    /// A CPU list of the target, else of `[defaults]`: checked against this machine.
-    fn cpus(&self, t: &TargetEntry, key: &str) -> Result<Option<CpuSet>, MatrixError> {
-        let Some(v) = t.get(key).or_else(|| self.d.get(key)) else {
-            return Ok(None);
-        };
-        let toml::Value::String(s) = v.get_ref() else {
-            return Err(self.at(v.span(), key, "must be a CPU list such as \"0-17\""));
-        };
-        CpuSet::parse_on_this_machine(s)
-            .map(Some)
-            .map_err(|e| self.at(v.span(), key, &e.to_string()))
-    }
-
-    /// The target's `password_file`, else `[defaults]`'s: checked now
-    /// (private, readable, a first line), as the run will read it; only URL
-    /// targets have a password to take.
-    fn password_file(&self, t: &TargetEntry, e: &Entry) -> Result<Option<PathBuf>, MatrixError> {
-        if let (Some(v), None) = (t.get("password_file"), &e.url) {
-            return Err(self.at(
-                v.span(),
-                "password_file",
-                "gives the password of a url target; a throwaway server (engine) has its own",
-            ));
-        }
-        let Some(v) = t
-            .get("password_file")
-            .or_else(|| self.d.get("password_file"))
-        else {
-            return Ok(None);
-        };
-        let toml::Value::String(s) = v.get_ref() else {
-            return Err(self.at(v.span(), "password_file", "must be a file name"));
-        };
-        let p = self.dir.join(s);
-        crate::engine::secret::read_password_file(&p)
-            .map_err(|m| self.at(v.span(), "password_file", &m.to_string()))?;
-        Ok(Some(p))
     }
 
     /// `[defaults]`'s engine options, overridden by the target's own.
@@ -709,8 +621,9 @@ impl Cx<'_> {
         engine_defaults: &toml::Table,
     ) -> Result<toml::Table, MatrixError> {
         let mut engine_options = engine_defaults.clone();
+        let run_keys = RunOptions::keys();
         for (key, v) in t {
-            if TARGET_KEYS.contains(&key.as_str()) {
+            if TARGET_KEYS.contains(&key.as_str()) || run_keys.contains(key) {
                 continue;
             }
             if !crate::engine::registry::owns_option(key) {
@@ -730,20 +643,20 @@ impl Cx<'_> {
         Ok(engine_options)
     }
 
-    /// The target's `engine` or its `url` (parsed), either one, offering the
-    /// suite's face: a suite the engine cannot serve is refused here, not
-    /// stored as a failed run of every repeat.
+    /// The target's `engine` or its `url` (parsed), either one, offering
+    /// each suite's face: a suite the engine cannot serve is refused here,
+    /// not stored as a failed run of every repeat.
     #[allow(clippy::type_complexity)]
     fn engine(
         &self,
         e: &Entry,
         name: &str,
-        suites: &[&'static dyn Suite],
+        plans: &[&dyn Plan],
     ) -> Result<(Option<EngineSpec>, Option<crate::engine::target::Target>), MatrixError> {
         let faces = |kind: &crate::engine::kind::EngineKind| {
-            suites
+            plans
                 .iter()
-                .try_for_each(|s| kind.check_face(s.name(), s.face()))
+                .try_for_each(|p| kind.check_face(p.suite(), p.face()))
         };
         match (&e.engine, &e.url) {
             (Some(_), Some(u)) => {
@@ -785,15 +698,6 @@ impl Cx<'_> {
         }
     }
 
-    /// `seed` (default: each run's own).
-    fn seed(&self) -> Result<Option<u64>, MatrixError> {
-        match self.d.get("seed").map(|v| (v.get_ref(), v.span())) {
-            None => Ok(None),
-            Some((toml::Value::Integer(n), _)) if *n >= 0 => Ok(Some(*n as u64)),
-            Some((_, span)) => Err(self.at(span, "seed", "must be a whole number >= 0")),
-        }
-    }
-
     /// `base`: a target's name (default: the first target).
     fn base(&self, targets: &[Target]) -> Result<String, MatrixError> {
         match self.text("base")? {
@@ -827,15 +731,6 @@ impl Cx<'_> {
             ));
         }
         Ok(Some(secs))
-    }
-}
-
-/// A TOML value as a command-line value (lists comma-separated).
-fn cli_value(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Array(a) => a.iter().map(cli_value).collect::<Vec<_>>().join(","),
-        v => v.to_string(),
     }
 }
 
@@ -938,10 +833,10 @@ engine = "sqlite"
                    [[target]]\nname = \"b\"\nengine = \"sqlite\"\n";
         let parsed = m(src).unwrap();
         assert_eq!(
-            parsed.targets[0].password_file.as_deref(),
+            parsed.targets[0].options.password_file.as_deref(),
             Some(pw.as_path())
         );
-        assert_eq!(parsed.targets[1].password_file, None);
+        assert_eq!(parsed.targets[1].options.password_file, None);
         let line = parsed.command_line(&parsed.targets[0], &step(1), Path::new("r"));
         assert!(
             line.windows(2).any(|w| w[0] == "--password-file"),
@@ -996,8 +891,8 @@ engine = "sqlite"
         .unwrap();
         let cpus = |t: &Target| {
             (
-                t.server_cpus.as_ref().map(|c| c.to_string()),
-                t.client_cpus.as_ref().map(|c| c.to_string()),
+                t.options.server_cpus.as_ref().map(|c| c.to_string()),
+                t.options.client_cpus.as_ref().map(|c| c.to_string()),
             )
         };
         assert_eq!(cpus(&m.targets[0]), (Some("0".into()), Some("0".into())));
@@ -1027,7 +922,7 @@ engine = "sqlite"
 [[target]]\nname = \"off\"\nengine = \"postgres\"\ncpu_profile = false\n",
         )
         .unwrap();
-        assert!(m.targets[0].cpu_profile && !m.targets[1].cpu_profile);
+        assert!(m.targets[0].options.cpu_profile && !m.targets[1].options.cpu_profile);
         let on = m
             .command_line(&m.targets[0], &step(1), Path::new("r"))
             .join(" ");
@@ -1202,6 +1097,15 @@ engine = "sqlite"
             "{line}"
         );
         assert!(!line.contains("--requesters"), "{line}");
+        // Each step's plan is its suite's.
+        assert_eq!(
+            m.plan_for(&m.targets[0], &steps[2]).unwrap().suite(),
+            "tpcc"
+        );
+        assert_eq!(
+            m.plan_for(&m.targets[0], &steps[0]).unwrap().suite(),
+            "linkbench"
+        );
         // An option no suite of the matrix takes names the suite it is for.
         let e = parse(
             "[defaults]\nsuite = [\"linkbench\", \"tpcc\"]\nclients = 2\n\

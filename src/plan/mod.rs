@@ -8,6 +8,7 @@ pub mod executor;
 pub mod hints;
 pub mod matrix;
 pub mod open;
+pub mod options;
 pub mod report;
 pub mod session;
 pub mod signals;

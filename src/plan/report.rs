@@ -139,7 +139,7 @@ fn notes(r: &Report) -> Vec<String> {
 
 pub fn report(a: &ReportRequest) -> Result<i32, Error> {
     if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+        crate::util::check_output(o).map_err(usage)?;
     }
     if let Some(test) = &a.explain {
         return explain(a, test);
@@ -217,8 +217,8 @@ fn explain(a: &ReportRequest, test: &str) -> Result<i32, Error> {
             a.base
         )));
     }
-    let text = crate::report::profile::explain(&runs, &a.base, &targets, test, a.top)
-        .map_err(|e| usage(e.to_string()))?;
+    let text =
+        crate::report::profile::explain(&runs, &a.base, &targets, test, a.top).map_err(usage)?;
     emit(a.output.as_deref(), &text)?;
     Ok(0)
 }
@@ -393,7 +393,7 @@ pub fn history(a: &HistoryRequest) -> Result<i32, Error> {
         None => None,
     };
     if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+        crate::util::check_output(o).map_err(usage)?;
     }
     let (runs, warnings) = load::read_results_keeping(&a.results, crate::results::Keep::History)?;
     for w in warnings {

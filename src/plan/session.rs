@@ -10,50 +10,38 @@ use std::time::{Duration, SystemTime};
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, Error, failed, usage};
 use crate::harness::probe::ProbeContext;
 use crate::harness::{Harness, RunEnd, Ui};
-use crate::plan::open::{EngineArgs, Opened};
-use crate::results::{EngineInfo, PartInfo, RunDoc, Status, Store};
+use crate::plan::open::{Checked, Opened};
+use crate::plan::options::EngineArgs;
+use crate::plan::options::{Output, RunOptions};
+use crate::results::{EngineInfo, PartInfo, ResultsDir, RunDoc, Status, Store};
 use crate::suite::Plan;
-use crate::util::cpus::CpuSet;
 
 /// Everything one `rqps run` (or one step of a matrix) needs, typed and
-/// parsed once.
+/// parsed once: the suite's plan, the engine, the run options and where the
+/// runs go. `rqps run` and a matrix both make one from their parts
+/// ([`RunSpec::new`]); its command line is derived from it ([`RunSpec::argv`]).
 pub struct RunSpec {
     /// The suite's plan (its profile and options).
     pub plan: Box<dyn Plan>,
-    /// The engine: the target (parsed), the throwaway server, its config,
-    /// options and CPU budget.
+    /// What gives the plan as `rqps run` arguments: `--suite`, `--profile`
+    /// and the suite's options.
+    pub plan_args: Vec<String>,
+    /// The engine: the target (parsed) or the throwaway server, and the
+    /// engine kinds' options.
     pub engine: EngineArgs,
-    /// `--client-cpus`: the CPUs rqps's client threads run on.
-    pub client_cpus: Option<CpuSet>,
-    /// How many repeats to run, each its own stored run.
-    pub repeats: usize,
-    /// Store the one run as this repeat of its name (matrices interleave repeats).
-    pub repeat_number: Option<usize>,
-    /// `--part I/N`: this process's share of the load.
-    pub part: Option<crate::suite::part::Part>,
-    /// `--start-at`: when the first test begins.
-    pub start_at: Option<SystemTime>,
-    /// The run's name (default: engine-version).
-    pub name: Option<String>,
-    /// Store under a name whose stored runs are another experiment.
-    pub allow_mismatch: bool,
-    pub results: PathBuf,
-    /// Also write each run's document as one JSON file here.
-    pub json: Option<PathBuf>,
-    /// The block device charged with each test's IO.
-    pub device: Option<String>,
-    /// The pid of a `--target` server on this host.
-    pub server_pid: Option<u32>,
-    /// Seconds of server silence that fail a statement (default: the engine's).
-    pub stmt_timeout: Option<f64>,
-    /// Seconds of silence mid-message that drop a connection.
-    pub message_timeout: Option<f64>,
-    /// Percent of all CPUs other processes may use before a test.
-    pub busy_threshold: f64,
-    pub cpu_profile: bool,
-    pub quiet: bool,
-    /// The command line the run is stored with (redacted when stored).
-    pub command_line: Vec<String>,
+    /// What both `rqps run` and a matrix set.
+    pub options: RunOptions,
+    /// Where and how the runs are stored and shown.
+    pub output: Output,
+}
+
+/// What [`RunSpec::check`] found and read, handed to the session: the
+/// engine checked (with its config text), and the results directory found
+/// writable. A matrix checks each target once and the directory once.
+#[derive(Clone)]
+pub struct Ready {
+    pub engine: Checked,
+    pub results: ResultsDir,
 }
 
 /// How a session ended: its exit status (0, [`EXIT_FAILED`] or
@@ -67,42 +55,74 @@ pub struct Ran {
 /// A run session with its engine open.
 pub struct Session<'a> {
     spec: &'a RunSpec,
+    results: ResultsDir,
     engine: Opened,
     ui: Ui,
     /// Restores the thread's CPUs when the session closes.
     pinned: Option<crate::util::cpus::Pinned>,
 }
 
-/// Runs `spec` in a session of its own: opens, runs, closes.
+/// Runs `spec` in a session of its own: checks, opens, runs, closes.
 pub fn run(spec: &RunSpec) -> Result<Ran, Error> {
-    let mut s = Session::open(spec)?;
+    let ready = spec.check()?;
+    run_ready(spec, ready)
+}
+
+/// Runs `spec`, checked already (`ready`), in a session of its own.
+pub fn run_ready(spec: &RunSpec, ready: Ready) -> Result<Ran, Error> {
+    let mut s = Session::open(spec, ready)?;
     let ran = s.run();
     s.close();
     ran
 }
 
+/// The `rqps run` command line of a run made of these parts.
+pub fn command_line(
+    plan_args: &[String],
+    engine: &EngineArgs,
+    options: &RunOptions,
+    output: &Output,
+) -> Vec<String> {
+    let mut a: Vec<String> = vec!["rqps".into(), "run".into()];
+    a.extend(output.args());
+    a.extend(plan_args.iter().cloned());
+    a.extend(engine.args());
+    a.extend(options.args());
+    a
+}
+
 impl RunSpec {
-    /// The engine arguments with what the plan needs of a server.
-    fn engine_args(&self) -> EngineArgs {
-        EngineArgs {
-            need: Some(self.plan.need()),
-            ..self.engine.clone()
+    /// The one way a run's spec is made, by `rqps run` and by a matrix.
+    pub fn new(
+        plan: Box<dyn Plan>,
+        plan_args: Vec<String>,
+        engine: EngineArgs,
+        options: RunOptions,
+        output: Output,
+    ) -> RunSpec {
+        RunSpec {
+            plan,
+            plan_args,
+            engine,
+            options,
+            output,
         }
     }
 
-    /// Refuses what cannot work before anything starts: one line that says
-    /// what to change.
-    fn check(&self, ea: &EngineArgs) -> Result<(), Error> {
-        if self.repeats == 0 {
+    /// The `rqps run` command line this spec is: stored with its runs
+    /// (redacted), and the arguments of a child run.
+    pub fn argv(&self) -> Vec<String> {
+        command_line(&self.plan_args, &self.engine, &self.options, &self.output)
+    }
+
+    /// Refuses what cannot work before anything starts (one line that says
+    /// what to change), reading what the options name once.
+    pub fn check(&self) -> Result<Ready, Error> {
+        let out = &self.output;
+        if out.repeats == 0 {
             return Err(usage("--repeats must be at least 1"));
         }
-        if !(0.0..=100.0).contains(&self.busy_threshold) {
-            return Err(usage(format!(
-                "--busy-threshold must be a percentage from 0 to 100, got {}",
-                self.busy_threshold
-            )));
-        }
-        if let Some(t) = self.start_at
+        if let Some(t) = out.start_at
             && let Ok(ahead) = t.duration_since(SystemTime::now())
             && ahead > Duration::from_secs(86_400)
         {
@@ -112,28 +132,8 @@ impl RunSpec {
                 ahead.as_secs_f64() / 3600.0
             )));
         }
-        let timeout = |flag: &str, v: Option<f64>, default: Duration| match v {
-            Some(s) if s < 1.0 => Err(usage(format!(
-                "--{flag} must be at least 1 second, got {s}"
-            ))),
-            Some(s) => Ok(Duration::from_secs_f64(s)),
-            None => Ok(default),
-        };
-        let stmt = timeout(
-            "stmt-timeout",
-            self.stmt_timeout,
-            crate::engine::DEFAULT_STATEMENT_TIMEOUT,
-        )?;
-        crate::engine::set_statement_timeout(stmt);
-        let message = timeout(
-            "message-timeout",
-            self.message_timeout,
-            crate::engine::DEFAULT_MESSAGE_TIMEOUT,
-        )?;
-        crate::engine::set_message_timeout(message);
-        crate::plan::open::check(ea)?;
-        crate::plan::open::check_face(ea, self.plan.suite(), self.plan.face())?;
-        if let Some(j) = &self.json {
+        let engine = crate::plan::open::check(&self.engine, &self.options, &[self.plan.as_ref()])?;
+        if let Some(j) = &out.json {
             let parent = j
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
@@ -147,18 +147,16 @@ impl RunSpec {
             }
             crate::util::check_output(j).map_err(|e| usage(format!("--json {e}")))?;
         }
-        check_space(self.plan.as_ref(), ea)?;
-        crate::results::check_writable(&self.results)?;
-        Ok(())
+        let results = crate::results::check_writable(&out.results)?;
+        Ok(Ready { engine, results })
     }
 }
 
 impl<'a> Session<'a> {
-    /// Checks the spec, opens its engine and pins the client's CPUs.
-    pub fn open(spec: &'a RunSpec) -> Result<Session<'a>, Error> {
-        let ea = spec.engine_args();
-        spec.check(&ea)?;
-        let ui = Ui::new(spec.quiet);
+    /// Opens the checked engine (connected, and large enough for the plan)
+    /// and pins the client's CPUs.
+    pub fn open(spec: &'a RunSpec, ready: Ready) -> Result<Session<'a>, Error> {
+        let ui = Ui::new(spec.output.quiet);
         crate::plan::signals::install();
         // What a killed rqps (SIGKILL, a reset) could not remove.
         let stale = crate::engine::server::remove_stale_dirs();
@@ -168,14 +166,14 @@ impl<'a> Session<'a> {
         {
             eprintln!("rqps: {line}");
         }
-        let engine = crate::plan::open::open(&ea, &mut |note| ui.say(note))?;
+        let engine = crate::plan::open::open(&ready.engine, &mut |note| ui.say(note))?;
         if let Err(e) = spec.plan.check_target(engine.driver.as_ref()) {
             engine.close(&mut |note| ui.say(note));
             return Err(e);
         }
         // The server is started: what rqps spawns from here (workers, loaders)
         // runs on the client's CPUs, until the guard restores the previous set.
-        let pinned = match &spec.client_cpus {
+        let pinned = match &spec.options.client_cpus {
             Some(c) => match c.pin_this_thread() {
                 Ok(g) => Some(g),
                 Err(e) => {
@@ -189,6 +187,7 @@ impl<'a> Session<'a> {
         };
         Ok(Session {
             spec,
+            results: ready.results,
             engine,
             ui,
             pinned,
@@ -205,19 +204,16 @@ impl<'a> Session<'a> {
     /// Runs every repeat of the spec.
     pub fn run(&mut self) -> Result<Ran, Error> {
         let (spec, ui) = (self.spec, &self.ui);
-        let driver = self.engine.driver.clone();
-        // Connect once up front so a bad target or config fails before anything is stored.
-        let connected = match driver.kv() {
-            Some(kv) => kv.connect().map(drop),
-            None => driver.require_sql().and_then(|db| db.connect()).map(drop),
-        };
-        connected.map_err(|e| usage(connect_failed(&self.engine.shown, &e.to_string())))?;
-        // A server too small for the plan fails now, not after the load.
-        crate::plan::open::check_capacity(&spec.plan.need(), driver.as_ref())?;
+        // A server on this host that rqps did not start: the pid the user
+        // gave, else the probe finds it by its port.
+        let mut footprint = self.engine.footprint.clone();
+        if !footprint.embedded && footprint.pids.is_empty() {
+            footprint.pids.extend(spec.output.server_pid);
+        }
         let mut probe = ProbeContext::for_engine(
-            &self.engine.footprint(spec.server_pid),
-            spec.device.clone(),
-            spec.busy_threshold,
+            &footprint,
+            spec.options.device.clone(),
+            spec.options.busy_threshold.get(),
         );
         // The engine's version and settings first: a failure there ends the
         // run before any warning is printed (as before the session moved
@@ -225,10 +221,10 @@ impl<'a> Session<'a> {
         let doc = self.document(&probe)?;
         // A name's runs are repeats of one experiment: refused before any
         // test runs when they would not be.
-        if !spec.allow_mismatch {
-            same_experiment(&spec.results, &doc)?;
+        if !spec.output.allow_mismatch {
+            same_experiment(&spec.output.results, &doc)?;
         }
-        if spec.cpu_profile {
+        if spec.options.cpu_profile {
             // Said once, here (not again per test or in the summary); the
             // tests run on without profiles.
             match crate::harness::profile::check() {
@@ -239,9 +235,10 @@ impl<'a> Session<'a> {
             }
         }
         let mut code = 0;
-        let numbers: Vec<usize> = match spec.repeat_number {
+        let out = &spec.output;
+        let numbers: Vec<usize> = match out.repeat_number {
             Some(n) => vec![n.max(1)],
-            None => (1..=spec.repeats).collect(),
+            None => (1..=out.repeats).collect(),
         };
         let first_repeat = numbers.first().copied();
         let mut stored = None;
@@ -255,13 +252,13 @@ impl<'a> Session<'a> {
             doc.part = begin_part(spec, Some(repeat) == first_repeat, ui);
             // Each repeat its own start (its end is stamped when it finishes).
             doc.started = crate::util::now_rfc3339();
-            let json = spec.json.as_ref().map(|j| {
+            let json = out.json.as_ref().map(|j| {
                 // A device or FIFO gets every repeat's document in turn.
                 let stream = matches!(
                     crate::util::output_path(j),
                     Ok(crate::util::OutputPath::Stream)
                 );
-                if spec.repeats > 1 && !stream {
+                if out.repeats > 1 && !stream {
                     numbered(j, repeat)
                 } else {
                     j.clone()
@@ -294,6 +291,7 @@ impl<'a> Session<'a> {
         // After the connection above: a MySQL-protocol driver names the
         // product its server said it is (mysql or mariadb).
         let name = spec
+            .output
             .name
             .clone()
             .unwrap_or_else(|| default_name(driver.engine(), &version));
@@ -314,7 +312,7 @@ impl<'a> Session<'a> {
             }
             // The client's as the kernel reports it for this (pinned) thread,
             // whose set the workers inherit.
-            if let Some(c) = &spec.client_cpus {
+            if let Some(c) = &spec.options.client_cpus {
                 let now = crate::util::cpus::of_this_thread().unwrap_or_else(|| c.clone());
                 o.insert("client_cpus".into(), now.to_string().into());
             }
@@ -336,7 +334,7 @@ impl<'a> Session<'a> {
             status: Status::Running,
             started: crate::util::now_rfc3339(),
             finished: None,
-            command_line: crate::engine::target::redact_args(&spec.command_line),
+            command_line: crate::engine::target::redact_args(&spec.argv()),
             target: engine.shown.clone(),
             engine: EngineInfo {
                 name: driver.engine().into(),
@@ -364,7 +362,7 @@ impl<'a> Session<'a> {
     ) -> Result<i32, Error> {
         let (spec, ui, plan) = (self.spec, &self.ui, self.spec.plan.as_ref());
         let repeat = doc.repeat;
-        let mut store = Store::create(&spec.results, doc, json)?;
+        let mut store = Store::create(&self.results, doc, json)?;
         ui.say(&format!(
             "rqps {}: {} on {} ({} {}), {} steps, about {:.0} s{}; results in {}",
             env!("CARGO_PKG_VERSION"),
@@ -374,8 +372,8 @@ impl<'a> Session<'a> {
             store.doc().engine.version,
             plan.step_count(),
             crate::suite::estimate_total_secs(plan),
-            if spec.repeats > 1 {
-                format!(", repeat {repeat} of {}", spec.repeats)
+            if spec.output.repeats > 1 {
+                format!(", repeat {repeat} of {}", spec.output.repeats)
             } else {
                 String::new()
             },
@@ -455,7 +453,7 @@ fn short_version(v: &str) -> String {
 /// Waits for `--start-at` (when `first`), then says which part this run is
 /// and whether it began late; `None` without `--part` and `--start-at`.
 fn begin_part(spec: &RunSpec, first: bool, ui: &Ui) -> Option<PartInfo> {
-    let start_at = spec.start_at.filter(|_| first);
+    let start_at = spec.output.start_at.filter(|_| first);
     if let Some(t) = start_at
         && let Ok(wait) = t.duration_since(SystemTime::now())
     {
@@ -471,7 +469,7 @@ fn begin_part(spec: &RunSpec, first: bool, ui: &Ui) -> Option<PartInfo> {
             std::thread::sleep(left.min(Duration::from_millis(50)));
         }
     }
-    if spec.part.is_none() && start_at.is_none() {
+    if spec.output.part.is_none() && start_at.is_none() {
         return None;
     }
     let now = SystemTime::now();
@@ -485,8 +483,8 @@ fn begin_part(spec: &RunSpec, first: bool, ui: &Ui) -> Option<PartInfo> {
         ));
     }
     Some(PartInfo {
-        index: spec.part.map_or(1, |p| p.index),
-        count: spec.part.map_or(1, |p| p.count),
+        index: spec.output.part.map_or(1, |p| p.index),
+        count: spec.output.part.map_or(1, |p| p.count),
         start_at: start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
         started: humantime::format_rfc3339_millis(now).to_string(),
         late_secs,
@@ -494,33 +492,6 @@ fn begin_part(spec: &RunSpec, first: bool, ui: &Ui) -> Option<PartInfo> {
         run_id: None,
         host: None,
     })
-}
-
-/// Refuses a plan whose load needs more than the free space where the
-/// engine's data will be, when rqps knows where that is (not for a server
-/// URL): a load that cannot fit fails hours later, or fills the disk.
-fn check_space(plan: &dyn Plan, ea: &EngineArgs) -> Result<(), Error> {
-    let need = plan.load_bytes();
-    if need == 0 {
-        return Ok(());
-    }
-    let Some(dir) = crate::plan::open::data_dir(ea) else {
-        return Ok(());
-    };
-    let Some(free) = crate::util::free_bytes(&dir) else {
-        return Ok(());
-    };
-    if need <= free {
-        return Ok(());
-    }
-    let gb = |b: u64| b as f64 / 1e9;
-    Err(usage(format!(
-        "the {} load needs about {:.1} GB (the suite's estimate) but {} has {:.1} GB free: make the load smaller, or put the data where there is room (another path, or TMPDIR for a throwaway engine)",
-        plan.suite(),
-        gb(need),
-        dir.display(),
-        gb(free)
-    )))
 }
 
 /// `run.json` → `run-r2.json`, for the documents of repeats.
@@ -534,49 +505,4 @@ fn numbered(path: &Path, repeat: usize) -> PathBuf {
         None => format!("{stem}-r{repeat}"),
     };
     path.with_file_name(name)
-}
-
-/// The line for a target rqps cannot connect to: the engine's message (with
-/// the target named once) and what to check for the usual causes.
-fn connect_failed(shown: &str, message: &str) -> String {
-    let line = if message.contains(shown) {
-        message.to_string()
-    } else {
-        format!("cannot connect to {shown}: {message}")
-    };
-    let m = message.to_lowercase();
-    let remedy = if m.contains("connection refused") {
-        "; is the server running, and listening on that host and port? (check --target's host:port)"
-    } else if m.contains("timed out") || m.contains("no route to host") {
-        "; check the host and port of --target, and any firewall between (the server did not answer)"
-    } else if m.contains("password") || m.contains("access denied") || m.contains("authentication")
-    {
-        "; check the user and the password (--password-file, PGPASSWORD, ~/.pgpass or MYSQL_PWD)"
-    } else if m.contains("does not exist") || m.contains("unknown database") {
-        "; create the database first, or name one that exists in --target"
-    } else {
-        ""
-    };
-    format!("{line}{remedy}")
-}
-
-#[cfg(test)]
-mod connect_failed_tests {
-    use super::connect_failed;
-
-    #[test]
-    fn a_refused_connection_names_the_target_once_and_what_to_check() {
-        let url = "postgres://bench@127.0.0.1:1/db";
-        let msg = format!(
-            "cannot connect to PostgreSQL at 127.0.0.1:1 ({url}): Connection refused (os error 111)"
-        );
-        let line = connect_failed(url, &msg);
-        assert_eq!(line.matches(url).count(), 1, "{line}");
-        assert!(line.contains("is the server running"), "{line}");
-        // A message that does not name the target gets it in front, and no remedy it does not need.
-        assert_eq!(
-            connect_failed("sqlite:/x/y.db", "unable to open database file"),
-            "cannot connect to sqlite:/x/y.db: unable to open database file"
-        );
-    }
 }

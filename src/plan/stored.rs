@@ -278,8 +278,8 @@ pub fn merge_parts(dirs: &[PathBuf], results: &Path) -> Result<(), Error> {
         }
         runs.extend(runs_in(d)?);
     }
-    let merged = merge::merge(runs).map_err(|e| usage(e.to_string()))?;
-    crate::results::check_writable(results)?;
+    let merged = merge::merge(runs).map_err(usage)?;
+    let dir = crate::results::check_writable(results)?;
     let mut command_line = vec!["rqps".to_string(), "merge".into()];
     command_line.extend(dirs.iter().map(|d| d.display().to_string()));
     for mut doc in merged {
@@ -293,7 +293,7 @@ pub fn merge_parts(dirs: &[PathBuf], results: &Path) -> Result<(), Error> {
                 doc.name, p.index, p.count, p.late_secs
             );
         }
-        let mut store = Store::create(results, doc, None)?;
+        let mut store = Store::create(&dir, doc, None)?;
         for t in tests {
             let slot = store.begin_test(&t)?;
             store.finish_test(slot, t)?;

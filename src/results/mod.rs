@@ -857,8 +857,19 @@ fn encode<T: Serialize>(what: &'static str, v: &T) -> Result<Vec<u8>, Error> {
     serde_json::to_vec_pretty(v).map_err(|source| StoreError::Encode { what, source })
 }
 
+/// A results directory [`check_writable`] found writable: what
+/// [`Store::create`] takes, so that a run checks its directory once.
+#[derive(Clone, Debug)]
+pub struct ResultsDir(PathBuf);
+
+impl ResultsDir {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
 /// Checks that results can be written under `root` (creating it), before any work starts.
-pub fn check_writable(root: &Path) -> Result<(), Error> {
+pub fn check_writable(root: &Path) -> Result<ResultsDir, Error> {
     let not_writable = |source| StoreError::NotWritable {
         dir: root.to_path_buf(),
         source,
@@ -867,13 +878,17 @@ pub fn check_writable(root: &Path) -> Result<(), Error> {
     let probe = root.join(".rqps-write-test");
     std::fs::write(&probe, b"ok").map_err(not_writable)?;
     let _ = std::fs::remove_file(probe);
-    Ok(())
+    Ok(ResultsDir(root.to_path_buf()))
 }
 
 impl Store {
     /// Creates `<root>/<run-id>/` and writes `run.json`.
-    pub fn create(root: &Path, mut doc: RunDoc, json: Option<PathBuf>) -> Result<Store, Error> {
-        check_writable(root)?;
+    pub fn create(
+        root: &ResultsDir,
+        mut doc: RunDoc,
+        json: Option<PathBuf>,
+    ) -> Result<Store, Error> {
+        let root = root.path();
         // The directory is claimed by an exclusive create, so two rqps
         // processes started together (two `rqps matrix --resume`) never share
         // a run id: the one that loses tries the next suffix.

@@ -107,7 +107,7 @@ pub trait Workload: Sync + 'static {
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
     /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
     /// and read them with [`set`] and [`set_all`].
-    type Options: clap::Args + DeserializeOwned + Default + Send;
+    type Options: clap::Args + DeserializeOwned + Default + Clone + Send + Sync;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
     /// The keys of the stored [`Workload::Params`] that make the workload,
@@ -251,6 +251,8 @@ pub trait Plan: Send + Sync {
     fn need(&self) -> Need;
     /// [`Workload::compat`].
     fn compat(&self) -> Option<CompatPlan>;
+    /// The same plan with another seed (a matrix's runs each draw their own).
+    fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error>;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -267,7 +269,9 @@ impl<W> Registered<W> {
 }
 
 struct TypedPlan<W: Workload> {
-    profile: String,
+    common: Common,
+    /// The options the parameters were made from, for [`Plan::reseeded`].
+    o: W::Options,
     p: W::Params,
 }
 
@@ -291,8 +295,9 @@ impl<W: Workload> Registered<W> {
             )));
         }
         Ok(Box::new(TypedPlan::<W> {
-            profile: common.profile.clone(),
-            p: W::params(common, o)?,
+            common: common.clone(),
+            p: W::params(common, o.clone())?,
+            o,
         }))
     }
 }
@@ -324,7 +329,7 @@ impl<W: Workload> Suite for Registered<W> {
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
-            .map_err(|e| usage(first_line(&e.to_string())))?;
+            .map_err(|e| usage(FirstLine(e)))?;
         self.plan(common, o)
     }
 
@@ -369,7 +374,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
     }
 
     fn profile(&self) -> &str {
-        &self.profile
+        &self.common.profile
     }
 
     fn face(&self) -> Face {
@@ -419,17 +424,33 @@ impl<W: Workload> Plan for TypedPlan<W> {
     fn compat(&self) -> Option<CompatPlan> {
         W::compat(&self.p)
     }
+
+    fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error> {
+        let common = Common {
+            seed,
+            ..self.common.clone()
+        };
+        Ok(Box::new(TypedPlan::<W> {
+            p: W::params(&common, self.o.clone())?,
+            o: self.o.clone(),
+            common,
+        }))
+    }
 }
 
 use serde::Deserialize as _;
 
+/// A clap error shown as its first line, without its `error: ` prefix.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", first_line(&.0.to_string()))]
+struct FirstLine(#[source] clap::Error);
+
 /// The first line of a (clap) error, without its `error: ` prefix.
-fn first_line(s: &str) -> String {
+fn first_line(s: &str) -> &str {
     s.lines()
         .next()
         .unwrap_or("bad arguments")
         .trim_start_matches("error: ")
-        .to_string()
 }
 
 /// Turns an `Option` setting into the value a profile gets (a checked

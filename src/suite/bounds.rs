@@ -15,7 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The longest duration option: a day, in seconds.
 pub const MAX_SECS: f64 = 86_400.0;
@@ -46,6 +46,12 @@ pub enum BoundError {
     /// The digits as given, which may not fit in 64 bits.
     #[error("must be at most {max}, got {got}")]
     Over { max: u64, got: String },
+    #[error("must be at least 1 second, got {0}")]
+    TimeoutUnder(f64),
+    #[error("'{0}' is not a percentage")]
+    NotPercent(String),
+    #[error("must be a percentage from 0 to 100, got {0}")]
+    PercentRange(f64),
 }
 
 /// A duration in seconds: a number from 0 to [`MAX_SECS`].
@@ -94,6 +100,107 @@ impl<'de> Deserialize<'de> for Secs {
 impl From<Secs> for f64 {
     fn from(s: Secs) -> f64 {
         s.0
+    }
+}
+
+impl Serialize for Secs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
+/// A timeout in seconds: from 1 to [`MAX_SECS`] (a shorter one would fail
+/// statements that are merely slow).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Timeout(Secs);
+
+impl Timeout {
+    pub fn new(v: f64) -> Result<Timeout, BoundError> {
+        let s = Secs::new(v)?;
+        if v < 1.0 {
+            return Err(BoundError::TimeoutUnder(v));
+        }
+        Ok(Timeout(s))
+    }
+
+    pub fn get(self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.0.get())
+    }
+}
+
+impl FromStr for Timeout {
+    type Err = BoundError;
+    fn from_str(s: &str) -> Result<Self, BoundError> {
+        Timeout::new(s.parse::<Secs>()?.get())
+    }
+}
+
+impl fmt::Display for Timeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Timeout::new(f64::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for Timeout {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// A share of all CPUs, in percent: from 0 to 100.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Percent(f64);
+
+impl Percent {
+    pub const fn new_const(v: f64) -> Percent {
+        Percent(v)
+    }
+
+    pub fn new(v: f64) -> Result<Percent, BoundError> {
+        if (0.0..=100.0).contains(&v) {
+            Ok(Percent(v))
+        } else {
+            Err(BoundError::PercentRange(v))
+        }
+    }
+
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl FromStr for Percent {
+    type Err = BoundError;
+    fn from_str(s: &str) -> Result<Self, BoundError> {
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| BoundError::NotPercent(s.to_string()))?;
+        Percent::new(v)
+    }
+}
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'de> Deserialize<'de> for Percent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Percent::new(f64::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for Percent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
     }
 }
 

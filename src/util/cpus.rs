@@ -112,6 +112,31 @@ impl FromStr for CpuSet {
     }
 }
 
+/// Stored and handed on as its canonical list (`"0-3,8"`).
+impl serde::Serialize for CpuSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Read from a matrix as a string, checked against this machine as
+/// `--server-cpus` is.
+impl<'de> serde::Deserialize<'de> for CpuSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct List;
+        impl serde::de::Visitor<'_> for List {
+            type Value = CpuSet;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a CPU list such as \"0-17\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<CpuSet, E> {
+                CpuSet::parse_on_this_machine(s).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(List)
+    }
+}
+
 /// The CPUs the kernel has online (`/sys/devices/system/cpu/online`); where
 /// that cannot be read, those this process may run on.
 pub fn online() -> CpuSet {

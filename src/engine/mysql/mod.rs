@@ -96,8 +96,12 @@ pub static MARIADB: EngineKind = EngineKind {
 /// (sysbench's `--mysql-storage-engine`).
 pub const STORAGE_ENGINE: &str = "mysql_storage_engine";
 
-fn open_url(t: &UrlTarget, options: &toml::Table) -> DbResult<std::sync::Arc<dyn Driver>> {
-    let mut d = MysqlDriver::from_url(&t.url, &t.raw)?;
+fn open_url(
+    t: &UrlTarget,
+    options: &toml::Table,
+    timeouts: crate::engine::Timeouts,
+) -> DbResult<std::sync::Arc<dyn Driver>> {
+    let mut d = MysqlDriver::from_url(&t.url, &t.raw)?.with_timeouts(timeouts);
     if let Some(e) = options.get(STORAGE_ENGINE) {
         let e = e.as_str().ok_or_else(|| {
             DbError::fatal(format!("{STORAGE_ENGINE}: expected a storage engine name"))
@@ -248,7 +252,8 @@ impl MysqlDriver {
                 .unwrap_or_default(),
             db: Some(db),
             connect_timeout: CONNECT_TIMEOUT,
-            io_timeout: crate::engine::statement_timeout(),
+            io_timeout: crate::engine::DEFAULT_STATEMENT_TIMEOUT,
+            message_timeout: crate::engine::DEFAULT_MESSAGE_TIMEOUT,
             keys,
             tls,
         };
@@ -266,6 +271,13 @@ impl MysqlDriver {
                 Product::Mysql
             },
         })
+    }
+
+    /// With these timeouts (default: [`crate::engine::Timeouts::default`]).
+    pub fn with_timeouts(mut self, t: crate::engine::Timeouts) -> Self {
+        self.opts.io_timeout = t.statement;
+        self.opts.message_timeout = t.message;
+        self
     }
 
     /// The storage engine of the tables rqps creates (sysbench's
@@ -812,7 +824,7 @@ mod tests {
             ("root", "pw")
         );
         assert_eq!(d.opts.db.as_deref(), Some("sbtest"));
-        assert_eq!(d.opts.io_timeout, crate::engine::statement_timeout());
+        assert_eq!(d.opts.io_timeout, crate::engine::DEFAULT_STATEMENT_TIMEOUT);
         assert_eq!(d.addr, "127.0.0.1:3306");
         assert!(!d.shown.contains("pw"));
         let d = MysqlDriver::new("mariadb://root@/sb?socket=/tmp/x/mysqld.sock").unwrap();

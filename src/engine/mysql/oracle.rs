@@ -205,9 +205,10 @@ fn version_of(said: &str) -> Result<Version, ServerError> {
         } else {
             ""
         };
-        ServerError::Setup(format!(
-            "cannot tell the MySQL version from `mysqld --version`: {said}{hint}"
-        ))
+        ServerError::UnknownVersion {
+            said: said.to_string(),
+            hint,
+        }
     })
 }
 

@@ -452,6 +452,7 @@ pub(crate) fn connect_with(
         db: None,
         connect_timeout: Duration::from_secs(2),
         io_timeout: Duration::from_secs(30),
+        message_timeout: crate::engine::DEFAULT_MESSAGE_TIMEOUT,
         keys,
         tls,
     })

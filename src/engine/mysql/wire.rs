@@ -151,8 +151,10 @@ pub struct Opts {
     /// Default database; `None` connects without one.
     pub db: Option<String>,
     pub connect_timeout: Duration,
-    /// Longest wait for one read or write on the socket.
+    /// Longest wait for one read or write on the socket (the statement timeout).
     pub io_timeout: Duration,
+    /// Longest wait for the rest of a message once it has begun.
+    pub message_timeout: Duration,
     /// `ssl-mode` and its files; not used over a unix socket.
     pub tls: TlsSetup,
     /// Where the server's RSA public key comes from, for the full
@@ -495,7 +497,7 @@ enum Watch {
 /// the message timeout.
 fn ask_about(o: &Opts, id: u32) -> AskServer {
     let mut o = o.clone();
-    let short = crate::engine::message_timeout();
+    let short = o.message_timeout;
     o.connect_timeout = o.connect_timeout.min(short);
     o.io_timeout = o.io_timeout.min(short);
     Box::new(move || session_of(&o, id))
@@ -580,7 +582,8 @@ impl Client<Stream> {
                 c.ready = true;
                 if let Some(fd) = c.io.raw_fd() {
                     let ask = (watch == Watch::Statements).then(|| ask_about(o, c.connection_id));
-                    c.mid = MidMessage::on(fd, o.io_timeout, ask).map_err(io_error)?;
+                    c.mid = MidMessage::on(fd, o.io_timeout, o.message_timeout, ask)
+                        .map_err(io_error)?;
                 }
                 Ok(c)
             }
@@ -811,14 +814,16 @@ impl<S: Read + Write> Client<S> {
     }
 
     /// An I/O error: past the handshake, a timeout is the statement
-    /// timeout (see [`crate::engine::statement_timeout`]).
+    /// timeout (see [`crate::engine::Timeouts`]).
     fn io_failure(&self, e: io::Error) -> Error {
         let timeout = matches!(
             e.kind(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         );
         if timeout && self.ready {
-            Error::TimedOut(crate::engine::statement_timeout_message())
+            Error::TimedOut(crate::engine::statement_timeout_message(
+                self.mid.statement_timeout(),
+            ))
         } else {
             io_error(e)
         }
@@ -2429,6 +2434,7 @@ mod tests {
             db: None,
             connect_timeout: Duration::from_secs(1),
             io_timeout: Duration::from_secs(30),
+            message_timeout: crate::engine::DEFAULT_MESSAGE_TIMEOUT,
             tls: crate::engine::tls::TlsSetup::disabled(crate::engine::tls::Flavor::Mysql),
             keys: Default::default(),
         });

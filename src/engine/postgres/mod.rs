@@ -49,10 +49,14 @@ pub static KIND: EngineKind = EngineKind {
     options: &[],
 };
 
-fn open_url(t: &UrlTarget, _options: &toml::Table) -> DbResult<std::sync::Arc<dyn Driver>> {
-    Ok(std::sync::Arc::new(PostgresDriver::from_url(
-        &t.url, &t.raw,
-    )?))
+fn open_url(
+    t: &UrlTarget,
+    _options: &toml::Table,
+    timeouts: crate::engine::Timeouts,
+) -> DbResult<std::sync::Arc<dyn Driver>> {
+    Ok(std::sync::Arc::new(
+        PostgresDriver::from_url(&t.url, &t.raw)?.with_timeouts(timeouts),
+    ))
 }
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -182,6 +186,12 @@ impl PostgresDriver {
         Self::from_url(&DbUrl::parse(url, KIND.schemes)?, url)
     }
 
+    /// With these timeouts (default: [`crate::engine::Timeouts::default`]).
+    pub fn with_timeouts(mut self, t: crate::engine::Timeouts) -> Self {
+        self.config.timeouts = t;
+        self
+    }
+
     /// The driver of a parsed target; `url` is its text, for messages.
     pub fn from_url(u: &DbUrl, url: &str) -> DbResult<Self> {
         u.check_params(
@@ -260,6 +270,7 @@ impl PostgresDriver {
                 database: db,
                 application_name: u.param("application_name").unwrap_or("rqps").to_string(),
                 connect_timeout: CONNECT_TIMEOUT,
+                timeouts: Default::default(),
                 tls,
                 channel_binding,
             },

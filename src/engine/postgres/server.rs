@@ -415,6 +415,7 @@ pub(crate) fn connect(port: u16, password: &str, dbname: &str) -> Result<PgConn,
         database: dbname.into(),
         application_name: "rqps".into(),
         connect_timeout: Duration::from_secs(2),
+        timeouts: Default::default(),
         // TLS when the server offers it (a --config may demand it).
         tls: crate::engine::tls::TlsSetup::prefer(crate::engine::tls::Flavor::Postgres),
         channel_binding: super::wire::ChannelBindingMode::Prefer,

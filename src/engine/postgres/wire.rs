@@ -93,6 +93,8 @@ pub struct Config {
     pub application_name: String,
     /// For the TCP connect and for the whole startup exchange.
     pub connect_timeout: Duration,
+    /// How long a statement's reply, and the rest of a begun message, may take.
+    pub timeouts: crate::engine::Timeouts,
     /// `sslmode` and its files; not used over a unix socket.
     pub tls: TlsSetup,
     /// `channel_binding`.
@@ -529,16 +531,17 @@ impl PgConn<Stream> {
         // than the message timeout, and asks about none itself.
         let (limit, ask) = match watch {
             Watch::Statements => (
-                crate::engine::statement_timeout(),
+                cfg.timeouts.statement,
                 c.backend_key.map(|(pid, _)| ask_about(cfg, pid)),
             ),
-            Watch::Probe => (crate::engine::message_timeout(), None),
+            Watch::Probe => (cfg.timeouts.message, None),
         };
         c.stream
             .set_read_timeout(limit)
             .and_then(|_| c.stream.set_write_timeout(limit))
             .map_err(io_error)?;
-        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, ask).map_err(io_error)?;
+        c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message, ask)
+            .map_err(io_error)?;
         c.ready = true;
         Ok(c)
     }
@@ -557,7 +560,7 @@ enum Watch {
 /// doing (see [`MidMessage`]).
 fn ask_about(cfg: &Config, pid: i32) -> AskServer {
     let mut cfg = cfg.clone();
-    cfg.connect_timeout = cfg.connect_timeout.min(crate::engine::message_timeout());
+    cfg.connect_timeout = cfg.connect_timeout.min(cfg.timeouts.message);
     Box::new(move || session_of(&cfg, pid))
 }
 
@@ -694,7 +697,7 @@ impl<S: Read + Write> PgConn<S> {
     }
 
     /// An I/O error: past the startup, a timeout is the statement timeout
-    /// (see [`crate::engine::statement_timeout`]), which fails the test.
+    /// (see [`crate::engine::Timeouts`]), which fails the test.
     #[cold]
     fn io_failure(&self, e: io::Error) -> DbError {
         let timeout = matches!(
@@ -702,7 +705,9 @@ impl<S: Read + Write> PgConn<S> {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         );
         if timeout && self.ready {
-            DbError::fatal(crate::engine::statement_timeout_message())
+            DbError::fatal(crate::engine::statement_timeout_message(
+                self.rd.mid.statement_timeout(),
+            ))
         } else {
             io_error(e)
         }
@@ -2123,6 +2128,7 @@ mod tests {
             database: "db".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            timeouts: Default::default(),
             tls: TlsSetup::disabled(tls::Flavor::Postgres),
             channel_binding: ChannelBindingMode::Prefer,
         };
@@ -2154,6 +2160,7 @@ mod tests {
             database: "db".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            timeouts: Default::default(),
             tls: TlsSetup::disabled(tls::Flavor::Postgres),
             channel_binding: ChannelBindingMode::Prefer,
         };
@@ -2194,6 +2201,7 @@ mod tests {
             database: "d".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(1),
+            timeouts: Default::default(),
             tls: TlsSetup::disabled(tls::Flavor::Postgres),
             channel_binding: ChannelBindingMode::Prefer,
         });
@@ -2213,6 +2221,7 @@ mod tests {
             database: "d".into(),
             application_name: "rqps".into(),
             connect_timeout: Duration::from_secs(2),
+            timeouts: Default::default(),
             tls: TlsSetup::new(options).unwrap(),
             channel_binding: ChannelBindingMode::Prefer,
         })

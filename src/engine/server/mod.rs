@@ -162,6 +162,9 @@ pub struct ServerSpec {
     pub basedir: Option<PathBuf>,
     /// File with `postgresql.conf` lines, or `my.cnf` `[mysqld]` lines (header optional).
     pub config: Option<PathBuf>,
+    /// The text of `config` when the caller has read it already (`rqps run`
+    /// reads its `--config` once, when it checks it); else `config` is read.
+    pub config_text: Option<String>,
     /// Keep the temporary directory (data, logs) after stop.
     pub keep: bool,
     /// Where to create the temporary directory (default [`std::env::temp_dir`]).
@@ -187,6 +190,7 @@ impl ServerSpec {
             recipe,
             basedir: None,
             config: None,
+            config_text: None,
             keep: false,
             parent_dir: None,
             cpus: None,
@@ -209,8 +213,34 @@ pub enum ServerError {
     },
     #[error("bad config file {path}: {reason}")]
     BadConfig { path: PathBuf, reason: String },
-    #[error("{0}")]
-    Setup(String),
+    /// Making the TLS files failed (see [`tls::TlsError`]).
+    #[error(transparent)]
+    Tls(tls::TlsError),
+    #[error(
+        "rqps runs as root and {product} must not run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user"
+    )]
+    NoUserNobody { product: &'static str },
+    #[error(
+        "{product} must run as user nobody (rqps runs as root), but nobody cannot enter {} (mode {mode:o}); choose a parent directory that others can traverse, e.g. /tmp",
+        dir.display()
+    )]
+    Untraversable {
+        product: &'static str,
+        dir: PathBuf,
+        mode: u32,
+    },
+    #[error("parent directory {} for the server files is not usable: {source}", parent.display())]
+    ParentUnusable {
+        parent: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("parent directory {} for the server files is not a directory", parent.display())]
+    ParentNotADirectory { parent: PathBuf },
+    /// `mysqld --version` said something rqps cannot read a version from
+    /// (`hint`: what to install when it could not even start).
+    #[error("cannot tell the MySQL version from `mysqld --version`: {said}{hint}")]
+    UnknownVersion { said: String, hint: &'static str },
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -333,7 +363,7 @@ impl From<util::FileError> for ServerError {
 impl From<tls::TlsError> for ServerError {
     fn from(e: tls::TlsError) -> Self {
         match e {
-            tls::TlsError::Cert(m) => ServerError::Setup(m),
+            e @ tls::TlsError::Cert { .. } => ServerError::Tls(e),
             tls::TlsError::File(e) => e.into(),
         }
     }
@@ -599,7 +629,11 @@ impl Server {
     /// human-readable notes.
     pub fn start(spec: &ServerSpec, note: &mut dyn FnMut(&str)) -> Result<Server, ServerError> {
         let bins = locate(spec.recipe, spec.basedir.as_deref())?;
-        let mut config = spec.config.as_deref().map(read_config).transpose()?;
+        let mut config = match (&spec.config_text, &spec.config) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(path)) => Some(read_config(path)?),
+            (None, None) => None,
+        };
         if let Some(need) = &spec.need {
             let user = config.as_deref().unwrap_or("");
             let sized = crate::engine::capacity::sizing(spec.recipe.sized_settings(), need, user);
@@ -803,18 +837,16 @@ impl Server {
     /// nobody/nogroup and hand it the files.
     fn drop_root(&mut self, note: &mut dyn FnMut(&str)) -> Result<(), ServerError> {
         let product = self.recipe.product();
-        let (uid, user_gid) = util::lookup_user("nobody").ok_or_else(|| {
-            ServerError::Setup(format!(
-                "rqps runs as root and {product} must not run as root, but there is no user `nobody` to run it as; run rqps as an ordinary user"
-            ))
-        })?;
+        let (uid, user_gid) =
+            util::lookup_user("nobody").ok_or_else(|| ServerError::NoUserNobody { product })?;
         let gid = util::lookup_group("nogroup").unwrap_or(user_gid);
         for dir in std::iter::once(&self.root).chain(&self.extra_dirs) {
             if let Some((bad, mode)) = util::untraversable_ancestor(dir, uid, gid) {
-                return Err(ServerError::Setup(format!(
-                    "{product} must run as user nobody (rqps runs as root), but nobody cannot enter {} (mode {mode:o}); choose a parent directory that others can traverse, e.g. /tmp",
-                    bad.display()
-                )));
+                return Err(ServerError::Untraversable {
+                    product,
+                    dir: bad.to_path_buf(),
+                    mode,
+                });
             }
         }
         for dir in std::iter::once(&self.root).chain(&self.extra_dirs) {
@@ -1240,17 +1272,12 @@ fn read_config(path: &Path) -> Result<String, ServerError> {
 /// Creates the temporary directory (mode 0755) and returns its absolute path.
 fn make_root(spec: &ServerSpec) -> Result<PathBuf, ServerError> {
     let parent = spec.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let parent = fs::canonicalize(&parent).map_err(|e| {
-        ServerError::Setup(format!(
-            "parent directory {} for the server files is not usable: {e}",
-            parent.display()
-        ))
+    let parent = fs::canonicalize(&parent).map_err(|source| ServerError::ParentUnusable {
+        parent: parent.clone(),
+        source,
     })?;
     if !parent.is_dir() {
-        return Err(ServerError::Setup(format!(
-            "parent directory {} for the server files is not a directory",
-            parent.display()
-        )));
+        return Err(ServerError::ParentNotADirectory { parent });
     }
     let prefix = format!("rqps-{}-", spec.recipe.key());
     let root = tempfile::Builder::new()

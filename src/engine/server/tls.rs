@@ -43,8 +43,12 @@ pub struct TlsFiles {
 pub enum TlsError {
     /// Making a certificate failed (a bug or a broken RNG, never the user's
     /// input).
-    #[error("{0}")]
-    Cert(String),
+    #[error("cannot make the {what} for TLS: {source}")]
+    Cert {
+        what: &'static str,
+        #[source]
+        source: rcgen::Error,
+    },
     /// A file or the directory could not be created, written, chmod-ed or
     /// chown-ed.
     #[error(transparent)]
@@ -54,7 +58,7 @@ pub enum TlsError {
 /// What went wrong making a certificate (a bug or a broken RNG, never the
 /// user's input).
 fn cert_error(what: &'static str) -> impl FnOnce(rcgen::Error) -> TlsError {
-    move |e| TlsError::Cert(format!("cannot make the {what} for TLS: {e}"))
+    move |source| TlsError::Cert { what, source }
 }
 
 impl TlsFiles {

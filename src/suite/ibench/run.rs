@@ -97,7 +97,7 @@ pub fn run(p: &IbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error
         let r = run_one(p, h, def, i)?;
         if *def == StepDef::LoadI0 && r.status == crate::results::Status::Failed {
             // Without its tables no later step can run.
-            return Err(crate::error::Error::Failed(r.reason.unwrap_or_default()));
+            return Err(crate::error::failed(r.reason.unwrap_or_default()));
         }
         if !end.after(&r) {
             break;

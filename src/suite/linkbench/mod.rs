@@ -369,7 +369,7 @@ impl Workload for Linkbench {
                 ))
             });
             if let Err(e) = found {
-                return Err(crate::error::Error::Failed(format!(
+                return Err(crate::error::failed(format!(
                     "--lb-load false needs the tables of an earlier linkbench load, but reading {} failed ({e}): run once without --lb-load false",
                     schema::NODE
                 )));
@@ -386,7 +386,7 @@ impl Workload for Linkbench {
                     let r = run_load(p, h, graph_seed)?;
                     if r.status == crate::results::Status::Failed {
                         // Without its tables no later step can run.
-                        return Err(crate::error::Error::Failed(r.reason.unwrap_or_default()));
+                        return Err(crate::error::failed(r.reason.unwrap_or_default()));
                     }
                     r
                 }

@@ -46,10 +46,11 @@ use crate::engine::{
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
 
-use super::expr::{ClientStreams, Env, Expr, PgPrng, Val, Value, debug_text, unit_draw};
+use super::expr::{ClientStreams, Env, EvalError, Expr, PgPrng, Val, Value, debug_text, unit_draw};
 use super::params::{Params, Protocol};
 use super::script::{
-    CommandKind, Fetch, SleepAmount, SleepUnit, SqlPart, atoi, parse_script, valid_variable_name,
+    CommandKind, Fetch, ScriptError, SleepAmount, SleepUnit, SqlPart, atoi, parse_script,
+    valid_variable_name,
 };
 
 /// The most variables a statement may bind under `extended` and
@@ -160,8 +161,21 @@ pub struct Compiled {
 
 /// Why a script cannot run (found before any client starts).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CompileError(String);
+pub enum CompileError {
+    #[error("script {script} has no text")]
+    NoText { script: String },
+    /// The script does not parse (its file:line in the message).
+    #[error(transparent)]
+    Parse(#[from] ScriptError),
+    #[error(
+        "{file}:{line}: statement has too many arguments (maximum is {MAX_PARAMS}) under --protocol {protocol}: use --protocol simple, or fewer :variables"
+    )]
+    TooManyArguments {
+        file: String,
+        line: u32,
+        protocol: &'static str,
+    },
+}
 
 impl Compiled {
     /// The run's scripts, built-ins rendered for `d`.
@@ -178,7 +192,11 @@ impl Compiled {
             let (source, text) = match (&s.builtin, &s.text) {
                 (Some(b), _) => (b.name().to_string(), b.text(d)),
                 (None, Some(t)) => (s.path.clone().unwrap_or_else(|| s.name.clone()), t.clone()),
-                (None, None) => return Err(CompileError(format!("script {} has no text", s.name))),
+                (None, None) => {
+                    return Err(CompileError::NoText {
+                        script: s.name.clone(),
+                    });
+                }
             };
             scripts.push(compile(
                 &s.name, &source, s.weight, &text, p.protocol, &mut slots,
@@ -238,7 +256,7 @@ fn compile(
     protocol: Protocol,
     slots: &mut Slots,
 ) -> Result<CompiledScript, CompileError> {
-    let script = parse_script(source, text).map_err(|e| CompileError(e.to_string()))?;
+    let script = parse_script(source, text)?;
     let mut ops = Vec::with_capacity(script.commands.len());
     let mut lines = Vec::new();
     let mut shown = Vec::new();
@@ -267,11 +285,11 @@ fn compile(
                     }
                 }
                 if protocol != Protocol::Simple && vars.len() > MAX_PARAMS {
-                    return Err(CompileError(format!(
-                        "{source}:{}: statement has too many arguments (maximum is {MAX_PARAMS}) under --protocol {}: use --protocol simple, or fewer :variables",
-                        c.line,
-                        protocol.name()
-                    )));
+                    return Err(CompileError::TooManyArguments {
+                        file: source.to_string(),
+                        line: c.line,
+                        protocol: protocol.name(),
+                    });
                 }
                 let columns = if matches!(fetch, Fetch::None) {
                     Ok(Vec::new())
@@ -332,8 +350,15 @@ fn compile(
 
 /// What went wrong in a command, before its file:line is added.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Fault(String);
+pub enum Fault {
+    #[error("\\gset and \\aset need a statement that returns rows (SELECT or RETURNING)")]
+    NoRows,
+    #[error("\\gset and \\aset cannot name the columns of '{item}': list them (SELECT a, b ...)")]
+    AllColumns { item: String },
+    /// An expression (or a condition's text) that cannot be evaluated.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+}
 
 /// The words that end a select list.
 const ENDS_LIST: [&str; 13] = [
@@ -405,9 +430,7 @@ pub fn select_columns(sql: &str) -> Result<Vec<String>, Fault> {
         i += 1;
     }
     if start.is_none() {
-        return Err(Fault(
-            "\\gset and \\aset need a statement that returns rows (SELECT or RETURNING)".into(),
-        ));
+        return Err(Fault::NoRows);
     }
     items.push(&sql[item_start..end.max(item_start)]);
     let items: Vec<&str> = items
@@ -448,9 +471,9 @@ fn column_name(item: &str) -> Result<String, Fault> {
         .unwrap_or(item)
         .trim();
     if item == "*" || item.ends_with(".*") {
-        return Err(Fault(format!(
-            "\\gset and \\aset cannot name the columns of '{item}': list them (SELECT a, b ...)"
-        )));
+        return Err(Fault::AllColumns {
+            item: item.to_string(),
+        });
     }
     // `expr AS name` or `expr name`.
     if let Some((_, last)) = item.rsplit_once(char::is_whitespace) {
@@ -838,7 +861,7 @@ impl Client {
             rng: &mut self.rng,
             at: (self.id, s, pc + 1),
         };
-        expr.eval(&mut env).map_err(|e| Fault(e.to_string()))
+        expr.eval(&mut env).map_err(Fault::from)
     }
 
     /// Runs one SQL command, storing what `\gset`/`\aset` ask for.
@@ -1263,7 +1286,7 @@ fn truth(v: &Value) -> Result<bool, Fault> {
         Value::Null => Ok(false),
         Value::Str(s) => super::expr::parse_text_value("condition", s)
             .map(Val::truth)
-            .map_err(|e| Fault(e.to_string())),
+            .map_err(Fault::from),
     }
 }
 

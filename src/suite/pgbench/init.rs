@@ -115,8 +115,6 @@ pub fn row_counts(scale: u32) -> [(&'static str, u64); 4] {
 pub enum InitError {
     #[error("{0}")]
     Engine(#[from] DbError),
-    #[error("{0}")]
-    Script(String),
 }
 
 /// Makes the tables (unless the run keeps them) and runs the init script,

@@ -402,7 +402,7 @@ impl Workload for Pgbench {
             let (path, weight) = split_weight(&spec, "script")?;
             let text = read_script_file(&path, "script")?;
             // Checked now, so a mistake is a usage error naming file:line.
-            client::check_script(&path, &text, p.protocol).map_err(|e| usage(e.to_string()))?;
+            client::check_script(&path, &text, p.protocol).map_err(usage)?;
             let base = std::path::Path::new(&path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -418,7 +418,7 @@ impl Workload for Pgbench {
         }
         if let Some(path) = o.init_script {
             let text = read_script_file(&path, "init-script")?;
-            script::parse_script(&path, &text).map_err(|e| usage(e.to_string()))?;
+            script::parse_script(&path, &text).map_err(usage)?;
             p.init_script = Some((path, text));
         }
         if p.scripts.len() > params::MAX_SCRIPTS {
@@ -557,7 +557,7 @@ impl Workload for Pgbench {
                 context: "pgbench needs a SQL engine".into(),
                 source,
             })?;
-            Arc::new(Compiled::new(p, db.dialect()).map_err(|e| usage(e.to_string()))?)
+            Arc::new(Compiled::new(p, db.dialect()).map_err(usage)?)
         };
         if p.init_tables || p.init_script.is_some() {
             match init::run(p, h) {

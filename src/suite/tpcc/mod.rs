@@ -268,7 +268,7 @@ impl Workload for Tpcc {
             && single_level
             && let Err(e) = isolation(h.driver.as_ref(), p)
         {
-            return Err(usage(e.to_string()));
+            return Err(usage(e));
         }
         let mut end = RunEnd::Ok;
         if !p.check_only {
