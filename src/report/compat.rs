@@ -45,6 +45,20 @@ fn probe_key(seen: &str) -> &str {
     seen.split(" (").next().unwrap_or(seen)
 }
 
+/// A table of two key columns, then one column per engine in `cols`, all
+/// left-aligned (the cells are words, not figures).
+fn per_engine_table(keys: [&str; 2], cols: &[&EngineCompat]) -> Table {
+    Table {
+        header: keys
+            .into_iter()
+            .map(String::from)
+            .chain(cols.iter().map(|e| e.id.label.clone()))
+            .collect(),
+        rows: Vec::new(),
+        left: 2 + cols.len(),
+    }
+}
+
 fn engines(r: &CompatRecord) -> impl Iterator<Item = &EngineCompat> {
     std::iter::once(&r.reference).chain(&r.targets)
 }
@@ -197,15 +211,7 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
             "The same few statements on every engine, on a two-row table rqps_compat: what the reference saw, and for each target \"same\" or, in red, what it saw instead (in full below).".into(),
         ));
         let cols: Vec<&EngineCompat> = engines(r).filter(|e| e.left_out.is_none()).collect();
-        let mut t = Table {
-            header: ["area", "probe"]
-                .into_iter()
-                .map(String::from)
-                .chain(cols.iter().map(|e| e.id.label.clone()))
-                .collect(),
-            rows: Vec::new(),
-            left: 2 + cols.len(),
-        };
+        let mut t = per_engine_table(["area", "probe"], &cols);
         for p in &r.reference.probes {
             let mut row: Vec<TCell> = vec![p.area.as_str().into(), p.name.as_str().into()];
             for (i, e) in cols.iter().enumerate() {
@@ -256,15 +262,7 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
             "Invariants after a concurrent run".into(),
         ));
         let cols: Vec<&EngineCompat> = engines(r).filter(|e| e.left_out.is_none()).collect();
-        let mut t = Table {
-            header: ["suite", "condition"]
-                .into_iter()
-                .map(String::from)
-                .chain(cols.iter().map(|e| e.id.label.clone()))
-                .collect(),
-            rows: Vec::new(),
-            left: 2 + cols.len(),
-        };
+        let mut t = per_engine_table(["suite", "condition"], &cols);
         let mut seen: Vec<(&str, &str)> = Vec::new();
         for c in engines(r).flat_map(|e| e.conditions.iter()) {
             if seen.contains(&(c.suite.as_str(), c.name.as_str())) {
