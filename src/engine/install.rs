@@ -35,14 +35,17 @@ pub enum InstallError {
     NoPrebuiltVersions { product: String },
     /// A version that is not in the engine cache (`installed`: the kind's
     /// versions that are, as words, or nothing).
+    /// `unlisted`: the version is past the releases rqps knows of (it may
+    /// have been published since, or not), said after the command.
     #[error(
-        "{product} {version} is not installed{installed}: run `rqps engine install {key} {version}`"
+        "{product} {version} is not installed{installed}: run `rqps engine install {key} {version}`{unlisted}"
     )]
     NotInstalled {
         product: String,
         version: String,
         installed: String,
         key: &'static str,
+        unlisted: String,
     },
     /// A version the registry never published (not one rqps knows, nor a plausible newer one).
     #[error(
@@ -415,6 +418,19 @@ pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallErro
     })
 }
 
+/// For a version [`check_release`] lets through only because it is newer
+/// than every release rqps knows of: a clause saying that the install
+/// works only if it has been published since. Nothing for a known release.
+fn past_known_releases(kind: &EngineKind, version: &str) -> String {
+    match prebuilt(kind) {
+        Ok(p) if !p.releases.is_empty() && !p.releases.contains(&version) => format!(
+            " if it has been published since rqps's list was taken (its newest is {})",
+            p.releases.last().unwrap_or(&"")
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The cache entry of a version: named by the server's key
 /// (`mariadb-11.4.5`), as `rqps engine list` shows it.
 fn entry_dir(key: &str, version: &str) -> PathBuf {
@@ -757,6 +773,7 @@ pub fn basedir_for(
                 version: v.to_string(),
                 installed: have,
                 key,
+                unlisted: past_known_releases(e.kind, v),
             })
         }
     }
@@ -852,6 +869,18 @@ mod tests {
             kind: registry::by_name(kind).unwrap(),
             version: version.map(str::to_string),
         }
+    }
+
+    #[test]
+    fn only_a_version_past_the_known_releases_is_offered_with_a_condition() {
+        let mysql = registry::by_name("mysql").unwrap();
+        // Known: the install command is offered as it is.
+        assert_eq!(past_known_releases(mysql, "8.0.33"), "");
+        // Newer than any known: let through, but the command may fail.
+        assert!(check_release(mysql, "9.9.9").is_ok());
+        let said = past_known_releases(mysql, "9.9.9");
+        assert!(said.contains("if it has been published since"), "{said}");
+        assert!(said.contains("8.0.33"), "{said}");
     }
 
     #[test]
