@@ -23,6 +23,7 @@ pub mod runner;
 pub mod series;
 pub mod status;
 pub mod sysstat;
+mod timed;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +36,7 @@ use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
 pub use reconnect::{ReconnectError, reconnect_with_backoff};
 pub use status::Units;
+pub use timed::{Per, Step, Timing, Verdict};
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
