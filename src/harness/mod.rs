@@ -36,7 +36,7 @@ use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
 pub use reconnect::{ReconnectError, reconnect_with_backoff};
 pub use status::Units;
-pub use timed::{Per, Step, Timing, Verdict};
+pub use timed::{Per, Step, Timing, Verdict, bare_step};
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

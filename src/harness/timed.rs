@@ -99,18 +99,22 @@ pub struct Step<'s> {
     /// fill it in the `then` of [`TestRun::timed_then`] (the Insert
     /// Benchmark counts rows, and its index step has no statements).
     pub core: bool,
+    /// The noun of the live rate on the progress bar (the runner counts
+    /// statements, or key-value operations).
+    pub rate: &'static str,
     /// The suite's own figures, shown after the harness's on the progress
     /// line (the Insert Benchmark's insert and delete rates).
     pub shows: Option<&'s mut dyn FnMut() -> String>,
 }
 
-impl Step<'_> {
+impl<'s> Step<'s> {
     /// A step of `timing`, its cost per `per`, filled by the harness.
-    pub fn new(timing: Timing, per: Per) -> Step<'static> {
+    pub fn new(timing: Timing, per: Per) -> Step<'s> {
         Step {
             timing,
             per,
             core: true,
+            rate: "statements",
             shows: None,
         }
     }
@@ -165,11 +169,7 @@ impl TestRun<'_> {
         } else {
             self.bar(total.as_millis() as u64, "{prefix:>28} [{bar:30}] {msg}")
         };
-        let unit = match step.per {
-            Per::Statement => self.per_op,
-            Per::Event => "statement",
-        };
-        let unit = format!("{unit}s");
+        let unit = step.rate;
         let mut shows = step.shows.take();
         // Without a warm-up the measured interval starts with the step: a
         // step whose budgets are spent before the runner's first look would
@@ -183,7 +183,7 @@ impl TestRun<'_> {
             &t.config(),
             &mut |l: Live| {
                 bar.set_position(l.elapsed.as_millis() as u64);
-                let mut msg = progress_message(&l, &unit, t.budgeted);
+                let mut msg = progress_message(&l, unit, t.budgeted);
                 if let Some(f) = shows.as_mut() {
                     msg.push_str("  ");
                     msg.push_str(&f());
@@ -205,6 +205,16 @@ impl TestRun<'_> {
         self.finish_probe(ops);
         Ok(run)
     }
+}
+
+/// The step alone, outside a test (`rqps compat`'s one client, a suite's
+/// unit tests): `timing` on the runner, without progress, sampling or probe.
+pub fn bare_step<W: Worker>(
+    workers: &mut [W],
+    timing: Timing,
+    on_live: &mut dyn FnMut(Live),
+) -> StepRun {
+    runner::run_step(workers, &timing.config(), on_live, &mut || {})
 }
 
 /// What a check after the timed steps found.
