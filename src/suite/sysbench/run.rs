@@ -10,8 +10,8 @@ use super::load::{LoadParams, load, settle};
 use super::params::SysbenchParams;
 use crate::error::Error;
 use crate::harness::probe::Probe;
-use crate::harness::runner::{Live, StepConfig, StepRun, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::harness::runner::{StepRun, stop_requested};
+use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
 use crate::results::TestResult;
 
 pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
@@ -118,41 +118,15 @@ fn run_one(
     threads: usize,
 ) -> Result<TestResult, Error> {
     let secs = p.secs(t.span);
-    let cfg = StepConfig {
-        warmup: Duration::from_secs_f64(p.warmup_secs),
-        duration: Duration::from_secs_f64(secs),
-        reconnect_for: RECONNECT_FOR,
-    };
+    let timing = Timing::measured(p.warmup_secs, secs);
     let label = format!("{} t{threads}", t.name);
     h.test(label, base_result(p, t, threads), |run| {
         let mut workers = (0..threads)
             .map(|i| SbWorker::new(run.driver.clone(), t, ev, i))
             .collect::<Result<Vec<SbWorker>, _>>()
             .map_err(TestFailure::when("could not start the test"))?;
-        let total_ms = ((p.warmup_secs + secs) * 1000.0) as u64;
-        let bar = run.bar(total_ms, "{prefix:>28} [{bar:30}] {msg}");
-        let step = run_step(
-            &mut workers,
-            &cfg,
-            &mut |l: Live| {
-                bar.set_position(l.elapsed.as_millis() as u64);
-                let phase = if l.warming {
-                    "warm-up".to_string()
-                } else {
-                    format!("{:>10.0} qps", l.qps)
-                };
-                bar.set_message(format!(
-                    "{phase}  {:.0}/{:.0} s",
-                    l.elapsed.as_secs_f64(),
-                    l.total.as_secs_f64()
-                ));
-            },
-            &mut || run.start_sampling(),
-        );
-        bar.finish_and_clear();
-        fill_result(&mut run.result, &step, t.kind, p.table_size);
-        // The last sample is taken while the workers' connections are still open.
-        run.finish_probe(step.counts.queries() as f64);
+        let step = run.timed(&mut workers, Step::new(timing, Per::Statement));
+        scan_rate(&mut run.result, &step, t.kind, p.table_size);
         drop(workers);
         Ok(())
     })
@@ -176,10 +150,8 @@ fn base_result(p: &SysbenchParams, t: &TestDef, threads: usize) -> TestResult {
     r
 }
 
-/// Fills a result from what a step measured: the harness's core, and for a
-/// scan the reference's unit.
-pub fn fill_result(r: &mut TestResult, run: &StepRun, kind: Kind, table_size: u64) {
-    crate::harness::fill_core(r, run);
+/// A scan's rate in the reference's unit, over the harness's core.
+pub fn scan_rate(r: &mut TestResult, run: &StepRun, kind: Kind, table_size: u64) {
     if kind == Kind::Scan {
         // Thousands of rows scanned per second by one scan: (N / 1000) / average event latency.
         let avg_s = run.hist.mean() / 1e9;
