@@ -6,14 +6,13 @@
 
 use crate::error::usage;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, PsMode, StmtId};
 use crate::harness::measure::Counts;
-use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::harness::runner::{Worker, stop_requested};
+use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
 use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Secs, Threads};
@@ -145,17 +144,8 @@ impl Workload for Select1 {
                         .map(|_| Pinger::new(run.driver.clone()))
                         .collect::<DbResult<Vec<_>>>()
                         .map_err(TestFailure::when("could not start the test"))?;
-                    let cfg = StepConfig {
-                        warmup: Duration::from_secs_f64(p.warmup_secs),
-                        duration: Duration::from_secs_f64(p.secs),
-                        reconnect_for: RECONNECT_FOR,
-                    };
-                    let step = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {
-                        run.start_sampling()
-                    });
-                    crate::harness::fill_core(&mut run.result, &step);
-                    run.result.warmup_secs = p.warmup_secs;
-                    run.finish_probe(step.counts.queries() as f64);
+                    let timing = Timing::measured(p.warmup_secs, p.secs);
+                    run.timed(&mut workers, Step::new(timing, Per::Statement));
                     Ok(())
                 },
             )?;
