@@ -26,8 +26,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::usage;
-use crate::harness::runner::{StepConfig, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd};
+use crate::harness::runner::stop_requested;
+use crate::harness::{Harness, Per, RunEnd, Step, Timing, Verdict};
 use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
@@ -602,46 +602,35 @@ fn run_index(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
 }
 
 fn run_check(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
-    h.test(
+    let result = TestResult::running(
+        Linkbench::NAME,
         "check".into(),
-        TestResult::running(
-            Linkbench::NAME,
-            "check".into(),
-            "check",
-            1,
-            false,
-            "pairs/s",
-        ),
-        |run| {
-            let driver = run.driver.clone();
-            let db = driver.require_sql()?;
-            let t = std::time::Instant::now();
-            let out =
-                check::check(db).map_err(TestFailure::when("could not run the counts check"))?;
-            let secs = t.elapsed().as_secs_f64();
-            run.per_op = "pair";
-            run.finish_probe(out.pairs as f64);
-            let r = &mut run.result;
-            r.secs = secs;
-            r.qps = out.pairs as f64 / secs.max(1e-9);
-            r.events = out.pairs;
-            r.errors = out.mismatched + out.stray;
-            if out.ok() {
-                r.status = crate::results::Status::Ok;
-            } else {
-                r.status = crate::results::Status::Failed;
-                r.reason = Some(out.reason());
-            }
-            r.set_detail(
-                KEY,
-                &Detail {
-                    check: Some(out),
-                    ..Default::default()
-                },
-            );
-            Ok(())
-        },
-    )
+        "check",
+        1,
+        false,
+        "pairs/s",
+    );
+    h.check("check", result, "pair", |run| {
+        let driver = run.driver.clone();
+        let db = driver.require_sql()?;
+        let t = std::time::Instant::now();
+        let out = check::check(db).map_err(TestFailure::when("could not run the counts check"))?;
+        let r = &mut run.result;
+        r.qps = out.pairs as f64 / t.elapsed().as_secs_f64().max(1e-9);
+        r.errors = out.mismatched + out.stray;
+        let verdict = Verdict {
+            checked: out.pairs,
+            violation: (!out.ok()).then(|| out.reason()),
+        };
+        r.set_detail(
+            KEY,
+            &Detail {
+                check: Some(out),
+                ..Default::default()
+            },
+        );
+        Ok(verdict)
+    })
 }
 
 fn run_requests(
@@ -680,19 +669,10 @@ fn run_requests(
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the requesters"))?;
-            let cfg = StepConfig {
-                warmup: Duration::from_secs_f64(p.warmup_secs),
-                duration: Duration::from_secs_f64(p.secs),
-                reconnect_for: RECONNECT_FOR,
-            };
-            let step = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {
-                run.start_sampling()
-            });
-            crate::harness::fill_core(&mut run.result, &step);
-            run.result.warmup_secs = p.warmup_secs;
+            let timing = Timing::measured(p.warmup_secs, p.secs);
+            let step = run.timed(&mut workers, Step::new(timing, Per::Event));
             run.result.qps = run.result.tps;
             run.result.qps_unit = "ops/s".into();
-            run.finish_probe(step.counts.events as f64);
             let mut stats = ReqStats::default();
             for w in &workers {
                 stats.add(&w.stats);
