@@ -39,8 +39,8 @@ use crate::engine::kv::{Direction, KvAccess, KvConn, LsmCounters, LsmShape};
 use crate::engine::{DbError, DbResult, Outcome};
 use crate::error::usage;
 use crate::harness::measure::Counts;
-use crate::harness::runner::{StepConfig, Worker, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::harness::runner::{Worker, stop_requested};
+use crate::harness::{self, Harness, Per, RunEnd, TestFailure, Timing};
 use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set};
 use crate::suite::bounds::{Count, Rows, Secs, Threads};
@@ -626,62 +626,61 @@ fn run_one(
                         })
                         .collect::<DbResult<Vec<_>>>()
                         .map_err(TestFailure::when("could not start the test"))?;
-                    let cfg = StepConfig {
-                        warmup: Duration::ZERO,
-                        duration: if total.is_some() {
-                            Duration::from_secs_f64(crate::suite::bounds::MAX_SECS)
-                        } else {
-                            Duration::from_secs_f64(p.secs)
-                        },
-                        reconnect_for: RECONNECT_FOR,
+                    let timing = match total {
+                        Some(_) => Timing::measured(0.0, crate::suite::bounds::MAX_SECS).budgeted(),
+                        None => Timing::measured(0.0, p.secs),
                     };
                     let stop = AtomicBool::new(false);
                     let written = AtomicU64::new(0);
-                    let (step, writer_result) = std::thread::scope(|s| {
+                    std::thread::scope(|s| {
                         let w = writer.then(|| {
                             let conn = kv.connect();
                             let (stop, written) = (&stop, &written);
                             let values = values.clone();
                             s.spawn(move || write_at_rate(conn?, p, &values, stop, written))
                         });
-                        let step = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {
-                            run.start_sampling()
-                        });
-                        stop.store(true, Ordering::Relaxed);
-                        let w = w.map(|h| {
-                            h.join()
-                                .unwrap_or_else(|_| Err(DbError::fatal("the writer panicked")))
-                        });
-                        (step, w)
-                    });
-                    crate::harness::fill_core(&mut run.result, &step);
-                    if let Some(Err(e)) = writer_result {
-                        return Err(TestFailure::when("the rate-limited writer failed")(e));
-                    }
-                    if wait_after && !kv.wait_for_background(limit)? {
-                        run.warn(format!(
-                            "compaction still running {:.0} s after the step: w-amp is incomplete",
-                            limit.as_secs_f64()
-                        ));
-                    }
-                    let ops = step.counts.queries();
-                    let bytes = match op {
-                        Op::FwdRange | Op::RevRange => (p.key_size + p.value_size) * p.scan_len,
-                        _ => p.key_size + p.value_size,
-                    };
-                    let mut f = before.finish(kv, driver.as_ref(), ops, step.secs, bytes)?;
-                    let q = |v: f64| step.hist.value_at_quantile(v) as f64 / 1000.0;
-                    if !step.hist.is_empty() {
-                        f.p99_9_us = q(0.999);
-                        f.p99_99_us = q(0.9999);
-                    }
-                    if writer {
-                        f.writer_ops_per_sec =
-                            Some(written.load(Ordering::Relaxed) as f64 / step.secs.max(1e-9));
-                    }
-                    f.step_options = step_options.clone();
-                    run.result.set_detail(KEY, &f);
-                    run.finish_probe(ops as f64);
+                        let timed = harness::Step {
+                            rate: "operations",
+                            ..harness::Step::new(timing, Per::Statement)
+                        };
+                        // The writer's end and the compaction after the
+                        // step count in the step's hardware cost.
+                        run.timed_then(&mut workers, timed, |run, _, step| {
+                            stop.store(true, Ordering::Relaxed);
+                            if let Some(h) = w {
+                                h.join()
+                                    .unwrap_or_else(|_| Err(DbError::fatal("the writer panicked")))
+                                    .map_err(TestFailure::when("the rate-limited writer failed"))?;
+                            }
+                            if wait_after && !kv.wait_for_background(limit)? {
+                                run.warn(format!(
+                                    "compaction still running {:.0} s after the step: w-amp is incomplete",
+                                    limit.as_secs_f64()
+                                ));
+                            }
+                            let ops = step.counts.queries();
+                            let bytes = match op {
+                                Op::FwdRange | Op::RevRange => {
+                                    (p.key_size + p.value_size) * p.scan_len
+                                }
+                                _ => p.key_size + p.value_size,
+                            };
+                            let mut f = before.finish(kv, driver.as_ref(), ops, step.secs, bytes)?;
+                            let q = |v: f64| step.hist.value_at_quantile(v) as f64 / 1000.0;
+                            if !step.hist.is_empty() {
+                                f.p99_9_us = q(0.999);
+                                f.p99_99_us = q(0.9999);
+                            }
+                            if writer {
+                                f.writer_ops_per_sec = Some(
+                                    written.load(Ordering::Relaxed) as f64 / step.secs.max(1e-9),
+                                );
+                            }
+                            f.step_options = step_options.clone();
+                            run.result.set_detail(KEY, &f);
+                            Ok(ops as f64)
+                        })
+                    })?;
                     Ok(())
                 },
             );
