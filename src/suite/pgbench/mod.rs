@@ -33,14 +33,13 @@ pub mod stats;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
 use crate::engine::DbError;
 use crate::error::Error;
-use crate::harness::runner::{StepConfig, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::harness::runner::stop_requested;
+use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing, Verdict};
 use crate::results::{Status, TestResult};
 use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
@@ -595,34 +594,23 @@ impl Workload for Pgbench {
             }
         }
         if let Some(before) = before.filter(|_| !stop_requested()) {
-            let r = h.test(
-                "balances".into(),
-                TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks"),
-                |run| {
-                    let db = run
-                        .driver
-                        .require_sql()
-                        .map_err(TestFailure::when("the balances check could not run"))?;
-                    let mut conn = db
-                        .connect()
-                        .map_err(TestFailure::when("the balances check could not run"))?;
-                    let after = check::run(conn.as_mut())
-                        .map_err(TestFailure::when("the balances check could not run"))?;
-                    let change = check::Change {
-                        before: before.clone(),
-                        after,
-                    };
-                    run.result.events = 1;
-                    run.result.set_detail("pgbench_balances", &change);
-                    match change.violation() {
-                        Some(v) => Err(TestFailure::new(v)),
-                        None => {
-                            run.result.status = Status::Ok;
-                            Ok(())
-                        }
-                    }
-                },
-            )?;
+            let result =
+                TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks");
+            let r = h.check("balances", result, "check", |run| {
+                let could_not = || TestFailure::when("the balances check could not run");
+                let db = run.driver.require_sql().map_err(could_not())?;
+                let mut conn = db.connect().map_err(could_not())?;
+                let after = check::run(conn.as_mut()).map_err(could_not())?;
+                let change = check::Change {
+                    before: before.clone(),
+                    after,
+                };
+                run.result.set_detail("pgbench_balances", &change);
+                Ok(Verdict {
+                    checked: 1,
+                    violation: change.violation().map(|v| v.to_string()),
+                })
+            })?;
             end.after(&r);
         }
         Ok(end)
@@ -719,35 +707,12 @@ fn run_clients(
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the clients"))?;
-            let cfg = StepConfig {
-                warmup: Duration::from_secs_f64(p.warmup_secs),
-                duration: Duration::from_secs_f64(p.secs),
-                reconnect_for: RECONNECT_FOR,
-            };
-            let total = if p.transactions.is_some() {
-                0
-            } else {
-                (p.secs + p.warmup_secs).ceil() as u64
-            };
-            let bar = run.bar(total, "{prefix:>28} [{bar:30}] {pos}/{len} s {msg}");
-            let step = run_step(
-                &mut workers,
-                &cfg,
-                &mut |l| {
-                    bar.set_position(l.elapsed.as_secs());
-                    bar.set_message(if l.warming {
-                        "warming up".to_string()
-                    } else {
-                        format!("{:.0} statements/s", l.qps)
-                    });
-                },
-                &mut || run.start_sampling(),
-            );
-            bar.finish_and_clear();
-            crate::harness::fill_core(&mut run.result, &step);
-            run.result.warmup_secs = p.warmup_secs;
+            let mut timing = Timing::measured(p.warmup_secs, p.secs);
+            if p.transactions.is_some() {
+                timing = timing.budgeted();
+            }
+            let step = run.timed(&mut workers, Step::new(timing, Per::Event));
             run.result.qps = run.result.tps;
-            run.finish_probe(step.counts.events as f64);
             let d = stats::detail(p, compiled, &workers, &step, clients);
             run.result.set_detail(KEY, &d);
             Ok(())
