@@ -20,17 +20,16 @@ pub mod schema;
 pub mod txn;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Driver, PsMode};
 use crate::error::Error;
 use crate::harness::probe::Probe;
-use crate::harness::runner::{StepConfig, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::harness::runner::stop_requested;
+use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing, Verdict};
 use crate::results::{Latency, Status, TestResult};
 use crate::suite::api::{Common, Workload, set};
 
@@ -287,31 +286,24 @@ impl Workload for Tpcc {
                 return Ok(end);
             }
         }
-        let r = h.test(
-            "consistency".into(),
-            TestResult::running(Self::NAME, "consistency".into(), "tpcc", 1, false, "checks"),
-            |run| {
-                let db = run
-                    .driver
-                    .require_sql()
-                    .map_err(TestFailure::when("the consistency check could not run"))?;
-                let mut conn = db
-                    .connect()
-                    .map_err(TestFailure::when("the consistency check could not run"))?;
-                let rep = check::run(conn.as_mut())
-                    .map_err(TestFailure::when("the consistency check could not run"))?;
-                run.result.secs = rep.secs;
-                run.result.events = rep.conditions.len() as u64;
-                run.result.set_detail("tpcc_consistency", &rep);
-                match rep.first_violation() {
-                    Some(v) => Err(TestFailure::new(v)),
-                    None => {
-                        run.result.status = Status::Ok;
-                        Ok(())
-                    }
-                }
-            },
-        )?;
+        let result =
+            TestResult::running(Self::NAME, "consistency".into(), "tpcc", 1, false, "checks");
+        let r = h.check("consistency", result, "condition", |run| {
+            let db = run
+                .driver
+                .require_sql()
+                .map_err(TestFailure::when("the consistency check could not run"))?;
+            let mut conn = db
+                .connect()
+                .map_err(TestFailure::when("the consistency check could not run"))?;
+            let rep = check::run(conn.as_mut())
+                .map_err(TestFailure::when("the consistency check could not run"))?;
+            run.result.set_detail("tpcc_consistency", &rep);
+            Ok(Verdict {
+                checked: rep.conditions.len() as u64,
+                violation: rep.first_violation(),
+            })
+        })?;
         end.after(&r);
         Ok(end)
     }
@@ -495,38 +487,12 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the terminals"))?;
-            let cfg = StepConfig {
-                warmup: Duration::from_secs_f64(p.warmup_secs),
-                duration: Duration::from_secs_f64(p.secs),
-                reconnect_for: RECONNECT_FOR,
-            };
-            let bar = run.bar(
-                (p.secs + p.warmup_secs).ceil() as u64,
-                "{prefix:>28} [{bar:30}] {pos}/{len} s {msg}",
-            );
-            let step = run_step(
-                &mut terms,
-                &cfg,
-                &mut |l| {
-                    bar.set_position(l.elapsed.as_secs());
-                    bar.set_message(if l.warming {
-                        "warming up".to_string()
-                    } else {
-                        format!("{:.0} statements/s", l.qps)
-                    });
-                },
-                &mut || {
-                    measuring.store(true, Ordering::Relaxed);
-                    run.start_sampling();
-                },
-            );
-            bar.finish_and_clear();
-            crate::harness::fill_core(&mut run.result, &step);
-            run.result.warmup_secs = p.warmup_secs;
+            let timing = Timing::measured(p.warmup_secs, p.secs);
+            let step = run.timed(&mut terms, Step::new(timing, Per::Event));
             let minutes = step.secs.max(1e-9) / 60.0;
             let events = step.counts.events;
             let new_orders = step.kinds.first().map_or(0, |k| k.events);
-            let hw = run.finish_probe(events as f64).cloned();
+            let hw = run.result.hw.clone();
             let mut kinds = BTreeMap::new();
             for (i, k) in step.kinds.iter().enumerate() {
                 let mut hist = gen_hist();

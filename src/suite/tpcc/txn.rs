@@ -908,6 +908,11 @@ fn other_warehouse(r: &mut Rng, w: i64, warehouses: i64) -> i64 {
 }
 
 impl Worker for Terminal {
+    /// The terminals tally their transactions from the warm-up's end on.
+    fn warmed_up(&mut self) {
+        self.cfg.measuring.store(true, Ordering::Relaxed);
+    }
+
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
         let kind = match self.cfg.only {
             Some(k) => k,
