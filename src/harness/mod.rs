@@ -34,8 +34,10 @@ use crate::engine::{DbError, DbResult, Driver};
 use crate::error::Error;
 use crate::results::{HwCost, Status, Store, TestResult};
 use probe::{Probe, ProbeContext};
-pub use reconnect::{ReconnectError, reconnect_with_backoff};
+pub use reconnect::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
+use runner::{Live, StepRun, Worker};
 pub use status::Units;
+use timed::progress_message;
 pub use timed::{Per, Step, Timing, Verdict, bare_step};
 
 /// How a run ended.
@@ -132,9 +134,6 @@ impl Ui {
     }
 }
 
-/// How long a worker keeps trying to reconnect after its connection is lost.
-pub const RECONNECT_FOR: Duration = Duration::from_secs(10);
-
 /// What a suite's tests share: the engine, the results directory, the user's
 /// terminal and where hardware figures come from.
 pub struct Harness<'a> {
@@ -214,6 +213,106 @@ impl TestRun<'_> {
     /// A progress bar for this test.
     pub fn bar(&self, len: u64, template: &str) -> ProgressBar {
         self.ui.bar(len, self.label.clone(), template)
+    }
+}
+
+impl TestRun<'_> {
+    /// Runs the timed step of `workers` and ends the probe right after it;
+    /// see [`TestRun::timed_then`].
+    pub fn timed<W: Worker>(&mut self, workers: &mut [W], step: Step<'_>) -> StepRun {
+        let per = step.per;
+        match self.timed_then(workers, step, |_, _, s| Ok(per.count(s))) {
+            Ok(s) => s,
+            Err(_) => unreachable!("a `then` that cannot fail"),
+        }
+    }
+
+    /// Runs the timed step of `workers`: warm-up, measured interval,
+    /// sampling from the warm-up's end, the progress bar, the result's core;
+    /// then `then` (work whose hardware cost counts with the step's: a
+    /// compaction it waits for, figures it reads from its workers), which
+    /// returns the operations the probe divides by; then ends the probe,
+    /// with the workers' connections still open.
+    pub fn timed_then<W: Worker>(
+        &mut self,
+        workers: &mut [W],
+        mut step: Step<'_>,
+        then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, TestFailure>,
+    ) -> Result<StepRun, TestFailure> {
+        let t = step.timing;
+        let total = t.warmup.saturating_add(t.duration);
+        let bar = if t.budgeted {
+            self.bar(0, "{prefix:>28} {msg}")
+        } else {
+            self.bar(total.as_millis() as u64, "{prefix:>28} [{bar:30}] {msg}")
+        };
+        let unit = step.rate;
+        let mut shows = step.shows.take();
+        // Without a warm-up the measured interval starts with the step: a
+        // step whose budgets are spent before the runner's first look would
+        // otherwise never start the sampler.
+        let warms = !t.warmup.is_zero();
+        if !warms {
+            self.start_sampling();
+        }
+        let run = runner::run_step(
+            workers,
+            &t.config(),
+            &mut |l: Live| {
+                bar.set_position(l.elapsed.as_millis() as u64);
+                let mut msg = progress_message(&l, unit, t.budgeted);
+                if let Some(f) = shows.as_mut() {
+                    msg.push_str("  ");
+                    msg.push_str(&f());
+                }
+                bar.set_message(msg);
+            },
+            &mut || {
+                if warms {
+                    self.start_sampling()
+                }
+            },
+        );
+        bar.finish_and_clear();
+        if step.core {
+            fill_core(&mut self.result, &run);
+        }
+        self.result.warmup_secs = t.warmup.as_secs_f64();
+        let ops = then(self, workers, &run)?;
+        self.finish_probe(ops);
+        Ok(run)
+    }
+}
+
+impl Harness<'_> {
+    /// Runs a check after the timed steps as a test of its own: `body`
+    /// checks (and stores its detail in the result), the harness times it,
+    /// probes it per checked item (`per`), and fails the test with the
+    /// violation as its reason.
+    pub fn check(
+        &mut self,
+        label: &str,
+        result: TestResult,
+        per: &'static str,
+        body: impl FnOnce(&mut TestRun<'_>) -> Result<Verdict, TestFailure>,
+    ) -> Result<TestResult, Error> {
+        self.test(label.to_string(), result, |run| {
+            run.per_op = per;
+            run.start_sampling();
+            let started = Instant::now();
+            let v = body(run)?;
+            let secs = started.elapsed().as_secs_f64();
+            run.finish_probe(v.checked as f64);
+            run.result.secs = secs;
+            run.result.events = v.checked;
+            match v.violation {
+                Some(reason) => Err(TestFailure::new(reason)),
+                None => {
+                    run.result.status = Status::Ok;
+                    Ok(())
+                }
+            }
+        })
     }
 }
 

@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{DbError, DbResult, ErrorClass};
 
+/// How long a worker keeps trying to reconnect after its connection is lost.
+pub const RECONNECT_FOR: Duration = Duration::from_secs(10);
+
 const BACKOFF_START: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
