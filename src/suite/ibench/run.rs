@@ -16,7 +16,7 @@ use crate::results::TestResult;
 use crate::suite::api::Workload;
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::ibench::step::{
-    Progress, Sample, StepOutcome, StepSpec, count_rows, leftover_table, run_step, setup_tables,
+    Sample, StepOutcome, StepSpec, count_rows, leftover_table, run_test_step, setup_tables,
 };
 use crate::suite::ibench::{
     ROWS_L_I0, ROWS_L_I1, ROWS_L_I2, ROWS_L_X, ROWS_QUERY_STEPS, StepDef, table_name,
@@ -139,32 +139,25 @@ counts in its size; drop it and the pi tables after it to measure this run alone
             }
         }
         let rows_before = count(p, driver.as_ref());
-        let target_rows = spec.rows_per_client * spec.clients as u64;
-        let bar = run.bar(target_rows, "{prefix:>8} [{bar:24}] {msg}");
-        run.start_sampling();
-        let out = run_step(driver.as_ref(), &spec, &mut |pr: &Progress| {
-            bar.set_position(pr.inserted_rows);
-            bar.set_message(progress_line(pr));
-        });
-        bar.finish_and_clear();
-        // Rows in the tables once l.x has indexed them: l.i0's and its own.
-        let indexed = (*def == StepDef::LoadX)
-            .then(|| p.rows_per_client * p.clients as u64 + out.inserted_rows);
+        run.per_op = match def {
+            StepDef::Query { .. } => "query",
+            _ => "row",
+        };
+        // l.x's operations are the rows it indexed: l.i0's and its own.
+        let loaded = (*def == StepDef::LoadX).then(|| p.rows_per_client * p.clients as u64);
+        let ops = |o: &StepOutcome| match def {
+            StepDef::Query { .. } => o.queries as f64,
+            _ => (loaded.unwrap_or(0) + o.inserted_rows) as f64,
+        };
+        let out = run_test_step(run, &spec, &ops);
+        let indexed = loaded.map(|l| l + out.inserted_rows);
         let known = run.result.warnings.len();
         let mut ib = fill_result(&mut run.result, def, &spec, &out, indexed);
         for w in &run.result.warnings[known..] {
             run.ui.warn(&format!("{name}: {w}"));
         }
-        let ops = match def {
-            StepDef::Query { .. } => out.queries as f64,
-            StepDef::LoadX => indexed.unwrap_or(0) as f64,
-            _ => out.inserted_rows as f64,
-        };
-        run.per_op = match def {
-            StepDef::Query { .. } => "query",
-            _ => "row",
-        };
-        let hw = run.finish_probe(ops).cloned();
+        let ops = ops(&out);
+        let hw = run.result.hw.clone();
         let rows_after = count(p, driver.as_ref());
         ib.rows_before = rows_before;
         ib.rows_after = rows_after;
@@ -186,18 +179,6 @@ counts in its size; drop it and the pi tables after it to measure this run alone
         run.result.set_detail(Ibench::NAME, &ib);
         Ok(())
     })
-}
-
-fn progress_line(p: &Progress) -> String {
-    let phase = if p.indexing {
-        "  creating indexes".to_string()
-    } else {
-        String::new()
-    };
-    format!(
-        "ips {:>8.0} ({:.0})  dps {:>8.0} ({:.0})  qps {:>7.0} ({:.0})  {:.0} s{phase}",
-        p.ips, p.avg_ips, p.dps, p.avg_dps, p.qps, p.avg_qps, p.elapsed
-    )
 }
 
 /// The one line printed when a step ends.

@@ -2,8 +2,9 @@
 //! deleting one where the step deletes, and a query connection where it
 //! queries (reference §4.3), until each client has inserted its rows.
 //!
-//! The connections are workers of the shared runner ([`runner::run_step`]),
-//! in a step without a deadline that ends when every writer has done its
+//! The connections are workers of the harness's timed step
+//! ([`TestRun::timed_then`] in a test, [`bare_step`] outside one), in a
+//! step without a deadline that ends when every writer has done its
 //! work. An event is one statement (a batch of inserts, a delete, a query;
 //! l.x's index builds are one more), sent again after the runner's
 //! recovery from a retryable or lost-connection error; a writer's pause
@@ -28,10 +29,10 @@ use crate::engine::schema::Table;
 use crate::engine::{
     Conn, DbError, DbResult, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess, StmtId,
 };
-use crate::harness::RECONNECT_FOR;
 use crate::harness::measure::{Counts, now_ns};
-use crate::harness::runner::{self, StepConfig, StepStatus, Worker};
+use crate::harness::runner::{self, StepStatus, Worker};
 use crate::harness::series::{self, Seconds, Tally};
+use crate::harness::{Per, Step, TestRun, Timing, bare_step};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
 
@@ -313,7 +314,7 @@ impl<'a> Link<'a> {
     /// The runner's recovery from a failed statement, which is then sent
     /// again: nothing after a retryable error; after a lost connection, a
     /// new one with every statement prepared again (the runner tries again
-    /// with backoff until [`RECONNECT_FOR`] has passed).
+    /// with backoff until [`crate::harness::RECONNECT_FOR`] has passed).
     fn recover(&mut self, e: &DbError) -> DbResult<()> {
         if e.class == ErrorClass::Reconnect {
             let mut conn = self.driver.connect()?;
@@ -1173,12 +1174,37 @@ impl Meter {
 
 /// Runs `spec` with every client's connections (connected and prepared
 /// before the step's clock starts) on the shared runner, calling
-/// `on_progress` from this thread.
+/// `on_progress` from this thread: the step bare, without a test around
+/// it (`rqps compat`'s one client).
 pub fn run_step(
     driver: &dyn Driver,
     spec: &StepSpec,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> StepOutcome {
+    step_through(driver, spec, Through::Bare(on_progress))
+}
+
+/// Runs `spec` as the timed step of the test `run` (the harness's progress
+/// and probe, the latter per `ops` of the outcome).
+pub fn run_test_step(
+    run: &mut TestRun<'_>,
+    spec: &StepSpec,
+    ops: &dyn Fn(&StepOutcome) -> f64,
+) -> StepOutcome {
+    let driver = run.driver.clone();
+    step_through(driver.as_ref(), spec, Through::Test { run, ops })
+}
+
+/// Who times a step: the harness for a test, or the runner alone.
+enum Through<'r, 't> {
+    Test {
+        run: &'r mut TestRun<'t>,
+        ops: &'r dyn Fn(&StepOutcome) -> f64,
+    },
+    Bare(&'r mut dyn FnMut(&Progress)),
+}
+
+fn step_through(driver: &dyn Driver, spec: &StepSpec, through: Through<'_, '_>) -> StepOutcome {
     let sh = Shared {
         clients: (0..spec.clients).map(|_| ClientLive::default()).collect(),
         index_start: AtomicU64::new(u64::MAX),
@@ -1199,26 +1225,60 @@ pub fn run_step(
         r.begin(start_ns);
     }
     let mut meter = Meter::new(start_ns, spec.rows_per_client * spec.clients as u64);
-    let run = runner::run_step(
-        &mut roles,
-        &StepConfig::until_finished(RECONNECT_FOR),
-        &mut |_| on_progress(meter.update(&sh)),
-        &mut || {},
-    );
-    // From the start to when the last connection that did its work ended.
-    let end = roles
-        .iter()
-        .filter(|r| r.finished())
-        .filter_map(|r| r.common().end_ns)
-        .max()
-        .unwrap_or_else(now_ns);
-    on_progress(meter.last(&sh));
-    let mut out = empty_outcome(run.status);
-    out.secs = (end.max(start_ns) - start_ns) as f64 / 1e9;
-    out.reconnects = run.counts.reconnects;
-    out.facts = run.facts;
-    measured(spec, &sh, &roles, &mut out);
-    out
+    let outcome = |roles: &[Role<'_>], run: &runner::StepRun| {
+        // From the start to when the last connection that did its work ended.
+        let end = roles
+            .iter()
+            .filter(|r| r.finished())
+            .filter_map(|r| r.common().end_ns)
+            .max()
+            .unwrap_or_else(now_ns);
+        let mut out = empty_outcome(run.status.clone());
+        out.secs = (end.max(start_ns) - start_ns) as f64 / 1e9;
+        out.reconnects = run.counts.reconnects;
+        out.facts = run.facts.clone();
+        measured(spec, &sh, roles, &mut out);
+        out
+    };
+    match through {
+        Through::Bare(on_progress) => {
+            let run = bare_step(&mut roles, Timing::until_finished(), &mut |_| {
+                on_progress(meter.update(&sh))
+            });
+            on_progress(meter.last(&sh));
+            outcome(&roles, &run)
+        }
+        Through::Test { run, ops } => {
+            let mut shows = || progress_line(meter.update(&sh));
+            let step = Step {
+                core: false,
+                shows: Some(&mut shows),
+                ..Step::new(Timing::until_finished(), Per::Statement)
+            };
+            let mut out = None;
+            let _ = run.timed_then(&mut roles, step, |_, roles, r| {
+                let o = outcome(roles, r);
+                let n = ops(&o);
+                out = Some(o);
+                Ok(n)
+            });
+            out.unwrap_or_else(|| empty_outcome(StepStatus::Failed("the step did not end".into())))
+        }
+    }
+}
+
+/// The Insert Benchmark's own figures on the progress line: rates over the
+/// last second (and since the step began), rows inserted of the target.
+fn progress_line(p: &Progress) -> String {
+    let phase = if p.indexing {
+        "  creating indexes".to_string()
+    } else {
+        String::new()
+    };
+    format!(
+        "rows {}/{}  ips {:>8.0} ({:.0})  dps {:>8.0} ({:.0})  qps {:>7.0} ({:.0}){phase}",
+        p.inserted_rows, p.target_rows, p.ips, p.avg_ips, p.dps, p.avg_dps, p.qps, p.avg_qps
+    )
 }
 
 /// Fills `out` with what the connections of a step that ended measured.
