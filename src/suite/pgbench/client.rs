@@ -41,7 +41,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::{
-    Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId,
+    Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Meaning, Outcome, Param, PsMode, Rows,
+    StmtId,
 };
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
@@ -587,9 +588,8 @@ impl Env for ClientEnv<'_> {
 /// An error of command `op` of script `s`, with its file:line.
 fn at(s: &CompiledScript, op: usize, e: DbError) -> DbError {
     DbError {
-        class: e.class,
-        code: e.code,
         message: format!("{}:{}: {}", s.source, s.lines[op], e.message),
+        ..e
     }
 }
 
@@ -1060,9 +1060,9 @@ fn bound(
 
 /// The class a failed transaction is counted in.
 fn failure_class(e: &DbError, f: &mut FailureTally) {
-    match e.code.as_deref() {
-        Some("40001") => f.serialization += 1,
-        Some("40P01" | "1213") => f.deadlock += 1,
+    match e.meaning() {
+        Meaning::Serialization => f.serialization += 1,
+        Meaning::Deadlock => f.deadlock += 1,
         _ => f.other += 1,
     }
 }
