@@ -569,6 +569,170 @@ fn no_suite_names_an_engine_kind() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// What in `text`'s code runs a timed step past the harness's one
+/// (`TestRun::timed`): the runner's step, its configuration, or the core
+/// fill of a result.
+fn own_timed_steps(text: &str) -> Vec<String> {
+    let (outside, _) = split_strings(&code(text));
+    let mut found: Vec<String> = ["runner::run_step", "StepConfig", "fill_core"]
+        .into_iter()
+        .filter(|n| outside.contains(n))
+        .map(String::from)
+        .collect();
+    // `use crate::harness::runner::{Worker, run_step};`
+    for (i, _) in outside.match_indices("runner::{") {
+        let rest = &outside[i..];
+        let tree = &rest[..rest.find('}').unwrap_or(rest.len())];
+        if tree
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == "run_step")
+        {
+            found.push("runner::{.., run_step}".into());
+        }
+    }
+    found
+}
+
+#[test]
+fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
+    for bad in [
+        "let step = crate::harness::runner::run_step(&mut w, &cfg, &mut |_| {}, &mut || {});",
+        "use crate::harness::runner::{StepStatus, Worker, run_step};",
+        "let cfg = StepConfig { warmup, duration, reconnect_for };",
+        "crate::harness::fill_core(&mut run.result, &step);",
+    ] {
+        assert_eq!(own_timed_steps(bad).len(), 1, "{bad}");
+    }
+    for fine in [
+        "let step = run.timed(&mut workers, Step::new(timing, Per::Event));",
+        "use crate::harness::runner::{Worker, stop_requested};",
+        "pub fn run_step(driver: &dyn Driver, spec: &StepSpec) -> StepOutcome { x() }",
+        "// the runner's runner::run_step times it\nlet x = 1;",
+        "let s = \"fill_core\";",
+    ] {
+        assert!(own_timed_steps(fine).is_empty(), "{fine}");
+    }
+}
+
+/// No suite times a step of its own: every suite's test goes through the
+/// harness's one (warm-up, sampling, progress, probe, deadline).
+#[test]
+fn no_suite_runs_a_timed_step_of_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("suite"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for n in own_timed_steps(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}: {n}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "run the step with TestRun::timed (or harness::bare_step outside a test):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The classes of PostgreSQL's SQLSTATEs (a code's first two characters).
+const SQLSTATE_CLASSES: &[&str] = &[
+    "00", "01", "02", "03", "08", "09", "0A", "0B", "0F", "0L", "0P", "0Z", "20", "21", "22", "23",
+    "24", "25", "26", "27", "28", "2B", "2D", "2F", "34", "38", "39", "3B", "3D", "3F", "40", "42",
+    "44", "53", "54", "55", "57", "58", "72", "F0", "HV", "P0", "XX",
+];
+
+/// A SQLSTATE: five digits and capitals, of a known class, with a digit
+/// after it (so `"LEVEL"` or `"BYTES"` is not one).
+fn is_sqlstate(l: &str) -> bool {
+    l.len() == 5
+        && l.bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        && SQLSTATE_CLASSES.contains(&&l[..2])
+        && l[2..].bytes().any(|b| b.is_ascii_digit())
+}
+
+/// A MySQL error number: four digits, server (1000-1999, 3000-3999) or
+/// client (2000-2999).
+fn is_errno(l: &str) -> bool {
+    l.len() == 4 && l.parse::<u16>().is_ok_and(|n| (1000..=3999).contains(&n))
+}
+
+/// The engine error codes in `text`'s code (not its comments or tests), as
+/// `line: "code"`: any SQLSTATE string, and a MySQL error number where its
+/// line reads a code (`code`, `errno`) or matches on it (`=>`).
+fn error_codes(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in code(text).lines() {
+        let (outside, literals) = split_strings(line);
+        let about_codes =
+            outside.contains("code") || outside.contains("errno") || outside.contains("=>");
+        for l in literals {
+            if is_sqlstate(&l) || (about_codes && is_errno(&l)) {
+                found.push(format!("{}: \"{l}\"", line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_error_code_rule_fires_on_codes_and_stays_quiet_on_other_strings() {
+    for bad in [
+        "match e.code.as_deref() { Some(\"40001\") => 1, _ => 0 }",
+        "Some(\"40P01\" | \"1213\") => f.deadlock += 1,",
+        "if e.code.as_deref() == Some(\"23505\") { dup() }",
+        "let retry = [\"55P03\", \"57014\"];",
+        "if code == \"1062\" { dup() }",
+        "let n = errno_of(e); if n == \"1205\" { wait() }",
+    ] {
+        assert!(!error_codes(bad).is_empty(), "{bad}");
+    }
+    for fine in [
+        "match e.meaning() { Meaning::Serialization => 1, _ => 0 }",
+        "out.push_str(\"11111\");",
+        "let k = \"LEVEL\"; let b = \"BYTES\";",
+        "let rows = \"1500\";",
+        "// pgbench counts \"40001\" as a serialization failure\nlet x = 1;",
+        "#[cfg(test)]\nmod tests { fn f() { let c = \"40001\"; } }",
+    ] {
+        assert!(
+            error_codes(fine).is_empty(),
+            "{fine}: {:?}",
+            error_codes(fine)
+        );
+    }
+}
+
+/// Suites ask an error what it means ([`DbError::meaning`], set by the
+/// engine): the codes that say it are the engines' own.
+#[test]
+fn no_suite_reads_an_engine_error_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("suite"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for c in error_codes(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}: {c}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "ask the error's meaning (DbError::meaning) instead of its code:\n{}",
+        found.join("\n")
+    );
+}
+
 /// The error types of the `-> Result<T, E>` return types in `code` that
 /// are a bare `String` (a function's or a closure's), as `line: text`.
 fn string_errors(code: &str) -> Vec<String> {
