@@ -1,5 +1,9 @@
 //! How an engine's errors reach the runner: [`DbError`] with its
-//! [`ErrorClass`] (retry, reconnect or fail). Apart from the engine's face
+//! [`ErrorClass`] (retry, reconnect or fail) and its [`Meaning`], which the
+//! engine that builds the error sets from its own codes (PostgreSQL's
+//! SQLSTATEs in `postgres/sqlstate.rs`, MySQL's error numbers in
+//! `mysql/errno.rs`, SQLite's result codes in `sqlite`): above the engines,
+//! code asks what an error means and never reads a code. Apart from the engine's face
 //! (`mod.rs`, which re-exports them), so that the files it imports (`kv.rs`,
 //! `tls.rs`) use them without importing it.
 
@@ -22,18 +26,43 @@ pub enum ErrorClass {
 #[derive(Clone, Debug)]
 pub struct DbError {
     pub class: ErrorClass,
-    /// Engine error code when there is one (e.g. `1213`, `40001`, `SQLITE_BUSY`).
+    /// Engine error code when there is one (e.g. `1213`, `40001`, `SQLITE_BUSY`),
+    /// for the user's eyes: code above the engines reads [`DbError::meaning`].
     pub code: Option<String>,
     pub message: String,
+    /// What it means, set by the engine that built it.
+    pub meaning: Meaning,
 }
 
 impl DbError {
+    /// An error that ends the test; its meaning read from its message.
     pub fn fatal(message: impl Into<String>) -> Self {
+        let message = message.into();
         DbError {
             class: ErrorClass::Fatal,
             code: None,
+            meaning: Meaning::of_message(&message),
+            message,
+        }
+    }
+
+    /// The connection is gone: the runner reconnects.
+    pub fn lost(message: impl Into<String>) -> Self {
+        DbError {
+            class: ErrorClass::Reconnect,
+            code: None,
+            meaning: Meaning::Connection,
             message: message.into(),
         }
+    }
+
+    /// What the error means ([`Meaning`]): a lost connection whatever its
+    /// code, else what the engine set.
+    pub fn meaning(&self) -> Meaning {
+        if self.class == ErrorClass::Reconnect {
+            return Meaning::Connection;
+        }
+        self.meaning
     }
 }
 
@@ -106,82 +135,34 @@ impl Meaning {
     }
 }
 
-impl DbError {
-    /// What the error means ([`Meaning`]), from its code and, where the code
-    /// alone does not say (SQLite, MySQL's catch-all 1105), its message.
-    pub fn meaning(&self) -> Meaning {
-        let msg = self.message.to_ascii_lowercase();
-        let by_message = || {
-            if msg.contains("protocol error") || msg.contains("malformed packet") {
-                Meaning::Protocol
-            } else if msg.contains("syntax error") || msg.contains("syntax_error") {
-                Meaning::Syntax
-            } else if msg.contains("unique constraint") || msg.contains("duplicate") {
-                Meaning::DuplicateKey
-            } else if msg.contains("deadlock") {
-                Meaning::Deadlock
-            } else if msg.contains("no such ")
-                || msg.contains("not found")
-                || msg.contains("unknown")
-                || msg.contains("does not exist")
-            {
-                Meaning::Unknown
-            } else if msg.contains("not supported") || msg.contains("unsupported") {
-                Meaning::Unsupported
-            } else if msg.contains("lock wait timeout")
-                || msg.contains("lock timeout")
-                || msg.contains("timeout trying to lock")
-            {
-                Meaning::LockWait
-            } else {
-                Meaning::Other
-            }
-        };
-        if self.class == ErrorClass::Reconnect {
-            return Meaning::Connection;
-        }
-        let Some(code) = self.code.as_deref() else {
-            return by_message();
-        };
-        // A PostgreSQL SQLSTATE: five characters, digits and capitals.
-        if code.len() == 5
-            && code
-                .bytes()
-                .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+impl Meaning {
+    /// What a message says, where no code does (SQLite, MySQL's catch-all
+    /// 1105, codes PostgreSQL does not use, rqps's own errors).
+    pub fn of_message(message: &str) -> Meaning {
+        let msg = message.to_ascii_lowercase();
+        if msg.contains("protocol error") || msg.contains("malformed packet") {
+            Meaning::Protocol
+        } else if msg.contains("syntax error") || msg.contains("syntax_error") {
+            Meaning::Syntax
+        } else if msg.contains("unique constraint") || msg.contains("duplicate") {
+            Meaning::DuplicateKey
+        } else if msg.contains("deadlock") {
+            Meaning::Deadlock
+        } else if msg.contains("no such ")
+            || msg.contains("not found")
+            || msg.contains("unknown")
+            || msg.contains("does not exist")
         {
-            return match code {
-                "23505" => Meaning::DuplicateKey,
-                "40P01" => Meaning::Deadlock,
-                "55P03" => Meaning::LockWait,
-                "42601" => Meaning::Syntax,
-                "42883" | "42P01" | "42703" | "42704" | "3F000" | "42P02" => Meaning::Unknown,
-                "0A000" => Meaning::Unsupported,
-                c if c.starts_with("08") => Meaning::Connection,
-                "40001" => Meaning::Serialization,
-                // Codes PostgreSQL does not use, from an engine that speaks
-                // its protocol (H2: 42001, 42S02, HYT00): the message says.
-                _ => by_message(),
-            };
-        }
-        // A MySQL error number.
-        if let Ok(n) = code.parse::<u16>() {
-            return match n {
-                1062 | 1586 => Meaning::DuplicateKey,
-                1213 => Meaning::Deadlock,
-                1205 | 3572 => Meaning::LockWait,
-                1064 | 1149 => Meaning::Syntax,
-                1146 | 1054 | 1305 | 1049 | 1109 | 1630 => Meaning::Unknown,
-                1235 | 1295 | 1178 | 1289 => Meaning::Unsupported,
-                2002..=2099 => Meaning::Connection,
-                1105 => by_message(),
-                _ => Meaning::Other,
-            };
-        }
-        // A SQLite result code, by rusqlite's name of it.
-        match code {
-            "DatabaseBusy" | "DatabaseLocked" => Meaning::LockWait,
-            "ConstraintViolation" if msg.contains("unique") => Meaning::DuplicateKey,
-            _ => by_message(),
+            Meaning::Unknown
+        } else if msg.contains("not supported") || msg.contains("unsupported") {
+            Meaning::Unsupported
+        } else if msg.contains("lock wait timeout")
+            || msg.contains("lock timeout")
+            || msg.contains("timeout trying to lock")
+        {
+            Meaning::LockWait
+        } else {
+            Meaning::Other
         }
     }
 }
@@ -192,83 +173,33 @@ pub type DbResult<T> = Result<T, DbError>;
 mod tests {
     use super::*;
 
-    fn e(code: Option<&str>, message: &str) -> DbError {
-        DbError {
-            class: ErrorClass::Fatal,
-            code: code.map(str::to_string),
-            message: message.into(),
-        }
-    }
-
     #[test]
-    fn an_errors_meaning_comes_from_its_code_and_where_that_says_nothing_its_message() {
-        for (code, message, meaning) in [
-            // PostgreSQL's SQLSTATEs.
-            (Some("23505"), "duplicate key value", Meaning::DuplicateKey),
-            (Some("40P01"), "deadlock detected", Meaning::Deadlock),
-            (Some("55P03"), "lock timeout", Meaning::LockWait),
-            (Some("40001"), "could not serialize", Meaning::Serialization),
-            (Some("42601"), "syntax error at or near", Meaning::Syntax),
-            (Some("42P01"), "relation does not exist", Meaning::Unknown),
-            (Some("0A000"), "not supported", Meaning::Unsupported),
-            // Codes PostgreSQL does not use (H2's), by their message.
+    fn a_message_says_what_an_error_means_where_no_code_does() {
+        for (message, meaning) in [
+            ("Syntax error in SQL statement", Meaning::Syntax),
+            ("Table \"x\" not found", Meaning::Unknown),
+            ("Timeout trying to lock table", Meaning::LockWait),
+            ("syntax error at position 6", Meaning::Syntax),
+            ("UNIQUE constraint failed: t.id", Meaning::DuplicateKey),
+            ("no such table: t", Meaning::Unknown),
             (
-                Some("42001"),
-                "Syntax error in SQL statement",
-                Meaning::Syntax,
-            ),
-            (Some("42S02"), "Table \"x\" not found", Meaning::Unknown),
-            (
-                Some("HYT00"),
-                "Timeout trying to lock table",
-                Meaning::LockWait,
-            ),
-            // MySQL's error numbers, and its catch-all 1105 by message.
-            (Some("1062"), "Duplicate entry", Meaning::DuplicateKey),
-            (Some("1213"), "Deadlock found", Meaning::Deadlock),
-            (
-                Some("1205"),
-                "Lock wait timeout exceeded",
-                Meaning::LockWait,
-            ),
-            (
-                Some("1064"),
-                "You have an error in your SQL syntax",
-                Meaning::Syntax,
-            ),
-            (Some("1146"), "Table doesn't exist", Meaning::Unknown),
-            (Some("1105"), "syntax error at position 6", Meaning::Syntax),
-            (
-                Some("1105"),
-                "Variable 'innodb_lock_wait_timeout' is a GLOBAL variable",
-                Meaning::Other,
-            ),
-            // SQLite's result codes.
-            (
-                Some("DatabaseBusy"),
-                "database is locked",
-                Meaning::LockWait,
-            ),
-            (
-                Some("ConstraintViolation"),
-                "UNIQUE constraint failed: t.id",
-                Meaning::DuplicateKey,
-            ),
-            (Some("Unknown"), "no such table: t", Meaning::Unknown),
-            (
-                None,
                 "PostgreSQL protocol error: failed to fill whole buffer",
                 Meaning::Protocol,
             ),
+            (
+                "Variable 'innodb_lock_wait_timeout' is a GLOBAL variable",
+                Meaning::Other,
+            ),
         ] {
-            assert_eq!(e(code, message).meaning(), meaning, "{code:?} {message}");
+            assert_eq!(Meaning::of_message(message), meaning, "{message}");
+            assert_eq!(DbError::fatal(message).meaning(), meaning, "{message}");
         }
         let gone = DbError {
             class: ErrorClass::Reconnect,
-            code: None,
-            message: "server closed the connection".into(),
+            ..DbError::fatal("server closed the connection")
         };
         assert_eq!(gone.meaning(), Meaning::Connection);
+        assert_eq!(DbError::lost("reset").meaning(), Meaning::Connection);
         assert!(Meaning::Syntax.refused() && !Meaning::DuplicateKey.refused());
     }
 }

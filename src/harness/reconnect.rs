@@ -57,11 +57,7 @@ mod tests {
     use std::cell::Cell;
 
     fn lost() -> DbError {
-        DbError {
-            class: ErrorClass::Reconnect,
-            code: None,
-            message: "connection refused".into(),
-        }
+        DbError::lost("connection refused")
     }
 
     #[test]

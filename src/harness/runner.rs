@@ -596,6 +596,7 @@ mod tests {
                 return Err(DbError {
                     class,
                     code: None,
+                    meaning: crate::engine::Meaning::Other,
                     message: "scripted".into(),
                 });
             }
@@ -608,6 +609,7 @@ mod tests {
                 return Err(DbError {
                     class: ErrorClass::Reconnect,
                     code: None,
+                    meaning: crate::engine::Meaning::Other,
                     message: "refused".into(),
                 });
             }
@@ -663,6 +665,7 @@ mod tests {
                 return Err(DbError {
                     class: ErrorClass::Retry,
                     code: None,
+                    meaning: crate::engine::Meaning::Other,
                     message: "scripted".into(),
                 });
             }
@@ -856,6 +859,7 @@ mod tests {
                 return Err(DbError {
                     class,
                     code: None,
+                    meaning: crate::engine::Meaning::Other,
                     message: message.into(),
                 });
             }
@@ -938,6 +942,7 @@ mod tests {
                 return Err(DbError {
                     class: ErrorClass::Reconnect,
                     code: None,
+                    meaning: crate::engine::Meaning::Other,
                     message: "the reply stopped mid-message".into(),
                 });
             }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod auth;
+mod errno;
 pub mod oracle;
 pub mod server;
 pub(crate) mod wire;
@@ -679,15 +680,12 @@ fn map_err(e: wire::Error) -> DbError {
         wire::Error::Server { code, message } => DbError {
             class: class_of(code),
             code: Some(code.to_string()),
+            meaning: errno::meaning(code, &message),
             message,
         },
         // I/O errors, the server closing the connection, packets out of
         // order: the connection is gone.
-        wire::Error::Broken(message) => DbError {
-            class: ErrorClass::Reconnect,
-            code: None,
-            message,
-        },
+        wire::Error::Broken(message) => DbError::lost(message),
         wire::Error::Fatal(message) => DbError::fatal(message),
         // A statement the server left unanswered for the statement timeout
         // fails the test; its connection is closed.

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod server;
+mod sqlstate;
 pub mod wire;
 
 use self::wire::{ChannelBindingMode, Config, Host, PgConn};

@@ -652,11 +652,9 @@ impl<S: Read + Write> PgConn<S> {
     #[inline]
     fn check_usable(&self) -> DbResult<()> {
         if self.broken {
-            return Err(DbError {
-                class: ErrorClass::Reconnect,
-                code: None,
-                message: "the connection was lost after an earlier error".into(),
-            });
+            return Err(DbError::lost(
+                "the connection was lost after an earlier error",
+            ));
         }
         Ok(())
     }
@@ -1383,11 +1381,13 @@ pub fn error_response(body: &[u8]) -> io::Result<(DbError, bool)> {
     if let Some(d) = detail {
         message = format!("{message}: {d}");
     }
+    let meaning = super::sqlstate::meaning(code.as_deref(), &message);
     Ok((
         DbError {
             class,
             code,
             message,
+            meaning,
         },
         ends,
     ))
@@ -1438,11 +1438,7 @@ fn io_error(e: io::Error) -> DbError {
         }
         _ => e.to_string(),
     };
-    DbError {
-        class: ErrorClass::Reconnect,
-        code: None,
-        message,
-    }
+    DbError::lost(message)
 }
 
 /// A message we could not encode (a NUL in a string, a length over the
@@ -2245,17 +2241,17 @@ mod tests {
     #[test]
     fn a_plaintext_login_refused_for_want_of_tls_says_to_use_sslmode_require() {
         let e = DbError {
-            class: ErrorClass::Fatal,
             code: Some("28000".into()),
-            message: "no pg_hba.conf entry for host \"127.0.0.1\", user \"u\", database \"d\", no encryption".into(),
+            ..DbError::fatal(
+                "no pg_hba.conf entry for host \"127.0.0.1\", user \"u\", database \"d\", no encryption",
+            )
         };
         let e = tls_hint(e, &Host::Tcp("127.0.0.1".into()));
         assert!(e.message.contains("requires TLS"), "{}", e.message);
         assert!(e.message.contains("use sslmode=require"), "{}", e.message);
         let other = DbError {
-            class: ErrorClass::Fatal,
             code: Some("28P01".into()),
-            message: "password authentication failed".into(),
+            ..DbError::fatal("password authentication failed")
         };
         assert!(
             !tls_hint(other, &Host::Tcp("h".into()))

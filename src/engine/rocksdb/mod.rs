@@ -27,7 +27,7 @@ use crate::engine::kind::{
 use crate::engine::kv::{
     Direction, KvAccess, KvConn, LevelShape, LsmCounters, LsmShape, WriteBatch,
 };
-use crate::engine::{Caps, DbError, DbResult, Driver, ErrorClass};
+use crate::engine::{Caps, DbError, DbResult, Driver, ErrorClass, Meaning};
 use ffi::{Api, Handle};
 
 pub static KIND: EngineKind = EngineKind {
@@ -379,6 +379,7 @@ fn db_error(msg: String) -> DbError {
             ErrorClass::Fatal
         },
         code: None,
+        meaning: Meaning::of_message(&msg),
         message: msg,
     }
 }

@@ -8,8 +8,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Statement, types::ValueRef};
 use crate::engine::kind::EngineKind;
 use crate::engine::schema::{self, KeyedTable, Table};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
-    SqlAccess, StmtId, inline_params,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Meaning, Outcome, Param, PsMode,
+    Rows, SqlAccess, StmtId, inline_params,
 };
 
 /// PRAGMAs applied to every connection unless the target's config says
@@ -281,6 +281,18 @@ pub struct SqliteConn {
 // threads together and are only ever used by the thread that owns them.
 unsafe impl Send for SqliteConn {}
 
+/// What a SQLite result code means, with its message where the code alone
+/// does not say (a constraint, a generic error).
+fn meaning(code: ErrorCode, message: &str) -> Meaning {
+    match code {
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Meaning::LockWait,
+        ErrorCode::ConstraintViolation if message.to_ascii_lowercase().contains("unique") => {
+            Meaning::DuplicateKey
+        }
+        _ => Meaning::of_message(message),
+    }
+}
+
 fn map_err(e: rusqlite::Error) -> DbError {
     match &e {
         rusqlite::Error::SqliteFailure(f, msg) => {
@@ -288,10 +300,12 @@ fn map_err(e: rusqlite::Error) -> DbError {
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Retry,
                 _ => ErrorClass::Fatal,
             };
+            let message = msg.clone().unwrap_or_else(|| f.to_string());
             DbError {
                 class,
                 code: Some(format!("{:?}", f.code)),
-                message: msg.clone().unwrap_or_else(|| f.to_string()),
+                meaning: meaning(f.code, &message),
+                message,
             }
         }
         _ => DbError::fatal(e.to_string()),
