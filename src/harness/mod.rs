@@ -221,10 +221,9 @@ impl TestRun<'_> {
     /// see [`TestRun::timed_then`].
     pub fn timed<W: Worker>(&mut self, workers: &mut [W], step: Step<'_>) -> StepRun {
         let per = step.per;
-        match self.timed_then(workers, step, |_, _, s| Ok(per.count(s))) {
-            Ok(s) => s,
-            Err(_) => unreachable!("a `then` that cannot fail"),
-        }
+        let Ok(run) = self
+            .step_then::<W, std::convert::Infallible>(workers, step, |_, _, s| Ok(per.count(s)));
+        run
     }
 
     /// Runs the timed step of `workers`: warm-up, measured interval,
@@ -236,9 +235,19 @@ impl TestRun<'_> {
     pub fn timed_then<W: Worker>(
         &mut self,
         workers: &mut [W],
-        mut step: Step<'_>,
+        step: Step<'_>,
         then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, TestFailure>,
     ) -> Result<StepRun, TestFailure> {
+        self.step_then(workers, step, then)
+    }
+
+    /// [`TestRun::timed_then`] for any error of `then` (none for `timed`).
+    fn step_then<W: Worker, E>(
+        &mut self,
+        workers: &mut [W],
+        mut step: Step<'_>,
+        then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, E>,
+    ) -> Result<StepRun, E> {
         let t = step.timing;
         let total = t.warmup.saturating_add(t.duration);
         let bar = if t.budgeted {
