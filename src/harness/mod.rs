@@ -3,15 +3,19 @@
 //! A suite decides what a test does; the harness owns the sequence around it
 //! ([`Harness::test`]): the test is marked `running` in the results directory,
 //! the machine is probed (busy check, database size, status counters), the
-//! suite's measured run happens (the suite starts the `/proc` sampler when its
-//! warm-up ends and ends it while its connections are still open), then the
-//! result is stored and its one progress line printed. It also owns the one
-//! reconnect-with-backoff loop ([`reconnect_with_backoff`]) and the per-event
-//! step runner ([`runner`]).
+//! suite's body runs, then the result is stored and its one progress line
+//! printed. Inside the body, the suite hands its workers and [`Timing`] to
+//! the one timed step ([`TestRun::timed`]): warm-up, measured interval and
+//! deadline on the [`runner`], the `/proc` sampler from the warm-up's end,
+//! the progress bar, the result's core ([`fill_core`]), and the probe's end
+//! while the workers' connections are still open. A check after the timed
+//! steps goes through [`Harness::check`]. It also owns the one
+//! reconnect-with-backoff loop ([`reconnect_with_backoff`]).
 //!
-//! Modules: [`runner`] (threads, warm-up, duration, Ctrl-C), [`measure`]
-//! (histograms, counters, per-second series), [`probe`] and [`sysstat`]
-//! (hardware cost per operation), [`host`] (machine facts).
+//! Modules: [`runner`] (threads, warm-up, duration, Ctrl-C), `timed` (the
+//! timed step's terms), [`measure`] (histograms, counters, per-second
+//! series), [`probe`] and [`sysstat`] (hardware cost per operation),
+//! [`host`] (machine facts).
 
 pub mod host;
 pub mod limit;
