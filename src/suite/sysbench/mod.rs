@@ -13,6 +13,7 @@ pub mod event;
 pub mod load;
 pub mod params;
 pub mod report;
+pub mod rng;
 pub mod run;
 pub mod schema;
 
