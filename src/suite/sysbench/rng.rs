@@ -139,6 +139,21 @@ impl SbRandParams {
     }
 }
 
+/// `kind` with the parameters it uses, for a line: `special (pct 1, res 75,
+/// iter 12)`, `pareto (h 0.2)`, `uniform`.
+pub fn label(kind: SbRandType, p: &SbRandParams) -> String {
+    match kind {
+        SbRandType::Uniform => "uniform".into(),
+        SbRandType::Gaussian => format!("gaussian (iter {})", p.rand_spec_iter),
+        SbRandType::Special => format!(
+            "special (pct {}, res {}, iter {})",
+            p.rand_spec_pct, p.rand_spec_res, p.rand_spec_iter
+        ),
+        SbRandType::Pareto => format!("pareto (h {})", p.rand_pareto_h),
+        SbRandType::Zipfian => format!("zipfian (exp {})", p.rand_zipfian_exp),
+    }
+}
+
 /// A distribution with sysbench's constants computed once, as
 /// `sb_rand_init` computes them: what [`SbRng`] draws `default` from, and
 /// the parameters of its named distributions.
