@@ -111,32 +111,43 @@ impl SbRandParams {
     /// One line naming the option out of range, or `Ok`. sysbench itself
     /// accepts nonsense here (a zero `--rand-spec-iter` divides by zero and
     /// draws garbage); rqps refuses it before any load.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SbRandError> {
         if self.rand_spec_iter == 0 {
-            return Err("--rand-spec-iter must be at least 1 (sysbench's default is 12)".into());
+            return Err(SbRandError::SpecIter);
         }
-        for (name, v) in [
+        for (option, value) in [
             ("--rand-spec-pct", self.rand_spec_pct),
             ("--rand-spec-res", self.rand_spec_res),
         ] {
-            if v > 100 {
-                return Err(format!("{name} is a percentage: 0 to 100, got {v}"));
+            if value > 100 {
+                return Err(SbRandError::Percent { option, value });
             }
         }
         let h = self.rand_pareto_h;
         if !(h > 0.0 && h < 1.0) {
-            return Err(format!(
-                "--rand-pareto-h must be between 0 and 1 exclusive (sysbench's default is 0.2), got {h}"
-            ));
+            return Err(SbRandError::ParetoH(h));
         }
         let e = self.rand_zipfian_exp;
         if !(e.is_finite() && e >= 0.0) {
-            return Err(format!(
-                "--rand-zipfian-exp must be a number >= 0 (sysbench's default is 0.8), got {e}"
-            ));
+            return Err(SbRandError::ZipfianExp(e));
         }
         Ok(())
     }
+}
+
+/// A distribution parameter out of range, named by its option.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SbRandError {
+    #[error("--rand-spec-iter must be at least 1 (sysbench's default is 12)")]
+    SpecIter,
+    #[error("{option} is a percentage: 0 to 100, got {value}")]
+    Percent { option: &'static str, value: u32 },
+    #[error(
+        "--rand-pareto-h must be between 0 and 1 exclusive (sysbench's default is 0.2), got {0}"
+    )]
+    ParetoH(f64),
+    #[error("--rand-zipfian-exp must be a number >= 0 (sysbench's default is 0.8), got {0}")]
+    ZipfianExp(f64),
 }
 
 /// `kind` with the parameters it uses, for a line: `special (pct 1, res 75,
@@ -172,7 +183,7 @@ pub struct SbDist {
 
 impl SbDist {
     /// `kind` with `params`; one line naming a bad parameter otherwise.
-    pub fn new(kind: SbRandType, params: SbRandParams) -> Result<SbDist, String> {
+    pub fn new(kind: SbRandType, params: SbRandParams) -> Result<SbDist, SbRandError> {
         params.check()?;
         let e = params.rand_zipfian_exp;
         Ok(SbDist {
@@ -285,7 +296,7 @@ impl GlibcRandom {
     }
 
     /// The next value of `random()`: 31 bits.
-    pub fn next(&mut self) -> u32 {
+    pub fn random(&mut self) -> u32 {
         let mut out = 0i32;
         // SAFETY: `data` was set up by initstate_r on the table we own.
         unsafe { random_r(&mut self.data, &mut out) };
@@ -295,7 +306,7 @@ impl GlibcRandom {
     /// Four values made into a xoroshiro128+ state, as `sb_rand_thread_init`
     /// makes them: two 32-bit halves per word, high half first.
     pub fn next_state(&mut self) -> [u64; 2] {
-        let mut word = || ((self.next() as u64) << 32) | self.next() as u64;
+        let mut word = || ((self.random() as u64) << 32) | self.random() as u64;
         let s0 = word();
         let s1 = word();
         [s0, s1]
@@ -575,8 +586,8 @@ impl SbUnique {
     /// value is the offset (seen in sysbench 1.0.20 under gdb with glibc's
     /// state set by hand).
     pub fn from_glibc(g: &mut GlibcRandom) -> SbUnique {
-        let offset = g.next();
-        let index = g.next();
+        let offset = g.random();
+        let index = g.random();
         SbUnique::new(index, offset)
     }
 
@@ -616,7 +627,7 @@ mod zipf {
         if x.abs() > 1e-8 {
             x.ln_1p() / x
         } else {
-            1.0 - x * (0.5 - x * (0.333_333_333_333_333_33 - 0.25 * x))
+            1.0 - x * (0.5 - x * (0.333_333_333_333_333_3 - 0.25 * x))
         }
     }
 
@@ -625,7 +636,7 @@ mod zipf {
         if x.abs() > 1e-8 {
             x.exp_m1() / x
         } else {
-            1.0 + x * 0.5 * (1.0 + x * 0.333_333_333_333_333_33 * (1.0 + 0.25 * x))
+            1.0 + x * 0.5 * (1.0 + x * 0.333_333_333_333_333_3 * (1.0 + 0.25 * x))
         }
     }
 }
@@ -776,7 +787,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_named() {
-        let bad = |p: SbRandParams| SbDist::new(SbRandType::Special, p).unwrap_err();
+        let bad = |p: SbRandParams| SbDist::new(SbRandType::Special, p).unwrap_err().to_string();
         let d = SbRandParams::default();
         assert!(
             bad(SbRandParams {
