@@ -4,14 +4,21 @@
 //! must return the same values, value for value. The reference values are
 //! made by sysbench at test time, never stored.
 //!
-//! Without a `sysbench` binary the tests skip, saying so, unless
-//! `RQPS_REQUIRE_SERVERS=1`, in which case they fail.
+//! The last test runs the native suite's read-write test and sysbench's
+//! `oltp_read_write` on one throwaway MariaDB and compares the statements
+//! its general log recorded.
+//!
+//! Without a `sysbench` binary (or MariaDB's) the tests skip, saying so,
+//! unless `RQPS_REQUIRE_SERVERS=1`, in which case they fail.
 
 mod common;
 
 use std::collections::BTreeSet;
 use std::process::Command;
 
+use rqps::engine::Driver;
+use rqps::engine::mysql::MysqlDriver;
+use rqps::engine::server::{Server, ServerSpec};
 use rqps::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType, SbRng};
 
 /// Whether sysbench 1.0 is here (a skip says why; under
@@ -251,4 +258,140 @@ fn four_threads_draw_rqps_s_four_streams_in_some_order() {
         .collect();
     assert_eq!(ours.len(), 4);
     assert_eq!(theirs, ours);
+}
+
+/// The statements a MariaDB general log recorded from `offset` on, without
+/// the clients' own probes: each statement's text (`Execute` of a prepared
+/// statement shows its values).
+fn logged_statements(log: &std::path::Path, offset: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap();
+    text[offset..]
+        .lines()
+        .filter_map(|l| {
+            let (_, sql) = l
+                .split_once(" Execute\t")
+                .or_else(|| l.split_once(" Query\t"))?;
+            let word = sql.split_whitespace().next()?.to_ascii_uppercase();
+            let sent = ["SELECT", "UPDATE", "DELETE", "INSERT", "BEGIN", "COMMIT"]
+                .contains(&word.as_str());
+            let probe = sql.contains("information_schema")
+                || sql.contains("@@")
+                || sql.contains("VERSION()");
+            (sent && !probe).then(|| sql.to_string())
+        })
+        .collect()
+}
+
+/// The native read-write test with `--rand-type special --rand-seed 5` and
+/// one thread sends what `sysbench oltp_read_write` sends with the same
+/// seed: the same statements with the same ids, `c` and `pad` values, in
+/// the same order (30 events of 20 statements, with BEGIN and COMMIT).
+#[test]
+fn the_native_read_write_test_sends_sysbench_s_statements_with_a_seed() {
+    if !sysbench_available() || !common::server_available(&rqps::engine::mysql::server::RECIPE) {
+        return;
+    }
+    let srv = Server::start(
+        &ServerSpec::new(&rqps::engine::mysql::server::RECIPE),
+        &mut |n| eprintln!("note: {n}"),
+    )
+    .expect("MariaDB starts");
+    let dir = tempfile::tempdir().unwrap();
+    // In the data directory: the server writes there.
+    let log = srv.data_dir().join("general.log");
+    let root = MysqlDriver::new(&srv.url()).unwrap();
+    let mut conn = root.require_sql().unwrap().connect().unwrap();
+    // A user without a password, on a server that only this test reaches:
+    // sysbench takes passwords on its command line only.
+    for sql in [
+        "CREATE USER sb@'127.0.0.1'".to_string(),
+        "GRANT ALL ON *.* TO sb@'127.0.0.1'".to_string(),
+        format!("SET GLOBAL general_log_file = '{}'", log.display()),
+        "SET GLOBAL general_log = 1".to_string(),
+    ] {
+        conn.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let port = srv.port().to_string();
+    let sb = |cmd: &str, extra: &[&str]| {
+        let mut args = vec![
+            "oltp_read_write".to_string(),
+            "--db-driver=mysql".into(),
+            "--mysql-host=127.0.0.1".into(),
+            format!("--mysql-port={port}"),
+            "--mysql-user=sb".into(),
+            format!("--mysql-db={}", srv.database()),
+            "--tables=1".into(),
+            "--table-size=2000".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push(cmd.into());
+        let o = Command::new("sysbench").args(&args).output().unwrap();
+        assert!(o.status.success(), "sysbench {cmd}: {}", common::text(&o));
+    };
+    sb("prepare", &[]);
+    let len = || {
+        std::fs::metadata(&log)
+            .map(|m| m.len() as usize)
+            .unwrap_or(0)
+    };
+    let at = len();
+    sb(
+        "run",
+        &[
+            "--threads=1",
+            "--events=30",
+            "--rand-seed=5",
+            "--rand-type=special",
+        ],
+    );
+    let theirs = logged_statements(&log, at);
+    assert_eq!(theirs.len(), 30 * 20, "sysbench's statements: {theirs:?}");
+
+    let at = len();
+    let results = dir.path().join("results");
+    let target = format!("mysql://sb@127.0.0.1:{port}/{}", srv.database());
+    let o = common::rqps(&[
+        "run",
+        "--target",
+        &target,
+        "--results",
+        results.to_str().unwrap(),
+        "--busy-threshold",
+        "100",
+        "-q",
+        "--profile",
+        "ci",
+        "--skip-prepare",
+        "--tables",
+        "1",
+        "--table-size",
+        "2000",
+        "--tests",
+        "read-write_range=100",
+        "--threads",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--write-secs",
+        "0.3",
+        "--rand-type",
+        "special",
+        "--rand-seed",
+        "5",
+    ]);
+    assert!(o.status.success(), "rqps run: {}", common::text(&o));
+    let ours = logged_statements(&log, at);
+    assert!(
+        ours.len() >= theirs.len(),
+        "rqps sent {} statements",
+        ours.len()
+    );
+    if let Some(i) = (0..theirs.len()).find(|&i| theirs[i] != ours[i]) {
+        panic!(
+            "statement {} differs:\n  sysbench: {}\n  rqps:     {}",
+            i + 1,
+            theirs[i],
+            ours[i]
+        );
+    }
 }
