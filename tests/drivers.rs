@@ -15,10 +15,10 @@ use rqps::engine::server::{Recipe, Server, ServerSpec, locate};
 use rqps::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, SqlAccess};
 use rqps::harness::measure::Counts;
 use rqps::harness::runner::Worker;
-use rqps::suite::rand::RandType;
 use rqps::suite::sysbench::catalog::lookup;
 use rqps::suite::sysbench::event::{EventParams, SbWorker};
 use rqps::suite::sysbench::load::{LoadParams, load, settle};
+use rqps::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType};
 
 static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
 static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
@@ -87,13 +87,13 @@ fn sysbench_events(driver: &Arc<dyn Driver>, mode: PsMode) {
     let p = EventParams {
         tables: TABLES,
         table_size: N,
-        rand_type: RandType::Uniform,
+        rand: SbDist::new(SbRandType::Uniform, SbRandParams::default()).unwrap(),
         ps_mode: mode,
         skip_trx: false,
         first_table: 1,
         // Each round's delete event removes the id its point query reads
         // (same first draws): the rounds use different seeds.
-        seed: if mode == PsMode::Auto { 11 } else { 12 },
+        rand_seed: if mode == PsMode::Auto { 11 } else { 12 },
     };
     let mut conn = driver.require_sql().unwrap().connect().unwrap();
     let conn = conn.as_mut();
@@ -421,11 +421,11 @@ fn skip_trx_sends_no_begin_or_commit(driver: &Arc<dyn Driver>) {
     let mut p = EventParams {
         tables: TABLES,
         table_size: N,
-        rand_type: RandType::Uniform,
+        rand: SbDist::new(SbRandType::Uniform, SbRandParams::default()).unwrap(),
         ps_mode: PsMode::Auto,
         skip_trx: false,
         first_table: 1,
-        seed: 5,
+        rand_seed: 5,
     };
     let mut status = driver.require_sql().unwrap().connect().unwrap();
     const EVENTS: i64 = 10;

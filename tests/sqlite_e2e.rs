@@ -373,8 +373,8 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
             "--read-secs",
         ),
         (
-            vec!["run", "--rand-type", "gaussian", "--results", res],
-            "gaussian",
+            vec!["run", "--rand-type", "normal", "--results", res],
+            "unknown --rand-type 'normal' (expected uniform, gaussian, special, pareto or zipfian)",
         ),
         (
             vec!["run", "--config", "/nonexistent.conf", "--results", res],

@@ -114,7 +114,8 @@ fn show(q: Quartiles) -> String {
 fn harness(a: &BenchArgs) -> Result<(), BenchError> {
     use crate::engine::Driver;
     use crate::engine::sqlite::SqliteDriver;
-    use crate::suite::rand::{IdDist, RandType, Rng};
+    use crate::suite::sysbench::params::rand_seed_from;
+    use crate::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType, SbRng};
     use bare_sqlite::BareQueries;
     use point_queries::PointQueries;
     use std::sync::Arc;
@@ -135,11 +136,10 @@ fn harness(a: &BenchArgs) -> Result<(), BenchError> {
     let sql = PointQueries::sql();
     let bare_conn = |seed: u64| -> Result<_, BenchError> {
         let q = BareQueries::open(&path, &sql).map_err(BenchError::engine("the bare loop"))?;
-        Ok((
-            q,
-            Rng::seeded(seed),
-            IdDist::new(RandType::Uniform, a.table_size as i64),
-        ))
+        let uniform = SbDist::new(SbRandType::Uniform, SbRandParams::default())
+            .map_err(|_| BenchError::NoResult("sysbench's defaults".into()))?;
+        let rows = a.table_size.clamp(1, u32::MAX.into()) as u32;
+        Ok((q, SbRng::for_thread(rand_seed_from(seed), 0, uniform), rows))
     };
     let mut bare = bare_conn(SEED)?;
     let mut control = if a.bare_vs_bare {
@@ -150,13 +150,19 @@ fn harness(a: &BenchArgs) -> Result<(), BenchError> {
     // Each contender runs on a thread of its own, started for its round, as
     // the harness runs its events on a worker thread: the main thread's warm
     // caches are not the bare loop's alone.
-    let run_bare = |b: &mut (BareQueries, Rng, IdDist), secs: f64| {
+    // The worker's draws per event: the table, the id, the histogram's slot.
+    let run_bare = |b: &mut (BareQueries, SbRng, u32), secs: f64| {
         measure_round(|| {
             std::thread::scope(|s| {
                 s.spawn(|| {
-                    let (q, rng, ids) = b;
-                    q.run(secs, || ids.draw(rng))
-                        .map_err(BenchError::engine("the bare loop"))
+                    let (q, rng, rows) = b;
+                    q.run(secs, || {
+                        rng.uniform(1, 1);
+                        let id = rng.default(1, *rows);
+                        rng.skip_histogram_slot();
+                        id.into()
+                    })
+                    .map_err(BenchError::engine("the bare loop"))
                 })
                 .join()
                 .unwrap_or_else(|_| Err(BenchError::NoResult("the bare loop panicked".into())))

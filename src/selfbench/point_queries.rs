@@ -8,10 +8,11 @@ use std::time::Duration;
 use super::measure::BenchError;
 use crate::engine::{Driver, PsMode};
 use crate::harness::runner::{StepConfig, run_step};
-use crate::suite::rand::RandType;
 use crate::suite::sysbench::catalog::lookup;
 use crate::suite::sysbench::event::{EventParams, SbWorker, main_statement};
 use crate::suite::sysbench::load::{LoadParams, load};
+use crate::suite::sysbench::params::rand_seed_from;
+use crate::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType};
 
 /// The harness's side of `rqps bench harness`: sysbench's `point-query` on
 /// `sbtest1`, one worker through the harness's step runner (its event,
@@ -42,11 +43,12 @@ impl PointQueries {
         let p = EventParams {
             tables: 1,
             table_size: rows as i64,
-            rand_type: RandType::Uniform,
+            rand: SbDist::new(SbRandType::Uniform, SbRandParams::default())
+                .map_err(|_| BenchError::NoResult("sysbench's defaults".into()))?,
             ps_mode: PsMode::Auto,
             skip_trx: false,
             first_table: 1,
-            seed,
+            rand_seed: rand_seed_from(seed),
         };
         // Thread 0's generator is seeded with `seed` itself.
         let worker = SbWorker::new(driver.clone(), &test, &p, 0)

@@ -1,40 +1,10 @@
-//! Random values drawn the way sysbench draws them: uniform ids, the
-//! rejection-inversion Zipfian (theta 0.8 by default), Pareto, and the
-//! digit-group strings of the `c` and `pad` columns.
+//! A fast per-thread generator for the suites' data and draws, and the
+//! digit-group strings of sysbench's `c` and `pad` columns (its load). The
+//! sysbench suite's events draw from sysbench's own generator instead
+//! (`suite/sysbench/rng.rs`), value for value.
 
-use crate::error::usage;
-use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use rand_distr::Zipf;
-
-/// The distribution of ids and `k` values (`--rand-type`).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RandType {
-    Uniform,
-    /// Zipfian with exponent theta; value 1 is the hottest.
-    Zipfian,
-    /// Pareto with h = 0.2: about 80 % of values in the lowest 20 % of the range.
-    Pareto,
-}
-
-impl std::str::FromStr for RandType {
-    type Err = crate::error::Error;
-    fn from_str(s: &str) -> Result<Self, crate::error::Error> {
-        match s {
-            "uniform" => Ok(RandType::Uniform),
-            "zipfian" => Ok(RandType::Zipfian),
-            "pareto" => Ok(RandType::Pareto),
-            _ => Err(usage(format!(
-                "unknown --rand-type '{s}' (expected uniform, zipfian or pareto)"
-            ))),
-        }
-    }
-}
-
-pub const ZIPFIAN_THETA: f64 = 0.8;
-const PARETO_H: f64 = 0.2;
 
 /// Fast per-thread generator.
 pub struct Rng(SmallRng);
@@ -87,53 +57,6 @@ impl Rng {
     }
 }
 
-/// Draws ids in `[1, n]` with a fixed distribution.
-pub enum IdDist {
-    Uniform { n: i64 },
-    Zipf { n: i64, zipf: Zipf<f64> },
-    Pareto { n: i64, power: f64 },
-}
-
-impl IdDist {
-    pub fn new(kind: RandType, n: i64) -> Self {
-        let n = n.max(1);
-        match kind {
-            RandType::Uniform => IdDist::Uniform { n },
-            RandType::Zipfian => match Zipf::new(n as f64, ZIPFIAN_THETA) {
-                Ok(zipf) => IdDist::Zipf { n, zipf },
-                Err(_) => IdDist::Uniform { n },
-            },
-            RandType::Pareto => IdDist::Pareto {
-                n,
-                power: PARETO_H.ln() / (1.0 - PARETO_H).ln(),
-            },
-        }
-    }
-
-    /// An id in `[1, n]`. The uniform draw is inlined into the caller's
-    /// event; the skewed ones are a call (`rqps bench harness` under
-    /// callgrind: the call's entry and exit were 16 of 28 instructions per
-    /// point query).
-    #[inline(always)]
-    pub fn draw(&self, rng: &mut Rng) -> i64 {
-        match self {
-            IdDist::Uniform { n } => rng.uniform(1, *n),
-            _ => self.draw_skewed(rng),
-        }
-    }
-
-    #[inline(never)]
-    fn draw_skewed(&self, rng: &mut Rng) -> i64 {
-        match self {
-            IdDist::Uniform { n } => rng.uniform(1, *n),
-            IdDist::Zipf { n, zipf } => (zipf.sample(&mut rng.0) as i64).clamp(1, *n),
-            IdDist::Pareto { n, power } => {
-                (1 + (*n as f64 * rng.unit().powf(*power)) as i64).min(*n)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,56 +84,5 @@ mod tests {
         rng.digit_groups(10, &mut a);
         rng.digit_groups(10, &mut s);
         assert_ne!(a, s);
-    }
-
-    #[test]
-    fn uniform_covers_the_range_and_stays_inside() {
-        let mut rng = Rng::seeded(2);
-        let d = IdDist::new(RandType::Uniform, 10);
-        let mut seen = [0u32; 11];
-        for _ in 0..10_000 {
-            let v = d.draw(&mut rng);
-            assert!((1..=10).contains(&v));
-            seen[v as usize] += 1;
-        }
-        for (i, &c) in seen.iter().enumerate().skip(1) {
-            assert!(
-                (800..1200).contains(&c),
-                "value {i} drawn {c} times of 10000"
-            );
-        }
-    }
-
-    #[test]
-    fn zipfian_is_skewed_with_theta_0_8() {
-        let mut rng = Rng::seeded(3);
-        let n = 1000;
-        let d = IdDist::new(RandType::Zipfian, n);
-        let mut counts = vec![0u32; n as usize + 1];
-        let draws = 200_000;
-        for _ in 0..draws {
-            let v = d.draw(&mut rng);
-            assert!((1..=n).contains(&v));
-            counts[v as usize] += 1;
-        }
-        // P(1)/P(2) = 2^0.8 = 1.74 for a Zipfian of exponent 0.8.
-        let ratio = counts[1] as f64 / counts[2] as f64;
-        assert!((1.55..1.95).contains(&ratio), "P(1)/P(2) = {ratio}");
-        // id 1 is the hottest, and the first 10 % of ids get far more than 10 % of draws.
-        assert!(counts[1] > *counts[2..].iter().max().unwrap());
-        let head: u32 = counts[1..=100].iter().sum();
-        assert!(
-            head as f64 / draws as f64 > 0.4,
-            "head share {}",
-            head as f64 / draws as f64
-        );
-    }
-
-    #[test]
-    fn pareto_puts_most_values_low() {
-        let mut rng = Rng::seeded(4);
-        let d = IdDist::new(RandType::Pareto, 1000);
-        let low = (0..10_000).filter(|_| d.draw(&mut rng) <= 200).count();
-        assert!((7_500..8_500).contains(&low), "{low}");
     }
 }

@@ -9,6 +9,7 @@ use super::catalog::{self, Group, Kind, Order};
 use super::event::{EventParams, SbWorker};
 use super::load::{LoadParams, load};
 use super::params::SysbenchParams;
+use super::rng::{SbDist, SbRandType};
 use super::schema::{table, table_name};
 use crate::suite::api::{CompatPlan, CompatTable, CompatTest};
 
@@ -40,6 +41,10 @@ pub fn plan(p: &SysbenchParams) -> CompatPlan {
         }
     }
     let mut tests: Vec<CompatTest> = Vec::new();
+    // params() checked the distribution; a plan made otherwise draws uniform ids.
+    let dist = p
+        .dist()
+        .unwrap_or_else(|_| SbDist::sysbench_default().with_kind(SbRandType::Uniform));
     for name in &names {
         let b = base(name);
         if let Some(t) = tests.iter_mut().find(|t| t.name == b) {
@@ -55,10 +60,10 @@ pub fn plan(p: &SysbenchParams) -> CompatPlan {
             tables: p.tables,
             first_table: 1,
             table_size: p.table_size as i64,
-            rand_type: p.rand_type,
+            rand: dist,
             ps_mode: p.ps_mode,
             skip_trx: false,
-            seed: p.seed,
+            rand_seed: p.glibc_seed(),
         };
         let writes = if def.group == Group::Write {
             tables.clone()

@@ -1,12 +1,19 @@
 //! One worker thread of a sysbench test: its connection, its prepared
 //! statements (one set per table), and the event that it repeats.
+//!
+//! Draws follow sysbench's OLTP scripts (oltp_common.lua): each statement
+//! group draws its table with `uniform(1, tables)` (also for one table),
+//! each id with `default(1, table_size)`, `c` and `pad` from their `#`
+//! templates, in the scripts' order, and every event ends with the draw
+//! sysbench takes for its latency histogram. Thread `i` starts from
+//! sysbench's `i`-th stream for `rand_seed` ([`SbRng::for_thread`]).
 
 use std::sync::Arc;
 
+use super::rng::{SbDist, SbRandType, SbRng};
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Param, PsMode, StmtId};
 use crate::harness::measure::Counts;
 use crate::harness::runner::Worker;
-use crate::suite::rand::{IdDist, RandType, Rng};
 
 use super::catalog::{IdMode, Kind, TestDef};
 use super::schema::table_name;
@@ -19,12 +26,20 @@ pub struct EventParams {
     /// The first of them (1 = `sbtest1`; a client part's share starts later).
     pub first_table: usize,
     pub table_size: i64,
-    pub rand_type: RandType,
+    /// The distribution of ids, with its parameters.
+    pub rand: SbDist,
     pub ps_mode: PsMode,
     /// No BEGIN/COMMIT around the read-only, read-write and write-only events.
     pub skip_trx: bool,
-    pub seed: u64,
+    /// sysbench's `--rand-seed` of the streams.
+    pub rand_seed: u32,
 }
+
+/// sysbench's templates of the `c` and `pad` values: 10 and 5 groups of 11
+/// digits joined by `-`.
+const C_TEMPLATE: &str = "###########-###########-###########-###########-###########-\
+###########-###########-###########-###########-###########";
+const PAD_TEMPLATE: &str = "###########-###########-###########-###########-###########";
 
 /// Statements per event of the read-only/read-write mixes (sysbench defaults).
 const POINT_SELECTS: usize = 10;
@@ -143,8 +158,9 @@ pub struct SbWorker {
     commit: Option<StmtId>,
     rollback: String,
     in_trx: bool,
-    rng: Rng,
-    ids: IdDist,
+    rng: SbRng,
+    /// The top of the id range (sysbench's ids are 32-bit).
+    id_max: u32,
     c: String,
     pad: String,
     /// Reused parameter list for IN lists and ranges (integers only).
@@ -164,9 +180,9 @@ impl SbWorker {
     ) -> DbResult<SbWorker> {
         let db = driver.require_sql()?;
         let conn = db.connect()?;
-        let id_kind = match test.kind {
-            Kind::UpdateNonIndex { ids: IdMode::Zipf } => RandType::Zipfian,
-            _ => p.rand_type,
+        let dist = match test.kind {
+            Kind::UpdateNonIndex { ids: IdMode::Zipf } => p.rand.with_kind(SbRandType::Zipfian),
+            _ => p.rand,
         };
         let dialect = db.dialect();
         let tables = p.tables.max(1);
@@ -179,8 +195,8 @@ impl SbWorker {
             commit: None,
             rollback: dialect.rollback().to_string(),
             in_trx: false,
-            rng: Rng::seeded(p.seed ^ (thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            ids: IdDist::new(id_kind, p.table_size),
+            rng: SbRng::for_thread(p.rand_seed, thread, dist),
+            id_max: p.table_size.clamp(1, u32::MAX.into()) as u32,
             c: String::with_capacity(128),
             pad: String::with_capacity(64),
             ints: Vec::with_capacity(1024),
@@ -228,17 +244,22 @@ impl SbWorker {
         Ok(())
     }
 
-    #[inline]
+    /// The table of a statement group (0 = the first): sysbench's
+    /// `uniform(1, tables)`, drawn also when there is one.
+    #[inline(always)]
     fn table(&mut self) -> usize {
-        match self.stmts.len() {
-            1 => 0,
-            n => self.rng.below(n),
-        }
+        self.rng.uniform(1, self.stmts.len() as u32) as usize - 1
     }
 
-    #[inline]
+    /// An id: sysbench's `default(1, table_size)`.
+    #[inline(always)]
     fn id(&mut self) -> i64 {
-        self.ids.draw(&mut self.rng)
+        self.rng.default(1, self.id_max).into()
+    }
+
+    /// A `c` value into `self.c`.
+    fn c_value(&mut self) {
+        self.rng.string_to(C_TEMPLATE, &mut self.c);
     }
 
     #[inline]
@@ -286,8 +307,8 @@ impl SbWorker {
         let id = self.id();
         self.exec(c, self.stmts[t][INDEX_UPDATE], &[Param::Int(id)])?;
         let t = self.table();
+        self.c_value();
         let id = self.id();
-        self.rng.digit_groups(10, &mut self.c);
         let c_val = std::mem::take(&mut self.c);
         let r = self.exec(
             c,
@@ -301,8 +322,8 @@ impl SbWorker {
         let id = self.id();
         self.exec(c, self.stmts[t][DELETE], &[Param::Int(id)])?;
         let k = self.id();
-        self.rng.digit_groups(10, &mut self.c);
-        self.rng.digit_groups(5, &mut self.pad);
+        self.c_value();
+        self.rng.string_to(PAD_TEMPLATE, &mut self.pad);
         let (c_val, pad) = (std::mem::take(&mut self.c), std::mem::take(&mut self.pad));
         let r = self.exec(
             c,
@@ -392,8 +413,10 @@ impl SbWorker {
                     (order, ORDER),
                     (distinct, DISTINCT),
                 ] {
+                    // sysbench draws each range's table even where its
+                    // count is 0.
+                    let t = self.table();
                     if on {
-                        let t = self.table();
                         self.range(c, t, slot, range)?;
                     }
                 }
@@ -405,7 +428,7 @@ impl SbWorker {
             }
             Kind::UpdateInlist => {
                 let t = self.table();
-                self.rng.digit_groups(10, &mut self.c);
+                self.c_value();
                 let c_val = std::mem::take(&mut self.c);
                 let mut p = [Param::Int(0); UPDATE_INLIST_POINTS + 1];
                 p[0] = Param::Text(&c_val);
@@ -422,9 +445,10 @@ impl SbWorker {
                 self.exec(c, self.stmts[t][MAIN], &[Param::Int(id)])
             }
             Kind::UpdateNonIndex { ids } => {
+                // oltp_update_non_index.lua: the table, c, then the id.
                 let t = self.table();
+                self.c_value();
                 let id = if ids == IdMode::One { 1 } else { self.id() };
-                self.rng.digit_groups(10, &mut self.c);
                 let c_val = std::mem::take(&mut self.c);
                 let r = self.exec(
                     c,
@@ -458,8 +482,8 @@ impl SbWorker {
                 use std::fmt::Write;
                 let t = self.table();
                 let k = self.id();
-                self.rng.digit_groups(10, &mut self.c);
-                self.rng.digit_groups(5, &mut self.pad);
+                self.c_value();
+                self.rng.string_to(PAD_TEMPLATE, &mut self.pad);
                 self.text.clear();
                 self.text.push_str(&self.insert_prefix[t]);
                 let _ = write!(self.text, "{k}, '{}', '{}')", self.c, self.pad);
@@ -479,10 +503,13 @@ impl Worker for SbWorker {
     /// `rqps bench harness`), against a 3.5 us query with 3 % to spend.
     #[inline(always)]
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
-        if let Kind::PointSelect = self.kind {
-            return self.point_select(c);
-        }
-        self.run_event(c)
+        let r = if let Kind::PointSelect = self.kind {
+            self.point_select(c)
+        } else {
+            self.run_event(c)
+        };
+        self.rng.skip_histogram_slot();
+        r
     }
 
     fn recover(&mut self, err: &DbError) -> DbResult<()> {
@@ -531,11 +558,11 @@ mod tests {
         let p = EventParams {
             tables,
             table_size: N,
-            rand_type: RandType::Uniform,
+            rand: SbDist::new(SbRandType::Uniform, Default::default()).unwrap(),
             ps_mode: PsMode::Auto,
             skip_trx: false,
             first_table: 1,
-            seed: 11,
+            rand_seed: 11,
         };
         (dir, driver, p)
     }

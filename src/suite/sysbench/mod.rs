@@ -13,6 +13,7 @@ pub mod event;
 pub mod load;
 pub mod params;
 pub mod report;
+pub mod rng;
 pub mod run;
 pub mod schema;
 
@@ -84,9 +85,32 @@ pub struct Options {
     /// Sleep budget of the settle step after the load and after the write tests.
     #[arg(long, value_name = "S")]
     pub settle_secs: Option<Secs>,
-    /// Distribution of ids: uniform (default), zipfian, pareto. update-zipf is always zipfian.
-    #[arg(long, value_name = "TYPE")]
+    /// Distribution of ids, as sysbench's --rand-type: uniform (rqps's default, so stored
+    /// figures keep their meaning; sysbench 1.0.20's default is special), special, gaussian,
+    /// pareto, zipfian. update-zipf is always zipfian.
+    #[arg(long, value_name = "TYPE",
+          add = ArgValueCandidates::new(|| ["uniform", "special", "gaussian", "pareto", "zipfian"].into_iter().map(CompletionCandidate::new).collect::<Vec<_>>()))]
     pub rand_type: Option<String>,
+    /// special and gaussian: uniform draws averaged per value (sysbench's default 12).
+    #[arg(long, value_name = "N")]
+    pub rand_spec_iter: Option<u32>,
+    /// special: percent of the id range, around its middle, that is hot (default 1).
+    #[arg(long, value_name = "PCT")]
+    pub rand_spec_pct: Option<u32>,
+    /// special: percent of draws that fall in the hot part (default 75).
+    #[arg(long, value_name = "PCT")]
+    pub rand_spec_res: Option<u32>,
+    /// pareto: the h parameter, between 0 and 1 (default 0.2: about 80 % of draws in the
+    /// lowest 20 % of ids).
+    #[arg(long, value_name = "H")]
+    pub rand_pareto_h: Option<f64>,
+    /// zipfian and update-zipf: the exponent (theta), at least 0 (default 0.8).
+    #[arg(long, value_name = "E")]
+    pub rand_zipfian_exp: Option<f64>,
+    /// sysbench's --rand-seed: with it, thread i draws the ids sysbench's i-th thread draws
+    /// with the same seed and options. Without it (or 0), one is made from --seed and stored.
+    #[arg(long, value_name = "N")]
+    pub rand_seed: Option<u32>,
     /// auto: server-side prepared statements; disable: plain text statements.
     #[arg(long, value_name = "auto|disable", value_parser = ["auto", "disable"])]
     pub ps_mode: Option<String>,
@@ -118,6 +142,11 @@ impl Workload for Sysbench {
         "read_secs",
         "write_secs",
         "rand_type",
+        "rand_spec_iter",
+        "rand_spec_pct",
+        "rand_spec_res",
+        "rand_pareto_h",
+        "rand_zipfian_exp",
         "skip_trx",
     ];
 
@@ -148,6 +177,11 @@ impl Workload for Sysbench {
         if let Some(r) = &o.rand_type {
             p.rand_type = r.parse()?;
         }
+        set(&mut p.rand.rand_spec_iter, o.rand_spec_iter);
+        set(&mut p.rand.rand_spec_pct, o.rand_spec_pct);
+        set(&mut p.rand.rand_spec_res, o.rand_spec_res);
+        set(&mut p.rand.rand_pareto_h, o.rand_pareto_h);
+        set(&mut p.rand.rand_zipfian_exp, o.rand_zipfian_exp);
         if let Some(m) = &o.ps_mode {
             p.ps_mode = crate::suite::api::ps_mode(m)?;
         }
@@ -175,6 +209,13 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
                 p.part_tables = Some(((part.index - 1) * share + 1, share));
             }
         }
+        // The streams' seed: the one given (a client part's own, made from
+        // it), else one made from the run's seed, stored either way.
+        p.rand_seed = match (o.rand_seed.filter(|&s| s != 0), common.part) {
+            (Some(s), None) => s,
+            (Some(s), Some(part)) => params::rand_seed_from(part.seed(s.into())),
+            (None, _) => params::rand_seed_from(p.seed),
+        };
         p.steps()?;
         Ok(p)
     }
@@ -216,7 +257,7 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
             p.write_secs,
             p.warmup_secs,
             lower(serde_json::json!(p.list)).to_lowercase(),
-            lower(serde_json::json!(p.rand_type)),
+            rng::label(p.rand_type, &p.rand),
             lower(serde_json::json!(p.ps_mode)),
             p.estimate_secs(&steps)
         );

@@ -5,8 +5,8 @@ use crate::error::usage;
 use serde::{Deserialize, Serialize};
 
 use super::catalog::{self, Order, Span, TestDef};
+use super::rng::{SbDist, SbRandParams, SbRandType};
 use crate::engine::PsMode;
-use crate::suite::rand::RandType;
 
 /// Parameters of a sysbench run, as stored with every result.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -24,7 +24,19 @@ pub struct SysbenchParams {
     pub warmup_secs: f64,
     /// Sleep budget of the settle step after the load and the write block.
     pub settle_secs: f64,
-    pub rand_type: RandType,
+    /// The distribution of ids (`--rand-type`): rqps's default is uniform,
+    /// sysbench 1.0.20's is special.
+    pub rand_type: SbRandType,
+    /// The parameters of the distributions (`rand_spec_iter`, ...), stored
+    /// as keys of their own; absent in results stored before they existed
+    /// (those runs drew uniform, zipfian 0.8 or pareto 0.2: the defaults).
+    #[serde(flatten)]
+    pub rand: SbRandParams,
+    /// sysbench's `--rand-seed` the run's streams are: thread i draws what
+    /// sysbench's i-th thread draws with this seed. Given, or made from the
+    /// run's seed; 0 in results stored before it existed.
+    #[serde(default)]
+    pub rand_seed: u32,
     pub ps_mode: PsMode,
     pub skip_prepare: bool,
     /// No BEGIN/COMMIT around the events of read-only, read-write and write-only
@@ -40,6 +52,16 @@ pub struct SysbenchParams {
     pub seed: u64,
 }
 
+/// A `--rand-seed` made from rqps's 64-bit seed: 31 bits, not 0, so that
+/// sysbench takes it as it is (its `--rand-seed` is a C int, 0 meaning the
+/// clock).
+pub fn rand_seed_from(seed: u64) -> u32 {
+    match ((seed ^ (seed >> 32)) as u32) & 0x7FFF_FFFF {
+        0 => 1,
+        s => s,
+    }
+}
+
 pub fn profile(name: &str) -> Option<SysbenchParams> {
     let base = |tables, table_size, threads: Vec<usize>, read, write, warm, warmup, settle| {
         SysbenchParams {
@@ -53,7 +75,9 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             warm_secs: warm,
             warmup_secs: warmup,
             settle_secs: settle,
-            rand_type: RandType::Uniform,
+            rand_type: SbRandType::Uniform,
+            rand: SbRandParams::default(),
+            rand_seed: 0,
             ps_mode: PsMode::Auto,
             skip_prepare: false,
             skip_trx: false,
@@ -91,6 +115,20 @@ impl SysbenchParams {
         }
     }
 
+    /// The distribution of ids with its parameters.
+    pub fn dist(&self) -> Result<SbDist, crate::error::Error> {
+        SbDist::new(self.rand_type, self.rand).map_err(|e| usage(e.to_string()))
+    }
+
+    /// The seed of the streams: `rand_seed`, or for results stored before
+    /// it, one made from `seed` as a run makes it ([`rand_seed_from`]).
+    pub fn glibc_seed(&self) -> u32 {
+        match self.rand_seed {
+            0 => rand_seed_from(self.seed),
+            s => s,
+        }
+    }
+
     /// Checks the parameters and returns the steps to run, or one line saying what is wrong.
     pub fn steps(&self) -> Result<Vec<TestDef>, crate::error::Error> {
         if self.tables == 0 {
@@ -101,6 +139,13 @@ impl SysbenchParams {
                 "--table-size must be at least 1 (zero rows cannot be queried)",
             ));
         }
+        if self.table_size > u32::MAX as u64 {
+            return Err(usage(format!(
+                "--table-size must be at most {} (sysbench draws ids as 32-bit numbers)",
+                u32::MAX
+            )));
+        }
+        self.dist()?;
         if self.threads.is_empty() || self.threads.contains(&0) {
             return Err(usage(
                 "--threads must list thread counts of at least 1, e.g. --threads 1,2,4",
@@ -192,6 +237,39 @@ mod tests {
         let mut p = profile("ci").unwrap();
         p.threads = vec![1, 0];
         assert!(p.steps().is_err());
+        let mut p = profile("ci").unwrap();
+        p.table_size = 1 << 32;
+        assert!(p.steps().unwrap_err().to_string().contains("32-bit"));
+        let mut p = profile("ci").unwrap();
+        p.rand.rand_spec_pct = 150;
+        assert!(
+            p.steps()
+                .unwrap_err()
+                .to_string()
+                .contains("--rand-spec-pct")
+        );
         assert!(profile("huge").is_none());
+    }
+
+    #[test]
+    fn results_stored_before_the_distribution_parameters_load_with_sysbench_s_defaults() {
+        let mut v = serde_json::to_value(profile("ci").unwrap()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        for k in [
+            "rand_spec_iter",
+            "rand_spec_pct",
+            "rand_spec_res",
+            "rand_pareto_h",
+            "rand_zipfian_exp",
+            "rand_seed",
+        ] {
+            assert!(o.remove(k).is_some(), "{k} is stored");
+        }
+        o.insert("rand_type".into(), "zipfian".into());
+        let p: SysbenchParams = serde_json::from_value(v).unwrap();
+        assert_eq!(p.rand_type, SbRandType::Zipfian);
+        assert_eq!(p.rand, SbRandParams::default());
+        assert_eq!((p.rand_seed, p.glibc_seed()), (0, rand_seed_from(p.seed)));
+        assert!((1..=i32::MAX as u32).contains(&rand_seed_from(0)));
     }
 }

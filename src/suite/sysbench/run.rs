@@ -31,10 +31,10 @@ pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         tables,
         first_table,
         table_size: p.table_size as i64,
-        rand_type: p.rand_type,
+        rand: p.dist()?,
         ps_mode: p.ps_mode,
         skip_trx: p.skip_trx,
-        seed: p.seed,
+        rand_seed: p.glibc_seed(),
     };
     'steps: for t in &steps {
         let counts: Vec<usize> = if t.threads_per_table {
