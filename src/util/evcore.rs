@@ -29,8 +29,7 @@
 //!   such steps keep a thread per worker).
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::os::fd::RawFd;
 use std::panic::AssertUnwindSafe;
@@ -358,39 +357,30 @@ type Co<T> = Coroutine<bool, Wait, std::thread::Result<T>>;
 /// The scheduler's state besides the coroutines.
 struct Queue {
     ready: VecDeque<(usize, bool)>,
-    /// (when, task, the task's wait number): a timer whose number is not
-    /// the task's current one is stale.
-    timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
-    waits: Vec<(u64, Option<Wait>)>,
+    /// What each task waits for (`None`: runnable, running or done). The
+    /// nearest deadline is found by a scan: a thread has tens of tasks, and
+    /// a heap would keep one stale entry per reply until its (statement
+    /// timeout) deadline passed.
+    waits: Vec<Option<Wait>>,
     by_fd: HashMap<RawFd, usize>,
 }
 
 impl Queue {
     /// Files task `i`'s new wait.
     fn park(&mut self, ep: &Epoll, i: usize, w: Wait) {
-        let slot = &mut self.waits[i];
-        slot.0 += 1;
-        match (w.fd, w.until) {
-            (None, None) => {
-                slot.1 = None;
-                self.ready.push_back((i, true));
-                return;
-            }
-            (Some((fd, _)), _) => {
-                ep.add(fd);
-                self.by_fd.insert(fd, i);
-            }
-            (None, Some(_)) => {}
+        if let Some((fd, _)) = w.fd {
+            ep.add(fd);
+            self.by_fd.insert(fd, i);
+        } else if w.until.is_none() {
+            self.ready.push_back((i, true));
+            return;
         }
-        if let Some(t) = w.until {
-            self.timers.push(Reverse((t, i, slot.0)));
-        }
-        slot.1 = Some(w);
+        self.waits[i] = Some(w);
     }
 
     /// Makes task `i` runnable (`io`: its socket, not its time, woke it).
     fn wake(&mut self, i: usize, io: bool) {
-        if let Some(w) = self.waits[i].1.take()
+        if let Some(w) = self.waits[i].take()
             && let Some((fd, _)) = w.fd
         {
             self.by_fd.remove(&fd);
@@ -401,17 +391,18 @@ impl Queue {
     /// Wakes the tasks whose time has come; the time to the next one.
     fn expire(&mut self) -> Option<Duration> {
         let now = Instant::now();
-        while let Some(&Reverse((t, i, n))) = self.timers.peek() {
-            if self.waits[i].0 != n || self.waits[i].1.is_none() {
-                self.timers.pop();
-            } else if t <= now {
-                self.timers.pop();
+        let mut next: Option<Instant> = None;
+        for i in 0..self.waits.len() {
+            let Some(t) = self.waits[i].and_then(|w| w.until) else {
+                continue;
+            };
+            if t <= now {
                 self.wake(i, false);
-            } else {
-                return Some(t - now);
+            } else if next.is_none_or(|n| t < n) {
+                next = Some(t);
             }
         }
-        None
+        next.map(|t| t - now)
     }
 }
 
@@ -437,8 +428,7 @@ pub fn run<'a, T: 'a>(tasks: Vec<Task<'a, T>>) -> io::Result<Vec<std::thread::Re
     let mut out: Vec<Option<std::thread::Result<T>>> = (0..n).map(|_| None).collect();
     let mut q = Queue {
         ready: (0..n).map(|i| (i, true)).collect(),
-        timers: BinaryHeap::new(),
-        waits: vec![(0, None); n],
+        waits: vec![None; n],
         by_fd: HashMap::new(),
     };
     let mut live = n;
@@ -460,23 +450,26 @@ pub fn run<'a, T: 'a>(tasks: Vec<Task<'a, T>>) -> io::Result<Vec<std::thread::Re
         if live == 0 {
             break;
         }
+        // Tasks whose time came run next, but sockets are looked at first
+        // (without waiting), so that a task that keeps sleeping for no time
+        // does not starve the others' replies.
         let next = q.expire();
-        if !q.ready.is_empty() {
-            continue;
-        }
-        let got = ep.wait(&mut events, next);
+        let timeout = if q.ready.is_empty() {
+            next
+        } else {
+            Some(Duration::ZERO)
+        };
+        let got = ep.wait(&mut events, timeout);
         for ev in &events[..got] {
             let (fd, bits) = (ev.u64 as RawFd, ev.events);
             if let Some(&i) = q.by_fd.get(&fd)
                 && q.waits[i]
-                    .1
                     .and_then(|w| w.fd)
                     .is_some_and(|(_, int)| int.matches(bits))
             {
                 q.wake(i, true);
             }
         }
-        q.expire();
     }
     Ok(out
         .into_iter()
