@@ -260,9 +260,10 @@ pub enum WorkerError {
     Stopped { first: DbError },
     #[error("worker thread panicked")]
     Panicked,
-    /// The client thread could not start its event loop (epoll, stacks).
-    #[error("{0}")]
-    Core(String),
+    /// The client thread could not start its event loop (epoll, stacks);
+    /// each of its workers says so.
+    #[error("cannot start the client's event loop: {0}")]
+    Core(#[source] std::sync::Arc<std::io::Error>),
 }
 
 /// Handles a failed event: counts it and recovers, or says why the thread must stop.
@@ -550,9 +551,9 @@ fn run_group<W: Worker>(
             .collect(),
         Err(e) => {
             sh.abort.store(true, Ordering::Relaxed);
-            let msg = format!("cannot start the client's event loop: {e}");
+            let e = std::sync::Arc::new(e);
             idx.into_iter()
-                .map(|i| (i, failed(WorkerError::Core(msg.clone()))))
+                .map(|i| (i, failed(WorkerError::Core(e.clone()))))
                 .collect()
         }
     }
