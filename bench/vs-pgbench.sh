@@ -140,7 +140,7 @@ for c in $CLIENTS; do
   for w in select-only tpcb-like; do
     flag=(); [ "$w" = select-only ] && flag=(-S)
     echo
-    echo "== $w, --protocol prepared, $c clients, pgbench -j $JOBS / rqps --client-threads $JOBS, ${SECS} s per run"
+    echo "== $w, --protocol prepared, $c clients, pgbench -j $JOBS / rqps --client-threads ${RQPS_THREADS:-$JOBS}, ${SECS} s per run"
     printf '%-8s %5s %10s %12s %12s %12s %10s\n' tool round tps user_us/tx sys_us/tx total_us/tx vcsw/tx
     f=$work/$w-$c
     : >"$f"
@@ -151,7 +151,9 @@ for c in $CLIENTS; do
       line pgbench "$r" "$tps" "$tx" "$u" "$s" "$v" | tee -a "$f"
       if [ "$w" = tpcb-like ]; then check_balances pgbench; fi
       RUN_NAME=$w-$c-$r
-      read -r u s v < <(cpu_of rqps_pgbench --skip-init --builtin "$w" --protocol prepared --clients "$c" \
+      rm -f "$work/run.json"
+      read -r u s v < <(cpu_of "$RQPS" run --suite pgbench --target "$URL" --results "$work/results" \
+        --json "$work/run.json" --busy-threshold 100 --quiet --profile quick --name "$RUN_NAME" --skip-init --builtin "$w" --protocol prepared --clients "$c" \
         --client-threads "${RQPS_THREADS:-$JOBS}" --time "$SECS" --scale 2)
       if ! python3 -c "import json,sys; d=json.load(open('$work/run.json')); sys.exit(0 if d['status']=='ok' else 1)"; then
         echo "rqps run failed (its balances check?): $(tail -3 "$work/out")"; fail=1
