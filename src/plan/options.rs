@@ -399,6 +399,7 @@ mod tests {
             ("stmt_timeout", toml::Value::Integer(0), "at least 1 second"),
             ("busy_threshold", toml::Value::Float(101.0), "from 0 to 100"),
             ("client_cpus", toml::Value::Integer(1), "a CPU list such as"),
+            ("client_threads", toml::Value::Integer(5000), "4096"),
             ("nope", toml::Value::Integer(1), "nope"),
         ] {
             let e = RunOptions::check_one(key, &v).unwrap_err().to_string();
