@@ -5,22 +5,26 @@
 # /usr/lib/postgresql), then:
 #  1. `pgbench -i -s 2` and `rqps --suite pgbench --scale 2` initialisation:
 #     the four tables' row counts after each, side by side (must be equal).
-#  2. select-only, --protocol prepared, 2 clients: pgbench and rqps in turn,
-#     A B A B for ROUNDS rounds of SECS seconds each, on the same tables; per
-#     run TPS and client CPU (user and system, microseconds per transaction,
-#     from the process's own CPU times: `times` of the subshell that ran it).
-#  3. tpcb-like, --protocol prepared, 2 clients: the same alternation and
-#     figures, and after each run the balances invariant sum(abalance) =
+#  2. for each client count in CLIENTS (default "2 32"), select-only and then
+#     tpcb-like, --protocol prepared: pgbench (-j JOBS, default 2) and rqps
+#     (--client-threads JOBS) in turn, A B A B for ROUNDS rounds of SECS
+#     seconds each, on the same tables; per run TPS and the client's cost per
+#     transaction: user, system and total CPU microseconds and voluntary
+#     context switches (getrusage of the finished process, all its threads);
+#     after each tpcb-like run the balances invariant sum(abalance) =
 #     sum(bbalance) = sum(tbalance) = sum(delta) read with psql.
 # Prints one line per run and the medians; exits 1 if a row count or the
 # invariant differs.
 #
-# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
+# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] [CLIENTS="2 32"] [JOBS=2] [RQPS_THREADS=JOBS] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
 # Needs the postgresql package (pgbench, psql, initdb, pg_ctl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 SECS=${2:-10}
+CLIENTS=${CLIENTS:-2 32}
+JOBS=${JOBS:-2}
+# RQPS_THREADS=0 runs rqps with a thread per connection (before the event-driven core).
 # RQPS=PATH measures that binary instead of building the release one.
 if [ -z "${RQPS:-}" ]; then
   cargo build --release --quiet
@@ -71,12 +75,16 @@ counts() {
 balances() {
   "$PSQL" -Atc "SELECT (SELECT sum(abalance) FROM pgbench_accounts) || ' ' || (SELECT sum(bbalance) FROM pgbench_branches) || ' ' || (SELECT sum(tbalance) FROM pgbench_tellers) || ' ' || (SELECT coalesce(sum(delta), 0) FROM pgbench_history)"
 }
-# Runs "$@" and prints the children's user and system CPU seconds.
+# Runs "$@" (output in $work/out) and prints its user and system CPU
+# seconds and its voluntary context switches, all threads, from getrusage.
 cpu_of() {
-  local t
-  t=$( { "$@" >"$work/out" 2>&1; times; } | tail -1)
-  # "0m1.234s 0m0.567s": children's user and system time.
-  echo "$t" | awk '{ gsub("s","",$1); gsub("s","",$2); split($1,u,"m"); split($2,s,"m"); printf "%.3f %.3f\n", u[1]*60+u[2], s[1]*60+s[2] }'
+  python3 - "$work/out" "$@" <<'PY'
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime:.3f} {r.ru_stime:.3f} {r.ru_nvcsw}")
+PY
 }
 # Each run under a name of its own (RUN_NAME): runs with other options are
 # another experiment, which rqps refuses to pool under one name. The JSON
@@ -103,54 +111,59 @@ b=$(counts)
 echo "rqps --scale 2 (its init): $b"
 if [ "$a" != "$b" ]; then echo "ROW COUNTS DIFFER"; fail=1; fi
 
-echo
-echo "== select-only, --protocol prepared, 2 clients, ${SECS} s per run"
-printf '%-8s %5s %10s %14s %14s\n' tool round tps user_us/tx sys_us/tx
-: >"$work/sel"
-for r in $(seq 1 "$ROUNDS"); do
-  read -r u s < <(cpu_of "$PGBENCH" -n -S -M prepared -c 2 -j 2 -T "$SECS")
-  tx=$(awk '/number of transactions actually processed/ {print $NF}' "$work/out" | cut -d/ -f1)
-  tps=$(awk '/^tps = / {print $3; exit}' "$work/out")
-  awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "pgbench", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/sel"
-  RUN_NAME=select-only-$r
-  read -r u s < <(cpu_of rqps_pgbench --skip-init --builtin select-only --protocol prepared --clients 2 --time "$SECS" --scale 2)
-  read -r tx tps < <(rqps_tx)
-  awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "rqps", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/sel"
-done
+# One line of a run: tool, round, TPS, user, system and total CPU us/tx,
+# voluntary context switches per transaction.
+line() {
+  awk -v tool="$1" -v r="$2" -v tps="$3" -v tx="$4" -v u="$5" -v s="$6" -v w="$7" \
+    'BEGIN { printf "%-8s %5d %10.1f %12.2f %12.2f %12.2f %10.3f\n", tool, r, tps, u*1e6/tx, s*1e6/tx, (u+s)*1e6/tx, w/tx }'
+}
 medians() {
 python3 - "$1" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = {}
+names = ("tps", "user us/tx", "sys us/tx", "total us/tx", "vcsw/tx")
 for tool in ("pgbench", "rqps"):
     mine = [r for r in rows if r[0] == tool]
-    med[tool] = [statistics.median(float(r[i]) for r in mine) for i in (2, 3, 4)]
-    print(f"median {tool:8} tps {med[tool][0]:.1f}  user us/tx {med[tool][1]:.2f}  sys us/tx {med[tool][2]:.2f}")
+    med[tool] = [statistics.median(float(r[i]) for r in mine) for i in range(2, 7)]
+    print(f"median {tool:8} " + "  ".join(f"{n} {v:.3f}" for n, v in zip(names, med[tool])))
 p, q = med["pgbench"], med["rqps"]
-print(f"rqps/pgbench: tps {q[0] / p[0]:.3f}  user us/tx {q[1] / p[1]:.3f}")
+print("rqps/pgbench: " + "  ".join(f"{n} {b / a:.3f}" if a else f"{n} -" for n, a, b in zip(names, p, q)))
 PY
 }
-medians "$work/sel"
+check_balances() {
+  bal=$(balances)
+  read -r x y z h <<<"$bal"; if [ "$x" != "$y" ] || [ "$x" != "$z" ] || [ "$x" != "$h" ]; then echo "INVARIANT BROKEN after $1: $bal"; fail=1; fi
+}
 
-echo
-echo "== tpcb-like, --protocol prepared, 2 clients, ${SECS} s per run; balances after each (accounts branches tellers history)"
-printf '%-8s %5s %10s %14s %14s\n' tool round tps user_us/tx sys_us/tx
-: >"$work/tpcb"
-for r in $(seq 1 "$ROUNDS"); do
-  read -r u s < <(cpu_of "$PGBENCH" -n -M prepared -c 2 -j 2 -T "$SECS")
-  tx=$(awk '/number of transactions actually processed/ {print $NF}' "$work/out" | cut -d/ -f1)
-  tps=$(awk '/^tps = / {print $3; exit}' "$work/out")
-  awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "pgbench", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/tpcb"
-  bal=$(balances)
-  read -r x y z h <<<"$bal"; if [ "$x" != "$y" ] || [ "$x" != "$z" ] || [ "$x" != "$h" ]; then echo "INVARIANT BROKEN after pgbench: $bal"; fail=1; fi
-  RUN_NAME=tpcb-like-$r
-  read -r u s < <(cpu_of rqps_pgbench --skip-init --builtin tpcb-like --protocol prepared --clients 2 --time "$SECS" --scale 2) || true
-  if ! python3 -c "import json,sys; d=json.load(open('$work/run.json')); sys.exit(0 if d['status']=='ok' and any(t['test']=='balances' and t['status']=='ok' for t in d['tests']) else 1)"; then echo "rqps run failed (its balances check?)"; fail=1; fi
-  read -r tx tps < <(rqps_tx)
-  awk -v r="$r" -v tx="$tx" -v u="$u" -v s="$s" -v tps="$tps" 'BEGIN { printf "%-8s %5d %10s %14.2f %14.2f\n", "rqps", r, tps, u*1e6/tx, s*1e6/tx }' | tee -a "$work/tpcb"
-  bal=$(balances)
-  read -r x y z h <<<"$bal"; if [ "$x" != "$y" ] || [ "$x" != "$z" ] || [ "$x" != "$h" ]; then echo "INVARIANT BROKEN after rqps: $bal"; fail=1; fi
+for c in $CLIENTS; do
+  for w in select-only tpcb-like; do
+    flag=(); [ "$w" = select-only ] && flag=(-S)
+    echo
+    echo "== $w, --protocol prepared, $c clients, pgbench -j $JOBS / rqps --client-threads ${RQPS_THREADS:-$JOBS}, ${SECS} s per run"
+    printf '%-8s %5s %10s %12s %12s %12s %10s\n' tool round tps user_us/tx sys_us/tx total_us/tx vcsw/tx
+    f=$work/$w-$c
+    : >"$f"
+    for r in $(seq 1 "$ROUNDS"); do
+      read -r u s v < <(cpu_of "$PGBENCH" -n "${flag[@]}" -M prepared -c "$c" -j "$JOBS" -T "$SECS")
+      tx=$(awk '/number of transactions actually processed/ {print $NF}' "$work/out" | cut -d/ -f1)
+      tps=$(awk '/^tps = / {print $3; exit}' "$work/out")
+      line pgbench "$r" "$tps" "$tx" "$u" "$s" "$v" | tee -a "$f"
+      if [ "$w" = tpcb-like ]; then check_balances pgbench; fi
+      RUN_NAME=$w-$c-$r
+      rm -f "$work/run.json"
+      read -r u s v < <(cpu_of "$RQPS" run --suite pgbench --target "$URL" --results "$work/results" \
+        --json "$work/run.json" --busy-threshold 100 --quiet --profile quick --name "$RUN_NAME" --skip-init --builtin "$w" --protocol prepared --clients "$c" \
+        --client-threads "${RQPS_THREADS:-$JOBS}" --time "$SECS" --scale 2)
+      if ! python3 -c "import json,sys; d=json.load(open('$work/run.json')); sys.exit(0 if d['status']=='ok' else 1)"; then
+        echo "rqps run failed (its balances check?): $(tail -3 "$work/out")"; fail=1
+      fi
+      read -r tx tps < <(rqps_tx)
+      line rqps "$r" "$tps" "$tx" "$u" "$s" "$v" | tee -a "$f"
+      if [ "$w" = tpcb-like ]; then check_balances rqps; fi
+    done
+    medians "$f"
+  done
 done
-medians "$work/tpcb"
 echo "rows after: $(counts)"
 exit $fail

@@ -2,6 +2,7 @@
 //! writes, writing a path the user named, and reading a config file.
 
 pub mod cpus;
+pub mod evcore;
 pub mod suggest;
 
 pub use suggest::did_you_mean;

@@ -461,12 +461,57 @@ fn builtins_and_retries_on_throwaway_servers() {
         );
         assert_eq!(code, 0, "{kind}: {out}");
         assert!(test(&doc, "simple-update")["tps"].as_f64().unwrap() > 0.0);
+        eight_clients_on_two_client_threads_each_progress(&url, d.path(), kind.product());
         if kind.key() == "postgres" {
             extended_parses_every_time_and_prepared_once(&url, d.path());
             serialization_failures_are_retried(&url, d.path());
         }
         drop(server);
     }
+}
+
+/// Eight connections driven from two client threads (the event-driven
+/// core): the test ends ok, every connection completed transactions, and
+/// the run stores the client threads it used.
+fn eight_clients_on_two_client_threads_each_progress(url: &str, dir: &Path, what: &str) {
+    let (code, doc, out) = run(
+        url,
+        dir,
+        "j",
+        &[
+            "--builtin",
+            "tpcb-like",
+            "--skip-init",
+            "--clients",
+            "8",
+            "--client-threads",
+            "2",
+            "--time",
+            "0.5",
+        ],
+    );
+    assert_eq!(code, 0, "{what}: {out}");
+    assert_eq!(test(&doc, "tpcb-like")["status"], "ok", "{what}");
+    // The step's own result: the events of each connection.
+    let t = test(&doc, "pgbench");
+    assert_eq!(t["status"], "ok", "{what}: {t}");
+    let per: Vec<u64> = t["per_connection"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no per_connection in {t}"))
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(per.len(), 8, "{what}: {per:?}");
+    assert!(
+        per.iter().all(|&n| n > 0),
+        "{what}: a connection made no progress: {per:?}"
+    );
+    assert_eq!(per.iter().sum::<u64>(), t["events"].as_u64().unwrap());
+    assert_eq!(
+        doc["params"]["client_threads"], 2,
+        "{what}: {}",
+        doc["params"]
+    );
 }
 
 /// `--protocol extended` leaves no named statement on the server (the

@@ -178,6 +178,12 @@ fn run_ci_with(
             "0.5",
             "--write-secs",
             "0.5",
+            // Four connections on one client thread: TLS on the
+            // event-driven core (rustls over non-blocking reads).
+            "--threads",
+            "4",
+            "--client-threads",
+            "1",
             "--name",
             name,
             "--results",
@@ -200,6 +206,7 @@ fn assert_ran_over_tls(o: &Output, json: &Path, what: &str) {
     assert_eq!(doc["status"], "ok", "{what}");
     let tls = doc["params"]["tls"].as_str().unwrap_or_default();
     assert!(tls.starts_with("TLSv1."), "{what}: tls = {tls:?}");
+    assert_eq!(doc["params"]["client_threads"], 1, "{what}");
     let tests = doc["tests"].as_array().unwrap();
     assert!(
         tests

@@ -38,6 +38,47 @@ use super::error::{DbError, DbResult};
 /// A TLS connection over TCP, as the wire clients read and write it.
 pub type TlsStream = rustls::StreamOwned<ClientConnection, TcpStream>;
 
+/// A read from `s` inside a task of the event-driven core
+/// ([`crate::util::evcore`]): rustls over the socket without blocking, and
+/// a wait for the socket (readable, or writable while records are left to
+/// send) instead.
+pub fn read_in_task(s: &mut TlsStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let fd = s.sock.as_raw_fd();
+    in_task(s, fd, |s| {
+        rustls::Stream::new(&mut s.conn, &mut crate::util::evcore::NonBlocking(fd)).read(buf)
+    })
+}
+
+/// A write to `s` inside a task, as [`read_in_task`].
+pub fn write_in_task(s: &mut TlsStream, buf: &[u8]) -> std::io::Result<usize> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let fd = s.sock.as_raw_fd();
+    in_task(s, fd, |s| {
+        rustls::Stream::new(&mut s.conn, &mut crate::util::evcore::NonBlocking(fd)).write(buf)
+    })
+}
+
+fn in_task<T>(
+    s: &mut TlsStream,
+    fd: std::os::fd::RawFd,
+    mut op: impl FnMut(&mut TlsStream) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    use crate::util::evcore::{Interest, retry};
+    retry(fd, libc::SO_RCVTIMEO, |interest| {
+        let r = op(s);
+        // What to wait for depends on what rustls has left to do.
+        *interest = if s.conn.wants_write() {
+            Interest::Both
+        } else {
+            Interest::Read
+        };
+        r
+    })
+}
+
 /// How much TLS a connection insists on and verifies (libpq's `sslmode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

@@ -145,6 +145,22 @@ pub fn now_ns() -> u64 {
     event_clock().now_ns()
 }
 
+/// Sleeps until `t_ns` (a [`now_ns`] reading). The one sleep of workers
+/// (pacing, think times, backoff): inside a task of the event-driven core
+/// ([`crate::util::evcore`]) the client thread runs its other connections
+/// meanwhile, where `std::thread::sleep` would stop them all.
+pub fn sleep_until_ns(t_ns: u64) {
+    let now = now_ns();
+    if t_ns > now {
+        sleep(Duration::from_nanos(t_ns - now));
+    }
+}
+
+/// [`sleep_until_ns`] for a duration.
+pub fn sleep(d: Duration) {
+    crate::util::evcore::sleep(d);
+}
+
 impl EventClock {
     /// [`now_ns`].
     #[inline]

@@ -471,6 +471,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
     r.latency_us = run.latency.clone();
     r.histogram = crate::results::encode_histogram(&run.hist);
     r.per_second = run.per_second.clone();
+    r.per_connection = run.per_worker.clone();
     r.ops = run
         .kinds
         .iter()

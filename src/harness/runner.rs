@@ -5,7 +5,7 @@
 //! The workers of a step may be of different kinds (an enum of them) that
 //! wait for each other in [`Worker::pause`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -176,6 +176,9 @@ pub struct StepRun {
     pub kinds: Vec<KindRun>,
     /// What the harness's status rule reads ([`crate::harness::status`]).
     pub facts: crate::results::StepFacts,
+    /// The events each worker (connection) completed in the measured
+    /// interval, in the workers' order.
+    pub per_worker: Vec<u64>,
 }
 
 /// What one kind of operation measured in a step, summed over threads.
@@ -257,6 +260,10 @@ pub enum WorkerError {
     Stopped { first: DbError },
     #[error("worker thread panicked")]
     Panicked,
+    /// The client thread could not start its event loop (epoll, stacks);
+    /// each of its workers says so.
+    #[error("cannot start the client's event loop: {0}")]
+    Core(#[source] std::sync::Arc<std::io::Error>),
 }
 
 /// Handles a failed event: counts it and recovers, or says why the thread must stop.
@@ -402,108 +409,231 @@ fn work<W: Worker>(
     }
 }
 
+/// How many client threads steps run their workers on (0: a thread per
+/// worker), set once per run ([`set_client_threads`]).
+static CLIENT_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets how many client threads [`run_step`] drives its workers from: `n`
+/// threads each run their share of the workers on the event-driven core
+/// ([`crate::util::evcore`]); 0, or at least one thread per worker, keeps a
+/// plain thread per worker (the cheapest at low counts, and the only way
+/// for embedded engines, whose calls are CPU in the client thread).
+pub fn set_client_threads(n: usize) {
+    CLIENT_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// What [`set_client_threads`] set.
+pub fn client_threads() -> usize {
+    CLIENT_THREADS.load(Ordering::Relaxed)
+}
+
 /// Runs `workers` (already connected and prepared) for `cfg`, calling
 /// `on_live` a few times a second from the calling thread, and
-/// `on_measured` once when the warm-up ends.
+/// `on_measured` once when the warm-up ends; on the client threads
+/// [`set_client_threads`] set.
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     on_live: &mut dyn FnMut(Live),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
+    run_step_on(workers, cfg, client_threads(), on_live, on_measured)
+}
+
+/// What one worker measured, and why it stopped early (if it did).
+type WorkerRun = (ThreadMeasure, Option<WorkerError>);
+
+/// [`run_step`] on `threads` client threads (0: a thread per worker).
+pub fn run_step_on<W: Worker>(
+    workers: &mut [W],
+    cfg: &StepConfig,
+    threads: usize,
+    on_live: &mut dyn FnMut(Live),
+    on_measured: &mut dyn FnMut(),
+) -> StepRun {
     start_clock();
+    let n = workers.len();
+    // Each client thread's workers: worker i on thread i % j.
+    let j = if threads == 0 || threads >= n {
+        n
+    } else {
+        threads
+    };
     let sh = Shared {
         abort: AtomicBool::new(false),
-        live: (0..workers.len()).map(|_| Padded::default()).collect(),
+        live: (0..n).map(|_| Padded::default()).collect(),
         cfg,
         times: std::sync::OnceLock::new(),
-        ready: std::sync::Barrier::new(workers.len() + 1),
-        go: std::sync::Barrier::new(workers.len() + 1),
+        ready: std::sync::Barrier::new(j + 1),
+        go: std::sync::Barrier::new(j + 1),
     };
     let bounded = Instant::now().checked_add(cfg.warmup.saturating_add(cfg.duration));
     let expected_secs = match bounded {
         Some(_) => cfg.duration.as_secs().min(MAX_EXPECTED_SECS) as usize + 1,
         None => OPEN_EXPECTED_SECS,
     };
-    let results: Vec<(ThreadMeasure, Option<WorkerError>)> = std::thread::scope(|s| {
+    let mut groups: Vec<Vec<(usize, &mut W)>> = (0..j).map(|_| Vec::new()).collect();
+    for (i, w) in workers.iter_mut().enumerate() {
+        groups[i % j].push((i, w));
+    }
+    let results: Vec<WorkerRun> = std::thread::scope(|s| {
         let sh = &sh;
-        let handles: Vec<_> = workers
-            .iter_mut()
-            .enumerate()
-            .map(|(i, w)| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| {
                 s.spawn(move || {
                     sh.ready.wait();
                     sh.go.wait();
-                    let r = work(w, i, sh, expected_secs);
-                    if r.1.is_some() {
-                        sh.abort.store(true, Ordering::Relaxed);
-                    }
-                    r
+                    run_group(g, sh, expected_secs)
                 })
             })
             .collect();
-        // The clock starts when every worker thread runs.
-        sh.ready.wait();
-        let start = Instant::now();
-        let start_ns = now_ns();
-        let warm_end = start + cfg.warmup;
-        let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
-        let end = warm_end.checked_add(cfg.duration);
-        let _ = sh.times.set(Times {
-            end,
-            warm_end_ns,
-            end_ns: match end {
-                Some(_) => warm_end_ns
-                    .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
-                None => u64::MAX,
-            },
-        });
-        sh.go.wait();
-        let total = cfg.warmup.saturating_add(cfg.duration);
-        let mut last = (Instant::now(), 0u64);
-        let mut measuring = false;
-        while !handles.iter().all(|h| h.is_finished()) {
-            let now = Instant::now();
-            if !measuring && now >= warm_end {
-                measuring = true;
-                on_measured();
+        let start = start_times(sh, cfg);
+        watch(
+            sh,
+            cfg,
+            start,
+            &|| handles.iter().all(|h| h.is_finished()),
+            on_live,
+            on_measured,
+        );
+        let warm_end_ns = sh.t().warm_end_ns;
+        let mut out: Vec<Option<WorkerRun>> = (0..n).map(|_| None).collect();
+        for (g, h) in handles.into_iter().enumerate() {
+            for (i, r) in h.join().unwrap_or_default() {
+                out[i] = Some(r);
             }
-            let nap = if measuring {
-                TICK
-            } else {
-                (warm_end - now).min(TICK)
-            };
-            std::thread::sleep(nap);
-            let now = Instant::now();
-            let q: u64 = sh.live.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
-            let dt = now.duration_since(last.0).as_secs_f64();
-            if dt >= 0.5 || q < last.1 {
-                let qps = if now < warm_end {
-                    0.0
-                } else {
-                    q.saturating_sub(last.1) as f64 / dt
-                };
-                on_live(Live {
-                    elapsed: now.duration_since(start),
-                    total,
-                    warming: now < warm_end,
-                    qps,
-                });
-                last = (now, q);
-            }
-        }
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
+            // A thread that panicked outside its tasks: its workers.
+            for i in (g..n).step_by(j) {
+                out[i].get_or_insert_with(|| {
                     (
                         ThreadMeasure::new(warm_end_ns, 0, 1),
                         Some(WorkerError::Panicked),
                     )
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        out.into_iter().flatten().collect()
     });
+    summarize(workers, cfg, &sh, results)
+}
+
+/// Runs one client thread's workers: alone, on the thread itself; more than
+/// one, each in a task of the event-driven core.
+fn run_group<W: Worker>(
+    group: Vec<(usize, &mut W)>,
+    sh: &Shared<'_>,
+    expected_secs: usize,
+) -> Vec<(usize, WorkerRun)> {
+    let one = |w: &mut W, i: usize| {
+        let r = work(w, i, sh, expected_secs);
+        if r.1.is_some() {
+            sh.abort.store(true, Ordering::Relaxed);
+        }
+        r
+    };
+    let idx: Vec<usize> = group.iter().map(|(i, _)| *i).collect();
+    if let [_] = group.as_slice() {
+        let (i, w) = group.into_iter().next().expect("one worker");
+        return vec![(i, one(w, i))];
+    }
+    let tasks = group
+        .into_iter()
+        .map(|(i, w)| Box::new(move || one(w, i)) as Box<dyn FnOnce() -> WorkerRun + '_>)
+        .collect();
+    let warm_end_ns = sh.t().warm_end_ns;
+    let failed = |e: WorkerError| (ThreadMeasure::new(warm_end_ns, 0, 1), Some(e));
+    match crate::util::evcore::run(tasks) {
+        Ok(rs) => idx
+            .into_iter()
+            .zip(rs)
+            .map(|(i, r)| (i, r.unwrap_or_else(|_| failed(WorkerError::Panicked))))
+            .collect(),
+        Err(e) => {
+            sh.abort.store(true, Ordering::Relaxed);
+            let e = std::sync::Arc::new(e);
+            idx.into_iter()
+                .map(|i| (i, failed(WorkerError::Core(e.clone()))))
+                .collect()
+        }
+    }
+}
+
+/// Starts the step's clock once every client thread runs; returns when it
+/// started.
+fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
+    sh.ready.wait();
+    let start = Instant::now();
+    let start_ns = now_ns();
+    let warm_end = start + cfg.warmup;
+    let warm_end_ns = start_ns + cfg.warmup.as_nanos() as u64;
+    let end = warm_end.checked_add(cfg.duration);
+    let _ = sh.times.set(Times {
+        end,
+        warm_end_ns,
+        end_ns: match end {
+            Some(_) => warm_end_ns
+                .saturating_add(u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX)),
+            None => u64::MAX,
+        },
+    });
+    sh.go.wait();
+    start
+}
+
+/// The calling thread's part: tells the progress display a few times a
+/// second, and `on_measured` when the warm-up ends, until `done`.
+fn watch(
+    sh: &Shared<'_>,
+    cfg: &StepConfig,
+    start: Instant,
+    done: &dyn Fn() -> bool,
+    on_live: &mut dyn FnMut(Live),
+    on_measured: &mut dyn FnMut(),
+) {
+    let warm_end = start + cfg.warmup;
+    let total = cfg.warmup.saturating_add(cfg.duration);
+    let mut last = (Instant::now(), 0u64);
+    let mut measuring = false;
+    while !done() {
+        let now = Instant::now();
+        if !measuring && now >= warm_end {
+            measuring = true;
+            on_measured();
+        }
+        let nap = if measuring {
+            TICK
+        } else {
+            (warm_end - now).min(TICK)
+        };
+        std::thread::sleep(nap);
+        let now = Instant::now();
+        let q: u64 = sh.live.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+        let dt = now.duration_since(last.0).as_secs_f64();
+        if dt >= 0.5 || q < last.1 {
+            let qps = if now < warm_end {
+                0.0
+            } else {
+                q.saturating_sub(last.1) as f64 / dt
+            };
+            on_live(Live {
+                elapsed: now.duration_since(start),
+                total,
+                warming: now < warm_end,
+                qps,
+            });
+            last = (now, q);
+        }
+    }
+}
+
+/// Sums what the workers measured into the step's figures.
+fn summarize<W: Worker>(
+    workers: &[W],
+    cfg: &StepConfig,
+    sh: &Shared<'_>,
+    results: Vec<WorkerRun>,
+) -> StepRun {
     let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
     let mut error = None;
     let mut threads = Vec::with_capacity(results.len());
@@ -563,6 +693,7 @@ pub fn run_step<W: Worker>(
     StepRun {
         facts,
         status,
+        per_worker: threads.iter().map(|t| t.counts.events).collect(),
         counts,
         secs: elapsed.as_secs_f64(),
         latency: Latency::from_histogram(&hist),
@@ -1023,5 +1154,81 @@ mod tests {
         // Its rates are over the whole interval (the upper bound is a slow
         // machine's, not a check).
         assert!(r.secs >= 0.3 && r.secs < 2.0, "{}", r.secs);
+    }
+
+    /// Each event waits 2 ms as a reply would (a sleep of the core), and
+    /// fails fatally at its `fail_at`-th event if told.
+    struct Sleepy {
+        n: u64,
+        fail_at: Option<u64>,
+    }
+
+    impl Worker for Sleepy {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            crate::harness::measure::sleep(Duration::from_millis(2));
+            if self.fail_at == Some(self.n) {
+                return Err(DbError {
+                    class: ErrorClass::Fatal,
+                    code: None,
+                    message: "scripted".into(),
+                });
+            }
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn many_workers_on_two_client_threads_wait_at_once_and_each_progresses() {
+        let mut ws: Vec<Sleepy> = (0..16)
+            .map(|_| Sleepy {
+                n: 0,
+                fail_at: None,
+            })
+            .collect();
+        let r = run_step_on(&mut ws, &cfg(50, 300), 2, &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.per_worker.len(), 16);
+        // 16 waits of 2 ms overlap on 2 threads: each worker completes
+        // about 150 events in 300 ms, not 150 / 8 as one after another.
+        for (i, &n) in r.per_worker.iter().enumerate() {
+            assert!(n > 60, "worker {i}: {n} events ({:?})", r.per_worker);
+        }
+        assert_eq!(r.counts.events, r.per_worker.iter().sum::<u64>());
+        // The latency is each event's own wait, not its thread's queue.
+        assert!(r.latency.p50 < 10_000.0, "{:?}", r.latency);
+    }
+
+    #[test]
+    fn a_fatal_error_on_the_core_stops_the_other_tasks_of_every_thread() {
+        let mut ws: Vec<Sleepy> = (0..6)
+            .map(|i| Sleepy {
+                n: 0,
+                fail_at: (i == 4).then_some(10),
+            })
+            .collect();
+        let t = Instant::now();
+        let r = run_step_on(&mut ws, &cfg(0, 5000), 2, &mut |_| {}, &mut || {});
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert_eq!(r.status, StepStatus::Failed("scripted".into()));
+    }
+
+    #[test]
+    fn on_the_core_a_worker_without_a_deadline_ends_with_its_budget() {
+        let paced = |budget| Paced {
+            n: 0,
+            budget,
+            gap_ns: 0,
+            paused: 0,
+        };
+        let mut ws = vec![paced(1030), paced(1060), paced(1010)];
+        let cfg = StepConfig::until_finished(Duration::from_millis(300));
+        let r = run_step_on(&mut ws, &cfg, 1, &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.per_worker, [30, 60, 10]);
     }
 }

@@ -88,6 +88,13 @@ pub struct RunOptions {
     /// client does not take the server's CPUs. Stored with the run's parameters.
     #[arg(long, value_name = "LIST", display_order = 6, value_parser = CpuSet::parse_on_this_machine)]
     pub client_cpus: Option<CpuSet>,
+    /// Client threads that drive the connections (pgbench's --jobs): each runs its share of
+    /// the connections on one event loop, waiting for all their replies at once. Default: as
+    /// many as the client's CPUs (--client-cpus, else the machine's); at least one per
+    /// connection, or 0, gives each connection a thread of its own. Embedded engines (SQLite,
+    /// RocksDB) always run a thread per connection. The number used is stored with the run.
+    #[arg(long, value_name = "N", display_order = 6)]
+    pub client_threads: Option<crate::suite::bounds::Threads>,
     /// Engine configuration. SQLite: PRAGMA lines run on every connection after the defaults
     /// journal_mode=WAL, synchronous=NORMAL (e.g. `journal_mode=DELETE`). --server postgres:
     /// postgresql.conf lines. --server mysql or mariadb: my.cnf [mysqld] lines.
@@ -128,6 +135,7 @@ impl Default for RunOptions {
             keep: false,
             server_cpus: None,
             client_cpus: None,
+            client_threads: None,
             config: None,
             seed: None,
             device: None,
@@ -391,6 +399,7 @@ mod tests {
             ("stmt_timeout", toml::Value::Integer(0), "at least 1 second"),
             ("busy_threshold", toml::Value::Float(101.0), "from 0 to 100"),
             ("client_cpus", toml::Value::Integer(1), "a CPU list such as"),
+            ("client_threads", toml::Value::Integer(5000), "4096"),
             ("nope", toml::Value::Integer(1), "nope"),
         ] {
             let e = RunOptions::check_one(key, &v).unwrap_err().to_string();

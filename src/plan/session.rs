@@ -185,6 +185,7 @@ impl<'a> Session<'a> {
             },
             None => None,
         };
+        crate::harness::runner::set_client_threads(client_threads(spec, engine.footprint.embedded));
         Ok(Session {
             spec,
             results: ready.results,
@@ -316,6 +317,11 @@ impl<'a> Session<'a> {
                 let now = crate::util::cpus::of_this_thread().unwrap_or_else(|| c.clone());
                 o.insert("client_cpus".into(), now.to_string().into());
             }
+            // The client threads the steps use (0: one per connection).
+            o.insert(
+                "client_threads".into(),
+                crate::harness::runner::client_threads().into(),
+            );
             // TLS, when the connection uses it: its version and cipher change the
             // cost per query. Absent: plaintext (or a unix socket).
             if let Some(t) = driver.tls() {
@@ -433,6 +439,20 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
         crate::report::load::differences_text(&d),
         crate::plan::hints::shell_word(&free)
     )))
+}
+
+/// The client threads a run's steps drive their connections from
+/// (`--client-threads`, else the CPUs this pinned thread may run on); 0, a
+/// thread per connection, for an embedded engine, whose calls are CPU of
+/// the client thread itself.
+fn client_threads(spec: &RunSpec, embedded: bool) -> usize {
+    if embedded {
+        return 0;
+    }
+    match spec.options.client_threads {
+        Some(n) => n.get() as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
 }
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.

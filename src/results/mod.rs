@@ -68,6 +68,11 @@ pub struct TestResult {
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
     pub ops: std::collections::BTreeMap<String, OpStats>,
     pub per_second: Vec<SecondSample>,
+    /// The events each connection (worker) completed in the measured
+    /// interval, in their order: one stuck or starved connection shows as a
+    /// 0 beside the others.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub per_connection: Vec<u64>,
     /// Hardware cost per operation, from the /proc sampler (absent where not measured).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub hw: Option<HwCost>,
@@ -163,6 +168,7 @@ impl TestResult {
             histogram: None,
             ops: Default::default(),
             per_second: Vec::new(),
+            per_connection: Vec::new(),
             hw: None,
             part_hw: Vec::new(),
             status_delta: Default::default(),

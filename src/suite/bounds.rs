@@ -263,6 +263,12 @@ impl<const MAX: u64> fmt::Display for Count<MAX> {
     }
 }
 
+impl<const MAX: u64> Serialize for Count<MAX> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
 impl<'de, const MAX: u64> Deserialize<'de> for Count<MAX> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = i64::deserialize(d)?;

@@ -35,6 +35,7 @@ use sha2::Sha256;
 use super::auth;
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{Outcome, Param, Rows};
+use crate::util::evcore;
 
 // Capability flags (protocol documentation, "Capabilities").
 /// `CLIENT_LONG_PASSWORD`; MariaDB calls it `CLIENT_MYSQL` and its servers
@@ -216,8 +217,17 @@ fn gone() -> io::Error {
 }
 
 impl Read for Stream {
+    /// Inside a task of the event-driven core, a read that would wait
+    /// suspends the task instead ([`crate::util::evcore`]).
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if evcore::active() {
+            return match self {
+                Stream::Tls(s) => tls::read_in_task(s, buf),
+                Stream::Gone => Err(gone()),
+                s => evcore::recv(s.raw_fd().unwrap_or(-1), buf),
+            };
+        }
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
@@ -232,6 +242,13 @@ impl Write for Stream {
     /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if evcore::active() {
+            return match self {
+                Stream::Tls(s) => tls::write_in_task(s, buf),
+                Stream::Gone => Err(gone()),
+                s => evcore::send(s.raw_fd().unwrap_or(-1), buf),
+            };
+        }
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
@@ -287,6 +304,7 @@ fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
                     .and_then(|_| s.set_write_timeout(Some(o.io_timeout)));
                 setup.map_err(io_error)?;
                 tcp_keepalive(&s);
+                evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 return Ok(s);
             }
             Err(e) => last = Some(e),
@@ -542,6 +560,7 @@ impl Client<Stream> {
             Addr::Tcp { host, port } => Stream::Tcp(tcp_connect(host, *port, o)?),
             Addr::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(io_error)?;
+                evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 s.set_read_timeout(Some(o.io_timeout))
                     .and_then(|_| s.set_write_timeout(Some(o.io_timeout)))
                     .map_err(io_error)?;

@@ -42,6 +42,7 @@ use postgres_protocol::message::frontend;
 
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
+use crate::util::evcore;
 
 /// The SSLRequest code (protocol 3.0): 1234 in the high 16 bits, 5679 in the low.
 const SSL_REQUEST: i32 = 80877103;
@@ -212,6 +213,7 @@ impl Stream {
         match &cfg.host {
             Host::Unix(dir) => {
                 let s = UnixStream::connect(dir.join(format!(".s.PGSQL.{}", cfg.port)))?;
+                evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 Ok(Stream::Unix(s))
             }
             Host::Tcp(host) => {
@@ -221,6 +223,7 @@ impl Stream {
                         Ok(s) => {
                             s.set_nodelay(true)?;
                             keepalive(&s);
+                            evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                             return Ok(Stream::Tcp(s));
                         }
                         Err(e) => last = Some(e),
@@ -263,8 +266,16 @@ fn keepalive(s: &TcpStream) {
 }
 
 impl Read for Stream {
+    /// Inside a task of the event-driven core, a read that would wait
+    /// suspends the task instead ([`crate::util::evcore`]).
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if evcore::active() {
+            return match self {
+                Stream::Tls(s) => tls::read_in_task(s, buf),
+                s => evcore::recv(s.raw_fd(), buf),
+            };
+        }
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
@@ -278,6 +289,12 @@ impl Write for Stream {
     /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if evcore::active() {
+            return match self {
+                Stream::Tls(s) => tls::write_in_task(s, buf),
+                s => evcore::send(s.raw_fd(), buf),
+            };
+        }
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),

@@ -191,6 +191,14 @@ impl Gate {
             if stop() {
                 return false;
             }
+            if crate::util::evcore::active() {
+                // On the event-driven core the other side may be a task of
+                // this very thread: let it run, and look again.
+                drop(g);
+                crate::harness::measure::sleep(Duration::from_micros(200));
+                g = self.m.lock().unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
             g = self
                 .cv
                 .wait_timeout(g, Duration::from_millis(50))

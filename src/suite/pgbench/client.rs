@@ -827,7 +827,7 @@ impl Client {
             if now >= until {
                 return want <= self.deadline_ns;
             }
-            std::thread::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
+            crate::harness::measure::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
         }
     }
 
@@ -1205,7 +1205,7 @@ impl Worker for Client {
         }
         let until = pace.next_ns.min(deadline_ns);
         if until > now {
-            std::thread::sleep(Duration::from_nanos(until - now));
+            crate::harness::measure::sleep(Duration::from_nanos(until - now));
         }
         self.scheduled = Some(pace.next_ns);
         true

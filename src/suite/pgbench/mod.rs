@@ -86,9 +86,9 @@ pub struct Options {
           add = clap_complete::engine::ArgValueCandidates::new(builtin::candidates))]
     #[serde(default, deserialize_with = "one_or_many")]
     pub builtin: Option<Vec<String>>,
-    /// Clients: connections, one thread each (pgbench's --client; rqps has
-    /// no --jobs, every client has its own thread). A list runs the test
-    /// at each count.
+    /// Clients: connections (pgbench's --client), driven from
+    /// --client-threads threads (pgbench's --jobs). A list runs the test at
+    /// each count.
     #[arg(long, alias = "client", value_delimiter = ',', value_name = "N,M,..")]
     #[serde(default, deserialize_with = "one_or_many")]
     pub clients: Option<Vec<Threads>>,
@@ -201,16 +201,8 @@ const PGBENCH_FLAGS: &[PeerFlag] = &[
     flag("-n", false, "--skip-init"),
     flag("--no-vacuum", false, "--skip-init"),
     flag("--random-seed", true, "--seed {}"),
-    flag(
-        "-j",
-        true,
-        "rqps has no --jobs: each client runs on a thread of its own, as pgbench with --jobs equal to --client (set the clients with --clients)",
-    ),
-    flag(
-        "--jobs",
-        true,
-        "rqps has no --jobs: each client runs on a thread of its own, as pgbench with --jobs equal to --client (set the clients with --clients)",
-    ),
+    flag("-j", true, "--client-threads {}"),
+    flag("--jobs", true, "--client-threads {}"),
     flag(
         "-P",
         true,

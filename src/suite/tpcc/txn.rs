@@ -825,7 +825,7 @@ impl Terminal {
 
     fn sleep(secs: f64) {
         if secs > 0.0 {
-            std::thread::sleep(Duration::from_secs_f64(secs));
+            crate::harness::measure::sleep(Duration::from_secs_f64(secs));
         }
     }
 }
