@@ -38,6 +38,9 @@ pub struct SysbenchParams {
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
+    /// A sysbench Lua script run instead of the tests (`--script`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<super::lua::ScriptPlan>,
 }
 
 pub fn profile(name: &str) -> Option<SysbenchParams> {
@@ -60,6 +63,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             part_tables: None,
             tests: Vec::new(),
             seed: 0,
+            script: None,
         }
     };
     Some(match name {
