@@ -129,6 +129,7 @@ impl Workload for Sysbench {
         "write_secs",
         "rand_type",
         "skip_trx",
+        "script",
     ];
 
     fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {

@@ -9,7 +9,7 @@
 //!   option value of the wrong type, or a command it does not have, is one
 //!   line and exit 2 ([`check`]).
 //! - Commands run in the order given (default: `prepare`, `run`,
-//!   `cleanup`; `--skip-prepare` leaves out `prepare`). A command from
+//!   `cleanup`, those the script has; `--skip-prepare` leaves out `prepare`). A command from
 //!   `sysbench.cmdline.commands` wins over the global function of the same
 //!   name, as in sysbench; a parallel one runs on as many threads (each its
 //!   own state and `sysbench.tid`) as the largest thread count.
@@ -182,8 +182,13 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
     plan.declares = !declared.is_empty();
     let mut all = options::core();
     all.extend(declared);
-    plan.options = options::resolve(&all, &args.given, path).map_err(usage)?;
+    plan.options = options::resolve(&all, &args.given, path, plan.declares).map_err(usage)?;
     apply_core(&mut plan, &args.given)?;
+    if args.commands.is_empty() {
+        // The default cycle leaves out what the script does not have.
+        plan.commands
+            .retain(|c| c == "run" || command_exists(&lua, c).is_ok());
+    }
     for c in &plan.commands {
         command_exists(&lua, c).map_err(|e| usage(format!("{path}: {e}")))?;
     }

@@ -170,11 +170,26 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
 
 /// The value of every option: the given ones over the defaults, in
 /// declaration order (core first); an option neither declares is refused.
+///
+/// A script that declares no options takes any, as text (sysbench's
+/// legacy scripts read them so): `declares` false.
 pub fn resolve(
     declared: &[Declared],
     given: &[(String, String)],
     script: &str,
+    declares: bool,
 ) -> Result<Vec<(String, OptValue)>, String> {
+    let mut declared = declared.to_vec();
+    for (name, _) in given {
+        if !declares && !declared.iter().any(|d| &d.name == name) {
+            declared.push(Declared {
+                name: name.clone(),
+                kind: ARG_STRING,
+                default: None,
+            });
+        }
+    }
+    let declared = &declared[..];
     for (name, _) in given {
         if !declared.iter().any(|d| &d.name == name) {
             let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
@@ -238,10 +253,16 @@ mod tests {
             default: Some("10000".into()),
         }];
         let args = parse_args(&["--table-size=5".into(), "run".into()]).unwrap();
-        let v = resolve(&declared, &args.given, "x.lua").unwrap();
+        let v = resolve(&declared, &args.given, "x.lua", true).unwrap();
         assert_eq!(v, vec![("table_size".into(), OptValue::Num(5.0))]);
         assert_eq!(args.commands, ["run"]);
-        let e = resolve(&declared, &[("table_sise".into(), "1".into())], "x.lua").unwrap_err();
+        let e = resolve(
+            &declared,
+            &[("table_sise".into(), "1".into())],
+            "x.lua",
+            true,
+        )
+        .unwrap_err();
         assert!(
             e.contains("--table-sise") && e.contains("table_size"),
             "{e}"
