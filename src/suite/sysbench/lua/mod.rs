@@ -21,19 +21,25 @@
 //!   engine without one is refused before anything runs.
 //! - `sysbench.rand` draws through one adapter ([`rand`]).
 
+pub mod fail;
 pub mod options;
+pub mod plan;
 pub mod rand;
+pub mod script;
 pub mod sql;
 pub mod state;
 pub mod worker;
+
+pub use fail::Fail;
+pub use plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
+pub use script::Script;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mlua::{Function, Lua, Value};
-use serde::{Deserialize, Serialize};
 
-use crate::engine::{DbError, Driver, PsMode};
+use crate::engine::{DbError, PsMode};
 use crate::error::{Error, usage};
 use crate::harness::measure::Counts;
 use crate::harness::runner::{Live, StepConfig, run_step, stop_requested};
@@ -41,33 +47,6 @@ use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
 use crate::results::TestResult;
 use crate::suite::rand::RandType;
 use options::OptValue;
-
-/// Where sysbench keeps its bundled scripts (`require("oltp_common")`).
-pub const SYSBENCH_DIR: &str = "/usr/share/sysbench";
-/// The sysbench version whose Lua API rqps follows.
-pub const VERSION: &str = "1.0.20";
-
-/// A checked script run, as stored with the results.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ScriptPlan {
-    pub path: String,
-    /// The script's text, read once when planned.
-    #[serde(skip)]
-    pub text: String,
-    /// Its command line after `--`, as given.
-    pub args: Vec<String>,
-    pub commands: Vec<String>,
-    /// `sysbench.opt`: sysbench's own options rqps takes, then the script's.
-    pub options: Vec<(String, OptValue)>,
-    /// Whether the script declares its options (else they are also globals).
-    pub declares: bool,
-    pub threads: Vec<usize>,
-    pub secs: f64,
-    pub warmup_secs: f64,
-    pub rand_type: RandType,
-    pub seed: u64,
-    pub ps_mode: PsMode,
-}
 
 /// The most a script file may be.
 const MAX_SCRIPT_BYTES: u64 = 4 << 20;
@@ -196,17 +175,17 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
 }
 
 /// The options `sysbench.cmdline.options` declares.
-fn declared(lua: &Lua) -> Result<Vec<options::Declared>, String> {
+fn declared(lua: &Lua) -> Result<Vec<options::Declared>, Fail> {
     let f: Function = lua
         .globals()
         .get("__rqps_declared_options")
-        .map_err(|e| state::one_line(&e))?;
-    let rows: mlua::Table = f.call(()).map_err(|e| state::one_line(&e))?;
+        .map_err(|e| Fail::lua(&e))?;
+    let rows: mlua::Table = f.call(()).map_err(|e| Fail::lua(&e))?;
     let mut out = Vec::new();
     for row in rows.sequence_values::<mlua::Table>() {
-        let row = row.map_err(|e| state::one_line(&e))?;
+        let row = row.map_err(|e| Fail::lua(&e))?;
         out.push(options::Declared {
-            name: row.get(1).map_err(|e| state::one_line(&e))?,
+            name: row.get(1).map_err(|e| Fail::lua(&e))?,
             kind: row
                 .get::<Option<u8>>(4)
                 .ok()
@@ -295,11 +274,11 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
 
 /// Whether the script has `command`: `run` needs `event`; the others a
 /// command of `sysbench.cmdline.commands` or a function of that name.
-fn command_exists(lua: &Lua, command: &str) -> Result<(), String> {
+fn command_exists(lua: &Lua, command: &str) -> Result<(), Fail> {
     let custom: Function = lua
         .load("return sysbench.cmdline.command_defined")
         .eval()
-        .map_err(|e| state::one_line(&e))?;
+        .map_err(|e| Fail::lua(&e))?;
     if custom.call::<bool>(command).unwrap_or(false) {
         return Ok(());
     }
@@ -333,77 +312,12 @@ fn command_exists(lua: &Lua, command: &str) -> Result<(), String> {
     Err(format!(
         "the script has no '{command}' command (it has: {})",
         have.join(", ")
-    ))
-}
-
-impl ScriptPlan {
-    /// `sysbench.opt` for a step of `threads` threads.
-    pub fn opt_for(&self, threads: usize) -> Vec<(String, OptValue)> {
-        let mut o = self.options.clone();
-        for (n, v) in &mut o {
-            if n == "threads" {
-                *v = OptValue::Num(threads as f64);
-            }
-        }
-        o
-    }
-
-    /// Most threads any step runs.
-    pub fn max_threads(&self) -> usize {
-        self.threads.iter().copied().max().unwrap_or(1)
-    }
-
-    fn ignore(&self) -> sql::Ignore {
-        let list = self
-            .options
-            .iter()
-            .find(|(n, _)| n == "mysql_ignore_errors")
-            .map(|(_, v)| v.text())
-            .unwrap_or_else(|| sql::DEFAULT_IGNORE.into());
-        sql::Ignore::parse(&list)
-    }
-}
-
-/// A script with the engine it runs on.
-pub struct Script<'a> {
-    pub driver: Arc<dyn Driver>,
-    pub name: &'static str,
-    _p: std::marker::PhantomData<&'a ()>,
-}
-
-impl Script<'_> {
-    /// A state for thread `tid` of `command`, options exported.
-    pub fn state(
-        &self,
-        plan: &ScriptPlan,
-        command: &str,
-        tid: usize,
-        opt: &[(String, OptValue)],
-        tally: Arc<Mutex<Counts>>,
-    ) -> Result<Lua, String> {
-        let ctx = Arc::new(sql::Ctx {
-            driver: self.driver.clone(),
-            ps_mode: plan.ps_mode,
-            ignore: plan.ignore(),
-            tally,
-        });
-        let lua = state::new(&state::Spec {
-            plan,
-            command,
-            tid,
-            opt: Some(opt),
-            sql: Some((ctx, self.name)),
-        })?;
-        state::export(&lua, opt).map_err(|e| state::one_line(&e))?;
-        if !plan.declares {
-            state::export_globals(&lua, opt).map_err(|e| state::one_line(&e))?;
-        }
-        Ok(lua)
-    }
+    )
+    .into())
 }
 
 /// The failure of a command outside a test.
-fn command_failed(command: &str, msg: String) -> Error {
+fn command_failed(command: &str, msg: impl Into<String>) -> Error {
     Error::Engine {
         context: format!("the script's '{command}' command failed"),
         source: DbError::fatal(msg),
@@ -431,7 +345,6 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
     let s = Script {
         driver: h.driver.clone(),
         name,
-        _p: std::marker::PhantomData,
     };
     rand::seed_unique(plan.seed);
     let mut end = RunEnd::Ok;
@@ -459,19 +372,19 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
 
 /// A command other than `run`: a custom one (on its threads when
 /// parallel), else the global function.
-fn command(plan: &ScriptPlan, s: &Script<'_>, c: &str) -> Result<(), Error> {
+fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
     let threads = plan.max_threads();
     let opt = plan.opt_for(threads);
     let tally = Arc::new(Mutex::new(Counts::default()));
     let lua = s
         .state(plan, c, 0, &opt, tally.clone())
         .map_err(|e| command_failed(c, e))?;
-    let call = |lua: &Lua| -> Result<bool, String> {
+    let call = |lua: &Lua| -> Result<bool, Fail> {
         let f: Function = lua
             .load("return sysbench.cmdline.call_command")
             .eval()
-            .map_err(|e| state::one_line(&e))?;
-        f.call::<bool>(c).map_err(|e| state::one_line(&e))
+            .map_err(|e| Fail::lua(&e))?;
+        f.call::<bool>(c).map_err(|e| Fail::lua(&e))
     };
     let parallel: bool = lua
         .load(format!("return sysbench.cmdline.command_parallel({c:?})"))
@@ -479,11 +392,11 @@ fn command(plan: &ScriptPlan, s: &Script<'_>, c: &str) -> Result<(), Error> {
         .unwrap_or(false);
     if parallel {
         drop(lua);
-        let errors: Vec<String> = std::thread::scope(|sc| {
+        let errors: Vec<Fail> = std::thread::scope(|sc| {
             let handles: Vec<_> = (0..threads)
                 .map(|tid| {
                     let (opt, tally) = (&opt, tally.clone());
-                    sc.spawn(move || -> Result<(), String> {
+                    sc.spawn(move || -> Result<(), Fail> {
                         let lua = s.state(plan, c, tid, opt, tally)?;
                         call(&lua).map(|_| ())
                     })
@@ -515,19 +428,19 @@ fn command(plan: &ScriptPlan, s: &Script<'_>, c: &str) -> Result<(), Error> {
 }
 
 /// Calls the global function `name` of `lua` if the script defines it.
-fn call_if_defined(lua: &Lua, name: &str) -> Result<(), String> {
+fn call_if_defined(lua: &Lua, name: &str) -> Result<(), Fail> {
     if !state::has_function(lua, name) {
         return Ok(());
     }
-    let f: Function = lua.globals().get(name).map_err(|e| state::one_line(&e))?;
+    let f: Function = lua.globals().get(name).map_err(|e| Fail::lua(&e))?;
     f.call::<()>(())
-        .map_err(|e| format!("{name}() failed: {}", state::one_line(&e)))
+        .map_err(|e| Fail::from(format!("{name}() failed: {}", state::one_line(&e))))
 }
 
 /// The script's event at `threads` threads: one measured test.
 fn run_test(
     plan: &ScriptPlan,
-    s: &Script<'_>,
+    s: &Script,
     h: &mut Harness<'_>,
     threads: usize,
 ) -> Result<TestResult, Error> {
@@ -567,7 +480,7 @@ fn run_test(
         run.finish_probe(step.counts.queries() as f64);
         for w in workers {
             if let Err(e) = w.done() {
-                run.warn(e);
+                run.warn(e.into());
             }
         }
         Ok(())

@@ -6,6 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::fail::Fail;
+
+/// A [`Fail`] from a format string.
+macro_rules! fail {
+    ($($t:tt)*) => { Fail::from(format!($($t)*)) };
+}
+
 /// A value of `sysbench.opt`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -94,24 +101,24 @@ pub fn core() -> Vec<Declared> {
 }
 
 /// `text` as a value of type `kind`, or why not.
-pub fn convert(kind: u8, text: &str) -> Result<OptValue, String> {
+pub fn convert(kind: u8, text: &str) -> Result<OptValue, Fail> {
     match kind {
         ARG_BOOL => match text.to_ascii_lowercase().as_str() {
             "on" | "true" | "yes" | "1" | "" => Ok(OptValue::Bool(true)),
             "off" | "false" | "no" | "0" => Ok(OptValue::Bool(false)),
-            _ => Err(format!("'{text}' is not on or off")),
+            _ => Err(fail!("'{text}' is not on or off")),
         },
         ARG_INT => text
             .trim()
             .parse::<i64>()
             .map(|v| OptValue::Num(v as f64))
-            .map_err(|_| format!("'{text}' is not an integer")),
+            .map_err(|_| fail!("'{text}' is not an integer")),
         ARG_SIZE => size(text).map(OptValue::Num),
         ARG_DOUBLE => text
             .trim()
             .parse::<f64>()
             .map(OptValue::Num)
-            .map_err(|_| format!("'{text}' is not a number")),
+            .map_err(|_| fail!("'{text}' is not a number")),
         ARG_LIST => Ok(OptValue::List(
             text.split(',')
                 .filter(|s| !s.is_empty())
@@ -123,7 +130,7 @@ pub fn convert(kind: u8, text: &str) -> Result<OptValue, String> {
 }
 
 /// A size with an optional binary suffix (`4K`, `2M`, `1G`, `1T`).
-fn size(text: &str) -> Result<f64, String> {
+fn size(text: &str) -> Result<f64, Fail> {
     let t = text.trim();
     let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (&t[..t.len() - 1], 1u64 << 10),
@@ -134,7 +141,7 @@ fn size(text: &str) -> Result<f64, String> {
     };
     num.parse::<u64>()
         .map(|n| (n * mult) as f64)
-        .map_err(|_| format!("'{text}' is not a size (a number, optionally with K, M, G or T)"))
+        .map_err(|_| fail!("'{text}' is not a size (a number, optionally with K, M, G or T)"))
 }
 
 /// A script's command line after `--`: its options (names as sysbench
@@ -145,7 +152,7 @@ pub struct Args {
     pub commands: Vec<String>,
 }
 
-pub fn parse_args(args: &[String]) -> Result<Args, String> {
+pub fn parse_args(args: &[String]) -> Result<Args, Fail> {
     let mut out = Args::default();
     for a in args {
         if let Some(opt) = a.strip_prefix("--") {
@@ -154,11 +161,11 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
                 None => (opt, ""),
             };
             if name.is_empty() {
-                return Err(format!("'{a}' names no option"));
+                return Err(fail!("'{a}' names no option"));
             }
             out.given.push((name.replace('-', "_"), value.to_string()));
         } else if a.starts_with('-') {
-            return Err(format!(
+            return Err(fail!(
                 "'{a}': a script's options are given as --name=value, as sysbench takes them"
             ));
         } else {
@@ -178,7 +185,7 @@ pub fn resolve(
     given: &[(String, String)],
     script: &str,
     declares: bool,
-) -> Result<Vec<(String, OptValue)>, String> {
+) -> Result<Vec<(String, OptValue)>, Fail> {
     let mut declared = declared.to_vec();
     for (name, _) in given {
         if !declares && !declared.iter().any(|d| &d.name == name) {
@@ -194,7 +201,7 @@ pub fn resolve(
         if !declared.iter().any(|d| &d.name == name) {
             let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
             let hint = crate::util::suggest::hint(name, names.iter().copied());
-            return Err(format!(
+            return Err(fail!(
                 "--{}: {script} declares no such option{hint} (it takes: {})",
                 name.replace('_', "-"),
                 names.join(", ")
@@ -209,8 +216,9 @@ pub fn resolve(
             .find(|(n, _)| n == &d.name)
             .map(|(_, v)| v.clone());
         let value = match (text, &d.default) {
-            (Some(t), _) => convert(d.kind, &t)
-                .map_err(|e| format!("--{}={t}: {e}", d.name.replace('_', "-")))?,
+            (Some(t), _) => {
+                convert(d.kind, &t).map_err(|e| fail!("--{}={t}: {e}", d.name.replace('_', "-")))?
+            }
             (None, Some(def)) => convert(d.kind, def).unwrap_or(OptValue::Str(def.clone())),
             // An option without a default is an empty string, a list empty.
             (None, None) if d.kind == ARG_LIST => OptValue::List(Vec::new()),
@@ -262,10 +270,17 @@ mod tests {
             "x.lua",
             true,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .message;
         assert!(
             e.contains("--table-sise") && e.contains("table_size"),
             "{e}"
+        );
+        // A script that declares nothing takes any option, as text.
+        let v = resolve(&declared, &[("x".into(), "1".into())], "x.lua", false).unwrap();
+        assert!(
+            v.contains(&("x".into(), OptValue::Str("1".into()))),
+            "{v:?}"
         );
     }
 }

@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use mlua::{Lua, LuaOptions, StdLib, Table, Value};
 
+use super::fail::Fail;
+pub use super::fail::one_line;
 use super::options::OptValue;
+use super::plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
 use super::sql;
-use super::{SYSBENCH_DIR, ScriptPlan, VERSION};
 
 /// The prelude: the part of the API written in Lua.
 const PRELUDE: &str = include_str!("prelude.lua");
@@ -28,28 +30,14 @@ pub struct Spec<'a> {
     pub sql: Option<(Arc<sql::Ctx>, &'static str)>,
 }
 
-/// The first line of a Lua error, which names the file and line.
-pub fn one_line(e: &mlua::Error) -> String {
-    let text = match e {
-        mlua::Error::CallbackError { cause, .. } => return one_line(cause),
-        mlua::Error::SyntaxError { message, .. } => message.clone(),
-        other => other.to_string(),
-    };
-    let first = text.lines().next().unwrap_or("").trim();
-    first
-        .strip_prefix("runtime error: ")
-        .unwrap_or(first)
-        .to_string()
-}
-
 /// Makes the state and runs the script's main chunk in it.
-pub fn new(spec: &Spec<'_>) -> Result<Lua, String> {
-    let lua = build(spec).map_err(|e| one_line(&e))?;
+pub fn new(spec: &Spec<'_>) -> Result<Lua, Fail> {
+    let lua = build(spec).map_err(|e| Fail::lua(&e))?;
     let path = &spec.plan.path;
     lua.load(spec.plan.text.as_str())
         .set_name(format!("@{path}"))
         .exec()
-        .map_err(|e| one_line(&e))?;
+        .map_err(|e| Fail::lua(&e))?;
     Ok(lua)
 }
 

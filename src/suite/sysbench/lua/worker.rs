@@ -11,8 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Function, HookTriggers, Lua, MultiValue, Value, VmState};
 
+use super::fail::Fail;
+use super::plan::ScriptPlan;
+use super::script::Script;
 use super::state;
-use super::{Script, ScriptPlan};
 use crate::engine::{DbError, DbResult, ErrorClass};
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
@@ -35,12 +37,7 @@ pub struct LuaWorker {
 impl LuaWorker {
     /// Thread `tid` of `threads`: its state, options exported, `thread_init`
     /// called.
-    pub fn new(
-        s: &Script<'_>,
-        plan: &ScriptPlan,
-        tid: usize,
-        threads: usize,
-    ) -> DbResult<LuaWorker> {
+    pub fn new(s: &Script, plan: &ScriptPlan, tid: usize, threads: usize) -> DbResult<LuaWorker> {
         let tally = Arc::new(Mutex::new(Counts::default()));
         let opt = plan.opt_for(threads);
         let lua = s
@@ -97,16 +94,17 @@ impl LuaWorker {
     }
 
     /// Calls `thread_done`, once the step is over.
-    pub fn done(self) -> Result<(), String> {
+    pub fn done(self) -> Result<(), Fail> {
         self.deadline.store(u64::MAX, Ordering::Relaxed);
         if state::has_function(&self.lua, "thread_done") {
             let f: Function = self
                 .lua
                 .globals()
                 .get("thread_done")
-                .map_err(|e| state::one_line(&e))?;
-            f.call::<()>(self.tid)
-                .map_err(|e| format!("thread_done() failed: {}", state::one_line(&e)))?;
+                .map_err(|e| Fail::lua(&e))?;
+            f.call::<()>(self.tid).map_err(|e| {
+                Fail::from(format!("thread_done() failed: {}", state::one_line(&e)))
+            })?;
         }
         Ok(())
     }
