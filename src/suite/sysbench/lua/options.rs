@@ -199,8 +199,13 @@ pub fn resolve(
     let declared = &declared[..];
     for (name, _) in given {
         if !declared.iter().any(|d| &d.name == name) {
-            let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
-            let hint = crate::util::suggest::hint(name, names.iter().copied());
+            // As a user writes them: `--table-size`.
+            let names: Vec<String> = declared
+                .iter()
+                .map(|d| format!("--{}", d.name.replace('_', "-")))
+                .collect();
+            let typed = format!("--{}", name.replace('_', "-"));
+            let hint = crate::util::suggest::hint(&typed, names.iter().map(String::as_str));
             return Err(fail!(
                 "--{}: {script} declares no such option{hint} (it takes: {})",
                 name.replace('_', "-"),
@@ -273,7 +278,7 @@ mod tests {
         .unwrap_err()
         .message;
         assert!(
-            e.contains("--table-sise") && e.contains("table_size"),
+            e.contains("--table-sise") && e.contains("did you mean --table-size?"),
             "{e}"
         );
         // A script that declares nothing takes any option, as text.
