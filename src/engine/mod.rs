@@ -318,6 +318,12 @@ pub trait Dialect: Send + Sync {
         let _ = ms;
         None
     }
+    /// The name client tools give the driver of this engine's protocol
+    /// (`mysql`, `pgsql`: the spelling of sysbench's `--db-driver`, which
+    /// scripts branch on); `None` where no such tool speaks to it.
+    fn client_driver_name(&self) -> Option<&'static str> {
+        None
+    }
     /// Query whose single value is the largest id of `table`.
     fn max_key_sql(&self, table: &Table) -> String {
         format!("SELECT max({}) FROM {}", table.id.name, table.name)

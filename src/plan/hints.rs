@@ -87,7 +87,14 @@ pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
         return None;
     }
     let mut words = vec!["rqps".to_string(), "run".to_string()];
-    let mut args = command_line[2..].iter();
+    // Words after `--` belong to the suite (a sysbench script's options):
+    // kept as they are, after the new name.
+    let end = command_line
+        .iter()
+        .skip(2)
+        .position(|a| a == "--")
+        .map_or(command_line.len(), |i| i + 2);
+    let mut args = command_line[2..end].iter();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--name" | "--json" | "--repeat-number" => {
@@ -102,6 +109,7 @@ pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
     }
     words.push("--name".into());
     words.push(shell_word(new_name));
+    words.extend(command_line[end..].iter().map(|a| shell_word(a)));
     Some(words.join(" "))
 }
 
@@ -172,5 +180,17 @@ mod tests {
             Some("rqps run -q --name 'it'\\''s'")
         );
         assert_eq!(rerun(&argv("rqps merge a b"), "x"), None);
+    }
+
+    #[test]
+    fn a_rerun_puts_the_new_name_before_the_words_after_the_double_dash() {
+        assert_eq!(
+            rerun(
+                &argv("rqps run --suite sysbench --script x.lua --name a -- --name=b run"),
+                "a-2"
+            )
+            .as_deref(),
+            Some("rqps run --suite sysbench --script x.lua --name a-2 -- --name=b run")
+        );
     }
 }

@@ -510,6 +510,10 @@ impl MysqlDialect {
 }
 
 impl Dialect for MysqlDialect {
+    fn client_driver_name(&self) -> Option<&'static str> {
+        Some("mysql")
+    }
+
     /// The id is `NOT NULL AUTO_INCREMENT` with the primary key as a table
     /// constraint, in the chosen storage engine. DEFAULT comes before NOT
     /// NULL, numbers quoted.

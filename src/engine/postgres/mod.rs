@@ -437,6 +437,10 @@ impl Driver for PostgresDriver {
 pub struct PostgresDialect;
 
 impl Dialect for PostgresDialect {
+    fn client_driver_name(&self) -> Option<&'static str> {
+        Some("pgsql")
+    }
+
     /// The id is a SERIAL (BIGSERIAL for 64 bits) whose sequence hands out
     /// [`AutoId::cache`](crate::engine::schema::AutoId::cache) values per
     /// session when set. DEFAULT comes before NOT NULL, numbers quoted.

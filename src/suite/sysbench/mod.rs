@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod compat;
 pub mod event;
 pub mod load;
+pub mod lua;
 pub mod params;
 pub mod report;
 pub mod rng;
@@ -118,6 +119,15 @@ pub struct Options {
     #[arg(long)]
     #[serde(default)]
     pub skip_prepare: bool,
+    /// Run a sysbench Lua script instead of the suite's tests (sysbench 1.0's API, the script
+    /// unchanged); its options and commands follow `--`, as sysbench takes them:
+    /// `--script oltp_read_only.lua -- --tables=2 --table-size=10000 prepare run cleanup`
+    /// (default commands: prepare, run, cleanup).
+    #[arg(long, value_name = "FILE.lua")]
+    pub script: Option<String>,
+    /// The script's options (--name=value) and commands, after `--`.
+    #[arg(last = true, value_name = "SCRIPT ARGS")]
+    pub script_args: Option<Vec<String>>,
     /// read-only, read-write and write-only send their statements without BEGIN/COMMIT
     /// around the event (each statement commits on its own), as sysbench's --skip_trx.
     #[arg(long)]
@@ -148,6 +158,7 @@ impl Workload for Sysbench {
         "rand_pareto_h",
         "rand_zipfian_exp",
         "skip_trx",
+        "script",
     ];
 
     fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
@@ -188,6 +199,28 @@ impl Workload for Sysbench {
         p.skip_prepare = o.skip_prepare;
         p.skip_trx = o.skip_trx;
         p.seed = common.seed;
+        if let Some(path) = &o.script {
+            if common.part.is_some() {
+                return Err(usage("--part does not split a --script run"));
+            }
+            p.script = Some(lua::check(&lua::Inputs {
+                path,
+                args: o.script_args.as_deref().unwrap_or_default(),
+                threads: &p.threads,
+                secs: p.read_secs,
+                warmup_secs: 0.0,
+                rand_type: p.rand_type,
+                seed: p.seed,
+                ps_mode: p.ps_mode,
+                skip_prepare: p.skip_prepare,
+            })?);
+            return Ok(p);
+        }
+        if o.script_args.is_some() {
+            return Err(usage(
+                "arguments after -- are a script's: give the script with --script FILE.lua",
+            ));
+        }
         if let Some(part) = common.part {
             // Each client part runs its share of every thread count, with
             // its own ids, against tables loaded once before the parts start.
@@ -221,17 +254,25 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
     }
 
     fn step_count(p: &SysbenchParams) -> usize {
+        if let Some(s) = &p.script {
+            return s.threads.len() * s.commands.iter().filter(|c| *c == "run").count();
+        }
         p.steps().map(|s| s.len()).unwrap_or(0)
     }
 
     fn estimate_secs(p: &SysbenchParams) -> f64 {
+        if let Some(s) = &p.script {
+            let runs = s.commands.iter().filter(|c| *c == "run").count();
+            return (runs * s.threads.len()) as f64 * (s.secs + s.warmup_secs);
+        }
         p.steps().map(|s| p.estimate_secs(&s)).unwrap_or(0.0)
     }
 
     /// sbtest rows (id, k, c CHAR(120), pad CHAR(60)) take about 250 bytes
     /// each with the k index and page overhead.
     fn load_bytes(p: &SysbenchParams) -> u64 {
-        if p.skip_prepare {
+        // A script's load is its own: rqps cannot tell its size.
+        if p.skip_prepare || p.script.is_some() {
             return 0;
         }
         (p.tables as u64)
@@ -242,6 +283,9 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
     fn describe(p: &SysbenchParams) -> String {
         // The parameters first, as the other suites print theirs: what the
         // profile and the options given make.
+        if let Some(s) = &p.script {
+            return lua::describe(s);
+        }
         let lower = |v: serde_json::Value| v.as_str().unwrap_or("").to_string();
         let threads: Vec<String> = p.threads.iter().map(|t| t.to_string()).collect();
         let steps = p.steps().unwrap_or_default();
@@ -278,6 +322,23 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
     }
 
     fn need(p: &SysbenchParams) -> crate::suite::api::Need {
+        if let Some(s) = &p.script {
+            // A thread's connection, and the state running init() and done();
+            // statements as a script prepares them (the OLTP scripts: 9 per table).
+            let threads = s.max_threads();
+            let tables = s
+                .options
+                .iter()
+                .find(|(n, _)| n == "tables")
+                .and_then(|(_, v)| v.num());
+            let per_connection = 9 * tables.unwrap_or(1.0).max(1.0) as usize + 2;
+            return crate::suite::api::Need {
+                connections: threads + 1,
+                prepared: threads * per_connection,
+                who: format!("{threads} script threads"),
+                fewer: "run fewer threads".into(),
+            };
+        }
         let threads = p.threads.iter().copied().max().unwrap_or(1);
         // Tests run per table at one thread per table, and the load at most
         // one connection per table.
@@ -298,6 +359,9 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
     }
 
     fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, crate::error::Error> {
+        if let Some(s) = &p.script {
+            return lua::run(s, h);
+        }
         run::run(p, h)
     }
 

@@ -50,6 +50,9 @@ pub struct SysbenchParams {
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
+    /// A sysbench Lua script run instead of the tests (`--script`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<super::lua::ScriptPlan>,
 }
 
 /// A `--rand-seed` made from rqps's 64-bit seed: 31 bits, not 0, so that
@@ -84,6 +87,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             part_tables: None,
             tests: Vec::new(),
             seed: 0,
+            script: None,
         }
     };
     Some(match name {

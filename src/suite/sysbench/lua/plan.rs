@@ -1,0 +1,63 @@
+//! A checked script run, as stored with the results.
+
+use serde::{Deserialize, Serialize};
+
+use super::options::OptValue;
+use super::sql;
+use crate::engine::PsMode;
+use crate::suite::rand::RandType;
+
+/// Where sysbench keeps its bundled scripts (`require("oltp_common")`).
+pub const SYSBENCH_DIR: &str = "/usr/share/sysbench";
+/// The sysbench version whose Lua API rqps follows.
+pub const VERSION: &str = "1.0.20";
+
+/// A checked script run, as stored with the results.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ScriptPlan {
+    pub path: String,
+    /// The script's text, read once when planned.
+    #[serde(skip)]
+    pub text: String,
+    /// Its command line after `--`, as given.
+    pub args: Vec<String>,
+    pub commands: Vec<String>,
+    /// `sysbench.opt`: sysbench's own options rqps takes, then the script's.
+    pub options: Vec<(String, OptValue)>,
+    /// Whether the script declares its options (else they are also globals).
+    pub declares: bool,
+    pub threads: Vec<usize>,
+    pub secs: f64,
+    pub warmup_secs: f64,
+    pub rand_type: RandType,
+    pub seed: u64,
+    pub ps_mode: PsMode,
+}
+
+impl ScriptPlan {
+    /// `sysbench.opt` for a step of `threads` threads.
+    pub fn opt_for(&self, threads: usize) -> Vec<(String, OptValue)> {
+        let mut o = self.options.clone();
+        for (n, v) in &mut o {
+            if n == "threads" {
+                *v = OptValue::Num(threads as f64);
+            }
+        }
+        o
+    }
+
+    /// Most threads any step runs.
+    pub fn max_threads(&self) -> usize {
+        self.threads.iter().copied().max().unwrap_or(1)
+    }
+
+    pub fn ignore(&self) -> sql::Ignore {
+        let list = self
+            .options
+            .iter()
+            .find(|(n, _)| n == "mysql_ignore_errors")
+            .map(|(_, v)| v.text())
+            .unwrap_or_else(|| sql::DEFAULT_IGNORE.into());
+        sql::Ignore::parse(&list)
+    }
+}

@@ -1,0 +1,363 @@
+-- rqps's sysbench Lua API, the part written in Lua (the rest is Rust: sql.rs
+-- and rand.rs in this folder). Written for rqps from the behaviour sysbench
+-- 1.0 documents and shows; none of sysbench's own code. Loaded into every
+-- state before the user's script, with `raw` (the Rust functions) as its
+-- argument; `sysbench` already holds tid, opt (filled later), cmdline
+-- (command, script_path, argv), version and rand.
+local raw = ...
+
+ffi = require("ffi")
+
+sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
+sysbench.hooks = {}
+
+local cmdline = sysbench.cmdline
+cmdline.ARG_NULL = 0
+cmdline.ARG_BOOL = 1
+cmdline.ARG_INT = 2
+cmdline.ARG_SIZE = 3
+cmdline.ARG_DOUBLE = 4
+cmdline.ARG_STRING = 5
+cmdline.ARG_LIST = 6
+cmdline.ARG_FILE = 7
+cmdline.ARG_MAX = 8
+cmdline.PARALLEL_COMMAND = true
+
+function cmdline.command_defined(name)
+   return type(cmdline.commands) == "table" and cmdline.commands[name] ~= nil
+      and cmdline.commands[name][1] ~= nil
+end
+
+function cmdline.command_parallel(name)
+   return cmdline.command_defined(name)
+      and cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+function cmdline.call_command(name)
+   if not cmdline.command_defined(name) then
+      return false
+   end
+   local rc = cmdline.commands[name][1]()
+   if rc == nil then
+      return true
+   end
+   return rc and true or false
+end
+
+-- The declared options as rows the Rust side reads: name, description,
+-- default as text (nil: none), type number. The type follows the default's
+-- Lua type when the declaration gives none, as sysbench infers it.
+function __rqps_declared_options()
+   local out = {}
+   if cmdline.options == nil then
+      return out
+   end
+   assert(type(cmdline.options) == "table",
+          "wrong type for sysbench.cmdline.options: " .. type(cmdline.options))
+   local by_type = { boolean = cmdline.ARG_BOOL, string = cmdline.ARG_STRING,
+                     number = cmdline.ARG_DOUBLE, table = cmdline.ARG_LIST }
+   for name, def in pairs(cmdline.options) do
+      assert(type(name) == "string" and type(def) == "table",
+             "wrong table structure in sysbench.cmdline.options")
+      assert(def[1] ~= nil, "nil description for option " .. name)
+      local v = def[2]
+      local text
+      if type(v) == "table" then
+         text = table.concat(v, ",")
+      elseif type(v) == "boolean" then
+         text = v and "on" or "off"
+      elseif v ~= nil then
+         text = tostring(v)
+      end
+      local t = def[3]
+      if t == nil then
+         t = v ~= nil and by_type[type(v)] or cmdline.ARG_STRING
+      end
+      assert(t ~= nil, "cannot determine type for option " .. name)
+      out[#out + 1] = { name, tostring(def[1]), text, t }
+   end
+   return out
+end
+
+-- Legacy names sysbench 1.0 still defines for older scripts.
+thread_id = sysbench.tid
+test = cmdline.script_path
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+function sb_rnd()
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
+end
+function sb_rand_uniq(a, b)
+   a = a or 0
+   b = b or 4294967295
+   local v
+   repeat
+      v = sysbench.rand.unique()
+   until v >= a and v <= b
+   return v
+end
+
+---------------------------------------------------------------------------
+-- sysbench.sql: drivers, connections, statements, results.
+
+local sql = {}
+sysbench.sql = sql
+sql.type = { NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4,
+             FLOAT = 5, DOUBLE = 6, TIME = 7, DATE = 8, DATETIME = 9,
+             TIMESTAMP = 10, CHAR = 11, VARCHAR = 12 }
+sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+local T = sql.type
+
+-- Raises what sysbench raises for a failed statement: a table with
+-- errcode RESTART_EVENT when the error is ignorable (by the ignore list or
+-- the sql_error_ignorable hook), else a message.
+local function fail(con, query, errno, state, msg, ignorable)
+   local errdesc = { connection = con, query = query, sql_errno = errno,
+                     sql_state = state, sql_errmsg = msg }
+   if ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
+                    and sysbench.hooks.sql_error_ignorable(errdesc)) then
+      errdesc.errcode = sysbench.error.RESTART_EVENT
+      error(errdesc, 3)
+   end
+   error(string.format("SQL error, errno = %d, state = '%s': %s",
+                       errno, state, msg), 3)
+end
+
+local Result = {}
+Result.__index = Result
+Result.__tostring = function() return "<sql_result>" end
+
+function Result.fetch_row(self)
+   self.next = self.next + 1
+   return self.con.raw:row(self.gen, self.next - 1)
+end
+
+function Result.free(self)
+   self.nrows = 0
+end
+
+local Con = {}
+Con.__index = Con
+Con.__tostring = function() return "<sql_connection>" end
+
+local function result(con, ok, a, b, c, d, e, query)
+   if ok == false then
+      return fail(con, query, a, b, c, d)
+   end
+   -- a: rows or affected rows, b: fields, c: the result's generation
+   return setmetatable({ con = con, nrows = a, nfields = b, gen = c,
+                         next = 0 }, Result)
+end
+
+function Con.query(self, query)
+   local ok, a, b, c, d, e = self.raw:query(query)
+   return result(self, ok, a, b, c, d, e, query)
+end
+
+function Con.query_row(self, query)
+   local rs = self:query(query)
+   if rs == nil or rs.nrows == 0 or rs.nfields == 0 then
+      return nil
+   end
+   return unpack(rs:fetch_row(), 1, rs.nfields)
+end
+
+function Con.disconnect(self)
+   self.raw:disconnect()
+end
+
+function Con.reconnect(self)
+   local ok, a, b, c, d = self.raw:reconnect()
+   if ok == false then
+      error(string.format("reconnect failed: %s", c), 2)
+   end
+end
+
+-- Bulk inserts: rows are gathered up to sysbench's packet size (512 KiB)
+-- and sent as one multi-row INSERT.
+local BULK_BYTES = 524288
+
+function Con.bulk_insert_init(self, query)
+   self.bulk_query = query
+   self.bulk_rows = {}
+   self.bulk_bytes = #query
+end
+
+local function bulk_flush(self)
+   if self.bulk_rows ~= nil and #self.bulk_rows > 0 then
+      local q = self.bulk_query .. table.concat(self.bulk_rows, ",")
+      self.bulk_rows = {}
+      self.bulk_bytes = #self.bulk_query
+      local ok, a, b, c, d, e = self.raw:query(q)
+      if ok == false then
+         fail(self, q, a, b, c, d)
+      end
+   end
+end
+
+function Con.bulk_insert_next(self, row)
+   assert(self.bulk_query ~= nil, "bulk_insert_next() without bulk_insert_init()")
+   if self.bulk_bytes + #row + 1 > BULK_BYTES then
+      bulk_flush(self)
+   end
+   self.bulk_rows[#self.bulk_rows + 1] = row
+   self.bulk_bytes = self.bulk_bytes + #row + 1
+end
+
+function Con.bulk_insert_done(self)
+   bulk_flush(self)
+   self.bulk_query = nil
+   self.bulk_rows = nil
+end
+
+local Param = {}
+Param.__index = Param
+Param.__tostring = function() return "<sql_param>" end
+
+function Param.set(self, v)
+   if v == nil then
+      self.value = nil
+   elseif self.kind == "int" then
+      self.value = v
+   elseif self.kind == "double" then
+      self.value = tostring(v)
+   else
+      v = tostring(v)
+      if #v > self.max_len then
+         v = string.sub(v, 1, self.max_len)
+      end
+      self.value = v
+   end
+end
+
+function Param.set_rand_str(self, fmt)
+   if self.kind ~= "text" then
+      error("Unsupported argument type: " .. self.type, 2)
+   end
+   local v = sysbench.rand.string(fmt)
+   if #v > self.max_len then
+      v = string.sub(v, 1, self.max_len)
+   end
+   self.value = v
+end
+
+local Stmt = {}
+Stmt.__index = Stmt
+Stmt.__tostring = function() return "<sql_statement>" end
+
+function Stmt.bind_create(self, btype, max_len)
+   local p = setmetatable({ type = btype }, Param)
+   if btype == T.TINYINT or btype == T.SMALLINT or btype == T.INT
+      or btype == T.BIGINT then
+      p.kind, p.max_len = "int", 8
+   elseif btype == T.FLOAT or btype == T.DOUBLE then
+      p.kind, p.max_len = "double", 8
+   elseif btype == T.CHAR or btype == T.VARCHAR then
+      p.kind, p.max_len = "text", max_len or 0
+   else
+      error("Unsupported argument type: " .. tostring(btype), 2)
+   end
+   return p
+end
+
+function Stmt.bind_param(self, ...)
+   local n = select("#", ...)
+   if n < 1 then
+      return nil
+   end
+   self.params = { ... }
+   self.values = {}
+   return 0
+end
+
+function Stmt.execute(self)
+   local ps, vs = self.params, self.values
+   local n = 0
+   if ps ~= nil then
+      n = #ps
+      for i = 1, n do
+         vs[i] = ps[i].value
+      end
+   end
+   local con = self.con
+   local ok, a, b, c, d, e = con.raw:execute(self.id, n, unpack(vs or {}, 1, n))
+   return result(con, ok, a, b, c, d, e, "<prepared statement>")
+end
+
+function Stmt.close(self)
+   self.params = nil
+end
+
+function Con.prepare(self, query)
+   local ok, a, b, c, d = self.raw:prepare(query)
+   if ok == false then
+      return fail(self, query, a, b, c, d)
+   end
+   return setmetatable({ con = self, id = a }, Stmt)
+end
+
+local Driver = {}
+Driver.__index = Driver
+Driver.__tostring = function() return "<sql_driver>" end
+
+function Driver.name(self)
+   return self.sname
+end
+
+function Driver.connect(self)
+   local r, errno, state, msg = raw.connect()
+   if r == false then
+      error(string.format("connection creation failed: %s", msg), 2)
+   end
+   return setmetatable({ raw = r }, Con)
+end
+
+function sql.driver(name)
+   local sname = raw.driver_name()
+   if name ~= nil and name ~= sname then
+      error(string.format("rqps reaches this engine with the %s driver, not %s",
+                          sname, tostring(name)), 2)
+   end
+   return setmetatable({ sname = sname }, Driver)
+end
+
+---------------------------------------------------------------------------
+-- What sysbench 1.0 offers and rqps does not: using one raises an error that
+-- names it (rqps also refuses scripts that mention them before the run).
+
+local function missing(prefix, t)
+   return setmetatable(t or {}, { __index = function(_, k)
+      error(string.format("%s.%s is not supported by rqps (docs/suites/sysbench.md lists the Lua API)",
+                          prefix, tostring(k)), 2)
+   end })
+end
+sysbench.db = missing("sysbench.db")
+sysbench.histogram = missing("sysbench.histogram")
+missing("sysbench.rand", sysbench.rand)
+missing("sysbench.sql", sql)
+
+-- One event as the runner asks for it: 0 and whether the event asked to
+-- end the thread; 1 and the error of an ignorable (restart) failure, kept
+-- for before_restart_event; 2 and the message of any other error.
+function __rqps_event()
+   local ok, ret = pcall(event, sysbench.tid)
+   if ok then
+      return 0, ret and true or false
+   end
+   if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+      __rqps_errdesc = ret
+      return 1, tostring(ret.sql_errmsg), ret.sql_errno, ret.sql_state
+   end
+   return 2, tostring(ret)
+end
+
+function __rqps_restart()
+   local e = __rqps_errdesc
+   __rqps_errdesc = nil
+   if e ~= nil and sysbench.hooks.before_restart_event then
+      sysbench.hooks.before_restart_event(e)
+   end
+end

@@ -1,0 +1,218 @@
+//! sysbench's own Lua scripts, unchanged, through rqps: every script
+//! Debian's sysbench ships in /usr/share/sysbench runs `prepare`, `run` and
+//! `cleanup` on throwaway MariaDB and PostgreSQL (tiny tables, short runs),
+//! counted as sysbench counts; bad scripts are refused in one line before
+//! any engine opens; a runaway `event()` ends at the test's deadline.
+//!
+//! Without the server binaries (or sysbench's scripts) these tests print why
+//! and pass, unless `RQPS_REQUIRE_SERVERS=1`.
+
+mod common;
+use common::{read_json, rqps, server_available, servers_required, text};
+use std::path::{Path, PathBuf};
+
+use rqps::engine::server::{Recipe, Server, ServerSpec};
+use serde_json::Value;
+
+static PG: Recipe = &rqps::engine::postgres::server::RECIPE;
+static MARIADB: Recipe = &rqps::engine::mysql::server::RECIPE;
+
+const SCRIPTS: &str = "/usr/share/sysbench";
+
+fn scripts_available() -> bool {
+    let ok = Path::new(SCRIPTS).join("oltp_common.lua").exists();
+    if !ok && servers_required() {
+        panic!(
+            "RQPS_REQUIRE_SERVERS=1 but {SCRIPTS} has no sysbench scripts (apt-get install sysbench)"
+        );
+    }
+    ok
+}
+
+/// Every script sysbench ships, but the library the others require.
+fn debian_scripts() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(SCRIPTS)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "lua"))
+        .filter(|p| !p.ends_with("oltp_common.lua"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn start(kind: Recipe) -> Server {
+    Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))
+        .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
+}
+
+/// `rqps run` of `script` on `url` with `args` after `--`: the exit status,
+/// the output, and the stored JSON document.
+fn run_script(url: &str, script: &Path, args: &[&str]) -> (bool, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut all = vec![
+        "run",
+        "--target",
+        url,
+        "--suite",
+        "sysbench",
+        "--script",
+        script.to_str().unwrap(),
+        "--read-secs",
+        "0.3",
+        "--results",
+        dir.path().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--busy-threshold",
+        "100",
+        "--",
+    ];
+    all.extend_from_slice(args);
+    let o = rqps(&all);
+    let doc = if json.exists() {
+        read_json(&json)
+    } else {
+        Value::Null
+    };
+    (o.status.success(), text(&o), doc)
+}
+
+fn every_debian_script_runs_unchanged(kind: Recipe) {
+    if !server_available(kind) || !scripts_available() {
+        return;
+    }
+    let server = start(kind);
+    let url = server.url();
+    for script in debian_scripts() {
+        let name = script.file_stem().unwrap().to_str().unwrap().to_string();
+        let (ok, out, doc) = run_script(&url, &script, &["--table-size=20"]);
+        assert!(ok, "{name} on {kind}: {out}");
+        // The script's own prepare and cleanup ran (they print as sysbench's do).
+        assert!(out.contains("Creating table 'sbtest1'"), "{name}: {out}");
+        assert!(out.contains("Dropping table 'sbtest1'"), "{name}: {out}");
+        let t = &doc["tests"][0];
+        assert_eq!(t["status"], "ok", "{name} on {kind}: {t}");
+        assert_eq!(t["test"], name.as_str(), "{t}");
+        assert!(t["events"].as_u64().unwrap() > 0, "{name} on {kind}: {t}");
+        let (reads, writes, other) = (
+            t["reads"].as_u64().unwrap(),
+            t["writes"].as_u64().unwrap(),
+            t["other"].as_u64().unwrap(),
+        );
+        // Counted as sysbench counts: a result set is a read, changed rows
+        // a write, BEGIN and COMMIT "other".
+        let events = t["events"].as_u64().unwrap();
+        match name.as_str() {
+            "oltp_point_select" => assert_eq!((reads, writes, other), (events, 0, 0), "{t}"),
+            "oltp_read_only" => {
+                assert_eq!(reads, 14 * events, "{t}");
+                assert_eq!(other, 2 * events, "{t}")
+            }
+            "oltp_insert" => assert_eq!((reads, writes), (0, events), "{t}"),
+            // bulk_insert sends its rows when the thread ends, outside the measurement.
+            "bulk_insert" => {}
+            _ => assert!(reads + writes + other > 0, "{name}: {t}"),
+        }
+    }
+    // Only tables the scripts made were there, and cleanup dropped them all.
+    let (ok, out, _) = run_script(
+        &url,
+        Path::new(&format!("{SCRIPTS}/oltp_point_select.lua")),
+        &["--table-size=5", "--tables=2", "run"],
+    );
+    assert!(!ok, "the tables should be gone: {out}");
+}
+
+#[test]
+fn every_debian_script_prepares_runs_and_cleans_up_on_mariadb() {
+    every_debian_script_runs_unchanged(MARIADB);
+}
+
+#[test]
+fn every_debian_script_prepares_runs_and_cleans_up_on_postgresql() {
+    every_debian_script_runs_unchanged(PG);
+}
+
+#[test]
+fn a_runaway_event_ends_at_the_deadline_and_counts_nothing() {
+    if !server_available(MARIADB) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("runaway.lua");
+    std::fs::write(
+        &script,
+        "function event()\n  local x = 0\n  while true do x = x + 1 end\nend\n",
+    )
+    .unwrap();
+    let server = start(MARIADB);
+    let t0 = std::time::Instant::now();
+    let (ok, out, doc) = run_script(&server.url(), &script, &[]);
+    assert!(t0.elapsed().as_secs() < 30, "{out}");
+    assert!(!ok, "{out}");
+    let t = &doc["tests"][0];
+    assert_eq!(t["status"], "failed", "{t}");
+    assert_eq!(t["events"], 0, "{t}");
+}
+
+/// `rqps run --suite sysbench --script FILE -- ARGS` on the default
+/// (embedded) target: refused before anything opens.
+fn refused(script: &Path, args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = vec![
+        "run",
+        "--suite",
+        "sysbench",
+        "--script",
+        script.to_str().unwrap(),
+        "--results",
+        dir.path().to_str().unwrap(),
+        "--",
+    ];
+    all.extend_from_slice(args);
+    let o = rqps(&all);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing stored: {out}"
+    );
+    out
+}
+
+#[test]
+fn bad_scripts_get_one_line_and_exit_2_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let syntax = write("syntax.lua", "function event()\n  local x = = 1\nend\n");
+    let out = refused(&syntax, &[]);
+    assert!(out.contains("syntax.lua:2:"), "{out}");
+
+    let missing = write(
+        "missing.lua",
+        "-- sysbench.db.query in a comment is fine\nfunction event()\n  return sysbench.rand.gaussian(1, 9)\nend\n",
+    );
+    let out = refused(&missing, &[]);
+    assert!(
+        out.contains("missing.lua:3: sysbench.rand.gaussian"),
+        "{out}"
+    );
+
+    let declares = write(
+        "declares.lua",
+        "sysbench.cmdline.options = { rows = {'Rows', 10} }\nfunction event() end\n",
+    );
+    let out = refused(&declares, &["--rowz=3"]);
+    assert!(out.contains("--rowz") && out.contains("rows"), "{out}");
+    let out = refused(&declares, &["--threads=two"]);
+    assert!(out.contains("--threads=two"), "{out}");
+    let out = refused(&declares, &["prewarm"]);
+    assert!(out.contains("no 'prewarm' command"), "{out}");
+}
