@@ -1172,6 +1172,7 @@ mod tests {
                     class: ErrorClass::Fatal,
                     code: None,
                     message: "scripted".into(),
+                    meaning: crate::engine::Meaning::Other,
                 });
             }
             c.record(Outcome::Rows(1));
