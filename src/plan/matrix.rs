@@ -26,7 +26,7 @@ use toml::Spanned;
 
 use crate::engine::install::EngineSpec;
 use crate::plan::open::Checked;
-use crate::plan::options::{EngineArgs, Output, RunOptions, cli_value};
+use crate::plan::options::{EngineArgs, Output, RunOptions};
 use crate::suite::{self, Common, Plan, Suite};
 
 /// The `[defaults]` keys a matrix has whatever its suite, besides the run
@@ -106,8 +106,6 @@ pub struct MatrixSuite {
     /// The suite's plan, built once from the options: the same for every
     /// target (each run draws its own seed unless the options give one).
     pub plan: Arc<dyn Plan>,
-    /// The plan as `rqps run` arguments (`--suite`, `--profile`, the suite's options).
-    pub plan_args: Vec<String>,
 }
 
 /// One (target, repeat) run, in the order they run.
@@ -233,26 +231,11 @@ impl Matrix {
                 )
                 .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", suite.name())))?
                 .into();
-            let mut plan_args = vec![
-                "--suite".to_string(),
-                suite.name().to_string(),
-                "--profile".to_string(),
-                profile.clone(),
-            ];
-            for (key, v) in &options {
-                let flag = format!("--{}", key.replace('_', "-"));
-                match v {
-                    toml::Value::Boolean(true) => plan_args.push(flag),
-                    toml::Value::Boolean(false) => {}
-                    v => plan_args.extend([flag, cli_value(v)]),
-                }
-            }
             made.push(MatrixSuite {
                 suite,
                 profile,
                 options,
                 plan,
-                plan_args,
             });
         }
         let plans: Vec<&dyn Plan> = made.iter().map(|ms| ms.plan.as_ref()).collect();
@@ -315,7 +298,7 @@ impl Matrix {
     /// suite) is equivalent to, for the plan printed before a matrix runs.
     pub fn command_line(&self, t: &Target, s: &Step, results: &Path) -> Vec<String> {
         crate::plan::session::command_line(
-            &self.suite_of(s).plan_args,
+            self.suite_of(s).plan.as_ref(),
             &t.engine,
             &t.options,
             &self.output(t, s.repeat, results),
@@ -878,6 +861,24 @@ engine = "sqlite"
                 && joined.contains("--repeat-number 2")
                 && joined.contains("--tests point-query,update-index"),
             "{joined}"
+        );
+    }
+
+    #[test]
+    fn a_define_list_is_stored_as_the_defines_it_ran() {
+        let m = parse(
+            "[defaults]\nsuite = \"pgbench\"\nprofile = \"ci\"\ndefine = [\"a=1\", \"b=x\"]\n\
+[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap();
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
+        // Typed again, `--define a=1,b=x` would set a to "1,b=x".
+        assert!(joined.contains("--define a=1 --define b=x"), "{joined}");
+        assert_eq!(
+            m.suites[0].plan.options().get("define"),
+            Some(&toml::Value::from(vec!["a=1", "b=x"]))
         );
     }
 

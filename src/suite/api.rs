@@ -107,7 +107,7 @@ pub trait Workload: Sync + 'static {
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
     /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
     /// and read them with [`set`] and [`set_all`].
-    type Options: clap::Args + DeserializeOwned + Default + Clone + Send + Sync;
+    type Options: clap::Args + Serialize + DeserializeOwned + Default + Clone + Send + Sync;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
     /// The keys of the stored [`Workload::Params`] that make the workload,
@@ -253,6 +253,13 @@ pub trait Plan: Send + Sync {
     fn compat(&self) -> Option<CompatPlan>;
     /// The same plan with another seed (a matrix's runs each draw their own).
     fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error>;
+    /// The options it was made from, as a matrix table writes them (only
+    /// those set).
+    fn options(&self) -> toml::Table;
+    /// The `rqps run` arguments that make this plan again: `--suite`,
+    /// `--profile` and the options set, derived from the typed options
+    /// ([`args_of`](crate::util::args::args_of)), whichever way they came.
+    fn args(&self) -> Vec<String>;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -435,6 +442,21 @@ impl<W: Workload> Plan for TypedPlan<W> {
             o: self.o.clone(),
             common,
         }))
+    }
+
+    fn options(&self) -> toml::Table {
+        toml::Table::try_from(&self.o).unwrap_or_default()
+    }
+
+    fn args(&self) -> Vec<String> {
+        let mut a = vec![
+            "--suite".to_string(),
+            W::NAME.to_string(),
+            "--profile".to_string(),
+            self.common.profile.clone(),
+        ];
+        a.extend(crate::util::args::args_of(&self.o));
+        a
     }
 }
 

@@ -149,7 +149,7 @@ pub struct Ibench;
 
 /// What a user may set for an Insert Benchmark run (`rqps run --flag`, or the
 /// snake_case key in a matrix file).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "Insert Benchmark options (--suite ibench)")]
 pub struct Options {

@@ -39,7 +39,7 @@ use request::{ReqStats, Requester, Shared};
 pub struct Linkbench;
 
 /// What a user may set (`rqps run --suite linkbench --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "linkbench options (--suite linkbench)")]
 pub struct Options {

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::engine::DbError;
 use crate::error::Error;
@@ -71,7 +71,7 @@ fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 
 /// What a user may set (`rqps run --suite pgbench --flag`, or the matrix
 /// key of the same name with `_` for `-`). pgbench's own names, long form.
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "pgbench options (--suite pgbench)")]
 pub struct Options {

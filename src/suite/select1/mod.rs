@@ -22,7 +22,7 @@ use crate::suite::bounds::{Secs, Threads};
 pub struct Select1;
 
 /// What a user may set (`rqps run --suite select1 --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "select1 options (--suite select1)")]
 pub struct Options {

@@ -16,7 +16,7 @@ pub mod report;
 pub mod run;
 pub mod schema;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::harness::{Harness, RunEnd};
 use crate::suite::api::{Common, Workload, set, set_all};
@@ -49,7 +49,7 @@ fn test_candidates() -> Vec<CompletionCandidate> {
 
 /// What a user may set for a sysbench run (`rqps run --flag`, or the
 /// snake_case key in a matrix file).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "sysbench options (--suite sysbench)")]
 pub struct Options {

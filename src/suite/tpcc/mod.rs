@@ -42,7 +42,7 @@ use txn::{Terminal, TerminalConfig};
 pub struct Tpcc;
 
 /// What a user may set (`rqps run --suite tpcc --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "tpcc options (--suite tpcc)")]
 pub struct Options {
