@@ -221,8 +221,16 @@ fn foreign_options(argv: &[String], known: &[String], chosen: &dyn Suite) -> Opt
         .filter(|(_, s)| *s == other)
         .map(|(n, _)| n.as_str())
         .collect();
+    // What the chosen suite sets the same thing with (`--clients` given to
+    // sysbench: its `--threads`).
+    let owner = suite::find(other).ok()?;
+    let ours = names
+        .iter()
+        .find_map(|n| suite::counterpart(chosen, owner, &n[2..], &|o| format!("--{o}")))
+        .map(|c| format!("; --suite {c}"))
+        .unwrap_or_default();
     Some(format!(
-        "{} appl{} only to --suite {other}",
+        "{} appl{} only to --suite {other}{ours}",
         names.join(", "),
         if names.len() > 1 { "y" } else { "ies" }
     ))

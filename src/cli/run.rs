@@ -222,6 +222,56 @@ mod tests {
     }
 
     #[test]
+    fn one_value_is_taken_where_a_list_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = Common {
+            profile: "ci".into(),
+            seed: 1,
+            part: None,
+        };
+        for (name, text) in every_option(dir.path()) {
+            let suite = crate::suite::find(name).unwrap();
+            for (key, v) in toml::from_str::<toml::Table>(&text).unwrap() {
+                let toml::Value::Array(list) = &v else {
+                    continue;
+                };
+                let one = toml::Table::from_iter([(key.clone(), list[0].clone())]);
+                let listed = toml::Table::from_iter([(
+                    key.clone(),
+                    toml::Value::Array(vec![list[0].clone()]),
+                )]);
+                let plan = suite.plan_toml(&common, &one);
+                let plan = plan.unwrap_or_else(|e| panic!("{name} {key} = {}: {e}", list[0]));
+                assert_eq!(plan.options().get(&key), listed.get(&key), "{name} {key}");
+            }
+        }
+    }
+
+    #[test]
+    fn another_suites_option_points_at_this_suites_own() {
+        let refused = |argv: &[&str]| {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+            match parse(&argv) {
+                Err(super::super::NotParsed::Usage(m)) => m,
+                _ => panic!("{argv:?} is not refused"),
+            }
+        };
+        assert_eq!(
+            refused(&["rqps", "run", "--clients", "8"]),
+            "--clients applies only to --suite ibench; --suite sysbench sets its clients with --threads"
+        );
+        assert_eq!(
+            refused(&["rqps", "run", "--suite", "pgbench", "--threads", "8"]),
+            "--threads applies only to --suite sysbench; --suite pgbench sets its clients with --clients"
+        );
+        // Nothing of the kind: the owner alone.
+        assert_eq!(
+            refused(&["rqps", "run", "--suite", "select1", "--rates", "5"]),
+            "--rates applies only to --suite ibench"
+        );
+    }
+
+    #[test]
     fn a_matrix_define_list_is_stored_as_one_define_per_variable() {
         let table: toml::Table = toml::from_str("define = [\"a=1\", \"b=x\"]\n").unwrap();
         let common = Common {

@@ -492,17 +492,31 @@ impl Cx<'_> {
                 .map(|s| s.name())
                 .collect::<Vec<_>>()
                 .join(", ");
+            // A key one of this matrix's suites takes has a bad value: its
+            // suite says why. Another suite's key says whose it is, and what
+            // this matrix's suite sets the same thing with.
+            let ours = suites
+                .iter()
+                .find(|s| s.option_keys().contains(key))
+                .and_then(|s| s.check_option(key, v.get_ref()).err());
             let other = suite::registry().iter().find(|o| {
-                !suites.iter().any(|s| s.name() == o.name())
-                    && o.check_option(key, v.get_ref()).is_ok()
+                !suites.iter().any(|s| s.name() == o.name()) && o.option_keys().contains(key)
             });
-            let m = match (other, first_refusal) {
-                (Some(o), _) => format!(
-                    "applies only to suite = \"{}\" (this matrix runs {runs})",
-                    o.name()
-                ),
-                (None, Some(m)) => m.to_string(),
-                (None, None) => format!("no suite of this matrix ({runs}) takes it"),
+            let m = match (ours, other, first_refusal) {
+                (Some(m), _, _) => m.to_string(),
+                (None, Some(o), _) => {
+                    let instead = suites
+                        .iter()
+                        .find_map(|s| suite::counterpart(*s, *o, key, &|k| k.replace('-', "_")))
+                        .map(|c| format!("; {c}"))
+                        .unwrap_or_default();
+                    format!(
+                        "applies only to suite = \"{}\" (this matrix runs {runs}){instead}",
+                        o.name()
+                    )
+                }
+                (None, None, Some(m)) => m.to_string(),
+                (None, None, None) => format!("no suite of this matrix ({runs}) takes it"),
             };
             return Err(self.at(v.span(), key, &m));
         }
@@ -861,6 +875,36 @@ engine = "sqlite"
                 && joined.contains("--repeat-number 2")
                 && joined.contains("--tests point-query,update-index"),
             "{joined}"
+        );
+    }
+
+    #[test]
+    fn one_thread_count_is_a_list_of_one_and_another_suites_key_names_ours() {
+        let target = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+        let m = parse(&format!(
+            "[defaults]\nprofile = \"ci\"\nthreads = 4\n{target}"
+        ))
+        .unwrap();
+        assert_eq!(
+            m.suites[0].plan.params_json()["threads"],
+            serde_json::json!([4])
+        );
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
+        assert!(joined.contains("--threads 4"), "{joined}");
+        // A bad value of this suite's own key says what is wrong with it.
+        let e = parse(&format!("[defaults]\nthreads = \"four\"\n{target}")).unwrap_err();
+        assert!(!e.message.contains("applies only"), "{e}");
+        // Another suite's key: whose it is, and this suite's own.
+        let e = parse(&format!(
+            "[defaults]\nsuite = \"pgbench\"\nthreads = 4\n{target}"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "applies only to suite = \"sysbench\" (this matrix runs pgbench); \
+             pgbench sets its clients with clients"
         );
     }
 

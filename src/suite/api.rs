@@ -84,6 +84,58 @@ pub fn peer_flag_hint(args: &[String], peer: &str, flags: &[PeerFlag]) -> Option
     None
 }
 
+/// What an option does that other suites' options do too under another
+/// name (sysbench's `--threads` is pgbench's `--clients`), so that one
+/// suite's option given to another points at that suite's own spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// How many clients (connections) run the load.
+    Clients,
+    /// How long a test is measured.
+    MeasuredSecs,
+    /// How long a test warms up before it is measured.
+    WarmupSecs,
+}
+
+impl Role {
+    /// What a suite sets with it: "sets {what} with --OPTION".
+    pub fn what(self) -> &'static str {
+        match self {
+            Role::Clients => "its clients",
+            Role::MeasuredSecs => "how long a test is measured",
+            Role::WarmupSecs => "its warm-up",
+        }
+    }
+}
+
+/// Where `option` (a long name, or a matrix key with `_`) is `other`'s, the
+/// words that name what `chosen` sets the same thing with, if it has one:
+/// `--suite sysbench sets its clients with --threads`. `key` writes an
+/// option as the reader spells it (`--threads`, or `threads` in a matrix).
+pub fn counterpart(
+    chosen: &dyn Suite,
+    other: &dyn Suite,
+    option: &str,
+    key: &dyn Fn(&str) -> String,
+) -> Option<String> {
+    let option = option.replace('_', "-");
+    let (role, _) = other.roles().iter().find(|(_, o)| *o == option)?;
+    let ours: Vec<String> = chosen
+        .roles()
+        .iter()
+        .filter(|(r, _)| r == role)
+        .map(|(_, o)| key(o))
+        .collect();
+    (!ours.is_empty()).then(|| {
+        format!(
+            "{} sets {} with {}",
+            chosen.name(),
+            role.what(),
+            ours.join(" and ")
+        )
+    })
+}
+
 /// A workload, typed. Implement this in the suite's folder and add one line to
 /// the registry (`suite/mod.rs`).
 pub trait Workload: Sync + 'static {
@@ -102,6 +154,10 @@ pub trait Workload: Sync + 'static {
     /// The reference tool's name and the flags of it that rqps spells
     /// otherwise (see [`PeerFlag`]). Default: none.
     const PEER: (&'static str, &'static [PeerFlag]) = ("", &[]);
+    /// Its options that other suites spell otherwise, by what they do
+    /// (long names): `(Role::Clients, "threads")`. Every suite names its
+    /// clients' option.
+    const ROLES: &'static [(Role, &'static str)];
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
     /// matrix keys (serde, snake_case field names) fill the same struct.
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
@@ -219,6 +275,16 @@ pub trait Suite: Sync {
     fn workload(&self) -> &'static [&'static str];
     /// Its own treatments ([`Workload::TREATMENTS`]).
     fn treatments(&self) -> &'static [&'static str];
+    /// Its options by what they do ([`Workload::ROLES`]).
+    fn roles(&self) -> &'static [(Role, &'static str)];
+    /// Its options as matrix keys (long names with `_` for `-`).
+    fn option_keys(&self) -> Vec<String> {
+        self.args(clap::Command::new("run"))
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| l.replace('-', "_"))
+            .collect()
+    }
     /// One line pointing at rqps's option when `args` use a flag of the
     /// reference tool ([`Workload::PEER`]).
     fn peer_hint(&self, args: &[String]) -> Option<String> {
@@ -361,6 +427,10 @@ impl<W: Workload> Suite for Registered<W> {
         W::TREATMENTS
     }
 
+    fn roles(&self) -> &'static [(Role, &'static str)] {
+        W::ROLES
+    }
+
     fn peer_hint(&self, args: &[String]) -> Option<String> {
         let (peer, flags) = W::PEER;
         peer_flag_hint(args, peer, flags)
@@ -481,6 +551,24 @@ pub fn set<T, U: Into<T>>(slot: &mut T, v: Option<U>) {
     if let Some(v) = v {
         *slot = v.into();
     }
+}
+
+/// A list option as a matrix gives it: one value (`threads = 4`) or a list
+/// (`threads = [1, 4]`), as the command line takes `--threads 4` and
+/// `--threads 1,4`. Every `Option<Vec<_>>` of a suite's options reads with
+/// it: `#[serde(default, deserialize_with = "crate::suite::api::one_or_many")]`.
+pub fn one_or_many<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    // Read as a value first, so that a bad one says what is wrong with it
+    // (`invalid type: string "four", expected i64`), as a plain field would.
+    let v = toml::Value::deserialize(d)?;
+    let read = match v {
+        toml::Value::Array(_) => Vec::<T>::deserialize(v),
+        v => T::deserialize(v).map(|one| vec![one]),
+    };
+    read.map(Some)
+        .map_err(|e| serde::de::Error::custom(e.message()))
 }
 
 /// [`set`] for a list (`--threads 1,2,4` into `Vec<usize>`).

@@ -154,6 +154,10 @@ impl Workload for Dbbench {
     const PROFILES: &'static [&'static str] = &["quick", "ci", "server"];
     const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[(Role::Clients, "threads"), (Role::MeasuredSecs, "secs")]
+    };
     type Params = Params;
     const UNITS: crate::harness::Units = crate::harness::Units {
         event: "operation",

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::engine::DbError;
 use crate::error::Error;
@@ -53,22 +53,6 @@ use stats::{Detail, ScriptDetail};
 /// The pgbench suite.
 pub struct Pgbench;
 
-/// A list option of a matrix: one value or a list of them.
-fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Vec<T>>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany<T> {
-        One(T),
-        Many(Vec<T>),
-    }
-    Ok(Some(match OneOrMany::deserialize(d)? {
-        OneOrMany::One(v) => vec![v],
-        OneOrMany::Many(v) => v,
-    }))
-}
-
 /// What a user may set (`rqps run --suite pgbench --flag`, or the matrix
 /// key of the same name with `_` for `-`). pgbench's own names, long form.
 #[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
@@ -79,19 +63,19 @@ pub struct Options {
     /// repeat it (or give a comma-separated list) for a mix. Each
     /// transaction runs one script, drawn by weight.
     #[arg(long, value_name = "FILE[@W]", alias = "file", value_delimiter = ',')]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub script: Option<Vec<String>>,
     /// A built-in script: tpcb-like (the default when no script is given),
     /// simple-update or select-only, with an optional weight (-b NAME@W).
     #[arg(long, value_name = "NAME[@W]", value_delimiter = ',',
           add = clap_complete::engine::ArgValueCandidates::new(builtin::candidates))]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub builtin: Option<Vec<String>>,
     /// Clients: connections, one thread each (pgbench's --client; rqps has
     /// no --jobs, every client has its own thread). A list runs the test
     /// at each count.
     #[arg(long, alias = "client", value_delimiter = ',', value_name = "N,M,..")]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub clients: Option<Vec<Threads>>,
     /// Seconds each test is measured (pgbench's --time).
     #[arg(long, value_name = "S", conflicts_with = "transactions")]
@@ -116,7 +100,7 @@ pub struct Options {
     pub protocol: Option<String>,
     /// A variable for every script: NAME=VALUE (pgbench's -D); repeat it.
     #[arg(long, value_name = "NAME=VALUE")]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub define: Option<Vec<String>>,
     /// Transactions per second over all clients, on a Poisson schedule
     /// (pgbench's --rate); the lag behind the schedule is reported.
@@ -269,6 +253,14 @@ impl Workload for Pgbench {
     const PEER: (&'static str, &'static [PeerFlag]) = ("pgbench", PGBENCH_FLAGS);
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "clients"),
+            (Role::MeasuredSecs, "time"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = Params;
     const UNITS: crate::harness::Units = crate::harness::Units {
         event: "transaction",

@@ -59,9 +59,11 @@ pub struct Options {
     pub list: Option<String>,
     /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
     #[arg(long, value_delimiter = ',', value_name = "A,B,..", add = ArgValueCandidates::new(test_candidates))]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub tests: Option<Vec<String>>,
     /// Client threads (one connection each); a list runs every test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub threads: Option<Vec<Threads>>,
     /// Number of sbtest tables.
     #[arg(long, value_name = "T")]
@@ -106,6 +108,15 @@ impl Workload for Sysbench {
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
     const SPLITS: bool = true;
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "threads"),
+            (Role::MeasuredSecs, "read-secs"),
+            (Role::MeasuredSecs, "write-secs"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = SysbenchParams;
     // The test list and order, the shape, the measured durations, the
     // distribution, the statement mode and transactions.

@@ -123,6 +123,14 @@ impl Workload for Tpcc {
     const ABOUT: &'static str =
         "TPC-C order entry: five transactions 45/43/4/4/4, tpmC, consistency checked";
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "terminals"),
+            (Role::MeasuredSecs, "secs"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = Params;
     // Terminals are the thread counts, compared cell by cell; the isolation
     // level is a setting a comparison may be about.
