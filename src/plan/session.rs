@@ -420,7 +420,12 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
     let Some(last) = stored.iter().rev().find(|r| r.suite == doc.suite) else {
         return Ok(());
     };
-    let d = crate::report::load::experiment_differences(last, doc, &crate::suite::workloads());
+    let d = crate::report::load::experiment_differences(
+        last,
+        doc,
+        &crate::suite::workloads(),
+        &crate::plan::report::engine_keys(),
+    );
     if d.is_empty() {
         return Ok(());
     }

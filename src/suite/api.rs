@@ -213,9 +213,8 @@ pub trait Workload: Sync + 'static {
     /// for it, and a server too small is refused before anything loads.
     fn need(p: &Self::Params) -> Need;
     /// What an event is and what hardware costs are divided by
-    /// ([`crate::harness::Units`]): by default sysbench's, transactions of
-    /// statements.
-    const UNITS: crate::harness::Units = crate::harness::Units::SYSBENCH;
+    /// ([`crate::harness::Units`]): each suite names what it counts.
+    const UNITS: crate::harness::Units;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)

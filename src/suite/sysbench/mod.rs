@@ -107,6 +107,8 @@ impl Workload for Sysbench {
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
     const SPLITS: bool = true;
+    /// Events are transactions (a test's statements), costs per statement.
+    const UNITS: crate::harness::Units = crate::harness::Units::TRANSACTIONS_OF_STATEMENTS;
     type Options = Options;
     const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
         use crate::suite::api::Role;
