@@ -132,6 +132,72 @@ const PROFILES: [(&str, u32, &[usize], f64); 4] = [
     ("large-server", 1000, &[1, 16, 64, 128], 600.0),
 ];
 
+/// `--define NAME=VALUE`s as variables, each name checked.
+fn defines(given: Vec<String>) -> Result<BTreeMap<String, String>, Error> {
+    let mut defines = BTreeMap::new();
+    for d in given {
+        let Some((name, value)) = d.split_once('=') else {
+            return Err(usage(format!(
+                "--define {d}: expected NAME=VALUE, e.g. --define nbranches=10"
+            )));
+        };
+        let name = name.trim();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
+        {
+            return Err(usage(format!(
+                "--define {d}: '{name}' is not a variable name (letters, digits and _)"
+            )));
+        }
+        defines.insert(name.to_string(), value.to_string());
+    }
+    Ok(defines)
+}
+
+/// The `--builtin` scripts, then the `--script` files (read and checked
+/// now, so that a mistake is a usage error naming file:line), each with its
+/// weight and a unique name.
+fn scripts(
+    builtins: Vec<String>,
+    files: Vec<String>,
+    protocol: Protocol,
+) -> Result<Vec<ScriptSpec>, Error> {
+    let mut scripts: Vec<ScriptSpec> = Vec::new();
+    for spec in builtins {
+        let (name, weight) = split_weight(&spec, "builtin")?;
+        let b = Builtin::find(&name)?;
+        let name = unique_name(&scripts, b.name().to_string());
+        scripts.push(ScriptSpec {
+            name,
+            weight,
+            builtin: Some(b),
+            path: None,
+            text: None,
+        });
+    }
+    for spec in files {
+        let (path, weight) = split_weight(&spec, "script")?;
+        let text = read_script_file(&path, "script")?;
+        // Checked now, so a mistake is a usage error naming file:line.
+        client::check_script(&path, &text, protocol).map_err(usage)?;
+        let base = std::path::Path::new(&path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.clone());
+        let name = unique_name(&scripts, base);
+        scripts.push(ScriptSpec {
+            name,
+            weight,
+            builtin: None,
+            path: Some(path),
+            text: Some(text),
+        });
+    }
+    Ok(scripts)
+}
+
 /// `NAME@WEIGHT` split; the weight 1 when absent.
 fn split_weight(spec: &str, what: &str) -> Result<(String, u32), Error> {
     match spec.rsplit_once('@') {
@@ -336,24 +402,7 @@ impl Workload for Pgbench {
                 p.scale
             )));
         }
-        for d in o.define.unwrap_or_default() {
-            let Some((name, value)) = d.split_once('=') else {
-                return Err(usage(format!(
-                    "--define {d}: expected NAME=VALUE, e.g. --define nbranches=10"
-                )));
-            };
-            let name = name.trim();
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
-            {
-                return Err(usage(format!(
-                    "--define {d}: '{name}' is not a variable name (letters, digits and _)"
-                )));
-            }
-            p.defines.insert(name.to_string(), value.to_string());
-        }
+        p.defines = defines(o.define.unwrap_or_default())?;
         if let Some(r) = o.rate {
             if !(r.is_finite() && r > 0.0 && r <= 1e8) {
                 return Err(usage(format!(
@@ -378,36 +427,11 @@ impl Workload for Pgbench {
             }
             p.max_tries = m;
         }
-        for spec in o.builtin.unwrap_or_default() {
-            let (name, weight) = split_weight(&spec, "builtin")?;
-            let b = Builtin::find(&name)?;
-            let name = unique_name(&p.scripts, b.name().to_string());
-            p.scripts.push(ScriptSpec {
-                name,
-                weight,
-                builtin: Some(b),
-                path: None,
-                text: None,
-            });
-        }
-        for spec in o.script.unwrap_or_default() {
-            let (path, weight) = split_weight(&spec, "script")?;
-            let text = read_script_file(&path, "script")?;
-            // Checked now, so a mistake is a usage error naming file:line.
-            client::check_script(&path, &text, p.protocol).map_err(usage)?;
-            let base = std::path::Path::new(&path)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| path.clone());
-            let name = unique_name(&p.scripts, base);
-            p.scripts.push(ScriptSpec {
-                name,
-                weight,
-                builtin: None,
-                path: Some(path),
-                text: Some(text),
-            });
-        }
+        p.scripts = scripts(
+            o.builtin.unwrap_or_default(),
+            o.script.unwrap_or_default(),
+            p.protocol,
+        )?;
         if let Some(path) = o.init_script {
             let text = read_script_file(&path, "init-script")?;
             script::parse_script(&path, &text).map_err(usage)?;
