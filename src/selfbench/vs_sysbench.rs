@@ -6,7 +6,9 @@
 
 use clap::Args;
 
-use super::measure::{BenchError, Quartiles, run_measured, run_measured_usage, throwaway_with_tls};
+use super::measure::{
+    BenchError, NoResult, Quartiles, run_measured, run_measured_usage, throwaway_with_tls,
+};
 use crate::engine::server::Server;
 use crate::suite::sysbench::load::{LoadParams, load};
 
@@ -68,7 +70,7 @@ const SYSBENCH_MYSQL_TLS_FILES: [&str; 3] = ["cacert.pem", "client-cert.pem", "c
 fn sysbench_tls_dir(server: &Server, dir: &std::path::Path) -> Result<(), BenchError> {
     let files = server
         .tls_files()
-        .ok_or_else(|| BenchError::NoResult("the server was not started to require TLS".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoTls))?;
     for (name, from) in
         SYSBENCH_MYSQL_TLS_FILES
             .iter()
@@ -130,9 +132,10 @@ fn sysbench_command(
             said
         }
         other => {
-            return Err(BenchError::NoResult(format!(
-                "rqps bench vs-sysbench runs sysbench against mariadb and postgres servers, not {other}"
-            )));
+            return Err(NoResult::NotSysbenchEngine {
+                engine: other.to_string(),
+            }
+            .into());
         }
     };
     cmd.env(password_env(server), server.password())
@@ -155,18 +158,18 @@ fn sysbench_run(
     let line = out
         .lines()
         .find(|l| l.trim_start().starts_with("queries:"))
-        .ok_or_else(|| BenchError::NoResult("no queries line in sysbench output".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoQueriesLine))?;
     let mut nums = line
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .filter(|s| !s.is_empty());
     let queries: f64 = nums
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| BenchError::NoResult("cannot read sysbench's query count".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoQueryCount))?;
     let qps: f64 = nums
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| BenchError::NoResult("cannot read sysbench's QPS".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoQps))?;
     Ok(ClientRun {
         queries,
         qps,
