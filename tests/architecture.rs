@@ -1153,3 +1153,109 @@ fn no_function_is_longer_than_150_lines() {
         );
     }
 }
+
+/// The arrows between top-level modules of src/: each module and the ones
+/// it imports (`suite` → `report`, from `suite::sysbench::event`'s imports).
+fn top_level_arrows() -> BTreeMap<String, BTreeSet<String>> {
+    let top = |m: &str| m.split("::").next().unwrap_or(m).to_string();
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, tos) in graph(&modules()) {
+        let from = top(&from);
+        let entry = out.entry(from.clone()).or_default();
+        for to in tos {
+            let to = top(&to);
+            if to != from {
+                entry.insert(to);
+            }
+        }
+    }
+    out
+}
+
+/// The arrows docs/architecture.md states in its ```text imports block:
+/// lines `from -> a, b, c` (`from -> nothing` for none).
+fn documented_arrows(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let block = doc
+        .split("```text imports\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("docs/architecture.md has a ```text imports block");
+    block
+        .lines()
+        .filter_map(|l| l.split_once("->"))
+        .map(|(from, tos)| {
+            let tos = tos
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty() && *t != "nothing")
+                .map(String::from)
+                .collect();
+            (from.trim().to_string(), tos)
+        })
+        .collect()
+}
+
+/// Where `documented` and `actual` differ: one line per module whose arrows
+/// differ, naming the missing and the extra ones.
+fn arrow_differences(
+    documented: &BTreeMap<String, BTreeSet<String>>,
+    actual: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let none = BTreeSet::new();
+    let names: BTreeSet<&String> = documented.keys().chain(actual.keys()).collect();
+    let mut out = Vec::new();
+    for n in names {
+        let (d, a) = (
+            documented.get(n).unwrap_or(&none),
+            actual.get(n).unwrap_or(&none),
+        );
+        let undocumented: Vec<&String> = a.difference(d).collect();
+        let gone: Vec<&String> = d.difference(a).collect();
+        if !undocumented.is_empty() || !gone.is_empty() {
+            out.push(format!(
+                "{n}: imports {undocumented:?} that the docs do not state; the docs state {gone:?} that it does not import"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_documented_arrows_are_the_imports() {
+    // The check fires on a made-up mismatch, and is quiet on a match.
+    let doc = "x\n```text imports\na -> b, c\nb -> nothing\nc -> b\n```\n";
+    let documented = documented_arrows(doc);
+    let mut actual = documented.clone();
+    assert!(arrow_differences(&documented, &actual).is_empty());
+    actual.get_mut("b").unwrap().insert("c".into());
+    actual.get_mut("a").unwrap().remove("c");
+    assert_eq!(
+        arrow_differences(&documented, &actual),
+        [
+            "a: imports [] that the docs do not state; the docs state [\"c\"] that it does not import",
+            "b: imports [\"c\"] that the docs do not state; the docs state [] that it does not import",
+        ]
+    );
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let documented = documented_arrows(&std::fs::read_to_string(path).unwrap());
+    let actual = top_level_arrows();
+    let d = arrow_differences(&documented, &actual);
+    assert!(
+        d.is_empty(),
+        "docs/architecture.md's imports block and src/ differ:\n{}\nthe imports are:\n{}",
+        d.join("\n"),
+        actual
+            .iter()
+            .map(|(m, tos)| format!(
+                "{m} -> {}",
+                if tos.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    tos.iter().cloned().collect::<Vec<_>>().join(", ")
+                }
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
