@@ -973,8 +973,6 @@ const SPLIT_ELSEWHERE: &[&str] = &[
 /// (`file: name`): the list only shrinks, and each entry leaves it with its
 /// split.
 const NOT_YET_SPLIT: &[&str] = &[
-    "report/history.rs: build",
-    "report/load.rs: build_with",
     "suite/linkbench/report.rs: build",
     "suite/tpcc/txn.rs: new_order_with",
     "suite/tpcc/load.rs: load_warehouse",

@@ -603,6 +603,16 @@ pub fn differences_text(d: &[ValueDiff]) -> String {
         .join(", ")
 }
 
+/// [`repeat_warnings`] of every name in `names`, in that order.
+fn every_repeat_warning(runs: &[RunDoc], names: &[&String], opts: &Options) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in names {
+        let of = runs_of(runs, name);
+        repeat_warnings(name, &of, &opts.workloads, &opts.engines, &mut out);
+    }
+    out
+}
+
 /// Repeats under one name should be the same experiment
 /// ([`experiment_differences`]): say where not, once per run that differs
 /// from the name's latest run of its suite.
@@ -678,16 +688,7 @@ pub fn build_with(
 
     let layout = Layout::new(&opts.sections, &base_runs);
     let mut warnings = Vec::new();
-    let mut repeats_differ = Vec::new();
-    for name in &all_names {
-        repeat_warnings(
-            name,
-            &runs_of(runs, name),
-            &opts.workloads,
-            &opts.engines,
-            &mut repeats_differ,
-        );
-    }
+    let repeats_differ = every_repeat_warning(runs, &all_names, opts);
     let Counted {
         found,
         groups_of,
