@@ -1,10 +1,13 @@
 //! rqps: a database benchmark and regression finder.
 //!
-//! `cli → plan → harness → suite → engine`: the CLI (and matrix plans) pick a
-//! suite from `suite::registry()` with its typed options; the harness runs
-//! each of its tests (probe, measurement, store); the suite's events reach an
-//! engine through its SQL or key-value face. `results` holds what was
-//! measured and `report` compares it, with each suite's own section.
+//! `cli → compat → selfbench, plan → suite → report → harness → error →
+//! engine → results → util`, every arrow pointing down (docs/architecture.md
+//! lists each module's imports; tests/architecture.rs holds them to it): the
+//! CLI (and matrix plans) pick a suite from `suite::registry()` with its
+//! typed options; the suite sends each of its tests through the harness
+//! (probe, measurement, store); the suite's events reach an engine through
+//! its SQL or key-value face. `results` holds what was measured and `report`
+//! compares it, with each suite's own section.
 
 pub mod cli;
 pub mod compat;

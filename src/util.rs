@@ -1,6 +1,7 @@
 //! Small helpers with no better home: wall-clock formatting, atomic file
 //! writes, writing a path the user named, and reading a config file.
 
+pub mod args;
 pub mod cpus;
 pub mod evcore;
 pub mod suggest;

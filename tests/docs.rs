@@ -92,7 +92,7 @@ fn a_command_rqps_refuses_is_found() {
     assert_eq!(bad, ["rqps run --profile quik"]);
     let argv = shlex::split(&bad[0]).unwrap();
     let e = rqps::cli::check_command_line(&argv).unwrap_err();
-    assert!(e.text.contains("did you mean quick?"), "{e}");
+    assert!(e.to_string().contains("did you mean quick?"), "{e}");
     let e = rqps::cli::check_command_line(&shlex::split("rqps run --no-such-flag").unwrap());
     assert!(e.is_err());
 }

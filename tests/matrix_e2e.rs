@@ -40,6 +40,8 @@ profile = "ci"
 repeats = 2
 cooldown_secs = 0
 tests = ["point-query", "update-index"]
+# One value where a list may be given.
+threads = 2
 read_secs = 0.5
 write_secs = 0.5
 
@@ -118,6 +120,9 @@ config = "delete.conf"
         !journal(&docs[0]) && journal(&docs[1]),
         "each target runs with its own config"
     );
+    assert_eq!(docs[0]["params"]["threads"], serde_json::json!([2]));
+    let line = docs[0]["command_line"].to_string();
+    assert!(line.contains(r#""--threads","2""#), "{line}");
 
     // Resuming a finished matrix runs nothing more.
     let o = rqps(&["matrix", m.to_str().unwrap(), "--results", r, "--resume"]);

@@ -32,6 +32,7 @@ fn opts(base: &str, targets: Option<&[&str]>) -> Options {
         all: false,
         sections: rqps::suite::report_sections(),
         workloads: rqps::suite::workloads(),
+        engines: rqps::plan::report::engine_keys(),
         allow_mismatch: false,
     }
 }

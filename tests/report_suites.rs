@@ -31,6 +31,7 @@ fn report(suite: &str) -> Report {
         all: false,
         sections: rqps::suite::report_sections(),
         workloads: rqps::suite::workloads(),
+        engines: rqps::plan::report::engine_keys(),
         allow_mismatch: false,
     };
     load::load(&fixtures().join("suites").join(suite), &opts).expect("fixture report builds")

@@ -91,6 +91,7 @@ fn opts() -> Options {
         // The registered suites' sections: select1 has none, so report/ knows nothing of it.
         sections: rqps::suite::report_sections(),
         workloads: rqps::suite::workloads(),
+        engines: rqps::plan::report::engine_keys(),
         allow_mismatch: false,
     }
 }

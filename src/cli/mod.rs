@@ -221,8 +221,16 @@ fn foreign_options(argv: &[String], known: &[String], chosen: &dyn Suite) -> Opt
         .filter(|(_, s)| *s == other)
         .map(|(n, _)| n.as_str())
         .collect();
+    // What the chosen suite sets the same thing with (`--clients` given to
+    // sysbench: its `--threads`).
+    let owner = suite::find(other).ok()?;
+    let ours = names
+        .iter()
+        .find_map(|n| suite::counterpart(chosen, owner, &n[2..], &|o| format!("--{o}")))
+        .map(|c| format!("; --suite {c}"))
+        .unwrap_or_default();
     Some(format!(
-        "{} appl{} only to --suite {other}",
+        "{} appl{} only to --suite {other}{ours}",
         names.join(", "),
         if names.len() > 1 { "y" } else { "ies" }
     ))
@@ -292,7 +300,7 @@ enum NotParsed {
     Usage(String),
     /// clap's own text (an unknown option with its suggestion, a missing
     /// argument with the usage), for standard error.
-    Clap(String),
+    Clap(clap::Error),
     /// `--help` or `--version`: printed to standard output, exit 0.
     Info(clap::Error),
 }
@@ -329,10 +337,10 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
                 line.trim_start_matches("error: ").to_string(),
             ));
         }
-        Err(e) if e.use_stderr() => return Err(NotParsed::Clap(e.to_string())),
+        Err(e) if e.use_stderr() => return Err(NotParsed::Clap(e)),
         Err(e) => return Err(NotParsed::Info(e)),
     };
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| NotParsed::Clap(e.to_string()))?;
+    let cli = Cli::from_arg_matches(&matches).map_err(NotParsed::Clap)?;
     Ok(Parsed {
         cli,
         matches,
@@ -343,9 +351,14 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
 /// A command line rqps would refuse: the text it would print (clap's, or one
 /// `error:` line).
 #[derive(Debug, thiserror::Error)]
-#[error("{text}")]
-pub struct Refused {
-    pub text: String,
+pub enum Refused {
+    /// clap's own text: an unknown option with its suggestion, a missing
+    /// argument with the usage.
+    #[error("{0}")]
+    Clap(#[source] clap::Error),
+    /// rqps's one line: the parse's or the suite plan's.
+    #[error("error: {0}")]
+    Line(#[source] Error),
 }
 
 /// Whether rqps accepts the command line `argv` (`rqps` first), without
@@ -354,11 +367,10 @@ pub struct Refused {
 /// error is what rqps would print. The docs test checks the README's commands
 /// with it.
 pub fn check_command_line(argv: &[String]) -> Result<(), Refused> {
-    let refused = |text: String| Refused { text };
     let p = match parse(argv) {
         Ok(p) => p,
-        Err(NotParsed::Usage(m)) => return Err(refused(format!("error: {m}"))),
-        Err(NotParsed::Clap(m)) => return Err(refused(m)),
+        Err(NotParsed::Usage(m)) => return Err(Refused::Line(usage_error(m))),
+        Err(NotParsed::Clap(e)) => return Err(Refused::Clap(e)),
         Err(NotParsed::Info(_)) => return Ok(()),
     };
     let sub = p.matches.subcommand().map(|(_, m)| m);
@@ -372,7 +384,7 @@ pub fn check_command_line(argv: &[String]) -> Result<(), Refused> {
         (Cmd::Tests(a), Some(m)) => p.chosen.plan_cli(&common(&a.profile), m).map(|_| ()),
         _ => Ok(()),
     };
-    plan.map_err(|e| refused(format!("error: {e}")))
+    plan.map_err(Refused::Line)
 }
 
 /// Every command at every depth as the words that name it (`["engine",
@@ -406,8 +418,8 @@ pub fn main() -> i32 {
     } = match parse(&argv) {
         Ok(p) => p,
         Err(NotParsed::Usage(m)) => return usage(&scrub(&m, &argv)),
-        Err(NotParsed::Clap(m)) => {
-            eprint!("{}", scrub(&m, &argv));
+        Err(NotParsed::Clap(e)) => {
+            eprint!("{}", scrub(&e.to_string(), &argv));
             return EXIT_USAGE;
         }
         Err(NotParsed::Info(e)) => {

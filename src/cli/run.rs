@@ -17,20 +17,7 @@ pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i
         part: a.output.part,
     };
     let plan = suite.plan_cli(&common, m)?;
-    let mut plan_args = vec![
-        "--suite".to_string(),
-        suite.name().to_string(),
-        "--profile".to_string(),
-        a.profile.clone(),
-    ];
-    plan_args.extend(suite_args(suite, m));
-    let spec = RunSpec::new(
-        plan,
-        plan_args,
-        engine(a)?,
-        a.options.clone(),
-        a.output.clone(),
-    );
+    let spec = RunSpec::new(plan, engine(a)?, a.options.clone(), a.output.clone());
     let ran = session::run(&spec)?;
     // The last line: what to do next. Not for a matrix's child runs (it
     // reports itself), nor under --quiet, nor after Ctrl-C.
@@ -68,28 +55,239 @@ fn engine(a: &RunArgs) -> Result<EngineArgs, Error> {
     })
 }
 
-/// The suite's options given on the command line, as `rqps run` arguments
-/// again (a list as one comma-separated value, a repeated option repeated),
-/// for the command line stored with the run.
-fn suite_args(suite: &dyn Suite, m: &clap::ArgMatches) -> Vec<String> {
-    let mut out = Vec::new();
-    for arg in suite.args(clap::Command::new("run")).get_arguments() {
-        let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
-            continue;
-        };
-        if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
-            continue;
+#[cfg(test)]
+mod tests {
+    use super::super::{Cmd, Parsed, parse};
+    use crate::plan::options::{Output, RunOptions};
+    use crate::plan::session::RunSpec;
+    use crate::suite::{Common, registry};
+
+    /// Every option of every suite, set (some suites need two tables: an
+    /// option that excludes another), as a matrix table writes them.
+    fn every_option(dir: &std::path::Path) -> Vec<(&'static str, String)> {
+        let script = dir.join("s.sql");
+        std::fs::write(&script, "\\set aid random(1, 10)\nSELECT :aid;\n").unwrap();
+        let s = script.display();
+        vec![
+            (
+                "sysbench",
+                "list = \"classic\"\ntests = [\"point-query.pre\", \"read-only.pre_range=10\"]\n\
+                 threads = [1, 2]\ntables = 2\ntable_size = 1000\nread_secs = 2.0\nwrite_secs = 3.0\n\
+                 warmup_secs = 1.0\nwarm_secs = 1.5\nsettle_secs = 1.0\nrand_type = \"pareto\"\n\
+                 ps_mode = \"disable\"\nskip_prepare = true\nskip_trx = true\n"
+                    .into(),
+            ),
+            (
+                "ibench",
+                "clients = 2\nrows_per_client = 1000\nwrites = 10\nquery_secs = 2.0\n\
+                 rates = [100, 200]\nsettle_secs = 1.0\nps_mode = \"disable\"\n"
+                    .into(),
+            ),
+            ("select1", "threads = [1, 2]\nsecs = 2.0\nwarmup_secs = 1.0\n".into()),
+            (
+                "linkbench",
+                "requesters = [1, 2]\nnodes = 1000\noutdegree = \"smooth\"\nloaders = 2\n\
+                 lb_secs = 2.0\nlb_warmup_secs = 1.0\nrequests = 100\nrequest_rate = 10.5\n\
+                 list_limit = 50\nmax_failures = 5\nindex_after_load = false\nlb_load = false\n"
+                    .into(),
+            ),
+            (
+                "tpcc",
+                "warehouses = 2\nterminals = 4\nsecs = 2.5\nwarmup_secs = 1.0\nkeying = false\n\
+                 isolation = \"serializable\"\nps_mode = \"disable\"\nskip_load = true\n\
+                 check_only = false\n"
+                    .into(),
+            ),
+            (
+                "dbbench",
+                "keys = 1000\nkey_size = 16\nvalue_size = 100\nthreads = 2\nsecs = 2.0\n\
+                 writer_mb_s = 0.5\nbatch = 4\nscan_len = 10\nskip_load = true\n"
+                    .into(),
+            ),
+            (
+                "pgbench",
+                format!(
+                    "script = [\"{s}@2\", \"{s}\"]\nbuiltin = [\"select-only@3\"]\nclients = [1, 2]\n\
+                     time = 2.0\nwarmup_secs = 1.0\nscale = 2\nprotocol = \"prepared\"\n\
+                     define = [\"a=1\", \"b=x,y\"]\nrate = 100.5\nlatency_limit = 20.0\nmax_tries = 3\n\
+                     init_script = \"{s}\"\nskip_init = true\n"
+                ),
+            ),
+            ("pgbench", "transactions = 10\n".into()),
+        ]
+    }
+
+    /// Every output option set to a value other than its default.
+    fn every_output() -> Output {
+        Output {
+            part: Some("2/4".parse().unwrap()),
+            start_at: Some(
+                std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_790_000_000_123),
+            ),
+            repeats: 3,
+            repeat_number: Some(2),
+            name: Some("n".into()),
+            allow_mismatch: true,
+            results: "elsewhere".into(),
+            json: Some("run.json".into()),
+            server_pid: Some(123),
+            quiet: true,
         }
-        let Ok(Some(given)) = m.try_get_raw_occurrences(id) else {
-            continue;
+    }
+
+    #[test]
+    fn every_option_set_stored_and_parsed_back_is_what_was_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let tables = every_option(dir.path());
+        let common = Common {
+            profile: "ci".into(),
+            seed: 1,
+            part: None,
         };
-        for values in given {
-            let values: Vec<String> = values.map(|v| v.to_string_lossy().into_owned()).collect();
-            out.push(format!("--{long}"));
-            if !values.is_empty() && arg.get_num_args().is_none_or(|n| n.takes_values()) {
-                out.push(values.join(","));
+        for s in registry() {
+            // Every option of the suite is in one of its tables.
+            let keys: Vec<String> = tables
+                .iter()
+                .filter(|(n, _)| *n == s.name())
+                .flat_map(|(_, t)| {
+                    toml::from_str::<toml::Table>(t)
+                        .unwrap()
+                        .into_iter()
+                        .map(|(k, _)| k)
+                })
+                .collect();
+            for a in s.args(clap::Command::new("run")).get_arguments() {
+                let key = a.get_long().unwrap().replace('-', "_");
+                assert!(keys.contains(&key), "{}: no value for {key}", s.name());
+            }
+        }
+        for (name, text) in &tables {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            let suite = crate::suite::find(name).unwrap();
+            let plan = suite.plan_toml(&common, &table).unwrap();
+            assert_eq!(plan.options(), table, "{name}");
+            let spec = RunSpec::new(
+                plan,
+                Default::default(),
+                RunOptions::default(),
+                every_output(),
+            );
+            let argv = spec.argv();
+            let Ok(Parsed {
+                cli,
+                matches,
+                chosen,
+            }) = parse(&argv)
+            else {
+                panic!("{name}: {argv:?} does not parse");
+            };
+            let (Cmd::Run(a), Some((_, m))) = (cli.cmd, matches.subcommand()) else {
+                panic!("{argv:?}: not a run");
+            };
+            assert_eq!(chosen.name(), *name);
+            assert_eq!(a.output, every_output(), "{argv:?}");
+            assert_eq!(a.profile, "ci");
+            let back = chosen.plan_cli(&common, m).unwrap();
+            assert_eq!(back.options(), table, "{argv:?}");
+            assert_eq!(back.args(), spec.plan.args());
+        }
+    }
+
+    #[test]
+    fn the_defaults_args_leave_out_are_what_an_empty_command_line_gives() {
+        let Ok(Parsed { cli, .. }) = parse(&["rqps".into(), "run".into()]) else {
+            panic!("rqps run does not parse");
+        };
+        let Cmd::Run(a) = cli.cmd else {
+            panic!("not a run");
+        };
+        assert_eq!(a.output, Output::default());
+        assert_eq!(a.options, RunOptions::default());
+        for s in registry() {
+            let m = s
+                .args(clap::Command::new("run"))
+                .try_get_matches_from(["run"])
+                .unwrap();
+            let plan = s.plan_cli(
+                &Common {
+                    profile: "ci".into(),
+                    seed: 1,
+                    part: None,
+                },
+                &m,
+            );
+            let args = plan.unwrap().args();
+            assert_eq!(args, ["--suite", s.name(), "--profile", "ci"]);
+        }
+    }
+
+    #[test]
+    fn one_value_is_taken_where_a_list_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = Common {
+            profile: "ci".into(),
+            seed: 1,
+            part: None,
+        };
+        for (name, text) in every_option(dir.path()) {
+            let suite = crate::suite::find(name).unwrap();
+            for (key, v) in toml::from_str::<toml::Table>(&text).unwrap() {
+                let toml::Value::Array(list) = &v else {
+                    continue;
+                };
+                let one = toml::Table::from_iter([(key.clone(), list[0].clone())]);
+                let listed = toml::Table::from_iter([(
+                    key.clone(),
+                    toml::Value::Array(vec![list[0].clone()]),
+                )]);
+                let plan = suite.plan_toml(&common, &one);
+                let plan = plan.unwrap_or_else(|e| panic!("{name} {key} = {}: {e}", list[0]));
+                assert_eq!(plan.options().get(&key), listed.get(&key), "{name} {key}");
             }
         }
     }
-    out
+
+    #[test]
+    fn another_suites_option_points_at_this_suites_own() {
+        let refused = |argv: &[&str]| {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+            match parse(&argv) {
+                Err(super::super::NotParsed::Usage(m)) => m,
+                _ => panic!("{argv:?} is not refused"),
+            }
+        };
+        assert_eq!(
+            refused(&["rqps", "run", "--clients", "8"]),
+            "--clients applies only to --suite ibench; --suite sysbench sets its clients with --threads"
+        );
+        assert_eq!(
+            refused(&["rqps", "run", "--suite", "pgbench", "--threads", "8"]),
+            "--threads applies only to --suite sysbench; --suite pgbench sets its clients with --clients"
+        );
+        // Nothing of the kind: the owner alone.
+        assert_eq!(
+            refused(&["rqps", "run", "--suite", "select1", "--rates", "5"]),
+            "--rates applies only to --suite ibench"
+        );
+    }
+
+    #[test]
+    fn a_matrix_define_list_is_stored_as_one_define_per_variable() {
+        let table: toml::Table = toml::from_str("define = [\"a=1\", \"b=x\"]\n").unwrap();
+        let common = Common {
+            profile: "ci".into(),
+            seed: 1,
+            part: None,
+        };
+        let plan = crate::suite::find("pgbench")
+            .unwrap()
+            .plan_toml(&common, &table)
+            .unwrap();
+        let args = plan.args();
+        assert!(
+            args.windows(4)
+                .any(|w| w == ["--define", "a=1", "--define", "b=x"]),
+            "{args:?}"
+        );
+    }
 }

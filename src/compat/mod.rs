@@ -301,6 +301,15 @@ fn plan_of(suite: &'static dyn crate::suite::Suite, seed: u64) -> Result<Option<
     Ok(plan.compat().map(|c| (plan, c)))
 }
 
+/// The suites of the registry that take part in the check, in its order.
+fn taking_part(seed: u64) -> Vec<&'static str> {
+    crate::suite::registry()
+        .iter()
+        .filter(|s| matches!(plan_of(**s, seed), Ok(Some(_))))
+        .map(|s| s.name())
+        .collect()
+}
+
 /// Runs the check and stores its record; returns the record and where it is.
 pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
@@ -328,9 +337,10 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     let suite_plans: Vec<&dyn crate::suite::Plan> =
         suite_plans.iter().map(|p| p.as_ref()).collect();
     if plans.is_empty() {
-        return Err(usage(
-            "none of the suites asked for takes part in rqps compat: choose SQL suites (sysbench, tpcc, linkbench, ibench, pgbench, select1)",
-        ));
+        return Err(usage(format!(
+            "none of the suites asked for takes part in rqps compat: choose SQL suites ({})",
+            taking_part(req.seed).join(", ")
+        )));
     }
     if let Some(tests) = &req.tests {
         let known: Vec<&str> = plans
@@ -938,6 +948,23 @@ fn verdicts(suite: &str, tests: &[&CompatTest], sides: &mut [Side]) {
 #[cfg(test)]
 mod tests {
     use super::reason;
+
+    #[test]
+    fn the_suites_taking_part_are_the_registrys_sql_suites_with_a_compat_plan() {
+        let taking = super::taking_part(1);
+        assert_eq!(
+            taking,
+            [
+                "sysbench",
+                "ibench",
+                "select1",
+                "linkbench",
+                "tpcc",
+                "pgbench"
+            ]
+        );
+        assert!(!taking.contains(&"dbbench"), "dbbench is key-value");
+    }
 
     #[test]
     fn a_reason_is_one_short_line_however_long_the_engine_s_message() {

@@ -29,17 +29,12 @@ pub struct Units {
 }
 
 impl Units {
-    /// sysbench's way: events are transactions, costs per statement.
-    pub const SYSBENCH: Units = Units {
+    /// Events are transactions of several statements, costs are per
+    /// statement (sysbench's OLTP tests).
+    pub const TRANSACTIONS_OF_STATEMENTS: Units = Units {
         event: "transaction",
         per_op: "statement",
     };
-}
-
-impl Default for Units {
-    fn default() -> Self {
-        Units::SYSBENCH
-    }
 }
 
 /// The share of the measured duration the workers' work must reach for the
@@ -138,7 +133,7 @@ mod tests {
     fn a_step_that_completed_nothing_fails_with_its_last_error() {
         let mut r = result(0, 1);
         r.step = Some(facts(0.0, Some("lost the connection")));
-        apply(&mut r, &Units::default());
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Failed);
         let why = r.reason.unwrap();
         assert!(why.starts_with("no work: not one transaction"), "{why}");
@@ -153,7 +148,7 @@ mod tests {
     fn an_interval_that_ended_early_fails_with_the_fraction_measured() {
         let mut r = result(1200, 1);
         r.step = Some(facts(0.77, Some("message timeout")));
-        apply(&mut r, &Units::default());
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Failed);
         let why = r.reason.unwrap();
         assert!(why.contains("0.77 s of 5.00 s (15% measured)"), "{why}");
@@ -164,7 +159,7 @@ mod tests {
     fn a_whole_interval_or_a_step_without_a_deadline_stays_ok() {
         let mut r = result(1200, 0);
         r.step = Some(facts(4.9, None));
-        apply(&mut r, &Units::default());
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!((r.status, r.reason), (Status::Ok, None));
         let mut r = result(1200, 0);
         r.step = Some(StepFacts {
@@ -172,7 +167,7 @@ mod tests {
             covered_secs: 0.1,
             ..Default::default()
         });
-        apply(&mut r, &Units::default());
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Ok);
         // A test that failed keeps its own reason; one without step facts
         // (a load, a check) is not judged here.
@@ -180,10 +175,10 @@ mod tests {
         r.status = Status::Failed;
         r.reason = Some("disk full".into());
         r.step = Some(facts(0.0, None));
-        apply(&mut r, &Units::default());
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.reason.as_deref(), Some("disk full"));
         let mut r = result(0, 0);
-        apply(&mut r, &Units::default());
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Ok);
     }
 }

@@ -322,7 +322,6 @@ fn lock_progress(progress: &Path, file: &Path, results: &Path) -> Result<std::fs
 fn step_spec(m: &Matrix, t: &Target, s: &Step, results: &Path) -> Result<RunSpec, Error> {
     Ok(RunSpec::new(
         m.plan_for(t, s)?,
-        m.suite_of(s).plan_args.clone(),
         t.engine.clone(),
         t.options.clone(),
         m.output(t, s.repeat, results),

@@ -43,6 +43,7 @@ fn report_builds(runs: &[RunDoc], base: &str, with: Option<&str>) -> bool {
         all: false,
         sections: crate::suite::report_sections(),
         workloads: crate::suite::workloads(),
+        engines: crate::plan::report::engine_keys(),
         allow_mismatch: false,
     };
     match load::build(runs, &opts) {

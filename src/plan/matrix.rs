@@ -26,7 +26,7 @@ use toml::Spanned;
 
 use crate::engine::install::EngineSpec;
 use crate::plan::open::Checked;
-use crate::plan::options::{EngineArgs, Output, RunOptions, cli_value};
+use crate::plan::options::{EngineArgs, Output, RunOptions};
 use crate::suite::{self, Common, Plan, Suite};
 
 /// The `[defaults]` keys a matrix has whatever its suite, besides the run
@@ -106,8 +106,6 @@ pub struct MatrixSuite {
     /// The suite's plan, built once from the options: the same for every
     /// target (each run draws its own seed unless the options give one).
     pub plan: Arc<dyn Plan>,
-    /// The plan as `rqps run` arguments (`--suite`, `--profile`, the suite's options).
-    pub plan_args: Vec<String>,
 }
 
 /// One (target, repeat) run, in the order they run.
@@ -233,26 +231,11 @@ impl Matrix {
                 )
                 .map_err(|e| MatrixError::whole(path, format!("suite {}: {e}", suite.name())))?
                 .into();
-            let mut plan_args = vec![
-                "--suite".to_string(),
-                suite.name().to_string(),
-                "--profile".to_string(),
-                profile.clone(),
-            ];
-            for (key, v) in &options {
-                let flag = format!("--{}", key.replace('_', "-"));
-                match v {
-                    toml::Value::Boolean(true) => plan_args.push(flag),
-                    toml::Value::Boolean(false) => {}
-                    v => plan_args.extend([flag, cli_value(v)]),
-                }
-            }
             made.push(MatrixSuite {
                 suite,
                 profile,
                 options,
                 plan,
-                plan_args,
             });
         }
         let plans: Vec<&dyn Plan> = made.iter().map(|ms| ms.plan.as_ref()).collect();
@@ -315,7 +298,7 @@ impl Matrix {
     /// suite) is equivalent to, for the plan printed before a matrix runs.
     pub fn command_line(&self, t: &Target, s: &Step, results: &Path) -> Vec<String> {
         crate::plan::session::command_line(
-            &self.suite_of(s).plan_args,
+            self.suite_of(s).plan.as_ref(),
             &t.engine,
             &t.options,
             &self.output(t, s.repeat, results),
@@ -509,17 +492,31 @@ impl Cx<'_> {
                 .map(|s| s.name())
                 .collect::<Vec<_>>()
                 .join(", ");
+            // A key one of this matrix's suites takes has a bad value: its
+            // suite says why. Another suite's key says whose it is, and what
+            // this matrix's suite sets the same thing with.
+            let ours = suites
+                .iter()
+                .find(|s| s.option_keys().contains(key))
+                .and_then(|s| s.check_option(key, v.get_ref()).err());
             let other = suite::registry().iter().find(|o| {
-                !suites.iter().any(|s| s.name() == o.name())
-                    && o.check_option(key, v.get_ref()).is_ok()
+                !suites.iter().any(|s| s.name() == o.name()) && o.option_keys().contains(key)
             });
-            let m = match (other, first_refusal) {
-                (Some(o), _) => format!(
-                    "applies only to suite = \"{}\" (this matrix runs {runs})",
-                    o.name()
-                ),
-                (None, Some(m)) => m.to_string(),
-                (None, None) => format!("no suite of this matrix ({runs}) takes it"),
+            let m = match (ours, other, first_refusal) {
+                (Some(m), _, _) => m.to_string(),
+                (None, Some(o), _) => {
+                    let instead = suites
+                        .iter()
+                        .find_map(|s| suite::counterpart(*s, *o, key, &|k| k.replace('-', "_")))
+                        .map(|c| format!("; {c}"))
+                        .unwrap_or_default();
+                    format!(
+                        "applies only to suite = \"{}\" (this matrix runs {runs}){instead}",
+                        o.name()
+                    )
+                }
+                (None, None, Some(m)) => m.to_string(),
+                (None, None, None) => format!("no suite of this matrix ({runs}) takes it"),
             };
             return Err(self.at(v.span(), key, &m));
         }
@@ -878,6 +875,54 @@ engine = "sqlite"
                 && joined.contains("--repeat-number 2")
                 && joined.contains("--tests point-query,update-index"),
             "{joined}"
+        );
+    }
+
+    #[test]
+    fn one_thread_count_is_a_list_of_one_and_another_suites_key_names_ours() {
+        let target = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+        let m = parse(&format!(
+            "[defaults]\nprofile = \"ci\"\nthreads = 4\n{target}"
+        ))
+        .unwrap();
+        assert_eq!(
+            m.suites[0].plan.params_json()["threads"],
+            serde_json::json!([4])
+        );
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
+        assert!(joined.contains("--threads 4"), "{joined}");
+        // A bad value of this suite's own key says what is wrong with it.
+        let e = parse(&format!("[defaults]\nthreads = \"four\"\n{target}")).unwrap_err();
+        assert!(!e.message.contains("applies only"), "{e}");
+        // Another suite's key: whose it is, and this suite's own.
+        let e = parse(&format!(
+            "[defaults]\nsuite = \"pgbench\"\nthreads = 4\n{target}"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "applies only to suite = \"sysbench\" (this matrix runs pgbench); \
+             pgbench sets its clients with clients"
+        );
+    }
+
+    #[test]
+    fn a_define_list_is_stored_as_the_defines_it_ran() {
+        let m = parse(
+            "[defaults]\nsuite = \"pgbench\"\nprofile = \"ci\"\ndefine = [\"a=1\", \"b=x\"]\n\
+[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+        )
+        .unwrap();
+        let joined = m
+            .command_line(&m.targets[0], &step(1), Path::new("r"))
+            .join(" ");
+        // Typed again, `--define a=1,b=x` would set a to "1,b=x".
+        assert!(joined.contains("--define a=1 --define b=x"), "{joined}");
+        assert_eq!(
+            m.suites[0].plan.options().get("define"),
+            Some(&toml::Value::from(vec!["a=1", "b=x"]))
         );
     }
 

@@ -195,57 +195,27 @@ impl RunOptions {
     /// The options as `rqps run` arguments, in `--help`'s order: only those
     /// that differ from the defaults.
     pub fn args(&self) -> Vec<String> {
-        args_of(self, &RunOptions::default())
+        crate::util::args::args_of(self)
     }
 }
 
-/// `value`'s fields that differ from `default`'s as `rqps run` arguments
-/// (`--flag` for a `true`, lists comma-separated), in the order clap
-/// declares them.
-fn args_of<T: clap::Args + Serialize>(value: &T, default: &T) -> Vec<String> {
-    let table = |v: &T| toml::Table::try_from(v).unwrap_or_default();
-    let (now, default) = (table(value), table(default));
-    let mut out = Vec::new();
-    for a in T::augment_args(clap::Command::new("run")).get_arguments() {
-        let (id, Some(long)) = (a.get_id().as_str(), a.get_long()) else {
-            continue;
-        };
-        let Some(v) = now.get(id).filter(|v| default.get(id) != Some(*v)) else {
-            continue;
-        };
-        match v {
-            toml::Value::Boolean(true) => out.push(format!("--{long}")),
-            toml::Value::Boolean(false) => {}
-            v => out.extend([format!("--{long}"), cli_value(v)]),
-        }
-    }
-    out
-}
-
-/// A TOML value as a command-line value (lists comma-separated, numbers as
-/// Rust writes them: `30`, not `30.0`).
-pub fn cli_value(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Float(f) => f.to_string(),
-        toml::Value::Array(a) => a.iter().map(cli_value).collect::<Vec<_>>().join(","),
-        v => v.to_string(),
-    }
-}
+pub use crate::util::args::cli_value;
 
 /// Where and how a run is stored and shown: what one `rqps run` sets and a
 /// matrix sets for each step (the target's name, the repeat's number).
-#[derive(clap::Args, Clone, Debug)]
+#[derive(clap::Args, Serialize, Clone, Debug, PartialEq)]
 pub struct Output {
     /// Run the I-th of N equal shares of the load (sysbench: of every --threads count), as one
     /// of N client processes or hosts driving one server; `rqps merge` adds the parts' results
     /// up. Needs --skip-prepare: load the tables once before the parts start.
     #[arg(long, value_name = "I/N", display_order = 7, value_parser = parse_part)]
+    #[serde(serialize_with = "as_text")]
     pub part: Option<crate::suite::part::Part>,
     /// Begin the first test at this wall-clock time (RFC 3339, e.g. 2026-11-23T10:00:00Z, or
     /// Unix seconds), so that parts on several hosts start together. A part that begins more
     /// than 1 s late is flagged (stored with the run, listed by `rqps merge` and reports).
     #[arg(long, value_name = "TIME", display_order = 8, value_parser = parse_start_at)]
+    #[serde(serialize_with = "rfc3339_millis")]
     pub start_at: Option<SystemTime>,
     /// Run the whole suite this many times (each repeat is stored as its own run of the
     /// same name; reports pool them and test whether differences are significant).
@@ -286,57 +256,56 @@ pub struct Output {
     pub quiet: bool,
 }
 
-impl Output {
-    /// One repeat of a matrix step: its target's name, in `results`.
-    pub fn step(name: &str, repeat: usize, results: &Path) -> Output {
+/// What `rqps run` without output options has (clap's defaults above; a
+/// test in `cli::run` holds them equal).
+impl Default for Output {
+    fn default() -> Self {
         Output {
             part: None,
             start_at: None,
             repeats: 1,
-            repeat_number: Some(repeat),
-            name: Some(name.to_string()),
+            repeat_number: None,
+            name: None,
             allow_mismatch: false,
-            results: results.to_path_buf(),
+            results: PathBuf::from("rqps-results"),
             json: None,
             server_pid: None,
             quiet: false,
         }
     }
+}
 
-    /// As `rqps run` arguments (those set).
-    pub fn args(&self) -> Vec<String> {
-        let mut a = Vec::new();
-        let mut opt = |flag: &str, v: Option<String>| {
-            if let Some(v) = v {
-                a.extend([flag.to_string(), v]);
-            }
-        };
-        opt("--name", self.name.clone());
-        opt("--results", Some(self.results.display().to_string()));
-        opt("--repeat-number", self.repeat_number.map(|r| r.to_string()));
-        opt(
-            "--repeats",
-            Some(self.repeats.to_string()).filter(|r| r != "1"),
-        );
-        opt("--part", self.part.map(|p| p.to_string()));
-        opt(
-            "--start-at",
-            self.start_at
-                .map(|t| humantime::format_rfc3339_millis(t).to_string()),
-        );
-        opt(
-            "--json",
-            self.json.as_ref().map(|j| j.display().to_string()),
-        );
-        opt("--server-pid", self.server_pid.map(|p| p.to_string()));
-        if self.allow_mismatch {
-            a.push("--allow-mismatch".into());
+impl Output {
+    /// One repeat of a matrix step: its target's name, in `results`.
+    pub fn step(name: &str, repeat: usize, results: &Path) -> Output {
+        Output {
+            repeat_number: Some(repeat),
+            name: Some(name.to_string()),
+            results: results.to_path_buf(),
+            ..Output::default()
         }
-        if self.quiet {
-            a.push("--quiet".into());
-        }
-        a
     }
+
+    /// As `rqps run` arguments: those that differ from the defaults.
+    pub fn args(&self) -> Vec<String> {
+        crate::util::args::args_of(self)
+    }
+}
+
+/// An optional value stored as the text its option reads (`--part 2/4`).
+fn as_text<T: std::fmt::Display, S: serde::Serializer>(
+    v: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_some(&v.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+/// `--start-at` as RFC 3339 with milliseconds, which [`parse_start_at`] reads.
+fn rfc3339_millis<S: serde::Serializer>(v: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    as_text(&v.map(humantime::format_rfc3339_millis), s)
 }
 
 /// `--part I/N`: the I-th of N client parts.

@@ -151,6 +151,7 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
         all: a.all,
         sections: crate::suite::report_sections(),
         workloads: crate::suite::workloads(),
+        engines: engine_keys(),
         allow_mismatch: a.allow_mismatch,
     };
     let report = load::load(&a.results, &opts)?;
@@ -237,6 +238,7 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
         all: a.all,
         sections: crate::suite::report_sections(),
         workloads: crate::suite::workloads(),
+        engines: engine_keys(),
         allow_mismatch: a.allow_mismatch,
     };
     // A target whose workload is not the base's is refused here (exit 2,
@@ -513,4 +515,21 @@ fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> Strin
     ));
     export::term::table(&t, colour, &mut out);
     out
+}
+
+/// What reports are told of the engine kinds (the report does not import
+/// the engines): each kind's fairness settings by its names, and the keys of
+/// every kind's options.
+pub fn engine_keys() -> crate::report::model::EngineKeys {
+    let kinds = crate::engine::registry::kinds();
+    crate::report::model::EngineKeys {
+        fairness: kinds
+            .iter()
+            .map(|k| (k.aliases, k.fairness_settings))
+            .collect(),
+        options: kinds
+            .iter()
+            .flat_map(|k| k.options.iter().map(|o| o.key))
+            .collect(),
+    }
 }

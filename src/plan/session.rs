@@ -21,11 +21,9 @@ use crate::suite::Plan;
 /// runs go. `rqps run` and a matrix both make one from their parts
 /// ([`RunSpec::new`]); its command line is derived from it ([`RunSpec::argv`]).
 pub struct RunSpec {
-    /// The suite's plan (its profile and options).
+    /// The suite's plan: its profile and its typed options, which give the
+    /// plan's part of the command line ([`Plan::args`]).
     pub plan: Box<dyn Plan>,
-    /// What gives the plan as `rqps run` arguments: `--suite`, `--profile`
-    /// and the suite's options.
-    pub plan_args: Vec<String>,
     /// The engine: the target (parsed) or the throwaway server, and the
     /// engine kinds' options.
     pub engine: EngineArgs,
@@ -76,16 +74,17 @@ pub fn run_ready(spec: &RunSpec, ready: Ready) -> Result<Ran, Error> {
     ran
 }
 
-/// The `rqps run` command line of a run made of these parts.
+/// The `rqps run` command line of a run made of these parts, each written
+/// from its typed options ([`args_of`](crate::util::args::args_of)).
 pub fn command_line(
-    plan_args: &[String],
+    plan: &dyn Plan,
     engine: &EngineArgs,
     options: &RunOptions,
     output: &Output,
 ) -> Vec<String> {
     let mut a: Vec<String> = vec!["rqps".into(), "run".into()];
     a.extend(output.args());
-    a.extend(plan_args.iter().cloned());
+    a.extend(plan.args());
     a.extend(engine.args());
     a.extend(options.args());
     a
@@ -95,14 +94,12 @@ impl RunSpec {
     /// The one way a run's spec is made, by `rqps run` and by a matrix.
     pub fn new(
         plan: Box<dyn Plan>,
-        plan_args: Vec<String>,
         engine: EngineArgs,
         options: RunOptions,
         output: Output,
     ) -> RunSpec {
         RunSpec {
             plan,
-            plan_args,
             engine,
             options,
             output,
@@ -112,7 +109,12 @@ impl RunSpec {
     /// The `rqps run` command line this spec is: stored with its runs
     /// (redacted), and the arguments of a child run.
     pub fn argv(&self) -> Vec<String> {
-        command_line(&self.plan_args, &self.engine, &self.options, &self.output)
+        command_line(
+            self.plan.as_ref(),
+            &self.engine,
+            &self.options,
+            &self.output,
+        )
     }
 
     /// Refuses what cannot work before anything starts (one line that says
@@ -424,7 +426,12 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
     let Some(last) = stored.iter().rev().find(|r| r.suite == doc.suite) else {
         return Ok(());
     };
-    let d = crate::report::load::experiment_differences(last, doc, &crate::suite::workloads());
+    let d = crate::report::load::experiment_differences(
+        last,
+        doc,
+        &crate::suite::workloads(),
+        &crate::plan::report::engine_keys(),
+    );
     if d.is_empty() {
         return Ok(());
     }

@@ -134,6 +134,18 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     ca.len().cmp(&cb.len()).then(a.cmp(b))
 }
 
+/// What to say when no stored run is one `opts` asks for.
+fn no_runs(opts: &Options) -> Error {
+    let what = match (&opts.name_glob, &opts.suite) {
+        (Some(g), _) => format!("no run has a name that matches '{}'", g.as_str()),
+        (None, Some(s)) => format!("no run of suite '{s}'"),
+        (None, None) => "the results directory holds no runs".to_string(),
+    };
+    usage(format!(
+        "{what}; run `rqps run --name NAME` to store runs, or pick another --results/--name-glob"
+    ))
+}
+
 /// The history of the runs `opts` selects from `runs` (as read by
 /// [`super::load::read_results`]).
 pub fn build(runs: &[RunDoc], opts: &Options) -> Result<History, Error> {
@@ -143,14 +155,7 @@ pub fn build(runs: &[RunDoc], opts: &Options) -> Result<History, Error> {
         .filter(|r| opts.suite.as_ref().is_none_or(|s| *s == r.suite))
         .collect();
     if chosen.is_empty() {
-        let what = match (&opts.name_glob, &opts.suite) {
-            (Some(g), _) => format!("no run has a name that matches '{}'", g.as_str()),
-            (None, Some(s)) => format!("no run of suite '{s}'"),
-            (None, None) => "the results directory holds no runs".to_string(),
-        };
-        return Err(usage(format!(
-            "{what}; run `rqps run --name NAME` to store runs, or pick another --results/--name-glob"
-        )));
+        return Err(no_runs(opts));
     }
     let mut suites: Vec<&str> = chosen.iter().map(|r| r.suite.as_str()).collect();
     suites.sort();

@@ -30,6 +30,9 @@ pub struct Options {
     /// a name that differs from the base in one of them, or in the suite, is
     /// not compared. A suite without an entry is checked on its name alone.
     pub workloads: Vec<WorkloadKeys>,
+    /// The engine kinds' fairness settings and option keys (the engine
+    /// registry's).
+    pub engines: EngineKeys,
     /// Compare names whose workload is not the base's too, saying so on top.
     pub allow_mismatch: bool,
 }
@@ -522,6 +525,7 @@ pub fn experiment_differences(
     stored: &RunDoc,
     new: &RunDoc,
     workloads: &[WorkloadKeys],
+    engines: &EngineKeys,
 ) -> Vec<ValueDiff> {
     let mut out = Vec::new();
     if engine_label(stored) != engine_label(new) {
@@ -531,7 +535,7 @@ pub fn experiment_differences(
             target: Some(engine_label(new)),
         });
     }
-    for key in crate::engine::registry::fairness_settings(&new.engine.name) {
+    for key in engines.fairness_settings(&new.engine.name) {
         let (b, t) = (stored.settings.get(*key), new.settings.get(*key));
         if b != t {
             out.push(ValueDiff {
@@ -570,9 +574,7 @@ pub fn experiment_differences(
             .iter()
             .find(|w| w.suite == new.suite)
             .map_or(&[][..], |w| w.treatments);
-        let engine_options = crate::engine::registry::kinds()
-            .into_iter()
-            .flat_map(|k| k.options.iter().map(|o| o.key));
+        let engine_options = engines.options.iter().copied();
         let treatments: Vec<&str> = own
             .iter()
             .copied()
@@ -601,6 +603,16 @@ pub fn differences_text(d: &[ValueDiff]) -> String {
         .join(", ")
 }
 
+/// [`repeat_warnings`] of every name in `names`, in that order.
+fn every_repeat_warning(runs: &[RunDoc], names: &[&String], opts: &Options) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in names {
+        let of = runs_of(runs, name);
+        repeat_warnings(name, &of, &opts.workloads, &opts.engines, &mut out);
+    }
+    out
+}
+
 /// Repeats under one name should be the same experiment
 /// ([`experiment_differences`]): say where not, once per run that differs
 /// from the name's latest run of its suite.
@@ -608,6 +620,7 @@ fn repeat_warnings(
     name: &str,
     runs: &[&RunDoc],
     workloads: &[WorkloadKeys],
+    engines: &EngineKeys,
     out: &mut Vec<String>,
 ) {
     for (i, r) in runs.iter().enumerate() {
@@ -618,7 +631,7 @@ fn repeat_warnings(
         if std::ptr::eq(*last, *r) || runs[..i].iter().any(|x| x.run_id == r.run_id) {
             continue;
         }
-        let d = experiment_differences(r, last, workloads);
+        let d = experiment_differences(r, last, workloads, engines);
         if !d.is_empty() {
             out.push(format!(
                 "repeats of {name} are not the same experiment: from run {} to run {}, {}; they are pooled all the same (store such runs under another --name)",
@@ -675,15 +688,7 @@ pub fn build_with(
 
     let layout = Layout::new(&opts.sections, &base_runs);
     let mut warnings = Vec::new();
-    let mut repeats_differ = Vec::new();
-    for name in &all_names {
-        repeat_warnings(
-            name,
-            &runs_of(runs, name),
-            &opts.workloads,
-            &mut repeats_differ,
-        );
-    }
+    let repeats_differ = every_repeat_warning(runs, &all_names, opts);
     let Counted {
         found,
         groups_of,
@@ -1328,13 +1333,13 @@ mod workload_tests {
         assert_eq!(name_differences(&refs(&a), &refs(&e), KEYS)[0].name, "rows");
         // Repeats: only runs of one suite are compared.
         let mut w = Vec::new();
-        repeat_warnings("a", &refs(&a), KEYS, &mut w);
+        repeat_warnings("a", &refs(&a), KEYS, &EngineKeys::default(), &mut w);
         assert!(w.is_empty(), "{w:?}");
         let r = [
             run("a", "s", p.clone()),
             run("a", "s", serde_json::json!({"rows": 9})),
         ];
-        repeat_warnings("a", &refs(&r), KEYS, &mut w);
+        repeat_warnings("a", &refs(&r), KEYS, &EngineKeys::default(), &mut w);
         assert_eq!(w.len(), 1);
         assert!(
             w[0].contains("are not the same experiment")
@@ -1347,16 +1352,47 @@ mod workload_tests {
     fn repeats_are_one_experiment_in_workload_and_treatments_not_in_load_options() {
         let p = |ps: &str, skip: bool| serde_json::json!({"rows": 2000, "ps_mode": ps, "skip_prepare": skip, "seed": 1});
         let a = run("a", "s", p("auto", false));
-        assert!(experiment_differences(&a, &run("a", "s", p("auto", true)), KEYS).is_empty());
-        let d = experiment_differences(&a, &run("a", "s", p("disable", false)), KEYS);
+        assert!(
+            experiment_differences(
+                &a,
+                &run("a", "s", p("auto", true)),
+                KEYS,
+                &EngineKeys::default()
+            )
+            .is_empty()
+        );
+        let d = experiment_differences(
+            &a,
+            &run("a", "s", p("disable", false)),
+            KEYS,
+            &EngineKeys::default(),
+        );
         assert_eq!(differences_text(&d), "parameter ps_mode auto → disable");
         let mut b = run("a", "s", p("auto", false));
         b.engine.version = "2".into();
         b.params["tls"] = "TLSv1.3".into();
-        let d = experiment_differences(&a, &b, KEYS);
+        let d = experiment_differences(&a, &b, KEYS, &EngineKeys::default());
         assert_eq!(
             differences_text(&d),
             "engine e 1 → e 2, parameter tls (not set) → TLSv1.3"
+        );
+    }
+
+    #[test]
+    fn the_engine_keys_the_caller_gives_are_the_ones_compared() {
+        let p = serde_json::json!({"rows": 2000, "e_option": "x"});
+        let a = run("a", "s", p.clone());
+        let mut b = run("a", "s", serde_json::json!({"rows": 2000, "e_option": "y"}));
+        b.settings.insert("durable".into(), "off".into());
+        let none = EngineKeys::default();
+        assert!(experiment_differences(&a, &b, KEYS, &none).is_empty());
+        let keys = EngineKeys {
+            fairness: vec![(&["E"], &["durable"])],
+            options: vec!["e_option"],
+        };
+        assert_eq!(
+            differences_text(&experiment_differences(&a, &b, KEYS, &keys)),
+            "setting durable (not set) → off, parameter e_option x → y"
         );
     }
 }

@@ -349,6 +349,29 @@ pub struct WorkloadKeys {
     pub treatments: &'static [&'static str],
 }
 
+/// What reports know of the engine kinds, given by their caller (the
+/// engine registry, read by `plan`): the report does not import the
+/// engines.
+#[derive(Clone, Debug, Default)]
+pub struct EngineKeys {
+    /// Each kind's fairness settings (durability, isolation, memory), by
+    /// the names its runs store (`engine.name`, any case).
+    pub fairness: Vec<(&'static [&'static str], &'static [&'static str])>,
+    /// The keys of every kind's options (`mysql_storage_engine`): treatments.
+    pub options: Vec<&'static str>,
+}
+
+impl EngineKeys {
+    /// The fairness settings of the engine `name`; none for a name no kind
+    /// answers to.
+    pub fn fairness_settings(&self, name: &str) -> &'static [&'static str] {
+        self.fairness
+            .iter()
+            .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            .map_or(&[], |(_, s)| s)
+    }
+}
+
 /// A stored result that was not counted.
 #[derive(Clone, Debug, Serialize)]
 pub struct Skipped {

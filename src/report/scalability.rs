@@ -281,6 +281,7 @@ mod tests {
                 all: false,
                 sections: Vec::new(),
                 workloads: Vec::new(),
+                engines: Default::default(),
                 allow_mismatch: false,
             },
         )

@@ -171,6 +171,7 @@ mod tests {
             all: false,
             sections: vec![&PROBE],
             workloads: Vec::new(),
+            engines: Default::default(),
             allow_mismatch: false,
         };
         let r = build(&[run("a"), run("b")], &opts).unwrap();
@@ -217,6 +218,7 @@ mod tests {
                 all: false,
                 sections,
                 workloads: Vec::new(),
+                engines: Default::default(),
                 allow_mismatch: false,
             };
             build(&[a.clone(), b.clone()], &opts).unwrap()

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::measure::{BenchError, cpu_secs, throwaway};
+use super::measure::{BenchError, NoResult, cpu_secs, throwaway};
 use crate::engine::{Driver, Param, PsMode};
 
 #[derive(Args, Clone, Debug)]
@@ -108,9 +108,10 @@ fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), BenchError> {
     let out = run_step(driver, &spec, &mut |_| {});
     match out.status {
         crate::harness::runner::StepStatus::Ok => Ok((out.inserted_rows, out.secs)),
-        s => Err(BenchError::NoResult(format!(
-            "rqps's l.i0 did not finish: {s:?}"
-        ))),
+        s => Err(NoResult::Unfinished {
+            status: format!("{s:?}"),
+        }
+        .into()),
     }
 }
 

@@ -71,8 +71,52 @@ pub enum BenchError {
     ChildFailed { program: OsString, output: String },
     /// A contender gave no figures to compare: a step that did not finish, a
     /// loop that panicked, output without the numbers.
-    #[error("{0}")]
-    NoResult(String),
+    #[error(transparent)]
+    NoResult(#[from] NoResult),
+    /// `--cpu N` names a CPU this process may not run on.
+    #[error("--cpu {cpu}: this process may run only on CPUs {allowed:?}")]
+    CpuNotAllowed { cpu: usize, allowed: Vec<usize> },
+    /// A CPU number that makes no CPU list.
+    #[error(transparent)]
+    CpuList(#[from] cpus::CpuListError),
+    /// `ENGINE@VERSION` that names no release.
+    #[error(transparent)]
+    Spec(#[from] EngineSpecError),
+    /// The release could not be found or installed.
+    #[error(transparent)]
+    Install(#[from] install::InstallError),
+    /// No system copy of an engine's library.
+    #[error(transparent)]
+    NoSystemLibrary(#[from] crate::engine::kind::NoSystemLibrary),
+}
+
+/// Why a contender gave no figures to compare.
+#[derive(Debug, thiserror::Error)]
+pub enum NoResult {
+    #[error("no round gave figures")]
+    NoRound,
+    #[error("the bare loop panicked")]
+    LoopPanicked,
+    #[error("RocksDB is not loaded from a library")]
+    NotALibrary,
+    #[error("no release named")]
+    NoRelease,
+    #[error("rqps's l.i0 did not finish: {status}")]
+    Unfinished { status: String },
+    #[error("no point-query test")]
+    NoPointQueryTest,
+    #[error("the server was not started to require TLS")]
+    NoTls,
+    #[error(
+        "rqps bench vs-sysbench runs sysbench against mariadb and postgres servers, not {engine}"
+    )]
+    NotSysbenchEngine { engine: String },
+    #[error("no queries line in sysbench output")]
+    NoQueriesLine,
+    #[error("cannot read sysbench's query count")]
+    NoQueryCount,
+    #[error("cannot read sysbench's QPS")]
+    NoQps,
 }
 
 impl BenchError {
@@ -218,15 +262,12 @@ pub fn pin_to_cpu(cpu: Option<usize>) -> Result<(usize, Pinned), BenchError> {
         .to_vec();
     let cpu = match cpu {
         Some(c) if !allowed.contains(&c) => {
-            return Err(BenchError::NoResult(format!(
-                "--cpu {c}: this process may run only on CPUs {allowed:?}"
-            )));
+            return Err(BenchError::CpuNotAllowed { cpu: c, allowed });
         }
         Some(c) => c,
         None => *allowed.last().unwrap_or(&0),
     };
-    let pin =
-        CpuSet::parse_syntax(&cpu.to_string()).map_err(|e| BenchError::NoResult(e.to_string()))?;
+    let pin = CpuSet::parse_syntax(&cpu.to_string())?;
     let pinned = pin
         .pin_this_thread()
         .map_err(BenchError::io(format!("cannot pin to CPU {cpu}")))?;
@@ -311,11 +352,8 @@ pub fn throwaway_with_tls(
     // carries the cache to a machine with no package registry).
     let (name, basedir) = match engine.split_once('@') {
         Some((name, _)) => {
-            let spec: EngineSpec = engine
-                .parse()
-                .map_err(|e: EngineSpecError| BenchError::NoResult(e.to_string()))?;
-            let basedir = install::basedir_for(&spec, false, &mut |_| {})
-                .map_err(|e| BenchError::NoResult(e.to_string()))?;
+            let spec: EngineSpec = engine.parse::<EngineSpec>()?;
+            let basedir = install::basedir_for(&spec, false, &mut |_| {})?;
             (name, basedir)
         }
         None => (engine, None),

@@ -25,7 +25,9 @@ pub mod vs_sysbench;
 use clap::Subcommand;
 
 use ibench_client::{IbClientArgs, ibench_client};
-use measure::{BenchError, Quartiles, Round, alternate, load_average, measure_round, pin_to_cpu};
+use measure::{
+    BenchError, NoResult, Quartiles, Round, alternate, load_average, measure_round, pin_to_cpu,
+};
 use vs_sysbench::{VsArgs, vs_sysbench};
 
 #[derive(Subcommand, Clone, Debug)]
@@ -96,7 +98,7 @@ fn verdict(pairs: &[(Round, Round)]) -> Result<(Quartiles, Quartiles), BenchErro
     };
     match (ratios(Round::per_wall), ratios(Round::per_cpu)) {
         (Some(w), Some(c)) => Ok((w, c)),
-        _ => Err(BenchError::NoResult("no round gave figures".into())),
+        _ => Err(BenchError::NoResult(NoResult::NoRound)),
     }
 }
 
@@ -165,7 +167,7 @@ fn harness(a: &BenchArgs) -> Result<(), BenchError> {
                     .map_err(BenchError::engine("the bare loop"))
                 })
                 .join()
-                .unwrap_or_else(|_| Err(BenchError::NoResult("the bare loop panicked".into())))
+                .unwrap_or_else(|_| Err(BenchError::NoResult(NoResult::LoopPanicked)))
             })
         })
     };
@@ -272,21 +274,16 @@ pub fn dbbench_client(a: &DbClientArgs) -> Result<(), BenchError> {
         ));
     }
     let Some(library) = KIND.library else {
-        return Err(BenchError::NoResult(
-            "RocksDB is not loaded from a library".into(),
-        ));
+        return Err(NoResult::NotALibrary.into());
     };
     let lib = match &a.version {
         Some(v) => {
-            let spec: EngineSpec = format!("{}@{v}", KIND.name).parse().map_err(
-                |e: crate::engine::install::EngineSpecError| BenchError::NoResult(e.to_string()),
-            )?;
-            let base = basedir_for(&spec, true, &mut |n| eprintln!("{n}"))
-                .map_err(|e| BenchError::NoResult(e.to_string()))?
-                .ok_or_else(|| BenchError::NoResult("no release named".into()))?;
+            let spec: EngineSpec = format!("{}@{v}", KIND.name).parse()?;
+            let base =
+                basedir_for(&spec, true, &mut |n| eprintln!("{n}"))?.ok_or(NoResult::NoRelease)?;
             (library.file_in)(&base)
         }
-        None => (library.system)().map_err(|e| BenchError::NoResult(e.to_string()))?,
+        None => (library.system)()?,
     };
     // Pinned before the database opens, so that RocksDB's background threads
     // share the CPU too, and every reader thread inherits it.

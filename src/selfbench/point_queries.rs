@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::measure::BenchError;
+use super::measure::{BenchError, NoResult};
 use crate::engine::{Driver, PsMode};
 use crate::harness::runner::{StepConfig, run_step};
 use crate::suite::sysbench::catalog::lookup;
@@ -39,7 +39,7 @@ impl PointQueries {
         )
         .map_err(BenchError::engine("loading the table"))?;
         let test =
-            lookup(Self::TEST).ok_or_else(|| BenchError::NoResult("no point-query test".into()))?;
+            lookup(Self::TEST).ok_or_else(|| BenchError::NoResult(NoResult::NoPointQueryTest))?;
         let p = EventParams {
             tables: 1,
             table_size: rows as i64,

@@ -6,7 +6,9 @@
 
 use clap::Args;
 
-use super::measure::{BenchError, Quartiles, run_measured, run_measured_usage, throwaway_with_tls};
+use super::measure::{
+    BenchError, NoResult, Quartiles, run_measured, run_measured_usage, throwaway_with_tls,
+};
 use crate::engine::server::Server;
 use crate::suite::sysbench::load::{LoadParams, load};
 
@@ -68,7 +70,7 @@ const SYSBENCH_MYSQL_TLS_FILES: [&str; 3] = ["cacert.pem", "client-cert.pem", "c
 fn sysbench_tls_dir(server: &Server, dir: &std::path::Path) -> Result<(), BenchError> {
     let files = server
         .tls_files()
-        .ok_or_else(|| BenchError::NoResult("the server was not started to require TLS".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoTls))?;
     for (name, from) in
         SYSBENCH_MYSQL_TLS_FILES
             .iter()
@@ -130,9 +132,10 @@ fn sysbench_command(
             said
         }
         other => {
-            return Err(BenchError::NoResult(format!(
-                "rqps bench vs-sysbench runs sysbench against mariadb and postgres servers, not {other}"
-            )));
+            return Err(NoResult::NotSysbenchEngine {
+                engine: other.to_string(),
+            }
+            .into());
         }
     };
     cmd.env(password_env(server), server.password())
@@ -155,18 +158,18 @@ fn sysbench_run(
     let line = out
         .lines()
         .find(|l| l.trim_start().starts_with("queries:"))
-        .ok_or_else(|| BenchError::NoResult("no queries line in sysbench output".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoQueriesLine))?;
     let mut nums = line
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .filter(|s| !s.is_empty());
     let queries: f64 = nums
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| BenchError::NoResult("cannot read sysbench's query count".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoQueryCount))?;
     let qps: f64 = nums
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| BenchError::NoResult("cannot read sysbench's QPS".into()))?;
+        .ok_or_else(|| BenchError::NoResult(NoResult::NoQps))?;
     Ok(ClientRun {
         queries,
         qps,
@@ -278,6 +281,55 @@ fn rqps_run(
     })
 }
 
+/// The lines after a thread count's rounds: the CPU and QPS ratios over all
+/// rounds, context switches, and the median of the rounds' ratios.
+fn print_summary(threads: usize, a: &VsArgs, sb_all: &[ClientRun], rq_all: &[ClientRun]) {
+    let sum = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| v.iter().map(f).sum::<f64>();
+    let per_q =
+        |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| sum(v, f) * 1e6 / sum(v, &|c| c.queries);
+    let (sb_u, rq_u) = (per_q(sb_all, &|c| c.user), per_q(rq_all, &|c| c.user));
+    let (sb_t, rq_t) = (
+        per_q(sb_all, &|c| c.user + c.sys),
+        per_q(rq_all, &|c| c.user + c.sys),
+    );
+    let (sb_q, rq_q) = (
+        sum(sb_all, &|c| c.qps) / a.rounds as f64,
+        sum(rq_all, &|c| c.qps) / a.rounds as f64,
+    );
+    let cs_q = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| {
+        sum(v, f) / sum(v, &|c| c.queries).max(1.0)
+    };
+    println!(
+        "{threads:>3}  all: user us/q rqps/sysbench = {:.2} (target <= 0.5), total client us/q {:.2} vs {:.2}, QPS rqps/sysbench = {:.3}",
+        rq_u / sb_u,
+        rq_t,
+        sb_t,
+        rq_q / sb_q
+    );
+    println!(
+        "{threads:>3}  all: context switches/q rqps {:.3} (voluntary {:.3}, involuntary {:.3}) vs sysbench {:.3} ({:.3}, {:.3})",
+        cs_q(rq_all, &|c| c.vcs + c.ivcs),
+        cs_q(rq_all, &|c| c.vcs),
+        cs_q(rq_all, &|c| c.ivcs),
+        cs_q(sb_all, &|c| c.vcs + c.ivcs),
+        cs_q(sb_all, &|c| c.vcs),
+        cs_q(sb_all, &|c| c.ivcs)
+    );
+    // Round by round (each pair ran back to back), the done-when
+    // figures of issue 30: QPS >= 1 and total client CPU <= 0.9.
+    let median = |f: &dyn Fn(&ClientRun, &ClientRun) -> f64| {
+        let v: Vec<f64> = sb_all.iter().zip(rq_all).map(|(s, r)| f(s, r)).collect();
+        Quartiles::of(&v).map_or(f64::NAN, |q| q.median)
+    };
+    println!(
+        "{threads:>3}  median of {} rounds: QPS rqps/sysbench = {:.3}, total client us/q rqps/sysbench = {:.2}",
+        a.rounds,
+        median(&|s, r| r.qps / s.qps),
+        median(&|s, r| ((r.user + r.sys) / r.queries.max(1.0))
+            / ((s.user + s.sys) / s.queries.max(1.0)))
+    );
+}
+
 pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
     if a.rounds == 0
         || a.secs == 0
@@ -369,51 +421,7 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                 sb_all.push(sb);
                 rq_all.push(rq);
             }
-            let sum = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| v.iter().map(f).sum::<f64>();
-            let per_q = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| {
-                sum(v, f) * 1e6 / sum(v, &|c| c.queries)
-            };
-            let (sb_u, rq_u) = (per_q(&sb_all, &|c| c.user), per_q(&rq_all, &|c| c.user));
-            let (sb_t, rq_t) = (
-                per_q(&sb_all, &|c| c.user + c.sys),
-                per_q(&rq_all, &|c| c.user + c.sys),
-            );
-            let (sb_q, rq_q) = (
-                sum(&sb_all, &|c| c.qps) / a.rounds as f64,
-                sum(&rq_all, &|c| c.qps) / a.rounds as f64,
-            );
-            let cs_q = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| {
-                sum(v, f) / sum(v, &|c| c.queries).max(1.0)
-            };
-            println!(
-                "{threads:>3}  all: user us/q rqps/sysbench = {:.2} (target <= 0.5), total client us/q {:.2} vs {:.2}, QPS rqps/sysbench = {:.3}",
-                rq_u / sb_u,
-                rq_t,
-                sb_t,
-                rq_q / sb_q
-            );
-            println!(
-                "{threads:>3}  all: context switches/q rqps {:.3} (voluntary {:.3}, involuntary {:.3}) vs sysbench {:.3} ({:.3}, {:.3})",
-                cs_q(&rq_all, &|c| c.vcs + c.ivcs),
-                cs_q(&rq_all, &|c| c.vcs),
-                cs_q(&rq_all, &|c| c.ivcs),
-                cs_q(&sb_all, &|c| c.vcs + c.ivcs),
-                cs_q(&sb_all, &|c| c.vcs),
-                cs_q(&sb_all, &|c| c.ivcs)
-            );
-            // Round by round (each pair ran back to back), the done-when
-            // figures of issue 30: QPS >= 1 and total client CPU <= 0.9.
-            let median = |f: &dyn Fn(&ClientRun, &ClientRun) -> f64| {
-                let v: Vec<f64> = sb_all.iter().zip(&rq_all).map(|(s, r)| f(s, r)).collect();
-                Quartiles::of(&v).map_or(f64::NAN, |q| q.median)
-            };
-            println!(
-                "{threads:>3}  median of {} rounds: QPS rqps/sysbench = {:.3}, total client us/q rqps/sysbench = {:.2}",
-                a.rounds,
-                median(&|s, r| r.qps / s.qps),
-                median(&|s, r| ((r.user + r.sys) / r.queries.max(1.0))
-                    / ((s.user + s.sys) / s.queries.max(1.0)))
-            );
+            print_summary(threads, a, &sb_all, &rq_all);
             if a.tls {
                 let mut used: Vec<&str> = rq_all
                     .iter()

@@ -84,6 +84,58 @@ pub fn peer_flag_hint(args: &[String], peer: &str, flags: &[PeerFlag]) -> Option
     None
 }
 
+/// What an option does that other suites' options do too under another
+/// name (sysbench's `--threads` is pgbench's `--clients`), so that one
+/// suite's option given to another points at that suite's own spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// How many clients (connections) run the load.
+    Clients,
+    /// How long a test is measured.
+    MeasuredSecs,
+    /// How long a test warms up before it is measured.
+    WarmupSecs,
+}
+
+impl Role {
+    /// What a suite sets with it: "sets {what} with --OPTION".
+    pub fn what(self) -> &'static str {
+        match self {
+            Role::Clients => "its clients",
+            Role::MeasuredSecs => "how long a test is measured",
+            Role::WarmupSecs => "its warm-up",
+        }
+    }
+}
+
+/// Where `option` (a long name, or a matrix key with `_`) is `other`'s, the
+/// words that name what `chosen` sets the same thing with, if it has one:
+/// `--suite sysbench sets its clients with --threads`. `key` writes an
+/// option as the reader spells it (`--threads`, or `threads` in a matrix).
+pub fn counterpart(
+    chosen: &dyn Suite,
+    other: &dyn Suite,
+    option: &str,
+    key: &dyn Fn(&str) -> String,
+) -> Option<String> {
+    let option = option.replace('_', "-");
+    let (role, _) = other.roles().iter().find(|(_, o)| *o == option)?;
+    let ours: Vec<String> = chosen
+        .roles()
+        .iter()
+        .filter(|(r, _)| r == role)
+        .map(|(_, o)| key(o))
+        .collect();
+    (!ours.is_empty()).then(|| {
+        format!(
+            "{} sets {} with {}",
+            chosen.name(),
+            role.what(),
+            ours.join(" and ")
+        )
+    })
+}
+
 /// A workload, typed. Implement this in the suite's folder and add one line to
 /// the registry (`suite/mod.rs`).
 pub trait Workload: Sync + 'static {
@@ -102,12 +154,16 @@ pub trait Workload: Sync + 'static {
     /// The reference tool's name and the flags of it that rqps spells
     /// otherwise (see [`PeerFlag`]). Default: none.
     const PEER: (&'static str, &'static [PeerFlag]) = ("", &[]);
+    /// Its options that other suites spell otherwise, by what they do
+    /// (long names): `(Role::Clients, "threads")`. Every suite names its
+    /// clients' option.
+    const ROLES: &'static [(Role, &'static str)];
     /// The options a user may set, all optional: `rqps run --flag` (clap) and
     /// matrix keys (serde, snake_case field names) fill the same struct.
     /// Declare durations and counts with the [`bounds`](super::bounds) types (`Option<Secs>`,
     /// `Option<Vec<Threads>>`, `Option<Rows>`) so both readers check their limits,
     /// and read them with [`set`] and [`set_all`].
-    type Options: clap::Args + DeserializeOwned + Default + Clone + Send + Sync;
+    type Options: clap::Args + Serialize + DeserializeOwned + Default + Clone + Send + Sync;
     /// The checked parameters of a run, stored with every result.
     type Params: Serialize + Send + Sync + 'static;
     /// The keys of the stored [`Workload::Params`] that make the workload,
@@ -157,9 +213,8 @@ pub trait Workload: Sync + 'static {
     /// for it, and a server too small is refused before anything loads.
     fn need(p: &Self::Params) -> Need;
     /// What an event is and what hardware costs are divided by
-    /// ([`crate::harness::Units`]): by default sysbench's, transactions of
-    /// statements.
-    const UNITS: crate::harness::Units = crate::harness::Units::SYSBENCH;
+    /// ([`crate::harness::Units`]): each suite names what it counts.
+    const UNITS: crate::harness::Units;
     /// The line printed when a test ends.
     fn line(label: &str, r: &TestResult) -> String {
         crate::harness::result_line(label, r)
@@ -219,6 +274,16 @@ pub trait Suite: Sync {
     fn workload(&self) -> &'static [&'static str];
     /// Its own treatments ([`Workload::TREATMENTS`]).
     fn treatments(&self) -> &'static [&'static str];
+    /// Its options by what they do ([`Workload::ROLES`]).
+    fn roles(&self) -> &'static [(Role, &'static str)];
+    /// Its options as matrix keys (long names with `_` for `-`).
+    fn option_keys(&self) -> Vec<String> {
+        self.args(clap::Command::new("run"))
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| l.replace('-', "_"))
+            .collect()
+    }
     /// One line pointing at rqps's option when `args` use a flag of the
     /// reference tool ([`Workload::PEER`]).
     fn peer_hint(&self, args: &[String]) -> Option<String> {
@@ -253,6 +318,13 @@ pub trait Plan: Send + Sync {
     fn compat(&self) -> Option<CompatPlan>;
     /// The same plan with another seed (a matrix's runs each draw their own).
     fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error>;
+    /// The options it was made from, as a matrix table writes them (only
+    /// those set).
+    fn options(&self) -> toml::Table;
+    /// The `rqps run` arguments that make this plan again: `--suite`,
+    /// `--profile` and the options set, derived from the typed options
+    /// ([`args_of`](crate::util::args::args_of)), whichever way they came.
+    fn args(&self) -> Vec<String>;
 }
 
 impl std::fmt::Debug for dyn Suite {
@@ -354,6 +426,10 @@ impl<W: Workload> Suite for Registered<W> {
         W::TREATMENTS
     }
 
+    fn roles(&self) -> &'static [(Role, &'static str)] {
+        W::ROLES
+    }
+
     fn peer_hint(&self, args: &[String]) -> Option<String> {
         let (peer, flags) = W::PEER;
         peer_flag_hint(args, peer, flags)
@@ -436,6 +512,21 @@ impl<W: Workload> Plan for TypedPlan<W> {
             common,
         }))
     }
+
+    fn options(&self) -> toml::Table {
+        toml::Table::try_from(&self.o).unwrap_or_default()
+    }
+
+    fn args(&self) -> Vec<String> {
+        let mut a = vec![
+            "--suite".to_string(),
+            W::NAME.to_string(),
+            "--profile".to_string(),
+            self.common.profile.clone(),
+        ];
+        a.extend(crate::util::args::args_of(&self.o));
+        a
+    }
 }
 
 use serde::Deserialize as _;
@@ -459,6 +550,24 @@ pub fn set<T, U: Into<T>>(slot: &mut T, v: Option<U>) {
     if let Some(v) = v {
         *slot = v.into();
     }
+}
+
+/// A list option as a matrix gives it: one value (`threads = 4`) or a list
+/// (`threads = [1, 4]`), as the command line takes `--threads 4` and
+/// `--threads 1,4`. Every `Option<Vec<_>>` of a suite's options reads with
+/// it: `#[serde(default, deserialize_with = "crate::suite::api::one_or_many")]`.
+pub fn one_or_many<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    // Read as a value first, so that a bad one says what is wrong with it
+    // (`invalid type: string "four", expected i64`), as a plain field would.
+    let v = toml::Value::deserialize(d)?;
+    let read = match v {
+        toml::Value::Array(_) => Vec::<T>::deserialize(v),
+        v => T::deserialize(v).map(|one| vec![one]),
+    };
+    read.map(Some)
+        .map_err(|e| serde::de::Error::custom(e.message()))
 }
 
 /// [`set`] for a list (`--threads 1,2,4` into `Vec<usize>`).

@@ -138,6 +138,25 @@ mod tests {
     }
 
     #[test]
+    fn every_suite_names_its_clients_option_and_each_role_is_an_option_of_its_own() {
+        for s in registry() {
+            let keys = s.option_keys();
+            assert!(
+                s.roles().iter().any(|(r, _)| *r == Role::Clients),
+                "{} names no clients' option",
+                s.name()
+            );
+            for (_, o) in s.roles() {
+                assert!(
+                    keys.contains(&o.replace('-', "_")),
+                    "{}: no --{o}",
+                    s.name()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn matrix_options_are_checked_one_by_one() {
         let s = find("sysbench").unwrap();
         assert!(

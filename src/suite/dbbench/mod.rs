@@ -87,8 +87,14 @@ impl<'de> Deserialize<'de> for MbPerSec {
     }
 }
 
+impl Serialize for MbPerSec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
 /// What a user may set (`rqps run --suite dbbench --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "dbbench options (--suite dbbench)")]
 pub struct Options {
@@ -148,6 +154,10 @@ impl Workload for Dbbench {
     const PROFILES: &'static [&'static str] = &["quick", "ci", "server"];
     const FACE: crate::engine::Face = crate::engine::Face::Kv;
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[(Role::Clients, "threads"), (Role::MeasuredSecs, "secs")]
+    };
     type Params = Params;
     const UNITS: crate::harness::Units = crate::harness::Units {
         event: "operation",

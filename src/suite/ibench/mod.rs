@@ -149,7 +149,7 @@ pub struct Ibench;
 
 /// What a user may set for an Insert Benchmark run (`rqps run --flag`, or the
 /// snake_case key in a matrix file).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "Insert Benchmark options (--suite ibench)")]
 pub struct Options {
@@ -168,6 +168,7 @@ pub struct Options {
     pub query_secs: Option<crate::suite::bounds::Secs>,
     /// Background insert rates of the qr/qp steps, rows/s per client.
     #[arg(long, value_delimiter = ',', value_name = "R,R,..")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub rates: Option<Vec<crate::suite::bounds::Rate>>,
     /// Sleep budget of the settle step after l.i2.
     #[arg(long, value_name = "S")]
@@ -182,6 +183,13 @@ impl crate::suite::api::Workload for Ibench {
     const ABOUT: &'static str =
         "the Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp at each rate";
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "clients"),
+            (Role::MeasuredSecs, "query-secs"),
+        ]
+    };
     type Params = params::IbenchParams;
     // One table per client: the clients are the shape, not a sweep.
     const UNITS: crate::harness::Units = crate::harness::Units {

@@ -873,6 +873,7 @@ mod formats {
             all: false,
             sections: crate::suite::report_sections(),
             workloads: crate::suite::workloads(),
+            engines: Default::default(),
             allow_mismatch: false,
         }
     }

@@ -39,13 +39,14 @@ use request::{ReqStats, Requester, Shared};
 pub struct Linkbench;
 
 /// What a user may set (`rqps run --suite linkbench --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "linkbench options (--suite linkbench)")]
 pub struct Options {
     /// Requesters (client threads, two connections each); a list runs a
     /// request step at each count, named P<requesters>.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub requesters: Option<Vec<Threads>>,
     /// Nodes the load makes (ids 1..=N); links follow the out-degree distribution.
     #[arg(long, value_name = "N")]
@@ -193,6 +194,14 @@ impl Workload for Linkbench {
     const ABOUT: &'static str = "LinkBench: a social graph's nodes, links and counts, loaded then requested in the Facebook mix";
     const PROFILES: &'static [&'static str] = &["quick", "ci", "small-server", "large-server"];
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "requesters"),
+            (Role::MeasuredSecs, "lb-secs"),
+            (Role::WarmupSecs, "lb-warmup-secs"),
+        ]
+    };
     type Params = Params;
     // Requesters are the thread counts, compared cell by cell; loaders and
     // the index build only change how the same graph is loaded.

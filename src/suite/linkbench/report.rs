@@ -142,6 +142,42 @@ fn ratio(t: f64, b: f64) -> Option<f64> {
     (b > 0.0 && t > 0.0).then(|| t / b)
 }
 
+/// One operation's row of a name in a step: its repeats' figures pooled
+/// (throughput as a geometric mean, latencies as means, counts summed).
+fn op_row(op: &str, name: &str, repeats: &[Vec<OpFigures>]) -> OpRow {
+    let figs: Vec<&OpFigures> = repeats
+        .iter()
+        .filter_map(|r| r.iter().find(|o| o.op == op))
+        .collect();
+    let n = figs.len().max(1) as f64;
+    let avg = |f: fn(&OpFigures) -> f64| figs.iter().map(|o| f(o)).sum::<f64>() / n;
+    let samples: Vec<f64> = figs
+        .iter()
+        .map(|o| o.ops_per_sec)
+        .filter(|v| *v > 0.0)
+        .collect();
+    OpRow {
+        op: op.to_string(),
+        name: name.to_string(),
+        repeats: figs.len(),
+        ops_per_sec: stats::geomean(&samples).unwrap_or(0.0),
+        mean_us: avg(|o| o.mean_us),
+        p25_us: avg(|o| o.p25_us),
+        p50_us: avg(|o| o.p50_us),
+        p75_us: avg(|o| o.p75_us),
+        p95_us: avg(|o| o.p95_us),
+        p99_us: avg(|o| o.p99_us),
+        max_us: figs.iter().map(|o| o.max_us).fold(0.0, f64::max),
+        count: figs.iter().map(|o| o.count).sum(),
+        errors: figs.iter().map(|o| o.errors).sum(),
+        rel: None,
+        rel_mean: None,
+        rel_p50: None,
+        rel_p99: None,
+        samples,
+    }
+}
+
 /// Builds the part from every run of `names`; `None` when none has LinkBench results.
 pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Option<LbPart> {
     let mut loads = Vec::new();
@@ -210,37 +246,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
                 .map(|r| r.iter().map(|o| o.op.clone()).collect())
                 .unwrap_or_default();
             for op in ops {
-                let figs: Vec<&OpFigures> = repeats
-                    .iter()
-                    .filter_map(|r| r.iter().find(|o| o.op == op))
-                    .collect();
-                let n = figs.len().max(1) as f64;
-                let avg = |f: fn(&OpFigures) -> f64| figs.iter().map(|o| f(o)).sum::<f64>() / n;
-                let samples: Vec<f64> = figs
-                    .iter()
-                    .map(|o| o.ops_per_sec)
-                    .filter(|v| *v > 0.0)
-                    .collect();
-                steps[idx].rows.push(OpRow {
-                    op: op.clone(),
-                    name: name.to_string(),
-                    repeats: figs.len(),
-                    ops_per_sec: stats::geomean(&samples).unwrap_or(0.0),
-                    mean_us: avg(|o| o.mean_us),
-                    p25_us: avg(|o| o.p25_us),
-                    p50_us: avg(|o| o.p50_us),
-                    p75_us: avg(|o| o.p75_us),
-                    p95_us: avg(|o| o.p95_us),
-                    p99_us: avg(|o| o.p99_us),
-                    max_us: figs.iter().map(|o| o.max_us).fold(0.0, f64::max),
-                    count: figs.iter().map(|o| o.count).sum(),
-                    errors: figs.iter().map(|o| o.errors).sum(),
-                    rel: None,
-                    rel_mean: None,
-                    rel_p50: None,
-                    rel_p99: None,
-                    samples,
-                });
+                steps[idx].rows.push(op_row(&op, name, &repeats));
             }
         }
     }

@@ -34,7 +34,7 @@ pub mod stats;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Serialize};
 
 use crate::engine::DbError;
 use crate::error::Error;
@@ -52,25 +52,9 @@ use stats::{Detail, ScriptDetail};
 /// The pgbench suite.
 pub struct Pgbench;
 
-/// A list option of a matrix: one value or a list of them.
-fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Vec<T>>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany<T> {
-        One(T),
-        Many(Vec<T>),
-    }
-    Ok(Some(match OneOrMany::deserialize(d)? {
-        OneOrMany::One(v) => vec![v],
-        OneOrMany::Many(v) => v,
-    }))
-}
-
 /// What a user may set (`rqps run --suite pgbench --flag`, or the matrix
 /// key of the same name with `_` for `-`). pgbench's own names, long form.
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "pgbench options (--suite pgbench)")]
 pub struct Options {
@@ -78,19 +62,19 @@ pub struct Options {
     /// repeat it (or give a comma-separated list) for a mix. Each
     /// transaction runs one script, drawn by weight.
     #[arg(long, value_name = "FILE[@W]", alias = "file", value_delimiter = ',')]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub script: Option<Vec<String>>,
     /// A built-in script: tpcb-like (the default when no script is given),
     /// simple-update or select-only, with an optional weight (-b NAME@W).
     #[arg(long, value_name = "NAME[@W]", value_delimiter = ',',
           add = clap_complete::engine::ArgValueCandidates::new(builtin::candidates))]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub builtin: Option<Vec<String>>,
     /// Clients: connections (pgbench's --client), driven from
     /// --client-threads threads (pgbench's --jobs). A list runs the test at
     /// each count.
     #[arg(long, alias = "client", value_delimiter = ',', value_name = "N,M,..")]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub clients: Option<Vec<Threads>>,
     /// Seconds each test is measured (pgbench's --time).
     #[arg(long, value_name = "S", conflicts_with = "transactions")]
@@ -115,7 +99,7 @@ pub struct Options {
     pub protocol: Option<String>,
     /// A variable for every script: NAME=VALUE (pgbench's -D); repeat it.
     #[arg(long, value_name = "NAME=VALUE")]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub define: Option<Vec<String>>,
     /// Transactions per second over all clients, on a Poisson schedule
     /// (pgbench's --rate); the lag behind the schedule is reported.
@@ -146,6 +130,72 @@ const PROFILES: [(&str, u32, &[usize], f64); 4] = [
     ("small-server", 100, &[1, 8, 32], 300.0),
     ("large-server", 1000, &[1, 16, 64, 128], 600.0),
 ];
+
+/// `--define NAME=VALUE`s as variables, each name checked.
+fn defines(given: Vec<String>) -> Result<BTreeMap<String, String>, Error> {
+    let mut defines = BTreeMap::new();
+    for d in given {
+        let Some((name, value)) = d.split_once('=') else {
+            return Err(usage(format!(
+                "--define {d}: expected NAME=VALUE, e.g. --define nbranches=10"
+            )));
+        };
+        let name = name.trim();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
+        {
+            return Err(usage(format!(
+                "--define {d}: '{name}' is not a variable name (letters, digits and _)"
+            )));
+        }
+        defines.insert(name.to_string(), value.to_string());
+    }
+    Ok(defines)
+}
+
+/// The `--builtin` scripts, then the `--script` files (read and checked
+/// now, so that a mistake is a usage error naming file:line), each with its
+/// weight and a unique name.
+fn scripts(
+    builtins: Vec<String>,
+    files: Vec<String>,
+    protocol: Protocol,
+) -> Result<Vec<ScriptSpec>, Error> {
+    let mut scripts: Vec<ScriptSpec> = Vec::new();
+    for spec in builtins {
+        let (name, weight) = split_weight(&spec, "builtin")?;
+        let b = Builtin::find(&name)?;
+        let name = unique_name(&scripts, b.name().to_string());
+        scripts.push(ScriptSpec {
+            name,
+            weight,
+            builtin: Some(b),
+            path: None,
+            text: None,
+        });
+    }
+    for spec in files {
+        let (path, weight) = split_weight(&spec, "script")?;
+        let text = read_script_file(&path, "script")?;
+        // Checked now, so a mistake is a usage error naming file:line.
+        client::check_script(&path, &text, protocol).map_err(usage)?;
+        let base = std::path::Path::new(&path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.clone());
+        let name = unique_name(&scripts, base);
+        scripts.push(ScriptSpec {
+            name,
+            weight,
+            builtin: None,
+            path: Some(path),
+            text: Some(text),
+        });
+    }
+    Ok(scripts)
+}
 
 /// `NAME@WEIGHT` split; the weight 1 when absent.
 fn split_weight(spec: &str, what: &str) -> Result<(String, u32), Error> {
@@ -260,6 +310,14 @@ impl Workload for Pgbench {
     const PEER: (&'static str, &'static [PeerFlag]) = ("pgbench", PGBENCH_FLAGS);
     const ABOUT: &'static str = "pgbench scripts (built-in tpcb-like, simple-update, select-only, or your own) on every SQL engine";
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "clients"),
+            (Role::MeasuredSecs, "time"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = Params;
     const UNITS: crate::harness::Units = crate::harness::Units {
         event: "transaction",
@@ -335,24 +393,7 @@ impl Workload for Pgbench {
                 p.scale
             )));
         }
-        for d in o.define.unwrap_or_default() {
-            let Some((name, value)) = d.split_once('=') else {
-                return Err(usage(format!(
-                    "--define {d}: expected NAME=VALUE, e.g. --define nbranches=10"
-                )));
-            };
-            let name = name.trim();
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
-            {
-                return Err(usage(format!(
-                    "--define {d}: '{name}' is not a variable name (letters, digits and _)"
-                )));
-            }
-            p.defines.insert(name.to_string(), value.to_string());
-        }
+        p.defines = defines(o.define.unwrap_or_default())?;
         if let Some(r) = o.rate {
             if !(r.is_finite() && r > 0.0 && r <= 1e8) {
                 return Err(usage(format!(
@@ -377,36 +418,11 @@ impl Workload for Pgbench {
             }
             p.max_tries = m;
         }
-        for spec in o.builtin.unwrap_or_default() {
-            let (name, weight) = split_weight(&spec, "builtin")?;
-            let b = Builtin::find(&name)?;
-            let name = unique_name(&p.scripts, b.name().to_string());
-            p.scripts.push(ScriptSpec {
-                name,
-                weight,
-                builtin: Some(b),
-                path: None,
-                text: None,
-            });
-        }
-        for spec in o.script.unwrap_or_default() {
-            let (path, weight) = split_weight(&spec, "script")?;
-            let text = read_script_file(&path, "script")?;
-            // Checked now, so a mistake is a usage error naming file:line.
-            client::check_script(&path, &text, p.protocol).map_err(usage)?;
-            let base = std::path::Path::new(&path)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| path.clone());
-            let name = unique_name(&p.scripts, base);
-            p.scripts.push(ScriptSpec {
-                name,
-                weight,
-                builtin: None,
-                path: Some(path),
-                text: Some(text),
-            });
-        }
+        p.scripts = scripts(
+            o.builtin.unwrap_or_default(),
+            o.script.unwrap_or_default(),
+            p.protocol,
+        )?;
         if let Some(path) = o.init_script {
             let text = read_script_file(&path, "init-script")?;
             script::parse_script(&path, &text).map_err(usage)?;

@@ -458,12 +458,9 @@ impl<'a> ScriptParser<'a> {
         }
     }
 
-    /// One meta-command, from its backslash to the end of its (logical) line.
-    fn meta(&mut self) -> Result<(), ScriptError> {
-        let line = self.line;
-        let start = self.pos;
-        self.pos += 1; // the backslash
-        // The logical line: up to a newline not escaped by a backslash.
+    /// The logical line from here: up to a newline not escaped by a
+    /// backslash, each escaped line end read as a space.
+    fn logical_line(&mut self) -> String {
         let mut logical = String::new();
         let mut from = self.pos;
         while let Some(b) = self.peek(0) {
@@ -487,6 +484,15 @@ impl<'a> ScriptParser<'a> {
             }
         }
         logical.push_str(&self.text[from..self.pos]);
+        logical
+    }
+
+    /// One meta-command, from its backslash to the end of its (logical) line.
+    fn meta(&mut self) -> Result<(), ScriptError> {
+        let line = self.line;
+        let start = self.pos;
+        self.pos += 1; // the backslash
+        let logical = self.logical_line();
         let raw = self.text[start..self.pos].trim_end().to_string();
         let logical = logical.trim_end();
 

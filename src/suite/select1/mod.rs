@@ -21,12 +21,13 @@ use crate::suite::bounds::{Secs, Threads};
 pub struct Select1;
 
 /// What a user may set (`rqps run --suite select1 --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "select1 options (--suite select1)")]
 pub struct Options {
     /// Client threads (one connection each); a list runs the test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub threads: Option<Vec<Threads>>,
     /// Seconds the test is measured at each thread count.
     #[arg(long, value_name = "S")]
@@ -51,6 +52,14 @@ impl Workload for Select1 {
         "one SELECT 1 per event: the round-trip floor of client, wire and server";
     const PROFILES: &'static [&'static str] = &["quick", "ci"];
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "threads"),
+            (Role::MeasuredSecs, "secs"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = Params;
     const UNITS: crate::harness::Units = crate::harness::Units {
         event: "statement",

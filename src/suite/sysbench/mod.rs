@@ -18,7 +18,7 @@ pub mod rng;
 pub mod run;
 pub mod schema;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::harness::{Harness, RunEnd};
 use crate::suite::api::{Common, Workload, set, set_all};
@@ -51,7 +51,7 @@ fn test_candidates() -> Vec<CompletionCandidate> {
 
 /// What a user may set for a sysbench run (`rqps run --flag`, or the
 /// snake_case key in a matrix file).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "sysbench options (--suite sysbench)")]
 pub struct Options {
@@ -61,9 +61,11 @@ pub struct Options {
     pub list: Option<String>,
     /// Run only these tests, in suite order (comma-separated; see `rqps tests`).
     #[arg(long, value_delimiter = ',', value_name = "A,B,..", add = ArgValueCandidates::new(test_candidates))]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub tests: Option<Vec<String>>,
     /// Client threads (one connection each); a list runs every test at each count.
     #[arg(long, value_delimiter = ',', value_name = "N,M,..")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub threads: Option<Vec<Threads>>,
     /// Number of sbtest tables.
     #[arg(long, value_name = "T")]
@@ -139,7 +141,18 @@ impl Workload for Sysbench {
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
     const SPLITS: bool = true;
+    /// Events are transactions (a test's statements), costs per statement.
+    const UNITS: crate::harness::Units = crate::harness::Units::TRANSACTIONS_OF_STATEMENTS;
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "threads"),
+            (Role::MeasuredSecs, "read-secs"),
+            (Role::MeasuredSecs, "write-secs"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = SysbenchParams;
     // The test list and order, the shape, the measured durations, the
     // distribution, the statement mode and transactions.

@@ -307,15 +307,9 @@ fn tax(rng: &mut Rng) -> V {
     V::Text(format!("0.{:04}", rng.uniform(0, 2000)))
 }
 
-fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> DbResult<()> {
-    let tw = schema::warehouse();
-    let mut ins = Inserter::new(&tw, max_params);
-    let mut row = vec![V::Int(w)];
-    row.extend(address(rng, (6, 10)));
-    row.extend([tax(rng), text("300000.00")]);
-    ins.row(l, row)?;
-    ins.flush(l)?;
-
+/// Warehouse `w`'s stock: a row per item, drawn in item order (after the
+/// warehouse row, before the districts: the load's draws stay in order).
+fn load_stock(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> DbResult<()> {
     let ts = schema::stock();
     let mut ins = Inserter::new(&ts, max_params);
     let mut data = String::new();
@@ -330,7 +324,19 @@ fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) 
         row.extend([V::Int(0), V::Int(0), V::Int(0), text(&data)]);
         ins.row(l, row)?;
     }
+    ins.flush(l)
+}
+
+fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> DbResult<()> {
+    let tw = schema::warehouse();
+    let mut ins = Inserter::new(&tw, max_params);
+    let mut row = vec![V::Int(w)];
+    row.extend(address(rng, (6, 10)));
+    row.extend([tax(rng), text("300000.00")]);
+    ins.row(l, row)?;
     ins.flush(l)?;
+
+    load_stock(l, rng, w, max_params)?;
 
     let td = schema::district();
     let tc = schema::customer();

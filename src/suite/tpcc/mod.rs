@@ -41,7 +41,7 @@ use txn::{Terminal, TerminalConfig};
 pub struct Tpcc;
 
 /// What a user may set (`rqps run --suite tpcc --flag`, or the matrix key).
-#[derive(clap::Args, Deserialize, Default, Debug, Clone)]
+#[derive(clap::Args, Serialize, Deserialize, Default, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "tpcc options (--suite tpcc)")]
 pub struct Options {
@@ -122,6 +122,14 @@ impl Workload for Tpcc {
     const ABOUT: &'static str =
         "TPC-C order entry: five transactions 45/43/4/4/4, tpmC, consistency checked";
     type Options = Options;
+    const ROLES: &'static [(crate::suite::api::Role, &'static str)] = {
+        use crate::suite::api::Role;
+        &[
+            (Role::Clients, "terminals"),
+            (Role::MeasuredSecs, "secs"),
+            (Role::WarmupSecs, "warmup-secs"),
+        ]
+    };
     type Params = Params;
     // Terminals are the thread counts, compared cell by cell; the isolation
     // level is a setting a comparison may be about.
