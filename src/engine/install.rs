@@ -386,7 +386,7 @@ pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallErro
     let Ok(p) = prebuilt(kind) else {
         return Ok(());
     };
-    let (Some(first), Some(last)) = (p.releases.first(), p.releases.last()) else {
+    let Some(last) = p.releases.last() else {
         return Ok(());
     };
     if p.releases.contains(&version) {
@@ -397,18 +397,33 @@ pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallErro
         return Ok(());
     }
     let product = product(kind);
-    // A typo is usually a digit away: the nearest release of the same major version.
     let same_major: Vec<&str> = p
         .releases
         .iter()
         .copied()
         .filter(|r| version_key(r).first() == v.first())
         .collect();
-    let hint = crate::util::suggest::hint(version, same_major.iter().copied());
+    // A typo is a digit away within one series: 5.6.15 → 5.6.14, 16.99 → 16.9,
+    // but 5.7.44 is a series rqps does not offer, not a misspelt 5.6.14.
+    let series = |r: &str| {
+        let k = version_key(r);
+        k[..k.len().saturating_sub(1)].to_vec()
+    };
+    let hint = crate::util::suggest::hint(
+        version,
+        same_major
+            .iter()
+            .copied()
+            .filter(|r| series(r) == series(version)),
+    );
+    // The whole list as `rqps engine list` says it, so that no other major
+    // version is hidden; when that list is cut short, the major's own range too.
+    let all = releases_said(&p.releases);
     let known = match same_major.as_slice() {
-        [] => format!("the releases are {first} to {last}"),
-        [one] => format!("{product} {} has {one}", v[0]),
-        [lo, .., hi] => format!("the {} releases are {lo} to {hi}", v[0]),
+        [lo, .., hi] if p.releases.len() > ALL_RELEASES_UP_TO => {
+            format!("the releases are {all}; the {} ones {lo} to {hi}", v[0])
+        }
+        _ => format!("the releases are {all}"),
     };
     Err(InstallError::UnknownRelease {
         product,
@@ -847,17 +862,51 @@ pub fn list() -> Vec<String> {
         rusqlite::version()
     ));
     out.push("installable with `rqps engine install KIND VERSION` (Linux x86-64):".into());
-    for (_, engine) in &servers {
-        if let Some(p) = engine.prebuilt {
-            out.push(p.published.into());
-        }
-    }
-    for k in registry::kinds() {
-        if let (Some(_), Some(p)) = (k.library, k.prebuilt) {
-            out.push(p.published.into());
+    let libraries = registry::kinds()
+        .into_iter()
+        .filter(|k| k.library.is_some());
+    for k in servers.iter().map(|(_, k)| *k).chain(libraries) {
+        if let (Ok(key), Some(p)) = (cache_key(k), k.prebuilt) {
+            out.push(format!(
+                "  {key:<8} {}, {}",
+                releases_said(p.releases),
+                p.source
+            ));
         }
     }
     out
+}
+
+/// A list of releases up to this long is said whole.
+const ALL_RELEASES_UP_TO: usize = 8;
+
+/// The releases of a list, as `rqps engine list` says them and as errors
+/// repeat them: all of a short list (`5.5.34, 5.6.14, 8.0.33`), else the
+/// range with the newest of the last three major versions
+/// (`9.6.10 to 18.6 (e.g. 16.15, 17.11, 18.6)`).
+pub fn releases_said(releases: &[&str]) -> String {
+    match releases {
+        [] => "any version".to_string(),
+        r if r.len() <= ALL_RELEASES_UP_TO => r.join(", "),
+        [first, .., last] => {
+            let mut newest: Vec<&str> = Vec::new();
+            for r in releases.iter().rev() {
+                let major = version_key(r).first().copied();
+                if newest
+                    .iter()
+                    .all(|n| version_key(n).first().copied() != major)
+                {
+                    newest.push(r);
+                }
+                if newest.len() == 3 {
+                    break;
+                }
+            }
+            newest.reverse();
+            format!("{first} to {last} (e.g. {})", newest.join(", "))
+        }
+        [one] => one.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -881,6 +930,37 @@ mod tests {
         let said = past_known_releases(mysql, "9.9.9");
         assert!(said.contains("if it has been published since"), "{said}");
         assert!(said.contains("8.0.33"), "{said}");
+    }
+
+    #[test]
+    fn a_never_published_version_is_told_every_release_engine_list_shows() {
+        let kind = |n| registry::by_name(n).unwrap();
+        let err = |n, v| check_release(kind(n), v).unwrap_err().to_string();
+        // 8.0.33 is offered, so 5.7.44's refusal names it, as engine list does.
+        assert_eq!(
+            err("mysql", "5.7.44"),
+            "MySQL 5.7.44 is not a published release: the releases are 5.5.34, 5.6.14, 8.0.33; \
+             see `rqps engine list`"
+        );
+        let said = err("mariadb", "10.6.0");
+        assert!(said.contains("11.4.5"), "{said}");
+        let listed = list().join("\n");
+        for (n, v) in [
+            ("mysql", "5.7.44"),
+            ("mariadb", "10.6.0"),
+            ("postgres", "16.99"),
+        ] {
+            let p = prebuilt(kind(n)).unwrap();
+            let said = err(n, v);
+            assert!(said.contains(&releases_said(p.releases)), "{said}");
+            assert!(listed.contains(&releases_said(p.releases)), "{listed}");
+        }
+        // A long list is cut in both; the major's own range is added to the error.
+        let said = err("postgres", "16.99");
+        assert!(
+            said.contains("9.6.10 to 18.6 (e.g. 16.15, 17.11, 18.6); the 16 ones 16.0 to 16.15"),
+            "{said}"
+        );
     }
 
     #[test]
