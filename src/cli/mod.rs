@@ -598,7 +598,8 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
                     InstallError::Download(
                         FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
                     )
-                    | InstallError::UnknownRelease { .. } => usage_error(e.to_string()),
+                    | InstallError::UnknownRelease { .. }
+                    | InstallError::Maven { missing: true, .. } => usage_error(e.to_string()),
                     e => crate::error::failed(e.to_string()),
                 }
             })?;
