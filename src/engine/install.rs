@@ -429,7 +429,7 @@ pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallErro
     );
     // The whole list as `rqps engine list` says it, so that no other major
     // version is hidden; when that list is cut short, the major's own range too.
-    let all = releases_said(&p.releases);
+    let all = releases_said(p.releases);
     let known = match same_major.as_slice() {
         [lo, .., hi] if p.releases.len() > ALL_RELEASES_UP_TO => {
             format!("the releases are {all}; the {} ones {lo} to {hi}", v[0])
