@@ -62,11 +62,12 @@ enum Cmd {
     ///
     /// Runs under one --name are repeats of it. Sysbench results are grouped as the field's
     /// reports are (point, range, range with aggregation, writes); every other suite adds its
-    /// own part: the Insert Benchmark's throughput, relative and insert-rate-during-queries
+    /// own sections: the Insert Benchmark's throughput, relative and insert-rate-during-queries
     /// tables (SLA misses marked), LinkBench's per-operation rates and latencies, TPC-C's
     /// tpmC with its consistency check and settings, db_bench's per-step table with the LSM
-    /// shape. All come with what differs between the targets and the hardware cost per
-    /// operation.
+    /// shape. The terminal report's answer holds the summary with its verdicts, what differs
+    /// between the targets and the notes; --full or --section shows those sections and the
+    /// hardware cost per operation, and every other format holds them all.
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
     Compare(report::CompareArgs),
