@@ -420,6 +420,26 @@ pub fn hostname() -> String {
         .unwrap_or_default()
 }
 
+/// `s` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/:@%+=".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// ` --results DIR` for a command rqps suggests, or nothing for the default
+/// directory, so that the command reads the runs the user's did.
+pub fn results_arg(results: &Path) -> String {
+    if results == Path::new("rqps-results") {
+        String::new()
+    } else {
+        format!(" --results {}", shell_word(&results.display().to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -260,3 +260,56 @@ fn engine_install_describes_the_cache_by_rule_and_engine_list_names_the_one_in_u
     assert_eq!(xdg(""), default);
     assert_eq!(xdg("relative/cache"), default);
 }
+
+/// The variables and files the engines' code reads a password from when a
+/// URL has none: every `env::var("…")`/`var_os("…")` of a name that holds
+/// PASS or PWD under src/engine/, and libpq's ~/.pgpass where it is read.
+fn password_sources_in_the_code() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut files = vec![std::path::PathBuf::from("src/engine/secret.rs")];
+    for d in std::fs::read_dir("src/engine").unwrap() {
+        let p = d.unwrap().path().join("mod.rs");
+        if p.is_file() {
+            files.push(p);
+        }
+    }
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for call in ["env::var(\"", "env::var_os(\""] {
+            for (i, _) in text.match_indices(call) {
+                let rest = &text[i + call.len()..];
+                let name = &rest[..rest.find('"').unwrap()];
+                if (name.contains("PASS") || name.contains("PWD"))
+                    && !out.contains(&format!("${name}"))
+                {
+                    out.push(format!("${name}"));
+                }
+            }
+        }
+        if text.contains(".join(\".pgpass\")") && !out.iter().any(|s| s == "~/.pgpass") {
+            out.push("~/.pgpass".into());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_help_names_every_password_source_the_code_reads() {
+    let sources = password_sources_in_the_code();
+    for s in ["$PGPASSWORD", "$MYSQL_PWD", "$PGPASSFILE", "~/.pgpass"] {
+        assert!(
+            sources.iter().any(|x| x == s),
+            "the scan finds {s}: {sources:?}"
+        );
+    }
+    for page in [help(&["compat"]), help(&["run"])] {
+        let flat = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        for s in &sources {
+            assert!(
+                flat.contains(s.as_str()),
+                "--help does not name {s}:\n{page}"
+            );
+        }
+    }
+}

@@ -17,8 +17,8 @@ use crate::report::export::Format;
     after_help = "Engines are written KIND[@VERSION] (a throwaway server rqps starts, \
 e.g. postgres@18.6, mariadb@11.4.5, sqlite) or as a URL (a server you run, e.g. \
 postgres://sa@127.0.0.1:5435/compat), each optionally named first: h2=postgres://... \
-The password of a URL without one comes from $PGPASSWORD or ~/.pgpass (PostgreSQL), \
-never from the command line.\n\nExamples:\n  rqps compat --reference postgres@18.6 --server postgres@9.6.24\n  \
+The password of a URL without one comes from $PGPASSWORD or ~/.pgpass ($PGPASSFILE) \
+(PostgreSQL) and $MYSQL_PWD (MySQL and MariaDB), never from the command line.\n\nExamples:\n  rqps compat --reference postgres@18.6 --server postgres@9.6.24\n  \
 rqps compat --reference pg18=postgres@18.6 --target h2=postgres://sa@127.0.0.1:5435/compat --suites sysbench,select1\n  \
 rqps compat --show --format md     # the latest record, as Markdown"
 )]

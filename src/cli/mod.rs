@@ -62,11 +62,12 @@ enum Cmd {
     ///
     /// Runs under one --name are repeats of it. Sysbench results are grouped as the field's
     /// reports are (point, range, range with aggregation, writes); every other suite adds its
-    /// own part: the Insert Benchmark's throughput, relative and insert-rate-during-queries
+    /// own sections: the Insert Benchmark's throughput, relative and insert-rate-during-queries
     /// tables (SLA misses marked), LinkBench's per-operation rates and latencies, TPC-C's
     /// tpmC with its consistency check and settings, db_bench's per-step table with the LSM
-    /// shape. All come with what differs between the targets and the hardware cost per
-    /// operation.
+    /// shape. The terminal report's answer holds the summary with its verdicts, what differs
+    /// between the targets and the notes; --full or --section shows those sections and the
+    /// hardware cost per operation, and every other format holds them all.
     Report(report::ReportArgs),
     /// Exit 1 when a target is significantly slower than a base (a regression gate).
     Compare(report::CompareArgs),
@@ -189,6 +190,75 @@ fn longs(cmd: &clap::Command) -> Vec<String> {
     cmd.get_arguments()
         .filter_map(|a| a.get_long().map(String::from))
         .collect()
+}
+
+/// Habits from the tools the suites reproduce (pgbench's `-c 8 -T 10`,
+/// sysbench's `--time`), all in one line: of the flags the command does not
+/// take, the chosen suite's peer flags, else another suite's, pointing to
+/// `--suite` with rqps's spellings.
+fn peer_spellings(
+    argv: &[String],
+    chosen: &dyn Suite,
+    cmd: &clap::Command,
+    sub: &str,
+) -> Option<String> {
+    let args = argv.get(1..).unwrap_or_default();
+    // Flags the command takes are left out (a blank keeps values in place).
+    let sc = cmd.find_subcommand(sub)?;
+    let takes = |cmd: &clap::Command, a: &str| {
+        if let Some(long) = a.strip_prefix("--") {
+            let long = long.split('=').next().unwrap_or(long);
+            cmd.get_arguments().any(|x| x.get_long() == Some(long))
+        } else if let Some(short) = a.strip_prefix('-').and_then(|s| s.chars().next()) {
+            cmd.get_arguments().any(|x| x.get_short() == Some(short))
+        } else {
+            false
+        }
+    };
+    let blank = |args: &[String], cmd: &clap::Command| -> Vec<String> {
+        args.iter()
+            .map(|a| {
+                if takes(cmd, a) {
+                    String::new()
+                } else {
+                    a.clone()
+                }
+            })
+            .collect()
+    };
+    let mut unknown = blank(args, sc);
+    if let Some(m) = chosen.peer_hint(&unknown) {
+        return Some(m);
+    }
+    // Another suite's own option is for the wrong-suite refusal to name.
+    for s in suite::registry() {
+        unknown = blank(&unknown, &s.args(clap::Command::new("x")));
+    }
+    let mut lines = Vec::new();
+    for s in suite::registry()
+        .iter()
+        .filter(|s| s.name() != chosen.name())
+    {
+        let (peer, flags) = s.peer();
+        // `--suite NAME` only where the chosen suite lacks rqps's spelling
+        // (sysbench's --rand-seed is every suite's --seed).
+        let others_only = crate::suite::api::peer_flag_hits(&unknown, flags)
+            .iter()
+            .filter_map(|(_, instead)| instead.split(' ').next())
+            .any(|f| f.starts_with("--") && !takes(sc, f));
+        let before = if others_only {
+            format!("--suite {} ", s.name())
+        } else {
+            String::new()
+        };
+        lines.extend(crate::suite::api::peer_flag_hint(
+            &unknown, peer, flags, &before,
+        ));
+    }
+    if !lines.is_empty() {
+        return Some(lines.join("; "));
+    }
+    None
 }
 
 /// Options in `argv` that belong to another suite than `chosen`: one line
@@ -317,10 +387,10 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
     };
     // A habit from the tool the suite reproduces (pgbench's `-c 8`): one
     // line that names rqps's option.
-    if takes_suite && let Some(m) = chosen.peer_hint(argv.get(1..).unwrap_or_default()) {
+    let cmd = command(chosen);
+    if takes_suite && let Some(m) = peer_spellings(argv, chosen, &cmd, &sub) {
         return Err(NotParsed::Usage(m));
     }
-    let cmd = command(chosen);
     if takes_suite
         && let Some(sc) = cmd.find_subcommand(&sub)
         && let Some(m) = foreign_options(argv, &longs(sc), chosen)
@@ -541,7 +611,8 @@ fn engine(c: &EngineCmd) -> Result<i32, Error> {
                     InstallError::Download(
                         FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
                     )
-                    | InstallError::UnknownRelease { .. } => usage_error(e.to_string()),
+                    | InstallError::UnknownRelease { .. }
+                    | InstallError::Maven { missing: true, .. } => usage_error(e.to_string()),
                     e => crate::error::failed(e.to_string()),
                 }
             })?;

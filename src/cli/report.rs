@@ -27,12 +27,15 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value = "term")]
     pub format: Format,
     /// Every section of the terminal report. Without it (or --section) the terminal report
-    /// gives the answer: the summary with its verdicts, the significant changes, what differs
-    /// and the notes, then the names of the other sections.
+    /// gives the answer: the summary with its verdicts and the significant changes, the
+    /// scalability table where a name ran several thread counts, what differs and the notes,
+    /// then the names of the other sections (each group's and suite's own tables, the hardware
+    /// cost per operation).
     #[arg(long, conflicts_with = "section")]
     pub full: bool,
-    /// Only these sections of the terminal report (a name or its start, as the answer's last
-    /// line lists them: point-queries, hardware, what-differs, ...).
+    /// Only these sections of the terminal report, by name or its start: the answer's summary
+    /// (with the significant changes), scalability, what-differs and notes, and the others its
+    /// last line lists (point-queries, hardware-efficiency-per-operation, tpc-c-tpmc, ...).
     #[arg(long, value_delimiter = ',', value_name = "NAME,..")]
     pub section: Option<Vec<String>>,
     /// Write to FILE instead of standard output.

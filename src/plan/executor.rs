@@ -57,11 +57,20 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
         Progress::default()
     };
     progress.matrix = a.file.display().to_string();
-    print_plan(a, &m, &steps, &progress)?;
     let missing = m.missing_engines();
+    // A version never published is refused before anything is planned or
+    // run, in a dry run as in a run (as `rqps run --server` refuses it).
+    for e in &missing {
+        if let Some(v) = &e.version {
+            crate::engine::install::check_release(e.kind, v)
+                .map_err(|err| usage(format!("{}: {err}", a.file.display())))?;
+        }
+    }
+    print_plan(a, &m, &steps, &progress)?;
     let Some(results) = results else {
         for e in missing {
-            println!("  needs an install first: {e:?} (done automatically when the matrix runs)");
+            let name = e.server_arg().unwrap_or_else(|| e.kind.name.to_string());
+            println!("  needs an install first: {name} (done automatically when the matrix runs)");
         }
         return Ok(0);
     };

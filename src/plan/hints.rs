@@ -11,24 +11,7 @@ use crate::report::compare::Rules;
 use crate::report::load::{self, Options};
 use crate::results::RunDoc;
 
-/// `s` as one word for a POSIX shell: as it is when that is safe, else in single quotes.
-pub fn shell_word(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/:@%+=".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// ` --results DIR`, or nothing for the default directory.
-fn results_arg(results: &Path) -> String {
-    if results == Path::new("rqps-results") {
-        String::new()
-    } else {
-        format!(" --results {}", shell_word(&results.display().to_string()))
-    }
-}
+pub use crate::util::{results_arg, shell_word};
 
 /// Whether `rqps report --base BASE` builds on `runs` and compares `with`
 /// (or, without `with`, anything: a target or a thread sweep).

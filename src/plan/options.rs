@@ -68,8 +68,9 @@ const BUSY_THRESHOLD: Percent = Percent::new_const(crate::harness::probe::BUSY_T
 #[serde(default, deny_unknown_fields)]
 pub struct RunOptions {
     /// The password of the --target URL when it has none: the first line of FILE, which only
-    /// its owner may read (chmod 600). Without it, $PGPASSWORD or ~/.pgpass (PostgreSQL) and
-    /// $MYSQL_PWD (MySQL) are read, so a password never has to be on the command line.
+    /// its owner may read (chmod 600). Without it, $PGPASSWORD or ~/.pgpass ($PGPASSFILE)
+    /// (PostgreSQL) and $MYSQL_PWD (MySQL and MariaDB) are read, so a password never has to be
+    /// on the command line.
     #[arg(long, value_name = "FILE", requires = "target", display_order = 2)]
     pub password_file: Option<PathBuf>,
     /// Install prefix of the --server engine (e.g. /usr/lib/postgresql/15, a MariaDB tree

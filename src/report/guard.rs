@@ -13,8 +13,8 @@
 //! in the note.
 
 use super::model::GroupBlock;
-use crate::results::EngineInfo;
 use crate::results::compat::{CompatRecord, EngineCompat, Level, covering};
+use crate::results::{EngineInfo, RunDoc};
 
 /// The product an engine is: its name, or `mariadb` for a MySQL-protocol
 /// server whose version says MariaDB (as run names call it).
@@ -43,15 +43,53 @@ fn differs(e: &EngineCompat, suite: &str, test: &str) -> Option<String> {
     })
 }
 
+/// How `rqps compat` is given the engine of `run`, named as the report
+/// names it: the run's own `--server` or `--target` (`mysql56=mysql@5.6.14`),
+/// else the server it ran on (`mariadb`) or its target.
+fn compat_engine(name: &str, run: &RunDoc) -> (&'static str, String) {
+    let given = |flag: &str| {
+        let line = &run.command_line;
+        line.iter().enumerate().find_map(|(i, a)| {
+            a.strip_prefix(&format!("{flag}="))
+                .map(str::to_string)
+                .or_else(|| (a == flag).then(|| line.get(i + 1).cloned()).flatten())
+        })
+    };
+    let (flag, engine) = if let Some(s) = given("--server") {
+        ("--server", s)
+    } else if let Some(t) = given("--target") {
+        ("--target", t)
+    } else if run.server.is_some() {
+        ("--server", product(&run.engine).to_string())
+    } else if run.engine.name == "sqlite" {
+        ("--target", "sqlite".to_string())
+    } else {
+        ("--target", run.target.clone())
+    };
+    (flag, crate::util::shell_word(&format!("{name}={engine}")))
+}
+
+/// The `rqps compat` that makes a record for the base's and a target's
+/// engines in the results directory the report reads.
+fn compat_command(base: (&str, &RunDoc), target: (&str, &RunDoc), results: &str) -> String {
+    let (_, reference) = compat_engine(base.0, base.1);
+    let (flag, engine) = compat_engine(target.0, target.1);
+    format!("rqps compat --reference {reference} {flag} {engine}{results}")
+}
+
 /// Marks the cells of each target whose engine is not the base's, as the
 /// newest record that checked both says; returns one note per such target.
-/// `names` and `engines`: the base first, then the targets in order.
+/// `names` and `runs` (the latest of each name): the base first, then the
+/// targets in order; `results`: ` --results DIR` for the commands the notes
+/// suggest, or nothing.
 pub fn apply(
     blocks: &mut [GroupBlock],
     names: &[&String],
-    engines: &[&EngineInfo],
+    runs: &[&RunDoc],
     records: &[CompatRecord],
+    results: &str,
 ) -> Vec<String> {
+    let engines: Vec<&EngineInfo> = runs.iter().map(|r| &r.engine).collect();
     let mut notes = Vec::new();
     let base = engines[0];
     for i in 1..engines.len() {
@@ -70,7 +108,8 @@ pub fn apply(
             if product(target) != product(base) {
                 notes.push(format!(
                     "{pair}: no compatibility record was made for these engines, so nothing says both did the same work; \
-make one in this results directory with `rqps compat --reference ENGINE --server KIND[@VERSION] --target URL`"
+make one with `{}`",
+                    compat_command((names[0], runs[0]), (names[i], runs[i]), results)
                 ));
             }
             continue;

@@ -129,9 +129,11 @@ pub fn no_base(dir: &Path, command: &str) -> Error {
             dir.display()
         )),
         Some(first) => crate::error::usage(format!(
-            "{command} needs --base NAME, the run name the others are compared with; {} holds {} (e.g. `{command} --base {first}`)",
+            "{command} needs --base NAME, the run name the others are compared with; {} holds {} (e.g. `{command}{} --base {}`)",
             dir.display(),
-            names.join(", ")
+            names.join(", "),
+            crate::util::results_arg(dir),
+            crate::util::shell_word(first)
         )),
     }
 }
@@ -649,7 +651,7 @@ pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
     let (runs, mut warnings) = read_results_keeping(dir, results::Keep::Report)?;
     let (records, record_warnings) = results::compat::read_all(dir);
     warnings.extend(record_warnings);
-    let mut report = build_with(&runs, &records, opts)?;
+    let mut report = build_in(&runs, &records, opts, &crate::util::results_arg(dir))?;
     warnings.append(&mut report.warnings);
     report.warnings = warnings;
     Ok(report)
@@ -669,6 +671,17 @@ pub fn build_with(
     runs: &[RunDoc],
     records: &[results::compat::CompatRecord],
     opts: &Options,
+) -> Result<Report, Error> {
+    build_in(runs, records, opts, "")
+}
+
+/// [`build_with`] for the runs of a results directory: `results`, ` --results
+/// DIR` or nothing, goes into the commands the report suggests.
+fn build_in(
+    runs: &[RunDoc],
+    records: &[results::compat::CompatRecord],
+    opts: &Options,
+    results: &str,
 ) -> Result<Report, Error> {
     let known = names(runs);
     let mut targets = target_names(&known, opts)?;
@@ -710,16 +723,11 @@ pub fn build_with(
     let rels = relatives(&sides, all_names.len() - 1, opts.rules);
     let (mut blocks, thread_counts) = group_blocks(keys, sides, &rels, &groups_of, &found);
     let compat = {
-        let engines: Vec<&results::EngineInfo> = all_names
+        let latest: Vec<&RunDoc> = all_names
             .iter()
-            .map(|n| {
-                runs_of(runs, n)
-                    .last()
-                    .map(|r| &r.engine)
-                    .expect("a compared name has runs")
-            })
+            .map(|n| *runs_of(runs, n).last().expect("a compared name has runs"))
             .collect();
-        super::guard::apply(&mut blocks, &all_names, &engines, records)
+        super::guard::apply(&mut blocks, &all_names, &latest, records, results)
     };
 
     let (overall, overall_summary) = summarize(&mut blocks, targets.len(), opts.rules);

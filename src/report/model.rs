@@ -29,7 +29,7 @@ pub struct Rel {
 }
 
 /// The mark after a verdict or a value measured while the machine was busy.
-pub const BUSY_MARK: &str = "!";
+pub use crate::results::BUSY_MARK;
 
 impl Rel {
     /// The verdict's cell: its ratio and mark, coloured by its shade, or

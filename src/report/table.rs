@@ -79,6 +79,7 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
     let groups = run_groups(doc, section);
     let mut out = String::new();
     let mut stalls: Vec<String> = Vec::new();
+    let mut busy = 0usize;
     out.push_str(&format!(
         "{} on {} {} ({}), {}\n",
         doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
@@ -116,13 +117,17 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
                 .warnings
                 .iter()
                 .find(|w| w.starts_with(crate::results::STALL_WARNING));
-            let status = match stall {
+            let mut status = match stall {
                 Some(w) => {
                     stalls.push(format!("stalled: {} t={}: {w}", t.test, t.threads));
                     format!("{} (stalled)", t.status)
                 }
                 None => t.status.to_string(),
             };
+            if crate::results::ran_busy(&t.warnings) {
+                status.push_str(&format!(" {}", crate::results::BUSY_MARK));
+                busy += 1;
+            }
             let qps = match unit_note(&t.qps_unit) {
                 Some(unit) => format!("{} {unit}", num(t.qps)),
                 None => num(t.qps),
@@ -146,6 +151,14 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
     }
     for s in &stalls {
         out.push_str(&format!("{s}\n"));
+    }
+    if busy > 0 {
+        out.push_str(&format!(
+            "{} ran while the machine was busy (status marked {}): {} figures may be the other load's; rerun on an idle machine\n",
+            if busy == 1 { "1 test".to_string() } else { format!("{busy} tests") },
+            crate::results::BUSY_MARK,
+            if busy == 1 { "its" } else { "their" }
+        ));
     }
     out.push_str(&hw_table(doc, all, &groups));
     out
@@ -235,7 +248,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
     let mut table = TextTable::new(&[
         "test",
         "thr",
-        "cpu/o us",
+        "host cpu/o",
         "server cpu/o",
         "client cpu/o",
         "cs/o",
@@ -332,8 +345,8 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         _ => "per operation: the column per says of what".into(),
     };
     let mut out = format!(
-        "\nhardware cost per operation ({per}; CPU in microseconds; cs = context switches; \
-         r = storage reads; KB read/written on {})\n{}",
+        "\nhardware cost per operation ({per}; CPU in microseconds: host = the whole machine's, \
+         other processes' included; cs = context switches; r = storage reads; KB read/written on {})\n{}",
         doc.tests
             .iter()
             .find_map(|t| t.hw.as_ref().and_then(|h| h.device.clone()))

@@ -19,6 +19,15 @@ use crate::util::{file_safe, now_rfc3339, write_atomic, write_output};
 /// harness's probe, read by reports to mark the result).
 pub const BUSY_WARNING: &str = "the machine was not idle";
 
+/// The mark after a verdict, a status or a value measured while the machine
+/// was busy (a result with a [`BUSY_WARNING`]), wherever rqps prints one.
+pub const BUSY_MARK: &str = "!";
+
+/// Whether a result carries the busy machine's warning.
+pub fn ran_busy(warnings: &[String]) -> bool {
+    warnings.iter().any(|w| w.starts_with(BUSY_WARNING))
+}
+
 /// How a result's warning about a server stall starts (written by the
 /// harness from the per-second series, shown by `rqps show` and the live line).
 pub const STALL_WARNING: &str = "the server stalled";

@@ -42,13 +42,44 @@ pub struct PeerFlag {
     pub instead: &'static str,
 }
 
-/// The pointer for a command line that uses one of `flags`, if any: one
-/// line naming the peer's flag and what to write instead.
-pub fn peer_flag_hint(args: &[String], peer: &str, flags: &[PeerFlag]) -> Option<String> {
+/// The pointer for a command line that uses any of `flags`: one line naming
+/// every such flag of the peer's and what to write instead, all at once
+/// (`-c 8 -T 10 are pgbench's spellings: rqps takes --clients 8 --time 10`).
+/// `before` goes before rqps's spellings (`--suite pgbench `, or nothing).
+pub fn peer_flag_hint(
+    args: &[String],
+    peer: &str,
+    flags: &[PeerFlag],
+    before: &str,
+) -> Option<String> {
+    let hits = peer_flag_hits(args, flags);
+    let (spelt, other): (Vec<_>, Vec<_>) = hits.iter().partition(|(_, i)| i.starts_with("--"));
+    let mut parts = Vec::new();
+    if !spelt.is_empty() {
+        let written: Vec<&str> = spelt.iter().map(|(w, _)| w.as_str()).collect();
+        let instead: Vec<&str> = spelt.iter().map(|(_, i)| i.as_str()).collect();
+        parts.push(format!(
+            "{} {} {peer}'s spelling{}: rqps takes {before}{}",
+            written.join(" "),
+            if spelt.len() > 1 { "are" } else { "is" },
+            if spelt.len() > 1 { "s" } else { "" },
+            instead.join(" ")
+        ));
+    }
+    for (written, instead) in other {
+        parts.push(format!("{written} is {peer}'s: {instead}"));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The flags of `flags` that `args` use, as written (`-c 8`) and what to
+/// write instead (`--clients 8`), in the order given.
+pub fn peer_flag_hits(args: &[String], flags: &[PeerFlag]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--" {
-            return None;
+            break;
         }
         for f in flags {
             let value = if a == f.flag {
@@ -74,14 +105,11 @@ pub fn peer_flag_hint(args: &[String], peer: &str, flags: &[PeerFlag]) -> Option
                 None => f.flag.to_string(),
             };
             let instead = f.instead.replace("{}", value.as_deref().unwrap_or("N"));
-            return Some(if instead.starts_with("--") {
-                format!("{written} is {peer}'s spelling: rqps takes {instead}")
-            } else {
-                format!("{written} is {peer}'s: {instead}")
-            });
+            out.push((written, instead));
+            break;
         }
     }
-    None
+    out
 }
 
 /// What an option does that other suites' options do too under another
@@ -290,6 +318,11 @@ pub trait Suite: Sync {
         let _ = args;
         None
     }
+    /// The reference tool's name and its flags that rqps spells otherwise
+    /// ([`Workload::PEER`]).
+    fn peer(&self) -> (&'static str, &'static [PeerFlag]) {
+        ("", &[])
+    }
 }
 
 /// A suite's checked parameters, ready to run.
@@ -432,7 +465,11 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn peer_hint(&self, args: &[String]) -> Option<String> {
         let (peer, flags) = W::PEER;
-        peer_flag_hint(args, peer, flags)
+        peer_flag_hint(args, peer, flags, "")
+    }
+
+    fn peer(&self) -> (&'static str, &'static [PeerFlag]) {
+        W::PEER
     }
 
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {

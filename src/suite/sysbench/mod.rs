@@ -21,7 +21,7 @@ pub mod schema;
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{Harness, RunEnd};
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Tables, Threads};
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use params::SysbenchParams;
@@ -137,7 +137,43 @@ pub struct Options {
     pub skip_trx: bool,
 }
 
+/// sysbench's flags that rqps spells otherwise (`--threads`, `--tables`,
+/// `--table-size` and `--rand-type` are spelt alike), and what to write instead.
+const SYSBENCH_FLAGS: &[PeerFlag] = &[
+    peer("--time", true, "--read-secs {} --write-secs {}"),
+    peer("--warmup-time", true, "--warmup-secs {}"),
+    peer("--rand-seed", true, "--seed {}"),
+    peer("--table_size", true, "--table-size {}"),
+    peer("--skip_trx", false, "--skip-trx"),
+    peer("--db-ps-mode", true, "--ps-mode {}"),
+    peer("--mysql_storage_engine", true, "--mysql-storage-engine {}"),
+    peer(
+        "--events",
+        true,
+        "rqps has no --events: each test is measured for a time (--read-secs, --write-secs)",
+    ),
+    peer(
+        "--report-interval",
+        true,
+        "rqps has no --report-interval: it shows a progress line while a test runs and stores each test's per-second figures",
+    ),
+    peer("--db-driver", true, DB_URL),
+    peer("--mysql-host", true, DB_URL),
+    peer("--pgsql-host", true, DB_URL),
+];
+
+const DB_URL: &str = "rqps names the server in one URL: --target mysql://user@host:port/db or postgres://user@host:port/db (or --server KIND for a throwaway one)";
+
+const fn peer(flag: &'static str, value: bool, instead: &'static str) -> PeerFlag {
+    PeerFlag {
+        flag,
+        value,
+        instead,
+    }
+}
+
 impl Workload for Sysbench {
+    const PEER: (&'static str, &'static [PeerFlag]) = ("sysbench", SYSBENCH_FLAGS);
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
     const SPLITS: bool = true;
