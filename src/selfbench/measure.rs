@@ -111,6 +111,8 @@ pub enum NoResult {
         "rqps bench vs-sysbench runs sysbench against mariadb and postgres servers, not {engine}"
     )]
     NotSysbenchEngine { engine: String },
+    #[error("sysbench's default distribution parameters were refused")]
+    SysbenchDefaults,
     #[error("no queries line in sysbench output")]
     NoQueriesLine,
     #[error("cannot read sysbench's query count")]

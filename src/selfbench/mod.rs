@@ -139,7 +139,7 @@ fn harness(a: &BenchArgs) -> Result<(), BenchError> {
     let bare_conn = |seed: u64| -> Result<_, BenchError> {
         let q = BareQueries::open(&path, &sql).map_err(BenchError::engine("the bare loop"))?;
         let uniform = SbDist::new(SbRandType::Uniform, SbRandParams::default())
-            .map_err(|_| BenchError::NoResult("sysbench's defaults".into()))?;
+            .map_err(|_| BenchError::NoResult(NoResult::SysbenchDefaults))?;
         let rows = a.table_size.clamp(1, u32::MAX.into()) as u32;
         Ok((q, SbRng::for_thread(rand_seed_from(seed), 0, uniform), rows))
     };

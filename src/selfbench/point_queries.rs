@@ -44,7 +44,7 @@ impl PointQueries {
             tables: 1,
             table_size: rows as i64,
             rand: SbDist::new(SbRandType::Uniform, SbRandParams::default())
-                .map_err(|_| BenchError::NoResult("sysbench's defaults".into()))?,
+                .map_err(|_| BenchError::NoResult(NoResult::SysbenchDefaults))?,
             ps_mode: PsMode::Auto,
             skip_trx: false,
             first_table: 1,

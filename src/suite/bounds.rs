@@ -279,12 +279,6 @@ impl<'de, const MAX: u64> Deserialize<'de> for Count<MAX> {
     }
 }
 
-impl<const MAX: u64> Serialize for Count<MAX> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
-    }
-}
-
 impl<const MAX: u64> From<Count<MAX>> for u64 {
     fn from(c: Count<MAX>) -> u64 {
         c.0

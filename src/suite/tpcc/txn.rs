@@ -543,11 +543,54 @@ impl Terminal {
             return Ok(End::RolledBack);
         }
 
+        self.new_order_stock(sc, w, d, lines, q_stock, u_stock, c)?;
+
+        // The order lines, numbered in the order they were entered.
+        for (i, l) in lines.iter().enumerate() {
+            let at = if multi_row { 9 * i } else { 0 };
+            ps[at..at + 9].copy_from_slice(&[
+                Param::Int(o_id),
+                Param::Int(d),
+                Param::Int(w),
+                Param::Int(i as i64 + 1),
+                Param::Int(l.item),
+                Param::Int(l.supply_w),
+                Param::Int(l.qty),
+                Param::Text(&sc.amounts[i]),
+                Param::Text(&sc.dists[i]),
+            ]);
+            if !multi_row {
+                self.ex(i_lines, &ps[..9], c)?;
+            }
+        }
+        if multi_row {
+            self.ex(i_lines, &ps[..9 * n], c)?;
+        }
+        self.ex(commit, &[], c)?;
+        Ok(End::Committed)
+    }
+
+    /// New-Order's stock part: the stock rows of every line, locked, read
+    /// at once, then each updated with the quantity its line leaves and the
+    /// line's amount and district info kept in `sc` for the order lines.
+    #[allow(clippy::too_many_arguments)]
+    fn new_order_stock(
+        &mut self,
+        sc: &mut NewOrderScratch,
+        w: i64,
+        d: i64,
+        lines: &[Line],
+        q_stock: StmtId,
+        u_stock: StmtId,
+        c: &mut Counts,
+    ) -> DbResult<()> {
+        let n = lines.len();
         // The stock rows, locked, all at once. Lines go in (supply
         // warehouse, item) order, the order the rows come back in.
         sc.order.clear();
         sc.order.extend(lines.iter().copied().enumerate());
         sc.order.sort_by_key(|(_, l)| (l.supply_w, l.item));
+        let mut ps = [Param::Int(0); 1 + 2 * MAX_LINES];
         ps[0] = Param::Int(d);
         for (j, (_, l)) in sc.order.iter().enumerate() {
             ps[1 + 2 * j] = Param::Int(l.supply_w);
@@ -606,30 +649,7 @@ impl Terminal {
                 c,
             )?;
         }
-
-        // The order lines, numbered in the order they were entered.
-        for (i, l) in lines.iter().enumerate() {
-            let at = if multi_row { 9 * i } else { 0 };
-            ps[at..at + 9].copy_from_slice(&[
-                Param::Int(o_id),
-                Param::Int(d),
-                Param::Int(w),
-                Param::Int(i as i64 + 1),
-                Param::Int(l.item),
-                Param::Int(l.supply_w),
-                Param::Int(l.qty),
-                Param::Text(&sc.amounts[i]),
-                Param::Text(&sc.dists[i]),
-            ]);
-            if !multi_row {
-                self.ex(i_lines, &ps[..9], c)?;
-            }
-        }
-        if multi_row {
-            self.ex(i_lines, &ps[..9 * n], c)?;
-        }
-        self.ex(commit, &[], c)?;
-        Ok(End::Committed)
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
