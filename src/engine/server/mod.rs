@@ -26,6 +26,7 @@
 //! engine, so the kinds depend on it and never the other way round.
 
 pub mod tls;
+mod trust;
 pub mod util;
 
 use std::fmt;
@@ -241,6 +242,9 @@ pub enum ServerError {
     /// (`hint`: what to install when it could not even start).
     #[error("cannot tell the MySQL version from `mysqld --version`: {said}{hint}")]
     UnknownVersion { said: String, hint: &'static str },
+    /// A `--basedir` tree that others could change: nothing in it ran.
+    #[error("refusing to run anything from --basedir {}: {why}", basedir.display())]
+    UntrustedTree { basedir: PathBuf, why: String },
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -446,6 +450,12 @@ pub fn locate(recipe: Recipe, basedir: Option<&Path>) -> Result<Binaries, Server
             searched: dir.display().to_string(),
             hint: recipe.basedir_hint().into(),
         });
+    }
+    if let Some(dir) = basedir {
+        trust::check_tree(dir).map_err(|why| ServerError::UntrustedTree {
+            basedir: dir.to_path_buf(),
+            why,
+        })?;
     }
     recipe.locate(basedir)
 }
