@@ -304,6 +304,7 @@ fn plan_of(suite: &'static dyn crate::suite::Suite, seed: u64) -> Result<Option<
 /// Runs the check and stores its record; returns the record and where it is.
 pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
+    crate::plan::signals::install_at_once();
     run_set(req)
 }
 
@@ -435,6 +436,11 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
         reference,
         targets: engines,
     };
+    // A signal's thread is removing the servers' files and will exit: a
+    // check it cut short is not a record.
+    if crate::harness::runner::stop_requested() {
+        return Err(failed("stopped by a signal: no record stored"));
+    }
     let path = crate::results::compat::store(&req.results, &record)?;
     Ok((record, path))
 }
