@@ -168,7 +168,18 @@ pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error
     let (record, path) = crate::compat::run(&req)?;
     eprintln!("compat: record stored in {}", path.display());
     crate::plan::report::emit_compat(&record, a.format, a.output.as_deref())?;
-    Ok(0)
+    // A target that could not be checked (left out, or tests the link
+    // failed in) is no verdict: the record then leaves nothing out of a
+    // report or a gate, and the command fails.
+    let gaps = record.gaps();
+    if gaps.is_empty() {
+        return Ok(0);
+    }
+    eprintln!(
+        "compat: FAIL: not every engine could be checked, so the record leaves no test out of a report or a gate: {}",
+        gaps.join("; ")
+    );
+    Ok(crate::error::EXIT_FAILED)
 }
 
 /// One warning for every URL given with a password, naming its options.
