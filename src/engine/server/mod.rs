@@ -26,7 +26,7 @@
 //! engine, so the kinds depend on it and never the other way round.
 
 pub mod tls;
-mod trust;
+pub mod trust;
 pub mod util;
 
 use std::fmt;
@@ -243,8 +243,12 @@ pub enum ServerError {
     #[error("cannot tell the MySQL version from `mysqld --version`: {said}{hint}")]
     UnknownVersion { said: String, hint: &'static str },
     /// A `--basedir` tree that others could change: nothing in it ran.
-    #[error("refusing to run anything from --basedir {}: {why}", basedir.display())]
-    UntrustedTree { basedir: PathBuf, why: String },
+    #[error("refusing to run anything from --basedir {}: {source}", basedir.display())]
+    UntrustedTree {
+        basedir: PathBuf,
+        #[source]
+        source: trust::Untrusted,
+    },
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -452,9 +456,9 @@ pub fn locate(recipe: Recipe, basedir: Option<&Path>) -> Result<Binaries, Server
         });
     }
     if let Some(dir) = basedir {
-        trust::check_tree(dir).map_err(|why| ServerError::UntrustedTree {
+        trust::check_tree(dir).map_err(|source| ServerError::UntrustedTree {
             basedir: dir.to_path_buf(),
-            why,
+            source,
         })?;
     }
     recipe.locate(basedir)

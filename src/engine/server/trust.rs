@@ -28,13 +28,50 @@ const PROGRAM_DIRS: [&str; 4] = ["bin", "sbin", "libexec", "scripts"];
 const LIB_DIRS: [&str; 2] = ["libs", "lib"];
 
 /// Why a tree is not trusted: one line, the path first.
-pub(crate) fn check_tree(basedir: &Path) -> Result<(), String> {
+#[derive(Debug, thiserror::Error)]
+pub enum Untrusted {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{} is owned by {owner}, not by root or by rqps's user ({me}): that user could change \
+         what rqps runs; use a tree only root or you can change (chown -R)",
+        path.display()
+    )]
+    Owner {
+        path: PathBuf,
+        owner: String,
+        me: String,
+    },
+    #[error(
+        "{} is writable by {by} (mode {mode:o}): others could change what rqps runs; chmod go-w it",
+        path.display()
+    )]
+    Writable {
+        path: PathBuf,
+        by: &'static str,
+        mode: u32,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Untrusted + '_ {
+    move |source| Untrusted::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Checks the tree at `basedir` (see the module docs).
+pub(crate) fn check_tree(basedir: &Path) -> Result<(), Untrusted> {
     let me = super::util::euid();
     let mut c = Checker {
         me,
         seen: HashSet::new(),
     };
-    let real = fs::canonicalize(basedir).map_err(|e| format!("{}: {e}", basedir.display()))?;
+    let real = fs::canonicalize(basedir).map_err(io(basedir))?;
     c.above(&real)?;
     c.path(&real, false)?;
     for d in PROGRAM_DIRS {
@@ -54,7 +91,7 @@ struct Checker {
 
 impl Checker {
     /// The directories above `p` (itself not included).
-    fn above(&mut self, p: &Path) -> Result<(), String> {
+    fn above(&mut self, p: &Path) -> Result<(), Untrusted> {
         for a in p.ancestors().skip(1) {
             self.path(a, true)?;
         }
@@ -62,7 +99,7 @@ impl Checker {
     }
 
     /// `dir` (when it exists), and its entries down to `depth` levels.
-    fn dir(&mut self, dir: &Path, depth: u32) -> Result<(), String> {
+    fn dir(&mut self, dir: &Path, depth: u32) -> Result<(), Untrusted> {
         let Ok(md) = fs::symlink_metadata(dir) else {
             return Ok(());
         };
@@ -73,7 +110,7 @@ impl Checker {
         if depth == 0 || !md.is_dir() {
             return Ok(());
         }
-        let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entries = fs::read_dir(dir).map_err(io(dir))?;
         for e in entries.flatten() {
             self.dir(&e.path(), depth - 1)?;
         }
@@ -81,7 +118,7 @@ impl Checker {
     }
 
     /// A symbolic link: what it points to, and the directories above that.
-    fn link(&mut self, link: &Path) -> Result<(), String> {
+    fn link(&mut self, link: &Path) -> Result<(), Untrusted> {
         let Ok(to) = fs::canonicalize(link) else {
             return Ok(()); // dangling: nothing runs through it
         };
@@ -91,23 +128,21 @@ impl Checker {
 
     /// One path's owner and mode. `sticky_ok`: a directory above the tree,
     /// where a sticky world-writable one (`/tmp`) is safe.
-    fn path(&mut self, p: &Path, sticky_ok: bool) -> Result<(), String> {
+    fn path(&mut self, p: &Path, sticky_ok: bool) -> Result<(), Untrusted> {
         if !self.seen.insert(p.to_path_buf()) {
             return Ok(());
         }
-        let md = fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let md = fs::symlink_metadata(p).map_err(io(p))?;
         if md.file_type().is_symlink() {
             return Ok(()); // canonical paths hold none; a link's own mode means nothing
         }
         let (uid, mode) = (md.uid(), md.mode() & 0o7777);
         if uid != 0 && uid != self.me {
-            return Err(format!(
-                "{} is owned by {}, not by root or by rqps's user ({}): that user could change \
-                 what rqps runs; use a tree only root or you can change (chown -R)",
-                p.display(),
-                who(uid),
-                who(self.me)
-            ));
+            return Err(Untrusted::Owner {
+                path: p.to_path_buf(),
+                owner: who(uid),
+                me: who(self.me),
+            });
         }
         let writable = mode & 0o022;
         if writable != 0 && !(sticky_ok && md.is_dir() && mode & 0o1000 != 0) {
@@ -116,11 +151,11 @@ impl Checker {
             } else {
                 "its group"
             };
-            return Err(format!(
-                "{} is writable by {by} (mode {mode:o}): others could change what rqps runs; \
-                 chmod go-w it",
-                p.display()
-            ));
+            return Err(Untrusted::Writable {
+                path: p.to_path_buf(),
+                by,
+                mode,
+            });
         }
         Ok(())
     }
@@ -158,14 +193,14 @@ mod tests {
         chmod(&base.join("lib/private/libx.so"), 0o644);
         check_tree(&base).unwrap();
         chmod(&base.join("bin"), 0o777);
-        let e = check_tree(&base).unwrap_err();
+        let e = check_tree(&base).unwrap_err().to_string();
         assert!(
             e.contains("/pg/bin is writable by every user (mode 777)"),
             "{e}"
         );
         chmod(&base.join("bin"), 0o755);
         chmod(&base.join("lib/private/libx.so"), 0o664);
-        let e = check_tree(&base).unwrap_err();
+        let e = check_tree(&base).unwrap_err().to_string();
         assert!(
             e.contains("libx.so is writable by its group (mode 664)"),
             "{e}"
@@ -177,7 +212,7 @@ mod tests {
         fs::write(outside.join("initdb"), "").unwrap();
         chmod(&outside.join("initdb"), 0o757);
         std::os::unix::fs::symlink(outside.join("initdb"), base.join("bin/initdb")).unwrap();
-        let e = check_tree(&base).unwrap_err();
+        let e = check_tree(&base).unwrap_err().to_string();
         assert!(
             e.contains("elsewhere/initdb is writable by every user"),
             "{e}"
