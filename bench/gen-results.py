@@ -6,12 +6,14 @@ Krows tests and the rest mixed), each with SECONDS per-second samples and
 hardware figures, like a real run of that length.
 
 usage: gen-results.py DIR [--names 4] [--repeats 3] [--tests 28] [--threads 1,4,16] [--seconds 60]
-       gen-results.py DIR --from RUN_DIR --runs 2000 [--names 20]
+       gen-results.py DIR --from RUN_DIR --runs 2000 [--names 20] [--every 1] [--noise 0.03]
 
 With --from, copies a real stored run (e.g. one `rqps run --profile ci`) RUNS
-times instead: NAMES targets in turn, one run a minute apart, each test's QPS
-(and its per-second series) scaled by a level per name and a few percent of
-noise, everything else (histograms, hardware figures, parameters) as stored.
+times instead: NAMES targets in turn, one run EVERY minutes apart, each test's
+QPS (and its per-second series) scaled by a level per name and NOISE of
+noise (--noise 0: exact copies, every value tied, as a directory of copied
+runs has), everything else (histograms, hardware figures, parameters) as
+stored.
 Prints the number of runs.
 """
 
@@ -48,7 +50,7 @@ def copies(a):
     for i in range(a.runs):
         n = i % a.names
         name = f"v{n + 1}"
-        day, minute = divmod(i, 24 * 60)
+        day, minute = divmod(i * a.every, 24 * 60)
         started = f"2025-{1 + day // 28:02d}-{1 + day % 28:02d}T{minute // 60:02d}:{minute % 60:02d}:00Z"
         run_id = f"2025{1 + day // 28:02d}{1 + day % 28:02d}-{minute // 60:02d}{minute % 60:02d}00-{name}"
         d = os.path.join(a.dir, run_id)
@@ -58,7 +60,7 @@ def copies(a):
         with open(os.path.join(d, "run.json"), "w") as f:
             json.dump(doc, f)
         for file, t in tests:
-            k = levels[n] * rnd.uniform(0.97, 1.03)
+            k = levels[n] * rnd.uniform(1 - a.noise, 1 + a.noise) if a.noise > 0 else 1.0
             r = dict(t, started=started)
             for key in ("qps", "tps", "statements_per_sec"):
                 if isinstance(r.get(key), (int, float)):
@@ -77,6 +79,9 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--from", dest="src")
     ap.add_argument("--runs", type=int, default=2000)
+    ap.add_argument("--every", type=int, default=1, help="minutes between runs (--from)")
+    ap.add_argument("--noise", type=float, default=0.03,
+                    help="QPS noise of each copy (--from); 0: exact copies, QPS as stored")
     ap.add_argument("--names", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tests", type=int, default=28)

@@ -294,7 +294,11 @@ pub fn read_input(path: &Path, max: u64) -> Result<String, InputError> {
     if bytes.len() as u64 > max {
         return Err(InputError::TooLarge(max));
     }
-    String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        InputError::NotUtf8(line)
+    })
 }
 
 /// Why an input file cannot be read: the reason alone.
@@ -310,8 +314,9 @@ pub enum InputError {
     Io(std::io::Error),
     #[error("larger than {}, the limit", size_text(*.0))]
     TooLarge(u64),
-    #[error("is not UTF-8 text")]
-    NotUtf8,
+    /// The line of the first byte that is not UTF-8.
+    #[error("line {0} is not UTF-8 text: save the file as UTF-8")]
+    NotUtf8(usize),
 }
 
 /// `1 MiB`, `512 KiB`, `100 bytes`.

@@ -170,3 +170,59 @@ fn history_refuses_bad_input_with_exit_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// `n` exact copies of the fixture run's tests, named `a` and `b` in turn,
+/// ten minutes apart: every value of a series tied, as in a directory of
+/// copied runs.
+fn copies(dir: &Path, n: usize) {
+    let run = read(&fixture_run().join("run.json"));
+    let tests: Vec<(String, Value)> = std::fs::read_dir(fixture_run().join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                read(&p),
+            )
+        })
+        .collect();
+    for i in 0..n {
+        let (h, m) = (i * 10 / 60, i * 10 % 60);
+        let started = format!("2026-01-{:02}T{:02}:{m:02}:00Z", 1 + h / 24, h % 24);
+        let name = if i % 2 == 0 { "a" } else { "b" };
+        let id = format!("202601{:02}-{:02}{m:02}00-{name}", 1 + h / 24, h % 24);
+        let d = dir.join(&id);
+        std::fs::create_dir_all(d.join("tests")).unwrap();
+        let mut r = run.clone();
+        r["run_id"] = id.clone().into();
+        r["name"] = name.into();
+        r["started"] = started.clone().into();
+        write(&d.join("run.json"), &r);
+        for (f, t) in &tests {
+            let mut t = t.clone();
+            t["started"] = started.clone().into();
+            write(&d.join("tests").join(f), &t);
+        }
+    }
+}
+
+#[test]
+fn copied_runs_with_tied_values_have_no_change_point_and_take_seconds() {
+    // 300 copies under two names: history took 160 s over 200 of them (a
+    // debug build), finding a "change" every other run from rounding.
+    let d = tempfile::tempdir().unwrap();
+    copies(d.path(), 300);
+    let t = std::time::Instant::now();
+    let h = json(&history(d.path(), &["--format", "json"]));
+    let took = t.elapsed();
+    assert_eq!(
+        h["changes"].as_array().unwrap().len(),
+        0,
+        "{}",
+        h["changes"]
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "history took {took:?}"
+    );
+}

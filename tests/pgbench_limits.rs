@@ -111,6 +111,38 @@ fn script_files_that_are_not_regular_files_or_too_large_are_refused_at_once() {
     refused(&o, "129 scripts given: at most 128", "129 scripts");
 }
 
+#[test]
+fn a_nul_or_a_byte_that_is_not_utf8_in_a_script_is_refused_with_file_and_line_on_every_engine() {
+    let d = tempfile::tempdir().unwrap();
+    // SQLite used to run `SELECT 1` and count the statement after the NUL
+    // as run though it never ran: the test was `ok`.
+    let nul = d.path().join("nul.sql");
+    std::fs::write(&nul, "SELECT 1;\n\0SELECT * FROM no_such_table;\n").unwrap();
+    let latin1 = d.path().join("latin1.sql");
+    std::fs::write(&latin1, b"SELECT 1;\nSELECT 2;\nSELECT 'caf\xe9';\n").unwrap();
+    let sqlite = format!("sqlite:{}", d.path().join("x.db").display());
+    // Refused as the file is read, before any connection: the same for a
+    // PostgreSQL or MySQL URL on a port where nothing listens.
+    for target in [
+        sqlite.as_str(),
+        "postgres://u@127.0.0.1:1/db",
+        "mysql://u@127.0.0.1:1/db",
+    ] {
+        for option in ["--script", "--init-script"] {
+            let (o, took) = run(target, d.path(), &[option, nul.to_str().unwrap()], 30);
+            refused(
+                &o,
+                &format!("{}:2: a NUL byte (\\0) at column 1", nul.display()),
+                target,
+            );
+            assert!(took < Duration::from_secs(20), "{target} took {took:?}");
+            let (o, _) = run(target, d.path(), &[option, latin1.to_str().unwrap()], 30);
+            refused(&o, "line 3 is not UTF-8 text", target);
+        }
+    }
+    assert!(!d.path().join("r").exists(), "nothing ran");
+}
+
 /// `lchown` (the link itself, not its target).
 fn lchown(p: &Path, uid: u32) {
     let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();

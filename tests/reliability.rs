@@ -1437,3 +1437,227 @@ fn outputs_are_as_private_as_the_results_and_a_umask_can_only_narrow_them() {
     assert!(with_umask(0o022, c).status.success());
     assert_eq!(mode_of(&shared), 0o644, "an existing file keeps its mode");
 }
+
+/// A TCP proxy to `upstream` on 127.0.0.1 that forwards each connection's
+/// first `budget` bytes from the client, then cuts the connection: a link
+/// that breaks once the login is done.
+fn cutting_proxy(upstream: u16, budget: usize) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut client) = c else { continue };
+            let Ok(mut server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s2, &mut c2);
+                let _ = c2.shutdown(std::net::Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let mut left = budget;
+                let mut buf = [0u8; 4096];
+                while left > 0 {
+                    let n = match client.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n.min(left),
+                    };
+                    if server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                    left -= n;
+                }
+                let _ = server.shutdown(std::net::Shutdown::Both);
+                let _ = client.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+/// The pg15/pg16 fixture runs in a directory of their own, with `record`
+/// as its only compatibility record.
+fn fixtures_with_record(record: &rqps::results::compat::CompatRecord) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    for e in std::fs::read_dir(&fixtures).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with("-pg15") || name.ends_with("-pg16") {
+            copy_dir(&e.path(), &d.path().join(&name));
+        }
+    }
+    rqps::results::compat::store(d.path(), record).unwrap();
+    d
+}
+
+/// A record of PostgreSQL 15.8 (reference) and 16.4 whose every sysbench
+/// test of the fixtures differs on 16.4, or was not checked there.
+fn fixture_record(not_checked: bool) -> rqps::results::compat::CompatRecord {
+    use rqps::results::EngineInfo;
+    use rqps::results::compat::{CompatRecord, EngineCompat, EngineId, Level, TestCompat};
+    let engine = |label: &str, version: &str, level: Level| EngineCompat {
+        id: EngineId {
+            label: label.into(),
+            engine: EngineInfo {
+                name: "postgres".into(),
+                version: version.into(),
+                auth: None,
+            },
+            target: String::new(),
+        },
+        left_out: None,
+        statements: Vec::new(),
+        tests: [
+            "point-query",
+            "random-points",
+            "range-covered-pk",
+            "scan",
+            "read-only",
+            "read-only-count",
+            "update-index",
+            "insert",
+            "write-only",
+        ]
+        .iter()
+        .map(|t| TestCompat {
+            suite: "sysbench".into(),
+            test: t.to_string(),
+            also: vec![format!("{t}.warm"), format!("{t}_range=*")],
+            level,
+            statements: 1,
+            reason: (level != Level::Semantics).then(|| "rows differ".into()),
+            not_checked: (not_checked && level != Level::Semantics)
+                .then(|| "not checked: the link failed (connection): reset".into()),
+        })
+        .collect(),
+        differences: Vec::new(),
+        probes: Vec::new(),
+        conditions: Vec::new(),
+        suites: Vec::new(),
+    };
+    CompatRecord {
+        rqps_version: "0".into(),
+        started: "2026-11-27T10:00:00Z".into(),
+        finished: "2026-11-27T10:01:00Z".into(),
+        command_line: Vec::new(),
+        seed: 1,
+        suites: Vec::new(),
+        rules: Vec::new(),
+        reference: engine("pg15", "15.8", Level::Semantics),
+        targets: vec![engine("pg16", "16.4", Level::None)],
+    }
+}
+
+#[test]
+fn compare_never_answers_ok_with_no_test_compared_and_a_broken_record_excludes_nothing() {
+    let compare = |d: &Path| {
+        rqps(&[
+            "compare",
+            "--results",
+            d.to_str().unwrap(),
+            "--base",
+            "pg15",
+            "--target",
+            "pg16",
+            "--fail-below",
+            "0.5",
+        ])
+    };
+    // Every test left out by a whole record: it answered `OK ... (0 compared)`.
+    let d = fixtures_with_record(&fixture_record(false));
+    let o = compare(d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("FAIL: no test of pg16 was compared with pg15"),
+        "{out}"
+    );
+    assert!(!out.contains("OK:"), "{out}");
+    // The same record, made over a link that broke: it leaves nothing out.
+    let d = fixtures_with_record(&fixture_record(true));
+    let o = compare(d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("could not check everything"), "{out}");
+    assert!(!out.contains("not gated:"), "{out}");
+    assert!(!out.contains("(0 compared"), "{out}");
+}
+
+#[test]
+fn compat_over_a_link_that_breaks_checks_nothing_stores_no_level_and_fails() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let results = results.to_str().unwrap();
+    // A target on a closed port: it exited 0.
+    let o = rqps(&[
+        "compat",
+        "--reference",
+        "sqlite",
+        "--target",
+        "postgres://u@127.0.0.1:1/db",
+        "--suites",
+        "select1",
+        "--results",
+        results,
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("compat: FAIL: not every engine could be checked")
+            && out.contains("could not be checked"),
+        "{out}"
+    );
+    let pg: rqps::engine::server::Recipe = &rqps::engine::postgres::server::RECIPE;
+    if !common::server_available(pg) {
+        return;
+    }
+    let server =
+        rqps::engine::server::Server::start(&rqps::engine::server::ServerSpec::new(pg), &mut |n| {
+            eprintln!("note: {n}")
+        })
+        .unwrap();
+    // The login passes, the connection breaks soon after.
+    let port = cutting_proxy(server.port(), 1200);
+    let url = format!(
+        "postgres://{}@127.0.0.1:{port}/{}?sslmode=disable",
+        server.user(),
+        server.database()
+    );
+    let results2 = d.path().join("r2");
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["compat", "--reference", "sqlite", "--target", &url])
+        .args(["--suites", "sysbench", "--tests", "point-query,insert"])
+        .args(["--stmt-timeout", "10", "--no-concurrent", "--results"])
+        .arg(&results2)
+        .env("PGPASSWORD", server.password())
+        .output()
+        .unwrap();
+    let out = text(&o);
+    // It exited 0 and stored the broken link's failures as the engine's level.
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("not checked, the link failed"), "{out}");
+    let dir = results2.join("compat");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let tests = record["targets"][0]["tests"].as_array().unwrap();
+    assert!(!tests.is_empty(), "{record}");
+    for t in tests {
+        assert!(
+            t["not_checked"]
+                .as_str()
+                .is_some_and(|w| w.contains("the link failed")),
+            "{t}"
+        );
+    }
+    let o = rqps(&["compat", "--show", "--results", results2.to_str().unwrap()]);
+    assert!(text(&o).contains("Not checked"), "{}", text(&o));
+}

@@ -453,3 +453,75 @@ fn mariadb_ed25519_accounts_run_a_write_test_the_settle_step_and_a_read_test() {
     );
     server.stop().unwrap();
 }
+
+/// rqps with `args`, killed after 60 s: exit code and stderr.
+fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(args)
+        .env_remove("PGPASSWORD")
+        .env_remove("MYSQL_PWD")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_password_in_a_command_line_url_is_warned_once_unless_allowed() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("r");
+    let results = results.to_str().unwrap();
+    let warning = "a password, which every local user can read in the process list";
+    // Nothing listens on port 1: the warning comes before the connection.
+    let with = format!("postgres://u:{PW}@127.0.0.1:1/db");
+    let param = format!("mysql://u@127.0.0.1:1/db?password={PW}");
+    for url in [with.as_str(), param.as_str()] {
+        let (_, err) = stderr_of(&run_args(url, results));
+        assert_eq!(err.matches(warning).count(), 1, "{url}: {err}");
+        assert!(err.contains("the --target URL holds") && err.contains("--password-file"));
+        assert!(!err.contains(PW), "{err}");
+        let mut allowed = run_args(url, results);
+        allowed.push("--allow-password-in-url");
+        let (_, err) = stderr_of(&allowed);
+        assert!(!err.contains(warning), "{url}: {err}");
+    }
+    let (_, err) = stderr_of(&run_args("postgres://u@127.0.0.1:1/db", results));
+    assert!(!err.contains(warning), "{err}");
+    // compat: one warning for the reference and the targets together.
+    let compat = |extra: &[&str]| {
+        let mut a = vec![
+            "compat",
+            "--reference",
+            &with,
+            "--target",
+            &param,
+            "--target",
+            &with,
+            "--results",
+            results,
+            "--suites",
+            "select1",
+        ];
+        a.extend(extra);
+        stderr_of(&a)
+    };
+    let (_, err) = compat(&[]);
+    assert_eq!(err.matches(warning).count(), 1, "{err}");
+    assert!(
+        err.contains("the --reference and --target URLs hold"),
+        "{err}"
+    );
+    assert!(!err.contains(PW), "{err}");
+    let (_, err) = compat(&["--allow-password-in-url"]);
+    assert!(!err.contains(warning), "{err}");
+}

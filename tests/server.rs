@@ -615,3 +615,115 @@ fn server_kind_parses() {
     assert_eq!(server_by_name("MySQL"), Ok(mysql));
     assert!(server_by_name("oracle").is_err());
 }
+
+/// A fake engine tree under `dir`: `bin/NAME` for each name, a script that
+/// touches `marker` (it ran) and fails. Modes 0755, owned by rqps's user.
+fn fake_tree(dir: &Path, names: &[&str], marker: &Path) -> PathBuf {
+    let base = dir.join("tree");
+    fs::create_dir_all(base.join("bin")).unwrap();
+    fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(base.join("bin"), fs::Permissions::from_mode(0o755)).unwrap();
+    for name in names {
+        let p = base.join("bin").join(name);
+        fs::write(
+            &p,
+            format!("#!/bin/sh\ntouch {}\nexit 1\n", marker.display()),
+        )
+        .unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    base
+}
+
+/// `rqps run --server KIND --basedir BASE` (a short SQL run): its output.
+fn run_with_basedir(kind: &str, base: &Path, results: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args([
+            "run",
+            "--suite",
+            "select1",
+            "--profile",
+            "ci",
+            "--server",
+            kind,
+        ])
+        .arg("--basedir")
+        .arg(base)
+        .arg("--results")
+        .arg(results)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_basedir_tree_another_user_could_change_runs_nothing_not_even_its_version() {
+    let d = tempfile::tempdir().unwrap();
+    let marker = d.path().join("ran");
+    let results = d.path().join("r");
+    for (kind, names) in [
+        ("postgres", &["postgres", "initdb"][..]),
+        ("mariadb", &["mariadbd", "mariadb-install-db"][..]),
+        ("mysql", &["mysqld"][..]),
+    ] {
+        let base = fake_tree(d.path(), names, &marker);
+        // A world-writable bin/: any user could put a mysqld there.
+        fs::set_permissions(base.join("bin"), fs::Permissions::from_mode(0o777)).unwrap();
+        let o = run_with_basedir(kind, &base, &results);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{kind}: {err}");
+        assert!(
+            err.contains("refusing to run anything from --basedir")
+                && err.contains("/tree/bin is writable by every user (mode 777)")
+                && err.contains("chmod go-w"),
+            "{kind}: {err}"
+        );
+        assert!(!marker.exists(), "{kind}: its program ran");
+        fs::set_permissions(base.join("bin"), fs::Permissions::from_mode(0o755)).unwrap();
+        // Another user's tree: root used to run its `--version` as uid 0.
+        if is_root() {
+            for entry in std::iter::once(base.clone()).chain(
+                fs::read_dir(base.join("bin"))
+                    .unwrap()
+                    .map(|e| e.unwrap().path()),
+            ) {
+                std::os::unix::fs::lchown(&entry, Some(65534), Some(65534)).unwrap();
+            }
+            std::os::unix::fs::lchown(base.join("bin"), Some(65534), Some(65534)).unwrap();
+            let o = run_with_basedir(kind, &base, &results);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{kind}: {err}");
+            assert!(
+                err.contains("/tree is owned by ") && err.contains("uid 65534"),
+                "{kind}: {err}"
+            );
+            assert!(!marker.exists(), "{kind}: its program ran as root");
+            std::os::unix::fs::lchown(&base, Some(0), Some(0)).unwrap();
+            let o = run_with_basedir(kind, &base, &results);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("/tree/bin is owned by "), "{kind}: {err}");
+            assert!(!marker.exists(), "{kind}: its program ran as root");
+            chown_to_root(&base);
+        }
+        // The quiet case: the same tree, private to rqps's user, is run.
+        let o = run_with_basedir(kind, &base, &results);
+        assert!(
+            marker.exists(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("refusing"));
+        fs::remove_file(&marker).unwrap();
+        fs::remove_dir_all(&base).unwrap();
+    }
+}
+
+/// Gives the tree back to rqps's user (root).
+fn chown_to_root(base: &Path) {
+    for entry in [base.to_path_buf(), base.join("bin")].into_iter().chain(
+        fs::read_dir(base.join("bin"))
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    ) {
+        std::os::unix::fs::lchown(&entry, Some(0), Some(0)).unwrap();
+    }
+}

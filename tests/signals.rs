@@ -401,3 +401,52 @@ fn the_system_wide_perf_of_cpu_profile_dies_with_rqps_on_kill_9() {
     child.wait().unwrap();
     gone_within_5_s(&perf, "kill -9 of rqps");
 }
+
+#[test]
+fn sigterm_stops_compat_at_once_and_removes_its_throwaway_servers_files() {
+    if !server_available(PG) {
+        return;
+    }
+    let (_d, results, tmp) = dirs();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["compat", "--reference", "sqlite", "--server", "postgres"])
+        .args(["--suites", "sysbench", "--results"])
+        .arg(&results)
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("ready on") {
+        assert!(
+            err.read_line(&mut said).unwrap() > 0,
+            "rqps ended early: {said}"
+        );
+    }
+    let server = descendants(child.id());
+    assert!(!server.is_empty(), "no server process under rqps");
+    let left = entries(&tmp);
+    assert!(!left.is_empty(), "no server files in {}", tmp.display());
+    let t = Instant::now();
+    signal(&child, libc::SIGTERM);
+    std::io::Read::read_to_string(&mut err, &mut said).unwrap();
+    let status = child.wait().unwrap();
+    // Before: killed by the signal, the data directory (126 MB) left.
+    assert_eq!(status.code(), Some(143), "{said}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{said}");
+    assert!(
+        said.contains("SIGTERM: stopping now; no record is stored"),
+        "{said}"
+    );
+    for dir in &left {
+        assert!(
+            said.contains(&format!("removed {}", dir.display())),
+            "{said}"
+        );
+    }
+    gone_within_5_s(&server, "SIGTERM to rqps compat");
+    assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
+    assert!(!results.join("compat").exists(), "a record was stored");
+}

@@ -18,7 +18,9 @@ use crate::report::export::Format;
 e.g. postgres@18.6, mariadb@11.4.5, sqlite) or as a URL (a server you run, e.g. \
 postgres://sa@127.0.0.1:5435/compat), each optionally named first: h2=postgres://... \
 The password of a URL without one comes from $PGPASSWORD or ~/.pgpass ($PGPASSFILE) \
-(PostgreSQL) and $MYSQL_PWD (MySQL and MariaDB), never from the command line.\n\nExamples:\n  rqps compat --reference postgres@18.6 --server postgres@9.6.24\n  \
+(PostgreSQL) and $MYSQL_PWD (MySQL and MariaDB). A password inside a URL works, but every \
+local user can read it in the process list while rqps runs: rqps warns once, unless \
+--allow-password-in-url.\n\nExamples:\n  rqps compat --reference postgres@18.6 --server postgres@9.6.24\n  \
 rqps compat --reference pg18=postgres@18.6 --target h2=postgres://sa@127.0.0.1:5435/compat --suites sysbench,select1\n  \
 rqps compat --show --format md     # the latest record, as Markdown"
 )]
@@ -32,6 +34,10 @@ pub struct CompatArgs {
     /// A target reached through a URL, or sqlite (repeat for more).
     #[arg(long, value_name = "[NAME=]URL")]
     pub target: Vec<String>,
+    /// Take passwords inside the --reference and --target URLs without the warning that
+    /// any local user can read them in the process list (ps) while rqps runs.
+    #[arg(long)]
+    pub allow_password_in_url: bool,
     /// Results directory: the record goes to its compat/ folder, where `rqps report`
     /// and `rqps compare` find it.
     #[arg(long, default_value = "rqps-results", value_name = "DIR")]
@@ -145,8 +151,12 @@ pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error
             "give at least one target to compare with the reference: --server KIND[@VERSION] or --target URL",
         ));
     }
+    let reference = choice(reference, false)?;
+    if !a.allow_password_in_url {
+        warn_password_in_urls(&reference, &targets);
+    }
     let req = CompatRequest {
-        reference: choice(reference, false)?,
+        reference,
         targets,
         results: a.results.clone(),
         suites: a.suites.clone(),
@@ -159,7 +169,33 @@ pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error
     let (record, path) = crate::compat::run(&req)?;
     eprintln!("compat: record stored in {}", path.display());
     crate::plan::report::emit_compat(&record, a.format, a.output.as_deref())?;
-    Ok(0)
+    // A target that could not be checked (left out, or tests the link
+    // failed in) is no verdict: the record then leaves nothing out of a
+    // report or a gate, and the command fails.
+    let gaps = record.gaps();
+    if gaps.is_empty() {
+        return Ok(0);
+    }
+    eprintln!(
+        "compat: FAIL: not every engine could be checked, so the record leaves no test out of a report or a gate: {}",
+        gaps.join("; ")
+    );
+    Ok(crate::error::EXIT_FAILED)
+}
+
+/// One warning for every URL given with a password, naming its options.
+fn warn_password_in_urls(reference: &EngineChoice, targets: &[EngineChoice]) {
+    let has = |c: &EngineChoice| c.args.target.as_ref().is_some_and(Target::has_url_password);
+    let mut options = Vec::new();
+    if has(reference) {
+        options.push("--reference");
+    }
+    if targets.iter().any(has) {
+        options.push("--target");
+    }
+    if let Some(w) = crate::engine::target::password_in_url_warning(&options, false) {
+        eprintln!("rqps: warning: {w}");
+    }
 }
 
 #[cfg(test)]

@@ -36,15 +36,23 @@ pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i
     Ok(ran.code)
 }
 
-/// The engine `a` names, with its target and server parsed.
+/// The engine `a` names, with its target and server parsed; a password in
+/// the `--target` URL is warned about, once, unless allowed.
 fn engine(a: &RunArgs) -> Result<EngineArgs, Error> {
+    let target = a
+        .target
+        .as_deref()
+        .map(Target::parse)
+        .transpose()
+        .map_err(usage)?;
+    if !a.allow_password_in_url
+        && target.as_ref().is_some_and(Target::has_url_password)
+        && let Some(w) = crate::engine::target::password_in_url_warning(&["--target"], true)
+    {
+        eprintln!("rqps: warning: {w}");
+    }
     Ok(EngineArgs {
-        target: a
-            .target
-            .as_deref()
-            .map(Target::parse)
-            .transpose()
-            .map_err(usage)?,
+        target,
         server: a
             .server
             .as_deref()

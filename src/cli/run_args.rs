@@ -13,9 +13,15 @@ pub struct RunArgs {
     /// postgres://user@host:port/db (or postgresql://), or rocksdb:PATH?version=V (a RocksDB
     /// database directory, opened with that installed release's library; without ?version,
     /// the system's librocksdb). Default: a new SQLite database in a temporary directory,
-    /// removed afterwards. The password: --password-file, never the command line.
+    /// removed afterwards. The password: --password-file, $PGPASSWORD, ~/.pgpass or
+    /// $MYSQL_PWD; one in the URL works but shows in the process list for the whole run,
+    /// and rqps warns about it (see --allow-password-in-url).
     #[arg(long, value_name = "TARGET", display_order = 0)]
     pub target: Option<String>,
+    /// Take a password inside the --target URL without the warning that any local user
+    /// can read it in the process list (ps) while rqps runs.
+    #[arg(long, requires = "target", display_order = 0)]
+    pub allow_password_in_url: bool,
     /// Start a throwaway engine instead of using --target: mysql (Oracle MySQL), mariadb,
     /// postgres or rocksdb, each optionally @VERSION from `rqps engine install`
     /// (mysql@8.0.33, postgres@16.15, rocksdb@8.10.0). For a

@@ -94,6 +94,8 @@ struct Side {
     stats: BTreeMap<(String, String), (usize, StatementCompat)>,
     /// Why the current suite cannot go on on this engine.
     broken: Option<String>,
+    /// Whether `broken` is the link's failure (its tests are not checked).
+    broken_link: bool,
 }
 
 impl Side {
@@ -313,6 +315,7 @@ fn taking_part(seed: u64) -> Vec<&'static str> {
 /// Runs the check and stores its record; returns the record and where it is.
 pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
     crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
+    crate::plan::signals::install_at_once();
     run_set(req)
 }
 
@@ -380,6 +383,7 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
         out: empty(ref_id, None),
         stats: BTreeMap::new(),
         broken: None,
+        broken_link: false,
     }];
     let mut left_out = Vec::new();
     for t in &req.targets {
@@ -395,6 +399,7 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
                     out: empty(id, None),
                     stats: BTreeMap::new(),
                     broken: None,
+                    broken_link: false,
                 })
             }
             Err(why) => {
@@ -445,6 +450,11 @@ fn run_set(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
         reference,
         targets: engines,
     };
+    // A signal's thread is removing the servers' files and will exit: a
+    // check it cut short is not a record.
+    if crate::harness::runner::stop_requested() {
+        return Err(failed("stopped by a signal: no record stored"));
+    }
     let path = crate::results::compat::store(&req.results, &record)?;
     Ok((record, path))
 }
@@ -493,6 +503,7 @@ fn check(
         });
         for side in sides.iter_mut() {
             side.broken = None;
+            side.broken_link = false;
             let t = std::time::Instant::now();
             let loaded = load(side, plan, true);
             eprintln!(
@@ -503,6 +514,7 @@ fn check(
             );
             if let Err(LoadFailed { error, failing }) = loaded {
                 side.broken = Some(format!("the load failed: {}", reason(&error)));
+                side.broken_link = link_error(&error);
                 if let Some(s) = failing {
                     let level =
                         compare::compare(&s.sql, &trace::Answer::Affected(0), &s.answer).level;
@@ -544,6 +556,9 @@ fn check(
                             also: test.also.clone(),
                             level: Level::None,
                             statements: 0,
+                            not_checked: side
+                                .broken_link
+                                .then(|| format!("not checked: the link failed: {why}")),
                             reason: Some(why.clone()),
                         });
                     }
@@ -558,6 +573,7 @@ fn check(
                 }
                 if let Err(f) = load(side, plan, false) {
                     side.broken = Some(format!("the load failed: {}", reason(&f.error)));
+                    side.broken_link = link_error(&f.error);
                     continue;
                 }
                 let conditions = concurrent(side, c);
@@ -597,31 +613,12 @@ fn noted(what: String, test: &CompatTest) -> String {
 
 /// One test on every side, compared, then its tables.
 fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]) {
-    let traces: Vec<Option<Vec<Sent>>> = sides
-        .iter()
-        .map(|s| s.broken.is_none().then(|| run_test(s, test)))
-        .collect();
-    // Connection by connection, each in the order it sent: a test whose
-    // worker drives several connections at once (the Insert Benchmark's
-    // inserter and deleter) sends each one's statements in the same order
-    // on every engine, though not interleaved alike.
-    let traces: Vec<Option<Vec<Sent>>> = traces
-        .into_iter()
-        .map(|t| {
-            t.map(|mut t| {
-                t.sort_by_key(|s| s.conn);
-                // A statement prepared is no answer yet (a failed prepare
-                // is): engines whose clients take different paths to run
-                // one statement (PostgreSQL's unnamed statements, a
-                // prepare elsewhere) line up by what was run.
-                t.retain(|s| s.answer != trace::Answer::Prepared);
-                t
-            })
-        })
-        .collect();
+    let traces = traces_of(test, sides);
     let Some(reference) = traces[0].clone() else {
         return;
     };
+    // The reference's own link failed: no target's answers can be judged.
+    let ref_link = link_failure(&reference);
     for s in &reference {
         sides[0].stat(suite, &test.name, &s.sql, Level::Semantics);
     }
@@ -632,79 +629,153 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
         level: Level::Semantics,
         statements: reference.len() as u64,
         reason: None,
+        not_checked: ref_link.clone(),
     });
     for (side, trace) in sides.iter_mut().zip(&traces).skip(1) {
         let Some(trace) = trace else { continue };
-        let mut level = Level::Semantics;
-        let mut first: Option<Difference> = None;
-        for i in 0..reference.len().max(trace.len()) {
-            let (l, diff) = match (reference.get(i), trace.get(i)) {
-                (Some(r), Some(t)) => {
-                    let v = compare::compare(&t.sql, &r.answer, &t.answer);
-                    side.stat(suite, &test.name, &t.sql, v.level);
-                    let d = (v.level != Level::Semantics).then(|| Difference {
-                        suite: suite.into(),
-                        test: test.name.clone(),
-                        level: v.level,
-                        what: v.what,
-                        statement: compare::cut_statement(&t.literal(), STATEMENT_CHARS),
-                        reference: compare::show(&r.answer),
-                        target: compare::show(&t.answer),
-                    });
-                    (v.level, d)
-                }
-                (Some(r), None) => {
-                    side.stat(suite, &test.name, &r.sql, Level::None);
-                    let d = Difference {
-                        suite: suite.into(),
-                        test: test.name.clone(),
-                        level: Level::None,
-                        what: "not sent: the target's worker stopped before it".into(),
-                        statement: compare::cut_statement(&r.literal(), STATEMENT_CHARS),
-                        reference: compare::show(&r.answer),
-                        target: "not sent".into(),
-                    };
-                    (Level::None, Some(d))
-                }
-                (None, Some(t)) => {
-                    side.stat(suite, &test.name, &t.sql, Level::Syntax);
-                    let d = Difference {
-                        suite: suite.into(),
-                        test: test.name.clone(),
-                        level: Level::Syntax,
-                        what: "sent only on the target: its worker went another way".into(),
-                        statement: compare::cut_statement(&t.literal(), STATEMENT_CHARS),
-                        reference: "not sent".into(),
-                        target: compare::show(&t.answer),
-                    };
-                    (Level::Syntax, Some(d))
-                }
-                (None, None) => break,
-            };
-            level = level.max(l);
-            if first.is_none() {
-                first = diff;
+        match ref_link.clone().or_else(|| link_failure(trace)) {
+            Some(why) => side.out.tests.push(TestCompat {
+                suite: suite.into(),
+                test: test.name.clone(),
+                also: test.also.clone(),
+                level: Level::None,
+                statements: trace.len() as u64,
+                reason: Some(why.clone()),
+                not_checked: Some(why),
+            }),
+            None => compare_traces(suite, test, &reference, trace, side),
+        }
+    }
+    if !test.writes.is_empty() {
+        compare_tables(suite, plan, test, sides);
+    }
+}
+
+/// Each side's statements for `test` (`None`: the side is broken),
+/// connection by connection, without bare prepares.
+fn traces_of(test: &CompatTest, sides: &[Side]) -> Vec<Option<Vec<Sent>>> {
+    sides
+        .iter()
+        .map(|s| s.broken.is_none().then(|| run_test(s, test)))
+        .map(|t| {
+            // Connection by connection, each in the order it sent: a test
+            // whose worker drives several connections at once (the Insert
+            // Benchmark's inserter and deleter) sends each one's statements
+            // in the same order on every engine, though not interleaved
+            // alike.
+            t.map(|mut t| {
+                t.sort_by_key(|s| s.conn);
+                // A statement prepared is no answer yet (a failed prepare
+                // is): engines whose clients take different paths to run
+                // one statement (PostgreSQL's unnamed statements, a
+                // prepare elsewhere) line up by what was run.
+                t.retain(|s| s.answer != trace::Answer::Prepared);
+                t
+            })
+        })
+        .collect()
+}
+
+/// Why a trace says nothing about its engine, if it does not: an answer
+/// that is the link's failure (the connection broke, a reply could not be
+/// read), not the engine's.
+fn link_failure(trace: &[Sent]) -> Option<String> {
+    trace.iter().find_map(|s| match &s.answer {
+        trace::Answer::Error {
+            meaning: m @ (crate::engine::Meaning::Connection | crate::engine::Meaning::Protocol),
+            message,
+            ..
+        } => Some(format!(
+            "not checked: the link failed ({}): {}",
+            m.key(),
+            compare::cut(message.lines().next().unwrap_or(""), 160)
+        )),
+        _ => None,
+    })
+}
+
+/// A target's trace against the reference's, statement by statement: its
+/// test's level and first difference.
+fn compare_traces(
+    suite: &str,
+    test: &CompatTest,
+    reference: &[Sent],
+    trace: &[Sent],
+    side: &mut Side,
+) {
+    let mut level = Level::Semantics;
+    let mut first: Option<Difference> = None;
+    let difference = |level, what: String, stmt: &Sent, r: String, t: String| Difference {
+        suite: suite.into(),
+        test: test.name.clone(),
+        level,
+        what,
+        statement: compare::cut_statement(&stmt.literal(), STATEMENT_CHARS),
+        reference: r,
+        target: t,
+    };
+    for i in 0..reference.len().max(trace.len()) {
+        let (l, diff) = match (reference.get(i), trace.get(i)) {
+            (Some(r), Some(t)) => {
+                let v = compare::compare(&t.sql, &r.answer, &t.answer);
+                side.stat(suite, &test.name, &t.sql, v.level);
+                let d = (v.level != Level::Semantics).then(|| {
+                    let (rs, ts) = (compare::show(&r.answer), compare::show(&t.answer));
+                    difference(v.level, v.what, t, rs, ts)
+                });
+                (v.level, d)
             }
-        }
-        side.out.tests.push(TestCompat {
-            suite: suite.into(),
-            test: test.name.clone(),
-            also: test.also.clone(),
-            level,
-            statements: trace.len() as u64,
-            reason: first
-                .as_ref()
-                .map(|d| format!("{}: {}", d.what, cut_sql(&d.statement))),
-        });
-        if let Some(mut d) = first {
-            d.what = noted(d.what, test);
-            side.out.differences.push(d);
+            (Some(r), None) => {
+                side.stat(suite, &test.name, &r.sql, Level::None);
+                let what = "not sent: the target's worker stopped before it".into();
+                let d = difference(
+                    Level::None,
+                    what,
+                    r,
+                    compare::show(&r.answer),
+                    "not sent".into(),
+                );
+                (Level::None, Some(d))
+            }
+            (None, Some(t)) => {
+                side.stat(suite, &test.name, &t.sql, Level::Syntax);
+                let what = "sent only on the target: its worker went another way".into();
+                let d = difference(
+                    Level::Syntax,
+                    what,
+                    t,
+                    "not sent".into(),
+                    compare::show(&t.answer),
+                );
+                (Level::Syntax, Some(d))
+            }
+            (None, None) => break,
+        };
+        level = level.max(l);
+        if first.is_none() {
+            first = diff;
         }
     }
-    if test.writes.is_empty() {
-        return;
+    side.out.tests.push(TestCompat {
+        suite: suite.into(),
+        test: test.name.clone(),
+        also: test.also.clone(),
+        level,
+        statements: trace.len() as u64,
+        reason: first
+            .as_ref()
+            .map(|d| format!("{}: {}", d.what, cut_sql(&d.statement))),
+        not_checked: None,
+    });
+    if let Some(mut d) = first {
+        d.what = noted(d.what, test);
+        side.out.differences.push(d);
     }
-    // The tables the test wrote, on every engine, against the reference's.
+}
+
+/// The tables `test` wrote, on every engine, against the reference's; when
+/// any differ, every engine's are loaded again.
+fn compare_tables(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]) {
     let tables: Vec<&crate::suite::CompatTable> = plan
         .tables
         .iter()
@@ -738,7 +809,9 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                 .iter_mut()
                 .rev()
                 .find(|x| x.suite == suite && x.test == test.name);
-            if let Some(x) = entry {
+            if let Some(x) = entry
+                && x.not_checked.is_none()
+            {
                 x.level = x.level.max(Level::Syntax);
                 if x.reason.is_none() {
                     x.reason = Some(format!("table {} differs after the test: {what}", t.name));
@@ -775,9 +848,19 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
                     "loading the tables again failed: {}",
                     reason(&f.error)
                 ));
+                side.broken_link = link_error(&f.error);
             }
         }
     }
+}
+
+/// Whether an error is the link's (the connection, the protocol), not the
+/// engine's answer.
+fn link_error(e: &crate::engine::DbError) -> bool {
+    matches!(
+        e.meaning(),
+        crate::engine::Meaning::Connection | crate::engine::Meaning::Protocol
+    )
 }
 
 /// An error as a one-line reason: its first line, cut (an engine's message

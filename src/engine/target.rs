@@ -17,6 +17,30 @@ pub fn redact(s: &str) -> String {
     crate::engine::url::redact_with(s, &|scheme| registry::by_scheme(scheme).is_some())
 }
 
+/// The warning for URLs given on the command line with a password in
+/// them (`options`: `--target`, `--reference`), said once per command:
+/// any local user reads a process's arguments (`ps`, `/proc/PID/cmdline`)
+/// for as long as it runs. `password_file`: the command has
+/// `--password-file`. `None` when there is nothing to say.
+pub fn password_in_url_warning(options: &[&str], password_file: bool) -> Option<String> {
+    let (last, rest) = options.split_last()?;
+    let named = if rest.is_empty() {
+        format!("the {last} URL holds")
+    } else {
+        format!("the {} and {last} URLs hold", rest.join(", "))
+    };
+    Some(format!(
+        "{named} a password, which every local user can read in the process list (ps) for \
+         the whole run: leave it out of the URL and give it {}in $PGPASSWORD or ~/.pgpass \
+         (PostgreSQL) or $MYSQL_PWD (MySQL); --allow-password-in-url silences this warning",
+        if password_file {
+            "with --password-file FILE (chmod 600), or "
+        } else {
+            ""
+        }
+    ))
+}
+
 /// [`redact`] applied to every argument of a command line.
 pub fn redact_args(args: &[String]) -> Vec<String> {
     args.iter().map(|a| redact(a)).collect()
@@ -140,6 +164,16 @@ impl Target {
             url,
             raw: s.to_string(),
         }))
+    }
+
+    /// Whether the target is a URL that holds a password (in its user info
+    /// or a `password=` parameter): one that sits on the command line when
+    /// given there.
+    pub fn has_url_password(&self) -> bool {
+        match self {
+            Target::Url(u) => u.url.password.is_some() || redact(&u.raw) != u.raw,
+            _ => false,
+        }
     }
 
     /// The engine kind the target is of.
@@ -385,6 +419,37 @@ mod tests {
             assert!(!e.contains("cret") && !e.contains("'se"), "{e}");
             assert!(e.contains("%3F"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_password_in_a_url_is_told_apart_and_warned_once_for_all_options() {
+        assert!(
+            Target::parse("postgres://u:pw@h/db")
+                .unwrap()
+                .has_url_password()
+        );
+        assert!(
+            Target::parse("mysql://u@h/db?password=pw")
+                .unwrap()
+                .has_url_password()
+        );
+        assert!(
+            !Target::parse("postgres://u@h/db")
+                .unwrap()
+                .has_url_password()
+        );
+        assert!(!Target::parse("sqlite").unwrap().has_url_password());
+        assert_eq!(password_in_url_warning(&[], true), None);
+        let w = password_in_url_warning(&["--reference", "--target"], false).unwrap();
+        assert!(
+            w.starts_with("the --reference and --target URLs hold a password"),
+            "{w}"
+        );
+        assert!(w.contains("$PGPASSWORD") && w.contains("--allow-password-in-url"));
+        assert!(!w.contains("--password-file"), "compat has none: {w}");
+        let w = password_in_url_warning(&["--target"], true).unwrap();
+        assert!(w.starts_with("the --target URL holds a password"), "{w}");
+        assert!(w.contains("--password-file FILE"), "{w}");
     }
 
     #[test]

@@ -409,7 +409,8 @@ fn server_engine(e: &EngineSpec, c: &Checked, say: &mut dyn FnMut(&str)) -> Resu
     let server = Server::start(&spec, &mut |note| say(note)).map_err(|e| match e {
         ServerError::BinaryNotFound { .. }
         | ServerError::BadConfig { .. }
-        | ServerError::SettingRefused { .. } => usage(e),
+        | ServerError::SettingRefused { .. }
+        | ServerError::UntrustedTree { .. } => usage(e),
         e => failed(format!("cannot start the {kind} server: {e}")),
     })?;
     let url = server.url_for_config(&config);

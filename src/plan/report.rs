@@ -337,6 +337,18 @@ pub fn compare(a: &CompareRequest) -> Result<i32, Error> {
     if !failures.is_empty() || !gate.broken.is_empty() {
         return Ok(EXIT_FAILED);
     }
+    // Nothing compared is no evidence: never OK.
+    if gate.rows.is_empty() {
+        println!(
+            "FAIL: no test of {} was compared with {} ({} left out by a compatibility record, {} without a result): nothing says it is not below {}",
+            a.target,
+            a.base,
+            gate.excluded.len(),
+            gate.missing.len() + gate.not_compared.len(),
+            a.fail_below
+        );
+        return Ok(EXIT_FAILED);
+    }
     println!(
         "OK: no test of {} is significantly below {} of {} ({} compared{}){busy_note}",
         a.target,

@@ -84,6 +84,24 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         1,
         format!("Compatibility with {}", engine_title(&r.reference)),
     )];
+    intro(r, &mut d);
+    left_out(r, &mut d);
+    levels(r, &mut d);
+    suites(r, &mut d);
+    differences(r, &mut d);
+    probes(r, &mut d);
+    conditions(r, &mut d);
+    d.push(Block::Heading(2, "How answers were compared".into()));
+    d.push(Block::Bullets(r.rules.clone()));
+    d.push(Block::Para(format!(
+        "Command: {}",
+        r.command_line.join(" ")
+    )));
+    d
+}
+
+/// What was checked, how, and when.
+fn intro(r: &CompatRecord, d: &mut Vec<Block>) {
     d.push(Block::Para(format!(
         "Every engine loaded the same tables from seed {} and ran each suite's tests as its own workers run them, a few events each on one connection; each statement's answer was compared with the reference's. Levels: protocol (the client connects and runs statements), syntax (the engine parses the statement), semantics (it gives the reference's answers). Checked {} to {}: {}.",
         r.seed,
@@ -95,6 +113,10 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
             .collect::<Vec<_>>()
             .join(", ")
     )));
+}
+
+/// The engines left out, and the tests the link failed in.
+fn left_out(r: &CompatRecord, d: &mut Vec<Block>) {
     let left: Vec<String> = r
         .targets
         .iter()
@@ -108,6 +130,37 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         d.push(Block::Heading(2, "Left out".into()));
         d.push(Block::Bullets(left));
     }
+    let unchecked: Vec<String> = engines(r)
+        .filter(|e| e.left_out.is_none() && e.unchecked().next().is_some())
+        .map(|e| {
+            let names: Vec<String> = e
+                .unchecked()
+                .map(|t| format!("{} {}", t.suite, t.test))
+                .collect();
+            format!(
+                "{}: {} of {} test(s) ({}), {}",
+                e.id.label,
+                names.len(),
+                e.tests.len(),
+                names.join(", "),
+                e.unchecked()
+                    .next()
+                    .and_then(|t| t.not_checked.as_deref())
+                    .unwrap_or("")
+            )
+        })
+        .collect();
+    if !unchecked.is_empty() {
+        d.push(Block::Heading(2, "Not checked".into()));
+        d.push(Block::Para(
+            "The link to an engine failed in these tests (the connection broke, or a reply could not be read): their answers say nothing about the engine, so they have no level, and the record leaves no test out of a report or a gate.".into(),
+        ));
+        d.push(Block::Bullets(unchecked));
+    }
+}
+
+/// Statements at each level, per engine.
+fn levels(r: &CompatRecord, d: &mut Vec<Block>) {
     d.push(Block::Heading(2, "Statements at each level".into()));
     let mut t = Table {
         header: [
@@ -131,15 +184,22 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         let tests_ok = e
             .tests
             .iter()
-            .filter(|t| t.level == Level::Semantics)
+            .filter(|t| t.level == Level::Semantics && t.not_checked.is_none())
             .count();
+        let not_checked = e.unchecked().count();
         let suites_ok = e.suites.iter().filter(|s| s.comparable).count();
         let mut row: Vec<TCell> = vec![engine_title(e).into(), Val::Int(n as i64).into()];
         for (i, v) in c.iter().enumerate() {
             let shade = (i > 0 && *v > 0).then_some(Shade::Red);
             row.push(TCell::shaded(pct(*v, n), shade));
         }
-        row.push(format!("{tests_ok} of {}", e.tests.len()).into());
+        row.push(TCell::shaded(
+            match not_checked {
+                0 => format!("{tests_ok} of {}", e.tests.len()),
+                n => format!("{tests_ok} of {} ({n} not checked)", e.tests.len()),
+            },
+            (not_checked > 0).then_some(Shade::Red),
+        ));
         row.push(TCell::shaded(
             format!("{suites_ok} of {}", e.suites.len()),
             (suites_ok < e.suites.len()).then_some(Shade::Red),
@@ -147,6 +207,10 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         t.rows.push(row);
     }
     d.push(Block::Table(t));
+}
+
+/// Whether each suite's results compare with the reference's.
+fn suites(r: &CompatRecord, d: &mut Vec<Block>) {
     d.push(Block::Heading(
         2,
         "Can each suite's results be compared with the reference's?".into(),
@@ -176,6 +240,10 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         }
     }
     d.push(Block::Table(t));
+}
+
+/// Each target's first differences.
+fn differences(r: &CompatRecord, d: &mut Vec<Block>) {
     for e in checked(r) {
         d.push(Block::Heading(
             2,
@@ -205,6 +273,10 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
             )));
         }
     }
+}
+
+/// The probes: protocol, isolation and errors.
+fn probes(r: &CompatRecord, d: &mut Vec<Block>) {
     if engines(r).any(|e| !e.probes.is_empty()) {
         d.push(Block::Heading(2, "Protocol, isolation and errors".into()));
         d.push(Block::Para(
@@ -256,6 +328,10 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
             vec![Block::Bullets(how)],
         ));
     }
+}
+
+/// The suites' invariants after their concurrent runs.
+fn conditions(r: &CompatRecord, d: &mut Vec<Block>) {
     if engines(r).any(|e| !e.conditions.is_empty()) {
         d.push(Block::Heading(
             2,
@@ -290,13 +366,6 @@ pub fn document(r: &CompatRecord) -> Vec<Block> {
         }
         d.push(Block::Table(t));
     }
-    d.push(Block::Heading(2, "How answers were compared".into()));
-    d.push(Block::Bullets(r.rules.clone()));
-    d.push(Block::Para(format!(
-        "Command: {}",
-        r.command_line.join(" ")
-    )));
-    d
 }
 
 /// The csv and tsv rows: one per engine and test, then one per probe and
@@ -329,7 +398,11 @@ fn data(r: &CompatRecord) -> DataTable {
             row.extend([
                 t.suite.as_str().into(),
                 t.test.as_str().into(),
-                t.level.key().into(),
+                if t.not_checked.is_some() {
+                    "not-checked".into()
+                } else {
+                    t.level.key().into()
+                },
                 Val::Int(t.statements as i64),
                 t.reason.clone().unwrap_or_default().into(),
             ]);

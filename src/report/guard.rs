@@ -77,6 +77,19 @@ fn compat_command(base: (&str, &RunDoc), target: (&str, &RunDoc), results: &str)
     format!("rqps compat --reference {reference} {flag} {engine}{results}")
 }
 
+/// The newest record that names both engines but is not whole (an engine
+/// left out, a test the link failed in), when no whole one covers them.
+fn partial<'a>(
+    records: &'a [CompatRecord],
+    a: &EngineInfo,
+    b: &EngineInfo,
+) -> Option<&'a CompatRecord> {
+    records
+        .iter()
+        .rev()
+        .find(|r| r.engine(a).is_some() && r.engine(b).is_some())
+}
+
 /// Marks the cells of each target whose engine is not the base's, as the
 /// newest record that checked both says; returns one note per such target.
 /// `names` and `runs` (the latest of each name): the base first, then the
@@ -105,7 +118,15 @@ pub fn apply(
             shown(base)
         );
         let Some((record, b, t)) = covering(records, base, target) else {
-            if product(target) != product(base) {
+            if let Some(r) = partial(records, base, target) {
+                notes.push(format!(
+                    "{pair}: the compatibility record of {} (reference {}) could not check everything \
+({}), so it leaves no test out; run `rqps compat` again over a sound link",
+                    r.started,
+                    r.reference.id.label,
+                    r.gaps().join("; ")
+                ));
+            } else if product(target) != product(base) {
                 notes.push(format!(
                     "{pair}: no compatibility record was made for these engines, so nothing says both did the same work; \
 make one with `{}`",
@@ -197,6 +218,7 @@ mod tests {
                     reason: differing
                         .contains(t)
                         .then(|| "rows differ: SELECT c FROM sbtest1 WHERE id=5".into()),
+                    not_checked: None,
                 })
                 .collect(),
             differences: Vec::new(),
@@ -309,6 +331,42 @@ mod tests {
             quiet.compat
         );
         assert_eq!(quiet.overall, plain.overall);
+    }
+
+    #[test]
+    fn a_record_with_tests_the_link_failed_in_leaves_nothing_out_and_says_why() {
+        let runs = fixture_runs();
+        // As a garbling proxy made it: the target's tests at "none", but
+        // because the connection broke, not because of the engine.
+        let mut broken = record(&["point-query", "insert", "delete"]);
+        for t in &mut broken.targets[0].tests {
+            t.level = Level::None;
+            t.not_checked = Some("the connection broke: protocol error".into());
+        }
+        let r = build_with(&runs, &[broken.clone()], &opts()).unwrap();
+        assert!(
+            r.rows()
+                .all(|row| row.cells.iter().flatten().all(|c| c.excluded.is_none()))
+        );
+        assert_eq!(r.compat.len(), 1, "{:?}", r.compat);
+        assert!(
+            r.compat[0].contains("could not check everything")
+                && r.compat[0].contains("3 of 3 test(s) not checked")
+                && r.compat[0].contains("leaves no test out"),
+            "{:?}",
+            r.compat
+        );
+        let gate = crate::report::compare::gate(&r, 0.9);
+        assert!(gate.excluded.is_empty(), "{:?}", gate.excluded);
+        // A target the record left out: the same.
+        broken.targets[0].tests.clear();
+        broken.targets[0].left_out = Some("cannot connect".into());
+        let r = build_with(&runs, &[broken], &opts()).unwrap();
+        assert!(r.compat[0].contains("pg16 could not be checked: cannot connect"));
+        assert!(
+            r.rows()
+                .all(|row| row.cells.iter().flatten().all(|c| c.excluded.is_none()))
+        );
     }
 
     #[test]

@@ -126,6 +126,11 @@ pub struct TestCompat {
     /// Why it is not at [`Level::Semantics`]: the first difference, in one line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Why the test was not checked: the link to an engine failed (the
+    /// connection broke, a reply could not be read), so its `level` says
+    /// nothing about the engine. A record with such a test excludes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_checked: Option<String>,
 }
 
 impl TestCompat {
@@ -208,6 +213,17 @@ impl EngineCompat {
     pub fn test(&self, suite: &str, test: &str) -> Option<&TestCompat> {
         self.tests.iter().find(|t| t.covers(suite, test))
     }
+
+    /// The tests the link failed in: not checked, whatever their level.
+    pub fn unchecked(&self) -> impl Iterator<Item = &TestCompat> {
+        self.tests.iter().filter(|t| t.not_checked.is_some())
+    }
+
+    /// Whether every test was checked and the engine was not left out: only
+    /// then may the record's word leave a test out of a comparison.
+    pub fn whole(&self) -> bool {
+        self.left_out.is_none() && self.unchecked().next().is_none()
+    }
 }
 
 /// A suite that took part, and what it loaded.
@@ -243,6 +259,29 @@ impl CompatRecord {
         std::iter::once(&self.reference)
             .chain(&self.targets)
             .find(|c| c.id.is(e))
+    }
+}
+
+impl CompatRecord {
+    /// What makes the record unfit to leave anything out, one line per
+    /// engine: left out, or tests the link failed in. Empty: it is whole.
+    pub fn gaps(&self) -> Vec<String> {
+        std::iter::once(&self.reference)
+            .chain(&self.targets)
+            .filter_map(|e| match (&e.left_out, e.unchecked().count()) {
+                (Some(why), _) => Some(format!("{} could not be checked: {why}", e.id.label)),
+                (None, 0) => None,
+                (None, n) => Some(format!(
+                    "{}: {n} of {} test(s) not checked, the link failed ({})",
+                    e.id.label,
+                    e.tests.len(),
+                    e.unchecked()
+                        .next()
+                        .and_then(|t| t.not_checked.as_deref())
+                        .unwrap_or("")
+                )),
+            })
+            .collect()
     }
 }
 
@@ -310,7 +349,9 @@ pub fn read_all(results: &Path) -> (Vec<CompatRecord>, Vec<String>) {
 }
 
 /// The newest record that checked both `a` and `b` (one as the reference,
-/// or both as targets of one reference), with the two engines' sides.
+/// or both as targets of one reference), with the two engines' sides. A
+/// record that left either out, or could not check a test on either (the
+/// link failed), is passed over: its word is not whole.
 pub fn covering<'a>(
     records: &'a [CompatRecord],
     a: &EngineInfo,
@@ -318,7 +359,7 @@ pub fn covering<'a>(
 ) -> Option<(&'a CompatRecord, &'a EngineCompat, &'a EngineCompat)> {
     records.iter().rev().find_map(|r| {
         let (x, y) = (r.engine(a)?, r.engine(b)?);
-        (x.left_out.is_none() && y.left_out.is_none()).then_some((r, x, y))
+        (x.whole() && y.whole()).then_some((r, x, y))
     })
 }
 
@@ -372,6 +413,7 @@ mod tests {
             level: Level::Syntax,
             statements: 3,
             reason: Some("rows differ".into()),
+            not_checked: None,
         });
         let r = record(engine("pg18", "postgres", "18.6"), vec![t]);
         let p = store(dir.path(), &r).unwrap();
@@ -405,6 +447,15 @@ mod tests {
         };
         assert!(covering(&read, &pg, &other).is_none());
         assert!(read_all(&dir.path().join("none")).0.is_empty());
+        // A test the link failed in: the record covers nothing and says why.
+        let mut broken = read[0].clone();
+        broken.targets[0].tests[0].not_checked = Some("the connection broke".into());
+        assert!(covering(std::slice::from_ref(&broken), &h2, &pg).is_none());
+        assert_eq!(
+            broken.gaps(),
+            ["h2: 1 of 1 test(s) not checked, the link failed (the connection broke)"]
+        );
+        assert!(read[0].gaps().is_empty());
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //! engine, so the kinds depend on it and never the other way round.
 
 pub mod tls;
+pub mod trust;
 pub mod util;
 
 use std::fmt;
@@ -241,6 +242,13 @@ pub enum ServerError {
     /// (`hint`: what to install when it could not even start).
     #[error("cannot tell the MySQL version from `mysqld --version`: {said}{hint}")]
     UnknownVersion { said: String, hint: &'static str },
+    /// A `--basedir` tree that others could change: nothing in it ran.
+    #[error("refusing to run anything from --basedir {}: {source}", basedir.display())]
+    UntrustedTree {
+        basedir: PathBuf,
+        #[source]
+        source: trust::Untrusted,
+    },
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -447,6 +455,12 @@ pub fn locate(recipe: Recipe, basedir: Option<&Path>) -> Result<Binaries, Server
             hint: recipe.basedir_hint().into(),
         });
     }
+    if let Some(dir) = basedir {
+        trust::check_tree(dir).map_err(|source| ServerError::UntrustedTree {
+            basedir: dir.to_path_buf(),
+            source,
+        })?;
+    }
     recipe.locate(basedir)
 }
 
@@ -475,18 +489,24 @@ fn live() -> std::sync::MutexGuard<'static, Vec<Live>> {
 /// For a quick exit (a second Ctrl-C or SIGTERM): kills every throwaway
 /// server this process runs, with its whole process group, and removes its
 /// files (not those kept with `--keep`), without the clean shutdown.
-pub fn abandon_all() {
+/// Returns the directories it removed.
+pub fn abandon_all() -> Vec<PathBuf> {
     let servers = std::mem::take(&mut *live());
+    // Before the kill: once a server dies, the thread that started it may
+    // remove its files too.
+    let dirs: Vec<PathBuf> = servers
+        .iter()
+        .flat_map(|s| s.remove.iter().filter(|d| d.exists()).cloned())
+        .collect();
     for s in &servers {
         // SAFETY: kill(2) on the process group the server leads (started with
         // process_group(0)); no memory is touched.
         unsafe { libc::kill(-s.pgid, libc::SIGKILL) };
     }
-    for s in servers {
-        for dir in s.remove {
-            let _ = util::remove_dir_all_retry(&dir);
-        }
+    for dir in &dirs {
+        let _ = util::remove_dir_all_retry(dir);
     }
+    dirs.into_iter().filter(|d| !d.exists()).collect()
 }
 
 /// Makes the process `cmd` starts die with rqps, even when rqps is killed
@@ -540,12 +560,13 @@ pub fn remove_stale_dirs() -> Vec<String> {
     remove_stale_dirs_in(&std::env::temp_dir())
 }
 
-/// [`remove_stale_dirs`] in `parent`.
-pub fn remove_stale_dirs_in(parent: &Path) -> Vec<String> {
-    let mut said = Vec::new();
+/// The `rqps-*` directories in `parent` with an owner file: each with the
+/// pid and start time it names.
+fn owned_dirs(parent: &Path) -> Vec<(PathBuf, u32, u64)> {
     let Ok(entries) = fs::read_dir(parent) else {
-        return said;
+        return Vec::new();
     };
+    let mut out = Vec::new();
     for e in entries.flatten() {
         let dir = e.path();
         if !e.file_name().to_string_lossy().starts_with("rqps-") {
@@ -558,9 +579,33 @@ pub fn remove_stale_dirs_in(parent: &Path) -> Vec<String> {
         let (Some(Some(pid)), Some(Some(start))) = (it.next(), it.next()) else {
             continue;
         };
-        let Ok(pid) = u32::try_from(pid) else {
-            continue;
-        };
+        if let Ok(pid) = u32::try_from(pid) {
+            out.push((dir, pid, start));
+        }
+    }
+    out
+}
+
+/// For a quick exit, after [`abandon_all`]: removes this process's own
+/// temporary directories in the system temp dir (a SQLite database's, a
+/// server's still starting); returns those removed.
+pub fn remove_own_dirs() -> Vec<PathBuf> {
+    let me = std::process::id();
+    let start = util::process_start_time(me).unwrap_or(0);
+    owned_dirs(&std::env::temp_dir())
+        .into_iter()
+        .filter(|(_, pid, s)| *pid == me && *s == start)
+        .filter_map(|(dir, _, _)| {
+            let _ = util::remove_dir_all_retry(&dir);
+            (!dir.exists()).then_some(dir)
+        })
+        .collect()
+}
+
+/// [`remove_stale_dirs`] in `parent`.
+pub fn remove_stale_dirs_in(parent: &Path) -> Vec<String> {
+    let mut said = Vec::new();
+    for (dir, pid, start) in owned_dirs(parent) {
         let alive = util::process_start_time(pid).is_some_and(|s| start == 0 || s == start);
         if alive {
             continue;

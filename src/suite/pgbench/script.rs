@@ -133,6 +133,7 @@ pub struct ScriptError {
 
 /// Parses a script's text; `name` is used in errors (the file name).
 pub fn parse_script(name: &str, text: &str) -> Result<Script, ScriptError> {
+    refuse_nul(name, text)?;
     let mut p = ScriptParser {
         name,
         src: text.as_bytes(),
@@ -156,6 +157,27 @@ pub fn parse_script(name: &str, text: &str) -> Result<Script, ScriptError> {
         });
     }
     Ok(script)
+}
+
+/// A NUL byte cannot reach a server intact: SQLite ends the statement at it
+/// (the rest counted as run though it never ran), and PostgreSQL's protocol
+/// ends the string there. So a script holding one is refused as it is read,
+/// with its line, on every engine.
+fn refuse_nul(name: &str, text: &str) -> Result<(), ScriptError> {
+    let Some(at) = text.find('\0') else {
+        return Ok(());
+    };
+    let before = &text[..at];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let column = at - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+    Err(ScriptError {
+        file: name.to_string(),
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        message: format!(
+            "a NUL byte (\\0) at column {column}: no engine can be given it (SQLite would \
+             stop the statement there); remove it from the script"
+        ),
+    })
 }
 
 struct ScriptParser<'a> {
@@ -1083,6 +1105,20 @@ mod tests {
         let e = err("SELECT 1;\n\\frobnicate\n");
         assert!(
             e.starts_with("t.sql:2: invalid command \\frobnicate"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused_with_its_line_and_column() {
+        let e = err("SELECT 1;\n\0SELECT * FROM no_such_table;\n");
+        assert!(
+            e.starts_with("t.sql:2: a NUL byte (\\0) at column 1:"),
+            "{e}"
+        );
+        let e = err("SELECT 1;\nSELECT 2;\nSELECT '\0';\n");
+        assert!(
+            e.starts_with("t.sql:3: a NUL byte (\\0) at column 9:"),
             "{e}"
         );
     }
