@@ -1122,20 +1122,8 @@ fn no_new_error_type_wraps_a_bare_string() {
 /// closing brace: a longer one is split into steps that each have a name.
 const MAX_FN_LINES: usize = 150;
 
-/// Functions other helpers of issue 47 are splitting on their branches
-/// (`file: name`). The lead empties this list when those branches merge.
-const SPLIT_ELSEWHERE: &[&str] = &[
-    "harness/runner.rs: run_step",
-    "suite/tpcc/check.rs: checks",
-    "compat/mod.rs: run_one",
-    "report/compat.rs: document",
-    // house-step ports its timed step into the harness.
-    "suite/dbbench/mod.rs: run_one",
-];
-
-/// Functions still over the limit that no branch of issue 47 has split yet
-/// (`file: name`): the list only shrinks, and each entry leaves it with its
-/// split.
+/// Functions still over the limit (`file: name`), none now: the list only
+/// shrinks, and an entry leaves it with its split.
 const NOT_YET_SPLIT: &[&str] = &[];
 
 /// Where `s[i..]` starts a comment, a string or a char literal, the index
@@ -1284,7 +1272,7 @@ fn no_function_is_longer_than_150_lines() {
         );
     }
     let exempt = |f: &String| {
-        SPLIT_ELSEWHERE.iter().chain(NOT_YET_SPLIT).any(|e| {
+        NOT_YET_SPLIT.iter().any(|e| {
             let (file, name) = e.split_once(": ").unwrap();
             f.starts_with(&format!("src/{file}:")) && f.contains(&format!(": {name} ("))
         })
@@ -1299,7 +1287,7 @@ fn no_function_is_longer_than_150_lines() {
             .join("\n")
     );
     // Once split, a function leaves the list.
-    for e in SPLIT_ELSEWHERE.iter().chain(NOT_YET_SPLIT) {
+    for e in NOT_YET_SPLIT.iter() {
         assert!(
             found.iter().any(|f| {
                 let (file, name) = e.split_once(": ").unwrap();
