@@ -1168,12 +1168,7 @@ mod tests {
             self.n += 1;
             crate::harness::measure::sleep(Duration::from_millis(2));
             if self.fail_at == Some(self.n) {
-                return Err(DbError {
-                    class: ErrorClass::Fatal,
-                    code: None,
-                    message: "scripted".into(),
-                    meaning: crate::engine::Meaning::Other,
-                });
+                return Err(DbError::fatal("scripted"));
             }
             c.record(Outcome::Rows(1));
             Ok(())
