@@ -554,6 +554,41 @@ fn holds_keys(driver: &dyn crate::engine::Driver) -> Result<bool, crate::error::
     Ok(n > 0)
 }
 
+/// A step that measures the engine's own background work, not a worker's
+/// (`drain`: wait for compactions; `shape`: empty level 0), up to `limit`.
+fn run_background(
+    h: &mut Harness<'_>,
+    step: Step,
+    limit: Duration,
+) -> Result<TestResult, crate::error::Error> {
+    let name = step.name();
+    h.test(
+        name.to_string(),
+        TestResult::running(Dbbench::NAME, name.into(), "dbbench", 1, false, "ops/s"),
+        |run| {
+            let kv = run.driver.require_kv()?;
+            let before = Before::take(kv)?;
+            match step {
+                Step::Shape => kv.empty_level0(limit)?,
+                _ => {
+                    if !kv.wait_for_background(limit)? {
+                        return Err(TestFailure::new(DbError::fatal(format!(
+                            "compaction still running after {:.0} s",
+                            limit.as_secs_f64()
+                        ))));
+                    }
+                }
+            }
+            let f = before.finish(kv, run.driver.as_ref(), 0, 0.0, 0)?;
+            run.result.secs = f.uptime_secs;
+            run.result.status = crate::results::Status::Ok;
+            run.result.set_detail(KEY, &f);
+            run.finish_probe(0.0);
+            Ok(())
+        },
+    )
+}
+
 fn run_one(
     p: &Params,
     h: &mut Harness<'_>,
@@ -562,34 +597,7 @@ fn run_one(
 ) -> Result<TestResult, crate::error::Error> {
     let limit = Duration::from_secs_f64(p.wait_limit_secs);
     match step {
-        Step::Drain | Step::Shape => {
-            let name = step.name();
-            h.test(
-                name.to_string(),
-                TestResult::running(Dbbench::NAME, name.into(), "dbbench", 1, false, "ops/s"),
-                |run| {
-                    let kv = run.driver.require_kv()?;
-                    let before = Before::take(kv)?;
-                    match step {
-                        Step::Shape => kv.empty_level0(limit)?,
-                        _ => {
-                            if !kv.wait_for_background(limit)? {
-                                return Err(TestFailure::new(DbError::fatal(format!(
-                                    "compaction still running after {:.0} s",
-                                    limit.as_secs_f64()
-                                ))));
-                            }
-                        }
-                    }
-                    let f = before.finish(kv, run.driver.as_ref(), 0, 0.0, 0)?;
-                    run.result.secs = f.uptime_secs;
-                    run.result.status = crate::results::Status::Ok;
-                    run.result.set_detail(KEY, &f);
-                    run.finish_probe(0.0);
-                    Ok(())
-                },
-            )
-        }
+        Step::Drain | Step::Shape => run_background(h, step, limit),
         Step::Measured {
             name,
             op,
