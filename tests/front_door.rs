@@ -50,12 +50,12 @@ fn pgbench_and_sysbench_spellings_get_rqps_s_own_all_in_one_line_and_the_result_
             "-c 8 -M prepared are pgbench's spellings: rqps takes --clients 8 --protocol prepared",
         ),
         (
-            "run --time=60 --rand-seed 7",
-            "--time 60 --rand-seed 7 are sysbench's spellings: rqps takes --read-secs 60 --write-secs 60 --seed 7",
+            "run --time=60 --warmup-time 5",
+            "--time 60 --warmup-time 5 are sysbench's spellings: rqps takes --read-secs 60 --write-secs 60 --warmup-secs 5",
         ),
         (
-            "run --suite tpcc --rand-seed 7",
-            "--rand-seed 7 is sysbench's spelling: rqps takes --seed 7",
+            "run --suite tpcc --warmup-time 5",
+            "--warmup-time 5 is sysbench's spelling: rqps takes --warmup-secs 5",
         ),
     ] {
         let args: Vec<&str> = argv.split(' ').collect();
@@ -70,7 +70,7 @@ fn pgbench_and_sysbench_spellings_get_rqps_s_own_all_in_one_line_and_the_result_
         let mut it = args[1..].iter();
         while let Some(a) = it.next() {
             match *a {
-                "-c" | "-T" | "-M" | "--rand-seed" => {
+                "-c" | "-T" | "-M" | "--warmup-time" => {
                     it.next();
                 }
                 a if a.starts_with("-c") || a.starts_with("--time=") => {}

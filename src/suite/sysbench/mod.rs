@@ -138,11 +138,10 @@ pub struct Options {
 }
 
 /// sysbench's flags that rqps spells otherwise (`--threads`, `--tables`,
-/// `--table-size` and `--rand-type` are spelt alike), and what to write instead.
+/// `--table-size`, `--rand-type` and `--rand-seed` are spelt alike), and what to write instead.
 const SYSBENCH_FLAGS: &[PeerFlag] = &[
     peer("--time", true, "--read-secs {} --write-secs {}"),
     peer("--warmup-time", true, "--warmup-secs {}"),
-    peer("--rand-seed", true, "--seed {}"),
     peer("--table_size", true, "--table-size {}"),
     peer("--skip_trx", false, "--skip-trx"),
     peer("--db-ps-mode", true, "--ps-mode {}"),
