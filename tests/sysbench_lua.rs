@@ -334,7 +334,8 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() 
         let at = len();
         let path = PathBuf::from(SCRIPTS).join(format!("{script}.lua"));
         let mut args = shape.to_vec();
-        args.extend(["--rand-seed=5", "run"]);
+        // Long enough for sysbench's count on a loaded 2-core machine.
+        args.extend(["--rand-seed=5", "--time=2", "run"]);
         let (ok, out, _) = run_script(&target, &path, &args);
         assert!(ok, "rqps {script}: {out}");
         let ours = logged_statements(&log, at);
@@ -464,18 +465,37 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_on_postgresql() {
         &["--threads=1", "--events=30", "--rand-seed=5"],
     );
     // The server writes its log in its own time.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let theirs = pg_logged_statements(&log, at);
+    let mut theirs = pg_logged_statements(&log, at);
+    for _ in 0..50 {
+        if theirs.len() >= 30 * 20 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        theirs = pg_logged_statements(&log, at);
+    }
     let at = len();
     let path = PathBuf::from(SCRIPTS).join("oltp_read_write.lua");
     let (ok, out, _) = run_script_on(
         &srv,
         &path,
-        &["--tables=1", "--table-size=2000", "--rand-seed=5", "run"],
+        &[
+            "--tables=1",
+            "--table-size=2000",
+            "--rand-seed=5",
+            "--time=2",
+            "run",
+        ],
     );
     assert!(ok, "{out}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let ours = pg_logged_statements(&log, at);
+    // The server writes its log in its own time.
+    let mut ours = pg_logged_statements(&log, at);
+    for _ in 0..50 {
+        if ours.len() >= theirs.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        ours = pg_logged_statements(&log, at);
+    }
     assert_eq!(theirs.len(), 30 * 20, "sysbench's statements: {theirs:?}");
     assert!(
         ours.len() >= theirs.len(),
