@@ -49,12 +49,33 @@ fn start(kind: Recipe) -> Server {
 /// `rqps run` of `script` on `url` with `args` after `--`: the exit status,
 /// the output, and the stored JSON document.
 fn run_script(url: &str, script: &Path, args: &[&str]) -> (bool, String, Value) {
+    run_script_with(url, &[], script, args)
+}
+
+/// [`run_script`] on a throwaway server, its password read from its file
+/// (never on a command line).
+fn run_script_on(srv: &Server, script: &Path, args: &[&str]) -> (bool, String, Value) {
+    let url = srv.url_without_password();
+    let file = srv.password_file();
+    run_script_with(
+        &url,
+        &["--password-file", file.to_str().unwrap()],
+        script,
+        args,
+    )
+}
+
+fn run_script_with(
+    url: &str,
+    rqps_args: &[&str],
+    script: &Path,
+    args: &[&str],
+) -> (bool, String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let mut all = vec![
-        "run",
-        "--target",
-        url,
+    let mut all = rqps_args.to_vec();
+    all.splice(0..0, ["run", "--target", url]);
+    all.extend([
         "--suite",
         "sysbench",
         "--script",
@@ -68,7 +89,7 @@ fn run_script(url: &str, script: &Path, args: &[&str]) -> (bool, String, Value) 
         "--busy-threshold",
         "100",
         "--",
-    ];
+    ]);
     all.extend_from_slice(args);
     let o = rqps(&all);
     let doc = if json.exists() {
@@ -84,10 +105,9 @@ fn every_debian_script_runs_unchanged(kind: Recipe) {
         return;
     }
     let server = start(kind);
-    let url = server.url();
     for script in debian_scripts() {
         let name = script.file_stem().unwrap().to_str().unwrap().to_string();
-        let (ok, out, doc) = run_script(&url, &script, &["--table-size=20"]);
+        let (ok, out, doc) = run_script_on(&server, &script, &["--table-size=20"]);
         assert!(ok, "{name} on {kind}: {out}");
         // The script's own prepare and cleanup ran (they print as sysbench's do).
         assert!(out.contains("Creating table 'sbtest1'"), "{name}: {out}");
@@ -117,8 +137,8 @@ fn every_debian_script_runs_unchanged(kind: Recipe) {
         }
     }
     // Only tables the scripts made were there, and cleanup dropped them all.
-    let (ok, out, _) = run_script(
-        &url,
+    let (ok, out, _) = run_script_on(
+        &server,
         Path::new(&format!("{SCRIPTS}/oltp_point_select.lua")),
         &["--table-size=5", "--tables=2", "run"],
     );
@@ -149,7 +169,7 @@ fn a_runaway_event_ends_at_the_deadline_and_counts_nothing() {
     .unwrap();
     let server = start(MARIADB);
     let t0 = std::time::Instant::now();
-    let (ok, out, doc) = run_script(&server.url(), &script, &[]);
+    let (ok, out, doc) = run_script_on(&server, &script, &[]);
     assert!(t0.elapsed().as_secs() < 30, "{out}");
     assert!(!ok, "{out}");
     let t = &doc["tests"][0];
@@ -314,7 +334,8 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() 
         let at = len();
         let path = PathBuf::from(SCRIPTS).join(format!("{script}.lua"));
         let mut args = shape.to_vec();
-        args.extend(["--rand-seed=5", "run"]);
+        // Long enough for sysbench's count on a loaded 2-core machine.
+        args.extend(["--rand-seed=5", "--time=2", "run"]);
         let (ok, out, _) = run_script(&target, &path, &args);
         assert!(ok, "rqps {script}: {out}");
         let ours = logged_statements(&log, at);
@@ -332,5 +353,162 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() 
                 ours[i]
             );
         }
+    }
+}
+
+/// The statements a PostgreSQL log (`log_statement = 'all'`) recorded from
+/// `offset` on: each statement's text without the statement's name, with
+/// its parameters when it had some.
+fn pg_logged_statements(log: &Path, offset: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut out: Vec<String> = Vec::new();
+    for l in text[offset..].lines() {
+        if let Some((_, p)) = l.split_once("DETAIL:  parameters: ") {
+            if let Some(last) = out.last_mut() {
+                last.push_str(" | ");
+                last.push_str(p);
+            }
+            continue;
+        }
+        let Some((_, rest)) = l.split_once("LOG:  ") else {
+            continue;
+        };
+        let sql = if let Some(s) = rest.strip_prefix("statement: ") {
+            s
+        } else if let Some(s) = rest.strip_prefix("execute ") {
+            match s.split_once(": ") {
+                Some((_, s)) => s,
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let word = sql
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        if ["SELECT", "UPDATE", "DELETE", "INSERT", "BEGIN", "COMMIT"].contains(&word.as_str())
+            && !sql.contains("pg_catalog")
+            && !sql.contains("version()")
+            && !sql.contains("current_setting")
+            && !sql.contains("pg_settings")
+            && !sql.contains("pg_stat")
+            && !sql.contains("pg_roles")
+            && !sql.contains("current_database()")
+        {
+            out.push(sql.to_string());
+        }
+    }
+    out
+}
+
+/// The same on PostgreSQL (`log_statement = 'all'`), with server-side
+/// prepared statements: `oltp_read_write.lua` (30 events, 600 statements)
+/// through rqps sends sysbench's statements with sysbench's values in
+/// sysbench's order. sysbench 1.0.20's pgsql driver draws twice from the
+/// thread's stream to name each statement it prepares, so this fails unless
+/// rqps draws them too. sysbench logs in over the server's unix socket as
+/// rqps's own user (peer), so no password is on its command line.
+#[test]
+fn a_seeded_one_thread_script_sends_sysbench_s_statements_on_postgresql() {
+    use rqps::engine::Driver;
+    use std::process::Command;
+    if !server_available(PG) || !scripts_available() {
+        return;
+    }
+    match Command::new("sysbench").arg("--version").output() {
+        Ok(o) if String::from_utf8_lossy(&o.stdout).starts_with("sysbench 1.0.") => {}
+        _ if servers_required() => panic!("RQPS_REQUIRE_SERVERS=1 but no sysbench 1.0 binary"),
+        _ => return eprintln!("skipping: no sysbench 1.0 binary"),
+    }
+    let srv = start(PG);
+    let log = srv.log_path().to_path_buf();
+    let root = rqps::engine::postgres::PostgresDriver::new(&srv.url()).unwrap();
+    let mut conn = root.require_sql().unwrap().connect().unwrap();
+    for sql in [
+        "ALTER SYSTEM SET log_statement = 'all'",
+        "SELECT pg_reload_conf()",
+    ] {
+        conn.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    // The reload takes effect in the server's own time.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sock = srv.socket_dir().display().to_string();
+    let port = srv.port().to_string();
+    let sb = |script: &str, cmd: &str, extra: &[&str]| {
+        let mut args = vec![
+            script.to_string(),
+            "--db-driver=pgsql".into(),
+            format!("--pgsql-host={sock}"),
+            format!("--pgsql-port={port}"),
+            format!("--pgsql-user={}", srv.user()),
+            format!("--pgsql-db={}", srv.database()),
+            "--tables=1".into(),
+            "--table-size=2000".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push(cmd.into());
+        let o = Command::new("sysbench").args(&args).output().unwrap();
+        assert!(o.status.success(), "sysbench {cmd}: {}", text(&o));
+    };
+    let len = || {
+        std::fs::metadata(&log)
+            .map(|m| m.len() as usize)
+            .unwrap_or(0)
+    };
+    sb("oltp_read_write", "prepare", &[]);
+    let at = len();
+    sb(
+        "oltp_read_write",
+        "run",
+        &["--threads=1", "--events=30", "--rand-seed=5"],
+    );
+    // The server writes its log in its own time.
+    let mut theirs = pg_logged_statements(&log, at);
+    for _ in 0..50 {
+        if theirs.len() >= 30 * 20 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        theirs = pg_logged_statements(&log, at);
+    }
+    let at = len();
+    let path = PathBuf::from(SCRIPTS).join("oltp_read_write.lua");
+    let (ok, out, _) = run_script_on(
+        &srv,
+        &path,
+        &[
+            "--tables=1",
+            "--table-size=2000",
+            "--rand-seed=5",
+            "--time=2",
+            "run",
+        ],
+    );
+    assert!(ok, "{out}");
+    // The server writes its log in its own time.
+    let mut ours = pg_logged_statements(&log, at);
+    for _ in 0..50 {
+        if ours.len() >= theirs.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        ours = pg_logged_statements(&log, at);
+    }
+    assert_eq!(theirs.len(), 30 * 20, "sysbench's statements: {theirs:?}");
+    assert!(
+        ours.len() >= theirs.len(),
+        "rqps sent {} statements, sysbench {}",
+        ours.len(),
+        theirs.len()
+    );
+    if let Some(i) = (0..theirs.len()).find(|&i| theirs[i] != ours[i]) {
+        panic!(
+            "statement {} differs:\n  sysbench: {}\n  rqps:     {}",
+            i + 1,
+            theirs[i],
+            ours[i]
+        );
     }
 }

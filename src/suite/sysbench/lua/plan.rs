@@ -31,15 +31,24 @@ pub struct ScriptPlan {
     pub warmup_secs: f64,
     /// `--rand-type`: a script's default is sysbench's `special`.
     pub rand_type: SbRandType,
-    /// `--rand-spec-*`, `--rand-pareto-h`, `--rand-zipfian-exp`.
+    /// `--rand-spec-*`, `--rand-pareto-h`, `--rand-zipfian-exp` (absent
+    /// from plans stored before them: sysbench's defaults).
+    #[serde(default)]
     pub rand: SbRandParams,
     /// `--rand-seed`: worker thread i draws sysbench's i-th stream of it.
+    #[serde(default)]
     pub rand_seed: u32,
     pub seed: u64,
     /// `--percentile`: 0 turns off sysbench's histogram, and its draw after
     /// each event.
+    #[serde(default = "sysbench_percentile")]
     pub percentile: u32,
     pub ps_mode: PsMode,
+}
+
+/// sysbench's default `--percentile`.
+fn sysbench_percentile() -> u32 {
+    95
 }
 
 impl ScriptPlan {

@@ -193,11 +193,16 @@ impl RawConn {
 
     fn prepare(&mut self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
         let mode = self.ctx.ps_mode;
-        if self.ctx.names_statements {
-            super::rand::name_statement(lua);
-        }
+        let names = self.ctx.names_statements;
         let r = match self.conn() {
-            Ok(c) => c.prepare(sql, mode),
+            Ok(c) => {
+                // sysbench's driver names the statement once it has a
+                // connection, before it prepares it.
+                if names {
+                    super::rand::name_statement(lua);
+                }
+                c.prepare(sql, mode)
+            }
             Err(e) => Err(e),
         };
         match r {

@@ -118,6 +118,13 @@ impl LuaWorker {
 impl Worker for LuaWorker {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
         let r = self.event.call::<MultiValue>(());
+        if self.aborted.load(Ordering::Relaxed) {
+            // An event stopped at the deadline is not counted, nor are the
+            // statements it sent (sysbench never stops an event midway).
+            if let Ok(mut t) = self.tally.lock() {
+                *t = Counts::default();
+            }
+        }
         self.drain(c);
         let mut v = r
             .map_err(|e| DbError::fatal(state::one_line(&e)))?
