@@ -258,7 +258,12 @@ impl Workload for Sysbench {
                 threads: &p.threads,
                 secs: p.read_secs,
                 warmup_secs: 0.0,
-                rand_type: p.rand_type,
+                rand_type: o.rand_type.is_some().then_some(p.rand_type),
+                rand: p.rand,
+                rand_seed: o
+                    .rand_seed
+                    .filter(|&s| s != 0)
+                    .unwrap_or_else(|| params::rand_seed_from(p.seed)),
                 seed: p.seed,
                 ps_mode: p.ps_mode,
                 skip_prepare: p.skip_prepare,

@@ -35,17 +35,16 @@ pub use plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
 pub use script::Script;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use mlua::{Function, Lua, Value};
 
 use crate::engine::{DbError, PsMode};
 use crate::error::{Error, usage};
 use crate::harness::measure::Counts;
-use crate::harness::runner::{Live, StepConfig, run_step, stop_requested};
-use crate::harness::{Harness, RECONNECT_FOR, RunEnd, TestFailure};
+use crate::harness::runner::stop_requested;
+use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
 use crate::results::TestResult;
-use crate::suite::rand::RandType;
+use crate::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType};
 use options::OptValue;
 
 /// The most a script file may be.
@@ -56,14 +55,10 @@ const MAX_SCRIPT_BYTES: u64 = 4 << 20;
 const MISSING: &[&str] = &[
     "sysbench.db.",
     "sysbench.histogram",
-    "sysbench.rand.gaussian",
-    "sysbench.rand.special",
     "sysbench.report_csv",
     "sysbench.report_json",
     "sysbench.report_default",
     "sysbench.cmdline.print_test_options",
-    "sb_rand_gaussian(",
-    "sb_rand_special(",
     "db_query(",
     "db_connect(",
 ];
@@ -98,7 +93,13 @@ pub struct Inputs<'a> {
     pub threads: &'a [usize],
     pub secs: f64,
     pub warmup_secs: f64,
-    pub rand_type: RandType,
+    /// rqps's own `--rand-type`, if given (a script's default is `special`).
+    pub rand_type: Option<SbRandType>,
+    /// rqps's own distribution parameters (the script's command line wins).
+    pub rand: SbRandParams,
+    /// The streams' seed from rqps's options (its `--rand-seed`, else one
+    /// made from `--seed`); a script's `--rand-seed` other than 0 wins.
+    pub rand_seed: u32,
     pub seed: u64,
     pub ps_mode: PsMode,
     pub skip_prepare: bool,
@@ -144,8 +145,11 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
         threads: i.threads.to_vec(),
         secs: i.secs,
         warmup_secs: i.warmup_secs,
-        rand_type: i.rand_type,
+        rand_type: i.rand_type.unwrap_or(SbRandType::Special),
+        rand: i.rand,
+        rand_seed: i.rand_seed,
         seed: i.seed,
+        percentile: 95,
         ps_mode: i.ps_mode,
     };
     // The script's declarations, read from a state of its own.
@@ -153,6 +157,7 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
         plan: &plan,
         command: &plan.commands[0],
         tid: 0,
+        thread: rand::Thread::Main,
         opt: None,
         sql: None,
     })
@@ -239,8 +244,46 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
             .unwrap_or_default()
             .parse()?;
     }
+    let int = |name: &str| get(name).and_then(|v| v.num());
     if is_given("rand_seed") {
-        plan.seed = get("rand_seed").and_then(|v| v.num()).unwrap_or(0.0) as u64;
+        // sysbench's 0 seeds from the clock; rqps keeps the one it made.
+        let s = int("rand_seed").unwrap_or(0.0);
+        if !(0.0..=u32::MAX as f64).contains(&s) {
+            return Err(usage("--rand-seed must be between 0 and 4294967295"));
+        }
+        if s != 0.0 {
+            plan.rand_seed = s as u32;
+        }
+    }
+    for (name, field) in [
+        ("rand_spec_iter", &mut plan.rand.rand_spec_iter),
+        ("rand_spec_pct", &mut plan.rand.rand_spec_pct),
+        ("rand_spec_res", &mut plan.rand.rand_spec_res),
+    ] {
+        if is_given(name) {
+            let v = int(name).unwrap_or(0.0);
+            if v < 0.0 || v > u32::MAX as f64 {
+                return Err(usage(format!(
+                    "--{} must be a count of 0 or more",
+                    name.replace('_', "-")
+                )));
+            }
+            *field = v as u32;
+        }
+    }
+    if is_given("rand_pareto_h") {
+        plan.rand.rand_pareto_h = int("rand_pareto_h").unwrap_or(0.0);
+    }
+    if is_given("rand_zipfian_exp") {
+        plan.rand.rand_zipfian_exp = int("rand_zipfian_exp").unwrap_or(0.0);
+    }
+    SbDist::new(plan.rand_type, plan.rand).map_err(|e| usage(e.to_string()))?;
+    if is_given("percentile") {
+        let p = int("percentile").unwrap_or(95.0);
+        if !(0.0..=100.0).contains(&p) {
+            return Err(usage("--percentile must be between 0 and 100"));
+        }
+        plan.percentile = p as u32;
     }
     if is_given("db_ps_mode") {
         plan.ps_mode =
@@ -248,7 +291,7 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
     }
     // What the script reads of them is what runs.
     let threads = plan.threads.iter().copied().max().unwrap_or(1);
-    let (secs, rand_type) = (plan.secs, plan.rand_type);
+    let (secs, rand_type, rand, rand_seed) = (plan.secs, plan.rand_type, plan.rand, plan.rand_seed);
     let ps = match plan.ps_mode {
         PsMode::Auto => "auto",
         PsMode::Disable => "disable",
@@ -257,14 +300,13 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
         match n.as_str() {
             "threads" => *v = OptValue::Num(threads as f64),
             "time" => *v = OptValue::Num(secs),
-            "rand_type" => {
-                *v = OptValue::Str(
-                    serde_json::to_value(rand_type)
-                        .ok()
-                        .and_then(|j| j.as_str().map(String::from))
-                        .unwrap_or_default(),
-                )
-            }
+            "rand_type" => *v = OptValue::Str(rand_type.name().into()),
+            "rand_seed" => *v = OptValue::Num(rand_seed.into()),
+            "rand_spec_iter" => *v = OptValue::Num(rand.rand_spec_iter.into()),
+            "rand_spec_pct" => *v = OptValue::Num(rand.rand_spec_pct.into()),
+            "rand_spec_res" => *v = OptValue::Num(rand.rand_spec_res.into()),
+            "rand_pareto_h" => *v = OptValue::Num(rand.rand_pareto_h),
+            "rand_zipfian_exp" => *v = OptValue::Num(rand.rand_zipfian_exp),
             "db_ps_mode" => *v = OptValue::Str(ps.into()),
             _ => {}
         }
@@ -346,7 +388,7 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         driver: h.driver.clone(),
         name,
     };
-    rand::seed_unique(plan.seed);
+    rand::seed_unique(plan.rand_seed);
     let mut end = RunEnd::Ok;
     for c in &plan.commands {
         if stop_requested() {
@@ -377,7 +419,7 @@ fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
     let opt = plan.opt_for(threads);
     let tally = Arc::new(Mutex::new(Counts::default()));
     let lua = s
-        .state(plan, c, 0, &opt, tally.clone())
+        .state(plan, c, rand::Thread::Main, &opt, tally.clone())
         .map_err(|e| command_failed(c, e))?;
     let call = |lua: &Lua| -> Result<bool, Fail> {
         let f: Function = lua
@@ -397,7 +439,7 @@ fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
                 .map(|tid| {
                     let (opt, tally) = (&opt, tally.clone());
                     sc.spawn(move || -> Result<(), Fail> {
-                        let lua = s.state(plan, c, tid, opt, tally)?;
+                        let lua = s.state(plan, c, rand::Thread::Worker(tid), opt, tally)?;
                         call(&lua).map(|_| ())
                     })
                 })
@@ -447,16 +489,11 @@ fn run_test(
     let opt = plan.opt_for(threads);
     let tally = Arc::new(Mutex::new(Counts::default()));
     let global = s
-        .state(plan, "run", 0, &opt, tally)
+        .state(plan, "run", rand::Thread::Main, &opt, tally)
         .map_err(|e| command_failed("run", e))?;
     call_if_defined(&global, "init").map_err(|e| command_failed("run", e))?;
     let test = test_name(&plan.path);
     let label = format!("{test} t{threads}");
-    let cfg = StepConfig {
-        warmup: Duration::from_secs_f64(plan.warmup_secs),
-        duration: Duration::from_secs_f64(plan.secs),
-        reconnect_for: RECONNECT_FOR,
-    };
     let mut r = TestResult::running("sysbench", test, "script", threads, true, "statements/s");
     r.warmup_secs = plan.warmup_secs;
     let result = h.test(label, r, |run| {
@@ -464,20 +501,8 @@ fn run_test(
             .map(|tid| worker::LuaWorker::new(s, plan, tid, threads))
             .collect::<Result<Vec<_>, _>>()
             .map_err(TestFailure::when("could not start the script's threads"))?;
-        let total_ms = ((plan.warmup_secs + plan.secs) * 1000.0) as u64;
-        let bar = run.bar(total_ms, "{prefix:>28} [{bar:30}] {msg}");
-        let step = run_step(
-            &mut workers,
-            &cfg,
-            &mut |l: Live| {
-                bar.set_position(l.elapsed.as_millis() as u64);
-                bar.set_message(format!("{:>10.0} qps", l.qps));
-            },
-            &mut || run.start_sampling(),
-        );
-        bar.finish_and_clear();
-        crate::harness::fill_core(&mut run.result, &step);
-        run.finish_probe(step.counts.queries() as f64);
+        let timing = Timing::measured(plan.warmup_secs, plan.secs);
+        run.timed(&mut workers, Step::new(timing, Per::Statement));
         for w in workers {
             if let Err(e) = w.done() {
                 run.warn(e.into());

@@ -73,8 +73,9 @@ pub struct Declared {
 }
 
 /// sysbench's own options that a script's command line may give rqps, with
-/// sysbench's types and defaults (`rand_type` excepted: rqps's default is
-/// uniform, sysbench's special). They are in `sysbench.opt` too.
+/// sysbench's types and defaults (a script's `--rand-type` defaults to
+/// sysbench's `special`, not to the native suite's `uniform`: these are
+/// sysbench's scripts). They are in `sysbench.opt` too.
 pub fn core() -> Vec<Declared> {
     let d = |name: &str, kind, default: Option<&str>| Declared {
         name: name.into(),
@@ -86,8 +87,13 @@ pub fn core() -> Vec<Declared> {
         d("time", ARG_INT, Some("10")),
         d("events", ARG_INT, Some("0")),
         d("warmup_time", ARG_INT, Some("0")),
-        d("rand_type", ARG_STRING, Some("uniform")),
+        d("rand_type", ARG_STRING, Some("special")),
         d("rand_seed", ARG_INT, Some("0")),
+        d("rand_spec_iter", ARG_INT, Some("12")),
+        d("rand_spec_pct", ARG_INT, Some("1")),
+        d("rand_spec_res", ARG_INT, Some("75")),
+        d("rand_pareto_h", ARG_DOUBLE, Some("0.2")),
+        d("rand_zipfian_exp", ARG_DOUBLE, Some("0.8")),
         d("percentile", ARG_INT, Some("95")),
         d("report_interval", ARG_INT, Some("0")),
         d("db_driver", ARG_STRING, None),

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::options::OptValue;
 use super::sql;
 use crate::engine::PsMode;
-use crate::suite::rand::RandType;
+use crate::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType};
 
 /// Where sysbench keeps its bundled scripts (`require("oltp_common")`).
 pub const SYSBENCH_DIR: &str = "/usr/share/sysbench";
@@ -29,8 +29,16 @@ pub struct ScriptPlan {
     pub threads: Vec<usize>,
     pub secs: f64,
     pub warmup_secs: f64,
-    pub rand_type: RandType,
+    /// `--rand-type`: a script's default is sysbench's `special`.
+    pub rand_type: SbRandType,
+    /// `--rand-spec-*`, `--rand-pareto-h`, `--rand-zipfian-exp`.
+    pub rand: SbRandParams,
+    /// `--rand-seed`: worker thread i draws sysbench's i-th stream of it.
+    pub rand_seed: u32,
     pub seed: u64,
+    /// `--percentile`: 0 turns off sysbench's histogram, and its draw after
+    /// each event.
+    pub percentile: u32,
     pub ps_mode: PsMode,
 }
 
@@ -44,6 +52,12 @@ impl ScriptPlan {
             }
         }
         o
+    }
+
+    /// The distribution of `sysbench.rand.default` with its parameters.
+    pub fn dist(&self) -> SbDist {
+        SbDist::new(self.rand_type, self.rand)
+            .unwrap_or_else(|_| SbDist::sysbench_default().with_kind(self.rand_type))
     }
 
     /// Most threads any step runs.

@@ -1,170 +1,147 @@
 //! `sysbench.rand` for scripts: the one adapter between sysbench's names
-//! and a per-thread generator. For now it draws from rqps's own generator
-//! ([`crate::suite::rand`]): the values are not sysbench's streams, and
-//! `gaussian` and `special` raise an error that names them. Switching to
-//! sysbench's generator (xoroshiro128+ seeded as sysbench seeds it) changes
-//! this file alone.
+//! and sysbench's own generator ([`crate::suite::sysbench::rng`]). Worker
+//! thread `i` of a `run` (and of a parallel command) draws from
+//! `SbRng::for_thread(rand_seed, i, dist)`: with one thread and a seed, the
+//! values sysbench 1.0.20 draws. A script's top level, `init()`, `done()`
+//! and commands run on the main thread draw from [`SbRng::main_thread`]
+//! (sysbench's own main stream cannot be reproduced). `unique` is
+//! [`SbUnique`], one sequence shared by every thread of the process.
 //!
-//! `unique` is sysbench's: a permutation of the 32-bit integers, shared by
-//! every thread of the process, seeded from the run's seed.
+//! Two draws sysbench takes outside the script are taken here too, so the
+//! script's draws stay on sysbench's stream: one after every event for the
+//! latency histogram ([`skip_histogram_slot`], unless `--percentile=0`),
+//! and two each time the PostgreSQL driver names a server-side prepared
+//! statement ([`name_statement`], sysbench 1.0.20's `get_unique_stmt_name`).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, Table};
 
-use crate::suite::rand::{IdDist, RandType, Rng};
+use crate::suite::sysbench::rng::{SbDist, SbRng, SbUnique, c_u32};
 
-/// One thread's generator, with the distribution `default` draws from.
-struct ScriptRng {
-    rng: Rng,
-    kind: RandType,
-    /// `default` and the skewed draws, by range size.
-    dists: HashMap<(u8, i64), IdDist>,
-}
+/// One state's generator, shared by its `sysbench.rand` functions and kept
+/// in the state's app data for the draws sysbench takes outside the script.
+#[derive(Clone)]
+pub struct Stream(Arc<Mutex<SbRng>>);
 
-impl ScriptRng {
-    fn draw(&mut self, kind: RandType, a: i64, b: i64) -> i64 {
-        if b <= a {
-            return a;
-        }
-        if kind == RandType::Uniform {
-            return self.rng.uniform(a, b);
-        }
-        let n = b - a + 1;
-        let key = (kind as u8, n);
-        let d = self
-            .dists
-            .entry(key)
-            .or_insert_with(|| IdDist::new(kind, n));
-        a + d.draw(&mut self.rng) - 1
-    }
-}
-
-/// sysbench's unique sequence: the quadratic-residue permutation of the
-/// 32-bit integers (prime 4294967291), index and offset from the seed.
-fn permute(x: u32) -> u32 {
-    const PRIME: u32 = 4_294_967_291;
-    if x >= PRIME {
-        return x;
-    }
-    let residue = ((x as u64 * x as u64) % PRIME as u64) as u32;
-    if x <= PRIME / 2 {
-        residue
-    } else {
-        PRIME - residue
-    }
-}
-
-static UNIQUE_INDEX: AtomicU32 = AtomicU32::new(0);
-static UNIQUE_OFFSET: AtomicU32 = AtomicU32::new(0);
-
-/// Seeds the process's unique sequence (once per command).
-pub fn seed_unique(seed: u64) {
-    let (index, offset) = (seed as u32, (seed >> 32) as u32 ^ 0x9e37_79b9);
-    UNIQUE_INDEX.store(
-        permute(permute(index).wrapping_add(0x682f_0161)),
-        Ordering::SeqCst,
-    );
-    UNIQUE_OFFSET.store(
-        permute(permute(offset).wrapping_add(0x4679_0905)),
-        Ordering::SeqCst,
-    );
-}
-
-fn unique() -> u32 {
-    let index = UNIQUE_INDEX.fetch_add(1, Ordering::Relaxed);
-    let offset = UNIQUE_OFFSET.load(Ordering::Relaxed);
-    permute(permute(index).wrapping_add(offset) ^ 0x5bf0_3635)
-}
-
-/// sysbench's random string: `#` a digit, `@` a lowercase letter, anything
-/// else itself.
-fn rand_string(rng: &mut Rng, fmt: &[u8]) -> Vec<u8> {
-    fmt.iter()
-        .map(|&c| match c {
-            b'#' => b'0' + rng.uniform(0, 9) as u8,
-            b'@' => b'a' + rng.uniform(0, 25) as u8,
-            c => c,
-        })
-        .collect()
-}
-
-/// Fills `sysbench.rand` for thread `tid` (seeded from `seed` and the
-/// thread), `default` drawing from `kind`.
-pub fn register(lua: &Lua, t: &Table, seed: u64, tid: usize, kind: RandType) -> mlua::Result<()> {
-    let g = Arc::new(Mutex::new(ScriptRng {
-        rng: Rng::seeded(seed ^ (tid as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        kind,
-        dists: HashMap::new(),
-    }));
-    let with = move |f: &dyn Fn(&mut ScriptRng) -> i64| -> i64 {
-        match g.lock() {
+impl Stream {
+    fn with<T>(&self, f: impl FnOnce(&mut SbRng) -> T) -> T {
+        match self.0.lock() {
             Ok(mut r) => f(&mut r),
             Err(p) => f(&mut p.into_inner()),
         }
+    }
+}
+
+/// Which stream a state draws from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thread {
+    /// sysbench's main thread: the check, commands not run in parallel,
+    /// `init()` and `done()`.
+    Main,
+    /// Worker thread `i` (`sysbench.tid`).
+    Worker(usize),
+}
+
+static UNIQUE: Mutex<Option<Arc<SbUnique>>> = Mutex::new(None);
+
+/// Seeds the process's unique sequence (once per script run).
+pub fn seed_unique(rand_seed: u32) {
+    let u = Arc::new(SbUnique::seeded(rand_seed));
+    match UNIQUE.lock() {
+        Ok(mut g) => *g = Some(u),
+        Err(p) => *p.into_inner() = Some(u),
+    }
+}
+
+fn unique_sequence(rand_seed: u32) -> Arc<SbUnique> {
+    let mut g = match UNIQUE.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
     };
-    let with = Arc::new(with);
-    let w = with.clone();
-    t.set(
-        "default",
-        lua.create_function(move |_, (a, b): (f64, f64)| {
-            Ok(w(&|r| {
-                let k = r.kind;
-                r.draw(k, a as i64, b as i64)
-            }) as f64)
-        })?,
-    )?;
-    for (name, kind) in [
-        ("uniform", RandType::Uniform),
-        ("pareto", RandType::Pareto),
-        ("zipfian", RandType::Zipfian),
-    ] {
-        let w = with.clone();
+    g.get_or_insert_with(|| Arc::new(SbUnique::seeded(rand_seed)))
+        .clone()
+}
+
+/// The draw sysbench takes after each event for its latency histogram.
+pub fn skip_histogram_slot(lua: &Lua) {
+    if let Some(s) = lua.app_data_ref::<Stream>() {
+        s.with(|r| r.skip_histogram_slot());
+    }
+}
+
+/// The two draws sysbench 1.0.20's PostgreSQL driver takes to name a
+/// server-side prepared statement (`sbstmt` and two random numbers).
+pub fn name_statement(lua: &Lua) {
+    if let Some(s) = lua.app_data_ref::<Stream>() {
+        s.with(|r| {
+            r.uniform_uint64();
+            r.uniform_uint64();
+        });
+    }
+}
+
+/// A Lua number as sysbench's FFI passes it to a `uint32_t` parameter.
+fn u32_of(x: f64) -> u32 {
+    c_u32(x)
+}
+
+/// Fills `sysbench.rand` for `thread`, `default` drawing from `dist`.
+pub fn register(
+    lua: &Lua,
+    t: &Table,
+    rand_seed: u32,
+    thread: Thread,
+    dist: SbDist,
+) -> mlua::Result<()> {
+    let rng = match thread {
+        Thread::Main => SbRng::main_thread(rand_seed, dist),
+        Thread::Worker(i) => SbRng::for_thread(rand_seed, i, dist),
+    };
+    let s = Stream(Arc::new(Mutex::new(rng)));
+    lua.set_app_data(s.clone());
+    type Draw = fn(&mut SbRng, u32, u32) -> u32;
+    let ranged: [(&str, Draw); 6] = [
+        ("default", SbRng::default),
+        ("uniform", SbRng::uniform),
+        ("gaussian", SbRng::gaussian),
+        ("special", SbRng::special),
+        ("pareto", SbRng::pareto),
+        ("zipfian", SbRng::zipfian),
+    ];
+    for (name, f) in ranged {
+        let s = s.clone();
         t.set(
             name,
             lua.create_function(move |_, (a, b): (f64, f64)| {
-                Ok(w(&|r| r.draw(kind, a as i64, b as i64)) as f64)
+                Ok(s.with(|r| f(r, u32_of(a), u32_of(b))) as f64)
             })?,
         )?;
     }
-    let w = with.clone();
+    let w = s.clone();
     t.set(
         "uniform_uint64",
-        lua.create_function(move |_, ()| Ok(w(&|r| (r.rng.next_u64() >> 11) as i64) as f64))?,
+        lua.create_function(move |_, ()| Ok(w.with(|r| r.uniform_uint64()) as f64))?,
     )?;
-    let w = with.clone();
+    let w = s.clone();
     t.set(
         "uniform_double",
-        lua.create_function(move |_, ()| {
-            Ok(w(&|r| (r.rng.unit() * (1u64 << 52) as f64) as i64) as f64 / (1u64 << 52) as f64)
-        })?,
+        lua.create_function(move |_, ()| Ok(w.with(|r| r.uniform_double())))?,
     )?;
-    t.set("unique", lua.create_function(|_, ()| Ok(unique() as f64))?)?;
-    let w = with.clone();
+    let unique = unique_sequence(rand_seed);
+    t.set(
+        "unique",
+        lua.create_function(move |_, ()| Ok(unique.next() as f64))?,
+    )?;
+    let w = s.clone();
     t.set(
         "string",
         lua.create_function(move |lua, fmt: mlua::LuaString| {
-            let bytes = fmt.as_bytes().to_vec();
-            let out = std::cell::RefCell::new(Vec::new());
-            w(&|r| {
-                *out.borrow_mut() = rand_string(&mut r.rng, &bytes);
-                0
-            });
-            lua.create_string(out.into_inner())
+            let mut out = Vec::new();
+            w.with(|r| r.string_into(&fmt.as_bytes(), &mut out));
+            lua.create_string(out)
         })?,
     )?;
-    for name in ["gaussian", "special"] {
-        t.set(
-            name,
-            lua.create_function(move |_, _: mlua::MultiValue| -> mlua::Result<f64> {
-                Err(mlua::Error::runtime(format!(
-                    "sysbench.rand.{name} is not supported by rqps yet (uniform, pareto and zipfian are)"
-                )))
-            })?,
-        )?;
-    }
     Ok(())
 }
 
@@ -172,19 +149,52 @@ pub fn register(lua: &Lua, t: &Table, seed: u64, tid: usize, kind: RandType) -> 
 mod tests {
     use super::*;
 
+    fn rand_table(thread: Thread, dist: SbDist) -> (Lua, Table) {
+        let lua = Lua::new();
+        let t = lua.create_table().unwrap();
+        register(&lua, &t, 7, thread, dist).unwrap();
+        (lua, t)
+    }
+
     #[test]
-    fn the_unique_permutation_is_one_to_one_on_a_sample() {
-        let mut seen = std::collections::HashSet::new();
-        for x in 0..100_000u32 {
-            assert!(seen.insert(permute(x)));
+    fn a_worker_thread_draws_sysbench_s_stream_for_that_thread() {
+        let dist = SbDist::sysbench_default();
+        let (_lua, t) = rand_table(Thread::Worker(1), dist);
+        let mut want = SbRng::for_thread(7, 1, dist);
+        let f: mlua::Function = t.get("default").unwrap();
+        let u: mlua::Function = t.get("uniform").unwrap();
+        for _ in 0..100 {
+            assert_eq!(
+                f.call::<f64>((1, 10000)).unwrap(),
+                want.default(1, 10000) as f64
+            );
+            assert_eq!(u.call::<f64>((5, 50)).unwrap(), want.uniform(5, 50) as f64);
         }
-        assert_eq!(permute(4_294_967_295), 4_294_967_295);
+    }
+
+    #[test]
+    fn the_histogram_and_statement_name_draws_advance_the_state_s_stream() {
+        let dist = SbDist::sysbench_default();
+        let (lua, t) = rand_table(Thread::Main, dist);
+        let mut want = SbRng::main_thread(7, dist);
+        skip_histogram_slot(&lua);
+        name_statement(&lua);
+        for _ in 0..3 {
+            want.uniform_uint64();
+        }
+        let f: mlua::Function = t.get("uniform").unwrap();
+        assert_eq!(
+            f.call::<f64>((1, 1000)).unwrap(),
+            want.uniform(1, 1000) as f64
+        );
     }
 
     #[test]
     fn random_strings_keep_the_template_s_shape() {
-        let mut rng = Rng::seeded(1);
-        let s = rand_string(&mut rng, b"##-@@x");
+        let (_lua, t) = rand_table(Thread::Worker(0), SbDist::sysbench_default());
+        let f: mlua::Function = t.get("string").unwrap();
+        let s: String = f.call("##-@@x").unwrap();
+        let s = s.as_bytes();
         assert_eq!(s.len(), 6);
         assert!(s[0].is_ascii_digit() && s[2] == b'-' && s[3].is_ascii_lowercase() && s[5] == b'x');
     }

@@ -8,6 +8,7 @@ use mlua::Lua;
 use super::fail::Fail;
 use super::options::OptValue;
 use super::plan::ScriptPlan;
+use super::rand::Thread;
 use super::{sql, state};
 use crate::engine::Driver;
 use crate::harness::measure::Counts;
@@ -19,12 +20,12 @@ pub struct Script {
 }
 
 impl Script {
-    /// A state for thread `tid` of `command`, options exported.
+    /// A state for `thread` of `command`, options exported.
     pub fn state(
         &self,
         plan: &ScriptPlan,
         command: &str,
-        tid: usize,
+        thread: Thread,
         opt: &[(String, OptValue)],
         tally: Arc<Mutex<Counts>>,
     ) -> Result<Lua, Fail> {
@@ -33,11 +34,16 @@ impl Script {
             ps_mode: plan.ps_mode,
             ignore: plan.ignore(),
             tally,
+            names_statements: self.name == "pgsql" && plan.ps_mode == crate::engine::PsMode::Auto,
         });
         let lua = state::new(&state::Spec {
             plan,
             command,
-            tid,
+            tid: match thread {
+                Thread::Main => 0,
+                Thread::Worker(i) => i,
+            },
+            thread,
             opt: Some(opt),
             sql: Some((ctx, self.name)),
         })?;

@@ -12,16 +12,23 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, MultiValue, UserData, UserDataMethods, Value};
 
-use crate::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId};
+use crate::engine::{
+    Conn, DbError, Driver, ErrorClass, Meaning, Outcome, Param, PsMode, Rows, StmtId,
+};
 use crate::harness::measure::Counts;
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed
 /// since last read, lock wait timeout.
 pub const DEFAULT_IGNORE: &str = "1213,1020,1205";
 
-/// The SQLSTATEs sysbench's PostgreSQL driver always treats as ignorable:
-/// deadlock, unique violation, serialization failure.
-const SQLSTATE_IGNORABLE: [&str; 3] = ["40P01", "23505", "40001"];
+/// What sysbench's PostgreSQL driver always treats as ignorable (its
+/// SQLSTATEs for a deadlock, a unique violation and a serialization
+/// failure), as the engine's meanings.
+const SQLSTATE_IGNORABLE: [Meaning; 3] = [
+    Meaning::Deadlock,
+    Meaning::DuplicateKey,
+    Meaning::Serialization,
+];
 
 /// Which errors restart the event instead of failing the thread
 /// (`--mysql-ignore-errors`: numbers, or `all`).
@@ -44,16 +51,16 @@ impl Ignore {
         }
     }
 
-    /// Whether `code` is ignorable: a number by the list, a SQLSTATE by
-    /// sysbench's fixed set.
-    fn ignorable(&self, code: Option<&str>) -> bool {
-        let Some(code) = code else {
+    /// Whether `e` is ignorable: a number by the list, a SQLSTATE by
+    /// sysbench's fixed set (read as the error's meaning).
+    fn ignorable(&self, e: &DbError) -> bool {
+        let Some(code) = e.code.as_deref() else {
             return self.all;
         };
         if code.parse::<u32>().is_ok() {
             return self.all || self.codes.iter().any(|c| c == code);
         }
-        self.all || SQLSTATE_IGNORABLE.contains(&code)
+        self.all || SQLSTATE_IGNORABLE.contains(&e.meaning)
     }
 }
 
@@ -64,6 +71,10 @@ pub struct Ctx {
     pub ps_mode: PsMode,
     pub ignore: Ignore,
     pub tally: Arc<Mutex<Counts>>,
+    /// Whether preparing a statement names it as sysbench 1.0.20's
+    /// PostgreSQL driver does, with two draws of the thread's stream
+    /// (`pgsql` with server-side prepared statements).
+    pub names_statements: bool,
 }
 
 impl Ctx {
@@ -148,7 +159,7 @@ impl RawConn {
     /// A failure as the Lua half reads it; a lost connection that the
     /// ignore list covers is reconnected first, as sysbench does.
     fn failed(&mut self, lua: &Lua, e: DbError) -> mlua::Result<MultiValue> {
-        let mut ignorable = self.ctx.ignore.ignorable(e.code.as_deref());
+        let mut ignorable = self.ctx.ignore.ignorable(&e);
         if e.class == ErrorClass::Reconnect {
             ignorable = ignorable && self.reconnect().is_ok();
         }
@@ -182,6 +193,9 @@ impl RawConn {
 
     fn prepare(&mut self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
         let mode = self.ctx.ps_mode;
+        if self.ctx.names_statements {
+            super::rand::name_statement(lua);
+        }
         let r = match self.conn() {
             Ok(c) => c.prepare(sql, mode),
             Err(e) => Err(e),
@@ -334,11 +348,20 @@ mod tests {
 
     #[test]
     fn ignorable_errors_follow_the_list_for_numbers_and_sysbench_s_set_for_sqlstates() {
+        let e = |code: Option<&str>, meaning| DbError {
+            class: ErrorClass::Retry,
+            code: code.map(String::from),
+            message: String::new(),
+            meaning,
+        };
         let i = Ignore::parse(DEFAULT_IGNORE);
-        assert!(i.ignorable(Some("1213")) && !i.ignorable(Some("1062")));
-        assert!(i.ignorable(Some("40P01")) && !i.ignorable(Some("42601")));
+        assert!(i.ignorable(&e(Some("1213"), Meaning::Deadlock)));
+        assert!(!i.ignorable(&e(Some("1062"), Meaning::DuplicateKey)));
+        assert!(i.ignorable(&e(Some("40P01"), Meaning::Deadlock)));
+        assert!(!i.ignorable(&e(Some("42601"), Meaning::Syntax)));
         let all = Ignore::parse("all");
-        assert!(all.ignorable(Some("1062")) && all.ignorable(None));
-        assert!(!i.ignorable(None));
+        assert!(all.ignorable(&e(Some("1062"), Meaning::DuplicateKey)));
+        assert!(all.ignorable(&e(None, Meaning::Other)));
+        assert!(!i.ignorable(&e(None, Meaning::Other)));
     }
 }

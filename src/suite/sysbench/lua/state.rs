@@ -25,6 +25,8 @@ pub struct Spec<'a> {
     pub plan: &'a ScriptPlan,
     pub command: &'a str,
     pub tid: usize,
+    /// The stream `sysbench.rand` draws from.
+    pub thread: super::rand::Thread,
     /// The values of `sysbench.opt` (`None`: not exported yet).
     pub opt: Option<&'a [(String, OptValue)]>,
     pub sql: Option<(Arc<sql::Ctx>, &'static str)>,
@@ -77,7 +79,13 @@ fn build(spec: &Spec<'_>) -> mlua::Result<Lua> {
     cmdline.set("argv", argv)?;
     sb.set("cmdline", cmdline)?;
     let rand = lua.create_table()?;
-    super::rand::register(&lua, &rand, spec.plan.seed, spec.tid, spec.plan.rand_type)?;
+    super::rand::register(
+        &lua,
+        &rand,
+        spec.plan.rand_seed,
+        spec.thread,
+        spec.plan.dist(),
+    )?;
     sb.set("rand", rand)?;
     lua.globals().set("sysbench", &sb)?;
     if let Some(opt) = spec.opt {

@@ -13,9 +13,10 @@ use mlua::{Function, HookTriggers, Lua, MultiValue, Value, VmState};
 
 use super::fail::Fail;
 use super::plan::ScriptPlan;
+use super::rand::{self, Thread};
 use super::script::Script;
 use super::state;
-use crate::engine::{DbError, DbResult, ErrorClass};
+use crate::engine::{DbError, DbResult, ErrorClass, Meaning};
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
 
@@ -32,6 +33,9 @@ pub struct LuaWorker {
     aborted: Arc<AtomicBool>,
     ended: bool,
     tid: usize,
+    /// Whether sysbench would keep a latency histogram (`--percentile`
+    /// other than 0), drawing once after each event for it.
+    histogram: bool,
 }
 
 impl LuaWorker {
@@ -41,7 +45,7 @@ impl LuaWorker {
         let tally = Arc::new(Mutex::new(Counts::default()));
         let opt = plan.opt_for(threads);
         let lua = s
-            .state(plan, "run", tid, &opt, tally.clone())
+            .state(plan, "run", Thread::Worker(tid), &opt, tally.clone())
             .map_err(DbError::fatal)?;
         let deadline = Arc::new(AtomicU64::new(u64::MAX));
         let aborted = Arc::new(AtomicBool::new(false));
@@ -83,6 +87,7 @@ impl LuaWorker {
             aborted,
             ended: false,
             tid,
+            histogram: plan.percentile != 0,
         })
     }
 
@@ -131,6 +136,11 @@ impl Worker for LuaWorker {
         match status {
             0 => {
                 self.ended = matches!(v.next(), Some(Value::Boolean(true)));
+                // sysbench's draw for the event's histogram slot, after an
+                // event that did not end the thread.
+                if !self.ended && self.histogram {
+                    rand::skip_histogram_slot(&self.lua);
+                }
                 Ok(())
             }
             1 => {
@@ -141,6 +151,7 @@ impl Worker for LuaWorker {
                 Err(DbError {
                     class: ErrorClass::Retry,
                     code: Some(code),
+                    meaning: Meaning::of_message(&message),
                     message,
                 })
             }
