@@ -29,15 +29,21 @@ pub struct DeviceInfo {
 /// overlay or tmpfs mount, or a btrfs volume whose anonymous device number
 /// matches no disk and whose source is not a disk either.
 pub fn device_for_path(path: &Path) -> Result<DeviceInfo, ProcError> {
-    let canon = canonicalize_existing_prefix(path)
-        .map_err(|e| ProcError::from(format!("cannot resolve {}: {e}", path.display())))?;
-    let disks_text = std::fs::read_to_string("/proc/diskstats")
-        .map_err(|e| ProcError::from(format!("cannot read /proc/diskstats: {e}")))?;
+    let canon = canonicalize_existing_prefix(path).map_err(|source| ProcError::Resolve {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let disks_text =
+        std::fs::read_to_string("/proc/diskstats").map_err(|source| ProcError::Read {
+            path: "/proc/diskstats".into(),
+            source,
+        })?;
     let disks = procfs::parse_diskstats(&disks_text)?;
     let mounts = match std::fs::read_to_string("/proc/self/mountinfo") {
         Ok(text) => procfs::parse_mountinfo(&text)?,
-        Err(e) => mounts_fallback(&canon).map_err(|e2| {
-            format!("cannot read /proc/self/mountinfo ({e}) nor use /proc/mounts ({e2})")
+        Err(mountinfo) => mounts_fallback(&canon).map_err(|mounts| ProcError::NoMountTable {
+            mountinfo,
+            mounts: Box::new(mounts),
         })?,
     };
     resolve_device(&mounts, &disks, &canon, Some(Path::new("/sys/class/block")))
@@ -46,9 +52,9 @@ pub fn device_for_path(path: &Path) -> Result<DeviceInfo, ProcError> {
 /// /proc/mounts has no device numbers: take them from `stat` of the path,
 /// which belongs to the mount on top of it.
 fn mounts_fallback(canon: &Path) -> Result<Vec<MountInfo>, ProcError> {
-    let text = std::fs::read_to_string("/proc/mounts").map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string("/proc/mounts")?;
     let entries = procfs::parse_mounts(&text);
-    let (major, minor) = dev_numbers(canon).map_err(|e| e.to_string())?;
+    let (major, minor) = dev_numbers(canon)?;
     Ok(entries
         .into_iter()
         .enumerate()
@@ -129,7 +135,9 @@ pub fn resolve_device(
         mounts.iter().map(|m| m.mount_point.as_str()),
         canonical_path,
     )
-    .ok_or_else(|| format!("no mount found for {}", canonical_path.display()))?;
+    .ok_or_else(|| ProcError::NoMount {
+        path: canonical_path.to_path_buf(),
+    })?;
     let m = &mounts[idx];
     let by_number = disks
         .iter()
@@ -152,19 +160,18 @@ pub fn resolve_device(
             .find_map(|n| disks.iter().find(|d| &d.name == n))
     };
     let Some(d) = by_number.or_else(by_source) else {
-        return Err(ProcError(format!(
-            "{} is on {} (source {}, mounted at {}, dev {}:{}), which has no /proc/diskstats line",
-            canonical_path.display(),
-            m.fs_type,
-            if m.source.is_empty() {
-                "none"
+        return Err(ProcError::NoDiskstatsLine {
+            path: canonical_path.to_path_buf(),
+            fs_type: m.fs_type.clone(),
+            mount_source: if m.source.is_empty() {
+                "none".into()
             } else {
-                &m.source
+                m.source.clone()
             },
-            m.mount_point,
-            m.major,
-            m.minor
-        )));
+            mount_point: m.mount_point.clone(),
+            major: m.major,
+            minor: m.minor,
+        });
     };
     Ok(DeviceInfo {
         diskstats_name: d.name.clone(),
@@ -324,6 +331,11 @@ mod tests {
         resolve_device(&mounts, &disks, Path::new(path), None)
     }
 
+    /// [`resolve`] with the refusal as the text a user reads.
+    fn resolve_err(mountinfo: &str, diskstats: &str, path: &str) -> Result<DeviceInfo, String> {
+        resolve(mountinfo, diskstats, path).map_err(|e| e.to_string())
+    }
+
     #[test]
     fn bind_mount_and_partition_parent() {
         let d = resolve(
@@ -364,13 +376,13 @@ mod tests {
 
     #[test]
     fn tmpfs_and_btrfs_anon_dev() {
-        let e = resolve("mountinfo.bind", "diskstats.20field", "/tmp/db").unwrap_err();
+        let e = resolve_err("mountinfo.bind", "diskstats.20field", "/tmp/db").unwrap_err();
         assert!(
             e.contains("tmpfs") && e.contains("no /proc/diskstats line"),
             "{e}"
         );
         // btrfs reports an anonymous 0:40; /dev/sdb is not in that diskstats.
-        let e = resolve("mountinfo.bind", "diskstats.20field", "/srv/btrfs/x").unwrap_err();
+        let e = resolve_err("mountinfo.bind", "diskstats.20field", "/srv/btrfs/x").unwrap_err();
         assert!(e.contains("btrfs"), "{e}");
         // ... but with a diskstats line named like the source it resolves.
         let mounts = procfs::parse_mountinfo(&fixture("mountinfo.bind")).unwrap();
@@ -387,7 +399,7 @@ mod tests {
 
     #[test]
     fn overlay_root_container() {
-        let e = resolve(
+        let e = resolve_err(
             "mountinfo.overlay_root",
             "diskstats.20field",
             "/var/lib/mysql",
@@ -402,10 +414,11 @@ mod tests {
         .unwrap();
         assert_eq!(d.diskstats_name, "nvme0n1p2");
         assert_eq!(d.parent_disk.as_deref(), Some("nvme0n1"));
-        let e = resolve("mountinfo.overlay_root", "diskstats.20field", "/tmp").unwrap_err();
+        let e = resolve_err("mountinfo.overlay_root", "diskstats.20field", "/tmp").unwrap_err();
         assert!(e.contains("tmpfs"), "{e}");
         // A device-mapper device whose dm line is missing.
-        let e = resolve("mountinfo.overlay_root", "diskstats.20field", "/mnt/lvm/x").unwrap_err();
+        let e =
+            resolve_err("mountinfo.overlay_root", "diskstats.20field", "/mnt/lvm/x").unwrap_err();
         assert!(
             e.contains("253:7") && e.contains("/dev/mapper/vg0-gone"),
             "{e}"
@@ -465,12 +478,12 @@ mod tests {
                 assert!(!d.diskstats_name.is_empty());
                 assert_eq!(d.mount_point, "/");
             }
-            Err(reason) => assert!(!reason.is_empty()),
+            Err(reason) => assert!(!reason.to_string().is_empty()),
         }
         // Not-yet-created paths resolve through their existing ancestor.
         match device_for_path(&std::env::temp_dir().join("no/such/dir/yet")) {
             Ok(d) => assert!(!d.diskstats_name.is_empty()),
-            Err(reason) => assert!(reason.contains("diskstats"), "{reason}"),
+            Err(reason) => assert!(reason.to_string().contains("diskstats"), "{reason}"),
         }
     }
 

@@ -8,33 +8,103 @@
 //! importing the folder's face).
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A `/proc` or `/sys` file that could not be read or did not parse as the
 /// kernel documents it; the figures that needed it are left unmeasured with
-/// this as the reason.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProcError(pub String);
-
-impl From<String> for ProcError {
-    fn from(s: String) -> Self {
-        ProcError(s)
-    }
-}
-
-/// The reason, as text (what the results store under `unavailable`).
-impl std::ops::Deref for ProcError {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for ProcError {
-    fn from(s: &str) -> Self {
-        ProcError(s.to_string())
-    }
+/// this as the reason (its text is what the results store under
+/// `unavailable`).
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    /// The file could not be read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// `path` (or an existing prefix of it) could not be canonicalized.
+    #[error("cannot resolve {}: {source}", .path.display())]
+    Resolve {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file the lookup needs could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Neither `/proc/self/mountinfo` nor the `/proc/mounts` fallback served.
+    #[error("cannot read /proc/self/mountinfo ({mountinfo}) nor use /proc/mounts ({mounts})")]
+    NoMountTable {
+        mountinfo: std::io::Error,
+        #[source]
+        mounts: Box<ProcError>,
+    },
+    /// A numeric field (`what`) is not a number.
+    #[error("bad {what} {text:?}: {source}")]
+    BadNumber {
+        what: &'static str,
+        text: String,
+        source: std::num::ParseIntError,
+    },
+    /// `/proc/stat`'s `cpu` line is shorter than the four oldest fields.
+    #[error("cpu line has {0} fields, need at least 4")]
+    ShortCpuLine(usize),
+    /// `/proc/stat` has no aggregate `cpu` line.
+    #[error("no aggregate \"cpu\" line")]
+    NoCpuLine,
+    /// A `/proc/diskstats` line has a field count no kernel writes.
+    #[error("diskstats line {line}: {fields} fields, expected 7, 14, 18 or 20")]
+    DiskstatsFields { line: usize, fields: usize },
+    /// A `/proc/diskstats` line that does not parse.
+    #[error("diskstats line {line}: {source}")]
+    DiskstatsLine { line: usize, source: Box<ProcError> },
+    /// A `/proc/self/mountinfo` line that does not parse.
+    #[error("mountinfo line {line}: {source}")]
+    MountinfoLine { line: usize, source: Box<ProcError> },
+    /// A mountinfo line with fewer than 7 fields.
+    #[error("too few fields")]
+    TooFewFields,
+    /// A mountinfo line without the ` - ` between optional fields and fs type.
+    #[error("no \" - \" separator")]
+    NoSeparator,
+    /// A mountinfo `major:minor` without its colon.
+    #[error("bad major:minor")]
+    BadMajorMinor,
+    /// A mountinfo line that ends at the separator.
+    #[error("no fs type")]
+    NoFsType,
+    /// `/proc/<pid>/stat` without the `(` that opens comm.
+    #[error("no '(' in stat")]
+    NoCommOpen,
+    /// `/proc/<pid>/stat` without the `)` that closes comm.
+    #[error("no ')' in stat")]
+    NoCommClose,
+    /// `/proc/<pid>/stat` whose last `)` comes before its first `(`.
+    #[error("')' before '(' in stat")]
+    CommReversed,
+    /// `/proc/<pid>/stat` with too few fields after comm.
+    #[error("stat has {0} fields after comm, need at least 22")]
+    ShortPidStat(usize),
+    /// `/proc/<pid>/stat` with an empty state field.
+    #[error("empty state")]
+    EmptyState,
+    /// No mount point holds the path.
+    #[error("no mount found for {}", .path.display())]
+    NoMount { path: PathBuf },
+    /// The path's mount has no `/proc/diskstats` line (tmpfs, overlay, a
+    /// btrfs anonymous device, a missing device-mapper line).
+    #[error(
+        "{} is on {fs_type} (source {mount_source}, mounted at {mount_point}, dev {major}:{minor}), which has no /proc/diskstats line",
+        .path.display()
+    )]
+    NoDiskstatsLine {
+        path: PathBuf,
+        fs_type: String,
+        /// The mount's source, `none` where it has none.
+        mount_source: String,
+        mount_point: String,
+        major: u32,
+        minor: u32,
+    },
 }
 
 /// Aggregate CPU time of the whole machine from the `cpu` line of
@@ -94,16 +164,23 @@ pub struct ProcStat {
     pub btime: Option<u64>,
 }
 
-fn parse_u64(tok: &str, what: &str) -> Result<u64, ProcError> {
-    tok.parse::<u64>()
-        .map_err(|e| ProcError::from(format!("bad {what} {tok:?}: {e}")))
+fn bad_number(what: &'static str, text: &str, source: std::num::ParseIntError) -> ProcError {
+    ProcError::BadNumber {
+        what,
+        text: text.to_string(),
+        source,
+    }
+}
+
+fn parse_u64(tok: &str, what: &'static str) -> Result<u64, ProcError> {
+    tok.parse::<u64>().map_err(|e| bad_number(what, tok, e))
 }
 
 /// Parses a signed kernel `%ld` field, clamping negatives to 0.
-fn parse_i64_clamped(tok: &str, what: &str) -> Result<u64, ProcError> {
+fn parse_i64_clamped(tok: &str, what: &'static str) -> Result<u64, ProcError> {
     tok.parse::<i64>()
         .map(|v| v.max(0) as u64)
-        .map_err(|e| ProcError::from(format!("bad {what} {tok:?}: {e}")))
+        .map_err(|e| bad_number(what, tok, e))
 }
 
 /// Parses `/proc/stat`. Needs the aggregate `cpu` line with at least the
@@ -125,10 +202,7 @@ pub fn parse_proc_stat(text: &str) -> Result<ProcStat, ProcError> {
                     .map(|t| parse_u64(t, "cpu field"))
                     .collect::<Result<Vec<_>, _>>()?;
                 if vals.len() < 4 {
-                    return Err(ProcError(format!(
-                        "cpu line has {} fields, need at least 4",
-                        vals.len()
-                    )));
+                    return Err(ProcError::ShortCpuLine(vals.len()));
                 }
                 let f = |i: usize| vals.get(i).copied().unwrap_or(0);
                 cpu = Some(CpuTimes {
@@ -167,7 +241,7 @@ pub fn parse_proc_stat(text: &str) -> Result<ProcStat, ProcError> {
             _ => {}
         }
     }
-    let cpu = cpu.ok_or_else(|| "no aggregate \"cpu\" line".to_string())?;
+    let cpu = cpu.ok_or(ProcError::NoCpuLine)?;
     Ok(ProcStat {
         cpu,
         cpu_count,
@@ -277,29 +351,25 @@ pub fn parse_diskstats(text: &str) -> Result<Vec<DiskstatsEntry>, ProcError> {
         let lineno = n + 1;
         let fc = toks.len();
         if !(fc == 7 || fc >= 14) {
-            return Err(ProcError(format!(
-                "diskstats line {lineno}: {fc} fields, expected 7, 14, 18 or 20"
-            )));
+            return Err(ProcError::DiskstatsFields {
+                line: lineno,
+                fields: fc,
+            });
         }
-        let major = toks[0].parse::<u32>().map_err(|e| {
-            ProcError::from(format!(
-                "diskstats line {lineno}: bad major {:?}: {e}",
-                toks[0]
-            ))
-        })?;
-        let minor = toks[1].parse::<u32>().map_err(|e| {
-            ProcError::from(format!(
-                "diskstats line {lineno}: bad minor {:?}: {e}",
-                toks[1]
-            ))
-        })?;
+        let in_line = |e: ProcError| ProcError::DiskstatsLine {
+            line: lineno,
+            source: Box::new(e),
+        };
+        let major = toks[0]
+            .parse::<u32>()
+            .map_err(|e| in_line(bad_number("major", toks[0], e)))?;
+        let minor = toks[1]
+            .parse::<u32>()
+            .map_err(|e| in_line(bad_number("minor", toks[1], e)))?;
         let name = toks[2].to_string();
         let nums = toks[3..]
             .iter()
-            .map(|t| {
-                parse_u64(t, "diskstats field")
-                    .map_err(|e| ProcError::from(format!("diskstats line {lineno}: {e}")))
-            })
+            .map(|t| parse_u64(t, "diskstats field").map_err(in_line))
             .collect::<Result<Vec<u64>, ProcError>>()?;
         let counters = if fc == 7 {
             // Old partition format: reads, sectors read, writes, sectors written.
@@ -369,28 +439,25 @@ pub struct PidStat {
 /// Parses `/proc/<pid>/stat`. The comm field may hold spaces and
 /// parentheses, so the fixed fields are read after the LAST ')'.
 pub fn parse_pid_stat(text: &str) -> Result<PidStat, ProcError> {
-    let open = text.find('(').ok_or("no '(' in stat")?;
-    let close = text.rfind(')').ok_or("no ')' in stat")?;
+    let open = text.find('(').ok_or(ProcError::NoCommOpen)?;
+    let close = text.rfind(')').ok_or(ProcError::NoCommClose)?;
     if close < open {
-        return Err("')' before '(' in stat".into());
+        return Err(ProcError::CommReversed);
     }
-    let pid = text[..open]
-        .trim()
+    let pid_text = text[..open].trim();
+    let pid = pid_text
         .parse::<u32>()
-        .map_err(|e| ProcError::from(format!("bad pid {:?}: {e}", text[..open].trim())))?;
+        .map_err(|e| bad_number("pid", pid_text, e))?;
     let comm = text[open + 1..close].to_string();
     let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
     // rest[0] is field 3 (state); field N is rest[N - 3]. rss is field 24.
     if rest.len() < 22 {
-        return Err(ProcError(format!(
-            "stat has {} fields after comm, need at least 22",
-            rest.len()
-        )));
+        return Err(ProcError::ShortPidStat(rest.len()));
     }
-    let state = rest[0].chars().next().ok_or("empty state")?;
+    let state = rest[0].chars().next().ok_or(ProcError::EmptyState)?;
     let ppid = rest[1]
         .parse::<u32>()
-        .map_err(|e| ProcError::from(format!("bad ppid {:?}: {e}", rest[1])))?;
+        .map_err(|e| bad_number("ppid", rest[1], e))?;
     Ok(PidStat {
         pid,
         comm,
@@ -503,21 +570,24 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<MountInfo>, ProcError> {
             continue;
         }
         let lineno = n + 1;
-        let err = |what: &str| format!("mountinfo line {lineno}: {what}");
+        let err = |e: ProcError| ProcError::MountinfoLine {
+            line: lineno,
+            source: Box::new(e),
+        };
         if toks.len() < 7 {
-            return Err(err("too few fields").into());
+            return Err(err(ProcError::TooFewFields));
         }
         let sep = toks[6..]
             .iter()
             .position(|t| *t == "-")
             .map(|p| p + 6)
-            .ok_or_else(|| err("no \" - \" separator"))?;
+            .ok_or_else(|| err(ProcError::NoSeparator))?;
         let (maj, min) = toks[2]
             .split_once(':')
-            .ok_or_else(|| err("bad major:minor"))?;
+            .ok_or_else(|| err(ProcError::BadMajorMinor))?;
         let num = |s: &str| {
             s.parse::<u32>()
-                .map_err(|e| err(&format!("bad number {s:?}: {e}")))
+                .map_err(|e| err(bad_number("number", s, e)))
         };
         let after = &toks[sep + 1..];
         out.push(MountInfo {
@@ -532,7 +602,7 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<MountInfo>, ProcError> {
             fs_type: after
                 .first()
                 .map(|s| s.to_string())
-                .ok_or_else(|| err("no fs type"))?,
+                .ok_or_else(|| err(ProcError::NoFsType))?,
             source: after
                 .get(1)
                 .map(|s| unescape_mount_field(s))
@@ -666,6 +736,73 @@ mod tests {
             concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/proc")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn each_refusal_reads_as_the_text_it_always_printed() {
+        let bad = "invalid digit found in string";
+        for (err, text) in [
+            (
+                parse_proc_stat("cpu 1 2 3\n").unwrap_err(),
+                "cpu line has 3 fields, need at least 4".to_string(),
+            ),
+            (
+                parse_proc_stat("").unwrap_err(),
+                "no aggregate \"cpu\" line".into(),
+            ),
+            (
+                parse_proc_stat("cpu 1 2 x 4\n").unwrap_err(),
+                format!("bad cpu field \"x\": {bad}"),
+            ),
+            (
+                parse_diskstats("8 0 sda 1 2 3\n").unwrap_err(),
+                "diskstats line 1: 6 fields, expected 7, 14, 18 or 20".into(),
+            ),
+            (
+                parse_diskstats("x 0 sda 1 2 3 4\n").unwrap_err(),
+                format!("diskstats line 1: bad major \"x\": {bad}"),
+            ),
+            (
+                parse_diskstats("8 y sda 1 2 3 4\n").unwrap_err(),
+                format!("diskstats line 1: bad minor \"y\": {bad}"),
+            ),
+            (
+                parse_diskstats("8 0 sda 1 2 3 4 5 6 7 8 9 10 x\n").unwrap_err(),
+                format!("diskstats line 1: bad diskstats field \"x\": {bad}"),
+            ),
+            (parse_pid_stat("").unwrap_err(), "no '(' in stat".into()),
+            (parse_pid_stat("1 (x").unwrap_err(), "no ')' in stat".into()),
+            (
+                parse_pid_stat("1 )x(").unwrap_err(),
+                "')' before '(' in stat".into(),
+            ),
+            (
+                parse_pid_stat("12 (x) S 1 2 3").unwrap_err(),
+                "stat has 4 fields after comm, need at least 22".into(),
+            ),
+            (
+                parse_pid_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 1 1 1").unwrap_err(),
+                format!("bad pid \"x\": {bad}"),
+            ),
+            (
+                parse_mountinfo("1 2 8:1\n").unwrap_err(),
+                "mountinfo line 1: too few fields".into(),
+            ),
+            (
+                parse_mountinfo("1 2 81 / / rw - ext4 /dev/sda1 rw\n").unwrap_err(),
+                "mountinfo line 1: bad major:minor".into(),
+            ),
+            (
+                parse_mountinfo("1 2 8:1 / / rw shared:1 ext4 /dev/sda1 rw\n").unwrap_err(),
+                "mountinfo line 1: no \" - \" separator".into(),
+            ),
+            (
+                parse_mountinfo("1 2 8:z / / rw -\n").unwrap_err(),
+                format!("mountinfo line 1: bad number \"z\": {bad}"),
+            ),
+        ] {
+            assert_eq!(err.to_string(), text, "{err:?}");
+        }
     }
 
     #[test]

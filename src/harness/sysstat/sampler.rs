@@ -477,7 +477,7 @@ impl Probe {
 }
 
 fn read_pid_stat(path: &Path) -> Result<PidStat, ProcError> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(path)?;
     procfs::parse_pid_stat(&text)
 }
 
