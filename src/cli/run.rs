@@ -76,14 +76,30 @@ mod tests {
         let script = dir.join("s.sql");
         std::fs::write(&script, "\\set aid random(1, 10)\nSELECT :aid;\n").unwrap();
         let s = script.display();
+        let lua_file = dir.join("s.lua");
+        std::fs::write(
+            &lua_file,
+            "sysbench.cmdline.options = { rows = {\"rows\", 5} }\nfunction event() end\n",
+        )
+        .unwrap();
+        let lua = lua_file.display();
         vec![
             (
                 "sysbench",
                 "list = \"classic\"\ntests = [\"point-query.pre\", \"read-only.pre_range=10\"]\n\
                  threads = [1, 2]\ntables = 2\ntable_size = 1000\nread_secs = 2.0\nwrite_secs = 3.0\n\
                  warmup_secs = 1.0\nwarm_secs = 1.5\nsettle_secs = 1.0\nrand_type = \"pareto\"\n\
-                 ps_mode = \"disable\"\nskip_prepare = true\nskip_trx = true\n"
+                 ps_mode = \"disable\"\nskip_prepare = true\nskip_trx = true\n\
+                 rand_spec_iter = 10\nrand_spec_pct = 2\nrand_spec_res = 70\nrand_pareto_h = 0.3\n\
+                 rand_zipfian_exp = 0.9\nrand_seed = 5\n"
                     .into(),
+            ),
+            (
+                "sysbench",
+                format!(
+                    "script = \"{lua}\"\nscript_args = [\"--rows=7\", \"run\"]\nthreads = [2]\n\
+                     read_secs = 2.0\nskip_prepare = true\nskip_trx = true\n"
+                ),
             ),
             (
                 "ibench",
@@ -165,7 +181,10 @@ mod tests {
                 })
                 .collect();
             for a in s.args(clap::Command::new("run")).get_arguments() {
-                let key = a.get_long().unwrap().replace('-', "_");
+                let key = a
+                    .get_long()
+                    .unwrap_or(a.get_id().as_str())
+                    .replace('-', "_");
                 assert!(keys.contains(&key), "{}: no value for {key}", s.name());
             }
         }
@@ -239,18 +258,23 @@ mod tests {
         };
         for (name, text) in every_option(dir.path()) {
             let suite = crate::suite::find(name).unwrap();
-            for (key, v) in toml::from_str::<toml::Table>(&text).unwrap() {
-                let toml::Value::Array(list) = &v else {
+            let table = toml::from_str::<toml::Table>(&text).unwrap();
+            for (key, v) in &table {
+                let toml::Value::Array(list) = v else {
                     continue;
                 };
-                let one = toml::Table::from_iter([(key.clone(), list[0].clone())]);
+                // The table as it is, with one value where it had a list
+                // (an option that needs another, as script_args needs
+                // script, keeps it).
+                let mut one = table.clone();
+                one.insert(key.clone(), list[0].clone());
                 let listed = toml::Table::from_iter([(
-                    key.clone(),
+                    key.to_string(),
                     toml::Value::Array(vec![list[0].clone()]),
                 )]);
                 let plan = suite.plan_toml(&common, &one);
                 let plan = plan.unwrap_or_else(|e| panic!("{name} {key} = {}: {e}", list[0]));
-                assert_eq!(plan.options().get(&key), listed.get(&key), "{name} {key}");
+                assert_eq!(plan.options().get(key), listed.get(key), "{name} {key}");
             }
         }
     }

@@ -84,9 +84,17 @@ pub fn command_line(
 ) -> Vec<String> {
     let mut a: Vec<String> = vec!["rqps".into(), "run".into()];
     a.extend(output.args());
-    a.extend(plan.args());
+    // What follows a suite's `--` (a sysbench script's arguments) goes
+    // last: everything after `--` is the script's.
+    let mut suite = plan.args();
+    let tail = match suite.iter().position(|x| x == "--") {
+        Some(i) => suite.split_off(i),
+        None => Vec::new(),
+    };
+    a.extend(suite);
     a.extend(engine.args());
     a.extend(options.args());
+    a.extend(tail);
     a
 }
 

@@ -23,8 +23,20 @@ pub fn args_of<T: clap::Args + Serialize + Default>(value: &T) -> Vec<String> {
     let default = table(&T::default());
     let now = table(value);
     let mut out = Vec::new();
+    let mut last = Vec::new();
     for a in cmd.get_arguments() {
         let Some(long) = a.get_long() else {
+            // The arguments after `--` (`last`), written after them all.
+            if a.is_last_set()
+                && let Some(toml::Value::Array(list)) = now.get(a.get_id().as_str())
+                && !list.is_empty()
+            {
+                last.push("--".to_string());
+                last.extend(list.iter().map(|v| match v {
+                    toml::Value::String(s) => s.clone(),
+                    v => cli_value(v),
+                }));
+            }
             continue;
         };
         let key = long.replace('-', "_");
@@ -62,6 +74,7 @@ pub fn args_of<T: clap::Args + Serialize + Default>(value: &T) -> Vec<String> {
             v => out.extend([flag, cli_value(v)]),
         }
     }
+    out.extend(last);
     out
 }
 

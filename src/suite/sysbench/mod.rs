@@ -129,6 +129,7 @@ pub struct Options {
     pub script: Option<String>,
     /// The script's options (--name=value) and commands, after `--`.
     #[arg(last = true, value_name = "SCRIPT ARGS")]
+    #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
     pub script_args: Option<Vec<String>>,
     /// read-only, read-write and write-only send their statements without BEGIN/COMMIT
     /// around the event (each statement commits on its own), as sysbench's --skip_trx.

@@ -50,8 +50,9 @@ pub struct SysbenchParams {
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
-    /// A sysbench Lua script run instead of the tests (`--script`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A sysbench Lua script run instead of the tests (`--script`); stored
+    /// as null without one, so that it is a parameter of every run.
+    #[serde(default)]
     pub script: Option<super::lua::ScriptPlan>,
 }
 
