@@ -324,9 +324,22 @@ impl Epoll {
                 tv_nsec: d.subsec_nanos() as libc::c_long,
             });
             let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+            // The system call, not glibc's wrapper: the wrapper came with
+            // glibc 2.35, and the packages run on 2.34 (scripts/package.sh).
+            // On 64-bit Linux `timespec` is the kernel's; with no signal
+            // mask the mask's size is not read.
             // SAFETY: `out` holds `max` events; the timespec lives for the call.
-            let n =
-                unsafe { libc::epoll_pwait2(self.0, out.as_mut_ptr(), max, tp, std::ptr::null()) };
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_epoll_pwait2,
+                    self.0,
+                    out.as_mut_ptr(),
+                    max,
+                    tp,
+                    std::ptr::null::<libc::sigset_t>(),
+                    0usize,
+                )
+            } as libc::c_int;
             if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
                 NO_PWAIT2.store(true, Ordering::Relaxed);
                 return 0;
