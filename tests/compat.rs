@@ -444,14 +444,21 @@ fn postgres_against_h2_and_sqlite_then_a_report_leaves_out_what_differs() {
         &[],
     );
     // Both tests read or write sbtest's CHAR columns, which SQLite does
-    // not pad: neither is gated, each with its reason.
+    // not pad: neither is gated, each with its reason, and a gate that
+    // compared nothing fails (issue 51: never OK with 0 compared).
     let g = text(&gate);
+    assert_eq!(gate.status.code(), Some(1), "{g}");
     assert!(g.contains("not gated: 2 test(s)"), "{g}");
     assert!(
         g.contains("point-query: lite differs from the reference at the syntax level"),
         "{g}"
     );
-    assert!(g.contains("OK: no test of lite"), "{g}");
+    assert!(
+        g.contains(
+            "FAIL: no test of lite was compared with pg18 (2 left out by a compatibility record"
+        ),
+        "{g}"
+    );
     // The same runs without the record: the report says none was made.
     let bare = tempfile::tempdir().unwrap();
     for e in std::fs::read_dir(res.path()).unwrap() {
