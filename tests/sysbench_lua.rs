@@ -8,7 +8,7 @@
 //! and pass, unless `RQPS_REQUIRE_SERVERS=1`.
 
 mod common;
-use common::{read_json, rqps, server_available, servers_required, text};
+use common::{logged_statements, read_json, rqps, server_available, servers_required, text};
 use std::path::{Path, PathBuf};
 
 use rqps::engine::server::{Recipe, Server, ServerSpec};
@@ -235,28 +235,6 @@ fn bad_scripts_get_one_line_and_exit_2_before_any_load() {
     assert!(out.contains("--threads=two"), "{out}");
     let out = refused(&declares, &["prewarm"]);
     assert!(out.contains("no 'prewarm' command"), "{out}");
-}
-
-/// The statements a MariaDB general log recorded from `offset` on, without
-/// the clients' own probes: each statement's text (`Execute` of a prepared
-/// statement shows its values).
-fn logged_statements(log: &Path, offset: usize) -> Vec<String> {
-    let text = std::fs::read_to_string(log).unwrap();
-    text[offset..]
-        .lines()
-        .filter_map(|l| {
-            let (_, sql) = l
-                .split_once(" Execute\t")
-                .or_else(|| l.split_once(" Query\t"))?;
-            let word = sql.split_whitespace().next()?.to_ascii_uppercase();
-            let sent = ["SELECT", "UPDATE", "DELETE", "INSERT", "BEGIN", "COMMIT"]
-                .contains(&word.as_str());
-            let probe = sql.contains("information_schema")
-                || sql.contains("@@")
-                || sql.contains("VERSION()");
-            (sent && !probe).then(|| sql.to_string())
-        })
-        .collect()
 }
 
 /// The acceptance check: sysbench's own scripts through rqps, one

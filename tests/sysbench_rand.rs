@@ -260,28 +260,6 @@ fn four_threads_draw_rqps_s_four_streams_in_some_order() {
     assert_eq!(theirs, ours);
 }
 
-/// The statements a MariaDB general log recorded from `offset` on, without
-/// the clients' own probes: each statement's text (`Execute` of a prepared
-/// statement shows its values).
-fn logged_statements(log: &std::path::Path, offset: usize) -> Vec<String> {
-    let text = std::fs::read_to_string(log).unwrap();
-    text[offset..]
-        .lines()
-        .filter_map(|l| {
-            let (_, sql) = l
-                .split_once(" Execute\t")
-                .or_else(|| l.split_once(" Query\t"))?;
-            let word = sql.split_whitespace().next()?.to_ascii_uppercase();
-            let sent = ["SELECT", "UPDATE", "DELETE", "INSERT", "BEGIN", "COMMIT"]
-                .contains(&word.as_str());
-            let probe = sql.contains("information_schema")
-                || sql.contains("@@")
-                || sql.contains("VERSION()");
-            (sent && !probe).then(|| sql.to_string())
-        })
-        .collect()
-}
-
 /// The native read-write test with `--rand-type special --rand-seed 5` and
 /// one thread sends what `sysbench oltp_read_write` sends with the same
 /// seed: the same statements with the same ids, `c` and `pad` values, in
@@ -344,7 +322,7 @@ fn the_native_read_write_test_sends_sysbench_s_statements_with_a_seed() {
             "--rand-type=special",
         ],
     );
-    let theirs = logged_statements(&log, at);
+    let theirs = common::logged_statements(&log, at);
     assert_eq!(theirs.len(), 30 * 20, "sysbench's statements: {theirs:?}");
 
     let at = len();
@@ -380,7 +358,7 @@ fn the_native_read_write_test_sends_sysbench_s_statements_with_a_seed() {
         "5",
     ]);
     assert!(o.status.success(), "rqps run: {}", common::text(&o));
-    let ours = logged_statements(&log, at);
+    let ours = common::logged_statements(&log, at);
     assert!(
         ours.len() >= theirs.len(),
         "rqps sent {} statements",

@@ -95,3 +95,25 @@ pub fn snapshot(path: &Path, got: &str, test: &str) {
         );
     }
 }
+
+/// The statements a MariaDB general log recorded from `offset` on, without
+/// the clients' own probes: each statement's text (`Execute` of a prepared
+/// statement shows its values).
+pub fn logged_statements(log: &std::path::Path, offset: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap();
+    text[offset..]
+        .lines()
+        .filter_map(|l| {
+            let (_, sql) = l
+                .split_once(" Execute\t")
+                .or_else(|| l.split_once(" Query\t"))?;
+            let word = sql.split_whitespace().next()?.to_ascii_uppercase();
+            let sent = ["SELECT", "UPDATE", "DELETE", "INSERT", "BEGIN", "COMMIT"]
+                .contains(&word.as_str());
+            let probe = sql.contains("information_schema")
+                || sql.contains("@@")
+                || sql.contains("VERSION()");
+            (sent && !probe).then(|| sql.to_string())
+        })
+        .collect()
+}
