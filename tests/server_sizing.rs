@@ -216,10 +216,15 @@ fn a_mariadb_target_too_small_for_the_plan_is_refused_before_anything_loads() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(
-        err.contains("30 select1 threads need 31 connections (with rqps's own 1); the server allows 20 (max_connections): raise it, or run fewer threads"),
-        "{err}"
-    );
+    // The server may still count a session rqps closed a moment ago (it
+    // ends them asynchronously; CI saw "allows 19 (max_connections 20, 1
+    // other sessions now)" with nobody else connected): the refusal stands
+    // either way, and says which.
+    let said = regex::Regex::new(
+        r"30 select1 threads need 31 connections \(with rqps's own 1\); the server allows (20 \(max_connections\)|1\d \(max_connections 20, \d other sessions now\)): raise it, or run fewer threads",
+    )
+    .unwrap();
+    assert!(said.is_match(&err), "{err}");
     assert_eq!(runs(&results), 0, "nothing stored");
     server.stop().unwrap();
 }
