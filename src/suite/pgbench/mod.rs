@@ -29,6 +29,7 @@ pub mod init;
 pub mod params;
 pub mod report;
 pub mod script;
+pub mod shell;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -121,6 +122,11 @@ pub struct Options {
     /// Use the tables already in the target: no initialisation.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub skip_init: Option<bool>,
+    /// Let the scripts' \shell and \setshell run their shell commands
+    /// (sh -c, as your user, without rqps's password variables in their
+    /// environment). Without it, a script holding one is refused.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub allow_shell: Option<bool>,
 }
 
 /// (profile, scale, clients, secs)
@@ -162,6 +168,7 @@ fn scripts(
     builtins: Vec<String>,
     files: Vec<String>,
     protocol: Protocol,
+    allow_shell: bool,
 ) -> Result<Vec<ScriptSpec>, Error> {
     let mut scripts: Vec<ScriptSpec> = Vec::new();
     for spec in builtins {
@@ -180,7 +187,7 @@ fn scripts(
         let (path, weight) = split_weight(&spec, "script")?;
         let text = read_script_file(&path, "script")?;
         // Checked now, so a mistake is a usage error naming file:line.
-        client::check_script(&path, &text, protocol).map_err(usage)?;
+        client::check_script(&path, &text, protocol, allow_shell).map_err(usage)?;
         let base = std::path::Path::new(&path)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -360,6 +367,7 @@ impl Workload for Pgbench {
             init_script: None,
             init_tables: true,
             seed: common.seed,
+            allow_shell: o.allow_shell.unwrap_or(false),
         };
         set_all(&mut p.clients, o.clients);
         set(&mut p.secs, o.time);
@@ -422,10 +430,11 @@ impl Workload for Pgbench {
             o.builtin.unwrap_or_default(),
             o.script.unwrap_or_default(),
             p.protocol,
+            p.allow_shell,
         )?;
         if let Some(path) = o.init_script {
             let text = read_script_file(&path, "init-script")?;
-            script::parse_script(&path, &text).map_err(usage)?;
+            client::check_script(&path, &text, Protocol::Simple, p.allow_shell).map_err(usage)?;
             p.init_script = Some((path, text));
         }
         if p.scripts.len() > params::MAX_SCRIPTS {
