@@ -16,7 +16,10 @@
 //!   script choice and the `--rate` schedule; `debug()` prints to standard
 //!   error. `\sleep` sleeps C's `atoi` of the value's text, and ends at
 //!   the test's deadline or a stop (the transaction is then abandoned,
-//!   not counted). `\if`/`\elif`/`\else`/`\endif` branch.
+//!   not counted). `\if`/`\elif`/`\else`/`\endif` branch. `\shell` and
+//!   `\setshell` (compiled only with `--allow-shell`) join their words with
+//!   the variables' values and run them through [`super::shell`], which
+//!   waits without holding up the thread's other clients.
 //! - A statement the engine refuses fails the test with the engine's
 //!   message and the script's file:line, after rolling back so that no
 //!   other client waits on its locks. A serialization failure or deadlock

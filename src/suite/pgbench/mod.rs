@@ -9,7 +9,8 @@
 //! runs as written. The tables are made as `pgbench -i` makes them
 //! ([`init`]), and after a run whose only writing script is the built-in
 //! tpcb-like, the balances must add up ([`check`]): a violation fails the
-//! run (exit 1). The script language itself is [`script`] and [`expr`].
+//! run (exit 1). The script language itself is [`script`] and [`expr`];
+//! its shell commands, run only with `--allow-shell`, are [`shell`].
 //!
 //! Results: one `pgbench` test per client count (TPS over all scripts,
 //! latency, the per-second series and the hardware cost per transaction
@@ -874,7 +875,7 @@ mod tests {
     fn matrix_tables_fill_the_same_options() {
         let t: toml::Table = toml::from_str(
             "builtin = \"select-only@3\"\nclients = [1, 2]\nprotocol = \"prepared\"\n\
-             define = [\"a=1\", \"b=x\"]\nmax_tries = 3\nrate = 50.0\nlatency_limit = 10.0\nscale = 2",
+             define = [\"a=1\", \"b=x\"]\nmax_tries = 3\nrate = 50.0\nlatency_limit = 10.0\nscale = 2\nallow_shell = true",
         )
         .unwrap();
         let o = Options::deserialize(t).unwrap();
@@ -885,5 +886,11 @@ mod tests {
         assert_eq!(p.defines["b"], "x");
         assert_eq!((p.max_tries, p.scale), (3, 2));
         assert_eq!((p.rate, p.latency_limit_ms), (Some(50.0), Some(10.0)));
+        assert!(p.allow_shell);
+        assert!(
+            !Pgbench::params(&common("ci"), Options::default())
+                .unwrap()
+                .allow_shell
+        );
     }
 }
