@@ -4,7 +4,7 @@
 //! exits 1); user scripts with `\gset` into later statements and `\if`
 //! branches; `--rate` lag and skipped counts; `--max-tries` retrying a
 //! forced serialization failure; a script error naming file:line;
-//! `\shell` refused; matrices with `suite = "pgbench"`.
+//! `\shell` refused without `--allow-shell`; matrices with `suite = "pgbench"`.
 //!
 //! Without the server binaries the server tests print why and pass,
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case they fail.
@@ -272,7 +272,7 @@ fn user_scripts_gset_into_later_statements_and_branch() {
 }
 
 #[test]
-fn script_errors_name_file_and_line_and_shell_is_refused() {
+fn script_errors_name_file_and_line_and_shell_is_refused_without_allow_shell() {
     let d = tempfile::tempdir().unwrap();
     let target = format!("sqlite:{}", d.path().join("e.db").display());
     let bad = d.path().join("bad.sql");
@@ -308,7 +308,7 @@ fn script_errors_name_file_and_line_and_shell_is_refused() {
     );
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("shell.sql:2:") && out.contains("not supported"),
+        out.contains("shell.sql:2:") && out.contains("add --allow-shell"),
         "{out}"
     );
 

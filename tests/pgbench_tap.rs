@@ -102,13 +102,39 @@ const ERR_OPTS: &[&str] = &[
     "prepared",
 ];
 
+/// [`ERR_OPTS`] and `--allow-shell`, for the cases with `\shell` and
+/// `\setshell` (without it rqps refuses them:
+/// `shell_commands_are_refused_without_allow_shell_and_run_without_secrets`).
+const ERR_OPTS_SHELL: &[&str] = &[
+    "--transactions",
+    "1",
+    "--clients",
+    "1",
+    "--define",
+    "foo=bla",
+    "--define",
+    "null=null",
+    "--define",
+    "true=true",
+    "--define",
+    "one=1",
+    "--define",
+    "zero=0.0",
+    "--define",
+    "badtrue=trueXXX",
+    "--define",
+    "maxint=9223372036854775807",
+    "--define",
+    "minint=-9223372036854775808",
+    "--protocol",
+    "prepared",
+    "--allow-shell",
+];
+
 const T1: &[&str] = &["--transactions", "1", "--clients", "1"];
 
-const SHELL: Expect = Expect::Differs(
-    "\\shell and \\setshell are refused when the script is read: rqps runs no shell commands",
-);
 const EARLY: Expect = Expect::Differs(
-    "an invalid variable name after \\set and a function given more than 16 arguments are refused when the script is read (exit 2); pgbench refuses them when the command runs (a client aborts, exit 2 of its own)",
+    "deliberate: an invalid variable name after \\set and a function given more than 16 arguments are refused when the script is read (exit 2, naming file:line, before anything connects or runs); pgbench finds them only when the command runs, after the earlier commands and transactions have run (a client aborts, exit 2 of its own)",
 );
 const PIPELINE: Expect = Expect::Differs(
     "\\startpipeline and \\endpipeline are refused when the script is read: rqps does not run pipelines yet",
@@ -493,14 +519,14 @@ fn cases() -> Vec<Case> {
     });
     v.push(case(
         "pgbench backslash commands",
-        T1,
+        &["--transactions", "1", "--clients", "1", "--allow-shell"],
         &[(
             "001_pgbench_backslash_commands",
             "-- run set\n\\set zero 0\n\\set one 1.0\n-- sleep\n\\sleep :one ms\n\\sleep 100 us\n\\sleep 0 s\n\\sleep :zero\n-- setshell and continuation\n\\setshell another_one\\\n  echo \\\n    :one\n\\set n debug(:another_one)\n-- shell\n\\shell echo shell-echo-output\n",
         )],
         0,
         &[r"processed: 1/1", r"shell-echo-output", r"command=8.: int 1\b"],
-        SHELL,
+        Expect::Worded(&["events=1", r"shell-echo-output", r"command=8.: int 1\b"]),
     ));
     v.push(case(
         "pgbench gset command",
@@ -679,28 +705,30 @@ fn cases() -> Vec<Case> {
             2,
             vec![r"\(shell\) .* meta-command failed"],
             r"\shell no-such-command".into(),
-            SHELL,
+            Expect::Worded(&[
+                r"001_pgbench_error_shell_bad_command:1: \\shell: the shell command failed: it exited with status 127",
+            ]),
         ),
         (
             "shell undefined variable",
             2,
             vec![r#"undefined variable ":nosuchvariable""#],
             "-- undefined variable in shell\n\\shell echo ::foo :nosuchvariable\n".into(),
-            SHELL,
+            Expect::Same,
         ),
         (
             "shell missing command",
             1,
             vec![r"missing command "],
             r"\shell".into(),
-            SHELL,
+            Expect::Same,
         ),
         (
             "shell too many args",
             1,
             vec![r#"too many arguments in command "shell""#],
             shell_args,
-            SHELL,
+            Expect::Same,
         ),
         (
             "set syntax error",
@@ -903,21 +931,21 @@ fn cases() -> Vec<Case> {
             2,
             vec![r"command must return an integer"],
             r"\setshell i echo -n one".into(),
-            SHELL,
+            Expect::Same,
         ),
         (
             "setshell missing arg",
             1,
             vec![r"missing argument "],
             r"\setshell var".into(),
-            SHELL,
+            Expect::Same,
         ),
         (
             "setshell no such command",
             2,
             vec![r"could not read result "],
             r"\setshell var no-such-command".into(),
-            SHELL,
+            Expect::Same,
         ),
         (
             "sleep undefined variable",
@@ -1033,9 +1061,10 @@ fn cases() -> Vec<Case> {
         ),
     ];
     for (name, status, re, script, expect) in errors {
+        let shell = script.contains("shell");
         let mut c = case(
             Box::leak(format!("pgbench script error: {name}").into_boxed_str()),
-            ERR_OPTS,
+            if shell { ERR_OPTS_SHELL } else { ERR_OPTS },
             &[],
             status,
             &re,
@@ -1480,6 +1509,102 @@ fn pgbench_parse_errors_are_refused_before_anything_connects() {
 }
 
 #[test]
+fn shell_commands_are_refused_without_allow_shell_and_run_without_secrets() {
+    let d = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", d.path().join("x.db").display());
+    // Without --allow-shell: refused as the script is read, in one line
+    // that names the option, for either command.
+    for (cmd, line) in [("shell echo hi", 2), ("setshell n echo 1", 2)] {
+        let c = case(
+            "shell refused",
+            T1,
+            &[("refused.sql", &format!("SELECT 1;\n\\{cmd}\n"))],
+            1,
+            &[],
+            Expect::Same,
+        );
+        let r = run_case(&c, &target, d.path());
+        assert_eq!(r.code, 2, "{}", r.out);
+        let lines: Vec<&str> = r.out.lines().collect();
+        assert_eq!(lines.len(), 1, "one line: {}", r.out);
+        let want = format!("refused.sql:{line}: \\{}", cmd.split(' ').next().unwrap());
+        assert!(
+            lines[0].contains(&want) && lines[0].contains("add --allow-shell"),
+            "{}",
+            r.out
+        );
+    }
+    // With it: the command's environment lacks the variables rqps takes a
+    // password from, and keeps the others; a command of 254 bytes (pgbench's
+    // most) runs, one of 255 is refused when it runs, as pgbench does.
+    let run = |script: &str, long: usize| {
+        let cdir = tempfile::tempdir_in(d.path()).unwrap();
+        let file = cdir.path().join("env.sql");
+        std::fs::write(&file, script).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args(["run", "--suite", "pgbench", "--profile", "ci", "--target"])
+            .arg(&target)
+            .args(["--results", cdir.path().join("r").to_str().unwrap()])
+            .args(["--busy-threshold", "100", "--skip-init", "--allow-shell"])
+            .args(["--transactions", "1", "--clients", "1", "--define"])
+            .arg(format!("long={}", "x".repeat(long)))
+            .arg("--script")
+            .arg(&file)
+            .env("PGPASSWORD", "secret-1")
+            .env("RQPS_PASSWORD", "secret-22")
+            .env("MYSQL_PWD", "secret-333")
+            .env("RQPS_TAP_KEPT", "7")
+            .output()
+            .unwrap();
+        (o.status.code(), text(&o))
+    };
+    let script = "SELECT 1;\n\\setshell n echo ${#PGPASSWORD}${#RQPS_PASSWORD}${#MYSQL_PWD}$RQPS_TAP_KEPT\n\\set x debug(:n)\n\\shell true :long\n";
+    let (code, out) = run(script, 249);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("command=3): int 7\n"),
+        "only the kept variable: {out}"
+    );
+    let (code, out) = run("\\shell true :long\n", 250);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("env.sql:1: \\shell: the shell command is too long: 255 bytes"),
+        "{out}"
+    );
+}
+
+/// A client thread drives its other connections while one client's shell
+/// command runs: two clients on one thread, the first's command waiting
+/// for a file that only the second client's command makes. Were the
+/// thread held by the first command, the second could never run, and
+/// `timeout` would fail the first after 10 s.
+fn shell_waits_leave_the_thread_to_other_clients(url: &str, dir: &Path) -> Option<String> {
+    let flag = dir.join("shell-flag");
+    let script = format!(
+        "\\if :client_id = 0\n\\shell timeout 10 sh -c \"until [ -e {f} ]; do sleep 0.01; done\"\n\\else\n\\sleep 100 ms\n\\shell touch {f}\n\\endif\nSELECT 1;\n",
+        f = flag.display()
+    );
+    let c = case(
+        "shell on a shared client thread",
+        &[
+            "--transactions",
+            "1",
+            "--clients",
+            "2",
+            "--client-threads",
+            "1",
+            "--allow-shell",
+        ],
+        &[("001_pgbench_shell_shared_thread", &script)],
+        0,
+        &[],
+        Expect::Worded(&["events=2"]),
+    );
+    let r = run_case(&c, url, dir);
+    judge(&c, &r).map(|why| format!("{}: {why}", c.name))
+}
+
+#[test]
 fn pgbench_tap_cases_on_postgresql() {
     if !server_available(PG) {
         assert!(!servers_required(), "no PostgreSQL server binaries");
@@ -1553,6 +1678,10 @@ fn pgbench_tap_cases_on_postgresql() {
     }
     // The others, three at a time (each is mostly a process starting).
     bad.extend(run_all(&rest, &url, d.path()));
+    bad.extend(shell_waits_leave_the_thread_to_other_clients(
+        &url,
+        d.path(),
+    ));
     // Seeded random values are deterministic: two runs with one seed
     // insert the same four values (the TAP's "random seeded" cases).
     pg.batch_execute(

@@ -17,6 +17,11 @@ use std::path::{Path, PathBuf};
 /// child (instead of its command line); read like `--password-file`.
 pub const CHILD_ENV: &str = "RQPS_PASSWORD";
 
+/// The environment variables from which rqps may take a password: removed
+/// from the environment of any command a user's script runs (pgbench's
+/// `\shell`), so that the command cannot expand or pass them on.
+pub const SECRET_ENV: [&str; 3] = [CHILD_ENV, "PGPASSWORD", "MYSQL_PWD"];
+
 /// Whether a file with this mode may hold a password: no permission for
 /// group or others (0600 or stricter).
 fn private(mode: u32) -> bool {

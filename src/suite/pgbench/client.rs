@@ -16,7 +16,10 @@
 //!   script choice and the `--rate` schedule; `debug()` prints to standard
 //!   error. `\sleep` sleeps C's `atoi` of the value's text, and ends at
 //!   the test's deadline or a stop (the transaction is then abandoned,
-//!   not counted). `\if`/`\elif`/`\else`/`\endif` branch.
+//!   not counted). `\if`/`\elif`/`\else`/`\endif` branch. `\shell` and
+//!   `\setshell` (compiled only with `--allow-shell`) join their words with
+//!   the variables' values and run them through [`super::shell`], which
+//!   waits without holding up the thread's other clients.
 //! - A statement the engine refuses fails the test with the engine's
 //!   message and the script's file:line, after rolling back so that no
 //!   other client waits on its locks. A serialization failure or deadlock
@@ -53,6 +56,7 @@ use super::script::{
     CommandKind, Fetch, ScriptError, SleepAmount, SleepUnit, SqlPart, atoi, parse_script,
     valid_variable_name,
 };
+use super::shell::{Ended, ShellFault};
 
 /// The most variables a statement may bind under `extended` and
 /// `prepared`, as pgbench (its `MAX_ARGS` less the statement itself).
@@ -110,6 +114,19 @@ pub enum Op {
         end: usize,
     },
     Endif,
+    /// `\shell` (`var: None`) and `\setshell`.
+    Shell {
+        var: Option<u32>,
+        words: Vec<ShellWord>,
+    },
+}
+
+/// A word of a shell command.
+pub enum ShellWord {
+    /// Text as written (`::name` already made `:name`).
+    Text(String),
+    /// `:name`: the variable in a slot, and the word as written.
+    Var(u32, String),
 }
 
 /// One script, compiled for the run.
@@ -176,6 +193,14 @@ pub enum CompileError {
         line: u32,
         protocol: &'static str,
     },
+    #[error(
+        "{file}:{line}: \\{command} runs a shell command, which rqps does only with --allow-shell: add --allow-shell (allow_shell = true in a matrix) to let this script's commands run as your user"
+    )]
+    ShellNotAllowed {
+        file: String,
+        line: u32,
+        command: &'static str,
+    },
 }
 
 impl Compiled {
@@ -200,7 +225,12 @@ impl Compiled {
                 }
             };
             scripts.push(compile(
-                &s.name, &source, s.weight, &text, p.protocol, &mut slots,
+                &s.name,
+                &source,
+                s.weight,
+                &text,
+                (p.protocol, p.allow_shell),
+                &mut slots,
             )?);
         }
         Ok(Compiled::of(scripts, slots))
@@ -242,10 +272,24 @@ impl Compiled {
     }
 }
 
-/// Checks a script file as it will run under `protocol` (parse errors, and
-/// more bound variables than pgbench allows), before anything connects.
-pub fn check_script(path: &str, text: &str, protocol: Protocol) -> Result<(), CompileError> {
-    compile("check", path, 1, text, protocol, &mut Slots::default()).map(|_| ())
+/// Checks a script file as it will run under `protocol` (parse errors,
+/// more bound variables than pgbench allows, and a shell command without
+/// `allow_shell`), before anything connects.
+pub fn check_script(
+    path: &str,
+    text: &str,
+    protocol: Protocol,
+    allow_shell: bool,
+) -> Result<(), CompileError> {
+    compile(
+        "check",
+        path,
+        1,
+        text,
+        (protocol, allow_shell),
+        &mut Slots::default(),
+    )
+    .map(|_| ())
 }
 
 /// Parses `text` into the commands a client runs.
@@ -254,7 +298,7 @@ fn compile(
     source: &str,
     weight: u32,
     text: &str,
-    protocol: Protocol,
+    (protocol, allow_shell): (Protocol, bool),
     slots: &mut Slots,
 ) -> Result<CompiledScript, CompileError> {
     let script = parse_script(source, text)?;
@@ -337,6 +381,22 @@ fn compile(
             }
             CommandKind::Else { end } => Op::Else { end },
             CommandKind::Endif => Op::Endif,
+            CommandKind::Shell { var, words } => {
+                if !allow_shell {
+                    return Err(CompileError::ShellNotAllowed {
+                        file: source.to_string(),
+                        line: c.line,
+                        command: if var.is_some() { "setshell" } else { "shell" },
+                    });
+                }
+                Op::Shell {
+                    var: var.map(|v| slot_of(&v)),
+                    words: words
+                        .into_iter()
+                        .map(|w| shell_word(w, &mut slot_of))
+                        .collect(),
+                }
+            }
         });
     }
     Ok(CompiledScript {
@@ -347,6 +407,16 @@ fn compile(
         lines,
         shown,
     })
+}
+
+/// A word of `\shell` as pgbench reads it: `:name` a variable, `::text`
+/// the text `:text`, anything else text.
+fn shell_word(w: String, slot_of: &mut impl FnMut(&str) -> u32) -> ShellWord {
+    match w.strip_prefix(':') {
+        Some(rest) if rest.starts_with(':') => ShellWord::Text(rest.to_string()),
+        Some(name) => ShellWord::Var(slot_of(name), w.clone()),
+        None => ShellWord::Text(w),
+    }
 }
 
 /// What went wrong in a command, before its file:line is added.
@@ -790,6 +860,14 @@ impl Client {
                     next = if entering { pc + 1 } else { end + 1 };
                 }
                 Op::Endif => {}
+                Op::Shell { var, words } => {
+                    if !self
+                        .shell(*var, words)
+                        .map_err(|m| (fatal_at(script, pc, m), pc))?
+                    {
+                        return Ok(false);
+                    }
+                }
             }
             // A false \if or \elif enters the \elif or \else it goes to;
             // reaching one otherwise leaves the \if (the branch before it was
@@ -852,6 +930,52 @@ impl Client {
             (next + 1, false)
         } else {
             (next, true)
+        })
+    }
+
+    /// Runs a `\shell` or `\setshell` ([`super::shell`]): false when the
+    /// deadline or a stop cut it short.
+    fn shell(&mut self, var: Option<u32>, words: &[ShellWord]) -> Result<bool, ShellFault> {
+        let cmd = if var.is_some() { "setshell" } else { "shell" };
+        self.text.clear();
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 {
+                self.text.push(' ');
+            }
+            match w {
+                ShellWord::Text(t) => self.text.push_str(t),
+                ShellWord::Var(slot, word) => match &self.vars[*slot as usize] {
+                    Some(v) => v.write_sql_text(&mut self.text),
+                    None => {
+                        return Err(ShellFault::Undefined {
+                            cmd,
+                            word: word.clone(),
+                        });
+                    }
+                },
+            }
+        }
+        if self.text.len() > super::shell::MAX_COMMAND_BYTES {
+            return Err(ShellFault::TooLong {
+                cmd,
+                bytes: self.text.len(),
+            });
+        }
+        let fail = |source| ShellFault::Run { cmd, source };
+        Ok(match var {
+            None => match super::shell::shell(&self.text, self.deadline_ns).map_err(fail)? {
+                Ended::Done(()) => true,
+                Ended::Cut => false,
+            },
+            Some(slot) => {
+                match super::shell::setshell(&self.text, self.deadline_ns).map_err(fail)? {
+                    Ended::Done(v) => {
+                        self.vars[slot as usize] = Some(Value::Int(i64::from(v)));
+                        true
+                    }
+                    Ended::Cut => false,
+                }
+            }
         })
     }
 
@@ -1264,8 +1388,15 @@ pub fn run_once(driver: Arc<dyn Driver>, p: &Params, path: &str, text: &str) -> 
     for k in p.defines.keys() {
         slots.of(k);
     }
-    let script = compile("init", path, 1, text, Protocol::Simple, &mut slots)
-        .map_err(|e| DbError::fatal(e.to_string()))?;
+    let script = compile(
+        "init",
+        path,
+        1,
+        text,
+        (Protocol::Simple, p.allow_shell),
+        &mut slots,
+    )
+    .map_err(|e| DbError::fatal(e.to_string()))?;
     let c = Arc::new(Compiled::of(vec![script], slots));
     let mut one = p.clone();
     one.protocol = Protocol::Simple;
@@ -1306,7 +1437,7 @@ mod tests {
                         "x",
                         w,
                         "SELECT 1;\n",
-                        Protocol::Simple,
+                        (Protocol::Simple, false),
                         &mut slots,
                     )
                     .unwrap()
@@ -1343,7 +1474,7 @@ mod tests {
             "b.sql",
             1,
             "\\if :a\nSELECT 1;\n\\elif :b\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\nSELECT 4;\n",
-            Protocol::Simple,
+            (Protocol::Simple, false),
             &mut Slots::default(),
         )
         .unwrap();
@@ -1366,8 +1497,8 @@ mod tests {
         let sql = |n: usize| format!("\\set i 0\nSELECT least({});\n", vec![":i"; n].join(", "));
         let mut slots = Slots::default();
         for proto in [Protocol::Prepared, Protocol::Extended] {
-            assert!(compile("t", "t.sql", 1, &sql(255), proto, &mut slots).is_ok());
-            let e = compile("t", "t.sql", 1, &sql(256), proto, &mut slots)
+            assert!(compile("t", "t.sql", 1, &sql(255), (proto, false), &mut slots).is_ok());
+            let e = compile("t", "t.sql", 1, &sql(256), (proto, false), &mut slots)
                 .err()
                 .unwrap()
                 .to_string();
@@ -1376,7 +1507,17 @@ mod tests {
                 "{e}"
             );
         }
-        assert!(compile("t", "t.sql", 1, &sql(256), Protocol::Simple, &mut slots).is_ok());
+        assert!(
+            compile(
+                "t",
+                "t.sql",
+                1,
+                &sql(256),
+                (Protocol::Simple, false),
+                &mut slots
+            )
+            .is_ok()
+        );
     }
 
     #[test]

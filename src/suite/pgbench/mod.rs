@@ -9,7 +9,8 @@
 //! runs as written. The tables are made as `pgbench -i` makes them
 //! ([`init`]), and after a run whose only writing script is the built-in
 //! tpcb-like, the balances must add up ([`check`]): a violation fails the
-//! run (exit 1). The script language itself is [`script`] and [`expr`].
+//! run (exit 1). The script language itself is [`script`] and [`expr`];
+//! its shell commands, run only with `--allow-shell`, are [`shell`].
 //!
 //! Results: one `pgbench` test per client count (TPS over all scripts,
 //! latency, the per-second series and the hardware cost per transaction
@@ -29,6 +30,7 @@ pub mod init;
 pub mod params;
 pub mod report;
 pub mod script;
+pub mod shell;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -121,6 +123,11 @@ pub struct Options {
     /// Use the tables already in the target: no initialisation.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub skip_init: Option<bool>,
+    /// Let the scripts' \shell and \setshell run their shell commands
+    /// (sh -c, as your user, without rqps's password variables in their
+    /// environment). Without it, a script holding one is refused.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub allow_shell: Option<bool>,
 }
 
 /// (profile, scale, clients, secs)
@@ -162,6 +169,7 @@ fn scripts(
     builtins: Vec<String>,
     files: Vec<String>,
     protocol: Protocol,
+    allow_shell: bool,
 ) -> Result<Vec<ScriptSpec>, Error> {
     let mut scripts: Vec<ScriptSpec> = Vec::new();
     for spec in builtins {
@@ -180,7 +188,7 @@ fn scripts(
         let (path, weight) = split_weight(&spec, "script")?;
         let text = read_script_file(&path, "script")?;
         // Checked now, so a mistake is a usage error naming file:line.
-        client::check_script(&path, &text, protocol).map_err(usage)?;
+        client::check_script(&path, &text, protocol, allow_shell).map_err(usage)?;
         let base = std::path::Path::new(&path)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -360,6 +368,7 @@ impl Workload for Pgbench {
             init_script: None,
             init_tables: true,
             seed: common.seed,
+            allow_shell: o.allow_shell.unwrap_or(false),
         };
         set_all(&mut p.clients, o.clients);
         set(&mut p.secs, o.time);
@@ -422,10 +431,11 @@ impl Workload for Pgbench {
             o.builtin.unwrap_or_default(),
             o.script.unwrap_or_default(),
             p.protocol,
+            p.allow_shell,
         )?;
         if let Some(path) = o.init_script {
             let text = read_script_file(&path, "init-script")?;
-            script::parse_script(&path, &text).map_err(usage)?;
+            client::check_script(&path, &text, Protocol::Simple, p.allow_shell).map_err(usage)?;
             p.init_script = Some((path, text));
         }
         if p.scripts.len() > params::MAX_SCRIPTS {
@@ -865,7 +875,7 @@ mod tests {
     fn matrix_tables_fill_the_same_options() {
         let t: toml::Table = toml::from_str(
             "builtin = \"select-only@3\"\nclients = [1, 2]\nprotocol = \"prepared\"\n\
-             define = [\"a=1\", \"b=x\"]\nmax_tries = 3\nrate = 50.0\nlatency_limit = 10.0\nscale = 2",
+             define = [\"a=1\", \"b=x\"]\nmax_tries = 3\nrate = 50.0\nlatency_limit = 10.0\nscale = 2\nallow_shell = true",
         )
         .unwrap();
         let o = Options::deserialize(t).unwrap();
@@ -876,5 +886,11 @@ mod tests {
         assert_eq!(p.defines["b"], "x");
         assert_eq!((p.max_tries, p.scale), (3, 2));
         assert_eq!((p.rate, p.latency_limit_ms), (Some(50.0), Some(10.0)));
+        assert!(p.allow_shell);
+        assert!(
+            !Pgbench::params(&common("ci"), Options::default())
+                .unwrap()
+                .allow_shell
+        );
     }
 }

@@ -102,6 +102,10 @@ pub struct Params {
     /// Whether rqps makes pgbench's four tables before the tests.
     pub init_tables: bool,
     pub seed: u64,
+    /// Whether the scripts' `\shell` and `\setshell` may run
+    /// (`--allow-shell`); without it a script holding one is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_shell: bool,
 }
 
 impl Params {

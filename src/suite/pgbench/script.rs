@@ -65,6 +65,14 @@ pub enum CommandKind {
     Else { end: usize },
     /// `\endif`: nothing to do.
     Endif,
+    /// `\shell WORD...` (`var: None`) or `\setshell VAR WORD...`: the
+    /// words (`:name` a variable, `::text` the text `:text`), joined by
+    /// spaces when the command runs and handed to `sh -c`
+    /// ([`super::shell`]). Runs only with `--allow-shell`.
+    Shell {
+        var: Option<String>,
+        words: Vec<String>,
+    },
 }
 
 /// A piece of SQL text: literal text or a `:name` reference.
@@ -614,12 +622,7 @@ impl<'a> ScriptParser<'a> {
                     }
                 }
             }
-            "shell" | "setshell" => {
-                return Err(self.err(
-                    line,
-                    format!("\\{lower} is not supported: rqps runs no shell commands from scripts (compute the value with \\set or in SQL, or pass it with --define NAME=VALUE)"),
-                ));
-            }
+            "shell" | "setshell" => self.shell(line, &lower, rest)?,
             "startpipeline" | "endpipeline" | "syncpipeline" => {
                 return Err(self.err(
                     line,
@@ -633,7 +636,7 @@ impl<'a> ScriptParser<'a> {
             _ => {
                 return Err(self.err(
                     line,
-                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else and \\endif)"),
+                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else, \\endif, \\shell and \\setshell)"),
                 ));
             }
         };
@@ -643,6 +646,49 @@ impl<'a> ScriptParser<'a> {
             kind,
         });
         Ok(())
+    }
+
+    /// `\shell` and `\setshell`: their words, checked as pgbench checks
+    /// them when it reads the script (at most [`MAX_META_WORDS`] words with
+    /// the meta-command's name; a command; for `\setshell`, a variable).
+    fn shell(&self, line: u32, cmd: &str, rest: &str) -> Result<CommandKind, ScriptError> {
+        let mut words: Vec<String> = rest.split_ascii_whitespace().map(String::from).collect();
+        if words.len() + 1 > MAX_META_WORDS {
+            return Err(self.err(
+                line,
+                format!(
+                    "\\{cmd}: too many arguments in command \"{cmd}\": {} words, at most {} after \\{cmd} (as pgbench)",
+                    words.len(),
+                    MAX_META_WORDS - 1
+                ),
+            ));
+        }
+        if cmd == "shell" {
+            if words.is_empty() {
+                return Err(self.err(
+                    line,
+                    "\\shell: missing command (write \\shell COMMAND [ARGUMENT ...])",
+                ));
+            }
+            return Ok(CommandKind::Shell { var: None, words });
+        }
+        if words.len() < 2 {
+            return Err(self.err(
+                line,
+                "\\setshell: missing argument (write \\setshell VARIABLE COMMAND [ARGUMENT ...])",
+            ));
+        }
+        let var = words.remove(0);
+        if !valid_variable_name(&var) {
+            return Err(self.err(
+                line,
+                format!("\\setshell: invalid variable name \"{var}\" (a name is letters, digits and _, not starting with a digit)"),
+            ));
+        }
+        Ok(CommandKind::Shell {
+            var: Some(var),
+            words,
+        })
     }
 
     fn expr(&self, line: u32, cmd: &str, text: &str) -> Result<Expr, ScriptError> {
@@ -753,6 +799,10 @@ fn is_blank_sql(t: &str) -> bool {
     }
     true
 }
+
+/// The most words a meta-command line holds, its name included (pgbench's
+/// `MAX_ARGS`).
+pub const MAX_META_WORDS: usize = 256;
 
 /// The first whitespace-separated word and the rest after it.
 fn split_word(s: &str) -> (&str, &str) {
@@ -1084,17 +1134,38 @@ mod tests {
     }
 
     #[test]
-    fn shell_commands_are_refused_clearly() {
-        for cmd in ["shell", "setshell"] {
-            let e = err(&format!("SELECT 1;\n\\{cmd} x echo 1\n"));
-            assert!(
-                e.starts_with(&format!(
-                    "t.sql:2: \\{cmd} is not supported: rqps runs no shell commands"
-                )),
-                "{e}"
-            );
-            assert!(e.contains("--define"), "says what to do instead: {e}");
+    fn shell_commands_keep_their_words_and_are_checked_as_pgbench_checks_them() {
+        let s = parse_script(
+            "t.sql",
+            "\\setshell n echo \\\n  :one ::two\n\\SHELL true\n",
+        )
+        .unwrap();
+        match (&s.commands[0].kind, &s.commands[1].kind) {
+            (
+                CommandKind::Shell {
+                    var: Some(v),
+                    words: w0,
+                },
+                CommandKind::Shell {
+                    var: None,
+                    words: w1,
+                },
+            ) => {
+                assert_eq!((v.as_str(), w0.join(" ")), ("n", "echo :one ::two".into()));
+                assert_eq!(w1, &["true"]);
+            }
+            k => panic!("{k:?}"),
         }
+        assert_eq!(s.commands[1].line, 3, "a continued line counts");
+        assert!(err("\\shell").starts_with("t.sql:1: \\shell: missing command "));
+        assert!(err("\\setshell v").starts_with("t.sql:1: \\setshell: missing argument "));
+        assert!(err("\\setshell 1v echo 1").contains("invalid variable name \"1v\""));
+        let words = vec!["a"; 255].join(" ");
+        parse_script("t.sql", &format!("\\shell {words}")).unwrap();
+        assert!(
+            err(&format!("\\shell {words} b"))
+                .contains("too many arguments in command \"shell\": 256 words, at most 255")
+        );
         for cmd in ["startpipeline", "endpipeline"] {
             let e = err(&format!("\\{cmd}\n"));
             assert!(
