@@ -593,7 +593,7 @@ pub fn check_capacity(need: &Need, driver: &dyn Driver) -> Result<(), Error> {
     // The sessions the server counts now include the connections rqps
     // itself closed a moment ago (opening the engine, the up-front connect):
     // the server ends them asynchronously, and a clean-clone CI run once saw
-    // "max_connections 20, 1 other sessions now" for a server nobody else
+    // "max_connections 20, 1 other session now" for a server nobody else
     // used, and 200 ms later still did on a loaded 2-core machine. A
     // refusal is looked at again, 0.2, 0.4 and 0.8 s later: only a refusal
     // that stands is an error (it costs 1.4 s on that path alone).

@@ -436,6 +436,12 @@ impl Driver for MysqlDriver {
                 setting: if used == 0 {
                     setting.to_string()
                 } else {
+                    // "1 other session", "2 other sessions".
+                    let others = if used == 1 {
+                        others.replacen("sessions", "session", 1)
+                    } else {
+                        others.to_string()
+                    };
                     format!("{setting} {max}, {used} {others} now")
                 },
             });
