@@ -102,6 +102,27 @@ pub struct Params {
     /// Whether rqps makes pgbench's four tables before the tests.
     pub init_tables: bool,
     pub seed: u64,
+    /// pgbench's transaction log (`--log`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub log: Option<LogSpec>,
+}
+
+/// What `--log` writes: pgbench's per-transaction or aggregated log files
+/// (see [`super::txlog`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LogSpec {
+    /// The files' names before `.PID` (`--log-prefix`, default
+    /// `pgbench_log`), relative to the working directory.
+    pub prefix: String,
+    /// The fraction of transactions logged (`--sampling-rate`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sampling_rate: Option<f64>,
+    /// Seconds per aggregated line (`--aggregate-interval`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aggregate_secs: Option<u32>,
+    /// Failures named by class (`--failures-detailed`).
+    #[serde(default)]
+    pub failures_detailed: bool,
 }
 
 impl Params {
