@@ -221,7 +221,7 @@ fn log_spec(o: &Options, p: &Params) -> Result<Option<params::LogSpec>, Error> {
                     "--aggregate-interval {a} is longer than the test (--time {secs}): give a shorter interval"
                 )));
             }
-            if secs.fract() != 0.0 || (secs as u64) % u64::from(a) != 0 {
+            if secs.fract() != 0.0 || !(secs as u64).is_multiple_of(u64::from(a)) {
                 return Err(usage(format!(
                     "--time {secs} must be a multiple of --aggregate-interval {a} (as pgbench)"
                 )));
@@ -998,6 +998,70 @@ mod tests {
     }
 
     #[test]
+    fn log_options_are_checked_as_pgbench_checks_them() {
+        let log = |f: fn(&mut Options)| {
+            let mut o = Options {
+                log: Some(true),
+                time: Some(Secs::new(4.0).unwrap()),
+                ..Default::default()
+            };
+            f(&mut o);
+            Pgbench::params(&common("ci"), o)
+        };
+        for (f, msg) in [
+            ((|o: &mut Options| o.log = None) as fn(&mut Options), ""),
+            (|o| o.sampling_rate = Some(0.5), ""),
+            (|o| o.aggregate_interval = Some(2), ""),
+            (
+                |o| {
+                    o.log = None;
+                    o.sampling_rate = Some(0.5)
+                },
+                "--sampling-rate needs --log",
+            ),
+            (
+                |o| {
+                    o.log = None;
+                    o.log_prefix = Some("x".into())
+                },
+                "--log-prefix needs --log",
+            ),
+            (|o| o.sampling_rate = Some(0.0), "above 0 and at most 1"),
+            (|o| o.sampling_rate = Some(1.5), "above 0 and at most 1"),
+            (|o| o.aggregate_interval = Some(0), "from 1 to"),
+            (
+                |o| o.aggregate_interval = Some(3),
+                "a multiple of --aggregate-interval 3",
+            ),
+            (|o| o.aggregate_interval = Some(5), "longer than the test"),
+            (
+                |o| {
+                    o.aggregate_interval = Some(1);
+                    o.sampling_rate = Some(0.5)
+                },
+                "not both",
+            ),
+            (
+                |o| o.log_prefix = Some("/nonexistent/dir/x".into()),
+                "is not a directory",
+            ),
+            (|o| o.log_prefix = Some("logs/".into()), "names no file"),
+        ] {
+            match (log(f), msg) {
+                (Ok(_), "") => {}
+                (Err(e), m) if !m.is_empty() => {
+                    assert!(e.is_usage() && e.to_string().contains(m), "{e}")
+                }
+                (r, m) => panic!("{m}: {:?}", r.map(|p| p.log)),
+            }
+        }
+        let p = log(|o| o.failures_detailed = Some(true)).unwrap();
+        let spec = p.log.unwrap();
+        assert_eq!(spec.prefix, "pgbench_log");
+        assert!(spec.failures_detailed);
+    }
+
+    #[test]
     fn matrix_tables_fill_the_same_options() {
         let t: toml::Table = toml::from_str(
             "builtin = \"select-only@3\"\nclients = [1, 2]\nprotocol = \"prepared\"\n\
@@ -1012,5 +1076,19 @@ mod tests {
         assert_eq!(p.defines["b"], "x");
         assert_eq!((p.max_tries, p.scale), (3, 2));
         assert_eq!((p.rate, p.latency_limit_ms), (Some(50.0), Some(10.0)));
+        let t: toml::Table = toml::from_str(
+            "log = true\nlog_prefix = \"run1\"\naggregate_interval = 1\nfailures_detailed = true\ntime = 2",
+        )
+        .unwrap();
+        let p = Pgbench::params(&common("ci"), Options::deserialize(t).unwrap()).unwrap();
+        let spec = p.log.unwrap();
+        assert_eq!(
+            (
+                spec.prefix.as_str(),
+                spec.aggregate_secs,
+                spec.failures_detailed
+            ),
+            ("run1", Some(1), true)
+        );
     }
 }

@@ -210,6 +210,25 @@ fn agg_line(buf: &mut Vec<u8>, a: &Agg, f: Format) {
     );
 }
 
+/// Why a transaction log could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error(
+        "cannot create the transaction log {path} ({source}): give --log-prefix a writable directory, e.g. --log-prefix /tmp/pgbench_log"
+    )]
+    Create {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not write the transaction log {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The prefixes this process has written logs under.
 static USED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -238,7 +257,7 @@ pub struct TestLog {
 
 /// Opens the files of a test of `clients` clients on `threads` client
 /// threads (as [`client_thread_count`] counts them).
-pub fn open(spec: &LogSpec, p: &Params, threads: usize) -> Result<TestLog, String> {
+pub fn open(spec: &LogSpec, p: &Params, threads: usize) -> Result<TestLog, LogError> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let prefix = test_prefix(&spec.prefix);
     let pid = std::process::id();
@@ -261,8 +280,9 @@ pub fn open(spec: &LogSpec, p: &Params, threads: usize) -> Result<TestLog, Strin
             .mode(crate::util::OUTPUT_MODE)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
-            .map_err(|e| {
-                format!("cannot create the transaction log {path} ({e}): give --log-prefix a writable directory, e.g. --log-prefix /tmp/pgbench_log")
+            .map_err(|source| LogError::Create {
+                path: path.clone(),
+                source,
             })?;
         sinks.push(Arc::new(Mutex::new(Sink {
             file,
@@ -304,7 +324,7 @@ impl TestLog {
 
     /// Writes what is left (not the interval the test ended in, as
     /// pgbench) and closes the files: their paths, or the first write error.
-    pub fn finish(self) -> Result<Vec<String>, String> {
+    pub fn finish(self) -> Result<Vec<String>, LogError> {
         let mut paths = Vec::new();
         for s in self.sinks {
             let mut s = s.lock().unwrap_or_else(|e| e.into_inner());
@@ -314,11 +334,11 @@ impl TestLog {
             {
                 s.error = Some(e);
             }
-            if let Some(e) = s.error.take() {
-                return Err(format!(
-                    "could not write the transaction log {}: {e}",
-                    s.path
-                ));
+            if let Some(source) = s.error.take() {
+                return Err(LogError::Write {
+                    path: s.path.clone(),
+                    source,
+                });
             }
             paths.push(s.path.clone());
         }
@@ -460,6 +480,30 @@ mod tests {
             format,
             error: None,
         }
+    }
+
+    #[test]
+    fn a_prefix_in_a_directory_gone_since_the_run_was_planned_fails_with_its_path() {
+        use crate::suite::api::{Common, Workload};
+        let d = tempfile::tempdir().unwrap();
+        let o = super::super::Options {
+            log: Some(true),
+            log_prefix: Some(d.path().join("x").display().to_string()),
+            ..Default::default()
+        };
+        let common = Common {
+            profile: "ci".into(),
+            seed: 1,
+            part: None,
+        };
+        let p = super::super::Pgbench::params(&common, o).unwrap();
+        let spec = p.log.clone().unwrap();
+        drop(d);
+        let e = open(&spec, &p, 2).err().unwrap();
+        assert!(
+            matches!(e, LogError::Create { .. }) && e.to_string().contains(&spec.prefix),
+            "{e}"
+        );
     }
 
     const ALL: Format = Format {
