@@ -1850,7 +1850,38 @@ fn log_layouts(pg: &mut postgres::Client, db: &str, url: &str, dir: &Path) -> Ve
         &[],
         Expect::Worded(&[]),
     );
-    let r = run_case(&c, url, dir);
+    let agg = case(
+        "log: aggregated",
+        &[
+            "--builtin",
+            "select-only",
+            "--clients",
+            "2",
+            "--client-threads",
+            "2",
+            "--time",
+            "2",
+            "--rate",
+            "300",
+            "--latency-limit",
+            "50",
+            "--log",
+            "--log-prefix",
+            "agg",
+            "--aggregate-interval",
+            "1",
+        ],
+        &[],
+        0,
+        &[],
+        Expect::Worded(&[]),
+    );
+    // The two at once: neither changes what the other reads.
+    let t1 = epoch_now();
+    let (r, agg) = std::thread::scope(|s| {
+        let a = s.spawn(|| run_case(&agg, url, dir));
+        (run_case(&c, url, dir), a.join().unwrap())
+    });
     let files = log_lines(&r, "lag");
     let lines: Vec<&Vec<String>> = files.iter().flat_map(|f| &f.1).collect();
     let numbered = ["0", "1"].iter().all(|client| {
@@ -1886,34 +1917,7 @@ fn log_layouts(pg: &mut postgres::Client, db: &str, url: &str, dir: &Path) -> Ve
     // the one after the last, the sums consistent with the extremes, the
     // count no more than the run's (the interval the test ends in is not
     // written).
-    let t1 = epoch_now();
-    let c = case(
-        "log: aggregated",
-        &[
-            "--builtin",
-            "select-only",
-            "--clients",
-            "2",
-            "--client-threads",
-            "2",
-            "--time",
-            "2",
-            "--rate",
-            "300",
-            "--latency-limit",
-            "50",
-            "--log",
-            "--log-prefix",
-            "agg",
-            "--aggregate-interval",
-            "1",
-        ],
-        &[],
-        0,
-        &[],
-        Expect::Worded(&[]),
-    );
-    let r = run_case(&c, url, dir);
+    let r = agg;
     let files = log_lines(&r, "agg");
     let mut counted = 0;
     let mut ok = files.len() == 2;

@@ -651,6 +651,20 @@ impl Workload for Pgbench {
                 ));
             }
         }
+        if let Some(l) = &p.log {
+            s.push_str(&format!(
+                "transaction log: {}.PID, then {}.PID.1 ... per client thread, in pgbench's {} format{}\n",
+                l.prefix,
+                l.prefix,
+                match l.aggregate_secs {
+                    Some(a) => format!("aggregated ({a} s intervals)"),
+                    None => "per-transaction".into(),
+                },
+                l.sampling_rate
+                    .map(|r| format!(", sampling rate {r}"))
+                    .unwrap_or_default()
+            ));
+        }
         if p.checks_balances() {
             s.push_str(
                 "balances: sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) change alike over the run\n",
