@@ -506,6 +506,65 @@ mod tests {
         );
     }
 
+    /// pgbench 15.18's sample for `-S -c 2 -j 2 -t 20 --random-seed 5
+    /// --sampling-rate 0.5 -l`: the transaction numbers each client's
+    /// lines carry.
+    #[test]
+    fn sampling_keeps_the_transactions_pgbench_keeps_for_the_seed() {
+        use crate::suite::api::{Common, Workload};
+        let d = tempfile::tempdir().unwrap();
+        let o = super::super::Options {
+            log: Some(true),
+            log_prefix: Some(d.path().join("s").display().to_string()),
+            sampling_rate: Some(0.5),
+            transactions: Some(crate::suite::bounds::Rows::new(20).unwrap()),
+            clients: Some(vec![crate::suite::bounds::Threads::new(2).unwrap()]),
+            ..Default::default()
+        };
+        let common = Common {
+            profile: "ci".into(),
+            seed: 5,
+            part: None,
+        };
+        let p = super::super::Pgbench::params(&common, o).unwrap();
+        let log = open(p.log.as_ref().unwrap(), &p, 2).unwrap();
+        for id in 0..2 {
+            let sample = super::super::expr::ClientStreams::of(5, 2, id).sample;
+            let mut c = log.client(id, sample);
+            c.start();
+            for _ in 0..20 {
+                let t = event_clock().now_ns();
+                c.record(
+                    t,
+                    0,
+                    1,
+                    Outcome::Done {
+                        latency_us: 1,
+                        lag_us: 0,
+                    },
+                );
+            }
+        }
+        let files = log.finish().unwrap();
+        let kept: Vec<Vec<u64>> = files
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                vec![3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 18, 19, 20],
+                vec![3, 4, 6, 8, 11, 12, 13, 14, 15, 16, 17, 20]
+            ]
+        );
+    }
+
     const ALL: Format = Format {
         rate: true,
         latency_limit: true,
