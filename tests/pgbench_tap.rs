@@ -55,6 +55,21 @@ struct Case {
     expect: Expect,
     /// Runs without a server (a parse error: nothing connects).
     offline: bool,
+    /// The transaction log files the run must leave (the TAP's
+    /// `check_pgbench_logs`).
+    logs: Option<LogCheck>,
+}
+
+/// pgbench's `check_pgbench_logs`: in the run's working directory, `files`
+/// files named `prefix.PID` or `prefix.PID.T`, each of `min` to `max`
+/// lines, every line matching `re`.
+#[derive(Clone, Copy)]
+struct LogCheck {
+    prefix: &'static str,
+    files: usize,
+    min: usize,
+    max: usize,
+    re: &'static str,
 }
 
 fn case(
@@ -73,6 +88,7 @@ fn case(
         re: re.iter().map(|r| r.to_string()).collect(),
         expect,
         offline: false,
+        logs: None,
     }
 }
 
@@ -516,6 +532,7 @@ fn cases() -> Vec<Case> {
         // seed is stored with the run).
         expect: Expect::Worded(&["events=1", "ALL_BUT_FIRST"]),
         offline: false,
+        logs: None,
     });
     v.push(case(
         "pgbench backslash commands",
@@ -669,6 +686,7 @@ fn cases() -> Vec<Case> {
             re: Vec::new(),
             expect: PIPELINE,
             offline: false,
+            logs: None,
         });
     }
     // The error cases: [name, status, regexes, script, expectation].
@@ -1116,11 +1134,64 @@ fn cases() -> Vec<Case> {
         ],
         Expect::Worded(&["events<=1", "events+skipped=10"]),
     ));
-    const LOG: Expect = Expect::Differs(
-        "--log and --sampling-rate are refused: rqps writes no per-transaction log; it stores latency histograms and per-second series with each test",
+    // pgbench's one thread (-j 1, its default) is --client-threads 1: one
+    // log file for both clients.
+    let mut c = case(
+        "pgbench logs",
+        &[
+            "--builtin",
+            "select-only",
+            "--transactions",
+            "50",
+            "--clients",
+            "2",
+            "--client-threads",
+            "1",
+            "--log",
+            "--sampling-rate",
+            "0.5",
+            "--log-prefix",
+            "001_pgbench_log_2",
+        ],
+        &[],
+        0,
+        &[r"select only", r"processed: 100/100"],
+        Expect::Worded(&["events=100"]),
     );
-    v.push(case("pgbench logs", &[], &[], 0, &[], LOG));
-    v.push(case("pgbench logs contents", &[], &[], 0, &[], LOG));
+    c.logs = Some(LogCheck {
+        prefix: "001_pgbench_log_2",
+        files: 1,
+        min: 8,
+        max: 92,
+        re: r"^[01] \d{1,2} \d+ \d \d+ \d+$",
+    });
+    v.push(c);
+    let mut c = case(
+        "pgbench logs contents",
+        &[
+            "--builtin",
+            "select-only",
+            "--transactions",
+            "10",
+            "--clients",
+            "1",
+            "--log",
+            "--log-prefix",
+            "001_pgbench_log_3",
+        ],
+        &[],
+        0,
+        &[r"select only", r"processed: 10/10"],
+        Expect::Worded(&["events=10"]),
+    );
+    c.logs = Some(LogCheck {
+        prefix: "001_pgbench_log_3",
+        files: 1,
+        min: 10,
+        max: 10,
+        re: r"^0 \d{1,2} \d+ \d \d+ \d+$",
+    });
+    v.push(c);
     v.push(case(
         "incomplete transaction block",
         &["--transactions", "10", "--clients", "1"],
@@ -1322,6 +1393,9 @@ struct Ran {
     skipped: u64,
     retried: u64,
     retries: u64,
+    failed: u64,
+    /// The files in the run's working directory: name and text.
+    files: Vec<(String, String)>,
 }
 
 /// Runs `c` through rqps on `target`, its scripts written under `dir`.
@@ -1357,10 +1431,21 @@ fn run_case(c: &Case, target: &str, dir: &Path) -> Ran {
         args.push("--script".into());
         args.push(format!("{}@{weight}", p.display()));
     }
+    // In its own directory, as pgbench's log files go to the working one.
     let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
         .args(&args)
+        .current_dir(cdir.path())
         .output()
         .unwrap();
+    let files = std::fs::read_dir(cdir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), text)
+        })
+        .collect();
     let doc: serde_json::Value = std::fs::read(&json)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -1378,7 +1463,41 @@ fn run_case(c: &Case, target: &str, dir: &Path) -> Ran {
         skipped: n(&main["pgbench"]["rate"]["skipped"]),
         retried: n(&main["pgbench"]["retried"]),
         retries: n(&main["pgbench"]["retries"]),
+        failed: n(&main["pgbench"]["failed"]),
+        files,
     }
+}
+
+/// Why the log files of a run are not what `check` says, if they are not.
+fn log_problem(check: &LogCheck, r: &Ran) -> Option<String> {
+    let start = format!("{}.", check.prefix);
+    let logs: Vec<&(String, String)> = r.files.iter().filter(|f| f.0.starts_with(&start)).collect();
+    let named = Regex::new(&format!(r"^{}\.\d+(\.\d+)?$", check.prefix)).unwrap();
+    let names: Vec<&str> = logs.iter().map(|f| f.0.as_str()).collect();
+    if logs.len() != check.files || !names.iter().all(|n| named.is_match(n)) {
+        return Some(format!(
+            "{} log files named {names:?}, expected {} named {}.PID[.T]",
+            logs.len(),
+            check.files,
+            check.prefix
+        ));
+    }
+    let line = Regex::new(check.re).unwrap();
+    for (name, text) in logs {
+        let lines: Vec<&str> = text.lines().collect();
+        if !(check.min..=check.max).contains(&lines.len()) {
+            return Some(format!(
+                "{name}: {} lines, expected {} to {}",
+                lines.len(),
+                check.min,
+                check.max
+            ));
+        }
+        if let Some(bad) = lines.iter().find(|l| !line.is_match(l)) {
+            return Some(format!("{name}: line '{bad}' does not match {}", check.re));
+        }
+    }
+    None
 }
 
 /// rqps's exit status for pgbench's.
@@ -1433,6 +1552,9 @@ fn judge(c: &Case, r: &Ran) -> Option<String> {
         Expect::Worded(w) => w.iter().map(|s| s.to_string()).collect(),
         Expect::Differs(_) => return None,
     };
+    if let Some(why) = c.logs.as_ref().and_then(|l| log_problem(l, r)) {
+        return Some(format!("{why}:\n{}", r.out));
+    }
     let missing: Vec<&String> = checks.iter().filter(|x| !holds(x, r)).collect();
     (!missing.is_empty()).then(|| {
         format!(
@@ -1682,6 +1804,7 @@ fn pgbench_tap_cases_on_postgresql() {
         &url,
         d.path(),
     ));
+    bad.extend(log_layouts(&mut pg, &db, &url, d.path()));
     // Seeded random values are deterministic: two runs with one seed
     // insert the same four values (the TAP's "random seeded" cases).
     pg.batch_execute(
@@ -1722,4 +1845,239 @@ fn pgbench_tap_cases_on_postgresql() {
         assert!((lo..lo + 1000).contains(&val), "{rand} {val}");
     }
     assert!(bad.is_empty(), "{}", bad.join("\n\n"));
+}
+
+/// A log file's lines split into fields, by the file's name (`PREFIX.PID`
+/// first, then `PREFIX.PID.1`...): what pgbench's log readers see.
+fn log_lines(r: &Ran, prefix: &str) -> Vec<(String, Vec<Vec<String>>)> {
+    let mut files: Vec<(String, Vec<Vec<String>>)> = r
+        .files
+        .iter()
+        .filter(|f| f.0.starts_with(&format!("{prefix}.")))
+        .map(|(name, text)| {
+            let lines = text
+                .lines()
+                .map(|l| l.split(' ').map(str::to_string).collect())
+                .collect();
+            (name.clone(), lines)
+        })
+        .collect();
+    files.sort_by_key(|f| (f.0.len(), f.0.clone()));
+    files
+}
+
+fn num(f: &str) -> Option<u64> {
+    f.parse().ok()
+}
+
+/// Unix seconds now.
+fn epoch_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// rqps's log files read with the field layout pgbench 15 documents
+/// ("Per-Transaction Logging", "Aggregated Logging"), their figures set
+/// against the run's stored ones: a failure named by class, the lag and
+/// retries columns, one file per client thread, and the aggregated form's
+/// fifteen fields.
+fn log_layouts(pg: &mut postgres::Client, db: &str, url: &str, dir: &Path) -> Vec<String> {
+    let mut bad = Vec::new();
+    let t0 = epoch_now();
+    // One serialization failure, not retried (the TAP's script, whose
+    // second client always fails once): named by --failures-detailed, in
+    // client 1's own file (two client threads).
+    pg.batch_execute(&format!(
+        "DELETE FROM first_client_table; ALTER DATABASE {db} SET default_transaction_isolation = 'repeatable read'"
+    ))
+    .unwrap();
+    let c = case(
+        "log: a failure by class",
+        &[
+            "--clients",
+            "2",
+            "--client-threads",
+            "2",
+            "--transactions",
+            "1",
+            "--log",
+            "--log-prefix",
+            "fail",
+            "--failures-detailed",
+        ],
+        &[("001_pgbench_serialization", SERIALIZATION)],
+        0,
+        &[],
+        Expect::Worded(&["events=1"]),
+    );
+    let r = run_case(&c, url, dir);
+    pg.batch_execute(&format!(
+        "ALTER DATABASE {db} RESET default_transaction_isolation"
+    ))
+    .unwrap();
+    let files = log_lines(&r, "fail");
+    let shape: Vec<(usize, Vec<&str>)> = files
+        .iter()
+        .map(|(_, lines)| {
+            (
+                lines.len(),
+                lines.iter().map(|l| l[0].as_str()).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let words: Vec<&str> = files
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|f| f[2].as_str()))
+        .collect();
+    let fields_ok = files.iter().flat_map(|f| &f.1).all(|l| {
+        l.len() == 6
+            && l[1] == "1"
+            && l[3] == "0"
+            && num(&l[4]).is_some_and(|s| (t0..=epoch_now()).contains(&s))
+            && num(&l[5]).is_some_and(|us| us < 1_000_000)
+    });
+    if r.code != 0
+        || r.failed != 1
+        || shape != [(1, vec!["0"]), (1, vec!["1"])]
+        || !words.contains(&"serialization")
+        || !words.iter().any(|w| num(w).is_some())
+        || !fields_ok
+    {
+        bad.push(format!(
+            "log: a failure by class: files {files:?} (failed {}):\n{}",
+            r.failed, r.out
+        ));
+    }
+    // --rate, --latency-limit and --max-tries: eight fields; every
+    // transaction of both clients in the one file of one client thread,
+    // numbered from 1; as many completed and skipped as the run stored.
+    let c = case(
+        "log: lag and retries",
+        &[
+            "--builtin",
+            "select-only",
+            "--clients",
+            "2",
+            "--client-threads",
+            "1",
+            "--transactions",
+            "30",
+            "--rate",
+            "2000",
+            "--latency-limit",
+            "1",
+            "--max-tries",
+            "2",
+            "--log",
+            "--log-prefix",
+            "lag",
+        ],
+        &[],
+        0,
+        &[],
+        Expect::Worded(&[]),
+    );
+    let agg = case(
+        "log: aggregated",
+        &[
+            "--builtin",
+            "select-only",
+            "--clients",
+            "2",
+            "--client-threads",
+            "2",
+            "--time",
+            "2",
+            "--rate",
+            "300",
+            "--latency-limit",
+            "50",
+            "--log",
+            "--log-prefix",
+            "agg",
+            "--aggregate-interval",
+            "1",
+        ],
+        &[],
+        0,
+        &[],
+        Expect::Worded(&[]),
+    );
+    // The two at once: neither changes what the other reads.
+    let t1 = epoch_now();
+    let (r, agg) = std::thread::scope(|s| {
+        let a = s.spawn(|| run_case(&agg, url, dir));
+        (run_case(&c, url, dir), a.join().unwrap())
+    });
+    let files = log_lines(&r, "lag");
+    let lines: Vec<&Vec<String>> = files.iter().flat_map(|f| &f.1).collect();
+    let numbered = ["0", "1"].iter().all(|client| {
+        let nos: Vec<u64> = lines
+            .iter()
+            .filter(|l| l[0] == *client)
+            .filter_map(|l| num(&l[1]))
+            .collect();
+        nos == (1..=30).collect::<Vec<u64>>()
+    });
+    let done = lines.iter().filter(|l| num(&l[2]).is_some()).count() as u64;
+    let skipped = lines.iter().filter(|l| l[2] == "skipped").count() as u64;
+    let fields_ok = lines.iter().all(|l| {
+        l.len() == 8
+            && l[3] == "0"
+            && num(&l[6]).is_some_and(|lag| l[2] != "skipped" || lag == 0)
+            && l[7] == "0"
+    });
+    if r.code != 0
+        || files.len() != 1
+        || lines.len() != 60
+        || !numbered
+        || done != r.events
+        || skipped != r.skipped
+        || !fields_ok
+    {
+        bad.push(format!(
+            "log: lag and retries: {lines:?} (events {}, skipped {}):\n{}",
+            r.events, r.skipped, r.out
+        ));
+    }
+    // Aggregated: fifteen fields per interval of one second, each interval
+    // the one after the last, the sums consistent with the extremes, the
+    // count no more than the run's (the interval the test ends in is not
+    // written).
+    let r = agg;
+    let files = log_lines(&r, "agg");
+    let mut counted = 0;
+    let mut ok = files.len() == 2;
+    for (_, lines) in &files {
+        ok &= (1..=3).contains(&lines.len());
+        let mut prev: Option<u64> = None;
+        for l in lines {
+            let v: Vec<f64> = l.iter().filter_map(|f| f.parse().ok()).collect();
+            if l.len() != 15 || v.len() != 15 || v.iter().any(|x| x.fract() != 0.0) {
+                ok = false;
+                continue;
+            }
+            let start = v[0] as u64;
+            ok &= (t1..=epoch_now()).contains(&start);
+            ok &= prev.is_none_or(|p| start == p + 1);
+            prev = Some(start);
+            let (n, sum, sum2, min, max) = (v[1], v[2], v[3], v[4], v[5]);
+            counted += n as u64;
+            if n > 0.0 {
+                ok &= min <= sum / n && sum / n <= max && sum2 >= sum * sum / n * 0.999;
+                ok &= v[8] <= v[9] && v[6] >= v[8] * n;
+            }
+            // No retries nor failures asked for: zero.
+            ok &= v[11..].iter().all(|x| *x == 0.0);
+        }
+    }
+    if r.code != 0 || !ok || counted == 0 || counted > r.events {
+        bad.push(format!(
+            "log: aggregated: {files:?} (events {}):\n{}",
+            r.events, r.out
+        ));
+    }
+    bad
 }

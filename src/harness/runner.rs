@@ -427,6 +427,18 @@ pub fn client_threads() -> usize {
     CLIENT_THREADS.load(Ordering::Relaxed)
 }
 
+/// How many client threads a step of `workers` workers runs on when
+/// [`set_client_threads`] set `threads` (0: a thread per worker); worker `i`
+/// runs on thread `i % client_thread_count(..)`. Suites that keep something
+/// per client thread (pgbench's per-thread log files) group by it.
+pub fn client_thread_count(threads: usize, workers: usize) -> usize {
+    if threads == 0 || threads >= workers {
+        workers
+    } else {
+        threads
+    }
+}
+
 /// Runs `workers` (already connected and prepared) for `cfg`, calling
 /// `on_live` a few times a second from the calling thread, and
 /// `on_measured` once when the warm-up ends; on the client threads
@@ -454,11 +466,7 @@ pub fn run_step_on<W: Worker>(
     start_clock();
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
-    let j = if threads == 0 || threads >= n {
-        n
-    } else {
-        threads
-    };
+    let j = client_thread_count(threads, n);
     let sh = Shared {
         abort: AtomicBool::new(false),
         live: (0..n).map(|_| Padded::default()).collect(),

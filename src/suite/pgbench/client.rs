@@ -57,6 +57,7 @@ use super::script::{
     valid_variable_name,
 };
 use super::shell::{Ended, ShellFault};
+use super::txlog::{ClientLog, Failure, Outcome as LogOutcome, TestLog};
 
 /// The most variables a statement may bind under `extended` and
 /// `prepared`, as pgbench (its `MAX_ARGS` less the statement itself).
@@ -722,6 +723,11 @@ pub struct Client {
     pub tally: Vec<ScriptTally>,
     pub failures: FailureTally,
     pub rate: RateTally,
+    /// pgbench's transaction log (`--log`), when asked for.
+    log: Option<ClientLog>,
+    /// The script drawn for the next transaction while its schedule was
+    /// being skipped (a skipped transaction is logged with it, as pgbench).
+    next_script: Option<usize>,
 }
 
 impl Client {
@@ -790,7 +796,16 @@ impl Client {
             tally,
             failures: FailureTally::default(),
             rate: RateTally::default(),
+            log: None,
+            next_script: None,
         })
+    }
+
+    /// Logs this client's transactions into `log` (its thread's file), with
+    /// pgbench's `--sampling-rate` stream for the seed.
+    pub fn log_into(&mut self, log: &TestLog, p: &Params, clients: usize) {
+        let sample = ClientStreams::of(p.seed, clients, self.id).sample;
+        self.log = Some(log.client(self.id, sample));
     }
 
     /// Runs script `s` once from its start: `Err` with the index of the
@@ -1207,7 +1222,10 @@ impl Worker for Client {
             }
             None => start,
         };
-        let s = self.c.choose(&mut self.choose);
+        let s = match self.next_script.take() {
+            Some(s) => s,
+            None => self.c.choose(&mut self.choose),
+        };
         self.current = s;
         let replay = (self.max_tries > 1).then(|| self.rng.clone());
         let mut tries = 1;
@@ -1246,6 +1264,14 @@ impl Worker for Client {
                         self.tally[s].retried += 1;
                     }
                     failure_class(&e, &mut self.failures);
+                    if let Some(log) = self.log.as_mut() {
+                        let class = match e.meaning() {
+                            Meaning::Serialization => Failure::Serialization,
+                            Meaning::Deadlock => Failure::Deadlock,
+                            _ => Failure::Other,
+                        };
+                        log.record(clock.now_ns(), s, tries, LogOutcome::Failed(class));
+                    }
                     return Err(e);
                 }
             }
@@ -1268,10 +1294,22 @@ impl Worker for Client {
         if tries > 1 {
             self.tally[s].retried += 1;
         }
+        if self.latency_limit_ns.is_none() && self.log.is_none() {
+            return Ok(());
+        }
+        let end = clock.now_ns();
         if let Some(limit) = self.latency_limit_ns
-            && clock.now_ns().saturating_sub(from) > limit
+            && end.saturating_sub(from) > limit
         {
             self.rate.late += 1;
+        }
+        if let Some(log) = self.log.as_mut() {
+            // Whole microseconds, as pgbench's clock reads them.
+            let outcome = LogOutcome::Done {
+                latency_us: (end / 1000).saturating_sub(from / 1000),
+                lag_us: (start / 1000).saturating_sub(from / 1000),
+            };
+            log.record(end, s, tries, outcome);
         }
         Ok(())
     }
@@ -1306,8 +1344,10 @@ impl Worker for Client {
         } else {
             deadline_ns
         };
+        // The log's writes, outside the transactions' timing.
+        let wrote = self.log.as_mut().is_some_and(|l| l.flush());
         let Some(pace) = self.pace.as_mut() else {
-            return false;
+            return wrote;
         };
         let clock = event_clock();
         let now = clock.now_ns();
@@ -1320,6 +1360,12 @@ impl Worker for Client {
                 self.rate.skipped += 1;
                 self.done += 1;
                 pace.next_ns += pace.wait_ns();
+                if let Some(log) = self.log.as_mut() {
+                    let s = *self
+                        .next_script
+                        .get_or_insert_with(|| self.c.choose(&mut self.choose));
+                    log.record(now, s, 1, LogOutcome::Skipped);
+                }
             }
             // As pgbench: skipped transactions count towards
             // --transactions; a budget spent by skipping runs no more.
@@ -1347,6 +1393,9 @@ impl Worker for Client {
         self.failures = FailureTally::default();
         self.rate = RateTally::default();
         self.done = 0;
+        if let Some(log) = self.log.as_mut() {
+            log.start();
+        }
     }
 
     #[inline]

@@ -266,6 +266,9 @@ pub struct ClientStreams {
     pub choose: PgPrng,
     /// The `--rate` schedule (the thread's `ts_throttle_rs`).
     pub throttle: PgPrng,
+    /// Which transactions `--sampling-rate` logs (the thread's
+    /// `ts_sample_rs`).
+    pub sample: PgPrng,
     /// `:default_seed`, the same for every client.
     pub default_seed: i64,
 }
@@ -282,10 +285,12 @@ impl ClientStreams {
         // Then three per thread: choose, throttle, sample.
         let choose = PgPrng::seeded(nth(3 * id));
         let throttle = PgPrng::seeded(nth(0));
+        let sample = PgPrng::seeded(nth(0));
         ClientStreams {
             func,
             choose,
             throttle,
+            sample,
             default_seed,
         }
     }

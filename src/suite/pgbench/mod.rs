@@ -32,6 +32,7 @@ pub mod report;
 pub mod script;
 pub mod shell;
 pub mod stats;
+pub mod txlog;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -128,6 +129,29 @@ pub struct Options {
     /// environment). Without it, a script holding one is refused.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub allow_shell: Option<bool>,
+    /// Write pgbench's transaction log: a line per transaction (or per
+    /// --aggregate-interval) in pgbench's format, in files PREFIX.PID and
+    /// PREFIX.PID.T per client thread, in the working directory.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub log: Option<bool>,
+    /// The log files' name before .PID (default pgbench_log); a path puts
+    /// them in another directory. Needs --log.
+    #[arg(long, value_name = "PREFIX")]
+    pub log_prefix: Option<String>,
+    /// The fraction of transactions the log keeps, above 0 and at most 1
+    /// (0.05: one in twenty, drawn at random). Needs --log.
+    #[arg(long, value_name = "RATE")]
+    pub sampling_rate: Option<f64>,
+    /// A log line per interval of this many seconds (count, latency sums,
+    /// min, max, lag, skipped, retries, failures) instead of one per
+    /// transaction. Needs --log; --time a multiple of it.
+    #[arg(long, value_name = "S")]
+    pub aggregate_interval: Option<u32>,
+    /// Name a failed transaction's class in the log (serialization,
+    /// deadlock) instead of "failed". rqps's own results always count
+    /// failures by class.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub failures_detailed: Option<bool>,
 }
 
 /// (profile, scale, clients, secs)
@@ -160,6 +184,78 @@ fn defines(given: Vec<String>) -> Result<BTreeMap<String, String>, Error> {
         defines.insert(name.to_string(), value.to_string());
     }
     Ok(defines)
+}
+
+/// The `--log` options checked as pgbench checks them, with rqps's remedy.
+fn log_spec(o: &Options, p: &Params) -> Result<Option<params::LogSpec>, Error> {
+    if !o.log.unwrap_or(false) {
+        for (given, name) in [
+            (o.log_prefix.is_some(), "--log-prefix"),
+            (o.sampling_rate.is_some(), "--sampling-rate"),
+            (o.aggregate_interval.is_some(), "--aggregate-interval"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "{name} needs --log (it sets how the transaction log is written)"
+                )));
+            }
+        }
+        return Ok(None);
+    }
+    if let Some(r) = o.sampling_rate
+        && !(r > 0.0 && r <= 1.0)
+    {
+        return Err(usage(format!(
+            "--sampling-rate must be above 0 and at most 1, got {r} (0.05 logs one transaction in twenty)"
+        )));
+    }
+    if let Some(a) = o.aggregate_interval {
+        if a == 0 || a > i32::MAX as u32 {
+            return Err(usage(format!(
+                "--aggregate-interval must be whole seconds from 1 to {}, got {a}",
+                i32::MAX
+            )));
+        }
+        if o.sampling_rate.is_some() {
+            return Err(usage(
+                "give --sampling-rate or --aggregate-interval, not both (as pgbench)",
+            ));
+        }
+        if p.transactions.is_none() {
+            let secs = p.secs;
+            if f64::from(a) > secs {
+                return Err(usage(format!(
+                    "--aggregate-interval {a} is longer than the test (--time {secs}): give a shorter interval"
+                )));
+            }
+            if secs.fract() != 0.0 || !(secs as u64).is_multiple_of(u64::from(a)) {
+                return Err(usage(format!(
+                    "--time {secs} must be a multiple of --aggregate-interval {a} (as pgbench)"
+                )));
+            }
+        }
+    }
+    let prefix = o.log_prefix.clone().unwrap_or_else(|| "pgbench_log".into());
+    let file = std::path::Path::new(&prefix);
+    if prefix.is_empty() || prefix.ends_with('/') || file.file_name().is_none() {
+        return Err(usage(format!(
+            "--log-prefix '{prefix}' names no file: give a name, e.g. --log-prefix run1 or --log-prefix /tmp/run1"
+        )));
+    }
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(usage(format!(
+            "--log-prefix {prefix}: {} is not a directory; create it or give another prefix",
+            dir.display()
+        )));
+    }
+    Ok(Some(params::LogSpec {
+        prefix,
+        sampling_rate: o.sampling_rate,
+        aggregate_secs: o.aggregate_interval,
+        failures_detailed: o.failures_detailed.unwrap_or(false),
+    }))
 }
 
 /// The `--builtin` scripts, then the `--script` files (read and checked
@@ -296,14 +392,8 @@ const PGBENCH_FLAGS: &[PeerFlag] = &[
         false,
         "rqps has no --connect: each client keeps its connection for the test",
     ),
-    flag("-l", false, NO_LOG),
-    flag("--log", false, NO_LOG),
-    flag("--sampling-rate", true, NO_LOG),
-    flag("--aggregate-interval", true, NO_LOG),
-    flag("--log-prefix", true, NO_LOG),
+    flag("-l", false, "--log"),
 ];
-
-const NO_LOG: &str = "rqps has no per-transaction log: it stores latency histograms and per-second series with each test";
 
 const fn flag(flag: &'static str, value: bool, instead: &'static str) -> PeerFlag {
     PeerFlag {
@@ -347,7 +437,16 @@ impl Workload for Pgbench {
         Some(compat::plan(p))
     }
 
-    fn params(common: &Common, o: Options) -> Result<Params, Error> {
+    fn params(common: &Common, mut o: Options) -> Result<Params, Error> {
+        // The log's options, checked once the test's length is known.
+        let log = Options {
+            log: o.log,
+            log_prefix: o.log_prefix.take(),
+            sampling_rate: o.sampling_rate,
+            aggregate_interval: o.aggregate_interval,
+            failures_detailed: o.failures_detailed,
+            ..Options::default()
+        };
         let &(_, scale, clients, secs) = PROFILES
             .iter()
             .find(|p| p.0 == common.profile)
@@ -369,6 +468,7 @@ impl Workload for Pgbench {
             init_tables: true,
             seed: common.seed,
             allow_shell: o.allow_shell.unwrap_or(false),
+            log: None,
         };
         set_all(&mut p.clients, o.clients);
         set(&mut p.secs, o.time);
@@ -402,6 +502,7 @@ impl Workload for Pgbench {
                 p.scale
             )));
         }
+        p.log = log_spec(&log, &p)?;
         p.defines = defines(o.define.unwrap_or_default())?;
         if let Some(r) = o.rate {
             if !(r.is_finite() && r > 0.0 && r <= 1e8) {
@@ -560,6 +661,20 @@ impl Workload for Pgbench {
                 ));
             }
         }
+        if let Some(l) = &p.log {
+            s.push_str(&format!(
+                "transaction log: {}.PID, then {}.PID.1 ... per client thread, in pgbench's {} format{}\n",
+                l.prefix,
+                l.prefix,
+                match l.aggregate_secs {
+                    Some(a) => format!("aggregated ({a} s intervals)"),
+                    None => "per-transaction".into(),
+                },
+                l.sampling_rate
+                    .map(|r| format!(", sampling rate {r}"))
+                    .unwrap_or_default()
+            ));
+        }
         if p.checks_balances() {
             s.push_str(
                 "balances: sum(abalance), sum(bbalance), sum(tbalance) and sum(delta) change alike over the run\n",
@@ -688,6 +803,17 @@ impl Workload for Pgbench {
                     "", lag.rate, lag.lag_ms_avg, lag.lag_ms_max, lag.skipped, lag.late
                 ));
             }
+            if let (Some(first), Some(last)) = (d.log_files.first(), d.log_files.last()) {
+                s.push_str(&format!(
+                    "\n{:>28}  transaction log: {}",
+                    "",
+                    match d.log_files.len() {
+                        1 => first.clone(),
+                        2 => format!("{first} and {last}"),
+                        n => format!("{first} to {last} ({n} files, one per client thread)"),
+                    }
+                ));
+            }
         }
         s
     }
@@ -725,14 +851,38 @@ fn run_clients(
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the clients"))?;
+            let log = match &p.log {
+                Some(spec) => {
+                    let threads = txlog::client_thread_count(
+                        crate::harness::runner::client_threads(),
+                        clients,
+                    );
+                    let log = txlog::open(spec, p, threads).map_err(TestFailure::new)?;
+                    for w in &mut workers {
+                        w.log_into(&log, p, clients);
+                    }
+                    Some(log)
+                }
+                None => None,
+            };
             let mut timing = Timing::measured(p.warmup_secs, p.secs);
             if p.transactions.is_some() {
                 timing = timing.budgeted();
             }
             let step = run.timed(&mut workers, Step::new(timing, Per::Event));
             run.result.qps = run.result.tps;
-            let d = stats::detail(p, compiled, &workers, &step, clients);
+            let mut d = stats::detail(p, compiled, &workers, &step, clients);
+            // What the threads' buffers hold goes to the files now; the
+            // interval each aggregated log ended in stays unwritten, as
+            // pgbench leaves it.
+            let written = log.map(txlog::TestLog::finish);
+            if let Some(Ok(files)) = &written {
+                d.log_files = files.clone();
+            }
             run.result.set_detail(KEY, &d);
+            if let Some(Err(e)) = written {
+                return Err(TestFailure::new(e));
+            }
             Ok(())
         },
     )
@@ -872,6 +1022,70 @@ mod tests {
     }
 
     #[test]
+    fn log_options_are_checked_as_pgbench_checks_them() {
+        let log = |f: fn(&mut Options)| {
+            let mut o = Options {
+                log: Some(true),
+                time: Some(Secs::new(4.0).unwrap()),
+                ..Default::default()
+            };
+            f(&mut o);
+            Pgbench::params(&common("ci"), o)
+        };
+        for (f, msg) in [
+            ((|o: &mut Options| o.log = None) as fn(&mut Options), ""),
+            (|o| o.sampling_rate = Some(0.5), ""),
+            (|o| o.aggregate_interval = Some(2), ""),
+            (
+                |o| {
+                    o.log = None;
+                    o.sampling_rate = Some(0.5)
+                },
+                "--sampling-rate needs --log",
+            ),
+            (
+                |o| {
+                    o.log = None;
+                    o.log_prefix = Some("x".into())
+                },
+                "--log-prefix needs --log",
+            ),
+            (|o| o.sampling_rate = Some(0.0), "above 0 and at most 1"),
+            (|o| o.sampling_rate = Some(1.5), "above 0 and at most 1"),
+            (|o| o.aggregate_interval = Some(0), "from 1 to"),
+            (
+                |o| o.aggregate_interval = Some(3),
+                "a multiple of --aggregate-interval 3",
+            ),
+            (|o| o.aggregate_interval = Some(5), "longer than the test"),
+            (
+                |o| {
+                    o.aggregate_interval = Some(1);
+                    o.sampling_rate = Some(0.5)
+                },
+                "not both",
+            ),
+            (
+                |o| o.log_prefix = Some("/nonexistent/dir/x".into()),
+                "is not a directory",
+            ),
+            (|o| o.log_prefix = Some("logs/".into()), "names no file"),
+        ] {
+            match (log(f), msg) {
+                (Ok(_), "") => {}
+                (Err(e), m) if !m.is_empty() => {
+                    assert!(e.is_usage() && e.to_string().contains(m), "{e}")
+                }
+                (r, m) => panic!("{m}: {:?}", r.map(|p| p.log)),
+            }
+        }
+        let p = log(|o| o.failures_detailed = Some(true)).unwrap();
+        let spec = p.log.unwrap();
+        assert_eq!(spec.prefix, "pgbench_log");
+        assert!(spec.failures_detailed);
+    }
+
+    #[test]
     fn matrix_tables_fill_the_same_options() {
         let t: toml::Table = toml::from_str(
             "builtin = \"select-only@3\"\nclients = [1, 2]\nprotocol = \"prepared\"\n\
@@ -891,6 +1105,20 @@ mod tests {
             !Pgbench::params(&common("ci"), Options::default())
                 .unwrap()
                 .allow_shell
+        );
+        let t: toml::Table = toml::from_str(
+            "log = true\nlog_prefix = \"run1\"\naggregate_interval = 1\nfailures_detailed = true\ntime = 2",
+        )
+        .unwrap();
+        let p = Pgbench::params(&common("ci"), Options::deserialize(t).unwrap()).unwrap();
+        let spec = p.log.unwrap();
+        assert_eq!(
+            (
+                spec.prefix.as_str(),
+                spec.aggregate_secs,
+                spec.failures_detailed
+            ),
+            ("run1", Some(1), true)
         );
     }
 }

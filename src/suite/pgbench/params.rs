@@ -106,6 +106,27 @@ pub struct Params {
     /// (`--allow-shell`); without it a script holding one is refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_shell: bool,
+    /// pgbench's transaction log (`--log`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub log: Option<LogSpec>,
+}
+
+/// What `--log` writes: pgbench's per-transaction or aggregated log files
+/// (see [`super::txlog`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LogSpec {
+    /// The files' names before `.PID` (`--log-prefix`, default
+    /// `pgbench_log`), relative to the working directory.
+    pub prefix: String,
+    /// The fraction of transactions logged (`--sampling-rate`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sampling_rate: Option<f64>,
+    /// Seconds per aggregated line (`--aggregate-interval`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aggregate_secs: Option<u32>,
+    /// Failures named by class (`--failures-detailed`).
+    #[serde(default)]
+    pub failures_detailed: bool,
 }
 
 impl Params {

@@ -93,6 +93,9 @@ pub struct Detail {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rate: Option<RateDetail>,
     pub scripts: Vec<ScriptDetail>,
+    /// The transaction log's files (`--log`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_files: Vec<String>,
 }
 
 /// The detail of a finished step over `clients`.
@@ -187,5 +190,6 @@ pub fn detail(p: &Params, c: &Compiled, clients: &[Client], step: &StepRun, n: u
             late,
         }),
         scripts,
+        log_files: Vec::new(),
     }
 }
