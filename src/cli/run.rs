@@ -134,7 +134,7 @@ mod tests {
                     "script = [\"{s}@2\", \"{s}\"]\nbuiltin = [\"select-only@3\"]\nclients = [1, 2]\n\
                      time = 2.0\nwarmup_secs = 1.0\nscale = 2\nprotocol = \"prepared\"\n\
                      define = [\"a=1\", \"b=x,y\"]\nrate = 100.5\nlatency_limit = 20.0\nmax_tries = 3\n\
-                     init_script = \"{s}\"\nskip_init = true\nlog = true\n\
+                     init_script = \"{s}\"\nskip_init = true\nallow_shell = true\nlog = true\n\
                      log_prefix = \"{d}/run1\"\naggregate_interval = 1\nfailures_detailed = true\n",
                     d = dir.display()
                 ),
