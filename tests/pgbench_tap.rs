@@ -92,60 +92,26 @@ fn case(
     }
 }
 
-/// The options of the TAP's error cases (`-n -t 1 -D... -M prepared`).
-const ERR_OPTS: &[&str] = &[
-    "--transactions",
-    "1",
-    "--clients",
-    "1",
-    "--define",
-    "foo=bla",
-    "--define",
-    "null=null",
-    "--define",
-    "true=true",
-    "--define",
-    "one=1",
-    "--define",
-    "zero=0.0",
-    "--define",
-    "badtrue=trueXXX",
-    "--define",
-    "maxint=9223372036854775807",
-    "--define",
-    "minint=-9223372036854775808",
-    "--protocol",
-    "prepared",
-];
+/// The options of the TAP's error cases (`-n -t 1 -D... -M prepared`),
+/// and any more after them.
+macro_rules! err_opts {
+    ($($more:literal),*) => {
+        &[
+            "--transactions", "1", "--clients", "1",
+            "--define", "foo=bla", "--define", "null=null", "--define", "true=true",
+            "--define", "one=1", "--define", "zero=0.0", "--define", "badtrue=trueXXX",
+            "--define", "maxint=9223372036854775807",
+            "--define", "minint=-9223372036854775808",
+            "--protocol", "prepared" $(, $more)*
+        ]
+    };
+}
+const ERR_OPTS: &[&str] = err_opts!();
 
 /// [`ERR_OPTS`] and `--allow-shell`, for the cases with `\shell` and
 /// `\setshell` (without it rqps refuses them:
 /// `shell_commands_are_refused_without_allow_shell_and_run_without_secrets`).
-const ERR_OPTS_SHELL: &[&str] = &[
-    "--transactions",
-    "1",
-    "--clients",
-    "1",
-    "--define",
-    "foo=bla",
-    "--define",
-    "null=null",
-    "--define",
-    "true=true",
-    "--define",
-    "one=1",
-    "--define",
-    "zero=0.0",
-    "--define",
-    "badtrue=trueXXX",
-    "--define",
-    "maxint=9223372036854775807",
-    "--define",
-    "minint=-9223372036854775808",
-    "--protocol",
-    "prepared",
-    "--allow-shell",
-];
+const ERR_OPTS_SHELL: &[&str] = err_opts!("--allow-shell");
 
 const T1: &[&str] = &["--transactions", "1", "--clients", "1"];
 
