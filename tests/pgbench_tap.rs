@@ -110,9 +110,6 @@ const SHELL: Expect = Expect::Differs(
 const EARLY: Expect = Expect::Differs(
     "an invalid variable name after \\set and a function given more than 16 arguments are refused when the script is read (exit 2); pgbench refuses them when the command runs (a client aborts, exit 2 of its own)",
 );
-const PIPELINE: Expect = Expect::Differs(
-    "\\startpipeline and \\endpipeline are refused when the script is read: rqps does not run pipelines yet",
-);
 
 /// The expressions script of the TAP test, as written.
 const EXPRESSIONS: &str = include_str!("fixtures/pgbench/001_pgbench_expressions.sql");
@@ -557,7 +554,7 @@ fn cases() -> Vec<Case> {
         Expect::Worded(&[r#"001_pgbench_aset_empty:4: undefined variable "i8""#]),
     ));
     let ten = "select 1;\n".repeat(10);
-    for (name, opts, script, status) in [
+    for (name, opts, script, status, re, expect) in [
         (
             "working \\startpipeline",
             &[
@@ -570,6 +567,8 @@ fn cases() -> Vec<Case> {
             ][..],
             format!("\n-- test startpipeline\n\\startpipeline\n{ten}\n\\endpipeline\n"),
             0,
+            &[r"type: .*/001_pgbench_pipeline", r"actually processed: 1/1"][..],
+            Expect::Worded(&["events=1"]),
         ),
         (
             "working \\startpipeline in prepared query mode",
@@ -578,6 +577,11 @@ fn cases() -> Vec<Case> {
                 "\n-- test startpipeline\n\\startpipeline\n\\endpipeline\n\\startpipeline\n{ten}\n\\endpipeline\n"
             ),
             0,
+            &[
+                r"type: .*/001_pgbench_pipeline_prep",
+                r"actually processed: 1/1",
+            ][..],
+            Expect::Worded(&["events=1"]),
         ),
         (
             "error: call \\startpipeline twice",
@@ -591,6 +595,8 @@ fn cases() -> Vec<Case> {
             ][..],
             "\n-- startpipeline twice\n\\startpipeline\n\\startpipeline\n".to_string(),
             2,
+            &[r"already in pipeline mode"][..],
+            Expect::Same,
         ),
         (
             "error: \\endpipeline with no start",
@@ -604,6 +610,8 @@ fn cases() -> Vec<Case> {
             ][..],
             "\n-- pipeline not started\n\\endpipeline\n".to_string(),
             2,
+            &[r"not in pipeline mode"][..],
+            Expect::Same,
         ),
         (
             "error: \\gset not allowed in pipeline mode",
@@ -617,6 +625,8 @@ fn cases() -> Vec<Case> {
             ][..],
             "\n\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n".to_string(),
             2,
+            &[r"gset is not allowed in pipeline mode"][..],
+            Expect::Same,
         ),
         (
             "working \\startpipeline with serializable",
@@ -632,6 +642,11 @@ fn cases() -> Vec<Case> {
                 "\n-- test startpipeline with serializable\n\\startpipeline\nBEGIN ISOLATION LEVEL SERIALIZABLE;\n{ten}\nEND;\n\\endpipeline\n"
             ),
             0,
+            &[
+                r"type: .*/001_pgbench_pipeline_serializable",
+                r"actually processed: (\d+)/\1",
+            ][..],
+            Expect::Worded(&["events=40"]),
         ),
     ] {
         let opts: &'static [&'static str] = Box::leak(opts.to_vec().into_boxed_slice());
@@ -640,8 +655,8 @@ fn cases() -> Vec<Case> {
             opts,
             files: vec![("001_pgbench_pipeline", script)],
             status,
-            re: Vec::new(),
-            expect: PIPELINE,
+            re: re.iter().map(|r| r.to_string()).collect(),
+            expect,
             offline: false,
         });
     }

@@ -480,6 +480,19 @@ pub struct PgConn<S: Read + Write = Stream> {
     /// The transaction status of the last ReadyForQuery: `I` idle, `T` in
     /// a transaction block, `E` in a failed one.
     txn: u8,
+    /// Pipeline mode: what is queued, not sent yet.
+    pipe: Pipe,
+}
+
+/// A pipeline being queued ([`PgConn::pipeline_start`]): its messages
+/// wait here until its end, as libpq's output buffer holds them until a
+/// sync (`PQpipelineSync`); one write sends them all.
+#[derive(Default)]
+struct Pipe {
+    on: bool,
+    buf: BytesMut,
+    /// The Sync messages queued: as many ReadyForQuery answers to read.
+    syncs: u32,
 }
 
 impl PgConn<Stream> {
@@ -638,6 +651,7 @@ impl<S: Read + Write> PgConn<S> {
             txn: b'I',
             tls: None,
             auth: "trust",
+            pipe: Pipe::default(),
         }
     }
 
@@ -1026,32 +1040,8 @@ impl<S: Read + Write> PgConn<S> {
         F: FnMut(&[u8]) -> io::Result<()>,
     {
         self.check_usable()?;
-        if params.len() != stmt.params.len() {
-            return Err(DbError::fatal(format!(
-                "the statement takes {} parameters, {} given",
-                stmt.params.len(),
-                params.len()
-            )));
-        }
-        // Bind as `frontend::bind` writes it (see the tests), from the
-        // statement's template: the crate's generic encoder costs more than
-        // the round trip's own user time here.
-        let out = &mut self.hot;
-        out.clear();
-        out.extend_from_slice(&stmt.bind_head);
-        for (i, (p, &ty)) in params.iter().zip(&stmt.params).enumerate() {
-            encode_param(i, p, ty, out)?;
-        }
-        // One result format code: text.
-        out.extend_from_slice(&[0, 1, 0, 0]);
-        let len = out.len() - 1;
-        if len > i32::MAX as usize {
-            return Err(DbError::fatal(
-                "the parameters exceed the protocol's 2 GiB message",
-            ));
-        }
-        out[1..5].copy_from_slice(&(len as u32).to_be_bytes());
-        out.extend_from_slice(&self.exec_sync);
+        write_bind(stmt, params, &mut self.hot)?;
+        self.hot.extend_from_slice(&self.exec_sync);
         self.send_hot()?;
 
         let mut count = 0u64;
@@ -1222,29 +1212,7 @@ impl<S: Read + Write> PgConn<S> {
     {
         self.check_usable()?;
         self.out.clear();
-        frontend::parse("", sql, std::iter::empty(), &mut self.out).map_err(encode_error)?;
-        frontend::bind(
-            "",
-            "",
-            std::iter::empty::<i16>(),
-            params.iter(),
-            |p, buf| {
-                match *p {
-                    Param::Int(v) => {
-                        let mut digits = [0u8; 20];
-                        buf.put_slice(decimal(v, &mut digits));
-                    }
-                    Param::Text(t) => buf.put_slice(t.as_bytes()),
-                    Param::Null => return Ok(postgres_protocol::IsNull::Yes),
-                }
-                Ok(postgres_protocol::IsNull::No)
-            },
-            [0],
-            &mut self.out,
-        )
-        .map_err(|_| DbError::fatal("cannot encode the statement's parameters"))?;
-        frontend::describe(b'P', "", &mut self.out).map_err(encode_error)?;
-        frontend::execute("", 0, &mut self.out).map_err(encode_error)?;
+        write_unnamed(sql, params, &mut self.out)?;
         frontend::sync(&mut self.out);
         self.send()?;
         let (mut rows, mut count, mut affected) = (false, 0u64, 0u64);
@@ -1278,6 +1246,175 @@ impl<S: Read + Write> PgConn<S> {
             None => Ok(Outcome::Affected(affected)),
         }
     }
+    /// Enters pipeline mode: [`Self::pipeline_prepared`] and
+    /// [`Self::pipeline_unnamed`] queue statements, [`Self::pipeline_sync`]
+    /// sync points, and [`Self::pipeline_end`] sends them all and reads the
+    /// answers. Other calls still run at once, outside the pipeline
+    /// (nothing queued has gone out yet).
+    pub fn pipeline_start(&mut self) -> DbResult<()> {
+        self.check_usable()?;
+        if self.pipe.on {
+            return Err(DbError::fatal("already in pipeline mode"));
+        }
+        self.pipe.on = true;
+        self.pipe.buf.clear();
+        self.pipe.syncs = 0;
+        Ok(())
+    }
+
+    fn pipe_on(&self) -> DbResult<()> {
+        if !self.pipe.on {
+            return Err(DbError::fatal("not in pipeline mode"));
+        }
+        Ok(())
+    }
+
+    /// Queues a prepared statement with `params`: Bind, Describe (of the
+    /// portal, as libpq's `PQsendQueryPrepared`), Execute.
+    pub fn pipeline_prepared(&mut self, stmt: &Statement, params: &[Param<'_>]) -> DbResult<()> {
+        self.pipe_on()?;
+        write_bind(stmt, params, &mut self.hot)?;
+        self.pipe.buf.extend_from_slice(&self.hot);
+        frontend::describe(b'P', "", &mut self.pipe.buf).map_err(encode_error)?;
+        frontend::execute("", 0, &mut self.pipe.buf).map_err(encode_error)?;
+        Ok(())
+    }
+
+    /// Queues `sql` (with `$n` placeholders) as the unnamed statement, its
+    /// parameters as text, as libpq's `PQsendQueryParams`.
+    pub fn pipeline_unnamed(&mut self, sql: &str, params: &[Param<'_>]) -> DbResult<()> {
+        self.pipe_on()?;
+        write_unnamed(sql, params, &mut self.pipe.buf)
+    }
+
+    /// Queues a Sync: the statements before it end their implicit
+    /// transaction there, and an error skips statements only up to it.
+    pub fn pipeline_sync(&mut self) -> DbResult<()> {
+        self.pipe_on()?;
+        frontend::sync(&mut self.pipe.buf);
+        self.pipe.syncs += 1;
+        Ok(())
+    }
+
+    /// Leaves pipeline mode, dropping what is queued (nothing of it was sent).
+    pub fn pipeline_discard(&mut self) {
+        self.pipe.on = false;
+        self.pipe.buf.clear();
+        self.pipe.syncs = 0;
+    }
+
+    /// Ends the pipeline: queues a last Sync, sends everything in one
+    /// write, and reads every answer up to the last ReadyForQuery, handing
+    /// each statement's outcome to `each`; the first error, once all is read.
+    pub fn pipeline_end(&mut self, each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
+        self.pipeline_sync()?;
+        let mut left = self.pipe.syncs;
+        self.pipe.on = false;
+        self.pipe.syncs = 0;
+        self.check_usable()?;
+        let sent = self.stream.write_all(&self.pipe.buf);
+        self.pipe.buf.clear();
+        if let Err(e) = sent {
+            self.broken = true;
+            return Err(self.io_failure(e));
+        }
+        let (mut rows, mut count) = (false, 0u64);
+        let mut err = None;
+        loop {
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'T' => (rows, count) = (true, 0),
+                b'n' => rows = false,
+                b'D' => count += 1,
+                b'C' => {
+                    each(if rows {
+                        Outcome::Rows(count)
+                    } else {
+                        Outcome::Affected(tag_count(&self.rd.buf[body]))
+                    });
+                    (rows, count) = (false, 0);
+                }
+                b'I' => each(Outcome::Affected(0)),
+                b'1' | b'2' | b'3' | b'N' | b'S' | b'A' => {}
+                b'E' => {
+                    self.on_error(body, &mut err)?;
+                    (rows, count) = (false, 0);
+                }
+                b'Z' => {
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+                // The server would ignore the queued Syncs in copy-in mode.
+                b'G' => return Err(self.protocol("COPY FROM STDIN cannot run in a pipeline")),
+                _ => return Err(self.unexpected(tag, "a pipeline")),
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Appends Bind for `stmt` with `params` to `out` (emptied first), as
+/// `frontend::bind` writes it (see the tests), from the statement's
+/// template: the crate's generic encoder costs more than the round trip's
+/// own user time on the hot path.
+#[inline]
+fn write_bind(stmt: &Statement, params: &[Param<'_>], out: &mut Vec<u8>) -> DbResult<()> {
+    if params.len() != stmt.params.len() {
+        return Err(DbError::fatal(format!(
+            "the statement takes {} parameters, {} given",
+            stmt.params.len(),
+            params.len()
+        )));
+    }
+    out.clear();
+    out.extend_from_slice(&stmt.bind_head);
+    for (i, (p, &ty)) in params.iter().zip(&stmt.params).enumerate() {
+        encode_param(i, p, ty, out)?;
+    }
+    // One result format code: text.
+    out.extend_from_slice(&[0, 1, 0, 0]);
+    let len = out.len() - 1;
+    if len > i32::MAX as usize {
+        return Err(DbError::fatal(
+            "the parameters exceed the protocol's 2 GiB message",
+        ));
+    }
+    out[1..5].copy_from_slice(&(len as u32).to_be_bytes());
+    Ok(())
+}
+
+/// Appends Parse, Bind, Describe and Execute of `sql` as the unnamed
+/// statement, its parameters as text (the server infers their types).
+fn write_unnamed(sql: &str, params: &[Param<'_>], out: &mut BytesMut) -> DbResult<()> {
+    frontend::parse("", sql, std::iter::empty(), out).map_err(encode_error)?;
+    frontend::bind(
+        "",
+        "",
+        std::iter::empty::<i16>(),
+        params.iter(),
+        |p, buf| {
+            match *p {
+                Param::Int(v) => {
+                    let mut digits = [0u8; 20];
+                    buf.put_slice(decimal(v, &mut digits));
+                }
+                Param::Text(t) => buf.put_slice(t.as_bytes()),
+                Param::Null => return Ok(postgres_protocol::IsNull::Yes),
+            }
+            Ok(postgres_protocol::IsNull::No)
+        },
+        [0],
+        out,
+    )
+    .map_err(|_| DbError::fatal("cannot encode the statement's parameters"))?;
+    frontend::describe(b'P', "", out).map_err(encode_error)?;
+    frontend::execute("", 0, out).map_err(encode_error)?;
+    Ok(())
 }
 
 /// Parses one backend message given its type and body.

@@ -65,6 +65,14 @@ pub enum CommandKind {
     Else { end: usize },
     /// `\endif`: nothing to do.
     Endif,
+    /// `\startpipeline`: the SQL commands up to `\endpipeline` are sent
+    /// without waiting for their answers (the extended and prepared
+    /// protocols only).
+    StartPipeline,
+    /// `\syncpipeline`: a sync point inside the pipeline (pgbench 17).
+    SyncPipeline,
+    /// `\endpipeline`: sends what is queued and reads every answer.
+    EndPipeline,
 }
 
 /// A piece of SQL text: literal text or a `:name` reference.
@@ -620,11 +628,21 @@ impl<'a> ScriptParser<'a> {
                     format!("\\{lower} is not supported: rqps runs no shell commands from scripts (compute the value with \\set or in SQL, or pass it with --define NAME=VALUE)"),
                 ));
             }
-            "startpipeline" | "endpipeline" | "syncpipeline" => {
-                return Err(self.err(
-                    line,
-                    format!("\\{lower} is not yet supported: rqps does not run pipelines yet; remove the pipeline meta-commands to run the statements one by one"),
-                ));
+            "startpipeline" | "syncpipeline" | "endpipeline" => {
+                if !rest.trim().is_empty() {
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "\\{lower}: unexpected argument \"{}\" (\\{lower} takes none)",
+                            rest.trim()
+                        ),
+                    ));
+                }
+                match lower.as_str() {
+                    "startpipeline" => CommandKind::StartPipeline,
+                    "syncpipeline" => CommandKind::SyncPipeline,
+                    _ => CommandKind::EndPipeline,
+                }
             }
             "" => return Err(self.err(
                 line,
@@ -633,7 +651,7 @@ impl<'a> ScriptParser<'a> {
             _ => {
                 return Err(self.err(
                     line,
-                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else and \\endif)"),
+                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else, \\endif, \\startpipeline, \\syncpipeline and \\endpipeline)"),
                 ));
             }
         };
@@ -1094,13 +1112,6 @@ mod tests {
                 "{e}"
             );
             assert!(e.contains("--define"), "says what to do instead: {e}");
-        }
-        for cmd in ["startpipeline", "endpipeline"] {
-            let e = err(&format!("\\{cmd}\n"));
-            assert!(
-                e.starts_with(&format!("t.sql:1: \\{cmd} is not yet supported")),
-                "{e}"
-            );
         }
         let e = err("SELECT 1;\n\\frobnicate\n");
         assert!(
