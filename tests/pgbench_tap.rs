@@ -1494,6 +1494,42 @@ fn pgbench_parse_errors_are_refused_before_anything_connects() {
     assert!(bad.is_empty(), "{}", bad.join("\n\n"));
 }
 
+/// Pipelines are refused before anything runs where they cannot run: under
+/// `--protocol simple` (pgbench aborts the client there), and on an engine
+/// without pipelining; the same script is accepted otherwise (the TAP
+/// cases run it on PostgreSQL).
+#[test]
+fn pipelines_are_refused_under_simple_and_on_engines_without_them() {
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("p.sql");
+    std::fs::write(&script, "\\startpipeline\nselect 1;\n\\endpipeline\n").unwrap();
+    let target = format!("sqlite:{}", d.path().join("x.db").display());
+    for (protocol, says) in [
+        ("simple", "cannot run under --protocol simple"),
+        ("extended", "sqlite cannot pipeline statements"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args([
+                "run",
+                "--suite",
+                "pgbench",
+                "--profile",
+                "ci",
+                "--target",
+                &target,
+            ])
+            .args(["--results", d.path().join("r").to_str().unwrap()])
+            .args(["--skip-init", "--transactions", "1", "--clients", "1"])
+            .args(["--protocol", protocol, "--script", script.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{protocol}: {out}");
+        assert!(out.contains(says), "{protocol}: {out}");
+        assert_eq!(out.trim().lines().count(), 1, "{protocol}: one line: {out}");
+    }
+}
+
 #[test]
 fn pgbench_tap_cases_on_postgresql() {
     if !server_available(PG) {

@@ -2204,6 +2204,73 @@ mod tests {
         }
     }
 
+    /// The tags of the messages in `bytes`, a stream of frontend messages.
+    fn tags(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            out.push(bytes[i]);
+            let len = u32::from_be_bytes(bytes[i + 1..i + 5].try_into().unwrap()) as usize;
+            i += 1 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn a_pipeline_goes_out_in_one_write_at_its_end_and_reads_every_segment() {
+        // Segment 1: a prepared UPDATE and an unnamed SELECT; segment 2 (after
+        // \syncpipeline): a statement the server refuses.
+        let mut answer = msg(b'2', b"");
+        answer.extend(msg(b'n', b""));
+        answer.extend(msg(b'C', &cstr("UPDATE 1")));
+        answer.extend(msg(b'1', b""));
+        answer.extend(msg(b'2', b""));
+        answer.extend(msg(b'T', &[0, 0]));
+        answer.extend(data_row(&["5"]));
+        answer.extend(msg(b'C', &cstr("SELECT 1")));
+        answer.extend(ready());
+        answer.extend(msg(b'1', b""));
+        answer.extend(error(&[
+            (b'S', "ERROR"),
+            (b'C', "22012"),
+            (b'M', "division by zero"),
+        ]));
+        answer.extend(ready());
+        let mut c = conn(cut(&answer, 7));
+        let s = stmt(&[INT4], false);
+        c.pipeline_start().unwrap();
+        assert!(
+            c.pipeline_start()
+                .unwrap_err()
+                .message
+                .contains("already in pipeline mode")
+        );
+        c.pipeline_prepared(&s, &[Param::Int(3)]).unwrap();
+        c.pipeline_unnamed("select $1", &[Param::Int(5)]).unwrap();
+        c.pipeline_sync().unwrap();
+        c.pipeline_unnamed("select 1/0", &[]).unwrap();
+        assert!(
+            c.stream.written.is_empty(),
+            "nothing goes out before the end"
+        );
+        let mut seen = Vec::new();
+        let e = c.pipeline_end(&mut |o| seen.push(o)).unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("22012"));
+        assert_eq!(seen, [Outcome::Affected(1), Outcome::Rows(1)]);
+        assert_eq!(tags(&c.stream.written), b"BDEPBDESPBDES");
+        assert!(c.is_usable() && !c.in_transaction());
+        // Out of pipeline mode, and a new one starts clean.
+        assert!(
+            c.pipeline_sync()
+                .unwrap_err()
+                .message
+                .contains("not in pipeline mode")
+        );
+        c.pipeline_start().unwrap();
+        c.pipeline_discard();
+        assert!(c.pipeline_end(&mut |_| {}).is_err());
+    }
+
     #[test]
     fn simple_query_gives_the_last_statements_outcome() {
         let mut answer = msg(b'T', &[0, 0]);
