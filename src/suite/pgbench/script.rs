@@ -1102,6 +1102,20 @@ mod tests {
     }
 
     #[test]
+    fn pipeline_commands_parse_and_take_no_argument() {
+        let s = parse("\\startpipeline\nSELECT 1;\n\\SyncPipeline\nSELECT 2;\n\\endpipeline\n");
+        let kinds: Vec<&CommandKind> = s.commands.iter().map(|c| &c.kind).collect();
+        assert!(matches!(kinds[0], CommandKind::StartPipeline));
+        assert!(matches!(kinds[2], CommandKind::SyncPipeline));
+        assert!(matches!(kinds[4], CommandKind::EndPipeline));
+        let e = err("\\startpipeline now\nSELECT 1;\n\\endpipeline\n");
+        assert!(
+            e.starts_with("t.sql:1: \\startpipeline: unexpected argument \"now\""),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn shell_commands_are_refused_clearly() {
         for cmd in ["shell", "setshell"] {
             let e = err(&format!("SELECT 1;\n\\{cmd} x echo 1\n"));
