@@ -491,9 +491,21 @@ pub struct PgConn<S: Read + Write = Stream> {
 struct Pipe {
     on: bool,
     buf: BytesMut,
-    /// The Sync messages queued: as many ReadyForQuery answers to read.
-    syncs: u32,
+    /// What is queued, in order: a statement (`Q`) or a Sync (`S`), and
+    /// where its messages end in `buf`.
+    items: Vec<(u8, usize)>,
 }
+
+/// The most bytes of a pipeline sent before its answers so far are read.
+/// Sent whole, a large pipeline can stall: the server stops reading while
+/// its answers fill our receive buffer, and we stop reading while our
+/// write waits for it. Far below the socket buffers (Unix sockets: 208 KiB;
+/// TCP: 128 KiB on the receiving side at least), so a part always goes out
+/// whole; pgbench's pipelines (tens of statements) go in one write.
+const PIPE_PART: usize = 32 * 1024;
+
+/// Flush: the server sends what it has answered so far.
+const FLUSH: [u8; 5] = [b'H', 0, 0, 0, 4];
 
 impl PgConn<Stream> {
     /// Connects, authenticates and waits until the server is ready. With
@@ -1258,7 +1270,7 @@ impl<S: Read + Write> PgConn<S> {
         }
         self.pipe.on = true;
         self.pipe.buf.clear();
-        self.pipe.syncs = 0;
+        self.pipe.items.clear();
         Ok(())
     }
 
@@ -1277,6 +1289,7 @@ impl<S: Read + Write> PgConn<S> {
         self.pipe.buf.extend_from_slice(&self.hot);
         frontend::describe(b'P', "", &mut self.pipe.buf).map_err(encode_error)?;
         frontend::execute("", 0, &mut self.pipe.buf).map_err(encode_error)?;
+        self.pipe.items.push((b'Q', self.pipe.buf.len()));
         Ok(())
     }
 
@@ -1284,7 +1297,9 @@ impl<S: Read + Write> PgConn<S> {
     /// parameters as text, as libpq's `PQsendQueryParams`.
     pub fn pipeline_unnamed(&mut self, sql: &str, params: &[Param<'_>]) -> DbResult<()> {
         self.pipe_on()?;
-        write_unnamed(sql, params, &mut self.pipe.buf)
+        write_unnamed(sql, params, &mut self.pipe.buf)?;
+        self.pipe.items.push((b'Q', self.pipe.buf.len()));
+        Ok(())
     }
 
     /// Queues a Sync: the statements before it end their implicit
@@ -1292,7 +1307,7 @@ impl<S: Read + Write> PgConn<S> {
     pub fn pipeline_sync(&mut self) -> DbResult<()> {
         self.pipe_on()?;
         frontend::sync(&mut self.pipe.buf);
-        self.pipe.syncs += 1;
+        self.pipe.items.push((b'S', self.pipe.buf.len()));
         Ok(())
     }
 
@@ -1300,51 +1315,90 @@ impl<S: Read + Write> PgConn<S> {
     pub fn pipeline_discard(&mut self) {
         self.pipe.on = false;
         self.pipe.buf.clear();
-        self.pipe.syncs = 0;
+        self.pipe.items.clear();
     }
 
-    /// Ends the pipeline: queues a last Sync, sends everything in one
-    /// write, and reads every answer up to the last ReadyForQuery, handing
-    /// each statement's outcome to `each`; the first error, once all is read.
+    /// Ends the pipeline: queues a last Sync, sends what is queued (in one
+    /// write up to [`PIPE_PART`] bytes; a larger pipeline in parts, each
+    /// ending with a Flush, its answers read before the next goes out), and
+    /// reads every answer up to the last ReadyForQuery, handing each
+    /// statement's outcome to `each`; the first error, once all is read.
     pub fn pipeline_end(&mut self, each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
         self.pipeline_sync()?;
-        let mut left = self.pipe.syncs;
         self.pipe.on = false;
-        self.pipe.syncs = 0;
-        self.check_usable()?;
-        let sent = self.stream.write_all(&self.pipe.buf);
+        let items = std::mem::take(&mut self.pipe.items);
+        let buf = std::mem::take(&mut self.pipe.buf);
+        let r = self.pipe_exchange(&items, &buf, each);
+        // Keep the buffers' room for the next pipeline.
+        (self.pipe.items, self.pipe.buf) = (items, buf);
+        self.pipe.items.clear();
         self.pipe.buf.clear();
-        if let Err(e) = sent {
-            self.broken = true;
-            return Err(self.io_failure(e));
-        }
+        r
+    }
+
+    fn pipe_exchange(
+        &mut self,
+        items: &[(u8, usize)],
+        buf: &[u8],
+        each: &mut dyn FnMut(Outcome),
+    ) -> DbResult<()> {
+        self.check_usable()?;
+        let (mut sent, mut done, mut from) = (0, 0, 0);
+        // After an error the server skips the statements up to the next Sync.
+        let mut skipping = false;
         let (mut rows, mut count) = (false, 0u64);
         let mut err = None;
-        loop {
+        while done < items.len() {
+            if done == sent {
+                // The next part: whole statements, at least one.
+                let mut to = sent + 1;
+                while to < items.len() && items[to].1 - from <= PIPE_PART {
+                    to += 1;
+                }
+                let end = items[to - 1].1;
+                let mut w = self.stream.write_all(&buf[from..end]);
+                if w.is_ok() && to < items.len() {
+                    w = self.stream.write_all(&FLUSH);
+                }
+                if let Err(e) = w {
+                    self.broken = true;
+                    return Err(self.io_failure(e));
+                }
+                (sent, from) = (to, end);
+            }
+            if skipping && items[done].0 == b'Q' {
+                done += 1;
+                continue;
+            }
             let (tag, body) = self.frame()?;
             match tag {
                 b'T' => (rows, count) = (true, 0),
                 b'n' => rows = false,
                 b'D' => count += 1,
-                b'C' => {
+                b'C' | b'I' => {
                     each(if rows {
                         Outcome::Rows(count)
+                    } else if tag == b'I' {
+                        Outcome::Affected(0)
                     } else {
                         Outcome::Affected(tag_count(&self.rd.buf[body]))
                     });
                     (rows, count) = (false, 0);
+                    done += 1;
                 }
-                b'I' => each(Outcome::Affected(0)),
                 b'1' | b'2' | b'3' | b'N' | b'S' | b'A' => {}
                 b'E' => {
                     self.on_error(body, &mut err)?;
-                    (rows, count) = (false, 0);
+                    (rows, count, skipping) = (false, 0, true);
+                    done += 1;
                 }
                 b'Z' => {
-                    left -= 1;
-                    if left == 0 {
-                        break;
+                    // Statements an error skipped were counted as done.
+                    while done < sent && items[done].0 == b'Q' {
+                        done += 1;
                     }
+                    skipping = false;
+                    done += 1;
                 }
                 // The server would ignore the queued Syncs in copy-in mode.
                 b'G' => return Err(self.protocol("COPY FROM STDIN cannot run in a pipeline")),
@@ -2269,6 +2323,46 @@ mod tests {
         c.pipeline_start().unwrap();
         c.pipeline_discard();
         assert!(c.pipeline_end(&mut |_| {}).is_err());
+    }
+
+    #[test]
+    fn a_large_pipeline_goes_in_parts_each_answered_before_the_next() {
+        // 600 statements of ~150 bytes: more than one part. The 301st fails;
+        // the server skips the rest up to the Sync.
+        let sql = format!("select {}", "1+".repeat(60) + "1");
+        let mut answer = Vec::new();
+        for _ in 0..300 {
+            answer.extend(msg(b'1', b""));
+            answer.extend(msg(b'2', b""));
+            answer.extend(msg(b'T', &[0, 0]));
+            answer.extend(data_row(&["61"]));
+            answer.extend(msg(b'C', &cstr("SELECT 1")));
+        }
+        answer.extend(msg(b'1', b""));
+        answer.extend(error(&[
+            (b'S', "ERROR"),
+            (b'C', "40001"),
+            (b'M', "could not serialize"),
+        ]));
+        answer.extend(ready());
+        let mut c = conn(cut(&answer, 4096));
+        c.pipeline_start().unwrap();
+        for _ in 0..600 {
+            c.pipeline_unnamed(&sql, &[]).unwrap();
+        }
+        let mut seen = 0;
+        let e = c.pipeline_end(&mut |o| {
+            assert_eq!(o, Outcome::Rows(1));
+            seen += 1;
+        });
+        assert_eq!(e.unwrap_err().code.as_deref(), Some("40001"));
+        assert_eq!(seen, 300);
+        let t = tags(&c.stream.written);
+        let flushes = t.iter().filter(|&&x| x == b'H').count();
+        assert!(flushes >= 2, "{flushes} flushes");
+        assert_eq!(t.iter().filter(|&&x| x == b'S').count(), 1);
+        assert_eq!(t.last(), Some(&b'S'));
+        assert!(c.is_usable() && c.pipeline_start().is_ok());
     }
 
     #[test]
