@@ -1604,6 +1604,43 @@ fn pgbench_tap_cases_on_postgresql() {
     }
     // The others, three at a time (each is mostly a process starting).
     bad.extend(run_all(&rest, &url, d.path()));
+    // A pipelined read-modify-write under repeatable read: the clients'
+    // serialization failures surface at \endpipeline and are retried from
+    // the script's start, so every transaction commits exactly once.
+    let bal = |pg: &mut postgres::Client| -> i64 {
+        pg.query_one(
+            "SELECT bbalance::int8 FROM pgbench_branches WHERE bid = 1",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let before = bal(&mut pg);
+    let c = case(
+        "pipelined retries",
+        &[
+            "--clients",
+            "4",
+            "--transactions",
+            "25",
+            "--protocol",
+            "prepared",
+            "--max-tries",
+            "1000",
+        ],
+        &[(
+            "pipelined_retry",
+            "\\startpipeline\nBEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT bbalance FROM pgbench_branches WHERE bid = 1;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nEND;\n\\endpipeline\n",
+        )],
+        0,
+        &[],
+        Expect::Worded(&["events=100"]),
+    );
+    let r = run_case(&c, &url, d.path());
+    if let Some(why) = judge(&c, &r) {
+        bad.push(format!("pipelined retries: {why}"));
+    }
+    assert_eq!(bal(&mut pg) - before, 100, "each transaction commits once");
     // Seeded random values are deterministic: two runs with one seed
     // insert the same four values (the TAP's "random seeded" cases).
     pg.batch_execute(
