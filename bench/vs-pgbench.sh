@@ -16,7 +16,12 @@
 # Prints one line per run and the medians; exits 1 if a row count or the
 # invariant differs.
 #
-# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] [CLIENTS="2 32"] [JOBS=2] [RQPS_THREADS=JOBS] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
+# PIPELINE=N: instead of the two built-ins, one script file run by both
+# tools (`pgbench -f`, `rqps --script`), under PROTOCOL (default prepared):
+# N select-only queries (each its own random account) between
+# \startpipeline and \endpipeline, so a transaction is one round trip.
+#
+# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] [CLIENTS="2 32"] [JOBS=2] [RQPS_THREADS=JOBS] [PIPELINE=N] [PROTOCOL=prepared] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
 # Needs the postgresql package (pgbench, psql, initdb, pg_ctl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -136,16 +141,31 @@ check_balances() {
   read -r x y z h <<<"$bal"; if [ "$x" != "$y" ] || [ "$x" != "$z" ] || [ "$x" != "$h" ]; then echo "INVARIANT BROKEN after $1: $bal"; fail=1; fi
 }
 
+PROTOCOL=${PROTOCOL:-prepared}
+WORKLOADS="select-only tpcb-like"
+if [ -n "${PIPELINE:-}" ]; then
+  WORKLOADS=pipelined
+  pipe=$work/pipelined.sql
+  {
+    for i in $(seq 1 "$PIPELINE"); do echo "\\set aid$i random(1, 200000)"; done
+    echo "\\startpipeline"
+    for i in $(seq 1 "$PIPELINE"); do echo "SELECT abalance FROM pgbench_accounts WHERE aid = :aid$i;"; done
+    echo "\\endpipeline"
+  } >"$pipe"
+  chmod 644 "$pipe"
+fi
 for c in $CLIENTS; do
-  for w in select-only tpcb-like; do
+  for w in $WORKLOADS; do
     flag=(); [ "$w" = select-only ] && flag=(-S)
+    what=(--builtin "$w")
+    if [ "$w" = pipelined ]; then flag=(-f "$pipe"); what=(--script "$pipe"); fi
     echo
-    echo "== $w, --protocol prepared, $c clients, pgbench -j $JOBS / rqps --client-threads ${RQPS_THREADS:-$JOBS}, ${SECS} s per run"
+    echo "== $w${PIPELINE:+ ($PIPELINE queries per pipeline)}, --protocol $PROTOCOL, $c clients, pgbench -j $JOBS / rqps --client-threads ${RQPS_THREADS:-$JOBS}, ${SECS} s per run"
     printf '%-8s %5s %10s %12s %12s %12s %10s\n' tool round tps user_us/tx sys_us/tx total_us/tx vcsw/tx
     f=$work/$w-$c
     : >"$f"
     for r in $(seq 1 "$ROUNDS"); do
-      read -r u s v < <(cpu_of "$PGBENCH" -n "${flag[@]}" -M prepared -c "$c" -j "$JOBS" -T "$SECS")
+      read -r u s v < <(cpu_of "$PGBENCH" -n "${flag[@]}" -M "$PROTOCOL" -c "$c" -j "$JOBS" -T "$SECS")
       tx=$(awk '/number of transactions actually processed/ {print $NF}' "$work/out" | cut -d/ -f1)
       tps=$(awk '/^tps = / {print $3; exit}' "$work/out")
       line pgbench "$r" "$tps" "$tx" "$u" "$s" "$v" | tee -a "$f"
@@ -153,7 +173,7 @@ for c in $CLIENTS; do
       RUN_NAME=$w-$c-$r
       rm -f "$work/run.json"
       read -r u s v < <(cpu_of "$RQPS" run --suite pgbench --target "$URL" --results "$work/results" \
-        --json "$work/run.json" --busy-threshold 100 --quiet --profile quick --name "$RUN_NAME" --skip-init --builtin "$w" --protocol prepared --clients "$c" \
+        --json "$work/run.json" --busy-threshold 100 --quiet --profile quick --name "$RUN_NAME" --skip-init "${what[@]}" --protocol "$PROTOCOL" --clients "$c" \
         --client-threads "${RQPS_THREADS:-$JOBS}" --time "$SECS" --scale 2)
       if ! python3 -c "import json,sys; d=json.load(open('$work/run.json')); sys.exit(0 if d['status']=='ok' else 1)"; then
         echo "rqps run failed (its balances check?): $(tail -3 "$work/out")"; fail=1

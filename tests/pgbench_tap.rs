@@ -118,9 +118,6 @@ const T1: &[&str] = &["--transactions", "1", "--clients", "1"];
 const EARLY: Expect = Expect::Differs(
     "deliberate: an invalid variable name after \\set and a function given more than 16 arguments are refused when the script is read (exit 2, naming file:line, before anything connects or runs); pgbench finds them only when the command runs, after the earlier commands and transactions have run (a client aborts, exit 2 of its own)",
 );
-const PIPELINE: Expect = Expect::Differs(
-    "\\startpipeline and \\endpipeline are refused when the script is read: rqps does not run pipelines yet",
-);
 
 /// The expressions script of the TAP test, as written.
 const EXPRESSIONS: &str = include_str!("fixtures/pgbench/001_pgbench_expressions.sql");
@@ -566,7 +563,7 @@ fn cases() -> Vec<Case> {
         Expect::Worded(&[r#"001_pgbench_aset_empty:4: undefined variable "i8""#]),
     ));
     let ten = "select 1;\n".repeat(10);
-    for (name, opts, script, status) in [
+    for (name, opts, script, status, re, expect) in [
         (
             "working \\startpipeline",
             &[
@@ -579,6 +576,8 @@ fn cases() -> Vec<Case> {
             ][..],
             format!("\n-- test startpipeline\n\\startpipeline\n{ten}\n\\endpipeline\n"),
             0,
+            &[r"type: .*/001_pgbench_pipeline", r"actually processed: 1/1"][..],
+            Expect::Worded(&["events=1"]),
         ),
         (
             "working \\startpipeline in prepared query mode",
@@ -587,6 +586,11 @@ fn cases() -> Vec<Case> {
                 "\n-- test startpipeline\n\\startpipeline\n\\endpipeline\n\\startpipeline\n{ten}\n\\endpipeline\n"
             ),
             0,
+            &[
+                r"type: .*/001_pgbench_pipeline_prep",
+                r"actually processed: 1/1",
+            ][..],
+            Expect::Worded(&["events=1"]),
         ),
         (
             "error: call \\startpipeline twice",
@@ -600,6 +604,8 @@ fn cases() -> Vec<Case> {
             ][..],
             "\n-- startpipeline twice\n\\startpipeline\n\\startpipeline\n".to_string(),
             2,
+            &[r"already in pipeline mode"][..],
+            Expect::Same,
         ),
         (
             "error: \\endpipeline with no start",
@@ -613,6 +619,8 @@ fn cases() -> Vec<Case> {
             ][..],
             "\n-- pipeline not started\n\\endpipeline\n".to_string(),
             2,
+            &[r"not in pipeline mode"][..],
+            Expect::Same,
         ),
         (
             "error: \\gset not allowed in pipeline mode",
@@ -626,6 +634,8 @@ fn cases() -> Vec<Case> {
             ][..],
             "\n\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n".to_string(),
             2,
+            &[r"gset is not allowed in pipeline mode"][..],
+            Expect::Same,
         ),
         (
             "working \\startpipeline with serializable",
@@ -641,6 +651,11 @@ fn cases() -> Vec<Case> {
                 "\n-- test startpipeline with serializable\n\\startpipeline\nBEGIN ISOLATION LEVEL SERIALIZABLE;\n{ten}\nEND;\n\\endpipeline\n"
             ),
             0,
+            &[
+                r"type: .*/001_pgbench_pipeline_serializable",
+                r"actually processed: (\d+)/\1",
+            ][..],
+            Expect::Worded(&["events=40"]),
         ),
     ] {
         let opts: &'static [&'static str] = Box::leak(opts.to_vec().into_boxed_slice());
@@ -649,8 +664,8 @@ fn cases() -> Vec<Case> {
             opts,
             files: vec![("001_pgbench_pipeline", script)],
             status,
-            re: Vec::new(),
-            expect: PIPELINE,
+            re: re.iter().map(|r| r.to_string()).collect(),
+            expect,
             offline: false,
             logs: None,
         });
@@ -1596,6 +1611,42 @@ fn pgbench_parse_errors_are_refused_before_anything_connects() {
     assert!(bad.is_empty(), "{}", bad.join("\n\n"));
 }
 
+/// Pipelines are refused before anything runs where they cannot run: under
+/// `--protocol simple` (pgbench aborts the client there), and on an engine
+/// without pipelining; the same script is accepted otherwise (the TAP
+/// cases run it on PostgreSQL).
+#[test]
+fn pipelines_are_refused_under_simple_and_on_engines_without_them() {
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("p.sql");
+    std::fs::write(&script, "\\startpipeline\nselect 1;\n\\endpipeline\n").unwrap();
+    let target = format!("sqlite:{}", d.path().join("x.db").display());
+    for (protocol, says) in [
+        ("simple", "cannot run under --protocol simple"),
+        ("extended", "sqlite cannot pipeline statements"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args([
+                "run",
+                "--suite",
+                "pgbench",
+                "--profile",
+                "ci",
+                "--target",
+                &target,
+            ])
+            .args(["--results", d.path().join("r").to_str().unwrap()])
+            .args(["--skip-init", "--transactions", "1", "--clients", "1"])
+            .args(["--protocol", protocol, "--script", script.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{protocol}: {out}");
+        assert!(out.contains(says), "{protocol}: {out}");
+        assert_eq!(out.trim().lines().count(), 1, "{protocol}: one line: {out}");
+    }
+}
+
 #[test]
 fn shell_commands_are_refused_without_allow_shell_and_run_without_secrets() {
     let d = tempfile::tempdir().unwrap();
@@ -1771,6 +1822,43 @@ fn pgbench_tap_cases_on_postgresql() {
         d.path(),
     ));
     bad.extend(log_layouts(&mut pg, &db, &url, d.path()));
+    // A pipelined read-modify-write under repeatable read: the clients'
+    // serialization failures surface at \endpipeline and are retried from
+    // the script's start, so every transaction commits exactly once.
+    let bal = |pg: &mut postgres::Client| -> i64 {
+        pg.query_one(
+            "SELECT bbalance::int8 FROM pgbench_branches WHERE bid = 1",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let before = bal(&mut pg);
+    let c = case(
+        "pipelined retries",
+        &[
+            "--clients",
+            "4",
+            "--transactions",
+            "25",
+            "--protocol",
+            "prepared",
+            "--max-tries",
+            "1000",
+        ],
+        &[(
+            "pipelined_retry",
+            "\\startpipeline\nBEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT bbalance FROM pgbench_branches WHERE bid = 1;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nEND;\n\\endpipeline\n",
+        )],
+        0,
+        &[],
+        Expect::Worded(&["events=100"]),
+    );
+    let r = run_case(&c, &url, d.path());
+    if let Some(why) = judge(&c, &r) {
+        bad.push(format!("pipelined retries: {why}"));
+    }
+    assert_eq!(bal(&mut pg) - before, 100, "each transaction commits once");
     // Seeded random values are deterministic: two runs with one seed
     // insert the same four values (the TAP's "random seeded" cases).
     pg.batch_execute(

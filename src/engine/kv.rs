@@ -314,6 +314,7 @@ mod tests {
                 prepared_statements: false,
                 multi_row_insert: false,
                 single_writer: false,
+                pipelining: false,
                 max_params: 0,
             }
         }

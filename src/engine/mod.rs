@@ -147,6 +147,10 @@ pub struct Caps {
     pub single_writer: bool,
     /// Most bound parameters one statement may carry.
     pub max_params: usize,
+    /// The connection can pipeline statements ([`Conn::pipeline_start`]):
+    /// send several without waiting for each one's answer, and read the
+    /// answers at a sync point.
+    pub pipelining: bool,
 }
 
 /// The SQL that differs between engines. Workloads declare their tables as
@@ -588,6 +592,44 @@ pub trait Conn: Send {
         let _ = sql;
         None
     }
+    /// Enters pipeline mode: statements given to [`Conn::pipeline_queue`]
+    /// are sent without waiting for their answers, which
+    /// [`Conn::pipeline_end`] reads. Refused where the engine's protocol
+    /// has no pipelining ([`Caps::pipelining`] is false).
+    fn pipeline_start(&mut self) -> DbResult<()> {
+        Err(DbError::fatal(
+            "this engine's protocol cannot pipeline statements",
+        ))
+    }
+    /// Queues `sql` (with `?` placeholders) with `params` in the pipeline.
+    /// With `prepared`, the statement is the one prepared there (prepared
+    /// now, before anything queued goes out, when it is `None`); without,
+    /// the server parses it anew (the unnamed statement).
+    fn pipeline_queue(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        prepared: Option<&mut Option<StmtId>>,
+    ) -> DbResult<()> {
+        let _ = (sql, params, prepared);
+        Err(DbError::fatal("not in pipeline mode"))
+    }
+    /// Queues a sync point: the statements queued since the last one end
+    /// their implicit transaction there; the pipeline goes on.
+    fn pipeline_sync(&mut self) -> DbResult<()> {
+        Err(DbError::fatal("not in pipeline mode"))
+    }
+    /// Ends the pipeline: sends what is queued with a last sync point and
+    /// reads every answer, handing each statement's outcome to `each` in
+    /// order; the first error, once all is read (the statements after it,
+    /// up to its sync point, were skipped by the engine).
+    fn pipeline_end(&mut self, each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
+        let _ = each;
+        Err(DbError::fatal("not in pipeline mode"))
+    }
+    /// Leaves pipeline mode without sending what is queued (a command
+    /// before the end failed).
+    fn pipeline_discard(&mut self) {}
 }
 
 /// A target engine, whatever it speaks: who it is and what it reports

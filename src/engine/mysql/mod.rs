@@ -378,6 +378,7 @@ impl Driver for MysqlDriver {
             prepared_statements: true,
             multi_row_insert: true,
             single_writer: false,
+            pipelining: false,
             max_params: 65535,
         }
     }

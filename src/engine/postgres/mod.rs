@@ -342,6 +342,7 @@ impl Driver for PostgresDriver {
             prepared_statements: true,
             multi_row_insert: true,
             single_writer: false,
+            pipelining: true,
             // The protocol counts parameters in an Int16.
             max_params: 65535,
         }
@@ -693,6 +694,48 @@ impl Conn for PostgresConn {
 
     fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
         Some(self.pg.query_rows(sql).map(|(names, _)| names))
+    }
+
+    fn pipeline_start(&mut self) -> DbResult<()> {
+        self.pg.pipeline_start()
+    }
+
+    fn pipeline_queue(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        prepared: Option<&mut Option<StmtId>>,
+    ) -> DbResult<()> {
+        let Some(slot) = prepared else {
+            number_placeholders_into(sql, &mut self.text);
+            return self.pg.pipeline_unnamed(&self.text, params);
+        };
+        // Prepared on first use with a round trip of its own: nothing
+        // queued has been sent, so it runs outside the pipeline.
+        let id = match *slot {
+            Some(id) => id,
+            None => {
+                let id = self.prepare(sql, PsMode::Auto)?;
+                *slot = Some(id);
+                id
+            }
+        };
+        match self.stmts.get(id.0 as usize) {
+            Some(Slot::Prepared(stmt)) => self.pg.pipeline_prepared(stmt, params),
+            _ => Err(DbError::fatal(format!("no prepared statement {}", id.0))),
+        }
+    }
+
+    fn pipeline_sync(&mut self) -> DbResult<()> {
+        self.pg.pipeline_sync()
+    }
+
+    fn pipeline_end(&mut self, each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
+        self.pg.pipeline_end(each)
+    }
+
+    fn pipeline_discard(&mut self) {
+        self.pg.pipeline_discard()
     }
 }
 

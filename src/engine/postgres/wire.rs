@@ -480,7 +480,32 @@ pub struct PgConn<S: Read + Write = Stream> {
     /// The transaction status of the last ReadyForQuery: `I` idle, `T` in
     /// a transaction block, `E` in a failed one.
     txn: u8,
+    /// Pipeline mode: what is queued, not sent yet.
+    pipe: Pipe,
 }
+
+/// A pipeline being queued ([`PgConn::pipeline_start`]): its messages
+/// wait here until its end, as libpq's output buffer holds them until a
+/// sync (`PQpipelineSync`); one write sends them all.
+#[derive(Default)]
+struct Pipe {
+    on: bool,
+    buf: BytesMut,
+    /// What is queued, in order: a statement (`Q`) or a Sync (`S`), and
+    /// where its messages end in `buf`.
+    items: Vec<(u8, usize)>,
+}
+
+/// The most bytes of a pipeline sent before its answers so far are read.
+/// Sent whole, a large pipeline can stall: the server stops reading while
+/// its answers fill our receive buffer, and we stop reading while our
+/// write waits for it. Far below the socket buffers (Unix sockets: 208 KiB;
+/// TCP: 128 KiB on the receiving side at least), so a part always goes out
+/// whole; pgbench's pipelines (tens of statements) go in one write.
+const PIPE_PART: usize = 32 * 1024;
+
+/// Flush: the server sends what it has answered so far.
+const FLUSH: [u8; 5] = [b'H', 0, 0, 0, 4];
 
 impl PgConn<Stream> {
     /// Connects, authenticates and waits until the server is ready. With
@@ -638,6 +663,7 @@ impl<S: Read + Write> PgConn<S> {
             txn: b'I',
             tls: None,
             auth: "trust",
+            pipe: Pipe::default(),
         }
     }
 
@@ -1026,32 +1052,8 @@ impl<S: Read + Write> PgConn<S> {
         F: FnMut(&[u8]) -> io::Result<()>,
     {
         self.check_usable()?;
-        if params.len() != stmt.params.len() {
-            return Err(DbError::fatal(format!(
-                "the statement takes {} parameters, {} given",
-                stmt.params.len(),
-                params.len()
-            )));
-        }
-        // Bind as `frontend::bind` writes it (see the tests), from the
-        // statement's template: the crate's generic encoder costs more than
-        // the round trip's own user time here.
-        let out = &mut self.hot;
-        out.clear();
-        out.extend_from_slice(&stmt.bind_head);
-        for (i, (p, &ty)) in params.iter().zip(&stmt.params).enumerate() {
-            encode_param(i, p, ty, out)?;
-        }
-        // One result format code: text.
-        out.extend_from_slice(&[0, 1, 0, 0]);
-        let len = out.len() - 1;
-        if len > i32::MAX as usize {
-            return Err(DbError::fatal(
-                "the parameters exceed the protocol's 2 GiB message",
-            ));
-        }
-        out[1..5].copy_from_slice(&(len as u32).to_be_bytes());
-        out.extend_from_slice(&self.exec_sync);
+        write_bind(stmt, params, &mut self.hot)?;
+        self.hot.extend_from_slice(&self.exec_sync);
         self.send_hot()?;
 
         let mut count = 0u64;
@@ -1222,29 +1224,7 @@ impl<S: Read + Write> PgConn<S> {
     {
         self.check_usable()?;
         self.out.clear();
-        frontend::parse("", sql, std::iter::empty(), &mut self.out).map_err(encode_error)?;
-        frontend::bind(
-            "",
-            "",
-            std::iter::empty::<i16>(),
-            params.iter(),
-            |p, buf| {
-                match *p {
-                    Param::Int(v) => {
-                        let mut digits = [0u8; 20];
-                        buf.put_slice(decimal(v, &mut digits));
-                    }
-                    Param::Text(t) => buf.put_slice(t.as_bytes()),
-                    Param::Null => return Ok(postgres_protocol::IsNull::Yes),
-                }
-                Ok(postgres_protocol::IsNull::No)
-            },
-            [0],
-            &mut self.out,
-        )
-        .map_err(|_| DbError::fatal("cannot encode the statement's parameters"))?;
-        frontend::describe(b'P', "", &mut self.out).map_err(encode_error)?;
-        frontend::execute("", 0, &mut self.out).map_err(encode_error)?;
+        write_unnamed(sql, params, &mut self.out)?;
         frontend::sync(&mut self.out);
         self.send()?;
         let (mut rows, mut count, mut affected) = (false, 0u64, 0u64);
@@ -1278,6 +1258,217 @@ impl<S: Read + Write> PgConn<S> {
             None => Ok(Outcome::Affected(affected)),
         }
     }
+    /// Enters pipeline mode: [`Self::pipeline_prepared`] and
+    /// [`Self::pipeline_unnamed`] queue statements, [`Self::pipeline_sync`]
+    /// sync points, and [`Self::pipeline_end`] sends them all and reads the
+    /// answers. Other calls still run at once, outside the pipeline
+    /// (nothing queued has gone out yet).
+    pub fn pipeline_start(&mut self) -> DbResult<()> {
+        self.check_usable()?;
+        if self.pipe.on {
+            return Err(DbError::fatal("already in pipeline mode"));
+        }
+        self.pipe.on = true;
+        self.pipe.buf.clear();
+        self.pipe.items.clear();
+        Ok(())
+    }
+
+    fn pipe_on(&self) -> DbResult<()> {
+        if !self.pipe.on {
+            return Err(DbError::fatal("not in pipeline mode"));
+        }
+        Ok(())
+    }
+
+    /// Queues a prepared statement with `params`: Bind, Describe (of the
+    /// portal, as libpq's `PQsendQueryPrepared`), Execute.
+    pub fn pipeline_prepared(&mut self, stmt: &Statement, params: &[Param<'_>]) -> DbResult<()> {
+        self.pipe_on()?;
+        write_bind(stmt, params, &mut self.hot)?;
+        self.pipe.buf.extend_from_slice(&self.hot);
+        frontend::describe(b'P', "", &mut self.pipe.buf).map_err(encode_error)?;
+        frontend::execute("", 0, &mut self.pipe.buf).map_err(encode_error)?;
+        self.pipe.items.push((b'Q', self.pipe.buf.len()));
+        Ok(())
+    }
+
+    /// Queues `sql` (with `$n` placeholders) as the unnamed statement, its
+    /// parameters as text, as libpq's `PQsendQueryParams`.
+    pub fn pipeline_unnamed(&mut self, sql: &str, params: &[Param<'_>]) -> DbResult<()> {
+        self.pipe_on()?;
+        write_unnamed(sql, params, &mut self.pipe.buf)?;
+        self.pipe.items.push((b'Q', self.pipe.buf.len()));
+        Ok(())
+    }
+
+    /// Queues a Sync: the statements before it end their implicit
+    /// transaction there, and an error skips statements only up to it.
+    pub fn pipeline_sync(&mut self) -> DbResult<()> {
+        self.pipe_on()?;
+        frontend::sync(&mut self.pipe.buf);
+        self.pipe.items.push((b'S', self.pipe.buf.len()));
+        Ok(())
+    }
+
+    /// Leaves pipeline mode, dropping what is queued (nothing of it was sent).
+    pub fn pipeline_discard(&mut self) {
+        self.pipe.on = false;
+        self.pipe.buf.clear();
+        self.pipe.items.clear();
+    }
+
+    /// Ends the pipeline: queues a last Sync, sends what is queued (in one
+    /// write up to [`PIPE_PART`] bytes; a larger pipeline in parts, each
+    /// ending with a Flush, its answers read before the next goes out), and
+    /// reads every answer up to the last ReadyForQuery, handing each
+    /// statement's outcome to `each`; the first error, once all is read.
+    pub fn pipeline_end(&mut self, each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
+        self.pipeline_sync()?;
+        self.pipe.on = false;
+        let items = std::mem::take(&mut self.pipe.items);
+        let buf = std::mem::take(&mut self.pipe.buf);
+        let r = self.pipe_exchange(&items, &buf, each);
+        // Keep the buffers' room for the next pipeline.
+        (self.pipe.items, self.pipe.buf) = (items, buf);
+        self.pipe.items.clear();
+        self.pipe.buf.clear();
+        r
+    }
+
+    fn pipe_exchange(
+        &mut self,
+        items: &[(u8, usize)],
+        buf: &[u8],
+        each: &mut dyn FnMut(Outcome),
+    ) -> DbResult<()> {
+        self.check_usable()?;
+        let (mut sent, mut done, mut from) = (0, 0, 0);
+        // After an error the server skips the statements up to the next Sync.
+        let mut skipping = false;
+        let (mut rows, mut count) = (false, 0u64);
+        let mut err = None;
+        while done < items.len() {
+            if done == sent {
+                // The next part: whole statements, at least one.
+                let mut to = sent + 1;
+                while to < items.len() && items[to].1 - from <= PIPE_PART {
+                    to += 1;
+                }
+                let end = items[to - 1].1;
+                let mut w = self.stream.write_all(&buf[from..end]);
+                if w.is_ok() && to < items.len() {
+                    w = self.stream.write_all(&FLUSH);
+                }
+                if let Err(e) = w {
+                    self.broken = true;
+                    return Err(self.io_failure(e));
+                }
+                (sent, from) = (to, end);
+            }
+            if skipping && items[done].0 == b'Q' {
+                done += 1;
+                continue;
+            }
+            let (tag, body) = self.frame()?;
+            match tag {
+                b'T' => (rows, count) = (true, 0),
+                b'n' => rows = false,
+                b'D' => count += 1,
+                b'C' | b'I' => {
+                    each(if rows {
+                        Outcome::Rows(count)
+                    } else if tag == b'I' {
+                        Outcome::Affected(0)
+                    } else {
+                        Outcome::Affected(tag_count(&self.rd.buf[body]))
+                    });
+                    (rows, count) = (false, 0);
+                    done += 1;
+                }
+                b'1' | b'2' | b'3' | b'N' | b'S' | b'A' => {}
+                b'E' => {
+                    self.on_error(body, &mut err)?;
+                    (rows, count, skipping) = (false, 0, true);
+                    done += 1;
+                }
+                b'Z' => {
+                    // Statements an error skipped were counted as done.
+                    while done < sent && items[done].0 == b'Q' {
+                        done += 1;
+                    }
+                    skipping = false;
+                    done += 1;
+                }
+                // The server would ignore the queued Syncs in copy-in mode.
+                b'G' => return Err(self.protocol("COPY FROM STDIN cannot run in a pipeline")),
+                _ => return Err(self.unexpected(tag, "a pipeline")),
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Appends Bind for `stmt` with `params` to `out` (emptied first), as
+/// `frontend::bind` writes it (see the tests), from the statement's
+/// template: the crate's generic encoder costs more than the round trip's
+/// own user time on the hot path.
+#[inline]
+fn write_bind(stmt: &Statement, params: &[Param<'_>], out: &mut Vec<u8>) -> DbResult<()> {
+    if params.len() != stmt.params.len() {
+        return Err(DbError::fatal(format!(
+            "the statement takes {} parameters, {} given",
+            stmt.params.len(),
+            params.len()
+        )));
+    }
+    out.clear();
+    out.extend_from_slice(&stmt.bind_head);
+    for (i, (p, &ty)) in params.iter().zip(&stmt.params).enumerate() {
+        encode_param(i, p, ty, out)?;
+    }
+    // One result format code: text.
+    out.extend_from_slice(&[0, 1, 0, 0]);
+    let len = out.len() - 1;
+    if len > i32::MAX as usize {
+        return Err(DbError::fatal(
+            "the parameters exceed the protocol's 2 GiB message",
+        ));
+    }
+    out[1..5].copy_from_slice(&(len as u32).to_be_bytes());
+    Ok(())
+}
+
+/// Appends Parse, Bind, Describe and Execute of `sql` as the unnamed
+/// statement, its parameters as text (the server infers their types).
+fn write_unnamed(sql: &str, params: &[Param<'_>], out: &mut BytesMut) -> DbResult<()> {
+    frontend::parse("", sql, std::iter::empty(), out).map_err(encode_error)?;
+    frontend::bind(
+        "",
+        "",
+        std::iter::empty::<i16>(),
+        params.iter(),
+        |p, buf| {
+            match *p {
+                Param::Int(v) => {
+                    let mut digits = [0u8; 20];
+                    buf.put_slice(decimal(v, &mut digits));
+                }
+                Param::Text(t) => buf.put_slice(t.as_bytes()),
+                Param::Null => return Ok(postgres_protocol::IsNull::Yes),
+            }
+            Ok(postgres_protocol::IsNull::No)
+        },
+        [0],
+        out,
+    )
+    .map_err(|_| DbError::fatal("cannot encode the statement's parameters"))?;
+    frontend::describe(b'P', "", out).map_err(encode_error)?;
+    frontend::execute("", 0, out).map_err(encode_error)?;
+    Ok(())
 }
 
 /// Parses one backend message given its type and body.
@@ -2065,6 +2256,113 @@ mod tests {
             frontend::sync(&mut want);
             assert_eq!(c.stream.written, want.to_vec(), "{types_:?}");
         }
+    }
+
+    /// The tags of the messages in `bytes`, a stream of frontend messages.
+    fn tags(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            out.push(bytes[i]);
+            let len = u32::from_be_bytes(bytes[i + 1..i + 5].try_into().unwrap()) as usize;
+            i += 1 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn a_pipeline_goes_out_in_one_write_at_its_end_and_reads_every_segment() {
+        // Segment 1: a prepared UPDATE and an unnamed SELECT; segment 2 (after
+        // \syncpipeline): a statement the server refuses.
+        let mut answer = msg(b'2', b"");
+        answer.extend(msg(b'n', b""));
+        answer.extend(msg(b'C', &cstr("UPDATE 1")));
+        answer.extend(msg(b'1', b""));
+        answer.extend(msg(b'2', b""));
+        answer.extend(msg(b'T', &[0, 0]));
+        answer.extend(data_row(&["5"]));
+        answer.extend(msg(b'C', &cstr("SELECT 1")));
+        answer.extend(ready());
+        answer.extend(msg(b'1', b""));
+        answer.extend(error(&[
+            (b'S', "ERROR"),
+            (b'C', "22012"),
+            (b'M', "division by zero"),
+        ]));
+        answer.extend(ready());
+        let mut c = conn(cut(&answer, 7));
+        let s = stmt(&[INT4], false);
+        c.pipeline_start().unwrap();
+        assert!(
+            c.pipeline_start()
+                .unwrap_err()
+                .message
+                .contains("already in pipeline mode")
+        );
+        c.pipeline_prepared(&s, &[Param::Int(3)]).unwrap();
+        c.pipeline_unnamed("select $1", &[Param::Int(5)]).unwrap();
+        c.pipeline_sync().unwrap();
+        c.pipeline_unnamed("select 1/0", &[]).unwrap();
+        assert!(
+            c.stream.written.is_empty(),
+            "nothing goes out before the end"
+        );
+        let mut seen = Vec::new();
+        let e = c.pipeline_end(&mut |o| seen.push(o)).unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("22012"));
+        assert_eq!(seen, [Outcome::Affected(1), Outcome::Rows(1)]);
+        assert_eq!(tags(&c.stream.written), b"BDEPBDESPBDES");
+        assert!(c.is_usable() && !c.in_transaction());
+        // Out of pipeline mode, and a new one starts clean.
+        assert!(
+            c.pipeline_sync()
+                .unwrap_err()
+                .message
+                .contains("not in pipeline mode")
+        );
+        c.pipeline_start().unwrap();
+        c.pipeline_discard();
+        assert!(c.pipeline_end(&mut |_| {}).is_err());
+    }
+
+    #[test]
+    fn a_large_pipeline_goes_in_parts_each_answered_before_the_next() {
+        // 600 statements of ~150 bytes: more than one part. The 301st fails;
+        // the server skips the rest up to the Sync.
+        let sql = format!("select {}", "1+".repeat(60) + "1");
+        let mut answer = Vec::new();
+        for _ in 0..300 {
+            answer.extend(msg(b'1', b""));
+            answer.extend(msg(b'2', b""));
+            answer.extend(msg(b'T', &[0, 0]));
+            answer.extend(data_row(&["61"]));
+            answer.extend(msg(b'C', &cstr("SELECT 1")));
+        }
+        answer.extend(msg(b'1', b""));
+        answer.extend(error(&[
+            (b'S', "ERROR"),
+            (b'C', "40001"),
+            (b'M', "could not serialize"),
+        ]));
+        answer.extend(ready());
+        let mut c = conn(cut(&answer, 4096));
+        c.pipeline_start().unwrap();
+        for _ in 0..600 {
+            c.pipeline_unnamed(&sql, &[]).unwrap();
+        }
+        let mut seen = 0;
+        let e = c.pipeline_end(&mut |o| {
+            assert_eq!(o, Outcome::Rows(1));
+            seen += 1;
+        });
+        assert_eq!(e.unwrap_err().code.as_deref(), Some("40001"));
+        assert_eq!(seen, 300);
+        let t = tags(&c.stream.written);
+        let flushes = t.iter().filter(|&&x| x == b'H').count();
+        assert!(flushes >= 2, "{flushes} flushes");
+        assert_eq!(t.iter().filter(|&&x| x == b'S').count(), 1);
+        assert_eq!(t.last(), Some(&b'S'));
+        assert!(c.is_usable() && c.pipeline_start().is_ok());
     }
 
     #[test]

@@ -735,6 +735,7 @@ impl Driver for RocksDriver {
             prepared_statements: false,
             multi_row_insert: false,
             single_writer: false,
+            pipelining: false,
             max_params: 0,
         }
     }

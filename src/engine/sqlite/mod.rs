@@ -109,6 +109,7 @@ impl Driver for SqliteDriver {
             prepared_statements: true,
             multi_row_insert: true,
             single_writer: true,
+            pipelining: false,
             max_params: 32766,
         }
     }

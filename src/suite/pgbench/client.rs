@@ -120,6 +120,9 @@ pub enum Op {
         var: Option<u32>,
         words: Vec<ShellWord>,
     },
+    StartPipeline,
+    SyncPipeline,
+    EndPipeline,
 }
 
 /// A word of a shell command.
@@ -176,6 +179,8 @@ pub struct Compiled {
     cumulative: Vec<u64>,
     total: u64,
     slots: Slots,
+    /// A script pipelines statements (the engine must be able to).
+    pub pipelines: bool,
 }
 
 /// Why a script cannot run (found before any client starts).
@@ -198,6 +203,17 @@ pub enum CompileError {
         "{file}:{line}: \\{command} runs a shell command, which rqps does only with --allow-shell: add --allow-shell (allow_shell = true in a matrix) to let this script's commands run as your user"
     )]
     ShellNotAllowed {
+        file: String,
+        line: u32,
+        command: &'static str,
+    },
+    /// pgbench aborts the client when the command runs ("cannot use
+    /// pipeline mode with the simple query protocol"); refused here before
+    /// anything runs.
+    #[error(
+        "{file}:{line}: \\{command} cannot run under --protocol simple: pipelines need the extended query protocol (pgbench: cannot use pipeline mode with the simple query protocol); use --protocol extended or --protocol prepared"
+    )]
+    PipelineSimple {
         file: String,
         line: u32,
         command: &'static str,
@@ -244,11 +260,15 @@ impl Compiled {
             total += u64::from(s.weight);
             cumulative.push(total);
         }
+        let pipelines = scripts
+            .iter()
+            .any(|s| s.ops.iter().any(|o| matches!(o, Op::StartPipeline)));
         Compiled {
             scripts,
             cumulative,
             total,
             slots,
+            pipelines,
         }
     }
 
@@ -397,6 +417,21 @@ fn compile(
                         .map(|w| shell_word(w, &mut slot_of))
                         .collect(),
                 }
+            }
+            CommandKind::StartPipeline | CommandKind::SyncPipeline | CommandKind::EndPipeline => {
+                let (op, command) = match c.kind {
+                    CommandKind::StartPipeline => (Op::StartPipeline, "startpipeline"),
+                    CommandKind::SyncPipeline => (Op::SyncPipeline, "syncpipeline"),
+                    _ => (Op::EndPipeline, "endpipeline"),
+                };
+                if protocol == Protocol::Simple {
+                    return Err(CompileError::PipelineSimple {
+                        file: source.to_string(),
+                        line: c.line,
+                        command,
+                    });
+                }
+                op
             }
         });
     }
@@ -720,6 +755,9 @@ pub struct Client {
     warming: bool,
     /// The last event was cut short by the deadline or a stop.
     cut: bool,
+    /// Between `\startpipeline` and `\endpipeline`: SQL commands are
+    /// queued on the connection, their answers read at the end.
+    piped: bool,
     pub tally: Vec<ScriptTally>,
     pub failures: FailureTally,
     pub rate: RateTally,
@@ -793,6 +831,7 @@ impl Client {
             duration_ns: (p.secs * 1e9).min(u64::MAX as f64) as u64,
             warming: true,
             cut: false,
+            piped: false,
             tally,
             failures: FailureTally::default(),
             rate: RateTally::default(),
@@ -823,8 +862,49 @@ impl Client {
             let mut enters = false;
             match &script.ops[pc] {
                 Op::Sql(cmd) => {
+                    if self.piped && !matches!(cmd.fetch, Fetch::None) {
+                        // As pgbench: the rows would come only at the end.
+                        let which = if matches!(cmd.fetch, Fetch::Gset(_)) {
+                            "gset"
+                        } else {
+                            "aset"
+                        };
+                        let e = format!(
+                            "\\{which} is not allowed in pipeline mode (the rows come only at \\endpipeline): move the query before \\startpipeline or after \\endpipeline"
+                        );
+                        return Err((fatal_at(script, pc, e), pc));
+                    }
                     let o = self.sql(s, pc, cmd).map_err(|e| (at(script, pc, e), pc))?;
-                    counts.record(o);
+                    if let Some(o) = o {
+                        counts.record(o);
+                    }
+                }
+                Op::StartPipeline => {
+                    if self.piped {
+                        let e = "\\startpipeline: already in pipeline mode (end it with \\endpipeline first)";
+                        return Err((fatal_at(script, pc, e), pc));
+                    }
+                    self.conn
+                        .pipeline_start()
+                        .map_err(|e| (at(script, pc, e), pc))?;
+                    self.piped = true;
+                }
+                Op::SyncPipeline | Op::EndPipeline => {
+                    let end = matches!(script.ops[pc], Op::EndPipeline);
+                    if !self.piped {
+                        let e = format!(
+                            "\\{}: not in pipeline mode (start one with \\startpipeline)",
+                            if end { "endpipeline" } else { "syncpipeline" }
+                        );
+                        return Err((fatal_at(script, pc, e), pc));
+                    }
+                    let r = if end {
+                        self.piped = false;
+                        self.conn.pipeline_end(&mut |o| counts.record(o))
+                    } else {
+                        self.conn.pipeline_sync()
+                    };
+                    r.map_err(|e| (at(script, pc, e), pc))?;
                 }
                 Op::Set { slot, expr } => {
                     let v = self
@@ -1003,8 +1083,9 @@ impl Client {
         expr.eval(&mut env).map_err(Fault::from)
     }
 
-    /// Runs one SQL command, storing what `\gset`/`\aset` ask for.
-    fn sql(&mut self, s: usize, pc: usize, cmd: &SqlCmd) -> DbResult<Outcome> {
+    /// Runs one SQL command, storing what `\gset`/`\aset` ask for; in a
+    /// pipeline, queues it (`None`: its outcome comes at the end).
+    fn sql(&mut self, s: usize, pc: usize, cmd: &SqlCmd) -> DbResult<Option<Outcome>> {
         let fetch = !matches!(cmd.fetch, Fetch::None);
         let outcome = match self.protocol {
             Protocol::Simple => {
@@ -1025,11 +1106,11 @@ impl Client {
                         },
                     }
                 }
-                if fetch {
+                Some(if fetch {
                     self.conn.query_into(&self.text, &mut self.rows)?
                 } else {
                     self.conn.query(&self.text)?
-                }
+                })
             }
             Protocol::Extended | Protocol::Prepared => {
                 let n = cmd.vars.len();
@@ -1064,15 +1145,16 @@ impl Client {
                 let rows = fetch.then_some(&mut self.rows);
                 let slot = &mut self.stmts[s][pc];
                 let conn = self.conn.as_mut();
+                let how = (self.protocol, self.piped);
                 if n <= 16 {
                     let mut arr = [Param::Null; 16];
                     for (i, p) in arr.iter_mut().enumerate().take(n) {
                         *p = param(i);
                     }
-                    bound(conn, slot, self.protocol, &cmd.param_sql, &arr[..n], rows)?
+                    bound(conn, slot, how, &cmd.param_sql, &arr[..n], rows)?
                 } else {
                     let v: Vec<Param<'_>> = (0..n).map(param).collect();
-                    bound(conn, slot, self.protocol, &cmd.param_sql, &v, rows)?
+                    bound(conn, slot, how, &cmd.param_sql, &v, rows)?
                 }
             }
         };
@@ -1168,20 +1250,26 @@ impl Client {
 /// Executes a statement with bound parameters: `extended` sends it to be
 /// parsed anew each time where the engine's protocol can (PostgreSQL's
 /// unnamed statement), else, as `prepared`, prepares it on first use and
-/// keeps it in `slot`.
+/// keeps it in `slot`. In a pipeline (`how.1`) it is queued instead.
 fn bound(
     conn: &mut dyn Conn,
     slot: &mut Option<StmtId>,
-    protocol: Protocol,
+    how: (Protocol, bool),
     sql: &str,
     params: &[Param<'_>],
     mut rows: Option<&mut Rows>,
-) -> DbResult<Outcome> {
+) -> DbResult<Option<Outcome>> {
+    let (protocol, piped) = how;
+    if piped {
+        let prepared = (protocol == Protocol::Prepared).then_some(slot);
+        conn.pipeline_queue(sql, params, prepared)?;
+        return Ok(None);
+    }
     if protocol == Protocol::Extended
         && slot.is_none()
         && let Some(r) = conn.execute_unprepared(sql, params, rows.as_deref_mut())
     {
-        return r;
+        return r.map(Some);
     }
     let id = match *slot {
         Some(id) => id,
@@ -1195,6 +1283,7 @@ fn bound(
         Some(out) => conn.fetch(id, params, out),
         None => conn.execute(id, params),
     }
+    .map(Some)
 }
 
 /// The class a failed transaction is counted in.
@@ -1230,7 +1319,13 @@ impl Worker for Client {
         let replay = (self.max_tries > 1).then(|| self.rng.clone());
         let mut tries = 1;
         loop {
-            match self.run_script(s, c) {
+            let ran = self.run_script(s, c);
+            if self.piped && !matches!(ran, Ok(true)) {
+                // Failed or cut short inside a pipeline: nothing queued went out.
+                self.conn.pipeline_discard();
+                self.piped = false;
+            }
+            match ran {
                 Ok(true) => break,
                 Ok(false) => {
                     // Cut short: roll back what it began, count nothing.
@@ -1276,6 +1371,22 @@ impl Worker for Client {
                 }
             }
         }
+        // As pgbench: a script that ends inside a pipeline aborts the
+        // client; what it queued never went out.
+        if self.piped {
+            self.conn.pipeline_discard();
+            self.piped = false;
+            let script = &self.c.scripts[s];
+            let e = fatal_at(
+                script,
+                script.ops.len() - 1,
+                format_args!(
+                    "client {} aborted: end of script reached with pipeline open (end it with \\endpipeline)",
+                    self.id
+                ),
+            );
+            return Err(self.abort(e));
+        }
         // As pgbench: a script that ends inside a transaction aborts the
         // client (it would otherwise hold its locks and its snapshot).
         if self.conn.in_transaction() == Some(true) {
@@ -1319,6 +1430,7 @@ impl Worker for Client {
             // Rolled back in `event` already.
             ErrorClass::Retry => Ok(()),
             ErrorClass::Reconnect => {
+                self.piped = false;
                 self.conn = self.driver.require_sql()?.connect()?;
                 for s in &mut self.stmts {
                     s.fill(None);

@@ -683,6 +683,23 @@ impl Workload for Pgbench {
         s
     }
 
+    /// A script that pipelines, on an engine that cannot: refused before
+    /// anything runs (pgbench fails when the command runs, on a server
+    /// without pipelining).
+    fn check_target(p: &Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
+        let Ok(db) = driver.require_sql() else {
+            return Ok(());
+        };
+        let pipelines = Compiled::new(p, db.dialect()).is_ok_and(|c| c.pipelines);
+        if pipelines && !driver.caps().pipelining {
+            return Err(usage(format!(
+                "\\startpipeline: {} cannot pipeline statements (pipelines need PostgreSQL's extended query protocol); run the script on PostgreSQL, or remove \\startpipeline, \\syncpipeline and \\endpipeline to run its statements one by one",
+                driver.engine()
+            )));
+        }
+        Ok(())
+    }
+
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
         let compiled = {
             let db = h.driver.require_sql().map_err(|source| Error::Engine {

@@ -73,6 +73,14 @@ pub enum CommandKind {
         var: Option<String>,
         words: Vec<String>,
     },
+    /// `\startpipeline`: the SQL commands up to `\endpipeline` are sent
+    /// without waiting for their answers (the extended and prepared
+    /// protocols only).
+    StartPipeline,
+    /// `\syncpipeline`: a sync point inside the pipeline (pgbench 17).
+    SyncPipeline,
+    /// `\endpipeline`: sends what is queued and reads every answer.
+    EndPipeline,
 }
 
 /// A piece of SQL text: literal text or a `:name` reference.
@@ -623,11 +631,21 @@ impl<'a> ScriptParser<'a> {
                 }
             }
             "shell" | "setshell" => self.shell(line, &lower, rest)?,
-            "startpipeline" | "endpipeline" | "syncpipeline" => {
-                return Err(self.err(
-                    line,
-                    format!("\\{lower} is not yet supported: rqps does not run pipelines yet; remove the pipeline meta-commands to run the statements one by one"),
-                ));
+            "startpipeline" | "syncpipeline" | "endpipeline" => {
+                if !rest.trim().is_empty() {
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "\\{lower}: unexpected argument \"{}\" (\\{lower} takes none)",
+                            rest.trim()
+                        ),
+                    ));
+                }
+                match lower.as_str() {
+                    "startpipeline" => CommandKind::StartPipeline,
+                    "syncpipeline" => CommandKind::SyncPipeline,
+                    _ => CommandKind::EndPipeline,
+                }
             }
             "" => return Err(self.err(
                 line,
@@ -636,7 +654,7 @@ impl<'a> ScriptParser<'a> {
             _ => {
                 return Err(self.err(
                     line,
-                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else, \\endif, \\shell and \\setshell)"),
+                    format!("invalid command \\{cmd} (pgbench's meta-commands are \\set, \\sleep, \\gset, \\aset, \\if, \\elif, \\else, \\endif, \\shell, \\setshell, \\startpipeline, \\syncpipeline and \\endpipeline)"),
                 ));
             }
         };
@@ -1166,13 +1184,24 @@ mod tests {
             err(&format!("\\shell {words} b"))
                 .contains("too many arguments in command \"shell\": 256 words, at most 255")
         );
-        for cmd in ["startpipeline", "endpipeline"] {
-            let e = err(&format!("\\{cmd}\n"));
-            assert!(
-                e.starts_with(&format!("t.sql:1: \\{cmd} is not yet supported")),
-                "{e}"
-            );
-        }
+    }
+
+    #[test]
+    fn pipeline_commands_parse_and_take_no_argument() {
+        let s = parse("\\startpipeline\nSELECT 1;\n\\SyncPipeline\nSELECT 2;\n\\endpipeline\n");
+        let kinds: Vec<&CommandKind> = s.commands.iter().map(|c| &c.kind).collect();
+        assert!(matches!(kinds[0], CommandKind::StartPipeline));
+        assert!(matches!(kinds[2], CommandKind::SyncPipeline));
+        assert!(matches!(kinds[4], CommandKind::EndPipeline));
+        let e = err("\\startpipeline now\nSELECT 1;\n\\endpipeline\n");
+        assert!(
+            e.starts_with("t.sql:1: \\startpipeline: unexpected argument \"now\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_meta_command_is_refused_with_its_line() {
         let e = err("SELECT 1;\n\\frobnicate\n");
         assert!(
             e.starts_with("t.sql:2: invalid command \\frobnicate"),
