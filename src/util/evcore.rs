@@ -14,11 +14,17 @@
 //!   socket's own `SO_RCVTIMEO`/`SO_SNDTIMEO` (what a blocking call would
 //!   have waited), so statement and message timeouts hold unchanged; a wait
 //!   that reaches it reports `WouldBlock`, as the blocking call does.
-//! - A socket is registered with the thread's epoll once, edge-triggered;
-//!   a wake-up that does not match what the task waits for is ignored, and
-//!   a spurious one only costs a retried `recv`. A descriptor that a task
-//!   opens must be announced with [`new_fd`] (its number may be a closed
-//!   socket's that the epoll still has on its list).
+//! - A socket is registered with the thread's epoll once, edge-triggered,
+//!   for reading; writability is added only while a task waits to write
+//!   (and taken off at its next wait to read). Why: with `EPOLLOUT` always
+//!   on, every reply woke the thread twice, once when the server read the
+//!   query (the send buffer drained: an `EPOLLOUT` edge) and once for the
+//!   reply, 1.9 sleeps per transaction where pgbench, which polls for
+//!   reading only, sleeps once. A wake-up that does not match what the
+//!   task waits for is ignored, and a spurious one only costs a retried
+//!   `recv`. A descriptor that a task opens must be announced with
+//!   [`new_fd`] (its number may be a closed socket's that the epoll still
+//!   has on its list).
 //! - Latency: a task whose reply is in is resumed after the tasks already
 //!   runnable before it on its thread (at most the CPU time of those
 //!   replies' processing), never after a sleep: `epoll_wait` is called only
@@ -29,7 +35,7 @@
 //!   such steps keep a thread per worker).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::os::fd::RawFd;
 use std::panic::AssertUnwindSafe;
@@ -49,6 +55,15 @@ pub enum Interest {
 }
 
 impl Interest {
+    /// The epoll events a wait for this registers (edge-triggered).
+    fn epoll_events(self) -> u32 {
+        let base = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
+        (match self {
+            Interest::Read => base,
+            Interest::Write | Interest::Both => base | libc::EPOLLOUT,
+        }) as u32
+    }
+
     fn matches(self, events: u32) -> bool {
         let trouble = (libc::EPOLLERR | libc::EPOLLHUP | libc::EPOLLRDHUP) as u32;
         let want = match self {
@@ -70,11 +85,18 @@ struct Wait {
 
 type Y = Yielder<bool, Wait>;
 
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread called `epoll_wait` (tests count sleeps).
+    static EPOLL_WAITS: Cell<u64> = const { Cell::new(0) };
+}
+
 thread_local! {
     /// The running task's yielder; null outside a task.
     static CURRENT: Cell<*const Y> = const { Cell::new(std::ptr::null()) };
-    /// The descriptors this thread's epoll has (see [`new_fd`]).
-    static REGISTERED: RefCell<HashSet<RawFd>> = RefCell::new(HashSet::new());
+    /// The descriptors this thread's epoll has, with the events each is
+    /// registered for (see [`new_fd`]).
+    static REGISTERED: RefCell<HashMap<RawFd, u32>> = RefCell::new(HashMap::new());
 }
 
 /// Each task's stack: as a thread's (the memory is reserved, and touched
@@ -302,21 +324,36 @@ impl Epoll {
         Ok(Epoll(fd))
     }
 
-    fn add(&self, fd: RawFd) {
-        let new = REGISTERED.with_borrow_mut(|r| r.insert(fd));
-        if !new {
-            return;
-        }
+    /// Registers `fd` for what a wait for `interest` needs: added once,
+    /// modified only when that changes (a write wait, and the read wait
+    /// after it). A modification looks at the socket's state again, so an
+    /// edge that came before it is not lost.
+    fn watch(&self, fd: RawFd, interest: Interest) {
+        let events = interest.epoll_events();
+        let op = REGISTERED.with_borrow_mut(|r| match r.insert(fd, events) {
+            None => Some(libc::EPOLL_CTL_ADD),
+            Some(had) if had != events => Some(libc::EPOLL_CTL_MOD),
+            Some(_) => None,
+        });
+        let Some(op) = op else { return };
         let mut ev = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+            events,
             u64: fd as u64,
         };
         // SAFETY: ev lives for the call. EEXIST (a dup'ed descriptor) is fine.
-        unsafe { libc::epoll_ctl(self.0, libc::EPOLL_CTL_ADD, fd, &mut ev) };
+        let r = unsafe { libc::epoll_ctl(self.0, op, fd, &mut ev) };
+        if r != 0 && op == libc::EPOLL_CTL_MOD {
+            // The number is a new socket's that nobody announced (the old
+            // one's close took it off the epoll): register it afresh.
+            // SAFETY: as above.
+            unsafe { libc::epoll_ctl(self.0, libc::EPOLL_CTL_ADD, fd, &mut ev) };
+        }
     }
 
     /// Waits for events up to `timeout` (`None`: without end).
     fn wait(&self, out: &mut [libc::epoll_event], timeout: Option<Duration>) -> usize {
+        #[cfg(test)]
+        EPOLL_WAITS.set(EPOLL_WAITS.get() + 1);
         let max = out.len() as libc::c_int;
         let n = if !NO_PWAIT2.load(Ordering::Relaxed) {
             let ts = timeout.map(|d| libc::timespec {
@@ -381,8 +418,8 @@ struct Queue {
 impl Queue {
     /// Files task `i`'s new wait.
     fn park(&mut self, ep: &Epoll, i: usize, w: Wait) {
-        if let Some((fd, _)) = w.fd {
-            ep.add(fd);
+        if let Some((fd, interest)) = w.fd {
+            ep.watch(fd, interest);
             self.by_fd.insert(fd, i);
         } else if w.until.is_none() {
             self.ready.push_back((i, true));
@@ -630,6 +667,32 @@ mod tests {
         let t = Instant::now();
         sleep(Duration::from_millis(10));
         assert!(t.elapsed() >= Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_task_waiting_for_its_reply_is_not_woken_when_its_query_is_read() {
+        // The peer reads the query (the task's send buffer drains: an
+        // EPOLLOUT edge), then answers 50 ms later: one epoll_wait, not two.
+        let (a, b) = UnixStream::pair().unwrap();
+        let peer = std::thread::spawn(move || {
+            let mut b = b;
+            let mut q = [0u8; 5];
+            b.read_exact(&mut q).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            b.write_all(b"reply").unwrap();
+        });
+        let fd = a.as_raw_fd();
+        EPOLL_WAITS.set(0);
+        let got = run(vec![boxed(|| {
+            assert_eq!(send(fd, b"query").unwrap(), 5);
+            let mut buf = [0u8; 5];
+            let n = recv(fd, &mut buf).unwrap();
+            buf[..n].to_vec()
+        })])
+        .unwrap();
+        peer.join().unwrap();
+        assert_eq!(got[0].as_ref().unwrap(), b"reply");
+        assert_eq!(EPOLL_WAITS.get(), 1, "woken for the reply only");
     }
 
     #[test]
