@@ -267,9 +267,22 @@ pub trait Workload: Sync + 'static {
 /// about 60 MB/s (issue 29); loads on faster machines finish sooner.
 pub const LOAD_BYTES_PER_SEC: f64 = 50e6;
 
-/// Estimated seconds of `plan` as a whole: its load and its measured steps.
+/// The harness's own time per step beyond its warm-up and measured time:
+/// the 250 ms busy-machine window before it (its size and status probes run
+/// beside it), the probes after it, connects, settling and storing. Measured
+/// on a debug build on a shared 2-core machine: 0.3 s a step on a throwaway
+/// PostgreSQL (`--profile ci --read-secs 0.3 --write-secs 0.3 --warmup-secs
+/// 0.1`: 38 steps in 27 s, 15 s of them warm-up and measured), up to 0.55 s
+/// under heavier load. Without it the start line said "about 15 s" for a run
+/// of 27-36 s.
+pub const STEP_OVERHEAD_SECS: f64 = 0.4;
+
+/// Estimated seconds of `plan` as a whole: its load, its measured steps and
+/// the harness's own time per step ([`STEP_OVERHEAD_SECS`]).
 pub fn estimate_total_secs(plan: &dyn Plan) -> f64 {
-    plan.estimate_secs() + plan.load_bytes() as f64 / LOAD_BYTES_PER_SEC
+    plan.estimate_secs()
+        + plan.step_count() as f64 * STEP_OVERHEAD_SECS
+        + plan.load_bytes() as f64 / LOAD_BYTES_PER_SEC
 }
 
 /// A suite as the CLI, matrix and report see it (object-safe; made from a
