@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use super::rng::{SbDist, SbRandType, SbRng};
-use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Meaning, Param, PsMode, StmtId};
+use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, Param, PsMode, StmtId};
 use crate::harness::measure::Counts;
 use crate::harness::runner::Worker;
 
@@ -496,14 +496,15 @@ impl SbWorker {
 }
 
 /// A unique violation restarts the event, as sysbench's PostgreSQL driver
-/// treats it (with deadlocks and serialization failures: ignorable).
+/// treats it ([`super::ignorable::PGSQL_IGNORABLE`]; deadlocks and serialization
+/// failures are the engines' retry class already).
 /// read-write's DELETE then INSERT of one id meets it when two clients draw
 /// the same id at once under read committed: the second DELETE does not
 /// see the first client's new row, and its INSERT collides (seen in CI at
 /// 4 threads on 2,000 rows). On MySQL the DELETE's next-key lock makes
 /// the second client wait and delete that row, so it does not arise there.
 fn ignorable_as_sysbench(mut e: DbError) -> DbError {
-    if e.class == ErrorClass::Fatal && e.meaning == Meaning::DuplicateKey {
+    if e.class == ErrorClass::Fatal && super::ignorable::PGSQL_IGNORABLE.contains(&e.meaning) {
         e.class = ErrorClass::Retry;
     }
     e
@@ -549,6 +550,7 @@ impl Worker for SbWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Meaning;
     use crate::engine::sqlite::SqliteDriver;
     use crate::suite::sysbench::catalog::lookup;
     use crate::suite::sysbench::load::{LoadParams, load};

@@ -10,6 +10,7 @@ use crate::error::usage;
 pub mod catalog;
 pub mod compat;
 pub mod event;
+pub mod ignorable;
 pub mod load;
 pub mod lua;
 pub mod params;

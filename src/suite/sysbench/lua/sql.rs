@@ -12,23 +12,12 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, MultiValue, UserData, UserDataMethods, Value};
 
-use crate::engine::{
-    Conn, DbError, Driver, ErrorClass, Meaning, Outcome, Param, PsMode, Rows, StmtId,
-};
+use crate::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId};
 use crate::harness::measure::Counts;
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed
 /// since last read, lock wait timeout.
 pub const DEFAULT_IGNORE: &str = "1213,1020,1205";
-
-/// What sysbench's PostgreSQL driver always treats as ignorable (its
-/// SQLSTATEs for a deadlock, a unique violation and a serialization
-/// failure), as the engine's meanings.
-const SQLSTATE_IGNORABLE: [Meaning; 3] = [
-    Meaning::Deadlock,
-    Meaning::DuplicateKey,
-    Meaning::Serialization,
-];
 
 /// Which errors restart the event instead of failing the thread
 /// (`--mysql-ignore-errors`: numbers, or `all`).
@@ -60,7 +49,7 @@ impl Ignore {
         if code.parse::<u32>().is_ok() {
             return self.all || self.codes.iter().any(|c| c == code);
         }
-        self.all || SQLSTATE_IGNORABLE.contains(&e.meaning)
+        self.all || crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning)
     }
 }
 
@@ -350,6 +339,7 @@ pub fn register(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Meaning;
 
     #[test]
     fn ignorable_errors_follow_the_list_for_numbers_and_sysbench_s_set_for_sqlstates() {
