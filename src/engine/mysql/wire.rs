@@ -230,13 +230,8 @@ impl Read for Stream {
         }
         match self {
             Stream::Tcp(s) => s.read(buf),
-            // A blocking read on a Unix socket is woken each time the server
-            // reads what this side sent (the socket's wait queue gets the
-            // write-space wake-up too) and sleeps again: 2.0 voluntary
-            // context switches per pipelined transaction where pgbench,
-            // which polls for reading and then reads, has 1.0. So: a read
-            // that does not wait, a poll for input, the read (as in a task).
-            // TCP wakes a reader only for data.
+            // Polled, then read: a blocking Unix-socket read wakes twice per
+            // reply (why: the PostgreSQL wire client's `Read for Stream`).
             Stream::Unix(s) => evcore::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.read(buf),
             Stream::Gone => Err(gone()),
