@@ -5,6 +5,7 @@ pub mod args;
 pub mod cpus;
 pub mod evcore;
 pub mod suggest;
+pub mod text;
 
 pub use suggest::did_you_mean;
 

@@ -556,7 +556,11 @@ fn screenshot(browser: &str, page: &Path, shot: &Path, tmp: &Path, size: &str) {
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
+            "--disable-quic",
             "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
             "--hide-scrollbars",
             &format!("--user-data-dir={}", profile.display()),
             &format!("--screenshot={}", shot.display()),
@@ -579,6 +583,59 @@ fn screenshot(browser: &str, page: &Path, shot: &Path, tmp: &Path, size: &str) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert!(shot.is_file(), "no screenshot written");
+}
+
+/// What Chromium lays out for `page` in a window `width` pixels wide: the
+/// page's width and its scroll width (wider: it scrolls sideways), and how
+/// far down each `<h2>` starts, by its text. A copy of the page with a
+/// script that writes them into the document is loaded, and the document
+/// read back (`--dump-dom`).
+fn layout(browser: &str, page: &Path, tmp: &Path, width: u32) -> (u32, u32, Vec<(String, u32)>) {
+    let probe = tmp.join("layout.html");
+    let html = std::fs::read_to_string(page).unwrap().replace(
+        "</body>",
+        "<script>window.addEventListener('load',()=>{const d=document.documentElement;\
+         const h=[...document.querySelectorAll('h2')].map(e=>Math.round(e.getBoundingClientRect().top)+'='+e.textContent);\
+         const p=document.createElement('pre');p.id='rqps-layout';\
+         p.textContent=d.clientWidth+'\\n'+d.scrollWidth+'\\n'+h.join('\\n');document.body.appendChild(p);});</script></body>",
+    );
+    std::fs::write(&probe, html).unwrap();
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", tmp.join("layout-profile").display()),
+            &format!("--window-size={width},1000"),
+            "--dump-dom",
+            &format!("file://{}", probe.display()),
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("chromium starts");
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    let at = dom
+        .find("<pre id=\"rqps-layout\">")
+        .expect("the layout script ran")
+        + 22;
+    let body = &dom[at..at + dom[at..].find("</pre>").unwrap()];
+    let mut lines = body.lines();
+    let mut num = || lines.next().unwrap().parse::<u32>().unwrap();
+    let (client, scroll) = (num(), num());
+    let h2 = body
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let (y, t) = l.split_once('=')?;
+            Some((t.replace("&amp;", "&"), y.parse().ok()?))
+        })
+        .collect();
+    (client, scroll, h2)
 }
 
 #[test]
@@ -656,6 +713,12 @@ fn five_versions(dir: &Path) {
             r["engine"]["version"] = format!("{}.0", 12 + k).into();
             let s = &mut r["settings"];
             s["server_version"] = format!("{}.0", 12 + k).into();
+            // A long value, as MySQL's optimizer_switch: one flag per version.
+            s["optimizer_switch"] = (0..40)
+                .map(|f| format!("flag_number_{f}={}", if f < k * 10 { "on" } else { "off" }))
+                .collect::<Vec<_>>()
+                .join(",")
+                .into();
             match *name {
                 "pg12" => s["old_in_12"] = "on".into(),
                 "pg16" => {
@@ -723,11 +786,15 @@ fn a_busy_machine_is_one_note_per_run_and_a_mark_on_its_results() {
     );
     let text = render(&r, Format::Term, false);
     let verdict_marked = |l: &str| ["+!", "-!", "~!", "?!"].iter().any(|m| l.contains(m));
-    let marked: Vec<&str> = text
+    // The groups' tables (the significant changes and the answer at the end
+    // list some of the same rows again).
+    let groups =
+        &text[text.find("\nPoint queries\n").unwrap()..text.find("\nWhat differs\n").unwrap()];
+    let marked: Vec<&str> = groups
         .lines()
         .filter(|l| l.contains(" t=") && verdict_marked(l))
         .collect();
-    let values: Vec<&str> = text
+    let values: Vec<&str> = groups
         .lines()
         .filter(|l| l.contains(" t=") && l.contains(" !"))
         .collect();
@@ -770,7 +837,10 @@ fn what_differs_lists_config_settings_first_and_folds_one_version_only_ones() {
     let pg16 = &html[html.find("<h3>pg16 against pg12").unwrap()..];
     let at = |s: &str| pg16.find(s).unwrap_or_else(|| panic!("no {s}"));
     assert!(at("set by a config") < at("default differs"));
-    assert!(at("<td>work_mem</td>") < at("<td>server_version</td>"));
+    assert!(at("<td>work_mem</td>") < at("<td>optimizer_switch</td>"));
+    // Versions (and paths) are folded away: the engine line names them.
+    assert!(at("<td>optimizer_switch</td>") < at("build fact(s) that differ"));
+    assert!(at("build fact(s) that differ") < at("<td>server_version</td>"));
     assert!(
         pg16.contains(
             "<details><summary>3 server setting(s) that only one of pg12 and pg16 has</summary>"
@@ -778,8 +848,149 @@ fn what_differs_lists_config_settings_first_and_folds_one_version_only_ones() {
         "{}",
         &pg16[..2000.min(pg16.len())]
     );
-    assert!(at("<details>") < at("<td>new_in_16_a</td>"));
-    assert!(at("<td>new_in_16_a</td>") < at("</details>"));
+    let one_side = at("<details><summary>3 server setting(s)");
+    assert!(one_side < at("<td>new_in_16_a</td>"));
+    assert!(at("<td>new_in_16_a</td>") < one_side + pg16[one_side..].find("</details>").unwrap());
+}
+
+/// Every line of `text` at most 120 characters, and its last 15 lines
+/// holding the summary of geometric means (each group's row and all tests).
+fn fits_and_ends_with_its_summary(text: &str, groups: &[&str]) {
+    for l in text.lines() {
+        assert!(l.chars().count() <= 120, "{} wide: {l}", l.chars().count());
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines[lines.len().saturating_sub(15)..].join("\n");
+    for g in groups.iter().chain(&["all tests"]) {
+        assert!(
+            last.contains(&format!("\n  {g}  ")),
+            "the last 15 lines lack the summary's {g}:\n{last}"
+        );
+    }
+}
+
+const SYSBENCH_GROUPS: [&str; 4] = [
+    "point queries",
+    "range queries without aggregation",
+    "range queries with aggregation",
+    "writes",
+];
+
+#[test]
+fn the_terminal_report_fits_120_columns_gives_each_setting_a_line_and_ends_with_its_answer() {
+    let d = tempfile::tempdir().unwrap();
+    five_versions(d.path());
+    let r = five_report(d.path());
+    let term = |view: export::View| {
+        use export::Exporter as _;
+        export::term::Term {
+            colour: false,
+            view,
+        }
+        .render(&r)
+    };
+    let answer = term(export::View::Answer);
+    fits_and_ends_with_its_summary(&answer, &SYSBENCH_GROUPS);
+    fits_and_ends_with_its_summary(&term(export::View::Full), &SYSBENCH_GROUPS);
+    // The long setting: one line per target, both values cut with the mark,
+    // the line never padded to the longest value.
+    let lines: Vec<&str> = answer
+        .lines()
+        .filter(|l| l.trim_start().starts_with("optimizer_switch "))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    for l in &lines {
+        assert!(l.contains(" -> ") && l.matches('…').count() == 2, "{l}");
+    }
+    assert!(answer.lines().all(|l| l == l.trim_end()));
+    let work_mem = answer
+        .lines()
+        .find(|l| l.trim_start().starts_with("work_mem "))
+        .unwrap();
+    assert!(work_mem.ends_with("(not set) -> 64MB"), "{work_mem}");
+    // Whole in --section what-differs: pg16's value, every flag of it.
+    let whole = term(export::View::Sections(vec!["what-differs".into()]));
+    assert!(whole.lines().all(|l| l.chars().count() <= 120));
+    let at = whole.find("\n    optimizer_switch\n      pg12: ").unwrap();
+    let pg16 = &whole[whole.rfind("\n    optimizer_switch\n").unwrap()..];
+    let pg16 = &pg16[pg16.find("      pg16: ").unwrap()..];
+    let value: String = pg16
+        .lines()
+        .take_while(|l| l.starts_with("      "))
+        .map(|l| l.trim().trim_start_matches("pg16: "))
+        .collect();
+    assert!(
+        at > 0 && value.starts_with("flag_number_0=on,") && value.ends_with("flag_number_39=on"),
+        "{value}"
+    );
+    assert!(!whole.contains('…'));
+}
+
+/// MySQL 5.6.14 against 8.0.33 with the settings the two servers store (the
+/// bar of issue 57: the report was 938 characters wide and ended on an
+/// 80-line table of settings): the fixture's pg15 and pg16 results, two
+/// repeats each, under those names, engines and settings.
+#[test]
+fn mysql_5_6_against_8_0_fits_120_columns_and_ends_with_its_summary() {
+    let settings = read_json(&fixtures().join("mysql-settings.json"));
+    let d = tempfile::tempdir().unwrap();
+    for (from, to, version) in [("pg15", "my5.6", "5.6.14"), ("pg16", "my8.0", "8.0.33")] {
+        for e in std::fs::read_dir(results()).unwrap() {
+            let src = e.unwrap().path();
+            let mut run = read_json(&src.join("run.json"));
+            if run["name"] != from {
+                continue;
+            }
+            let id = src.file_name().unwrap().to_string_lossy().replace(from, to);
+            let dst = d.path().join(&id);
+            std::fs::create_dir_all(dst.join("tests")).unwrap();
+            run["name"] = to.into();
+            run["run_id"] = id.clone().into();
+            run["engine"] = serde_json::json!({"name": "mysql", "version": version});
+            run["server"] = serde_json::json!({"kind": "mysql", "binaries": "", "binary_version": version, "config": []});
+            run["settings"] = settings[version].clone();
+            std::fs::write(dst.join("run.json"), run.to_string()).unwrap();
+            for t in std::fs::read_dir(src.join("tests")).unwrap() {
+                let t = t.unwrap().path();
+                std::fs::copy(&t, dst.join("tests").join(t.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+    let dir = d.path().to_str().unwrap();
+    let o = rqps(&["report", "--results", dir, "--base", "my5.6"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    fits_and_ends_with_its_summary(&out, &SYSBENCH_GROUPS);
+    // Each default that changed on a line of its own, the long ones cut.
+    let line = |name: &str| {
+        let found: Vec<&str> = out
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .collect();
+        assert_eq!(found.len(), 1, "{name}: {found:#?}");
+        found[0].to_string()
+    };
+    assert!(line("binlog_format").ends_with("STATEMENT -> ROW"));
+    assert!(line("optimizer_switch").contains('…'));
+    // Paths and versions are folded away, and given with the rest whole.
+    assert!(!out.lines().any(|l| l.trim_start().starts_with("basedir ")));
+    assert!(
+        out.contains("path(s), version(s) and build fact(s) that differ between my5.6 and my8.0")
+    );
+    let o = rqps(&[
+        "report",
+        "--results",
+        dir,
+        "--base",
+        "my5.6",
+        "--section",
+        "what-differs",
+    ]);
+    let (whole, _) = text(&o);
+    assert!(whole.lines().all(|l| l.chars().count() <= 120));
+    assert!(whole.contains("\n    basedir\n") || whole.contains("\n    basedir  "));
+    let switch = whole.replace("\n             ", "");
+    assert!(switch.contains("use_index_extensions=on"), "{whole}");
 }
 
 #[test]
@@ -801,17 +1012,32 @@ fn a_five_version_report_shows_a_chart_within_the_first_1200_pixels() {
     assert!(at("<h2>Summary") < at("<h2>Scalability"));
     assert!(at("<h2>Scalability") < at("<h2>Relative QPS by version"));
     std::fs::write(&page, &html).unwrap();
+    // At 1,280 px: the significant changes at the top, beside the summary,
+    // and the page never wider than the window, its long setting included.
+    let (client, scroll, h2) = layout(browser, &page, d.path(), 1280);
+    assert!(
+        scroll <= client,
+        "the page scrolls sideways: {scroll} px wide in {client}"
+    );
+    let top = |t: &str| {
+        h2.iter()
+            .find(|(h, _)| h.starts_with(t))
+            .unwrap_or_else(|| panic!("no <h2>{t}: {h2:?}"))
+            .1
+    };
+    assert_eq!(top("Summary"), top("Significant changes"), "{h2:?}");
+    assert!(top("Significant changes") < 400, "{h2:?}");
     let shot = d.path().join("five.png");
     // The window is the first 1,200 pixels: the screenshot holds nothing below.
     screenshot(browser, &page, &shot, d.path(), "1200,1200");
     // The thread-sweep charts' first target's line (#4e79a7, drawn 2 px wide).
-    let (_, _, hits) = png_stats(&shot, &[(0x4e, 0x79, 0xa7)]);
-    assert!(hits[0] > 300, "no chart in the first 1,200 px: {hits:?}");
     if std::env::var("RQPS_KEEP_SCREENSHOT").is_ok() {
         let keep = std::env::temp_dir().join("rqps-five-shot.png");
         std::fs::copy(&shot, &keep).unwrap();
         eprintln!("screenshot kept at {}", keep.display());
     }
+    let (_, _, hits) = png_stats(&shot, &[(0x4e, 0x79, 0xa7)]);
+    assert!(hits[0] > 300, "no chart in the first 1,200 px: {hits:?}");
 }
 
 // ---- like with like (issue 27) ----
@@ -1141,30 +1367,38 @@ fn the_scalability_section_comes_right_after_the_summary() {
         .map(|(l, _)| l)
         .collect();
     assert_eq!(
-        h2[..2],
-        ["Summary (geometric mean of relative QPS)", "Scalability"],
+        h2[..3],
+        [
+            "Summary (geometric mean of relative QPS)",
+            "Significant changes",
+            "Scalability"
+        ],
         "{h2:?}"
     );
     let md = render(&r, Format::Md, false);
     let h2: Vec<&str> = md
         .lines()
         .filter(|l| l.starts_with("## "))
-        .take(2)
+        .take(3)
         .collect();
     assert_eq!(
         h2,
         [
             "## Summary (geometric mean of relative QPS)",
+            "## Significant changes",
             "## Scalability"
         ]
     );
     let html = render(&r, Format::Html, false);
     let h2: Vec<&str> = html
         .match_indices("<h2>")
-        .take(2)
+        .take(3)
         .map(|(i, _)| &html[i..i + 16])
         .collect();
-    assert_eq!(h2, ["<h2>Summary (geo", "<h2>Scalability<"]);
+    assert_eq!(
+        h2,
+        ["<h2>Summary (geo", "<h2>Significant ", "<h2>Scalability<"]
+    );
     // Quiet: at one thread count there is no such section.
     let (mut runs, _) = load::read_results(&results()).unwrap();
     for r in &mut runs {

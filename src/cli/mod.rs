@@ -43,11 +43,70 @@ Every result is kept with its context in a results directory; `rqps report` sets
 base with a verdict per test (faster, slower, or not distinguishable from noise).\n\n\
 Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the sysbench \
 quick profile (32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps run --server postgres@16.15 --suite tpcc   # after `rqps engine install postgres 16.15`\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
+    after_help = EXAMPLES_TEXT
 )]
 pub struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// The examples of `rqps --help` and rqps(1): each command with what it does.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("rqps run", "quick profile on embedded SQLite"),
+    (
+        "rqps run --profile ci --tests point-query,insert --threads 1,2",
+        "two tests at 1 and 2 threads, short",
+    ),
+    (
+        "rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60",
+        "a database file of your own, bigger and longer",
+    ),
+    (
+        "rqps tests --list classic",
+        "the test names and their groups",
+    ),
+    ("rqps show", "the table of the latest stored run"),
+    (
+        "rqps run --suite ibench --profile quick",
+        "the Insert Benchmark",
+    ),
+    (
+        "rqps run --server postgres@16.15 --suite tpcc",
+        "after `rqps engine install postgres 16.15`",
+    ),
+    (
+        "rqps report --base NAME",
+        "compare the other names with NAME",
+    ),
+    (
+        "rqps history --name-glob 'nightly-*'",
+        "change points over many runs",
+    ),
+];
+
+/// The examples as `rqps --help` shows them at `width` columns: each
+/// command with its comment after it where both fit one line, else the
+/// comment on a line of its own above the command.
+fn examples(width: usize) -> String {
+    let col = EXAMPLES.iter().map(|(c, _)| c.len()).max().unwrap_or(0) + 2;
+    let mut s = String::from("Examples:");
+    for (cmd, what) in EXAMPLES {
+        if 2 + col + 2 + what.chars().count() <= width {
+            s.push_str(&format!("\n  {cmd:<col$}# {what}"));
+        } else {
+            s.push_str(&format!("\n  # {what}\n  {cmd}"));
+        }
+    }
+    s
+}
+
+/// The examples at their widest (one line each), as clap's derive takes
+/// them; [`command`] replaces them with [`examples`] at the help's width.
+const EXAMPLES_TEXT: &str = "Examples:";
+
+/// The width help is wrapped to: the terminal's, else `$COLUMNS`, else 100.
+pub fn help_width() -> usize {
+    crate::util::text::columns(100)
 }
 
 #[derive(Subcommand)]
@@ -306,12 +365,19 @@ fn foreign_options(argv: &[String], known: &[String], chosen: &dyn Suite) -> Opt
     ))
 }
 
-/// The suites and what they run, for `--help`.
-fn suites_help() -> String {
-    let mut s =
-        String::from("Suites (--suite NAME; `rqps run --suite NAME --help` lists its options):\n");
+/// The suites and what they run, for `--help` at `width` columns: each
+/// suite's line wrapped under its description.
+fn suites_help(width: usize) -> String {
+    let mut s = crate::util::text::wrapped(
+        "Suites (--suite NAME; `rqps run --suite NAME --help` lists its options):",
+        width,
+        "",
+        "",
+    );
     for x in suite::registry() {
-        s.push_str(&format!("  {:<10} {}\n", x.name(), x.about()));
+        let first = format!("  {:<10} ", x.name());
+        let rest = " ".repeat(first.len());
+        s.push_str(&crate::util::text::wrapped(x.about(), width, &first, &rest));
     }
     s
 }
@@ -332,19 +398,21 @@ fn command(suite: &dyn Suite) -> clap::Command {
             None => c.long_about(None),
         }
     };
+    let width = help_width();
     Cli::command()
         // The version and, when built from a checkout, its commit (build.rs).
         .version(env!("RQPS_VERSION_LINE"))
+        .after_help(examples(width))
         .mut_subcommand("run", |c| {
             keep_about(c, &|c| {
                 crate::engine::registry::augment_args(
                     suite.args(c).next_help_heading("Engine options"),
                 )
-                .after_help(suites_help())
+                .after_help(suites_help(width))
             })
         })
         .mut_subcommand("tests", |c| {
-            keep_about(c, &|c| suite.args(c).after_help(suites_help()))
+            keep_about(c, &|c| suite.args(c).after_help(suites_help(width)))
         })
 }
 

@@ -172,7 +172,21 @@ const TESTS_SYNOPSIS: &str = "rqps tests [--suite NAME] [--profile NAME] [SUITE 
 fn render(cmd: &Command, per_suite: bool) -> Result<Vec<u8>, std::io::Error> {
     let mut out = Vec::new();
     if !per_suite {
-        clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
+        let man = clap_mangen::Man::new(cmd.clone());
+        man.render_title(&mut out)?;
+        man.render_name_section(&mut out)?;
+        man.render_synopsis_section(&mut out)?;
+        man.render_description_section(&mut out)?;
+        if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+            man.render_options_section(&mut out)?;
+        }
+        if cmd.has_subcommands() {
+            man.render_subcommands_section(&mut out)?;
+        }
+        extra_section(cmd, &mut out)?;
+        if cmd.get_version().is_some() {
+            man.render_version_section(&mut out)?;
+        }
         return Ok(out);
     }
     let synopsis = if cmd.get_name() == "run" {
@@ -223,8 +237,84 @@ fn render(cmd: &Command, per_suite: bool) -> Result<Vec<u8>, std::io::Error> {
         head.to_writer(&mut out)?;
         out.extend_from_slice(body.as_bytes());
     }
-    man.render_extra_section(&mut out)?;
+    extra_section(cmd, &mut out)?;
     Ok(out)
+}
+
+/// The text after the options (`after_help`) as roff that reads at any
+/// width: a line of its own starts a paragraph; an indented item
+/// (`  NAME  what it is`, `  COMMAND  # what it does`, or a comment line
+/// `  # what` over its command) becomes a tagged paragraph, the name or
+/// command in bold on its own line and what it does indented under it, so
+/// nothing runs into the next line. Indented lines deeper than an item
+/// continue it.
+fn extra_section(cmd: &Command, out: &mut Vec<u8>) -> Result<(), std::io::Error> {
+    use clap_mangen::roff::{Roff, bold, roman};
+    let Some(text) = cmd.get_after_long_help().or_else(|| cmd.get_after_help()) else {
+        return Ok(());
+    };
+    let text = text.to_string();
+    // (tag, body) items and paragraphs, in order.
+    enum Piece {
+        Para(String),
+        Item(String, String),
+    }
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut comment: Option<String> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let body = line.trim();
+        if body.is_empty() {
+            continue;
+        }
+        match indent {
+            0 => pieces.push(Piece::Para(body.to_string())),
+            1..=2 => {
+                if let Some(c) = body.strip_prefix("# ") {
+                    comment = Some(c.to_string());
+                    continue;
+                }
+                let (tag, what) = match body.split_once("  ") {
+                    Some((t, w)) => (t.trim(), w.trim().trim_start_matches("# ")),
+                    None => (body, ""),
+                };
+                let what = match comment.take() {
+                    Some(c) if what.is_empty() => c,
+                    _ => what.to_string(),
+                };
+                pieces.push(Piece::Item(tag.to_string(), what));
+            }
+            _ => match pieces.last_mut() {
+                Some(Piece::Item(_, what)) | Some(Piece::Para(what)) => {
+                    what.push(' ');
+                    what.push_str(body);
+                }
+                None => pieces.push(Piece::Para(body.to_string())),
+            },
+        }
+    }
+    let mut roff = Roff::default();
+    let title = if text.starts_with("Examples:") {
+        "EXAMPLES"
+    } else if text.starts_with("Suites") {
+        "SUITES"
+    } else {
+        "NOTES"
+    };
+    roff.control("SH", [title]);
+    for p in pieces {
+        match p {
+            Piece::Para(t) if t == "Examples:" => {}
+            Piece::Para(t) => {
+                roff.control("PP", []).text([roman(t)]);
+            }
+            Piece::Item(tag, what) => {
+                roff.control("TP", []).text([bold(tag)]);
+                roff.text([roman(what)]);
+            }
+        }
+    }
+    roff.to_writer(out)
 }
 
 /// The command `path` names under `cmd` (`["engine", "install"]`); also
@@ -252,6 +342,8 @@ fn all_pages(cmd: &Command, path: Vec<String>, out: &mut Vec<(Vec<String>, Comma
 /// `cmd` (the CLI's, with the first suite's options) as man pages render
 /// it: built, without help subcommands, the engine cache by rule.
 fn man_command(cmd: Command) -> Command {
+    // The examples one line each: the page lays them out itself.
+    let cmd = cmd.after_help(super::examples(usize::MAX));
     let mut cmd = without_help_subcommands(cmd).mut_subcommand("engine", |c| {
         c.mut_subcommand("install", |c| {
             let long = c

@@ -71,16 +71,29 @@ impl RunEnd {
 }
 
 /// Lines for the user while a suite runs (stderr; bars only when not quiet).
+/// Every line is wrapped to the width of standard error's terminal (else
+/// `$COLUMNS`, else [`LINE_WIDTH`]), and printed with the bars cleared
+/// first, so a line never lands on a bar.
 #[derive(Default)]
 pub struct Ui {
     pub quiet: bool,
     /// The busy-machine warning was shown: later ones are only stored, and
     /// their test lines carry [`BUSY_LINE_MARK`].
     busy_said: std::sync::atomic::AtomicBool,
+    /// The bars drawn now: lines are printed through it.
+    bars: indicatif::MultiProgress,
 }
+
+/// The width of progress and result lines when standard error is not a
+/// terminal and `$COLUMNS` is not set.
+pub const LINE_WIDTH: usize = 120;
 
 /// What a test line carries when the machine was busy before its step.
 pub const BUSY_LINE_MARK: &str = "busy";
+
+/// Where a test's line continues when it wraps: under its figures, after the
+/// label the bars and lines right-align in 28 columns.
+const RESULT_HANG: usize = 30;
 
 impl Ui {
     pub fn new(quiet: bool) -> Ui {
@@ -90,9 +103,33 @@ impl Ui {
         }
     }
 
+    /// The width lines are wrapped to.
+    pub fn width(&self) -> usize {
+        crate::util::text::stderr_columns(LINE_WIDTH)
+    }
+
+    /// `line` wrapped to [`Ui::width`], continued `hang` columns in (at
+    /// most a third of the width), on standard error above any bar.
+    fn print(&self, line: &str, hang: usize) {
+        let width = self.width();
+        let rest = " ".repeat(hang.min(width / 3));
+        let text = line
+            .lines()
+            .map(|l| crate::util::text::wrapped(l, width, "", &rest))
+            .collect::<String>();
+        self.bars.suspend(|| eprint!("{text}"));
+    }
+
     pub fn say(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            self.print(line, 2);
+        }
+    }
+
+    /// A test's line when it ends: wrapped under its figures.
+    pub fn result(&self, line: &str) {
+        if !self.quiet {
+            self.print(line, RESULT_HANG);
         }
     }
 
@@ -102,7 +139,7 @@ impl Ui {
     /// most result lines.
     pub fn warn(&self, line: &str) {
         if let Some(text) = self.warning_text(line) {
-            eprintln!("{text}");
+            self.print(&text, 2);
         }
     }
 
@@ -122,14 +159,21 @@ impl Ui {
         ))
     }
 
+    /// A bar drawn on standard error (hidden when quiet); its `{msg}` is
+    /// cut to what the terminal's width leaves it.
     pub fn bar(&self, len: u64, prefix: String, template: &str) -> ProgressBar {
         let bar = if self.quiet {
             ProgressBar::hidden()
         } else {
-            ProgressBar::new(len)
+            self.bars.add(ProgressBar::new(len))
+        };
+        let template = if template.contains("{wide_") {
+            template.to_string()
+        } else {
+            template.replace("{msg}", "{wide_msg}")
         };
         bar.set_style(
-            ProgressStyle::with_template(template)
+            ProgressStyle::with_template(&template)
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
         );
@@ -418,7 +462,7 @@ impl Harness<'_> {
         status::apply(&mut run.result, &self.units);
         let TestRun { result, label, .. } = run;
         self.ui
-            .say(&with_marks((self.line)(&label, &result), &result));
+            .result(&with_marks((self.line)(&label, &result), &result));
         // A stall shows only in the finished step's per-second series: said
         // now, under its line, even with --quiet.
         for w in result

@@ -124,6 +124,40 @@ impl Plot {
     }
 }
 
+/// Values that differ between two sides, one per line: the term format
+/// prints each as `name  base -> target`, values cut to the line (whole in
+/// `--section`), never padded to the longest value; the others as a table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diff {
+    /// What the values are (`server setting (default differs)`).
+    pub title: String,
+    /// The two sides' names: the base's, then the target's.
+    pub sides: [String; 2],
+    /// Each value's name and the two sides' values (`None`: not set there).
+    pub rows: Vec<(String, Option<String>, Option<String>)>,
+}
+
+impl Diff {
+    /// The values as a table: the name, then each side's value, `(not set)`
+    /// where a side has none.
+    pub fn table(&self) -> Table {
+        let v = |x: &Option<String>| TCell::from(x.clone().unwrap_or_else(|| "(not set)".into()));
+        Table {
+            header: vec![
+                self.title.clone(),
+                self.sides[0].clone(),
+                self.sides[1].clone(),
+            ],
+            rows: self
+                .rows
+                .iter()
+                .map(|(n, b, t)| vec![n.as_str().into(), v(b), v(t)])
+                .collect(),
+            left: 3,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Block {
     /// Level 1 (title) to 3.
@@ -137,6 +171,8 @@ pub enum Block {
     /// (HTML and Markdown `<details>`); the terminal prints them.
     Folded(String, Vec<Block>),
     Chart(Chart),
+    /// Values of two sides that differ, one per line ([`Diff`]).
+    Diff(Diff),
 }
 
 /// A typed value of a data record or table; the data exporters (csv, tsv)

@@ -661,6 +661,15 @@ pub trait Part: PartJson + fmt::Debug + Send + Sync {
     /// `charts`, chart blocks too ([`crate::report::export::Chart::Drawn`]).
     fn blocks(&self, report: &Report, charts: bool) -> Vec<Block>;
 
+    /// What belongs with the answer, after the summary and the significant
+    /// changes: sections of their own (each opening with a level-2
+    /// heading), such as the context that makes the figures comparable.
+    /// The terminal's default view shows them; the other sections of the
+    /// part only with `--full` or `--section`.
+    fn answer(&self, _report: &Report) -> Vec<Block> {
+        Vec::new()
+    }
+
     /// The records (CSV, after the generic rows, filling the generic columns
     /// they have and [`Section::csv_columns`]) and tables (TSV, after the
     /// generic table).

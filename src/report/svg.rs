@@ -174,8 +174,13 @@ pub fn bar_chart(c: &BarChart) -> String {
         .enumerate()
         .map(|(i, s)| (s.clone(), series_colour(i)))
         .collect();
-    let (leg, leg_h) = legend(&items, ml, 72.0, plot_w);
-    let mt = 72.0 + leg_h + 8.0;
+    // The caption in lines that fit the chart (about 5.6 px a character at
+    // 11 px), so that none is cut at the chart's edge.
+    let per_line = ((plot_w + mr) / 5.6).max(30.0) as usize;
+    let caption = crate::util::text::wrap(&c.caption, per_line, "", "");
+    let extra = 13.0 * caption.len().saturating_sub(1) as f64;
+    let (leg, leg_h) = legend(&items, ml, 72.0 + extra, plot_w);
+    let mt = 72.0 + extra + leg_h + 8.0;
     let plot_h = 240.0;
     let mb = 24.0 + longest * 6.4 * 0.7;
     let height = mt + plot_h + mb;
@@ -215,11 +220,14 @@ pub fn bar_chart(c: &BarChart) -> String {
             tick_label(y0)
         );
     }
-    let _ = write!(
-        s,
-        r##"<text x="{ml}" y="54" font-size="11" fill="#555">{}</text>"##,
-        esc(&c.caption)
-    );
+    for (i, line) in caption.iter().enumerate() {
+        let _ = write!(
+            s,
+            r##"<text x="{ml}" y="{:.0}" font-size="11" fill="#555">{}</text>"##,
+            54.0 + 13.0 * i as f64,
+            esc(line)
+        );
+    }
     s.push_str(&leg);
     grid(&mut s, ml, plot_w, (y0, y1), &y);
     // Bars.

@@ -191,7 +191,21 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
     // charts, then the tables, then what differs and the notes.
     if tables && compared {
         summary(r, &mut out);
-        out.push(Block::Para(legend(r)));
+        changes(r, &mut out);
+        // On a page (charts), folded: the tables and charts come first.
+        if charts {
+            out.push(Block::Folded(
+                "What the marks, colours and intervals mean".into(),
+                vec![Block::Para(legend(r))],
+            ));
+        } else {
+            out.push(Block::Para(legend(r)));
+        }
+    }
+    // What a suite says belongs with the answer (TPC-C's warehouses,
+    // terminals and keying), each a section of its own.
+    for b in &r.parts {
+        out.extend(b.part.answer(r));
     }
     compat(r, &mut out);
     out.extend(crate::report::scalability::blocks(r, charts));
@@ -425,23 +439,17 @@ fn differs(r: &Report, out: &mut Vec<Block>) {
 }
 
 /// The server settings that differ: those a config sets first, then those
-/// that differ by the versions' defaults, then (folded) those only one
-/// version has.
+/// that differ by the versions' defaults, each one a line; then (folded)
+/// the paths, versions and build facts, and those only one version has.
 fn settings_blocks(r: &Report, d: &Differences, out: &mut Vec<Block>) {
-    let table = |title: &str, list: &[&ValueDiff]| {
-        Block::Table(Table {
-            header: vec![title.to_string(), r.base.clone(), d.target.clone()],
+    let diff = |title: &str, list: &[&ValueDiff]| {
+        Block::Diff(crate::report::doc::Diff {
+            title: title.to_string(),
+            sides: [r.base.clone(), d.target.clone()],
             rows: list
                 .iter()
-                .map(|v| {
-                    vec![
-                        v.name.as_str().into(),
-                        opt(&v.base).into(),
-                        opt(&v.target).into(),
-                    ]
-                })
+                .map(|v| (v.name.clone(), v.base.clone(), v.target.clone()))
                 .collect(),
-            left: 3,
         })
     };
     let from_config: Vec<&ValueDiff> = d
@@ -449,16 +457,30 @@ fn settings_blocks(r: &Report, d: &Differences, out: &mut Vec<Block>) {
         .iter()
         .filter(|v| d.settings_from_config.contains(&v.name))
         .collect();
-    let (one_side, by_default): (Vec<&ValueDiff>, Vec<&ValueDiff>) = d
+    let rest = d
         .settings
         .iter()
-        .filter(|v| !d.settings_from_config.contains(&v.name))
+        .filter(|v| !d.settings_from_config.contains(&v.name));
+    let (facts, rest): (Vec<&ValueDiff>, Vec<&ValueDiff>) = rest.partition(|v| build_fact(v));
+    let (one_side, by_default): (Vec<&ValueDiff>, Vec<&ValueDiff>) = rest
+        .into_iter()
         .partition(|v| v.base.is_none() || v.target.is_none());
     if !from_config.is_empty() {
-        out.push(table("server setting (set by a config)", &from_config));
+        out.push(diff("server setting (set by a config)", &from_config));
     }
     if !by_default.is_empty() {
-        out.push(table("server setting (default differs)", &by_default));
+        out.push(diff("server setting (default differs)", &by_default));
+    }
+    if !facts.is_empty() {
+        out.push(Block::Folded(
+            format!(
+                "{} path(s), version(s) and build fact(s) that differ between {} and {}",
+                facts.len(),
+                r.base,
+                d.target
+            ),
+            vec![diff("server setting (path, version, build)", &facts)],
+        ));
     }
     if !one_side.is_empty() {
         out.push(Block::Folded(
@@ -468,9 +490,37 @@ fn settings_blocks(r: &Report, d: &Differences, out: &mut Vec<Block>) {
                 r.base,
                 d.target
             ),
-            vec![table("server setting (one side only)", &one_side)],
+            vec![diff("server setting (one side only)", &one_side)],
         ));
     }
+}
+
+/// Whether a setting that differs says where the server is or which build
+/// it is rather than how it behaves: a path (an install or data directory,
+/// a log or socket file), a version string, a host name. The engine line
+/// names the versions; the stored run keeps every value.
+fn build_fact(v: &ValueDiff) -> bool {
+    let name = v.name.to_ascii_lowercase();
+    let path = |x: &Option<String>| {
+        x.as_deref()
+            .is_some_and(|x| x.starts_with('/') || x.starts_with("./") || x.contains(":/"))
+    };
+    const SUFFIXES: [&str; 8] = [
+        "dir",
+        "_directory",
+        "_directories",
+        "_file",
+        "_basename",
+        "_index",
+        "_path",
+        "socket",
+    ];
+    name.contains("version")
+        || name == "hostname"
+        || name.ends_with("_uuid")
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+        || path(&v.base)
+        || path(&v.target)
 }
 
 /// Results not counted, and warnings.
@@ -706,8 +756,9 @@ pub fn section_wanted(name: &str, wanted: &[String]) -> bool {
 /// tests left out of it as the engines did not do the same work, the
 /// scalability of a sweep, what differs (or the runs of a base alone) and
 /// the notes.
-const ANSWER: [&str; 6] = [
+const ANSWER: [&str; 7] = [
     "summary",
+    "significant-changes",
     "compatibility-of-the-engines",
     "scalability",
     "what-differs",
@@ -728,16 +779,23 @@ const NOTES_SHOWN: usize = 8;
 pub fn answer(r: &Report, blocks: Vec<Block>) -> Vec<Block> {
     let (mut out, sections) = split(blocks);
     let has_summary = sections.iter().any(|s| s.name() == "summary");
+    // The sections the suites give the answer ([`crate::report::section::Part::answer`]).
+    let given: Vec<String> = r
+        .parts
+        .iter()
+        .flat_map(|b| b.part.answer(r))
+        .filter_map(|b| match b {
+            Block::Heading(2, t) => Some(section_name(&t)),
+            _ => None,
+        })
+        .collect();
     let mut rest: Vec<String> = Vec::new();
     for (i, s) in sections.into_iter().enumerate() {
         let name = s.name();
         let first_part = i == 0 && !has_summary && !ANSWER.contains(&name.as_str());
-        if ANSWER.contains(&name.as_str()) || first_part {
+        if ANSWER.contains(&name.as_str()) || given.contains(&name) || first_part {
             let notes = name == "notes";
             out.extend(s.blocks.into_iter().map(|b| shortened(b, notes)));
-            if name == "summary" {
-                changes(r, &mut out);
-            }
         } else if !rest.contains(&name) {
             rest.push(name);
         }
@@ -837,6 +895,110 @@ fn changes(r: &Report, out: &mut Vec<Block>) {
             "... and {more} more: each group's section lists every test."
         )));
     }
+}
+
+/// The answer again, for the end of a terminal report, so that it is on
+/// screen when the report has scrolled by: for each target what changed
+/// (slower, faster, like noise, untested, the largest changes), the
+/// summary of geometric means, and what the marks mean. Empty for a report
+/// without generic tables or targets.
+pub fn closing(r: &Report) -> Vec<Block> {
+    if r.groups.is_empty() || r.targets.is_empty() {
+        return Vec::new();
+    }
+    let sweep = r.sweep();
+    let mut out = vec![Block::Heading(
+        2,
+        format!("Answer: {} against {}", r.targets.join(", "), r.base),
+    )];
+    let mut lines = Vec::new();
+    for (ti, t) in r.targets.iter().enumerate() {
+        let cells: Vec<(&Row, &crate::report::model::Cell)> = r
+            .rows()
+            .filter_map(|row| Some((row, row.cells.get(ti)?.as_ref()?)))
+            .collect();
+        let count = |v: Verdict| cells.iter().filter(|(_, c)| c.rel.verdict == v).count();
+        let mut moved: Vec<&(&Row, &crate::report::model::Cell)> = cells
+            .iter()
+            .filter(|(_, c)| matches!(c.rel.verdict, Verdict::Faster | Verdict::Slower))
+            .collect();
+        moved.sort_by(|a, b| {
+            b.1.rel
+                .ratio
+                .ln()
+                .abs()
+                .total_cmp(&a.1.rel.ratio.ln().abs())
+        });
+        // Where nothing could be tested, the largest untested ratios.
+        let untested_only = moved.is_empty();
+        if untested_only {
+            moved = cells
+                .iter()
+                .filter(|(_, c)| c.rel.verdict == Verdict::Untested)
+                .collect();
+            moved.sort_by(|a, b| {
+                b.1.rel
+                    .ratio
+                    .ln()
+                    .abs()
+                    .total_cmp(&a.1.rel.ratio.ln().abs())
+            });
+        }
+        let largest: Vec<String> = moved
+            .iter()
+            .take(3)
+            // A ratio and its mark are not split over two lines.
+            .map(|(row, c)| {
+                format!(
+                    "{} {}",
+                    row.label(sweep),
+                    rel_cell(c).text().replace(' ', "\u{a0}")
+                )
+            })
+            .collect();
+        let untested = count(Verdict::Untested);
+        lines.push(format!(
+            "{t}: {} slower, {} faster, {} like noise (~){} of {} test(s){}",
+            count(Verdict::Slower),
+            count(Verdict::Faster),
+            count(Verdict::Same),
+            if untested > 0 {
+                format!(", {untested} untested (?)")
+            } else {
+                String::new()
+            },
+            cells.len(),
+            match (largest.is_empty(), untested_only) {
+                (true, _) => String::new(),
+                (false, false) => format!("; largest: {}", largest.join(", ")),
+                (false, true) => format!("; largest untested: {}", largest.join(", ")),
+            }
+        ));
+    }
+    let (busy, of) = busy_rows(r);
+    if busy > 0 {
+        lines.push(format!(
+            "{busy} of {of} ran on a busy machine ({}): rerun them on an idle one before trusting their verdicts",
+            crate::report::load::BUSY_MARK
+        ));
+    }
+    out.push(Block::Bullets(lines));
+    let mut summary_blocks = Vec::new();
+    summary(r, &mut summary_blocks);
+    out.extend(
+        summary_blocks
+            .into_iter()
+            .filter(|b| !matches!(b, Block::Heading(..))),
+    );
+    out.push(Block::Para(format!(
+        "Geometric means of relative QPS (target / base). + faster, - slower, ~ no significant change, ? untested (one repeat on a side){}.",
+        if busy > 0 {
+            format!(", {} busy machine", crate::report::load::BUSY_MARK)
+        } else {
+            String::new()
+        }
+    )));
+    out
 }
 
 /// Only the sections named in `wanted` (after the title and the lines on top).

@@ -10,18 +10,34 @@ use crate::report::svg::{self, Bar, BarChart, Line, LineChart, esc};
 pub struct Html;
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;line-height:1.4}
-h1{font-size:1.5em;margin-bottom:.3em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+h1{font-size:1.5em;margin-bottom:.3em}h2{font-size:1.25em;margin-top:1.5em;border-bottom:1px solid #ccc;padding-bottom:.2em}
 h3{font-size:1em;margin:1.2em 0 .4em}p{max-width:70em}
 table{border-collapse:collapse;margin:.4em 0 1em;font-size:13px}
-th,td{border:1px solid #d0d0d0;padding:3px 8px;white-space:nowrap}th{background:#f3f3f3;text-align:left}
+th,td{border:1px solid #d0d0d0;padding:2px 8px;white-space:nowrap}th{background:#f3f3f3;text-align:left}
+div.table{max-width:100%;overflow-x:auto}
+table.diff td{white-space:normal;overflow-wrap:anywhere;max-width:36em;vertical-align:top}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.red{background:#ff9a9a}td.green{background:#81ffa6}td.grey{background:#e4e4e4}
-.beside{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}
+.beside{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}.beside.top>div{min-width:0;max-width:100%}
 .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{overflow-x:auto;max-width:100%}
-svg{display:block}details{margin:.4em 0 1em}summary{cursor:pointer;color:#333}";
+svg{display:block}details{margin:.4em 0 1em}summary{cursor:pointer;color:#333}
+p,li,summary,h1,h2,h3{overflow-wrap:anywhere}";
 
 fn table(t: &Table, out: &mut String) {
-    out.push_str("<table><thead><tr>");
+    table_of(t, "", out)
+}
+
+/// A table in a box of its own that scrolls sideways where the table is
+/// wider than the page, so the page itself never does; `class` for the
+/// table (`diff`: its values wrap).
+fn table_of(t: &Table, class: &str, out: &mut String) {
+    if class.is_empty() {
+        out.push_str("<div class=\"table\"><table><thead><tr>");
+    } else {
+        out.push_str(&format!(
+            "<div class=\"table\"><table class=\"{class}\"><thead><tr>"
+        ));
+    }
     for h in &t.header {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
@@ -51,7 +67,7 @@ fn table(t: &Table, out: &mut String) {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
 }
 
 fn group_chart(r: &Report, gi: usize) -> String {
@@ -177,6 +193,7 @@ fn block(r: &Report, b: &Block, out: &mut String) {
             out.push_str("</ul>\n");
         }
         Block::Table(t) => table(t, out),
+        Block::Diff(d) => table_of(&d.table(), "diff", out),
         Block::Folded(summary, bs) => {
             out.push_str(&format!("<details><summary>{}</summary>\n", esc(summary)));
             for b in bs {
@@ -257,6 +274,16 @@ of different lengths compare. \
     }
 }
 
+/// Where the page is relative to its top: the summary and the significant
+/// changes, drawn side by side.
+#[derive(Clone, Copy)]
+enum Top {
+    Before,
+    Summary,
+    Changes,
+    After,
+}
+
 impl Exporter for Html {
     fn render(&self, report: &Report) -> String {
         let doc = document(report, true);
@@ -272,7 +299,31 @@ impl Exporter for Html {
         );
         // Consecutive small charts (per second, thread sweeps) flow side by side.
         let mut in_charts = false;
+        // The summary and the significant changes side by side at the top.
+        let mut top = Top::Before;
         for b in &doc {
+            if let Block::Heading(2, t) = b {
+                if in_charts {
+                    out.push_str("</div>\n");
+                    in_charts = false;
+                }
+                let name = super::document::section_name(t);
+                top = match (top, name.as_str()) {
+                    (Top::Before, "summary") => {
+                        out.push_str("<div class=\"beside top\"><div>");
+                        Top::Summary
+                    }
+                    (Top::Summary, "significant-changes") => {
+                        out.push_str("</div><div>");
+                        Top::Changes
+                    }
+                    (Top::Summary | Top::Changes, _) => {
+                        out.push_str("</div></div>\n");
+                        Top::After
+                    }
+                    (t, _) => t,
+                };
+            }
             let small = matches!(
                 b,
                 Block::Chart(
@@ -293,6 +344,9 @@ impl Exporter for Html {
         }
         if in_charts {
             out.push_str("</div>\n");
+        }
+        if matches!(top, Top::Summary | Top::Changes) {
+            out.push_str("</div></div>\n");
         }
         flame_graphs(report, &mut out);
         out.push_str(
@@ -348,6 +402,7 @@ fn plain_block(b: &Block, out: &mut String) {
             out.push_str("</ul>\n");
         }
         Block::Table(t) => table(t, out),
+        Block::Diff(d) => table_of(&d.table(), "diff", out),
         Block::Beside(bs) => {
             out.push_str("<div class=\"beside\">");
             for b in bs {

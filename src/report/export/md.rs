@@ -90,6 +90,7 @@ pub fn block(b: &Block, out: &mut String) {
             }
             out.push_str("</details>\n\n");
         }
+        Block::Diff(d) => table(&d.table(), out),
         Block::Chart(_) => {}
     }
 }

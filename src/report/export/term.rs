@@ -4,7 +4,7 @@
 use super::document::document;
 
 use super::format::Exporter;
-use crate::report::doc::{Block, Table};
+use crate::report::doc::{Block, Diff, TCell, Table};
 use crate::report::model::{Report, Shade};
 
 pub struct Term {
@@ -35,9 +35,17 @@ fn paint(s: &str, shade: Option<Shade>) -> String {
     format!("\x1b[{code}m{s}\x1b[0m")
 }
 
-/// Renders one aligned table, coloured when `colour`.
+/// The widest line of a terminal report.
+pub const WIDTH: usize = 120;
+
+/// The column paragraphs are wrapped at (shorter lines read better).
+const PARA_WIDTH: usize = 100;
+
+/// Renders one aligned table, coloured when `colour`, within [`WIDTH`]:
+/// where its columns are wider, the widest text columns are cut (each cut
+/// cell ends in [`crate::util::text::CUT`]).
 pub fn table(t: &Table, colour: bool, out: &mut String) {
-    let (header, rows, width) = aligned(t);
+    let (header, rows, width) = aligned(&fit(t, WIDTH - 2));
     out.push_str(&format!("  {}\n", header.join("  ").trim_end()));
     let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
     out.push_str(&format!("  {}\n", rule.join("  ")));
@@ -54,64 +62,150 @@ pub fn table(t: &Table, colour: bool, out: &mut String) {
     }
 }
 
-/// Wraps a paragraph at 100 columns.
-fn wrap(text: &str, out: &mut String) {
-    let mut line = String::new();
-    for w in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + w.len() > 100 {
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
+/// `t` with its text columns cut so that its lines are at most `max`
+/// characters: the widest text column first, never below its header's
+/// width or 8 characters. Number columns are never cut.
+fn fit(t: &Table, max: usize) -> Table {
+    use crate::util::text::{cut, width};
+    let n = t.header.len();
+    let mut w: Vec<usize> = t.header.iter().map(|h| width(h)).collect();
+    for r in &t.rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            w[i] = w[i].max(width(&c.text()));
         }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(w);
     }
-    if !line.is_empty() {
-        out.push_str(&line);
-        out.push('\n');
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
+    let floor = |i: usize| width(&t.header[i]).max(8);
+    let mut capped = w.clone();
+    while total(&capped) > max {
+        let widest = (0..n.min(t.left))
+            .filter(|i| capped[*i] > floor(*i))
+            .max_by_key(|i| capped[*i]);
+        let Some(i) = widest else { break };
+        capped[i] -= 1;
+    }
+    if capped == w {
+        return t.clone();
+    }
+    let mut out = t.clone();
+    for r in &mut out.rows {
+        for (i, c) in r.iter_mut().enumerate().take(n) {
+            if capped[i] < w[i] {
+                let text = c.text();
+                if width(&text) > capped[i] {
+                    *c = TCell::shaded(cut(&text, capped[i]), c.shade);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Prints `d` one value a line: `name  base -> target`, names padded to
+/// the longest name, each value cut to its share of [`WIDTH`] unless
+/// `whole`; whole values wrap under their line instead.
+fn diff(d: &Diff, whole: bool, out: &mut String) {
+    use crate::util::text::{cut, width, wrapped};
+    let [base, target] = &d.sides;
+    out.push_str(&crate::util::text::wrapped(
+        &format!("{} ({base} -> {target}):", d.title),
+        WIDTH,
+        "  ",
+        "    ",
+    ));
+    let name_w = d
+        .rows
+        .iter()
+        .map(|(n, _, _)| width(n))
+        .max()
+        .unwrap_or(0)
+        .min(WIDTH / 3);
+    let shown = |v: &Option<String>| match v {
+        Some(v) if v.is_empty() => "''".to_string(),
+        Some(v) => v.clone(),
+        None => "(not set)".to_string(),
+    };
+    // Room for each value: the line less the indent, the name and " -> ".
+    let room = WIDTH.saturating_sub(4 + name_w + 2 + 4) / 2;
+    for (name, b, t) in &d.rows {
+        let (b, t) = (shown(b), shown(t));
+        let name = cut(name, name_w);
+        if whole {
+            let line = format!("    {name:<name_w$}  {b} -> {t}");
+            if width(&line) <= WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                continue;
+            }
+            // Too long for a line: the name, then each side's value under it.
+            out.push_str(&format!("    {name}\n"));
+            for (side, v) in [(base, &b), (target, &t)] {
+                let first = format!("      {side}: ");
+                let rest = " ".repeat(width(&first));
+                out.push_str(&wrapped(v, WIDTH, &first, &rest));
+            }
+        } else {
+            // A short value leaves its room to the other.
+            let (bw, tw) = (width(&b), width(&t));
+            let (b_room, t_room) = if bw < room {
+                (bw, 2 * room - bw)
+            } else if tw < room {
+                (2 * room - tw, tw)
+            } else {
+                (room, room)
+            };
+            out.push_str(&format!(
+                "    {name:<name_w$}  {} -> {}\n",
+                cut(&b, b_room),
+                cut(&t, t_room)
+            ));
+        }
     }
 }
 
+/// Prints one block at the report's widths; `whole`: values of a [`Diff`]
+/// are printed whole (`--section`), not cut.
 pub fn block(b: &Block, colour: bool, out: &mut String) {
+    block_in(b, colour, false, out)
+}
+
+fn block_in(b: &Block, colour: bool, whole: bool, out: &mut String) {
+    use crate::util::text::wrapped;
     match b {
         Block::Heading(1, s) => {
-            out.push_str(s);
-            out.push('\n');
-            out.push_str(&"=".repeat(s.chars().count()));
+            out.push_str(&wrapped(s, WIDTH, "", ""));
+            out.push_str(&"=".repeat(s.chars().count().min(WIDTH)));
             out.push('\n');
         }
         Block::Heading(2, s) => {
             out.push('\n');
-            out.push_str(s);
-            out.push('\n');
-            out.push_str(&"-".repeat(s.chars().count()));
+            out.push_str(&wrapped(s, WIDTH, "", ""));
+            out.push_str(&"-".repeat(s.chars().count().min(WIDTH)));
             out.push('\n');
         }
         Block::Heading(_, s) => {
             out.push('\n');
-            out.push_str(s);
-            out.push_str(":\n");
+            out.push_str(&wrapped(&format!("{s}:"), WIDTH, "", "  "));
         }
-        Block::Para(s) => wrap(s, out),
+        Block::Para(s) => out.push_str(&wrapped(s, PARA_WIDTH, "", "")),
         Block::Bullets(items) => {
             for i in items {
-                out.push_str(&format!("  - {i}\n"));
+                out.push_str(&wrapped(i, WIDTH, "  - ", "    "));
             }
         }
         Block::Table(t) => table(t, colour, out),
         Block::Beside(bs) => {
             for b in bs {
-                block(b, colour, out);
+                block_in(b, colour, whole, out);
             }
         }
         Block::Folded(summary, bs) => {
-            out.push_str(&format!("{summary}:\n"));
+            out.push_str(&wrapped(&format!("{summary}:"), WIDTH, "", "  "));
             for b in bs {
-                block(b, colour, out);
+                block_in(b, colour, whole, out);
             }
         }
+        Block::Diff(d) => diff(d, whole, out),
         Block::Chart(_) => {}
     }
 }
@@ -119,14 +213,29 @@ pub fn block(b: &Block, colour: bool, out: &mut String) {
 impl Exporter for Term {
     fn render(&self, report: &Report) -> String {
         let blocks = document(report, false);
-        let blocks = match &self.view {
-            View::Full => blocks,
-            View::Answer => super::document::answer(report, blocks),
-            View::Sections(names) => super::document::only_sections(blocks, names),
+        let (blocks, whole, closing) = match &self.view {
+            View::Full => (blocks, false, true),
+            View::Answer => (super::document::answer(report, blocks), false, true),
+            View::Sections(names) => (super::document::only_sections(blocks, names), true, false),
         };
         let mut out = String::new();
-        for b in blocks {
-            block(&b, self.colour, &mut out);
+        let mut after_list = false;
+        let closing = if closing {
+            super::document::closing(report)
+        } else {
+            Vec::new()
+        };
+        // The answer again at the end, where the terminal stops.
+        for b in blocks.iter().chain(&closing) {
+            // A paragraph after a table, a list or a paragraph starts after a blank line.
+            if after_list && matches!(b, Block::Para(_)) {
+                out.push('\n');
+            }
+            after_list = matches!(
+                b,
+                Block::Table(_) | Block::Diff(_) | Block::Bullets(_) | Block::Para(_)
+            );
+            block_in(b, self.colour, whole, &mut out);
         }
         out
     }
