@@ -43,6 +43,23 @@ pub struct ProbeContext {
     pub cpu_profile: bool,
 }
 
+/// Why no device is sampled when the data directory is not known here.
+const NOT_HERE: &str = "storage: the data directory is not on this host";
+
+/// The working directory of process `pid` (a database server's is its data
+/// directory: PostgreSQL's postmaster and mysqld change into it).
+fn working_dir(pid: u32) -> std::io::Result<PathBuf> {
+    let dir = std::fs::read_link(format!("/proc/{pid}/cwd"))?;
+    if dir.is_dir() && dir != Path::new("/") {
+        Ok(dir)
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} is not a data directory",
+            dir.display()
+        )))
+    }
+}
+
 /// Where an engine keeps its data and which processes do its work: what the
 /// harness's hardware probe measures.
 #[derive(Clone, Debug, Default)]
@@ -64,7 +81,7 @@ impl ProbeContext {
     /// server on this host found by its listening port when its pid is not
     /// known), the device to charge IO to, and the busy-machine threshold.
     pub fn for_engine(fp: &Footprint, device: Option<String>, busy_threshold_pct: f64) -> Self {
-        let pids = if fp.pids.is_empty() {
+        let pids: Vec<u32> = if fp.pids.is_empty() {
             fp.listening_port
                 .and_then(crate::harness::sysstat::pid_listening_on)
                 .into_iter()
@@ -72,16 +89,53 @@ impl ProbeContext {
         } else {
             fp.pids.clone()
         };
+        // A server on this host that did not say where its data is (a
+        // PostgreSQL user without pg_read_all_settings): its main process
+        // works in its data directory.
+        let mut data_path = fp.data_path.clone();
+        let mut disk_paths = fp.disk_paths.clone();
+        let mut why = None;
+        if data_path.is_none() && !fp.embedded {
+            match (pids.first(), fp.listening_port) {
+                (Some(pid), _) => match working_dir(*pid) {
+                    Ok(dir) => {
+                        if disk_paths.is_empty() {
+                            disk_paths.push(dir.clone());
+                        }
+                        data_path = Some(dir);
+                    }
+                    Err(e) => {
+                        why = Some(format!(
+                            "the server runs on this host (pid {pid}), but it did not say where its data is and its working directory (/proc/{pid}/cwd) is not readable: {e}; run rqps as the server's user or root, or pass --device NAME from /proc/diskstats"
+                        ))
+                    }
+                },
+                (None, Some(port)) => {
+                    why = Some(format!(
+                        "the server listens on port {port} of this host, but rqps cannot see its process (another user's, or another namespace); pass --server-pid PID, or --device NAME from /proc/diskstats"
+                    ))
+                }
+                (None, None) => {}
+            }
+        }
+        let mut ctx = ProbeContext::new(
+            data_path.as_deref(),
+            disk_paths,
+            device,
+            pids,
+            fp.embedded,
+            busy_threshold_pct,
+        );
+        if let Some(why) = why {
+            for u in &mut ctx.unavailable {
+                if u.starts_with(NOT_HERE) {
+                    *u = format!("storage: {why}");
+                }
+            }
+        }
         ProbeContext {
             listening_port: fp.listening_port,
-            ..ProbeContext::new(
-                fp.data_path.as_deref(),
-                fp.disk_paths.clone(),
-                device,
-                pids,
-                fp.embedded,
-                busy_threshold_pct,
-            )
+            ..ctx
         }
     }
 
@@ -133,10 +187,9 @@ impl ProbeContext {
                 }
             },
             (None, None) => {
-                unavailable.push(
-                    "storage: the data directory is not on this host (pass --device to sample one)"
-                        .into(),
-                );
+                unavailable.push(format!(
+                    "{NOT_HERE} (pass --device NAME from /proc/diskstats to sample one)"
+                ));
                 None
             }
         };
@@ -144,7 +197,7 @@ impl ProbeContext {
             unavailable.push("server cpu/o: the embedded engine runs inside rqps, so its CPU is part of client cpu/o".into());
         } else if server_pids.is_empty() {
             unavailable.push(
-                "server cpu/o and RSS: the server process was not found on this host (pass --server-pid)".into(),
+                "server cpu/o and memory: the server process was not found on this host (pass --server-pid)".into(),
             );
         }
         if disk_paths.is_empty() {
@@ -329,16 +382,35 @@ impl Probe {
         let limit = self.limit(ctx, &totals, &series);
         let after_status = driver.status().unwrap_or_default();
         let mut unavailable = ctx.unavailable.clone();
-        // The context already says why server figures are missing.
+        // The context already says why server figures are missing, and why
+        // no device is sampled.
         let known_server_gap = ctx.server_pids.is_empty();
+        let known_disk_gap = ctx.unavailable.iter().any(|u| u.starts_with("storage:"));
         unavailable.extend(
             series
                 .unavailable
                 .iter()
                 .filter(|n| !(known_server_gap && n.starts_with("server")))
+                .filter(|n| !(known_disk_gap && n.starts_with("disk:")))
                 .cloned(),
         );
         let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+        // The server's own memory, once per step (reading every backend's
+        // page tables each second would be the client's CPU).
+        let server_mem_mb = if ctx.embedded || ctx.server_pids.is_empty() {
+            None
+        } else {
+            match crate::harness::sysstat::tree_pss_bytes(
+                Path::new("/proc"),
+                &ctx.server_pids_now(),
+            ) {
+                Ok(b) => Some(mb(b)),
+                Err(why) => {
+                    unavailable.push(why);
+                    None
+                }
+            }
+        };
         let per_second = series
             .per_interval()
             .iter()
@@ -367,6 +439,7 @@ impl Probe {
             } else {
                 totals.server_max_rss_bytes.map(mb)
             },
+            server_mem_mb,
             db_before: Some(self.before.clone()),
             db_after: Some(db_size(ctx, driver)),
             background_cpu_pct: self.background,
@@ -416,6 +489,58 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server on this host that does not say where its data is: found by
+    /// its working directory; one whose process rqps cannot see, or one on
+    /// another host: the reason names which.
+    #[test]
+    fn a_local_server_s_data_directory_is_its_working_directory_or_the_reason_says_why_not() {
+        let data = tempfile::tempdir().unwrap();
+        let mut server = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(data.path())
+            .spawn()
+            .unwrap();
+        let fp = Footprint {
+            pids: vec![server.id()],
+            ..Default::default()
+        };
+        let ctx = ProbeContext::for_engine(&fp, None, 10.0);
+        let _ = server.kill();
+        let _ = server.wait();
+        assert_eq!(ctx.disk_paths, [data.path().canonicalize().unwrap()]);
+        assert!(
+            !ctx.unavailable.iter().any(|u| u.starts_with("storage")),
+            "{:?}",
+            ctx.unavailable
+        );
+        // Listening, but no process rqps can see holds the port.
+        let free = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = free.local_addr().unwrap().port();
+        drop(free);
+        let ctx = ProbeContext::for_engine(
+            &Footprint {
+                listening_port: Some(port),
+                ..Default::default()
+            },
+            None,
+            10.0,
+        );
+        let storage = ctx
+            .unavailable
+            .iter()
+            .find(|u| u.starts_with("storage"))
+            .unwrap();
+        assert!(
+            storage.contains(&format!("listens on port {port} of this host"))
+                && storage.contains("--server-pid"),
+            "{storage}"
+        );
+        // Another host: nothing of it is here.
+        let ctx = ProbeContext::for_engine(&Footprint::default(), None, 10.0);
+        assert!(ctx.unavailable.iter().any(|u| u.starts_with(NOT_HERE)));
+        assert!(ctx.device.is_none());
+    }
 
     #[test]
     fn a_restarted_server_is_found_again_by_its_port() {

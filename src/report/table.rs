@@ -51,9 +51,11 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
             )
     }) {
         if let Some(why) = &t.reason {
-            text.push_str(&format!(
-                "{}: {} t={}: {why}\n",
-                t.status, t.test, t.threads
+            text.push_str(&crate::util::text::wrapped(
+                &format!("{}: {} t={}: {why}", t.status, t.test, t.threads),
+                FOOTNOTE_WIDTH,
+                "",
+                "  ",
             ));
         }
     }
@@ -153,12 +155,12 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
         out.push_str(&format!("{s}\n"));
     }
     if busy > 0 {
-        out.push_str(&format!(
-            "{} ran while the machine was busy (status marked {}): {} figures may be the other load's; rerun on an idle machine\n",
+        out.push_str(&crate::util::text::wrapped(&format!(
+            "{} ran while the machine was busy (status marked {}): {} figures may be the other load's; rerun on an idle machine",
             if busy == 1 { "1 test".to_string() } else { format!("{busy} tests") },
             crate::results::BUSY_MARK,
             if busy == 1 { "its" } else { "their" }
-        ));
+        ), FOOTNOTE_WIDTH, "", "  "));
     }
     out.push_str(&hw_table(doc, all, &groups));
     out
@@ -255,7 +257,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         "r/o",
         "rKB/o",
         "wKB/o",
-        "rss MB",
+        "mem MB",
         "db MB",
     ]);
     // Results stored before rqps measured the limit have no column.
@@ -289,6 +291,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
     let mut rows = 0;
     let mut notes: Vec<String> = Vec::new();
     let mut limited = false;
+    let mut older = false;
     let mut add = |name: String, thr: String, per: &str, hw: &crate::results::HwCost| {
         let db = hw
             .db_after
@@ -307,7 +310,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
             cell(hw.reads_per_op),
             cell(hw.rkb_per_op),
             cell(hw.wkb_per_op),
-            cell(hw.server_max_rss_mb),
+            cell(hw.server_mem_mb),
             cell(db),
         ]);
         if limits {
@@ -316,6 +319,9 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         table.row(cells);
         if hw.limit.as_ref().is_some_and(|l| l.by.is_some()) {
             limited = true;
+        }
+        if hw.server_mem_mb.is_none() && hw.server_max_rss_mb.is_some() {
+            older = true;
         }
         for n in &hw.unavailable {
             if !notes.contains(n) {
@@ -344,23 +350,52 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         [one] => format!("per {one}"),
         _ => "per operation: the column per says of what".into(),
     };
+    // The device the IO figures are of, or that they were not measured
+    // (the reason is among the notes).
+    let device = match doc
+        .tests
+        .iter()
+        .filter_map(|t| t.hw.as_ref())
+        .chain(doc.load.as_ref().and_then(|l| l.hw.as_ref()))
+        .find_map(|h| h.device.clone())
+    {
+        Some(d) => format!("KB read/written on {d}"),
+        None => "no storage figures (not measured: see storage below)".into(),
+    };
+    let head = format!(
+        "hardware cost per operation ({per}; CPU in microseconds: host = the whole machine's, \
+         other processes' included; cs = context switches; r = storage reads; {device}; mem = the \
+         server's own memory, shared memory counted once)"
+    );
     let mut out = format!(
-        "\nhardware cost per operation ({per}; CPU in microseconds: host = the whole machine's, \
-         other processes' included; cs = context switches; r = storage reads; KB read/written on {})\n{}",
-        doc.tests
-            .iter()
-            .find_map(|t| t.hw.as_ref().and_then(|h| h.device.clone()))
-            .unwrap_or_else(|| "-".into()),
+        "\n{}{}",
+        crate::util::text::wrapped(&head, FOOTNOTE_WIDTH, "", "  "),
         table.render()
     );
+    let mut foot = |text: &str| {
+        out.push_str(&crate::util::text::wrapped(
+            text,
+            FOOTNOTE_WIDTH,
+            "  - ",
+            "    ",
+        ));
+    };
     if limited {
-        out.push_str(&format!("  - {}\n", LIMIT_LEGEND));
+        foot(LIMIT_LEGEND);
+    }
+    if older {
+        foot(
+            "mem: not measured in results stored before rqps measured the server's own memory (their server_max_rss_mb sums RSS, shared memory once per process)",
+        );
     }
     for n in notes {
-        out.push_str(&format!("  - not measured: {n}\n"));
+        foot(&format!("not measured: {n}"));
     }
     out
 }
+
+/// The width the run tables' headings and notes are wrapped to.
+pub const FOOTNOTE_WIDTH: usize = 120;
 
 /// What the limit column means, where a table shows one.
 pub const LIMIT_LEGEND: &str = "limit: the budget the test used up (90% or more over its measured \

@@ -404,8 +404,15 @@ pub struct HwCost {
     /// The figures per operation, stored inline (`cpu_us_per_op`, ...).
     #[serde(flatten)]
     pub per_op: PerOp,
-    /// Largest resident set of the server process tree during the test, MB.
+    /// Largest resident set of the server process tree during the test, MB
+    /// (memory its processes share counted once per process that maps it).
     pub server_max_rss_mb: Option<f64>,
+    /// The server's own memory at the end of the measured interval, MB: the
+    /// proportional set sizes of its process tree summed, so memory its
+    /// processes share counts once (absent in results stored before rqps
+    /// measured it, and where it could not: `unavailable` says why).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_mem_mb: Option<f64>,
     /// Database size before and after the test: as the engine reports it, and bytes on disk.
     pub db_before: Option<DbSize>,
     pub db_after: Option<DbSize>,

@@ -28,5 +28,5 @@ pub use host::{
 pub use procfs::{CpuTimes, DiskCounters, ProcError, parse_per_cpu};
 pub use sampler::{
     IntervalRates, PerOp, ProcTreeUsage, ProcUsage, SampleSeries, Sampler, SamplerConfig, Snapshot,
-    Totals, background_cpu_pct, descendants, per_op, scan_processes, tree_usage,
+    Totals, background_cpu_pct, descendants, per_op, scan_processes, tree_pss_bytes, tree_usage,
 };

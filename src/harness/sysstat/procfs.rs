@@ -513,6 +513,17 @@ pub fn parse_pid_status(text: &str) -> PidStatus {
     st
 }
 
+/// The proportional set size of `/proc/<pid>/smaps_rollup`, kB: the
+/// process's private pages, and each page it shares divided by the number
+/// of processes that map it, so the PSS of every process sharing memory
+/// adds up to that memory once. `None` without a `Pss:` line.
+pub fn parse_smaps_rollup_pss_kb(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let v = l.strip_prefix("Pss:")?;
+        v.trim().strip_suffix("kB").unwrap_or(v).trim().parse().ok()
+    })
+}
+
 /// One line of `/proc/<pid>/mountinfo`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MountInfo {
@@ -729,6 +740,15 @@ pub fn parse_cpuinfo_processors(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smaps_rollup_gives_the_proportional_set() {
+        let text = "55d0c9a6b000-7ffd3b5ff000 ---p 00000000 00:00 0                          [rollup]\n\
+Rss:              884312 kB\nPss:              120456 kB\nPss_Dirty:         10240 kB\n\
+Pss_Anon:          10000 kB\nPss_File:           2000 kB\nPss_Shmem:        108456 kB\n";
+        assert_eq!(parse_smaps_rollup_pss_kb(text), Some(120456));
+        assert_eq!(parse_smaps_rollup_pss_kb("Rss: 1 kB\n"), None);
+    }
 
     fn fixture(name: &str) -> String {
         let path = format!(

@@ -543,6 +543,39 @@ pub fn tree_usage(procs: &[PidStat], roots: &[u32], page_size: u64) -> Option<Pr
     Some(u)
 }
 
+/// The memory of the process tree of `roots` now: its proportional set
+/// sizes summed (`/proc/<pid>/smaps_rollup`), so memory its processes share
+/// (PostgreSQL's shared buffers, mapped by every backend) counts once, as
+/// long as every process that maps it is in the tree. Err: why not (a
+/// process whose smaps rqps's user may not read: the server's user or root
+/// may; none of the roots running).
+pub fn tree_pss_bytes(proc_root: &Path, roots: &[u32]) -> Result<u64, String> {
+    let procs = scan_processes(proc_root);
+    let members = descendants(&procs, roots);
+    if members.is_empty() {
+        return Err(format!("server memory: pids {roots:?} not running"));
+    }
+    let mut total = 0u64;
+    for pid in members {
+        let path = proc_root.join(pid.to_string()).join("smaps_rollup");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => match procfs::parse_smaps_rollup_pss_kb(&text) {
+                Some(kb) => total = total.saturating_add(kb.saturating_mul(1024)),
+                None => return Err(format!("server memory: no Pss in {}", path.display())),
+            },
+            // A backend that ended since the scan holds no memory.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(format!(
+                    "server memory: cannot read {}: {e} (rqps may read it when it runs as the server's user or as root)",
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok(total)
+}
+
 /// `last - first` of a counter over the series: `None` unless the first and
 /// last snapshots have it and no available value decreases on the way.
 fn counter_total(snaps: &[Snapshot], f: impl Fn(&Snapshot) -> Option<u64>) -> Option<u64> {
@@ -738,6 +771,71 @@ pub(crate) fn background_cpu_pct_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two processes sharing memory: their PSS summed counts the shared
+    /// pages once, where their RSS summed counts them twice.
+    #[test]
+    fn a_process_tree_s_memory_counts_shared_memory_once() {
+        if !Path::new("/proc/self/smaps_rollup").exists() {
+            eprintln!("skipping: no /proc/self/smaps_rollup");
+            return;
+        }
+        // A parent and a child sharing 64 MB, touched by both.
+        let mb = 64usize << 20;
+        // SAFETY: an anonymous shared mapping; checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                mb,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // SAFETY: the mapping is `mb` bytes long.
+        unsafe { std::ptr::write_bytes(p as *mut u8, 1, mb) };
+        // SAFETY: the child only reads the mapping and sleeps, then exits.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            let mut sum = 0u64;
+            for i in (0..mb).step_by(4096) {
+                // SAFETY: within the mapping.
+                sum += u64::from(unsafe { *(p as *const u8).add(i) });
+            }
+            // SAFETY: sleep and _exit are async-signal-safe.
+            unsafe {
+                libc::sleep(if sum > 0 { 5 } else { 0 });
+                libc::_exit(0)
+            };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let me = std::process::id();
+        let both = tree_pss_bytes(Path::new("/proc"), &[me]);
+        let procs = scan_processes(Path::new("/proc"));
+        let rss = tree_usage(&procs, &[me], page_size_now())
+            .unwrap()
+            .rss_bytes;
+        // SAFETY: the child is ours.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, std::ptr::null_mut(), 0);
+            libc::munmap(p, mb);
+        }
+        // The tree (this process and its child) holds the 64 MB once by PSS,
+        // twice by RSS.
+        let both = both.unwrap();
+        assert!(rss >= 2 * mb as u64, "rss {rss}");
+        assert!(both < rss - (mb as u64) / 2, "pss {both} rss {rss}");
+        assert!(both >= mb as u64, "pss {both}");
+        assert!(tree_pss_bytes(Path::new("/proc"), &[u32::MAX - 1]).is_err());
+    }
+
+    fn page_size_now() -> u64 {
+        // SAFETY: sysconf has no preconditions.
+        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
+    }
 
     const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/proc");
 
