@@ -273,3 +273,121 @@ fn a_matrix_dry_run_refuses_a_version_never_published_as_a_run_does() {
     );
     assert!(!out.contains("Cached("), "{out}");
 }
+
+// ---- issue 57: advice for the habits of the tools rqps reproduces ----
+
+/// `rqps` with `args` in `dir` (through `sh`, as a user types it): exit 2,
+/// one `error:` line, and the command it suggests in backquotes.
+fn refused_with_a_fix(args: &str, dir: &std::path::Path) -> (String, String) {
+    let (ok, out) = sh(&format!("rqps {args}"), dir);
+    assert!(!ok, "`rqps {args}` ran: {out}");
+    let line = out.trim();
+    assert!(
+        line.starts_with("error: ") && !line.contains('\n'),
+        "`rqps {args}`: {out}"
+    );
+    let fix = line
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    (line.to_string(), fix)
+}
+
+#[test]
+fn sysbench_s_spelling_of_a_test_and_a_run_command_line_pasted_into_tests_are_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    // sysbench's positional script name and command: the test by its name.
+    let (said, fix) = refused_with_a_fix("run --profile ci oltp_read_only run", dir.path());
+    assert!(
+        said.contains("`oltp_read_only run` is sysbench's spelling"),
+        "{said}"
+    );
+    assert_eq!(fix, "rqps run --profile ci --tests read-only_range=100");
+    let (ok, out) = sh(&format!("{fix} --read-secs 0.3 -q"), dir.path());
+    assert!(ok && out.contains("read-only_range=100"), "`{fix}`: {out}");
+    // A `run` command line pasted into `tests`: taken, with the steps `run` would take.
+    let run =
+        "--profile ci --tests point-query --client-threads 2 --target sqlite:x.db --results r";
+    let (ok, pasted) = sh(&format!("rqps tests {run}"), dir.path());
+    assert!(ok, "{pasted}");
+    let (_, plain) = sh("rqps tests --profile ci --tests point-query", dir.path());
+    assert_eq!(pasted, plain);
+    assert!(!dir.path().join("x.db").exists() && !dir.path().join("r").exists());
+    // A file named as the results directory: a directory beside it that runs.
+    std::fs::write(dir.path().join("afile"), "").unwrap();
+    let (said, fix) = refused_with_a_fix(
+        "run --profile ci --tests point-query --read-secs 0.3 -q --results afile",
+        dir.path(),
+    );
+    assert!(
+        said.contains("--results afile is a file, not a directory"),
+        "{said}"
+    );
+    assert_eq!(fix, "--results afile-results");
+    let (ok, out) = sh(
+        &format!("rqps run --profile ci --tests point-query --read-secs 0.3 -q {fix}"),
+        dir.path(),
+    );
+    assert!(ok && dir.path().join("afile-results").is_dir(), "{out}");
+}
+
+#[test]
+fn a_script_s_options_before_dashes_and_sysbench_s_connection_options_get_a_fix_that_runs() {
+    use rqps::engine::server::{Server, ServerSpec};
+    let kind = &rqps::engine::mysql::server::RECIPE;
+    if !common::server_available(kind) {
+        return;
+    }
+    let srv = Server::start(&ServerSpec::new(kind), &mut |n| eprintln!("note: {n}"))
+        .unwrap_or_else(|e| panic!("starting MariaDB: {e}"));
+    let url = srv.url_without_password();
+    let pw = srv.password_file();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.lua");
+    std::fs::write(&script, "function event() end\n").unwrap();
+    let base = format!(
+        "run --password-file {} --script s.lua --read-secs 0.3 -q",
+        pw.display()
+    );
+    // sysbench's habit: the script's options and command after its name.
+    let (said, fix) = refused_with_a_fix(
+        &format!("{base} --target {url} --threads=2 --time=1 run"),
+        dir.path(),
+    );
+    assert!(said.contains("--time=1 run are the script's"), "{said}");
+    assert!(
+        fix.ends_with(&format!("--target {url} --threads=2 -- --time=1 run")),
+        "{fix}"
+    );
+    let (ok, out) = sh(&fix, dir.path());
+    assert!(ok, "`{fix}`: {out}");
+    // sysbench's connection options: the --target that says the same (the
+    // password from the environment, as the line says).
+    let (user, rest) = url.split_once("://").unwrap().1.split_once('@').unwrap();
+    let (host_port, db) = rest.split_once('/').unwrap();
+    let (host, port) = host_port.split_once(':').unwrap();
+    let base = "run --script s.lua --read-secs 0.3 -q";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.lua"), "function event() end\n").unwrap();
+    let (said, fix) = refused_with_a_fix(
+        &format!(
+            "{base} -- --mysql-host={host} --mysql-port={port} --mysql-user={user} --mysql-db={db} run"
+        ),
+        dir.path(),
+    );
+    assert!(
+        said.contains("not through sysbench's connection options"),
+        "{said}"
+    );
+    assert_eq!(fix, format!("--target mysql://{user}@{host}:{port}/{db}"));
+    let fixed = format!(
+        "MYSQL_PWD=\"$(cat {})\" rqps {base} {fix} -- run",
+        pw.display()
+    );
+    let (ok, out) = sh(&fixed, dir.path());
+    assert!(ok, "`{fixed}`: {out}");
+    srv.stop().unwrap();
+}

@@ -35,6 +35,7 @@ fn help(args: &[&str]) -> String {
 fn listed(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut inside = false;
+    let mut last = String::new();
     for line in text.lines() {
         if line == "Commands:" {
             inside = true;
@@ -46,7 +47,16 @@ fn listed(text: &str) -> BTreeMap<String, String> {
         if !line.starts_with("  ") {
             break;
         }
+        // A description wrapped to the width continues under itself.
+        if line.starts_with("   ") {
+            if let Some(about) = out.get_mut(&last) {
+                about.push(' ');
+                about.push_str(line.trim());
+            }
+            continue;
+        }
         let (name, about) = line.trim().split_once(char::is_whitespace).unwrap();
+        last = name.to_string();
         if name != "help" {
             out.insert(name.to_string(), about.trim().to_string());
         }
@@ -115,9 +125,10 @@ fn run_and_tests_keep_their_own_description_whatever_the_suite() {
     for suite in rqps::suite::registry() {
         for sub in ["run", "tests"] {
             let text = help(&[sub, "--suite", suite.name()]);
-            let first = text.lines().next().unwrap();
+            // The first paragraph (a long description adds its full stop).
+            let first = text.split("\n\n").next().unwrap().replace('\n', " ");
             assert_eq!(
-                first,
+                first.trim_end_matches('.'),
                 top[sub],
                 "rqps {sub} --suite {} --help",
                 suite.name()
@@ -311,5 +322,89 @@ fn the_help_names_every_password_source_the_code_reads() {
                 "--help does not name {s}:\n{page}"
             );
         }
+    }
+}
+
+/// Every help page (every command at every depth, `run` and `tests` for
+/// every suite) wrapped to 100 columns where standard output is not a
+/// terminal, as `COLUMNS=100` asks too; and to 60 when asked.
+#[test]
+fn every_help_page_fits_100_columns_and_the_width_asked_for() {
+    let mut pages: Vec<Vec<String>> = rqps::cli::command_paths()
+        .into_iter()
+        .filter(|p| p.first().is_none_or(|w| w != "help"))
+        .collect();
+    for s in rqps::suite::registry() {
+        for sub in ["run", "tests"] {
+            pages.push(vec![sub.into(), "--suite".into(), s.name().into()]);
+        }
+    }
+    for (columns, width) in [(None, 100), (Some("100"), 100), (Some("60"), 60)] {
+        for p in &pages {
+            for flag in ["-h", "--help"] {
+                let mut args: Vec<&str> = p.iter().map(String::as_str).collect();
+                args.push(flag);
+                let out = rqps(&args, &[("COLUMNS", columns)]);
+                for l in out.lines() {
+                    // A word longer than the width (a URL, a path) may stand alone.
+                    let single_word = !l.trim().contains(' ');
+                    assert!(
+                        l.chars().count() <= width || single_word,
+                        "rqps {} (COLUMNS={columns:?}): {} wide: {l}",
+                        args.join(" "),
+                        l.chars().count()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A run's progress and warnings on standard error stay within 120 columns
+/// where it is not a terminal, the busy-machine warning included (a
+/// threshold of 0 makes any other process's CPU one).
+#[test]
+fn a_run_s_lines_on_standard_error_fit_120_columns() {
+    let d = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args([
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query,insert",
+            "--read-secs",
+            "0.2",
+            "--write-secs",
+            "0.2",
+            "--busy-threshold",
+            "0",
+            "--results",
+            d.path().to_str().unwrap(),
+        ])
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for l in err.lines() {
+        // The next-step hint is plan/hints.rs's (issue 57 item 5).
+        if l.starts_with("compare with:") {
+            continue;
+        }
+        assert!(
+            l.chars().count() <= 120,
+            "{} wide: {l}\n{err}",
+            l.chars().count()
+        );
+    }
+    // The test lines wrap under their figures; the notes under the tables too.
+    assert!(err.contains("insert t1"), "{err}");
+    for l in stdout
+        .lines()
+        .filter(|l| l.starts_with("  - ") || !l.starts_with(' '))
+    {
+        assert!(l.chars().count() <= 120, "{l}");
     }
 }

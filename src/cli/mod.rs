@@ -3,6 +3,7 @@
 //! and `rqps tests` take the options of the suite `--suite` names, and the
 //! engine kinds' options, from the suite and the engine registries.
 
+mod advice;
 mod compat;
 mod history;
 mod matrix;
@@ -114,6 +115,10 @@ enum Cmd {
     /// Load the tables and run a suite against a target, storing every result.
     Run(Box<RunArgs>),
     /// List the steps a suite runs for a profile and options, with their parameters.
+    ///
+    /// It takes a `rqps run` command line as it is (`rqps run` replaced by `rqps tests`): the
+    /// options that do not change the steps (the target or server, the client's threads and
+    /// CPUs, where results go) are accepted and left unused.
     Tests(TestsArgs),
     /// Print the table of a stored run (the latest one by default).
     Show(ShowArgs),
@@ -412,8 +417,23 @@ fn command(suite: &dyn Suite) -> clap::Command {
             })
         })
         .mut_subcommand("tests", |c| {
-            keep_about(c, &|c| suite.args(c).after_help(suites_help(width)))
+            keep_about(c, &|c| {
+                with_run_options(suite.args(c)).after_help(suites_help(width))
+            })
         })
+}
+
+/// `tests` with every option of `run` it lacks, hidden: a `run` command
+/// line pasted into `tests` is taken, the options that do not change the
+/// steps left unused.
+fn with_run_options(c: clap::Command) -> clap::Command {
+    let run =
+        crate::engine::registry::augment_args(RunArgs::augment_args(clap::Command::new("run")));
+    let have: Vec<clap::Id> = c.get_arguments().map(|a| a.get_id().clone()).collect();
+    run.get_arguments()
+        .filter(|a| !have.contains(a.get_id()))
+        .cloned()
+        .fold(c, |c, a| c.arg(a.hide(true)))
 }
 
 /// The command shell completion answers from (`COMPLETE=bash rqps -- WORDS`):
@@ -456,6 +476,15 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
     // A habit from the tool the suite reproduces (pgbench's `-c 8`): one
     // line that names rqps's option.
     let cmd = command(chosen);
+    // A script's options before `--`, and the peer's positional words
+    // (`oltp_read_only run`): one line with the command that runs.
+    if takes_suite && let Some(sc) = cmd.find_subcommand(&sub) {
+        let advice = advice::script_words_before_dashes(sc, &sub, argv)
+            .or_else(|| advice::peer_words(chosen, sc, &sub, argv));
+        if let Some(m) = advice {
+            return Err(NotParsed::Usage(m));
+        }
+    }
     if takes_suite && let Some(m) = peer_spellings(argv, chosen, &cmd, &sub) {
         return Err(NotParsed::Usage(m));
     }

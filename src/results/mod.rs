@@ -815,6 +815,12 @@ pub struct LoadStats {
 /// What can go wrong with the results directory, with the path it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    #[error(
+        "--results {} is a file, not a directory: name a directory, which rqps creates, such as `--results {}`",
+        dir.display(),
+        instead.display()
+    )]
+    NotADirectory { dir: PathBuf, instead: PathBuf },
     #[error("results directory {} is not writable: {source}", dir.display())]
     NotWritable {
         dir: PathBuf,
@@ -896,6 +902,24 @@ pub fn check_writable(root: &Path) -> Result<ResultsDir, Error> {
         dir: root.to_path_buf(),
         source,
     };
+    // A file where the directory should be: a name beside it that is free.
+    if root.exists() && !root.is_dir() {
+        let name = root.file_name().unwrap_or_default().to_string_lossy();
+        let instead = (1..)
+            .map(|n| {
+                root.with_file_name(if n == 1 {
+                    format!("{name}-results")
+                } else {
+                    format!("{name}-results-{n}")
+                })
+            })
+            .find(|p| !p.exists() || p.is_dir())
+            .unwrap_or_else(|| PathBuf::from("rqps-results"));
+        return Err(StoreError::NotADirectory {
+            dir: root.to_path_buf(),
+            instead,
+        });
+    }
     std::fs::create_dir_all(root).map_err(not_writable)?;
     let probe = root.join(".rqps-write-test");
     std::fs::write(&probe, b"ok").map_err(not_writable)?;

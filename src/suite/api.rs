@@ -42,6 +42,19 @@ pub struct PeerFlag {
     pub instead: &'static str,
 }
 
+/// A word of the reference tool's command line that rqps spells as an
+/// option: sysbench's script names (`oltp_read_only`) and its commands
+/// (`prepare`, `run`, `cleanup`), which rqps runs in one command.
+#[derive(Clone, Copy, Debug)]
+pub struct PeerWord {
+    /// As the peer spells it (`oltp_read_only`; a path or `.lua` after it
+    /// is taken too).
+    pub word: &'static str,
+    /// rqps's options that do the same (`--tests read-only_range=100`);
+    /// empty for a word rqps needs nothing for (`run`).
+    pub instead: &'static str,
+}
+
 /// The pointer for a command line that uses any of `flags`: one line naming
 /// every such flag of the peer's and what to write instead, all at once
 /// (`-c 8 -T 10 are pgbench's spellings: rqps takes --clients 8 --time 10`).
@@ -182,6 +195,9 @@ pub trait Workload: Sync + 'static {
     /// The reference tool's name and the flags of it that rqps spells
     /// otherwise (see [`PeerFlag`]). Default: none.
     const PEER: (&'static str, &'static [PeerFlag]) = ("", &[]);
+    /// The words of the reference tool's command line that rqps spells as
+    /// options (see [`PeerWord`]). Default: none.
+    const PEER_WORDS: &'static [PeerWord] = &[];
     /// Its options that other suites spell otherwise, by what they do
     /// (long names): `(Role::Clients, "threads")`. Every suite names its
     /// clients' option.
@@ -336,6 +352,11 @@ pub trait Suite: Sync {
     fn peer(&self) -> (&'static str, &'static [PeerFlag]) {
         ("", &[])
     }
+    /// The reference tool's words that rqps spells as options
+    /// ([`Workload::PEER_WORDS`]).
+    fn peer_words(&self) -> &'static [PeerWord] {
+        &[]
+    }
 }
 
 /// A suite's checked parameters, ready to run.
@@ -483,6 +504,10 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn peer(&self) -> (&'static str, &'static [PeerFlag]) {
         W::PEER
+    }
+
+    fn peer_words(&self) -> &'static [PeerWord] {
+        W::PEER_WORDS
     }
 
     fn check_option(&self, key: &str, value: &toml::Value) -> Result<(), crate::error::Error> {

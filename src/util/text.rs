@@ -112,7 +112,9 @@ pub fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
     out
 }
 
-/// The words of `text`, each with the spaces before it.
+/// The words of `text`, each with the spaces before it. A command in
+/// backquotes (`` `rqps run --tests x` ``) is one word, so that a line never
+/// breaks inside it where it fits a line.
 fn words(text: &str) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
     let mut rest = text;
@@ -123,7 +125,14 @@ fn words(text: &str) -> Vec<(&str, &str)> {
         if after.is_empty() {
             break;
         }
-        let end = after.find(' ').unwrap_or(after.len());
+        let mut end = after.find(' ').unwrap_or(after.len());
+        // An open backquote: the word runs to the space after its close.
+        if after[..end].matches('`').count() % 2 == 1
+            && let Some(close) = after[end..].find('`')
+        {
+            let close = end + close + 1;
+            end = after[close..].find(' ').map_or(after.len(), |e| close + e);
+        }
         out.push((if gap.is_empty() { " " } else { gap }, &after[..end]));
         rest = &after[end..];
     }
@@ -165,6 +174,11 @@ mod tests {
         assert_eq!(lines[1], "  index_merge=on,");
         assert_eq!(lines.concat().replace(' ', ""), long.replace(' ', ""));
         assert_eq!(wrap("", 10, "x", "y"), ["x"]);
+        // A command in backquotes is not broken where it fits a line.
+        assert_eq!(
+            wrap("run it: `rqps run --tests a`, then", 22, "", ""),
+            ["run it:", "`rqps run --tests a`,", "then"]
+        );
         // The text's own indent stays on its first line.
         assert_eq!(wrap("   ab cd", 6, "", " "), ["   ab", " cd"]);
     }

@@ -9,6 +9,7 @@
 use crate::error::usage;
 pub mod catalog;
 pub mod compat;
+mod connect;
 pub mod event;
 pub mod ignorable;
 pub mod load;
@@ -163,6 +164,63 @@ const SYSBENCH_FLAGS: &[PeerFlag] = &[
     peer("--pgsql-host", true, DB_URL),
 ];
 
+/// sysbench's scripts by name, as its users run them (`sysbench
+/// oltp_read_only run`), and the tests that measure the same statements at
+/// the scripts' default sizes; its commands, which `rqps run` runs in one.
+const SYSBENCH_WORDS: &[crate::suite::api::PeerWord] = {
+    use crate::suite::api::PeerWord as W;
+    &[
+        W {
+            word: "oltp_point_select",
+            instead: "--tests point-query",
+        },
+        W {
+            word: "oltp_read_only",
+            instead: "--tests read-only_range=100",
+        },
+        W {
+            word: "oltp_read_write",
+            instead: "--tests read-write_range=100",
+        },
+        W {
+            word: "oltp_write_only",
+            instead: "--tests write-only",
+        },
+        W {
+            word: "oltp_update_index",
+            instead: "--tests update-index",
+        },
+        W {
+            word: "oltp_update_non_index",
+            instead: "--tests update-nonindex",
+        },
+        W {
+            word: "oltp_insert",
+            instead: "--tests insert",
+        },
+        W {
+            word: "oltp_delete",
+            instead: "--tests delete",
+        },
+        W {
+            word: "select_random_points",
+            instead: "--tests random-points_range=10",
+        },
+        W {
+            word: "prepare",
+            instead: "",
+        },
+        W {
+            word: "run",
+            instead: "",
+        },
+        W {
+            word: "cleanup",
+            instead: "",
+        },
+    ]
+};
+
 const DB_URL: &str = "rqps names the server in one URL: --target mysql://user@host:port/db or postgres://user@host:port/db (or --server KIND for a throwaway one)";
 
 const fn peer(flag: &'static str, value: bool, instead: &'static str) -> PeerFlag {
@@ -175,6 +233,7 @@ const fn peer(flag: &'static str, value: bool, instead: &'static str) -> PeerFla
 
 impl Workload for Sysbench {
     const PEER: (&'static str, &'static [PeerFlag]) = ("sysbench", SYSBENCH_FLAGS);
+    const PEER_WORDS: &'static [crate::suite::api::PeerWord] = SYSBENCH_WORDS;
     const NAME: &'static str = "sysbench";
     const ABOUT: &'static str = "the sysbench microbenchmarks: point queries, range queries with and without aggregation, writes";
     const SPLITS: bool = true;
@@ -252,6 +311,11 @@ impl Workload for Sysbench {
         if let Some(path) = &o.script {
             if common.part.is_some() {
                 return Err(usage("--part does not split a --script run"));
+            }
+            // sysbench's --mysql-host and the like: in sysbench they set the
+            // connection, which rqps takes from --target.
+            if let Some(m) = connect::hint(o.script_args.as_deref().unwrap_or_default()) {
+                return Err(usage(m));
             }
             p.script = Some(lua::check(&lua::Inputs {
                 path,

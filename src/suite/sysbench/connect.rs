@@ -1,0 +1,134 @@
+//! sysbench's connection options on a script's command line
+//! (`-- --mysql-host=127.0.0.1 --mysql-port=3307`): rqps connects a script
+//! to the server of `--target` (or `--server`), so they are answered with
+//! the URL that says the same, the password left to `--password-file` or the
+//! environment.
+
+/// sysbench's connection options, each driver's: (option as keyed, `_` for
+/// `-`), with the URL scheme it belongs to.
+const OPTIONS: &[(&str, &str)] = &[
+    ("mysql_host", "mysql"),
+    ("mysql_port", "mysql"),
+    ("mysql_user", "mysql"),
+    ("mysql_password", "mysql"),
+    ("mysql_db", "mysql"),
+    ("mysql_socket", "mysql"),
+    ("pgsql_host", "postgres"),
+    ("pgsql_port", "postgres"),
+    ("pgsql_user", "postgres"),
+    ("pgsql_password", "postgres"),
+    ("pgsql_db", "postgres"),
+    ("db_driver", ""),
+];
+
+/// The connection options among a script's `args` (`--name=value`), as
+/// keyed (`mysql_host`) with their values, in order.
+fn given(args: &[String]) -> Vec<(String, String)> {
+    args.iter()
+        .filter_map(|a| {
+            let (name, value) = a.strip_prefix("--")?.split_once('=').unwrap_or((a, ""));
+            let key = name.trim_start_matches('-').replace('-', "_");
+            OPTIONS
+                .iter()
+                .any(|(o, _)| *o == key)
+                .then(|| (key, value.to_string()))
+        })
+        .collect()
+}
+
+/// One line for a script command line that gives sysbench's connection
+/// options: they are not rqps's, and the `--target` URL that says the same
+/// (sysbench's defaults where one is not given: user and database
+/// `sbtest`, the driver's port). `None` when `args` give none.
+pub fn hint(args: &[String]) -> Option<String> {
+    let given = given(args);
+    if given.is_empty() {
+        return None;
+    }
+    let get = |k: &str| {
+        given
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    let pg = get("db_driver").is_some_and(|d| d == "pgsql")
+        || given.iter().any(|(n, _)| n.starts_with("pgsql_"));
+    let (scheme, d, port) = if pg {
+        ("postgres", "pgsql", "5432")
+    } else {
+        ("mysql", "mysql", "3306")
+    };
+    let user = get(&format!("{d}_user")).unwrap_or_else(|| "sbtest".into());
+    let db = get(&format!("{d}_db")).unwrap_or_else(|| "sbtest".into());
+    let url = match get("mysql_socket").filter(|_| !pg) {
+        Some(socket) => format!("{scheme}://{user}@/{db}?socket={socket}"),
+        None => {
+            let host = get(&format!("{d}_host")).unwrap_or_else(|| "localhost".into());
+            let port = get(&format!("{d}_port")).unwrap_or_else(|| port.into());
+            format!("{scheme}://{user}@{host}:{port}/{db}")
+        }
+    };
+    let shown: Vec<String> = given
+        .iter()
+        .map(|(n, v)| {
+            let n = n.replace('_', "-");
+            if n.ends_with("password") {
+                format!("--{n}=...")
+            } else if v.is_empty() {
+                format!("--{n}")
+            } else {
+                format!("--{n}={v}")
+            }
+        })
+        .collect();
+    let password = if given.iter().any(|(n, _)| n.ends_with("_password")) {
+        format!(
+            "; its password from --password-file FILE or ${}, never on the command line",
+            if pg { "PGPASSWORD" } else { "MYSQL_PWD" }
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}: rqps connects a script to the server of --target (or --server), not through sysbench's connection options: leave {} out and give `--target {url}` before --{password}",
+        shown.join(" "),
+        if shown.len() > 1 { "them" } else { "it" }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn sysbench_s_connection_options_are_answered_with_the_target_url() {
+        let m = hint(&words(
+            "--mysql-host=127.0.0.1 --mysql-port=3307 --mysql-user=root --tables=2 run",
+        ))
+        .unwrap();
+        assert!(
+            m.starts_with("--mysql-host=127.0.0.1 --mysql-port=3307 --mysql-user=root: ")
+                && m.contains("`--target mysql://root@127.0.0.1:3307/sbtest`"),
+            "{m}"
+        );
+        let m = hint(&words("--db-driver=pgsql --pgsql-password=secret run")).unwrap();
+        assert!(
+            m.contains("`--target postgres://sbtest@localhost:5432/sbtest`")
+                && m.contains("$PGPASSWORD")
+                && !m.contains("secret"),
+            "{m}"
+        );
+        let m = hint(&words("--mysql-socket=/run/mysqld.sock --mysql-db=x")).unwrap();
+        assert!(
+            m.contains("`--target mysql://sbtest@/x?socket=/run/mysqld.sock`"),
+            "{m}"
+        );
+        assert!(hint(&words("--tables=2 run")).is_none());
+    }
+}
