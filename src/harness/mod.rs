@@ -82,7 +82,12 @@ pub struct Ui {
     busy_said: std::sync::atomic::AtomicBool,
     /// The bars drawn now: lines are printed through it.
     bars: indicatif::MultiProgress,
+    /// Where lines go instead of standard error (tests).
+    sink: Option<Sink>,
 }
+
+/// Where a [`Ui`]'s lines go instead of standard error.
+type Sink = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The width of progress and result lines when standard error is not a
 /// terminal and `$COLUMNS` is not set.
@@ -117,7 +122,10 @@ impl Ui {
             .lines()
             .map(|l| crate::util::text::wrapped(l, width, "", &rest))
             .collect::<String>();
-        self.bars.suspend(|| eprint!("{text}"));
+        self.bars.suspend(|| match &self.sink {
+            Some(sink) => sink(&text),
+            None => eprint!("{text}"),
+        });
     }
 
     pub fn say(&self, line: &str) {
@@ -652,6 +660,97 @@ mod tests {
                 errors: 0,
             })
             .collect()
+    }
+
+    /// A terminal that records what is drawn on it, and the lines a
+    /// [`Ui`] prints, in order.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl Screen {
+        fn log(&self, s: String) {
+            self.0.lock().unwrap().push(s);
+        }
+    }
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            100
+        }
+        fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+            self.log(format!("up {n}"));
+            Ok(())
+        }
+        fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+            self.log(format!("down {n}"));
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.log(format!("line {s}"));
+            Ok(())
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            if !s.is_empty() {
+                self.log(format!("text {s}"));
+            }
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.log("clear".into());
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A warning while a bar is drawn: the bar's line is cleared first, so
+    /// the warning starts a line of its own (it was printed after the bar,
+    /// on its line), wrapped to the terminal's width.
+    #[test]
+    fn a_warning_never_lands_on_a_bar() {
+        let screen = Screen::default();
+        let printed = screen.clone();
+        let ui = Ui {
+            bars: indicatif::MultiProgress::with_draw_target(
+                indicatif::ProgressDrawTarget::term_like(Box::new(screen.clone())),
+            ),
+            sink: Some(std::sync::Arc::new(move |t: &str| {
+                printed.log(format!("print {t}"))
+            })),
+            ..Ui::default()
+        };
+        let bar = ui.bar(100, "load".into(), "{prefix:>28} [{bar:30}] {msg}");
+        bar.set_position(40);
+        bar.tick();
+        ui.warn(&"load: the machine was not idle ".repeat(10));
+        let log = screen.0.lock().unwrap().clone();
+        let warn_at = log.iter().position(|e| e.contains("warning:")).unwrap();
+        // The bar's last drawing before the warning.
+        let bar_at = log[..warn_at]
+            .iter()
+            .rposition(|e| e.contains("[====") || e.starts_with("text  "))
+            .unwrap();
+        // Since the bar was last drawn, its line was cleared.
+        assert!(
+            log[bar_at..warn_at].iter().any(|e| e == "clear"),
+            "{log:#?}"
+        );
+        let warning = &log[warn_at];
+        assert!(
+            warning
+                .trim_start_matches("print ")
+                .lines()
+                .all(|l| l.chars().count() <= ui.width()),
+            "{warning}"
+        );
+        bar.finish_and_clear();
     }
 
     #[test]
