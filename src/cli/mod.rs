@@ -621,7 +621,11 @@ pub fn main() -> i32 {
             .map_err(crate::error::failed),
         Cmd::Runs(a) => runs::runs(&a),
         Cmd::Completions(a) => shell::completions(&a),
-        Cmd::Man(a) => shell::man(&a, command(suite::registry()[0])),
+        // The examples one line each: the page lays them out itself.
+        Cmd::Man(a) => shell::man(
+            &a,
+            command(suite::registry()[0]).after_help(examples(usize::MAX)),
+        ),
     };
     // A second signal is ending the process: its thread exits once the
     // throwaway servers are killed and their files removed, not before.

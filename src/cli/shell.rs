@@ -342,8 +342,6 @@ fn all_pages(cmd: &Command, path: Vec<String>, out: &mut Vec<(Vec<String>, Comma
 /// `cmd` (the CLI's, with the first suite's options) as man pages render
 /// it: built, without help subcommands, the engine cache by rule.
 fn man_command(cmd: Command) -> Command {
-    // The examples one line each: the page lays them out itself.
-    let cmd = cmd.after_help(super::examples(usize::MAX));
     let mut cmd = without_help_subcommands(cmd).mut_subcommand("engine", |c| {
         c.mut_subcommand("install", |c| {
             let long = c

@@ -406,7 +406,7 @@ impl Probe {
             ) {
                 Ok(b) => Some(mb(b)),
                 Err(why) => {
-                    unavailable.push(why);
+                    unavailable.push(why.to_string());
                     None
                 }
             }

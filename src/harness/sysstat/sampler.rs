@@ -543,17 +543,33 @@ pub fn tree_usage(procs: &[PidStat], roots: &[u32], page_size: u64) -> Option<Pr
     Some(u)
 }
 
+/// Why the memory of a server's process tree could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MemError {
+    #[error("server memory: pids {0:?} not running")]
+    NotRunning(Vec<u32>),
+    #[error("server memory: no Pss in {}", .0.display())]
+    NoPss(PathBuf),
+    #[error(
+        "server memory: cannot read {}: {source} (rqps may read it when it runs as the server's user or as root)",
+        path.display()
+    )]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The memory of the process tree of `roots` now: its proportional set
 /// sizes summed (`/proc/<pid>/smaps_rollup`), so memory its processes share
 /// (PostgreSQL's shared buffers, mapped by every backend) counts once, as
-/// long as every process that maps it is in the tree. Err: why not (a
-/// process whose smaps rqps's user may not read: the server's user or root
-/// may; none of the roots running).
-pub fn tree_pss_bytes(proc_root: &Path, roots: &[u32]) -> Result<u64, String> {
+/// long as every process that maps it is in the tree.
+pub fn tree_pss_bytes(proc_root: &Path, roots: &[u32]) -> Result<u64, MemError> {
     let procs = scan_processes(proc_root);
     let members = descendants(&procs, roots);
     if members.is_empty() {
-        return Err(format!("server memory: pids {roots:?} not running"));
+        return Err(MemError::NotRunning(roots.to_vec()));
     }
     let mut total = 0u64;
     for pid in members {
@@ -561,16 +577,11 @@ pub fn tree_pss_bytes(proc_root: &Path, roots: &[u32]) -> Result<u64, String> {
         match std::fs::read_to_string(&path) {
             Ok(text) => match procfs::parse_smaps_rollup_pss_kb(&text) {
                 Some(kb) => total = total.saturating_add(kb.saturating_mul(1024)),
-                None => return Err(format!("server memory: no Pss in {}", path.display())),
+                None => return Err(MemError::NoPss(path)),
             },
             // A backend that ended since the scan holds no memory.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(format!(
-                    "server memory: cannot read {}: {e} (rqps may read it when it runs as the server's user or as root)",
-                    path.display()
-                ));
-            }
+            Err(source) => return Err(MemError::Unreadable { path, source }),
         }
     }
     Ok(total)

@@ -4,21 +4,20 @@
 //! the URL that says the same, the password left to `--password-file` or the
 //! environment.
 
-/// sysbench's connection options, each driver's: (option as keyed, `_` for
-/// `-`), with the URL scheme it belongs to.
-const OPTIONS: &[(&str, &str)] = &[
-    ("mysql_host", "mysql"),
-    ("mysql_port", "mysql"),
-    ("mysql_user", "mysql"),
-    ("mysql_password", "mysql"),
-    ("mysql_db", "mysql"),
-    ("mysql_socket", "mysql"),
-    ("pgsql_host", "postgres"),
-    ("pgsql_port", "postgres"),
-    ("pgsql_user", "postgres"),
-    ("pgsql_password", "postgres"),
-    ("pgsql_db", "postgres"),
-    ("db_driver", ""),
+/// sysbench's connection options, each driver's, as keyed (`_` for `-`).
+const OPTIONS: &[&str] = &[
+    "mysql_host",
+    "mysql_port",
+    "mysql_user",
+    "mysql_password",
+    "mysql_db",
+    "mysql_socket",
+    "pgsql_host",
+    "pgsql_port",
+    "pgsql_user",
+    "pgsql_password",
+    "pgsql_db",
+    "db_driver",
 ];
 
 /// The connection options among a script's `args` (`--name=value`), as
@@ -29,8 +28,7 @@ fn given(args: &[String]) -> Vec<(String, String)> {
             let (name, value) = a.strip_prefix("--")?.split_once('=').unwrap_or((a, ""));
             let key = name.trim_start_matches('-').replace('-', "_");
             OPTIONS
-                .iter()
-                .any(|(o, _)| *o == key)
+                .contains(&key.as_str())
                 .then(|| (key, value.to_string()))
         })
         .collect()
@@ -55,19 +53,20 @@ pub fn hint(args: &[String]) -> Option<String> {
     };
     let pg = get("db_driver").is_some_and(|d| d == "pgsql")
         || given.iter().any(|(n, _)| n.starts_with("pgsql_"));
+    // The URL scheme of the driver's server, its options' prefix and port.
     let (scheme, d, port) = if pg {
-        ("postgres", "pgsql", "5432")
+        ("postgres://", "pgsql_", "5432")
     } else {
-        ("mysql", "mysql", "3306")
+        ("mysql://", "mysql_", "3306")
     };
-    let user = get(&format!("{d}_user")).unwrap_or_else(|| "sbtest".into());
-    let db = get(&format!("{d}_db")).unwrap_or_else(|| "sbtest".into());
+    let user = get(&format!("{d}user")).unwrap_or_else(|| "sbtest".into());
+    let db = get(&format!("{d}db")).unwrap_or_else(|| "sbtest".into());
     let url = match get("mysql_socket").filter(|_| !pg) {
-        Some(socket) => format!("{scheme}://{user}@/{db}?socket={socket}"),
+        Some(socket) => format!("{scheme}{user}@/{db}?socket={socket}"),
         None => {
-            let host = get(&format!("{d}_host")).unwrap_or_else(|| "localhost".into());
-            let port = get(&format!("{d}_port")).unwrap_or_else(|| port.into());
-            format!("{scheme}://{user}@{host}:{port}/{db}")
+            let host = get(&format!("{d}host")).unwrap_or_else(|| "localhost".into());
+            let port = get(&format!("{d}port")).unwrap_or_else(|| port.into());
+            format!("{scheme}{user}@{host}:{port}/{db}")
         }
     };
     let shown: Vec<String> = given
