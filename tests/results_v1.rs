@@ -8,8 +8,11 @@
 //! all five for issue 27's: the summary's verdicts, and the summary records
 //! of the CSV and TSV; report.txt, .md, .json and compare.txt for issue 38's:
 //! a verdict from a busy machine marked `!` and not coloured, and said on
-//! top and in the gate's line. The terminal report is the `--full` one, as
-//! the old binary printed every section).
+//! top and in the gate's line; report.txt, .md and the show-*.txt for issue
+//! 57's: the significant changes after the summary, the answer again at the
+//! end, lines within 120 columns, the server's own memory column). The
+//! terminal report is the `--full` one, as the old binary printed every
+//! section).
 
 mod common;
 use common::{rqps, text};
