@@ -93,3 +93,40 @@ fn pgbench_report_is_unchanged_in_every_format() {
 fn dbbench_report_is_unchanged_in_every_format() {
     every_format("dbbench");
 }
+
+/// TPC-C's answer carries what makes tpmC comparable: warehouses,
+/// terminals, keying (and efficiency only when keying is on), with the
+/// durability settings; the other TPC-C sections stay behind --section.
+#[test]
+fn tpcc_s_answer_carries_its_warehouses_terminals_and_keying() {
+    use export::Exporter as _;
+    let r = report("tpcc");
+    let answer = export::term::Term {
+        colour: false,
+        view: export::View::Answer,
+    }
+    .render(&r);
+    let context = answer
+        .split("TPC-C context (what makes tpmC comparable)\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no TPC-C context in the answer:\n{answer}"));
+    let header = context.lines().nth(1).unwrap();
+    for column in [
+        "warehouses",
+        "terminals",
+        "keying",
+        "isolation",
+        "consistency",
+        "tpmC",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    // No keying in the fixture: efficiency against the keyed rate says nothing.
+    assert!(!header.contains("efficiency"), "{header}");
+    assert!(context.contains("Keying and think times are off (--keying turns them on)"));
+    assert!(context.contains("journal_mode=wal"), "{context}");
+    assert!(!answer.contains("TPC-C transactions (retries"), "{answer}");
+    for l in answer.lines() {
+        assert!(l.chars().count() <= 120, "{l}");
+    }
+}

@@ -194,7 +194,7 @@ impl ProbeContext {
             }
         };
         if embedded {
-            unavailable.push("server cpu/o: the embedded engine runs inside rqps, so its CPU is part of client cpu/o".into());
+            unavailable.push("server cpu/o and mem: the embedded engine runs inside rqps, so its CPU is part of client cpu/o and its memory is rqps's".into());
         } else if server_pids.is_empty() {
             unavailable.push(
                 "server cpu/o and memory: the server process was not found on this host (pass --server-pid)".into(),
