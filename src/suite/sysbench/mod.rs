@@ -89,6 +89,12 @@ pub struct Options {
     /// Sleep budget of the settle step after the load and after the write tests.
     #[arg(long, value_name = "S")]
     pub settle_secs: Option<Secs>,
+    /// Events (transactions) each measured test completes, all its threads together, as
+    /// sysbench's --events: a test ends at its events or at --read-secs/--write-secs, whichever
+    /// comes first; with --read-secs 0 --write-secs 0 (sysbench's --time=0) at its events alone.
+    /// Warm-up steps keep their time.
+    #[arg(long, value_name = "N")]
+    pub events: Option<u64>,
     /// Distribution of ids, as sysbench's --rand-type: uniform (rqps's default, so stored
     /// figures keep their meaning; sysbench 1.0.20's default is special), special, gaussian,
     /// pareto, zipfian. update-zipf is always zipfian.
@@ -149,11 +155,6 @@ const SYSBENCH_FLAGS: &[PeerFlag] = &[
     peer("--db-ps-mode", true, "--ps-mode {}"),
     peer("--mysql_storage_engine", true, "--mysql-storage-engine {}"),
     peer(
-        "--events",
-        true,
-        "rqps has no --events: each test is measured for a time (--read-secs, --write-secs)",
-    ),
-    peer(
         "--report-interval",
         true,
         "rqps has no --report-interval: it shows a progress line while a test runs and stores each test's per-second figures",
@@ -201,6 +202,7 @@ impl Workload for Sysbench {
         "table_size",
         "read_secs",
         "write_secs",
+        "events",
         "rand_type",
         "rand_spec_iter",
         "rand_spec_pct",
@@ -235,6 +237,8 @@ impl Workload for Sysbench {
         set(&mut p.warmup_secs, o.warmup_secs);
         set(&mut p.warm_secs, o.warm_secs);
         set(&mut p.settle_secs, o.settle_secs);
+        // sysbench's 0: no event bound.
+        p.events = o.events.filter(|&n| n > 0);
         if let Some(r) = &o.rand_type {
             p.rand_type = r.parse()?;
         }
@@ -360,6 +364,11 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
             lower(serde_json::json!(p.ps_mode)),
             p.estimate_secs(&steps)
         );
+        if let Some(n) = p.events {
+            out.push_str(&format!(
+                "each test ends at {n} events or at its time, whichever comes first (0 s: no time limit)\n"
+            ));
+        }
         out.push_str(&format!(
             "{:<30} {:<10} {:>7}  reported\n",
             "test", "group", "secs"

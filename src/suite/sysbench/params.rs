@@ -24,6 +24,12 @@ pub struct SysbenchParams {
     pub warmup_secs: f64,
     /// Sleep budget of the settle step after the load and the write block.
     pub settle_secs: f64,
+    /// Events each measured test completes, all threads together
+    /// (sysbench's `--events`), at most: the test ends at them or at its
+    /// time, whichever first (its events alone when its time is 0). `None`:
+    /// time alone; null in results stored before it existed.
+    #[serde(default)]
+    pub events: Option<u64>,
     /// The distribution of ids (`--rand-type`): rqps's default is uniform,
     /// sysbench 1.0.20's is special.
     pub rand_type: SbRandType,
@@ -79,6 +85,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             warm_secs: warm,
             warmup_secs: warmup,
             settle_secs: settle,
+            events: None,
             rand_type: SbRandType::Uniform,
             rand: SbRandParams::default(),
             rand_seed: 0,
@@ -169,8 +176,10 @@ impl SysbenchParams {
                 )));
             }
         }
-        if self.read_secs == 0.0 || self.write_secs == 0.0 {
-            return Err(usage("--read-secs and --write-secs must be more than 0"));
+        if (self.read_secs == 0.0 || self.write_secs == 0.0) && self.events.is_none() {
+            return Err(usage(
+                "--read-secs and --write-secs must be more than 0, or 0 with --events N (each test then ends at its N events, as sysbench's --time=0)",
+            ));
         }
         if self.tests.is_empty() {
             return Ok(catalog::order(self.list));
