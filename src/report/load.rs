@@ -348,11 +348,16 @@ fn info(name: &str, runs: &[&RunDoc]) -> TargetInfo {
 
 /// The run parameters that describe the workload (the seed and the test and
 /// thread selection left out: they differ without making results unequal).
-fn params_map(r: &RunDoc) -> BTreeMap<String, String> {
+fn params_map(r: &RunDoc, workloads: &[WorkloadKeys]) -> BTreeMap<String, String> {
+    let recorded = workloads
+        .iter()
+        .find(|w| w.suite == r.suite)
+        .map_or(&[][..], |w| w.recorded);
     let mut m = BTreeMap::new();
     if let Some(o) = r.params.as_object() {
         for (k, v) in o {
-            if ["seed", "tests", "threads"].contains(&k.as_str()) {
+            if ["seed", "tests", "threads"].contains(&k.as_str()) || recorded.contains(&k.as_str())
+            {
                 continue;
             }
             let s = match v {
@@ -487,8 +492,25 @@ fn engine_label(r: &RunDoc) -> String {
     format!("{} {}", r.engine.name, r.engine.version)
 }
 
+/// A name's latest run that measured something (a run of commands alone,
+/// a script's `prepare` or `cleanup`, is not what its tests ran in), else
+/// its latest.
+fn last_measured<'a>(runs: &[&'a RunDoc]) -> &'a RunDoc {
+    runs.iter()
+        .rev()
+        .find(|r| r.measures)
+        .or(runs.last())
+        .copied()
+        .expect("a name has runs")
+}
+
 /// The base's latest run against the target's latest run.
-fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
+fn differences(
+    target: &str,
+    base: &RunDoc,
+    other: &RunDoc,
+    workloads: &[WorkloadKeys],
+) -> Differences {
     let (config_base_only, config_target_only) =
         compare::diff_lines(config_lines(base), config_lines(other));
     let settings = compare::diff_maps(&base.settings, &other.settings);
@@ -506,7 +528,7 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
         settings,
         config_base_only,
         config_target_only,
-        params: compare::diff_maps(&params_map(base), &params_map(other)),
+        params: compare::diff_maps(&params_map(base, workloads), &params_map(other, workloads)),
         host: compare::diff_maps(&host_map(base), &host_map(other)),
     }
 }
@@ -514,6 +536,24 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
 /// The stored parameters rqps adds to every run that change what serves
 /// the work: CPU budgets and TLS (engine options are their kinds' keys).
 const ADDED_TREATMENTS: [&str; 3] = ["server_cpus", "client_cpus", "tls"];
+
+/// The stored parameters that make an experiment of `suite`
+/// ([`experiment_differences`]): its workload, its own treatments, what
+/// rqps adds and the engine kinds' options.
+pub fn experiment_keys<'a>(
+    suite: &str,
+    workloads: &'a [WorkloadKeys],
+    engines: &'a EngineKeys,
+) -> Vec<&'a str> {
+    let w = workloads.iter().find(|w| w.suite == suite);
+    w.map_or(&[][..], |w| w.params)
+        .iter()
+        .chain(w.map_or(&[][..], |w| w.treatments))
+        .copied()
+        .chain(ADDED_TREATMENTS)
+        .chain(engines.options.iter().copied())
+        .collect()
+}
 
 /// Where `new` is not the same experiment as `stored`, two runs of one
 /// suite under one name: its engine and version, its engine's fairness
@@ -583,7 +623,7 @@ pub fn experiment_differences(
             .chain(ADDED_TREATMENTS)
             .chain(engine_options)
             .collect();
-        for d in compare::diff_maps(&params_map(stored), &params_map(new)) {
+        for d in compare::diff_maps(&params_map(stored, workloads), &params_map(new, workloads)) {
             if treatments.contains(&d.name.as_str()) && !named.contains(&d.name) {
                 out.push(ValueDiff {
                     name: format!("parameter {}", d.name),
@@ -603,6 +643,36 @@ pub fn differences_text(d: &[ValueDiff]) -> String {
         .map(|d| format!("{} {} → {}", d.name, v(&d.base), v(&d.target)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// [`differences_text`] in at most about `width` characters: each value
+/// without the words both share (a script's options: the ones that differ
+/// alone), each cut to its share with `…`, and at most three differences,
+/// then how many more.
+pub fn differences_brief(d: &[ValueDiff], width: usize) -> String {
+    const NAMED: usize = 3;
+    let shown = d.len().min(NAMED);
+    let more = d.len() - shown;
+    let share = (width / shown.max(1)).saturating_sub(8).max(12);
+    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+    let mut parts: Vec<String> = d[..shown]
+        .iter()
+        .map(|d| {
+            let (b, t) = (v(&d.base), v(&d.target));
+            let (b, t) = crate::report::model::without_shared_words(&b, &t);
+            let each = share.saturating_sub(d.name.chars().count() + 3) / 2;
+            format!(
+                "{} {} → {}",
+                d.name,
+                crate::report::model::cut(&b, each.max(6)),
+                crate::report::model::cut(&t, each.max(6))
+            )
+        })
+        .collect();
+    if more > 0 {
+        parts.push(format!("and {more} more"));
+    }
+    parts.join(", ")
 }
 
 /// [`repeat_warnings`] of every name in `names`, in that order.
@@ -626,10 +696,14 @@ fn repeat_warnings(
     out: &mut Vec<String>,
 ) {
     for (i, r) in runs.iter().enumerate() {
-        // Runs of another suite under the name are no repeats of these.
-        let Some(last) = runs.iter().rev().find(|x| x.suite == r.suite) else {
+        // Runs of another suite under the name are no repeats of these, nor
+        // is a run that measured nothing (a script's `prepare`).
+        let Some(last) = runs.iter().rev().find(|x| x.suite == r.suite && x.measures) else {
             continue;
         };
+        if !r.measures {
+            continue;
+        }
         if std::ptr::eq(*last, *r) || runs[..i].iter().any(|x| x.run_id == r.run_id) {
             continue;
         }
@@ -781,13 +855,13 @@ fn build_in(
         )));
     }
 
-    let base_last = *base_runs.last().expect("the base has runs");
+    let base_last = last_measured(&base_runs);
     let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(runs, t))).collect();
     let differences = targets
         .iter()
         .map(|t| {
-            let last = *runs_of(runs, t).last().expect("a target has runs");
-            differences(t, base_last, last)
+            let last = last_measured(&runs_of(runs, t));
+            differences(t, base_last, last, &opts.workloads)
         })
         .collect();
     let flame_graphs = crate::report::profile::flame_sets(runs, &opts.base, &targets);
@@ -1249,7 +1323,7 @@ mod tls_tests {
             "c",
             serde_json::json!({"profile": "ci", "tls": "TLSv1.2 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}),
         );
-        let d = differences("b", &plain, &tls13);
+        let d = differences("b", &plain, &tls13, &[]);
         assert_eq!(d.params.len(), 1, "{:?}", d.params);
         assert_eq!(d.params[0].name, "tls");
         assert_eq!(d.params[0].base, None);
@@ -1257,10 +1331,10 @@ mod tls_tests {
             d.params[0].target.as_deref(),
             Some("TLSv1.3 TLS13_AES_256_GCM_SHA384")
         );
-        let d = differences("c", &tls13, &tls12);
+        let d = differences("c", &tls13, &tls12, &[]);
         assert_eq!(d.params.len(), 1);
         assert_eq!(d.params[0].name, "tls");
-        assert!(differences("a", &plain, &plain).params.is_empty());
+        assert!(differences("a", &plain, &plain, &[]).params.is_empty());
     }
 }
 
@@ -1283,6 +1357,7 @@ mod workload_tests {
         suite: "s",
         params: &["rows", "secs", "tests"],
         treatments: &["ps_mode"],
+        recorded: &[],
     }];
 
     #[test]

@@ -676,9 +676,39 @@ pub struct RunDoc {
     pub merged_from: Vec<PartInfo>,
     #[serde(default)]
     pub tests: Vec<TestResult>,
+    /// Whether the run measures anything: false for a run of commands
+    /// alone (a sysbench script's `prepare` or `cleanup`), which a name's
+    /// repeats neither count nor are compared with.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub measures: bool,
+    /// What the run did besides its measured tests, in order: a script's
+    /// `prepare`, `cleanup` and its other commands, each as it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandRun>,
     /// The rqps process writing the run (absent in runs stored before it was).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub owner: Option<Owner>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
+}
+
+/// A command a run ran besides its measured tests (a sysbench script's
+/// `prepare`, `cleanup`): how long it took, what it sent, how it ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandRun {
+    pub command: String,
+    pub secs: f64,
+    /// Statements it sent (reads, writes and others, as its suite counts them).
+    pub statements: u64,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 /// The rqps process that writes a run: a run it left `running` reads as
@@ -1042,6 +1072,12 @@ impl Store {
 
     pub fn set_load(&mut self, load: LoadStats) -> Result<(), Error> {
         self.doc.load = Some(load);
+        self.write_run(false)
+    }
+
+    /// Records a command the run ran besides its tests.
+    pub fn add_command(&mut self, c: CommandRun) -> Result<(), Error> {
+        self.doc.commands.push(c);
         self.write_run(false)
     }
 

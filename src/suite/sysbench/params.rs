@@ -39,8 +39,10 @@ pub struct SysbenchParams {
     #[serde(flatten)]
     pub rand: SbRandParams,
     /// sysbench's `--rand-seed` the run's streams are: thread i draws what
-    /// sysbench's i-th thread draws with this seed. Given, or made from the
-    /// run's seed; 0 in results stored before it existed.
+    /// sysbench's i-th thread draws with this seed. 0 when none was given
+    /// (the streams' seed is then made from the run's `seed`, recorded but
+    /// not compared: two runs of one command are repeats), and in results
+    /// stored before it existed.
     #[serde(default)]
     pub rand_seed: u32,
     pub ps_mode: PsMode,
@@ -56,10 +58,16 @@ pub struct SysbenchParams {
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
-    /// A sysbench Lua script run instead of the tests (`--script`); stored
-    /// as null without one, so that it is a parameter of every run.
-    #[serde(default)]
+    /// A sysbench Lua script run instead of the tests (`--script`), as it
+    /// ran: recorded with the run (a drawn seed included), not compared
+    /// (`script_line` is); null without one.
+    #[serde(default, rename = "script_plan")]
     pub script: Option<super::lua::ScriptPlan>,
+    /// The script run as its experiment, one short line
+    /// ([`super::script_line`]), stored as `script`; null without one, so
+    /// that it is a parameter of every run.
+    #[serde(default, rename = "script")]
+    pub script_line: Option<String>,
 }
 
 /// A `--rand-seed` made from rqps's 64-bit seed: 31 bits, not 0, so that
@@ -96,6 +104,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             tests: Vec::new(),
             seed: 0,
             script: None,
+            script_line: None,
         }
     };
     Some(match name {

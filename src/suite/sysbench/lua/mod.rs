@@ -410,7 +410,24 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
             }
         } else {
             h.ui.say(&format!("{}: {c}", plan.path));
-            command(plan, &s, c)?;
+            let tally = Arc::new(Mutex::new(Counts::default()));
+            let began = std::time::Instant::now();
+            let r = command(plan, &s, c, &tally);
+            // Recorded as it ran: a name's `prepare` and `cleanup` runs
+            // keep what they did.
+            let statements = tally.lock().map_or(0, |t| t.queries());
+            h.store.add_command(crate::results::CommandRun {
+                command: c.clone(),
+                secs: began.elapsed().as_secs_f64(),
+                statements,
+                status: if r.is_ok() {
+                    crate::results::Status::Ok
+                } else {
+                    crate::results::Status::Failed
+                },
+                reason: r.as_ref().err().map(|e| e.to_string()),
+            })?;
+            r?;
         }
     }
     Ok(end)
@@ -418,10 +435,14 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
 
 /// A command other than `run`: a custom one (on its threads when
 /// parallel), else the global function.
-fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
+fn command(
+    plan: &ScriptPlan,
+    s: &Script,
+    c: &str,
+    tally: &Arc<Mutex<Counts>>,
+) -> Result<(), Error> {
     let threads = plan.max_threads();
     let opt = plan.opt_for(threads);
-    let tally = Arc::new(Mutex::new(Counts::default()));
     let lua = s
         .state(plan, c, rand::Thread::Main, &opt, tally.clone())
         .map_err(|e| command_failed(c, e))?;
@@ -498,7 +519,14 @@ fn run_test(
     call_if_defined(&global, "init").map_err(|e| command_failed("run", e))?;
     let test = test_name(&plan.path);
     let label = format!("{test} t{threads}");
-    let mut r = TestResult::running("sysbench", test, "script", threads, true, "statements/s");
+    let mut r = TestResult::running(
+        "sysbench",
+        test,
+        crate::suite::sysbench::report::SCRIPT_GROUP,
+        threads,
+        true,
+        "statements/s",
+    );
     r.warmup_secs = plan.warmup_secs;
     let result = h.test(label, r, |run| {
         let mut workers = (0..threads)
