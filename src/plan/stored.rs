@@ -369,3 +369,66 @@ pub fn merge_parts(dirs: &[PathBuf], results: &Path) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, name: &str, params: Value, measures: bool) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": id, "name": name, "suite": "sysbench",
+            "status": "ok", "started": "2026-12-01T10:00:00Z", "command_line": [], "target": "",
+            "engine": {"name": "mariadb", "version": "10.11"}, "params": params,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "measures": measures,
+            "commands": if measures { serde_json::json!([]) } else {
+                serde_json::json!([{"command": "prepare", "secs": 1.0, "statements": 3, "status": "ok"}])
+            }
+        }))
+        .unwrap()
+    }
+
+    fn params(seed: u64, rand_seed: u32, table_size: u64, script: Option<&str>) -> Value {
+        serde_json::json!({
+            "profile": "ci", "threads": [2], "table_size": table_size, "seed": seed,
+            "rand_seed": rand_seed, "script": script,
+            "script_plan": script.map(|_| serde_json::json!({"seed": seed, "rand_seed": rand_seed})),
+        })
+    }
+
+    #[test]
+    fn repeats_with_drawn_seeds_are_one_line_and_runs_of_commands_alone_another() {
+        let s = Some("oltp_point_select.lua --table-size=100");
+        let runs = vec![
+            run("1", "p", params(1, 0, 100, s), false),
+            // Seeds drawn (a matrix's, or a script's recorded plan) differ.
+            run("2", "p", params(2, 11, 100, s), true),
+            run("3", "p", params(3, 12, 100, s), true),
+            run("4", "q", params(4, 13, 200, None), true),
+        ];
+        let l = lines(&runs);
+        assert_eq!(l.len(), 3, "{l:?}");
+        assert_eq!((l[0].commands_only, l[0].shape.as_str()), (true, "prepare"));
+        assert_eq!(l[1].repeats, 2, "{l:?}");
+        assert_eq!(
+            l[1].shape,
+            "profile=ci threads=2 script=oltp_point_select.lua --table-size=100 table_size=100"
+        );
+        assert!(!l[2].shape.contains("seed"), "{:?}", l[2]);
+        let text = render(&l);
+        assert!(
+            text.contains("  -  ") && text.contains("no test: prepare"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_line_fits_200_columns() {
+        let long = format!("s.lua {}", "--an-option=with-a-long-value ".repeat(12));
+        let l = lines(&[run("1", "p", params(1, 0, 100, Some(&long)), true)]);
+        let text = render(&l);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= MAX_LINE, "{widest}: {text}");
+        assert!(text.contains('…'), "{text}");
+    }
+}

@@ -653,21 +653,41 @@ pub fn differences_brief(d: &[ValueDiff], width: usize) -> String {
     const NAMED: usize = 3;
     let shown = d.len().min(NAMED);
     let more = d.len() - shown;
-    let share = (width / shown.max(1)).saturating_sub(8).max(12);
     let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
-    let mut parts: Vec<String> = d[..shown]
+    let pairs: Vec<(&str, String, String)> = d[..shown]
         .iter()
         .map(|d| {
-            let (b, t) = (v(&d.base), v(&d.target));
-            let (b, t) = crate::report::model::without_shared_words(&b, &t);
-            let each = share.saturating_sub(d.name.chars().count() + 3) / 2;
-            format!(
-                "{} {} → {}",
-                d.name,
-                crate::report::model::cut(&b, each.max(6)),
-                crate::report::model::cut(&t, each.max(6))
-            )
+            let (b, t) = crate::report::model::without_shared_words(&v(&d.base), &v(&d.target));
+            (d.name.as_str(), b, t)
         })
+        .collect();
+    // The widest cap on a value that keeps the whole within `width`: short
+    // values whole, the long ones cut alike.
+    let fixed: usize = pairs
+        .iter()
+        .map(|(n, _, _)| n.chars().count() + 5)
+        .sum::<usize>()
+        + if more > 0 { 12 } else { 0 };
+    let total = |cap: usize| {
+        fixed
+            + pairs
+                .iter()
+                .map(|(_, b, t)| b.chars().count().min(cap) + t.chars().count().min(cap))
+                .sum::<usize>()
+    };
+    let longest = pairs
+        .iter()
+        .map(|(_, b, t)| b.chars().count().max(t.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let cap = (8..=longest.max(8))
+        .rev()
+        .find(|&c| total(c) <= width)
+        .unwrap_or(8);
+    let cut = crate::report::model::cut;
+    let mut parts: Vec<String> = pairs
+        .iter()
+        .map(|(n, b, t)| format!("{n} {} → {}", cut(b, cap), cut(t, cap)))
         .collect();
     if more > 0 {
         parts.push(format!("and {more} more"));
@@ -1310,6 +1330,40 @@ mod tls_tests {
             "tests": []
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_brief_difference_names_the_words_that_differ_in_a_line_s_share() {
+        let d = |name: &str, b: &str, t: &str| ValueDiff {
+            name: name.into(),
+            base: Some(b.into()),
+            target: Some(t.into()),
+        };
+        let line =
+            |o: &str| format!("/usr/share/sysbench/oltp_read_only.lua --tables=2 {o} --time=30");
+        let diffs = vec![
+            d(
+                "parameter script",
+                &line("--table-size=100"),
+                &line("--table-size=200"),
+            ),
+            d("engine", "mariadb 10.11.19", "mariadb 11.4.5"),
+            d("parameter ps_mode", "auto", "disable"),
+            d("setting x", &"a".repeat(500), "b"),
+        ];
+        let text = differences_brief(&diffs, 150);
+        assert!(
+            text.starts_with("parameter script --table-size=100 → --table-size=200, engine "),
+            "{text}"
+        );
+        assert!(text.ends_with(", and 1 more"), "{text}");
+        assert!(
+            text.chars().count() <= 170,
+            "{}: {text}",
+            text.chars().count()
+        );
+        let long = differences_brief(&diffs[3..], 100);
+        assert!(long.contains('…') && long.chars().count() < 110, "{long}");
     }
 
     #[test]

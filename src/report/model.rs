@@ -291,14 +291,14 @@ impl Differences {
     }
 }
 
-/// Two values of several words (a script's command line) without the words
+/// Two values of three words or more (a script's command line) without the words
 /// both have, when some are shared and some are not.
 pub fn without_shared_words(a: &str, b: &str) -> (String, String) {
     let (wa, wb): (Vec<&str>, Vec<&str>) = (
         a.split_whitespace().collect(),
         b.split_whitespace().collect(),
     );
-    if wa.len() < 2 && wb.len() < 2 {
+    if wa.len() < 3 && wb.len() < 3 {
         return (a.to_string(), b.to_string());
     }
     let only = |x: &[&str], y: &[&str]| -> Vec<String> {
