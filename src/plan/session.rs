@@ -497,7 +497,7 @@ pub fn default_name(engine: &str, version: &str) -> String {
     format!("{engine}-{}", short_version(version))
 }
 
-fn short_version(v: &str) -> String {
+pub fn short_version(v: &str) -> String {
     v.split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .find(|s| s.contains('.') && s.starts_with(|c: char| c.is_ascii_digit()))
         .unwrap_or(v)

@@ -52,6 +52,24 @@ fn varying(runs: &[RunDoc], suite: &str, keys: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
+/// `/usr/share/sysbench/oltp_read_only.lua --tables=2` →
+/// `oltp_read_only.lua --tables=2`: a value that starts with a path, by its
+/// file's name (the whole path is in the run's record).
+fn file_first(v: &str) -> String {
+    let (first, rest) = v.split_once(' ').unwrap_or((v, ""));
+    match Path::new(first).file_name() {
+        Some(f) if first.contains('/') => {
+            let f = f.to_string_lossy();
+            if rest.is_empty() {
+                f.into_owned()
+            } else {
+                format!("{f} {rest}")
+            }
+        }
+        _ => v.to_string(),
+    }
+}
+
 /// `profile=ci threads=1,4 table_size=10000`: the profile, the thread
 /// counts and a script (those a run has) always, then the keys in `extra`.
 pub fn shape(params: &Value, extra: &BTreeSet<String>) -> String {
@@ -61,7 +79,7 @@ pub fn shape(params: &Value, extra: &BTreeSet<String>) -> String {
     let mut parts = Vec::new();
     for k in ALWAYS {
         if let Some(v) = p.get(k).filter(|v| !v.is_null()) {
-            parts.push(format!("{k}={}", word(v)));
+            parts.push(format!("{k}={}", file_first(&word(v))));
         }
     }
     for k in extra {
@@ -126,9 +144,15 @@ pub fn lines(runs: &[RunDoc]) -> Vec<Line> {
         } else {
             String::new()
         };
-        let engine = format!("{} {}", r.engine.name, r.engine.version)
-            .trim()
-            .to_string();
+        // `mariadb 10.11.19`: the version as its number (the whole string
+        // is in the run).
+        let engine = format!(
+            "{} {}",
+            r.engine.name,
+            crate::plan::session::short_version(&r.engine.version)
+        )
+        .trim()
+        .to_string();
         let ok = r.status == Status::Ok;
         match out.iter_mut().find(|l| {
             l.name == r.name && l.suite == r.suite && l.commands_only != r.measures && {
