@@ -92,7 +92,7 @@ mod tests {
                  warmup_secs = 1.0\nwarm_secs = 1.5\nsettle_secs = 1.0\nrand_type = \"pareto\"\n\
                  ps_mode = \"disable\"\nskip_prepare = true\nskip_trx = true\n\
                  rand_spec_iter = 10\nrand_spec_pct = 2\nrand_spec_res = 70\nrand_pareto_h = 0.3\n\
-                 rand_zipfian_exp = 0.9\nrand_seed = 5\n"
+                 rand_zipfian_exp = 0.9\nrand_seed = 5\nevents = 1000\n"
                     .into(),
             ),
             (
