@@ -71,6 +71,10 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
     let o = ci_run(res, "c", &["-q"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("compare with"), "{}", text(&o));
+    // The first command again, as its own command: a repeat of `a` (the
+    // seed it drew is recorded, not compared; issue 55).
+    let o = ci_run(res, "a", &["-q"]);
+    assert!(o.status.success(), "{}", text(&o));
 
     let o = rqps(&["runs", "--results", res]);
     assert!(o.status.success(), "{}", text(&o));
@@ -90,7 +94,13 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
     };
     // NAME SUITE ENGINE(2 words) REPEATS FIRST(2) LAST(2) SHAPE...
     assert_eq!(&row("a")[..2], ["a", "sysbench"], "{out}");
-    assert_eq!(row("a")[4], "1", "{out}");
+    assert_eq!(row("a")[4], "2", "two commands, one line: {out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("a ")).count(),
+        1,
+        "{out}"
+    );
+    assert!(!out.contains("seed"), "{out}");
     assert_eq!(row("b")[4], "2", "{out}");
     assert!(
         row("b").contains(&"profile=ci") && row("b").contains(&"threads=1"),

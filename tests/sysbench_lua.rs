@@ -216,10 +216,14 @@ fn separate_commands_under_one_name_are_one_experiment(server: &Server) {
             .find(|l| l.trim_start().starts_with("oltp_point_select ") && l.contains(" ok"))
             .map(String::from)
     };
+    let closing = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(table_row(&closing).is_some(), "{}", text(&o));
+    // Named by its script and options.
     assert!(
-        table_row(&String::from_utf8_lossy(&o.stdout)).is_some(),
-        "{}",
-        text(&o)
+        closing.starts_with(
+            "sysbench oltp_point_select.lua --time=0 --events=300 --table-size=50 on "
+        ),
+        "{closing}"
     );
     let o = rqps_run("p", &["-q"], &with("run"));
     assert!(o.status.success(), "the same command twice: {}", text(&o));

@@ -863,7 +863,12 @@ mod tests {
         // retried event keeping its place (every tenth try fails).
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
         let r = run_step_on(&mut ws, &bounded(None, 200), 0, &mut |_| {}, &mut || {});
-        assert_eq!((r.counts.events, r.counts.errors), (200, 22), "{:?}", r.counts);
+        assert_eq!(
+            (r.counts.events, r.counts.errors),
+            (200, 22),
+            "{:?}",
+            r.counts
+        );
         // Three workers share the count.
         let mut ws = vec![mock(None), mock(None), mock(None)];
         let r = run_step_on(&mut ws, &bounded(None, 200), 0, &mut |_| {}, &mut || {});

@@ -61,6 +61,20 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
     text
 }
 
+/// ` oltp_point_select.lua --table-size=100`: a run's script and its options
+/// (a stored `script` parameter that is a line), its path by the file's
+/// name; empty for a run of a suite's own tests.
+fn workload_line(doc: &RunDoc) -> String {
+    let Some(line) = doc.params.get("script").and_then(|v| v.as_str()) else {
+        return String::new();
+    };
+    let (path, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let file = std::path::Path::new(path)
+        .file_name()
+        .map_or(path.into(), |f| f.to_string_lossy());
+    format!(" {}", format!("{file} {rest}").trim_end())
+}
+
 /// What ended the tests that had an event bound (`--events`): one line
 /// when their events ended them all, else a line for each test whose time
 /// ran out first.
@@ -116,8 +130,13 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
     let mut stalls: Vec<String> = Vec::new();
     let mut busy = 0usize;
     out.push_str(&format!(
-        "{} on {} {} ({}), {}\n",
-        doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
+        "{}{} on {} {} ({}), {}\n",
+        doc.suite,
+        workload_line(doc),
+        doc.engine.name,
+        doc.engine.version,
+        doc.name,
+        doc.status
     ));
     if let Some(l) = &doc.load {
         out.push_str(&format!(
