@@ -565,7 +565,7 @@ pub fn describe(s: &ScriptPlan) -> String {
         s.commands.join(", "),
         threads.join(","),
         match (s.events, s.secs) {
-            (Some(n), t) if t == 0.0 => format!("{n} events"),
+            (Some(n), 0.0) => format!("{n} events"),
             (Some(n), t) => format!("{n} events or {t} s, whichever first,"),
             (None, t) => format!("{t} s"),
         },
