@@ -321,6 +321,14 @@ fn side(found: &[Found]) -> Side {
 }
 
 fn info(name: &str, runs: &[&RunDoc]) -> TargetInfo {
+    // Its repeats: a run that measured nothing (a script's `prepare`) is
+    // none, unless the name has nothing else.
+    let measured: Vec<&RunDoc> = runs.iter().copied().filter(|r| r.measures).collect();
+    let runs = if measured.is_empty() {
+        runs
+    } else {
+        &measured[..]
+    };
     let mut versions: Vec<String> = Vec::new();
     for r in runs {
         if !versions.contains(&r.engine.version) {
