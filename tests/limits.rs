@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 fn rqps(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rqps"))
         .args(args)
+        // Each test's line whole, not wrapped at 120 columns: the checks read it.
+        .env("COLUMNS", "1000")
         .output()
         .expect("rqps runs")
 }
