@@ -134,6 +134,18 @@ impl Ui {
         }
     }
 
+    /// A line printed whole, above any bar, never wrapped: for output other
+    /// tools parse line by line (sysbench's interval reports).
+    pub fn say_whole(&self, line: &str) {
+        if !self.quiet {
+            let text = format!("{line}\n");
+            self.bars.suspend(|| match &self.sink {
+                Some(sink) => sink(&text),
+                None => eprint!("{text}"),
+            });
+        }
+    }
+
     /// A test's line when it ends: wrapped under its figures.
     pub fn result(&self, line: &str) {
         if !self.quiet {
