@@ -5,10 +5,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Runs the rqps binary with `args` and waits for it.
+/// Runs the rqps binary with `args` and waits for it. Its lines on
+/// standard error come whole (`COLUMNS`): the tests read them as text, and
+/// tests/help.rs checks that they wrap at 120 columns without it.
 pub fn rqps(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rqps"))
         .args(args)
+        .env("COLUMNS", "1000")
         .output()
         .expect("rqps runs")
 }

@@ -41,11 +41,23 @@ pub const WIDTH: usize = 120;
 /// The column paragraphs are wrapped at (shorter lines read better).
 const PARA_WIDTH: usize = 100;
 
-/// Renders one aligned table, coloured when `colour`, within [`WIDTH`]:
-/// where its columns are wider, the widest text columns are cut (each cut
-/// cell ends in [`crate::util::text::CUT`]).
+/// Renders one aligned table, coloured when `colour`.
 pub fn table(t: &Table, colour: bool, out: &mut String) {
-    let (header, rows, width) = aligned(&fit(t, WIDTH - 2));
+    table_in(t, colour, false, out)
+}
+
+/// [`table`], within [`WIDTH`] when `cut`: where its columns are wider, its
+/// widest text columns are cut (each cut cell ends in
+/// [`crate::util::text::CUT`]).
+fn table_in(t: &Table, colour: bool, cut: bool, out: &mut String) {
+    let fitted;
+    let t = if cut {
+        fitted = fit(t, WIDTH - 2);
+        &fitted
+    } else {
+        t
+    };
+    let (header, rows, width) = aligned(t);
     out.push_str(&format!("  {}\n", header.join("  ").trim_end()));
     let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
     out.push_str(&format!("  {}\n", rule.join("  ")));
@@ -64,7 +76,8 @@ pub fn table(t: &Table, colour: bool, out: &mut String) {
 
 /// `t` with its text columns cut so that its lines are at most `max`
 /// characters: the widest text column first, never below its header's
-/// width or 8 characters. Number columns are never cut.
+/// width or [`CUT_FLOOR`] characters (names of tests and operations stay
+/// whole). Number columns are never cut.
 fn fit(t: &Table, max: usize) -> Table {
     use crate::util::text::{cut, width};
     let n = t.header.len();
@@ -75,7 +88,7 @@ fn fit(t: &Table, max: usize) -> Table {
         }
     }
     let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
-    let floor = |i: usize| width(&t.header[i]).max(8);
+    let floor = |i: usize| width(&t.header[i]).max(CUT_FLOOR);
     let mut capped = w.clone();
     while total(&capped) > max {
         let widest = (0..n.min(t.left))
@@ -100,6 +113,9 @@ fn fit(t: &Table, max: usize) -> Table {
     }
     out
 }
+
+/// The narrowest a text column is cut to.
+const CUT_FLOOR: usize = 24;
 
 /// Prints `d` one value a line: `name  base -> target`, names padded to
 /// the longest name, each value cut to its share of [`WIDTH`] unless
@@ -163,13 +179,23 @@ fn diff(d: &Diff, whole: bool, out: &mut String) {
     }
 }
 
-/// Prints one block at the report's widths; `whole`: values of a [`Diff`]
-/// are printed whole (`--section`), not cut.
+/// Prints one block at the report's widths: tables whole, the values of a
+/// [`Diff`] cut to the line.
 pub fn block(b: &Block, colour: bool, out: &mut String) {
-    block_in(b, colour, false, out)
+    block_in(b, colour, Fit::Values, out)
 }
 
-fn block_in(b: &Block, colour: bool, whole: bool, out: &mut String) {
+/// What is cut to [`WIDTH`]: tables and the values of a [`Diff`] (the
+/// answer), those values alone (`--full`), or nothing (`--section`: a
+/// value too long for its line wraps under it).
+#[derive(Clone, Copy, PartialEq)]
+enum Fit {
+    All,
+    Values,
+    Nothing,
+}
+
+fn block_in(b: &Block, colour: bool, fit: Fit, out: &mut String) {
     use crate::util::text::wrapped;
     match b {
         Block::Heading(1, s) => {
@@ -193,19 +219,19 @@ fn block_in(b: &Block, colour: bool, whole: bool, out: &mut String) {
                 out.push_str(&wrapped(i, WIDTH, "  - ", "    "));
             }
         }
-        Block::Table(t) => table(t, colour, out),
+        Block::Table(t) => table_in(t, colour, fit == Fit::All, out),
         Block::Beside(bs) => {
             for b in bs {
-                block_in(b, colour, whole, out);
+                block_in(b, colour, fit, out);
             }
         }
         Block::Folded(summary, bs) => {
             out.push_str(&wrapped(&format!("{summary}:"), WIDTH, "", "  "));
             for b in bs {
-                block_in(b, colour, whole, out);
+                block_in(b, colour, fit, out);
             }
         }
-        Block::Diff(d) => diff(d, whole, out),
+        Block::Diff(d) => diff(d, fit == Fit::Nothing, out),
         Block::Chart(_) => {}
     }
 }
@@ -213,10 +239,14 @@ fn block_in(b: &Block, colour: bool, whole: bool, out: &mut String) {
 impl Exporter for Term {
     fn render(&self, report: &Report) -> String {
         let blocks = document(report, false);
-        let (blocks, whole, closing) = match &self.view {
-            View::Full => (blocks, false, true),
-            View::Answer => (super::document::answer(report, blocks), false, true),
-            View::Sections(names) => (super::document::only_sections(blocks, names), true, false),
+        let (blocks, fit, closing) = match &self.view {
+            View::Full => (blocks, Fit::Values, true),
+            View::Answer => (super::document::answer(report, blocks), Fit::All, true),
+            View::Sections(names) => (
+                super::document::only_sections(blocks, names),
+                Fit::Nothing,
+                false,
+            ),
         };
         let mut out = String::new();
         let mut after_list = false;
@@ -235,7 +265,7 @@ impl Exporter for Term {
                 b,
                 Block::Table(_) | Block::Diff(_) | Block::Bullets(_) | Block::Para(_)
             );
-            block_in(b, self.colour, whole, &mut out);
+            block_in(b, self.colour, fit, &mut out);
         }
         out
     }
