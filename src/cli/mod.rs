@@ -105,9 +105,10 @@ fn examples(width: usize) -> String {
 /// them; [`command`] replaces them with [`examples`] at the help's width.
 const EXAMPLES_TEXT: &str = "Examples:";
 
-/// The width help is wrapped to: the terminal's, else `$COLUMNS`, else 100.
+/// The width help is wrapped to: standard output's terminal's, else
+/// `$COLUMNS`, else 100.
 pub fn help_width() -> usize {
-    crate::util::text::columns(100)
+    crate::util::text::stdout_columns(100)
 }
 
 #[derive(Subcommand)]
@@ -407,6 +408,8 @@ fn command(suite: &dyn Suite) -> clap::Command {
     Cli::command()
         // The version and, when built from a checkout, its commit (build.rs).
         .version(env!("RQPS_VERSION_LINE"))
+        // clap would read the first terminal of stdout, stderr and stdin.
+        .term_width(width)
         .after_help(examples(width))
         .mut_subcommand("run", |c| {
             keep_about(c, &|c| {

@@ -6,11 +6,11 @@
 /// The mark at the end of a value cut to fit its column.
 pub const CUT: char = '…';
 
-/// The width of the terminal on standard output, standard error or standard
-/// input (the first that is one, as clap's help reads it), else `$COLUMNS`,
-/// else `fallback`.
-pub fn columns(fallback: usize) -> usize {
-    terminal_size::terminal_size()
+/// The width of the terminal on standard output (where help goes), else
+/// `$COLUMNS`, else `fallback`: help piped to a file or a pager is as wide
+/// as asked, whatever terminal the other streams are on.
+pub fn stdout_columns(fallback: usize) -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
         .map(|(w, _)| usize::from(w.0))
         .or_else(env_columns)
         .unwrap_or(fallback)
