@@ -639,6 +639,86 @@ fn no_suite_runs_a_timed_step_of_its_own() {
     );
 }
 
+/// What in `text`'s code measures work past the harness's frames
+/// (`Harness::load`, `TestRun::load`, `TestRun::measured`, `TestRun::timed`,
+/// `Harness::check`): the `/proc` sampler started, the probe ended or taken
+/// by hand, or a progress bar drawn.
+fn own_measurements(text: &str) -> Vec<String> {
+    let (outside, _) = split_strings(&code(text));
+    let words: Vec<&str> = outside
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let mut found: Vec<String> = [
+        "start_sampling",
+        "finish_probe",
+        "ProgressBar",
+        "indicatif",
+        "Probe",
+    ]
+    .into_iter()
+    .filter(|n| words.contains(n))
+    .map(String::from)
+    .collect();
+    // `h.ui.bar(..)`, `run.bar(..)`: a bar of the suite's own.
+    let squeezed: String = outside.chars().filter(|c| !c.is_whitespace()).collect();
+    if squeezed.contains(".bar(") {
+        found.push(".bar(".into());
+    }
+    found
+}
+
+#[test]
+fn the_load_rule_fires_on_a_suites_own_probe_or_bar_and_not_on_the_harness_frames() {
+    for bad in [
+        "run.start_sampling();\nlet n = load(db)?;",
+        "run.finish_probe(rows as f64);",
+        "let mut probe = Probe::before(h.probe, h.driver.as_ref());",
+        "use crate::harness::probe::Probe;",
+        "let bar = h.ui.bar(rows, \"load\".into(), TEMPLATE);",
+        "let bar = run\n    .bar(p.nodes, \"{msg}\");",
+        "let b = indicatif::ProgressBar::new(10);",
+    ] {
+        assert!(!own_measurements(bad).is_empty(), "{bad}");
+    }
+    for fine in [
+        "h.load(\"load\", rows, |driver, progress| fill(driver, &mut |n| progress.done(n)), line)?;",
+        "let secs = run.measured(\"link\", |_| build(db).map(|s| (s, links)))?;",
+        "let step = run.timed(&mut workers, Step::new(timing, Per::Event));",
+        "// the harness calls start_sampling and draws the bar\nlet x = 1;",
+        "let s = \"finish_probe\"; let foobar = barrel(1); let rebar = x.bars();",
+        "let p = ProbeContext::default();",
+    ] {
+        assert!(own_measurements(fine).is_empty(), "{fine}: {:?}", own_measurements(fine));
+    }
+}
+
+/// No suite measures work outside the harness's frames: its loads, index
+/// builds, checks and background steps are sampled, probed and shown on the
+/// one bar by the harness.
+#[test]
+fn no_suite_samples_probes_or_draws_a_bar_of_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("suite"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for n in own_measurements(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}: {n}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "measure a load with Harness::load (the run's) or TestRun::load (a test's), other work \
+         with TestRun::measured:\n{}",
+        found.join("\n")
+    );
+}
+
 /// The classes of PostgreSQL's SQLSTATEs (a code's first two characters).
 const SQLSTATE_CLASSES: &[&str] = &[
     "00", "01", "02", "03", "08", "09", "0A", "0B", "0F", "0L", "0P", "0Z", "20", "21", "22", "23",

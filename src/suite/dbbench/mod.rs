@@ -566,25 +566,29 @@ fn run_background(
         name.to_string(),
         TestResult::running(Dbbench::NAME, name.into(), "dbbench", 1, false, "ops/s"),
         |run| {
-            let kv = run.driver.require_kv()?;
+            let driver = run.driver.clone();
+            let kv = driver.require_kv()?;
             let before = Before::take(kv)?;
-            match step {
-                Step::Shape => kv.empty_level0(limit)?,
-                _ => {
-                    if !kv.wait_for_background(limit)? {
-                        return Err(TestFailure::new(DbError::fatal(format!(
-                            "compaction still running after {:.0} s",
-                            limit.as_secs_f64()
-                        ))));
+            // The engine's own work: no operation of a worker's to divide by.
+            let per = run.per_op;
+            run.measured(per, |run| {
+                match step {
+                    Step::Shape => kv.empty_level0(limit)?,
+                    _ => {
+                        if !kv.wait_for_background(limit)? {
+                            return Err(TestFailure::new(DbError::fatal(format!(
+                                "compaction still running after {:.0} s",
+                                limit.as_secs_f64()
+                            ))));
+                        }
                     }
                 }
-            }
-            let f = before.finish(kv, run.driver.as_ref(), 0, 0.0, 0)?;
-            run.result.secs = f.uptime_secs;
-            run.result.status = crate::results::Status::Ok;
-            run.result.set_detail(KEY, &f);
-            run.finish_probe(0.0);
-            Ok(())
+                let f = before.finish(kv, driver.as_ref(), 0, 0.0, 0)?;
+                run.result.secs = f.uptime_secs;
+                run.result.status = crate::results::Status::Ok;
+                run.result.set_detail(KEY, &f);
+                Ok(((), 0.0))
+            })
         },
     )
 }
