@@ -277,7 +277,7 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
     if is_given("rand_zipfian_exp") {
         plan.rand.rand_zipfian_exp = int("rand_zipfian_exp").unwrap_or(0.0);
     }
-    SbDist::new(plan.rand_type, plan.rand).map_err(|e| usage(e.to_string()))?;
+    SbDist::new(plan.rand_type, plan.rand).map_err(usage)?;
     if is_given("percentile") {
         let p = int("percentile").unwrap_or(95.0);
         if !(0.0..=100.0).contains(&p) {
