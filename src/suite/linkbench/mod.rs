@@ -566,7 +566,14 @@ fn load_showing(
                 shown.note(format!("nodes, {l} links"));
             }
         });
-        let out = load::load(driver, graph, p.loaders, p.seed, &progress, &load::wall_clock());
+        let out = load::load(
+            driver,
+            graph,
+            p.loaders,
+            p.seed,
+            &progress,
+            &load::wall_clock(),
+        );
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         out
     })
@@ -586,7 +593,9 @@ fn run_index(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
                 .and_then(|s| s.trim().parse::<u64>().ok())
                 .unwrap_or(0);
             let secs = run
-                .measured("link", |_| load::build_index(db).map(|secs| (secs, links as f64)))
+                .measured("link", |_| {
+                    load::build_index(db).map(|secs| (secs, links as f64))
+                })
                 .map_err(TestFailure::when("could not build id1_type"))?;
             let r = &mut run.result;
             r.secs = secs;

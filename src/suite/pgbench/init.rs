@@ -134,7 +134,9 @@ pub fn run(p: &Params, h: &mut Harness<'_>) -> Result<(), Error> {
                 "initialised scale {}: {} rows in {:.1} s ({:.0} rows/s)",
                 p.scale, stats.rows, stats.secs, stats.rows_per_sec
             ),
-            (Some((path, _)), false) => format!("ran the init script {path} in {:.1} s", stats.secs),
+            (Some((path, _)), false) => {
+                format!("ran the init script {path} in {:.1} s", stats.secs)
+            }
             (None, false) => "nothing to initialise".into(),
         },
     )?;

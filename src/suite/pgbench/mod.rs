@@ -744,8 +744,14 @@ impl Workload for Pgbench {
             }
         }
         if let Some(before) = before.filter(|_| !stop_requested()) {
-            let result =
-                TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks/s");
+            let result = TestResult::running(
+                KEY,
+                "balances".into(),
+                "pgbench checks",
+                1,
+                false,
+                "checks/s",
+            );
             let r = h.check("balances", result, "check", |run| {
                 let could_not = || TestFailure::when("the balances check could not run");
                 let db = run.driver.require_sql().map_err(could_not())?;

@@ -69,9 +69,11 @@ fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), Error> {
         "load",
         expected,
         |driver, progress| {
-            load(driver.as_ref(), &params, &mut |n| progress.done(n)).map_err(|source| Error::Engine {
-                context: "loading the sbtest tables failed".into(),
-                source,
+            load(driver.as_ref(), &params, &mut |n| progress.done(n)).map_err(|source| {
+                Error::Engine {
+                    context: "loading the sbtest tables failed".into(),
+                    source,
+                }
             })
         },
         |stats| {

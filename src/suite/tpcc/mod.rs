@@ -293,8 +293,14 @@ impl Workload for Tpcc {
                 return Ok(end);
             }
         }
-        let result =
-            TestResult::running(Self::NAME, "consistency".into(), "tpcc", 1, false, "conditions/s");
+        let result = TestResult::running(
+            Self::NAME,
+            "consistency".into(),
+            "tpcc",
+            1,
+            false,
+            "conditions/s",
+        );
         let r = h.check("consistency", result, "condition", |run| {
             let db = run
                 .driver
@@ -380,12 +386,13 @@ fn load_tables(p: &Params, h: &mut Harness<'_>) -> Result<(), Error> {
         "load",
         load::expected_rows(p.warehouses),
         |driver, progress| {
-            load::load(driver.as_ref(), p.warehouses, p.seed, &mut |n| progress.done(n)).map_err(
-                |source| Error::Engine {
-                    context: "loading the TPC-C tables failed".into(),
-                    source,
-                },
-            )
+            load::load(driver.as_ref(), p.warehouses, p.seed, &mut |n| {
+                progress.done(n)
+            })
+            .map_err(|source| Error::Engine {
+                context: "loading the TPC-C tables failed".into(),
+                source,
+            })
         },
         |stats| {
             format!(

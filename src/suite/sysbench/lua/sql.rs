@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, MultiValue, UserData, UserDataMethods, Value};
 
-use crate::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId};
+use crate::engine::{
+    Conn, DbError, Driver, ErrorClass, Meaning, Outcome, Param, PsMode, Rows, StmtId,
+};
 use crate::harness::measure::Counts;
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed
@@ -52,6 +54,10 @@ impl Ignore {
         self.all || crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning)
     }
 }
+
+/// What the error that restarts the event means (kept in the Lua state
+/// from the failed statement to the end of the event).
+pub struct Restarted(pub Meaning);
 
 /// What every connection of one Lua state shares: the engine, how
 /// statements are sent, the ignore list, and the counts of the thread.
@@ -151,6 +157,11 @@ impl RawConn {
         let mut ignorable = self.ctx.ignore.ignorable(&e);
         if e.class == ErrorClass::Reconnect {
             ignorable = ignorable && self.reconnect().is_ok();
+        }
+        if ignorable {
+            // The event restarts with this error: the worker reports what
+            // it means, which the Lua half does not carry.
+            lua.set_app_data(Restarted(e.meaning()));
         }
         let code = e.code.clone().unwrap_or_default();
         let (errno, state) = match code.parse::<i64>() {
@@ -339,7 +350,6 @@ pub fn register(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Meaning;
 
     #[test]
     fn ignorable_errors_follow_the_list_for_numbers_and_sysbench_s_set_for_sqlstates() {
