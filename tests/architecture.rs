@@ -1474,3 +1474,124 @@ fn the_documented_arrows_are_the_imports() {
             .join("\n")
     );
 }
+
+/// The rooms of `src/`: every folder (`engine/mysql`) and every file
+/// directly in it (`main.rs`), as paths under `src/`.
+fn rooms(src: &Path) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if p.is_dir() {
+                out.push(path.clone());
+                walk(&p, &path, out);
+            } else if rel.is_empty() {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(src, "", &mut out);
+    out
+}
+
+/// The code spans (`` `x` ``) of `text`.
+fn code_spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// The rooms of `rooms` that the folder table of `doc` does not name: a
+/// top-level one (`cli`, `main.rs`) needs `src/cli/` or `src/main.rs` in
+/// a row's first cell; a nested one (`suite/sysbench/lua`) needs its path
+/// below the top-level folder (`` `sysbench/lua/` ``) in that folder's row.
+fn unnamed_rooms(doc: &str, rooms: &[String]) -> Vec<String> {
+    let rows: Vec<(&str, &str)> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `src/"))
+        .map(|l| {
+            let first = l[1..].split(" | ").next().unwrap_or("");
+            (first, l)
+        })
+        .collect();
+    rooms
+        .iter()
+        .filter(|room| {
+            let named = match room.split_once('/') {
+                None if room.ends_with(".rs") => rows
+                    .iter()
+                    .any(|(first, _)| code_spans(first).contains(&format!("src/{room}").as_str())),
+                None => rows
+                    .iter()
+                    .any(|(first, _)| code_spans(first).contains(&format!("src/{room}/").as_str())),
+                Some((top, rest)) => rows.iter().any(|(first, row)| {
+                    code_spans(first).contains(&format!("src/{top}/").as_str())
+                        && code_spans(row)
+                            .iter()
+                            .any(|s| s.starts_with(&format!("{rest}/")))
+                }),
+            };
+            !named
+        })
+        .cloned()
+        .collect()
+}
+
+/// The `src/` paths that `doc` names and `exists` does not find.
+fn stale_paths(doc: &str, exists: &dyn Fn(&str) -> bool) -> Vec<String> {
+    code_spans(doc)
+        .into_iter()
+        .filter(|s| s.starts_with("src/") && !s.contains(' ') && !exists(s))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_folder_table_rule_fires_on_an_unnamed_room_or_a_stale_path_and_not_otherwise() {
+    let doc = "| folder | what |\n|---|---|\n| `src/cli/` | `run.rs` |\n| `src/engine/` | `mysql/` (wire), `server/trust.rs` |\n| `src/main.rs` | entry |\n\nSee `src/gone.rs` and `src/cli/`.";
+    let rooms = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(
+        unnamed_rooms(
+            doc,
+            &rooms(&["cli", "engine", "engine/mysql", "engine/server", "main.rs"])
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        unnamed_rooms(doc, &rooms(&["harness", "engine/postgres", "lib.rs"])),
+        ["harness", "engine/postgres", "lib.rs"]
+    );
+    // A nested folder named in another folder's row is not named.
+    assert_eq!(unnamed_rooms(doc, &rooms(&["cli/mysql"])), ["cli/mysql"]);
+    let exists = |p: &str| p != "src/gone.rs";
+    assert_eq!(stale_paths(doc, &exists), ["src/gone.rs"]);
+    assert!(stale_paths("`src/cli/` and `src/ x`", &exists).is_empty());
+}
+
+/// docs/architecture.md names every room of `src/`, and no room that is gone.
+#[test]
+fn the_folder_table_names_every_room_of_src() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let unnamed = unnamed_rooms(&doc, &rooms(&root.join("src")));
+    assert!(
+        unnamed.is_empty(),
+        "docs/architecture.md's folder table does not name these rooms of src/ (a top-level \
+         one in a row of its own, a nested one in its folder's row): {}",
+        unnamed.join(", ")
+    );
+    let stale = stale_paths(&doc, &|p| root.join(p).exists());
+    assert!(
+        stale.is_empty(),
+        "docs/architecture.md names paths that are not in the tree: {}",
+        stale.join(", ")
+    );
+}

@@ -40,7 +40,7 @@ pub struct CompatArgs {
     pub allow_password_in_url: bool,
     /// Results directory: the record goes to its compat/ folder, where `rqps report`
     /// and `rqps compare` find it.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     pub results: PathBuf,
     /// Only these suites (default: every SQL suite).
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]

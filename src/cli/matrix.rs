@@ -12,7 +12,7 @@ pub struct MatrixArgs {
     /// The matrix file (TOML): [defaults] and [[target]] tables; see examples/.
     file: PathBuf,
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     results: PathBuf,
     /// Continue an interrupted matrix: skip the runs that already finished.
     #[arg(long)]

@@ -289,7 +289,7 @@ mod tests {
         let refused = |argv: &[&str]| {
             let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
             match parse(&argv) {
-                Err(super::super::NotParsed::Usage(m)) => m,
+                Err(super::super::NotParsed::Usage(e)) => e.to_string(),
                 _ => panic!("{argv:?} is not refused"),
             }
         };

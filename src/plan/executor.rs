@@ -77,7 +77,7 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
     for e in missing {
         if let Some(v) = &e.version {
             crate::engine::install::install(e.kind, v, &mut |n| eprintln!("{n}"))
-                .map_err(|e| failed(e.to_string()))?;
+                .map_err(failed)?;
         }
     }
     let failed_steps = match run_steps(a, &m, &steps, &results, &mut progress, &progress_path)? {

@@ -196,11 +196,11 @@ impl RunOptions {
     /// The options as `rqps run` arguments, in `--help`'s order: only those
     /// that differ from the defaults.
     pub fn args(&self) -> Vec<String> {
-        crate::util::args::args_of(self)
+        crate::cmdline::args::args_of(self)
     }
 }
 
-pub use crate::util::args::cli_value;
+pub use crate::cmdline::args::cli_value;
 
 /// Where and how a run is stored and shown: what one `rqps run` sets and a
 /// matrix sets for each step (the target's name, the repeat's number).
@@ -240,7 +240,7 @@ pub struct Output {
     /// Results directory.
     #[arg(
         long,
-        default_value = "rqps-results",
+        default_value = crate::cmdline::RESULTS_DIR,
         value_name = "DIR",
         display_order = 16
     )]
@@ -268,7 +268,7 @@ impl Default for Output {
             repeat_number: None,
             name: None,
             allow_mismatch: false,
-            results: PathBuf::from("rqps-results"),
+            results: PathBuf::from(crate::cmdline::RESULTS_DIR),
             json: None,
             server_pid: None,
             quiet: false,
@@ -289,7 +289,7 @@ impl Output {
 
     /// As `rqps run` arguments: those that differ from the defaults.
     pub fn args(&self) -> Vec<String> {
-        crate::util::args::args_of(self)
+        crate::cmdline::args::args_of(self)
     }
 }
 

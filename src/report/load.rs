@@ -132,8 +132,8 @@ pub fn no_base(dir: &Path, command: &str) -> Error {
             "{command} needs --base NAME, the run name the others are compared with; {} holds {} (e.g. `{command}{} --base {}`)",
             dir.display(),
             names.join(", "),
-            crate::util::results_arg(dir),
-            crate::util::shell_word(first)
+            crate::cmdline::results_arg(dir),
+            crate::cmdline::shell_word(first)
         )),
     }
 }
@@ -651,7 +651,7 @@ pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
     let (runs, mut warnings) = read_results_keeping(dir, results::Keep::Report)?;
     let (records, record_warnings) = results::compat::read_all(dir);
     warnings.extend(record_warnings);
-    let mut report = build_in(&runs, &records, opts, &crate::util::results_arg(dir))?;
+    let mut report = build_in(&runs, &records, opts, &crate::cmdline::results_arg(dir))?;
     warnings.append(&mut report.warnings);
     report.warnings = warnings;
     Ok(report)

@@ -369,7 +369,7 @@ pub trait Plan: Send + Sync {
     fn options(&self) -> toml::Table;
     /// The `rqps run` arguments that make this plan again: `--suite`,
     /// `--profile` and the options set, derived from the typed options
-    /// ([`args_of`](crate::util::args::args_of)), whichever way they came.
+    /// ([`args_of`](crate::cmdline::args::args_of)), whichever way they came.
     fn args(&self) -> Vec<String>;
 }
 
@@ -574,7 +574,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
             "--profile".to_string(),
             self.common.profile.clone(),
         ];
-        a.extend(crate::util::args::args_of(&self.o));
+        a.extend(crate::cmdline::args::args_of(&self.o));
         a
     }
 }
