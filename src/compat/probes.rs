@@ -156,7 +156,7 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
         ));
         return out;
     }
-    protocol(a.as_mut(), driver.as_ref(), &mut out);
+    protocol(a.as_mut(), &mut out);
     let second = db.connect();
     let mut b = match second {
         Ok(b) => b,
@@ -186,7 +186,7 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
     out
 }
 
-fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
+fn protocol(a: &mut dyn Conn, out: &mut Vec<ProbeResult>) {
     let sql = format!("SELECT v FROM {TABLE} WHERE id = ?");
     let literal = format!("SELECT v FROM {TABLE} WHERE id = 2");
     for (name, mode) in [
@@ -256,7 +256,6 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
             Some(Err(e)) => Seen::new("no", err_text(&e), &[&meta]),
         },
     ));
-    let _ = driver;
 }
 
 /// `c` reads `v` of row `id` (an error as `error ...`).

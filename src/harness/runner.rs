@@ -46,8 +46,7 @@ pub trait Worker: Send {
     /// the clock again, and runs no event if the step is stopping. Default:
     /// no pacing.
     #[inline]
-    fn pause(&mut self, deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
-        let _ = (deadline_ns, stop);
+    fn pause(&mut self, _deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
         false
     }
     /// Called once on the worker's thread when its warm-up ends, before its

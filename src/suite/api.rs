@@ -222,8 +222,7 @@ pub trait Workload: Sync + 'static {
     /// Estimated bytes the plan's load puts on the engine's disk (data and
     /// indexes, before any compression), for the check against free space
     /// and the load's share of the time estimate; 0: no load.
-    fn load_bytes(p: &Self::Params) -> u64 {
-        let _ = p;
+    fn load_bytes(_p: &Self::Params) -> u64 {
         0
     }
     /// What `rqps tests --suite NAME` prints: the steps the parameters give.
@@ -232,8 +231,7 @@ pub trait Workload: Sync + 'static {
     fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
     /// Refuses a target the plan cannot start on, once it is open and before
     /// a run is stored (a usage error says what to do). Default: any.
-    fn check_target(p: &Self::Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
-        let _ = (p, driver);
+    fn check_target(_p: &Self::Params, _driver: &dyn crate::engine::Driver) -> Result<(), Error> {
         Ok(())
     }
     /// The most connections (and prepared statements) the plan opens on a
@@ -256,8 +254,7 @@ pub trait Workload: Sync + 'static {
     /// a few events each from the seed, on tables its load fills
     /// ([`CompatPlan`]). `None`: the suite takes no part (an engine face
     /// other than SQL, or nothing to compare).
-    fn compat(p: &Self::Params) -> Option<CompatPlan> {
-        let _ = p;
+    fn compat(_p: &Self::Params) -> Option<CompatPlan> {
         None
     }
 }
@@ -327,8 +324,7 @@ pub trait Suite: Sync {
     }
     /// One line pointing at rqps's option when `args` use a flag of the
     /// reference tool ([`Workload::PEER`]).
-    fn peer_hint(&self, args: &[String]) -> Option<String> {
-        let _ = args;
+    fn peer_hint(&self, _args: &[String]) -> Option<String> {
         None
     }
     /// The reference tool's name and its flags that rqps spells otherwise

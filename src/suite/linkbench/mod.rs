@@ -32,7 +32,7 @@ use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 pub use detail::{Detail, KEY, LoadFigures, OpFigures, RequestFigures};
-use dist::{Graph, IdDists, MIX, Mix, OPS, Outdegree};
+use dist::{Graph, IdDists, MIX, Mix, Outdegree};
 use request::{ReqStats, Requester, Shared};
 
 /// The LinkBench suite.
@@ -761,7 +761,6 @@ fn run_requests(
                     ..Default::default()
                 },
             );
-            let _ = OPS;
             Ok(())
         },
     )
