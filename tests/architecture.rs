@@ -1595,3 +1595,165 @@ fn the_folder_table_names_every_room_of_src() {
         stale.join(", ")
     );
 }
+
+/// What in `text` silences dead code: `#[allow(dead_code)]`, or
+/// `let _ = x;` (or `(x, y)`) of a bare name, which only keeps an unused
+/// value, parameter or import quiet. Discarding a call's result
+/// (`let _ = h.join();`) is not that.
+fn silenced_dead_code(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.starts_with("//") {
+            continue;
+        }
+        if l.contains("allow(dead_code)") {
+            found.push(format!("{}: {l}", i + 1));
+            continue;
+        }
+        let Some(rest) = l.strip_prefix("let _ = ").and_then(|r| r.strip_suffix(';')) else {
+            continue;
+        };
+        let rest = rest.trim().trim_start_matches('(').trim_end_matches(')');
+        let bare = rest.split(',').all(|w| {
+            let w = w.trim();
+            !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+        });
+        if bare {
+            found.push(format!("{}: {l}", i + 1));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_dead_code_rule_fires_on_silenced_names_and_not_on_discarded_results() {
+    for bad in [
+        "fn f(p: u8) {\n    let _ = p;\n}",
+        "    let _ = (deadline_ns, stop);",
+        "    let _ = OPS;",
+        "struct S {\n    #[allow(dead_code)]\n    n: u8,\n}",
+        "#![allow(dead_code)]",
+    ] {
+        assert_eq!(silenced_dead_code(bad).len(), 1, "{bad}");
+    }
+    for fine in [
+        "    let _ = shown.join();",
+        "    let _ = std::fs::remove_file(&tmp);",
+        "    let _ = e.print();",
+        "    // let _ = p; keeps it quiet",
+        "fn f(_p: u8) {}",
+    ] {
+        assert!(silenced_dead_code(fine).is_empty(), "{fine}");
+    }
+}
+
+/// No code is kept alive only to keep the compiler quiet: an unused
+/// parameter is named `_x`, and unused code is removed.
+#[test]
+fn no_dead_code_is_silenced() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        for n in silenced_dead_code(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}:{n}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "name an unused parameter _x and remove unused code rather than silence it:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Where `text`'s code makes a usage error or a failure of another error's
+/// text (`usage(e.to_string())`, `failed(format!("{e}"))`): the typed error
+/// is the cause, and its source chain goes with it.
+fn flattened_causes(text: &str) -> Vec<String> {
+    let code = code(text);
+    let mut found = Vec::new();
+    for f in ["usage(", "usage_error(", "failed("] {
+        for (i, _) in code.match_indices(f) {
+            if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let arg: String = code[i + f.len()..].chars().take(40).collect();
+            let arg = arg.split(')').next().unwrap_or("");
+            let name = arg.split('.').next().unwrap_or("");
+            let bare = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if (bare && arg.ends_with(".to_string(")) || arg.starts_with("format!(\"{e}\"") {
+                found.push(format!("{f}{arg})"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_flattened_cause_rule_fires_on_an_errors_text_and_not_on_the_error() {
+    for bad in [
+        "SbDist::new(a, b).map_err(|e| usage(e.to_string()))?;",
+        ".map_err(|e| usage_error(e.to_string()))?",
+        "e => crate::error::failed(e.to_string()),",
+        "Err(failed(format!(\"{e}\")))",
+    ] {
+        assert_eq!(flattened_causes(bad).len(), 1, "{bad}");
+    }
+    for fine in [
+        "SbDist::new(a, b).map_err(usage)?;",
+        "Err(usage(format!(\"--threads must be at least 1, got {n}\")))",
+        "crate::error::failed(r.reason.unwrap_or_default())",
+        "let s = my_usage(e.to_string());",
+    ] {
+        assert!(flattened_causes(fine).is_empty(), "{fine}");
+    }
+}
+
+#[test]
+fn no_usage_error_or_failure_is_made_of_another_errors_text() {
+    let found = in_src(flattened_causes);
+    assert!(
+        found.is_empty(),
+        "give the typed error itself (usage(e), failed(e)): its message is the same and its \
+         source chain is kept:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The most lines a file of the CLI may have: the CLI parses and
+/// dispatches, and a command that needs more has a file of its own.
+const MAX_CLI_FILE_LINES: usize = 600;
+
+/// The files of `files` (name, text) longer than `max` lines.
+fn long_files(files: &[(String, String)], max: usize) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(_, text)| text.lines().count() > max)
+        .map(|(name, text)| format!("{name} ({} lines)", text.lines().count()))
+        .collect()
+}
+
+#[test]
+fn no_cli_file_is_longer_than_600_lines() {
+    let sample = |n: usize| vec![("x.rs".to_string(), "l\n".repeat(n))];
+    assert_eq!(long_files(&sample(601), 600), ["x.rs (601 lines)"]);
+    assert!(long_files(&sample(600), 600).is_empty());
+    let mut paths = Vec::new();
+    rs_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &mut paths,
+    );
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect();
+    let long = long_files(&files, MAX_CLI_FILE_LINES);
+    assert!(
+        long.is_empty(),
+        "give a command that needs more a file of its own:\n{}",
+        long.join("\n")
+    );
+}
