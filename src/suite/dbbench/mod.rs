@@ -45,7 +45,7 @@ use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set};
 use crate::suite::bounds::{Count, Rows, Secs, Threads};
 use crate::suite::rand::Rng;
-use steps::{KEY, SEQUENCE, Step};
+use steps::{Benchmark, KEY, SEQUENCE};
 pub use steps::{Op, StepFigures, test_names};
 
 /// The db_bench suite.
@@ -263,7 +263,7 @@ impl Workload for Dbbench {
     fn estimate_secs(p: &Params) -> f64 {
         let timed = SEQUENCE
             .iter()
-            .filter(|s| matches!(s, Step::Measured { budget: None, .. }))
+            .filter(|s| matches!(s, Benchmark::Measured { budget: None, .. }))
             .count();
         timed as f64 * p.secs
     }
@@ -281,7 +281,7 @@ impl Workload for Dbbench {
         SEQUENCE
             .iter()
             .map(|s| match s {
-                Step::Measured {
+                Benchmark::Measured {
                     name,
                     op,
                     budget,
@@ -307,10 +307,10 @@ impl Workload for Dbbench {
                     }
                     line + "\n"
                 }
-                Step::Drain => {
+                Benchmark::Drain => {
                     "waitforcompaction: until no flush or compaction is pending\n".into()
                 }
-                Step::Shape => {
+                Benchmark::Shape => {
                     "flush_mt_l0: flush, wait, compact level 0 into the next level, wait\n".into()
                 }
             })
@@ -337,7 +337,7 @@ impl Workload for Dbbench {
             if p.skip_load
                 && matches!(
                     step,
-                    Step::Measured {
+                    Benchmark::Measured {
                         op: Op::FillSeq,
                         ..
                     }
@@ -558,7 +558,7 @@ fn holds_keys(driver: &dyn crate::engine::Driver) -> Result<bool, crate::error::
 /// (`drain`: wait for compactions; `shape`: empty level 0), up to `limit`.
 fn run_background(
     h: &mut Harness<'_>,
-    step: Step,
+    step: Benchmark,
     limit: Duration,
 ) -> Result<TestResult, crate::error::Error> {
     let name = step.name();
@@ -573,7 +573,7 @@ fn run_background(
             let per = run.per_op;
             run.measured(per, |run| {
                 match step {
-                    Step::Shape => kv.empty_level0(limit)?,
+                    Benchmark::Shape => kv.empty_level0(limit)?,
                     _ => {
                         if !kv.wait_for_background(limit)? {
                             return Err(TestFailure::new(DbError::fatal(format!(
@@ -596,13 +596,13 @@ fn run_background(
 fn run_one(
     p: &Params,
     h: &mut Harness<'_>,
-    step: Step,
+    step: Benchmark,
     values: &Arc<Vec<u8>>,
 ) -> Result<TestResult, crate::error::Error> {
     let limit = Duration::from_secs_f64(p.wait_limit_secs);
     match step {
-        Step::Drain | Step::Shape => run_background(h, step, limit),
-        Step::Measured {
+        Benchmark::Drain | Benchmark::Shape => run_background(h, step, limit),
+        Benchmark::Measured {
             name,
             op,
             budget,
