@@ -604,7 +604,7 @@ fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
         assert_eq!(own_timed_steps(bad).len(), 1, "{bad}");
     }
     for fine in [
-        "let step = run.timed(&mut workers, Step::new(timing, Per::Event));",
+        "let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));",
         "use crate::harness::runner::{Worker, stop_requested};",
         "pub fn run_step(driver: &dyn Driver, spec: &StepSpec) -> StepOutcome { x() }",
         "// the runner's runner::run_step times it\nlet x = 1;",
@@ -683,7 +683,7 @@ fn the_load_rule_fires_on_a_suites_own_probe_or_bar_and_not_on_the_harness_frame
     for fine in [
         "h.load(\"load\", rows, |driver, progress| fill(driver, &mut |n| progress.done(n)), line)?;",
         "let secs = run.measured(\"link\", |_| build(db).map(|s| (s, links)))?;",
-        "let step = run.timed(&mut workers, Step::new(timing, Per::Event));",
+        "let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));",
         "// the harness calls start_sampling and draws the bar\nlet x = 1;",
         "let s = \"finish_probe\"; let foobar = barrel(1); let rebar = x.bars();",
         "let p = ProbeContext::default();",

@@ -46,7 +46,7 @@ pub use reconnect::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
 use runner::{Live, StepRun, Worker};
 pub use status::Units;
 use timed::progress_message;
-pub use timed::{Per, Step, Timing, Verdict, bare_step};
+pub use timed::{Per, TimedStep, Timing, Verdict, bare_step};
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,7 +227,7 @@ impl TestRun<'_> {
 impl TestRun<'_> {
     /// Runs the timed step of `workers` and ends the probe right after it;
     /// see [`TestRun::timed_then`].
-    pub fn timed<W: Worker>(&mut self, workers: &mut [W], step: Step<'_>) -> StepRun {
+    pub fn timed<W: Worker>(&mut self, workers: &mut [W], step: TimedStep<'_>) -> StepRun {
         let per = step.per;
         let Ok(run) = self
             .step_then::<W, std::convert::Infallible>(workers, step, |_, _, s| Ok(per.count(s)));
@@ -243,7 +243,7 @@ impl TestRun<'_> {
     pub fn timed_then<W: Worker>(
         &mut self,
         workers: &mut [W],
-        step: Step<'_>,
+        step: TimedStep<'_>,
         then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, TestFailure>,
     ) -> Result<StepRun, TestFailure> {
         self.step_then(workers, step, then)
@@ -253,7 +253,7 @@ impl TestRun<'_> {
     fn step_then<W: Worker, E>(
         &mut self,
         workers: &mut [W],
-        mut step: Step<'_>,
+        mut step: TimedStep<'_>,
         then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, E>,
     ) -> Result<StepRun, E> {
         let t = step.timing;

@@ -114,7 +114,7 @@ impl Per {
 }
 
 /// A timed step: its timing, and what its probe divides by.
-pub struct Step<'s> {
+pub struct TimedStep<'s> {
     pub timing: Timing,
     pub per: Per,
     /// How the result is filled from the measurement: `true` (every suite
@@ -130,10 +130,10 @@ pub struct Step<'s> {
     pub shows: Option<&'s mut dyn FnMut() -> String>,
 }
 
-impl<'s> Step<'s> {
+impl<'s> TimedStep<'s> {
     /// A step of `timing`, its cost per `per`, filled by the harness.
-    pub fn new(timing: Timing, per: Per) -> Step<'s> {
-        Step {
+    pub fn new(timing: Timing, per: Per) -> TimedStep<'s> {
+        TimedStep {
             timing,
             per,
             core: true,

@@ -661,9 +661,9 @@ fn run_one(
                             let values = values.clone();
                             s.spawn(move || write_at_rate(conn?, p, &values, stop, written))
                         });
-                        let timed = harness::Step {
+                        let timed = harness::TimedStep {
                             rate: "operations",
-                            ..harness::Step::new(timing, Per::Statement)
+                            ..harness::TimedStep::new(timing, Per::Statement)
                         };
                         // The writer's end and the compaction after the
                         // step count in the step's hardware cost.

@@ -32,7 +32,7 @@ use crate::engine::{
 use crate::harness::measure::{Counts, now_ns};
 use crate::harness::runner::{self, StepStatus, Worker};
 use crate::harness::series::{self, Seconds, Tally};
-use crate::harness::{Per, Step, TestRun, Timing, bare_step};
+use crate::harness::{Per, TestRun, TimedStep, Timing, bare_step};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
 
@@ -1258,10 +1258,10 @@ fn step_through(driver: &dyn Driver, spec: &StepSpec, through: Through<'_, '_>) 
         }
         Through::Test { run, ops } => {
             let mut shows = || progress_line(meter.update(&sh));
-            let step = Step {
+            let step = TimedStep {
                 core: false,
                 shows: Some(&mut shows),
-                ..Step::new(Timing::until_finished(), Per::Statement)
+                ..TimedStep::new(Timing::until_finished(), Per::Statement)
             };
             let mut out = None;
             let _ = run.timed_then(&mut roles, step, |_, roles, r| {

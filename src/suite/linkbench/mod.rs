@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::usage;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, Per, RunEnd, Step, Timing, Verdict};
+use crate::harness::{Harness, Per, RunEnd, TimedStep, Timing, Verdict};
 use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
@@ -687,7 +687,7 @@ fn run_requests(
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the requesters"))?;
             let timing = Timing::measured(p.warmup_secs, p.secs);
-            let step = run.timed(&mut workers, Step::new(timing, Per::Event));
+            let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));
             run.result.qps = run.result.tps;
             run.result.qps_unit = "ops/s".into();
             let mut stats = ReqStats::default();

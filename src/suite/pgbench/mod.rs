@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::DbError;
 use crate::error::Error;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, MixMember, Per, RunEnd, Step, TestFailure, Timing, Verdict};
+use crate::harness::{Harness, MixMember, Per, RunEnd, TestFailure, TimedStep, Timing, Verdict};
 use crate::results::{Status, TestResult};
 use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
@@ -892,7 +892,7 @@ fn run_clients(
             if p.transactions.is_some() {
                 timing = timing.budgeted();
             }
-            let step = run.timed(&mut workers, Step::new(timing, Per::Event));
+            let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));
             run.result.qps = run.result.tps;
             let mut d = stats::detail(p, compiled, &workers, &step, clients);
             // What the threads' buffers hold goes to the files now; the

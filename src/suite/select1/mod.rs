@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, PsMode, StmtId};
 use crate::harness::measure::Counts;
 use crate::harness::runner::{Worker, stop_requested};
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
+use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
 use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Secs, Threads};
@@ -154,7 +154,7 @@ impl Workload for Select1 {
                         .collect::<DbResult<Vec<_>>>()
                         .map_err(TestFailure::when("could not start the test"))?;
                     let timing = Timing::measured(p.warmup_secs, p.secs);
-                    run.timed(&mut workers, Step::new(timing, Per::Statement));
+                    run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
                     Ok(())
                 },
             )?;

@@ -10,7 +10,7 @@ use super::load::{LoadParams, load, settle};
 use super::params::SysbenchParams;
 use crate::error::Error;
 use crate::harness::runner::{StepRun, stop_requested};
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
+use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
 
 pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
@@ -119,7 +119,7 @@ fn run_one(
             .map(|i| SbWorker::new(run.driver.clone(), t, ev, i))
             .collect::<Result<Vec<SbWorker>, _>>()
             .map_err(TestFailure::when("could not start the test"))?;
-        let step = run.timed(&mut workers, Step::new(timing, Per::Statement));
+        let step = run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
         scan_rate(&mut run.result, &step, t.kind, p.table_size);
         drop(workers);
         Ok(())

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Driver, PsMode};
 use crate::error::Error;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, MixMember, Per, RunEnd, Step, TestFailure, Timing, Verdict};
+use crate::harness::{Harness, MixMember, Per, RunEnd, TestFailure, TimedStep, Timing, Verdict};
 use crate::results::{Status, TestResult};
 use crate::suite::api::{Common, Workload, set};
 
@@ -504,7 +504,7 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the terminals"))?;
             let timing = Timing::measured(p.warmup_secs, p.secs);
-            let step = run.timed(&mut terms, Step::new(timing, Per::Event));
+            let step = run.timed(&mut terms, TimedStep::new(timing, Per::Event));
             let minutes = step.secs.max(1e-9) / 60.0;
             let events = step.counts.events;
             let new_orders = step.kinds.first().map_or(0, |k| k.events);
