@@ -1184,7 +1184,7 @@ impl Meter {
 /// before the step's clock starts) on the shared runner, calling
 /// `on_progress` from this thread: the step bare, without a test around
 /// it (`rqps compat`'s one client).
-pub fn run_step(
+pub fn run_alone(
     driver: &dyn Driver,
     spec: &StepSpec,
     on_progress: &mut dyn FnMut(&Progress),
@@ -1397,7 +1397,7 @@ mod tests {
         let driver = SqliteDriver::new(&dir.path().join("ib.db"), vec![]);
         setup_tables(&driver, 2).unwrap();
         // 1234 rows: 12 statements of 100 and one of 34.
-        let out = run_step(&driver, &spec(1234, 100, false), &mut |_| {});
+        let out = run_alone(&driver, &spec(1234, 100, false), &mut |_| {});
         assert_eq!(out.status, StepStatus::Ok);
         assert_eq!((out.inserted_rows, out.insert_statements), (2468, 26));
         assert_eq!(count_rows(&driver, 2).unwrap(), 2468);
@@ -1433,7 +1433,7 @@ mod tests {
                 }
                 (lo, hi)
             });
-            let out = run_step(&driver, &spec(1003, 5, true), &mut |_| {});
+            let out = run_alone(&driver, &spec(1003, 5, true), &mut |_| {});
             stop.store(true, Ordering::Relaxed);
             let (lo, hi) = obs.join().unwrap();
             (lo, hi, out)
@@ -1464,7 +1464,7 @@ mod tests {
         setup_tables(&driver, 2).unwrap();
         let mut s = spec(300, 100, false);
         s.create_indexes = true;
-        let out = run_step(&driver, &s, &mut |_| {});
+        let out = run_alone(&driver, &s, &mut |_| {});
         assert_eq!(out.status, StepStatus::Ok);
         assert!(out.index_secs.is_some());
         for kind in [QueryKind::Range, QueryKind::Point] {
@@ -1473,7 +1473,7 @@ mod tests {
             q.queries = Some(kind);
             q.rate_per_client = Some(100.0);
             let mut shown = 0;
-            let out = run_step(&driver, &q, &mut |_| shown += 1);
+            let out = run_alone(&driver, &q, &mut |_| shown += 1);
             assert_eq!(out.status, StepStatus::Ok);
             assert_eq!(out.inserted_rows, 200);
             assert_eq!(out.deleted_rows, 200);
@@ -1511,7 +1511,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plain = SqliteDriver::new(&dir.path().join("a.db"), vec![]);
         setup_tables(&plain, 2).unwrap();
-        let out = run_step(&plain, &spec(1000, 10, false), &mut |_| {});
+        let out = run_alone(&plain, &spec(1000, 10, false), &mut |_| {});
         assert_eq!((out.status, out.insert_retries), (StepStatus::Ok, 0));
         // Busy after 1 ms instead of 30 s: a retryable error, statement by statement.
         let busy = SqliteDriver::new(
@@ -1523,7 +1523,7 @@ mod tests {
         let mut lock = busy.connect().unwrap();
         lock.query("BEGIN IMMEDIATE").unwrap();
         let out = std::thread::scope(|s| {
-            let step = s.spawn(|| run_step(&busy, &spec(1000, 10, false), &mut |_| {}));
+            let step = s.spawn(|| run_alone(&busy, &spec(1000, 10, false), &mut |_| {}));
             std::thread::sleep(Duration::from_millis(100));
             lock.query("COMMIT").unwrap();
             step.join().unwrap()
@@ -1551,7 +1551,7 @@ mod tests {
         setup_tables(&busy, 2).unwrap();
         let mut lock = busy.connect().unwrap();
         lock.query("BEGIN IMMEDIATE").unwrap();
-        let out = run_step(&busy, &spec(100, 10, true), &mut |_| {});
+        let out = run_alone(&busy, &spec(100, 10, true), &mut |_| {});
         lock.query("COMMIT").unwrap();
         match out.status {
             StepStatus::Failed(m) => {
