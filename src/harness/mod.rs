@@ -43,7 +43,7 @@ use crate::results::{HwCost, LoadStats, Status, Store, TestResult};
 pub use load::LoadProgress;
 use probe::{Probe, ProbeContext};
 pub use reconnect::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
-use runner::{Live, StepRun, Worker};
+use runner::{LiveProgress, StepRun, Worker};
 pub use status::Units;
 use timed::progress_message;
 pub use timed::{Per, TimedStep, Timing, Verdict, bare_step};
@@ -275,7 +275,7 @@ impl TestRun<'_> {
         let run = runner::run_step(
             workers,
             &t.config(),
-            &mut |l: Live| {
+            &mut |l: LiveProgress| {
                 bar.set_position(l.elapsed.as_millis() as u64);
                 let mut msg = progress_message(&l, unit, t.budgeted);
                 if let Some(f) = shows.as_mut() {

@@ -205,7 +205,7 @@ pub struct KindRun {
 
 /// What the progress display is told a few times a second.
 #[derive(Clone, Copy, Debug)]
-pub struct Live {
+pub struct LiveProgress {
     pub elapsed: Duration,
     /// Warm-up and duration ([`Duration::MAX`] in a step without a deadline).
     pub total: Duration,
@@ -486,7 +486,7 @@ pub fn client_thread_count(threads: usize, workers: usize) -> usize {
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     run_step_on(workers, cfg, client_threads(), on_live, on_measured)
@@ -500,7 +500,7 @@ pub fn run_step_on<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     threads: usize,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
@@ -638,7 +638,7 @@ fn watch(
     cfg: &StepConfig,
     start: Instant,
     done: &dyn Fn() -> bool,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) {
     let warm_end = start + cfg.warmup;
@@ -666,7 +666,7 @@ fn watch(
             } else {
                 q.saturating_sub(last.1) as f64 / dt
             };
-            on_live(Live {
+            on_live(LiveProgress {
                 elapsed: now.duration_since(start),
                 total,
                 warming: now < warm_end,

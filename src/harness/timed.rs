@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use super::reconnect::RECONNECT_FOR;
-use super::runner::{self, Live, StepConfig, StepRun, Worker};
+use super::runner::{self, LiveProgress, StepConfig, StepRun, Worker};
 
 /// How long a step runs: its warm-up, then its measured interval.
 #[derive(Clone, Copy, Debug)]
@@ -145,7 +145,7 @@ impl<'s> TimedStep<'s> {
 
 /// The progress bar's message: the phase or the live rate, then elapsed
 /// of total seconds (elapsed alone without a total).
-pub(super) fn progress_message(l: &Live, unit: &str, budgeted: bool) -> String {
+pub(super) fn progress_message(l: &LiveProgress, unit: &str, budgeted: bool) -> String {
     let phase = if l.warming {
         "warm-up".to_string()
     } else {
@@ -167,7 +167,7 @@ pub(super) fn progress_message(l: &Live, unit: &str, budgeted: bool) -> String {
 pub fn bare_step<W: Worker>(
     workers: &mut [W],
     timing: Timing,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
 ) -> StepRun {
     runner::run_step(workers, &timing.config(), on_live, &mut || {})
 }
@@ -185,8 +185,8 @@ pub struct Verdict {
 mod tests {
     use super::*;
 
-    fn live(secs: u64, warming: bool) -> Live {
-        Live {
+    fn live(secs: u64, warming: bool) -> LiveProgress {
+        LiveProgress {
             elapsed: Duration::from_secs(secs),
             total: Duration::from_secs(12),
             warming,

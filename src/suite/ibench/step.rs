@@ -69,7 +69,7 @@ pub struct StepSpec {
 }
 
 /// What the progress display is told about twice a second (the runner's
-/// [`runner::Live`] has one rate; a step of this suite has three, and rows
+/// [`runner::LiveProgress`] has one rate; a step of this suite has three, and rows
 /// to go).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
