@@ -24,7 +24,7 @@ pub struct MatrixArgs {
     /// the matrix, e.g. a Kubernetes Indexed Job or a Slurm job array). No final report:
     /// `rqps report` over the parts' results, copied into one directory, gives it.
     #[arg(long, value_name = "I/N", value_parser = crate::plan::options::parse_part)]
-    part: Option<crate::suite::part::Part>,
+    part: Option<crate::suite::part::ClientPart>,
 }
 
 pub fn matrix(a: &MatrixArgs) -> Result<i32, Error> {

@@ -22,7 +22,7 @@ pub struct MatrixRequest {
     /// Print the plan; run nothing.
     pub dry_run: bool,
     /// Only every N-th run, starting with the I-th (one of N hosts).
-    pub part: Option<crate::suite::part::Part>,
+    pub part: Option<crate::suite::part::ClientPart>,
 }
 
 /// Runs the matrix `a` names and returns the exit status.

@@ -211,7 +211,7 @@ pub struct Output {
     /// up. Needs --skip-prepare: load the tables once before the parts start.
     #[arg(long, value_name = "I/N", display_order = 7, value_parser = parse_part)]
     #[serde(serialize_with = "as_text")]
-    pub part: Option<crate::suite::part::Part>,
+    pub part: Option<crate::suite::part::ClientPart>,
     /// Begin the first test at this wall-clock time (RFC 3339, e.g. 2026-11-23T10:00:00Z, or
     /// Unix seconds), so that parts on several hosts start together. A part that begins more
     /// than 1 s late is flagged (stored with the run, listed by `rqps merge` and reports).
@@ -310,7 +310,7 @@ fn rfc3339_millis<S: serde::Serializer>(v: &Option<SystemTime>, s: S) -> Result<
 }
 
 /// `--part I/N`: the I-th of N client parts.
-pub fn parse_part(s: &str) -> Result<crate::suite::part::Part, crate::error::Error> {
+pub fn parse_part(s: &str) -> Result<crate::suite::part::ClientPart, crate::error::Error> {
     s.parse()
 }
 

@@ -25,7 +25,7 @@ pub struct Common {
     pub seed: u64,
     /// `--part I/N`: run this client part's share of the load (suites that
     /// [`Workload::SPLITS`]; the others refuse it).
-    pub part: Option<super::part::Part>,
+    pub part: Option<super::part::ClientPart>,
 }
 
 /// A flag of the reference tool a suite reproduces (pgbench's `-c`) that

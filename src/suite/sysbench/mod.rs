@@ -467,13 +467,13 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
 #[cfg(test)]
 mod part_tests {
     use super::*;
-    use crate::suite::part::Part;
+    use crate::suite::part::ClientPart;
 
     fn part_params(part: &str, tables: usize, threads: usize) -> SysbenchParams {
         let common = Common {
             profile: "ci".into(),
             seed: 7,
-            part: Some(part.parse::<Part>().unwrap()),
+            part: Some(part.parse::<ClientPart>().unwrap()),
         };
         let o = Options {
             tables: Some(Tables::new(tables as u64).unwrap()),
