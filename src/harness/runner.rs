@@ -221,7 +221,7 @@ struct Padded(AtomicU64);
 /// How often the calling thread looks at the workers.
 const TICK: Duration = Duration::from_millis(100);
 
-struct Shared<'a> {
+struct StepState<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
@@ -248,7 +248,7 @@ struct Times {
     end_ns: u64,
 }
 
-impl Shared<'_> {
+impl StepState<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
     }
@@ -301,7 +301,7 @@ fn on_error<W: Worker>(
     w: &mut W,
     e: DbError,
     c: &mut Counts,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
 ) -> Result<(), WorkerError> {
     match e.class {
         ErrorClass::Fatal => Err(e.into()),
@@ -332,7 +332,7 @@ fn on_error<W: Worker>(
 fn work<W: Worker>(
     w: &mut W,
     idx: usize,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
@@ -507,7 +507,7 @@ pub fn run_step_on<W: Worker>(
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
     let j = client_thread_count(threads, n);
-    let sh = Shared {
+    let sh = StepState {
         abort: AtomicBool::new(false),
         live: (0..n).map(|_| Padded::default()).collect(),
         cfg,
@@ -572,7 +572,7 @@ pub fn run_step_on<W: Worker>(
 /// one, each in a task of the event-driven core.
 fn run_group<W: Worker>(
     group: Vec<(usize, &mut W)>,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> Vec<(usize, WorkerRun)> {
     let one = |w: &mut W, i: usize| {
@@ -611,7 +611,7 @@ fn run_group<W: Worker>(
 
 /// Starts the step's clock once every client thread runs; returns when it
 /// started.
-fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
+fn start_times(sh: &StepState<'_>, cfg: &StepConfig) -> Instant {
     sh.ready.wait();
     let start = Instant::now();
     let start_ns = now_ns();
@@ -634,7 +634,7 @@ fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
 /// The calling thread's part: tells the progress display a few times a
 /// second, and `on_measured` when the warm-up ends, until `done`.
 fn watch(
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     cfg: &StepConfig,
     start: Instant,
     done: &dyn Fn() -> bool,
@@ -681,7 +681,7 @@ fn watch(
 fn summarize<W: Worker>(
     workers: &[W],
     cfg: &StepConfig,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     results: Vec<WorkerRun>,
 ) -> StepRun {
     let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
