@@ -226,7 +226,7 @@ struct ClientLive {
     gate: Gate,
 }
 
-struct Shared {
+struct StepTally {
     clients: Vec<ClientLive>,
     /// Index builds: earliest start and latest end ([`now_ns`]).
     index_start: AtomicU64,
@@ -362,7 +362,7 @@ impl<'a> Common<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
         Ok(Common {
@@ -434,7 +434,7 @@ enum Stage {
 struct Inserter<'a> {
     c: Common<'a>,
     spec: &'a StepSpec,
-    sh: &'a Shared,
+    sh: &'a StepTally,
     /// Slots of the insert of a full batch and of the last, shorter one.
     full: usize,
     tail: Option<usize>,
@@ -456,7 +456,7 @@ impl<'a> Inserter<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &'a StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
@@ -678,7 +678,7 @@ impl<'a> Deleter<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &'a StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
@@ -795,7 +795,7 @@ impl<'a> Querier<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         kind: QueryKind,
         client: usize,
     ) -> DbResult<Self> {
@@ -966,7 +966,7 @@ struct Totals {
     queries: u64,
 }
 
-fn totals(sh: &Shared) -> Totals {
+fn totals(sh: &StepTally) -> Totals {
     let mut t = Totals::default();
     for c in client_totals(sh) {
         t.inserted += c.inserted;
@@ -976,7 +976,7 @@ fn totals(sh: &Shared) -> Totals {
     t
 }
 
-fn client_totals(sh: &Shared) -> Vec<Totals> {
+fn client_totals(sh: &StepTally) -> Vec<Totals> {
     sh.clients
         .iter()
         .map(|c| Totals {
@@ -1096,7 +1096,7 @@ fn merged(
 fn connect<'a>(
     driver: &'a dyn Driver,
     spec: &'a StepSpec,
-    sh: &'a Shared,
+    sh: &'a StepTally,
 ) -> DbResult<Vec<Role<'a>>> {
     let mut roles = Vec::new();
     for c in 1..=spec.clients {
@@ -1142,7 +1142,7 @@ impl Meter {
         }
     }
 
-    fn update(&mut self, sh: &Shared) -> &Progress {
+    fn update(&mut self, sh: &StepTally) -> &Progress {
         let now = now_ns();
         let t = totals(sh);
         let span = (now - self.window.0) as f64 / 1e9;
@@ -1174,7 +1174,7 @@ impl Meter {
     }
 
     /// The last figures shown, with the rows inserted in the end.
-    fn last(&mut self, sh: &Shared) -> &Progress {
+    fn last(&mut self, sh: &StepTally) -> &Progress {
         self.shown.inserted_rows = totals(sh).inserted;
         &self.shown
     }
@@ -1213,7 +1213,7 @@ enum Through<'r, 't> {
 }
 
 fn step_through(driver: &dyn Driver, spec: &StepSpec, through: Through<'_, '_>) -> StepOutcome {
-    let sh = Shared {
+    let sh = StepTally {
         clients: (0..spec.clients).map(|_| ClientLive::default()).collect(),
         index_start: AtomicU64::new(u64::MAX),
         index_end: AtomicU64::new(0),
@@ -1290,7 +1290,7 @@ fn progress_line(p: &Progress) -> String {
 }
 
 /// Fills `out` with what the connections of a step that ended measured.
-fn measured(spec: &StepSpec, sh: &Shared, roles: &[Role<'_>], out: &mut StepOutcome) {
+fn measured(spec: &StepSpec, sh: &StepTally, roles: &[Role<'_>], out: &mut StepOutcome) {
     // The step's seconds, then each client's: the same entries, so a last
     // partial second is kept for every client when it is kept for the step.
     let tail_kept = std::cell::Cell::new(false);
