@@ -33,7 +33,7 @@ use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 pub use detail::{Detail, KEY, LoadFigures, OpFigures, RequestFigures};
 use dist::{Graph, IdDists, MIX, Mix, Outdegree};
-use request::{ReqStats, Requester, Shared};
+use request::{ReqStats, Requester, RequestSetup};
 
 /// The LinkBench suite.
 pub struct Linkbench;
@@ -663,7 +663,7 @@ fn run_requests(
         TestResult::running(Linkbench::NAME, name, "request", requesters, true, "ops/s"),
         |run| {
             let driver = run.driver.clone();
-            let shared = Arc::new(Shared {
+            let shared = Arc::new(RequestSetup {
                 graph: Graph::new(p.nodes, graph_seed, p.outdegree),
                 ids: IdDists::new(p.nodes, graph_seed, p.outdegree),
                 mix: Mix::new(&MIX),

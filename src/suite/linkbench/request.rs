@@ -21,7 +21,7 @@ use crate::harness::runner::{Worker, stop_requested};
 use crate::suite::rand::Rng;
 
 /// What every requester of a step shares.
-pub struct Shared {
+pub struct RequestSetup {
     pub graph: Graph,
     pub ids: IdDists,
     pub mix: Mix,
@@ -200,7 +200,7 @@ const P_GET: f64 = 0.5;
 /// One requester.
 pub struct Requester {
     driver: Arc<dyn Driver>,
-    shared: Arc<Shared>,
+    shared: Arc<RequestSetup>,
     rw: Box<dyn Conn>,
     ro: Box<dyn Conn>,
     rws: Rw,
@@ -227,7 +227,7 @@ pub struct Requester {
 }
 
 impl Requester {
-    pub fn new(driver: Arc<dyn Driver>, shared: Arc<Shared>, seed: u64) -> DbResult<Self> {
+    pub fn new(driver: Arc<dyn Driver>, shared: Arc<RequestSetup>, seed: u64) -> DbResult<Self> {
         let db = driver.require_sql()?;
         let mut rw = db.connect()?;
         let mut ro = db.connect()?;
