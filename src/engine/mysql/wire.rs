@@ -2250,13 +2250,13 @@ mod tests {
     #[test]
     fn drop_closes_statements_and_quits() {
         let written = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-        impl Read for Shared {
+        struct Recorder(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Read for Recorder {
             fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
                 Ok(0)
             }
         }
-        impl Write for Shared {
+        impl Write for Recorder {
             fn write(&mut self, b: &[u8]) -> io::Result<usize> {
                 self.0.borrow_mut().extend_from_slice(b);
                 Ok(b.len())
@@ -2265,7 +2265,7 @@ mod tests {
                 Ok(())
             }
         }
-        let mut c = Client::new(Shared(written.clone()));
+        let mut c = Client::new(Recorder(written.clone()));
         c.broken = false;
         c.stmts = vec![7, 9];
         drop(c);
@@ -2275,7 +2275,7 @@ mod tests {
         assert_eq!(*written.borrow(), want);
         // A broken connection is left alone.
         written.borrow_mut().clear();
-        let c = Client::new(Shared(written.clone()));
+        let c = Client::new(Recorder(written.clone()));
         drop(c);
         assert!(written.borrow().is_empty());
     }

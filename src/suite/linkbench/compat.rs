@@ -15,7 +15,7 @@ use super::check::check;
 use super::dist::Outdegree;
 use super::dist::{self, Graph, IdDists, MIX, Mix, OPS};
 use super::load::{self, Clock, Progress, create_tables, load};
-use super::request::{Requester, RequestSetup};
+use super::request::{RequestSetup, Requester};
 use super::schema;
 use crate::engine::DbError;
 

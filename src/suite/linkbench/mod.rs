@@ -33,7 +33,7 @@ use crate::suite::api::{Common, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 pub use detail::{Detail, KEY, LoadFigures, OpFigures, RequestFigures};
 use dist::{Graph, IdDists, MIX, Mix, Outdegree};
-use request::{ReqStats, Requester, RequestSetup};
+use request::{ReqStats, RequestSetup, Requester};
 
 /// The LinkBench suite.
 pub struct Linkbench;
