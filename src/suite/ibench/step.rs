@@ -343,7 +343,7 @@ impl<'a> Link<'a> {
 
 /// What every connection of a step has: its link, its client's counters,
 /// and what it measured.
-struct Common<'a> {
+struct ConnCore<'a> {
     link: Link<'a>,
     client: usize,
     live: &'a ClientLive,
@@ -358,14 +358,14 @@ struct Common<'a> {
     end_ns: Option<u64>,
 }
 
-impl<'a> Common<'a> {
+impl<'a> ConnCore<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &StepSpec,
         sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
-        Ok(Common {
+        Ok(ConnCore {
             link: Link::new(driver, spec.ps_mode)?,
             client,
             live: &sh.clients[client - 1],
@@ -432,7 +432,7 @@ enum Stage {
 }
 
 struct Inserter<'a> {
-    c: Common<'a>,
+    c: ConnCore<'a>,
     spec: &'a StepSpec,
     sh: &'a StepTally,
     /// Slots of the insert of a full batch and of the last, shorter one.
@@ -460,7 +460,7 @@ impl<'a> Inserter<'a> {
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
-        let mut c = Common::new(driver, spec, sh, client)?;
+        let mut c = ConnCore::new(driver, spec, sh, client)?;
         let per = spec.rows_per_statement;
         let d = driver.require_sql()?.dialect();
         let full = c.link.prepare(insert_sql(d, &table, per))?;
@@ -658,7 +658,7 @@ pub fn insert_sql(dialect: &dyn crate::engine::Dialect, table: &Table, rows: usi
 }
 
 struct Deleter<'a> {
-    c: Common<'a>,
+    c: ConnCore<'a>,
     spec: &'a StepSpec,
     min_sql: String,
     /// The smallest id when the step began (0 for an empty table).
@@ -683,7 +683,7 @@ impl<'a> Deleter<'a> {
     ) -> DbResult<Self> {
         let table = schema::table(client);
         let d = driver.require_sql()?.dialect();
-        let mut c = Common::new(driver, spec, sh, client)?;
+        let mut c = ConnCore::new(driver, spec, sh, client)?;
         let per = spec.rows_per_statement;
         let full = c.link.prepare(d.delete_oldest(&table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
@@ -775,7 +775,7 @@ impl<'a> Deleter<'a> {
 }
 
 struct Querier<'a> {
-    c: Common<'a>,
+    c: ConnCore<'a>,
     kind: QueryKind,
     /// Range queries (3 shapes) or the point query.
     slots: Vec<usize>,
@@ -802,7 +802,7 @@ impl<'a> Querier<'a> {
         let table = schema::table(client);
         let t = &table.name;
         let d = driver.require_sql()?.dialect();
-        let mut c = Common::new(driver, spec, sh, client)?;
+        let mut c = ConnCore::new(driver, spec, sh, client)?;
         let mut slots = Vec::new();
         match kind {
             QueryKind::Range => {
@@ -908,7 +908,7 @@ enum Role<'a> {
 }
 
 impl<'a> Role<'a> {
-    fn common(&self) -> &Common<'a> {
+    fn common(&self) -> &ConnCore<'a> {
         match self {
             Role::Insert(w) => &w.c,
             Role::Delete(w) => &w.c,
