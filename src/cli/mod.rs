@@ -311,7 +311,7 @@ pub fn check_command_line(argv: &[String]) -> Result<(), Refused> {
         Err(NotParsed::Info(_)) => return Ok(()),
     };
     let sub = p.matches.subcommand().map(|(_, m)| m);
-    let common = |profile: &str| suite::Common {
+    let common = |profile: &str| suite::RunBasics {
         profile: profile.to_string(),
         seed: 0,
         part: None,
@@ -434,7 +434,7 @@ fn usage(m: &str) -> i32 {
 
 /// `rqps tests`: the steps a suite's profile and options give.
 fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, Error> {
-    let common = suite::Common {
+    let common = suite::RunBasics {
         profile: a.profile.clone(),
         seed: 0,
         part: None,

@@ -290,7 +290,7 @@ fn plan_of(suite: &'static dyn crate::suite::Suite, seed: u64) -> Result<Option<
     if suite.face() != Face::Sql {
         return Ok(None);
     }
-    let common = crate::suite::Common {
+    let common = crate::suite::RunBasics {
         profile: PROFILE.into(),
         seed,
         part: None,

@@ -27,7 +27,7 @@ use toml::Spanned;
 use crate::engine::install::EngineSpec;
 use crate::plan::open::Checked;
 use crate::plan::options::{EngineArgs, Output, RunOptions};
-use crate::suite::{self, Common, Plan, Suite};
+use crate::suite::{self, Plan, RunBasics, Suite};
 
 /// The `[defaults]` keys a matrix has whatever its suite, besides the run
 /// options ([`RunOptions`]); every other key is an option of an engine kind
@@ -222,7 +222,7 @@ impl Matrix {
                 .unwrap_or_else(|| suite.profiles()[0].to_string());
             let plan: Arc<dyn Plan> = suite
                 .plan_toml(
-                    &Common {
+                    &RunBasics {
                         profile: profile.clone(),
                         seed,
                         part: None,

@@ -18,9 +18,10 @@ use crate::harness::{Harness, RunEnd};
 use crate::report::section::Section;
 use crate::results::TestResult;
 
-/// What every suite's parameters start from: a named profile and the seed.
+/// The basics of a run that every suite's parameters start from: a named
+/// profile, the seed and the client part.
 #[derive(Clone, Debug)]
-pub struct Common {
+pub struct RunBasics {
     pub profile: String,
     pub seed: u64,
     /// `--part I/N`: run this client part's share of the load (suites that
@@ -171,7 +172,7 @@ pub trait Workload: Sync + 'static {
     const NAME: &'static str;
     /// One line for `--help`.
     const ABOUT: &'static str;
-    /// Whether [`Workload::params`] splits its load by [`Common::part`]
+    /// Whether [`Workload::params`] splits its load by [`RunBasics::part`]
     /// (`rqps run --part I/N`); a suite that does not is refused a part.
     const SPLITS: bool = false;
     /// The engine face it drives: [`Face::Sql`] (the default) or
@@ -218,7 +219,7 @@ pub trait Workload: Sync + 'static {
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
-    fn params(common: &Common, o: Self::Options) -> Result<Self::Params, crate::error::Error>;
+    fn params(common: &RunBasics, o: Self::Options) -> Result<Self::Params, crate::error::Error>;
     /// How many steps the plan has.
     fn step_count(p: &Self::Params) -> usize;
     /// Estimated seconds of the measured steps (loads depend on the engine).
@@ -299,13 +300,13 @@ pub trait Suite: Sync {
     /// The plan from parsed command-line options.
     fn plan_cli(
         &self,
-        common: &Common,
+        common: &RunBasics,
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error>;
     /// The plan from a matrix file's table of options.
     fn plan_toml(
         &self,
-        common: &Common,
+        common: &RunBasics,
         t: &toml::Table,
     ) -> Result<Box<dyn Plan>, crate::error::Error>;
     /// Checks one matrix option on its own, so that an error can name its line.
@@ -389,14 +390,18 @@ impl<W> Registered<W> {
 }
 
 struct TypedPlan<W: Workload> {
-    common: Common,
+    common: RunBasics,
     /// The options the parameters were made from, for [`Plan::reseeded`].
     o: W::Options,
     p: W::Params,
 }
 
 impl<W: Workload> Registered<W> {
-    fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, crate::error::Error> {
+    fn plan(
+        &self,
+        common: &RunBasics,
+        o: W::Options,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
         if !W::PROFILES.contains(&common.profile.as_str()) {
             return Err(usage(format!(
                 "unknown profile '{}' for --suite {}{}: expected one of {}",
@@ -445,7 +450,7 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn plan_cli(
         &self,
-        common: &Common,
+        common: &RunBasics,
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
@@ -455,7 +460,7 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn plan_toml(
         &self,
-        common: &Common,
+        common: &RunBasics,
         t: &toml::Table,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = W::Options::deserialize(t.clone()).map_err(|e| usage(e.message()))?;
@@ -558,7 +563,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
     }
 
     fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error> {
-        let common = Common {
+        let common = RunBasics {
             seed,
             ..self.common.clone()
         };

@@ -42,7 +42,7 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{Worker, stop_requested};
 use crate::harness::{self, Harness, Per, RunEnd, TestFailure, Timing};
 use crate::results::TestResult;
-use crate::suite::api::{Common, Workload, set};
+use crate::suite::api::{RunBasics, Workload, set};
 use crate::suite::bounds::{Count, Rows, Secs, Threads};
 use crate::suite::rand::Rng;
 use steps::{Benchmark, KEY, SEQUENCE};
@@ -173,7 +173,7 @@ impl Workload for Dbbench {
         "scan_len",
     ];
 
-    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = match common.profile.as_str() {
             "ci" => Params {
                 profile: "ci".into(),
@@ -893,7 +893,7 @@ mod tests {
 
     fn params(profile: &str, o: Options) -> Result<Params, crate::error::Error> {
         Dbbench::params(
-            &Common {
+            &RunBasics {
                 profile: profile.into(),
                 seed: 1,
                 part: None,

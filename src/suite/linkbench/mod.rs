@@ -29,7 +29,7 @@ use crate::error::usage;
 use crate::harness::runner::stop_requested;
 use crate::harness::{Harness, Per, RunEnd, TimedStep, Timing, Verdict};
 use crate::results::TestResult;
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 pub use detail::{Detail, KEY, LoadFigures, OpFigures, RequestFigures};
 use dist::{Graph, IdDists, MIX, Mix, Outdegree};
@@ -115,7 +115,7 @@ fn smooth() -> Outdegree {
 }
 
 /// The profile's defaults.
-fn profile(common: &Common) -> Params {
+fn profile(common: &RunBasics) -> Params {
     let base = Params {
         profile: common.profile.clone(),
         seed: common.seed,
@@ -218,7 +218,7 @@ impl Workload for Linkbench {
         "list_limit",
     ];
 
-    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = profile(common);
         set_all(&mut p.requesters, o.requesters);
         set(&mut p.nodes, o.nodes);
@@ -770,8 +770,8 @@ fn run_requests(
 mod tests {
     use super::*;
 
-    fn common(profile: &str) -> Common {
-        Common {
+    fn common(profile: &str) -> RunBasics {
+        RunBasics {
             profile: profile.into(),
             seed: 1,
             part: None,

@@ -44,7 +44,7 @@ use crate::error::Error;
 use crate::harness::runner::stop_requested;
 use crate::harness::{Harness, MixMember, Per, RunEnd, TestFailure, TimedStep, Timing, Verdict};
 use crate::results::{Status, TestResult};
-use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
+use crate::suite::api::{PeerFlag, RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 
 use builtin::Builtin;
@@ -437,7 +437,7 @@ impl Workload for Pgbench {
         Some(compat::plan(p))
     }
 
-    fn params(common: &Common, mut o: Options) -> Result<Params, Error> {
+    fn params(common: &RunBasics, mut o: Options) -> Result<Params, Error> {
         // The log's options, checked once the test's length is known.
         let log = Options {
             log: o.log,
@@ -938,8 +938,8 @@ fn store_scripts(h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    fn common(profile: &str) -> Common {
-        Common {
+    fn common(profile: &str) -> RunBasics {
+        RunBasics {
             profile: profile.into(),
             seed: 1,
             part: None,

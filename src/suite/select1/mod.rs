@@ -14,7 +14,7 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{Worker, stop_requested};
 use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Secs, Threads};
 
 /// The `SELECT 1` suite.
@@ -67,7 +67,7 @@ impl Workload for Select1 {
     };
     const WORKLOAD: &'static [&'static str] = &["secs"];
 
-    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, crate::error::Error> {
         let (secs, warmup_secs) = if common.profile == "ci" {
             (0.5, 0.1)
         } else {

@@ -30,7 +30,7 @@ use crate::error::Error;
 use crate::harness::runner::stop_requested;
 use crate::harness::{Harness, MixMember, Per, RunEnd, TestFailure, TimedStep, Timing, Verdict};
 use crate::results::{Status, TestResult};
-use crate::suite::api::{Common, Workload, set};
+use crate::suite::api::{RunBasics, Workload, set};
 
 pub use detail::{Detail, KEY, KindDetail};
 use draw::KINDS;
@@ -139,7 +139,7 @@ impl Workload for Tpcc {
     const TREATMENTS: &'static [&'static str] = &["ps_mode"];
     const WORKLOAD: &'static [&'static str] = &["warehouses", "secs", "keying", "terminal_binding"];
 
-    fn params(common: &Common, o: Options) -> Result<Params, Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, Error> {
         let &(_, w, t, secs, warm) = PROFILES
             .iter()
             .find(|p| p.0 == common.profile)
@@ -610,8 +610,8 @@ fn store_kinds(h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    fn common(profile: &str) -> Common {
-        Common {
+    fn common(profile: &str) -> RunBasics {
+        RunBasics {
             profile: profile.into(),
             seed: 1,
             part: None,
