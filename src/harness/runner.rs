@@ -1299,7 +1299,7 @@ mod tests {
     impl Worker for Sleepy {
         fn event(&mut self, c: &mut Counts) -> DbResult<()> {
             self.n += 1;
-            crate::harness::measure::sleep(Duration::from_millis(2));
+            crate::evloop::sleep(Duration::from_millis(2));
             if self.fail_at == Some(self.n) {
                 return Err(DbError::fatal("scripted"));
             }

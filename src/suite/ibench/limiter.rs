@@ -34,7 +34,7 @@ impl Clock for SystemClock {
     fn sleep_until(&self, t_ns: u64) {
         let now = self.now_ns();
         if t_ns > now {
-            crate::harness::measure::sleep(std::time::Duration::from_nanos(t_ns - now));
+            crate::evloop::sleep(std::time::Duration::from_nanos(t_ns - now));
         }
     }
 }

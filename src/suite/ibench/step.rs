@@ -195,7 +195,7 @@ impl Gate {
                 // On the event-driven core the other side may be a task of
                 // this very thread: let it run, and look again.
                 drop(g);
-                crate::harness::measure::sleep(Duration::from_micros(200));
+                crate::evloop::sleep(Duration::from_micros(200));
                 g = self.m.lock().unwrap_or_else(|e| e.into_inner());
                 continue;
             }

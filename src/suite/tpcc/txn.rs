@@ -845,7 +845,7 @@ impl Terminal {
 
     fn sleep(secs: f64) {
         if secs > 0.0 {
-            crate::harness::measure::sleep(Duration::from_secs_f64(secs));
+            crate::evloop::sleep(Duration::from_secs_f64(secs));
         }
     }
 }
