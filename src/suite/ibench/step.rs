@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use super::limiter::{Limiter, SystemClock, sleep_until};
+use super::limiter::{Limiter, SystemClock, nap_until};
 use super::rows::{CASHREGISTERS, PRICES, PRODUCTS, RowGen, RowInts};
 use super::{KEY, QUERY_ROWS, QueryKind, schema, table_name};
 use crate::engine::schema::Table;
@@ -557,7 +557,7 @@ impl<'a> Inserter<'a> {
             }
             Stage::Tail => {
                 if let Some(l) = &self.limiter {
-                    sleep_until(&SystemClock, l.slot_end_ns(), stop);
+                    nap_until(&SystemClock, l.slot_end_ns(), stop);
                 }
                 true
             }
