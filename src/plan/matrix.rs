@@ -201,7 +201,7 @@ impl Matrix {
 
     pub fn parse(path: &Path, src: &str) -> Result<Matrix, MatrixError> {
         let file = decode(path, src)?;
-        let cx = Cx {
+        let cx = MatrixSource {
             path,
             src,
             dir: path.parent().unwrap_or(Path::new(".")),
@@ -377,14 +377,14 @@ fn decode(path: &Path, src: &str) -> Result<File, MatrixError> {
 
 /// What parsing one matrix file reads from: the file, its folder (paths in
 /// it are relative to it) and its `[defaults]`.
-struct Cx<'a> {
+struct MatrixSource<'a> {
     path: &'a Path,
     src: &'a str,
     dir: &'a Path,
     d: &'a BTreeMap<String, Spanned<toml::Value>>,
 }
 
-impl Cx<'_> {
+impl MatrixSource<'_> {
     /// `file:line: field: message`.
     fn at(&self, span: std::ops::Range<usize>, field: &str, msg: &str) -> MatrixError {
         at(self.path, self.src, span, field, msg)
