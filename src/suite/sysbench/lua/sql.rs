@@ -233,29 +233,31 @@ impl RawConn {
             return Err(mlua::Error::runtime("execute(): unknown statement"));
         };
         // The values first, then parameters borrowing them.
-        enum V {
+        enum ParamValue {
             Int(i64),
             Text(String),
             Null,
         }
-        let mut vals: Vec<V> = Vec::with_capacity(n);
+        let mut vals: Vec<ParamValue> = Vec::with_capacity(n);
         for _ in 0..n {
             vals.push(match it.next().unwrap_or(Value::Nil) {
-                Value::Nil => V::Null,
-                Value::Integer(i) => V::Int(i),
-                Value::Number(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => V::Int(f as i64),
-                Value::Number(f) => V::Text(f.to_string()),
-                Value::Boolean(b) => V::Int(b as i64),
-                Value::String(s) => V::Text(s.to_string_lossy()),
-                other => V::Text(other.to_string()?),
+                Value::Nil => ParamValue::Null,
+                Value::Integer(i) => ParamValue::Int(i),
+                Value::Number(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
+                    ParamValue::Int(f as i64)
+                }
+                Value::Number(f) => ParamValue::Text(f.to_string()),
+                Value::Boolean(b) => ParamValue::Int(b as i64),
+                Value::String(s) => ParamValue::Text(s.to_string_lossy()),
+                other => ParamValue::Text(other.to_string()?),
             });
         }
         let params: Vec<Param<'_>> = vals
             .iter()
             .map(|v| match v {
-                V::Int(i) => Param::Int(*i),
-                V::Text(s) => Param::Text(s),
-                V::Null => Param::Null,
+                ParamValue::Int(i) => Param::Int(*i),
+                ParamValue::Text(s) => Param::Text(s),
+                ParamValue::Null => Param::Null,
             })
             .collect();
         self.generation += 1;
