@@ -924,7 +924,7 @@ fn summarize(
     blocks: &mut [GroupBlock],
     ntargets: usize,
     rules: Rules,
-) -> (Vec<Option<f64>>, Vec<Option<Rel>>) {
+) -> (Vec<Option<f64>>, Vec<Option<RelativeQps>>) {
     let geo = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<f64>> {
         let rows: Vec<&Row> = rows.collect();
         (0..ntargets)
@@ -939,11 +939,11 @@ fn summarize(
             })
             .collect()
     };
-    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<Rel>> {
+    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<RelativeQps>> {
         let rows: Vec<&Row> = rows.collect();
         (0..ntargets)
             .map(|i| {
-                let rels: Vec<&Rel> = rows
+                let rels: Vec<&RelativeQps> = rows
                     .iter()
                     .filter_map(|row| row.cells[i].as_ref())
                     .filter(|c| c.excluded.is_none())
@@ -1152,7 +1152,7 @@ fn relatives(
     sides: &[(Side, Vec<Option<Side>>)],
     ntargets: usize,
     rules: Rules,
-) -> Vec<Vec<Option<Rel>>> {
+) -> Vec<Vec<Option<RelativeQps>>> {
     let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
     (0..ntargets)
         .map(|i| {
@@ -1179,7 +1179,7 @@ fn relatives(
 fn group_blocks(
     keys: Vec<(Place, String, Key)>,
     sides: Vec<(Side, Vec<Option<Side>>)>,
-    rels: &[Vec<Option<Rel>>],
+    rels: &[Vec<Option<RelativeQps>>],
     groups_of: &HashMap<Key, String>,
     found: &[BTreeMap<Key, Vec<Found>>],
 ) -> (Vec<GroupBlock>, BTreeSet<usize>) {
@@ -1201,7 +1201,7 @@ fn group_blocks(
             .map(|(i, s)| {
                 let s = s?;
                 let mut rel = rels[i][r].clone()?;
-                // A verdict from a busy machine is said as such ([`Rel::cell`]).
+                // A verdict from a busy machine is said as such ([`RelativeQps::cell`]).
                 rel.busy = s.busy() || base_side.busy();
                 let hw_rel = match (&s.hw, &base_side.hw) {
                     (None, None) => None,
