@@ -39,7 +39,7 @@ impl RelativeQps {
             super::doc::TCell::shaded(super::doc::Val::BusyRel(self.ratio, self.verdict), None)
         } else {
             super::doc::TCell::shaded(
-                super::doc::Val::Rel(self.ratio, self.verdict),
+                super::doc::Val::Relative(self.ratio, self.verdict),
                 Some(self.shade),
             )
         }
