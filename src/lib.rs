@@ -18,5 +18,6 @@ pub mod plan;
 pub mod report;
 pub mod results;
 pub mod selfbench;
+pub mod serve;
 pub mod suite;
 pub mod util;

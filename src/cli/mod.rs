@@ -11,6 +11,7 @@ mod report;
 pub mod run;
 mod run_args;
 mod runs;
+mod serve;
 pub mod shell;
 
 use std::path::PathBuf;
@@ -105,6 +106,14 @@ enum Cmd {
     Bench(crate::selfbench::BenchCmd),
     /// List the names stored in a results directory: suite, workload shape, repeats, dates.
     Runs(runs::RunsArgs),
+    /// Serve a results directory as web pages: runs, comparisons, histories, compatibility.
+    ///
+    /// A read-only web server over the results folder, on this machine only unless --listen
+    /// names another address. Its pages are the reports rqps prints (the same model, verdicts,
+    /// charts and change points), with forms to choose what to compare; each is also JSON. A
+    /// run being written shows as running and its page reloads itself. No script runs and
+    /// nothing is fetched from elsewhere: it works offline.
+    Serve(serve::ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
     /// Print the man page of rqps, or of one subcommand (`rqps man run`), as roff.
@@ -523,6 +532,7 @@ pub fn main() -> i32 {
             .map(|_| 0)
             .map_err(crate::error::failed),
         Cmd::Runs(a) => runs::runs(&a),
+        Cmd::Serve(a) => serve::serve(&a),
         Cmd::Completions(a) => shell::completions(&a),
         Cmd::Man(a) => shell::man(&a, command(suite::registry()[0])),
     };

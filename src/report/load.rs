@@ -675,6 +675,18 @@ pub fn build_with(
     build_in(runs, records, opts, "")
 }
 
+/// [`build_with`] for runs the caller read from the results directory `dir`
+/// (`rqps serve` reads only the names it compares): the commands the report
+/// suggests name `dir`, as [`load`]'s do, so the answer is `load`'s.
+pub fn build_from_dir(
+    runs: &[RunDoc],
+    records: &[results::compat::CompatRecord],
+    opts: &Options,
+    dir: &Path,
+) -> Result<Report, Error> {
+    build_in(runs, records, opts, &crate::util::results_arg(dir))
+}
+
 /// [`build_with`] for the runs of a results directory: `results`, ` --results
 /// DIR` or nothing, goes into the commands the report suggests.
 fn build_in(
