@@ -265,6 +265,10 @@ struct HistTest {
     reported: bool,
 }
 
+/// Each run's tests as a history reads them, by run id, with the run's
+/// signature when read; and the test names and units, each kept once.
+type HistCache = (HashMap<String, (Sig, Arc<[HistTest]>)>, HashSet<Arc<str>>);
+
 /// A rendered page and what it was made from.
 pub struct Cached {
     /// A hash of the runs (ids and signatures) and records it read.
@@ -336,7 +340,7 @@ pub struct Folder {
     /// As the user gave it (the commands the pages suggest name it so).
     pub root: PathBuf,
     state: Mutex<State>,
-    hist: Mutex<(HashMap<String, (Sig, Arc<[HistTest]>)>, HashSet<Arc<str>>)>,
+    hist: Mutex<HistCache>,
     pages: Mutex<PageCache>,
 }
 

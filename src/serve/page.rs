@@ -23,7 +23,7 @@ form.serve{display:flex;flex-wrap:wrap;gap:.4em .9em;align-items:end;margin:.6em
 form.serve label{display:flex;flex-direction:column;font-size:12px;color:#555}\
 form.serve input,form.serve select{font:inherit;font-size:14px;padding:2px 4px}\
 td.st-running{background:#ffe9a8}td.st-failed,td.st-killed,td.st-interrupted{background:#ff9a9a}\
-td.st-unreadable{background:#e4e4e4}td.st-ok{background:#d9f7e3}\
+td.st-unreadable{background:#e4e4e4;white-space:normal;max-width:36em}td.st-ok{background:#d9f7e3}\
 pre.serve{background:#f8f8f8;border:1px solid #e0e0e0;padding:.6em;overflow-x:auto;font-size:12px}\
 code.cmd{display:inline-block;background:#f3f3f3;padding:2px 6px;border:1px solid #ddd}\
 p.live{background:#ffe9a8;padding:.3em .6em;display:inline-block}\

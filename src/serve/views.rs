@@ -38,7 +38,9 @@ fn number(t: &Target, key: &str, default: usize, max: usize) -> Result<usize, Re
 
 /// What the name filter matches: a glob where it has `*`, `?` or `[`,
 /// else a part of the name (either case).
-fn name_matcher(f: &str) -> Result<Box<dyn Fn(&str) -> bool>, Refused> {
+type Matcher = Box<dyn Fn(&str) -> bool>;
+
+fn name_matcher(f: &str) -> Result<Matcher, Refused> {
     if f.contains(['*', '?', '[']) {
         let g = glob::Pattern::new(f).map_err(|e| Refused {
             status: 400,
