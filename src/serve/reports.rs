@@ -235,10 +235,20 @@ fn choose(t: &Target, runs: &[RunSummary], names: &[String], base: &str) -> Resp
     page::respond(200, t, html.into(), json.into())
 }
 
-/// `/history?suite=S&name=GLOB`: what `rqps history --suite S --name-glob
-/// GLOB` prints, for the newest `last` runs chosen.
-pub fn history(folder: &Folder, t: &Target) -> Result<Response, Refused> {
-    let snap = folder.snapshot();
+/// What a history page asks for.
+struct HistoryAsk {
+    glob_text: String,
+    glob: Option<glob::Pattern>,
+    order: Order,
+    /// The newest runs taken.
+    last: usize,
+    max_p: f64,
+    all: bool,
+    /// One test only.
+    test: Option<String>,
+}
+
+fn history_ask(t: &Target) -> Result<HistoryAsk, Refused> {
     let glob_text = t.get("name").unwrap_or("").to_string();
     let glob = if glob_text.is_empty() {
         None
@@ -274,13 +284,72 @@ pub fn history(folder: &Folder, t: &Target) -> Result<Response, Refused> {
             .filter(|p| *p > 0.0 && *p < 1.0)
             .ok_or_else(|| bad(format!("max_p={v}: give a p-value above 0 and below 1")))?,
     };
-    let all = t.flag("all");
-    let test = t.get("test").map(String::from);
+    Ok(HistoryAsk {
+        glob_text,
+        glob,
+        order,
+        last,
+        max_p,
+        all: t.flag("all"),
+        test: t.get("test").map(String::from),
+    })
+}
+
+/// `rqps history` with the options that give the page's answer.
+fn history_command(folder: &Folder, ask: &HistoryAsk, suite: &str) -> String {
+    let mut cmd = format!("rqps history{}", crate::util::results_arg(&folder.root));
+    if !suite.is_empty() {
+        cmd.push_str(&format!(" --suite {}", shell_word(suite)));
+    }
+    if !ask.glob_text.is_empty() {
+        cmd.push_str(&format!(" --name-glob {}", shell_word(&ask.glob_text)));
+    }
+    if ask.order == Order::Name {
+        cmd.push_str(" --order name");
+    }
+    if ask.max_p != 0.05 {
+        cmd.push_str(&format!(" --max-p {}", ask.max_p));
+    }
+    if ask.all {
+        cmd.push_str(" --all");
+    }
+    cmd
+}
+
+fn history_form(names: &[String], suites: &[String], ask: &HistoryAsk, t: &Target) -> String {
+    format!(
+        "{}<form class=\"serve\" action=\"/history\">{}{}{}{}{}<button>Show</button></form>",
+        datalist("names", names, 2000),
+        select(
+            "suite",
+            "suite",
+            "the newest run's",
+            suites,
+            t.get("suite").unwrap_or("")
+        ),
+        field("names (glob)", "name", &ask.glob_text, Some("names")),
+        select(
+            "order",
+            "order",
+            "by start time",
+            &["name".to_string()],
+            if ask.order == Order::Name { "name" } else { "" }
+        ),
+        field("test", "test", ask.test.as_deref().unwrap_or(""), None),
+        field("newest runs", "last", &ask.last.to_string(), None),
+    )
+}
+
+/// `/history?suite=S&name=GLOB`: what `rqps history --suite S --name-glob
+/// GLOB` prints, for the newest `last` runs chosen.
+pub fn history(folder: &Folder, t: &Target) -> Result<Response, Refused> {
+    let snap = folder.snapshot();
+    let ask = history_ask(t)?;
     let matching: Vec<&RunSummary> = snap
         .runs
         .iter()
         .filter(|r| r.reportable())
-        .filter(|r| glob.as_ref().is_none_or(|g| g.matches(&r.name)))
+        .filter(|r| ask.glob.as_ref().is_none_or(|g| g.matches(&r.name)))
         .collect();
     // Without a suite: the newest matching run's.
     let suite = match t.get("suite") {
@@ -292,150 +361,59 @@ pub fn history(folder: &Folder, t: &Target) -> Result<Response, Refused> {
     };
     let of_suite: Vec<&RunSummary> = matching.into_iter().filter(|r| r.suite == suite).collect();
     let total = of_suite.len();
-    let mut chosen: Vec<&RunSummary> = of_suite.into_iter().take(last).collect();
+    let mut chosen: Vec<&RunSummary> = of_suite.into_iter().take(ask.last).collect();
     chosen.reverse();
     let made_from = folder.made_from(chosen.iter().copied(), false);
     let key = format!(
-        "history\0{suite}\0{glob_text}\0{order:?}\0{}\0{last}\0{all}\0{max_p}",
-        test.as_deref().unwrap_or("")
+        "history\0{suite}\0{}\0{:?}\0{}\0{}\0{}\0{}",
+        ask.glob_text,
+        ask.order,
+        ask.test.as_deref().unwrap_or(""),
+        ask.last,
+        ask.all,
+        ask.max_p
     );
-    let mut cmd = format!("rqps history{}", crate::util::results_arg(&folder.root));
-    if !suite.is_empty() {
-        cmd.push_str(&format!(" --suite {}", shell_word(&suite)));
+    let mut top = history_form(&snap.names, &snap.suites, &ask, t);
+    if total > chosen.len() {
+        top.push_str(&format!(
+            "<p>The newest {} of the {total} runs chosen (newest runs: up to {MAX_HISTORY_RUNS}); the command line takes them all.</p>",
+            chosen.len()
+        ));
     }
-    if !glob_text.is_empty() {
-        cmd.push_str(&format!(" --name-glob {}", shell_word(&glob_text)));
-    }
-    if order == Order::Name {
-        cmd.push_str(" --order name");
-    }
-    if max_p != 0.05 {
-        cmd.push_str(&format!(" --max-p {max_p}"));
-    }
-    if all {
-        cmd.push_str(" --all");
-    }
-    let form = format!(
-        "{}<form class=\"serve\" action=\"/history\">{}{}{}{}{}<button>Show</button></form>",
-        datalist("names", &snap.names, 2000),
-        select(
-            "suite",
-            "suite",
-            "the newest run's",
-            &snap.suites,
-            t.get("suite").unwrap_or("")
-        ),
-        field("names (glob)", "name", &glob_text, Some("names")),
-        select(
-            "order",
-            "order",
-            "by start time",
-            &["name".to_string()],
-            if order == Order::Name { "name" } else { "" }
-        ),
-        field("test", "test", test.as_deref().unwrap_or(""), None),
-        field("newest runs", "last", &last.to_string(), None),
-    );
-    let path = "/history";
+    top.push_str(&format!(
+        "<p>The same answer on the command line: {}{}</p>",
+        command(&history_command(folder, &ask, &suite)),
+        if ask.test.is_some() {
+            " (every test)"
+        } else {
+            ""
+        }
+    ));
     let cached = folder.page(&key, made_from, || {
         let mut docs = folder.history_runs(&chosen);
-        if let Some(test) = &test {
+        if let Some(test) = &ask.test {
             for d in &mut docs {
                 d.tests.retain(|x| &x.test == test);
             }
         }
         let opts = history::Options {
-            name_glob: glob.clone(),
-            order,
+            name_glob: ask.glob.clone(),
+            order: ask.order,
             suite: Some(suite.clone()),
-            all,
+            all: ask.all,
             settings: crate::report::changepoint::Settings {
-                max_p,
+                max_p: ask.max_p,
                 ..Default::default()
             },
         };
-        let mut tests: Vec<String> = Vec::new();
-        for d in &docs {
-            for x in &d.tests {
-                if !tests.contains(&x.test) {
-                    tests.push(x.test.clone());
-                }
+        let built = history::build(&docs, &opts).map_err(|e| {
+            if total == 0 && t.get("suite").is_none() && ask.glob.is_none() {
+                "the results folder holds no run to make a history of".to_string()
+            } else {
+                e.to_string()
             }
-        }
-        match history::build(&docs, &opts) {
-            Ok(h) => {
-                let mut after = form.clone();
-                if total > chosen.len() {
-                    after.push_str(&format!(
-                        "<p>The newest {} of the {total} runs chosen (newest runs: up to {MAX_HISTORY_RUNS}); the command line takes them all.</p>",
-                        chosen.len()
-                    ));
-                }
-                after.push_str(&format!(
-                    "<p>The same answer on the command line: {}{}</p>",
-                    command(&cmd),
-                    if test.is_some() { " (every test)" } else { "" }
-                ));
-                if test.is_none() && !tests.is_empty() {
-                    let links: Vec<String> = tests
-                        .iter()
-                        .map(|x| {
-                            let mut q: Vec<(&str, &str)> = t
-                                .query
-                                .iter()
-                                .filter(|(k, _)| k != "test")
-                                .map(|(k, v)| (k.as_str(), v.as_str()))
-                                .collect();
-                            q.push(("test", x));
-                            a(&link(path, &q), x)
-                        })
-                        .collect();
-                    after.push_str(&format!("<p>One test: {}</p>", links.join(" · ")));
-                }
-                let html = page::inject(
-                    &history::render_html(&h),
-                    t,
-                    path,
-                    &Parts {
-                        after_title: after,
-                        ..Parts::default()
-                    },
-                );
-                Cached {
-                    made_from,
-                    status: 200,
-                    html: html.into(),
-                    json: history::render_json(&h).into(),
-                    live: false,
-                }
-            }
-            Err(e) => {
-                let why = if total == 0 && t.get("suite").is_none() && glob.is_none() {
-                    "the results folder holds no run to make a history of".to_string()
-                } else {
-                    e.to_string()
-                };
-                let html = page::blocks_page(
-                    &[
-                        crate::report::doc::Block::Heading(1, "History".into()),
-                        crate::report::doc::Block::Para(format!("No history: {why}")),
-                    ],
-                    t,
-                    path,
-                    &Parts {
-                        after_title: form.clone(),
-                        ..Parts::default()
-                    },
-                );
-                Cached {
-                    made_from,
-                    status: 400,
-                    html: html.into(),
-                    json: page::to_json(&serde_json::json!({ "status": 400, "error": why })).into(),
-                    live: false,
-                }
-            }
-        }
+        });
+        history_page(t, made_from, built, top, &docs, ask.test.is_none())
     });
     Ok(page::respond(
         cached.status,
@@ -443,6 +421,82 @@ pub fn history(folder: &Folder, t: &Target) -> Result<Response, Refused> {
         Arc::clone(&cached.html),
         Arc::clone(&cached.json),
     ))
+}
+
+/// The history page of `built` (or of why there is none), with `top` (the
+/// form and the command line) and, for every test, a link to its page.
+fn history_page(
+    t: &Target,
+    made_from: u64,
+    built: Result<history::History, String>,
+    top: String,
+    docs: &[crate::results::RunDoc],
+    test_links: bool,
+) -> Cached {
+    let path = "/history";
+    let h = match built {
+        Ok(h) => h,
+        Err(why) => {
+            let html = page::blocks_page(
+                &[
+                    crate::report::doc::Block::Heading(1, "History".into()),
+                    crate::report::doc::Block::Para(format!("No history: {why}")),
+                ],
+                t,
+                path,
+                &Parts {
+                    after_title: top,
+                    ..Parts::default()
+                },
+            );
+            return Cached {
+                made_from,
+                status: 400,
+                html: html.into(),
+                json: page::to_json(&serde_json::json!({ "status": 400, "error": why })).into(),
+                live: false,
+            };
+        }
+    };
+    let mut after = top;
+    let mut tests: Vec<&str> = Vec::new();
+    for x in docs.iter().flat_map(|d| &d.tests) {
+        if !tests.contains(&x.test.as_str()) {
+            tests.push(&x.test);
+        }
+    }
+    if test_links && !tests.is_empty() {
+        let links: Vec<String> = tests
+            .iter()
+            .map(|x| {
+                let mut q: Vec<(&str, &str)> = t
+                    .query
+                    .iter()
+                    .filter(|(k, _)| k != "test")
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                q.push(("test", x));
+                a(&link(path, &q), x)
+            })
+            .collect();
+        after.push_str(&format!("<p>One test: {}</p>", links.join(" · ")));
+    }
+    let html = page::inject(
+        &history::render_html(&h),
+        t,
+        path,
+        &Parts {
+            after_title: after,
+            ..Parts::default()
+        },
+    );
+    Cached {
+        made_from,
+        status: 200,
+        html: html.into(),
+        json: history::render_json(&h).into(),
+        live: false,
+    }
 }
 
 /// `/compat` (the newest record) and `/compat/FILE`: a record as `rqps
