@@ -398,8 +398,7 @@ impl Folder {
             return;
         }
         let old = Arc::clone(&st.snapshot);
-        let (snapshot, changed) = self.scan(&old);
-        if changed {
+        if let Some(snapshot) = self.scan(&old) {
             st.snapshot = Arc::new(snapshot);
         }
         let csig = compat_sig(&self.root);
@@ -410,17 +409,15 @@ impl Folder {
         st.scanned = Some(Instant::now());
     }
 
-    /// The folder's runs: those unchanged since `old` taken from it, the
-    /// rest read (in parallel). Whether anything changed.
-    fn scan(&self, old: &Snapshot) -> (Snapshot, bool) {
+    /// The folder's runs, when they changed since `old`: those unchanged
+    /// taken from it, the rest read (in parallel). `None`: nothing changed
+    /// (nothing is copied then).
+    fn scan(&self, old: &Snapshot) -> Option<Snapshot> {
         let Ok(entries) = std::fs::read_dir(&self.root) else {
-            return (Snapshot::default(), !old.runs.is_empty());
+            return (!old.runs.is_empty()).then(Snapshot::default);
         };
-        let known: HashMap<&str, &RunSummary> =
-            old.runs.iter().map(|r| (r.run_id.as_str(), r)).collect();
         let mut links = 0;
-        let mut keep = Vec::new();
-        let mut read = Vec::new();
+        let mut listed: Vec<(String, Sig)> = Vec::new();
         for e in entries.flatten() {
             let Ok(name) = e.file_name().into_string() else {
                 continue;
@@ -438,25 +435,43 @@ impl Folder {
             if !kind.is_dir() {
                 continue;
             }
-            let Some(sig) = sig_of(&e.path()) else {
-                continue;
-            };
-            match known.get(name.as_str()) {
-                Some(r) if r.sig == sig && !r.running() => keep.push((*r).clone()),
-                _ => read.push((name, sig)),
+            if let Some(sig) = sig_of(&e.path()) {
+                listed.push((name, sig));
             }
         }
-        let changed = !read.is_empty() || keep.len() != old.runs.len() || links != old.links;
+        let known: HashMap<&str, &RunSummary> =
+            old.runs.iter().map(|r| (r.run_id.as_str(), r)).collect();
+        // Runs still running are read again: their writer may have died.
+        let read: Vec<&(String, Sig)> = listed
+            .iter()
+            .filter(|(id, sig)| {
+                known
+                    .get(id.as_str())
+                    .is_none_or(|r| r.sig != *sig || r.running())
+            })
+            .collect();
         let fresh = crate::util::par_map(&read, |(id, sig)| summarize(&self.root, id, *sig));
-        // A running run read again and found the same stays "unchanged".
-        let changed = changed
+        let changed = listed.len() != old.runs.len()
+            || links != old.links
             || fresh.iter().any(|f| {
                 known
                     .get(f.run_id.as_str())
                     .is_none_or(|o| o.sig != f.sig || o.status != f.status || o.tests != f.tests)
             });
-        keep.extend(fresh);
-        (Snapshot::new(keep, links), changed)
+        if !changed {
+            return None;
+        }
+        let mut fresh: HashMap<String, RunSummary> =
+            fresh.into_iter().map(|f| (f.run_id.clone(), f)).collect();
+        let runs = listed
+            .iter()
+            .filter_map(|(id, _)| {
+                fresh
+                    .remove(id)
+                    .or_else(|| known.get(id.as_str()).map(|r| (*r).clone()))
+            })
+            .collect();
+        Some(Snapshot::new(runs, links))
     }
 
     fn read_records(&self) -> Records {
