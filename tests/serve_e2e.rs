@@ -204,7 +204,7 @@ fn browser() -> Option<&'static str> {
 
 /// Headless Chromium on `url` with `action` (`--dump-dom` or
 /// `--screenshot=FILE`): its standard output.
-fn chromium(browser: &str, profile: &Path, action: &str, url: &str) -> String {
+fn chromium(browser: &str, profile: &Path, action: &str, url: &str, size: &str) -> String {
     let mut child = Command::new(browser)
         .args([
             "--headless",
@@ -216,7 +216,7 @@ fn chromium(browser: &str, profile: &Path, action: &str, url: &str) -> String {
             "--disable-component-update",
             "--disable-sync",
             "--hide-scrollbars",
-            "--window-size=1280,1600",
+            &format!("--window-size={size}"),
             &format!("--user-data-dir={}", profile.display()),
             action,
             url,
@@ -267,7 +267,10 @@ fn png_colours(path: &Path) -> (usize, f64) {
 
 #[test]
 fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
-    let d = tempfile::tempdir().unwrap();
+    let d = tempfile::Builder::new()
+        .prefix("rqps-serve-")
+        .tempdir()
+        .unwrap();
     let results = d.path().join("results");
     std::fs::create_dir(&results).unwrap();
     let r = results.to_str().unwrap();
@@ -665,6 +668,7 @@ fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
         &profile,
         "--dump-dom",
         &url("/compare?base=v1&target=v2"),
+        "1280,1600",
     );
     assert!(dom.contains("Relative QPS: v2 against v1"), "{dom}");
     assert!(
@@ -680,6 +684,7 @@ fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
         &profile,
         "--dump-dom",
         &url("/history?name=nightly-*"),
+        "1280,1600",
     );
     assert!(
         dom.contains("Change points") && dom.contains("2029010") && dom.contains("nightly-4"),
@@ -695,6 +700,7 @@ fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
         &profile,
         "--dump-dom",
         &url(&format!("/run/{running_id}")),
+        "1280,1600",
     );
     assert!(
         dom.contains("Per second")
@@ -713,6 +719,7 @@ fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
             &profile,
             &format!("--screenshot={}", shot.display()),
             &url(page),
+            "1200,900",
         );
         let (colours, ink) = png_colours(&shot);
         assert!(
@@ -720,7 +727,7 @@ fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
             "{file}: {colours} colours, {ink:.3} ink: blank?"
         );
         if let Ok(dir) = std::env::var("RQPS_SERVE_SCREENSHOTS") {
-            std::fs::copy(&shot, Path::new(&dir).join(file)).unwrap();
+            std::fs::copy(&shot, Path::new(&dir).join(format!("serve-{file}"))).unwrap();
         }
     }
     eprintln!("screenshots in {}", shots.display());
