@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
@@ -25,6 +25,10 @@ use crate::results::{self, Keep, RunDoc, Status, TestResult};
 
 /// How often the folder is scanned at most.
 const SCAN_EVERY: Duration = Duration::from_secs(1);
+/// A request that finds the last scan older than this waits for a new one;
+/// between [`SCAN_EVERY`] and this it takes the last, and the scanner
+/// thread scans again (pages of a live run reload every 5 s).
+const SCAN_WAIT: Duration = Duration::from_secs(10);
 /// The rendered pages kept, in bytes (the least recently used go first).
 const PAGE_CACHE_BYTES: usize = 64 << 20;
 
@@ -340,6 +344,11 @@ pub struct Folder {
     /// As the user gave it (the commands the pages suggest name it so).
     pub root: PathBuf,
     state: Mutex<State>,
+    /// Held by the one scan at a time (the state's lock is not: requests
+    /// read the last snapshot while a scan runs).
+    scanning: Mutex<()>,
+    /// Asks the scanner thread for a scan.
+    wake: Mutex<mpsc::SyncSender<()>>,
     hist: Mutex<HistCache>,
     pages: Mutex<PageCache>,
 }
@@ -373,37 +382,79 @@ fn compat_sig(root: &Path) -> u64 {
 }
 
 impl Folder {
-    /// The folder at `root`, scanned once.
-    pub fn open(root: PathBuf) -> Folder {
-        let f = Folder {
+    /// The folder at `root`, scanned once, with a thread that scans it
+    /// again when a request finds the last scan stale (it ends with the
+    /// folder).
+    pub fn open(root: PathBuf) -> Arc<Folder> {
+        let (wake, asked) = mpsc::sync_channel::<()>(1);
+        let f = Arc::new(Folder {
             root,
             state: Mutex::new(State::default()),
+            scanning: Mutex::new(()),
+            wake: Mutex::new(wake),
             hist: Mutex::new(Default::default()),
             pages: Mutex::new(PageCache::default()),
-        };
+        });
         f.refresh();
+        let weak = Arc::downgrade(&f);
+        // Without the thread, requests scan themselves (SCAN_WAIT below).
+        let _ = std::thread::Builder::new()
+            .name("serve-scan".into())
+            .spawn(move || {
+                while asked.recv().is_ok() {
+                    match weak.upgrade() {
+                        Some(f) => f.refresh(),
+                        None => return,
+                    }
+                }
+            });
         f
     }
 
-    /// The runs now: the folder is scanned again when the last scan is
-    /// more than [`SCAN_EVERY`] old.
+    /// The runs now. A scan more than [`SCAN_EVERY`] old is followed by
+    /// another, in the scanner thread, while this request takes the last
+    /// one; one more than [`SCAN_WAIT`] old (the first request after a
+    /// quiet while) is followed by another before the answer.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.refresh();
+        self.fresh();
         Arc::clone(&lock(&self.state).snapshot)
     }
 
-    fn refresh(&self) {
-        let mut st = lock(&self.state);
-        if st.scanned.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
-            return;
+    fn fresh(&self) {
+        let age = lock(&self.state).scanned.map(|t| t.elapsed());
+        match age {
+            Some(a) if a < SCAN_EVERY => {}
+            Some(a) if a < SCAN_WAIT => {
+                // Full: a scan is asked for already.
+                let _ = lock(&self.wake).try_send(());
+            }
+            _ => self.refresh(),
         }
-        let old = Arc::clone(&st.snapshot);
-        if let Some(snapshot) = self.scan(&old) {
+    }
+
+    /// Scans the folder, unless a scan ended less than [`SCAN_EVERY`] ago
+    /// (another request's, waited for).
+    fn refresh(&self) {
+        let _one = lock(&self.scanning);
+        let old = {
+            let st = lock(&self.state);
+            if st.scanned.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
+                return;
+            }
+            Arc::clone(&st.snapshot)
+        };
+        let snapshot = self.scan(&old);
+        let csig = compat_sig(&self.root);
+        let records = {
+            let st = lock(&self.state);
+            (csig != st.compat_sig || st.scanned.is_none()).then(|| self.read_records())
+        };
+        let mut st = lock(&self.state);
+        if let Some(snapshot) = snapshot {
             st.snapshot = Arc::new(snapshot);
         }
-        let csig = compat_sig(&self.root);
-        if csig != st.compat_sig || st.scanned.is_none() {
-            st.compat = Arc::new(self.read_records());
+        if let Some(r) = records {
+            st.compat = Arc::new(r);
             st.compat_sig = csig;
         }
         st.scanned = Some(Instant::now());
@@ -505,7 +556,7 @@ impl Folder {
 
     /// The compatibility records now.
     pub fn records(&self) -> Arc<Records> {
-        self.refresh();
+        self.fresh();
         Arc::clone(&lock(&self.state).compat)
     }
 

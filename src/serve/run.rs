@@ -67,7 +67,7 @@ pub fn serve(req: &ServeRequest) -> Result<i32, Error> {
         );
     }
     let started = Instant::now();
-    let folder = Arc::new(Folder::open(req.results.clone()));
+    let folder = Folder::open(req.results.clone());
     let runs = folder.snapshot().runs.len();
     eprintln!(
         "indexed {runs} runs of {} in {:.1} s",
