@@ -592,33 +592,16 @@ impl Folder {
     /// first, each redacted; a run that does not read, or is one part of a
     /// split load, is left out with a warning (as `rqps report` leaves it).
     pub fn read_runs(&self, runs: &[&RunSummary], keep: Keep) -> (Vec<RunDoc>, Vec<String>) {
-        let read = crate::util::par_map(runs, |r| {
-            results::read_run_keeping(&self.root.join(&r.run_id), keep)
-        });
-        let mut out = Vec::new();
-        let mut warnings = Vec::new();
-        for (r, doc) in runs.iter().zip(read) {
-            match doc {
-                Ok(d) if d.part.as_ref().is_some_and(|p| p.count > 1) => warnings.push(format!(
-                    "skipped run {} ({}): it is part {} of a split load; merge the parts with `rqps merge` and report the merged run",
-                    d.run_id,
-                    d.name,
-                    r.part.as_deref().unwrap_or("")
-                )),
-                Ok(mut d) => {
-                    scrub(&mut d);
-                    out.push(d);
-                }
-                Err(e) => warnings.push(redact(&format!(
-                    "skipped unreadable run {}: {}",
-                    r.run_id,
-                    e.to_string()
-                        .replace(&self.root.join(&r.run_id).display().to_string(), &r.run_id)
-                ))),
-            }
-        }
-        out.sort_by(|a, b| (&a.started, &a.run_id).cmp(&(&b.started, &b.run_id)));
-        (out, warnings)
+        let dirs: Vec<PathBuf> = runs.iter().map(|r| self.root.join(&r.run_id)).collect();
+        let (mut docs, warnings) = crate::report::load::read_dirs(&dirs, keep);
+        docs.iter_mut().for_each(scrub);
+        // A run is named by its place in the folder.
+        let root = format!("{}/", self.root.display());
+        let warnings = warnings
+            .iter()
+            .map(|w| redact(&w.replace(&root, "")))
+            .collect();
+        (docs, warnings)
     }
 
     /// `runs` as a history reads them (each test's key, status and QPS),
@@ -632,7 +615,11 @@ impl Folder {
                 .copied()
                 .collect()
         };
-        let (docs, _) = self.read_runs(&missing, Keep::History);
+        // Each read on its own, so that it stays with its directory (a
+        // copied run's `run_id` may not be its directory's name).
+        let read = crate::util::par_map(&missing, |r| {
+            results::read_run_keeping(&self.root.join(&r.run_id), Keep::History).ok()
+        });
         {
             let mut h = lock(&self.hist);
             let (cache, names) = &mut *h;
@@ -644,8 +631,8 @@ impl Folder {
                 names.insert(Arc::clone(&a));
                 a
             };
-            for d in &docs {
-                let Some(r) = missing.iter().find(|r| r.run_id == d.run_id) else {
+            for (r, d) in missing.iter().zip(&read) {
+                let Some(d) = d else {
                     continue;
                 };
                 let tests: Arc<[HistTest]> = d

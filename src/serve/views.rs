@@ -556,3 +556,52 @@ pub fn run(folder: &Folder, t: &Target, id: &str) -> Result<Response, Refused> {
     );
     Ok(page::respond(200, t, html.into(), "".into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{CpuProfile, Folded, ProfileSide, SecondSample};
+
+    #[test]
+    fn a_tests_profile_and_series_draw_and_a_test_without_draws_nothing() {
+        let mut t = TestResult::running(
+            "sysbench",
+            "point-query".into(),
+            "point",
+            1,
+            true,
+            "statements/s",
+        );
+        let mut out = String::new();
+        flame_graphs(&t, &mut out);
+        assert!(out.is_empty() && per_second_chart(&t).is_none());
+        t.cpu_profile = Some(CpuProfile {
+            period_ns: 1_000_000,
+            ops: 100.0,
+            engine_is: "server".into(),
+            engine: Some(ProfileSide::new(&Folded {
+                text: "main;query;parse 10\nmain;query;execute 30\n".into(),
+                samples: 40,
+            })),
+            client: None,
+        });
+        t.per_second = (1..=3)
+            .map(|s| SecondSample {
+                t: s,
+                qps: 100.0 * s as f64,
+                tps: 1.0,
+                errors: 0,
+            })
+            .collect();
+        flame_graphs(&t, &mut out);
+        assert!(
+            out.contains("point-query t=1: server")
+                && out.contains("src=\"data:image/svg+xml;base64,"),
+            "{out}"
+        );
+        let Some(Block::Chart(Chart::Drawn { svg, small: true })) = per_second_chart(&t) else {
+            panic!("no chart");
+        };
+        assert!(svg.starts_with("<svg") && svg.contains("point-query t=1: per second"));
+    }
+}
