@@ -592,6 +592,15 @@ fn a_folder_of_real_runs_served_read_in_a_browser_and_attacked() {
         "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(2000)
     );
     assert_eq!(raw(&addr, headers.as_bytes()).0, 431);
+    // DNS rebinding: a page elsewhere whose name points at 127.0.0.1.
+    assert_eq!(
+        raw(
+            &addr,
+            b"GET /runs HTTP/1.1\r\nHost: evil.example:8080\r\n\r\n"
+        )
+        .0,
+        403
+    );
     assert_eq!(
         raw(
             &addr,

@@ -39,6 +39,8 @@ pub struct Request {
     pub target: String,
     /// The `Accept` header, if any.
     pub accept: Option<String>,
+    /// The `Host` header, if any.
+    pub host: Option<String>,
 }
 
 /// An answer.
@@ -81,6 +83,7 @@ pub fn reason(status: u16) -> &'static str {
         200 => "OK",
         303 => "See Other",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -199,15 +202,17 @@ pub fn parse_head(head: &[u8]) -> Result<Request, HeadError> {
         }
         Err(e) => return Err(HeadError::Malformed(format!("not an HTTP/1 request: {e}"))),
     }
-    let accept = req
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("accept"))
-        .map(|h| String::from_utf8_lossy(h.value).into_owned());
+    let header = |name: &str| {
+        req.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).into_owned())
+    };
     Ok(Request {
         method: req.method.unwrap_or_default().to_string(),
         target: req.path.unwrap_or_default().to_string(),
-        accept,
+        accept: header("accept"),
+        host: header("host"),
     })
 }
 
@@ -372,6 +377,7 @@ mod tests {
         assert_eq!(req.method, "GET");
         assert_eq!(req.target, "/runs?x=1");
         assert_eq!(req.accept.as_deref(), Some("application/json"));
+        assert_eq!(req.host.as_deref(), Some("a"));
     }
 
     #[test]

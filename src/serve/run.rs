@@ -25,8 +25,34 @@ pub struct ServeRequest {
     pub log: bool,
 }
 
-/// Routes `req` to its page; a refusal answers 4xx with why.
-pub fn handle(folder: &Folder, req: &Request) -> Response {
+/// Whether `host` (a `Host` header: `localhost:8080`, `[::1]:8080`) names
+/// this machine's loopback.
+fn loopback_name(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(n, _)| n),
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Routes `req` to its page; a refusal answers 4xx with why. On a loopback
+/// address (`loopback`), a request that names another host is refused: a
+/// page elsewhere that points its name at 127.0.0.1 (DNS rebinding) reads
+/// nothing.
+pub fn handle(folder: &Folder, req: &Request, loopback: bool) -> Response {
+    if loopback && req.host.as_deref().is_some_and(|h| !loopback_name(h)) {
+        return page::error(
+            403,
+            None,
+            "/",
+            "this server listens on loopback and answers requests for localhost or 127.0.0.1 only; to serve other names, give --listen their address",
+        );
+    }
     let t = match paths::route(&req.target, req.accept.as_deref()) {
         Ok(t) => t,
         Err(r) => return page::error(r.status, None, "/", &r.why),
@@ -84,9 +110,10 @@ pub fn serve(req: &ServeRequest) -> Result<i32, Error> {
     );
     let _ = std::io::stdout().flush();
     let log = req.log;
+    let loopback = addr.ip().is_loopback();
     let handler: Arc<http::Handler> = Arc::new(move |r: &Request| {
         let t = Instant::now();
-        let resp = handle(&folder, r);
+        let resp = handle(&folder, r, loopback);
         if log {
             // Never a panic for a closed standard error: the line is dropped.
             let shown: String = r.target.chars().take(200).collect();
@@ -102,4 +129,34 @@ pub fn serve(req: &ServeRequest) -> Result<i32, Error> {
     });
     let e = http::serve(listener, WORKERS, handler);
     Err(failed(format!("rqps serve stopped: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_name;
+
+    #[test]
+    fn only_loopback_names_are_this_machine() {
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:8080",
+            "127.0.0.2",
+            "[::1]:8080",
+            "LOCALHOST.",
+            "a.localhost:1",
+        ] {
+            assert!(loopback_name(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8080",
+            "10.0.0.1:8080",
+            "[::2]:80",
+            "localhost.evil.example",
+            "127.0.0.1.evil.example",
+        ] {
+            assert!(!loopback_name(bad), "{bad}");
+        }
+    }
 }
