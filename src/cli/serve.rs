@@ -16,7 +16,7 @@ as `rqps history`), /run/RUN-ID (one run: context, results, hardware per operati
 series, CPU profiles) and /compat (compatibility records). Add ?format=json, or send Accept: \
 application/json, for the page's JSON.\n\nExamples:\n  rqps serve --results rqps-results\n  \
 rqps serve --results nightly --listen 127.0.0.1:9000\n  \
-rqps serve --results nightly --listen 0.0.0.0:8080   # the whole network reads it: no login, no TLS"
+rqps serve --listen 0.0.0.0:8080   # the whole network reads it (no login, no TLS)"
 )]
 pub struct ServeArgs {
     /// Results directory.
