@@ -85,6 +85,10 @@ pub struct RunSummary {
     /// Why the run cannot be read (status `unreadable`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A run of commands alone (a script's `prepare` or `cleanup`): it
+    /// measured nothing, and reports neither count nor compare it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub commands_only: bool,
     #[serde(skip)]
     pub sig: Sig,
 }
@@ -186,6 +190,7 @@ fn summarize(root: &Path, id: &str, sig: Sig) -> RunSummary {
         tests: 0,
         part: None,
         error: None,
+        commands_only: false,
         sig,
     };
     match results::read_run_keeping(&dir, Keep::Context) {
@@ -205,6 +210,7 @@ fn summarize(root: &Path, id: &str, sig: Sig) -> RunSummary {
             s.started = doc.started;
             s.finished = doc.finished;
             s.target = doc.target;
+            s.commands_only = !doc.measures;
             s.part = doc
                 .part
                 .filter(|p| p.count > 1)
@@ -686,6 +692,8 @@ fn slim_doc(r: &RunSummary, tests: &[HistTest]) -> RunDoc {
         load: None,
         part: None,
         merged_from: Vec::new(),
+        measures: true,
+        commands: Vec::new(),
         tests: tests
             .iter()
             .map(|t| {

@@ -184,6 +184,7 @@ fn runs_table(runs: &[&RunSummary]) -> String {
         let status = match (&r.error, &r.part) {
             (Some(e), _) => format!("unreadable: {e}"),
             (None, Some(p)) => format!("{} (part {p}, not reported until merged)", r.status),
+            _ if r.commands_only => format!("{} (commands only, nothing measured)", r.status),
             _ => r.status.clone(),
         };
         s.push_str(&format!(
