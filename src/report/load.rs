@@ -61,9 +61,16 @@ pub fn read_results_keeping(
         .filter(|p| p.join("run.json").is_file())
         .collect();
     dirs.sort();
+    Ok(read_dirs(&dirs, keep))
+}
+
+/// The runs in `dirs` (run directories), read in parallel keeping what
+/// `keep` says, oldest first, and a warning for each one that could not be
+/// read or is one part of a split load.
+pub fn read_dirs(dirs: &[PathBuf], keep: results::Keep) -> (Vec<RunDoc>, Vec<String>) {
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    let read = crate::util::par_map(&dirs, |d| results::read_run_keeping(d, keep));
+    let read = crate::util::par_map(dirs, |d| results::read_run_keeping(d, keep));
     for (d, r) in dirs.iter().zip(read) {
         match r {
             // One share of a split load is not the target's result: `rqps merge` makes that.
@@ -79,7 +86,7 @@ pub fn read_results_keeping(
         }
     }
     runs.sort_by(|a, b| (&a.started, &a.run_id).cmp(&(&b.started, &b.run_id)));
-    Ok((runs, warnings))
+    (runs, warnings)
 }
 
 /// A results directory that is not there: the user's mistake, with what to
@@ -775,6 +782,18 @@ pub fn build_with(
     opts: &Options,
 ) -> Result<Report, Error> {
     build_in(runs, records, opts, "")
+}
+
+/// [`build_with`] for runs the caller read from the results directory `dir`
+/// (`rqps serve` reads only the names it compares): the commands the report
+/// suggests name `dir`, as [`load`]'s do, so the answer is `load`'s.
+pub fn build_from_dir(
+    runs: &[RunDoc],
+    records: &[results::compat::CompatRecord],
+    opts: &Options,
+    dir: &Path,
+) -> Result<Report, Error> {
+    build_in(runs, records, opts, &crate::cmdline::results_arg(dir))
 }
 
 /// [`build_with`] for the runs of a results directory: `results`, ` --results

@@ -336,6 +336,64 @@ fn load_stock(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> D
     ins.flush(l)
 }
 
+/// Customer `c` of district `d` of warehouse `w` and its history row, as
+/// the load draws them (`s`: the last name's buffer).
+fn customer_rows(
+    rng: &mut Rng,
+    c: i64,
+    d: i64,
+    w: i64,
+    s: &mut String,
+) -> (Vec<LoadValue>, Vec<LoadValue>) {
+    let n = if c <= 1000 {
+        c - 1
+    } else {
+        draw::nurand(rng, 255, draw::C_LAST_LOAD, 0, 999)
+    };
+    draw::last_name(n, s);
+    let mut first = String::new();
+    draw::astring(rng, 8, 16, &mut first);
+    let mut row = vec![
+        LoadValue::Int(c),
+        LoadValue::Int(d),
+        LoadValue::Int(w),
+        LoadValue::Text(first),
+        text("OE"),
+    ];
+    row.push(text(s));
+    row.extend(address(rng, (0, 0)));
+    let mut phone = String::new();
+    draw::nstring(rng, 16, 16, &mut phone);
+    let credit = if rng.below(10) == 0 { "BC" } else { "GC" };
+    let mut cdata = String::new();
+    draw::astring(rng, 300, 500, &mut cdata);
+    row.extend([
+        LoadValue::Text(phone),
+        LoadValue::Now,
+        text(credit),
+        text("50000.00"),
+        LoadValue::Text(format!("0.{:04}", rng.uniform(0, 5000))),
+        text("-10.00"),
+        text("10.00"),
+        LoadValue::Int(1),
+        LoadValue::Int(0),
+        LoadValue::Text(cdata),
+    ]);
+    let mut hdata = String::new();
+    draw::astring(rng, 12, 24, &mut hdata);
+    let history = vec![
+        LoadValue::Int(c),
+        LoadValue::Int(d),
+        LoadValue::Int(w),
+        LoadValue::Int(d),
+        LoadValue::Int(w),
+        LoadValue::Now,
+        text("10.00"),
+        LoadValue::Text(hdata),
+    ];
+    (row, history)
+}
+
 fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> DbResult<()> {
     let tw = schema::warehouse();
     let mut ins = Inserter::new(&tw, max_params);
@@ -367,56 +425,9 @@ fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) 
         ins_d.row(l, row)?;
 
         for c in 1..=CUSTOMERS {
-            let n = if c <= 1000 {
-                c - 1
-            } else {
-                draw::nurand(rng, 255, draw::C_LAST_LOAD, 0, 999)
-            };
-            draw::last_name(n, &mut s);
-            let mut first = String::new();
-            draw::astring(rng, 8, 16, &mut first);
-            let mut row = vec![
-                LoadValue::Int(c),
-                LoadValue::Int(d),
-                LoadValue::Int(w),
-                LoadValue::Text(first),
-                text("OE"),
-            ];
-            row.push(text(&s));
-            row.extend(address(rng, (0, 0)));
-            let mut phone = String::new();
-            draw::nstring(rng, 16, 16, &mut phone);
-            let credit = if rng.below(10) == 0 { "BC" } else { "GC" };
-            let mut cdata = String::new();
-            draw::astring(rng, 300, 500, &mut cdata);
-            row.extend([
-                LoadValue::Text(phone),
-                LoadValue::Now,
-                text(credit),
-                text("50000.00"),
-                LoadValue::Text(format!("0.{:04}", rng.uniform(0, 5000))),
-                text("-10.00"),
-                text("10.00"),
-                LoadValue::Int(1),
-                LoadValue::Int(0),
-                LoadValue::Text(cdata),
-            ]);
-            ins_c.row(l, row)?;
-            let mut hdata = String::new();
-            draw::astring(rng, 12, 24, &mut hdata);
-            ins_h.row(
-                l,
-                vec![
-                    LoadValue::Int(c),
-                    LoadValue::Int(d),
-                    LoadValue::Int(w),
-                    LoadValue::Int(d),
-                    LoadValue::Int(w),
-                    LoadValue::Now,
-                    text("10.00"),
-                    LoadValue::Text(hdata),
-                ],
-            )?;
+            let (customer, history) = customer_rows(rng, c, d, w, &mut s);
+            ins_c.row(l, customer)?;
+            ins_h.row(l, history)?;
         }
 
         let customers = draw::permutation(rng, CUSTOMERS);
