@@ -569,6 +569,25 @@ fn no_suite_names_an_engine_kind() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// What `find` finds in each file of `src/suite/`, as `suite/FILE: finding`.
+fn in_suites(find: fn(&str) -> Vec<String>) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("suite"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for n in find(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}: {n}"));
+        }
+    }
+    found
+}
+
 /// What in `text`'s code runs a timed step past the harness's one
 /// (`TestRun::timed`): the runner's step, its configuration, or the core
 /// fill of a result.
@@ -618,20 +637,7 @@ fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
 /// harness's one (warm-up, sampling, progress, probe, deadline).
 #[test]
 fn no_suite_runs_a_timed_step_of_its_own() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src.join("suite"), &mut files);
-    let mut found = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        for n in own_timed_steps(&std::fs::read_to_string(f).unwrap()) {
-            found.push(format!("{rel}: {n}"));
-        }
-    }
+    let found = in_suites(own_timed_steps);
     assert!(
         found.is_empty(),
         "run the step with TestRun::timed (or harness::bare_step outside a test):\n{}",
@@ -701,20 +707,7 @@ fn the_load_rule_fires_on_a_suites_own_probe_or_bar_and_not_on_the_harness_frame
 /// one bar by the harness.
 #[test]
 fn no_suite_samples_probes_or_draws_a_bar_of_its_own() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src.join("suite"), &mut files);
-    let mut found = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        for n in own_measurements(&std::fs::read_to_string(f).unwrap()) {
-            found.push(format!("{rel}: {n}"));
-        }
-    }
+    let found = in_suites(own_measurements);
     assert!(
         found.is_empty(),
         "measure a load with Harness::load (the run's) or TestRun::load (a test's), other work \
@@ -796,20 +789,7 @@ fn the_error_code_rule_fires_on_codes_and_stays_quiet_on_other_strings() {
 /// engine): the codes that say it are the engines' own.
 #[test]
 fn no_suite_reads_an_engine_error_code() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src.join("suite"), &mut files);
-    let mut found = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        for c in error_codes(&std::fs::read_to_string(f).unwrap()) {
-            found.push(format!("{rel}: {c}"));
-        }
-    }
+    let found = in_suites(error_codes);
     assert!(
         found.is_empty(),
         "ask the error's meaning (DbError::meaning) instead of its code:\n{}",
