@@ -65,7 +65,7 @@ pub fn taken(sc: &clap::Command, args: &[String]) -> Vec<bool> {
 /// `rqps SUB` and `words`, as a shell would read them back.
 fn command_line(sub: &str, words: &[String]) -> String {
     std::iter::once(format!("rqps {sub}"))
-        .chain(words.iter().map(|w| crate::util::shell_word(w)))
+        .chain(words.iter().map(|w| crate::cmdline::shell_word(w)))
         .collect::<Vec<_>>()
         .join(" ")
 }

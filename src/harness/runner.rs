@@ -47,8 +47,7 @@ pub trait Worker: Send {
     /// the clock again, and runs no event if the step is stopping. Default:
     /// no pacing.
     #[inline]
-    fn pause(&mut self, deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
-        let _ = (deadline_ns, stop);
+    fn pause(&mut self, _deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
         false
     }
     /// Called once on the worker's thread when its warm-up ends, before its
@@ -206,7 +205,7 @@ pub struct KindRun {
 
 /// What the progress display is told a few times a second.
 #[derive(Clone, Copy, Debug)]
-pub struct Live {
+pub struct LiveProgress {
     pub elapsed: Duration,
     /// Warm-up and duration ([`Duration::MAX`] in a step without a deadline).
     pub total: Duration,
@@ -222,7 +221,7 @@ struct Padded(AtomicU64);
 /// How often the calling thread looks at the workers.
 const TICK: Duration = Duration::from_millis(100);
 
-struct Shared<'a> {
+struct StepState<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
@@ -249,7 +248,7 @@ struct Times {
     end_ns: u64,
 }
 
-impl Shared<'_> {
+impl StepState<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
     }
@@ -302,7 +301,7 @@ fn on_error<W: Worker>(
     w: &mut W,
     e: DbError,
     c: &mut Counts,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
 ) -> Result<(), WorkerError> {
     match e.class {
         ErrorClass::Fatal => Err(e.into()),
@@ -333,7 +332,7 @@ fn on_error<W: Worker>(
 fn work<W: Worker>(
     w: &mut W,
     idx: usize,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
@@ -487,7 +486,7 @@ pub fn client_thread_count(threads: usize, workers: usize) -> usize {
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     run_step_on(workers, cfg, client_threads(), on_live, on_measured)
@@ -501,14 +500,14 @@ pub fn run_step_on<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     threads: usize,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
     let j = client_thread_count(threads, n);
-    let sh = Shared {
+    let sh = StepState {
         abort: AtomicBool::new(false),
         live: (0..n).map(|_| Padded::default()).collect(),
         cfg,
@@ -573,7 +572,7 @@ pub fn run_step_on<W: Worker>(
 /// one, each in a task of the event-driven core.
 fn run_group<W: Worker>(
     group: Vec<(usize, &mut W)>,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> Vec<(usize, WorkerRun)> {
     let one = |w: &mut W, i: usize| {
@@ -612,7 +611,7 @@ fn run_group<W: Worker>(
 
 /// Starts the step's clock once every client thread runs; returns when it
 /// started.
-fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
+fn start_times(sh: &StepState<'_>, cfg: &StepConfig) -> Instant {
     sh.ready.wait();
     let start = Instant::now();
     let start_ns = now_ns();
@@ -635,11 +634,11 @@ fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
 /// The calling thread's part: tells the progress display a few times a
 /// second, and `on_measured` when the warm-up ends, until `done`.
 fn watch(
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     cfg: &StepConfig,
     start: Instant,
     done: &dyn Fn() -> bool,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) {
     let warm_end = start + cfg.warmup;
@@ -667,7 +666,7 @@ fn watch(
             } else {
                 q.saturating_sub(last.1) as f64 / dt
             };
-            on_live(Live {
+            on_live(LiveProgress {
                 elapsed: now.duration_since(start),
                 total,
                 warming: now < warm_end,
@@ -682,7 +681,7 @@ fn watch(
 fn summarize<W: Worker>(
     workers: &[W],
     cfg: &StepConfig,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     results: Vec<WorkerRun>,
 ) -> StepRun {
     let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
@@ -1300,7 +1299,7 @@ mod tests {
     impl Worker for Sleepy {
         fn event(&mut self, c: &mut Counts) -> DbResult<()> {
             self.n += 1;
-            crate::harness::measure::sleep(Duration::from_millis(2));
+            crate::evloop::sleep(Duration::from_millis(2));
             if self.fail_at == Some(self.n) {
                 return Err(DbError::fatal("scripted"));
             }
