@@ -409,3 +409,21 @@ fn a_run_s_lines_on_standard_error_fit_120_columns() {
         assert!(l.chars().count() <= 120, "{l}");
     }
 }
+
+#[test]
+fn the_man_pages_are_the_same_whatever_terminal_made_them() {
+    // man wraps a page to its reader's terminal: the page itself carries no
+    // width (the suites' lines and the examples whole), so a page generated
+    // for packaging reads the same as one made on a narrow terminal.
+    for page in [&["man"][..], &["man", "run"]] {
+        let at = |cols: &str| rqps(page, &[("COLUMNS", Some(cols))]);
+        let (narrow, wide) = (at("60"), at("200"));
+        assert_eq!(narrow, wide, "rqps {page:?} differs at 60 and 200 columns");
+        assert!(
+            narrow.contains(
+                "db_bench\\*(Aqs standard sequence on a key\\-value engine (RocksDB), with"
+            ),
+            "a suite's line is wrapped: {narrow}"
+        );
+    }
+}

@@ -5,7 +5,7 @@
 use crate::suite;
 
 /// The examples of `rqps --help` and rqps(1): each command with what it does.
-const EXAMPLES: &[(&str, &str)] = &[
+pub(super) const EXAMPLES: &[(&str, &str)] = &[
     ("rqps run", "quick profile on embedded SQLite"),
     (
         "rqps run --profile ci --tests point-query,insert --threads 1,2",

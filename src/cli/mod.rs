@@ -166,6 +166,11 @@ fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, crate::error::Erro
 /// comment as an `about` of its own), and the engine cache named as it is
 /// for the user running rqps.
 fn command(suite: &dyn Suite) -> clap::Command {
+    command_at(suite, help_width())
+}
+
+/// [`command`] with its help laid out for `width` columns.
+fn command_at(suite: &dyn Suite, width: usize) -> clap::Command {
     let keep_about = |c: clap::Command, add: &dyn Fn(clap::Command) -> clap::Command| {
         let (about, long) = (c.get_about().cloned(), c.get_long_about().cloned());
         let c = match about {
@@ -177,7 +182,6 @@ fn command(suite: &dyn Suite) -> clap::Command {
             None => c.long_about(None),
         }
     };
-    let width = help_width();
     Cli::command()
         // The version and, when built from a checkout, its commit (build.rs).
         .version(env!("RQPS_VERSION_LINE"))
@@ -212,6 +216,13 @@ fn with_run_options(c: clap::Command) -> clap::Command {
         .filter(|a| !have.contains(a.get_id()))
         .cloned()
         .fold(c, |c, a| c.arg(a.hide(true)))
+}
+
+/// The command `rqps man` renders: the default suite's, its help laid out
+/// for no width (man wraps the page to the reader's terminal, so the page is
+/// the same whatever terminal made it), the examples one line each.
+fn man_command() -> clap::Command {
+    command_at(suite::registry()[0], usize::MAX)
 }
 
 /// The command shell completion answers from (`COMPLETE=bash rqps -- WORDS`):
@@ -400,11 +411,7 @@ pub fn main() -> i32 {
         Cmd::Runs(a) => runs::runs(&a),
         Cmd::Serve(a) => serve::serve(&a),
         Cmd::Completions(a) => shell::completions(&a),
-        // The examples one line each: the page lays them out itself.
-        Cmd::Man(a) => shell::man(
-            &a,
-            command(suite::registry()[0]).after_help(help::examples(usize::MAX)),
-        ),
+        Cmd::Man(a) => shell::man(&a, man_command()),
     };
     // A second signal is ending the process: its thread exits once the
     // throwaway servers are killed and their files removed, not before.

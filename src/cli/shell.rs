@@ -442,7 +442,59 @@ mod tests {
 
     /// The CLI's own command, as `rqps man` hands it in.
     fn cli() -> Command {
-        super::super::command(suite::registry()[0])
+        super::super::man_command()
+    }
+
+    /// The examples of a page as (command, comment) pairs: each `.TP` item
+    /// of its EXAMPLES section, its tag and the line after it; and the
+    /// section's lines that are neither (a comment laid out on a line of its
+    /// own, as help does when the pair does not fit).
+    fn examples_of(page: &str) -> (Vec<(String, String)>, Vec<String>) {
+        let at = page.find(".SH EXAMPLES").expect("an EXAMPLES section") + 12;
+        let section = &page[at..];
+        let section = &section[..section.find(".SH").unwrap_or(section.len())];
+        // roff's definition of its quote string (`.ie`/`.el`) left out.
+        let lines: Vec<&str> = section
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with(".ie ") && !l.starts_with(".el "))
+            .collect();
+        let (mut pairs, mut other) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        while i < lines.len() {
+            if lines[i] == ".TP" && i + 2 < lines.len() {
+                let tag = lines[i + 1]
+                    .trim_start_matches("\\fB")
+                    .trim_end_matches("\\fR");
+                // roff's escapes of a dash and a quote read back.
+                let tag = tag.replace("\\-", "-").replace("\\*(Aq", "'");
+                pairs.push((tag, lines[i + 2].to_string()));
+                i += 3;
+            } else {
+                other.push(lines[i].to_string());
+                i += 1;
+            }
+        }
+        (pairs, other)
+    }
+
+    #[test]
+    fn the_man_page_s_examples_are_each_a_command_with_its_comment_whole() {
+        let (pairs, other) = examples_of(&page(&[]));
+        let want: Vec<(String, String)> = super::super::help::EXAMPLES
+            .iter()
+            .map(|(c, w)| (c.to_string(), w.to_string()))
+            .collect();
+        assert_eq!(pairs, want);
+        assert!(other.is_empty(), "{other:?}");
+        // Laid out as help does on a 40-column terminal (each comment on a
+        // line of its own above its command), the page's examples are the same.
+        let narrow = super::super::command_at(suite::registry()[0], 40);
+        let narrow = String::from_utf8(man_page(&[], narrow).unwrap()).unwrap();
+        assert_eq!(examples_of(&narrow), (want.clone(), Vec::new()));
+        // Another list of examples is what the check finds.
+        let other = super::super::man_command().after_help("Examples:\n  rqps show   # a table");
+        let other = String::from_utf8(man_page(&[], other).unwrap()).unwrap();
+        assert_ne!(examples_of(&other).0, want);
     }
 
     fn page(path: &[&str]) -> String {
