@@ -1027,6 +1027,22 @@ fn a_five_version_report_shows_a_chart_within_the_first_1200_pixels() {
     };
     assert_eq!(top("Summary"), top("Significant changes"), "{h2:?}");
     assert!(top("Significant changes") < 400, "{h2:?}");
+    // The probe sees a page wider than the window: one line of 3,000
+    // characters that may not wrap, added at the end.
+    let wide = d.path().join("wide.html");
+    std::fs::write(
+        &wide,
+        html.replace(
+            "</body>",
+            &format!(
+                "<p style=\"white-space:nowrap\">{}</p></body>",
+                "x".repeat(3000)
+            ),
+        ),
+    )
+    .unwrap();
+    let (client, scroll, _) = layout(browser, &wide, d.path(), 1280);
+    assert!(scroll > client, "{scroll} px wide in {client}");
     let shot = d.path().join("five.png");
     // The window is the first 1,200 pixels: the screenshot holds nothing below.
     screenshot(browser, &page, &shot, d.path(), "1200,1200");
