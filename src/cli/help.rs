@@ -61,7 +61,7 @@ pub(super) const EXAMPLES_TEXT: &str = "Examples:";
 
 /// The width help is wrapped to: standard output's terminal's, else
 /// `$COLUMNS`, else 100.
-pub fn help_width() -> usize {
+pub(super) fn help_width() -> usize {
     crate::util::text::stdout_columns(100)
 }
 

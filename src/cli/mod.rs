@@ -26,7 +26,7 @@ use crate::suite::{self, Suite};
 
 pub use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::error::{Error, usage as usage_error};
-pub use help::help_width;
+use help::help_width;
 pub use run_args::RunArgs;
 
 #[derive(Parser)]
