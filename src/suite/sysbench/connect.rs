@@ -130,4 +130,45 @@ mod tests {
         );
         assert!(hint(&words("--tables=2 run")).is_none());
     }
+
+    /// The URL in a hint's backquotes (after `--target `).
+    fn url_of(m: &str) -> String {
+        let at = m.find("`--target ").expect("a --target in backquotes") + 10;
+        m[at..at + m[at..].find('`').unwrap()].to_string()
+    }
+
+    #[test]
+    fn each_hinted_target_is_one_rqps_takes_and_says_what_the_options_said() {
+        use crate::engine::url::DbUrl;
+        let parsed = |args: &str| {
+            let url = url_of(&hint(&words(args)).unwrap());
+            let scheme = url.split("://").next().unwrap().to_string();
+            let kind = crate::engine::registry::by_scheme(&scheme)
+                .unwrap_or_else(|| panic!("no engine kind takes {url}"));
+            DbUrl::parse(&url, kind.schemes).unwrap_or_else(|e| panic!("{url}: {e}"))
+        };
+        let u = parsed("--mysql-host=10.0.0.7 --mysql-port=3307 --mysql-user=bench --mysql-db=b2");
+        assert_eq!(
+            (
+                u.host.as_deref(),
+                u.port,
+                u.user.as_deref(),
+                u.database.as_deref()
+            ),
+            (Some("10.0.0.7"), Some(3307), Some("bench"), Some("b2"))
+        );
+        let u = parsed("--pgsql-host=db1 --pgsql-user=pg --pgsql-password=x");
+        assert_eq!(
+            (u.host.as_deref(), u.port, u.user.as_deref(), u.password),
+            (Some("db1"), Some(5432), Some("pg"), None)
+        );
+        let u = parsed("--mysql-socket=/run/mysqld/mysqld.sock");
+        assert_eq!(
+            (u.host.as_deref(), u.param("socket"), u.database.as_deref()),
+            (None, Some("/run/mysqld/mysqld.sock"), Some("sbtest"))
+        );
+        // A URL rqps refuses (a port that is not a number) is what the
+        // check finds.
+        assert!(DbUrl::parse("mysql://sbtest@h:port/sbtest", &["mysql"]).is_err());
+    }
 }
