@@ -991,6 +991,41 @@ fn mysql_5_6_against_8_0_fits_120_columns_and_ends_with_its_summary() {
     assert!(whole.contains("\n    basedir\n") || whole.contains("\n    basedir  "));
     let switch = whole.replace("\n             ", "");
     assert!(switch.contains("use_index_extensions=on"), "{whole}");
+    // The HTML page of the same study (the last pass's bar: it scrolled
+    // sideways at 1,400 px, optimizer_switch in one cell): no sideways
+    // scroll at 1,280 px, its significant changes at the top.
+    let o = rqps(&[
+        "report",
+        "--results",
+        dir,
+        "--base",
+        "my5.6",
+        "--format",
+        "html",
+    ]);
+    let (html, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        html.contains("<h2>Significant changes"),
+        "no significant changes section"
+    );
+    let Some(browser) = browser() else {
+        let required = std::env::var("RQPS_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
+        assert!(!required, "RQPS_REQUIRE_SERVERS=1 but no chromium on PATH");
+        return;
+    };
+    let page = d.path().join("study.html");
+    std::fs::write(&page, &html).unwrap();
+    let (client, scroll, h2) = layout(browser, &page, d.path(), 1280);
+    assert!(
+        scroll <= client,
+        "the page scrolls sideways: {scroll} px wide in {client}"
+    );
+    let top = h2
+        .iter()
+        .find(|(h, _)| h.starts_with("Significant changes"))
+        .map(|(_, y)| *y);
+    assert!(top.is_some_and(|y| y < 400), "{h2:?}");
 }
 
 #[test]
