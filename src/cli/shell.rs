@@ -447,8 +447,7 @@ mod tests {
 
     /// The examples of a page as (command, comment) pairs: each `.TP` item
     /// of its EXAMPLES section, its tag and the line after it; and the
-    /// section's lines that are neither (a comment laid out on a line of its
-    /// own, as help does when the pair does not fit).
+    /// section's other lines (a paragraph, a comment left on its own).
     fn examples_of(page: &str) -> (Vec<(String, String)>, Vec<String>) {
         let at = page.find(".SH EXAMPLES").expect("an EXAMPLES section") + 12;
         let section = &page[at..];
