@@ -901,6 +901,46 @@ mod tests {
         bar.finish_and_clear();
     }
 
+    /// The widest line a bar made by `make` draws on a 100-column screen,
+    /// its message 300 characters.
+    fn widest_bar_line(make: &dyn Fn(&Ui) -> ProgressBar) -> usize {
+        let screen = Screen::default();
+        let ui = Ui {
+            bars: indicatif::MultiProgress::with_draw_target(
+                indicatif::ProgressDrawTarget::term_like(Box::new(screen.clone())),
+            ),
+            ..Ui::default()
+        };
+        let bar = make(&ui);
+        bar.set_message("the next step's figures so far ".repeat(10));
+        bar.set_position(40);
+        bar.tick();
+        bar.finish_and_clear();
+        let log = screen.0.lock().unwrap().clone();
+        log.iter()
+            .filter_map(|e| e.strip_prefix("line ").or(e.strip_prefix("text ")))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A bar's message is cut to what the terminal (100 columns here)
+    /// leaves it: the bar never runs past the line (it measured 160 on a
+    /// 100-column terminal).
+    #[test]
+    fn a_bar_fits_the_terminal_whatever_its_message() {
+        let template = "{prefix:>28} [{bar:30}] {pos}/{len} {msg}";
+        let ours = widest_bar_line(&|ui| ui.bar(100, "point-query t1".into(), template));
+        assert!((1..=100).contains(&ours), "{ours} columns");
+        // The same bar with its message uncut is what the check finds.
+        let uncut = widest_bar_line(&|ui| {
+            let bar = ui.bars.add(ProgressBar::new(100));
+            bar.set_style(ProgressStyle::with_template(template).unwrap());
+            bar
+        });
+        assert!(uncut > 100, "{uncut} columns");
+    }
+
     #[test]
     fn the_busy_warning_is_said_once_and_other_warnings_every_time() {
         let ui = Ui::new(true);
