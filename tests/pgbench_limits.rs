@@ -25,6 +25,9 @@ fn bounded(args: &[&str], secs: u64) -> (Output, Duration) {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
         .args(args)
+        // Each message whole, as the checks read it (tests/help.rs checks
+        // that a run's lines wrap at 120 columns without it).
+        .env("COLUMNS", "1000")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
