@@ -1414,6 +1414,8 @@ fn run_case(c: &Case, target: &str, dir: &Path) -> Ran {
     }
     // In its own directory, as pgbench's log files go to the working one.
     let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        // Each message whole, as the checks read it (tests/help.rs checks the wrapping).
+        .env("COLUMNS", "1000")
         .args(&args)
         .current_dir(cdir.path())
         .output()
@@ -1626,6 +1628,8 @@ fn pipelines_are_refused_under_simple_and_on_engines_without_them() {
         ("extended", "sqlite cannot pipeline statements"),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            // Each message whole, as the checks read it (tests/help.rs checks the wrapping).
+            .env("COLUMNS", "1000")
             .args([
                 "run",
                 "--suite",
@@ -1681,6 +1685,8 @@ fn shell_commands_are_refused_without_allow_shell_and_run_without_secrets() {
         let file = cdir.path().join("env.sql");
         std::fs::write(&file, script).unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+            // Each message whole, as the checks read it (tests/help.rs checks the wrapping).
+            .env("COLUMNS", "1000")
             .args(["run", "--suite", "pgbench", "--profile", "ci", "--target"])
             .arg(&target)
             .args(["--results", cdir.path().join("r").to_str().unwrap()])
@@ -1754,6 +1760,8 @@ fn pgbench_tap_cases_on_postgresql() {
     let d = tempfile::tempdir().unwrap();
     // The tables (`pgbench -i`), and those the cases use.
     let init = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        // Each message whole, as the checks read it (tests/help.rs checks the wrapping).
+        .env("COLUMNS", "1000")
         .args([
             "run",
             "--suite",

@@ -56,7 +56,9 @@ const CONTROL_WAIT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     /// perf is missing here.
-    #[error("perf is not installed (or not on PATH): install it (Debian: `apt install linux-perf`)")]
+    #[error(
+        "perf is not installed (or not on PATH): install it (Debian: `apt install linux-perf`)"
+    )]
     NotInstalled,
     /// perf may not profile other processes (`paranoid`: the kernel's
     /// `perf_event_paranoid`, `?` when unreadable).
