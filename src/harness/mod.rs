@@ -411,8 +411,14 @@ impl Harness<'_> {
             run.profile = Some(profile::TestProfile::prepare(self.probe.embedded));
         }
         if let Err(reason) = body(&mut run) {
-            run.result.status = Status::Failed;
-            run.result.reason = Some(reason.to_string());
+            // After a stop, what failed was cut off (or cancelled) by it.
+            if runner::stop_requested() {
+                run.result.status = Status::Interrupted;
+                run.result.reason = Some(format!("{}: {reason}", runner::stop_cause()));
+            } else {
+                run.result.status = Status::Failed;
+                run.result.reason = Some(reason.to_string());
+            }
         }
         // The one status rule: no work, or an interval cut short, is not ok.
         status::apply(&mut run.result, &self.units);

@@ -328,6 +328,9 @@ fn work<W: Worker>(
         match w.event(&mut scratch) {
             Ok(()) if w.abandoned() => return (ThreadMeasure::new(warm_end_ns, 0, 1), None),
             Ok(()) => {}
+            // An event that failed once a stop was asked for: cancelled by
+            // it (see `plan::signals`), not a failure of the test.
+            Err(_) if stop_requested() => return (ThreadMeasure::new(warm_end_ns, 0, 1), None),
             Err(e) => {
                 warm_error = Some(e.to_string());
                 if let Err(msg) = on_error(w, e, &mut scratch, sh) {
@@ -384,6 +387,8 @@ fn work<W: Worker>(
                 return (m, None);
             }
             Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
+            // Cancelled by a stop: neither counted nor a failure.
+            Err(_) if stop_requested() => return (m, None),
             Err(e) => {
                 let answered = e.class == ErrorClass::Retry;
                 m.failed(w.kind(), t1, &e);
@@ -683,6 +688,8 @@ fn summarize<W: Worker>(
         let _ = hist.add(&k.hist);
     }
     let status = match error {
+        // Reconnecting when the stop came: the stop is the cause.
+        Some(WorkerError::Stopped { .. }) if stop_requested() => StepStatus::Interrupted,
         Some(e) => StepStatus::Failed(e.to_string()),
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,

@@ -958,7 +958,15 @@ impl Store {
         head.tests.clear();
         let path = self.dir.join("run.json");
         let bytes = encode("run file", &head)?;
-        write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
+        {
+            let mut live = in_progress();
+            write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
+            let test = live.take().and_then(|l| l.test);
+            *live = (head.status == Status::Running).then_some(InProgress {
+                run: (path, head),
+                test,
+            });
+        }
         if let Some(json) = &self.json
             && (last || !self.json_once)
         {
@@ -981,7 +989,11 @@ impl Store {
         self.seq += 1;
         let path = self.test_path(self.seq, r);
         let bytes = encode("result", r)?;
+        let mut live = in_progress();
         write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+        if let Some(l) = live.as_mut() {
+            l.test = Some((path, r.clone()));
+        }
         Ok(self.seq)
     }
 
@@ -989,7 +1001,13 @@ impl Store {
     pub fn finish_test(&mut self, slot: usize, r: TestResult) -> Result<(), Error> {
         let path = self.test_path(slot, &r);
         let bytes = encode("result", &r)?;
-        write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+        {
+            let mut live = in_progress();
+            write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+            if let Some(l) = live.as_mut() {
+                l.test = None;
+            }
+        }
         self.doc.tests.push(r);
         if self.json.is_some() {
             self.write_run(false)
@@ -1009,6 +1027,57 @@ impl Store {
         self.doc.finished = Some(now_rfc3339());
         self.write_run(true)
     }
+}
+
+/// What the run in progress has on disk: its run file (path and head) and
+/// the test marked `running`, for [`interrupt_in_progress`].
+struct InProgress {
+    run: (PathBuf, RunDoc),
+    test: Option<(PathBuf, TestResult)>,
+}
+
+static IN_PROGRESS: std::sync::Mutex<Option<InProgress>> = std::sync::Mutex::new(None);
+
+/// Held while a [`Store`] writes a file that [`interrupt_in_progress`] may
+/// write too, so that a finished result is never overwritten by a marker.
+fn in_progress() -> std::sync::MutexGuard<'static, Option<InProgress>> {
+    IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a process about to exit in the middle of a run (a stop that did not
+/// end in time): stores the test marked `running` and the run as
+/// `interrupted`, with `reason`. Returns the lock, held until the process
+/// exits, so that no writer of this run follows (`None`: a writer held it
+/// for a second, and nothing was written).
+pub fn interrupt_in_progress(reason: &str) -> Option<impl Drop> {
+    let mut tries = 0;
+    let mut live = loop {
+        match IN_PROGRESS.try_lock() {
+            Ok(g) => break g,
+            Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    };
+    if let Some(l) = live.as_mut() {
+        if let Some((path, r)) = l.test.as_mut() {
+            r.status = Status::Interrupted;
+            r.reason = Some(reason.to_string());
+            if let Ok(bytes) = encode("result", r) {
+                let _ = write_atomic(path, &bytes);
+            }
+        }
+        let (path, head) = &mut l.run;
+        head.status = Status::Interrupted;
+        head.finished = Some(now_rfc3339());
+        if let Ok(bytes) = encode("run file", head) {
+            let _ = write_atomic(path, &bytes);
+        }
+    }
+    Some(live)
 }
 
 /// The largest file of a run directory that readers take (`run.json` or a
