@@ -162,7 +162,7 @@ mod tests {
             // Through the core's send, as the wire clients write: no SIGPIPE.
             let mut sent = 0;
             loop {
-                match crate::util::evcore::send(w.as_raw_fd(), &big) {
+                match crate::evloop::send(w.as_raw_fd(), &big) {
                     Ok(n) => sent += n,
                     Err(e) => return (sent, e.kind()),
                 }

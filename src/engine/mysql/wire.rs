@@ -255,7 +255,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             // Without SIGPIPE (why: the PostgreSQL wire client's `Write for Stream`).
-            Stream::Unix(s) => evcore::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
+            Stream::Unix(s) => evloop::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.write(buf),
             Stream::Gone => Err(gone()),
         }

@@ -308,7 +308,7 @@ impl Write for Stream {
             // send(2) with MSG_NOSIGNAL, as TCP's: write(2) on a Unix socket
             // shut down by a stop ([`inflight`]) or closed by the server
             // raises SIGPIPE, which ends rqps without a word.
-            Stream::Unix(s) => evcore::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
+            Stream::Unix(s) => evloop::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.write(buf),
         }
     }
