@@ -1213,6 +1213,113 @@ fn a_server_stall_is_warned_when_its_test_ends_and_marked_in_show() {
 }
 
 #[test]
+fn a_connection_stuck_past_the_deadline_is_flagged_named_and_does_not_dilute_the_rates() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("stuck.db");
+    let results = d.path().join("r");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (0);",
+        )
+        .unwrap();
+    }
+    // Client 0 writes, client 1 reads: a writer that holds the database
+    // keeps client 0 in its UPDATE past the 2 s deadline; client 1 reads on.
+    let script = d.path().join("mix.sql");
+    std::fs::write(
+        &script,
+        "\\if :client_id = 0\nUPDATE t SET v = v + 1;\n\\else\nSELECT v FROM t;\n\\endif\n",
+    )
+    .unwrap();
+    let json = d.path().join("run.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["run", "--suite", "pgbench", "--skip-init", "--script"])
+        .arg(&script)
+        .args([
+            "--clients",
+            "2",
+            "--time",
+            "2",
+            "-q",
+            "--busy-threshold",
+            "100",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--results")
+        .arg(&results)
+        .arg("--target")
+        .arg(format!("sqlite:{}", db.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let running = || {
+        std::fs::read_dir(&results)
+            .ok()
+            .and_then(|r| r.flatten().next())
+            .and_then(|run| std::fs::read_dir(run.path().join("tests")).ok())
+            .is_some_and(|mut t| {
+                t.any(|f| {
+                    f.is_ok_and(|f| {
+                        std::fs::read_to_string(f.path()).is_ok_and(|s| s.contains("\"running\""))
+                    })
+                })
+            })
+    };
+    while !running() {
+        assert!(t.elapsed().as_secs() < 60, "the test never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(4000));
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let test = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"] == "pgbench")
+        .unwrap_or_else(|| panic!("{doc}"));
+    // Before: `ok`, no word, and the rates over the 4 s the test lasted.
+    assert_eq!(test["status"], "ok", "{test}");
+    assert_eq!(
+        test["overran"]["connections"],
+        serde_json::json!([0]),
+        "{test}"
+    );
+    assert!(test["overran"]["secs"].as_f64().unwrap() > 1.0, "{test}");
+    let secs = test["secs"].as_f64().unwrap();
+    assert!(secs < 2.5, "the rates are diluted: over {secs} s");
+    let warnings = test["warnings"].to_string();
+    assert!(
+        warnings.contains("ran past its deadline") && warnings.contains("connection 0 was"),
+        "{warnings}"
+    );
+    assert!(
+        out.contains("connection 0 was still in a statement"),
+        "{out}"
+    );
+    let show = rqps(&["show", "--results", results.to_str().unwrap()]);
+    assert!(
+        text(&show).contains("overran: pgbench t=2: ran past"),
+        "{}",
+        text(&show)
+    );
+}
+
+#[test]
 fn a_load_larger_than_the_free_space_is_refused_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
     let results = d.path().join("r");

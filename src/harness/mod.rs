@@ -425,13 +425,13 @@ impl Harness<'_> {
         let TestRun { result, label, .. } = run;
         self.ui
             .say(&with_marks((self.line)(&label, &result), &result));
-        // A stall shows only in the finished step's per-second series: said
-        // now, under its line, even with --quiet.
-        for w in result
-            .warnings
-            .iter()
-            .filter(|w| w.starts_with(crate::results::STALL_WARNING))
-        {
+        // A stall shows only in the finished step's per-second series, an
+        // overrun only once it ended: said now, under its line, even with
+        // --quiet.
+        for w in result.warnings.iter().filter(|w| {
+            w.starts_with(crate::results::STALL_WARNING)
+                || w.starts_with(crate::results::OVERRAN_WARNING)
+        }) {
             self.ui.warn(&format!("{label}: {w}"));
         }
         self.store.finish_test(slot, result.clone())?;

@@ -82,6 +82,10 @@ pub struct TestResult {
     /// 0 beside the others.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub per_connection: Vec<u64>,
+    /// The measured step ran past its deadline because connections were
+    /// still in a statement (absent when it did not).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub overran: Option<Overran>,
     /// Hardware cost per operation, from the /proc sampler (absent where not measured).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub hw: Option<HwCost>,
@@ -125,7 +129,29 @@ pub struct StepFacts {
     /// the warm-up.
     pub last_error: Option<String>,
     pub warm_error: Option<String>,
+    /// How long the measured interval lasted, to the end of the latest
+    /// event (past the deadline when one was stuck).
+    pub lasted_secs: f64,
+    /// The connections (workers, by index) whose last event ended past the
+    /// deadline by more than the margin, and by how many seconds; the
+    /// step's rates are over the interval without them.
+    pub overran: Vec<(usize, f64)>,
 }
+
+/// A step that ran past its deadline because connections were still in a
+/// statement (the harness's status rule, `harness::status`): stored with
+/// the result, and its warning starts with [`OVERRAN_WARNING`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overran {
+    /// Seconds the step ran past its deadline.
+    pub secs: f64,
+    /// The connections still in a statement then (their index in
+    /// `per_connection`).
+    pub connections: Vec<usize>,
+}
+
+/// How a result's warning about a step that ran past its deadline starts.
+pub const OVERRAN_WARNING: &str = "ran past its deadline";
 
 impl TestResult {
     /// The suite's own figures stored under `key` (its name), if they read as `T`.
@@ -178,6 +204,7 @@ impl TestResult {
             ops: Default::default(),
             per_second: Vec::new(),
             per_connection: Vec::new(),
+            overran: None,
             hw: None,
             part_hw: Vec::new(),
             status_delta: Default::default(),
