@@ -172,12 +172,36 @@ pub fn check_output(path: &Path) -> std::io::Result<()> {
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     match output_path(path)? {
         OutputPath::Stream => {
-            let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
+            let mut f = open_stream(path)?;
             f.write_all(bytes)?;
             f.flush()
         }
         OutputPath::File(real) => replace_file(&real, bytes),
     }
+}
+
+/// Opens a path that is not a regular file (a FIFO, a device) for writing
+/// without blocking: a FIFO that no process reads is refused at once (a
+/// plain open waits for a reader, where no stop reaches rqps); one that is
+/// read is then written as usual.
+fn open_stream(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "is a FIFO that no process reads: start its reader first",
+            ),
+            _ => e,
+        })?;
+    // Blocking again for the writes (a reader that is slow is waited for).
+    // SAFETY: fcntl on a descriptor `f` owns; F_SETFL takes an int.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, libc::O_APPEND) };
+    Ok(f)
 }
 
 /// The mode of an output file rqps creates (`--json`, `report -o`,
@@ -514,12 +538,24 @@ mod tests {
             output_path(Path::new("/dev/null")).unwrap(),
             OutputPath::Stream
         );
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        // No reader: refused at once (a blocking open would wait for good).
+        let t = std::time::Instant::now();
+        let e = write_output(&fifo, b"nobody").unwrap_err();
+        assert!(e.to_string().contains("no process reads"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // A reader (its end open before the write): written through.
+        let mut reader = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo)
+                .unwrap()
         };
         write_output(&fifo, b"through").unwrap();
-        assert_eq!(reader.join().unwrap(), "through");
+        let mut got = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut got).unwrap();
+        assert_eq!(got, "through");
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
         write_output(Path::new("/dev/null"), b"gone").unwrap();
         assert!(

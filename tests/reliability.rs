@@ -71,6 +71,52 @@ fn json_into_a_fifo_is_written_through_once_and_the_fifo_stays() {
 }
 
 #[test]
+fn a_fifo_where_a_pgbench_log_goes_is_refused_at_once_and_a_json_fifo_without_reader_too() {
+    let d = tempfile::tempdir().unwrap();
+    let prefix = d.path().join("txlog");
+    // The shell makes the FIFO at PREFIX.PID, its own pid, then becomes rqps.
+    let t = std::time::Instant::now();
+    let o = bounded_cmd(
+        Command::new("sh")
+            .arg("-c")
+            .arg("mkfifo \"$0.$$\" && exec \"$@\"")
+            .arg(&prefix)
+            .arg(env!("CARGO_BIN_EXE_rqps"))
+            .args(["run", "--suite", "pgbench", "--profile", "ci", "--log"])
+            .arg("--log-prefix")
+            .arg(&prefix)
+            .arg("--results")
+            .arg(d.path().join("r")),
+        30,
+    );
+    // Before: rqps waited in open() for a reader, deaf to SIGTERM.
+    refused(&o, "is not a regular file (a FIFO", "a FIFO log file");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!d.path().join("r").exists(), "a run was stored");
+    // A --json FIFO that nobody reads: the run is stored, the document
+    // refused at once instead of a wait in open().
+    let fifo = d.path().join("nobody.fifo");
+    mkfifo(&fifo);
+    let o = bounded_cmd(
+        &mut short_run(&d.path().join("r2"), &["--json", fifo.to_str().unwrap()]),
+        60,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no process reads"), "{}", text(&o));
+    // Quiet: a regular file at the log's place is written over.
+    let o = bounded_cmd(
+        Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args(["run", "--suite", "pgbench", "--profile", "ci", "--log"])
+            .args(["--time", "0.2", "--log-prefix"])
+            .arg(d.path().join("plain"))
+            .arg("--results")
+            .arg(d.path().join("r3")),
+        60,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
 fn json_through_a_symlink_lands_in_its_target_and_the_link_stays() {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir(d.path().join("out")).unwrap();
@@ -348,8 +394,13 @@ fn a_matrix_resumed_twice_at_once_runs_in_one_process_only() {
 /// Runs rqps with `args`, killing it after `secs` (a run that did not stop at
 /// once is a failure, not a hang).
 fn bounded(args: &[&str], secs: u64) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
-        .args(args)
+    bounded_cmd(Command::new(env!("CARGO_BIN_EXE_rqps")).args(args), secs)
+}
+
+/// Runs `c`, killing it after `secs` (a command stuck in `open()` is a
+/// failure, not a hang).
+fn bounded_cmd(c: &mut Command, secs: u64) -> std::process::Output {
+    let mut child = c
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

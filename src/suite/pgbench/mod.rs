@@ -274,6 +274,14 @@ fn log_spec(o: &Options, p: &Params) -> Result<Option<params::LogSpec>, Error> {
             dir.display()
         )));
     }
+    // A FIFO or a device where a log file goes: refused now (opening one
+    // for writing waits for a reader, where no stop reaches rqps).
+    let threads = p.clients.iter().copied().max().unwrap_or(1);
+    if let Some(f) = txlog::not_a_file_among(&prefix, std::process::id(), threads) {
+        return Err(usage(format!(
+            "--log-prefix {prefix}: {f} is not a regular file (a FIFO, a device or a socket): remove it or give another prefix"
+        )));
+    }
     Ok(Some(params::LogSpec {
         prefix,
         sampling_rate: o.sampling_rate,
