@@ -98,6 +98,9 @@ struct Plan {
     garble: Garble,
     seen: AtomicUsize,
     done: AtomicBool,
+    /// Once it garbled, new connections are accepted and never answered:
+    /// the link went silent (rqps's asks about the session get nothing).
+    silent_after: AtomicBool,
 }
 
 impl Plan {
@@ -145,11 +148,17 @@ fn proxy(upstream: u16, garble: Garble) -> (u16, Arc<Plan>) {
         garble,
         seen: AtomicUsize::new(0),
         done: AtomicBool::new(false),
+        silent_after: AtomicBool::new(false),
     });
     let p = plan.clone();
     std::thread::spawn(move || {
+        let mut silenced = Vec::new();
         for c in l.incoming() {
             let Ok(c) = c else { return };
+            if p.silent_after.load(Ordering::SeqCst) && p.done.load(Ordering::SeqCst) {
+                silenced.push(c);
+                continue;
+            }
             let Ok(u) = TcpStream::connect(("127.0.0.1", upstream)) else {
                 return;
             };
@@ -267,7 +276,8 @@ fn run_through(server: &Server, port: u16, results: &std::path::Path) -> (String
 }
 
 /// The URL of `server` through the proxy on `port`, TLS off (the proxy
-/// reads the protocol).
+/// reads the protocol), and a connect timeout of 3 s (a link gone silent
+/// costs it per connection).
 fn url_through(server: &Server, port: u16, password: Option<&str>) -> String {
     let user = match password {
         Some(p) => format!("{}:{p}", server.user()),
@@ -275,11 +285,11 @@ fn url_through(server: &Server, port: u16, password: Option<&str>) -> String {
     };
     match server.recipe().key() {
         "postgres" => format!(
-            "postgres://{user}@127.0.0.1:{port}/{}?sslmode=disable",
+            "postgres://{user}@127.0.0.1:{port}/{}?sslmode=disable&connect_timeout=3",
             server.database()
         ),
         _ => format!(
-            "mysql://{user}@127.0.0.1:{port}/{}?ssl-mode=DISABLED",
+            "mysql://{user}@127.0.0.1:{port}/{}?ssl-mode=DISABLED&connect-timeout=3",
             server.database()
         ),
     }
@@ -288,8 +298,20 @@ fn url_through(server: &Server, port: u16, password: Option<&str>) -> String {
 /// Statements through the proxy until the garbled one: it must fail within
 /// seconds, saying why.
 fn check_driver(server: &Server, garble: Garble) {
+    check_driver_with(server, garble, false);
+}
+
+/// [`check_driver`] through a link that, once it garbled, answers no new
+/// connection: rqps cannot ask the server about the session, twice, and
+/// ends the statement all the same.
+fn check_driver_silenced(server: &Server, garble: Garble) {
+    check_driver_with(server, garble, true);
+}
+
+fn check_driver_with(server: &Server, garble: Garble, silent: bool) {
     use rqps::engine::Driver;
     let (port, plan) = proxy(server.port(), garble);
+    plan.silent_after.store(silent, Ordering::SeqCst);
     let url = url_through(server, port, Some(server.password()));
     // A message timeout of 2 s, as the runs' --message-timeout 2.
     let timeouts = rqps::engine::Timeouts {
@@ -316,10 +338,12 @@ fn check_driver(server: &Server, garble: Garble) {
             Err(e) => {
                 assert!(plan.done.load(Ordering::SeqCst), "{garble:?}: {e}");
                 let took = t.elapsed();
-                assert!(
-                    e.message.contains("garbled or lost on the way"),
-                    "{garble:?}: {e}"
-                );
+                let why = if silent {
+                    "could not be reached over a new connection either, twice"
+                } else {
+                    "garbled or lost on the way"
+                };
+                assert!(e.message.contains(why), "{garble:?}: {e}");
                 // 2 s of silence, then a second's grace: not the 600 s.
                 assert!(took < Duration::from_secs(20), "{garble:?}: took {took:?}");
                 eprintln!("{garble:?}: failed after {took:?}: {e}");
@@ -358,5 +382,8 @@ fn a_garbled_request_or_reply_behind_a_proxy_ends_the_statement_in_seconds() {
     if let Some(my) = start(MARIADB) {
         check_driver(&my, Garble::MysqlRequestLength(40));
         check_run(&my, Garble::MysqlRequestLength(400));
+        // Before: the asks got no answer, which waited on for the
+        // statement timeout (a run still `running` at 150 s).
+        check_driver_silenced(&my, Garble::MysqlRequestLength(40));
     }
 }

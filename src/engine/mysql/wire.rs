@@ -546,14 +546,24 @@ fn kill_query(o: &Opts, id: u32) -> inflight::Cancel {
 /// that hands out ids of its own (ProxySQL, MaxScale), the answer is not
 /// trusted.
 fn session_of(o: &Opts, id: u32) -> Session {
-    let Ok(mut c) = Client::connect_with(o, Watch::Probe) else {
-        return Session::Unknown;
+    // A refusal the server sent is an answer (Unknown); a connection that
+    // failed on the way is none (Unreachable).
+    let mut c = match Client::connect_with(o, Watch::Probe) {
+        Ok(c) => c,
+        Err(e @ (Error::Broken(_) | Error::TimedOut(_))) => {
+            return Session::Unreachable(e.to_string());
+        }
+        Err(_) => return Session::Unknown,
     };
     let sql = format!(
         "SELECT CONNECTION_ID(), (SELECT COMMAND FROM information_schema.PROCESSLIST WHERE ID = {id})"
     );
-    let Ok(rows) = c.query_rows(&sql) else {
-        return Session::Unknown;
+    let rows = match c.query_rows(&sql) {
+        Ok(rows) => rows,
+        Err(e @ (Error::Broken(_) | Error::TimedOut(_))) => {
+            return Session::Unreachable(e.to_string());
+        }
+        Err(_) => return Session::Unknown,
     };
     let own = c.connection_id.to_string();
     match rows.first().map(Vec::as_slice) {

@@ -650,15 +650,21 @@ fn cancel_by(cfg: &Config, pid: i32, key: i32) -> inflight::Cancel {
 /// connection's own pid must be what the server says it is: behind a
 /// pooler, which hands out keys of its own, the answer is not trusted.
 fn session_of(cfg: &Config, pid: i32) -> Session {
-    let Ok(mut c) = PgConn::connect_once(cfg, false, Watch::Probe) else {
-        return Session::Unknown;
+    // A refusal the server sent is an answer (Unknown); a connection that
+    // failed on the way is none (Unreachable).
+    let mut c = match PgConn::connect_once(cfg, false, Watch::Probe) {
+        Ok(c) => c,
+        Err(e) if e.class == ErrorClass::Reconnect => return Session::Unreachable(e.message),
+        Err(_) => return Session::Unknown,
     };
     let sql = format!(
         "SELECT pg_backend_pid(), (SELECT coalesce(state, '') || ',' || coalesce(wait_event, '') \
          FROM pg_stat_activity WHERE pid = {pid})"
     );
-    let Ok((_, rows)) = c.query_rows(&sql) else {
-        return Session::Unknown;
+    let rows = match c.query_rows(&sql) {
+        Ok((_, rows)) => rows,
+        Err(e) if !c.is_usable() => return Session::Unreachable(e.message),
+        Err(_) => return Session::Unknown,
     };
     let own = c.backend_key().map(|(p, _)| p.to_string());
     match rows.first().map(Vec::as_slice) {
