@@ -1872,4 +1872,102 @@ fn compat_over_a_link_that_breaks_checks_nothing_stores_no_level_and_fails() {
     }
     let o = rqps(&["compat", "--show", "--results", results2.to_str().unwrap()]);
     assert!(text(&o).contains("Not checked"), "{}", text(&o));
+
+    // Once the target's tables are loaded, the link takes no new
+    // connection: no test's worker and no probe connects. Before: exit 0,
+    // the tests at level `none` (every statement "not sent") and the
+    // probes' "no" compared as differences.
+    let refuse = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let port = refusing_proxy(server.port(), refuse.clone());
+    let url = format!(
+        "postgres://{}@127.0.0.1:{port}/{}?sslmode=disable",
+        server.user(),
+        server.database()
+    );
+    let results3 = d.path().join("r3");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["compat", "--reference", "sqlite", "--target", &url])
+        .args(["--suites", "sysbench", "--tests", "point-query,insert"])
+        .args(["--stmt-timeout", "10", "--no-concurrent", "--results"])
+        .arg(&results3)
+        .env("PGPASSWORD", server.password())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = String::new();
+    {
+        use std::io::BufRead as _;
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        while lines.read_line(&mut line).unwrap() > 0 {
+            if line.contains("loaded on postgres") {
+                refuse.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            err.push_str(&line);
+            line.clear();
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("2 of 2 test(s) not checked"), "{out}");
+    assert!(out.contains("probe(s) not checked"), "{out}");
+    let file = std::fs::read_dir(results3.join("compat"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let target = &record["targets"][0];
+    for t in target["tests"].as_array().unwrap() {
+        assert!(t["not_checked"].is_string(), "{t}");
+    }
+    // No statement counted at any level: none was sent.
+    assert!(
+        target["statements"].as_array().is_none_or(|s| s
+            .iter()
+            .all(|s| s["suite"] != "sysbench" || s["test"] == "load")),
+        "{target}"
+    );
+    let connect = target["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "connect")
+        .unwrap();
+    assert!(connect["not_checked"].is_string(), "{connect}");
+    let o = rqps(&["compat", "--show", "--results", results3.to_str().unwrap()]);
+    assert!(text(&o).contains("probe(s) (connect)"), "{}", text(&o));
+}
+
+/// A TCP proxy to `upstream` on 127.0.0.1 that, once `refuse` is set,
+/// closes each new connection at once: a link that takes no more.
+fn refusing_proxy(upstream: u16, refuse: std::sync::Arc<std::sync::atomic::AtomicBool>) -> u16 {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(client) = c else { continue };
+            if refuse.load(std::sync::atomic::Ordering::SeqCst) {
+                drop(client);
+                continue;
+            }
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        }
+    });
+    port
 }
