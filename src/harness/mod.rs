@@ -205,11 +205,11 @@ impl TestRun<'_> {
             if let Some(w) = profile.as_ref().and_then(|p| profile_check(p, &hw)) {
                 self.warn(w);
             }
-            self.result.cpu_profile = profile;
+            self.result.cpu_profile = profile.map(Box::new);
         }
-        self.result.hw = Some(hw);
+        self.result.hw = Some(Box::new(hw));
         self.result.status_delta = delta;
-        self.result.hw.as_ref()
+        self.result.hw.as_deref()
     }
 
     /// A condition that may falsify this result: printed now, stored with it.
@@ -631,7 +631,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
         })
         .collect();
     (r.status, r.reason) = step_status(&run.status);
-    r.step = Some(run.facts.clone());
+    r.step = Some(Box::new(run.facts.clone()));
     if let Some(w) = stall_warning(&r.per_second, r.latency_us.max) {
         r.warnings.push(w);
     }
@@ -791,7 +791,7 @@ mod tests {
             "{}: other processes used 40%",
             crate::results::BUSY_WARNING
         ));
-        r.hw = Some(HwCost {
+        r.hw = Some(Box::new(HwCost {
             limit: Some(crate::results::Limit {
                 by: Some("client".into()),
                 threshold_pct: 90.0,
@@ -801,7 +801,7 @@ mod tests {
                 ..Default::default()
             }),
             ..Default::default()
-        });
+        }));
         assert_eq!(
             with_marks("line".into(), &r),
             "line  limit: client 99% of 4 CPUs  busy"

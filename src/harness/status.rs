@@ -91,10 +91,10 @@ fn overran(r: &mut TestResult, f: &StepFacts) {
         f.lasted_secs,
         r.secs.max(planned)
     ));
-    r.overran = Some(Overran {
+    r.overran = Some(Box::new(Overran {
         secs: past,
         connections: ids,
-    });
+    }));
 }
 
 /// `s` with an `s` when `n` is not 1.
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn a_step_that_completed_nothing_fails_with_its_last_error() {
         let mut r = result(0, 1);
-        r.step = Some(facts(0.0, Some("lost the connection")));
+        r.step = Some(Box::new(facts(0.0, Some("lost the connection"))));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Failed);
         let why = r.reason.unwrap();
@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn an_interval_that_ended_early_fails_with_the_fraction_measured() {
         let mut r = result(1200, 1);
-        r.step = Some(facts(0.77, Some("message timeout")));
+        r.step = Some(Box::new(facts(0.77, Some("message timeout"))));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Failed);
         let why = r.reason.unwrap();
@@ -199,11 +199,11 @@ mod tests {
     fn a_step_that_ran_past_its_deadline_stays_ok_with_its_stuck_connection_named() {
         let mut r = result(1200, 0);
         r.per_connection = vec![3, 400, 400, 397];
-        r.step = Some(StepFacts {
+        r.step = Some(Box::new(StepFacts {
             lasted_secs: 17.0,
             overran: vec![(0, 12.0)],
             ..facts(5.0, None)
-        });
+        }));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Ok);
         let w = r.warnings.join("\n");
@@ -214,15 +214,15 @@ mod tests {
         assert!(w.contains("lasted 17.0 s"), "{w}");
         assert!(w.contains("over the 5.0 s"), "{w}");
         assert_eq!(
-            r.overran,
-            Some(Overran {
+            r.overran.as_deref(),
+            Some(&Overran {
                 secs: 12.0,
                 connections: vec![0]
             })
         );
         // Quiet when every connection ended by the deadline.
         let mut r = result(1200, 0);
-        r.step = Some(facts(5.0, None));
+        r.step = Some(Box::new(facts(5.0, None)));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert!(r.warnings.is_empty() && r.overran.is_none());
     }
@@ -230,15 +230,15 @@ mod tests {
     #[test]
     fn a_whole_interval_or_a_step_without_a_deadline_stays_ok() {
         let mut r = result(1200, 0);
-        r.step = Some(facts(4.9, None));
+        r.step = Some(Box::new(facts(4.9, None)));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!((r.status, r.reason), (Status::Ok, None));
         let mut r = result(1200, 0);
-        r.step = Some(StepFacts {
+        r.step = Some(Box::new(StepFacts {
             planned_secs: None,
             covered_secs: 0.1,
             ..Default::default()
-        });
+        }));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Ok);
         // A test that failed keeps its own reason; one without step facts
@@ -246,7 +246,7 @@ mod tests {
         let mut r = result(0, 0);
         r.status = Status::Failed;
         r.reason = Some("disk full".into());
-        r.step = Some(facts(0.0, None));
+        r.step = Some(Box::new(facts(0.0, None)));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.reason.as_deref(), Some("disk full"));
         let mut r = result(0, 0);

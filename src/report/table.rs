@@ -324,7 +324,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         .as_ref()
         .and_then(|l| l.hw.as_ref())
         .into_iter()
-        .chain(doc.tests.iter().filter_map(|t| t.hw.as_ref()))
+        .chain(doc.tests.iter().filter_map(|t| t.hw.as_deref()))
         .any(|h| h.limit.is_some());
     if limits {
         table.header.push("limit".into());

@@ -85,10 +85,12 @@ pub struct TestResult {
     /// The measured step ran past its deadline because connections were
     /// still in a statement (absent when it did not).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub overran: Option<Overran>,
-    /// Hardware cost per operation, from the /proc sampler (absent where not measured).
+    pub overran: Option<Box<Overran>>,
+    /// Hardware cost per operation, from the /proc sampler (absent where not
+    /// measured). Boxed, as the other large fields most results lack or a
+    /// reader drops: a reader of 76,000 results keeps each inline.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub hw: Option<HwCost>,
+    pub hw: Option<Box<HwCost>>,
     /// A result merged from client parts: each part's own hardware figures
     /// (its host's), in part order; `hw` is then absent.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -103,7 +105,7 @@ pub struct TestResult {
     pub warnings: Vec<String>,
     /// CPU profiles of the measured interval (`--cpu-profile`), absent without one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cpu_profile: Option<CpuProfile>,
+    pub cpu_profile: Option<Box<CpuProfile>>,
     /// A measured interval bounded by a number of events (sysbench's
     /// `--events`) as well as, or instead of, a time: the bound and which
     /// ended it. Absent for a test bounded by time alone.
@@ -117,7 +119,7 @@ pub struct TestResult {
     /// What the measured step of this test ended with, for the harness's
     /// status rule (`harness::status`) when the test ends; never stored.
     #[serde(skip)]
-    pub step: Option<StepFacts>,
+    pub step: Option<Box<StepFacts>>,
 }
 
 /// A test's event bound and what ended its measured interval.
@@ -1274,7 +1276,11 @@ impl RunDoc {
         }
         for t in &mut self.tests {
             t.histogram = None;
-            for hw in t.hw.iter_mut().chain(t.part_hw.iter_mut().flatten()) {
+            for hw in
+                t.hw.as_deref_mut()
+                    .into_iter()
+                    .chain(t.part_hw.iter_mut().flatten())
+            {
                 hw.per_second = Vec::new();
             }
             if keep == Keep::History {

@@ -122,13 +122,23 @@ pub fn check_output(path: &Path) -> std::io::Result<()> {
 /// file beside it, then rename, keeping an existing file's permissions)
 /// for a regular file or a path that does not exist yet.
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_output_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// [`write_output`] of what `write` writes as it makes it (a document of
+/// tens of megabytes never held whole), through a buffer. A regular file
+/// is still replaced only once `write` has succeeded.
+pub fn write_output_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     match output_path(path)? {
         OutputPath::Stream => {
-            let mut f = open_stream(path)?;
-            f.write_all(bytes)?;
+            let mut f = std::io::BufWriter::new(open_stream(path)?);
+            write(&mut f)?;
             f.flush()
         }
-        OutputPath::File(real) => replace_file(&real, bytes),
+        OutputPath::File(real) => replace_file(&real, write),
     }
 }
 
@@ -165,7 +175,10 @@ pub const OUTPUT_MODE: u32 = 0o600;
 
 /// Replaces the regular file `path` (or creates it) atomically. The temp file
 /// is created with [`OUTPUT_MODE`] (umask applied), or the old file's mode.
-fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn replace_file(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path
         .parent()
@@ -191,7 +204,10 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         }
     };
     let done = (|| {
-        f.write_all(bytes)?;
+        let mut buf = std::io::BufWriter::new(&mut f);
+        write(&mut buf)?;
+        buf.flush()?;
+        drop(buf);
         if let Some(mode) = old_mode {
             f.set_permissions(mode)?;
         }
