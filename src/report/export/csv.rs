@@ -98,10 +98,10 @@ fn record(header: &[&str], rec: &Record) -> Vec<String> {
 }
 
 /// Which columns of `header` to write: the first, and those some record
-/// fills.
-fn filled(header: &[&str], each: &mut dyn FnMut(&mut dyn FnMut(&Record))) -> Vec<bool> {
+/// of `report` fills.
+fn filled(header: &[&str], report: &Report) -> Vec<bool> {
     let mut keep: Vec<bool> = (0..header.len()).map(|c| c == 0).collect();
-    each(&mut |rec| {
+    each_record(report, &mut |rec| {
         for (k, v) in rec {
             if let Some(c) = header.iter().position(|h| h == k)
                 && !keep[c]
@@ -198,7 +198,7 @@ impl Exporter for Csv {
                 }
             }
         }
-        let keep = filled(&header, &mut |f| each_record(report, f));
+        let keep = filled(&header, report);
         line(w, header.iter().copied(), &keep)?;
         let mut result = Ok(());
         each_record(report, &mut |rec| {
