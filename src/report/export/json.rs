@@ -45,23 +45,16 @@ impl Exporter for Json {
 
     fn write(&self, report: &Report, w: &mut dyn Write) -> std::io::Result<()> {
         // The parts are spliced in as their sections wrote them, which keeps
-        // their fields in declaration order (a serde_json::Value would sort them).
-        let keyed: Vec<(&str, Option<String>)> = report
+        // their fields in declaration order (a serde_json::Value would sort
+        // them); each is made once the model is written, one at a time.
+        let keyed: Vec<(&str, Option<&crate::report::model::Built>)> = report
             .listed_sections()
             .filter_map(|sec| {
                 let key = sec.json_key()?;
                 let part = report
                     .parts
                     .iter()
-                    .find(|b| b.section.suite() == sec.suite())
-                    .map(|b| {
-                        b.part.to_json().unwrap_or_else(|e| {
-                            serde_json::json!({
-                                "error": format!("cannot serialize the {} part: {e}", b.part.title())
-                            })
-                            .to_string()
-                        })
-                    });
+                    .find(|b| b.section.suite() == sec.suite());
                 Some((key, part))
             })
             .collect();
@@ -72,9 +65,19 @@ impl Exporter for Json {
         serde_json::to_writer_pretty(&mut held, report)?;
         let tail = std::mem::take(&mut held.tail);
         if !keyed.is_empty() && tail == b"\n}" {
-            for (key, part) in keyed {
+            for (key, block) in keyed {
                 let key = serde_json::to_string(key).unwrap_or_else(|_| "\"part\"".into());
-                let value = part.as_deref().map(nested).unwrap_or_else(|| "null".into());
+                let value = block.map_or_else(
+                    || "null".into(),
+                    |b| {
+                        nested(&b.part.to_json().unwrap_or_else(|e| {
+                            serde_json::json!({
+                                "error": format!("cannot serialize the {} part: {e}", b.part.title())
+                            })
+                            .to_string()
+                        }))
+                    },
+                );
                 write!(w, ",\n  {key}: {value}")?;
             }
         }
