@@ -1247,7 +1247,9 @@ pub enum Keep {
     /// Everything (`show`, `merge`, `runs`).
     All,
     /// What `report` and `compare` read: no latency histograms (each test's
-    /// percentiles are stored beside it) and no per-second hardware samples.
+    /// percentiles are stored beside it), no per-second hardware samples,
+    /// and not the hardware figures' notes on what could not be measured
+    /// (a run's own table says those).
     Report,
     /// What `history` reads: each test's key, status and QPS, and the
     /// run's name, time and engine.
@@ -1282,6 +1284,7 @@ impl RunDoc {
                     .chain(t.part_hw.iter_mut().flatten())
             {
                 hw.per_second = Vec::new();
+                hw.unavailable = Vec::new();
             }
             if keep == Keep::History {
                 t.hw = None;
