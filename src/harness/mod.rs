@@ -22,6 +22,7 @@ pub mod limit;
 pub mod measure;
 pub mod probe;
 pub mod profile;
+pub mod quit;
 mod reconnect;
 pub mod runner;
 pub mod series;

@@ -1,12 +1,18 @@
--- rqps's sysbench Lua API, the part written in Lua (the rest is Rust: sql.rs
--- and rand.rs in this folder). Written for rqps from the behaviour sysbench
--- 1.0 documents and shows; none of sysbench's own code. Loaded into every
--- state before the user's script, with `raw` (the Rust functions) as its
--- argument; `sysbench` already holds tid, opt (filled later), cmdline
--- (command, script_path, argv), version and rand.
+-- rqps's sysbench Lua API, the part written in Lua (the rest is Rust: sql.rs,
+-- capi.rs and report.rs in this folder). Written for rqps from the behaviour
+-- sysbench 1.0 documents and shows; none of sysbench's own code. Loaded into
+-- every state before the user's script, with `raw` (the Rust functions and
+-- sysbench's C declarations) as its argument; `sysbench` already holds tid,
+-- opt (filled later), cmdline (command, script_path, argv) and version.
 local raw = ...
 
 ffi = require("ffi")
+-- sysbench's C types and functions, as its own modules declare them.
+ffi.cdef(raw.cdef)
+local C = ffi.C
+
+-- A script ends its test, not rqps: the run is stored.
+os.exit = raw.exit
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = {}
@@ -31,6 +37,29 @@ end
 function cmdline.command_parallel(name)
    return cmdline.command_defined(name)
       and cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+-- The script's options as sysbench's help prints them: sorted, each with
+-- the form of its value, its description and its default.
+local FORMS = { [1] = "[=on|off]", [2] = "=N", [3] = "=SIZE", [4] = "=N",
+                [5] = "=STRING", [6] = "=[LIST,...]", [7] = "=FILENAME" }
+function cmdline.print_test_options()
+   local rows = __rqps_declared_options()
+   table.sort(rows, function(a, b) return a[1] < b[1] end)
+   local width = 0
+   for _, r in ipairs(rows) do
+      local n = #r[1] + #(FORMS[r[4]] or "=UNKNOWN")
+      if n > width then width = n end
+   end
+   for _, r in ipairs(rows) do
+      local form = FORMS[r[4]] or "=UNKNOWN"
+      local line = "  --" .. r[1] .. form .. string.rep(" ", width - #r[1] - #form + 1) .. r[2]
+      if r[3] ~= nil then
+         line = line .. " [" .. r[3] .. "]"
+      end
+      print(line)
+   end
+   print("")
 end
 
 function cmdline.call_command(name)
@@ -79,6 +108,103 @@ function __rqps_declared_options()
    return out
 end
 
+---------------------------------------------------------------------------
+-- sysbench.rand: sysbench's C functions, called as sysbench calls them.
+
+local rand = {}
+sysbench.rand = rand
+function rand.default(a, b) return C.sb_rand_default(a, b) end
+function rand.uniform(a, b) return C.sb_rand_uniform(a, b) end
+function rand.gaussian(a, b) return C.sb_rand_gaussian(a, b) end
+function rand.special(a, b) return C.sb_rand_special(a, b) end
+function rand.pareto(a, b) return C.sb_rand_pareto(a, b) end
+rand.zipfian = raw.zipfian
+function rand.uniform_uint64() return C.sb_rand_uniform_uint64() end
+function rand.uniform_double() return C.sb_rand_uniform_double() end
+function rand.unique() return C.sb_rand_unique() end
+function rand.string(fmt)
+   local n = #fmt
+   local buf = ffi.new("char[?]", n + 1)
+   C.sb_rand_str(fmt, buf)
+   return ffi.string(buf, n)
+end
+
+---------------------------------------------------------------------------
+-- Reports: sysbench's three layouts of a report's figures, for the
+-- report_intermediate and report_cumulative hooks.
+
+local function rates(stat)
+   local s = stat.time_interval
+   return stat.events / s, (stat.reads + stat.writes + stat.other) / s,
+      stat.reads / s, stat.writes / s, stat.other / s,
+      stat.errors / s, stat.reconnects / s
+end
+
+function sysbench.report_default(stat)
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   print(string.format("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) "
+                          .. "lat (ms,%d%%): %4.2f err/s %4.2f reconn/s: %4.2f",
+                       stat.time_total, stat.threads_running, tps, qps, r, w, o,
+                       sysbench.opt.percentile or 95, stat.latency_pct * 1000, err, rec))
+end
+
+function sysbench.report_csv(stat)
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   print(string.format("%.0f,%d,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+                       stat.time_total, stat.threads_running, tps, qps, r, w, o,
+                       stat.latency_pct * 1000, err, rec))
+end
+
+-- A JSON array of the reports a state makes: "[" before the first, ","
+-- between them, and "]" when the state closes (its finalizer).
+local json_closer
+function sysbench.report_json(stat)
+   if json_closer == nil then
+      json_closer = newproxy(true)
+      getmetatable(json_closer).__gc = function() io.write("\n]\n") end
+      io.write("[\n")
+   else
+      io.write(",\n")
+   end
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   io.write(string.format(table.concat({
+      '  {',
+      '    "time": %4.0f,',
+      '    "threads": %d,',
+      '    "tps": %4.2f,',
+      '    "qps": {',
+      '      "total": %4.2f,',
+      '      "reads": %4.2f,',
+      '      "writes": %4.2f,',
+      '      "other": %4.2f',
+      '    },',
+      '    "latency": %4.2f,',
+      '    "errors": %4.2f,',
+      '    "reconnects": %4.2f',
+      '  }' }, "\n"),
+      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+      stat.latency_pct * 1000, err, rec))
+end
+
+---------------------------------------------------------------------------
+-- sysbench.histogram: a latency histogram of sysbench's shape, in C.
+
+local Histogram = {}
+Histogram.__index = Histogram
+function Histogram.update(self, value) C.sb_histogram_update(self, value) end
+function Histogram.print(self) C.sb_histogram_print(self) end
+ffi.metatype("sb_histogram_t", Histogram)
+sysbench.histogram = {}
+function sysbench.histogram.new(size, range_min, range_max)
+   local h = C.sb_histogram_new(size, range_min, range_max)
+   if h == nil then
+      error(string.format("sysbench.histogram.new(%s, %s, %s): a histogram needs 2 to 1048576 "
+                          .. "slots and 0 < range_min < range_max",
+                          tostring(size), tostring(range_min), tostring(range_max)), 2)
+   end
+   return ffi.gc(h, C.sb_histogram_delete)
+end
+
 -- Legacy names sysbench 1.0 still defines for older scripts.
 thread_id = sysbench.tid
 test = cmdline.script_path
@@ -88,7 +214,7 @@ sb_rand_uniform = sysbench.rand.uniform
 sb_rand_gaussian = sysbench.rand.gaussian
 sb_rand_special = sysbench.rand.special
 function sb_rnd()
-   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296ULL)
 end
 function sb_rand_uniq(a, b)
    a = a or 0
@@ -335,29 +461,36 @@ local function missing(prefix, t)
    end })
 end
 sysbench.db = missing("sysbench.db")
-sysbench.histogram = missing("sysbench.histogram")
 missing("sysbench.rand", sysbench.rand)
 missing("sysbench.sql", sql)
 
--- One event as the runner asks for it: 0 and whether the event asked to
--- end the thread; 1 and the error of an ignorable (restart) failure, kept
--- for before_restart_event; 2 and the message of any other error.
+-- One event as the runner asks for it: 0, or 1 when the event asked to
+-- end the thread; 2 for an ignorable (restart) failure, its error kept in
+-- __rqps_err for the runner and before_restart_event; 3 for any other
+-- error, its message in __rqps_err.
+local pcall, type, tostring = pcall, type, tostring
+local tid = sysbench.tid
+local RESTART = sysbench.error.RESTART_EVENT
 function __rqps_event()
-   local ok, ret = pcall(event, sysbench.tid)
+   local ok, ret = pcall(event, tid)
    if ok then
-      return 0, ret and true or false
+      if ret then
+         return 1
+      end
+      return 0
    end
-   if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
-      __rqps_errdesc = ret
-      return 1, tostring(ret.sql_errmsg), ret.sql_errno, ret.sql_state
+   if type(ret) == "table" and ret.errcode == RESTART then
+      __rqps_err = ret
+      return 2
    end
-   return 2, tostring(ret)
+   __rqps_err = tostring(ret)
+   return 3
 end
 
 function __rqps_restart()
-   local e = __rqps_errdesc
-   __rqps_errdesc = nil
-   if e ~= nil and sysbench.hooks.before_restart_event then
+   local e = __rqps_err
+   __rqps_err = nil
+   if type(e) == "table" and sysbench.hooks.before_restart_event then
       sysbench.hooks.before_restart_event(e)
    end
 end

@@ -8,12 +8,13 @@
 //! message, ignorable`: the Lua half raises, since an error raised here would
 //! reach the script as an opaque value rather than sysbench's error table.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, MultiValue, UserData, UserDataMethods, Value};
 
+use super::capi::{self, ThreadCtx};
 use crate::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId};
-use crate::harness::measure::Counts;
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed
 /// since last read, lock wait timeout.
@@ -40,42 +41,89 @@ impl Ignore {
         }
     }
 
-    /// Whether `e` is ignorable: a number by the list, a SQLSTATE by
-    /// sysbench's fixed set (read as the error's meaning).
-    fn ignorable(&self, e: &DbError) -> bool {
-        let Some(code) = e.code.as_deref() else {
-            return self.all;
-        };
-        if code.parse::<u32>().is_ok() {
-            return self.all || self.codes.iter().any(|c| c == code);
+    /// Whether `e` is ignorable as sysbench's driver `driver` decides:
+    /// `mysql` by its error number and `--mysql-ignore-errors`; `pgsql` by
+    /// its fixed set (a deadlock, a serialization failure, a unique
+    /// violation), read as the error's meaning, which the engine sets from
+    /// its own codes.
+    fn ignorable(&self, e: &DbError, driver: &str) -> bool {
+        if driver == PGSQL {
+            return crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning);
         }
-        self.all || crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning)
+        match e.code.as_deref() {
+            Some(code) => self.all || self.codes.iter().any(|c| c == code),
+            None => self.all,
+        }
     }
 }
 
-/// What every connection of one Lua state shares: the engine, how
-/// statements are sent, the ignore list, and the counts of the thread.
+/// sysbench's name of its PostgreSQL driver.
+pub const PGSQL: &str = "pgsql";
+
+/// What every connection of one Lua state shares: the engine, sysbench's
+/// name of its driver, how statements are sent, the ignore list, and the
+/// state's thread (counters, stream, watchdog marks).
 pub struct Ctx {
     pub driver: Arc<dyn Driver>,
+    /// `mysql` or `pgsql`.
+    pub name: &'static str,
     pub ps_mode: PsMode,
     pub ignore: Ignore,
-    pub tally: Arc<Mutex<Counts>>,
-    /// Whether preparing a statement names it as sysbench 1.0.20's
-    /// PostgreSQL driver does, with two draws of the thread's stream
-    /// (`pgsql` with server-side prepared statements).
-    pub names_statements: bool,
+    pub thread: Arc<ThreadCtx>,
 }
 
 impl Ctx {
-    fn count(&self, f: impl FnOnce(&mut Counts)) {
-        if let Ok(mut c) = self.tally.lock() {
-            f(&mut c);
+    /// Whether preparing a statement names it as sysbench 1.0.20's
+    /// PostgreSQL driver does, with two draws of the thread's stream
+    /// (`pgsql` with server-side prepared statements).
+    fn names_statements(&self) -> bool {
+        self.name == PGSQL && self.ps_mode == PsMode::Auto
+    }
+
+    fn count(&self, o: Outcome) {
+        let t = &self.thread;
+        match o {
+            Outcome::Rows(n) => {
+                t.bump(capi::READ, 1);
+                t.bump(capi::ROWS, n);
+            }
+            Outcome::Affected(0) => t.bump(capi::OTHER, 1),
+            Outcome::Affected(_) => t.bump(capi::WRITE, 1),
         }
     }
 
-    pub fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        self.driver.require_sql()?.connect()
+    /// Runs `f` (a call that waits for the database) marked as such for the
+    /// watchdog, unless the watchdog asked the state to stop; the state is
+    /// current again afterwards (another state's task may have run on this
+    /// thread while it waited).
+    fn wait<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
+        let w = &self.thread.watch;
+        if w.abort.load(Ordering::Relaxed) {
+            return Err(DbError::fatal(STOPPED));
+        }
+        w.in_db.store(true, Ordering::Relaxed);
+        let r = f();
+        w.in_db.store(false, Ordering::Relaxed);
+        capi::enter(&self.thread);
+        r
     }
+
+    pub fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        self.wait(|| self.driver.require_sql()?.connect())
+    }
+}
+
+/// The error of a statement the watchdog refused.
+pub const STOPPED: &str = "stopped by rqps's watchdog";
+
+/// The connection in `slot`, unless `disconnect()` closed it.
+fn conn_of(slot: &mut Mutex<Option<Box<dyn Conn>>>) -> Result<&mut Box<dyn Conn>, DbError> {
+    let c = match slot.get_mut() {
+        Ok(c) => c,
+        Err(p) => p.into_inner(),
+    };
+    c.as_mut()
+        .ok_or_else(|| DbError::fatal("the connection was closed (disconnect())"))
 }
 
 /// One `sysbench.sql` connection.
@@ -112,12 +160,6 @@ impl RawConn {
         }
     }
 
-    fn conn(&mut self) -> Result<&mut Box<dyn Conn>, DbError> {
-        self.slot()
-            .as_mut()
-            .ok_or_else(|| DbError::fatal("the connection was closed (disconnect())"))
-    }
-
     fn reconnect(&mut self) -> Result<(), DbError> {
         *self.slot() = None;
         let mut conn = self.ctx.connect()?;
@@ -125,14 +167,14 @@ impl RawConn {
             *id = conn.prepare(sql, self.ctx.ps_mode)?;
         }
         *self.slot() = Some(conn);
-        self.ctx.count(|c| c.reconnects += 1);
+        self.ctx.thread.bump(capi::RECONNECT, 1);
         Ok(())
     }
 
     /// The values a statement's outcome gives the script: rows (or
     /// affected rows), fields, and the result's generation; counted.
     fn done(&mut self, o: Outcome) -> MultiValue {
-        self.ctx.count(|c| c.record(o));
+        self.ctx.count(o);
         let (n, fields) = match o {
             Outcome::Rows(n) => (n, self.rows.width()),
             Outcome::Affected(n) => (n, 0),
@@ -145,17 +187,28 @@ impl RawConn {
         ])
     }
 
-    /// A failure as the Lua half reads it; a lost connection that the
-    /// ignore list covers is reconnected first, as sysbench does.
+    /// A failure as the Lua half reads it, with sysbench's driver's
+    /// `sql_errno` and `sql_state` (`pgsql`: no number, the SQLSTATE;
+    /// `mysql`: the error number; the state of a MySQL error is not kept by
+    /// rqps's client); a lost connection that the ignore list covers is
+    /// reconnected first, and on PostgreSQL the transaction an ignorable
+    /// error aborted is rolled back, as sysbench's drivers do.
     fn failed(&mut self, lua: &Lua, e: DbError) -> mlua::Result<MultiValue> {
-        let mut ignorable = self.ctx.ignore.ignorable(&e);
+        let name = self.ctx.name;
+        let mut ignorable = self.ctx.ignore.ignorable(&e, name);
         if e.class == ErrorClass::Reconnect {
             ignorable = ignorable && self.reconnect().is_ok();
+        } else if ignorable
+            && name == PGSQL
+            && let Ok(c) = conn_of(&mut self.conn)
+        {
+            let _ = self.ctx.wait(|| c.query("ROLLBACK"));
         }
         let code = e.code.clone().unwrap_or_default();
-        let (errno, state) = match code.parse::<i64>() {
-            Ok(n) => (n, String::new()),
-            Err(_) => (0, code),
+        let (errno, state) = if name == PGSQL {
+            (0, code)
+        } else {
+            (code.parse::<i64>().unwrap_or(0), String::new())
         };
         Ok(MultiValue::from_iter([
             Value::Boolean(false),
@@ -169,8 +222,8 @@ impl RawConn {
     fn query(&mut self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
         self.generation += 1;
         let mut rows = std::mem::take(&mut self.rows);
-        let r = match self.conn() {
-            Ok(c) => c.query_into(sql, &mut rows),
+        let r = match conn_of(&mut self.conn) {
+            Ok(c) => self.ctx.wait(|| c.query_into(sql, &mut rows)),
             Err(e) => Err(e),
         };
         self.rows = rows;
@@ -182,15 +235,15 @@ impl RawConn {
 
     fn prepare(&mut self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
         let mode = self.ctx.ps_mode;
-        let names = self.ctx.names_statements;
-        let r = match self.conn() {
+        let ctx = &self.ctx;
+        let r = match conn_of(&mut self.conn) {
             Ok(c) => {
                 // sysbench's driver names the statement once it has a
                 // connection, before it prepares it.
-                if names {
-                    super::rand::name_statement(lua);
+                if ctx.names_statements() {
+                    super::rand::name_statement(&ctx.thread);
                 }
-                c.prepare(sql, mode)
+                ctx.wait(|| c.prepare(sql, mode))
             }
             Err(e) => Err(e),
         };
@@ -249,8 +302,8 @@ impl RawConn {
             .collect();
         self.generation += 1;
         let mut rows = std::mem::take(&mut self.rows);
-        let r = match self.conn() {
-            Ok(c) => c.fetch(id, &params, &mut rows),
+        let r = match conn_of(&mut self.conn) {
+            Ok(c) => self.ctx.wait(|| c.fetch(id, &params, &mut rows)),
             Err(e) => Err(e),
         };
         self.rows = rows;
@@ -309,16 +362,9 @@ impl UserData for RawConn {
 
 /// Adds `connect` and `driver_name` to `raw`, the table of Rust functions
 /// the prelude receives.
-pub fn register(
-    lua: &Lua,
-    raw: &mlua::Table,
-    ctx: Arc<Ctx>,
-    driver_name: &'static str,
-) -> mlua::Result<()> {
-    raw.set(
-        "driver_name",
-        lua.create_function(move |_, ()| Ok(driver_name))?,
-    )?;
+pub fn register(lua: &Lua, raw: &mlua::Table, ctx: Arc<Ctx>) -> mlua::Result<()> {
+    let name = ctx.name;
+    raw.set("driver_name", lua.create_function(move |_, ()| Ok(name))?)?;
     raw.set(
         "connect",
         lua.create_function(move |lua, ()| match RawConn::open(ctx.clone()) {
@@ -336,13 +382,45 @@ pub fn register(
     Ok(())
 }
 
+/// A connection made while the script is checked, before any engine
+/// opens: made at the top level, it is the real one when the script runs;
+/// a statement on it is refused, since the top level runs again when the
+/// script runs, with its connections.
+struct CheckConn;
+
+/// What a statement at the top level of a script being checked says.
+const AT_CHECK: &str = "rqps checks a script before it connects: a statement at the top \
+     level cannot run then (send it from thread_init, event or a command)";
+
+impl UserData for CheckConn {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        for name in ["query", "prepare", "execute", "row", "reconnect"] {
+            m.add_method(name, |_, _, _: MultiValue| -> mlua::Result<()> {
+                Err(mlua::Error::runtime(AT_CHECK))
+            });
+        }
+        m.add_method("disconnect", |_, _, ()| Ok(()));
+    }
+}
+
+/// `connect` and `driver_name` while the script is checked: the driver is
+/// sysbench's default (`mysql`) until the engine is known.
+pub fn register_check(lua: &Lua, raw: &mlua::Table) -> mlua::Result<()> {
+    raw.set("driver_name", lua.create_function(|_, ()| Ok("mysql"))?)?;
+    raw.set(
+        "connect",
+        lua.create_function(|lua, ()| lua.create_userdata(CheckConn))?,
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::Meaning;
 
     #[test]
-    fn ignorable_errors_follow_the_list_for_numbers_and_sysbench_s_set_for_sqlstates() {
+    fn ignorable_errors_follow_the_list_on_mysql_and_the_fixed_set_on_pgsql() {
         let e = |code: Option<&str>, meaning| DbError {
             class: ErrorClass::Retry,
             code: code.map(String::from),
@@ -350,13 +428,18 @@ mod tests {
             meaning,
         };
         let i = Ignore::parse(DEFAULT_IGNORE);
-        assert!(i.ignorable(&e(Some("1213"), Meaning::Deadlock)));
-        assert!(!i.ignorable(&e(Some("1062"), Meaning::DuplicateKey)));
-        assert!(i.ignorable(&e(Some("40P01"), Meaning::Deadlock)));
-        assert!(!i.ignorable(&e(Some("42601"), Meaning::Syntax)));
+        assert!(i.ignorable(&e(Some("1213"), Meaning::Deadlock), "mysql"));
+        assert!(!i.ignorable(&e(Some("1062"), Meaning::DuplicateKey), "mysql"));
+        // PostgreSQL's SQLSTATEs go by their meaning, even one that reads
+        // as a number (40001, a serialization failure).
+        assert!(i.ignorable(&e(Some("40P01"), Meaning::Deadlock), PGSQL));
+        assert!(i.ignorable(&e(Some("40001"), Meaning::Serialization), PGSQL));
+        assert!(i.ignorable(&e(Some("23505"), Meaning::DuplicateKey), PGSQL));
+        assert!(!i.ignorable(&e(Some("42601"), Meaning::Syntax), PGSQL));
+        assert!(!i.ignorable(&e(Some("40001"), Meaning::Serialization), "mysql"));
         let all = Ignore::parse("all");
-        assert!(all.ignorable(&e(Some("1062"), Meaning::DuplicateKey)));
-        assert!(all.ignorable(&e(None, Meaning::Other)));
-        assert!(!i.ignorable(&e(None, Meaning::Other)));
+        assert!(all.ignorable(&e(Some("1062"), Meaning::DuplicateKey), "mysql"));
+        assert!(all.ignorable(&e(None, Meaning::Other), "mysql"));
+        assert!(!i.ignorable(&e(None, Meaning::Other), "mysql"));
     }
 }
