@@ -2,6 +2,8 @@
 //! what it wrote. Each test crate uses a part of them.
 #![allow(dead_code)]
 
+pub mod shared;
+
 use std::path::Path;
 use std::process::{Command, Output};
 

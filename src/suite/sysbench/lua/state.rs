@@ -8,7 +8,7 @@
 //! A script is trusted code, as in sysbench: it runs with the rights of the
 //! user who runs rqps (files, processes, `ffi` calls into any C function).
 //! rqps bounds what a mistake costs, not what a script may do:
-//! - its memory: each state may hold `--script-memory` MiB ([`MemoryBound`]);
+//! - its memory: each state may hold `--script-memory` MiB ([`over_memory`]);
 //! - its time outside events: the top level, `thread_init`, `thread_done`,
 //!   `init`, `done` and the report hooks run in LuaJIT's interpreter under an
 //!   instruction hook that stops them at their bound ([`bounded`]; a
@@ -100,11 +100,18 @@ fn build(spec: &Spec<'_>) -> mlua::Result<Lua> {
     // The C functions scripts call are only referred to by name from Lua:
     // this keeps them in the binary for `ffi.C` to find.
     std::hint::black_box(capi::exported());
-    let limit = spec.plan.memory_bytes();
-    if limit > 0 {
-        // Custom allocator (mlua's), which LuaJIT's 64-bit GC takes.
-        let _ = lua.set_memory_limit(limit);
+    let bound = spec.plan.memory_bytes();
+    if bound > 0 {
+        // rqps checks the bound after each call into the state; the
+        // allocator (mlua's, which LuaJIT's 64-bit GC takes) refuses a
+        // margin above it, for a single call that would allocate without
+        // end. The margin keeps mlua's own allocations outside a protected
+        // call (a stack to grow) below the allocator's limit: one that
+        // failed there would unwind through Rust.
+        let hard = bound.saturating_add((bound / 4).max(16 << 20));
+        let _ = lua.set_memory_limit(hard);
     }
+    lua.set_app_data(MemoryBound(bound));
     lua.set_app_data(spec.ctx.clone());
     let dir = Path::new(&spec.plan.path)
         .parent()
@@ -256,51 +263,71 @@ pub fn bounded<R>(
         2 => Err(Fail::from(format!("{name} was stopped by the user"))),
         _ => match ctx.exited() {
             Some(code) => Err(Fail::from(format!("{name}: {}", exit_message(code)))),
-            None => r.map_err(|e| memory_or(lua, &e, what)),
+            None => {
+                let r = r.map_err(|e| memory_or(lua, &e, what))?;
+                match over_memory(lua, what) {
+                    Some(f) => Err(f),
+                    None => Ok(r),
+                }
+            }
         },
     }
+}
+
+/// A state's memory bound (bytes, 0: none), which rqps checks after each
+/// call into it.
+#[derive(Clone, Copy)]
+pub struct MemoryBound(pub usize);
+
+/// The error of a state that holds more than its bound, `what` (a call
+/// into it) having made it so; the allocator's limit is then lifted, so
+/// that what rqps still does with the state (read its error, close it)
+/// cannot fail on memory.
+pub fn over_memory(lua: &Lua, what: &str) -> Option<Fail> {
+    let bound = lua.app_data_ref::<MemoryBound>().map_or(0, |b| b.0);
+    let used = lua.used_memory();
+    if bound == 0 || used <= bound {
+        return None;
+    }
+    let _ = lua.set_memory_limit(0);
+    let tid = lua.app_data_ref::<Arc<ThreadCtx>>().map_or(0, |c| c.tid);
+    let what = if what.is_empty() {
+        "the script's top level"
+    } else {
+        what
+    };
+    Some(Fail::from(format!(
+        "{what} ran out of memory: the Lua state of thread {tid} holds {} MiB, more than \
+         --script-memory {} MiB allows (a table that grows without end?)",
+        used >> 20,
+        bound >> 20
+    )))
 }
 
 /// The error of a call into `lua` as one line: the memory bound's own
 /// message when the state reached it.
 pub fn memory_or(lua: &Lua, e: &mlua::Error, what: &str) -> Fail {
-    let text = one_line(e);
-    if matches!(e, mlua::Error::MemoryError(_)) || text.contains("not enough memory") {
-        let ctx = lua.app_data_ref::<Arc<ThreadCtx>>().map(|c| c.tid);
-        let what = if what.is_empty() {
-            "the script's top level"
-        } else {
-            what
-        };
+    if let Some(f) = over_memory(lua, what) {
+        return f;
+    }
+    if matches!(e, mlua::Error::MemoryError(_)) || one_line(e).contains("not enough memory") {
+        let bound = lua.app_data_ref::<MemoryBound>().map_or(0, |b| b.0);
+        let _ = lua.set_memory_limit(0);
         return Fail::from(format!(
-            "{what} ran out of memory: the Lua state of thread {} holds {} MiB, the bound \
-             (--script-memory) is {} MiB (a table that grows without end?)",
-            ctx.unwrap_or(0),
-            lua.used_memory() >> 20,
-            MemoryBound::of(lua)
+            "{} ran out of memory: one call asked for more than --script-memory {} MiB \
+             allows (and a margin)",
+            if what.is_empty() {
+                "the script's top level"
+            } else {
+                what
+            },
+            bound >> 20
         ));
     }
     if what.is_empty() {
         return Fail::lua(e);
     }
-    Fail::from(format!("{what} failed: {text}"))
-}
-
-/// The memory bound of a state, as the messages say it (MiB).
-pub struct MemoryBound;
-
-impl MemoryBound {
-    fn of(lua: &Lua) -> usize {
-        // set_memory_limit returns the previous bound: read it back by
-        // setting it again.
-        match lua.set_memory_limit(0) {
-            Ok(prev) => {
-                let _ = lua.set_memory_limit(prev);
-                prev >> 20
-            }
-            Err(_) => 0,
-        }
-    }
+    Fail::from(format!("{what} failed: {}", one_line(e)))
 }
 
 /// Calls the global function `name` of `lua` with `args`, if the script

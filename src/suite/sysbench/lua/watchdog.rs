@@ -22,6 +22,9 @@ use crate::harness::runner::stop_requested;
 
 /// How long a worker asked to stop may stay in Lua before the run ends.
 pub const ESCALATE: Duration = Duration::from_secs(2);
+/// Why it asked the workers to stop.
+const STOP: &str = "stop";
+const END: &str = "end";
 /// How often the watchdog looks.
 const TICK: Duration = Duration::from_millis(50);
 
@@ -76,9 +79,9 @@ fn watch(w: &Watch, done: &AtomicBool) {
         std::thread::sleep(TICK);
         let now = Instant::now();
         let why = if stop_requested() {
-            Some("at the stop")
+            Some(STOP)
         } else if now >= w.deadline + w.grace {
-            Some("after the test's end")
+            Some(END)
         } else {
             None
         };
@@ -102,15 +105,22 @@ fn watch(w: &Watch, done: &AtomicBool) {
             c.watch.in_event.load(Ordering::Relaxed) && !c.watch.in_db.load(Ordering::Relaxed)
         });
         if let Some(c) = stuck {
-            let since = now.saturating_duration_since(w.deadline).as_secs_f64();
+            let when = if why == STOP {
+                format!(
+                    "{:.0} s after the stop",
+                    now.duration_since(at).as_secs_f64()
+                )
+            } else {
+                format!(
+                    "{:.0} s after the test's end",
+                    now.saturating_duration_since(w.deadline).as_secs_f64()
+                )
+            };
             crate::harness::quit::end_run_now(&format!(
-                "{}: event() of thread {} still runs {since:.0} s after the test's end and {:.0} s \
-                 {why}, in Lua code that calls nothing rqps can stop (a loop LuaJIT compiled); \
-                 rqps ends the run (the test reads as killed). Fix the loop: sysbench would run \
-                 it for ever",
-                w.script,
-                c.tid,
-                ESCALATE.as_secs_f64(),
+                "{}: event() of thread {} still runs {when}, in Lua code that calls nothing rqps \
+                 can stop (a loop LuaJIT compiled); rqps ends the run, and the test reads as \
+                 killed (sysbench would run the loop for ever)",
+                w.script, c.tid,
             ));
         }
     }

@@ -44,6 +44,8 @@ pub struct LuaWorker {
     start: Start,
     bound: std::time::Duration,
     grace: std::time::Duration,
+    /// The memory bound of its state, bytes (0: none).
+    memory: usize,
 }
 
 impl LuaWorker {
@@ -88,6 +90,7 @@ impl LuaWorker {
             start,
             bound,
             grace: plan.event_grace(),
+            memory: plan.memory_bytes(),
         })
     }
 
@@ -191,6 +194,13 @@ impl Worker for LuaWorker {
             )));
         }
         self.drain(c);
+        if self.memory > 0
+            && self.lua.used_memory() > self.memory
+            && let Some(f) = state::over_memory(&self.lua, "event()")
+        {
+            self.ended = true;
+            return Err(DbError::fatal(f.message));
+        }
         if let Some(code) = self.ctx.exited() {
             return Err(DbError::fatal(format!(
                 "event(): {}",
