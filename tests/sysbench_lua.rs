@@ -889,32 +889,41 @@ fn the_sysbench_fork_s_extra_scripts_run_unchanged_on_mariadb() {
         return;
     }
     let (held, url) = server_with_database(MARIADB, "fork");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "lua"))
-        .filter(|p| !Path::new(SCRIPTS).join(p.file_name().unwrap()).exists())
-        .collect();
-    names.sort();
-    assert!(!names.is_empty(), "no scripts in {}", dir.display());
-    for script in names {
+    // Its eight scripts beyond sysbench's (with its own oltp_common.lua
+    // beside them).
+    for name in [
+        "oltp_inlist_select",
+        "oltp_inlist_update",
+        "oltp_points_covered",
+        "oltp_range_covered",
+        "oltp_read_only_count",
+        "oltp_scan",
+        "oltp_update_index_rl",
+        "oltp_update_rate",
+    ] {
+        let script = dir.join(format!("{name}.lua"));
         let (ok, out, doc) = run_script_on(
             held.server,
             &url,
             &script,
             &["--table-size=100", "--time=1", "prepare", "run", "cleanup"],
         );
-        assert!(ok, "{}: {out}", script.display());
-        assert_eq!(
-            doc["tests"][0]["status"],
-            "ok",
-            "{}: {out}",
-            script.display()
-        );
+        assert!(out.contains("Dropping table 'sbtest1'"), "{name}: {out}");
+        if name == "oltp_update_index_rl" {
+            // It calls oltp_common's local get_id(): sysbench 1.0.20 fails
+            // at its first event with the same words.
+            assert!(!ok, "{name}: {out}");
+            assert!(
+                out.contains("attempt to call global 'get_id' (a nil value)"),
+                "{name}: {out}"
+            );
+            continue;
+        }
+        assert!(ok, "{name}: {out}");
+        assert_eq!(doc["tests"][0]["status"], "ok", "{name}: {out}");
         assert!(
             doc["tests"][0]["events"].as_u64().unwrap() > 0,
-            "{}: {out}",
-            script.display()
+            "{name}: {out}"
         );
     }
 }

@@ -47,8 +47,10 @@ pub fn take(kind: Recipe) -> Held {
                     let up = r.is_ok();
                     let _ = tx.send(r);
                     // The server's parent thread lives as long as the process.
-                    while up {
-                        std::thread::park();
+                    if up {
+                        loop {
+                            std::thread::park();
+                        }
                     }
                 });
                 let server = rx

@@ -265,10 +265,13 @@ pub fn resolve(
     for (name, _) in given {
         if !declared.iter().any(|d| &d.name == name) {
             // As a user writes them: `--table-size`.
-            let names: Vec<String> = declared
-                .iter()
-                .map(|d| format!("--{}", d.name.replace('_', "-")))
-                .collect();
+            let mut names: Vec<String> = Vec::new();
+            for d in declared {
+                let n = format!("--{}", d.name.replace('_', "-"));
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
             let typed = format!("--{}", name.replace('_', "-"));
             let hint = crate::util::suggest::hint(&typed, names.iter().map(String::as_str));
             return Err(fail!(
