@@ -35,6 +35,7 @@ pub mod rand;
 pub mod report;
 pub mod script;
 pub mod sql;
+pub mod stat;
 pub mod state;
 pub mod watchdog;
 pub mod worker;

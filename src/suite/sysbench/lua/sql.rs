@@ -403,10 +403,10 @@ impl UserData for CheckConn {
     }
 }
 
-/// `connect` and `driver_name` while the script is checked: the driver is
-/// sysbench's default (`mysql`) until the engine is known.
+/// `connect` and `driver_name` while the script is checked: the driver's
+/// name is empty until the engine is known.
 pub fn register_check(lua: &Lua, raw: &mlua::Table) -> mlua::Result<()> {
-    raw.set("driver_name", lua.create_function(|_, ()| Ok("mysql"))?)?;
+    raw.set("driver_name", lua.create_function(|_, ()| Ok(""))?)?;
     raw.set(
         "connect",
         lua.create_function(|lua, ()| lua.create_userdata(CheckConn))?,

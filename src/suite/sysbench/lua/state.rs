@@ -28,7 +28,7 @@ use super::fail::Fail;
 pub use super::fail::one_line;
 use super::options::OptValue;
 use super::plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
-use super::report::Stat;
+use super::stat::Stat;
 use super::sql;
 use crate::harness::runner::stop_requested;
 
