@@ -3,7 +3,6 @@
 
 pub mod args;
 pub mod cpus;
-pub mod evcore;
 pub mod suggest;
 
 pub use suggest::did_you_mean;

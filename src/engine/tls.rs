@@ -39,7 +39,7 @@ use super::error::{DbError, DbResult};
 pub type TlsStream = rustls::StreamOwned<ClientConnection, TcpStream>;
 
 /// A read from `s` inside a task of the event-driven core
-/// ([`crate::util::evcore`]): rustls over the socket without blocking, and
+/// ([`crate::evloop`]): rustls over the socket without blocking, and
 /// a wait for the socket (readable, or writable while records are left to
 /// send) instead.
 pub fn read_in_task(s: &mut TlsStream, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -47,7 +47,7 @@ pub fn read_in_task(s: &mut TlsStream, buf: &mut [u8]) -> std::io::Result<usize>
     use std::os::fd::AsRawFd;
     let fd = s.sock.as_raw_fd();
     in_task(s, fd, |s| {
-        rustls::Stream::new(&mut s.conn, &mut crate::util::evcore::NonBlocking(fd)).read(buf)
+        rustls::Stream::new(&mut s.conn, &mut crate::evloop::NonBlocking(fd)).read(buf)
     })
 }
 
@@ -57,7 +57,7 @@ pub fn write_in_task(s: &mut TlsStream, buf: &[u8]) -> std::io::Result<usize> {
     use std::os::fd::AsRawFd;
     let fd = s.sock.as_raw_fd();
     in_task(s, fd, |s| {
-        rustls::Stream::new(&mut s.conn, &mut crate::util::evcore::NonBlocking(fd)).write(buf)
+        rustls::Stream::new(&mut s.conn, &mut crate::evloop::NonBlocking(fd)).write(buf)
     })
 }
 
@@ -66,7 +66,7 @@ fn in_task<T>(
     fd: std::os::fd::RawFd,
     mut op: impl FnMut(&mut TlsStream) -> std::io::Result<T>,
 ) -> std::io::Result<T> {
-    use crate::util::evcore::{Interest, retry};
+    use crate::evloop::{Interest, retry};
     retry(fd, libc::SO_RCVTIMEO, |interest| {
         let r = op(s);
         // What to wait for depends on what rustls has left to do.

@@ -147,7 +147,7 @@ pub fn now_ns() -> u64 {
 
 /// Sleeps until `t_ns` (a [`now_ns`] reading). The one sleep of workers
 /// (pacing, think times, backoff): inside a task of the event-driven core
-/// ([`crate::util::evcore`]) the client thread runs its other connections
+/// ([`crate::evloop`]) the client thread runs its other connections
 /// meanwhile, where `std::thread::sleep` would stop them all.
 pub fn sleep_until_ns(t_ns: u64) {
     let now = now_ns();
@@ -158,7 +158,7 @@ pub fn sleep_until_ns(t_ns: u64) {
 
 /// [`sleep_until_ns`] for a duration.
 pub fn sleep(d: Duration) {
-    crate::util::evcore::sleep(d);
+    crate::evloop::sleep(d);
 }
 
 impl EventClock {

@@ -415,7 +415,7 @@ static CLIENT_THREADS: AtomicUsize = AtomicUsize::new(0);
 
 /// Sets how many client threads [`run_step`] drives its workers from: `n`
 /// threads each run their share of the workers on the event-driven core
-/// ([`crate::util::evcore`]); 0, or at least one thread per worker, keeps a
+/// ([`crate::evloop`]); 0, or at least one thread per worker, keeps a
 /// plain thread per worker (the cheapest at low counts, and the only way
 /// for embedded engines, whose calls are CPU in the client thread).
 pub fn set_client_threads(n: usize) {
@@ -551,7 +551,7 @@ fn run_group<W: Worker>(
         .collect();
     let warm_end_ns = sh.t().warm_end_ns;
     let failed = |e: WorkerError| (ThreadMeasure::new(warm_end_ns, 0, 1), Some(e));
-    match crate::util::evcore::run(tasks) {
+    match crate::evloop::run(tasks) {
         Ok(rs) => idx
             .into_iter()
             .zip(rs)

@@ -35,7 +35,7 @@ use sha2::Sha256;
 use super::auth;
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{Outcome, Param, Rows};
-use crate::util::evcore;
+use crate::evloop;
 
 // Capability flags (protocol documentation, "Capabilities").
 /// `CLIENT_LONG_PASSWORD`; MariaDB calls it `CLIENT_MYSQL` and its servers
@@ -218,21 +218,21 @@ fn gone() -> io::Error {
 
 impl Read for Stream {
     /// Inside a task of the event-driven core, a read that would wait
-    /// suspends the task instead ([`crate::util::evcore`]).
+    /// suspends the task instead ([`crate::evloop`]).
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if evcore::active() {
+        if evloop::active() {
             return match self {
                 Stream::Tls(s) => tls::read_in_task(s, buf),
                 Stream::Gone => Err(gone()),
-                s => evcore::recv(s.raw_fd().unwrap_or(-1), buf),
+                s => evloop::recv(s.raw_fd().unwrap_or(-1), buf),
             };
         }
         match self {
             Stream::Tcp(s) => s.read(buf),
             // Polled, then read: a blocking Unix-socket read wakes twice per
             // reply (why: the PostgreSQL wire client's `Read for Stream`).
-            Stream::Unix(s) => evcore::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
+            Stream::Unix(s) => evloop::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.read(buf),
             Stream::Gone => Err(gone()),
         }
@@ -244,11 +244,11 @@ impl Write for Stream {
     /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if evcore::active() {
+        if evloop::active() {
             return match self {
                 Stream::Tls(s) => tls::write_in_task(s, buf),
                 Stream::Gone => Err(gone()),
-                s => evcore::send(s.raw_fd().unwrap_or(-1), buf),
+                s => evloop::send(s.raw_fd().unwrap_or(-1), buf),
             };
         }
         match self {
@@ -306,7 +306,7 @@ fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
                     .and_then(|_| s.set_write_timeout(Some(o.io_timeout)));
                 setup.map_err(io_error)?;
                 tcp_keepalive(&s);
-                evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
+                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 return Ok(s);
             }
             Err(e) => last = Some(e),
@@ -562,7 +562,7 @@ impl Client<Stream> {
             Addr::Tcp { host, port } => Stream::Tcp(tcp_connect(host, *port, o)?),
             Addr::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(io_error)?;
-                evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
+                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 s.set_read_timeout(Some(o.io_timeout))
                     .and_then(|_| s.set_write_timeout(Some(o.io_timeout)))
                     .map_err(io_error)?;

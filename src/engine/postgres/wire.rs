@@ -42,7 +42,7 @@ use postgres_protocol::message::frontend;
 
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
 use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
-use crate::util::evcore;
+use crate::evloop;
 
 /// The SSLRequest code (protocol 3.0): 1234 in the high 16 bits, 5679 in the low.
 const SSL_REQUEST: i32 = 80877103;
@@ -213,7 +213,7 @@ impl Stream {
         match &cfg.host {
             Host::Unix(dir) => {
                 let s = UnixStream::connect(dir.join(format!(".s.PGSQL.{}", cfg.port)))?;
-                evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
+                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 Ok(Stream::Unix(s))
             }
             Host::Tcp(host) => {
@@ -223,7 +223,7 @@ impl Stream {
                         Ok(s) => {
                             s.set_nodelay(true)?;
                             keepalive(&s);
-                            evcore::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
+                            evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                             return Ok(Stream::Tcp(s));
                         }
                         Err(e) => last = Some(e),
@@ -267,13 +267,13 @@ fn keepalive(s: &TcpStream) {
 
 impl Read for Stream {
     /// Inside a task of the event-driven core, a read that would wait
-    /// suspends the task instead ([`crate::util::evcore`]).
+    /// suspends the task instead ([`crate::evloop`]).
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if evcore::active() {
+        if evloop::active() {
             return match self {
                 Stream::Tls(s) => tls::read_in_task(s, buf),
-                s => evcore::recv(s.raw_fd(), buf),
+                s => evloop::recv(s.raw_fd(), buf),
             };
         }
         match self {
@@ -285,7 +285,7 @@ impl Read for Stream {
             // which polls for reading and then reads, has 1.0. So: a read
             // that does not wait, a poll for input, the read (as in a task).
             // TCP wakes a reader only for data.
-            Stream::Unix(s) => evcore::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
+            Stream::Unix(s) => evloop::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.read(buf),
         }
     }
@@ -296,10 +296,10 @@ impl Write for Stream {
     /// returns, so the callers' `write_all` needs no flush.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if evcore::active() {
+        if evloop::active() {
             return match self {
                 Stream::Tls(s) => tls::write_in_task(s, buf),
-                s => evcore::send(s.raw_fd(), buf),
+                s => evloop::send(s.raw_fd(), buf),
             };
         }
         match self {

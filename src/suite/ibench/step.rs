@@ -191,7 +191,7 @@ impl Gate {
             if stop() {
                 return false;
             }
-            if crate::util::evcore::active() {
+            if crate::evloop::active() {
                 // On the event-driven core the other side may be a task of
                 // this very thread: let it run, and look again.
                 drop(g);

@@ -17,7 +17,7 @@
 //!   whose exit status it ignores, as pgbench does; the line is read as
 //!   C's `strtol` reads it and cast to a 32-bit int ([`parse_result`]).
 //! - Waiting never blocks the client thread: the pipe and the process (a
-//!   pidfd) are waited on through [`crate::util::evcore`], so the other
+//!   pidfd) are waited on through [`crate::evloop`], so the other
 //!   connections a client thread drives go on while a command runs. Where
 //!   the kernel has no pidfd (before Linux 5.3), the exit is polled every
 //!   millisecond or so instead. Starting the command (`fork`/`exec`) does
@@ -34,9 +34,9 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::evloop;
 use crate::harness::measure::event_clock;
 use crate::harness::runner::stop_requested;
-use crate::util::evcore;
 
 /// The longest command line, in bytes, once the variables are in: pgbench's
 /// `SHELL_COMMAND_SIZE` (256) less its terminating NUL and one byte.
@@ -171,7 +171,7 @@ fn slice_until(deadline_ns: u64) -> Option<Instant> {
 fn first_line(fd: OwnedFd, deadline_ns: u64) -> std::io::Result<Option<Vec<u8>>> {
     let raw = fd.as_raw_fd();
     set_nonblocking(raw)?;
-    evcore::new_fd(raw);
+    evloop::new_fd(raw);
     let mut file = std::fs::File::from(fd);
     let mut line = Vec::with_capacity(RESULT_BYTES);
     let mut buf = [0u8; RESULT_BYTES];
@@ -197,7 +197,7 @@ fn first_line(fd: OwnedFd, deadline_ns: u64) -> std::io::Result<Option<Vec<u8>>>
                 let Some(until) = slice_until(deadline_ns) else {
                     return Ok(None);
                 };
-                evcore::wait_fd(raw, evcore::Interest::Read, Some(until));
+                evloop::wait_fd(raw, evloop::Interest::Read, Some(until));
             }
             Err(e) => return Err(e),
         }
@@ -209,7 +209,7 @@ fn first_line(fd: OwnedFd, deadline_ns: u64) -> std::io::Result<Option<Vec<u8>>>
 fn wait_exit(child: &mut Child, deadline_ns: u64) -> Result<Ended<ExitStatus>, ShellError> {
     let pidfd = pidfd_open(child.id());
     if let Some(fd) = &pidfd {
-        evcore::new_fd(fd.as_raw_fd());
+        evloop::new_fd(fd.as_raw_fd());
     }
     let mut pause = Duration::from_micros(50);
     loop {
@@ -222,10 +222,10 @@ fn wait_exit(child: &mut Child, deadline_ns: u64) -> Result<Ended<ExitStatus>, S
         };
         match &pidfd {
             Some(fd) => {
-                evcore::wait_fd(fd.as_raw_fd(), evcore::Interest::Read, Some(until));
+                evloop::wait_fd(fd.as_raw_fd(), evloop::Interest::Read, Some(until));
             }
             None => {
-                evcore::sleep_until(until.min(Instant::now() + pause));
+                evloop::sleep_until(until.min(Instant::now() + pause));
                 pause = (pause * 2).min(Duration::from_millis(2));
             }
         }
