@@ -38,6 +38,7 @@ for a in "$@"; do
   case "$a" in
     --version) echo "sysbench 1.0.20 (rqps: $("$RQPS" --version))"; exit 0 ;;
     --db-driver=*) driver=${a#*=}; args+=("$a") ;;
+    --test=*) script=${a#*=} ;;
     --mysql-host=*|--pgsql-host=*) host=${a#*=} ;;
     --mysql-port=*|--pgsql-port=*) port=${a#*=} ;;
     --mysql-user=*|--pgsql-user=*) user=${a#*=} ;;
@@ -81,6 +82,10 @@ if [ -n "$url" ]; then
   export SBTEST_RQPS_TARGET=$url
   export SBTEST_MYSQL_ARGS="--mysql-host=${userhost#*@} --mysql-user=${userhost%@*}"
   export SBTEST_HAS_MYSQL=1
+  # The tests' own `mysql -uroot sbtest` (root from 127.0.0.1, no password) reaches it too.
+  hostport=${userhost#*@}
+  export MYSQL_HOST=${hostport%:*}
+  [ "$hostport" != "${hostport#*:}" ] && export MYSQL_TCP_PORT=${hostport#*:}
 else
   export SBTEST_MYSQL_ARGS=""
   export SBTEST_HAS_MYSQL=

@@ -18,8 +18,8 @@ use hdrhistogram::Histogram;
 use mlua::Lua;
 
 use super::capi::{SbHistogram, ThreadCtx};
-pub use super::stat::{Cumulative, Stat};
 use super::fail::Fail;
+pub use super::stat::{Cumulative, Stat};
 use super::{out, state};
 use crate::harness::measure::{Counts, new_histogram};
 use crate::harness::runner::stop_requested;

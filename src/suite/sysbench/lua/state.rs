@@ -28,8 +28,8 @@ use super::fail::Fail;
 pub use super::fail::one_line;
 use super::options::OptValue;
 use super::plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
-use super::stat::Stat;
 use super::sql;
+use super::stat::Stat;
 use crate::harness::runner::stop_requested;
 
 /// The prelude: the part of the API written in Lua.
