@@ -788,7 +788,8 @@ fn a_runaway_event_thread_init_or_top_level_ends_and_says_which() {
 /// PostgreSQL's serialization failures (and deadlocks) restart the event,
 /// as sysbench's pgsql driver has them, counted as errors, with the
 /// SQLSTATE in the error the script sees (`sql_state`, `sql_errno` 0):
-/// two threads update one row under REPEATABLE READ.
+/// four threads update one row under REPEATABLE READ. A FLOAT parameter
+/// binds to a float column.
 #[test]
 fn postgresql_serialization_failures_restart_the_event_with_their_sqlstate() {
     if !server_available(PG) {
@@ -803,7 +804,12 @@ fn postgresql_serialization_failures_restart_the_event_with_their_sqlstate() {
          con:query('CREATE TABLE hot (id INT PRIMARY KEY, v INT)')\n  \
          con:query('INSERT INTO hot VALUES (1, 0)')\nend\n\
          function cleanup()\n  sysbench.sql.driver():connect():query('DROP TABLE hot')\nend\n\
-         function thread_init()\n  con = sysbench.sql.driver():connect()\nend\n\
+         function thread_init()\n  con = sysbench.sql.driver():connect()\n  \
+         if sysbench.tid == 0 then\n    con:query('CREATE TEMPORARY TABLE f (x FLOAT)')\n    \
+         local st = con:prepare('INSERT INTO f VALUES (?)')\n    \
+         local p = st:bind_create(sysbench.sql.type.FLOAT)\n    st:bind_param(p)\n    \
+         p:set(2.5)\n    st:execute()\n    print('float ' .. con:query_row('SELECT x FROM f'))\n  \
+         end\nend\n\
          function event()\n  con:query('BEGIN ISOLATION LEVEL REPEATABLE READ')\n  \
          con:query('SELECT v FROM hot WHERE id = 1')\n  \
          con:query('UPDATE hot SET v = v + 1 WHERE id = 1')\n  con:query('COMMIT')\nend\n\
@@ -821,6 +827,7 @@ fn postgresql_serialization_failures_restart_the_event_with_their_sqlstate() {
     assert_eq!(t["status"], "ok", "{t}");
     assert!(t["errors"].as_u64().unwrap() > 0, "{t}");
     assert!(out.contains("restart errno=0 state=40001"), "{out}");
+    assert!(out.contains("float 2.5"), "{out}");
 }
 
 /// A directory of third-party scripts named by `var`, or a skip that says

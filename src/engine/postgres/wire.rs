@@ -1806,6 +1806,18 @@ fn encode_param(i: usize, p: &Param<'_>, ty: Oid, out: &mut Vec<u8>) -> DbResult
                 Ok(v) => return encode_param(i, &Param::Int(v), ty, out),
                 Err(e) => return fail(i, format!("'{s}' as {}: {e}", type_name(ty))),
             },
+            // A number in text (a sysbench script's FLOAT or DOUBLE parameter).
+            FLOAT8 | FLOAT4 => match s.trim().parse::<f64>() {
+                Ok(v) if ty == FLOAT8 => {
+                    out.extend_from_slice(&[0, 0, 0, 8]);
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                Ok(v) => {
+                    out.extend_from_slice(&[0, 0, 0, 4]);
+                    out.extend_from_slice(&(v as f32).to_be_bytes());
+                }
+                Err(e) => return fail(i, format!("'{s}' as {}: {e}", type_name(ty))),
+            },
             t => return fail(i, format!("cannot bind text to type {}", type_name(t))),
         },
     }
@@ -2202,6 +2214,14 @@ mod tests {
         encode_param(0, &Param::Int(-3), NUMERIC, &mut out).unwrap();
         assert_eq!(out, b"\0\0\0\x02-3");
         assert!(encode_param(0, &Param::Text("x"), NUMERIC, &mut out).is_err());
+        // A number in text binds to a float (a sysbench script's FLOAT).
+        out.clear();
+        encode_param(0, &Param::Text("2.5"), FLOAT8, &mut out).unwrap();
+        assert_eq!(out, [&[0, 0, 0, 8][..], &2.5f64.to_be_bytes()].concat());
+        out.clear();
+        encode_param(0, &Param::Text("2.5"), FLOAT4, &mut out).unwrap();
+        assert_eq!(out, [&[0, 0, 0, 4][..], &2.5f32.to_be_bytes()].concat());
+        assert!(encode_param(0, &Param::Text("x"), FLOAT8, &mut out).is_err());
         let mut seen = Vec::new();
         let body = [0, 2, 0, 0, 0, 1, b'7', 0xff, 0xff, 0xff, 0xff];
         data_row_values(&body, |v| seen.push(v.map(|v| v.to_vec()))).unwrap();

@@ -165,6 +165,10 @@ pub fn refused(name: &str) -> Option<String> {
     Some(why)
 }
 
+/// sysbench's options that change only what is printed, not what a run
+/// sends or measures: two runs that differ in them are the same experiment.
+pub const OUTPUT_ONLY: &[&str] = &["report_interval", "verbosity", "histogram"];
+
 /// `text` as a value of type `kind`, or why not.
 pub fn convert(kind: u8, text: &str) -> Result<OptValue, Fail> {
     match kind {
@@ -313,6 +317,30 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sysbench_s_options_rqps_does_not_take_say_what_to_do_instead() {
+        for (name, says) in [
+            ("mysql_host", "--target"),
+            ("pgsql_password", "--password-file"),
+            ("mysql_dry_run", "dry run"),
+            ("cpu_max_prime", "built-in 'cpu' test"),
+            ("file_total_size", "built-in 'fileio' test"),
+            ("forced_shutdown", "watchdog"),
+            ("max_time", "--time"),
+        ] {
+            let why = refused(name).unwrap_or_else(|| panic!("{name} is taken"));
+            assert!(why.contains(says), "{name}: {why}");
+        }
+        for taken in [
+            "mysql_ignore_errors",
+            "mysql_storage_engine",
+            "tables",
+            "pgsql_variant",
+        ] {
+            assert_eq!(refused(taken), None, "{taken}");
+        }
+    }
 
     #[test]
     fn values_take_sysbench_s_types() {

@@ -241,3 +241,44 @@ impl ScriptPlan {
         sql::Ignore::parse(&list)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_needs_a_database_when_it_or_a_module_it_requires_names_sysbench_sql() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("mylib.lua");
+        std::fs::write(
+            &lib,
+            "function connect() return sysbench.sql.driver():connect() end\n",
+        )
+        .unwrap();
+        let mut p = ScriptPlan::for_tests("function event() end\n");
+        p.path = dir.path().join("s.lua").display().to_string();
+        assert!(!p.needs_database());
+        p.text = "-- sysbench.sql in a comment\nfunction event() end\n".into();
+        assert!(!p.needs_database());
+        p.text = "require('mylib')\nfunction event() connect() end\n".into();
+        assert!(p.needs_database());
+        p.text = "require 'nowhere'\nfunction event() db_query('SELECT 1') end\n".into();
+        assert!(p.needs_database());
+    }
+
+    #[test]
+    fn the_bounds_follow_the_test_s_time() {
+        let mut p = ScriptPlan::for_tests("");
+        p.secs = 1.0;
+        assert_eq!(p.startup_bound(), MIN_BOUND);
+        assert_eq!(p.event_grace(), MIN_BOUND);
+        p.secs = 30.0;
+        p.warmup_secs = 5.0;
+        assert_eq!(p.startup_bound(), Duration::from_secs(35));
+        assert_eq!(p.event_grace(), Duration::from_secs(30));
+        p.secs = 600.0;
+        assert_eq!(p.event_grace(), Duration::from_secs(60));
+        p.secs = 0.0;
+        assert_eq!(p.startup_bound(), Duration::from_secs(30));
+    }
+}

@@ -237,19 +237,27 @@ sql.type = { NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4,
 sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
 local T = sql.type
 
+-- rqps's statement path: C functions called as sysbench calls its driver's.
+ffi.cdef(raw.sql_cdef)
+
 -- Raises what sysbench raises for a failed statement: a table with
 -- errcode RESTART_EVENT when the error is ignorable (by the ignore list or
--- the sql_error_ignorable hook), else a message.
-local function fail(con, query, errno, state, msg, ignorable)
+-- the sql_error_ignorable hook), else a message; `level` as error()'s.
+local function fail(con, query, level)
+   local _, errno, state, msg, ignorable = con.raw:last_error()
+   if con.ptr == nil then
+      -- no connection yet (rqps's check of the script): why, plainly
+      error(msg, level + 1)
+   end
    local errdesc = { connection = con, query = query, sql_errno = errno,
                      sql_state = state, sql_errmsg = msg }
    if ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
                     and sysbench.hooks.sql_error_ignorable(errdesc)) then
       errdesc.errcode = sysbench.error.RESTART_EVENT
-      error(errdesc, 3)
+      error(errdesc, level + 1)
    end
    error(string.format("SQL error, errno = %d, state = '%s': %s",
-                       errno, state, msg), 3)
+                       errno, state, msg), level + 1)
 end
 
 local Result = {}
@@ -269,18 +277,22 @@ local Con = {}
 Con.__index = Con
 Con.__tostring = function() return "<sql_connection>" end
 
-local function result(con, ok, a, b, c, d, e, query)
-   if ok == false then
-      return fail(con, query, a, b, c, d)
-   end
-   -- a: rows or affected rows, b: fields, c: the result's generation
-   return setmetatable({ con = con, nrows = a, nfields = b, gen = c,
-                         next = 0 }, Result)
+-- The connection's one result, as sysbench's is: valid until its next
+-- statement.
+local function result(con)
+   local out, rs = con.out, con.rs
+   rs.nrows = out.nrows
+   rs.nfields = out.nfields
+   rs.gen = out.generation
+   rs.next = 0
+   return rs
 end
 
 function Con.query(self, query)
-   local ok, a, b, c, d, e = self.raw:query(query)
-   return result(self, ok, a, b, c, d, e, query)
+   if C.rqps_sb_query(self.ptr, query, #query, self.out) ~= 0 then
+      fail(self, query, 2)
+   end
+   return result(self)
 end
 
 function Con.query_row(self, query)
@@ -317,9 +329,8 @@ local function bulk_flush(self)
       local q = self.bulk_query .. table.concat(self.bulk_rows, ",")
       self.bulk_rows = {}
       self.bulk_bytes = #self.bulk_query
-      local ok, a, b, c, d, e = self.raw:query(q)
-      if ok == false then
-         fail(self, q, a, b, c, d)
+      if C.rqps_sb_query(self.ptr, q, #q, self.out) ~= 0 then
+         fail(self, q, 3)
       end
    end
 end
@@ -339,17 +350,42 @@ function Con.bulk_insert_done(self)
    self.bulk_rows = nil
 end
 
+-- A parameter: its value, and where its statement's C array holds it once
+-- bound (kind 0 NULL, 1 integer, 2 text, 3 double).
 local Param = {}
 Param.__index = Param
 Param.__tostring = function() return "<sql_param>" end
+
+-- Writes the value into the statement's array (the string stays alive
+-- as the parameter's value).
+local function push(self)
+   local a = self.arr
+   if a == nil then
+      return
+   end
+   local i, v = self.idx, self.value
+   if v == nil then
+      a[i].kind = 0
+   elseif self.kind == "int" then
+      a[i].kind = 1
+      a[i].i = v
+   elseif self.kind == "double" then
+      a[i].kind = 3
+      a[i].d = v
+   else
+      a[i].kind = 2
+      a[i].s = v
+      a[i].len = #v
+   end
+end
 
 function Param.set(self, v)
    if v == nil then
       self.value = nil
    elseif self.kind == "int" then
-      self.value = v
+      self.value = tonumber(v) or 0
    elseif self.kind == "double" then
-      self.value = tostring(v)
+      self.value = tonumber(v) or 0
    else
       v = tostring(v)
       if #v > self.max_len then
@@ -357,6 +393,7 @@ function Param.set(self, v)
       end
       self.value = v
    end
+   push(self)
 end
 
 function Param.set_rand_str(self, fmt)
@@ -368,6 +405,7 @@ function Param.set_rand_str(self, fmt)
       v = string.sub(v, 1, self.max_len)
    end
    self.value = v
+   push(self)
 end
 
 local Stmt = {}
@@ -395,22 +433,22 @@ function Stmt.bind_param(self, ...)
       return nil
    end
    self.params = { ... }
-   self.values = {}
+   self.n = n
+   self.arr = ffi.new("rqps_sb_param[?]", n)
+   for i = 1, n do
+      local p = self.params[i]
+      p.arr, p.idx = self.arr, i - 1
+      push(p)
+   end
    return 0
 end
 
 function Stmt.execute(self)
-   local ps, vs = self.params, self.values
-   local n = 0
-   if ps ~= nil then
-      n = #ps
-      for i = 1, n do
-         vs[i] = ps[i].value
-      end
-   end
    local con = self.con
-   local ok, a, b, c, d, e = con.raw:execute(self.id, n, unpack(vs or {}, 1, n))
-   return result(con, ok, a, b, c, d, e, "<prepared statement>")
+   if C.rqps_sb_execute(con.ptr, self.id, self.n, self.arr, con.out) ~= 0 then
+      fail(con, "<prepared statement>", 2)
+   end
+   return result(con)
 end
 
 function Stmt.close(self)
@@ -418,11 +456,11 @@ function Stmt.close(self)
 end
 
 function Con.prepare(self, query)
-   local ok, a, b, c, d = self.raw:prepare(query)
+   local ok, a = self.raw:prepare(query)
    if ok == false then
-      return fail(self, query, a, b, c, d)
+      fail(self, query, 2)
    end
-   return setmetatable({ con = self, id = a }, Stmt)
+   return setmetatable({ con = self, id = a, n = 0 }, Stmt)
 end
 
 local Driver = {}
@@ -438,7 +476,11 @@ function Driver.connect(self)
    if r == false then
       error(string.format("connection creation failed: %s", msg), 2)
    end
-   return setmetatable({ raw = r }, Con)
+   local con = setmetatable({ raw = r, ptr = ffi.cast("void *", r:ptr()),
+                              out = ffi.new("rqps_sb_out") }, Con)
+   con.rs = setmetatable({ con = con, nrows = 0, nfields = 0, gen = 0, next = 0 },
+                         Result)
+   return con
 end
 
 function sql.driver(name)

@@ -100,6 +100,7 @@ fn build(spec: &Spec<'_>) -> mlua::Result<Lua> {
     // The C functions scripts call are only referred to by name from Lua:
     // this keeps them in the binary for `ffi.C` to find.
     std::hint::black_box(capi::exported());
+    std::hint::black_box(sql::exported());
     let bound = spec.plan.memory_bytes();
     if bound > 0 {
         // rqps checks the bound after each call into the state; the
@@ -147,6 +148,7 @@ fn build(spec: &Spec<'_>) -> mlua::Result<Lua> {
 
     let raw = lua.create_table()?;
     raw.set("cdef", capi::CDEF)?;
+    raw.set("sql_cdef", sql::CDEF)?;
     let zipf = spec.ctx.clone();
     raw.set(
         "zipfian",
