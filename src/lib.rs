@@ -1,6 +1,6 @@
 //! rqps: a database benchmark and regression finder.
 //!
-//! `cli → compat → selfbench, plan → suite → report → harness → error →
+//! `cli → compat, serve → selfbench, plan → suite → report → harness → error →
 //! engine → results → evloop → util`, every arrow pointing down (docs/architecture.md
 //! lists each module's imports; tests/architecture.rs holds them to it): the
 //! CLI (and matrix plans) pick a suite from `suite::registry()` with its
@@ -11,6 +11,7 @@
 //! many connections' blocking code on one thread, one wait for all of them.
 
 pub mod cli;
+pub mod cmdline;
 pub mod compat;
 pub mod engine;
 pub mod error;
@@ -20,5 +21,6 @@ pub mod plan;
 pub mod report;
 pub mod results;
 pub mod selfbench;
+pub mod serve;
 pub mod suite;
 pub mod util;

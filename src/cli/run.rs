@@ -4,14 +4,14 @@
 use super::run_args::RunArgs;
 use crate::engine::install::EngineSpec;
 use crate::engine::target::Target;
-use crate::error::{EXIT_INTERRUPTED, Error, usage};
+use crate::error::{Error, usage};
 use crate::plan::options::EngineArgs;
 use crate::plan::session::{self, RunSpec};
-use crate::suite::{Common, Suite};
+use crate::suite::{RunBasics, Suite};
 
 /// `rqps run`: the chosen suite's plan from its parsed options, then the run.
 pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, Error> {
-    let common = Common {
+    let common = RunBasics {
         profile: a.profile.clone(),
         seed: a.options.seed.unwrap_or_else(crate::suite::clock_seed),
         part: a.output.part,
@@ -20,11 +20,12 @@ pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i
     let spec = RunSpec::new(plan, engine(a)?, a.options.clone(), a.output.clone());
     let ran = session::run(&spec)?;
     // The last line: what to do next. Not for a matrix's child runs (it
-    // reports itself), nor under --quiet, nor after Ctrl-C.
+    // reports itself), nor under --quiet, nor after a failure or Ctrl-C
+    // (nor after a run that measured nothing: `next_step` says nothing).
     if let Some(name) = ran.name
         && !a.output.quiet
         && a.output.repeat_number.is_none()
-        && ran.code != EXIT_INTERRUPTED
+        && ran.code == 0
     {
         // The rerun it may suggest is the command as the user typed it.
         let typed: Vec<String> = std::env::args().collect();
@@ -68,7 +69,7 @@ mod tests {
     use super::super::{Cmd, Parsed, parse};
     use crate::plan::options::{Output, RunOptions};
     use crate::plan::session::RunSpec;
-    use crate::suite::{Common, registry};
+    use crate::suite::{RunBasics, registry};
 
     /// Every option of every suite, set (some suites need two tables: an
     /// option that excludes another), as a matrix table writes them.
@@ -91,7 +92,7 @@ mod tests {
                  warmup_secs = 1.0\nwarm_secs = 1.5\nsettle_secs = 1.0\nrand_type = \"pareto\"\n\
                  ps_mode = \"disable\"\nskip_prepare = true\nskip_trx = true\n\
                  rand_spec_iter = 10\nrand_spec_pct = 2\nrand_spec_res = 70\nrand_pareto_h = 0.3\n\
-                 rand_zipfian_exp = 0.9\nrand_seed = 5\n"
+                 rand_zipfian_exp = 0.9\nrand_seed = 5\nevents = 1000\n"
                     .into(),
             ),
             (
@@ -168,7 +169,7 @@ mod tests {
     fn every_option_set_stored_and_parsed_back_is_what_was_set() {
         let dir = tempfile::tempdir().unwrap();
         let tables = every_option(dir.path());
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,
@@ -241,7 +242,7 @@ mod tests {
                 .try_get_matches_from(["run"])
                 .unwrap();
             let plan = s.plan_cli(
-                &Common {
+                &RunBasics {
                     profile: "ci".into(),
                     seed: 1,
                     part: None,
@@ -256,7 +257,7 @@ mod tests {
     #[test]
     fn one_value_is_taken_where_a_list_is() {
         let dir = tempfile::tempdir().unwrap();
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,
@@ -289,7 +290,7 @@ mod tests {
         let refused = |argv: &[&str]| {
             let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
             match parse(&argv) {
-                Err(super::super::NotParsed::Usage(m)) => m,
+                Err(super::super::NotParsed::Usage(e)) => e.to_string(),
                 _ => panic!("{argv:?} is not refused"),
             }
         };
@@ -311,7 +312,7 @@ mod tests {
     #[test]
     fn a_matrix_define_list_is_stored_as_one_define_per_variable() {
         let table: toml::Table = toml::from_str("define = [\"a=1\", \"b=x\"]\n").unwrap();
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,

@@ -16,6 +16,7 @@ use crate::harness::measure::{
     start_clock,
 };
 use crate::harness::reconnect::{ReconnectError, reconnect_with_backoff};
+use crate::results::{EndedBy, EventBound};
 
 /// One thread's side of a workload: what an event is, and how to get back
 /// to a clean state after an error.
@@ -46,8 +47,7 @@ pub trait Worker: Send {
     /// the clock again, and runs no event if the step is stopping. Default:
     /// no pacing.
     #[inline]
-    fn pause(&mut self, deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
-        let _ = (deadline_ns, stop);
+    fn pause(&mut self, _deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
         false
     }
     /// Called once on the worker's thread when its warm-up ends, before its
@@ -134,6 +134,13 @@ pub struct StepConfig {
     /// lost (counted from the step's end, or from the loss in a step
     /// without a deadline).
     pub reconnect_for: Duration,
+    /// The measured events the step may complete, all workers together
+    /// (sysbench's `--events`); `None`: no bound. The step ends at
+    /// whichever comes first, its deadline or its last event: a worker
+    /// takes an event before it starts one, and an event it retries after
+    /// an error keeps its place, so exactly this many complete unless the
+    /// deadline, a stop or a failure comes first.
+    pub events: Option<u64>,
 }
 
 /// Whole seconds of marks a thread's per-second series makes room for at
@@ -151,6 +158,7 @@ impl StepConfig {
             warmup: Duration::ZERO,
             duration: Duration::MAX,
             reconnect_for,
+            events: None,
         }
     }
 }
@@ -179,6 +187,10 @@ pub struct StepRun {
     /// The events each worker (connection) completed in the measured
     /// interval, in the workers' order.
     pub per_worker: Vec<u64>,
+    /// A step with an event bound that ran to its end: the bound, and
+    /// whether its events or its deadline ended it (`None`: no bound, or a
+    /// stop or a failure ended it).
+    pub event_bound: Option<EventBound>,
 }
 
 /// What one kind of operation measured in a step, summed over threads.
@@ -193,7 +205,7 @@ pub struct KindRun {
 
 /// What the progress display is told a few times a second.
 #[derive(Clone, Copy, Debug)]
-pub struct Live {
+pub struct LiveProgress {
     pub elapsed: Duration,
     /// Warm-up and duration ([`Duration::MAX`] in a step without a deadline).
     pub total: Duration,
@@ -209,7 +221,7 @@ struct Padded(AtomicU64);
 /// How often the calling thread looks at the workers.
 const TICK: Duration = Duration::from_millis(100);
 
-struct Shared<'a> {
+struct StepState<'a> {
     abort: AtomicBool,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
@@ -221,6 +233,10 @@ struct Shared<'a> {
     ready: std::sync::Barrier,
     /// ... and the times are set.
     go: std::sync::Barrier,
+    /// Measured events taken so far, against [`StepConfig::events`].
+    taken: AtomicU64,
+    /// Set when a worker found the event bound spent.
+    spent: AtomicBool,
 }
 
 /// A step's clock, set when its workers are ready.
@@ -232,9 +248,23 @@ struct Times {
     end_ns: u64,
 }
 
-impl Shared<'_> {
+impl StepState<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
+    }
+
+    /// Takes the next event of the bound: false when the bound is spent
+    /// (then the worker ends). Always true without a bound.
+    #[inline]
+    fn take_event(&self) -> bool {
+        let Some(max) = self.cfg.events else {
+            return true;
+        };
+        if self.taken.fetch_add(1, Ordering::Relaxed) < max {
+            return true;
+        }
+        self.spent.store(true, Ordering::Relaxed);
+        false
     }
 
     fn t(&self) -> &Times {
@@ -271,7 +301,7 @@ fn on_error<W: Worker>(
     w: &mut W,
     e: DbError,
     c: &mut Counts,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
 ) -> Result<(), WorkerError> {
     match e.class {
         ErrorClass::Fatal => Err(e.into()),
@@ -302,7 +332,7 @@ fn on_error<W: Worker>(
 fn work<W: Worker>(
     w: &mut W,
     idx: usize,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
@@ -344,6 +374,9 @@ fn work<W: Worker>(
     let mut m = ThreadMeasure::new(warm_end_ns, expected_secs, w.kinds().len().max(1));
     m.warm_error = warm_error;
     let mut t0 = now;
+    // Whether this thread holds an event of the bound it has not completed
+    // (one that failed and is run again keeps it).
+    let mut holding = false;
     loop {
         if sh.stopping() {
             return (m, None);
@@ -371,6 +404,10 @@ fn work<W: Worker>(
             }
             return (m, None);
         }
+        if !holding && !sh.take_event() {
+            return (m, None);
+        }
+        holding = true;
         m.tick(t0);
         let r = w.event(&mut m.counts);
         let t1 = clock.now_ns();
@@ -383,7 +420,10 @@ fn work<W: Worker>(
                 }
                 return (m, None);
             }
-            Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
+            Ok(()) => {
+                holding = false;
+                m.event_done(t1, t1 - t0, w.kind())
+            }
             Err(e) => {
                 let answered = e.class == ErrorClass::Retry;
                 m.failed(w.kind(), t1, &e);
@@ -446,7 +486,7 @@ pub fn client_thread_count(threads: usize, workers: usize) -> usize {
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     run_step_on(workers, cfg, client_threads(), on_live, on_measured)
@@ -460,20 +500,22 @@ pub fn run_step_on<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     threads: usize,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
     let j = client_thread_count(threads, n);
-    let sh = Shared {
+    let sh = StepState {
         abort: AtomicBool::new(false),
         live: (0..n).map(|_| Padded::default()).collect(),
         cfg,
         times: std::sync::OnceLock::new(),
         ready: std::sync::Barrier::new(j + 1),
         go: std::sync::Barrier::new(j + 1),
+        taken: AtomicU64::new(0),
+        spent: AtomicBool::new(false),
     };
     let bounded = Instant::now().checked_add(cfg.warmup.saturating_add(cfg.duration));
     let expected_secs = match bounded {
@@ -530,7 +572,7 @@ pub fn run_step_on<W: Worker>(
 /// one, each in a task of the event-driven core.
 fn run_group<W: Worker>(
     group: Vec<(usize, &mut W)>,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> Vec<(usize, WorkerRun)> {
     let one = |w: &mut W, i: usize| {
@@ -569,7 +611,7 @@ fn run_group<W: Worker>(
 
 /// Starts the step's clock once every client thread runs; returns when it
 /// started.
-fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
+fn start_times(sh: &StepState<'_>, cfg: &StepConfig) -> Instant {
     sh.ready.wait();
     let start = Instant::now();
     let start_ns = now_ns();
@@ -592,11 +634,11 @@ fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
 /// The calling thread's part: tells the progress display a few times a
 /// second, and `on_measured` when the warm-up ends, until `done`.
 fn watch(
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     cfg: &StepConfig,
     start: Instant,
     done: &dyn Fn() -> bool,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) {
     let warm_end = start + cfg.warmup;
@@ -624,7 +666,7 @@ fn watch(
             } else {
                 q.saturating_sub(last.1) as f64 / dt
             };
-            on_live(Live {
+            on_live(LiveProgress {
                 elapsed: now.duration_since(start),
                 total,
                 warming: now < warm_end,
@@ -639,7 +681,7 @@ fn watch(
 fn summarize<W: Worker>(
     workers: &[W],
     cfg: &StepConfig,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     results: Vec<WorkerRun>,
 ) -> StepRun {
     let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
@@ -687,8 +729,16 @@ fn summarize<W: Worker>(
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,
     };
+    let ended_by = match (&status, cfg.events) {
+        (StepStatus::Ok, Some(_)) if sh.spent.load(Ordering::Relaxed) => Some(EndedBy::Events),
+        (StepStatus::Ok, Some(_)) if end.is_some() => Some(EndedBy::Time),
+        _ => None,
+    };
     let facts = crate::results::StepFacts {
-        planned_secs: end.map(|_| cfg.duration.as_secs_f64()),
+        // An interval its event bound ended is whole where it ends.
+        planned_secs: end
+            .filter(|_| ended_by != Some(EndedBy::Events))
+            .map(|_| cfg.duration.as_secs_f64()),
         covered_secs: threads
             .iter()
             .map(|t| t.covered.saturating_sub(warm_end_ns))
@@ -702,6 +752,10 @@ fn summarize<W: Worker>(
         facts,
         status,
         per_worker: threads.iter().map(|t| t.counts.events).collect(),
+        event_bound: cfg
+            .events
+            .zip(ended_by)
+            .map(|(events, ended_by)| EventBound { events, ended_by }),
         counts,
         secs: elapsed.as_secs_f64(),
         latency: Latency::from_histogram(&hist),
@@ -771,6 +825,7 @@ mod tests {
             warmup: Duration::from_millis(warm_ms),
             duration: Duration::from_millis(ms),
             reconnect_for: Duration::from_millis(300),
+            events: None,
         }
     }
 
@@ -789,6 +844,76 @@ mod tests {
         let summed: f64 = r.per_second.iter().take(1).map(|s| s.tps).sum();
         assert!(summed > 0.0);
         assert_eq!(r.per_second.len(), 2);
+    }
+
+    fn bounded(ms: Option<u64>, events: u64) -> StepConfig {
+        StepConfig {
+            events: Some(events),
+            ..ms.map_or(
+                StepConfig::until_finished(Duration::from_millis(300)),
+                |ms| cfg(0, ms),
+            )
+        }
+    }
+
+    #[test]
+    fn an_event_bound_ends_the_step_after_exactly_that_many_events_of_all_workers() {
+        // No deadline (sysbench's --time=0): the events alone end it, a
+        // retried event keeping its place (every tenth try fails).
+        let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
+        let r = run_step_on(&mut ws, &bounded(None, 200), 0, &mut |_| {}, &mut || {});
+        assert_eq!(
+            (r.counts.events, r.counts.errors),
+            (200, 22),
+            "{:?}",
+            r.counts
+        );
+        // Three workers share the count.
+        let mut ws = vec![mock(None), mock(None), mock(None)];
+        let r = run_step_on(&mut ws, &bounded(None, 200), 0, &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.counts.events, 200, "{:?}", r.per_worker);
+        assert_eq!(r.per_worker.iter().sum::<u64>(), 200);
+        let b = r.event_bound.unwrap();
+        assert_eq!((b.events, b.ended_by), (200, EndedBy::Events));
+        // Not judged against a duration it never had.
+        assert_eq!(r.facts.planned_secs, None);
+        // The same with a deadline far away, on the event-driven core.
+        let mut ws: Vec<Sleepy> = (0..6)
+            .map(|_| Sleepy {
+                n: 0,
+                fail_at: None,
+            })
+            .collect();
+        let r = run_step_on(
+            &mut ws,
+            &bounded(Some(60_000), 50),
+            2,
+            &mut |_| {},
+            &mut || {},
+        );
+        assert_eq!(r.counts.events, 50);
+        assert_eq!(r.event_bound.unwrap().ended_by, EndedBy::Events);
+        assert_eq!(r.facts.planned_secs, None);
+        assert!(r.secs < 30.0, "{}", r.secs);
+    }
+
+    #[test]
+    fn a_deadline_before_the_event_bound_ends_the_step_and_says_so() {
+        let mut ws = vec![mock(None)];
+        let r = run_step(
+            &mut ws,
+            &bounded(Some(200), u64::MAX / 2),
+            &mut |_| {},
+            &mut || {},
+        );
+        assert_eq!(r.status, StepStatus::Ok);
+        assert!(r.counts.events > 0);
+        assert_eq!(r.event_bound.unwrap().ended_by, EndedBy::Time);
+        assert_eq!(r.facts.planned_secs, Some(0.2));
+        // Without a bound, nothing is said.
+        let r = run_step(&mut ws, &cfg(0, 50), &mut |_| {}, &mut || {});
+        assert_eq!(r.event_bound, None);
     }
 
     /// Events of two kinds in turn, every third one of kind `b` failing.
@@ -1174,7 +1299,7 @@ mod tests {
     impl Worker for Sleepy {
         fn event(&mut self, c: &mut Counts) -> DbResult<()> {
             self.n += 1;
-            crate::harness::measure::sleep(Duration::from_millis(2));
+            crate::evloop::sleep(Duration::from_millis(2));
             if self.fail_at == Some(self.n) {
                 return Err(DbError::fatal("scripted"));
             }

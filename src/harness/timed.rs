@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use super::reconnect::RECONNECT_FOR;
-use super::runner::{self, Live, StepConfig, StepRun, Worker};
+use super::runner::{self, LiveProgress, StepConfig, StepRun, Worker};
 
 /// How long a step runs: its warm-up, then its measured interval.
 #[derive(Clone, Copy, Debug)]
@@ -29,6 +29,9 @@ pub struct Timing {
     /// step ends when they are spent: `duration` is only the most it may
     /// take, and the progress shows no total.
     pub budgeted: bool,
+    /// The measured events the step may complete, all workers together
+    /// (sysbench's `--events`; [`Timing::events`]).
+    pub events: Option<u64>,
 }
 
 impl Timing {
@@ -39,6 +42,25 @@ impl Timing {
             duration: Duration::from_secs_f64(secs.max(0.0)),
             reconnect_for: RECONNECT_FOR,
             budgeted: false,
+            events: None,
+        }
+    }
+
+    /// The same, bounded by `events` measured events too, as sysbench
+    /// bounds a run with `--events` and `--time`: the step ends at
+    /// whichever comes first. With a duration of 0 (sysbench's `--time=0`)
+    /// the events alone bound it. `None` (or 0, sysbench's "no limit"):
+    /// no event bound.
+    pub fn events(self, events: Option<u64>) -> Timing {
+        let Some(n) = events.filter(|&n| n > 0) else {
+            return self;
+        };
+        let open = self.duration.is_zero();
+        Timing {
+            events: Some(n),
+            duration: if open { Duration::MAX } else { self.duration },
+            budgeted: self.budgeted || open,
+            ..self
         }
     }
 
@@ -59,6 +81,7 @@ impl Timing {
             duration: c.duration,
             reconnect_for: c.reconnect_for,
             budgeted: true,
+            events: None,
         }
     }
 
@@ -67,6 +90,7 @@ impl Timing {
             warmup: self.warmup,
             duration: self.duration,
             reconnect_for: self.reconnect_for,
+            events: self.events,
         }
     }
 }
@@ -90,7 +114,7 @@ impl Per {
 }
 
 /// A timed step: its timing, and what its probe divides by.
-pub struct Step<'s> {
+pub struct TimedStep<'s> {
     pub timing: Timing,
     pub per: Per,
     /// How the result is filled from the measurement: `true` (every suite
@@ -106,10 +130,10 @@ pub struct Step<'s> {
     pub shows: Option<&'s mut dyn FnMut() -> String>,
 }
 
-impl<'s> Step<'s> {
+impl<'s> TimedStep<'s> {
     /// A step of `timing`, its cost per `per`, filled by the harness.
-    pub fn new(timing: Timing, per: Per) -> Step<'s> {
-        Step {
+    pub fn new(timing: Timing, per: Per) -> TimedStep<'s> {
+        TimedStep {
             timing,
             per,
             core: true,
@@ -121,7 +145,7 @@ impl<'s> Step<'s> {
 
 /// The progress bar's message: the phase or the live rate, then elapsed
 /// of total seconds (elapsed alone without a total).
-pub(super) fn progress_message(l: &Live, unit: &str, budgeted: bool) -> String {
+pub(super) fn progress_message(l: &LiveProgress, unit: &str, budgeted: bool) -> String {
     let phase = if l.warming {
         "warm-up".to_string()
     } else {
@@ -143,7 +167,7 @@ pub(super) fn progress_message(l: &Live, unit: &str, budgeted: bool) -> String {
 pub fn bare_step<W: Worker>(
     workers: &mut [W],
     timing: Timing,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
 ) -> StepRun {
     runner::run_step(workers, &timing.config(), on_live, &mut || {})
 }
@@ -161,8 +185,8 @@ pub struct Verdict {
 mod tests {
     use super::*;
 
-    fn live(secs: u64, warming: bool) -> Live {
-        Live {
+    fn live(secs: u64, warming: bool) -> LiveProgress {
+        LiveProgress {
             elapsed: Duration::from_secs(secs),
             total: Duration::from_secs(12),
             warming,

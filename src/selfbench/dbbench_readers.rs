@@ -80,6 +80,7 @@ impl Readers {
             warmup: Duration::ZERO,
             duration: Duration::from_secs_f64(p.secs),
             reconnect_for: Duration::ZERO,
+            events: None,
         };
         let r = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {});
         Ok((r.counts.queries(), r.secs))

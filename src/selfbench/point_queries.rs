@@ -72,6 +72,7 @@ impl PointQueries {
             warmup: Duration::ZERO,
             duration: Duration::from_secs_f64(secs),
             reconnect_for: Duration::ZERO,
+            events: None,
         };
         let r = run_step(&mut self.workers, &cfg, &mut |_| {}, &mut || {});
         Ok((r.counts.queries(), r.secs))

@@ -76,6 +76,7 @@ pub fn workloads() -> Vec<WorkloadKeys> {
             suite: s.name(),
             params: s.workload(),
             treatments: s.treatments(),
+            recorded: s.recorded(),
         })
         .collect()
 }
@@ -116,7 +117,7 @@ mod tests {
                 s.name()
             );
             for profile in s.profiles() {
-                let common = Common {
+                let common = RunBasics {
                     profile: profile.to_string(),
                     seed: 1,
                     part: None,

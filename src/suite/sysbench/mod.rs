@@ -18,11 +18,12 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod schema;
+pub mod script_line;
 
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{Harness, RunEnd};
-use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
+use crate::suite::api::{PeerFlag, RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Tables, Threads};
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use params::SysbenchParams;
@@ -89,6 +90,12 @@ pub struct Options {
     /// Sleep budget of the settle step after the load and after the write tests.
     #[arg(long, value_name = "S")]
     pub settle_secs: Option<Secs>,
+    /// Events (transactions) each measured test completes, all its threads together, as
+    /// sysbench's --events: a test ends at its events or at --read-secs/--write-secs, whichever
+    /// comes first; with --read-secs 0 --write-secs 0 (sysbench's --time=0) at its events alone.
+    /// Warm-up steps keep their time.
+    #[arg(long, value_name = "N")]
+    pub events: Option<u64>,
     /// Distribution of ids, as sysbench's --rand-type: uniform (rqps's default, so stored
     /// figures keep their meaning; sysbench 1.0.20's default is special), special, gaussian,
     /// pareto, zipfian. update-zipf is always zipfian.
@@ -112,7 +119,8 @@ pub struct Options {
     #[arg(long, value_name = "E")]
     pub rand_zipfian_exp: Option<f64>,
     /// sysbench's --rand-seed: with it, thread i draws the ids sysbench's i-th thread draws
-    /// with the same seed and options. Without it (or 0), one is made from --seed and stored.
+    /// with the same seed and options. Without it (or 0), one is made from --seed, recorded
+    /// but not compared: two runs of one command are repeats.
     #[arg(long, value_name = "N")]
     pub rand_seed: Option<u32>,
     /// auto: server-side prepared statements; disable: plain text statements.
@@ -158,11 +166,6 @@ const SYSBENCH_FLAGS: &[PeerFlag] = &[
     peer("--skip_trx", false, "--skip-trx"),
     peer("--db-ps-mode", true, "--ps-mode {}"),
     peer("--mysql_storage_engine", true, "--mysql-storage-engine {}"),
-    peer(
-        "--events",
-        true,
-        "rqps has no --events: each test is measured for a time (--read-secs, --write-secs)",
-    ),
     peer(
         "--report-interval",
         true,
@@ -211,6 +214,7 @@ impl Workload for Sysbench {
         "table_size",
         "read_secs",
         "write_secs",
+        "events",
         "rand_type",
         "rand_spec_iter",
         "rand_spec_pct",
@@ -220,8 +224,9 @@ impl Workload for Sysbench {
         "skip_trx",
         "script",
     ];
+    const RECORDED: &'static [&'static str] = &["script_plan"];
 
-    fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<SysbenchParams, crate::error::Error> {
         let mut p = params::profile(&common.profile)
             .ok_or_else(|| usage(format!("unknown profile '{}'", common.profile)))?;
         if let Some(l) = &o.list {
@@ -245,6 +250,8 @@ impl Workload for Sysbench {
         set(&mut p.warmup_secs, o.warmup_secs);
         set(&mut p.warm_secs, o.warm_secs);
         set(&mut p.settle_secs, o.settle_secs);
+        // sysbench's 0: no event bound.
+        p.events = o.events.filter(|&n| n > 0);
         if let Some(r) = &o.rand_type {
             p.rand_type = r.parse()?;
         }
@@ -263,7 +270,7 @@ impl Workload for Sysbench {
             if common.part.is_some() {
                 return Err(usage("--part does not split a --script run"));
             }
-            p.script = Some(lua::check(&lua::Inputs {
+            let plan = lua::check(&lua::Inputs {
                 path,
                 args: o.script_args.as_deref().unwrap_or_default(),
                 threads: &p.threads,
@@ -280,7 +287,28 @@ impl Workload for Sysbench {
                 skip_prepare: p.skip_prepare,
                 memory_mib: o.script_memory.unwrap_or(lua::plan::DEFAULT_MEMORY_MIB),
                 sysbench_report: o.sysbench_report,
-            })?);
+            })?;
+            // A seed given (to rqps, or on the script's command line) is
+            // part of the experiment; a drawn one is recorded with the plan.
+            let script_seed =
+                lua::options::parse_args(o.script_args.as_deref().unwrap_or_default())
+                    .map(|a| a.given)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .rev()
+                    .find(|(n, _)| n == "rand_seed")
+                    .is_some_and(|(_, v)| v.trim().parse::<f64>().is_ok_and(|s| s != 0.0));
+            let seed_given = script_seed || o.rand_seed.is_some_and(|s| s != 0);
+            // What the run's own parameters say is what the script runs.
+            p.threads = plan.threads.clone();
+            p.read_secs = plan.secs;
+            p.events = plan.events;
+            p.rand_type = plan.rand_type;
+            p.rand = plan.rand;
+            p.ps_mode = plan.ps_mode;
+            p.rand_seed = if seed_given { plan.rand_seed } else { 0 };
+            p.script_line = Some(script_line::of(&plan, seed_given));
+            p.script = Some(plan);
             return Ok(p);
         }
         if o.sysbench_report || o.script_memory.is_some() {
@@ -321,10 +349,12 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         }
         // The streams' seed: the one given (a client part's own, made from
         // it), else one made from the run's seed, stored either way.
+        // A drawn one is 0: made from the run's seed when it runs
+        // (SysbenchParams::glibc_seed), recorded as that, not compared.
         p.rand_seed = match (o.rand_seed.filter(|&s| s != 0), common.part) {
             (Some(s), None) => s,
             (Some(s), Some(part)) => params::rand_seed_from(part.seed(s.into())),
-            (None, _) => params::rand_seed_from(p.seed),
+            (None, _) => 0,
         };
         p.steps()?;
         Ok(p)
@@ -382,6 +412,11 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
             lower(serde_json::json!(p.ps_mode)),
             p.estimate_secs(&steps)
         );
+        if let Some(n) = p.events {
+            out.push_str(&format!(
+                "each test ends at {n} events or at its time, whichever comes first (0 s: no time limit)\n"
+            ));
+        }
         out.push_str(&format!(
             "{:<30} {:<10} {:>7}  reported\n",
             "test", "group", "secs"
@@ -464,13 +499,13 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
 #[cfg(test)]
 mod part_tests {
     use super::*;
-    use crate::suite::part::Part;
+    use crate::suite::part::ClientPart;
 
     fn part_params(part: &str, tables: usize, threads: usize) -> SysbenchParams {
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 7,
-            part: Some(part.parse::<Part>().unwrap()),
+            part: Some(part.parse::<ClientPart>().unwrap()),
         };
         let o = Options {
             tables: Some(Tables::new(tables as u64).unwrap()),

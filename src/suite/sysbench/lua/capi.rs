@@ -29,6 +29,7 @@ use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
+use crate::engine::Meaning;
 use crate::harness::measure::Counts;
 use crate::suite::sysbench::rng::{SbRng, SbUnique};
 
@@ -167,6 +168,10 @@ pub struct ThreadCtx {
     pub counters: [AtomicU64; 7],
     /// Events that failed with an ignorable error (restarted).
     pub restarts: AtomicU64,
+    /// What the statement error that restarts the current event means (the
+    /// Lua half does not carry it): set by the failed statement, taken by
+    /// the worker at the event's end.
+    restarted: Mutex<Option<Meaning>>,
     /// The watchdog's marks ([`Watch`]).
     pub watch: Watch,
     /// The code of an `os.exit` the script called (`i64::MIN`: none).
@@ -188,6 +193,19 @@ pub struct Watch {
 }
 
 impl ThreadCtx {
+    /// Keeps what the error that restarts the event means.
+    pub fn restarted(&self, m: Meaning) {
+        if let Ok(mut r) = self.restarted.lock() {
+            *r = Some(m);
+        }
+    }
+
+    /// What the error that restarted the event meant, if a statement
+    /// failed (a restart the script raised itself failed none).
+    pub fn take_restarted(&self) -> Option<Meaning> {
+        self.restarted.lock().ok().and_then(|mut r| r.take())
+    }
+
     pub fn new(tid: usize, rng: SbRng, unique: Arc<SbUnique>) -> Arc<ThreadCtx> {
         Arc::new(ThreadCtx {
             tid,
@@ -195,6 +213,7 @@ impl ThreadCtx {
             unique,
             counters: Default::default(),
             restarts: AtomicU64::new(0),
+            restarted: Mutex::new(None),
             watch: Watch::default(),
             exit: AtomicI64::new(i64::MIN),
         })

@@ -45,7 +45,7 @@ pub use plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
 pub use script::Script;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, Value};
@@ -53,7 +53,7 @@ use mlua::{Function, Lua, Value};
 use crate::engine::{DbError, Driver, PsMode};
 use crate::error::{Error, usage};
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
+use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
 use crate::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType};
 use options::OptValue;
@@ -161,6 +161,7 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
         declares: false,
         threads: i.threads.to_vec(),
         secs: i.secs,
+        events: None,
         warmup_secs: i.warmup_secs,
         rand_type: i.rand_type.unwrap_or(SbRandType::Special),
         rand: i.rand,
@@ -248,11 +249,19 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
         }
         plan.threads = vec![t as usize];
     }
+    // sysbench's bounds of a run: --events and --time, whichever comes
+    // first; 0 is no limit (the harness's event bound, Timing::events).
+    let events = get("events").and_then(|v| v.num()).unwrap_or(0.0);
+    if events < 0.0 {
+        return Err(usage("--events must be 0 (no limit) or more"));
+    }
+    plan.events = (events >= 1.0).then_some(events as u64);
     if is_given("time") {
         let t = get("time").and_then(|v| v.num()).unwrap_or(0.0);
-        if t <= 0.0 {
+        if t < 0.0 || t == 0.0 && plan.events.is_none() && plan.commands.iter().any(|c| c == "run")
+        {
             return Err(usage(
-                "--time must be more than 0 seconds (rqps measures for a set time)",
+                "--time=0 without --events=N is an endless run: give --events=N (the run ends at N events), or --time=S",
             ));
         }
         plan.secs = t;
@@ -273,11 +282,6 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
     if is_given("verbosity") && !(0.0..=5.0).contains(&int("verbosity").unwrap_or(3.0)) {
         return Err(usage(
             "--verbosity must be between 0 and 5 (sysbench's levels)",
-        ));
-    }
-    if is_given("events") && get("events").and_then(|v| v.num()) != Some(0.0) {
-        return Err(usage(
-            "--events: rqps runs a script for a set time (--time), not a number of events",
         ));
     }
     if is_given("rand_type") {
@@ -318,7 +322,7 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
     if is_given("rand_zipfian_exp") {
         plan.rand.rand_zipfian_exp = int("rand_zipfian_exp").unwrap_or(0.0);
     }
-    SbDist::new(plan.rand_type, plan.rand).map_err(|e| usage(e.to_string()))?;
+    SbDist::new(plan.rand_type, plan.rand).map_err(usage)?;
     if is_given("percentile") {
         let p = int("percentile").unwrap_or(95.0);
         if !(0.0..=100.0).contains(&p) {
@@ -459,7 +463,24 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
             }
         } else {
             h.ui.say(&format!("{}: {c}", plan.path));
-            command(plan, &s, c)?;
+            let sent = AtomicU64::new(0);
+            let began = std::time::Instant::now();
+            let r = command(plan, &s, c, &sent);
+            // Recorded as it ran: a name's `prepare` and `cleanup` runs
+            // keep what they did.
+            let statements = sent.load(Ordering::Relaxed);
+            h.store.add_command(crate::results::CommandRun {
+                command: c.clone(),
+                secs: began.elapsed().as_secs_f64(),
+                statements,
+                status: if r.is_ok() {
+                    crate::results::Status::Ok
+                } else {
+                    crate::results::Status::Failed
+                },
+                reason: r.as_ref().err().map(|e| e.to_string()),
+            })?;
+            r?;
         }
     }
     Ok(end)
@@ -482,13 +503,15 @@ fn call_command(lua: &Lua, ctx: &Arc<capi::ThreadCtx>, c: &str) -> Result<bool, 
 }
 
 /// A command other than `run`: a custom one (on its threads when
-/// parallel), else the global function, else (`help`) the options.
-fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
+/// parallel), else the global function, else (`help`) the options. The
+/// statements its states send are added to `statements`.
+fn command(plan: &ScriptPlan, s: &Script, c: &str, statements: &AtomicU64) -> Result<(), Error> {
     let threads = plan.max_threads();
     let opt = plan.opt_for(threads);
     let (lua, ctx) = s
         .state(plan, c, rand::Thread::Main, &opt)
         .map_err(|e| command_failed(c, e))?;
+    let _sent = Sent(&ctx, statements);
     let parallel: bool = lua
         .load(format!("return sysbench.cmdline.command_parallel({c:?})"))
         .eval()
@@ -501,6 +524,7 @@ fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
                     let opt = &opt;
                     sc.spawn(move || -> Result<(), Fail> {
                         let (lua, ctx) = s.state(plan, c, rand::Thread::Worker(tid), opt)?;
+                        let _sent = Sent(&ctx, statements);
                         capi::register(&ctx);
                         call_command(&lua, &ctx, c).map(|_| ())
                     })
@@ -541,6 +565,17 @@ fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
     r.map_err(|e| command_failed(c, state::memory_or(&lua, &e, "")))
 }
 
+/// Adds the statements a command's state sent to the command's count when
+/// the state is done with, whichever way it ends.
+struct Sent<'a>(&'a Arc<capi::ThreadCtx>, &'a AtomicU64);
+
+impl Drop for Sent<'_> {
+    fn drop(&mut self) {
+        self.1
+            .fetch_add(self.0.counts().queries(), Ordering::Relaxed);
+    }
+}
+
 /// The script's file name.
 fn file_name(path: &str) -> String {
     std::path::Path::new(path)
@@ -565,7 +600,14 @@ fn run_test(
     state::call_global(&global, "init", (), bound).map_err(|e| command_failed("run", e))?;
     let test = test_name(&plan.path);
     let label = format!("{test} t{threads}");
-    let mut r = TestResult::running("sysbench", test, "script", threads, true, "statements/s");
+    let mut r = TestResult::running(
+        "sysbench",
+        test,
+        crate::suite::sysbench::report::SCRIPT_GROUP,
+        threads,
+        true,
+        "statements/s",
+    );
     r.warmup_secs = plan.warmup_secs;
     let every = plan.report_interval();
     let show = plan.verbosity() >= 3;
@@ -599,14 +641,15 @@ fn run_test(
             done: done.clone(),
         });
         let reporter = reporting.map(|r| std::thread::spawn(move || report::run(r)));
-        let timing = Timing::measured(plan.warmup_secs, plan.secs);
+        let timing = Timing::measured(plan.warmup_secs, plan.secs).events(plan.events);
         let watchdog = watchdog::Watchdog::spawn(watchdog::Watch {
             ctxs: workers.iter().map(|w| w.ctx.clone()).collect(),
-            deadline: Instant::now() + timing.warmup + timing.duration,
+            // Bounded by --events alone (--time=0): no end to watch for.
+            deadline: (plan.secs > 0.0).then(|| Instant::now() + timing.warmup + timing.duration),
             grace: plan.event_grace(),
             script: plan.path.clone(),
         });
-        let step = run.timed(&mut workers, Step::new(timing, Per::Statement));
+        let step = run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
         drop(watchdog);
         done.store(true, Ordering::Relaxed);
         if let Some(Ok(Err(e))) = reporter.map(|t| t.join()) {
@@ -661,11 +704,15 @@ pub fn test_name(path: &str) -> String {
 pub fn describe(s: &ScriptPlan) -> String {
     let threads: Vec<String> = s.threads.iter().map(|t| t.to_string()).collect();
     let mut out = format!(
-        "script {}: commands {}; run: threads {}, {} s each{}\n",
+        "script {}: commands {}; run: threads {}, {} each{}\n",
         s.path,
         s.commands.join(", "),
         threads.join(","),
-        s.secs,
+        match (s.events, s.secs) {
+            (Some(n), 0.0) => format!("{n} events"),
+            (Some(n), t) => format!("{n} events or {t} s, whichever first,"),
+            (None, t) => format!("{t} s"),
+        },
         if s.warmup_secs > 0.0 {
             format!(" after {} s of warm-up", s.warmup_secs)
         } else {

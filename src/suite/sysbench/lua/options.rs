@@ -165,10 +165,6 @@ pub fn refused(name: &str) -> Option<String> {
     Some(why)
 }
 
-/// sysbench's options that change only what is printed, not what a run
-/// sends or measures: two runs that differ in them are the same experiment.
-pub const OUTPUT_ONLY: &[&str] = &["report_interval", "verbosity", "histogram"];
-
 /// `text` as a value of type `kind`, or why not.
 pub fn convert(kind: u8, text: &str) -> Result<OptValue, Fail> {
     match kind {

@@ -6,7 +6,7 @@
 //!
 //! A report is a [`Stat`], the fields sysbench passes its hooks. The
 //! intermediate ones come from each thread's counters and latencies since
-//! the last report ([`Probe`]), read by a reporting thread with a Lua state
+//! the last report ([`ThreadStats`]), read by a reporting thread with a Lua state
 //! of its own, as sysbench's; the cumulative one from the test's stored
 //! result: the same figures rqps reports.
 
@@ -158,7 +158,7 @@ pub fn histogram(r: &TestResult) -> String {
 
 /// One thread of a step as the reports see it: its counters, and what
 /// its events took since the last report (and in all).
-pub struct Probe {
+pub struct ThreadStats {
     pub ctx: Arc<ThreadCtx>,
     /// Latencies (ns) since the last report.
     lat: Mutex<Histogram<u64>>,
@@ -171,9 +171,9 @@ pub struct Probe {
     last_restarts: AtomicU64,
 }
 
-impl Probe {
-    pub fn new(ctx: Arc<ThreadCtx>) -> Arc<Probe> {
-        Arc::new(Probe {
+impl ThreadStats {
+    pub fn new(ctx: Arc<ThreadCtx>) -> Arc<ThreadStats> {
+        Arc::new(ThreadStats {
             ctx,
             lat: Mutex::new(new_histogram()),
             busy_ns: AtomicU64::new(0),
@@ -231,7 +231,7 @@ pub type Start = Arc<OnceLock<Instant>>;
 
 /// What the reporting thread needs.
 pub struct Reporting {
-    pub probes: Vec<Arc<Probe>>,
+    pub probes: Vec<Arc<ThreadStats>>,
     pub every: Duration,
     pub percentile: u32,
     /// Print sysbench's default line (no hook) at all (`--verbosity` >= 3).

@@ -274,6 +274,11 @@ impl RawConn {
         {
             let _ = self.ctx.wait(|| c.query("ROLLBACK"));
         }
+        if ignorable {
+            // The event restarts with this error: the worker reports what
+            // it means, which the Lua half does not carry.
+            self.ctx.thread.restarted(e.meaning());
+        }
         let code = e.code.clone().unwrap_or_default();
         let (errno, state) = if name == PGSQL {
             (0, code)

@@ -39,8 +39,8 @@ pub struct Watchdog {
 /// What the watchdog watches.
 pub struct Watch {
     pub ctxs: Vec<Arc<ThreadCtx>>,
-    /// The step's end.
-    pub deadline: Instant,
+    /// The step's end (none when only `--events` bounds it).
+    pub deadline: Option<Instant>,
     /// How long an event may run past it.
     pub grace: Duration,
     /// The script, for the message.
@@ -80,7 +80,7 @@ fn watch(w: &Watch, done: &AtomicBool) {
         let now = Instant::now();
         let why = if stop_requested() {
             Some(STOP)
-        } else if now >= w.deadline + w.grace {
+        } else if w.deadline.is_some_and(|d| now >= d + w.grace) {
             Some(END)
         } else {
             None
@@ -113,7 +113,8 @@ fn watch(w: &Watch, done: &AtomicBool) {
             } else {
                 format!(
                     "{:.0} s after the test's end",
-                    now.saturating_duration_since(w.deadline).as_secs_f64()
+                    w.deadline
+                        .map_or(0.0, |d| now.saturating_duration_since(d).as_secs_f64())
                 )
             };
             crate::harness::quit::end_run_now(&format!(

@@ -16,7 +16,7 @@ use super::capi::{self, ThreadCtx};
 use super::fail::Fail;
 use super::plan::ScriptPlan;
 use super::rand::Thread;
-use super::report::{Probe, Start};
+use super::report::{Start, ThreadStats};
 use super::script::Script;
 use super::state;
 use crate::engine::{DbError, DbResult, ErrorClass, Meaning};
@@ -40,7 +40,7 @@ pub struct LuaWorker {
     /// other than 0), drawing once after each event for it.
     histogram: bool,
     /// Each event's latency for the reports, when they need it.
-    probe: Option<Arc<Probe>>,
+    probe: Option<Arc<ThreadStats>>,
     start: Start,
     bound: std::time::Duration,
     grace: std::time::Duration,
@@ -74,7 +74,7 @@ impl LuaWorker {
                 .map_err(|e| DbError::fatal(state::one_line(&e)))
         };
         let (event, restart) = (get("__rqps_event")?, get("__rqps_restart")?);
-        let probe = timed.then(|| Probe::new(ctx.clone()));
+        let probe = timed.then(|| ThreadStats::new(ctx.clone()));
         Ok(LuaWorker {
             last: ctx.counts(),
             lua,
@@ -107,7 +107,7 @@ impl LuaWorker {
     }
 
     /// What the reports read of this thread.
-    pub fn probe(&self) -> Option<Arc<Probe>> {
+    pub fn probe(&self) -> Option<Arc<ThreadStats>> {
         self.probe.clone()
     }
 
@@ -163,7 +163,9 @@ impl LuaWorker {
         DbError {
             class: ErrorClass::Retry,
             code,
-            meaning: Meaning::of_message(&message),
+            // A restart the script raised itself (sql_error_ignorable or an
+            // error table of its own) failed no statement.
+            meaning: self.ctx.take_restarted().unwrap_or(Meaning::Other),
             message,
         }
     }
@@ -172,6 +174,7 @@ impl LuaWorker {
 impl Worker for LuaWorker {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
         capi::enter(&self.ctx);
+        self.ctx.take_restarted();
         let watch = &self.ctx.watch;
         let t0 = self.probe.as_ref().map(|_| event_clock().now_ns());
         watch.in_event.store(true, Ordering::Relaxed);
