@@ -68,8 +68,7 @@ elif [ -n "$script" ] && [ ! -e "$script" ] && [ -e "/usr/share/sysbench/$script
 fi
 "$RQPS" run --suite sysbench --script "$script" --results "$tmp/results" --busy-threshold 100 \
   "${target[@]}" -- "${args[@]}" ${command:+"$command"} 2>"$tmp/err" \
-  | awk '/^sysbench on .*, (ok|failed|interrupted)$/ { skip = 1; next }
-         skip && $0 == "" { skip = 0; next } { skip = 0; print }'
+  | awk '/^sysbench .*on .*, (ok|failed|interrupted)$/ { done = 1 } !done { print }'
 rc=${PIPESTATUS[0]}
 grep -E '^(error|failed):' "$tmp/err" || true
 rm -rf "$tmp"

@@ -423,6 +423,13 @@ fn bad_scripts_get_one_line_and_exit_2_before_any_load() {
     assert!(out.contains("--threads=two"), "{out}");
     let out = refused(&declares, &["prewarm"]);
     assert!(out.contains("no 'prewarm' command"), "{out}");
+    // No event(): sysbench's "cannot find the event() function".
+    let no_event = write("no_event.lua", "function foo() end\n");
+    let out = refused(&no_event, &["run"]);
+    assert!(out.contains("no event() function"), "{out}");
+    // sysbench 1.0's deprecated spellings are its options.
+    let out = refused(&declares, &["--max-requests=-1"]);
+    assert!(out.contains("--events"), "{out}");
     // sysbench's own options rqps does not take, with what to do instead.
     for (arg, says) in [
         ("--mysql-dry-run", "a dry run"),

@@ -398,10 +398,17 @@ fn command_exists(lua: &Lua, command: &str) -> Result<(), Fail> {
             }
         }
     }
-    Err(format!(
-        "the script has no '{command}' command (it has: {})",
-        have.join(", ")
-    )
+    let why = if command == "run" {
+        // sysbench's words: `run` calls the script's event().
+        "the script defines no event() function, which its 'run' command calls".to_string()
+    } else {
+        format!("the script has no '{command}' command")
+    };
+    Err(if have.is_empty() {
+        format!("{why} (it has no command)")
+    } else {
+        format!("{why} (it has: {})", have.join(", "))
+    }
     .into())
 }
 
@@ -657,8 +664,10 @@ fn run_test(
         }
         // Every thread ended by the script's own stop value: as sysbench,
         // the test is what ran, even nothing.
+        // Nor did --events or --time end it.
         if !workers.is_empty() && workers.iter().all(|w| w.stopped_by_script()) {
             run.result.step = None;
+            run.result.event_bound = None;
         }
         fairness = workers
             .iter()

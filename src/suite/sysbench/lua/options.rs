@@ -140,9 +140,6 @@ pub fn refused(name: &str) -> Option<String> {
         "report_checkpoints" => "not taken: --report-interval reports as the test runs, and \
             rqps stores each test's per-second figures"
             .into(),
-        "max_requests" => "sysbench's old name of --events".into(),
-        "max_time" => "sysbench's old name of --time: give --time".into(),
-        "num_threads" => "sysbench's old name of --threads: give --threads".into(),
         "luajit_cmd" => "rqps runs LuaJIT as sysbench does, with its compiler on; it takes no \
             LuaJIT command"
             .into(),
@@ -228,7 +225,15 @@ pub fn parse_args(args: &[String]) -> Result<Args, Fail> {
             if name.is_empty() {
                 return Err(fail!("'{a}' names no option"));
             }
-            out.given.push((name.replace('-', "_"), value.to_string()));
+            let name = name.replace('-', "_");
+            // sysbench 1.0's deprecated aliases, taken as it takes them.
+            let name = match name.as_str() {
+                "max_requests" => "events".to_string(),
+                "max_time" => "time".to_string(),
+                "num_threads" => "threads".to_string(),
+                _ => name,
+            };
+            out.given.push((name, value.to_string()));
         } else if a.starts_with('-') {
             return Err(fail!(
                 "'{a}': a script's options are given as --name=value, as sysbench takes them"
@@ -323,7 +328,6 @@ mod tests {
             ("cpu_max_prime", "built-in 'cpu' test"),
             ("file_total_size", "built-in 'fileio' test"),
             ("forced_shutdown", "watchdog"),
-            ("max_time", "--time"),
         ] {
             let why = refused(name).unwrap_or_else(|| panic!("{name} is taken"));
             assert!(why.contains(says), "{name}: {why}");
