@@ -319,10 +319,8 @@ impl RawConn {
         for p in params {
             match p.kind {
                 3 => scratch.push(p.d.to_string()),
-                2 => {
-                    if std::str::from_utf8(text(p)).is_err() {
-                        scratch.push(String::from_utf8_lossy(text(p)).into_owned());
-                    }
+                2 if std::str::from_utf8(text(p)).is_err() => {
+                    scratch.push(String::from_utf8_lossy(text(p)).into_owned());
                 }
                 _ => {}
             }
