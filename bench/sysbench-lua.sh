@@ -13,6 +13,7 @@
 # without one, or PostgreSQL's peer login with HOST a socket directory. rqps reads a
 # password from --password-file if the user has one; give sysbench's with MYSQL_PWD /
 # PGPASSWORD in the environment. The script prepares and cleans up its one table.
+# RQPS=path/to/rqps measures that binary instead of building this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=${1:?usage: bench/sysbench-lua.sh URL [--threads 2,16] [--rounds 4] [--secs 20] [--table-size 10000]}
@@ -27,8 +28,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-cargo build --release --quiet
-rqps=./target/release/rqps
+# RQPS: an rqps binary to measure (default: this checkout's release build, built now).
+if [ -n "${RQPS:-}" ]; then rqps=$RQPS; else cargo build --release --quiet; rqps=./target/release/rqps; fi
 script=/usr/share/sysbench/oltp_point_select.lua
 
 scheme=${url%%://*}; rest=${url#*://}; user=${rest%%@*}; rest=${rest#*@}
@@ -40,8 +41,14 @@ case "$scheme" in
 esac
 shape=(--tables=1 --table-size="$size")
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Its own table, dropped at the end; one that is there already is left alone.
+if ! sysbench "$script" "${sb[@]}" "${shape[@]}" prepare >"$work/prepare" 2>&1; then
+  echo "sysbench prepare failed (is there a table sbtest1 already? use an empty database):" >&2
+  tail -3 "$work/prepare" >&2
+  exit 2
+fi
 trap 'sysbench "$script" "${sb[@]}" "${shape[@]}" cleanup >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-sysbench "$script" "${sb[@]}" "${shape[@]}" prepare >/dev/null
 
 # One run: "cpu_seconds queries qps".
 run_sysbench() {
