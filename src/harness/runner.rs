@@ -211,6 +211,10 @@ const TICK: Duration = Duration::from_millis(100);
 
 struct Shared<'a> {
     abort: AtomicBool,
+    /// Ends the waits of the step's tasks on the client core: their blocked
+    /// sends once the step is stopping (a server that stopped reading
+    /// would hold them for the send timeout).
+    stop: crate::evloop::Stop,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
     /// When the warm-up and the step end, set once every worker thread
@@ -469,6 +473,7 @@ pub fn run_step_on<W: Worker>(
     let j = client_thread_count(threads, n);
     let sh = Shared {
         abort: AtomicBool::new(false),
+        stop: crate::evloop::Stop::new(),
         live: (0..n).map(|_| Padded::default()).collect(),
         cfg,
         times: std::sync::OnceLock::new(),
@@ -551,7 +556,7 @@ fn run_group<W: Worker>(
         .collect();
     let warm_end_ns = sh.t().warm_end_ns;
     let failed = |e: WorkerError| (ThreadMeasure::new(warm_end_ns, 0, 1), Some(e));
-    match crate::evloop::run(tasks) {
+    match crate::evloop::run_until(tasks, &sh.stop) {
         Ok(rs) => idx
             .into_iter()
             .zip(rs)
@@ -604,6 +609,9 @@ fn watch(
     let mut last = (Instant::now(), 0u64);
     let mut measuring = false;
     while !done() {
+        if sh.stopping() {
+            sh.stop.end(crate::evloop::Waits::Sends);
+        }
         let now = Instant::now();
         if !measuring && now >= warm_end {
             measuring = true;
@@ -1234,5 +1242,62 @@ mod tests {
         let r = run_step_on(&mut ws, &cfg, 1, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.per_worker, [30, 60, 10]);
+    }
+
+    /// Sends into a socket whose peer never reads (its sends block, up to
+    /// a 30 s timeout), or, without one, fails fatally at its 10th event.
+    struct SendsOrFails {
+        sock: Option<(
+            std::os::unix::net::UnixStream,
+            std::os::unix::net::UnixStream,
+        )>,
+        n: u64,
+    }
+
+    impl Worker for SendsOrFails {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            let Some((s, _)) = &self.sock else {
+                crate::harness::measure::sleep(Duration::from_millis(2));
+                if self.n == 10 {
+                    return Err(DbError::fatal("scripted"));
+                }
+                c.record(Outcome::Rows(1));
+                return Ok(());
+            };
+            let fd = std::os::fd::AsRawFd::as_raw_fd(s);
+            match crate::evloop::send(fd, &[0u8; 65536]) {
+                Ok(_) => {
+                    c.record(Outcome::Rows(0));
+                    Ok(())
+                }
+                Err(e) => Err(DbError::lost(e.to_string())),
+            }
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn on_the_core_a_send_blocked_on_a_silent_peer_ends_when_the_step_stops() {
+        let stuck = || {
+            let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
+            crate::evloop::new_fd(fd);
+            let t = Some(Duration::from_secs(30));
+            crate::evloop::set_timeout(fd, crate::evloop::Interest::Write, t).unwrap();
+            SendsOrFails {
+                sock: Some((a, b)),
+                n: 0,
+            }
+        };
+        let mut ws = vec![stuck(), SendsOrFails { sock: None, n: 0 }, stuck()];
+        let t = Instant::now();
+        let r = run_step_on(&mut ws, &cfg(0, 20_000), 1, &mut |_| {}, &mut || {});
+        // The fatal error stops the step; the blocked sends end with it,
+        // not at their 30 s timeout.
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
 }

@@ -292,6 +292,13 @@ fn tcp_keepalive(s: &TcpStream) {
     }
 }
 
+/// Both timeouts of socket `fd`, through the core, which keeps them: its
+/// waits then know them without asking the kernel.
+fn set_timeouts(fd: std::os::fd::RawFd, t: Duration) -> io::Result<()> {
+    evloop::set_timeout(fd, evloop::Interest::Read, Some(t))?;
+    evloop::set_timeout(fd, evloop::Interest::Write, Some(t))
+}
+
 fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
     let addrs = (host, port)
         .to_socket_addrs()
@@ -300,13 +307,12 @@ fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
     for a in addrs {
         match TcpStream::connect_timeout(&a, o.connect_timeout) {
             Ok(s) => {
-                let setup = s
-                    .set_nodelay(true)
-                    .and_then(|_| s.set_read_timeout(Some(o.io_timeout)))
-                    .and_then(|_| s.set_write_timeout(Some(o.io_timeout)));
-                setup.map_err(io_error)?;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+                evloop::new_fd(fd);
+                s.set_nodelay(true)
+                    .and_then(|_| set_timeouts(fd, o.io_timeout))
+                    .map_err(io_error)?;
                 tcp_keepalive(&s);
-                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 return Ok(s);
             }
             Err(e) => last = Some(e),
@@ -562,10 +568,9 @@ impl Client<Stream> {
             Addr::Tcp { host, port } => Stream::Tcp(tcp_connect(host, *port, o)?),
             Addr::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(io_error)?;
-                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
-                s.set_read_timeout(Some(o.io_timeout))
-                    .and_then(|_| s.set_write_timeout(Some(o.io_timeout)))
-                    .map_err(io_error)?;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+                evloop::new_fd(fd);
+                set_timeouts(fd, o.io_timeout).map_err(io_error)?;
                 Stream::Unix(s)
             }
         };

@@ -130,12 +130,10 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// Through the core, which keeps it: its waits then know it without
+    /// asking the kernel.
     fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
-            Stream::Unix(s) => s.set_read_timeout(Some(t)),
-            Stream::Tls(s) => s.get_ref().set_read_timeout(Some(t)),
-        }
+        evloop::set_timeout(self.raw_fd(), evloop::Interest::Read, Some(t))
     }
     /// The socket's descriptor (under TLS, the TCP socket's).
     fn raw_fd(&self) -> std::os::fd::RawFd {
@@ -147,11 +145,7 @@ impl Stream {
         }
     }
     fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_write_timeout(Some(t)),
-            Stream::Unix(s) => s.set_write_timeout(Some(t)),
-            Stream::Tls(s) => s.get_ref().set_write_timeout(Some(t)),
-        }
+        evloop::set_timeout(self.raw_fd(), evloop::Interest::Write, Some(t))
     }
 
     /// Asks the server for TLS (SSLRequest) and runs the handshake when it
