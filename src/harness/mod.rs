@@ -20,6 +20,7 @@
 pub mod host;
 pub mod limit;
 pub mod measure;
+pub mod placement;
 pub mod probe;
 pub mod profile;
 mod reconnect;
@@ -28,6 +29,7 @@ pub mod series;
 pub mod status;
 pub mod sysstat;
 mod timed;
+pub mod wait;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,6 +39,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::engine::{DbError, DbResult, Driver};
 use crate::error::Error;
 use crate::results::{HwCost, Status, Store, TestResult};
+pub use placement::Placement;
 use probe::{Probe, ProbeContext};
 pub use reconnect::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
 use runner::{Live, StepRun, Worker};
@@ -150,6 +153,9 @@ pub struct Harness<'a> {
     /// What the suite counts ([`Units`]): the status rule's noun, and what
     /// hardware costs are divided by.
     pub units: Units,
+    /// Where each step's workers run: a thread each, or tasks of a few
+    /// client threads ([`Placement`]).
+    pub placement: Placement,
 }
 
 /// One test being run by [`Harness::test`]: the result the suite fills, and
@@ -166,6 +172,8 @@ pub struct TestRun<'h> {
     /// What [`TestRun::finish_probe`]'s operations are: the suite's
     /// [`Units::per_op`] unless the test sets another (`row` for a load).
     pub per_op: &'static str,
+    /// Where the timed step's workers run (the harness's [`Placement`]).
+    pub placement: Placement,
 }
 
 impl TestRun<'_> {
@@ -268,9 +276,11 @@ impl TestRun<'_> {
         if !warms {
             self.start_sampling();
         }
+        let placement = self.placement;
         let run = runner::run_step(
             workers,
             &t.config(),
+            &placement,
             &mut |l: Live| {
                 bar.set_position(l.elapsed.as_millis() as u64);
                 let mut msg = progress_message(&l, unit, t.budgeted);
@@ -401,6 +411,7 @@ impl Harness<'_> {
             probe: None,
             profile: None,
             per_op: self.units.per_op,
+            placement: self.placement,
         };
         let probe = Probe::before(self.probe, self.driver.as_ref());
         if let Some(w) = probe.warning() {

@@ -5,7 +5,7 @@
 //! The workers of a step may be of different kinds (an enum of them) that
 //! wait for each other in [`Worker::pause`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -15,6 +15,7 @@ use crate::harness::measure::{
     Counts, Latency, SecondSample, ThreadMeasure, event_clock, new_histogram, now_ns, per_second,
     start_clock,
 };
+use crate::harness::placement::Placement;
 use crate::harness::reconnect::{ReconnectError, reconnect_with_backoff};
 
 /// One thread's side of a workload: what an event is, and how to get back
@@ -413,64 +414,42 @@ fn work<W: Worker>(
     }
 }
 
-/// How many client threads steps run their workers on (0: a thread per
-/// worker), set once per run ([`set_client_threads`]).
-static CLIENT_THREADS: AtomicUsize = AtomicUsize::new(0);
-
-/// Sets how many client threads [`run_step`] drives its workers from: `n`
-/// threads each run their share of the workers on the event-driven core
-/// ([`crate::evloop`]); 0, or at least one thread per worker, keeps a
-/// plain thread per worker (the cheapest at low counts, and the only way
-/// for embedded engines, whose calls are CPU in the client thread).
-pub fn set_client_threads(n: usize) {
-    CLIENT_THREADS.store(n, Ordering::Relaxed);
-}
-
-/// What [`set_client_threads`] set.
-pub fn client_threads() -> usize {
-    CLIENT_THREADS.load(Ordering::Relaxed)
-}
-
-/// How many client threads a step of `workers` workers runs on when
-/// [`set_client_threads`] set `threads` (0: a thread per worker); worker `i`
-/// runs on thread `i % client_thread_count(..)`. Suites that keep something
-/// per client thread (pgbench's per-thread log files) group by it.
-pub fn client_thread_count(threads: usize, workers: usize) -> usize {
-    if threads == 0 || threads >= workers {
-        workers
-    } else {
-        threads
-    }
-}
-
-/// Runs `workers` (already connected and prepared) for `cfg`, calling
-/// `on_live` a few times a second from the calling thread, and
-/// `on_measured` once when the warm-up ends; on the client threads
-/// [`set_client_threads`] set.
+/// Runs `workers` (already connected and prepared) for `cfg`, where
+/// `placement` puts them (a thread each, or tasks of a few client threads),
+/// calling `on_live` a few times a second from the calling thread, and
+/// `on_measured` once when the warm-up ends.
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
+    placement: &Placement,
     on_live: &mut dyn FnMut(Live),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
-    run_step_on(workers, cfg, client_threads(), on_live, on_measured)
+    run_on(
+        workers,
+        cfg,
+        placement.threads_for(workers.len()),
+        on_live,
+        on_measured,
+    )
 }
 
 /// What one worker measured, and why it stopped early (if it did).
 type WorkerRun = (ThreadMeasure, Option<WorkerError>);
 
-/// [`run_step`] on `threads` client threads (0: a thread per worker).
-pub fn run_step_on<W: Worker>(
+/// [`run_step`] on `j` client threads (a placement's count for these
+/// workers: 1 to `workers.len()`).
+fn run_on<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
-    threads: usize,
+    j: usize,
     on_live: &mut dyn FnMut(Live),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
-    let j = client_thread_count(threads, n);
+    let j = j.clamp(1, n.max(1));
     let sh = Shared {
         abort: AtomicBool::new(false),
         stop: crate::evloop::Stop::new(),
@@ -722,6 +701,14 @@ fn summarize<W: Worker>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread per worker.
+    const ONE_EACH: Placement = Placement::thread_per_worker();
+
+    /// At most `n` client threads, workers shared as tasks.
+    fn core(n: usize) -> Placement {
+        Placement::core(n, crate::engine::OnSockets::for_tests())
+    }
     use crate::engine::Outcome;
 
     /// A worker with no database: each event "reads" one row after a short
@@ -785,7 +772,7 @@ mod tests {
     #[test]
     fn warmup_is_excluded_and_counts_add_up() {
         let mut ws = vec![mock(None), mock(None)];
-        let r = run_step(&mut ws, &cfg(200, 1200), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(200, 1200), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let total_events: u64 = ws.iter().map(|w| w.n).sum();
         // Events of the warm-up ran but are not counted.
@@ -833,7 +820,7 @@ mod tests {
     #[test]
     fn each_operation_kind_is_counted_and_timed_apart() {
         let mut ws = vec![TwoKinds { n: 0 }, TwoKinds { n: 0 }];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let names: Vec<_> = r.kinds.iter().map(|k| k.name.clone().unwrap()).collect();
         assert_eq!(names, ["a", "b"]);
@@ -845,7 +832,7 @@ mod tests {
         assert!(b.errors > 0 && b.events > 0);
         // A step whose events have no kinds keeps no per-kind figures.
         let mut ws = vec![mock(None)];
-        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 100), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.kinds.is_empty());
     }
 
@@ -901,7 +888,13 @@ mod tests {
             },
         ];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(50, 10_000), &mut |_| {}, &mut || {});
+        let r = run_step(
+            &mut ws,
+            &cfg(50, 10_000),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
         assert_eq!(r.status, StepStatus::Ok);
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         // The budget counts from the end of the warm-up, exactly.
@@ -915,7 +908,7 @@ mod tests {
     #[test]
     fn retryable_errors_are_counted_and_the_test_goes_on() {
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert!(r.counts.errors > 0);
         assert_eq!(ws[0].recovered, r.counts.errors);
@@ -929,7 +922,7 @@ mod tests {
         let mut w = mock(Some((1000, ErrorClass::Reconnect)));
         w.reconnect_fails = 2;
         let mut ws = vec![w];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert!(r.counts.reconnects >= 1);
     }
@@ -938,7 +931,7 @@ mod tests {
     fn a_fatal_error_fails_the_step_and_stops_all_threads() {
         let mut ws = vec![mock(Some((50, ErrorClass::Fatal))), mock(None)];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(0, 5000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 5000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(2));
         assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
@@ -948,7 +941,7 @@ mod tests {
         let mut w = mock(Some((5, ErrorClass::Reconnect)));
         w.reconnect_fails = u32::MAX;
         let mut ws = vec![w];
-        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 100), &ONE_EACH, &mut |_| {}, &mut || {});
         match r.status {
             StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
             s => panic!("{s:?}"),
@@ -966,7 +959,7 @@ mod tests {
         // Budgets of 30 and 60 after the (no-op) warm-up's 1000.
         let mut ws = vec![paced(1030), paced(1060)];
         let cfg = StepConfig::until_finished(Duration::from_millis(300));
-        let r = run_step(&mut ws, &cfg, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg, &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.counts.events, 90);
         // 60 pauses of 1 ms: the step lasted as long as its longest budget.
@@ -980,7 +973,7 @@ mod tests {
         let mut ws = vec![w];
         let t = Instant::now();
         let cfg = StepConfig::until_finished(Duration::from_millis(300));
-        let r = run_step(&mut ws, &cfg, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg, &ONE_EACH, &mut |_| {}, &mut || {});
         match r.status {
             StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
             s => panic!("{s:?}"),
@@ -1045,7 +1038,7 @@ mod tests {
             waiter(false, Some((3, ErrorClass::Fatal, "disk full"))),
         ];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(0, 10_000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 10_000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
         // The waiter saw the stop, and its event did not run after it.
@@ -1064,7 +1057,7 @@ mod tests {
         let mut c = cfg(0, 10_000);
         c.reconnect_for = Duration::from_secs(10);
         let t = Instant::now();
-        let r = run_step(&mut ws, &c, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &c, &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
     }
@@ -1119,7 +1112,7 @@ mod tests {
     fn an_event_that_hangs_past_the_deadline_leaves_the_interval_covered_up_to_the_hang() {
         // The 21st measured event hangs for 1.5 s, past the 1 s measured.
         let mut ws = vec![hangs(true, 21, 1500)];
-        let r = run_step(&mut ws, &cfg(100, 1000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(100, 1000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(
             (r.counts.events, r.counts.errors),
@@ -1145,7 +1138,7 @@ mod tests {
     fn a_warm_up_event_that_hangs_past_the_deadline_measures_nothing_after_it() {
         // The warm-up's first event hangs until after the measured second.
         let mut ws = vec![hangs(false, 1, 2000)];
-        let r = run_step(&mut ws, &cfg(500, 1000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(500, 1000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.counts.events, 0, "no event starts after the deadline");
         assert_eq!(r.facts.covered_secs, 0.0);
@@ -1155,7 +1148,7 @@ mod tests {
     #[test]
     fn a_whole_interval_and_a_paced_one_are_covered_to_the_deadline() {
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
         // A worker that waits 40 ms before each event: its last one ends
         // before the deadline, and it waited for the deadline after it.
@@ -1165,7 +1158,7 @@ mod tests {
             gap_ns: 40_000_000,
             paused: 0,
         }];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
         // Its rates are over the whole interval (the upper bound is a slow
         // machine's, not a check).
@@ -1202,7 +1195,7 @@ mod tests {
                 fail_at: None,
             })
             .collect();
-        let r = run_step_on(&mut ws, &cfg(50, 300), 2, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(50, 300), &core(2), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.per_worker.len(), 16);
         // 16 waits of 2 ms overlap on 2 threads: each worker completes
@@ -1224,7 +1217,7 @@ mod tests {
             })
             .collect();
         let t = Instant::now();
-        let r = run_step_on(&mut ws, &cfg(0, 5000), 2, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 5000), &core(2), &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
@@ -1239,7 +1232,7 @@ mod tests {
         };
         let mut ws = vec![paced(1030), paced(1060), paced(1010)];
         let cfg = StepConfig::until_finished(Duration::from_millis(300));
-        let r = run_step_on(&mut ws, &cfg, 1, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg, &core(1), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.per_worker, [30, 60, 10]);
     }
@@ -1294,7 +1287,7 @@ mod tests {
         };
         let mut ws = vec![stuck(), SendsOrFails { sock: None, n: 0 }, stuck()];
         let t = Instant::now();
-        let r = run_step_on(&mut ws, &cfg(0, 20_000), 1, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 20_000), &core(1), &mut |_| {}, &mut || {});
         // The fatal error stops the step; the blocked sends end with it,
         // not at their 30 s timeout.
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());

@@ -81,7 +81,8 @@ impl Readers {
             duration: Duration::from_secs_f64(p.secs),
             reconnect_for: Duration::ZERO,
         };
-        let r = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {});
+        let one_each = crate::harness::Placement::thread_per_worker();
+        let r = run_step(&mut workers, &cfg, &one_each, &mut |_| {}, &mut || {});
         Ok((r.counts.queries(), r.secs))
     }
 }

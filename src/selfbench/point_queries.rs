@@ -73,7 +73,8 @@ impl PointQueries {
             duration: Duration::from_secs_f64(secs),
             reconnect_for: Duration::ZERO,
         };
-        let r = run_step(&mut self.workers, &cfg, &mut |_| {}, &mut || {});
+        let one_each = crate::harness::Placement::thread_per_worker();
+        let r = run_step(&mut self.workers, &cfg, &one_each, &mut |_| {}, &mut || {});
         Ok((r.counts.queries(), r.secs))
     }
 }
