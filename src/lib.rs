@@ -1,6 +1,6 @@
 //! rqps: a database benchmark and regression finder.
 //!
-//! `cli → compat → selfbench, plan → suite → report → harness → error →
+//! `cli → compat, serve → selfbench, plan → suite → report → harness → error →
 //! engine → results → evloop → util`, every arrow pointing down (docs/architecture.md
 //! lists each module's imports; tests/architecture.rs holds them to it): the
 //! CLI (and matrix plans) pick a suite from `suite::registry()` with its
@@ -20,5 +20,6 @@ pub mod plan;
 pub mod report;
 pub mod results;
 pub mod selfbench;
+pub mod serve;
 pub mod suite;
 pub mod util;

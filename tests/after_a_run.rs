@@ -50,12 +50,14 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
     // The first name: run a second target, then report.
     let o = ci_run(res, "a", &[]);
     assert!(o.status.success(), "{}", text(&o));
-    // The same run under a name no run has, then the report (issue 38:
-    // every hint is a command that works; tests/conclusions.rs runs them).
+    // The run with one change, under a name of its own, then the report
+    // (issue 38: every hint is a command that works; tests/conclusions.rs
+    // runs them). Never the same run under a new name (issue 57): that
+    // compares a run with itself.
     assert_eq!(
         last_line(&o),
         format!(
-            "compare with: rqps run --profile ci --tests point-query --threads 1 --read-secs 0.2 --write-secs 0.2 --results {res} --name a-2   (the same run under a new name: change what you compare, such as --target, --server, --config or --ps-mode), then: rqps report --results {res} --base a"
+            "compare with: rqps run --profile ci --tests point-query --threads 1 --read-secs 0.2 --write-secs 0.2 --results {res} --ps-mode disable --name a-disable   (one change: --ps-mode auto → disable; or change --target, --server or --config), then: rqps report --results {res} --base a"
         )
     );
     // A second name: the report of both.
@@ -69,6 +71,10 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
     let o = ci_run(res, "c", &["-q"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("compare with"), "{}", text(&o));
+    // The first command again, as its own command: a repeat of `a` (the
+    // seed it drew is recorded, not compared; issue 55).
+    let o = ci_run(res, "a", &["-q"]);
+    assert!(o.status.success(), "{}", text(&o));
 
     let o = rqps(&["runs", "--results", res]);
     assert!(o.status.success(), "{}", text(&o));
@@ -88,7 +94,13 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
     };
     // NAME SUITE ENGINE(2 words) REPEATS FIRST(2) LAST(2) SHAPE...
     assert_eq!(&row("a")[..2], ["a", "sysbench"], "{out}");
-    assert_eq!(row("a")[4], "1", "{out}");
+    assert_eq!(row("a")[4], "2", "two commands, one line: {out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("a ")).count(),
+        1,
+        "{out}"
+    );
+    assert!(!out.contains("seed"), "{out}");
     assert_eq!(row("b")[4], "2", "{out}");
     assert!(
         row("b").contains(&"profile=ci") && row("b").contains(&"threads=1"),
@@ -98,6 +110,84 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
         out.ends_with(&format!("rqps report --results {res} --base a\n")),
         "{out}"
     );
+    // a, b and c ran one command: the report says first that they are an
+    // A/A comparison, whose differences are noise, and how large.
+    let o = rqps(&["report", "--results", res, "--base", "a"]);
+    let rep = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        rep.starts_with(
+            "A/A: b, c against a, identical parameters: every difference is noise, here up to "
+        ),
+        "{rep}"
+    );
+}
+
+/// sysbench's `--events=200 --time=0` as the native tests take it: each
+/// test ends at exactly 200 events, and the closing table says so; `--events`
+/// with a time ends at whichever comes first; a time of 0 needs events.
+#[test]
+fn events_bound_each_native_test_as_sysbench_s_events_bound_a_run() {
+    let d = tempfile::tempdir().unwrap();
+    let res = d.path().join("res");
+    let res = res.to_str().unwrap();
+    let json = d.path().join("run.json");
+    let bounded = |name: &str, extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--profile",
+            "ci",
+            "--tests",
+            "point-query",
+            "--threads",
+            "1",
+            "--results",
+            res,
+            "--name",
+            name,
+        ];
+        a.extend_from_slice(extra);
+        rqps(&a)
+    };
+    let o = bounded(
+        "ev",
+        &[
+            "--events",
+            "200",
+            "--read-secs",
+            "0",
+            "--write-secs",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("the test ended at its event limit: 200 events (--events)"),
+        "{}",
+        text(&o)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let t = &doc["tests"][0];
+    assert_eq!(
+        (t["events"].as_u64(), t["threads"].as_u64()),
+        (Some(200), Some(1)),
+        "{t}"
+    );
+    assert_eq!(t["event_bound"]["ended_by"], "events", "{t}");
+    assert_eq!(doc["params"]["events"], 200);
+    // A time that ends first: said, and the events bound the rest.
+    let o = bounded("ev-time", &["--events", "1000000000", "--read-secs", "0.2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("point-query t=1: ended by its time limit (0.2 s) after "),
+        "{}",
+        text(&o)
+    );
+    let o = bounded("ev-zero", &["--read-secs", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("or 0 with --events N"), "{}", text(&o));
 }
 
 #[test]

@@ -89,7 +89,21 @@ fn hint_works(hint: &str, cwd: &Path) -> Vec<Output> {
 fn moment_1_every_hint_is_a_command_that_works_on_the_results_present() {
     let d = tempfile::tempdir().unwrap();
     let r = d.path().join("r");
-    // A name of another suite first: no hint may offer it as a base.
+    // A name of another suite first: no hint may offer it as a base. The
+    // suite has no treatment rqps can change for it: the hint asks for a
+    // change in words, never the same run under a new name.
+    let o = select1(&r, &["--name", "other"]);
+    let all = text(&o);
+    assert!(o.status.success(), "{all}");
+    let hint = line_after(&all, "to compare: run it again with one thing changed, ");
+    assert!(!hint.contains("rqps run"), "{hint}");
+    let o = text(&rqps(&["runs", "--results", r.to_str().unwrap()]));
+    line_after(
+        &o,
+        "nothing to compare yet: run other again with one thing changed, such as --target, --server or --config",
+    );
+    // A sysbench run: its first line changes a treatment (--ps-mode) under
+    // a name of its own, then the report of the two. Both work as printed.
     let o = run(
         &r,
         &[
@@ -98,24 +112,17 @@ fn moment_1_every_hint_is_a_command_that_works_on_the_results_present() {
             "--tests",
             "point-query",
             "--name",
-            "other",
+            "first",
         ],
     );
-    assert!(o.status.success(), "{}", text(&o));
-    // `rqps runs` over one name: the run again under a free name.
-    let o = text(&rqps(&["runs", "--results", r.to_str().unwrap()]));
-    let hint = line_after(
-        &o,
-        "nothing to compare yet: run other again under a new name, changing what you compare: ",
-    );
-    assert!(hint.contains("--name other-2"), "{hint}");
-    // The end-of-run line: no other select1 name, so the same run under a
-    // new name, then the report of the two. Both work as printed.
-    let o = select1(&r, &[]);
     let all = text(&o);
     assert!(o.status.success(), "{all}");
     let hint = line_after(&all, "compare with: ");
     assert!(!hint.contains("--base other"), "{hint}");
+    assert!(
+        hint.contains("--ps-mode disable --name first-disable"),
+        "{hint}"
+    );
     let outs = hint_works(hint, d.path());
     // That second run's own line: the report that compares it.
     let second = text(&outs[0]);
@@ -143,16 +150,19 @@ fn moment_2_another_config_under_a_stored_name_is_refused_before_the_load() {
     let err = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("named 'sqlite-3.")
+        err.contains("'sqlite-3.")
             && err.contains("another experiment")
             && err.contains("setting cache_size -2000 → -4000")
             && err.contains("config no --config → "),
         "{err}"
     );
     assert!(
-        err.contains("(--name sqlite-3.") && err.contains("-2) or pass --allow-mismatch"),
+        err.contains("--name sqlite-3.") && err.contains("-2, or pass --allow-mismatch"),
         "{err}"
     );
+    // One short line (issue 55): what differs, never a dump.
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.trim().chars().count() <= 300, "{err}");
     assert!(!err.contains("load"), "refused before the load: {err}");
     assert_eq!(run_dirs(&r).len(), 1, "the refused run stored nothing");
     // Its own name, or --allow-mismatch: stored; the report then flags the

@@ -155,8 +155,181 @@ fn every_debian_script_prepares_runs_and_cleans_up_on_postgresql() {
     every_debian_script_runs_unchanged(PG);
 }
 
+/// sysbench's users' way (issue 55): `prepare`, `run`, `run` and `cleanup`
+/// as four commands under one name are one experiment: the runs pool as 2
+/// repeats (their seeds drawn, not compared), `prepare` and `cleanup` record
+/// what they did; another option under the name is refused in one short
+/// line. A script run is a run like any other (issue 57): its QPS in the
+/// closing table, `rqps show`, `-q` and a report between two script runs,
+/// named by its script and options in `rqps runs` with its real thread
+/// count; the hint after it changes one thing and works as printed; no hint
+/// follows a `prepare`, a `cleanup` or a failed run.
+fn separate_commands_under_one_name_are_one_experiment(server: &Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let res = dir.path().join("res");
+    let (url, file) = (server.url_without_password(), server.password_file());
+    let script = format!("{SCRIPTS}/oltp_point_select.lua");
+    let rqps_run = |name: &str, extra: &[&str], args: &[&str]| {
+        let mut all = vec![
+            "run",
+            "--target",
+            &url,
+            "--password-file",
+            file.to_str().unwrap(),
+            "--suite",
+            "sysbench",
+            "--script",
+            &script,
+            "--results",
+            res.to_str().unwrap(),
+            "--busy-threshold",
+            "100",
+            "--name",
+            name,
+        ];
+        all.extend_from_slice(extra);
+        all.push("--");
+        all.extend_from_slice(args);
+        rqps(&all)
+    };
+    let opts = ["--table-size=50", "--threads=2", "--events=300", "--time=0"];
+    let with = |cmd: &'static str| [&opts[..], &[cmd]].concat();
+    let hint = |o: &std::process::Output| {
+        text(o)
+            .lines()
+            .find_map(|l| l.strip_prefix("compare with: ").map(String::from))
+    };
+    let o = rqps_run("p", &[], &with("prepare"));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        hint(&o),
+        None,
+        "no comparison after a prepare: {}",
+        text(&o)
+    );
+    let o = rqps_run("p", &[], &with("run"));
+    assert!(o.status.success(), "{}", text(&o));
+    let first = hint(&o).unwrap_or_else(|| panic!("{}", text(&o)));
+    // The closing table has the script's row with its QPS.
+    let table_row = |out: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with("oltp_point_select ") && l.contains(" ok"))
+            .map(String::from)
+    };
+    let closing = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(table_row(&closing).is_some(), "{}", text(&o));
+    // Named by its script and options.
+    assert!(
+        closing.starts_with(
+            "sysbench oltp_point_select.lua --time=0 --events=300 --table-size=50 on "
+        ),
+        "{closing}"
+    );
+    let o = rqps_run("p", &["-q"], &with("run"));
+    assert!(o.status.success(), "the same command twice: {}", text(&o));
+    assert!(
+        table_row(&String::from_utf8_lossy(&o.stdout)).is_some(),
+        "-q: {}",
+        text(&o)
+    );
+    // `rqps show`: the latest run, its QPS.
+    let o = rqps(&["show", "--results", res.to_str().unwrap()]);
+    assert!(
+        table_row(&String::from_utf8_lossy(&o.stdout)).is_some(),
+        "show: {}",
+        text(&o)
+    );
+    // Another option under the name: one short line naming it.
+    let o = rqps_run(
+        "p",
+        &[],
+        &["--table-size=60", "--threads=2", "--time=1", "run"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = text(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.trim().chars().count() <= 300, "{err}");
+    assert!(
+        err.contains("--table-size=50") && err.contains("--table-size=60"),
+        "{err}"
+    );
+    assert!(!err.contains('{'), "no JSON: {err}");
+    // The first hint, as printed: one change (--ps-mode), its own name.
+    let (again, report) = first.split_once("   (").unwrap();
+    assert!(again.contains("--ps-mode disable"), "{again}");
+    let o = sh(again, dir.path());
+    assert!(o.status.success(), "{again}: {}", text(&o));
+    let report = report.split_once("then: ").unwrap().1;
+    let o = sh(report, dir.path());
+    let rep = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{report}: {}", text(&o));
+    assert!(!rep.contains("not compared"), "{rep}");
+    let row = rep
+        .lines()
+        .find(|l| l.trim_start().starts_with("oltp_point_select"))
+        .unwrap_or_else(|| panic!("{rep}"));
+    assert!(
+        row.contains("p-disable") || rep.contains("p-disable"),
+        "{rep}"
+    );
+    let o = rqps_run("p", &[], &with("cleanup"));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        hint(&o),
+        None,
+        "no comparison after a cleanup: {}",
+        text(&o)
+    );
+    // The tables are gone: this run fails, and no hint follows it.
+    let o = rqps_run("p", &[], &with("run"));
+    assert!(!o.status.success(), "{}", text(&o));
+    assert_eq!(
+        hint(&o),
+        None,
+        "no comparison after a failure: {}",
+        text(&o)
+    );
+    // `rqps runs`: the two repeats on one line, at 2 threads, named by the
+    // script and its options; prepare and cleanup on a line of their own.
+    let o = rqps(&["runs", "--results", res.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.lines().all(|l| l.chars().count() <= 200), "{out}");
+    let line = |start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start) && !l.contains("no test"))
+            .unwrap_or_else(|| panic!("no {start} in {out}"))
+            .to_string()
+    };
+    let p = line("p ");
+    assert!(
+        p.contains("  3 (1 not ok)  ")
+            && p.contains("threads=2 script=")
+            && p.contains("script=oltp_point_select.lua --time=0 --events=300 --table-size=50"),
+        "{out}"
+    );
+    assert!(!p.contains("seed") && !p.contains('{'), "{out}");
+    assert!(out.contains("no test: prepare, cleanup"), "{out}");
+}
+
+/// Runs `command` through `sh` in `cwd`, `rqps` being the binary under test.
+fn sh(command: &str, cwd: &Path) -> std::process::Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_rqps")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("sh")
+        .args(["-c", command])
+        .current_dir(cwd)
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
 #[test]
-fn a_runaway_event_ends_at_the_deadline_and_counts_nothing() {
+fn a_runaway_event_ends_at_the_deadline_and_separate_commands_are_one_experiment() {
     if !server_available(MARIADB) {
         return;
     }
@@ -175,6 +348,10 @@ fn a_runaway_event_ends_at_the_deadline_and_counts_nothing() {
     let t = &doc["tests"][0];
     assert_eq!(t["status"], "failed", "{t}");
     assert_eq!(t["events"], 0, "{t}");
+    // The same server, for what needs one (and no more than that).
+    if scripts_available() {
+        separate_commands_under_one_name_are_one_experiment(&server);
+    }
 }
 
 /// `rqps run --suite sysbench --script FILE -- ARGS` on the default
@@ -241,9 +418,9 @@ fn bad_scripts_get_one_line_and_exit_2_before_any_load() {
 /// thread, `--rand-seed=5` and sysbench's default distribution (`special`,
 /// which is also a script's default in rqps), send what sysbench 1.0.20
 /// sends with the same options: the same statements with the same values in
-/// the same order, as MariaDB's general log records them. sysbench runs a
-/// set number of events; rqps runs for a time, and its first statements are
-/// compared.
+/// the same order, as MariaDB's general log records them. Both run a set
+/// number of events (`--events=N --time=0`): rqps sends exactly sysbench's
+/// statements, no more.
 #[test]
 fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() {
     use rqps::engine::Driver;
@@ -312,13 +489,19 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() 
         let at = len();
         let path = PathBuf::from(SCRIPTS).join(format!("{script}.lua"));
         let mut args = shape.to_vec();
-        // Long enough for sysbench's count on a loaded 2-core machine.
-        args.extend(["--rand-seed=5", "--time=2", "run"]);
-        let (ok, out, _) = run_script(&target, &path, &args);
+        // sysbench's own bound (issue 55): exactly its events, no time limit.
+        let bound = format!("--events={events}");
+        args.extend(["--rand-seed=5", &bound, "--time=0", "run"]);
+        let (ok, out, doc) = run_script(&target, &path, &args);
         assert!(ok, "rqps {script}: {out}");
+        let t = &doc["tests"][0];
+        assert_eq!(t["events"].as_u64(), Some(events as u64), "{script}: {t}");
+        assert_eq!(t["event_bound"]["ended_by"], "events", "{script}: {t}");
+        assert!(out.contains("ended at its event limit"), "{out}");
         let ours = logged_statements(&log, at);
-        assert!(
-            ours.len() >= theirs.len(),
+        assert_eq!(
+            ours.len(),
+            theirs.len(),
             "{script}: rqps sent {} statements, sysbench {}",
             ours.len(),
             theirs.len()
@@ -460,7 +643,8 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_on_postgresql() {
             "--tables=1",
             "--table-size=2000",
             "--rand-seed=5",
-            "--time=2",
+            "--events=30",
+            "--time=0",
             "run",
         ],
     );

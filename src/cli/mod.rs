@@ -11,6 +11,7 @@ mod report;
 pub mod run;
 mod run_args;
 mod runs;
+mod serve;
 pub mod shell;
 
 use std::path::PathBuf;
@@ -43,7 +44,7 @@ Every result is kept with its context in a results directory; `rqps report` sets
 base with a verdict per test (faster, slower, or not distinguishable from noise).\n\n\
 Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the sysbench \
 quick profile (32 tests, about 3 minutes).",
-    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps run --server postgres@16.15 --suite tpcc   # after `rqps engine install postgres 16.15`\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs"
+    after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps run --server postgres@16.15 --suite tpcc   # after `rqps engine install postgres 16.15`\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs\n  rqps serve                                 # the results as web pages, on 127.0.0.1:8080"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -105,6 +106,14 @@ enum Cmd {
     Bench(crate::selfbench::BenchCmd),
     /// List the names stored in a results directory: suite, workload shape, repeats, dates.
     Runs(runs::RunsArgs),
+    /// Serve a results directory as web pages: runs, comparisons, histories, compatibility.
+    ///
+    /// A read-only web server over the results folder, on this machine only unless --listen
+    /// names another address. Its pages are the reports rqps prints (the same model, verdicts,
+    /// charts and change points), with forms to choose what to compare; each is also JSON. A
+    /// run being written shows as running and its page reloads itself. No script runs and
+    /// nothing is fetched from elsewhere: it works offline.
+    Serve(serve::ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
     /// Print the man page of rqps, or of one subcommand (`rqps man run`), as roff.
@@ -523,6 +532,7 @@ pub fn main() -> i32 {
             .map(|_| 0)
             .map_err(crate::error::failed),
         Cmd::Runs(a) => runs::runs(&a),
+        Cmd::Serve(a) => serve::serve(&a),
         Cmd::Completions(a) => shell::completions(&a),
         Cmd::Man(a) => shell::man(&a, command(suite::registry()[0])),
     };

@@ -4,7 +4,7 @@
 use super::run_args::RunArgs;
 use crate::engine::install::EngineSpec;
 use crate::engine::target::Target;
-use crate::error::{EXIT_INTERRUPTED, Error, usage};
+use crate::error::{Error, usage};
 use crate::plan::options::EngineArgs;
 use crate::plan::session::{self, RunSpec};
 use crate::suite::{Common, Suite};
@@ -20,11 +20,12 @@ pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i
     let spec = RunSpec::new(plan, engine(a)?, a.options.clone(), a.output.clone());
     let ran = session::run(&spec)?;
     // The last line: what to do next. Not for a matrix's child runs (it
-    // reports itself), nor under --quiet, nor after Ctrl-C.
+    // reports itself), nor under --quiet, nor after a failure or Ctrl-C
+    // (nor after a run that measured nothing: `next_step` says nothing).
     if let Some(name) = ran.name
         && !a.output.quiet
         && a.output.repeat_number.is_none()
-        && ran.code != EXIT_INTERRUPTED
+        && ran.code == 0
     {
         // The rerun it may suggest is the command as the user typed it.
         let typed: Vec<String> = std::env::args().collect();
@@ -91,7 +92,7 @@ mod tests {
                  warmup_secs = 1.0\nwarm_secs = 1.5\nsettle_secs = 1.0\nrand_type = \"pareto\"\n\
                  ps_mode = \"disable\"\nskip_prepare = true\nskip_trx = true\n\
                  rand_spec_iter = 10\nrand_spec_pct = 2\nrand_spec_res = 70\nrand_pareto_h = 0.3\n\
-                 rand_zipfian_exp = 0.9\nrand_seed = 5\n"
+                 rand_zipfian_exp = 0.9\nrand_seed = 5\nevents = 1000\n"
                     .into(),
             ),
             (

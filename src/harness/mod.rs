@@ -483,6 +483,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
     r.histogram = crate::results::encode_histogram(&run.hist);
     r.per_second = run.per_second.clone();
     r.per_connection = run.per_worker.clone();
+    r.event_bound = run.event_bound;
     r.ops = run
         .kinds
         .iter()

@@ -17,6 +17,7 @@ use crate::harness::measure::{
 };
 use crate::harness::placement::Placement;
 use crate::harness::reconnect::{ReconnectError, reconnect_with_backoff};
+use crate::results::{EndedBy, EventBound};
 
 /// One thread's side of a workload: what an event is, and how to get back
 /// to a clean state after an error.
@@ -135,6 +136,13 @@ pub struct StepConfig {
     /// lost (counted from the step's end, or from the loss in a step
     /// without a deadline).
     pub reconnect_for: Duration,
+    /// The measured events the step may complete, all workers together
+    /// (sysbench's `--events`); `None`: no bound. The step ends at
+    /// whichever comes first, its deadline or its last event: a worker
+    /// takes an event before it starts one, and an event it retries after
+    /// an error keeps its place, so exactly this many complete unless the
+    /// deadline, a stop or a failure comes first.
+    pub events: Option<u64>,
 }
 
 /// Whole seconds of marks a thread's per-second series makes room for at
@@ -152,6 +160,7 @@ impl StepConfig {
             warmup: Duration::ZERO,
             duration: Duration::MAX,
             reconnect_for,
+            events: None,
         }
     }
 }
@@ -180,6 +189,10 @@ pub struct StepRun {
     /// The events each worker (connection) completed in the measured
     /// interval, in the workers' order.
     pub per_worker: Vec<u64>,
+    /// A step with an event bound that ran to its end: the bound, and
+    /// whether its events or its deadline ended it (`None`: no bound, or a
+    /// stop or a failure ended it).
+    pub event_bound: Option<EventBound>,
 }
 
 /// What one kind of operation measured in a step, summed over threads.
@@ -226,6 +239,10 @@ struct Shared<'a> {
     ready: std::sync::Barrier,
     /// ... and the times are set.
     go: std::sync::Barrier,
+    /// Measured events taken so far, against [`StepConfig::events`].
+    taken: AtomicU64,
+    /// Set when a worker found the event bound spent.
+    spent: AtomicBool,
 }
 
 /// A step's clock, set when its workers are ready.
@@ -240,6 +257,20 @@ struct Times {
 impl Shared<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
+    }
+
+    /// Takes the next event of the bound: false when the bound is spent
+    /// (then the worker ends). Always true without a bound.
+    #[inline]
+    fn take_event(&self) -> bool {
+        let Some(max) = self.cfg.events else {
+            return true;
+        };
+        if self.taken.fetch_add(1, Ordering::Relaxed) < max {
+            return true;
+        }
+        self.spent.store(true, Ordering::Relaxed);
+        false
     }
 
     fn t(&self) -> &Times {
@@ -349,6 +380,9 @@ fn work<W: Worker>(
     let mut m = ThreadMeasure::new(warm_end_ns, expected_secs, w.kinds().len().max(1));
     m.warm_error = warm_error;
     let mut t0 = now;
+    // Whether this thread holds an event of the bound it has not completed
+    // (one that failed and is run again keeps it).
+    let mut holding = false;
     loop {
         if sh.stopping() {
             return (m, None);
@@ -376,6 +410,10 @@ fn work<W: Worker>(
             }
             return (m, None);
         }
+        if !holding && !sh.take_event() {
+            return (m, None);
+        }
+        holding = true;
         m.tick(t0);
         let r = w.event(&mut m.counts);
         let t1 = clock.now_ns();
@@ -388,7 +426,10 @@ fn work<W: Worker>(
                 }
                 return (m, None);
             }
-            Ok(()) => m.event_done(t1, t1 - t0, w.kind()),
+            Ok(()) => {
+                holding = false;
+                m.event_done(t1, t1 - t0, w.kind())
+            }
             Err(e) => {
                 let answered = e.class == ErrorClass::Retry;
                 m.failed(w.kind(), t1, &e);
@@ -458,6 +499,8 @@ fn run_on<W: Worker>(
         times: std::sync::OnceLock::new(),
         ready: std::sync::Barrier::new(j + 1),
         go: std::sync::Barrier::new(j + 1),
+        taken: AtomicU64::new(0),
+        spent: AtomicBool::new(false),
     };
     let bounded = Instant::now().checked_add(cfg.warmup.saturating_add(cfg.duration));
     let expected_secs = match bounded {
@@ -674,8 +717,16 @@ fn summarize<W: Worker>(
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,
     };
+    let ended_by = match (&status, cfg.events) {
+        (StepStatus::Ok, Some(_)) if sh.spent.load(Ordering::Relaxed) => Some(EndedBy::Events),
+        (StepStatus::Ok, Some(_)) if end.is_some() => Some(EndedBy::Time),
+        _ => None,
+    };
     let facts = crate::results::StepFacts {
-        planned_secs: end.map(|_| cfg.duration.as_secs_f64()),
+        // An interval its event bound ended is whole where it ends.
+        planned_secs: end
+            .filter(|_| ended_by != Some(EndedBy::Events))
+            .map(|_| cfg.duration.as_secs_f64()),
         covered_secs: threads
             .iter()
             .map(|t| t.covered.saturating_sub(warm_end_ns))
@@ -689,6 +740,10 @@ fn summarize<W: Worker>(
         facts,
         status,
         per_worker: threads.iter().map(|t| t.counts.events).collect(),
+        event_bound: cfg
+            .events
+            .zip(ended_by)
+            .map(|(events, ended_by)| EventBound { events, ended_by }),
         counts,
         secs: elapsed.as_secs_f64(),
         latency: Latency::from_histogram(&hist),
@@ -766,6 +821,7 @@ mod tests {
             warmup: Duration::from_millis(warm_ms),
             duration: Duration::from_millis(ms),
             reconnect_for: Duration::from_millis(300),
+            events: None,
         }
     }
 
@@ -784,6 +840,89 @@ mod tests {
         let summed: f64 = r.per_second.iter().take(1).map(|s| s.tps).sum();
         assert!(summed > 0.0);
         assert_eq!(r.per_second.len(), 2);
+    }
+
+    fn bounded(ms: Option<u64>, events: u64) -> StepConfig {
+        StepConfig {
+            events: Some(events),
+            ..ms.map_or(
+                StepConfig::until_finished(Duration::from_millis(300)),
+                |ms| cfg(0, ms),
+            )
+        }
+    }
+
+    #[test]
+    fn an_event_bound_ends_the_step_after_exactly_that_many_events_of_all_workers() {
+        // No deadline (sysbench's --time=0): the events alone end it, a
+        // retried event keeping its place (every tenth try fails).
+        let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
+        let r = run_step(
+            &mut ws,
+            &bounded(None, 200),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
+        assert_eq!(
+            (r.counts.events, r.counts.errors),
+            (200, 22),
+            "{:?}",
+            r.counts
+        );
+        // Three workers share the count.
+        let mut ws = vec![mock(None), mock(None), mock(None)];
+        let r = run_step(
+            &mut ws,
+            &bounded(None, 200),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!(r.counts.events, 200, "{:?}", r.per_worker);
+        assert_eq!(r.per_worker.iter().sum::<u64>(), 200);
+        let b = r.event_bound.unwrap();
+        assert_eq!((b.events, b.ended_by), (200, EndedBy::Events));
+        // Not judged against a duration it never had.
+        assert_eq!(r.facts.planned_secs, None);
+        // The same with a deadline far away, on the event-driven core.
+        let mut ws: Vec<Sleepy> = (0..6)
+            .map(|_| Sleepy {
+                n: 0,
+                fail_at: None,
+            })
+            .collect();
+        let r = run_step(
+            &mut ws,
+            &bounded(Some(60_000), 50),
+            &core(2),
+            &mut |_| {},
+            &mut || {},
+        );
+        assert_eq!(r.counts.events, 50);
+        assert_eq!(r.event_bound.unwrap().ended_by, EndedBy::Events);
+        assert_eq!(r.facts.planned_secs, None);
+        assert!(r.secs < 30.0, "{}", r.secs);
+    }
+
+    #[test]
+    fn a_deadline_before_the_event_bound_ends_the_step_and_says_so() {
+        let mut ws = vec![mock(None)];
+        let r = run_step(
+            &mut ws,
+            &bounded(Some(200), u64::MAX / 2),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
+        assert_eq!(r.status, StepStatus::Ok);
+        assert!(r.counts.events > 0);
+        assert_eq!(r.event_bound.unwrap().ended_by, EndedBy::Time);
+        assert_eq!(r.facts.planned_secs, Some(0.2));
+        // Without a bound, nothing is said.
+        let r = run_step(&mut ws, &cfg(0, 50), &ONE_EACH, &mut |_| {}, &mut || {});
+        assert_eq!(r.event_bound, None);
     }
 
     /// Events of two kinds in turn, every third one of kind `b` failing.

@@ -29,6 +29,9 @@ pub struct Timing {
     /// step ends when they are spent: `duration` is only the most it may
     /// take, and the progress shows no total.
     pub budgeted: bool,
+    /// The measured events the step may complete, all workers together
+    /// (sysbench's `--events`; [`Timing::events`]).
+    pub events: Option<u64>,
 }
 
 impl Timing {
@@ -39,6 +42,25 @@ impl Timing {
             duration: Duration::from_secs_f64(secs.max(0.0)),
             reconnect_for: RECONNECT_FOR,
             budgeted: false,
+            events: None,
+        }
+    }
+
+    /// The same, bounded by `events` measured events too, as sysbench
+    /// bounds a run with `--events` and `--time`: the step ends at
+    /// whichever comes first. With a duration of 0 (sysbench's `--time=0`)
+    /// the events alone bound it. `None` (or 0, sysbench's "no limit"):
+    /// no event bound.
+    pub fn events(self, events: Option<u64>) -> Timing {
+        let Some(n) = events.filter(|&n| n > 0) else {
+            return self;
+        };
+        let open = self.duration.is_zero();
+        Timing {
+            events: Some(n),
+            duration: if open { Duration::MAX } else { self.duration },
+            budgeted: self.budgeted || open,
+            ..self
         }
     }
 
@@ -59,6 +81,7 @@ impl Timing {
             duration: c.duration,
             reconnect_for: c.reconnect_for,
             budgeted: true,
+            events: None,
         }
     }
 
@@ -67,6 +90,7 @@ impl Timing {
             warmup: self.warmup,
             duration: self.duration,
             reconnect_for: self.reconnect_for,
+            events: self.events,
         }
     }
 }

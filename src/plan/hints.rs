@@ -67,6 +67,16 @@ pub fn free_name(results: &Path, name: &str) -> String {
 /// that only served that run (`--json`, `--allow-mismatch`) left out.
 /// `None` when it is not an `rqps run` command line.
 pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
+    rerun_changed(command_line, new_name, None)
+}
+
+/// [`rerun`] with one option set to another value (`("--ps-mode",
+/// "disable")`): the option as given left out, the new one added.
+fn rerun_changed(
+    command_line: &[String],
+    new_name: &str,
+    change: Option<(&str, &str)>,
+) -> Option<String> {
     if command_line.get(1).map(String::as_str) != Some("run") {
         return None;
     }
@@ -78,18 +88,27 @@ pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
         .skip(2)
         .position(|a| a == "--")
         .map_or(command_line.len(), |i| i + 2);
+    let changed = change.map(|(flag, _)| flag);
     let mut args = command_line[2..end].iter();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--name" | "--json" | "--repeat-number" => {
                 args.next();
             }
+            s if Some(s) == changed => {
+                args.next();
+            }
             "--allow-mismatch" => {}
             s if ["--name=", "--json=", "--repeat-number="]
                 .iter()
-                .any(|p| s.starts_with(p)) => {}
+                .any(|p| s.starts_with(p))
+                || changed.is_some_and(|f| s.starts_with(&format!("{f}="))) => {}
             s => words.push(shell_word(s)),
         }
+    }
+    if let Some((flag, value)) = change {
+        words.push(flag.to_string());
+        words.push(shell_word(value));
     }
     words.push("--name".into());
     words.push(shell_word(new_name));
@@ -97,31 +116,98 @@ pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
     Some(words.join(" "))
 }
 
+/// A change to compare a run of `run`'s suite with: one of the suite's
+/// own treatments (`--ps-mode`) set to another of its values, as
+/// (`--flag`, the run's value, another value). `None` when the suite has
+/// none with listed values, or the run's own options (after `--`) set it.
+fn a_change(run: &RunDoc) -> Option<(String, String, String)> {
+    let suite = crate::suite::find(&run.suite).ok()?;
+    let cmd = suite.args(clap::Command::new("run"));
+    let after_dash = run
+        .command_line
+        .iter()
+        .skip_while(|a| *a != "--")
+        .collect::<Vec<_>>();
+    for key in suite.treatments() {
+        let long = key.replace('_', "-");
+        if after_dash
+            .iter()
+            .any(|a| a.contains(&long) || a.contains(key))
+        {
+            continue;
+        }
+        let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(&long)) else {
+            continue;
+        };
+        let Some(now) = run.params.get(*key).and_then(|v| v.as_str()) else {
+            continue;
+        };
+        if let Some(to) = arg
+            .get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .find(|v| v != now)
+        {
+            return Some((format!("--{long}"), now.to_string(), to));
+        }
+    }
+    None
+}
+
+/// The run again with one thing changed, under a name of its own, and why:
+/// (`rqps run ... --ps-mode disable --name a-disable`, `--ps-mode auto →
+/// disable`). `None` when rqps knows no change to suggest for its suite.
+fn changed_run(results: &Path, run: &RunDoc, typed: &[String]) -> Option<(String, String)> {
+    let (flag, from, to) = a_change(run)?;
+    let wanted = format!("{}-{to}", run.name);
+    let name = if crate::results::run_heads_named(results, &wanted).is_empty() {
+        wanted
+    } else {
+        free_name(results, &wanted)
+    };
+    let cmd = rerun_changed(typed, &name, Some((&flag, &to)))?;
+    Some((cmd, format!("{flag} {from} → {to}")))
+}
+
+/// The words of a hint that asks for a change without a command for it.
+const CHANGE_ONE_THING: &str = "one thing changed, such as --target, --server or --config";
+
 /// The end-of-run line for the run named `name` of `command_line`, stored
-/// in `results`: the report that compares it, when one works; else the same
-/// run under a free name, then the report of the two.
+/// in `results`: the report that compares it, when one works; else the run
+/// again with one thing changed (a treatment of its suite, under a name of
+/// its own), then the report of the two. Nothing after a run that measured
+/// nothing or did not end `ok`: there is nothing to compare.
 pub fn next_step(results: &Path, name: &str, command_line: &[String]) -> Option<String> {
     let dir = results_arg(results);
     let runs = load::read_results_keeping(results, crate::results::Keep::Report)
         .map(|(runs, _)| runs)
         .unwrap_or_default();
+    let this = runs.iter().rev().find(|r| r.name == name)?;
+    if !this.measures || this.status != crate::results::Status::Ok {
+        return None;
+    }
     if let Some(base) = report_base(&runs, Some(name)).filter(|b| b != name) {
         return Some(format!(
             "compare with: rqps report{dir} --base {}",
             shell_word(&base)
         ));
     }
-    let again = rerun(command_line, &free_name(results, name))?;
-    Some(format!(
-        "compare with: {again}   (the same run under a new name: change what you compare, such as --target, --server, --config or --ps-mode), then: rqps report{dir} --base {}",
-        shell_word(name)
-    ))
+    match changed_run(results, this, command_line) {
+        Some((again, what)) => Some(format!(
+            "compare with: {again}   (one change: {what}; or change --target, --server or --config), then: rqps report{dir} --base {}",
+            shell_word(name)
+        )),
+        None => Some(format!(
+            "to compare: run it again with {CHANGE_ONE_THING}, under another --name, then: rqps report{dir} --base {}",
+            shell_word(name)
+        )),
+    }
 }
 
 /// The last line of `rqps runs`: a report that works on the runs stored in
-/// `results`, else the latest run's command under a free name. `runs` are
-/// the listing's (their context alone); whether a report builds needs the
-/// tests, so they are read here as the report reads them.
+/// `results`, else the latest run that measured with one thing changed.
+/// `runs` are the listing's (their context alone); whether a report builds
+/// needs the tests, so they are read here as the report reads them.
 pub fn runs_hint(results: &Path, runs: &[RunDoc]) -> Option<String> {
     let dir = format!(" --results {}", shell_word(&results.display().to_string()));
     let with_tests = load::read_results_keeping(results, crate::results::Keep::Report)
@@ -133,12 +219,17 @@ pub fn runs_hint(results: &Path, runs: &[RunDoc]) -> Option<String> {
             shell_word(&base)
         ));
     }
-    let last = runs.last()?;
-    let again = rerun(&last.command_line, &free_name(results, &last.name))?;
-    Some(format!(
-        "nothing to compare yet: run {} again under a new name, changing what you compare: {again}",
-        last.name
-    ))
+    let last = runs.iter().rev().find(|r| r.measures)?;
+    match changed_run(results, last, &last.command_line) {
+        Some((again, what)) => Some(format!(
+            "nothing to compare yet: run {} again with one change ({what}): {again}",
+            last.name
+        )),
+        None => Some(format!(
+            "nothing to compare yet: run {} again with {CHANGE_ONE_THING}, under another --name",
+            last.name
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -374,6 +374,8 @@ impl<'a> Session<'a> {
             part: None,
             merged_from: Vec::new(),
             tests: Vec::new(),
+            measures: spec.plan.step_count() > 0,
+            commands: Vec::new(),
             owner: Some(crate::results::Owner::this_process()),
         })
     }
@@ -437,11 +439,21 @@ impl<'a> Session<'a> {
 
 /// Refuses to store `doc` under its name when the results already hold a
 /// run of its suite under that name that is another experiment
-/// ([`crate::report::load::experiment_differences`]): one line naming what
-/// differs, and a name to give instead.
+/// ([`crate::report::load::experiment_differences`]): one short line naming
+/// what differs, and a name to give instead. Runs that measure nothing (a
+/// script's `prepare` or `cleanup` alone) are neither checked nor checked
+/// against: a name's `prepare`, `run`, `run` and `cleanup` are one
+/// experiment.
 fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
+    if !doc.measures {
+        return Ok(());
+    }
     let stored = crate::results::run_heads_named(results, &doc.name);
-    let Some(last) = stored.iter().rev().find(|r| r.suite == doc.suite) else {
+    let of_suite: Vec<&RunDoc> = stored
+        .iter()
+        .filter(|r| r.suite == doc.suite && r.measures)
+        .collect();
+    let Some(last) = of_suite.last() else {
         return Ok(());
     };
     let d = crate::report::load::experiment_differences(
@@ -453,18 +465,25 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
     if d.is_empty() {
         return Ok(());
     }
-    let free = crate::plan::hints::free_name(results, &doc.name);
-    Err(usage(format!(
-        "{} already holds {} run(s) named '{}' of {} that are another experiment (from run {} to this one: {}); a name's runs are pooled as repeats, so give this run its own name (--name {}) or pass --allow-mismatch to pool it all the same",
-        results.display(),
-        stored.iter().filter(|r| r.suite == doc.suite).count(),
+    let free = crate::plan::hints::shell_word(&crate::plan::hints::free_name(results, &doc.name));
+    let head = format!(
+        "'{}' in {} holds {} run(s) of another experiment (",
         doc.name,
-        doc.suite,
-        last.run_id,
-        crate::report::load::differences_text(&d),
-        crate::plan::hints::shell_word(&free)
+        results.display(),
+        of_suite.len()
+    );
+    let tail = format!(
+        "): a name's runs are repeats; give this one --name {free}, or pass --allow-mismatch to pool it"
+    );
+    let room = MISMATCH_LINE.saturating_sub(head.chars().count() + tail.chars().count());
+    Err(usage(format!(
+        "{head}{}{tail}",
+        crate::report::load::differences_brief(&d, room.max(60))
     )))
 }
+
+/// The most a mismatch refusal should take, in characters.
+const MISMATCH_LINE: usize = 300;
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
 /// The name a run of `engine` (as its driver names it: `mysql`,
@@ -474,7 +493,7 @@ pub fn default_name(engine: &str, version: &str) -> String {
     format!("{engine}-{}", short_version(version))
 }
 
-fn short_version(v: &str) -> String {
+pub fn short_version(v: &str) -> String {
     v.split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .find(|s| s.contains('.') && s.starts_with(|c: char| c.is_ascii_digit()))
         .unwrap_or(v)

@@ -13,8 +13,12 @@ use serde_json::Value;
 use crate::error::{Error, usage};
 use crate::results::{RunDoc, Status, Store, merge, read_run};
 
-/// Parameters that say nothing about the workload's shape.
-const NOT_SHAPE: [&str; 1] = ["seed"];
+/// Parameters every line shows, when a run has them: the profile, the
+/// thread counts, and a script run's script with its options.
+const ALWAYS: [&str; 3] = ["profile", "threads", "script"];
+
+/// The widest line `rqps runs` prints; a longer SHAPE is cut to fit.
+const MAX_LINE: usize = 200;
 
 /// A parameter's value as one short word: `1,4` for a list.
 fn word(v: &Value) -> String {
@@ -26,39 +30,60 @@ fn word(v: &Value) -> String {
     }
 }
 
-/// The parameter keys that tell runs of `suite` apart: those whose values
-/// differ between its runs.
-fn varying(runs: &[RunDoc], suite: &str) -> BTreeSet<String> {
+/// The parameter keys that tell runs of `suite` apart: those that make its
+/// experiment (its workload, treatments, what rqps adds) whose values differ
+/// between its runs that measure. A seed rqps drew, a warm-up or a record of
+/// how a run was made is no shape: such runs are repeats.
+fn varying(runs: &[RunDoc], suite: &str, keys: &[&str]) -> BTreeSet<String> {
     let of_suite: Vec<&serde_json::Map<String, Value>> = runs
         .iter()
-        .filter(|r| r.suite == suite)
+        .filter(|r| r.suite == suite && r.measures)
         .filter_map(|r| r.params.as_object())
         .collect();
-    let keys: BTreeSet<&String> = of_suite.iter().flat_map(|p| p.keys()).collect();
-    keys.into_iter()
-        .filter(|k| !NOT_SHAPE.contains(&k.as_str()))
+    let Some(first) = of_suite.first() else {
+        return BTreeSet::new();
+    };
+    keys.iter()
         .filter(|k| {
-            let first = of_suite[0].get(k.as_str());
-            of_suite.iter().any(|p| p.get(k.as_str()) != first)
+            let v = first.get(**k);
+            of_suite.iter().any(|p| p.get(**k) != v)
         })
-        .cloned()
+        .map(|k| k.to_string())
         .collect()
 }
 
-/// `profile=ci threads=1,4 table_size=10000`: the profile and thread counts
-/// always, then the keys in `extra`.
+/// `/usr/share/sysbench/oltp_read_only.lua --tables=2` →
+/// `oltp_read_only.lua --tables=2`: a value that starts with a path, by its
+/// file's name (the whole path is in the run's record).
+fn file_first(v: &str) -> String {
+    let (first, rest) = v.split_once(' ').unwrap_or((v, ""));
+    match Path::new(first).file_name() {
+        Some(f) if first.contains('/') => {
+            let f = f.to_string_lossy();
+            if rest.is_empty() {
+                f.into_owned()
+            } else {
+                format!("{f} {rest}")
+            }
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// `profile=ci threads=1,4 table_size=10000`: the profile, the thread
+/// counts and a script (those a run has) always, then the keys in `extra`.
 pub fn shape(params: &Value, extra: &BTreeSet<String>) -> String {
     let Some(p) = params.as_object() else {
         return String::new();
     };
     let mut parts = Vec::new();
-    for k in ["profile", "threads"] {
-        if let Some(v) = p.get(k) {
-            parts.push(format!("{k}={}", word(v)));
+    for k in ALWAYS {
+        if let Some(v) = p.get(k).filter(|v| !v.is_null()) {
+            parts.push(format!("{k}={}", file_first(&word(v))));
         }
     }
     for k in extra {
-        if k == "profile" || k == "threads" {
+        if ALWAYS.contains(&k.as_str()) {
             continue;
         }
         parts.push(format!("{k}={}", p.get(k).map_or("-".into(), word)));
@@ -78,18 +103,34 @@ pub struct Line {
     pub suite: String,
     pub engine: String,
     pub shape: String,
+    /// Runs that measure (the name's repeats); 0 on the line of a name's
+    /// runs of commands alone.
     pub repeats: usize,
     /// Runs that did not end `ok` (failed, interrupted, killed, still running).
     pub not_ok: usize,
+    /// A line of runs that measured nothing (a script's `prepare` or
+    /// `cleanup` alone): its SHAPE names their commands.
+    pub commands_only: bool,
     pub first: String,
     pub last: String,
 }
 
-/// The lines for `runs` (oldest first, as `read_results` orders them).
+/// The lines for `runs` (oldest first, as `read_results` orders them): a
+/// line per name, suite and shape, counting the repeats; a name's runs
+/// that measured nothing on one line of their own.
 pub fn lines(runs: &[RunDoc]) -> Vec<Line> {
+    let (workloads, engines) = (
+        crate::suite::workloads(),
+        crate::plan::report::engine_keys(),
+    );
     let suites: BTreeSet<&str> = runs.iter().map(|r| r.suite.as_str()).collect();
-    let extra: Vec<(&str, BTreeSet<String>)> =
-        suites.into_iter().map(|s| (s, varying(runs, s))).collect();
+    let extra: Vec<(&str, BTreeSet<String>)> = suites
+        .into_iter()
+        .map(|s| {
+            let keys = crate::report::load::experiment_keys(s, &workloads, &engines);
+            (s, varying(runs, s, &keys))
+        })
+        .collect();
     let mut out: Vec<Line> = Vec::new();
     for r in runs {
         let keys = extra
@@ -97,30 +138,54 @@ pub fn lines(runs: &[RunDoc]) -> Vec<Line> {
             .find(|(s, _)| *s == r.suite)
             .map(|(_, k)| k.clone())
             .unwrap_or_default();
-        let shape = shape(&r.params, &keys);
-        let engine = format!("{} {}", r.engine.name, r.engine.version)
-            .trim()
-            .to_string();
+        let commands: Vec<&str> = r.commands.iter().map(|c| c.command.as_str()).collect();
+        let shape = if r.measures {
+            shape(&r.params, &keys)
+        } else {
+            String::new()
+        };
+        // `mariadb 10.11.19`: the version as its number (the whole string
+        // is in the run).
+        let engine = format!(
+            "{} {}",
+            r.engine.name,
+            crate::plan::session::short_version(&r.engine.version)
+        )
+        .trim()
+        .to_string();
         let ok = r.status == Status::Ok;
-        match out
-            .iter_mut()
-            .find(|l| l.name == r.name && l.suite == r.suite && l.shape == shape)
-        {
+        match out.iter_mut().find(|l| {
+            l.name == r.name && l.suite == r.suite && l.commands_only != r.measures && {
+                !r.measures || l.shape == shape
+            }
+        }) {
             Some(l) => {
-                l.repeats += 1;
+                l.repeats += usize::from(r.measures);
                 l.not_ok += usize::from(!ok);
                 l.last = minute(&r.started);
                 if !l.engine.split(", ").any(|e| e == engine) {
                     l.engine = format!("{}, {engine}", l.engine);
+                }
+                if !r.measures {
+                    for c in commands {
+                        if !l.shape.split(", ").any(|x| x == c) {
+                            l.shape = format!("{}, {c}", l.shape);
+                        }
+                    }
                 }
             }
             None => out.push(Line {
                 name: r.name.clone(),
                 suite: r.suite.clone(),
                 engine,
-                shape,
-                repeats: 1,
+                shape: if r.measures {
+                    shape
+                } else {
+                    commands.join(", ")
+                },
+                repeats: usize::from(r.measures),
                 not_ok: usize::from(!ok),
+                commands_only: !r.measures,
                 first: minute(&r.started),
                 last: minute(&r.started),
             }),
@@ -129,7 +194,8 @@ pub fn lines(runs: &[RunDoc]) -> Vec<Line> {
     out
 }
 
-/// The listing as a table.
+/// The listing as a table, each line at most [`MAX_LINE`] characters (a
+/// SHAPE too long for it is cut, with `…`).
 pub fn render(lines: &[Line]) -> String {
     let head = [
         "NAME", "SUITE", "ENGINE", "REPEATS", "FIRST", "LAST", "SHAPE",
@@ -137,18 +203,27 @@ pub fn render(lines: &[Line]) -> String {
     let rows: Vec<[String; 7]> = lines
         .iter()
         .map(|l| {
+            let repeats = if l.commands_only {
+                "-".to_string()
+            } else {
+                l.repeats.to_string()
+            };
             [
                 l.name.clone(),
                 l.suite.clone(),
                 l.engine.clone(),
                 if l.not_ok > 0 {
-                    format!("{} ({} not ok)", l.repeats, l.not_ok)
+                    format!("{repeats} ({} not ok)", l.not_ok)
                 } else {
-                    l.repeats.to_string()
+                    repeats
                 },
                 l.first.clone(),
                 l.last.clone(),
-                l.shape.clone(),
+                if l.commands_only {
+                    format!("no test: {}", l.shape)
+                } else {
+                    l.shape.clone()
+                },
             ]
         })
         .collect();
@@ -163,7 +238,13 @@ pub fn render(lines: &[Line]) -> String {
         let mut line = String::new();
         for (i, c) in cells.iter().enumerate() {
             if i + 1 == cells.len() {
-                line.push_str(c);
+                let room = MAX_LINE.saturating_sub(line.chars().count()).max(12);
+                if c.chars().count() > room {
+                    line.extend(c.chars().take(room - 1));
+                    line.push('…');
+                } else {
+                    line.push_str(c);
+                }
             } else {
                 line.push_str(&format!("{c:<w$}  ", w = width[i]));
             }
@@ -311,4 +392,67 @@ pub fn merge_parts(dirs: &[PathBuf], results: &Path) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, name: &str, params: Value, measures: bool) -> RunDoc {
+        serde_json::from_value(serde_json::json!({
+            "rqps_version": "0", "run_id": id, "name": name, "suite": "sysbench",
+            "status": "ok", "started": "2026-12-01T10:00:00Z", "command_line": [], "target": "",
+            "engine": {"name": "mariadb", "version": "10.11"}, "params": params,
+            "host": {"arch": "x86_64", "cpus": 1, "hostname": "h", "os": "linux"},
+            "measures": measures,
+            "commands": if measures { serde_json::json!([]) } else {
+                serde_json::json!([{"command": "prepare", "secs": 1.0, "statements": 3, "status": "ok"}])
+            }
+        }))
+        .unwrap()
+    }
+
+    fn params(seed: u64, rand_seed: u32, table_size: u64, script: Option<&str>) -> Value {
+        serde_json::json!({
+            "profile": "ci", "threads": [2], "table_size": table_size, "seed": seed,
+            "rand_seed": rand_seed, "script": script,
+            "script_plan": script.map(|_| serde_json::json!({"seed": seed, "rand_seed": rand_seed})),
+        })
+    }
+
+    #[test]
+    fn repeats_with_drawn_seeds_are_one_line_and_runs_of_commands_alone_another() {
+        let s = Some("oltp_point_select.lua --table-size=100");
+        let runs = vec![
+            run("1", "p", params(1, 0, 100, s), false),
+            // Seeds drawn (a matrix's, or a script's recorded plan) differ.
+            run("2", "p", params(2, 11, 100, s), true),
+            run("3", "p", params(3, 12, 100, s), true),
+            run("4", "q", params(4, 13, 200, None), true),
+        ];
+        let l = lines(&runs);
+        assert_eq!(l.len(), 3, "{l:?}");
+        assert_eq!((l[0].commands_only, l[0].shape.as_str()), (true, "prepare"));
+        assert_eq!(l[1].repeats, 2, "{l:?}");
+        assert_eq!(
+            l[1].shape,
+            "profile=ci threads=2 script=oltp_point_select.lua --table-size=100 table_size=100"
+        );
+        assert!(!l[2].shape.contains("seed"), "{:?}", l[2]);
+        let text = render(&l);
+        assert!(
+            text.contains("  -  ") && text.contains("no test: prepare"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_line_fits_200_columns() {
+        let long = format!("s.lua {}", "--an-option=with-a-long-value ".repeat(12));
+        let l = lines(&[run("1", "p", params(1, 0, 100, Some(&long)), true)]);
+        let text = render(&l);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= MAX_LINE, "{widest}: {text}");
+        assert!(text.contains('…'), "{text}");
+    }
 }

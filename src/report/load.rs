@@ -61,9 +61,16 @@ pub fn read_results_keeping(
         .filter(|p| p.join("run.json").is_file())
         .collect();
     dirs.sort();
+    Ok(read_dirs(&dirs, keep))
+}
+
+/// The runs in `dirs` (run directories), read in parallel keeping what
+/// `keep` says, oldest first, and a warning for each one that could not be
+/// read or is one part of a split load.
+pub fn read_dirs(dirs: &[PathBuf], keep: results::Keep) -> (Vec<RunDoc>, Vec<String>) {
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    let read = crate::util::par_map(&dirs, |d| results::read_run_keeping(d, keep));
+    let read = crate::util::par_map(dirs, |d| results::read_run_keeping(d, keep));
     for (d, r) in dirs.iter().zip(read) {
         match r {
             // One share of a split load is not the target's result: `rqps merge` makes that.
@@ -79,7 +86,7 @@ pub fn read_results_keeping(
         }
     }
     runs.sort_by(|a, b| (&a.started, &a.run_id).cmp(&(&b.started, &b.run_id)));
-    Ok((runs, warnings))
+    (runs, warnings)
 }
 
 /// A results directory that is not there: the user's mistake, with what to
@@ -321,6 +328,14 @@ fn side(found: &[Found]) -> Side {
 }
 
 fn info(name: &str, runs: &[&RunDoc]) -> TargetInfo {
+    // Its repeats: a run that measured nothing (a script's `prepare`) is
+    // none, unless the name has nothing else.
+    let measured: Vec<&RunDoc> = runs.iter().copied().filter(|r| r.measures).collect();
+    let runs = if measured.is_empty() {
+        runs
+    } else {
+        &measured[..]
+    };
     let mut versions: Vec<String> = Vec::new();
     for r in runs {
         if !versions.contains(&r.engine.version) {
@@ -348,11 +363,16 @@ fn info(name: &str, runs: &[&RunDoc]) -> TargetInfo {
 
 /// The run parameters that describe the workload (the seed and the test and
 /// thread selection left out: they differ without making results unequal).
-fn params_map(r: &RunDoc) -> BTreeMap<String, String> {
+fn params_map(r: &RunDoc, workloads: &[WorkloadKeys]) -> BTreeMap<String, String> {
+    let recorded = workloads
+        .iter()
+        .find(|w| w.suite == r.suite)
+        .map_or(&[][..], |w| w.recorded);
     let mut m = BTreeMap::new();
     if let Some(o) = r.params.as_object() {
         for (k, v) in o {
-            if ["seed", "tests", "threads"].contains(&k.as_str()) {
+            if ["seed", "tests", "threads"].contains(&k.as_str()) || recorded.contains(&k.as_str())
+            {
                 continue;
             }
             let s = match v {
@@ -487,8 +507,25 @@ fn engine_label(r: &RunDoc) -> String {
     format!("{} {}", r.engine.name, r.engine.version)
 }
 
+/// A name's latest run that measured something (a run of commands alone,
+/// a script's `prepare` or `cleanup`, is not what its tests ran in), else
+/// its latest.
+fn last_measured<'a>(runs: &[&'a RunDoc]) -> &'a RunDoc {
+    runs.iter()
+        .rev()
+        .find(|r| r.measures)
+        .or(runs.last())
+        .copied()
+        .expect("a name has runs")
+}
+
 /// The base's latest run against the target's latest run.
-fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
+fn differences(
+    target: &str,
+    base: &RunDoc,
+    other: &RunDoc,
+    workloads: &[WorkloadKeys],
+) -> Differences {
     let (config_base_only, config_target_only) =
         compare::diff_lines(config_lines(base), config_lines(other));
     let settings = compare::diff_maps(&base.settings, &other.settings);
@@ -506,7 +543,7 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
         settings,
         config_base_only,
         config_target_only,
-        params: compare::diff_maps(&params_map(base), &params_map(other)),
+        params: compare::diff_maps(&params_map(base, workloads), &params_map(other, workloads)),
         host: compare::diff_maps(&host_map(base), &host_map(other)),
     }
 }
@@ -514,6 +551,24 @@ fn differences(target: &str, base: &RunDoc, other: &RunDoc) -> Differences {
 /// The stored parameters rqps adds to every run that change what serves
 /// the work: CPU budgets and TLS (engine options are their kinds' keys).
 const ADDED_TREATMENTS: [&str; 3] = ["server_cpus", "client_cpus", "tls"];
+
+/// The stored parameters that make an experiment of `suite`
+/// ([`experiment_differences`]): its workload, its own treatments, what
+/// rqps adds and the engine kinds' options.
+pub fn experiment_keys<'a>(
+    suite: &str,
+    workloads: &'a [WorkloadKeys],
+    engines: &'a EngineKeys,
+) -> Vec<&'a str> {
+    let w = workloads.iter().find(|w| w.suite == suite);
+    w.map_or(&[][..], |w| w.params)
+        .iter()
+        .chain(w.map_or(&[][..], |w| w.treatments))
+        .copied()
+        .chain(ADDED_TREATMENTS)
+        .chain(engines.options.iter().copied())
+        .collect()
+}
 
 /// Where `new` is not the same experiment as `stored`, two runs of one
 /// suite under one name: its engine and version, its engine's fairness
@@ -583,7 +638,7 @@ pub fn experiment_differences(
             .chain(ADDED_TREATMENTS)
             .chain(engine_options)
             .collect();
-        for d in compare::diff_maps(&params_map(stored), &params_map(new)) {
+        for d in compare::diff_maps(&params_map(stored, workloads), &params_map(new, workloads)) {
             if treatments.contains(&d.name.as_str()) && !named.contains(&d.name) {
                 out.push(ValueDiff {
                     name: format!("parameter {}", d.name),
@@ -603,6 +658,56 @@ pub fn differences_text(d: &[ValueDiff]) -> String {
         .map(|d| format!("{} {} → {}", d.name, v(&d.base), v(&d.target)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// [`differences_text`] in at most about `width` characters: each value
+/// without the words both share (a script's options: the ones that differ
+/// alone), each cut to its share with `…`, and at most three differences,
+/// then how many more.
+pub fn differences_brief(d: &[ValueDiff], width: usize) -> String {
+    const NAMED: usize = 3;
+    let shown = d.len().min(NAMED);
+    let more = d.len() - shown;
+    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+    let pairs: Vec<(&str, String, String)> = d[..shown]
+        .iter()
+        .map(|d| {
+            let (b, t) = crate::report::model::without_shared_words(&v(&d.base), &v(&d.target));
+            (d.name.as_str(), b, t)
+        })
+        .collect();
+    // The widest cap on a value that keeps the whole within `width`: short
+    // values whole, the long ones cut alike.
+    let fixed: usize = pairs
+        .iter()
+        .map(|(n, _, _)| n.chars().count() + 5)
+        .sum::<usize>()
+        + if more > 0 { 12 } else { 0 };
+    let total = |cap: usize| {
+        fixed
+            + pairs
+                .iter()
+                .map(|(_, b, t)| b.chars().count().min(cap) + t.chars().count().min(cap))
+                .sum::<usize>()
+    };
+    let longest = pairs
+        .iter()
+        .map(|(_, b, t)| b.chars().count().max(t.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let cap = (8..=longest.max(8))
+        .rev()
+        .find(|&c| total(c) <= width)
+        .unwrap_or(8);
+    let cut = crate::report::model::cut;
+    let mut parts: Vec<String> = pairs
+        .iter()
+        .map(|(n, b, t)| format!("{n} {} → {}", cut(b, cap), cut(t, cap)))
+        .collect();
+    if more > 0 {
+        parts.push(format!("and {more} more"));
+    }
+    parts.join(", ")
 }
 
 /// [`repeat_warnings`] of every name in `names`, in that order.
@@ -626,10 +731,14 @@ fn repeat_warnings(
     out: &mut Vec<String>,
 ) {
     for (i, r) in runs.iter().enumerate() {
-        // Runs of another suite under the name are no repeats of these.
-        let Some(last) = runs.iter().rev().find(|x| x.suite == r.suite) else {
+        // Runs of another suite under the name are no repeats of these, nor
+        // is a run that measured nothing (a script's `prepare`).
+        let Some(last) = runs.iter().rev().find(|x| x.suite == r.suite && x.measures) else {
             continue;
         };
+        if !r.measures {
+            continue;
+        }
         if std::ptr::eq(*last, *r) || runs[..i].iter().any(|x| x.run_id == r.run_id) {
             continue;
         }
@@ -673,6 +782,18 @@ pub fn build_with(
     opts: &Options,
 ) -> Result<Report, Error> {
     build_in(runs, records, opts, "")
+}
+
+/// [`build_with`] for runs the caller read from the results directory `dir`
+/// (`rqps serve` reads only the names it compares): the commands the report
+/// suggests name `dir`, as [`load`]'s do, so the answer is `load`'s.
+pub fn build_from_dir(
+    runs: &[RunDoc],
+    records: &[results::compat::CompatRecord],
+    opts: &Options,
+    dir: &Path,
+) -> Result<Report, Error> {
+    build_in(runs, records, opts, &crate::util::results_arg(dir))
 }
 
 /// [`build_with`] for the runs of a results directory: `results`, ` --results
@@ -781,13 +902,13 @@ fn build_in(
         )));
     }
 
-    let base_last = *base_runs.last().expect("the base has runs");
+    let base_last = last_measured(&base_runs);
     let target_info: Vec<TargetInfo> = targets.iter().map(|t| info(t, &runs_of(runs, t))).collect();
     let differences = targets
         .iter()
         .map(|t| {
-            let last = *runs_of(runs, t).last().expect("a target has runs");
-            differences(t, base_last, last)
+            let last = last_measured(&runs_of(runs, t));
+            differences(t, base_last, last, &opts.workloads)
         })
         .collect();
     let flame_graphs = crate::report::profile::flame_sets(runs, &opts.base, &targets);
@@ -1239,6 +1360,40 @@ mod tls_tests {
     }
 
     #[test]
+    fn a_brief_difference_names_the_words_that_differ_in_a_line_s_share() {
+        let d = |name: &str, b: &str, t: &str| ValueDiff {
+            name: name.into(),
+            base: Some(b.into()),
+            target: Some(t.into()),
+        };
+        let line =
+            |o: &str| format!("/usr/share/sysbench/oltp_read_only.lua --tables=2 {o} --time=30");
+        let diffs = vec![
+            d(
+                "parameter script",
+                &line("--table-size=100"),
+                &line("--table-size=200"),
+            ),
+            d("engine", "mariadb 10.11.19", "mariadb 11.4.5"),
+            d("parameter ps_mode", "auto", "disable"),
+            d("setting x", &"a".repeat(500), "b"),
+        ];
+        let text = differences_brief(&diffs, 150);
+        assert!(
+            text.starts_with("parameter script --table-size=100 → --table-size=200, engine "),
+            "{text}"
+        );
+        assert!(text.ends_with(", and 1 more"), "{text}");
+        assert!(
+            text.chars().count() <= 170,
+            "{}: {text}",
+            text.chars().count()
+        );
+        let long = differences_brief(&diffs[3..], 100);
+        assert!(long.contains('…') && long.chars().count() < 110, "{long}");
+    }
+
+    #[test]
     fn what_differs_shows_tls_when_only_one_target_used_it_or_they_used_another() {
         let plain = run("a", serde_json::json!({"profile": "ci"}));
         let tls13 = run(
@@ -1249,7 +1404,7 @@ mod tls_tests {
             "c",
             serde_json::json!({"profile": "ci", "tls": "TLSv1.2 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}),
         );
-        let d = differences("b", &plain, &tls13);
+        let d = differences("b", &plain, &tls13, &[]);
         assert_eq!(d.params.len(), 1, "{:?}", d.params);
         assert_eq!(d.params[0].name, "tls");
         assert_eq!(d.params[0].base, None);
@@ -1257,10 +1412,10 @@ mod tls_tests {
             d.params[0].target.as_deref(),
             Some("TLSv1.3 TLS13_AES_256_GCM_SHA384")
         );
-        let d = differences("c", &tls13, &tls12);
+        let d = differences("c", &tls13, &tls12, &[]);
         assert_eq!(d.params.len(), 1);
         assert_eq!(d.params[0].name, "tls");
-        assert!(differences("a", &plain, &plain).params.is_empty());
+        assert!(differences("a", &plain, &plain, &[]).params.is_empty());
     }
 }
 
@@ -1283,6 +1438,7 @@ mod workload_tests {
         suite: "s",
         params: &["rows", "secs", "tests"],
         treatments: &["ps_mode"],
+        recorded: &[],
     }];
 
     #[test]

@@ -291,6 +291,43 @@ impl Differences {
     }
 }
 
+/// Two values of three words or more (a script's command line) without the words
+/// both have, when some are shared and some are not.
+pub fn without_shared_words(a: &str, b: &str) -> (String, String) {
+    let (wa, wb): (Vec<&str>, Vec<&str>) = (
+        a.split_whitespace().collect(),
+        b.split_whitespace().collect(),
+    );
+    if wa.len() < 3 && wb.len() < 3 {
+        return (a.to_string(), b.to_string());
+    }
+    let only = |x: &[&str], y: &[&str]| -> Vec<String> {
+        x.iter()
+            .filter(|w| !y.contains(w))
+            .map(|w| w.to_string())
+            .collect()
+    };
+    let (oa, ob) = (only(&wa, &wb), only(&wb, &wa));
+    let word = |v: Vec<String>| {
+        if v.is_empty() {
+            "(none)".to_string()
+        } else {
+            v.join(" ")
+        }
+    };
+    (word(oa), word(ob))
+}
+
+/// `s` in at most `n` characters, `…` where cut.
+pub fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// A target whose workload is not the base's: the parameters that make the
 /// workload (its suite's [`WorkloadKeys`], and the suite itself) where they differ.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -313,7 +350,10 @@ impl Mismatch {
             .take(Self::NAMED)
             .map(|d| {
                 let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
-                format!("{} {} vs {}", d.name, v(&d.target), v(&d.base))
+                // Long values (a script's command line) by the words that
+                // differ, cut to a line's share.
+                let (t, b) = without_shared_words(&v(&d.target), &v(&d.base));
+                format!("{} {} vs {}", d.name, cut(&t, 60), cut(&b, 60))
             })
             .collect();
         let more = self.differences.len().saturating_sub(Self::NAMED);
@@ -347,6 +387,9 @@ pub struct WorkloadKeys {
     /// (`ps_mode`, `protocol`), compared and shown under what differs, but
     /// part of what makes a name's repeats one experiment.
     pub treatments: &'static [&'static str],
+    /// Stored parameters that are a record only: never compared, nor shown
+    /// under what differs.
+    pub recorded: &'static [&'static str],
 }
 
 /// What reports know of the engine kinds, given by their caller (the
@@ -463,6 +506,30 @@ impl Report {
 
     pub fn sweep(&self) -> bool {
         self.thread_counts.len() > 1
+    }
+
+    /// An A/A comparison: every target ran what the base ran (engine,
+    /// settings, config, parameters and host alike, the seed aside), so
+    /// the differences it shows are noise.
+    pub fn identical(&self) -> bool {
+        !self.targets.is_empty()
+            && self.not_compared.is_empty()
+            && self.unlike.is_empty()
+            && self.differences.len() == self.targets.len()
+            && self.differences.iter().all(Differences::is_empty)
+    }
+
+    /// The largest change any compared test shows, as a fraction (0.11:
+    /// 11 % faster or slower): how large the noise of an A/A comparison is.
+    pub fn widest_change(&self) -> Option<f64> {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.rows)
+            .flat_map(|r| r.cells.iter().flatten())
+            .map(|c| c.rel.ratio)
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .map(|x| if x >= 1.0 { x - 1.0 } else { 1.0 / x - 1.0 })
+            .reduce(f64::max)
     }
 
     pub fn rows(&self) -> impl Iterator<Item = &Row> {

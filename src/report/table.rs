@@ -42,6 +42,7 @@ fn run_groups(doc: &RunDoc, section: Option<&dyn Section>) -> Vec<(String, Strin
 /// known suite). `all` also lists warm-up steps.
 pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String {
     let mut text = tables(doc, all, sections);
+    text.push_str(&bound_lines(doc, all));
     // Why each test that is not ok is not, under the tables that mark it.
     for t in doc.tests.iter().filter(|t| {
         (all || t.reported)
@@ -58,6 +59,54 @@ pub fn run_table(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> 
         }
     }
     text
+}
+
+/// ` oltp_point_select.lua --table-size=100`: a run's script and its options
+/// (a stored `script` parameter that is a line), its path by the file's
+/// name; empty for a run of a suite's own tests.
+fn workload_line(doc: &RunDoc) -> String {
+    let Some(line) = doc.params.get("script").and_then(|v| v.as_str()) else {
+        return String::new();
+    };
+    let (path, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let file = std::path::Path::new(path)
+        .file_name()
+        .map_or(path.into(), |f| f.to_string_lossy());
+    format!(" {}", format!("{file} {rest}").trim_end())
+}
+
+/// What ended the tests that had an event bound (`--events`): one line
+/// when their events ended them all, else a line for each test whose time
+/// ran out first.
+fn bound_lines(doc: &RunDoc, all: bool) -> String {
+    let bounded: Vec<(&TestResult, crate::results::EventBound)> = doc
+        .tests
+        .iter()
+        .filter(|t| all || t.reported)
+        .filter_map(|t| t.event_bound.map(|b| (t, b)))
+        .collect();
+    let Some((_, first)) = bounded.first() else {
+        return String::new();
+    };
+    let by_events = |b: &crate::results::EventBound| b.ended_by == crate::results::EndedBy::Events;
+    if bounded
+        .iter()
+        .all(|(_, b)| by_events(b) && b.events == first.events)
+    {
+        let each = if bounded.len() == 1 {
+            "the test"
+        } else {
+            "each test"
+        };
+        return format!(
+            "{each} ended at its event limit: {} events (--events)\n",
+            first.events
+        );
+    }
+    bounded
+        .iter()
+        .map(|(t, b)| format!("{} t={}: {}\n", t.test, t.threads, b.said(t.events, t.secs)))
+        .collect()
 }
 
 /// [`run_table`] without the reasons of the tests that are not ok.
@@ -81,8 +130,13 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
     let mut stalls: Vec<String> = Vec::new();
     let mut busy = 0usize;
     out.push_str(&format!(
-        "{} on {} {} ({}), {}\n",
-        doc.suite, doc.engine.name, doc.engine.version, doc.name, doc.status
+        "{}{} on {} {} ({}), {}\n",
+        doc.suite,
+        workload_line(doc),
+        doc.engine.name,
+        doc.engine.version,
+        doc.name,
+        doc.status
     ));
     if let Some(l) = &doc.load {
         out.push_str(&format!(

@@ -322,6 +322,12 @@ pub fn store(results: &Path, record: &CompatRecord) -> Result<PathBuf, StoreErro
 /// Every record under `<results>/compat/`, oldest first, and a warning for
 /// each file that could not be read. No folder: none.
 pub fn read_all(results: &Path) -> (Vec<CompatRecord>, Vec<String>) {
+    let (named, warnings) = read_all_named(results);
+    (named.into_iter().map(|(_, r)| r).collect(), warnings)
+}
+
+/// [`read_all`], each record with its file (`rqps serve` names them in its pages).
+pub fn read_all_named(results: &Path) -> (Vec<(PathBuf, CompatRecord)>, Vec<String>) {
     let dir = results.join(DIR);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return (Vec::new(), Vec::new());
@@ -338,7 +344,7 @@ pub fn read_all(results: &Path) -> (Vec<CompatRecord>, Vec<String>) {
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str::<CompatRecord>(&t).map_err(|e| e.to_string()))
         {
-            Ok(r) => out.push(r),
+            Ok(r) => out.push((f, r)),
             Err(e) => warnings.push(format!(
                 "skipped unreadable compatibility record {}: {e}",
                 f.display()

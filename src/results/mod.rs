@@ -100,6 +100,11 @@ pub struct TestResult {
     /// CPU profiles of the measured interval (`--cpu-profile`), absent without one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cpu_profile: Option<CpuProfile>,
+    /// A measured interval bounded by a number of events (sysbench's
+    /// `--events`) as well as, or instead of, a time: the bound and which
+    /// ended it. Absent for a test bounded by time alone.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub event_bound: Option<EventBound>,
     /// What the suite measured beyond this core, under the suite's name
     /// (`"ibench": {...}`): each suite reads and writes its own entry through
     /// [`TestResult::detail`] and [`TestResult::set_detail`].
@@ -109,6 +114,42 @@ pub struct TestResult {
     /// status rule (`harness::status`) when the test ends; never stored.
     #[serde(skip)]
     pub step: Option<StepFacts>,
+}
+
+/// A test's event bound and what ended its measured interval.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EventBound {
+    /// The events the test's workers could complete, all together.
+    pub events: u64,
+    pub ended_by: EndedBy,
+}
+
+/// Which bound ended a measured interval that had an event bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndedBy {
+    /// Every event of the bound completed.
+    Events,
+    /// The time ran out first.
+    Time,
+}
+
+impl EventBound {
+    /// `ended by its event limit (200 events)`, `ended by its time limit
+    /// (10 s) after 153 of its 200 events`: what ended a test that measured
+    /// `events` in `secs` (its planned time for [`EndedBy::Time`]).
+    pub fn said(&self, events: u64, secs: f64) -> String {
+        match self.ended_by {
+            EndedBy::Events => format!(
+                "ended by its event limit: {} events in {secs:.2} s",
+                self.events
+            ),
+            EndedBy::Time => format!(
+                "ended by its time limit ({secs:.1} s) after {events} of its {} events",
+                self.events
+            ),
+        }
+    }
 }
 
 /// How a measured step ended, beyond its counts: what the harness's status
@@ -183,6 +224,7 @@ impl TestResult {
             status_delta: Default::default(),
             warnings: Vec::new(),
             cpu_profile: None,
+            event_bound: None,
             detail: Default::default(),
             step: None,
         }
@@ -634,9 +676,39 @@ pub struct RunDoc {
     pub merged_from: Vec<PartInfo>,
     #[serde(default)]
     pub tests: Vec<TestResult>,
+    /// Whether the run measures anything: false for a run of commands
+    /// alone (a sysbench script's `prepare` or `cleanup`), which a name's
+    /// repeats neither count nor are compared with.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub measures: bool,
+    /// What the run did besides its measured tests, in order: a script's
+    /// `prepare`, `cleanup` and its other commands, each as it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandRun>,
     /// The rqps process writing the run (absent in runs stored before it was).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub owner: Option<Owner>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
+}
+
+/// A command a run ran besides its measured tests (a sysbench script's
+/// `prepare`, `cleanup`): how long it took, what it sent, how it ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandRun {
+    pub command: String,
+    pub secs: f64,
+    /// Statements it sent (reads, writes and others, as its suite counts them).
+    pub statements: u64,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 /// The rqps process that writes a run: a run it left `running` reads as
@@ -1000,6 +1072,12 @@ impl Store {
 
     pub fn set_load(&mut self, load: LoadStats) -> Result<(), Error> {
         self.doc.load = Some(load);
+        self.write_run(false)
+    }
+
+    /// Records a command the run ran besides its tests.
+    pub fn add_command(&mut self, c: CommandRun) -> Result<(), Error> {
+        self.doc.commands.push(c);
         self.write_run(false)
     }
 

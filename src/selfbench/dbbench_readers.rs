@@ -80,6 +80,7 @@ impl Readers {
             warmup: Duration::ZERO,
             duration: Duration::from_secs_f64(p.secs),
             reconnect_for: Duration::ZERO,
+            events: None,
         };
         let one_each = crate::harness::Placement::thread_per_worker();
         let r = run_step(&mut workers, &cfg, &one_each, &mut |_| {}, &mut || {});

@@ -72,6 +72,7 @@ impl PointQueries {
             warmup: Duration::ZERO,
             duration: Duration::from_secs_f64(secs),
             reconnect_for: Duration::ZERO,
+            events: None,
         };
         let one_each = crate::harness::Placement::thread_per_worker();
         let r = run_step(&mut self.workers, &cfg, &one_each, &mut |_| {}, &mut || {});

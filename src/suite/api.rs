@@ -211,6 +211,10 @@ pub trait Workload: Sync + 'static {
     /// workload and what rqps adds (engine options, CPU budgets, TLS), part
     /// of what makes a name's repeats one experiment. Default: none.
     const TREATMENTS: &'static [&'static str] = &[];
+    /// The keys of stored parameters that record how a run was made but
+    /// are neither compared nor shown under what differs (a script's plan
+    /// as it ran, with the seed it drew). Default: none.
+    const RECORDED: &'static [&'static str] = &[];
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
@@ -315,6 +319,8 @@ pub trait Suite: Sync {
     fn workload(&self) -> &'static [&'static str];
     /// Its own treatments ([`Workload::TREATMENTS`]).
     fn treatments(&self) -> &'static [&'static str];
+    /// Its parameters kept as a record only ([`Workload::RECORDED`]).
+    fn recorded(&self) -> &'static [&'static str];
     /// Its options by what they do ([`Workload::ROLES`]).
     fn roles(&self) -> &'static [(Role, &'static str)];
     /// Its options as matrix keys (long names with `_` for `-`).
@@ -470,6 +476,10 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn treatments(&self) -> &'static [&'static str] {
         W::TREATMENTS
+    }
+
+    fn recorded(&self) -> &'static [&'static str] {
+        W::RECORDED
     }
 
     fn roles(&self) -> &'static [(Role, &'static str)] {

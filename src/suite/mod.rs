@@ -76,6 +76,7 @@ pub fn workloads() -> Vec<WorkloadKeys> {
             suite: s.name(),
             params: s.workload(),
             treatments: s.treatments(),
+            recorded: s.recorded(),
         })
         .collect()
 }

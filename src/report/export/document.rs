@@ -179,6 +179,19 @@ pub fn document(r: &Report, charts: bool) -> Vec<Block> {
             r.base
         ),
         _ if !compared => format!("Thread sweep: {}", r.base),
+        // Said first: what follows compares a run with itself.
+        _ if r.identical() => format!(
+            "A/A: {} against {}, identical parameters: every difference is noise{}",
+            r.targets.join(", "),
+            r.base,
+            match (r.widest_change(), r.overall.first().copied().flatten()) {
+                (Some(w), Some(all)) => format!(
+                    ", here up to {:.0}% on a test (all tests {all:.2})",
+                    100.0 * w
+                ),
+                _ => String::new(),
+            }
+        ),
         _ => format!("Relative QPS: {} against {}", r.targets.join(", "), r.base),
     };
     out.push(Block::Heading(1, heading));

@@ -18,6 +18,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod schema;
+pub mod script_line;
 
 use serde::{Deserialize, Serialize};
 
@@ -89,6 +90,12 @@ pub struct Options {
     /// Sleep budget of the settle step after the load and after the write tests.
     #[arg(long, value_name = "S")]
     pub settle_secs: Option<Secs>,
+    /// Events (transactions) each measured test completes, all its threads together, as
+    /// sysbench's --events: a test ends at its events or at --read-secs/--write-secs, whichever
+    /// comes first; with --read-secs 0 --write-secs 0 (sysbench's --time=0) at its events alone.
+    /// Warm-up steps keep their time.
+    #[arg(long, value_name = "N")]
+    pub events: Option<u64>,
     /// Distribution of ids, as sysbench's --rand-type: uniform (rqps's default, so stored
     /// figures keep their meaning; sysbench 1.0.20's default is special), special, gaussian,
     /// pareto, zipfian. update-zipf is always zipfian.
@@ -112,7 +119,8 @@ pub struct Options {
     #[arg(long, value_name = "E")]
     pub rand_zipfian_exp: Option<f64>,
     /// sysbench's --rand-seed: with it, thread i draws the ids sysbench's i-th thread draws
-    /// with the same seed and options. Without it (or 0), one is made from --seed and stored.
+    /// with the same seed and options. Without it (or 0), one is made from --seed, recorded
+    /// but not compared: two runs of one command are repeats.
     #[arg(long, value_name = "N")]
     pub rand_seed: Option<u32>,
     /// auto: server-side prepared statements; disable: plain text statements.
@@ -148,11 +156,6 @@ const SYSBENCH_FLAGS: &[PeerFlag] = &[
     peer("--skip_trx", false, "--skip-trx"),
     peer("--db-ps-mode", true, "--ps-mode {}"),
     peer("--mysql_storage_engine", true, "--mysql-storage-engine {}"),
-    peer(
-        "--events",
-        true,
-        "rqps has no --events: each test is measured for a time (--read-secs, --write-secs)",
-    ),
     peer(
         "--report-interval",
         true,
@@ -201,6 +204,7 @@ impl Workload for Sysbench {
         "table_size",
         "read_secs",
         "write_secs",
+        "events",
         "rand_type",
         "rand_spec_iter",
         "rand_spec_pct",
@@ -210,6 +214,7 @@ impl Workload for Sysbench {
         "skip_trx",
         "script",
     ];
+    const RECORDED: &'static [&'static str] = &["script_plan"];
 
     fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
         let mut p = params::profile(&common.profile)
@@ -235,6 +240,8 @@ impl Workload for Sysbench {
         set(&mut p.warmup_secs, o.warmup_secs);
         set(&mut p.warm_secs, o.warm_secs);
         set(&mut p.settle_secs, o.settle_secs);
+        // sysbench's 0: no event bound.
+        p.events = o.events.filter(|&n| n > 0);
         if let Some(r) = &o.rand_type {
             p.rand_type = r.parse()?;
         }
@@ -253,7 +260,7 @@ impl Workload for Sysbench {
             if common.part.is_some() {
                 return Err(usage("--part does not split a --script run"));
             }
-            p.script = Some(lua::check(&lua::Inputs {
+            let plan = lua::check(&lua::Inputs {
                 path,
                 args: o.script_args.as_deref().unwrap_or_default(),
                 threads: &p.threads,
@@ -268,7 +275,28 @@ impl Workload for Sysbench {
                 seed: p.seed,
                 ps_mode: p.ps_mode,
                 skip_prepare: p.skip_prepare,
-            })?);
+            })?;
+            // A seed given (to rqps, or on the script's command line) is
+            // part of the experiment; a drawn one is recorded with the plan.
+            let script_seed =
+                lua::options::parse_args(o.script_args.as_deref().unwrap_or_default())
+                    .map(|a| a.given)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .rev()
+                    .find(|(n, _)| n == "rand_seed")
+                    .is_some_and(|(_, v)| v.trim().parse::<f64>().is_ok_and(|s| s != 0.0));
+            let seed_given = script_seed || o.rand_seed.is_some_and(|s| s != 0);
+            // What the run's own parameters say is what the script runs.
+            p.threads = plan.threads.clone();
+            p.read_secs = plan.secs;
+            p.events = plan.events;
+            p.rand_type = plan.rand_type;
+            p.rand = plan.rand;
+            p.ps_mode = plan.ps_mode;
+            p.rand_seed = if seed_given { plan.rand_seed } else { 0 };
+            p.script_line = Some(script_line::of(&plan, seed_given));
+            p.script = Some(plan);
             return Ok(p);
         }
         if o.script_args.is_some() {
@@ -299,10 +327,12 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
         }
         // The streams' seed: the one given (a client part's own, made from
         // it), else one made from the run's seed, stored either way.
+        // A drawn one is 0: made from the run's seed when it runs
+        // (SysbenchParams::glibc_seed), recorded as that, not compared.
         p.rand_seed = match (o.rand_seed.filter(|&s| s != 0), common.part) {
             (Some(s), None) => s,
             (Some(s), Some(part)) => params::rand_seed_from(part.seed(s.into())),
-            (None, _) => params::rand_seed_from(p.seed),
+            (None, _) => 0,
         };
         p.steps()?;
         Ok(p)
@@ -360,6 +390,11 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
             lower(serde_json::json!(p.ps_mode)),
             p.estimate_secs(&steps)
         );
+        if let Some(n) = p.events {
+            out.push_str(&format!(
+                "each test ends at {n} events or at its time, whichever comes first (0 s: no time limit)\n"
+            ));
+        }
         out.push_str(&format!(
             "{:<30} {:<10} {:>7}  reported\n",
             "test", "group", "secs"

@@ -24,6 +24,12 @@ pub struct SysbenchParams {
     pub warmup_secs: f64,
     /// Sleep budget of the settle step after the load and the write block.
     pub settle_secs: f64,
+    /// Events each measured test completes, all threads together
+    /// (sysbench's `--events`), at most: the test ends at them or at its
+    /// time, whichever first (its events alone when its time is 0). `None`:
+    /// time alone; null in results stored before it existed.
+    #[serde(default)]
+    pub events: Option<u64>,
     /// The distribution of ids (`--rand-type`): rqps's default is uniform,
     /// sysbench 1.0.20's is special.
     pub rand_type: SbRandType,
@@ -33,8 +39,10 @@ pub struct SysbenchParams {
     #[serde(flatten)]
     pub rand: SbRandParams,
     /// sysbench's `--rand-seed` the run's streams are: thread i draws what
-    /// sysbench's i-th thread draws with this seed. Given, or made from the
-    /// run's seed; 0 in results stored before it existed.
+    /// sysbench's i-th thread draws with this seed. 0 when none was given
+    /// (the streams' seed is then made from the run's `seed`, recorded but
+    /// not compared: two runs of one command are repeats), and in results
+    /// stored before it existed.
     #[serde(default)]
     pub rand_seed: u32,
     pub ps_mode: PsMode,
@@ -50,10 +58,16 @@ pub struct SysbenchParams {
     /// The tests asked for with `--tests`, or empty for the whole order.
     pub tests: Vec<String>,
     pub seed: u64,
-    /// A sysbench Lua script run instead of the tests (`--script`); stored
-    /// as null without one, so that it is a parameter of every run.
-    #[serde(default)]
+    /// A sysbench Lua script run instead of the tests (`--script`), as it
+    /// ran: recorded with the run (a drawn seed included), not compared
+    /// (`script_line` is); null without one.
+    #[serde(default, rename = "script_plan")]
     pub script: Option<super::lua::ScriptPlan>,
+    /// The script run as its experiment, one short line
+    /// ([`super::script_line`]), stored as `script`; null without one, so
+    /// that it is a parameter of every run.
+    #[serde(default, rename = "script")]
+    pub script_line: Option<String>,
 }
 
 /// A `--rand-seed` made from rqps's 64-bit seed: 31 bits, not 0, so that
@@ -79,6 +93,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             warm_secs: warm,
             warmup_secs: warmup,
             settle_secs: settle,
+            events: None,
             rand_type: SbRandType::Uniform,
             rand: SbRandParams::default(),
             rand_seed: 0,
@@ -89,6 +104,7 @@ pub fn profile(name: &str) -> Option<SysbenchParams> {
             tests: Vec::new(),
             seed: 0,
             script: None,
+            script_line: None,
         }
     };
     Some(match name {
@@ -169,8 +185,10 @@ impl SysbenchParams {
                 )));
             }
         }
-        if self.read_secs == 0.0 || self.write_secs == 0.0 {
-            return Err(usage("--read-secs and --write-secs must be more than 0"));
+        if (self.read_secs == 0.0 || self.write_secs == 0.0) && self.events.is_none() {
+            return Err(usage(
+                "--read-secs and --write-secs must be more than 0, or 0 with --events N (each test then ends at its N events, as sysbench's --time=0)",
+            ));
         }
         if self.tests.is_empty() {
             return Ok(catalog::order(self.list));

@@ -13,6 +13,9 @@ use crate::results::RunDoc;
 /// The suite name sysbench runs and results store.
 pub const SUITE: &str = "sysbench";
 
+/// The report group of a Lua script's tests.
+pub const SCRIPT_GROUP: &str = "script";
+
 /// The sysbench section of reports.
 pub struct Sysbench;
 
@@ -24,6 +27,8 @@ impl Section for Sysbench {
         SUITE
     }
 
+    /// The four groups of the field, then the Lua scripts' (a script
+    /// run's tests are its `run` at each thread count, named by the script).
     fn groups(&self) -> Vec<GroupDef> {
         Group::ALL
             .into_iter()
@@ -31,6 +36,10 @@ impl Section for Sysbench {
                 key: g.key(),
                 title: g.title(),
             })
+            .chain([GroupDef {
+                key: SCRIPT_GROUP,
+                title: "sysbench Lua scripts",
+            }])
             .collect()
     }
 
@@ -81,6 +90,6 @@ mod tests {
     #[test]
     fn groups_are_the_four_of_the_field_in_order() {
         let keys: Vec<&str> = SECTION.groups().iter().map(|g| g.key).collect();
-        assert_eq!(keys, ["point", "range", "range-agg", "write"]);
+        assert_eq!(keys, ["point", "range", "range-agg", "write", "script"]);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::catalog::{Kind, TestDef};
+use super::catalog::{Kind, Span, TestDef};
 use super::event::{EventParams, SbWorker};
 use super::load::{LoadParams, load, settle};
 use super::params::SysbenchParams;
@@ -118,7 +118,9 @@ fn run_one(
     threads: usize,
 ) -> Result<TestResult, Error> {
     let secs = p.secs(t.span);
-    let timing = Timing::measured(p.warmup_secs, secs);
+    // The event bound is the tests' (warm-up steps keep their time).
+    let events = p.events.filter(|_| t.span != Span::Warm);
+    let timing = Timing::measured(p.warmup_secs, secs).events(events);
     let label = format!("{} t{threads}", t.name);
     h.test(label, base_result(p, t, threads), |run| {
         let mut workers = (0..threads)

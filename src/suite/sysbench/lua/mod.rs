@@ -144,6 +144,7 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
         declares: false,
         threads: i.threads.to_vec(),
         secs: i.secs,
+        events: None,
         warmup_secs: i.warmup_secs,
         rand_type: i.rand_type.unwrap_or(SbRandType::Special),
         rand: i.rand,
@@ -221,22 +222,25 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
         }
         plan.threads = vec![t as usize];
     }
+    // sysbench's bounds of a run: --events and --time, whichever comes
+    // first; 0 is no limit (the harness's event bound, Timing::events).
+    let events = get("events").and_then(|v| v.num()).unwrap_or(0.0);
+    if events < 0.0 {
+        return Err(usage("--events must be 0 (no limit) or more"));
+    }
+    plan.events = (events >= 1.0).then_some(events as u64);
     if is_given("time") {
         let t = get("time").and_then(|v| v.num()).unwrap_or(0.0);
-        if t <= 0.0 {
+        if t < 0.0 || t == 0.0 && plan.events.is_none() && plan.commands.iter().any(|c| c == "run")
+        {
             return Err(usage(
-                "--time must be more than 0 seconds (rqps measures for a set time)",
+                "--time=0 without --events=N is an endless run: give --events=N (the run ends at N events), or --time=S",
             ));
         }
         plan.secs = t;
     }
     if is_given("warmup_time") {
         plan.warmup_secs = get("warmup_time").and_then(|v| v.num()).unwrap_or(0.0);
-    }
-    if is_given("events") && get("events").and_then(|v| v.num()) != Some(0.0) {
-        return Err(usage(
-            "--events: rqps runs a script for a set time (--time), not a number of events",
-        ));
     }
     if is_given("rand_type") {
         plan.rand_type = get("rand_type")
@@ -406,7 +410,24 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
             }
         } else {
             h.ui.say(&format!("{}: {c}", plan.path));
-            command(plan, &s, c)?;
+            let tally = Arc::new(Mutex::new(Counts::default()));
+            let began = std::time::Instant::now();
+            let r = command(plan, &s, c, &tally);
+            // Recorded as it ran: a name's `prepare` and `cleanup` runs
+            // keep what they did.
+            let statements = tally.lock().map_or(0, |t| t.queries());
+            h.store.add_command(crate::results::CommandRun {
+                command: c.clone(),
+                secs: began.elapsed().as_secs_f64(),
+                statements,
+                status: if r.is_ok() {
+                    crate::results::Status::Ok
+                } else {
+                    crate::results::Status::Failed
+                },
+                reason: r.as_ref().err().map(|e| e.to_string()),
+            })?;
+            r?;
         }
     }
     Ok(end)
@@ -414,10 +435,14 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
 
 /// A command other than `run`: a custom one (on its threads when
 /// parallel), else the global function.
-fn command(plan: &ScriptPlan, s: &Script, c: &str) -> Result<(), Error> {
+fn command(
+    plan: &ScriptPlan,
+    s: &Script,
+    c: &str,
+    tally: &Arc<Mutex<Counts>>,
+) -> Result<(), Error> {
     let threads = plan.max_threads();
     let opt = plan.opt_for(threads);
-    let tally = Arc::new(Mutex::new(Counts::default()));
     let lua = s
         .state(plan, c, rand::Thread::Main, &opt, tally.clone())
         .map_err(|e| command_failed(c, e))?;
@@ -494,14 +519,21 @@ fn run_test(
     call_if_defined(&global, "init").map_err(|e| command_failed("run", e))?;
     let test = test_name(&plan.path);
     let label = format!("{test} t{threads}");
-    let mut r = TestResult::running("sysbench", test, "script", threads, true, "statements/s");
+    let mut r = TestResult::running(
+        "sysbench",
+        test,
+        crate::suite::sysbench::report::SCRIPT_GROUP,
+        threads,
+        true,
+        "statements/s",
+    );
     r.warmup_secs = plan.warmup_secs;
     let result = h.test(label, r, |run| {
         let mut workers = (0..threads)
             .map(|tid| worker::LuaWorker::new(s, plan, tid, threads))
             .collect::<Result<Vec<_>, _>>()
             .map_err(TestFailure::when("could not start the script's threads"))?;
-        let timing = Timing::measured(plan.warmup_secs, plan.secs);
+        let timing = Timing::measured(plan.warmup_secs, plan.secs).events(plan.events);
         run.timed(&mut workers, Step::new(timing, Per::Statement));
         for w in workers {
             if let Err(e) = w.done() {
@@ -528,11 +560,15 @@ pub fn test_name(path: &str) -> String {
 pub fn describe(s: &ScriptPlan) -> String {
     let threads: Vec<String> = s.threads.iter().map(|t| t.to_string()).collect();
     let mut out = format!(
-        "script {}: commands {}; run: threads {}, {} s each{}\n",
+        "script {}: commands {}; run: threads {}, {} each{}\n",
         s.path,
         s.commands.join(", "),
         threads.join(","),
-        s.secs,
+        match (s.events, s.secs) {
+            (Some(n), 0.0) => format!("{n} events"),
+            (Some(n), t) => format!("{n} events or {t} s, whichever first,"),
+            (None, t) => format!("{t} s"),
+        },
         if s.warmup_secs > 0.0 {
             format!(" after {} s of warm-up", s.warmup_secs)
         } else {

@@ -27,7 +27,13 @@ pub struct ScriptPlan {
     /// Whether the script declares its options (else they are also globals).
     pub declares: bool,
     pub threads: Vec<usize>,
+    /// Seconds each `run` step is measured (0: no time limit, `--events`
+    /// alone bounds it).
     pub secs: f64,
+    /// `--events`: each `run` step ends at this many events, all threads
+    /// together, or at `secs`, whichever comes first (`None`: `secs` alone).
+    #[serde(default)]
+    pub events: Option<u64>,
     pub warmup_secs: f64,
     /// `--rand-type`: a script's default is sysbench's `special`.
     pub rand_type: SbRandType,
