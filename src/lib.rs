@@ -11,6 +11,7 @@
 //! many connections' blocking code on one thread, one wait for all of them.
 
 pub mod cli;
+pub mod cmdline;
 pub mod compat;
 pub mod engine;
 pub mod error;

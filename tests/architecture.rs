@@ -13,8 +13,7 @@
 //!   engines through a face, SQL differences through the dialect);
 //! - no function returns a bare `String` as its error;
 //! - no suite reaches the client core (`evloop`): suites wait through the
-//!   harness (`harness::wait`, `harness::measure::sleep`), which keeps the
-//!   core's rules in one place.
+//!   harness (`harness::wait`), which keeps the core's rules in one place.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -572,6 +571,25 @@ fn no_suite_names_an_engine_kind() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// What `find` finds in each file of `src/suite/`, as `suite/FILE: finding`.
+fn in_suites(find: fn(&str) -> Vec<String>) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("suite"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for n in find(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}: {n}"));
+        }
+    }
+    found
+}
+
 /// What in `text`'s code runs a timed step past the harness's one
 /// (`TestRun::timed`): the runner's step, its configuration, or the core
 /// fill of a result.
@@ -607,7 +625,7 @@ fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
         assert_eq!(own_timed_steps(bad).len(), 1, "{bad}");
     }
     for fine in [
-        "let step = run.timed(&mut workers, Step::new(timing, Per::Event));",
+        "let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));",
         "use crate::harness::runner::{Worker, stop_requested};",
         "pub fn run_step(driver: &dyn Driver, spec: &StepSpec) -> StepOutcome { x() }",
         "// the runner's runner::run_step times it\nlet x = 1;",
@@ -621,23 +639,81 @@ fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
 /// harness's one (warm-up, sampling, progress, probe, deadline).
 #[test]
 fn no_suite_runs_a_timed_step_of_its_own() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src.join("suite"), &mut files);
-    let mut found = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        for n in own_timed_steps(&std::fs::read_to_string(f).unwrap()) {
-            found.push(format!("{rel}: {n}"));
-        }
-    }
+    let found = in_suites(own_timed_steps);
     assert!(
         found.is_empty(),
         "run the step with TestRun::timed (or harness::bare_step outside a test):\n{}",
+        found.join("\n")
+    );
+}
+
+/// What in `text`'s code measures work past the harness's frames
+/// (`Harness::load`, `TestRun::load`, `TestRun::measured`, `TestRun::timed`,
+/// `Harness::check`): the `/proc` sampler started, the probe ended or taken
+/// by hand, or a progress bar drawn.
+fn own_measurements(text: &str) -> Vec<String> {
+    let (outside, _) = split_strings(&code(text));
+    let words: Vec<&str> = outside
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let mut found: Vec<String> = [
+        "start_sampling",
+        "finish_probe",
+        "ProgressBar",
+        "indicatif",
+        "Probe",
+    ]
+    .into_iter()
+    .filter(|n| words.contains(n))
+    .map(String::from)
+    .collect();
+    // `h.ui.bar(..)`, `run.bar(..)`: a bar of the suite's own.
+    let squeezed: String = outside.chars().filter(|c| !c.is_whitespace()).collect();
+    if squeezed.contains(".bar(") {
+        found.push(".bar(".into());
+    }
+    found
+}
+
+#[test]
+fn the_load_rule_fires_on_a_suites_own_probe_or_bar_and_not_on_the_harness_frames() {
+    for bad in [
+        "run.start_sampling();\nlet n = load(db)?;",
+        "run.finish_probe(rows as f64);",
+        "let mut probe = Probe::before(h.probe, h.driver.as_ref());",
+        "use crate::harness::probe::Probe;",
+        "let bar = h.ui.bar(rows, \"load\".into(), TEMPLATE);",
+        "let bar = run\n    .bar(p.nodes, \"{msg}\");",
+        "let b = indicatif::ProgressBar::new(10);",
+    ] {
+        assert!(!own_measurements(bad).is_empty(), "{bad}");
+    }
+    for fine in [
+        "h.load(\"load\", rows, |driver, progress| fill(driver, &mut |n| progress.done(n)), line)?;",
+        "let secs = run.measured(\"link\", |_| build(db).map(|s| (s, links)))?;",
+        "let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));",
+        "// the harness calls start_sampling and draws the bar\nlet x = 1;",
+        "let s = \"finish_probe\"; let foobar = barrel(1); let rebar = x.bars();",
+        "let p = ProbeContext::default();",
+    ] {
+        assert!(
+            own_measurements(fine).is_empty(),
+            "{fine}: {:?}",
+            own_measurements(fine)
+        );
+    }
+}
+
+/// No suite measures work outside the harness's frames: its loads, index
+/// builds, checks and background steps are sampled, probed and shown on the
+/// one bar by the harness.
+#[test]
+fn no_suite_samples_probes_or_draws_a_bar_of_its_own() {
+    let found = in_suites(own_measurements);
+    assert!(
+        found.is_empty(),
+        "measure a load with Harness::load (the run's) or TestRun::load (a test's), other work \
+         with TestRun::measured:\n{}",
         found.join("\n")
     );
 }
@@ -715,20 +791,7 @@ fn the_error_code_rule_fires_on_codes_and_stays_quiet_on_other_strings() {
 /// engine): the codes that say it are the engines' own.
 #[test]
 fn no_suite_reads_an_engine_error_code() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src.join("suite"), &mut files);
-    let mut found = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        for c in error_codes(&std::fs::read_to_string(f).unwrap()) {
-            found.push(format!("{rel}: {c}"));
-        }
-    }
+    let found = in_suites(error_codes);
     assert!(
         found.is_empty(),
         "ask the error's meaning (DbError::meaning) instead of its code:\n{}",
@@ -1058,13 +1121,8 @@ fn string_error_types(code: &str) -> Vec<String> {
     found
 }
 
-/// How many error types still wrap a bare `String` (issue 39 found 15; the
-/// count only goes down: a new one fails, and each one turned into an enum
-/// with typed fields lowers it). The failure lists the ones that remain.
-const STRING_ERROR_TYPES_LEFT: usize = 3;
-
 #[test]
-fn no_new_error_type_wraps_a_bare_string() {
+fn no_error_type_wraps_a_bare_string() {
     // The rule catches the forms a string-wrapping error takes.
     for (bad, named) in [
         (
@@ -1106,17 +1164,9 @@ fn no_new_error_type_wraps_a_bare_string() {
     }
     let found = in_src(string_error_types);
     assert!(
-        found.len() <= STRING_ERROR_TYPES_LEFT,
+        found.is_empty(),
         "an error type says what went wrong as a variant (with the context as fields and the \
-         cause as #[source]), not as a String made elsewhere; {} do, at most {STRING_ERROR_TYPES_LEFT} may:\n{}",
-        found.len(),
-        found.join("\n")
-    );
-    // The count is lowered with the types: a stale one would let new ones in.
-    assert!(
-        found.len() == STRING_ERROR_TYPES_LEFT,
-        "only {} error types wrap a bare String now: lower STRING_ERROR_TYPES_LEFT to that:\n{}",
-        found.len(),
+         cause as #[source]), not as a String made elsewhere:\n{}",
         found.join("\n")
     );
 }
@@ -1407,6 +1457,289 @@ fn the_documented_arrows_are_the_imports() {
     );
 }
 
+/// The rooms of `src/`: every folder (`engine/mysql`) and every file
+/// directly in it (`main.rs`), as paths under `src/`.
+fn rooms(src: &Path) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if p.is_dir() {
+                out.push(path.clone());
+                walk(&p, &path, out);
+            } else if rel.is_empty() {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(src, "", &mut out);
+    out
+}
+
+/// The code spans (`` `x` ``) of `text`.
+fn code_spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// The rooms of `rooms` that the folder table of `doc` does not name: a
+/// top-level one (`cli`, `main.rs`) needs `src/cli/` or `src/main.rs` in
+/// a row's first cell; a nested one (`suite/sysbench/lua`) needs its path
+/// below the top-level folder (`` `sysbench/lua/` ``) in that folder's row.
+fn unnamed_rooms(doc: &str, rooms: &[String]) -> Vec<String> {
+    let rows: Vec<(&str, &str)> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `src/"))
+        .map(|l| {
+            let first = l[1..].split(" | ").next().unwrap_or("");
+            (first, l)
+        })
+        .collect();
+    rooms
+        .iter()
+        .filter(|room| {
+            let named = match room.split_once('/') {
+                None if room.ends_with(".rs") => rows
+                    .iter()
+                    .any(|(first, _)| code_spans(first).contains(&format!("src/{room}").as_str())),
+                None => rows
+                    .iter()
+                    .any(|(first, _)| code_spans(first).contains(&format!("src/{room}/").as_str())),
+                Some((top, rest)) => rows.iter().any(|(first, row)| {
+                    code_spans(first).contains(&format!("src/{top}/").as_str())
+                        && code_spans(row)
+                            .iter()
+                            .any(|s| s.starts_with(&format!("{rest}/")))
+                }),
+            };
+            !named
+        })
+        .cloned()
+        .collect()
+}
+
+/// The `src/` paths that `doc` names and `exists` does not find.
+fn stale_paths(doc: &str, exists: &dyn Fn(&str) -> bool) -> Vec<String> {
+    code_spans(doc)
+        .into_iter()
+        .filter(|s| s.starts_with("src/") && !s.contains(' ') && !exists(s))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_folder_table_rule_fires_on_an_unnamed_room_or_a_stale_path_and_not_otherwise() {
+    let doc = "| folder | what |\n|---|---|\n| `src/cli/` | `run.rs` |\n| `src/engine/` | `mysql/` (wire), `server/trust.rs` |\n| `src/main.rs` | entry |\n\nSee `src/gone.rs` and `src/cli/`.";
+    let rooms = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(
+        unnamed_rooms(
+            doc,
+            &rooms(&["cli", "engine", "engine/mysql", "engine/server", "main.rs"])
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        unnamed_rooms(doc, &rooms(&["harness", "engine/postgres", "lib.rs"])),
+        ["harness", "engine/postgres", "lib.rs"]
+    );
+    // A nested folder named in another folder's row is not named.
+    assert_eq!(unnamed_rooms(doc, &rooms(&["cli/mysql"])), ["cli/mysql"]);
+    let exists = |p: &str| p != "src/gone.rs";
+    assert_eq!(stale_paths(doc, &exists), ["src/gone.rs"]);
+    assert!(stale_paths("`src/cli/` and `src/ x`", &exists).is_empty());
+}
+
+/// docs/architecture.md names every room of `src/`, and no room that is gone.
+#[test]
+fn the_folder_table_names_every_room_of_src() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let unnamed = unnamed_rooms(&doc, &rooms(&root.join("src")));
+    assert!(
+        unnamed.is_empty(),
+        "docs/architecture.md's folder table does not name these rooms of src/ (a top-level \
+         one in a row of its own, a nested one in its folder's row): {}",
+        unnamed.join(", ")
+    );
+    let stale = stale_paths(&doc, &|p| root.join(p).exists());
+    assert!(
+        stale.is_empty(),
+        "docs/architecture.md names paths that are not in the tree: {}",
+        stale.join(", ")
+    );
+}
+
+/// What in `text` silences dead code: `#[allow(dead_code)]`, or
+/// `let _ = x;` (or `(x, y)`) of a bare name, which only keeps an unused
+/// value, parameter or import quiet. Discarding a call's result
+/// (`let _ = h.join();`) is not that.
+fn silenced_dead_code(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.starts_with("//") {
+            continue;
+        }
+        if l.contains("allow(dead_code)") {
+            found.push(format!("{}: {l}", i + 1));
+            continue;
+        }
+        let Some(rest) = l.strip_prefix("let _ = ").and_then(|r| r.strip_suffix(';')) else {
+            continue;
+        };
+        let rest = rest.trim().trim_start_matches('(').trim_end_matches(')');
+        let bare = rest.split(',').all(|w| {
+            let w = w.trim();
+            !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+        });
+        if bare {
+            found.push(format!("{}: {l}", i + 1));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_dead_code_rule_fires_on_silenced_names_and_not_on_discarded_results() {
+    for bad in [
+        "fn f(p: u8) {\n    let _ = p;\n}",
+        "    let _ = (deadline_ns, stop);",
+        "    let _ = OPS;",
+        "struct S {\n    #[allow(dead_code)]\n    n: u8,\n}",
+        "#![allow(dead_code)]",
+    ] {
+        assert_eq!(silenced_dead_code(bad).len(), 1, "{bad}");
+    }
+    for fine in [
+        "    let _ = shown.join();",
+        "    let _ = std::fs::remove_file(&tmp);",
+        "    let _ = e.print();",
+        "    // let _ = p; keeps it quiet",
+        "fn f(_p: u8) {}",
+    ] {
+        assert!(silenced_dead_code(fine).is_empty(), "{fine}");
+    }
+}
+
+/// No code is kept alive only to keep the compiler quiet: an unused
+/// parameter is named `_x`, and unused code is removed.
+#[test]
+fn no_dead_code_is_silenced() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        for n in silenced_dead_code(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{rel}:{n}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "name an unused parameter _x and remove unused code rather than silence it:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Where `text`'s code makes a usage error or a failure of another error's
+/// text (`usage(e.to_string())`, `failed(format!("{e}"))`): the typed error
+/// is the cause, and its source chain goes with it.
+fn flattened_causes(text: &str) -> Vec<String> {
+    let code = code(text);
+    let mut found = Vec::new();
+    for f in ["usage(", "usage_error(", "failed("] {
+        for (i, _) in code.match_indices(f) {
+            if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let arg: String = code[i + f.len()..].chars().take(40).collect();
+            let arg = arg.split(')').next().unwrap_or("");
+            let name = arg.split('.').next().unwrap_or("");
+            let bare = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if (bare && arg.ends_with(".to_string(")) || arg.starts_with("format!(\"{e}\"") {
+                found.push(format!("{f}{arg})"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_flattened_cause_rule_fires_on_an_errors_text_and_not_on_the_error() {
+    for bad in [
+        "SbDist::new(a, b).map_err(|e| usage(e.to_string()))?;",
+        ".map_err(|e| usage_error(e.to_string()))?",
+        "e => crate::error::failed(e.to_string()),",
+        "Err(failed(format!(\"{e}\")))",
+    ] {
+        assert_eq!(flattened_causes(bad).len(), 1, "{bad}");
+    }
+    for fine in [
+        "SbDist::new(a, b).map_err(usage)?;",
+        "Err(usage(format!(\"--threads must be at least 1, got {n}\")))",
+        "crate::error::failed(r.reason.unwrap_or_default())",
+        "let s = my_usage(e.to_string());",
+    ] {
+        assert!(flattened_causes(fine).is_empty(), "{fine}");
+    }
+}
+
+#[test]
+fn no_usage_error_or_failure_is_made_of_another_errors_text() {
+    let found = in_src(flattened_causes);
+    assert!(
+        found.is_empty(),
+        "give the typed error itself (usage(e), failed(e)): its message is the same and its \
+         source chain is kept:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The most lines a file of the CLI may have: the CLI parses and
+/// dispatches, and a command that needs more has a file of its own.
+const MAX_CLI_FILE_LINES: usize = 600;
+
+/// The files of `files` (name, text) longer than `max` lines.
+fn long_files(files: &[(String, String)], max: usize) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(_, text)| text.lines().count() > max)
+        .map(|(name, text)| format!("{name} ({} lines)", text.lines().count()))
+        .collect()
+}
+
+#[test]
+fn no_cli_file_is_longer_than_600_lines() {
+    let sample = |n: usize| vec![("x.rs".to_string(), "l\n".repeat(n))];
+    assert_eq!(long_files(&sample(601), 600), ["x.rs (601 lines)"]);
+    assert!(long_files(&sample(600), 600).is_empty());
+    let mut paths = Vec::new();
+    rs_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &mut paths,
+    );
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect();
+    let long = long_files(&files, MAX_CLI_FILE_LINES);
+    assert!(
+        long.is_empty(),
+        "give a command that needs more a file of its own:\n{}",
+        long.join("\n")
+    );
+}
+
 /// The paths into the client core (`crate::evloop`) that `text`'s code
 /// (the file of module `module`) takes, as `evloop::...`.
 fn core_paths(module: &[String], text: &str) -> Vec<String> {
@@ -1450,7 +1783,7 @@ fn no_suite_reaches_the_client_core() {
     }
     assert!(
         found.is_empty(),
-        "suites wait through the harness (harness::wait, harness::measure::sleep), not the client core:\n{}",
+        "suites wait through the harness (harness::wait), not the client core:\n{}",
         found.join("\n")
     );
 }

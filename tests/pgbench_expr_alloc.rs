@@ -85,7 +85,7 @@ fn client(dir: &std::path::Path, script: &str, protocol: &str) -> Client {
     .unwrap();
     let path = dir.join("t.sql");
     std::fs::write(&path, script).unwrap();
-    let common = rqps::suite::Common {
+    let common = rqps::suite::RunBasics {
         profile: "ci".into(),
         seed: 11,
         part: None,

@@ -40,7 +40,7 @@ pub struct CompatArgs {
     pub allow_password_in_url: bool,
     /// Results directory: the record goes to its compat/ folder, where `rqps report`
     /// and `rqps compare` find it.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     pub results: PathBuf,
     /// Only these suites (default: every SQL suite).
     #[arg(long, value_delimiter = ',', value_name = "A,B,..")]
@@ -88,11 +88,9 @@ fn choice(s: &str, as_url: bool) -> Result<EngineChoice, Error> {
     let mut args = EngineArgs::default();
     let url_like = rest.contains("://") || rest.starts_with("sqlite");
     if as_url || url_like {
-        args.target = Some(Target::parse(rest).map_err(|e| usage(e.to_string()))?);
+        args.target = Some(Target::parse(rest).map_err(usage)?);
     } else {
-        let spec: EngineSpec = rest
-            .parse()
-            .map_err(|e: crate::engine::install::EngineSpecError| usage(e.to_string()))?;
+        let spec = rest.parse::<EngineSpec>().map_err(usage)?;
         if spec.server().is_none() && spec.kind.library.is_none() {
             args.target = Some(Target::Sqlite(None));
         } else {
@@ -127,7 +125,7 @@ fn targets(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<Vec<EngineCho
 
 pub fn compat(a: &CompatArgs, m: Option<&clap::ArgMatches>) -> Result<i32, Error> {
     if let Some(o) = &a.output {
-        crate::util::check_output(o).map_err(|e| usage(e.to_string()))?;
+        crate::util::check_output(o).map_err(usage)?;
     }
     if let Some(which) = &a.show {
         let record = crate::plan::report::stored_compat(&a.results, which)?;

@@ -16,7 +16,7 @@ use crate::report::history::Order;
 )]
 pub struct HistoryArgs {
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     pub results: PathBuf,
     /// Only runs whose --name matches this glob (`nightly-*`, `build-?`); default: every run.
     #[arg(long, value_name = "GLOB")]

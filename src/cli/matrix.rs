@@ -12,7 +12,7 @@ pub struct MatrixArgs {
     /// The matrix file (TOML): [defaults] and [[target]] tables; see examples/.
     file: PathBuf,
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     results: PathBuf,
     /// Continue an interrupted matrix: skip the runs that already finished.
     #[arg(long)]
@@ -24,7 +24,7 @@ pub struct MatrixArgs {
     /// the matrix, e.g. a Kubernetes Indexed Job or a Slurm job array). No final report:
     /// `rqps report` over the parts' results, copied into one directory, gives it.
     #[arg(long, value_name = "I/N", value_parser = crate::plan::options::parse_part)]
-    part: Option<crate::suite::part::Part>,
+    part: Option<crate::suite::part::ClientPart>,
 }
 
 pub fn matrix(a: &MatrixArgs) -> Result<i32, Error> {

@@ -14,7 +14,7 @@ pub struct MergeArgs {
     dirs: Vec<PathBuf>,
     /// Where the merged runs are stored (not one of the parts' directories, so that
     /// reports never count a part beside the whole).
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     results: PathBuf,
 }
 

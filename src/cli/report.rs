@@ -13,7 +13,7 @@ use crate::report::export::Format;
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     pub results: PathBuf,
     /// The run name everything is compared with (runs of one name are repeats); `rqps runs`
     /// lists the names stored.
@@ -65,7 +65,7 @@ pub struct ReportArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     pub results: PathBuf,
     /// The reference run name.
     #[arg(long, value_name = "NAME")]

@@ -7,11 +7,11 @@ use crate::engine::target::Target;
 use crate::error::{Error, usage};
 use crate::plan::options::EngineArgs;
 use crate::plan::session::{self, RunSpec};
-use crate::suite::{Common, Suite};
+use crate::suite::{RunBasics, Suite};
 
 /// `rqps run`: the chosen suite's plan from its parsed options, then the run.
 pub fn run_cli(a: &RunArgs, suite: &dyn Suite, m: &clap::ArgMatches) -> Result<i32, Error> {
-    let common = Common {
+    let common = RunBasics {
         profile: a.profile.clone(),
         seed: a.options.seed.unwrap_or_else(crate::suite::clock_seed),
         part: a.output.part,
@@ -69,7 +69,7 @@ mod tests {
     use super::super::{Cmd, Parsed, parse};
     use crate::plan::options::{Output, RunOptions};
     use crate::plan::session::RunSpec;
-    use crate::suite::{Common, registry};
+    use crate::suite::{RunBasics, registry};
 
     /// Every option of every suite, set (some suites need two tables: an
     /// option that excludes another), as a matrix table writes them.
@@ -169,7 +169,7 @@ mod tests {
     fn every_option_set_stored_and_parsed_back_is_what_was_set() {
         let dir = tempfile::tempdir().unwrap();
         let tables = every_option(dir.path());
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,
@@ -242,7 +242,7 @@ mod tests {
                 .try_get_matches_from(["run"])
                 .unwrap();
             let plan = s.plan_cli(
-                &Common {
+                &RunBasics {
                     profile: "ci".into(),
                     seed: 1,
                     part: None,
@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn one_value_is_taken_where_a_list_is() {
         let dir = tempfile::tempdir().unwrap();
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,
@@ -290,7 +290,7 @@ mod tests {
         let refused = |argv: &[&str]| {
             let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
             match parse(&argv) {
-                Err(super::super::NotParsed::Usage(m)) => m,
+                Err(super::super::NotParsed::Usage(e)) => e.to_string(),
                 _ => panic!("{argv:?} is not refused"),
             }
         };
@@ -312,7 +312,7 @@ mod tests {
     #[test]
     fn a_matrix_define_list_is_stored_as_one_define_per_variable() {
         let table: toml::Table = toml::from_str("define = [\"a=1\", \"b=x\"]\n").unwrap();
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,

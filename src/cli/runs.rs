@@ -10,7 +10,7 @@ use crate::error::Error;
 #[derive(Args)]
 pub struct RunsArgs {
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     results: PathBuf,
 }
 

@@ -20,7 +20,7 @@ rqps serve --listen 0.0.0.0:8080   # the whole network reads it (no login, no TL
 )]
 pub struct ServeArgs {
     /// Results directory.
-    #[arg(long, default_value = "rqps-results", value_name = "DIR")]
+    #[arg(long, default_value = crate::cmdline::RESULTS_DIR, value_name = "DIR")]
     pub results: PathBuf,
     /// Address and port to listen on: HOST:PORT, or a PORT on 127.0.0.1. The default serves
     /// this machine only; another address serves everyone who reaches it, without login.

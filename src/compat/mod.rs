@@ -155,7 +155,7 @@ fn open(
     let options = crate::plan::options::RunOptions {
         stmt_timeout: Some(
             crate::suite::bounds::Timeout::new(stmt_timeout.as_secs_f64())
-                .map_err(|e| Unusable::Open(usage(e.to_string())))?,
+                .map_err(|e| Unusable::Open(usage(e)))?,
         ),
         ..Default::default()
     };
@@ -290,7 +290,7 @@ fn plan_of(suite: &'static dyn crate::suite::Suite, seed: u64) -> Result<Option<
     if suite.face() != Face::Sql {
         return Ok(None);
     }
-    let common = crate::suite::Common {
+    let common = crate::suite::RunBasics {
         profile: PROFILE.into(),
         seed,
         part: None,
@@ -314,7 +314,7 @@ fn taking_part(seed: u64) -> Vec<&'static str> {
 
 /// Runs the check and stores its record; returns the record and where it is.
 pub fn run(req: &CompatRequest) -> Result<(CompatRecord, PathBuf), Error> {
-    crate::results::check_writable(&req.results).map_err(|e| usage(e.to_string()))?;
+    crate::results::check_writable(&req.results).map_err(usage)?;
     crate::plan::signals::install_at_once();
     run_set(req)
 }

@@ -24,15 +24,15 @@ const BLOCKED_AFTER: Duration = Duration::from_millis(700);
 const LOCK_HELD: Duration = Duration::from_millis(3000);
 
 /// A probe's finding: what is compared, a detail, and the statements.
-struct Seen {
+struct Finding {
     key: String,
     detail: String,
     how: String,
 }
 
-impl Seen {
-    fn new(key: impl Into<String>, detail: impl Into<String>, how: &[&str]) -> Seen {
-        Seen {
+impl Finding {
+    fn new(key: impl Into<String>, detail: impl Into<String>, how: &[&str]) -> Finding {
+        Finding {
             key: key.into(),
             detail: detail.into(),
             how: how.join("; "),
@@ -40,7 +40,7 @@ impl Seen {
     }
 }
 
-fn result(area: &str, name: &str, s: Seen) -> ProbeResult {
+fn result(area: &str, name: &str, s: Finding) -> ProbeResult {
     ProbeResult {
         area: area.into(),
         name: name.into(),
@@ -113,21 +113,21 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
             out.push(result(
                 "protocol",
                 "connect",
-                Seen::new("no", err_text(&e), &[]),
+                Finding::new("no", err_text(&e), &[]),
             ));
             return out;
         }
     };
     let mut a = match db.connect() {
         Ok(c) => {
-            out.push(result("protocol", "connect", Seen::new("yes", "", &[])));
+            out.push(result("protocol", "connect", Finding::new("yes", "", &[])));
             c
         }
         Err(e) => {
             out.push(result(
                 "protocol",
                 "connect",
-                Seen::new("no", err_text(&e), &[]),
+                Finding::new("no", err_text(&e), &[]),
             ));
             return out;
         }
@@ -136,27 +136,27 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
         "protocol",
         "authentication",
         match driver.auth() {
-            Some(m) => Seen::new(m, "", &[]),
-            None => Seen::new("not reported by rqps's client", "", &[]),
+            Some(m) => Finding::new(m, "", &[]),
+            None => Finding::new("not reported by rqps's client", "", &[]),
         },
     ));
     out.push(result(
         "protocol",
         "TLS",
         match driver.tls() {
-            Some(t) => Seen::new("yes", t.to_string(), &[]),
-            None => Seen::new("no", "", &[]),
+            Some(t) => Finding::new("yes", t.to_string(), &[]),
+            None => Finding::new("no", "", &[]),
         },
     ));
     if let Err(e) = reset(a.as_mut(), driver.as_ref()) {
         out.push(result(
             "protocol",
             "probe table",
-            Seen::new("refused", err_text(&e), &[]),
+            Finding::new("refused", err_text(&e), &[]),
         ));
         return out;
     }
-    protocol(a.as_mut(), driver.as_ref(), &mut out);
+    protocol(a.as_mut(), &mut out);
     let second = db.connect();
     let mut b = match second {
         Ok(b) => b,
@@ -164,7 +164,7 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
             out.push(result(
                 "protocol",
                 "second connection",
-                Seen::new("no", err_text(&e), &[]),
+                Finding::new("no", err_text(&e), &[]),
             ));
             errors_one_session(a.as_mut(), &mut out);
             let _ = a.query(&format!("DROP TABLE IF EXISTS {TABLE}"));
@@ -174,7 +174,7 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
     out.push(result(
         "protocol",
         "second connection",
-        Seen::new("yes", "", &[]),
+        Finding::new("yes", "", &[]),
     ));
     isolation(driver, a.as_mut(), b.as_mut(), &mut out);
     errors_one_session(a.as_mut(), &mut out);
@@ -186,7 +186,7 @@ pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
     out
 }
 
-fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
+fn protocol(a: &mut dyn Conn, out: &mut Vec<ProbeResult>) {
     let sql = format!("SELECT v FROM {TABLE} WHERE id = ?");
     let literal = format!("SELECT v FROM {TABLE} WHERE id = 2");
     for (name, mode) in [
@@ -201,12 +201,12 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
             "protocol",
             name,
             match seen {
-                Ok(_) => Seen::new(
+                Ok(_) => Finding::new(
                     "yes",
                     format!("value {}", r.get(0, 0).unwrap_or("NULL")),
                     &[&literal],
                 ),
-                Err(e) => Seen::new("no", err_text(&e), &[&literal]),
+                Err(e) => Finding::new("no", err_text(&e), &[&literal]),
             },
         ));
     }
@@ -215,13 +215,13 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
         "protocol",
         "unnamed statement with parameters",
         match a.execute_unprepared(&sql, &[Param::Int(2)], Some(&mut r)) {
-            None => Seen::new("not on this protocol", "", &[]),
-            Some(Ok(_)) => Seen::new(
+            None => Finding::new("not on this protocol", "", &[]),
+            Some(Ok(_)) => Finding::new(
                 "yes",
                 format!("value {}", r.get(0, 0).unwrap_or("NULL")),
                 &[&literal],
             ),
-            Some(Err(e)) => Seen::new("no", err_text(&e), &[&literal]),
+            Some(Err(e)) => Finding::new("no", err_text(&e), &[&literal]),
         },
     ));
     let multi = format!("SELECT v FROM {TABLE} WHERE id = 1; SELECT v FROM {TABLE} WHERE id = 2");
@@ -232,7 +232,7 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
             // The values are part of the answer: an engine (or a client)
             // that keeps only one statement's rows does not give the
             // reference's.
-            Ok(r) => Seen::new(
+            Ok(r) => Finding::new(
                 format!(
                     "yes, values {}",
                     r.iter()
@@ -243,7 +243,7 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
                 "",
                 &[&multi],
             ),
-            Err(e) => Seen::new("no", err_text(&e), &[&multi]),
+            Err(e) => Finding::new("no", err_text(&e), &[&multi]),
         },
     ));
     let meta = format!("SELECT id, v AS w, v + 1 FROM {TABLE} WHERE id = 1");
@@ -251,12 +251,11 @@ fn protocol(a: &mut dyn Conn, driver: &dyn Driver, out: &mut Vec<ProbeResult>) {
         "protocol",
         "column names",
         match a.column_names(&meta) {
-            None => Seen::new("not read by rqps's client", "", &[&meta]),
-            Some(Ok(names)) => Seen::new(names.join(", "), "", &[&meta]),
-            Some(Err(e)) => Seen::new("no", err_text(&e), &[&meta]),
+            None => Finding::new("not read by rqps's client", "", &[&meta]),
+            Some(Ok(names)) => Finding::new(names.join(", "), "", &[&meta]),
+            Some(Err(e)) => Finding::new("no", err_text(&e), &[&meta]),
         },
     ));
-    let _ = driver;
 }
 
 /// `c` reads `v` of row `id` (an error as `error ...`).
@@ -289,7 +288,7 @@ fn isolation(
     out.push(result(
         "isolation",
         "default level",
-        Seen::new(
+        Finding::new(
             level.to_ascii_lowercase().replace(['-', '_'], " "),
             "",
             d.isolation_sql(),
@@ -305,25 +304,25 @@ fn isolation(
         format!("A: {commit}"),
     ];
     let how: Vec<&str> = steps.iter().map(String::as_str).collect();
-    let seen = (|| -> DbResult<Seen> {
+    let seen = (|| -> DbResult<Finding> {
         a.query(begin)?;
         let first = read_v(a, 1, "");
         let upd = b.query(&format!("UPDATE {TABLE} SET v = 11 WHERE id = 1"));
         let second = read_v(a, 1, "");
         a.query(commit)?;
         Ok(match upd {
-            Err(e) => Seen::new("the update failed", err_text(&e), &how),
+            Err(e) => Finding::new("the update failed", err_text(&e), &how),
             Ok(_) if first == second => {
-                Seen::new("repeatable", format!("{first} then {second}"), &how)
+                Finding::new("repeatable", format!("{first} then {second}"), &how)
             }
-            Ok(_) => Seen::new("not repeatable", format!("{first} then {second}"), &how),
+            Ok(_) => Finding::new("not repeatable", format!("{first} then {second}"), &how),
         })
     })();
     let _ = a.query(d.rollback());
     out.push(result(
         "isolation",
         "read of a row another session changed",
-        seen.unwrap_or_else(|e| Seen::new("could not run", err_text(&e), &how)),
+        seen.unwrap_or_else(|e| Finding::new("could not run", err_text(&e), &how)),
     ));
     // Lost update: both read row 2, both write read + 1.
     let bw = d.begin_write();
@@ -341,9 +340,9 @@ fn isolation(
     let how: Vec<&str> = steps.iter().map(String::as_str).collect();
     let seen = if d.only_isolation().is_some() {
         // One writer at a time (SQLite): B cannot begin while A writes.
-        Seen::new("one writer at a time", "", &[])
+        Finding::new("one writer at a time", "", &[])
     } else {
-        (|| -> DbResult<Seen> {
+        (|| -> DbResult<Finding> {
             a.query(bw)?;
             let ra = read_v(a, 2, "");
             b.query(bw)?;
@@ -355,19 +354,19 @@ fn isolation(
             let _ = b.query(d.rollback());
             let last = read_v(a, 2, "");
             Ok(match (ub, cb) {
-                (Err(e), _) | (Ok(_), Some(Err(e))) => Seen::new(
+                (Err(e), _) | (Ok(_), Some(Err(e))) => Finding::new(
                     format!("prevented: {}", e.meaning().key()),
                     err_text(&e),
                     &how,
                 ),
-                _ => Seen::new(
+                _ => Finding::new(
                     "lost",
                     format!("both read {ra}/{rb}, the row holds {last}"),
                     &how,
                 ),
             })
         })()
-        .unwrap_or_else(|e| Seen::new("could not run", err_text(&e), &how))
+        .unwrap_or_else(|e| Finding::new("could not run", err_text(&e), &how))
     };
     let _ = a.query(d.rollback());
     let _ = b.query(d.rollback());
@@ -423,9 +422,9 @@ fn while_held(
     }))
 }
 
-fn for_update(driver: &Arc<dyn Driver>) -> Seen {
+fn for_update(driver: &Arc<dyn Driver>) -> Finding {
     let Ok(db) = driver.require_sql() else {
-        return Seen::new("could not run", "", &[]);
+        return Finding::new("could not run", "", &[]);
     };
     let d = db.dialect();
     let fu = d.for_update();
@@ -450,18 +449,18 @@ fn for_update(driver: &Arc<dyn Driver>) -> Seen {
         &second,
         BLOCKED_AFTER + Duration::from_millis(300),
     ) {
-        Err(e) => Seen::new("could not run", err_text(&e), &how),
-        Ok((took, None)) if took < BLOCKED_AFTER => Seen::new(
+        Err(e) => Finding::new("could not run", err_text(&e), &how),
+        Ok((took, None)) if took < BLOCKED_AFTER => Finding::new(
             "does not block",
             format!("B read the row in {} ms", took.as_millis()),
             &how,
         ),
-        Ok((took, None)) => Seen::new(
+        Ok((took, None)) => Finding::new(
             "blocks",
             format!("B waited {} ms, until A committed", took.as_millis()),
             &how,
         ),
-        Ok((_, Some((_, e)))) => Seen::new(
+        Ok((_, Some((_, e)))) => Finding::new(
             format!("blocks, then {}", e.meaning().key()),
             err_text(&e),
             &how,
@@ -469,9 +468,9 @@ fn for_update(driver: &Arc<dyn Driver>) -> Seen {
     }
 }
 
-fn deadlock(driver: &Arc<dyn Driver>) -> Seen {
+fn deadlock(driver: &Arc<dyn Driver>) -> Finding {
     let Ok(db) = driver.require_sql() else {
-        return Seen::new("could not run", "", &[]);
+        return Finding::new("could not run", "", &[]);
     };
     let d = db.dialect();
     let bw = d.begin_write();
@@ -486,7 +485,7 @@ fn deadlock(driver: &Arc<dyn Driver>) -> Seen {
     ];
     let how: Vec<&str> = how.iter().map(String::as_str).collect();
     if d.only_isolation().is_some() {
-        return Seen::new("one writer at a time", "", &how);
+        return Finding::new("one writer at a time", "", &how);
     }
     let run = || -> DbResult<(Result<Outcome, DbError>, Result<Outcome, DbError>)> {
         let mut a = db.connect()?;
@@ -514,20 +513,20 @@ fn deadlock(driver: &Arc<dyn Driver>) -> Seen {
         }))
     };
     match run() {
-        Err(e) => Seen::new("could not run", err_text(&e), &how),
+        Err(e) => Finding::new("could not run", err_text(&e), &how),
         Ok((ra, rb)) => {
             let failed: Vec<&DbError> = [ra.as_ref().err(), rb.as_ref().err()]
                 .into_iter()
                 .flatten()
                 .collect();
             match failed.as_slice() {
-                [] => Seen::new("not detected", "both updates went through", &how),
-                [e] => Seen::new(
+                [] => Finding::new("not detected", "both updates went through", &how),
+                [e] => Finding::new(
                     format!("one session gets: {}", e.meaning().key()),
                     err_text(e),
                     &how,
                 ),
-                [e, f] => Seen::new(
+                [e, f] => Finding::new(
                     format!("both fail: {}, {}", e.meaning().key(), f.meaning().key()),
                     err_text(e),
                     &how,
@@ -538,13 +537,13 @@ fn deadlock(driver: &Arc<dyn Driver>) -> Seen {
     }
 }
 
-fn lock_wait(driver: &Arc<dyn Driver>) -> Seen {
+fn lock_wait(driver: &Arc<dyn Driver>) -> Finding {
     let Ok(db) = driver.require_sql() else {
-        return Seen::new("could not run", "", &[]);
+        return Finding::new("could not run", "", &[]);
     };
     let d = db.dialect();
     let Some(timeout) = d.lock_wait_timeout(1000) else {
-        return Seen::new("no lock timeout setting", "", &[]);
+        return Finding::new("no lock timeout setting", "", &[]);
     };
     let bw = d.begin_write().to_string();
     let hold = vec![
@@ -564,8 +563,8 @@ fn lock_wait(driver: &Arc<dyn Driver>) -> Seen {
     let how: Vec<&str> = steps.iter().map(String::as_str).collect();
     // A holds the row well past B's timeout (InnoDB counts whole seconds).
     match while_held(driver, &hold, &second, LOCK_HELD) {
-        Err(e) => Seen::new("could not run", err_text(&e), &how),
-        Ok((took, None)) => Seen::new(
+        Err(e) => Finding::new("could not run", err_text(&e), &how),
+        Ok((took, None)) => Finding::new(
             "no error",
             format!(
                 "B's update went through after {} ms, when A committed",
@@ -573,8 +572,8 @@ fn lock_wait(driver: &Arc<dyn Driver>) -> Seen {
             ),
             &how,
         ),
-        Ok((_, Some((0, e)))) => Seen::new("the timeout cannot be set", err_text(&e), &how),
-        Ok((took, Some((_, e)))) => Seen::new(
+        Ok((_, Some((0, e)))) => Finding::new("the timeout cannot be set", err_text(&e), &how),
+        Ok((took, Some((_, e)))) => Finding::new(
             e.meaning().key(),
             format!("after {} ms: {}", took.as_millis(), err_text(&e)),
             &how,
@@ -602,8 +601,8 @@ fn errors_one_session(a: &mut dyn Conn, out: &mut Vec<ProbeResult>) {
             "errors",
             name,
             match a.query(&sql) {
-                Ok(_) => Seen::new("no error", "", &[&sql]),
-                Err(e) => Seen::new(e.meaning().key(), err_text(&e), &[&sql]),
+                Ok(_) => Finding::new("no error", "", &[&sql]),
+                Err(e) => Finding::new(e.meaning().key(), err_text(&e), &[&sql]),
             },
         ));
     }

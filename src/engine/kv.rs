@@ -223,8 +223,7 @@ pub trait KvAccess: Send + Sync {
     }
     /// Waits until no flush or compaction is pending or running, at most
     /// `limit`; returns whether it became idle. Default: nothing to wait for.
-    fn wait_for_background(&self, limit: Duration) -> DbResult<bool> {
-        let _ = limit;
+    fn wait_for_background(&self, _limit: Duration) -> DbResult<bool> {
         Ok(true)
     }
     /// Switches the engine to (`on`) or back from a bulk load of keys in
@@ -233,15 +232,13 @@ pub trait KvAccess: Send + Sync {
     /// flushed and reopened, so no connection may be open). Returns, for
     /// `on`, the settings the load runs with in the engine's options form,
     /// to store with the step; `None`: the engine has no such mode (default).
-    fn ordered_load(&self, on: bool) -> DbResult<Option<String>> {
-        let _ = on;
+    fn ordered_load(&self, _on: bool) -> DbResult<Option<String>> {
         Ok(None)
     }
     /// Puts the tree in a known shape: flushes the memtable, waits for
     /// compaction, compacts level 0 into the next level and waits again, so
     /// that level 0 is empty. Default: [`KvAccess::flush`].
-    fn empty_level0(&self, limit: Duration) -> DbResult<()> {
-        let _ = limit;
+    fn empty_level0(&self, _limit: Duration) -> DbResult<()> {
         self.flush()
     }
 }
@@ -274,8 +271,7 @@ pub trait KvConn: Send {
     /// Turns the write-ahead log on or off for this session's later writes
     /// (a bulk load that can be redone skips it). Returns whether the engine
     /// has such a switch; default: it has not, and writes are unchanged.
-    fn set_write_ahead_log(&mut self, on: bool) -> bool {
-        let _ = on;
+    fn set_write_ahead_log(&mut self, _on: bool) -> bool {
         false
     }
 }

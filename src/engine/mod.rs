@@ -311,8 +311,7 @@ pub trait Dialect: Send + Sync {
     }
     /// What follows FROM in a query that must read `table` through its
     /// index `index`. Default: the table alone (the planner chooses).
-    fn table_with_index(&self, table: &Table, index: &str) -> String {
-        let _ = index;
+    fn table_with_index(&self, table: &Table, _index: &str) -> String {
         table.name.clone()
     }
     /// Deletes the `n` rows with the smallest id at or above the one `?`
@@ -353,8 +352,7 @@ pub trait Dialect: Send + Sync {
     /// The statement that makes this session wait at most `ms`
     /// milliseconds for a row lock before its statement fails; `None`
     /// where the engine has no such setting.
-    fn lock_wait_timeout(&self, ms: u64) -> Option<String> {
-        let _ = ms;
+    fn lock_wait_timeout(&self, _ms: u64) -> Option<String> {
         None
     }
     /// The name client tools give the driver of this engine's protocol
@@ -580,8 +578,12 @@ pub trait Conn: Send {
     /// Executes a prepared statement and keeps the values of every row it
     /// returns in `rows` (emptied first), for workloads whose next statement
     /// depends on what the last one read.
-    fn fetch(&mut self, stmt: StmtId, params: &[Param<'_>], rows: &mut Rows) -> DbResult<Outcome> {
-        let _ = (stmt, params, rows);
+    fn fetch(
+        &mut self,
+        _stmt: StmtId,
+        _params: &[Param<'_>],
+        _rows: &mut Rows,
+    ) -> DbResult<Outcome> {
         Err(DbError::fatal(
             "this engine's driver cannot return the values of rows",
         ))
@@ -594,8 +596,7 @@ pub trait Conn: Send {
     /// Runs one statement given as text and keeps the values of every row
     /// it returns in `rows` (emptied first): [`Conn::fetch`] for statements
     /// whose text changes on every execution.
-    fn query_into(&mut self, sql: &str, rows: &mut Rows) -> DbResult<Outcome> {
-        let _ = (sql, rows);
+    fn query_into(&mut self, _sql: &str, _rows: &mut Rows) -> DbResult<Outcome> {
         Err(DbError::fatal(
             "this engine's driver cannot return the values of rows",
         ))
@@ -613,18 +614,16 @@ pub trait Conn: Send {
     /// has no such path: callers prepare the statement instead.
     fn execute_unprepared(
         &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        rows: Option<&mut Rows>,
+        _sql: &str,
+        _params: &[Param<'_>],
+        _rows: Option<&mut Rows>,
     ) -> Option<DbResult<Outcome>> {
-        let _ = (sql, params, rows);
         None
     }
     /// Runs `sql` once and returns the names of the columns of its result
     /// as the engine describes them (`rqps compat` compares them); `None`
     /// where the engine's client does not read them.
-    fn column_names(&mut self, sql: &str) -> Option<DbResult<Vec<String>>> {
-        let _ = sql;
+    fn column_names(&mut self, _sql: &str) -> Option<DbResult<Vec<String>>> {
         None
     }
     /// Enters pipeline mode: statements given to [`Conn::pipeline_queue`]
@@ -642,11 +641,10 @@ pub trait Conn: Send {
     /// the server parses it anew (the unnamed statement).
     fn pipeline_queue(
         &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        prepared: Option<&mut Option<StmtId>>,
+        _sql: &str,
+        _params: &[Param<'_>],
+        _prepared: Option<&mut Option<StmtId>>,
     ) -> DbResult<()> {
-        let _ = (sql, params, prepared);
         Err(DbError::fatal("not in pipeline mode"))
     }
     /// Queues a sync point: the statements queued since the last one end
@@ -658,8 +656,7 @@ pub trait Conn: Send {
     /// reads every answer, handing each statement's outcome to `each` in
     /// order; the first error, once all is read (the statements after it,
     /// up to its sync point, were skipped by the engine).
-    fn pipeline_end(&mut self, each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
-        let _ = each;
+    fn pipeline_end(&mut self, _each: &mut dyn FnMut(Outcome)) -> DbResult<()> {
         Err(DbError::fatal("not in pipeline mode"))
     }
     /// Leaves pipeline mode without sending what is queued (a command

@@ -428,7 +428,7 @@ pub fn server_end_point_hash(cert_der: &[u8]) -> Option<Vec<u8>> {
     // DER contents of the OIDs (X.509 / PKCS#1 / RFC 5758).
     const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
     const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
-    enum H {
+    enum ShaBits {
         S224,
         S256,
         S384,
@@ -436,28 +436,28 @@ pub fn server_end_point_hash(cert_der: &[u8]) -> Option<Vec<u8>> {
     }
     let h = if let Some(rest) = oid.strip_prefix(RSA) {
         match rest {
-            [4] | [5] | [11] => H::S256, // md5, sha1, sha256 WithRSAEncryption
-            [12] => H::S384,
-            [13] => H::S512,
-            [14] => H::S224,
+            [4] | [5] | [11] => ShaBits::S256, // md5, sha1, sha256 WithRSAEncryption
+            [12] => ShaBits::S384,
+            [13] => ShaBits::S512,
+            [14] => ShaBits::S224,
             _ => return None,
         }
     } else if let Some(rest) = oid.strip_prefix(ECDSA) {
         match rest {
-            [1] | [3, 2] => H::S256, // ecdsa-with-SHA1, -SHA256
-            [3, 1] => H::S224,
-            [3, 3] => H::S384,
-            [3, 4] => H::S512,
+            [1] | [3, 2] => ShaBits::S256, // ecdsa-with-SHA1, -SHA256
+            [3, 1] => ShaBits::S224,
+            [3, 3] => ShaBits::S384,
+            [3, 4] => ShaBits::S512,
             _ => return None,
         }
     } else {
         return None;
     };
     Some(match h {
-        H::S224 => sha2::Sha224::digest(cert_der).to_vec(),
-        H::S256 => sha2::Sha256::digest(cert_der).to_vec(),
-        H::S384 => sha2::Sha384::digest(cert_der).to_vec(),
-        H::S512 => sha2::Sha512::digest(cert_der).to_vec(),
+        ShaBits::S224 => sha2::Sha224::digest(cert_der).to_vec(),
+        ShaBits::S256 => sha2::Sha256::digest(cert_der).to_vec(),
+        ShaBits::S384 => sha2::Sha384::digest(cert_der).to_vec(),
+        ShaBits::S512 => sha2::Sha512::digest(cert_der).to_vec(),
     })
 }
 

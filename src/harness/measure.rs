@@ -152,13 +152,8 @@ pub fn now_ns() -> u64 {
 pub fn sleep_until_ns(t_ns: u64) {
     let now = now_ns();
     if t_ns > now {
-        sleep(Duration::from_nanos(t_ns - now));
+        crate::evloop::sleep(Duration::from_nanos(t_ns - now));
     }
-}
-
-/// [`sleep_until_ns`] for a duration.
-pub fn sleep(d: Duration) {
-    crate::evloop::sleep(d);
 }
 
 impl EventClock {

@@ -9,16 +9,19 @@
 //! deadline on the [`runner`], the `/proc` sampler from the warm-up's end,
 //! the progress bar, the result's core ([`fill_core`]), and the probe's end
 //! while the workers' connections are still open. A check after the timed
-//! steps goes through [`Harness::check`]. It also owns the one
-//! reconnect-with-backoff loop ([`reconnect_with_backoff`]).
+//! steps goes through [`Harness::check`], a load through [`Harness::load`]
+//! (the run's) or [`TestRun::load`] (a load stored as a test). It also owns
+//! the one reconnect-with-backoff loop ([`reconnect_with_backoff`]).
 //!
 //! Modules: [`runner`] (threads, warm-up, duration, Ctrl-C), `timed` (the
-//! timed step's terms), [`measure`] (histograms, counters, per-second
+//! timed step's terms), `load` (work measured without a timed step: loads,
+//! index builds, checks), [`measure`] (histograms, counters, per-second
 //! series), [`probe`] and [`sysstat`] (hardware cost per operation),
 //! [`host`] (machine facts).
 
 pub mod host;
 pub mod limit;
+mod load;
 pub mod measure;
 pub mod placement;
 pub mod probe;
@@ -38,14 +41,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{DbError, DbResult, Driver};
 use crate::error::Error;
-use crate::results::{HwCost, Status, Store, TestResult};
+use crate::results::{HwCost, LoadStats, Status, Store, TestResult};
+pub use load::LoadProgress;
 pub use placement::Placement;
 use probe::{Probe, ProbeContext};
 pub use reconnect::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
-use runner::{Live, StepRun, Worker};
+use runner::{LiveProgress, StepRun, Worker};
 pub use status::Units;
 use timed::progress_message;
-pub use timed::{Per, Step, Timing, Verdict, bare_step};
+pub use timed::{Per, TimedStep, Timing, Verdict, bare_step};
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,7 +235,7 @@ impl TestRun<'_> {
 impl TestRun<'_> {
     /// Runs the timed step of `workers` and ends the probe right after it;
     /// see [`TestRun::timed_then`].
-    pub fn timed<W: Worker>(&mut self, workers: &mut [W], step: Step<'_>) -> StepRun {
+    pub fn timed<W: Worker>(&mut self, workers: &mut [W], step: TimedStep<'_>) -> StepRun {
         let per = step.per;
         let Ok(run) = self
             .step_then::<W, std::convert::Infallible>(workers, step, |_, _, s| Ok(per.count(s)));
@@ -247,7 +251,7 @@ impl TestRun<'_> {
     pub fn timed_then<W: Worker>(
         &mut self,
         workers: &mut [W],
-        step: Step<'_>,
+        step: TimedStep<'_>,
         then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, TestFailure>,
     ) -> Result<StepRun, TestFailure> {
         self.step_then(workers, step, then)
@@ -257,7 +261,7 @@ impl TestRun<'_> {
     fn step_then<W: Worker, E>(
         &mut self,
         workers: &mut [W],
-        mut step: Step<'_>,
+        mut step: TimedStep<'_>,
         then: impl FnOnce(&mut Self, &mut [W], &StepRun) -> Result<f64, E>,
     ) -> Result<StepRun, E> {
         let t = step.timing;
@@ -281,7 +285,7 @@ impl TestRun<'_> {
             workers,
             &t.config(),
             &placement,
-            &mut |l: Live| {
+            &mut |l: LiveProgress| {
                 bar.set_position(l.elapsed.as_millis() as u64);
                 let mut msg = progress_message(&l, unit, t.budgeted);
                 if let Some(f) = shows.as_mut() {
@@ -310,8 +314,8 @@ impl TestRun<'_> {
 impl Harness<'_> {
     /// Runs a check after the timed steps as a test of its own: `body`
     /// checks (and stores its detail in the result), the harness times it,
-    /// probes it per checked item (`per`), and fails the test with the
-    /// violation as its reason.
+    /// gives its rate (items checked per second), probes it per checked
+    /// item (`per`), and fails the test with the violation as its reason.
     pub fn check(
         &mut self,
         label: &str,
@@ -320,14 +324,16 @@ impl Harness<'_> {
         body: impl FnOnce(&mut TestRun<'_>) -> Result<Verdict, TestFailure>,
     ) -> Result<TestResult, Error> {
         self.test(label.to_string(), result, |run| {
-            run.per_op = per;
-            run.start_sampling();
-            let started = Instant::now();
-            let v = body(run)?;
-            let secs = started.elapsed().as_secs_f64();
-            run.finish_probe(v.checked as f64);
+            let (v, secs) = run.measured(per, |run| {
+                let started = Instant::now();
+                let v = body(run)?;
+                let secs = started.elapsed().as_secs_f64();
+                let checked = v.checked as f64;
+                Ok::<_, TestFailure>(((v, secs), checked))
+            })?;
             run.result.secs = secs;
             run.result.events = v.checked;
+            run.result.qps = v.checked as f64 / secs.max(1e-9);
             match v.violation {
                 Some(reason) => Err(TestFailure::new(reason)),
                 None => {
@@ -336,6 +342,80 @@ impl Harness<'_> {
                 }
             }
         })
+    }
+}
+
+/// A load's bar: `expected` units, named `unit` after the count.
+fn load_bar(ui: &Ui, label: &str, expected: u64, unit: &str) -> LoadProgress {
+    let bar = ui.bar(expected, label.to_string(), load::LOAD_BAR);
+    bar.set_message(unit.to_string());
+    LoadProgress {
+        bar,
+        quiet: ui.quiet,
+    }
+}
+
+impl Harness<'_> {
+    /// The run's load, called `label` (`load`, `init`): `body` fills the
+    /// tables and reports its rows on the load bar (`expected` in all);
+    /// the harness probes the machine around it (its cost per row), prints
+    /// `summary`'s line and stores the figures as the run's load.
+    pub fn load(
+        &mut self,
+        label: &str,
+        expected: u64,
+        body: impl FnOnce(&Arc<dyn Driver>, &LoadProgress) -> Result<LoadStats, Error>,
+        summary: impl FnOnce(&LoadStats) -> String,
+    ) -> Result<LoadStats, Error> {
+        let progress = load_bar(self.ui, label, expected, "rows");
+        let mut probe = Probe::before(self.probe, self.driver.as_ref());
+        if let Some(w) = probe.warning() {
+            self.ui.warn(&format!("{label}: {w}"));
+        }
+        probe.start_sampling(self.probe);
+        let loaded = body(&self.driver, &progress);
+        progress.bar.finish_and_clear();
+        let mut stats = loaded?;
+        // The load's operations are rows, as the reference normalizes it.
+        let (mut hw, _) = probe.finish(self.probe, self.driver.as_ref(), stats.rows as f64);
+        hw.per = Some("row".into());
+        stats.hw = Some(hw);
+        self.ui.say(&summary(&stats));
+        self.store.set_load(stats.clone())?;
+        Ok(stats)
+    }
+}
+
+impl TestRun<'_> {
+    /// Work measured as this test's (from `body`'s start to its end, with
+    /// its connections still open): the `/proc` sampler runs while `body`
+    /// does, and the probe ends over the operations `body` returns, each a
+    /// `per` (`row`, `link`, `pair`).
+    pub fn measured<T, E>(
+        &mut self,
+        per: &'static str,
+        body: impl FnOnce(&mut Self) -> Result<(T, f64), E>,
+    ) -> Result<T, E> {
+        self.per_op = per;
+        self.start_sampling();
+        let (value, ops) = body(self)?;
+        self.finish_probe(ops);
+        Ok(value)
+    }
+
+    /// A load stored as this test ([`TestRun::measured`] with the load
+    /// bar): `body` reports its progress in `unit`s (`expected` in all) and
+    /// returns the rows it wrote, what the probe divides by.
+    pub fn load<T, E>(
+        &mut self,
+        expected: u64,
+        unit: &str,
+        body: impl FnOnce(&mut Self, &LoadProgress) -> Result<(T, f64), E>,
+    ) -> Result<T, E> {
+        let progress = load_bar(self.ui, &self.label, expected, unit);
+        let out = self.measured("row", |run| body(run, &progress));
+        progress.bar.finish_and_clear();
+        out
     }
 }
 
@@ -441,6 +521,61 @@ impl Harness<'_> {
         }
         self.store.finish_test(slot, result.clone())?;
         Ok(result)
+    }
+}
+
+/// One member of a test's mix (a pgbench script, a TPC-C transaction
+/// kind): its figures, stored as a result of its own beside the test's, so
+/// that reports and `rqps compare` set each against the base.
+pub struct MixMember<'d, D> {
+    pub name: String,
+    /// The result's group (`pgbench scripts`, `tpcc transactions`).
+    pub group: &'static str,
+    /// Its transactions, their rate and the failed ones.
+    pub count: u64,
+    pub per_sec: f64,
+    pub errors: u64,
+    /// The suite's figures for it, stored in the result's detail under the key.
+    pub detail: (&'static str, &'d D),
+    /// Whether its line is printed under the test's (indented).
+    pub shown: bool,
+}
+
+impl Harness<'_> {
+    /// Stores a member of `main`'s mix as a result: `main`'s status, time
+    /// and threads, the member's rate (transactions per second) and the
+    /// latency the runner kept for it.
+    pub fn store_member<D: serde::Serialize>(
+        &mut self,
+        main: &TestResult,
+        m: MixMember<'_, D>,
+    ) -> Result<(), Error> {
+        let mut r = TestResult::running(
+            &main.suite,
+            m.name.clone(),
+            m.group,
+            main.threads,
+            true,
+            "tx/s",
+        );
+        r.status = main.status;
+        r.reason = main.reason.clone();
+        r.secs = main.secs;
+        r.warmup_secs = main.warmup_secs;
+        r.qps = m.per_sec;
+        r.tps = m.per_sec;
+        r.events = m.count;
+        r.errors = m.errors;
+        if let Some(op) = main.ops.get(&m.name) {
+            r.latency_us = op.latency_us.clone();
+        }
+        r.set_detail(m.detail.0, m.detail.1);
+        let slot = self.store.begin_test(&r)?;
+        if m.shown {
+            self.ui.say(&(self.line)(&format!("  {}", m.name), &r));
+        }
+        self.store.finish_test(slot, r)?;
+        Ok(())
     }
 }
 

@@ -44,7 +44,7 @@ pub fn reconnect_with_backoff<T>(
                 if Instant::now() + wait > give_up {
                     return Err(ReconnectError::GaveUp(e));
                 }
-                crate::harness::measure::sleep(wait);
+                crate::evloop::sleep(wait);
                 wait = (wait * 2).min(BACKOFF_MAX);
             }
         }

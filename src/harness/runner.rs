@@ -48,8 +48,7 @@ pub trait Worker: Send {
     /// the clock again, and runs no event if the step is stopping. Default:
     /// no pacing.
     #[inline]
-    fn pause(&mut self, deadline_ns: u64, stop: &dyn Fn() -> bool) -> bool {
-        let _ = (deadline_ns, stop);
+    fn pause(&mut self, _deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
         false
     }
     /// Called once on the worker's thread when its warm-up ends, before its
@@ -207,7 +206,7 @@ pub struct KindRun {
 
 /// What the progress display is told a few times a second.
 #[derive(Clone, Copy, Debug)]
-pub struct Live {
+pub struct LiveProgress {
     pub elapsed: Duration,
     /// Warm-up and duration ([`Duration::MAX`] in a step without a deadline).
     pub total: Duration,
@@ -223,7 +222,7 @@ struct Padded(AtomicU64);
 /// How often the calling thread looks at the workers.
 const TICK: Duration = Duration::from_millis(100);
 
-struct Shared<'a> {
+struct StepState<'a> {
     abort: AtomicBool,
     /// Ends the waits of the step's tasks on the client core: their blocked
     /// sends once the step is stopping (a server that stopped reading
@@ -254,7 +253,7 @@ struct Times {
     end_ns: u64,
 }
 
-impl Shared<'_> {
+impl StepState<'_> {
     fn stopping(&self) -> bool {
         stop_requested() || self.abort.load(Ordering::Relaxed)
     }
@@ -307,7 +306,7 @@ fn on_error<W: Worker>(
     w: &mut W,
     e: DbError,
     c: &mut Counts,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
 ) -> Result<(), WorkerError> {
     match e.class {
         ErrorClass::Fatal => Err(e.into()),
@@ -338,7 +337,7 @@ fn on_error<W: Worker>(
 fn work<W: Worker>(
     w: &mut W,
     idx: usize,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> (ThreadMeasure, Option<WorkerError>) {
     let clock = event_clock();
@@ -463,7 +462,7 @@ pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     placement: &Placement,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     run_on(
@@ -484,14 +483,14 @@ fn run_on<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
     j: usize,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
     let j = j.clamp(1, n.max(1));
-    let sh = Shared {
+    let sh = StepState {
         abort: AtomicBool::new(false),
         stop: crate::evloop::Stop::new(),
         live: (0..n).map(|_| Padded::default()).collect(),
@@ -557,7 +556,7 @@ fn run_on<W: Worker>(
 /// one, each in a task of the event-driven core.
 fn run_group<W: Worker>(
     group: Vec<(usize, &mut W)>,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     expected_secs: usize,
 ) -> Vec<(usize, WorkerRun)> {
     let one = |w: &mut W, i: usize| {
@@ -596,7 +595,7 @@ fn run_group<W: Worker>(
 
 /// Starts the step's clock once every client thread runs; returns when it
 /// started.
-fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
+fn start_times(sh: &StepState<'_>, cfg: &StepConfig) -> Instant {
     sh.ready.wait();
     let start = Instant::now();
     let start_ns = now_ns();
@@ -619,11 +618,11 @@ fn start_times(sh: &Shared<'_>, cfg: &StepConfig) -> Instant {
 /// The calling thread's part: tells the progress display a few times a
 /// second, and `on_measured` when the warm-up ends, until `done`.
 fn watch(
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     cfg: &StepConfig,
     start: Instant,
     done: &dyn Fn() -> bool,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) {
     let warm_end = start + cfg.warmup;
@@ -654,7 +653,7 @@ fn watch(
             } else {
                 q.saturating_sub(last.1) as f64 / dt
             };
-            on_live(Live {
+            on_live(LiveProgress {
                 elapsed: now.duration_since(start),
                 total,
                 warming: now < warm_end,
@@ -669,7 +668,7 @@ fn watch(
 fn summarize<W: Worker>(
     workers: &[W],
     cfg: &StepConfig,
-    sh: &Shared<'_>,
+    sh: &StepState<'_>,
     results: Vec<WorkerRun>,
 ) -> StepRun {
     let (warm_end_ns, end) = (sh.t().warm_end_ns, sh.t().end);
@@ -1314,7 +1313,7 @@ mod tests {
     impl Worker for Sleepy {
         fn event(&mut self, c: &mut Counts) -> DbResult<()> {
             self.n += 1;
-            crate::harness::measure::sleep(Duration::from_millis(2));
+            crate::evloop::sleep(Duration::from_millis(2));
             if self.fail_at == Some(self.n) {
                 return Err(DbError::fatal("scripted"));
             }
@@ -1390,7 +1389,7 @@ mod tests {
         fn event(&mut self, c: &mut Counts) -> DbResult<()> {
             self.n += 1;
             let Some((s, _)) = &self.sock else {
-                crate::harness::measure::sleep(Duration::from_millis(2));
+                crate::evloop::sleep(Duration::from_millis(2));
                 if self.n == 10 {
                     return Err(DbError::fatal("scripted"));
                 }

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use super::reconnect::RECONNECT_FOR;
-use super::runner::{self, Live, StepConfig, StepRun, Worker};
+use super::runner::{self, LiveProgress, StepConfig, StepRun, Worker};
 
 /// How long a step runs: its warm-up, then its measured interval.
 #[derive(Clone, Copy, Debug)]
@@ -114,7 +114,7 @@ impl Per {
 }
 
 /// A timed step: its timing, and what its probe divides by.
-pub struct Step<'s> {
+pub struct TimedStep<'s> {
     pub timing: Timing,
     pub per: Per,
     /// How the result is filled from the measurement: `true` (every suite
@@ -130,10 +130,10 @@ pub struct Step<'s> {
     pub shows: Option<&'s mut dyn FnMut() -> String>,
 }
 
-impl<'s> Step<'s> {
+impl<'s> TimedStep<'s> {
     /// A step of `timing`, its cost per `per`, filled by the harness.
-    pub fn new(timing: Timing, per: Per) -> Step<'s> {
-        Step {
+    pub fn new(timing: Timing, per: Per) -> TimedStep<'s> {
+        TimedStep {
             timing,
             per,
             core: true,
@@ -145,7 +145,7 @@ impl<'s> Step<'s> {
 
 /// The progress bar's message: the phase or the live rate, then elapsed
 /// of total seconds (elapsed alone without a total).
-pub(super) fn progress_message(l: &Live, unit: &str, budgeted: bool) -> String {
+pub(super) fn progress_message(l: &LiveProgress, unit: &str, budgeted: bool) -> String {
     let phase = if l.warming {
         "warm-up".to_string()
     } else {
@@ -169,7 +169,7 @@ pub fn bare_step<W: Worker>(
     workers: &mut [W],
     timing: Timing,
     placement: &super::placement::Placement,
-    on_live: &mut dyn FnMut(Live),
+    on_live: &mut dyn FnMut(LiveProgress),
 ) -> StepRun {
     runner::run_step(workers, &timing.config(), placement, on_live, &mut || {})
 }
@@ -187,8 +187,8 @@ pub struct Verdict {
 mod tests {
     use super::*;
 
-    fn live(secs: u64, warming: bool) -> Live {
-        Live {
+    fn live(secs: u64, warming: bool) -> LiveProgress {
+        LiveProgress {
             elapsed: Duration::from_secs(secs),
             total: Duration::from_secs(12),
             warming,

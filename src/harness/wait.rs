@@ -1,9 +1,8 @@
 //! Waits inside a worker's event that hold up only that worker: on the
 //! client core ([`crate::evloop`]) the client thread runs its other
 //! connections meanwhile; with a thread per worker they block the thread,
-//! as the plain calls do. Suites wait through these (and
-//! [`super::measure::sleep`]), never through the core itself, so the
-//! core's rules stay in one place.
+//! as the plain calls do. Suites wait through these, never through the
+//! core itself, so the core's rules stay in one place.
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::{Condvar, Mutex};
@@ -32,6 +31,11 @@ impl<'a> Readable<'a> {
 /// Sleeps until `t` (see the module: only this worker waits).
 pub fn sleep_until(t: Instant) {
     evloop::sleep_until(t);
+}
+
+/// Sleeps for `d` (see the module: only this worker waits).
+pub fn sleep(d: Duration) {
+    evloop::sleep(d);
 }
 
 /// Wakes the workers that wait for another worker's progress (the Insert

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, Error, failed, usage};
-use crate::plan::matrix::{Matrix, Progress, Step, Target};
+use crate::plan::matrix::{Matrix, MatrixRun, Progress, Target};
 use crate::plan::session::{Ready, RunSpec};
 use crate::results::ResultsDir;
 
@@ -22,13 +22,13 @@ pub struct MatrixRequest {
     /// Print the plan; run nothing.
     pub dry_run: bool,
     /// Only every N-th run, starting with the I-th (one of N hosts).
-    pub part: Option<crate::suite::part::Part>,
+    pub part: Option<crate::suite::part::ClientPart>,
 }
 
 /// Runs the matrix `a` names and returns the exit status.
 pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
     let m = Matrix::load(&a.file).map_err(usage)?;
-    let steps: Vec<Step> = m
+    let steps: Vec<MatrixRun> = m
         .steps()
         .into_iter()
         .enumerate()
@@ -77,7 +77,7 @@ pub fn run(a: &MatrixRequest) -> Result<i32, Error> {
     for e in missing {
         if let Some(v) = &e.version {
             crate::engine::install::install(e.kind, v, &mut |n| eprintln!("{n}"))
-                .map_err(|e| failed(e.to_string()))?;
+                .map_err(failed)?;
         }
     }
     let failed_steps = match run_steps(a, &m, &steps, &results, &mut progress, &progress_path)? {
@@ -148,7 +148,7 @@ fn say_killed(results: &Path) {
 fn print_plan(
     a: &MatrixRequest,
     m: &Matrix,
-    steps: &[Step],
+    steps: &[MatrixRun],
     progress: &Progress,
 ) -> Result<(), Error> {
     // A suite's plan is the same for every target (the options are the matrix's).
@@ -159,7 +159,7 @@ fn print_plan(
     }
     let by_name = by_name(m);
     // A set: with up to 100,000 runs, a list search per step is quadratic.
-    let done: HashSet<&Step> = progress.done.iter().collect();
+    let done: HashSet<&MatrixRun> = progress.done.iter().collect();
     let total: f64 = steps
         .iter()
         .filter(|s| !done.contains(s))
@@ -225,13 +225,13 @@ fn by_name(m: &Matrix) -> HashMap<&str, &Target> {
 fn run_steps(
     a: &MatrixRequest,
     m: &Matrix,
-    steps: &[Step],
+    steps: &[MatrixRun],
     results: &ResultsDir,
     progress: &mut Progress,
     progress_path: &Path,
 ) -> Result<Option<Vec<String>>, Error> {
     let by_name = by_name(m);
-    let mut done: HashSet<Step> = progress.done.iter().cloned().collect();
+    let mut done: HashSet<MatrixRun> = progress.done.iter().cloned().collect();
     let mut failed_steps = Vec::new();
     let mut first = true;
     for s in steps {
@@ -328,7 +328,7 @@ fn lock_progress(progress: &Path, file: &Path, results: &Path) -> Result<std::fs
 
 /// One step (a target's repeat of one suite) as a run, built as `rqps run`
 /// builds one.
-fn step_spec(m: &Matrix, t: &Target, s: &Step, results: &Path) -> Result<RunSpec, Error> {
+fn step_spec(m: &Matrix, t: &Target, s: &MatrixRun, results: &Path) -> Result<RunSpec, Error> {
     Ok(RunSpec::new(
         m.plan_for(t, s)?,
         t.engine.clone(),
@@ -494,7 +494,7 @@ mod tests {
         )
         .unwrap();
         assert!(kv.targets.iter().all(own_process));
-        let step = crate::plan::matrix::Step {
+        let step = crate::plan::matrix::MatrixRun {
             target: "pg".into(),
             repeat: 2,
             suite: None,

@@ -11,7 +11,7 @@ use crate::report::compare::Rules;
 use crate::report::load::{self, Options};
 use crate::results::RunDoc;
 
-pub use crate::util::{results_arg, shell_word};
+pub use crate::cmdline::{results_arg, shell_word};
 
 /// Whether `rqps report --base BASE` builds on `runs` and compares `with`
 /// (or, without `with`, anything: a target or a thread sweep).

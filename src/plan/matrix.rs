@@ -27,7 +27,7 @@ use toml::Spanned;
 use crate::engine::install::EngineSpec;
 use crate::plan::open::Checked;
 use crate::plan::options::{EngineArgs, Output, RunOptions};
-use crate::suite::{self, Common, Plan, Suite};
+use crate::suite::{self, Plan, RunBasics, Suite};
 
 /// The `[defaults]` keys a matrix has whatever its suite, besides the run
 /// options ([`RunOptions`]); every other key is an option of an engine kind
@@ -110,7 +110,7 @@ pub struct MatrixSuite {
 
 /// One (target, repeat) run, in the order they run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Step {
+pub struct MatrixRun {
     pub target: String,
     pub repeat: usize,
     /// The suite, in a matrix of several (`None`: the only one; progress
@@ -201,7 +201,7 @@ impl Matrix {
 
     pub fn parse(path: &Path, src: &str) -> Result<Matrix, MatrixError> {
         let file = decode(path, src)?;
-        let cx = Cx {
+        let cx = MatrixSource {
             path,
             src,
             dir: path.parent().unwrap_or(Path::new(".")),
@@ -222,7 +222,7 @@ impl Matrix {
                 .unwrap_or_else(|| suite.profiles()[0].to_string());
             let plan: Arc<dyn Plan> = suite
                 .plan_toml(
-                    &Common {
+                    &RunBasics {
                         profile: profile.clone(),
                         seed,
                         part: None,
@@ -258,12 +258,12 @@ impl Matrix {
     /// Runs in order: every target once per repeat, repeats interleaved (A B
     /// A B); in a matrix of several suites, each suite's runs of a repeat in
     /// the file's order of suites.
-    pub fn steps(&self) -> Vec<Step> {
+    pub fn steps(&self) -> Vec<MatrixRun> {
         let several = self.suites.len() > 1;
         (1..=self.repeats)
             .flat_map(|r| {
                 self.suites.iter().flat_map(move |ms| {
-                    self.targets.iter().map(move |t| Step {
+                    self.targets.iter().map(move |t| MatrixRun {
                         target: t.name.clone(),
                         repeat: r,
                         suite: several.then(|| ms.suite.name().to_string()),
@@ -274,7 +274,7 @@ impl Matrix {
     }
 
     /// The suite a step runs.
-    pub fn suite_of(&self, s: &Step) -> &MatrixSuite {
+    pub fn suite_of(&self, s: &MatrixRun) -> &MatrixSuite {
         s.suite
             .as_deref()
             .and_then(|n| self.suites.iter().find(|ms| ms.suite.name() == n))
@@ -283,7 +283,11 @@ impl Matrix {
 
     /// The plan of one step of `t`: its suite's, with the run's own seed
     /// unless the target's options give one.
-    pub fn plan_for(&self, t: &Target, s: &Step) -> Result<Box<dyn Plan>, crate::error::Error> {
+    pub fn plan_for(
+        &self,
+        t: &Target,
+        s: &MatrixRun,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
         self.suite_of(s)
             .plan
             .reseeded(t.options.seed.unwrap_or_else(crate::suite::clock_seed))
@@ -296,7 +300,7 @@ impl Matrix {
 
     /// The `rqps run` command line a step (one target's repeat of one
     /// suite) is equivalent to, for the plan printed before a matrix runs.
-    pub fn command_line(&self, t: &Target, s: &Step, results: &Path) -> Vec<String> {
+    pub fn command_line(&self, t: &Target, s: &MatrixRun, results: &Path) -> Vec<String> {
         crate::plan::session::command_line(
             self.suite_of(s).plan.as_ref(),
             &t.engine,
@@ -373,14 +377,14 @@ fn decode(path: &Path, src: &str) -> Result<File, MatrixError> {
 
 /// What parsing one matrix file reads from: the file, its folder (paths in
 /// it are relative to it) and its `[defaults]`.
-struct Cx<'a> {
+struct MatrixSource<'a> {
     path: &'a Path,
     src: &'a str,
     dir: &'a Path,
     d: &'a BTreeMap<String, Spanned<toml::Value>>,
 }
 
-impl Cx<'_> {
+impl MatrixSource<'_> {
     /// `file:line: field: message`.
     fn at(&self, span: std::ops::Range<usize>, field: &str, msg: &str) -> MatrixError {
         at(self.path, self.src, span, field, msg)
@@ -735,7 +739,7 @@ impl Cx<'_> {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Progress {
     pub matrix: String,
-    pub done: Vec<Step>,
+    pub done: Vec<MatrixRun>,
 }
 
 impl Progress {
@@ -776,8 +780,8 @@ mod tests {
     use super::*;
 
     /// A step of the only suite (command lines need only its repeat).
-    fn step(repeat: usize) -> Step {
-        Step {
+    fn step(repeat: usize) -> MatrixRun {
+        MatrixRun {
             target: String::new(),
             repeat,
             suite: None,
@@ -1083,12 +1087,12 @@ engine = "sqlite"
             matrix: "x".into(),
             done: vec![],
         };
-        pr.done.push(Step {
+        pr.done.push(MatrixRun {
             target: "a".into(),
             repeat: 1,
             suite: None,
         });
-        pr.done.push(Step {
+        pr.done.push(MatrixRun {
             target: "a".into(),
             repeat: 1,
             suite: Some("tpcc".into()),
@@ -1102,8 +1106,8 @@ engine = "sqlite"
         assert_eq!(old.done, [step_of("a", 2, None)]);
     }
 
-    fn step_of(target: &str, repeat: usize, suite: Option<&str>) -> Step {
-        Step {
+    fn step_of(target: &str, repeat: usize, suite: Option<&str>) -> MatrixRun {
+        MatrixRun {
             target: target.into(),
             repeat,
             suite: suite.map(str::to_string),

@@ -196,11 +196,11 @@ impl RunOptions {
     /// The options as `rqps run` arguments, in `--help`'s order: only those
     /// that differ from the defaults.
     pub fn args(&self) -> Vec<String> {
-        crate::util::args::args_of(self)
+        crate::cmdline::args::args_of(self)
     }
 }
 
-pub use crate::util::args::cli_value;
+pub use crate::cmdline::args::cli_value;
 
 /// Where and how a run is stored and shown: what one `rqps run` sets and a
 /// matrix sets for each step (the target's name, the repeat's number).
@@ -211,7 +211,7 @@ pub struct Output {
     /// up. Needs --skip-prepare: load the tables once before the parts start.
     #[arg(long, value_name = "I/N", display_order = 7, value_parser = parse_part)]
     #[serde(serialize_with = "as_text")]
-    pub part: Option<crate::suite::part::Part>,
+    pub part: Option<crate::suite::part::ClientPart>,
     /// Begin the first test at this wall-clock time (RFC 3339, e.g. 2026-11-23T10:00:00Z, or
     /// Unix seconds), so that parts on several hosts start together. A part that begins more
     /// than 1 s late is flagged (stored with the run, listed by `rqps merge` and reports).
@@ -240,7 +240,7 @@ pub struct Output {
     /// Results directory.
     #[arg(
         long,
-        default_value = "rqps-results",
+        default_value = crate::cmdline::RESULTS_DIR,
         value_name = "DIR",
         display_order = 16
     )]
@@ -268,7 +268,7 @@ impl Default for Output {
             repeat_number: None,
             name: None,
             allow_mismatch: false,
-            results: PathBuf::from("rqps-results"),
+            results: PathBuf::from(crate::cmdline::RESULTS_DIR),
             json: None,
             server_pid: None,
             quiet: false,
@@ -289,7 +289,7 @@ impl Output {
 
     /// As `rqps run` arguments: those that differ from the defaults.
     pub fn args(&self) -> Vec<String> {
-        crate::util::args::args_of(self)
+        crate::cmdline::args::args_of(self)
     }
 }
 
@@ -310,7 +310,7 @@ fn rfc3339_millis<S: serde::Serializer>(v: &Option<SystemTime>, s: S) -> Result<
 }
 
 /// `--part I/N`: the I-th of N client parts.
-pub fn parse_part(s: &str) -> Result<crate::suite::part::Part, crate::error::Error> {
+pub fn parse_part(s: &str) -> Result<crate::suite::part::ClientPart, crate::error::Error> {
     s.parse()
 }
 

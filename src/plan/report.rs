@@ -486,7 +486,7 @@ fn gate_text(a: &CompareRequest, report: &Report, gate: &compare::Gate) -> Strin
             export::qps(g.target_qps).into(),
             match rel {
                 Some(rel) => rel.cell(),
-                None => TCell::shaded(export::Val::Rel(g.ratio, g.verdict), None),
+                None => TCell::shaded(export::Val::Relative(g.ratio, g.verdict), None),
             },
             g.ci.map(|(lo, hi)| format!("{lo:.2}..{hi:.2}"))
                 .unwrap_or_default()

@@ -77,7 +77,7 @@ pub fn run_ready(spec: &RunSpec, ready: Ready) -> Result<Ran, Error> {
 }
 
 /// The `rqps run` command line of a run made of these parts, each written
-/// from its typed options ([`args_of`](crate::util::args::args_of)).
+/// from its typed options ([`args_of`](crate::cmdline::args::args_of)).
 pub fn command_line(
     plan: &dyn Plan,
     engine: &EngineArgs,
@@ -204,7 +204,7 @@ impl<'a> Session<'a> {
             Ok(p) => p,
             Err(e) => {
                 engine.close(&mut |note| ui.say(note));
-                return Err(usage(e.to_string()));
+                return Err(usage(e));
             }
         };
         Ok(Session {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 pub use super::model::{Gate, GateRow, Rules};
-use super::model::{HwFigures, HwRatio, Rel, Report, Shade, ValueDiff, Verdict};
+use super::model::{HwFigures, HwRatio, RelativeQps, Report, Shade, ValueDiff, Verdict};
 use super::stats;
 
 /// Red at or below this ratio, green at or above [`GREEN_AT`].
@@ -15,7 +15,7 @@ pub const GREEN_AT: f64 = 1.05;
 /// Relative QPS of `target` against `base` (the repeats' QPS) as one test
 /// alone: [`relative_all`] with a single pair, so with no other test to pool
 /// with, the classic pooled t-test on log(QPS).
-pub fn relative(target: &[f64], base: &[f64], rules: Rules) -> Option<Rel> {
+pub fn relative(target: &[f64], base: &[f64], rules: Rules) -> Option<RelativeQps> {
     relative_all(&[(target, base)], rules).pop().flatten()
 }
 
@@ -26,7 +26,7 @@ pub fn relative(target: &[f64], base: &[f64], rules: Rules) -> Option<Rel> {
 /// (three or more) that have repeats. The repeats of a run share one
 /// machine's noise, so the pool tells what a single test's two repeats
 /// cannot. `None` for a pair where a side has no positive QPS.
-pub fn relative_all(pairs: &[(&[f64], &[f64])], rules: Rules) -> Vec<Option<Rel>> {
+pub fn relative_all(pairs: &[(&[f64], &[f64])], rules: Rules) -> Vec<Option<RelativeQps>> {
     let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
     let logs: Vec<(Vec<f64>, Vec<f64>)> = pairs.iter().map(|(t, b)| (ln(t), ln(b))).collect();
     let pooled: Vec<(f64, f64)> = logs
@@ -41,7 +41,7 @@ pub fn relative_all(pairs: &[(&[f64], &[f64])], rules: Rules) -> Vec<Option<Rel>
             let ratio = stats::geomean(target)? / stats::geomean(base)?;
             let m = stats::moderated(lt, lb, prior.as_ref(), 1.0 - rules.alpha);
             let verdict = verdict(ratio, m.map(|m| m.p), rules);
-            Some(Rel {
+            Some(RelativeQps {
                 ratio,
                 ci_low: m.map(|m| m.ci_low.exp()),
                 ci_high: m.map(|m| m.ci_high.exp()),
@@ -97,7 +97,7 @@ pub fn shade(ratio: f64, verdict: Verdict) -> Shade {
 /// follows the tests' rule ([`verdict`]). Untested (`?`, no interval) when
 /// any test is; `None` for no test. Coloured only when `+` or `-` and
 /// beyond the thresholds ([`summary_shade`]).
-pub fn group_rel(tests: &[&Rel], rules: Rules) -> Option<Rel> {
+pub fn group_rel(tests: &[&RelativeQps], rules: Rules) -> Option<RelativeQps> {
     let logs: Vec<f64> = tests.iter().map(|r| r.ratio.ln()).collect();
     let n = logs.len() as f64;
     if logs.is_empty() || logs.iter().any(|l| !l.is_finite()) {
@@ -105,7 +105,7 @@ pub fn group_rel(tests: &[&Rel], rules: Rules) -> Option<Rel> {
     }
     let diff = stats::mean(&logs);
     let ratio = diff.exp();
-    let untested = Rel {
+    let untested = RelativeQps {
         ratio,
         ci_low: None,
         ci_high: None,
@@ -146,7 +146,7 @@ pub fn group_rel(tests: &[&Rel], rules: Rules) -> Option<Rel> {
         (if diff == 0.0 { 1.0 } else { 0.0 }, 0.0)
     };
     let verdict = verdict(ratio, Some(p), rules);
-    Some(Rel {
+    Some(RelativeQps {
         ratio,
         ci_low: Some((diff - half).exp()),
         ci_high: Some((diff + half).exp()),
@@ -383,7 +383,7 @@ fn broken(report: &Report, gate: &Gate) -> Vec<String> {
 }
 
 /// Significantly below `threshold`, or (untested) simply below it.
-pub fn gate_fails(rel: &Rel, threshold: f64, noise_floor: f64) -> bool {
+pub fn gate_fails(rel: &RelativeQps, threshold: f64, noise_floor: f64) -> bool {
     match (rel.ci_high, rel.verdict) {
         (_, Verdict::Untested) => rel.ratio < threshold,
         (Some(hi), _) => hi < threshold && 1.0 - rel.ratio > noise_floor,
@@ -506,7 +506,7 @@ mod tests {
     /// makes the group `?`, grey although 0.90 is past the red threshold.
     #[test]
     fn a_groups_verdict_comes_from_its_tests_intervals() {
-        let rel = |ratio: f64, half: f64| Rel {
+        let rel = |ratio: f64, half: f64| RelativeQps {
             ratio,
             ci_low: Some(ratio * (-half).exp()),
             ci_high: Some(ratio * half.exp()),

@@ -158,8 +158,8 @@ pub enum Val {
     /// Three significant digits at most, for per-op figures ([`sig3`]).
     Sig3(f64),
     /// A ratio to the base with its verdict's mark: `0.93 -`.
-    Rel(f64, Verdict),
-    /// [`Val::Rel`] measured while the machine was busy: `1.42 +!`.
+    Relative(f64, Verdict),
+    /// [`Val::Relative`] measured while the machine was busy: `1.42 +!`.
     BusyRel(f64, Verdict),
 }
 
@@ -185,7 +185,7 @@ impl Val {
             Val::Fixed(v, d) => format!("{v:.d$}"),
             Val::Qps(v) => qps(*v),
             Val::Sig3(v) => sig3(*v),
-            Val::Rel(r, verdict) => format!("{r:.2} {}", verdict.mark()),
+            Val::Relative(r, verdict) => format!("{r:.2} {}", verdict.mark()),
             Val::BusyRel(r, verdict) => format!("{r:.2} {}!", verdict.mark()),
         }
     }
@@ -265,7 +265,7 @@ mod tests {
         assert_eq!(Val::Qps(1234.5).text(""), "1234");
         assert_eq!(Val::Qps(12.34).text(""), "12.3");
         assert_eq!(Val::Sig3(0.012345).text(""), "0.0123");
-        assert_eq!(Val::Rel(0.934, Verdict::Slower).text(""), "0.93 -");
+        assert_eq!(Val::Relative(0.934, Verdict::Slower).text(""), "0.93 -");
         assert_eq!(Val::fixed(None, 2, Val::Na), Val::Na);
         assert_eq!(Val::num(None), Val::Empty);
         assert_eq!(TCell::from(Val::Na).text(), "NA");

@@ -66,7 +66,10 @@ fn compat_engine(name: &str, run: &RunDoc) -> (&'static str, String) {
     } else {
         ("--target", run.target.clone())
     };
-    (flag, crate::util::shell_word(&format!("{name}={engine}")))
+    (
+        flag,
+        crate::cmdline::shell_word(&format!("{name}={engine}")),
+    )
 }
 
 /// The `rqps compat` that makes a record for the base's and a target's

@@ -139,8 +139,8 @@ pub fn no_base(dir: &Path, command: &str) -> Error {
             "{command} needs --base NAME, the run name the others are compared with; {} holds {} (e.g. `{command}{} --base {}`)",
             dir.display(),
             names.join(", "),
-            crate::util::results_arg(dir),
-            crate::util::shell_word(first)
+            crate::cmdline::results_arg(dir),
+            crate::cmdline::shell_word(first)
         )),
     }
 }
@@ -760,7 +760,7 @@ pub fn load(dir: &Path, opts: &Options) -> Result<Report, Error> {
     let (runs, mut warnings) = read_results_keeping(dir, results::Keep::Report)?;
     let (records, record_warnings) = results::compat::read_all(dir);
     warnings.extend(record_warnings);
-    let mut report = build_in(&runs, &records, opts, &crate::util::results_arg(dir))?;
+    let mut report = build_in(&runs, &records, opts, &crate::cmdline::results_arg(dir))?;
     warnings.append(&mut report.warnings);
     report.warnings = warnings;
     Ok(report)
@@ -793,7 +793,7 @@ pub fn build_from_dir(
     opts: &Options,
     dir: &Path,
 ) -> Result<Report, Error> {
-    build_in(runs, records, opts, &crate::util::results_arg(dir))
+    build_in(runs, records, opts, &crate::cmdline::results_arg(dir))
 }
 
 /// [`build_with`] for the runs of a results directory: `results`, ` --results
@@ -943,7 +943,7 @@ fn summarize(
     blocks: &mut [GroupBlock],
     ntargets: usize,
     rules: Rules,
-) -> (Vec<Option<f64>>, Vec<Option<Rel>>) {
+) -> (Vec<Option<f64>>, Vec<Option<RelativeQps>>) {
     let geo = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<f64>> {
         let rows: Vec<&Row> = rows.collect();
         (0..ntargets)
@@ -958,11 +958,11 @@ fn summarize(
             })
             .collect()
     };
-    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<Rel>> {
+    let summary = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<Option<RelativeQps>> {
         let rows: Vec<&Row> = rows.collect();
         (0..ntargets)
             .map(|i| {
-                let rels: Vec<&Rel> = rows
+                let rels: Vec<&RelativeQps> = rows
                     .iter()
                     .filter_map(|row| row.cells[i].as_ref())
                     .filter(|c| c.excluded.is_none())
@@ -1171,7 +1171,7 @@ fn relatives(
     sides: &[(Side, Vec<Option<Side>>)],
     ntargets: usize,
     rules: Rules,
-) -> Vec<Vec<Option<Rel>>> {
+) -> Vec<Vec<Option<RelativeQps>>> {
     let qps = |s: &Side| s.samples.iter().map(|x| x.qps).collect::<Vec<f64>>();
     (0..ntargets)
         .map(|i| {
@@ -1198,7 +1198,7 @@ fn relatives(
 fn group_blocks(
     keys: Vec<(Place, String, Key)>,
     sides: Vec<(Side, Vec<Option<Side>>)>,
-    rels: &[Vec<Option<Rel>>],
+    rels: &[Vec<Option<RelativeQps>>],
     groups_of: &HashMap<Key, String>,
     found: &[BTreeMap<Key, Vec<Found>>],
 ) -> (Vec<GroupBlock>, BTreeSet<usize>) {
@@ -1220,7 +1220,7 @@ fn group_blocks(
             .map(|(i, s)| {
                 let s = s?;
                 let mut rel = rels[i][r].clone()?;
-                // A verdict from a busy machine is said as such ([`Rel::cell`]).
+                // A verdict from a busy machine is said as such ([`RelativeQps::cell`]).
                 rel.busy = s.busy() || base_side.busy();
                 let hw_rel = match (&s.hw, &base_side.hw) {
                     (None, None) => None,

@@ -10,7 +10,7 @@ pub use super::doc::{Shade, Verdict};
 
 /// Relative QPS of one target at one test and thread count.
 #[derive(Clone, Debug, Serialize)]
-pub struct Rel {
+pub struct RelativeQps {
     /// Ratio of geometric means, target / base.
     pub ratio: f64,
     /// 95 % confidence interval of the ratio (moderated t on log QPS); absent when untested.
@@ -31,7 +31,7 @@ pub struct Rel {
 /// The mark after a verdict or a value measured while the machine was busy.
 pub use crate::results::BUSY_MARK;
 
-impl Rel {
+impl RelativeQps {
     /// The verdict's cell: its ratio and mark, coloured by its shade, or
     /// marked busy and not coloured.
     pub fn cell(&self) -> super::doc::TCell {
@@ -39,7 +39,7 @@ impl Rel {
             super::doc::TCell::shaded(super::doc::Val::BusyRel(self.ratio, self.verdict), None)
         } else {
             super::doc::TCell::shaded(
-                super::doc::Val::Rel(self.ratio, self.verdict),
+                super::doc::Val::Relative(self.ratio, self.verdict),
                 Some(self.shade),
             )
         }
@@ -140,7 +140,7 @@ impl Side {
 #[derive(Clone, Debug, Serialize)]
 pub struct Cell {
     pub side: Side,
-    pub rel: Rel,
+    pub rel: RelativeQps,
     /// Per-op figures relative to the base, in [`HwFigures::TITLES`] order;
     /// absent when neither has figures.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,7 +223,7 @@ pub struct GroupBlock {
     pub geomean: Vec<Option<f64>>,
     /// Each target's geometric mean with its interval and verdict
     /// ([`crate::report::compare::group_rel`]), what the summary shows.
-    pub summary: Vec<Option<Rel>>,
+    pub summary: Vec<Option<RelativeQps>>,
 }
 
 /// One stored run of a target.
@@ -464,7 +464,7 @@ pub struct Report {
     /// Geometric mean of each target's ratios over every row.
     pub overall: Vec<Option<f64>>,
     /// [`Report::overall`] with its interval and verdict.
-    pub overall_summary: Vec<Option<Rel>>,
+    pub overall_summary: Vec<Option<RelativeQps>>,
     /// Names whose workload is not the base's, left out of the comparison.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<Mismatch>,

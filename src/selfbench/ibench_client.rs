@@ -93,7 +93,7 @@ fn ib_bare(
 
 /// rqps's l.i0 step: the same workers, measurement and sampler as a run.
 fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), BenchError> {
-    use crate::suite::ibench::step::{StepSpec, run_step};
+    use crate::suite::ibench::step::{StepSpec, run_alone};
     let spec = StepSpec {
         clients: 1,
         rows_per_client: rows,
@@ -105,7 +105,7 @@ fn ib_rqps(driver: &dyn Driver, rows: u64) -> Result<(u64, f64), BenchError> {
         seed: 7,
         ps_mode: PsMode::Auto,
     };
-    let out = run_step(driver, &spec, &mut |_| {});
+    let out = run_alone(driver, &spec, &mut |_| {});
     match out.status {
         crate::harness::runner::StepStatus::Ok => Ok((out.inserted_rows, out.secs)),
         s => Err(NoResult::Unfinished {

@@ -11,10 +11,10 @@ use super::http::Response;
 use super::index::{Cached, Folder, RunSummary};
 use super::page::{self, Parts, a, command, datalist, field, select};
 use super::paths::{Refused, Target, escape, link, not_found};
+use crate::cmdline::shell_word;
 use crate::report::export::{self, Exporter as _, Format};
 use crate::report::history::{self, Order};
 use crate::report::svg::esc;
-use crate::util::shell_word;
 
 /// Targets one comparison takes at most.
 const MAX_TARGETS: usize = 8;
@@ -79,7 +79,7 @@ pub fn compare(folder: &Folder, t: &Target) -> Result<Response, Refused> {
     let made_from = folder.made_from(chosen.iter().copied(), true);
     let cmd = format!(
         "rqps report{} --base {} --targets {}{}{}",
-        crate::util::results_arg(&folder.root),
+        crate::cmdline::results_arg(&folder.root),
         shell_word(&base),
         shell_word(&targets.join(",")),
         if all { " --all" } else { "" },
@@ -119,7 +119,7 @@ pub fn compare(folder: &Folder, t: &Target) -> Result<Response, Refused> {
                             "; as a gate that exits 1 on a significant drop: {}",
                             command(&format!(
                                 "rqps compare{} --base {} --target {}",
-                                crate::util::results_arg(&folder.root),
+                                crate::cmdline::results_arg(&folder.root),
                                 shell_word(&base),
                                 shell_word(&targets[0])
                             ))
@@ -297,7 +297,7 @@ fn history_ask(t: &Target) -> Result<HistoryAsk, Refused> {
 
 /// `rqps history` with the options that give the page's answer.
 fn history_command(folder: &Folder, ask: &HistoryAsk, suite: &str) -> String {
-    let mut cmd = format!("rqps history{}", crate::util::results_arg(&folder.root));
+    let mut cmd = format!("rqps history{}", crate::cmdline::results_arg(&folder.root));
     if !suite.is_empty() {
         cmd.push_str(&format!(" --suite {}", shell_word(suite)));
     }
@@ -602,7 +602,7 @@ pub fn compat(folder: &Folder, t: &Target, file: Option<&str>) -> Result<Respons
                 crate::report::doc::Block::Heading(1, "Compatibility".into()),
                 crate::report::doc::Block::Para(format!(
                     "The folder holds no compatibility record: make one with rqps compat --reference ENGINE --server KIND[@VERSION]{}",
-                    crate::util::results_arg(&folder.root)
+                    crate::cmdline::results_arg(&folder.root)
                 )),
             ],
             t,

@@ -477,7 +477,7 @@ pub fn run(folder: &Folder, t: &Target, id: &str) -> Result<Response, Refused> {
         command(
             &d.command_line
                 .iter()
-                .map(|w| crate::util::shell_word(w))
+                .map(|w| crate::cmdline::shell_word(w))
                 .collect::<Vec<_>>()
                 .join(" ")
         )

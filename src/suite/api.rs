@@ -18,14 +18,15 @@ use crate::harness::{Harness, RunEnd};
 use crate::report::section::Section;
 use crate::results::TestResult;
 
-/// What every suite's parameters start from: a named profile and the seed.
+/// The basics of a run that every suite's parameters start from: a named
+/// profile, the seed and the client part.
 #[derive(Clone, Debug)]
-pub struct Common {
+pub struct RunBasics {
     pub profile: String,
     pub seed: u64,
     /// `--part I/N`: run this client part's share of the load (suites that
     /// [`Workload::SPLITS`]; the others refuse it).
-    pub part: Option<super::part::Part>,
+    pub part: Option<super::part::ClientPart>,
 }
 
 /// A flag of the reference tool a suite reproduces (pgbench's `-c`) that
@@ -171,7 +172,7 @@ pub trait Workload: Sync + 'static {
     const NAME: &'static str;
     /// One line for `--help`.
     const ABOUT: &'static str;
-    /// Whether [`Workload::params`] splits its load by [`Common::part`]
+    /// Whether [`Workload::params`] splits its load by [`RunBasics::part`]
     /// (`rqps run --part I/N`); a suite that does not is refused a part.
     const SPLITS: bool = false;
     /// The engine face it drives: [`Face::Sql`] (the default) or
@@ -218,7 +219,7 @@ pub trait Workload: Sync + 'static {
 
     /// The profile with the options applied, checked: one line saying what is
     /// wrong otherwise.
-    fn params(common: &Common, o: Self::Options) -> Result<Self::Params, crate::error::Error>;
+    fn params(common: &RunBasics, o: Self::Options) -> Result<Self::Params, crate::error::Error>;
     /// How many steps the plan has.
     fn step_count(p: &Self::Params) -> usize;
     /// Estimated seconds of the measured steps (loads depend on the engine).
@@ -226,8 +227,7 @@ pub trait Workload: Sync + 'static {
     /// Estimated bytes the plan's load puts on the engine's disk (data and
     /// indexes, before any compression), for the check against free space
     /// and the load's share of the time estimate; 0: no load.
-    fn load_bytes(p: &Self::Params) -> u64 {
-        let _ = p;
+    fn load_bytes(_p: &Self::Params) -> u64 {
         0
     }
     /// What `rqps tests --suite NAME` prints: the steps the parameters give.
@@ -236,8 +236,7 @@ pub trait Workload: Sync + 'static {
     fn run(p: &Self::Params, h: &mut Harness<'_>) -> Result<RunEnd, Error>;
     /// Refuses a target the plan cannot start on, once it is open and before
     /// a run is stored (a usage error says what to do). Default: any.
-    fn check_target(p: &Self::Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
-        let _ = (p, driver);
+    fn check_target(_p: &Self::Params, _driver: &dyn crate::engine::Driver) -> Result<(), Error> {
         Ok(())
     }
     /// The most connections (and prepared statements) the plan opens on a
@@ -260,8 +259,7 @@ pub trait Workload: Sync + 'static {
     /// a few events each from the seed, on tables its load fills
     /// ([`CompatPlan`]). `None`: the suite takes no part (an engine face
     /// other than SQL, or nothing to compare).
-    fn compat(p: &Self::Params) -> Option<CompatPlan> {
-        let _ = p;
+    fn compat(_p: &Self::Params) -> Option<CompatPlan> {
         None
     }
 }
@@ -302,13 +300,13 @@ pub trait Suite: Sync {
     /// The plan from parsed command-line options.
     fn plan_cli(
         &self,
-        common: &Common,
+        common: &RunBasics,
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error>;
     /// The plan from a matrix file's table of options.
     fn plan_toml(
         &self,
-        common: &Common,
+        common: &RunBasics,
         t: &toml::Table,
     ) -> Result<Box<dyn Plan>, crate::error::Error>;
     /// Checks one matrix option on its own, so that an error can name its line.
@@ -333,8 +331,7 @@ pub trait Suite: Sync {
     }
     /// One line pointing at rqps's option when `args` use a flag of the
     /// reference tool ([`Workload::PEER`]).
-    fn peer_hint(&self, args: &[String]) -> Option<String> {
-        let _ = args;
+    fn peer_hint(&self, _args: &[String]) -> Option<String> {
         None
     }
     /// The reference tool's name and its flags that rqps spells otherwise
@@ -375,7 +372,7 @@ pub trait Plan: Send + Sync {
     fn options(&self) -> toml::Table;
     /// The `rqps run` arguments that make this plan again: `--suite`,
     /// `--profile` and the options set, derived from the typed options
-    /// ([`args_of`](crate::util::args::args_of)), whichever way they came.
+    /// ([`args_of`](crate::cmdline::args::args_of)), whichever way they came.
     fn args(&self) -> Vec<String>;
 }
 
@@ -393,14 +390,18 @@ impl<W> Registered<W> {
 }
 
 struct TypedPlan<W: Workload> {
-    common: Common,
+    common: RunBasics,
     /// The options the parameters were made from, for [`Plan::reseeded`].
     o: W::Options,
     p: W::Params,
 }
 
 impl<W: Workload> Registered<W> {
-    fn plan(&self, common: &Common, o: W::Options) -> Result<Box<dyn Plan>, crate::error::Error> {
+    fn plan(
+        &self,
+        common: &RunBasics,
+        o: W::Options,
+    ) -> Result<Box<dyn Plan>, crate::error::Error> {
         if !W::PROFILES.contains(&common.profile.as_str()) {
             return Err(usage(format!(
                 "unknown profile '{}' for --suite {}{}: expected one of {}",
@@ -449,7 +450,7 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn plan_cli(
         &self,
-        common: &Common,
+        common: &RunBasics,
         m: &clap::ArgMatches,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = <W::Options as clap::FromArgMatches>::from_arg_matches(m)
@@ -459,7 +460,7 @@ impl<W: Workload> Suite for Registered<W> {
 
     fn plan_toml(
         &self,
-        common: &Common,
+        common: &RunBasics,
         t: &toml::Table,
     ) -> Result<Box<dyn Plan>, crate::error::Error> {
         let o = W::Options::deserialize(t.clone()).map_err(|e| usage(e.message()))?;
@@ -562,7 +563,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
     }
 
     fn reseeded(&self, seed: u64) -> Result<Box<dyn Plan>, Error> {
-        let common = Common {
+        let common = RunBasics {
             seed,
             ..self.common.clone()
         };
@@ -584,7 +585,7 @@ impl<W: Workload> Plan for TypedPlan<W> {
             "--profile".to_string(),
             self.common.profile.clone(),
         ];
-        a.extend(crate::util::args::args_of(&self.o));
+        a.extend(crate::cmdline::args::args_of(&self.o));
         a
     }
 }

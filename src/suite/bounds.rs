@@ -345,11 +345,11 @@ mod tests {
     fn matrix_values_are_checked_as_they_are_read() {
         #[derive(Deserialize, Debug)]
         struct O {
-            #[allow(dead_code)]
             n: Option<Repeats>,
-            #[allow(dead_code)]
             s: Option<Secs>,
         }
+        let o = toml::from_str::<O>("n = 3\ns = 1.5").unwrap();
+        assert!(o.n.is_some() && o.s.is_some(), "{o:?}");
         let e = |src: &str| toml::from_str::<O>(src).unwrap_err().message().to_string();
         assert!(e("n = 4294967296").contains("at most 1000"));
         assert!(e("n = -1").contains("from 0 to 1000"));

@@ -117,7 +117,7 @@ mod tests {
                 s.name()
             );
             for profile in s.profiles() {
-                let common = Common {
+                let common = RunBasics {
                     profile: profile.to_string(),
                     seed: 1,
                     part: None,

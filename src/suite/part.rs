@@ -4,9 +4,9 @@
 
 use crate::error::usage;
 
-/// Part `index` (1-based) of `count`.
+/// A client part (`--part I/N`): part `index` (1-based) of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Part {
+pub struct ClientPart {
     pub index: usize,
     pub count: usize,
 }
@@ -14,11 +14,11 @@ pub struct Part {
 /// The most parts a load is split into.
 pub const MAX_PARTS: usize = 4096;
 
-impl std::str::FromStr for Part {
+impl std::str::FromStr for ClientPart {
     type Err = crate::error::Error;
 
     /// `I/N` with 1 <= I <= N <= [`MAX_PARTS`].
-    fn from_str(s: &str) -> Result<Part, Self::Err> {
+    fn from_str(s: &str) -> Result<ClientPart, Self::Err> {
         let bad = || {
             usage(format!(
                 "--part {s}: give I/N, the I-th of N parts, with 1 <= I <= N <= {MAX_PARTS} (e.g. --part 2/4)"
@@ -30,17 +30,17 @@ impl std::str::FromStr for Part {
         if index == 0 || index > count || count > MAX_PARTS {
             return Err(bad());
         }
-        Ok(Part { index, count })
+        Ok(ClientPart { index, count })
     }
 }
 
-impl std::fmt::Display for Part {
+impl std::fmt::Display for ClientPart {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
     }
 }
 
-impl Part {
+impl ClientPart {
     /// This part's share of `total` (threads, clients): `total / count`, the
     /// first `total % count` parts one more, so the shares add up to `total`.
     /// A share of 0 is refused: every part must have work.
@@ -75,14 +75,14 @@ mod tests {
         for total in 4..40 {
             let sum: usize = (1..=4)
                 .map(|i| {
-                    Part { index: i, count: 4 }
+                    ClientPart { index: i, count: 4 }
                         .share(total, "--threads")
                         .unwrap()
                 })
                 .sum();
             assert_eq!(sum, total);
         }
-        let e = Part { index: 4, count: 4 }
+        let e = ClientPart { index: 4, count: 4 }
             .share(3, "--threads")
             .unwrap_err();
         assert!(
@@ -90,15 +90,18 @@ mod tests {
                 .contains("--threads 3 cannot be split into 4 parts"),
             "{e}"
         );
-        assert!(Part { index: 2, count: 3 }.takes(4));
-        assert!(!Part { index: 2, count: 3 }.takes(3));
+        assert!(ClientPart { index: 2, count: 3 }.takes(4));
+        assert!(!ClientPart { index: 2, count: 3 }.takes(3));
     }
 
     #[test]
     fn bad_parts_are_refused_with_the_form() {
-        assert_eq!("2/4".parse::<Part>().unwrap(), Part { index: 2, count: 4 });
+        assert_eq!(
+            "2/4".parse::<ClientPart>().unwrap(),
+            ClientPart { index: 2, count: 4 }
+        );
         for bad in ["0/4", "5/4", "4", "a/b", "1/0", "1/99999"] {
-            let e = bad.parse::<Part>().unwrap_err();
+            let e = bad.parse::<ClientPart>().unwrap_err();
             assert!(e.is_usage() && e.to_string().contains("I/N"), "{bad}: {e}");
         }
     }

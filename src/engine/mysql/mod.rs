@@ -21,7 +21,7 @@ use crate::engine::schema::{self, ColType, KeyedTable, SetTo, Table};
 use crate::engine::tls::{Flavor, Mode, TlsInfo, TlsOptionError, TlsOptions, TlsSetup};
 use crate::engine::url::{DbUrl, redact_url};
 use crate::engine::{
-    Caps, Conn, DbError, DbResult, Dialect, Driver, ErrorClass, Outcome, Param, PsMode, Rows,
+    Caps, Conn, DbError, DbResult, Dialect, Driver, Meaning, Outcome, Param, PsMode, Rows,
     SqlAccess, StmtId, inline_params,
 };
 
@@ -113,20 +113,6 @@ fn open_url(
 }
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// MySQL error numbers (server and client) and what the runner does on them.
-const RETRY_CODES: &[u16] = &[
-    1213, // ER_LOCK_DEADLOCK
-    1205, // ER_LOCK_WAIT_TIMEOUT
-    1020, // ER_CHECKREAD (record changed since last read)
-];
-const RECONNECT_CODES: &[u16] = &[
-    2006, // CR_SERVER_GONE_ERROR
-    2013, // CR_SERVER_LOST
-    2055, // CR_SERVER_LOST_EXTENDED
-    1927, // ER_CONNECTION_KILLED (MariaDB)
-    1053, // ER_SERVER_SHUTDOWN
-    4031, // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
-];
 /// ER_UNSUPPORTED_PS: the statement cannot be prepared; it is sent as text.
 const UNSUPPORTED_PS: u16 = 1295;
 
@@ -679,32 +665,40 @@ pub struct MysqlConn {
     text: String,
 }
 
-fn class_of(code: u16) -> ErrorClass {
-    if RETRY_CODES.contains(&code) {
-        ErrorClass::Retry
-    } else if RECONNECT_CODES.contains(&code) {
-        ErrorClass::Reconnect
-    } else {
-        ErrorClass::Fatal
-    }
-}
-
 #[cold]
 fn map_err(e: wire::Error) -> DbError {
-    match e {
-        wire::Error::Server { code, message } => DbError {
-            class: class_of(code),
-            code: Some(code.to_string()),
-            meaning: errno::meaning(code, &message),
-            message,
-        },
+    let message = e.to_string();
+    match e.kind() {
+        wire::Kind::Server => {
+            let wire::Error::Server { code, message } = e else {
+                unreachable!("Kind::Server is an ERR packet")
+            };
+            let (class, meaning) = errno::of(code, &message);
+            DbError {
+                class,
+                code: Some(code.to_string()),
+                meaning,
+                message,
+            }
+        }
         // I/O errors, the server closing the connection, packets out of
         // order: the connection is gone.
-        wire::Error::Broken(message) => DbError::lost(message),
-        wire::Error::Fatal(message) => DbError::fatal(message),
+        wire::Kind::Broken => DbError::lost(message),
         // A statement the server left unanswered for the statement timeout
         // fails the test; its connection is closed.
-        wire::Error::TimedOut(message) => DbError::fatal(message),
+        wire::Kind::TimedOut => DbError::fatal(message),
+        wire::Kind::Fatal => match e {
+            wire::Error::Tls(e) => e,
+            wire::Error::ProtocolVersion(_)
+            | wire::Error::NotProtocol41 { .. }
+            | wire::Error::UnsupportedPlugin { .. } => {
+                DbError::fatal(message).means(Meaning::Unsupported)
+            }
+            wire::Error::UnexpectedAuthPacket { .. } => {
+                DbError::fatal(message).means(Meaning::Protocol)
+            }
+            _ => DbError::fatal(message),
+        },
     }
 }
 
@@ -771,6 +765,7 @@ impl Conn for MysqlConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ErrorClass;
 
     #[test]
     fn keyed_tables_inserts_that_skip_and_upserts() {
@@ -887,13 +882,13 @@ mod tests {
             let e = map_err(server(code));
             assert_eq!((e.class, e.code), (class, Some(code.to_string())));
         }
-        let e = map_err(wire::Error::Broken("gone".into()));
-        assert_eq!(
-            (e.class, e.code, e.message.as_str()),
-            (ErrorClass::Reconnect, None, "gone")
-        );
-        let e = map_err(wire::Error::Fatal("no".into()));
-        assert_eq!(e.class, ErrorClass::Fatal);
+        let e = map_err(wire::Error::Closed);
+        assert_eq!((e.class, e.code.as_deref()), (ErrorClass::Reconnect, None));
+        assert!(e.message.contains("closed the connection"), "{e}");
+        let e = map_err(wire::Error::Parameters { takes: 2, given: 1 });
+        assert_eq!((e.class, e.meaning()), (ErrorClass::Fatal, Meaning::Other));
+        let e = map_err(wire::Error::ProtocolVersion(9));
+        assert_eq!(e.meaning(), Meaning::Unsupported);
     }
 
     #[test]

@@ -1,23 +1,33 @@
-//! What PostgreSQL's SQLSTATEs mean ([`Meaning`]): set on each error the
+//! PostgreSQL's SQLSTATEs, one table: what the runner does on each
+//! ([`ErrorClass`]) and what it means ([`Meaning`]), set on each error the
 //! wire client builds from an ErrorResponse, so that nothing above the
-//! engine reads a code.
+//! engine reads a code. Other engines that speak the protocol send some
+//! codes of their own (H2: 42001, 42S02, HYT00, 50100): the table names
+//! them too.
 
-use crate::engine::Meaning;
+use crate::engine::{ErrorClass, Meaning};
 
-/// The meaning of `code` (where PostgreSQL uses it), else of `message`
-/// (codes of other engines that speak the protocol: H2's 42001, 42S02,
-/// HYT00).
-pub fn meaning(code: Option<&str>, message: &str) -> Meaning {
+/// What the runner does on `code`, and what it means.
+pub fn of(code: &str) -> (ErrorClass, Meaning) {
+    use ErrorClass::{Fatal, Reconnect, Retry};
     match code {
-        Some("23505") => Meaning::DuplicateKey,
-        Some("40P01") => Meaning::Deadlock,
-        Some("55P03") => Meaning::LockWait,
-        Some("40001") => Meaning::Serialization,
-        Some("42601") => Meaning::Syntax,
-        Some("42883" | "42P01" | "42703" | "42704" | "3F000" | "42P02") => Meaning::Unknown,
-        Some("0A000") => Meaning::Unsupported,
-        Some(c) if c.starts_with("08") => Meaning::Connection,
-        _ => Meaning::of_message(message),
+        "40001" => (Retry, Meaning::Serialization),
+        "40P01" => (Retry, Meaning::Deadlock),
+        "55P03" => (Retry, Meaning::LockWait),
+        // admin_shutdown, crash_shutdown, cannot_connect_now
+        "57P01" | "57P02" | "57P03" => (Reconnect, Meaning::Connection),
+        c if c.starts_with("08") => (Reconnect, Meaning::Connection),
+        "23505" => (Fatal, Meaning::DuplicateKey),
+        // H2: 42000 and 42001 for a syntax error.
+        "42601" | "42000" | "42001" => (Fatal, Meaning::Syntax),
+        // H2: tables, columns and functions not found.
+        "42883" | "42P01" | "42703" | "42704" | "3F000" | "42P02" | "42S02" | "42S03" | "42S04"
+        | "42S22" | "90022" => (Fatal, Meaning::Unknown),
+        // H2: a lock timeout.
+        "HYT00" => (Fatal, Meaning::LockWait),
+        // H2: feature not supported.
+        "0A000" | "50100" => (Fatal, Meaning::Unsupported),
+        _ => (Fatal, Meaning::Other),
     }
 }
 
@@ -26,22 +36,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sqlstates_say_what_an_error_means_and_other_engines_codes_their_message() {
-        for (code, message, means) in [
-            ("23505", "duplicate key value", Meaning::DuplicateKey),
-            ("40P01", "deadlock detected", Meaning::Deadlock),
-            ("55P03", "lock timeout", Meaning::LockWait),
-            ("40001", "could not serialize", Meaning::Serialization),
-            ("42601", "syntax error at or near", Meaning::Syntax),
-            ("42P01", "relation does not exist", Meaning::Unknown),
-            ("0A000", "not supported", Meaning::Unsupported),
-            ("08006", "connection failure", Meaning::Connection),
-            ("42001", "Syntax error in SQL statement", Meaning::Syntax),
-            ("42S02", "Table \"x\" not found", Meaning::Unknown),
-            ("HYT00", "Timeout trying to lock table", Meaning::LockWait),
-            ("XX000", "internal error", Meaning::Other),
+    fn sqlstates_say_what_to_do_and_what_an_error_means_other_engines_codes_too() {
+        use ErrorClass::{Fatal, Reconnect, Retry};
+        for (code, class, means) in [
+            ("23505", Fatal, Meaning::DuplicateKey),
+            ("40P01", Retry, Meaning::Deadlock),
+            ("55P03", Retry, Meaning::LockWait),
+            ("40001", Retry, Meaning::Serialization),
+            ("42601", Fatal, Meaning::Syntax),
+            ("42P01", Fatal, Meaning::Unknown),
+            ("0A000", Fatal, Meaning::Unsupported),
+            ("08006", Reconnect, Meaning::Connection),
+            ("57P01", Reconnect, Meaning::Connection),
+            ("42001", Fatal, Meaning::Syntax),
+            ("42S02", Fatal, Meaning::Unknown),
+            ("HYT00", Fatal, Meaning::LockWait),
+            ("XX000", Fatal, Meaning::Other),
         ] {
-            assert_eq!(meaning(Some(code), message), means, "{code} {message}");
+            assert_eq!(of(code), (class, means), "{code}");
         }
     }
 }

@@ -41,7 +41,7 @@ use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
-use crate::engine::{DbError, DbResult, ErrorClass, Outcome, Param};
+use crate::engine::{DbError, DbResult, ErrorClass, Meaning, Outcome, Param};
 use crate::evloop;
 
 /// The SSLRequest code (protocol 3.0): 1234 in the high 16 bits, 5679 in the low.
@@ -759,7 +759,7 @@ impl<S: Read + Write> PgConn<S> {
     #[cold]
     fn protocol(&mut self, what: impl std::fmt::Display) -> DbError {
         self.broken = true;
-        DbError::fatal(format!("PostgreSQL protocol error: {what}"))
+        DbError::fatal(format!("PostgreSQL protocol error: {what}")).means(Meaning::Protocol)
     }
 
     #[cold]
@@ -904,7 +904,7 @@ impl<S: Read + Write> PgConn<S> {
                                 _ => (SCRAM_SHA_256, ChannelBinding::unsupported()),
                             };
                             if !offered.iter().any(|m| m == mech) {
-                                return Err(DbError::fatal(format!(
+                                return Err(unsupported(format!(
                                     "the server offers SASL mechanisms {offered:?}; rqps supports \
                                      {SCRAM_SHA_256} and {SCRAM_SHA_256_PLUS} only"
                                 )));
@@ -931,7 +931,7 @@ impl<S: Read + Write> PgConn<S> {
                             s.finish(b.data()).map_err(auth_failed)?;
                         }
                         _ => {
-                            return Err(DbError::fatal(
+                            return Err(unsupported(
                                 "the server asks for an authentication method rqps does not \
                                  support (it supports trust, password, md5 and scram-sha-256)",
                             ));
@@ -1553,16 +1553,6 @@ pub fn tag_count(body: &[u8]) -> u64 {
     last.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))
 }
 
-/// What the runner does on an SQLSTATE.
-pub fn classify(code: &str) -> ErrorClass {
-    match code {
-        "40001" | "40P01" | "55P03" => ErrorClass::Retry,
-        "57P01" | "57P02" | "57P03" => ErrorClass::Reconnect,
-        c if c.starts_with("08") => ErrorClass::Reconnect,
-        _ => ErrorClass::Fatal,
-    }
-}
-
 /// An ErrorResponse body as a DbError, and whether its severity ends the
 /// session (FATAL, PANIC).
 pub fn error_response(body: &[u8]) -> io::Result<(DbError, bool)> {
@@ -1586,11 +1576,12 @@ pub fn error_response(body: &[u8]) -> io::Result<(DbError, bool)> {
     // 'V' (9.6+) is never translated; 'S' may be.
     let severity = severity.or(localized).unwrap_or_default();
     let ends = severity == "FATAL" || severity == "PANIC";
-    let class = code.as_deref().map_or(ErrorClass::Fatal, classify);
+    let (class, meaning) = code
+        .as_deref()
+        .map_or((ErrorClass::Fatal, Meaning::Other), super::sqlstate::of);
     if let Some(d) = detail {
         message = format!("{message}: {d}");
     }
-    let meaning = super::sqlstate::meaning(code.as_deref(), &message);
     Ok((
         DbError {
             class,
@@ -1648,6 +1639,12 @@ fn io_error(e: io::Error) -> DbError {
         _ => e.to_string(),
     };
     DbError::lost(message)
+}
+
+/// Something the client does not support (an authentication method).
+#[cold]
+fn unsupported(message: impl Into<String>) -> DbError {
+    DbError::fatal(message).means(Meaning::Unsupported)
 }
 
 /// A message we could not encode (a NUL in a string, a length over the

@@ -366,20 +366,41 @@ fn fatal(m: impl Into<String>) -> DbError {
     DbError::fatal(m)
 }
 
-/// An error string of the C API as a [`DbError`]: a busy or stalled write
-/// is retried, anything else ends the test.
+/// RocksDB's status codes as its C API writes them, at the start of an
+/// error string (`Status::ToString`): one table of what the runner does on
+/// each and what it means. A busy resource, a write stall and "try again"
+/// are retried; anything else ends the test.
+const STATUSES: &[(&str, ErrorClass, Meaning)] = &[
+    ("Resource busy: ", ErrorClass::Retry, Meaning::LockWait),
+    (
+        "Operation failed. Try again.: ",
+        ErrorClass::Retry,
+        Meaning::Other,
+    ),
+    (
+        "Result incomplete: Write stall",
+        ErrorClass::Retry,
+        Meaning::Other,
+    ),
+    (
+        "Operation timed out: ",
+        ErrorClass::Fatal,
+        Meaning::LockWait,
+    ),
+    ("Not implemented: ", ErrorClass::Fatal, Meaning::Unsupported),
+    ("NotFound: ", ErrorClass::Fatal, Meaning::Unknown),
+];
+
+/// An error string of the C API as a [`DbError`], by [`STATUSES`].
 fn db_error(msg: String) -> DbError {
-    let retry = ["Busy", "TryAgain", "Incomplete: Write stall"]
+    let (class, meaning) = STATUSES
         .iter()
-        .any(|p| msg.starts_with(p));
+        .find(|(prefix, ..)| msg.starts_with(prefix))
+        .map_or((ErrorClass::Fatal, Meaning::Other), |&(_, c, m)| (c, m));
     DbError {
-        class: if retry {
-            ErrorClass::Retry
-        } else {
-            ErrorClass::Fatal
-        },
+        class,
         code: None,
-        meaning: Meaning::of_message(&msg),
+        meaning,
         message: msg,
     }
 }
@@ -1300,6 +1321,42 @@ impl KvConn for RocksConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_names_say_what_to_do_and_what_an_error_means() {
+        for (msg, class, means) in [
+            (
+                "Resource busy: snapshot too old",
+                ErrorClass::Retry,
+                Meaning::LockWait,
+            ),
+            (
+                "Result incomplete: Write stall",
+                ErrorClass::Retry,
+                Meaning::Other,
+            ),
+            (
+                "Operation failed. Try again.: ",
+                ErrorClass::Retry,
+                Meaning::Other,
+            ),
+            (
+                "Not implemented: no memtable",
+                ErrorClass::Fatal,
+                Meaning::Unsupported,
+            ),
+            ("IO error: No space left", ErrorClass::Fatal, Meaning::Other),
+            // A status name inside the message is not the status.
+            (
+                "IO error: Resource busy: ",
+                ErrorClass::Fatal,
+                Meaning::Other,
+            ),
+        ] {
+            let e = db_error(msg.into());
+            assert_eq!((e.class, e.meaning()), (class, means), "{msg}");
+        }
+    }
 
     #[test]
     fn user_options_replace_the_pinned_ones_key_by_key() {

@@ -474,15 +474,15 @@ pub(crate) fn lib_dir_of(basedir: &Path) -> Option<PathBuf> {
 
 /// The servers this process runs, by temporary directory: their process
 /// groups and the directories to remove, for [`abandon_all`].
-struct Live {
+struct RunningServer {
     root: PathBuf,
     pgid: i32,
     remove: Vec<PathBuf>,
 }
 
-static LIVE: std::sync::Mutex<Vec<Live>> = std::sync::Mutex::new(Vec::new());
+static LIVE: std::sync::Mutex<Vec<RunningServer>> = std::sync::Mutex::new(Vec::new());
 
-fn live() -> std::sync::MutexGuard<'static, Vec<Live>> {
+fn live() -> std::sync::MutexGuard<'static, Vec<RunningServer>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -1237,7 +1237,7 @@ impl Server {
         }
         let mut live = live();
         live.retain(|l| l.root != self.root);
-        live.push(Live {
+        live.push(RunningServer {
             root: self.root.clone(),
             pgid: i32::try_from(pgid).unwrap_or(i32::MAX),
             remove,

@@ -282,31 +282,58 @@ pub struct SqliteConn {
 // threads together and are only ever used by the thread that owns them.
 unsafe impl Send for SqliteConn {}
 
-/// What a SQLite result code means, with its message where the code alone
-/// does not say (a constraint, a generic error).
-fn meaning(code: ErrorCode, message: &str) -> Meaning {
-    match code {
-        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Meaning::LockWait,
-        ErrorCode::ConstraintViolation if message.to_ascii_lowercase().contains("unique") => {
-            Meaning::DuplicateKey
+/// SQLite's result codes, one table: what the runner does on each and what
+/// it means. The generic SQLITE_ERROR (a syntax error, an unknown name) has
+/// only its message to tell, and SQLite's words are read for it here.
+fn of(f: &rusqlite::ffi::Error, message: &str) -> (ErrorClass, Meaning) {
+    // Extended codes of SQLITE_CONSTRAINT.
+    const UNIQUE: std::ffi::c_int = 2067;
+    const PRIMARY_KEY: std::ffi::c_int = 1555;
+    match f.code {
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+            (ErrorClass::Retry, Meaning::LockWait)
         }
-        _ => Meaning::of_message(message),
+        ErrorCode::ConstraintViolation
+            if f.extended_code == UNIQUE || f.extended_code == PRIMARY_KEY =>
+        {
+            (ErrorClass::Fatal, Meaning::DuplicateKey)
+        }
+        ErrorCode::Unknown => (ErrorClass::Fatal, of_generic(message)),
+        _ => (ErrorClass::Fatal, Meaning::Other),
+    }
+}
+
+/// What SQLITE_ERROR's message says.
+fn of_generic(message: &str) -> Meaning {
+    if message.contains("syntax error") || message.starts_with("incomplete input") {
+        Meaning::Syntax
+    } else if message.starts_with("no such ") {
+        Meaning::Unknown
+    } else {
+        Meaning::Other
     }
 }
 
 fn map_err(e: rusqlite::Error) -> DbError {
     match &e {
         rusqlite::Error::SqliteFailure(f, msg) => {
-            let class = match f.code {
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Retry,
-                _ => ErrorClass::Fatal,
-            };
             let message = msg.clone().unwrap_or_else(|| f.to_string());
+            let (class, meaning) = of(f, &message);
             DbError {
                 class,
                 code: Some(format!("{:?}", f.code)),
-                meaning: meaning(f.code, &message),
+                meaning,
                 message,
+            }
+        }
+        // A statement SQLite could not parse, with the token it stopped at.
+        rusqlite::Error::SqlInputError { error, msg, .. } => {
+            let (class, meaning) = of(error, msg);
+            DbError {
+                class,
+                code: None,
+                meaning,
+                message: e.to_string(),
             }
         }
         _ => DbError::fatal(e.to_string()),

@@ -5,16 +5,18 @@
 
 use super::series;
 use crate::report::doc::{Block, Chart, Plot, TCell, Table, Val, qps};
-use crate::report::model::{Differences, HwFigures, Rel, Report, Row, Side, ValueDiff, Verdict};
+use crate::report::model::{
+    Differences, HwFigures, RelativeQps, Report, Row, Side, ValueDiff, Verdict,
+};
 
 /// `0.93 -`: the ratio and the verdict's mark (`0.93 -!` when measured on a
 /// busy machine).
-pub fn rel_text(r: &Rel) -> String {
+pub fn rel_text(r: &RelativeQps) -> String {
     r.cell().text()
 }
 
 /// `0.90..0.96`, or empty when untested.
-pub fn ci_text(r: &Rel) -> String {
+pub fn ci_text(r: &RelativeQps) -> String {
     match (r.ci_low, r.ci_high) {
         (Some(lo), Some(hi)) => format!("{lo:.2}..{hi:.2}"),
         _ => String::new(),
@@ -23,7 +25,7 @@ pub fn ci_text(r: &Rel) -> String {
 
 /// A group's geometric mean with its verdict's mark, coloured only when
 /// significant ([`crate::report::compare::group_rel`]).
-fn geo_text(g: Option<&Rel>) -> TCell {
+fn geo_text(g: Option<&RelativeQps>) -> TCell {
     match g {
         Some(g) => g.cell(),
         None => "NA".into(),
@@ -254,7 +256,7 @@ fn version_series(r: &Report, out: &mut Vec<Block>) {
 fn summary_bars(r: &Report, out: &mut Vec<Block>) {
     let mut cats: Vec<String> = r.groups.iter().map(|g| g.title.clone()).collect();
     cats.push("all tests".into());
-    let rels: Vec<&Vec<Option<Rel>>> = r
+    let rels: Vec<&Vec<Option<RelativeQps>>> = r
         .groups
         .iter()
         .map(|g| &g.summary)

@@ -42,10 +42,10 @@ use crate::harness::measure::Counts;
 use crate::harness::runner::{Worker, stop_requested};
 use crate::harness::{self, Harness, Per, RunEnd, TestFailure, Timing};
 use crate::results::TestResult;
-use crate::suite::api::{Common, Workload, set};
+use crate::suite::api::{RunBasics, Workload, set};
 use crate::suite::bounds::{Count, Rows, Secs, Threads};
 use crate::suite::rand::Rng;
-use steps::{KEY, SEQUENCE, Step};
+use steps::{Benchmark, KEY, SEQUENCE};
 pub use steps::{Op, StepFigures, test_names};
 
 /// The db_bench suite.
@@ -173,7 +173,7 @@ impl Workload for Dbbench {
         "scan_len",
     ];
 
-    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = match common.profile.as_str() {
             "ci" => Params {
                 profile: "ci".into(),
@@ -263,7 +263,7 @@ impl Workload for Dbbench {
     fn estimate_secs(p: &Params) -> f64 {
         let timed = SEQUENCE
             .iter()
-            .filter(|s| matches!(s, Step::Measured { budget: None, .. }))
+            .filter(|s| matches!(s, Benchmark::Measured { budget: None, .. }))
             .count();
         timed as f64 * p.secs
     }
@@ -281,7 +281,7 @@ impl Workload for Dbbench {
         SEQUENCE
             .iter()
             .map(|s| match s {
-                Step::Measured {
+                Benchmark::Measured {
                     name,
                     op,
                     budget,
@@ -307,10 +307,10 @@ impl Workload for Dbbench {
                     }
                     line + "\n"
                 }
-                Step::Drain => {
+                Benchmark::Drain => {
                     "waitforcompaction: until no flush or compaction is pending\n".into()
                 }
-                Step::Shape => {
+                Benchmark::Shape => {
                     "flush_mt_l0: flush, wait, compact level 0 into the next level, wait\n".into()
                 }
             })
@@ -337,7 +337,7 @@ impl Workload for Dbbench {
             if p.skip_load
                 && matches!(
                     step,
-                    Step::Measured {
+                    Benchmark::Measured {
                         op: Op::FillSeq,
                         ..
                     }
@@ -558,7 +558,7 @@ fn holds_keys(driver: &dyn crate::engine::Driver) -> Result<bool, crate::error::
 /// (`drain`: wait for compactions; `shape`: empty level 0), up to `limit`.
 fn run_background(
     h: &mut Harness<'_>,
-    step: Step,
+    step: Benchmark,
     limit: Duration,
 ) -> Result<TestResult, crate::error::Error> {
     let name = step.name();
@@ -566,25 +566,29 @@ fn run_background(
         name.to_string(),
         TestResult::running(Dbbench::NAME, name.into(), "dbbench", 1, false, "ops/s"),
         |run| {
-            let kv = run.driver.require_kv()?;
+            let driver = run.driver.clone();
+            let kv = driver.require_kv()?;
             let before = Before::take(kv)?;
-            match step {
-                Step::Shape => kv.empty_level0(limit)?,
-                _ => {
-                    if !kv.wait_for_background(limit)? {
-                        return Err(TestFailure::new(DbError::fatal(format!(
-                            "compaction still running after {:.0} s",
-                            limit.as_secs_f64()
-                        ))));
+            // The engine's own work: no operation of a worker's to divide by.
+            let per = run.per_op;
+            run.measured(per, |run| {
+                match step {
+                    Benchmark::Shape => kv.empty_level0(limit)?,
+                    _ => {
+                        if !kv.wait_for_background(limit)? {
+                            return Err(TestFailure::new(DbError::fatal(format!(
+                                "compaction still running after {:.0} s",
+                                limit.as_secs_f64()
+                            ))));
+                        }
                     }
                 }
-            }
-            let f = before.finish(kv, run.driver.as_ref(), 0, 0.0, 0)?;
-            run.result.secs = f.uptime_secs;
-            run.result.status = crate::results::Status::Ok;
-            run.result.set_detail(KEY, &f);
-            run.finish_probe(0.0);
-            Ok(())
+                let f = before.finish(kv, driver.as_ref(), 0, 0.0, 0)?;
+                run.result.secs = f.uptime_secs;
+                run.result.status = crate::results::Status::Ok;
+                run.result.set_detail(KEY, &f);
+                Ok(((), 0.0))
+            })
         },
     )
 }
@@ -592,13 +596,13 @@ fn run_background(
 fn run_one(
     p: &Params,
     h: &mut Harness<'_>,
-    step: Step,
+    step: Benchmark,
     values: &Arc<Vec<u8>>,
 ) -> Result<TestResult, crate::error::Error> {
     let limit = Duration::from_secs_f64(p.wait_limit_secs);
     match step {
-        Step::Drain | Step::Shape => run_background(h, step, limit),
-        Step::Measured {
+        Benchmark::Drain | Benchmark::Shape => run_background(h, step, limit),
+        Benchmark::Measured {
             name,
             op,
             budget,
@@ -657,9 +661,9 @@ fn run_one(
                             let values = values.clone();
                             s.spawn(move || write_at_rate(conn?, p, &values, stop, written))
                         });
-                        let timed = harness::Step {
+                        let timed = harness::TimedStep {
                             rate: "operations",
-                            ..harness::Step::new(timing, Per::Statement)
+                            ..harness::TimedStep::new(timing, Per::Statement)
                         };
                         // The writer's end and the compaction after the
                         // step count in the step's hardware cost.
@@ -889,7 +893,7 @@ mod tests {
 
     fn params(profile: &str, o: Options) -> Result<Params, crate::error::Error> {
         Dbbench::params(
-            &Common {
+            &RunBasics {
                 profile: profile.into(),
                 seed: 1,
                 part: None,

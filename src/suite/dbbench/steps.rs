@@ -20,9 +20,9 @@ pub enum Op {
     Overwrite,
 }
 
-/// One step of the sequence.
+/// One benchmark of the sequence, as db_bench names them (`--benchmarks`).
 #[derive(Clone, Copy, Debug)]
-pub enum Step {
+pub enum Benchmark {
     /// A measured step: its op, whether it runs for the key budget
     /// (`Some(fraction of keys)`) rather than `secs`, a rate-limited writer
     /// beside it, and a wait for compaction after it.
@@ -39,8 +39,8 @@ pub enum Step {
     Shape,
 }
 
-const fn measured(name: &'static str, op: Op) -> Step {
-    Step::Measured {
+const fn measured(name: &'static str, op: Op) -> Benchmark {
+    Benchmark::Measured {
         name,
         op,
         budget: None,
@@ -49,8 +49,8 @@ const fn measured(name: &'static str, op: Op) -> Step {
     }
 }
 
-const fn while_writing(name: &'static str, op: Op) -> Step {
-    Step::Measured {
+const fn while_writing(name: &'static str, op: Op) -> Benchmark {
+    Benchmark::Measured {
         name,
         op,
         budget: None,
@@ -60,31 +60,31 @@ const fn while_writing(name: &'static str, op: Op) -> Step {
 }
 
 /// The standard sequence.
-pub const SEQUENCE: &[Step] = &[
-    Step::Measured {
+pub const SEQUENCE: &[Benchmark] = &[
+    Benchmark::Measured {
         name: "fillseq",
         op: Op::FillSeq,
         budget: Some(1.0),
         writer: false,
         wait_after: false,
     },
-    Step::Drain,
+    Benchmark::Drain,
     measured("readrandom", Op::ReadRandom),
     measured("fwdrange", Op::FwdRange),
     measured("revrange", Op::RevRange),
     measured("multireadrandom", Op::MultiRead),
-    Step::Measured {
+    Benchmark::Measured {
         name: "overwritesome",
         op: Op::Overwrite,
         budget: Some(0.1),
         writer: false,
         wait_after: false,
     },
-    Step::Shape,
+    Benchmark::Shape,
     while_writing("readwhilewriting", Op::ReadRandom),
     while_writing("fwdrangewhilewriting", Op::FwdRange),
     while_writing("revrangewhilewriting", Op::RevRange),
-    Step::Measured {
+    Benchmark::Measured {
         name: "overwriteandwait",
         op: Op::Overwrite,
         budget: None,
@@ -93,19 +93,19 @@ pub const SEQUENCE: &[Step] = &[
     },
 ];
 
-impl Step {
+impl Benchmark {
     pub fn name(&self) -> &'static str {
         match self {
-            Step::Measured { name, .. } => name,
-            Step::Drain => "waitforcompaction",
-            Step::Shape => "flush_mt_l0",
+            Benchmark::Measured { name, .. } => name,
+            Benchmark::Drain => "waitforcompaction",
+            Benchmark::Shape => "flush_mt_l0",
         }
     }
 }
 
 /// The test names of the sequence, in order (the report's row order).
 pub fn test_names() -> Vec<&'static str> {
-    SEQUENCE.iter().map(Step::name).collect()
+    SEQUENCE.iter().map(Benchmark::name).collect()
 }
 
 /// What a step stores beside the generic figures (`detail.dbbench`).

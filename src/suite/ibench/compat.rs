@@ -1,5 +1,5 @@
 //! The Insert Benchmark in `rqps compat`: its four load steps (l.i0, l.x,
-//! l.i1, l.i2) as [`run_step`] runs them, with one client, on the table
+//! l.i1, l.i2) as [`run_alone`] runs them, with one client, on the table
 //! [`setup_tables`] makes; the inserter's and the deleter's statements
 //! are compared connection by connection. The query steps (qr, qp) are
 //! left out: their queriers run for as long as paced inserts take, so two
@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::schema::table;
-use super::step::{StepSpec, run_step, setup_tables};
+use super::step::{StepSpec, run_alone, setup_tables};
 use crate::engine::{DbError, DbResult, Driver};
 use crate::harness::measure::Counts;
 use crate::harness::runner::{StepStatus, Worker};
@@ -25,7 +25,7 @@ struct OneStep {
 impl Worker for OneStep {
     fn event(&mut self, _c: &mut Counts) -> DbResult<()> {
         self.done = true;
-        match run_step(self.driver.as_ref(), &self.spec, &mut |_| {}).status {
+        match run_alone(self.driver.as_ref(), &self.spec, &mut |_| {}).status {
             StepStatus::Ok | StepStatus::Interrupted => Ok(()),
             StepStatus::Failed(why) => Err(DbError::fatal(why)),
         }

@@ -21,7 +21,7 @@
 /// can sleep on. Tests use a fake one.
 pub trait Clock {
     fn now_ns(&self) -> u64;
-    fn sleep_until(&self, t_ns: u64);
+    fn wait_until(&self, t_ns: u64);
 }
 
 /// The monotonic clock of [`crate::harness::measure::now_ns`].
@@ -31,11 +31,8 @@ impl Clock for SystemClock {
     fn now_ns(&self) -> u64 {
         crate::harness::measure::now_ns()
     }
-    fn sleep_until(&self, t_ns: u64) {
-        let now = self.now_ns();
-        if t_ns > now {
-            crate::harness::measure::sleep(std::time::Duration::from_nanos(t_ns - now));
-        }
+    fn wait_until(&self, t_ns: u64) {
+        crate::harness::measure::sleep_until_ns(t_ns);
     }
 }
 
@@ -107,7 +104,7 @@ impl Limiter {
             self.base += behind;
             self.forfeited += behind;
         }
-        if !sleep_until(clock, self.due_ns(), stop) {
+        if !nap_until(clock, self.due_ns(), stop) {
             return false;
         }
         self.next += 1;
@@ -116,7 +113,7 @@ impl Limiter {
 }
 
 /// Sleeps until `t_ns` in naps, looking at `stop` between them; false when stopped.
-pub fn sleep_until<C: Clock>(clock: &C, t_ns: u64, stop: &dyn Fn() -> bool) -> bool {
+pub fn nap_until<C: Clock>(clock: &C, t_ns: u64, stop: &dyn Fn() -> bool) -> bool {
     loop {
         if stop() {
             return false;
@@ -125,7 +122,7 @@ pub fn sleep_until<C: Clock>(clock: &C, t_ns: u64, stop: &dyn Fn() -> bool) -> b
         if now >= t_ns {
             return true;
         }
-        clock.sleep_until(t_ns.min(now + NAP_NS));
+        clock.wait_until(t_ns.min(now + NAP_NS));
     }
 }
 
@@ -149,7 +146,7 @@ mod tests {
         fn now_ns(&self) -> u64 {
             self.0.get()
         }
-        fn sleep_until(&self, t: u64) {
+        fn wait_until(&self, t: u64) {
             if t > self.0.get() {
                 self.0.set(t);
             }

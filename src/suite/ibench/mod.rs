@@ -206,7 +206,7 @@ impl crate::suite::api::Workload for Ibench {
     ];
 
     fn params(
-        common: &crate::suite::api::Common,
+        common: &crate::suite::api::RunBasics,
         o: Options,
     ) -> Result<params::IbenchParams, crate::error::Error> {
         use crate::suite::api::{set, set_all};

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::results::{RtSummary, step_of};
 use crate::report::compare::{self, Rules};
-use crate::report::model::{HwFigures, HwRatio, Rel, Shade};
+use crate::report::model::{HwFigures, HwRatio, RelativeQps, Shade};
 use crate::report::stats;
 use crate::results::{RunDoc, Status, TestResult};
 
@@ -74,7 +74,7 @@ pub struct IbenchCell {
     /// that missed its SLA grey. Absent with one row.
     pub shade: Option<Shade>,
     /// Throughput relative to the base (targets only).
-    pub rel: Option<Rel>,
+    pub rel: Option<RelativeQps>,
     /// Per-op figures, the mean over the repeats that have them.
     pub hw: Option<HwFigures>,
     /// ... relative to the base.
@@ -349,7 +349,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
                 .iter()
                 .map(|(_, t, b)| (t.as_slice(), b.as_slice()))
                 .collect();
-            let mut rels: Vec<Option<Rel>> = vec![None; row.cells.len()];
+            let mut rels: Vec<Option<RelativeQps>> = vec![None; row.cells.len()];
             for ((i, _, _), rel) in sides.iter().zip(compare::relative_all(&pairs, rules)) {
                 rels[*i] = rel;
             }

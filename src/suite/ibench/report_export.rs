@@ -87,9 +87,10 @@ pub fn tables(s: &IbenchSection, charts: bool) -> Vec<Block> {
                     let mut cells: Vec<TCell> = vec![r.name.as_str().into()];
                     cells.extend(r.cells.iter().map(|c| {
                         match c.as_ref().and_then(|c| c.rel.as_ref()) {
-                            Some(rel) => {
-                                TCell::shaded(Val::Rel(rel.ratio, rel.verdict), Some(rel.shade))
-                            }
+                            Some(rel) => TCell::shaded(
+                                Val::Relative(rel.ratio, rel.verdict),
+                                Some(rel.shade),
+                            ),
                             None => "-".into(),
                         }
                     }));

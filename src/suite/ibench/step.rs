@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::limiter::{Limiter, SystemClock, sleep_until};
+use super::limiter::{Limiter, SystemClock, nap_until};
 use super::rows::{CASHREGISTERS, PRICES, PRODUCTS, RowGen, RowInts};
 use super::{KEY, QUERY_ROWS, QueryKind, schema, table_name};
 use crate::engine::schema::Table;
@@ -33,7 +33,7 @@ use crate::harness::measure::{Counts, now_ns};
 use crate::harness::runner::{self, StepStatus, Worker};
 use crate::harness::series::{self, Seconds, Tally};
 use crate::harness::wait::Gate;
-use crate::harness::{Per, Placement, Step, TestRun, Timing, bare_step};
+use crate::harness::{Per, Placement, TestRun, TimedStep, Timing, bare_step};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
 
@@ -70,7 +70,7 @@ pub struct StepSpec {
 }
 
 /// What the progress display is told about twice a second (the runner's
-/// [`runner::Live`] has one rate; a step of this suite has three, and rows
+/// [`runner::LiveProgress`] has one rate; a step of this suite has three, and rows
 /// to go).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
@@ -188,7 +188,7 @@ struct ClientLive {
     gate: Gate,
 }
 
-struct Shared {
+struct StepTally {
     clients: Vec<ClientLive>,
     /// Index builds: earliest start and latest end ([`now_ns`]).
     index_start: AtomicU64,
@@ -305,7 +305,7 @@ impl<'a> Link<'a> {
 
 /// What every connection of a step has: its link, its client's counters,
 /// and what it measured.
-struct Common<'a> {
+struct ConnCore<'a> {
     link: Link<'a>,
     client: usize,
     live: &'a ClientLive,
@@ -320,14 +320,14 @@ struct Common<'a> {
     end_ns: Option<u64>,
 }
 
-impl<'a> Common<'a> {
+impl<'a> ConnCore<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
-        Ok(Common {
+        Ok(ConnCore {
             link: Link::new(driver, spec.ps_mode)?,
             client,
             live: &sh.clients[client - 1],
@@ -394,9 +394,9 @@ enum Stage {
 }
 
 struct Inserter<'a> {
-    c: Common<'a>,
+    c: ConnCore<'a>,
     spec: &'a StepSpec,
-    sh: &'a Shared,
+    sh: &'a StepTally,
     /// Slots of the insert of a full batch and of the last, shorter one.
     full: usize,
     tail: Option<usize>,
@@ -418,11 +418,11 @@ impl<'a> Inserter<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &'a StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
-        let mut c = Common::new(driver, spec, sh, client)?;
+        let mut c = ConnCore::new(driver, spec, sh, client)?;
         let per = spec.rows_per_statement;
         let d = driver.require_sql()?.dialect();
         let full = c.link.prepare(insert_sql(d, &table, per))?;
@@ -519,7 +519,7 @@ impl<'a> Inserter<'a> {
             }
             Stage::Tail => {
                 if let Some(l) = &self.limiter {
-                    sleep_until(&SystemClock, l.slot_end_ns(), stop);
+                    nap_until(&SystemClock, l.slot_end_ns(), stop);
                 }
                 true
             }
@@ -620,7 +620,7 @@ pub fn insert_sql(dialect: &dyn crate::engine::Dialect, table: &Table, rows: usi
 }
 
 struct Deleter<'a> {
-    c: Common<'a>,
+    c: ConnCore<'a>,
     spec: &'a StepSpec,
     min_sql: String,
     /// The smallest id when the step began (0 for an empty table).
@@ -640,12 +640,12 @@ impl<'a> Deleter<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &'a StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
         let d = driver.require_sql()?.dialect();
-        let mut c = Common::new(driver, spec, sh, client)?;
+        let mut c = ConnCore::new(driver, spec, sh, client)?;
         let per = spec.rows_per_statement;
         let full = c.link.prepare(d.delete_oldest(&table, per))?;
         let last = batch_rows(spec, statements(spec).saturating_sub(1));
@@ -737,7 +737,7 @@ impl<'a> Deleter<'a> {
 }
 
 struct Querier<'a> {
-    c: Common<'a>,
+    c: ConnCore<'a>,
     kind: QueryKind,
     /// Range queries (3 shapes) or the point query.
     slots: Vec<usize>,
@@ -757,14 +757,14 @@ impl<'a> Querier<'a> {
     fn new(
         driver: &'a dyn Driver,
         spec: &StepSpec,
-        sh: &'a Shared,
+        sh: &'a StepTally,
         kind: QueryKind,
         client: usize,
     ) -> DbResult<Self> {
         let table = schema::table(client);
         let t = &table.name;
         let d = driver.require_sql()?.dialect();
-        let mut c = Common::new(driver, spec, sh, client)?;
+        let mut c = ConnCore::new(driver, spec, sh, client)?;
         let mut slots = Vec::new();
         match kind {
             QueryKind::Range => {
@@ -870,7 +870,7 @@ enum Role<'a> {
 }
 
 impl<'a> Role<'a> {
-    fn common(&self) -> &Common<'a> {
+    fn common(&self) -> &ConnCore<'a> {
         match self {
             Role::Insert(w) => &w.c,
             Role::Delete(w) => &w.c,
@@ -928,7 +928,7 @@ struct Totals {
     queries: u64,
 }
 
-fn totals(sh: &Shared) -> Totals {
+fn totals(sh: &StepTally) -> Totals {
     let mut t = Totals::default();
     for c in client_totals(sh) {
         t.inserted += c.inserted;
@@ -938,7 +938,7 @@ fn totals(sh: &Shared) -> Totals {
     t
 }
 
-fn client_totals(sh: &Shared) -> Vec<Totals> {
+fn client_totals(sh: &StepTally) -> Vec<Totals> {
     sh.clients
         .iter()
         .map(|c| Totals {
@@ -1058,7 +1058,7 @@ fn merged(
 fn connect<'a>(
     driver: &'a dyn Driver,
     spec: &'a StepSpec,
-    sh: &'a Shared,
+    sh: &'a StepTally,
 ) -> DbResult<Vec<Role<'a>>> {
     let mut roles = Vec::new();
     for c in 1..=spec.clients {
@@ -1104,7 +1104,7 @@ impl Meter {
         }
     }
 
-    fn update(&mut self, sh: &Shared) -> &Progress {
+    fn update(&mut self, sh: &StepTally) -> &Progress {
         let now = now_ns();
         let t = totals(sh);
         let span = (now - self.window.0) as f64 / 1e9;
@@ -1136,7 +1136,7 @@ impl Meter {
     }
 
     /// The last figures shown, with the rows inserted in the end.
-    fn last(&mut self, sh: &Shared) -> &Progress {
+    fn last(&mut self, sh: &StepTally) -> &Progress {
         self.shown.inserted_rows = totals(sh).inserted;
         &self.shown
     }
@@ -1146,7 +1146,7 @@ impl Meter {
 /// before the step's clock starts) on the shared runner, calling
 /// `on_progress` from this thread: the step bare, without a test around
 /// it (`rqps compat`'s one client).
-pub fn run_step(
+pub fn run_alone(
     driver: &dyn Driver,
     spec: &StepSpec,
     on_progress: &mut dyn FnMut(&Progress),
@@ -1175,7 +1175,7 @@ enum Through<'r, 't> {
 }
 
 fn step_through(driver: &dyn Driver, spec: &StepSpec, through: Through<'_, '_>) -> StepOutcome {
-    let sh = Shared {
+    let sh = StepTally {
         clients: (0..spec.clients).map(|_| ClientLive::default()).collect(),
         index_start: AtomicU64::new(u64::MAX),
         index_end: AtomicU64::new(0),
@@ -1223,10 +1223,10 @@ fn step_through(driver: &dyn Driver, spec: &StepSpec, through: Through<'_, '_>) 
         }
         Through::Test { run, ops } => {
             let mut shows = || progress_line(meter.update(&sh));
-            let step = Step {
+            let step = TimedStep {
                 core: false,
                 shows: Some(&mut shows),
-                ..Step::new(Timing::until_finished(), Per::Statement)
+                ..TimedStep::new(Timing::until_finished(), Per::Statement)
             };
             let mut out = None;
             let _ = run.timed_then(&mut roles, step, |_, roles, r| {
@@ -1255,7 +1255,7 @@ fn progress_line(p: &Progress) -> String {
 }
 
 /// Fills `out` with what the connections of a step that ended measured.
-fn measured(spec: &StepSpec, sh: &Shared, roles: &[Role<'_>], out: &mut StepOutcome) {
+fn measured(spec: &StepSpec, sh: &StepTally, roles: &[Role<'_>], out: &mut StepOutcome) {
     // The step's seconds, then each client's: the same entries, so a last
     // partial second is kept for every client when it is kept for the step.
     let tail_kept = std::cell::Cell::new(false);
@@ -1362,7 +1362,7 @@ mod tests {
         let driver = SqliteDriver::new(&dir.path().join("ib.db"), vec![]);
         setup_tables(&driver, 2).unwrap();
         // 1234 rows: 12 statements of 100 and one of 34.
-        let out = run_step(&driver, &spec(1234, 100, false), &mut |_| {});
+        let out = run_alone(&driver, &spec(1234, 100, false), &mut |_| {});
         assert_eq!(out.status, StepStatus::Ok);
         assert_eq!((out.inserted_rows, out.insert_statements), (2468, 26));
         assert_eq!(count_rows(&driver, 2).unwrap(), 2468);
@@ -1398,7 +1398,7 @@ mod tests {
                 }
                 (lo, hi)
             });
-            let out = run_step(&driver, &spec(1003, 5, true), &mut |_| {});
+            let out = run_alone(&driver, &spec(1003, 5, true), &mut |_| {});
             stop.store(true, Ordering::Relaxed);
             let (lo, hi) = obs.join().unwrap();
             (lo, hi, out)
@@ -1429,7 +1429,7 @@ mod tests {
         setup_tables(&driver, 2).unwrap();
         let mut s = spec(300, 100, false);
         s.create_indexes = true;
-        let out = run_step(&driver, &s, &mut |_| {});
+        let out = run_alone(&driver, &s, &mut |_| {});
         assert_eq!(out.status, StepStatus::Ok);
         assert!(out.index_secs.is_some());
         for kind in [QueryKind::Range, QueryKind::Point] {
@@ -1438,7 +1438,7 @@ mod tests {
             q.queries = Some(kind);
             q.rate_per_client = Some(100.0);
             let mut shown = 0;
-            let out = run_step(&driver, &q, &mut |_| shown += 1);
+            let out = run_alone(&driver, &q, &mut |_| shown += 1);
             assert_eq!(out.status, StepStatus::Ok);
             assert_eq!(out.inserted_rows, 200);
             assert_eq!(out.deleted_rows, 200);
@@ -1476,7 +1476,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plain = SqliteDriver::new(&dir.path().join("a.db"), vec![]);
         setup_tables(&plain, 2).unwrap();
-        let out = run_step(&plain, &spec(1000, 10, false), &mut |_| {});
+        let out = run_alone(&plain, &spec(1000, 10, false), &mut |_| {});
         assert_eq!((out.status, out.insert_retries), (StepStatus::Ok, 0));
         // Busy after 1 ms instead of 30 s: a retryable error, statement by statement.
         let busy = SqliteDriver::new(
@@ -1488,7 +1488,7 @@ mod tests {
         let mut lock = busy.connect().unwrap();
         lock.query("BEGIN IMMEDIATE").unwrap();
         let out = std::thread::scope(|s| {
-            let step = s.spawn(|| run_step(&busy, &spec(1000, 10, false), &mut |_| {}));
+            let step = s.spawn(|| run_alone(&busy, &spec(1000, 10, false), &mut |_| {}));
             std::thread::sleep(Duration::from_millis(100));
             lock.query("COMMIT").unwrap();
             step.join().unwrap()
@@ -1516,7 +1516,7 @@ mod tests {
         setup_tables(&busy, 2).unwrap();
         let mut lock = busy.connect().unwrap();
         lock.query("BEGIN IMMEDIATE").unwrap();
-        let out = run_step(&busy, &spec(100, 10, true), &mut |_| {});
+        let out = run_alone(&busy, &spec(100, 10, true), &mut |_| {});
         lock.query("COMMIT").unwrap();
         match out.status {
             StepStatus::Failed(m) => {

@@ -15,7 +15,7 @@ use super::check::check;
 use super::dist::Outdegree;
 use super::dist::{self, Graph, IdDists, MIX, Mix, OPS};
 use super::load::{self, Clock, Progress, create_tables, load};
-use super::request::{Requester, Shared};
+use super::request::{RequestSetup, Requester};
 use super::schema;
 use crate::engine::DbError;
 
@@ -49,8 +49,8 @@ fn counting() -> Clock {
     Arc::new(move || next.fetch_add(1, Ordering::Relaxed))
 }
 
-fn shared(p: &Shape, only: Option<usize>, clock: Clock) -> Arc<Shared> {
-    Arc::new(Shared {
+fn shared(p: &Shape, only: Option<usize>, clock: Clock) -> Arc<RequestSetup> {
+    Arc::new(RequestSetup {
         graph: Graph::new(p.nodes, p.graph_seed, p.outdegree),
         ids: IdDists::new(p.nodes, p.graph_seed, p.outdegree),
         mix: Mix::new(&MIX),

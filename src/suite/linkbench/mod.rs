@@ -27,13 +27,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::usage;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, Per, RunEnd, Step, Timing, Verdict};
+use crate::harness::{Harness, Per, RunEnd, TimedStep, Timing, Verdict};
 use crate::results::TestResult;
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 pub use detail::{Detail, KEY, LoadFigures, OpFigures, RequestFigures};
-use dist::{Graph, IdDists, MIX, Mix, OPS, Outdegree};
-use request::{ReqStats, Requester, Shared};
+use dist::{Graph, IdDists, MIX, Mix, Outdegree};
+use request::{ReqStats, RequestSetup, Requester};
 
 /// The LinkBench suite.
 pub struct Linkbench;
@@ -115,7 +115,7 @@ fn smooth() -> Outdegree {
 }
 
 /// The profile's defaults.
-fn profile(common: &Common) -> Params {
+fn profile(common: &RunBasics) -> Params {
     let base = Params {
         profile: common.profile.clone(),
         seed: common.seed,
@@ -218,7 +218,7 @@ impl Workload for Linkbench {
         "list_limit",
     ];
 
-    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, crate::error::Error> {
         let mut p = profile(common);
         set_all(&mut p.requesters, o.requesters);
         set(&mut p.nodes, o.nodes);
@@ -497,37 +497,14 @@ fn run_load(
             load::create_tables(db, !p.index_after_load)
                 .map_err(TestFailure::when("could not create the tables"))?;
             let graph = Graph::new(p.nodes, graph_seed, p.outdegree);
-            let progress = load::Progress::default();
-            run.start_sampling();
-            let bar = run.bar(p.nodes, "{prefix:>8} [{bar:24}] {msg}");
-            let done = std::sync::atomic::AtomicBool::new(false);
-            let out = std::thread::scope(|s| {
-                let shown = s.spawn(|| {
-                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(200));
-                        let n = progress.nodes.load(std::sync::atomic::Ordering::Relaxed);
-                        let l = progress.links.load(std::sync::atomic::Ordering::Relaxed);
-                        bar.set_position(n);
-                        bar.set_message(format!("{n} nodes, {l} links"));
-                    }
-                    bar.finish_and_clear();
-                });
-                let out = load::load(
-                    &driver,
-                    &graph,
-                    p.loaders,
-                    p.seed,
-                    &progress,
-                    &load::wall_clock(),
-                );
-                done.store(true, std::sync::atomic::Ordering::Relaxed);
-                let _ = shown.join();
-                out
-            })
-            .map_err(TestFailure::new)?;
-            let rows = (out.nodes + out.links + out.counts) as f64;
-            run.per_op = "row";
-            run.finish_probe(rows);
+            let out = run
+                .load(p.nodes, "nodes", |_, shown| {
+                    load_showing(&driver, p, &graph, shown).map(|out| {
+                        let rows = (out.nodes + out.links + out.counts) as f64;
+                        (out, rows)
+                    })
+                })
+                .map_err(TestFailure::new)?;
             let secs = out.secs.max(1e-9);
             let r = &mut run.result;
             r.secs = out.secs;
@@ -569,6 +546,39 @@ fn run_load(
     )
 }
 
+/// The load's loaders, with a look at their counts every 200 ms for the
+/// bar (nodes done, links so far).
+fn load_showing(
+    driver: &Arc<dyn crate::engine::Driver>,
+    p: &Params,
+    graph: &Graph,
+    shown: &crate::harness::LoadProgress,
+) -> Result<load::LoadOut, load::LoadError> {
+    let progress = load::Progress::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                let n = progress.nodes.load(std::sync::atomic::Ordering::Relaxed);
+                let l = progress.links.load(std::sync::atomic::Ordering::Relaxed);
+                shown.done(n);
+                shown.note(format!("nodes, {l} links"));
+            }
+        });
+        let out = load::load(
+            driver,
+            graph,
+            p.loaders,
+            p.seed,
+            &progress,
+            &load::wall_clock(),
+        );
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        out
+    })
+}
+
 fn run_index(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
     h.test(
         "index".into(),
@@ -582,11 +592,11 @@ fn run_index(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
                 .map_err(TestFailure::when("could not count the links"))?
                 .and_then(|s| s.trim().parse::<u64>().ok())
                 .unwrap_or(0);
-            run.start_sampling();
-            let secs =
-                load::build_index(db).map_err(TestFailure::when("could not build id1_type"))?;
-            run.per_op = "link";
-            run.finish_probe(links as f64);
+            let secs = run
+                .measured("link", |_| {
+                    load::build_index(db).map(|secs| (secs, links as f64))
+                })
+                .map_err(TestFailure::when("could not build id1_type"))?;
             let r = &mut run.result;
             r.secs = secs;
             r.qps = links as f64 / secs.max(1e-9);
@@ -622,10 +632,8 @@ fn run_check(h: &mut Harness<'_>) -> Result<TestResult, crate::error::Error> {
     h.check("check", result, "pair", |run| {
         let driver = run.driver.clone();
         let db = driver.require_sql()?;
-        let t = std::time::Instant::now();
         let out = check::check(db).map_err(TestFailure::when("could not run the counts check"))?;
         let r = &mut run.result;
-        r.qps = out.pairs as f64 / t.elapsed().as_secs_f64().max(1e-9);
         r.errors = out.mismatched + out.stray;
         let verdict = Verdict {
             checked: out.pairs,
@@ -655,7 +663,7 @@ fn run_requests(
         TestResult::running(Linkbench::NAME, name, "request", requesters, true, "ops/s"),
         |run| {
             let driver = run.driver.clone();
-            let shared = Arc::new(Shared {
+            let shared = Arc::new(RequestSetup {
                 graph: Graph::new(p.nodes, graph_seed, p.outdegree),
                 ids: IdDists::new(p.nodes, graph_seed, p.outdegree),
                 mix: Mix::new(&MIX),
@@ -679,7 +687,7 @@ fn run_requests(
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the requesters"))?;
             let timing = Timing::measured(p.warmup_secs, p.secs);
-            let step = run.timed(&mut workers, Step::new(timing, Per::Event));
+            let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));
             run.result.qps = run.result.tps;
             run.result.qps_unit = "ops/s".into();
             let mut stats = ReqStats::default();
@@ -753,7 +761,6 @@ fn run_requests(
                     ..Default::default()
                 },
             );
-            let _ = OPS;
             Ok(())
         },
     )
@@ -763,8 +770,8 @@ fn run_requests(
 mod tests {
     use super::*;
 
-    fn common(profile: &str) -> Common {
-        Common {
+    fn common(profile: &str) -> RunBasics {
+        RunBasics {
             profile: profile.into(),
             seed: 1,
             part: None,

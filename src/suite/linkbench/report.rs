@@ -12,7 +12,7 @@ use super::detail::{Detail, KEY, OpFigures};
 use crate::report::compare::{self, Gate, GateRow, Rules};
 use crate::report::doc::{TCell, Table};
 use crate::report::export::Block;
-use crate::report::model::{Rel, Report, Verdict};
+use crate::report::model::{RelativeQps, Report, Verdict};
 use crate::report::section::{Data, DataTable, GroupDef, Input, Part, Record, Section, Val};
 use crate::report::stats;
 use crate::results::{RunDoc, TestResult};
@@ -120,7 +120,7 @@ pub struct OpRow {
     pub count: u64,
     pub errors: u64,
     /// Throughput relative to the base (targets only).
-    pub rel: Option<Rel>,
+    pub rel: Option<RelativeQps>,
     /// Latency relative to the base: above 1 is slower.
     pub rel_mean: Option<f64>,
     pub rel_p50: Option<f64>,
@@ -258,7 +258,7 @@ pub fn build(base: &str, names: &[&str], runs: &[RunDoc], rules: Rules) -> Optio
         let base_rows: Vec<OpRow> = s.rows.iter().filter(|r| r.name == base).cloned().collect();
         // The operations of one target in a step pool their variance
         // (compare::relative_all).
-        let mut rels: Vec<Option<Rel>> = vec![None; s.rows.len()];
+        let mut rels: Vec<Option<RelativeQps>> = vec![None; s.rows.len()];
         let mut targets: Vec<String> = s
             .rows
             .iter()

@@ -21,7 +21,7 @@ use crate::harness::runner::{Worker, stop_requested};
 use crate::suite::rand::Rng;
 
 /// What every requester of a step shares.
-pub struct Shared {
+pub struct RequestSetup {
     pub graph: Graph,
     pub ids: IdDists,
     pub mix: Mix,
@@ -78,7 +78,7 @@ impl ReqStats {
 }
 
 /// Statements prepared on the read-write connection.
-struct Rw {
+struct WriteStmts {
     begin: StmtId,
     commit: StmtId,
     rollback: StmtId,
@@ -94,7 +94,7 @@ struct Rw {
 }
 
 /// Statements prepared on the read-only connection (multigets by size, as needed).
-struct Ro {
+struct ReadStmts {
     get_node: StmtId,
     count_link: StmtId,
     list: StmtId,
@@ -104,14 +104,14 @@ struct Ro {
 const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
 const LINK_KEY: &str = "link_type = ? AND id1 = ? AND id2 = ?";
 
-fn prepare_rw(driver: &dyn Driver, conn: &mut dyn Conn) -> DbResult<Rw> {
+fn prepare_rw(driver: &dyn Driver, conn: &mut dyn Conn) -> DbResult<WriteStmts> {
     let db = driver.require_sql()?;
     let d = db.dialect();
     let link = schema::link();
     let count = schema::count();
     let node = schema::node();
     let mut p = |sql: &str| conn.prepare(sql, PsMode::Auto);
-    Ok(Rw {
+    Ok(WriteStmts {
         begin: p(d.begin_write())?,
         commit: p(d.commit())?,
         rollback: p(d.rollback())?,
@@ -157,8 +157,8 @@ fn prepare_rw(driver: &dyn Driver, conn: &mut dyn Conn) -> DbResult<Rw> {
     })
 }
 
-fn prepare_ro(conn: &mut dyn Conn, list_limit: usize) -> DbResult<Ro> {
-    Ok(Ro {
+fn prepare_ro(conn: &mut dyn Conn, list_limit: usize) -> DbResult<ReadStmts> {
+    Ok(ReadStmts {
         get_node: conn.prepare(
             &format!(
                 "SELECT id, type, version, time, data FROM {} WHERE id = ?",
@@ -200,11 +200,11 @@ const P_GET: f64 = 0.5;
 /// One requester.
 pub struct Requester {
     driver: Arc<dyn Driver>,
-    shared: Arc<Shared>,
+    shared: Arc<RequestSetup>,
     rw: Box<dyn Conn>,
     ro: Box<dyn Conn>,
-    rws: Rw,
-    ros: Ro,
+    rws: WriteStmts,
+    ros: ReadStmts,
     rng: Rng,
     kind: usize,
     in_trx: bool,
@@ -227,7 +227,7 @@ pub struct Requester {
 }
 
 impl Requester {
-    pub fn new(driver: Arc<dyn Driver>, shared: Arc<Shared>, seed: u64) -> DbResult<Self> {
+    pub fn new(driver: Arc<dyn Driver>, shared: Arc<RequestSetup>, seed: u64) -> DbResult<Self> {
         let db = driver.require_sql()?;
         let mut rw = db.connect()?;
         let mut ro = db.connect()?;
@@ -736,7 +736,7 @@ impl Worker for Requester {
             if now >= until || stop_requested() {
                 return slept;
             }
-            crate::harness::measure::sleep(std::time::Duration::from_nanos(
+            crate::harness::wait::sleep(std::time::Duration::from_nanos(
                 (until - now).min(100_000_000),
             ));
             slept = true;

@@ -64,7 +64,7 @@ use super::txlog::{ClientLog, Failure, Outcome as LogOutcome, TestLog};
 pub const MAX_PARAMS: usize = 255;
 
 /// A piece of an SQL command: text, or the variable in a slot.
-pub enum Part {
+pub enum SqlPiece {
     Text(String),
     Var(u32),
 }
@@ -76,7 +76,7 @@ pub struct SqlCmd {
     /// The variables' slots, in placeholder order.
     vars: Vec<u32>,
     /// The parts, for text substitution.
-    parts: Vec<Part>,
+    parts: Vec<SqlPiece>,
     fetch: Fetch,
     /// Column names for `\gset`/`\aset` where the engine names none, from
     /// the select list; an error to report when it does not name them.
@@ -340,13 +340,13 @@ fn compile(
                     match p {
                         SqlPart::Text(t) => {
                             param_sql.push_str(&t);
-                            out.push(Part::Text(t));
+                            out.push(SqlPiece::Text(t));
                         }
                         SqlPart::Var(v) => {
                             param_sql.push('?');
                             let s = slot_of(&v);
                             vars.push(s);
-                            out.push(Part::Var(s));
+                            out.push(SqlPiece::Var(s));
                         }
                     }
                 }
@@ -1000,7 +1000,7 @@ impl Client {
             if now >= until {
                 return want <= self.deadline_ns;
             }
-            crate::harness::measure::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
+            crate::harness::wait::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
         }
     }
 
@@ -1092,8 +1092,8 @@ impl Client {
                 self.text.clear();
                 for part in &cmd.parts {
                     match part {
-                        Part::Text(t) => self.text.push_str(t),
-                        Part::Var(v) => match &self.vars[*v as usize] {
+                        SqlPiece::Text(t) => self.text.push_str(t),
+                        SqlPiece::Var(v) => match &self.vars[*v as usize] {
                             Some(Value::Int(i)) => {
                                 let _ = write!(self.text, "{i}");
                             }
@@ -1487,7 +1487,7 @@ impl Worker for Client {
         }
         let until = pace.next_ns.min(deadline_ns);
         if until > now {
-            crate::harness::measure::sleep(Duration::from_nanos(until - now));
+            crate::harness::wait::sleep(Duration::from_nanos(until - now));
         }
         self.scheduled = Some(pace.next_ns);
         true

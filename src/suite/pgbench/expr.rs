@@ -191,8 +191,7 @@ pub trait Env {
     /// The variable in slot `slot` (see [`Expr::resolve`]), if set; `None`
     /// falls back to [`Env::var`] by name. Default: no slots.
     #[inline]
-    fn slot(&self, slot: u32) -> Option<&Value> {
-        let _ = slot;
+    fn slot(&self, _slot: u32) -> Option<&Value> {
         None
     }
     /// The next 64 random bits of this client's stream (seeded per client;
@@ -200,9 +199,7 @@ pub trait Env {
     fn random_u64(&mut self) -> u64;
     /// `debug(x)` evaluated to `v` (pgbench prints it to standard error).
     /// Default: nothing.
-    fn debug(&mut self, v: Val) {
-        let _ = v;
-    }
+    fn debug(&mut self, _v: Val) {}
 }
 
 /// PostgreSQL's pseudo-random generator (`pg_prng`: xoroshiro128**, its

@@ -9,13 +9,13 @@
 //! Only the four tables rqps is about to create are dropped first, as
 //! `pgbench -i` does; nothing else in the target is touched.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::engine::schema::{ColType, Column};
 use crate::engine::{Conn, DbError, DbResult, Driver, KeyedTable, Param, PsMode};
 use crate::error::Error;
-use crate::harness::Harness;
-use crate::harness::probe::Probe;
+use crate::harness::{Harness, LoadProgress};
 use crate::results::LoadStats;
 
 use super::params::Params;
@@ -118,74 +118,71 @@ pub enum InitError {
 }
 
 /// Makes the tables (unless the run keeps them) and runs the init script,
-/// storing what the load measured.
+/// through the harness's load (which stores what it measured).
 pub fn run(p: &Params, h: &mut Harness<'_>) -> Result<(), Error> {
-    let total: u64 = if p.init_tables {
+    let expected: u64 = if p.init_tables {
         row_counts(p.scale).iter().map(|(_, n)| n).sum()
     } else {
         0
     };
-    let bar = h.ui.bar(
-        total,
-        "init".into(),
-        "{prefix:>28} [{bar:30}] {pos}/{len} rows {per_sec} {elapsed}",
-    );
-    let mut probe = Probe::before(h.probe, h.driver.as_ref());
-    if let Some(w) = probe.warning() {
-        h.ui.warn(&format!("init: {w}"));
-    }
-    probe.start_sampling(h.probe);
+    h.load(
+        "init",
+        expected,
+        |driver, progress| init(p, driver, progress),
+        |stats| match (&p.init_script, p.init_tables) {
+            (_, true) => format!(
+                "initialised scale {}: {} rows in {:.1} s ({:.0} rows/s)",
+                p.scale, stats.rows, stats.secs, stats.rows_per_sec
+            ),
+            (Some((path, _)), false) => {
+                format!("ran the init script {path} in {:.1} s", stats.secs)
+            }
+            (None, false) => "nothing to initialise".into(),
+        },
+    )?;
+    Ok(())
+}
+
+/// The tables (filled, then settled) and the init script, timed.
+fn init(p: &Params, driver: &Arc<dyn Driver>, progress: &LoadProgress) -> Result<LoadStats, Error> {
     let started = Instant::now();
     let mut rows = 0;
     let mut insert_secs = 0.0;
     if p.init_tables {
-        rows =
-            load(h.driver.as_ref(), p.scale, &mut |n| bar.set_position(n)).map_err(|source| {
-                Error::Engine {
-                    context: "creating and filling the pgbench tables failed".into(),
-                    source,
-                }
-            })?;
+        rows = load(driver.as_ref(), p.scale, &mut |n| progress.done(n)).map_err(|source| {
+            Error::Engine {
+                context: "creating and filling the pgbench tables failed".into(),
+                source,
+            }
+        })?;
         insert_secs = started.elapsed().as_secs_f64();
         let names: Vec<String> = tables(p.scale).iter().map(|t| t.name.clone()).collect();
-        match crate::harness::settle_tables(h.driver.as_ref(), &names, Default::default()) {
-            Ok((_, refused)) => {
-                for r in refused {
-                    h.ui.say(&format!("init: the engine refused {r}"));
-                }
-            }
-            Err(source) => {
-                return Err(Error::Engine {
+        let (_, refused) =
+            crate::harness::settle_tables(driver.as_ref(), &names, Default::default()).map_err(
+                |source| Error::Engine {
                     context: "settling the pgbench tables failed".into(),
                     source,
-                });
-            }
+                },
+            )?;
+        for r in refused {
+            progress.say(&format!("init: the engine refused {r}"));
         }
     }
-    bar.finish_and_clear();
     if let Some((path, text)) = &p.init_script {
-        super::client::run_once(h.driver.clone(), p, path, text).map_err(|e| Error::Engine {
+        super::client::run_once(driver.clone(), p, path, text).map_err(|e| Error::Engine {
             context: format!("the init script {path} failed"),
             source: e,
         })?;
     }
     let secs = started.elapsed().as_secs_f64();
-    let (hw, _) = probe.finish(h.probe, h.driver.as_ref(), rows.max(1) as f64);
-    if p.init_tables {
-        h.ui.say(&format!(
-            "initialised scale {}: {rows} rows in {secs:.1} s ({:.0} rows/s)",
-            p.scale,
-            rows as f64 / secs.max(1e-9)
-        ));
-    }
-    Ok(h.store.set_load(LoadStats {
+    Ok(LoadStats {
         rows,
         secs,
         insert_secs,
         index_secs: (secs - insert_secs).max(0.0),
         rows_per_sec: rows as f64 / secs.max(1e-9),
-        hw: Some(hw),
-    })?)
+        hw: None,
+    })
 }
 
 /// Drops and creates the four tables and fills them at `scale`; returns

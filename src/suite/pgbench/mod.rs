@@ -42,9 +42,9 @@ use serde::{Deserialize, Serialize};
 use crate::engine::DbError;
 use crate::error::Error;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing, Verdict};
+use crate::harness::{Harness, MixMember, Per, RunEnd, TestFailure, TimedStep, Timing, Verdict};
 use crate::results::{Status, TestResult};
-use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
+use crate::suite::api::{PeerFlag, RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Threads};
 
 use builtin::Builtin;
@@ -437,7 +437,7 @@ impl Workload for Pgbench {
         Some(compat::plan(p))
     }
 
-    fn params(common: &Common, mut o: Options) -> Result<Params, Error> {
+    fn params(common: &RunBasics, mut o: Options) -> Result<Params, Error> {
         // The log's options, checked once the test's length is known.
         let log = Options {
             log: o.log,
@@ -738,14 +738,20 @@ impl Workload for Pgbench {
                 return Ok(RunEnd::Interrupted);
             }
             let r = run_clients(p, h, clients, &compiled)?;
-            store_scripts(p, h, &r)?;
+            store_scripts(h, &r)?;
             if !end.after(&r) {
                 return Ok(end);
             }
         }
         if let Some(before) = before.filter(|_| !stop_requested()) {
-            let result =
-                TestResult::running(KEY, "balances".into(), "pgbench checks", 1, false, "checks");
+            let result = TestResult::running(
+                KEY,
+                "balances".into(),
+                "pgbench checks",
+                1,
+                false,
+                "checks/s",
+            );
             let r = h.check("balances", result, "check", |run| {
                 let could_not = || TestFailure::when("the balances check could not run");
                 let db = run.driver.require_sql().map_err(could_not())?;
@@ -883,7 +889,7 @@ fn run_clients(
             if p.transactions.is_some() {
                 timing = timing.budgeted();
             }
-            let step = run.timed(&mut workers, Step::new(timing, Per::Event));
+            let step = run.timed(&mut workers, TimedStep::new(timing, Per::Event));
             run.result.qps = run.result.tps;
             let mut d = stats::detail(p, compiled, &workers, &step, clients);
             // What the threads' buffers hold goes to the files now; the
@@ -903,37 +909,25 @@ fn run_clients(
 }
 
 /// One result per script (its transactions per second and per-statement
-/// latency), so that reports and `rqps compare` set each against the base.
-fn store_scripts(p: &Params, h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
+/// latency), shown under the test's line.
+fn store_scripts(h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
     let Some(d) = main.detail::<Detail>(KEY) else {
         return Ok(());
     };
     for sd in &d.scripts {
-        let mut r = TestResult::running(
-            KEY,
-            sd.name.clone(),
-            "pgbench scripts",
-            main.threads,
-            true,
-            "tx/s",
-        );
-        r.status = main.status;
-        r.reason = main.reason.clone();
-        r.secs = main.secs;
-        r.warmup_secs = main.warmup_secs;
-        r.qps = sd.tps;
-        r.tps = sd.tps;
-        r.events = sd.count;
-        r.errors = sd.failed;
-        if let Some(op) = main.ops.get(&sd.name) {
-            r.latency_us = op.latency_us.clone();
-        }
-        r.set_detail("pgbench_script", sd);
-        let slot = h.store.begin_test(&r)?;
-        h.ui.say(&Pgbench::line(&format!("  {}", sd.name), &r));
-        h.store.finish_test(slot, r)?;
+        h.store_member(
+            main,
+            MixMember {
+                name: sd.name.clone(),
+                group: "pgbench scripts",
+                count: sd.count,
+                per_sec: sd.tps,
+                errors: sd.failed,
+                detail: ("pgbench_script", sd),
+                shown: true,
+            },
+        )?;
     }
-    let _ = p;
     Ok(())
 }
 
@@ -941,8 +935,8 @@ fn store_scripts(p: &Params, h: &mut Harness<'_>, main: &TestResult) -> Result<(
 mod tests {
     use super::*;
 
-    fn common(profile: &str) -> Common {
-        Common {
+    fn common(profile: &str) -> RunBasics {
+        RunBasics {
             profile: profile.into(),
             seed: 1,
             part: None,

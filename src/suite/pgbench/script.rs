@@ -593,7 +593,7 @@ impl<'a> ScriptParser<'a> {
                     CommandKind::Endif
                 }
             }
-            "sleep" => self.sleep(line, rest)?,
+            "sleep" => self.sleep_command(line, rest)?,
             "gset" | "aset" => {
                 let words: Vec<&str> = rest.split_ascii_whitespace().collect();
                 if words.len() > 1 {
@@ -713,7 +713,7 @@ impl<'a> ScriptParser<'a> {
         parse_expr(text).map_err(|e| self.err(line, format!("\\{cmd}: {e}: {}", text.trim())))
     }
 
-    fn sleep(&self, line: u32, rest: &str) -> Result<CommandKind, ScriptError> {
+    fn sleep_command(&self, line: u32, rest: &str) -> Result<CommandKind, ScriptError> {
         let words: Vec<&str> = rest.split_ascii_whitespace().collect();
         let usage = "write \\sleep N [us|ms|s] or \\sleep :variable [us|ms|s]";
         let (amount_word, mut unit_word) = match words.as_slice() {

@@ -483,14 +483,14 @@ mod tests {
 
     #[test]
     fn a_prefix_in_a_directory_gone_since_the_run_was_planned_fails_with_its_path() {
-        use crate::suite::api::{Common, Workload};
+        use crate::suite::api::{RunBasics, Workload};
         let d = tempfile::tempdir().unwrap();
         let o = super::super::Options {
             log: Some(true),
             log_prefix: Some(d.path().join("x").display().to_string()),
             ..Default::default()
         };
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 1,
             part: None,
@@ -510,7 +510,7 @@ mod tests {
     /// lines carry.
     #[test]
     fn sampling_keeps_the_transactions_pgbench_keeps_for_the_seed() {
-        use crate::suite::api::{Common, Workload};
+        use crate::suite::api::{RunBasics, Workload};
         let d = tempfile::tempdir().unwrap();
         let o = super::super::Options {
             log: Some(true),
@@ -520,7 +520,7 @@ mod tests {
             clients: Some(vec![crate::suite::bounds::Threads::new(2).unwrap()]),
             ..Default::default()
         };
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 5,
             part: None,

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Conn, DbError, DbResult, Driver, ErrorClass, PsMode, StmtId};
 use crate::harness::measure::Counts;
 use crate::harness::runner::{Worker, stop_requested};
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
+use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
-use crate::suite::api::{Common, Workload, set, set_all};
+use crate::suite::api::{RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Secs, Threads};
 
 /// The `SELECT 1` suite.
@@ -67,7 +67,7 @@ impl Workload for Select1 {
     };
     const WORKLOAD: &'static [&'static str] = &["secs"];
 
-    fn params(common: &Common, o: Options) -> Result<Params, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, crate::error::Error> {
         let (secs, warmup_secs) = if common.profile == "ci" {
             (0.5, 0.1)
         } else {
@@ -154,7 +154,7 @@ impl Workload for Select1 {
                         .collect::<DbResult<Vec<_>>>()
                         .map_err(TestFailure::when("could not start the test"))?;
                     let timing = Timing::measured(p.warmup_secs, p.secs);
-                    run.timed(&mut workers, Step::new(timing, Per::Statement));
+                    run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
                     Ok(())
                 },
             )?;

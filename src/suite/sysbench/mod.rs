@@ -23,7 +23,7 @@ pub mod script_line;
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{Harness, RunEnd};
-use crate::suite::api::{Common, PeerFlag, Workload, set, set_all};
+use crate::suite::api::{PeerFlag, RunBasics, Workload, set, set_all};
 use crate::suite::bounds::{Rows, Secs, Tables, Threads};
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use params::SysbenchParams;
@@ -216,7 +216,7 @@ impl Workload for Sysbench {
     ];
     const RECORDED: &'static [&'static str] = &["script_plan"];
 
-    fn params(common: &Common, o: Options) -> Result<SysbenchParams, crate::error::Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<SysbenchParams, crate::error::Error> {
         let mut p = params::profile(&common.profile)
             .ok_or_else(|| usage(format!("unknown profile '{}'", common.profile)))?;
         if let Some(l) = &o.list {
@@ -467,13 +467,13 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
 #[cfg(test)]
 mod part_tests {
     use super::*;
-    use crate::suite::part::Part;
+    use crate::suite::part::ClientPart;
 
     fn part_params(part: &str, tables: usize, threads: usize) -> SysbenchParams {
-        let common = Common {
+        let common = RunBasics {
             profile: "ci".into(),
             seed: 7,
-            part: Some(part.parse::<Part>().unwrap()),
+            part: Some(part.parse::<ClientPart>().unwrap()),
         };
         let o = Options {
             tables: Some(Tables::new(tables as u64).unwrap()),

@@ -138,7 +138,7 @@ impl SysbenchParams {
 
     /// The distribution of ids with its parameters.
     pub fn dist(&self) -> Result<SbDist, crate::error::Error> {
-        SbDist::new(self.rand_type, self.rand).map_err(|e| usage(e.to_string()))
+        SbDist::new(self.rand_type, self.rand).map_err(usage)
     }
 
     /// The seed of the streams: `rand_seed`, or for results stored before

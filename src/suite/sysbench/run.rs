@@ -9,9 +9,8 @@ use super::event::{EventParams, SbWorker};
 use super::load::{LoadParams, load, settle};
 use super::params::SysbenchParams;
 use crate::error::Error;
-use crate::harness::probe::Probe;
 use crate::harness::runner::{StepRun, stop_requested};
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
+use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
 
 pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
@@ -60,38 +59,31 @@ pub fn run(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
 }
 
 fn load_tables(p: &SysbenchParams, h: &mut Harness<'_>) -> Result<(), Error> {
-    let rows = p.tables as u64 * p.table_size;
-    let bar = h.ui.bar(
-        rows,
-        "load".into(),
-        "{prefix:>28} [{bar:30}] {pos}/{len} rows {per_sec} {elapsed}",
-    );
-    let mut probe = Probe::before(h.probe, h.driver.as_ref());
-    if let Some(w) = probe.warning() {
-        h.ui.warn(&format!("load: {w}"));
-    }
-    probe.start_sampling(h.probe);
     let params = LoadParams {
         tables: p.tables,
         table_size: p.table_size,
         seed: p.seed,
     };
-    let mut stats =
-        load(h.driver.as_ref(), &params, &mut |n| bar.set_position(n)).map_err(|source| {
-            Error::Engine {
-                context: "loading the sbtest tables failed".into(),
-                source,
-            }
-        })?;
-    bar.finish_and_clear();
-    // The load's operations are rows, as the reference normalizes it.
-    let (hw, _) = probe.finish(h.probe, h.driver.as_ref(), stats.rows as f64);
-    stats.hw = Some(hw);
-    h.ui.say(&format!(
-        "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
-        p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
-    ));
-    Ok(h.store.set_load(stats)?)
+    let expected = p.tables as u64 * p.table_size;
+    h.load(
+        "load",
+        expected,
+        |driver, progress| {
+            load(driver.as_ref(), &params, &mut |n| progress.done(n)).map_err(|source| {
+                Error::Engine {
+                    context: "loading the sbtest tables failed".into(),
+                    source,
+                }
+            })
+        },
+        |stats| {
+            format!(
+                "loaded {} tables x {} rows in {:.1} s ({:.0} rows/s; index {:.1} s)",
+                p.tables, p.table_size, stats.secs, stats.rows_per_sec, stats.index_secs
+            )
+        },
+    )?;
+    Ok(())
 }
 
 fn settle_tables(p: &SysbenchParams, h: &Harness<'_>) -> Result<(), Error> {
@@ -127,7 +119,7 @@ fn run_one(
             .map(|i| SbWorker::new(run.driver.clone(), t, ev, i))
             .collect::<Result<Vec<SbWorker>, _>>()
             .map_err(TestFailure::when("could not start the test"))?;
-        let step = run.timed(&mut workers, Step::new(timing, Per::Statement));
+        let step = run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
         scan_rate(&mut run.result, &step, t.kind, p.table_size);
         drop(workers);
         Ok(())

@@ -62,7 +62,7 @@ pub fn of(plan: &ScriptPlan, seed_given: bool) -> String {
 fn text(v: &OptValue) -> String {
     let t = v.text();
     if t.is_empty() || t.contains(char::is_whitespace) {
-        crate::util::shell_word(&t)
+        crate::cmdline::shell_word(&t)
     } else {
         t
     }

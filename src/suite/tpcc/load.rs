@@ -26,7 +26,7 @@ const COMMIT_ROWS: u64 = 20_000;
 pub const STOPPED: &str = "stopped by Ctrl-C during the load";
 
 /// One value of a row being loaded.
-enum V {
+enum LoadValue {
     Int(i64),
     Text(String),
     /// The database's current time (`CURRENT_TIMESTAMP`).
@@ -40,7 +40,7 @@ struct Inserter<'t> {
     table: &'t KeyedTable,
     shape: String,
     rows: usize,
-    values: Vec<V>,
+    values: Vec<LoadValue>,
     max_rows: usize,
     prepared: HashMap<(String, usize), StmtId>,
 }
@@ -58,13 +58,13 @@ impl<'t> Inserter<'t> {
         }
     }
 
-    fn row(&mut self, l: &mut Loader<'_>, row: Vec<V>) -> DbResult<()> {
+    fn row(&mut self, l: &mut Loader<'_>, row: Vec<LoadValue>) -> DbResult<()> {
         debug_assert_eq!(row.len(), self.table.columns.len());
         let shape: String = row
             .iter()
             .map(|v| match v {
-                V::Now => 'n',
-                V::Null => '0',
+                LoadValue::Now => 'n',
+                LoadValue::Null => '0',
                 _ => '?',
             })
             .collect();
@@ -110,9 +110,9 @@ impl<'t> Inserter<'t> {
             .values
             .iter()
             .filter_map(|v| match v {
-                V::Int(i) => Some(Param::Int(*i)),
-                V::Text(s) => Some(Param::Text(s)),
-                V::Now | V::Null => None,
+                LoadValue::Int(i) => Some(Param::Int(*i)),
+                LoadValue::Text(s) => Some(Param::Text(s)),
+                LoadValue::Now | LoadValue::Null => None,
             })
             .collect();
         l.conn.execute(stmt, &params)?;
@@ -257,8 +257,8 @@ pub fn load(
     })
 }
 
-fn text(s: &str) -> V {
-    V::Text(s.to_string())
+fn text(s: &str) -> LoadValue {
+    LoadValue::Text(s.to_string())
 }
 
 fn load_items(l: &mut Loader<'_>, rng: &mut Rng, max_params: usize) -> DbResult<()> {
@@ -273,8 +273,8 @@ fn load_items(l: &mut Loader<'_>, rng: &mut Rng, max_params: usize) -> DbResult<
         ins.row(
             l,
             vec![
-                V::Int(i),
-                V::Int(rng.uniform(1, 10_000)),
+                LoadValue::Int(i),
+                LoadValue::Int(rng.uniform(1, 10_000)),
                 text(&name),
                 text(&price),
                 text(&data),
@@ -285,26 +285,26 @@ fn load_items(l: &mut Loader<'_>, rng: &mut Rng, max_params: usize) -> DbResult<
 }
 
 /// Name, street 1 and 2, city, state, zip.
-fn address(rng: &mut Rng, name_len: (i64, i64)) -> Vec<V> {
+fn address(rng: &mut Rng, name_len: (i64, i64)) -> Vec<LoadValue> {
     let mut v = Vec::with_capacity(6);
     if name_len.1 > 0 {
         let mut s = String::new();
         draw::astring(rng, name_len.0, name_len.1, &mut s);
-        v.push(V::Text(s));
+        v.push(LoadValue::Text(s));
     }
     for (lo, hi) in [(10, 20), (10, 20), (10, 20), (2, 2)] {
         let mut s = String::new();
         draw::astring(rng, lo, hi, &mut s);
-        v.push(V::Text(s));
+        v.push(LoadValue::Text(s));
     }
     let mut z = String::new();
     draw::zip(rng, &mut z);
-    v.push(V::Text(z));
+    v.push(LoadValue::Text(z));
     v
 }
 
-fn tax(rng: &mut Rng) -> V {
-    V::Text(format!("0.{:04}", rng.uniform(0, 2000)))
+fn tax(rng: &mut Rng) -> LoadValue {
+    LoadValue::Text(format!("0.{:04}", rng.uniform(0, 2000)))
 }
 
 /// Warehouse `w`'s stock: a row per item, drawn in item order (after the
@@ -314,23 +314,90 @@ fn load_stock(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> D
     let mut ins = Inserter::new(&ts, max_params);
     let mut data = String::new();
     for i in 1..=ITEMS {
-        let mut row = vec![V::Int(i), V::Int(w), V::Int(rng.uniform(10, 100))];
+        let mut row = vec![
+            LoadValue::Int(i),
+            LoadValue::Int(w),
+            LoadValue::Int(rng.uniform(10, 100)),
+        ];
         for _ in 0..10 {
             let mut s = String::new();
             draw::astring(rng, 24, 24, &mut s);
-            row.push(V::Text(s));
+            row.push(LoadValue::Text(s));
         }
         draw::data_with_original(rng, 26, 50, &mut data);
-        row.extend([V::Int(0), V::Int(0), V::Int(0), text(&data)]);
+        row.extend([
+            LoadValue::Int(0),
+            LoadValue::Int(0),
+            LoadValue::Int(0),
+            text(&data),
+        ]);
         ins.row(l, row)?;
     }
     ins.flush(l)
 }
 
+/// Customer `c` of district `d` of warehouse `w` and its history row, as
+/// the load draws them (`s`: the last name's buffer).
+fn customer_rows(
+    rng: &mut Rng,
+    c: i64,
+    d: i64,
+    w: i64,
+    s: &mut String,
+) -> (Vec<LoadValue>, Vec<LoadValue>) {
+    let n = if c <= 1000 {
+        c - 1
+    } else {
+        draw::nurand(rng, 255, draw::C_LAST_LOAD, 0, 999)
+    };
+    draw::last_name(n, s);
+    let mut first = String::new();
+    draw::astring(rng, 8, 16, &mut first);
+    let mut row = vec![
+        LoadValue::Int(c),
+        LoadValue::Int(d),
+        LoadValue::Int(w),
+        LoadValue::Text(first),
+        text("OE"),
+    ];
+    row.push(text(s));
+    row.extend(address(rng, (0, 0)));
+    let mut phone = String::new();
+    draw::nstring(rng, 16, 16, &mut phone);
+    let credit = if rng.below(10) == 0 { "BC" } else { "GC" };
+    let mut cdata = String::new();
+    draw::astring(rng, 300, 500, &mut cdata);
+    row.extend([
+        LoadValue::Text(phone),
+        LoadValue::Now,
+        text(credit),
+        text("50000.00"),
+        LoadValue::Text(format!("0.{:04}", rng.uniform(0, 5000))),
+        text("-10.00"),
+        text("10.00"),
+        LoadValue::Int(1),
+        LoadValue::Int(0),
+        LoadValue::Text(cdata),
+    ]);
+    let mut hdata = String::new();
+    draw::astring(rng, 12, 24, &mut hdata);
+    let history = vec![
+        LoadValue::Int(c),
+        LoadValue::Int(d),
+        LoadValue::Int(w),
+        LoadValue::Int(d),
+        LoadValue::Int(w),
+        LoadValue::Now,
+        text("10.00"),
+        LoadValue::Text(hdata),
+    ];
+    (row, history)
+}
+
 fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) -> DbResult<()> {
     let tw = schema::warehouse();
     let mut ins = Inserter::new(&tw, max_params);
-    let mut row = vec![V::Int(w)];
+    let mut row = vec![LoadValue::Int(w)];
     row.extend(address(rng, (6, 10)));
     row.extend([tax(rng), text("300000.00")]);
     ins.row(l, row)?;
@@ -352,56 +419,15 @@ fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) 
     let mut ins_no = Inserter::new(&tno, max_params);
     let mut s = String::new();
     for d in 1..=DISTRICTS {
-        let mut row = vec![V::Int(d), V::Int(w)];
+        let mut row = vec![LoadValue::Int(d), LoadValue::Int(w)];
         row.extend(address(rng, (6, 10)));
-        row.extend([tax(rng), text("30000.00"), V::Int(ORDERS + 1)]);
+        row.extend([tax(rng), text("30000.00"), LoadValue::Int(ORDERS + 1)]);
         ins_d.row(l, row)?;
 
         for c in 1..=CUSTOMERS {
-            let n = if c <= 1000 {
-                c - 1
-            } else {
-                draw::nurand(rng, 255, draw::C_LAST_LOAD, 0, 999)
-            };
-            draw::last_name(n, &mut s);
-            let mut first = String::new();
-            draw::astring(rng, 8, 16, &mut first);
-            let mut row = vec![V::Int(c), V::Int(d), V::Int(w), V::Text(first), text("OE")];
-            row.push(text(&s));
-            row.extend(address(rng, (0, 0)));
-            let mut phone = String::new();
-            draw::nstring(rng, 16, 16, &mut phone);
-            let credit = if rng.below(10) == 0 { "BC" } else { "GC" };
-            let mut cdata = String::new();
-            draw::astring(rng, 300, 500, &mut cdata);
-            row.extend([
-                V::Text(phone),
-                V::Now,
-                text(credit),
-                text("50000.00"),
-                V::Text(format!("0.{:04}", rng.uniform(0, 5000))),
-                text("-10.00"),
-                text("10.00"),
-                V::Int(1),
-                V::Int(0),
-                V::Text(cdata),
-            ]);
-            ins_c.row(l, row)?;
-            let mut hdata = String::new();
-            draw::astring(rng, 12, 24, &mut hdata);
-            ins_h.row(
-                l,
-                vec![
-                    V::Int(c),
-                    V::Int(d),
-                    V::Int(w),
-                    V::Int(d),
-                    V::Int(w),
-                    V::Now,
-                    text("10.00"),
-                    V::Text(hdata),
-                ],
-            )?;
+            let (customer, history) = customer_rows(rng, c, d, w, &mut s);
+            ins_c.row(l, customer)?;
+            ins_h.row(l, history)?;
         }
 
         let customers = draw::permutation(rng, CUSTOMERS);
@@ -411,18 +437,18 @@ fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) 
             ins_o.row(
                 l,
                 vec![
-                    V::Int(o),
-                    V::Int(d),
-                    V::Int(w),
-                    V::Int(customers[(o - 1) as usize]),
-                    V::Now,
+                    LoadValue::Int(o),
+                    LoadValue::Int(d),
+                    LoadValue::Int(w),
+                    LoadValue::Int(customers[(o - 1) as usize]),
+                    LoadValue::Now,
                     if delivered {
-                        V::Int(rng.uniform(1, 10))
+                        LoadValue::Int(rng.uniform(1, 10))
                     } else {
-                        V::Null
+                        LoadValue::Null
                     },
-                    V::Int(ol_cnt),
-                    V::Int(1),
+                    LoadValue::Int(ol_cnt),
+                    LoadValue::Int(1),
                 ],
             )?;
             for n in 1..=ol_cnt {
@@ -438,21 +464,28 @@ fn load_warehouse(l: &mut Loader<'_>, rng: &mut Rng, w: i64, max_params: usize) 
                 ins_ol.row(
                     l,
                     vec![
-                        V::Int(o),
-                        V::Int(d),
-                        V::Int(w),
-                        V::Int(n),
-                        V::Int(rng.uniform(1, ITEMS)),
-                        V::Int(w),
-                        if delivered { V::Now } else { V::Null },
-                        V::Int(5),
-                        V::Text(amount),
-                        V::Text(dist),
+                        LoadValue::Int(o),
+                        LoadValue::Int(d),
+                        LoadValue::Int(w),
+                        LoadValue::Int(n),
+                        LoadValue::Int(rng.uniform(1, ITEMS)),
+                        LoadValue::Int(w),
+                        if delivered {
+                            LoadValue::Now
+                        } else {
+                            LoadValue::Null
+                        },
+                        LoadValue::Int(5),
+                        LoadValue::Text(amount),
+                        LoadValue::Text(dist),
                     ],
                 )?;
             }
             if !delivered {
-                ins_no.row(l, vec![V::Int(o), V::Int(d), V::Int(w)])?;
+                ins_no.row(
+                    l,
+                    vec![LoadValue::Int(o), LoadValue::Int(d), LoadValue::Int(w)],
+                )?;
             }
         }
     }

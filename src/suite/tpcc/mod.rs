@@ -27,11 +27,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Driver, PsMode};
 use crate::error::Error;
-use crate::harness::probe::Probe;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing, Verdict};
-use crate::results::{Latency, Status, TestResult};
-use crate::suite::api::{Common, Workload, set};
+use crate::harness::{Harness, MixMember, Per, RunEnd, TestFailure, TimedStep, Timing, Verdict};
+use crate::results::{Status, TestResult};
+use crate::suite::api::{RunBasics, Workload, set};
 
 pub use detail::{Detail, KEY, KindDetail};
 use draw::KINDS;
@@ -140,7 +139,7 @@ impl Workload for Tpcc {
     const TREATMENTS: &'static [&'static str] = &["ps_mode"];
     const WORKLOAD: &'static [&'static str] = &["warehouses", "secs", "keying", "terminal_binding"];
 
-    fn params(common: &Common, o: Options) -> Result<Params, Error> {
+    fn params(common: &RunBasics, o: Options) -> Result<Params, Error> {
         let &(_, w, t, secs, warm) = PROFILES
             .iter()
             .find(|p| p.0 == common.profile)
@@ -289,13 +288,19 @@ impl Workload for Tpcc {
                 return Ok(RunEnd::Interrupted);
             }
             let r = run_terminals(p, h)?;
-            store_kinds(p, h, &r)?;
+            store_kinds(h, &r)?;
             if !end.after(&r) {
                 return Ok(end);
             }
         }
-        let result =
-            TestResult::running(Self::NAME, "consistency".into(), "tpcc", 1, false, "checks");
+        let result = TestResult::running(
+            Self::NAME,
+            "consistency".into(),
+            "tpcc",
+            1,
+            false,
+            "conditions/s",
+        );
         let r = h.check("consistency", result, "condition", |run| {
             let db = run
                 .driver
@@ -377,31 +382,26 @@ impl Workload for Tpcc {
 }
 
 fn load_tables(p: &Params, h: &mut Harness<'_>) -> Result<(), Error> {
-    let bar = h.ui.bar(
+    h.load(
+        "load",
         load::expected_rows(p.warehouses),
-        "load".into(),
-        "{prefix:>28} [{bar:30}] {pos}/{len} rows {per_sec} {elapsed}",
-    );
-    let mut probe = Probe::before(h.probe, h.driver.as_ref());
-    if let Some(w) = probe.warning() {
-        h.ui.warn(&format!("load: {w}"));
-    }
-    probe.start_sampling(h.probe);
-    let mut stats = load::load(h.driver.as_ref(), p.warehouses, p.seed, &mut |n| {
-        bar.set_position(n)
-    })
-    .map_err(|source| Error::Engine {
-        context: "loading the TPC-C tables failed".into(),
-        source,
-    })?;
-    bar.finish_and_clear();
-    let (hw, _) = probe.finish(h.probe, h.driver.as_ref(), stats.rows as f64);
-    stats.hw = Some(hw);
-    h.ui.say(&format!(
-        "loaded {} warehouse(s): {} rows in {:.1} s ({:.0} rows/s; indexes {:.1} s)",
-        p.warehouses, stats.rows, stats.secs, stats.rows_per_sec, stats.index_secs
-    ));
-    Ok(h.store.set_load(stats)?)
+        |driver, progress| {
+            load::load(driver.as_ref(), p.warehouses, p.seed, &mut |n| {
+                progress.done(n)
+            })
+            .map_err(|source| Error::Engine {
+                context: "loading the TPC-C tables failed".into(),
+                source,
+            })
+        },
+        |stats| {
+            format!(
+                "loaded {} warehouse(s): {} rows in {:.1} s ({:.0} rows/s; indexes {:.1} s)",
+                p.warehouses, stats.rows, stats.secs, stats.rows_per_sec, stats.index_secs
+            )
+        },
+    )?;
+    Ok(())
 }
 
 /// Why the terminals' isolation level cannot be set.
@@ -504,7 +504,7 @@ fn run_terminals(p: &Params, h: &mut Harness<'_>) -> Result<TestResult, Error> {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TestFailure::when("could not start the terminals"))?;
             let timing = Timing::measured(p.warmup_secs, p.secs);
-            let step = run.timed(&mut terms, Step::new(timing, Per::Event));
+            let step = run.timed(&mut terms, TimedStep::new(timing, Per::Event));
             let minutes = step.secs.max(1e-9) / 60.0;
             let events = step.counts.events;
             let new_orders = step.kinds.first().map_or(0, |k| k.events);
@@ -582,38 +582,26 @@ fn gen_hist() -> hdrhistogram::Histogram<u64> {
     crate::harness::measure::new_histogram()
 }
 
-/// One result per transaction kind (its transactions per second), so that
-/// reports and `rqps compare` set each against the base as they do tpmC.
-fn store_kinds(p: &Params, h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
+/// One result per transaction kind (its transactions per second), as
+/// tpmC is compared; the test's line already shows them.
+fn store_kinds(h: &mut Harness<'_>, main: &TestResult) -> Result<(), Error> {
     let Some(d) = main.detail::<Detail>("tpcc") else {
         return Ok(());
     };
     for k in KINDS {
         let Some(kd) = d.kinds.get(k) else { continue };
-        let mut r = TestResult::running(
-            Tpcc::NAME,
-            k.to_string(),
-            "tpcc transactions",
-            p.terminals,
-            true,
-            "tx/s",
-        );
-        r.status = main.status;
-        r.reason = main.reason.clone();
-        r.secs = main.secs;
-        r.warmup_secs = main.warmup_secs;
-        r.qps = kd.per_sec;
-        r.tps = kd.per_sec;
-        r.events = kd.count;
-        r.errors = kd.errors;
-        if let Some(op) = main.ops.get(k) {
-            r.latency_us = op.latency_us.clone();
-        } else {
-            r.latency_us = Latency::default();
-        }
-        r.set_detail("tpcc_kind", kd);
-        let slot = h.store.begin_test(&r)?;
-        h.store.finish_test(slot, r)?;
+        h.store_member(
+            main,
+            MixMember {
+                name: k.to_string(),
+                group: "tpcc transactions",
+                count: kd.count,
+                per_sec: kd.per_sec,
+                errors: kd.errors,
+                detail: ("tpcc_kind", kd),
+                shown: false,
+            },
+        )?;
     }
     Ok(())
 }
@@ -622,8 +610,8 @@ fn store_kinds(p: &Params, h: &mut Harness<'_>, main: &TestResult) -> Result<(),
 mod tests {
     use super::*;
 
-    fn common(profile: &str) -> Common {
-        Common {
+    fn common(profile: &str) -> RunBasics {
+        RunBasics {
             profile: profile.into(),
             seed: 1,
             part: None,

@@ -843,9 +843,10 @@ impl Terminal {
         Ok(End::Committed)
     }
 
-    fn sleep(secs: f64) {
+    /// Keying and think time: the terminal waits `secs`.
+    fn wait_secs(secs: f64) {
         if secs > 0.0 {
-            crate::harness::measure::sleep(Duration::from_secs_f64(secs));
+            crate::harness::wait::sleep(Duration::from_secs_f64(secs));
         }
     }
 }
@@ -940,7 +941,7 @@ impl Worker for Terminal {
         };
         self.kind = kind;
         if self.cfg.keying {
-            Self::sleep(draw::KEYING_SECS[kind]);
+            Self::wait_secs(draw::KEYING_SECS[kind]);
         }
         let input = draw_input(&mut self.rng, kind, self.cfg.home_w, self.cfg.warehouses);
         let writes = matches!(kind, draw::NEW_ORDER | draw::PAYMENT | draw::DELIVERY);
@@ -981,7 +982,7 @@ impl Worker for Terminal {
         if self.cfg.keying {
             let mean = draw::THINK_SECS[kind];
             let secs = draw::think(&mut self.rng, mean);
-            Self::sleep(secs);
+            Self::wait_secs(secs);
         }
         Ok(())
     }

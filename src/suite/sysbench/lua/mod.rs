@@ -42,7 +42,7 @@ use crate::engine::{DbError, PsMode};
 use crate::error::{Error, usage};
 use crate::harness::measure::Counts;
 use crate::harness::runner::stop_requested;
-use crate::harness::{Harness, Per, RunEnd, Step, TestFailure, Timing};
+use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
 use crate::suite::sysbench::rng::{SbDist, SbRandParams, SbRandType};
 use options::OptValue;
@@ -281,7 +281,7 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
     if is_given("rand_zipfian_exp") {
         plan.rand.rand_zipfian_exp = int("rand_zipfian_exp").unwrap_or(0.0);
     }
-    SbDist::new(plan.rand_type, plan.rand).map_err(|e| usage(e.to_string()))?;
+    SbDist::new(plan.rand_type, plan.rand).map_err(usage)?;
     if is_given("percentile") {
         let p = int("percentile").unwrap_or(95.0);
         if !(0.0..=100.0).contains(&p) {
@@ -534,7 +534,7 @@ fn run_test(
             .collect::<Result<Vec<_>, _>>()
             .map_err(TestFailure::when("could not start the script's threads"))?;
         let timing = Timing::measured(plan.warmup_secs, plan.secs).events(plan.events);
-        run.timed(&mut workers, Step::new(timing, Per::Statement));
+        run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
         for w in workers {
             if let Err(e) = w.done() {
                 run.warn(e.into());

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, MultiValue, UserData, UserDataMethods, Value};
 
-use crate::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId};
+use crate::engine::{
+    Conn, DbError, Driver, ErrorClass, Meaning, Outcome, Param, PsMode, Rows, StmtId,
+};
 use crate::harness::measure::Counts;
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed
@@ -52,6 +54,10 @@ impl Ignore {
         self.all || crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning)
     }
 }
+
+/// What the error that restarts the event means (kept in the Lua state
+/// from the failed statement to the end of the event).
+pub struct Restarted(pub Meaning);
 
 /// What every connection of one Lua state shares: the engine, how
 /// statements are sent, the ignore list, and the counts of the thread.
@@ -152,6 +158,11 @@ impl RawConn {
         if e.class == ErrorClass::Reconnect {
             ignorable = ignorable && self.reconnect().is_ok();
         }
+        if ignorable {
+            // The event restarts with this error: the worker reports what
+            // it means, which the Lua half does not carry.
+            lua.set_app_data(Restarted(e.meaning()));
+        }
         let code = e.code.clone().unwrap_or_default();
         let (errno, state) = match code.parse::<i64>() {
             Ok(n) => (n, String::new()),
@@ -222,29 +233,31 @@ impl RawConn {
             return Err(mlua::Error::runtime("execute(): unknown statement"));
         };
         // The values first, then parameters borrowing them.
-        enum V {
+        enum ParamValue {
             Int(i64),
             Text(String),
             Null,
         }
-        let mut vals: Vec<V> = Vec::with_capacity(n);
+        let mut vals: Vec<ParamValue> = Vec::with_capacity(n);
         for _ in 0..n {
             vals.push(match it.next().unwrap_or(Value::Nil) {
-                Value::Nil => V::Null,
-                Value::Integer(i) => V::Int(i),
-                Value::Number(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => V::Int(f as i64),
-                Value::Number(f) => V::Text(f.to_string()),
-                Value::Boolean(b) => V::Int(b as i64),
-                Value::String(s) => V::Text(s.to_string_lossy()),
-                other => V::Text(other.to_string()?),
+                Value::Nil => ParamValue::Null,
+                Value::Integer(i) => ParamValue::Int(i),
+                Value::Number(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
+                    ParamValue::Int(f as i64)
+                }
+                Value::Number(f) => ParamValue::Text(f.to_string()),
+                Value::Boolean(b) => ParamValue::Int(b as i64),
+                Value::String(s) => ParamValue::Text(s.to_string_lossy()),
+                other => ParamValue::Text(other.to_string()?),
             });
         }
         let params: Vec<Param<'_>> = vals
             .iter()
             .map(|v| match v {
-                V::Int(i) => Param::Int(*i),
-                V::Text(s) => Param::Text(s),
-                V::Null => Param::Null,
+                ParamValue::Int(i) => Param::Int(*i),
+                ParamValue::Text(s) => Param::Text(s),
+                ParamValue::Null => Param::Null,
             })
             .collect();
         self.generation += 1;
@@ -339,7 +352,6 @@ pub fn register(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Meaning;
 
     #[test]
     fn ignorable_errors_follow_the_list_for_numbers_and_sysbench_s_set_for_sqlstates() {

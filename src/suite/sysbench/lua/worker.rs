@@ -15,7 +15,7 @@ use super::fail::Fail;
 use super::plan::ScriptPlan;
 use super::rand::{self, Thread};
 use super::script::Script;
-use super::state;
+use super::{sql, state};
 use crate::engine::{DbError, DbResult, ErrorClass, Meaning};
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
@@ -117,6 +117,7 @@ impl LuaWorker {
 
 impl Worker for LuaWorker {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+        self.lua.remove_app_data::<sql::Restarted>();
         let r = self.event.call::<MultiValue>(());
         if self.aborted.load(Ordering::Relaxed) {
             // An event stopped at the deadline is not counted, nor are the
@@ -155,10 +156,16 @@ impl Worker for LuaWorker {
                 let errno = text(v.next());
                 let state = text(v.next());
                 let code = if state.is_empty() { errno } else { state };
+                // A restart the script raised itself (sql_error_ignorable
+                // or an error table of its own) failed no statement.
+                let meaning = self
+                    .lua
+                    .remove_app_data::<sql::Restarted>()
+                    .map_or(Meaning::Other, |r| r.0);
                 Err(DbError {
                     class: ErrorClass::Retry,
                     code: Some(code),
-                    meaning: Meaning::of_message(&message),
+                    meaning,
                     message,
                 })
             }
