@@ -53,7 +53,8 @@ mod fds;
 mod sched;
 
 pub use calls::{
-    NonBlocking, new_fd, recv, recv_now, retry, send, send_now, sleep, sleep_until, wait_fd,
+    NonBlocking, new_fd, recv, recv_blocking, recv_now, retry, send, send_blocking, send_now,
+    sleep, sleep_until, wait_fd,
 };
 pub use fds::{Interest, set_timeout};
 pub use sched::{Stop, Stopped, Waits, active, is_stopped, run, run_until, stopped, yield_now};

@@ -43,6 +43,8 @@ thread_local! {
 }
 
 thread_local! {
+    /// The clock as this turn of the loop's waits count from ([`wait_start`]).
+    static TURN: Cell<Option<Instant>> = const { Cell::new(None) };
     /// The running task's yielder; null outside a task.
     static CURRENT: Cell<*const Y> = const { Cell::new(std::ptr::null()) };
     /// The stop of the run on this thread (null: none, or no run).
@@ -57,6 +59,25 @@ const STACK: usize = 2 << 20;
 #[inline]
 pub fn active() -> bool {
     !CURRENT.get().is_null()
+}
+
+/// Now, as a deadline of a task's wait counts from: inside a task, the
+/// first such reading of the loop's turn, kept for the turn's other tasks
+/// (one clock read per turn, not per wait; a deadline of seconds comes the
+/// microseconds of the turn's processing early); outside a task, the clock.
+#[inline]
+pub(super) fn wait_start() -> Instant {
+    if !active() {
+        return Instant::now();
+    }
+    match TURN.get() {
+        Some(t) => t,
+        None => {
+            let t = Instant::now();
+            TURN.set(Some(t));
+            t
+        }
+    }
 }
 
 /// Which waits a [`Stop`] ends.
@@ -320,6 +341,15 @@ impl Drop for OnStop<'_> {
     }
 }
 
+/// Clears [`TURN`] when a run ends (or unwinds).
+struct TurnClock;
+
+impl Drop for TurnClock {
+    fn drop(&mut self) {
+        TURN.set(None);
+    }
+}
+
 type Task<'a, T> = Box<dyn FnOnce() -> T + 'a>;
 type Co<T> = Coroutine<Woke, Wait, std::thread::Result<T>>;
 
@@ -333,6 +363,10 @@ struct Queue {
     waits: Vec<Option<Wait>>,
     /// The task waiting on each descriptor, by its number.
     by_fd: Vec<Option<usize>>,
+    /// No wait's deadline is before this (`None`: none has one): the waits
+    /// are scanned only once it passes. A task woken before its deadline
+    /// leaves it early, which costs one scan too many, never a late wake.
+    earliest: Option<Instant>,
 }
 
 impl Queue {
@@ -350,6 +384,11 @@ impl Queue {
             self.ready.push_back((i, Woke::Ready));
             return;
         }
+        if let Some(t) = w.until
+            && self.earliest.is_none_or(|e| t < e)
+        {
+            self.earliest = Some(t);
+        }
         self.waits[i] = Some(w);
     }
 
@@ -364,9 +403,15 @@ impl Queue {
         self.ready.push_back((i, why));
     }
 
-    /// Wakes the tasks whose time has come; the time to the next one.
-    fn expire(&mut self) -> Option<Duration> {
-        let now = Instant::now();
+    /// Wakes the tasks whose time has come (at `now`); the time to the
+    /// next one. The waits are scanned only when the earliest deadline
+    /// known has passed.
+    fn expire(&mut self, now: Instant) -> Option<Duration> {
+        match self.earliest {
+            None => return None,
+            Some(e) if now < e => return Some(e - now),
+            Some(_) => {}
+        }
         let mut next: Option<Instant> = None;
         for i in 0..self.waits.len() {
             let Some(t) = self.waits[i].and_then(|w| w.until) else {
@@ -378,6 +423,7 @@ impl Queue {
                 next = Some(t);
             }
         }
+        self.earliest = next;
         next.map(|t| t - now)
     }
 
@@ -455,9 +501,11 @@ pub fn run_until<'a, T: 'a>(
         ready: (0..n).map(|i| (i, Woke::Ready)).collect(),
         waits: vec![None; n],
         by_fd: Vec::new(),
+        earliest: None,
     };
     let mut live = n;
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+    let _turn = TurnClock;
     while live > 0 {
         while let Some((i, woke)) = q.ready.pop_front() {
             let Some(co) = cos[i].as_mut() else { continue };
@@ -478,7 +526,7 @@ pub fn run_until<'a, T: 'a>(
         // Tasks whose time came run next, but sockets are looked at first
         // (without waiting), so that a task that keeps sleeping for no time
         // does not starve the others' replies.
-        let next = q.expire();
+        let next = q.expire(Instant::now());
         let timeout = if q.ready.is_empty() {
             next
         } else {
@@ -486,6 +534,7 @@ pub fn run_until<'a, T: 'a>(
         };
         let got = ep.wait(&mut events, timeout);
         q.dispatch(&events[..got], Some(on_stop.stop));
+        TURN.set(None);
     }
     drop(on_stop);
     Ok(out

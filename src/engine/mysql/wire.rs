@@ -362,7 +362,9 @@ impl Read for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.read(buf),
+            // The blocking read itself, without libc's cancellation
+            // bookkeeping around it (about 60 instructions a statement).
+            Stream::Tcp(s) => evloop::recv_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // Polled, then read: a blocking Unix-socket read wakes twice per
             // reply (why: the PostgreSQL wire client's `Read for Stream`).
             Stream::Unix(s) => evloop::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
@@ -385,7 +387,7 @@ impl Write for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.write(buf),
+            Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Unix(s) => s.write(buf),
             Stream::Tls(s) => s.write(buf),
             Stream::Gone => Err(gone()),

@@ -271,7 +271,9 @@ impl Read for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.read(buf),
+            // The blocking read itself, without libc's cancellation
+            // bookkeeping around it (about 60 instructions a statement).
+            Stream::Tcp(s) => evloop::recv_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // A blocking read on a Unix socket is woken each time the server
             // reads what this side sent (the socket's wait queue gets the
             // write-space wake-up too) and sleeps again: 2.0 voluntary
@@ -297,7 +299,7 @@ impl Write for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.write(buf),
+            Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Unix(s) => s.write(buf),
             Stream::Tls(s) => s.write(buf),
         }
