@@ -7,12 +7,16 @@
 #       times `rqps report --format html` and `term` on them (target: < 1 s).
 #       Arguments go to bench/gen-results.py (e.g. --names 6 --seconds 600).
 #
-#   bench/report.sh --ci-runs N [--from RUN_DIR]
-#       Readers at scale (issue 40): N stored runs of the `ci` profile (2,000 make
+#   bench/report.sh --ci-runs N [--from RUN_DIR] [--names K]
+#       Readers at scale (issues 40, 56): N stored runs of the `ci` profile (2,000 make
 #       321 MB), copies of one real `rqps run --profile ci` on SQLite (made here unless
-#       --from names a stored run), 20 names in turn. Measures `rqps report` (term,
-#       html, json), `rqps history` and `rqps runs` with /usr/bin/time: wall seconds
-#       and peak resident memory (targets: report under 200 MB, history under 10 s).
+#       --from names a stored run), K names in turn (default 20; issue 56's case is
+#       --ci-runs 2000 --names 2: 1,000 repeats each). Measures `rqps report` (term,
+#       html, json, csv), `rqps history` and `rqps runs` with /usr/bin/time: wall
+#       seconds and peak resident memory (targets: every report, json and csv
+#       included, under 200 MB and 30 s; history under 10 s), and the lines each
+#       report wrote to standard error (notes alike are folded into one with a
+#       count, so a handful, not one per run).
 #       RQPS_BASE_BIN=path measures that binary too, alternating with RQPS_BIN, for a
 #       before/after in one run on one machine.
 #
@@ -35,25 +39,33 @@ timed() {
         return 1
     }
     read -r secs kb < "$dir/time"
-    echo "$label: $secs s, $((kb / 1024)) MiB peak RSS"
+    echo "$label: $secs s, $((kb / 1024)) MiB peak RSS, $(wc -l <"$dir/stderr") stderr lines"
 }
 
 if [ "${1:-}" = "--ci-runs" ]; then
     runs=${2:?--ci-runs N}
     from=""
-    [ "${3:-}" = "--from" ] && from=${4:?--from RUN_DIR}
+    names=20
+    shift 2
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --from) from=${2:?--from RUN_DIR}; shift 2 ;;
+            --names) names=${2:?--names K}; shift 2 ;;
+            *) echo "unknown argument $1 (see the top of $0)" >&2; exit 2 ;;
+        esac
+    done
     if [ -z "$from" ]; then
         "$RQPS_BIN" run --profile ci -q --results "$dir/one" >/dev/null
         from=$(ls -d "$dir"/one/*/ | head -1)
     fi
-    python3 bench/gen-results.py "$dir/results" --from "$from" --runs "$runs" >/dev/null
-    echo "results: $runs runs of the ci profile in $(du -sh "$dir/results" | cut -f1)"
+    python3 bench/gen-results.py "$dir/results" --from "$from" --runs "$runs" --names "$names" >/dev/null
+    echo "results: $runs runs of the ci profile as $names names in $(du -sh "$dir/results" | cut -f1)"
     bins=("$RQPS_BIN")
     [ -n "${RQPS_BASE_BIN:-}" ] && bins=("$RQPS_BASE_BIN" "$RQPS_BIN")
     for round in 1 2; do
         for bin in "${bins[@]}"; do
             echo "round $round, $bin:"
-            for format in term html json; do
+            for format in term html json csv; do
                 timed "  rqps report --format $format" \
                     "$bin" report --results "$dir/results" --base v1 --format "$format" -o "$dir/report.$format"
             done

@@ -16,6 +16,7 @@ pub use clock::{now_rfc3339, now_stamp};
 pub use files::{
     ConfigError, InputError, MAX_CONFIG_BYTES, OUTPUT_MODE, OutputPath, check_output, file_safe,
     free_bytes, output_path, read_config, read_input, write_atomic, write_output,
+    write_output_with,
 };
 pub use host::{hostname, process_start_time};
 pub use par::par_map;

@@ -9,6 +9,10 @@
 //! The proxy parses the stream just enough to flip exactly one chosen byte
 //! of the whole run, so the test is the same every time.
 //!
+//! On the same servers: a stop cancels a statement that would run on
+//! (`check_stop_cancels`), as the servers' own cancel, not only by closing
+//! the socket.
+//!
 //! When the server binaries are missing the tests print why and pass
 //! (skip), unless `RQPS_REQUIRE_SERVERS=1` is set.
 
@@ -98,6 +102,9 @@ struct Plan {
     garble: Garble,
     seen: AtomicUsize,
     done: AtomicBool,
+    /// Once it garbled, new connections are accepted and never answered:
+    /// the link went silent (rqps's asks about the session get nothing).
+    silent_after: AtomicBool,
 }
 
 impl Plan {
@@ -145,11 +152,17 @@ fn proxy(upstream: u16, garble: Garble) -> (u16, Arc<Plan>) {
         garble,
         seen: AtomicUsize::new(0),
         done: AtomicBool::new(false),
+        silent_after: AtomicBool::new(false),
     });
     let p = plan.clone();
     std::thread::spawn(move || {
+        let mut silenced = Vec::new();
         for c in l.incoming() {
             let Ok(c) = c else { return };
+            if p.silent_after.load(Ordering::SeqCst) && p.done.load(Ordering::SeqCst) {
+                silenced.push(c);
+                continue;
+            }
             let Ok(u) = TcpStream::connect(("127.0.0.1", upstream)) else {
                 return;
             };
@@ -267,7 +280,8 @@ fn run_through(server: &Server, port: u16, results: &std::path::Path) -> (String
 }
 
 /// The URL of `server` through the proxy on `port`, TLS off (the proxy
-/// reads the protocol).
+/// reads the protocol), and a connect timeout of 3 s (a link gone silent
+/// costs it per connection).
 fn url_through(server: &Server, port: u16, password: Option<&str>) -> String {
     let user = match password {
         Some(p) => format!("{}:{p}", server.user()),
@@ -275,11 +289,11 @@ fn url_through(server: &Server, port: u16, password: Option<&str>) -> String {
     };
     match server.recipe().key() {
         "postgres" => format!(
-            "postgres://{user}@127.0.0.1:{port}/{}?sslmode=disable",
+            "postgres://{user}@127.0.0.1:{port}/{}?sslmode=disable&connect_timeout=3",
             server.database()
         ),
         _ => format!(
-            "mysql://{user}@127.0.0.1:{port}/{}?ssl-mode=DISABLED",
+            "mysql://{user}@127.0.0.1:{port}/{}?ssl-mode=DISABLED&connect-timeout=3",
             server.database()
         ),
     }
@@ -288,8 +302,20 @@ fn url_through(server: &Server, port: u16, password: Option<&str>) -> String {
 /// Statements through the proxy until the garbled one: it must fail within
 /// seconds, saying why.
 fn check_driver(server: &Server, garble: Garble) {
+    check_driver_with(server, garble, false);
+}
+
+/// [`check_driver`] through a link that, once it garbled, answers no new
+/// connection: rqps cannot ask the server about the session, twice, and
+/// ends the statement all the same.
+fn check_driver_silenced(server: &Server, garble: Garble) {
+    check_driver_with(server, garble, true);
+}
+
+fn check_driver_with(server: &Server, garble: Garble, silent: bool) {
     use rqps::engine::Driver;
     let (port, plan) = proxy(server.port(), garble);
+    plan.silent_after.store(silent, Ordering::SeqCst);
     let url = url_through(server, port, Some(server.password()));
     // A message timeout of 2 s, as the runs' --message-timeout 2.
     let timeouts = rqps::engine::Timeouts {
@@ -316,10 +342,12 @@ fn check_driver(server: &Server, garble: Garble) {
             Err(e) => {
                 assert!(plan.done.load(Ordering::SeqCst), "{garble:?}: {e}");
                 let took = t.elapsed();
-                assert!(
-                    e.message.contains("garbled or lost on the way"),
-                    "{garble:?}: {e}"
-                );
+                let why = if silent {
+                    "could not be reached over a new connection either, twice"
+                } else {
+                    "garbled or lost on the way"
+                };
+                assert!(e.message.contains(why), "{garble:?}: {e}");
                 // 2 s of silence, then a second's grace: not the 600 s.
                 assert!(took < Duration::from_secs(20), "{garble:?}: took {took:?}");
                 eprintln!("{garble:?}: failed after {took:?}: {e}");
@@ -348,15 +376,120 @@ fn check_run(server: &Server, garble: Garble) {
     );
 }
 
+/// How many statements of `server` other than the asking one are still in
+/// a one-minute sleep.
+fn sleeping(server: &Server) -> String {
+    use rqps::engine::Driver;
+    let sql = match server.recipe().key() {
+        "postgres" => {
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(60)%' AND state = 'active'"
+        }
+        _ => {
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(60)%'"
+        }
+    };
+    let url = url_through(server, server.port(), Some(server.password()));
+    let driver: Box<dyn Driver> = match server.recipe().key() {
+        "postgres" => Box::new(rqps::engine::postgres::PostgresDriver::new(&url).unwrap()),
+        _ => Box::new(rqps::engine::mysql::MysqlDriver::new(&url).unwrap()),
+    };
+    let mut c = driver.require_sql().unwrap().connect().unwrap();
+    c.query_scalar(sql).unwrap().unwrap_or_default()
+}
+
+/// SIGTERM to a run whose statement sleeps for a minute: after the stop's
+/// grace rqps asks the server to cancel it (PostgreSQL's cancel request,
+/// MySQL's KILL QUERY over a connection of its own), stores the test as
+/// interrupted and exits 143, and the server runs the statement no more.
+/// Shutting the socket down alone (without the cancel) ends rqps as soon,
+/// but the server sleeps on: PostgreSQL for the whole minute.
+fn check_stop_cancels(server: &Server) {
+    let d = tempfile::tempdir().unwrap();
+    let url = url_through(server, server.port(), None);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rqps"));
+    cmd.args(["run", "--target", &url, "--results"])
+        .arg(d.path().join("r"))
+        .args(["--busy-threshold", "100", "-q"]);
+    if server.recipe().key() == "postgres" {
+        let script = d.path().join("sleep.sql");
+        std::fs::write(&script, "SELECT pg_sleep(60);\n").unwrap();
+        cmd.args(["--suite", "pgbench", "--skip-init", "--transactions", "1"])
+            .arg("--script")
+            .arg(&script);
+    } else {
+        let script = d.path().join("sleep.lua");
+        std::fs::write(
+            &script,
+            "function thread_init() con = sysbench.sql.driver():connect() end\n\
+             function event() con:query('SELECT SLEEP(60)') end\n",
+        )
+        .unwrap();
+        cmd.args(["--suite", "sysbench", "--read-secs", "30", "--script"])
+            .arg(&script);
+    }
+    let child = cmd
+        .env("PGPASSWORD", server.password())
+        .env("MYSQL_PWD", server.password())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while sleeping(server) != "1" {
+        assert!(t.elapsed() < Duration::from_secs(60), "no statement slept");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let t = Instant::now();
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (took, out) = (t.elapsed(), String::from_utf8_lossy(&o.stderr).into_owned());
+    let key = server.recipe().key();
+    eprintln!("{key}: a stop ended a minute's statement in {took:?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "{key}: took {took:?}: {out}"
+    );
+    assert_eq!(o.status.code(), Some(143), "{key}: {out}");
+    assert!(out.contains("cancelling what they run"), "{key}: {out}");
+    let stored = statuses(&d.path().join("r"));
+    assert!(
+        !stored.is_empty() && stored.iter().all(|s| s == "interrupted"),
+        "{key}: {stored:?}: {out}"
+    );
+    // Before the cancel: the server still ran the statement (a pg_sleep(60)
+    // ended 52 s after the signal).
+    assert_eq!(sleeping(server), "0", "{key}: the statement still runs");
+}
+
+/// The status of every stored test of the results folder `dir`.
+fn statuses(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in std::fs::read_dir(dir).unwrap().flatten() {
+        let tests = std::fs::read_dir(run.path().join("tests"));
+        for t in tests.into_iter().flatten().flatten() {
+            let v = common::read_json(&t.path());
+            out.push(v["status"].as_str().unwrap_or("?").to_string());
+        }
+    }
+    out
+}
+
 #[test]
 fn a_garbled_request_or_reply_behind_a_proxy_ends_the_statement_in_seconds() {
     if let Some(pg) = start(PG) {
         check_driver(&pg, Garble::PgRequestLength(40));
         check_driver(&pg, Garble::PgReadyBecomesNotice(40));
         check_run(&pg, Garble::PgRequestLength(400));
+        // On the same server (one per engine for the binary).
+        check_stop_cancels(&pg);
     }
     if let Some(my) = start(MARIADB) {
         check_driver(&my, Garble::MysqlRequestLength(40));
         check_run(&my, Garble::MysqlRequestLength(400));
+        // Before: the asks got no answer, which waited on for the
+        // statement timeout (a run still `running` at 150 s).
+        check_driver_silenced(&my, Garble::MysqlRequestLength(40));
+        check_stop_cancels(&my);
     }
 }

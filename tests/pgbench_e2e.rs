@@ -198,6 +198,66 @@ fn builtins_on_sqlite_keep_the_balances_and_a_broken_balance_exits_1() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("balances check failed"), "{out}");
     assert_eq!(test(&doc, "balances")["status"], "failed");
+    sqlite(&db, "DROP TRIGGER twice");
+
+    // Under --skip-init the built-ins run at the tables' scale, as pgbench
+    // reads it from pgbench_branches. A --scale that differs is refused
+    // before anything is stored (before: select-only ran "scaling factor
+    // 2" on scale-1 tables, half its lookups finding no row) ...
+    let runs = || std::fs::read_dir(d.path().join("r")).unwrap().count();
+    let before = runs();
+    let (code, _, out) = run(
+        &target,
+        d.path(),
+        "e",
+        &["--skip-init", "--builtin", "select-only", "--scale", "2"],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("--scale 2 but pgbench_branches holds 1 row(s)"),
+        "{out}"
+    );
+    assert_eq!(runs(), before, "the refused run was stored");
+    // ... and the profile's (scale 1) gives way to the tables' (2 branches).
+    sqlite(
+        &db,
+        "INSERT INTO pgbench_branches (bid, bbalance) VALUES (2, 0)",
+    );
+    let (code, doc, out) = run(
+        &target,
+        d.path(),
+        "f",
+        &["--skip-init", "--builtin", "select-only", "--time", "0.2"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(test(&doc, "pgbench")["pgbench"]["scale"], 2, "{out}");
+    assert!(out.contains("pgbench: scale 2, the tables'"), "{out}");
+    // Quiet where they agree; tables that are not there are refused.
+    let (code, _, out) = run(
+        &target,
+        d.path(),
+        "g",
+        &[
+            "--skip-init",
+            "--builtin",
+            "select-only",
+            "--scale",
+            "2",
+            "--time",
+            "0.2",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("the tables'"), "{out}");
+    let empty = format!("sqlite:{}", d.path().join("empty.db").display());
+    let (code, _, out) = run(
+        &empty,
+        d.path(),
+        "h",
+        &["--skip-init", "--builtin", "select-only"],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("make pgbench's tables first"), "{out}");
 }
 
 #[test]

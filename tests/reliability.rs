@@ -71,6 +71,106 @@ fn json_into_a_fifo_is_written_through_once_and_the_fifo_stays() {
 }
 
 #[test]
+fn a_fifo_where_a_pgbench_log_goes_is_refused_at_once_and_a_json_fifo_without_reader_too() {
+    let d = tempfile::tempdir().unwrap();
+    let prefix = d.path().join("txlog");
+    // The shell makes the FIFO at PREFIX.PID, its own pid, then becomes rqps.
+    let t = std::time::Instant::now();
+    let o = bounded_cmd(
+        Command::new("sh")
+            .arg("-c")
+            .arg("mkfifo \"$0.$$\" && exec \"$@\"")
+            .arg(&prefix)
+            .arg(env!("CARGO_BIN_EXE_rqps"))
+            .args(["run", "--suite", "pgbench", "--profile", "ci", "--log"])
+            .arg("--log-prefix")
+            .arg(&prefix)
+            .arg("--results")
+            .arg(d.path().join("r")),
+        30,
+    );
+    // Before: rqps waited in open() for a reader, deaf to SIGTERM.
+    refused(&o, "is not a regular file (a FIFO", "a FIFO log file");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!d.path().join("r").exists(), "a run was stored");
+    // A --json FIFO that nobody reads: the run is stored, the document
+    // refused at once instead of a wait in open().
+    let fifo = d.path().join("nobody.fifo");
+    mkfifo(&fifo);
+    let o = bounded_cmd(
+        &mut short_run(&d.path().join("r2"), &["--json", fifo.to_str().unwrap()]),
+        60,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no process reads"), "{}", text(&o));
+    // Quiet: a regular file at the log's place is written over.
+    let o = bounded_cmd(
+        Command::new(env!("CARGO_BIN_EXE_rqps"))
+            .args(["run", "--suite", "pgbench", "--profile", "ci", "--log"])
+            .args(["--time", "0.2", "--log-prefix"])
+            .arg(d.path().join("plain"))
+            .arg("--results")
+            .arg(d.path().join("r3")),
+        60,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn a_server_that_never_answers_fails_the_run_after_the_connect_timeout_its_message_names() {
+    // A listener that accepts and never says a word.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let d = tempfile::tempdir().unwrap();
+    for url in [
+        format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=3&sslmode=disable"),
+        format!("mysql://u@127.0.0.1:{port}/db?connect-timeout=3&ssl-mode=DISABLED"),
+    ] {
+        let t = std::time::Instant::now();
+        let o = bounded(
+            &[
+                "run",
+                "--profile",
+                "ci",
+                "--target",
+                &url,
+                "--results",
+                d.path().to_str().unwrap(),
+            ],
+            60,
+        );
+        let took = t.elapsed();
+        refused(&o, "within the connect timeout (3 s)", &url);
+        // Before: twice the timeout (the server's data directory was asked
+        // for over a connection of its own first).
+        assert!(
+            took < std::time::Duration::from_secs(5),
+            "{url}: {took:?}: {}",
+            text(&o)
+        );
+    }
+    let o = bounded(
+        &[
+            "run",
+            "--target",
+            "postgres://u@127.0.0.1:1/db?connect_timeout=0",
+        ],
+        60,
+    );
+    refused(
+        &o,
+        "connect_timeout=0: give whole seconds from 1 to 3600",
+        "0 s",
+    );
+}
+
+#[test]
 fn json_through_a_symlink_lands_in_its_target_and_the_link_stays() {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir(d.path().join("out")).unwrap();
@@ -348,8 +448,13 @@ fn a_matrix_resumed_twice_at_once_runs_in_one_process_only() {
 /// Runs rqps with `args`, killing it after `secs` (a run that did not stop at
 /// once is a failure, not a hang).
 fn bounded(args: &[&str], secs: u64) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
-        .args(args)
+    bounded_cmd(Command::new(env!("CARGO_BIN_EXE_rqps")).args(args), secs)
+}
+
+/// Runs `c`, killing it after `secs` (a command stuck in `open()` is a
+/// failure, not a hang).
+fn bounded_cmd(c: &mut Command, secs: u64) -> std::process::Output {
+    let mut child = c
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1213,6 +1318,113 @@ fn a_server_stall_is_warned_when_its_test_ends_and_marked_in_show() {
 }
 
 #[test]
+fn a_connection_stuck_past_the_deadline_is_flagged_named_and_does_not_dilute_the_rates() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("stuck.db");
+    let results = d.path().join("r");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (0);",
+        )
+        .unwrap();
+    }
+    // Client 0 writes, client 1 reads: a writer that holds the database
+    // keeps client 0 in its UPDATE past the 2 s deadline; client 1 reads on.
+    let script = d.path().join("mix.sql");
+    std::fs::write(
+        &script,
+        "\\if :client_id = 0\nUPDATE t SET v = v + 1;\n\\else\nSELECT v FROM t;\n\\endif\n",
+    )
+    .unwrap();
+    let json = d.path().join("run.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["run", "--suite", "pgbench", "--skip-init", "--script"])
+        .arg(&script)
+        .args([
+            "--clients",
+            "2",
+            "--time",
+            "2",
+            "-q",
+            "--busy-threshold",
+            "100",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--results")
+        .arg(&results)
+        .arg("--target")
+        .arg(format!("sqlite:{}", db.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let running = || {
+        std::fs::read_dir(&results)
+            .ok()
+            .and_then(|r| r.flatten().next())
+            .and_then(|run| std::fs::read_dir(run.path().join("tests")).ok())
+            .is_some_and(|mut t| {
+                t.any(|f| {
+                    f.is_ok_and(|f| {
+                        std::fs::read_to_string(f.path()).is_ok_and(|s| s.contains("\"running\""))
+                    })
+                })
+            })
+    };
+    while !running() {
+        assert!(t.elapsed().as_secs() < 60, "the test never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(4000));
+        c.execute_batch("COMMIT").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let test = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"] == "pgbench")
+        .unwrap_or_else(|| panic!("{doc}"));
+    // Before: `ok`, no word, and the rates over the 4 s the test lasted.
+    assert_eq!(test["status"], "ok", "{test}");
+    assert_eq!(
+        test["overran"]["connections"],
+        serde_json::json!([0]),
+        "{test}"
+    );
+    assert!(test["overran"]["secs"].as_f64().unwrap() > 1.0, "{test}");
+    let secs = test["secs"].as_f64().unwrap();
+    assert!(secs < 2.5, "the rates are diluted: over {secs} s");
+    let warnings = test["warnings"].to_string();
+    assert!(
+        warnings.contains("ran past its deadline") && warnings.contains("connection 0 was"),
+        "{warnings}"
+    );
+    assert!(
+        out.contains("connection 0 was still in a statement"),
+        "{out}"
+    );
+    let show = rqps(&["show", "--results", results.to_str().unwrap()]);
+    assert!(
+        text(&show).contains("overran: pgbench t=2: ran past"),
+        "{}",
+        text(&show)
+    );
+}
+
+#[test]
 fn a_load_larger_than_the_free_space_is_refused_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
     let results = d.path().join("r");
@@ -1660,4 +1872,102 @@ fn compat_over_a_link_that_breaks_checks_nothing_stores_no_level_and_fails() {
     }
     let o = rqps(&["compat", "--show", "--results", results2.to_str().unwrap()]);
     assert!(text(&o).contains("Not checked"), "{}", text(&o));
+
+    // Once the target's tables are loaded, the link takes no new
+    // connection: no test's worker and no probe connects. Before: exit 0,
+    // the tests at level `none` (every statement "not sent") and the
+    // probes' "no" compared as differences.
+    let refuse = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let port = refusing_proxy(server.port(), refuse.clone());
+    let url = format!(
+        "postgres://{}@127.0.0.1:{port}/{}?sslmode=disable",
+        server.user(),
+        server.database()
+    );
+    let results3 = d.path().join("r3");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["compat", "--reference", "sqlite", "--target", &url])
+        .args(["--suites", "sysbench", "--tests", "point-query,insert"])
+        .args(["--stmt-timeout", "10", "--no-concurrent", "--results"])
+        .arg(&results3)
+        .env("PGPASSWORD", server.password())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = String::new();
+    {
+        use std::io::BufRead as _;
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        while lines.read_line(&mut line).unwrap() > 0 {
+            if line.contains("loaded on postgres") {
+                refuse.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            err.push_str(&line);
+            line.clear();
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("2 of 2 test(s) not checked"), "{out}");
+    assert!(out.contains("probe(s) not checked"), "{out}");
+    let file = std::fs::read_dir(results3.join("compat"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let target = &record["targets"][0];
+    for t in target["tests"].as_array().unwrap() {
+        assert!(t["not_checked"].is_string(), "{t}");
+    }
+    // No statement counted at any level: none was sent.
+    assert!(
+        target["statements"].as_array().is_none_or(|s| s
+            .iter()
+            .all(|s| s["suite"] != "sysbench" || s["test"] == "load")),
+        "{target}"
+    );
+    let connect = target["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "connect")
+        .unwrap();
+    assert!(connect["not_checked"].is_string(), "{connect}");
+    let o = rqps(&["compat", "--show", "--results", results3.to_str().unwrap()]);
+    assert!(text(&o).contains("probe(s) (connect)"), "{}", text(&o));
+}
+
+/// A TCP proxy to `upstream` on 127.0.0.1 that, once `refuse` is set,
+/// closes each new connection at once: a link that takes no more.
+fn refusing_proxy(upstream: u16, refuse: std::sync::Arc<std::sync::atomic::AtomicBool>) -> u16 {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(client) = c else { continue };
+            if refuse.load(std::sync::atomic::Ordering::SeqCst) {
+                drop(client);
+                continue;
+            }
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        }
+    });
+    port
 }

@@ -1350,3 +1350,101 @@ fn a_thread_count_only_the_target_ran_is_a_row_with_a_dash_for_the_base() {
     // Quiet: where both ran every thread count, every row has the base.
     assert!(fixture_report().rows().all(|x| x.base_ran()));
 }
+
+/// A copy of the fixture results where each of 20 more runs of pg16 has the
+/// same warning on its point-query t=1 (a run id and figure of its own).
+fn twenty_warned_runs(dir: &Path) {
+    let from = results();
+    for e in std::fs::read_dir(&from).unwrap().flatten() {
+        copy_dir(&e.path(), &dir.join(e.file_name()));
+    }
+    let run = from.join("20250101-110000-pg16");
+    for i in 0..20 {
+        let id = format!("20250102-{:02}0000-pg16", i);
+        let to = dir.join(&id);
+        copy_dir(&run, &to);
+        let doc = to.join("run.json");
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+        v["run_id"] = id.clone().into();
+        v["started"] = format!("2025-01-02T{:02}:00:00Z", i).into();
+        std::fs::write(&doc, v.to_string()).unwrap();
+        let test = to.join("tests/002-point-query-t1.json");
+        let mut t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&test).unwrap()).unwrap();
+        t["warnings"] =
+            serde_json::json!([format!("client 0 stalled for {}.5 s in a statement", i + 2)]);
+        std::fs::write(&test, t.to_string()).unwrap();
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_data_formats_and_compare_say_a_warning_of_many_runs_once_with_a_count() {
+    let d = tempfile::tempdir().unwrap();
+    twenty_warned_runs(d.path());
+    let r = d.path().to_str().unwrap();
+    let o = rqps(&[
+        "report",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--targets",
+        "pg16",
+        "--format",
+        "json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // Before: 20 lines, one per run.
+    let stalled: Vec<&str> = err.lines().filter(|l| l.contains("stalled")).collect();
+    assert_eq!(stalled.len(), 1, "{err}");
+    assert!(
+        stalled[0].starts_with(
+            "warning: pg16 point-query t=1 in run 20250102-000000-pg16: client 0 stalled for 2.5 s"
+        ) && stalled[0].ends_with("(and 19 more like it)"),
+        "{err}"
+    );
+    // The document keeps each one.
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let listed = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w.as_str().unwrap().contains("stalled"))
+        .count();
+    assert_eq!(listed, 20);
+    let o = rqps(&[
+        "compare",
+        "--results",
+        r,
+        "--base",
+        "pg15",
+        "--target",
+        "pg16",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(
+        err.lines().filter(|l| l.contains("stalled")).count(),
+        1,
+        "{err}"
+    );
+    // Quiet: a note of another test stays apart, as it is.
+    assert!(
+        err.lines().any(|l| l.ends_with(
+            "outlier repeat: pg16 range-covered-pk t=1 run 20250101-170000-pg16: QPS 4229 against a median of 3000 (modified z-score > 3.5)"
+        )),
+        "{err}"
+    );
+}

@@ -9,6 +9,8 @@ use common::{read_json, server_available, text};
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 static PG: rqps::engine::server::Recipe = &rqps::engine::postgres::server::RECIPE;
@@ -449,4 +451,241 @@ fn sigterm_stops_compat_at_once_and_removes_its_throwaway_servers_files() {
     gone_within_5_s(&server, "SIGTERM to rqps compat");
     assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
     assert!(!results.join("compat").exists(), "a record was stored");
+}
+
+/// A TCP proxy on 127.0.0.1 in front of `upstream` that forwards both ways
+/// until `stall` is set; from then on, a connection that has carried more
+/// than 8 KB from its client (past its login) is no longer read (its proxy
+/// thread counts it in `stalled` and sleeps), as behind a server or a
+/// network that stopped reading: the client's send fills the socket buffers
+/// and blocks. Small connections (logins, status probes, cancel requests)
+/// still go through.
+fn stalling_proxy(upstream: u16) -> (u16, Arc<AtomicBool>, Arc<AtomicUsize>) {
+    use std::os::fd::AsRawFd;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // A small receive buffer, inherited by each accepted socket: without it
+    // the proxy's side would take megabytes before the client's send blocks.
+    let small: libc::c_int = 64 << 10;
+    // SAFETY: setsockopt on our listener with an int that lives for the call.
+    unsafe {
+        libc::setsockopt(
+            l.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    let port = l.local_addr().unwrap().port();
+    let (stall, stalled) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (st, sd) = (stall.clone(), stalled.clone());
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(c) = c else { return };
+            let Ok(u) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                return;
+            };
+            let (mut c2, mut u2) = (c.try_clone().unwrap(), u.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut u2, &mut c2);
+            });
+            let (st, sd) = (st.clone(), sd.clone());
+            std::thread::spawn(move || {
+                let (mut from, mut to) = (c, u);
+                let mut buf = vec![0u8; 64 << 10];
+                let mut carried = 0usize;
+                loop {
+                    if st.load(Ordering::SeqCst) && carried > 8 << 10 {
+                        sd.fetch_add(1, Ordering::SeqCst);
+                        // Holds both sockets open, reading nothing, for good.
+                        loop {
+                            std::thread::sleep(Duration::from_secs(3600));
+                        }
+                    }
+                    let n = match std::io::Read::read(&mut from, &mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    carried += n;
+                    if std::io::Write::write_all(&mut to, &buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, stall, stalled)
+}
+
+/// The test files under `results` whose status starts with `status`.
+fn stored(results: &Path, status: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(results)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|run| entries(&run.path().join("tests")))
+        .filter(|p| {
+            std::fs::read_to_string(p).is_ok_and(|s| s.contains(&format!("\"status\": \"{status}")))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether one of `files` is test `name` (`-t3`: at 3 threads).
+fn has(files: &[PathBuf], name: &str) -> bool {
+    files.iter().any(|p| p.to_string_lossy().contains(name))
+}
+
+/// Waits until `child` runs a test whose file name has `name`; fails if
+/// it ends first.
+fn wait_running(child: &mut Child, results: &Path, name: &str) {
+    let t = Instant::now();
+    while !has(&stored(results, "running"), name) {
+        assert!(t.elapsed() < Duration::from_secs(90), "no test {name} ran");
+        if child.try_wait().unwrap().is_some() {
+            let o = std::mem::replace(child, Command::new("true").spawn().unwrap());
+            panic!("rqps ended early: {}", text(&o.wait_with_output().unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends `sig` to `child` and waits for it (killing it after a minute): its
+/// output and how long it took to end.
+fn stop_and_wait(child: Child, sig: i32) -> (std::process::Output, Duration) {
+    signal(&child, sig);
+    let stopped = Instant::now();
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let watchdog = std::thread::spawn(move || {
+        while !d.load(Ordering::SeqCst) {
+            if stopped.elapsed() > Duration::from_secs(60) {
+                // SAFETY: kill(2) on our child, not yet reaped (`done` is
+                // set only after the wait).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    let took = stopped.elapsed();
+    done.store(true, Ordering::SeqCst);
+    watchdog.join().unwrap();
+    (o, took)
+}
+
+#[test]
+fn sigterm_ends_a_run_whose_sends_are_blocked_within_seconds_and_keeps_the_finished_test() {
+    use rqps::engine::server::{Server, ServerSpec};
+    if !server_available(PG) {
+        return;
+    }
+    let (d, results, _tmp) = dirs();
+    let server = Server::start(&ServerSpec::new(PG), &mut |n| eprintln!("note: {n}")).unwrap();
+    let (port, stall, stalled) = stalling_proxy(server.port());
+    // Each transaction sends a 6 MB statement (the text it read from the
+    // server): more than the socket buffers hold, so a send to a proxy
+    // that stopped reading blocks.
+    let script = d.path().join("big.sql");
+    std::fs::write(
+        &script,
+        "SELECT quote_literal(repeat('x', 6000000)) AS big \\gset\nSELECT length(:big) AS n;\n",
+    )
+    .unwrap();
+    let url = format!(
+        "postgres://{}@127.0.0.1:{port}/{}?sslmode=disable",
+        server.user(),
+        server.database()
+    );
+    // A test of one client that ends, then one of three: two in tasks of
+    // one client thread's event loop, one on a thread of its own.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["run", "--suite", "pgbench", "--skip-init", "--script"])
+        .arg(&script)
+        .args(["--clients", "1,3", "--client-threads", "2"])
+        .args(["--transactions", "4", "--busy-threshold", "100", "-q"])
+        .args(["--target", &url, "--results"])
+        .arg(&results)
+        .env("PGPASSWORD", server.password())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the three clients' test runs, the proxy stops reading them.
+    wait_running(&mut child, &results, "-t3");
+    stall.store(true, Ordering::SeqCst);
+    let t = Instant::now();
+    while stalled.load(Ordering::SeqCst) < 3 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the sends never stalled ({} of 3)",
+            stalled.load(Ordering::SeqCst)
+        );
+        assert!(child.try_wait().unwrap().is_none(), "rqps ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (o, took) = stop_and_wait(child, libc::SIGTERM);
+    // Before: still there 600 s later (the statement timeout), ended only
+    // by a second signal.
+    assert!(
+        took < Duration::from_secs(15),
+        "took {took:?}: {}",
+        text(&o)
+    );
+    assert_eq!(o.status.code(), Some(143), "{}", text(&o));
+    assert!(text(&o).contains("cancelling"), "{}", text(&o));
+    assert!(
+        has(&stored(&results, "ok"), "-t1"),
+        "the finished test was lost"
+    );
+    assert!(has(&stored(&results, "interrupted"), "-t3"), "{}", text(&o));
+    assert!(stored(&results, "running").is_empty() && stored(&results, "failed").is_empty());
+}
+
+#[test]
+fn ctrl_c_interrupts_an_embedded_statement_that_would_never_end() {
+    let d = tempfile::tempdir().unwrap();
+    let (results, tmp) = (d.path().join("r"), d.path().join("tmp"));
+    std::fs::create_dir(&tmp).unwrap();
+    // Client 1 of the second test counts an endless recursion.
+    let script = d.path().join("endless.sql");
+    std::fs::write(
+        &script,
+        "\\if :client_id = 1\nWITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;\n\\else\nSELECT 1;\n\\endif\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(["run", "--suite", "pgbench", "--skip-init", "--script"])
+        .arg(&script)
+        .args(["--clients", "1,2", "--transactions", "3", "-q"])
+        .args(["--busy-threshold", "100", "--results"])
+        .arg(&results)
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_running(&mut child, &results, "-t2");
+    std::thread::sleep(Duration::from_millis(500));
+    let (o, took) = stop_and_wait(child, libc::SIGINT);
+    // Before: the statement ran on (for good) after the first Ctrl-C.
+    assert!(
+        took < Duration::from_secs(15),
+        "took {took:?}: {}",
+        text(&o)
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        has(&stored(&results, "ok"), "-t1"),
+        "the finished test was lost"
+    );
+    assert!(has(&stored(&results, "interrupted"), "-t2"), "{}", text(&o));
+    assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
 }

@@ -211,26 +211,40 @@ fn empty(id: EngineId, left_out: Option<String>) -> EngineCompat {
 
 /// Runs `test` on one engine through its recorder: the worker's events,
 /// each failure recovered from as the harness would, and what was sent.
-fn run_test(side: &Side, test: &CompatTest) -> Vec<Sent> {
+/// The statements `test` sent on `side`, and the link's failure when its
+/// worker could not even start (its connection failed): then it sent
+/// nothing, and that says nothing about the engine.
+fn run_test(side: &Side, test: &CompatTest) -> (Vec<Sent>, Option<String>) {
     let _ = side.rec.take();
-    if let Ok(mut w) = (test.worker)(&side.driver()) {
-        let mut c = Counts::default();
-        for _ in 0..test.events {
-            if w.finished() {
-                break;
-            }
-            if let Err(e) = w.event(&mut c) {
-                let recovered = match e.class {
-                    ErrorClass::Retry | ErrorClass::Reconnect => w.recover(&e).is_ok(),
-                    ErrorClass::Fatal => false,
-                };
-                if !recovered {
+    let mut link = None;
+    match (test.worker)(&side.driver()) {
+        Err(e) if link_error(&e) => {
+            link = Some(format!(
+                "not checked: the link failed ({}): {}",
+                e.meaning().key(),
+                compare::cut(e.message.lines().next().unwrap_or(""), 160)
+            ));
+        }
+        Err(_) => {}
+        Ok(mut w) => {
+            let mut c = Counts::default();
+            for _ in 0..test.events {
+                if w.finished() {
                     break;
+                }
+                if let Err(e) = w.event(&mut c) {
+                    let recovered = match e.class {
+                        ErrorClass::Retry | ErrorClass::Reconnect => w.recover(&e).is_ok(),
+                        ErrorClass::Fatal => false,
+                    };
+                    if !recovered {
+                        break;
+                    }
                 }
             }
         }
     }
-    side.rec.take()
+    (side.rec.take(), link)
 }
 
 /// A load that failed, and the statement that failed it when the
@@ -614,11 +628,11 @@ fn noted(what: String, test: &CompatTest) -> String {
 /// One test on every side, compared, then its tables.
 fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]) {
     let traces = traces_of(test, sides);
-    let Some(reference) = traces[0].clone() else {
+    let Some((reference, ref_link)) = traces[0].clone() else {
         return;
     };
     // The reference's own link failed: no target's answers can be judged.
-    let ref_link = link_failure(&reference);
+    let ref_link = ref_link.or_else(|| link_failure(&reference));
     for s in &reference {
         sides[0].stat(suite, &test.name, &s.sql, Level::Semantics);
     }
@@ -632,8 +646,12 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
         not_checked: ref_link.clone(),
     });
     for (side, trace) in sides.iter_mut().zip(&traces).skip(1) {
-        let Some(trace) = trace else { continue };
-        match ref_link.clone().or_else(|| link_failure(trace)) {
+        let Some((trace, link)) = trace else { continue };
+        match ref_link
+            .clone()
+            .or_else(|| link.clone())
+            .or_else(|| link_failure(trace))
+        {
             Some(why) => side.out.tests.push(TestCompat {
                 suite: suite.into(),
                 test: test.name.clone(),
@@ -652,8 +670,9 @@ fn run_one(suite: &str, plan: &CompatPlan, test: &CompatTest, sides: &mut [Side]
 }
 
 /// Each side's statements for `test` (`None`: the side is broken),
-/// connection by connection, without bare prepares.
-fn traces_of(test: &CompatTest, sides: &[Side]) -> Vec<Option<Vec<Sent>>> {
+/// connection by connection, without bare prepares, and the link's failure
+/// that kept its worker from starting, if one did.
+fn traces_of(test: &CompatTest, sides: &[Side]) -> Vec<Option<(Vec<Sent>, Option<String>)>> {
     sides
         .iter()
         .map(|s| s.broken.is_none().then(|| run_test(s, test)))
@@ -663,14 +682,14 @@ fn traces_of(test: &CompatTest, sides: &[Side]) -> Vec<Option<Vec<Sent>>> {
             // Benchmark's inserter and deleter) sends each one's statements
             // in the same order on every engine, though not interleaved
             // alike.
-            t.map(|mut t| {
+            t.map(|(mut t, link)| {
                 t.sort_by_key(|s| s.conn);
                 // A statement prepared is no answer yet (a failed prepare
                 // is): engines whose clients take different paths to run
                 // one statement (PostgreSQL's unnamed statements, a
                 // prepare elsewhere) line up by what was run.
                 t.retain(|s| s.answer != trace::Answer::Prepared);
-                t
+                (t, link)
             })
         })
         .collect()

@@ -51,6 +51,32 @@ fn result(area: &str, name: &str, s: Finding) -> ProbeResult {
         },
         same: true,
         how: s.how,
+        // An error of the link seen since the last probe's result: what
+        // this one saw is the link's, not the engine's.
+        not_checked: LINK
+            .take()
+            .map(|why| format!("not checked: the link failed: {why}")),
+    }
+}
+
+thread_local! {
+    /// The first error of the link (the connection broke, or could not be
+    /// made) seen since the last probe's result, noted where the probes
+    /// turn errors into words ([`err_text`], [`read_v`]).
+    static LINK: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Notes `e` when it is the link's failure, not the engine's answer.
+fn note_link(e: &DbError) {
+    if matches!(
+        e.meaning(),
+        crate::engine::Meaning::Connection | crate::engine::Meaning::Protocol
+    ) {
+        LINK.with_borrow_mut(|l| {
+            l.get_or_insert_with(|| {
+                super::compare::cut(e.message.lines().next().unwrap_or(""), 160)
+            });
+        });
     }
 }
 
@@ -60,6 +86,7 @@ pub fn key(seen: &str) -> &str {
 }
 
 fn err_text(e: &DbError) -> String {
+    note_link(e);
     let first = e.message.lines().next().unwrap_or("");
     match &e.code {
         Some(c) => format!("{c}: {}", super::compare::cut(first, 100)),
@@ -106,6 +133,7 @@ fn reset(c: &mut dyn Conn, driver: &dyn Driver) -> DbResult<()> {
 /// Every probe on `driver`, in order. A probe that cannot run says why
 /// in what it saw.
 pub fn run(driver: &Arc<dyn Driver>) -> Vec<ProbeResult> {
+    LINK.take();
     let mut out = Vec::new();
     let db = match driver.require_sql() {
         Ok(db) => db,
@@ -265,7 +293,10 @@ fn read_v(c: &mut dyn Conn, id: i64, for_update: &str) -> String {
         &format!("SELECT v FROM {TABLE} WHERE id = {id}{for_update}"),
     ) {
         Ok(v) => v,
-        Err(e) => format!("error {}", e.meaning().key()),
+        Err(e) => {
+            note_link(&e);
+            format!("error {}", e.meaning().key())
+        }
     }
 }
 
@@ -609,11 +640,16 @@ fn errors_one_session(a: &mut dyn Conn, out: &mut Vec<ProbeResult>) {
 }
 
 /// Sets whether each of `engine`'s probes saw what the reference's did.
+/// A probe not checked, on either side, is no difference (and not the same):
+/// it shows as not checked.
 pub fn mark_same(engine: &mut [ProbeResult], reference: &[ProbeResult]) {
     for p in engine {
-        p.same = reference
+        let r = reference
             .iter()
-            .find(|r| r.area == p.area && r.name == p.name)
-            .is_some_and(|r| key(&r.seen) == key(&p.seen));
+            .find(|r| r.area == p.area && r.name == p.name);
+        if let Some(why) = r.and_then(|r| r.not_checked.clone()) {
+            p.not_checked.get_or_insert(why);
+        }
+        p.same = p.not_checked.is_none() && r.is_some_and(|r| key(&r.seen) == key(&p.seen));
     }
 }

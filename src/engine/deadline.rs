@@ -82,9 +82,15 @@ pub(crate) enum Session {
     /// Waiting for the client (PostgreSQL's `ClientRead`, MySQL's `Sleep`):
     /// what the server said of it, for the message.
     WaitsForClient(String),
-    /// Not known: no answer, or an answer rqps cannot trust (a pooler in
-    /// between hands out ids of its own).
+    /// Not known: an answer rqps cannot trust (a pooler in between hands
+    /// out ids of its own), or a refusal (privileges, too many connections).
     Unknown,
+    /// No answer: a new connection to the server failed on the way (it
+    /// timed out, or the link broke), with what happened. Twice in a row,
+    /// the link itself is broken (a proxy or network that went silent or
+    /// garbles bytes) and the statement ends, rather than at the statement
+    /// timeout.
+    Unreachable(String),
 }
 
 /// Asks the server about the session of the watched connection.
@@ -121,9 +127,12 @@ const GRACE: Duration = Duration::from_secs(1);
 /// connection of its own, what the statement's session is doing. A session
 /// that waits for the client, twice, [`GRACE`] apart, with nothing arriving
 /// between, ends the statement at once: behind a proxy that garbled one
-/// request in 9, runs waited out the 600 s instead. A session that works
-/// (a long query, a lock wait) is asked again each message timeout until
-/// the statement timeout.
+/// request in 9, runs waited out the 600 s instead. A server that cannot be
+/// reached over a new connection, two asks in a row (each bounded by the
+/// message timeout), ends it too: the link itself is broken and no answer
+/// will come (a garbled link whose asks failed as well waited for the
+/// statement timeout). A session that works (a long query, a lock wait) is
+/// asked again each message timeout until the statement timeout.
 ///
 /// The socket's read timeout is the short one throughout (set once), so the
 /// usual path, where a reply arrives in one read, costs no system call.
@@ -142,6 +151,9 @@ pub(crate) struct MidMessage {
     /// The server said the session waits for the client; one more such
     /// answer after [`GRACE`] ends the statement.
     suspect: bool,
+    /// The last ask got no answer ([`Session::Unreachable`]); one more
+    /// ends the statement.
+    unreachable: bool,
     ask: Option<AskServer>,
 }
 
@@ -162,6 +174,7 @@ impl MidMessage {
             quiet: None,
             current: Duration::ZERO,
             suspect: false,
+            unreachable: false,
             ask: None,
         }
     }
@@ -185,6 +198,7 @@ impl MidMessage {
             quiet: None,
             current: short,
             suspect: false,
+            unreachable: false,
             ask,
         })
     }
@@ -261,6 +275,10 @@ impl MidMessage {
         if self.since.is_some() {
             return Waited::Fail(self.stalled());
         }
+        // A new silence: what the asks of the last one found is over.
+        if self.quiet.is_none() {
+            self.unreachable = false;
+        }
         let quiet = *self
             .quiet
             .get_or_insert_with(|| std::time::Instant::now() - self.current);
@@ -272,7 +290,23 @@ impl MidMessage {
             Some(ask) => ask(),
             None => Session::Unknown,
         };
+        let unreachable = std::mem::take(&mut self.unreachable);
         match answer {
+            Session::Unreachable(why) if unreachable => {
+                return Waited::Fail(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "no reply came for {:.0} s and the server could not be reached over a new connection either, twice ({why}): the link is broken (a proxy or network that went silent or garbles bytes?); the connection was closed",
+                        quiet.elapsed().as_secs_f64()
+                    ),
+                ));
+            }
+            Session::Unreachable(_) => {
+                self.unreachable = true;
+                if self.suspect {
+                    self.relax();
+                }
+            }
             Session::WaitsForClient(what) if self.suspect => {
                 return Waited::Fail(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -413,6 +447,32 @@ mod tests {
             Waited::Again => panic!("waited on"),
         }
         assert_eq!(*asked_n.lock().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_server_unreachable_twice_in_a_row_ends_the_statement() {
+        let gone = || Session::Unreachable("no answer from the server in time".into());
+        let (mut m, _b, asked_n) = asked(vec![gone(), gone()], Duration::from_secs(600));
+        assert!(matches!(m.failed(timed_out()), Waited::Again));
+        match m.failed(timed_out()) {
+            Waited::Fail(e) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("could not be reached") && e.contains("twice"),
+                    "{e}"
+                );
+            }
+            Waited::Again => panic!("waited on"),
+        }
+        assert_eq!(*asked_n.lock().unwrap(), 2);
+        // Not in a row (the server answered between): wait on.
+        let (mut m, _b, _) = asked(
+            vec![gone(), Session::Busy, gone(), Session::Busy],
+            Duration::from_secs(600),
+        );
+        for _ in 0..4 {
+            assert!(matches!(m.failed(timed_out()), Waited::Again));
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! This layer names no suite: tables are declared by the suites.
 
 pub(crate) mod deadline;
+pub mod inflight;
 
 /// How long a statement may go without a word from the server by default
 /// (an index build sends nothing until it is done; `--stmt-timeout` raises

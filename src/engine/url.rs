@@ -133,6 +133,28 @@ impl DbUrl {
         }
     }
 
+    /// The connect timeout parameter `key` (libpq's `connect_timeout`,
+    /// the mysql client's `connect-timeout`): whole seconds, 1 to 3600;
+    /// `default` without it.
+    pub fn connect_timeout(
+        &self,
+        url: &str,
+        key: &str,
+        default: std::time::Duration,
+    ) -> DbResult<std::time::Duration> {
+        let Some(v) = self.param(key) else {
+            return Ok(default);
+        };
+        match v.trim().parse::<u64>() {
+            Ok(n @ 1..=3600) => Ok(std::time::Duration::from_secs(n)),
+            _ => Err(DbError::fatal(format!(
+                "target '{}': {key}={v}: give whole seconds from 1 to 3600 (default {})",
+                redact_url(url),
+                default.as_secs()
+            ))),
+        }
+    }
+
     /// The database name, which the drivers require.
     pub fn require_database(&self, url: &str) -> DbResult<&str> {
         self.database.as_deref().ok_or_else(|| {

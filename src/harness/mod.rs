@@ -213,11 +213,11 @@ impl TestRun<'_> {
             if let Some(w) = profile.as_ref().and_then(|p| profile_check(p, &hw)) {
                 self.warn(w);
             }
-            self.result.cpu_profile = profile;
+            self.result.cpu_profile = profile.map(Box::new);
         }
-        self.result.hw = Some(hw);
+        self.result.hw = Some(Box::new(hw));
         self.result.status_delta = delta;
-        self.result.hw.as_ref()
+        self.result.hw.as_deref()
     }
 
     /// A condition that may falsify this result: printed now, stored with it.
@@ -502,21 +502,27 @@ impl Harness<'_> {
             run.profile = Some(profile::TestProfile::prepare(self.probe.embedded));
         }
         if let Err(reason) = body(&mut run) {
-            run.result.status = Status::Failed;
-            run.result.reason = Some(reason.to_string());
+            // After a stop, what failed was cut off (or cancelled) by it.
+            if runner::stop_requested() {
+                run.result.status = Status::Interrupted;
+                run.result.reason = Some(format!("{}: {reason}", runner::stop_cause()));
+            } else {
+                run.result.status = Status::Failed;
+                run.result.reason = Some(reason.to_string());
+            }
         }
         // The one status rule: no work, or an interval cut short, is not ok.
         status::apply(&mut run.result, &self.units);
         let TestRun { result, label, .. } = run;
         self.ui
             .say(&with_marks((self.line)(&label, &result), &result));
-        // A stall shows only in the finished step's per-second series: said
-        // now, under its line, even with --quiet.
-        for w in result
-            .warnings
-            .iter()
-            .filter(|w| w.starts_with(crate::results::STALL_WARNING))
-        {
+        // A stall shows only in the finished step's per-second series, an
+        // overrun only once it ended: said now, under its line, even with
+        // --quiet.
+        for w in result.warnings.iter().filter(|w| {
+            w.starts_with(crate::results::STALL_WARNING)
+                || w.starts_with(crate::results::OVERRAN_WARNING)
+        }) {
             self.ui.warn(&format!("{label}: {w}"));
         }
         self.store.finish_test(slot, result.clone())?;
@@ -636,7 +642,7 @@ pub fn fill_core(r: &mut TestResult, run: &runner::StepRun) {
         })
         .collect();
     (r.status, r.reason) = step_status(&run.status);
-    r.step = Some(run.facts.clone());
+    r.step = Some(Box::new(run.facts.clone()));
     if let Some(w) = stall_warning(&r.per_second, r.latency_us.max) {
         r.warnings.push(w);
     }
@@ -796,7 +802,7 @@ mod tests {
             "{}: other processes used 40%",
             crate::results::BUSY_WARNING
         ));
-        r.hw = Some(HwCost {
+        r.hw = Some(Box::new(HwCost {
             limit: Some(crate::results::Limit {
                 by: Some("client".into()),
                 threshold_pct: 90.0,
@@ -806,7 +812,7 @@ mod tests {
                 ..Default::default()
             }),
             ..Default::default()
-        });
+        }));
         assert_eq!(
             with_marks("line".into(), &r),
             "line  limit: client 99% of 4 CPUs  busy"

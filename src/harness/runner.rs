@@ -363,6 +363,9 @@ fn work<W: Worker>(
         match w.event(&mut scratch) {
             Ok(()) if w.abandoned() => return (ThreadMeasure::new(warm_end_ns, 0, 1), None),
             Ok(()) => {}
+            // An event that failed once a stop was asked for: cancelled by
+            // it (see `plan::signals`), not a failure of the test.
+            Err(_) if stop_requested() => return (ThreadMeasure::new(warm_end_ns, 0, 1), None),
             Err(e) => {
                 warm_error = Some(e.to_string());
                 if let Err(msg) = on_error(w, e, &mut scratch, sh) {
@@ -429,6 +432,8 @@ fn work<W: Worker>(
                 holding = false;
                 m.event_done(t1, t1 - t0, w.kind())
             }
+            // Cancelled by a stop: neither counted nor a failure.
+            Err(_) if stop_requested() => return (m, None),
             Err(e) => {
                 let answered = e.class == ErrorClass::Retry;
                 m.failed(w.kind(), t1, &e);
@@ -664,6 +669,13 @@ fn watch(
     }
 }
 
+/// How far past its deadline a thread's last event may end before the step
+/// counts as overrun: a second, or 5 % of the measured duration if longer.
+/// An honest step's threads end within one event's latency of it.
+pub fn overrun_margin(duration: Duration) -> Duration {
+    Duration::from_secs(1).max(duration.mul_f64(0.05).min(Duration::from_secs(3600)))
+}
+
 /// Sums what the workers measured into the step's figures.
 fn summarize<W: Worker>(
     workers: &[W],
@@ -683,9 +695,30 @@ fn summarize<W: Worker>(
             (error, e) => error.or(e),
         };
     }
-    let elapsed = threads
+    // A thread whose last event ended past the deadline by more than the
+    // margin was stuck in it: the others' interval, not its wait, is what
+    // the step measured (its rates are not diluted by the wait), and the
+    // status rule flags the step with the connections named.
+    let lasted = threads
         .iter()
         .map(|t| t.elapsed())
+        .max()
+        .unwrap_or_default();
+    let margin = overrun_margin(cfg.duration);
+    let end_ns = sh.t().end_ns;
+    let mut overran = Vec::new();
+    let elapsed = threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let past = Duration::from_nanos(t.last.saturating_sub(end_ns));
+            if end.is_some() && past > margin {
+                overran.push((i, past.as_secs_f64()));
+                cfg.duration
+            } else {
+                t.elapsed()
+            }
+        })
         .max()
         .unwrap_or_default();
     let names: &[&str] = workers.first().map(|w| w.kinds()).unwrap_or(&[]);
@@ -712,6 +745,8 @@ fn summarize<W: Worker>(
         let _ = hist.add(&k.hist);
     }
     let status = match error {
+        // Reconnecting when the stop came: the stop is the cause.
+        Some(WorkerError::Stopped { .. }) if stop_requested() => StepStatus::Interrupted,
         Some(e) => StepStatus::Failed(e.to_string()),
         None if stop_requested() => StepStatus::Interrupted,
         None => StepStatus::Ok,
@@ -734,6 +769,8 @@ fn summarize<W: Worker>(
             / 1e9,
         last_error: threads.iter().rev().find_map(|t| t.last_error.clone()),
         warm_error: threads.iter().rev().find_map(|t| t.warm_error.clone()),
+        lasted_secs: lasted.as_secs_f64(),
+        overran,
     };
     StepRun {
         facts,
@@ -1301,6 +1338,55 @@ mod tests {
         // Its rates are over the whole interval (the upper bound is a slow
         // machine's, not a check).
         assert!(r.secs >= 0.3 && r.secs < 2.0, "{}", r.secs);
+    }
+
+    /// Answers in 1 ms, except its `stuck_at`-th measured event, which
+    /// takes `stuck` and then succeeds (a statement stuck on a lock).
+    struct Stuck {
+        n: u64,
+        stuck_at: Option<u64>,
+        stuck: Duration,
+    }
+
+    impl Worker for Stuck {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            let d = if Some(self.n) == self.stuck_at {
+                self.stuck
+            } else {
+                Duration::from_millis(1)
+            };
+            std::thread::sleep(d);
+            c.record(Outcome::Rows(1));
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_connection_stuck_past_the_deadline_is_named_and_does_not_dilute_the_rates() {
+        let stuck = |at| Stuck {
+            n: 0,
+            stuck_at: at,
+            stuck: Duration::from_millis(1600),
+        };
+        let mut ws = vec![stuck(None), stuck(Some(5)), stuck(None)];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        let f = &r.facts;
+        assert_eq!(f.overran.len(), 1, "{:?}", f.overran);
+        assert_eq!(f.overran[0].0, 1);
+        assert!(f.overran[0].1 > 1.0, "{:?}", f.overran);
+        assert!(f.lasted_secs > 1.5, "{}", f.lasted_secs);
+        // Before: over the 1.6 s the stuck one took.
+        assert!(r.secs < 0.6, "{}", r.secs);
+        // Quiet when none is stuck.
+        let mut ws = vec![stuck(None), stuck(None)];
+        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        assert!(r.facts.overran.is_empty());
+        assert!(r.secs < 0.6, "{}", r.secs);
     }
 
     /// Each event waits 2 ms as a reply would (a sleep of the core), and

@@ -11,12 +11,19 @@
 //!   connection stopped answering mid-reply and its message timeout outlasted
 //!   the test, a proxy that garbles bytes), the rates are over a part of the
 //!   interval: the test is `failed`, with the fraction measured.
+//! - **A step that ran past its deadline says so.** When connections were
+//!   still in a statement more than a margin after the deadline
+//!   ([`crate::harness::runner::overrun_margin`]: a second, or 5 % of the
+//!   duration), the test stays `ok` (its rates are over the interval the
+//!   others measured, not diluted by the wait: the runner leaves the stuck
+//!   ones out of the step's length) but carries a warning that names those
+//!   connections and how long it lasted, and [`crate::results::Overran`].
 //!
 //! A failed test shows as such on its progress line, in `rqps show`, in the
 //! report's notes (not counted) and in the `rqps compare` gate (broken),
 //! because they all read the stored status and reason.
 
-use crate::results::{Status, StepFacts, TestResult};
+use crate::results::{OVERRAN_WARNING, Overran, Status, StepFacts, TestResult};
 
 /// What a suite counts: the noun of one event (its throughput's unit), and
 /// what its hardware cost per operation is divided by.
@@ -55,7 +62,39 @@ pub fn apply(r: &mut TestResult, units: &Units) {
     if let Some(reason) = no_work(r, &facts, units).or_else(|| cut_short(&facts, units)) {
         r.status = Status::Failed;
         r.reason = Some(reason);
+        return;
     }
+    overran(r, &facts);
+}
+
+/// Flags a step whose connections were still in a statement past its
+/// deadline (see the module's rule).
+fn overran(r: &mut TestResult, f: &StepFacts) {
+    let (Some(planned), Some(past)) = (
+        f.planned_secs,
+        f.overran.iter().map(|o| o.1).reduce(f64::max),
+    ) else {
+        return;
+    };
+    let ids: Vec<usize> = f.overran.iter().map(|o| o.0).collect();
+    let mut named: Vec<String> = ids.iter().take(8).map(|i| i.to_string()).collect();
+    if ids.len() > named.len() {
+        named.push(format!("... ({} of {})", ids.len(), r.per_connection.len()));
+    }
+    let who = if ids.len() == 1 {
+        format!("connection {} was", named[0])
+    } else {
+        format!("connections {} were", named.join(", "))
+    };
+    r.warnings.push(format!(
+        "{OVERRAN_WARNING} by {past:.1} s: {who} still in a statement (see per_connection), so the test lasted {:.1} s; its rates are over the {:.1} s the other connections measured",
+        f.lasted_secs,
+        r.secs.max(planned)
+    ));
+    r.overran = Some(Box::new(Overran {
+        secs: past,
+        connections: ids,
+    }));
 }
 
 /// `s` with an `s` when `n` is not 1.
@@ -126,13 +165,14 @@ mod tests {
             covered_secs: covered,
             last_error: last_error.map(String::from),
             warm_error: None,
+            ..Default::default()
         }
     }
 
     #[test]
     fn a_step_that_completed_nothing_fails_with_its_last_error() {
         let mut r = result(0, 1);
-        r.step = Some(facts(0.0, Some("lost the connection")));
+        r.step = Some(Box::new(facts(0.0, Some("lost the connection"))));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Failed);
         let why = r.reason.unwrap();
@@ -147,7 +187,7 @@ mod tests {
     #[test]
     fn an_interval_that_ended_early_fails_with_the_fraction_measured() {
         let mut r = result(1200, 1);
-        r.step = Some(facts(0.77, Some("message timeout")));
+        r.step = Some(Box::new(facts(0.77, Some("message timeout"))));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Failed);
         let why = r.reason.unwrap();
@@ -156,17 +196,49 @@ mod tests {
     }
 
     #[test]
+    fn a_step_that_ran_past_its_deadline_stays_ok_with_its_stuck_connection_named() {
+        let mut r = result(1200, 0);
+        r.per_connection = vec![3, 400, 400, 397];
+        r.step = Some(Box::new(StepFacts {
+            lasted_secs: 17.0,
+            overran: vec![(0, 12.0)],
+            ..facts(5.0, None)
+        }));
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
+        assert_eq!(r.status, Status::Ok);
+        let w = r.warnings.join("\n");
+        assert!(
+            w.starts_with("ran past its deadline by 12.0 s: connection 0 was still in a statement"),
+            "{w}"
+        );
+        assert!(w.contains("lasted 17.0 s"), "{w}");
+        assert!(w.contains("over the 5.0 s"), "{w}");
+        assert_eq!(
+            r.overran.as_deref(),
+            Some(&Overran {
+                secs: 12.0,
+                connections: vec![0]
+            })
+        );
+        // Quiet when every connection ended by the deadline.
+        let mut r = result(1200, 0);
+        r.step = Some(Box::new(facts(5.0, None)));
+        apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
+        assert!(r.warnings.is_empty() && r.overran.is_none());
+    }
+
+    #[test]
     fn a_whole_interval_or_a_step_without_a_deadline_stays_ok() {
         let mut r = result(1200, 0);
-        r.step = Some(facts(4.9, None));
+        r.step = Some(Box::new(facts(4.9, None)));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!((r.status, r.reason), (Status::Ok, None));
         let mut r = result(1200, 0);
-        r.step = Some(StepFacts {
+        r.step = Some(Box::new(StepFacts {
             planned_secs: None,
             covered_secs: 0.1,
             ..Default::default()
-        });
+        }));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.status, Status::Ok);
         // A test that failed keeps its own reason; one without step facts
@@ -174,7 +246,7 @@ mod tests {
         let mut r = result(0, 0);
         r.status = Status::Failed;
         r.reason = Some("disk full".into());
-        r.step = Some(facts(0.0, None));
+        r.step = Some(Box::new(facts(0.0, None)));
         apply(&mut r, &Units::TRANSACTIONS_OF_STATEMENTS);
         assert_eq!(r.reason.as_deref(), Some("disk full"));
         let mut r = result(0, 0);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::error::{EXIT_FAILED, Error, failed, usage};
 use crate::report::compare::{self, Rules};
-use crate::report::export::{self, Exporter as _, Format, TCell, Table};
+use crate::report::export::{self, Format, TCell, Table};
 use crate::report::load::{self, Options};
 use crate::report::model::{Report, Verdict};
 
@@ -74,13 +74,27 @@ fn colour_wanted() -> bool {
 /// Writes `text` to the file the user named (saying so on standard error),
 /// else to standard output.
 fn emit(output: Option<&std::path::Path>, text: &str) -> Result<(), Error> {
+    emit_with(output, &mut |w| w.write_all(text.as_bytes()))
+}
+
+/// What `write` writes, as it writes it, to the file the user named, else
+/// to standard output.
+fn emit_with(
+    output: Option<&std::path::Path>,
+    write: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
     match output {
         Some(path) => {
-            crate::util::write_output(path, text.as_bytes())
+            crate::util::write_output_with(path, write)
                 .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
             eprintln!("wrote {}", path.display());
         }
-        None => print!("{text}"),
+        None => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            write(&mut out)
+                .and_then(|()| std::io::Write::flush(&mut out))
+                .map_err(|e| failed(format!("cannot write the standard output: {e}")))?;
+        }
     }
     Ok(())
 }
@@ -129,11 +143,16 @@ pub fn emit_compat(
     )
 }
 
-/// Skipped results and warnings, one line each, for standard error.
+/// Skipped results and warnings for standard error, those alike (one
+/// cause on many runs) folded into one line with a count; the JSON report
+/// lists each.
 fn notes(r: &Report) -> Vec<String> {
+    use crate::report::fold::folded as fold;
     let mut v: Vec<String> = Vec::new();
-    v.extend(r.skipped.iter().map(|s| format!("note: {}", s.line())));
-    v.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
+    v.extend(fold(
+        r.skipped.iter().map(|s| format!("note: {}", s.line())),
+    ));
+    v.extend(fold(r.warnings.iter().map(|w| format!("warning: {w}"))));
     v
 }
 
@@ -171,13 +190,14 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
             }
         }
     }
-    let text = match a.format {
-        Format::Term => export::term::Term {
+    // The data formats stream as they are made (JSON and CSV over
+    // thousands of runs are tens of megabytes).
+    let exporter: Box<dyn export::Exporter> = match a.format {
+        Format::Term => Box::new(export::term::Term {
             colour,
             view: a.view.clone(),
-        }
-        .render(&report),
-        f => export::exporter(f, colour).render(&report),
+        }),
+        f => export::exporter(f, colour),
     };
     // The readable formats carry the notes; keep the data formats clean.
     if matches!(a.format, Format::Csv | Format::Tsv | Format::Json) {
@@ -191,7 +211,7 @@ pub fn report(a: &ReportRequest) -> Result<i32, Error> {
             eprintln!("{n}");
         }
     }
-    emit(a.output.as_deref(), &text)?;
+    emit_with(a.output.as_deref(), &mut |w| exporter.write(&report, w))?;
     Ok(0)
 }
 

@@ -416,12 +416,13 @@ impl<'a> Session<'a> {
             placement: self.placement,
         });
         let (status, code) = match &end {
+            // A stop wins over a failure: what it cancelled failed because of it.
+            _ if crate::harness::runner::stop_requested() => {
+                (Status::Interrupted, EXIT_INTERRUPTED)
+            }
             Ok(RunEnd::Ok) => (Status::Ok, 0),
             Ok(RunEnd::Failed) => (Status::Failed, EXIT_FAILED),
             Ok(RunEnd::Interrupted) => (Status::Interrupted, EXIT_INTERRUPTED),
-            Err(_) if crate::harness::runner::stop_requested() => {
-                (Status::Interrupted, EXIT_INTERRUPTED)
-            }
             Err(_) => (Status::Failed, EXIT_FAILED),
         };
         store.finish(status)?;

@@ -3,6 +3,7 @@
 //! `rqps run` child it waits for.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
 
 /// Set by [`install_at_once`]: the first signal ends the command at once.
 static AT_ONCE: AtomicBool = AtomicBool::new(false);
@@ -79,7 +80,63 @@ fn on_signal(sig: i32) {
         std::process::exit(runner::stop_exit_code());
     }
     eprintln!(
-        "\n{name}: finishing the current events and saving results (Ctrl-C again to quit at once)"
+        "\n{name}: finishing the current events and saving results; what still runs in {} s is cancelled (Ctrl-C again to quit at once)",
+        STOP_GRACE.as_secs()
     );
     runner::request_stop_by(sig);
+    let _ = std::thread::Builder::new()
+        .name("rqps-stop".into())
+        .spawn(move || end_in_time(name));
+}
+
+/// How long the events in flight when a stop comes may take to finish (a
+/// statement, a send): then rqps cancels them. Seconds, not the statement
+/// timeout: a stop must stop, whatever a server or the network does.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How long the servers' own cancels may take before rqps shuts the
+/// connections' sockets down.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
+
+/// The longest a stop takes: whatever still holds rqps then (a server that
+/// takes long to shut down), it quits as at a second signal. A test still
+/// running is then stored as interrupted.
+pub const STOP_AT_MOST: Duration = Duration::from_secs(12);
+
+/// The first stop's watch: after [`STOP_GRACE`], the statements still in
+/// flight are cancelled (PostgreSQL's cancel request, MySQL's `KILL QUERY`,
+/// over fresh connections), then the sockets shut down, which wakes a read
+/// or a write blocked on them (a server or proxy that stopped reading: the
+/// send would wait for the statement timeout); the events fail, the step
+/// ends as interrupted, and what finished is stored as usual. A connection
+/// opened after that is shut down as well, until the run ends or
+/// [`STOP_AT_MOST`] passes.
+fn end_in_time(name: &'static str) {
+    use crate::engine::inflight;
+    let began = Instant::now();
+    std::thread::sleep(STOP_GRACE);
+    // A matrix waits for its `rqps run` child, which has a watch of its own.
+    if CHILD.load(Ordering::SeqCst) > 0 {
+        return;
+    }
+    let open = inflight::open_count();
+    if open > 0 {
+        eprintln!(
+            "rqps: {name}: {open} connection(s) still open {} s later: cancelling what they run",
+            STOP_GRACE.as_secs()
+        );
+        inflight::cancel_all(CANCEL_WAIT);
+    }
+    while began.elapsed() < STOP_AT_MOST {
+        inflight::shut_down_all();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!(
+        "rqps: {name}: still not stopped {} s later: quitting now",
+        STOP_AT_MOST.as_secs()
+    );
+    crate::harness::runner::begin_quitting();
+    let _held = crate::results::interrupt_in_progress(crate::harness::runner::stop_cause());
+    let _ = crate::engine::server::abandon_all();
+    std::process::exit(crate::harness::runner::stop_exit_code());
 }

@@ -130,7 +130,7 @@ fn left_out(r: &CompatRecord, d: &mut Vec<Block>) {
         d.push(Block::Heading(2, "Left out".into()));
         d.push(Block::Bullets(left));
     }
-    let unchecked: Vec<String> = engines(r)
+    let mut unchecked: Vec<String> = engines(r)
         .filter(|e| e.left_out.is_none() && e.unchecked().next().is_some())
         .map(|e| {
             let names: Vec<String> = e
@@ -150,10 +150,28 @@ fn left_out(r: &CompatRecord, d: &mut Vec<Block>) {
             )
         })
         .collect();
+    unchecked.extend(
+        engines(r)
+            .filter(|e| e.left_out.is_none() && e.unchecked_probes().next().is_some())
+            .map(|e| {
+                let names: Vec<&str> = e.unchecked_probes().map(|p| p.name.as_str()).collect();
+                format!(
+                    "{}: {} of {} probe(s) ({}), {}",
+                    e.id.label,
+                    names.len(),
+                    e.probes.len(),
+                    names.join(", "),
+                    e.unchecked_probes()
+                        .next()
+                        .and_then(|p| p.not_checked.as_deref())
+                        .unwrap_or("")
+                )
+            }),
+    );
     if !unchecked.is_empty() {
         d.push(Block::Heading(2, "Not checked".into()));
         d.push(Block::Para(
-            "The link to an engine failed in these tests (the connection broke, or a reply could not be read): their answers say nothing about the engine, so they have no level, and the record leaves no test out of a report or a gate.".into(),
+            "The link to an engine failed in these tests or probes (the connection broke, could not be made, or a reply could not be read): their answers say nothing about the engine, so they have no level, and the record leaves no test out of a report or a gate.".into(),
         ));
         d.push(Block::Bullets(unchecked));
     }
@@ -294,6 +312,9 @@ fn probes(r: &CompatRecord, d: &mut Vec<Block>) {
                 // The reference's column says what it saw; a target's says
                 // "same", or in red what it saw instead.
                 row.push(match q {
+                    Some(q) if q.not_checked.is_some() => {
+                        TCell::shaded("not checked", Some(Shade::Red))
+                    }
                     Some(q) if i == 0 => probe_key(&q.seen).into(),
                     Some(q) if q.same => "same".into(),
                     Some(q) => TCell::shaded(probe_key(&q.seen), Some(Shade::Red)),
@@ -429,7 +450,14 @@ fn data(r: &CompatRecord) -> DataTable {
             row.extend([
                 Val::Empty,
                 p.name.as_str().into(),
-                if p.same { "same" } else { "differs" }.into(),
+                if p.not_checked.is_some() {
+                    "not-checked"
+                } else if p.same {
+                    "same"
+                } else {
+                    "differs"
+                }
+                .into(),
                 Val::Empty,
                 p.seen.as_str().into(),
             ]);

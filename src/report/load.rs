@@ -290,7 +290,7 @@ fn side(found: &[Found]) -> Side {
             tps: f.test.tps,
             errors: f.test.errors,
             latency_us: f.test.latency_us.clone(),
-            hw: f.test.hw.as_ref().and_then(HwFigures::from_cost),
+            hw: f.test.hw.as_deref().and_then(HwFigures::from_cost),
             busy: f
                 .test
                 .warnings

@@ -15,6 +15,7 @@ pub mod compare;
 pub mod compat;
 pub mod doc;
 pub mod export;
+pub mod fold;
 pub mod guard;
 pub mod history;
 pub mod load;

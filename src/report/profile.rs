@@ -168,7 +168,7 @@ pub fn pooled(runs: &[crate::results::RunDoc], name: &str, test: &str) -> Vec<Po
                     threads: t.threads,
                     repeats: 1,
                     engine_is: p.engine_is.clone(),
-                    profile: p.clone(),
+                    profile: (**p).clone(),
                 }),
             }
         }

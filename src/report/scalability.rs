@@ -246,7 +246,7 @@ mod tests {
             t.status = crate::results::Status::Ok;
             t.qps = qps;
             t.secs = 10.0;
-            t.hw = Some(crate::results::HwCost {
+            t.hw = Some(Box::new(crate::results::HwCost {
                 limit: Some(crate::results::Limit {
                     by: by.map(String::from),
                     threshold_pct: 90.0,
@@ -261,7 +261,7 @@ mod tests {
                     ..Default::default()
                 },
                 ..Default::default()
-            });
+            }));
             doc.tests.push(t);
         }
         doc

@@ -115,12 +115,8 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
     if let Some(mut text) = section.and_then(|s| s.run_table(doc, all)) {
         // A suite's own tables carry no stall mark: the notes say which stalled.
         for t in &doc.tests {
-            if let Some(w) = t
-                .warnings
-                .iter()
-                .find(|w| w.starts_with(crate::results::STALL_WARNING))
-            {
-                text.push_str(&format!("stalled: {} t={}: {w}\n", t.test, t.threads));
+            for (mark, w) in marked(t) {
+                text.push_str(&format!("{mark}: {} t={}: {w}\n", t.test, t.threads));
             }
         }
         return text;
@@ -167,17 +163,11 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
         ]);
         let mut table = TextTable::new(&header);
         for t in rows {
-            let stall = t
-                .warnings
-                .iter()
-                .find(|w| w.starts_with(crate::results::STALL_WARNING));
-            let mut status = match stall {
-                Some(w) => {
-                    stalls.push(format!("stalled: {} t={}: {w}", t.test, t.threads));
-                    format!("{} (stalled)", t.status)
-                }
-                None => t.status.to_string(),
-            };
+            let mut status = t.status.to_string();
+            for (mark, w) in marked(t) {
+                stalls.push(format!("{mark}: {} t={}: {w}", t.test, t.threads));
+                status.push_str(&format!(" ({mark})"));
+            }
             if crate::results::ran_busy(&t.warnings) {
                 status.push_str(&format!(" {}", crate::results::BUSY_MARK));
                 busy += 1;
@@ -217,6 +207,22 @@ fn tables(doc: &RunDoc, all: bool, sections: &[&'static dyn Section]) -> String 
     out.push_str(&hw_table(doc, all, &groups));
     out
 }
+
+/// The warnings that mark a test's status in the table (`ok (stalled)`),
+/// each with its mark, in the order of [`MARKS`].
+fn marked(t: &TestResult) -> impl Iterator<Item = (&'static str, &String)> {
+    MARKS.iter().filter_map(|(start, mark)| {
+        let w = t.warnings.iter().find(|w| w.starts_with(start))?;
+        Some((*mark, w))
+    })
+}
+
+/// How the warnings that mark a status start, and their marks: a server
+/// stall, and a step that ran past its deadline (a stuck connection).
+const MARKS: [(&str, &str); 2] = [
+    (crate::results::STALL_WARNING, "stalled"),
+    (crate::results::OVERRAN_WARNING, "overran"),
+];
 
 /// The speed-up of each test a run measured at two thread counts or more:
 /// QPS at N threads over QPS at its fewest threads (counted results only).
@@ -318,7 +324,7 @@ pub fn hw_table(doc: &RunDoc, all: bool, groups: &[(String, String)]) -> String 
         .as_ref()
         .and_then(|l| l.hw.as_ref())
         .into_iter()
-        .chain(doc.tests.iter().filter_map(|t| t.hw.as_ref()))
+        .chain(doc.tests.iter().filter_map(|t| t.hw.as_deref()))
         .any(|h| h.limit.is_some());
     if limits {
         table.header.push("limit".into());

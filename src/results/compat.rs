@@ -162,6 +162,11 @@ pub struct ProbeResult {
     /// The statements that show it, for trying by hand.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub how: String,
+    /// Why the probe was not checked: the link to the engine failed in it
+    /// (a connection that broke or could not be made), so what it saw says
+    /// nothing about the engine and is no level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_checked: Option<String>,
 }
 
 /// A suite invariant after a concurrent run.
@@ -219,10 +224,17 @@ impl EngineCompat {
         self.tests.iter().filter(|t| t.not_checked.is_some())
     }
 
-    /// Whether every test was checked and the engine was not left out: only
-    /// then may the record's word leave a test out of a comparison.
+    /// The probes the link failed in: not checked, whatever they saw.
+    pub fn unchecked_probes(&self) -> impl Iterator<Item = &ProbeResult> {
+        self.probes.iter().filter(|p| p.not_checked.is_some())
+    }
+
+    /// Whether every test and probe was checked and the engine was not left
+    /// out: only then may the record's word leave a test out of a comparison.
     pub fn whole(&self) -> bool {
-        self.left_out.is_none() && self.unchecked().next().is_none()
+        self.left_out.is_none()
+            && self.unchecked().next().is_none()
+            && self.unchecked_probes().next().is_none()
     }
 }
 
@@ -268,18 +280,37 @@ impl CompatRecord {
     pub fn gaps(&self) -> Vec<String> {
         std::iter::once(&self.reference)
             .chain(&self.targets)
-            .filter_map(|e| match (&e.left_out, e.unchecked().count()) {
-                (Some(why), _) => Some(format!("{} could not be checked: {why}", e.id.label)),
-                (None, 0) => None,
-                (None, n) => Some(format!(
-                    "{}: {n} of {} test(s) not checked, the link failed ({})",
-                    e.id.label,
-                    e.tests.len(),
-                    e.unchecked()
-                        .next()
-                        .and_then(|t| t.not_checked.as_deref())
-                        .unwrap_or("")
-                )),
+            .flat_map(|e| {
+                let mut gaps = Vec::new();
+                if let Some(why) = &e.left_out {
+                    gaps.push(format!("{} could not be checked: {why}", e.id.label));
+                    return gaps;
+                }
+                let n = e.unchecked().count();
+                if n > 0 {
+                    gaps.push(format!(
+                        "{}: {n} of {} test(s) not checked, the link failed ({})",
+                        e.id.label,
+                        e.tests.len(),
+                        e.unchecked()
+                            .next()
+                            .and_then(|t| t.not_checked.as_deref())
+                            .unwrap_or("")
+                    ));
+                }
+                let n = e.unchecked_probes().count();
+                if n > 0 {
+                    gaps.push(format!(
+                        "{}: {n} of {} probe(s) not checked, the link failed ({})",
+                        e.id.label,
+                        e.probes.len(),
+                        e.unchecked_probes()
+                            .next()
+                            .and_then(|p| p.not_checked.as_deref())
+                            .unwrap_or("")
+                    ));
+                }
+                gaps
             })
             .collect()
     }

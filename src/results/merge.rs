@@ -301,7 +301,7 @@ fn merge_test(of: &[(&PartInfo, &TestResult)]) -> Result<TestResult, PartsError>
         .collect();
     // Hardware figures are each client host's: kept per part, not summed.
     t.hw = None;
-    t.part_hw = of.iter().map(|(_, r)| r.hw.clone()).collect();
+    t.part_hw = of.iter().map(|(_, r)| r.hw.as_deref().cloned()).collect();
     // Server counters every part saw over overlapping intervals do not add up.
     t.status_delta = Default::default();
     t.warnings = of

@@ -82,9 +82,15 @@ pub struct TestResult {
     /// 0 beside the others.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub per_connection: Vec<u64>,
-    /// Hardware cost per operation, from the /proc sampler (absent where not measured).
+    /// The measured step ran past its deadline because connections were
+    /// still in a statement (absent when it did not).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub hw: Option<HwCost>,
+    pub overran: Option<Box<Overran>>,
+    /// Hardware cost per operation, from the /proc sampler (absent where not
+    /// measured). Boxed, as the other large fields most results lack or a
+    /// reader drops: a reader of 76,000 results keeps each inline.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hw: Option<Box<HwCost>>,
     /// A result merged from client parts: each part's own hardware figures
     /// (its host's), in part order; `hw` is then absent.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -99,7 +105,7 @@ pub struct TestResult {
     pub warnings: Vec<String>,
     /// CPU profiles of the measured interval (`--cpu-profile`), absent without one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cpu_profile: Option<CpuProfile>,
+    pub cpu_profile: Option<Box<CpuProfile>>,
     /// A measured interval bounded by a number of events (sysbench's
     /// `--events`) as well as, or instead of, a time: the bound and which
     /// ended it. Absent for a test bounded by time alone.
@@ -113,7 +119,7 @@ pub struct TestResult {
     /// What the measured step of this test ended with, for the harness's
     /// status rule (`harness::status`) when the test ends; never stored.
     #[serde(skip)]
-    pub step: Option<StepFacts>,
+    pub step: Option<Box<StepFacts>>,
 }
 
 /// A test's event bound and what ended its measured interval.
@@ -166,7 +172,29 @@ pub struct StepFacts {
     /// the warm-up.
     pub last_error: Option<String>,
     pub warm_error: Option<String>,
+    /// How long the measured interval lasted, to the end of the latest
+    /// event (past the deadline when one was stuck).
+    pub lasted_secs: f64,
+    /// The connections (workers, by index) whose last event ended past the
+    /// deadline by more than the margin, and by how many seconds; the
+    /// step's rates are over the interval without them.
+    pub overran: Vec<(usize, f64)>,
 }
+
+/// A step that ran past its deadline because connections were still in a
+/// statement (the harness's status rule, `harness::status`): stored with
+/// the result, and its warning starts with [`OVERRAN_WARNING`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overran {
+    /// Seconds the step ran past its deadline.
+    pub secs: f64,
+    /// The connections still in a statement then (their index in
+    /// `per_connection`).
+    pub connections: Vec<usize>,
+}
+
+/// How a result's warning about a step that ran past its deadline starts.
+pub const OVERRAN_WARNING: &str = "ran past its deadline";
 
 impl TestResult {
     /// The suite's own figures stored under `key` (its name), if they read as `T`.
@@ -219,6 +247,7 @@ impl TestResult {
             ops: Default::default(),
             per_second: Vec::new(),
             per_connection: Vec::new(),
+            overran: None,
             hw: None,
             part_hw: Vec::new(),
             status_delta: Default::default(),
@@ -1030,7 +1059,15 @@ impl Store {
         head.tests.clear();
         let path = self.dir.join("run.json");
         let bytes = encode("run file", &head)?;
-        write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
+        {
+            let mut live = in_progress();
+            write_atomic(&path, &bytes).map_err(|e| io_err("run file", &path, e))?;
+            let test = live.take().and_then(|l| l.test);
+            *live = (head.status == Status::Running).then_some(InProgress {
+                run: (path, head),
+                test,
+            });
+        }
         if let Some(json) = &self.json
             && (last || !self.json_once)
         {
@@ -1053,7 +1090,11 @@ impl Store {
         self.seq += 1;
         let path = self.test_path(self.seq, r);
         let bytes = encode("result", r)?;
+        let mut live = in_progress();
         write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+        if let Some(l) = live.as_mut() {
+            l.test = Some((path, r.clone()));
+        }
         Ok(self.seq)
     }
 
@@ -1061,7 +1102,13 @@ impl Store {
     pub fn finish_test(&mut self, slot: usize, r: TestResult) -> Result<(), Error> {
         let path = self.test_path(slot, &r);
         let bytes = encode("result", &r)?;
-        write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+        {
+            let mut live = in_progress();
+            write_atomic(&path, &bytes).map_err(|e| io_err("result", &path, e))?;
+            if let Some(l) = live.as_mut() {
+                l.test = None;
+            }
+        }
         self.doc.tests.push(r);
         if self.json.is_some() {
             self.write_run(false)
@@ -1087,6 +1134,57 @@ impl Store {
         self.doc.finished = Some(now_rfc3339());
         self.write_run(true)
     }
+}
+
+/// What the run in progress has on disk: its run file (path and head) and
+/// the test marked `running`, for [`interrupt_in_progress`].
+struct InProgress {
+    run: (PathBuf, RunDoc),
+    test: Option<(PathBuf, TestResult)>,
+}
+
+static IN_PROGRESS: std::sync::Mutex<Option<InProgress>> = std::sync::Mutex::new(None);
+
+/// Held while a [`Store`] writes a file that [`interrupt_in_progress`] may
+/// write too, so that a finished result is never overwritten by a marker.
+fn in_progress() -> std::sync::MutexGuard<'static, Option<InProgress>> {
+    IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a process about to exit in the middle of a run (a stop that did not
+/// end in time): stores the test marked `running` and the run as
+/// `interrupted`, with `reason`. Returns the lock, held until the process
+/// exits, so that no writer of this run follows (`None`: a writer held it
+/// for a second, and nothing was written).
+pub fn interrupt_in_progress(reason: &str) -> Option<impl Drop> {
+    let mut tries = 0;
+    let mut live = loop {
+        match IN_PROGRESS.try_lock() {
+            Ok(g) => break g,
+            Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    };
+    if let Some(l) = live.as_mut() {
+        if let Some((path, r)) = l.test.as_mut() {
+            r.status = Status::Interrupted;
+            r.reason = Some(reason.to_string());
+            if let Ok(bytes) = encode("result", r) {
+                let _ = write_atomic(path, &bytes);
+            }
+        }
+        let (path, head) = &mut l.run;
+        head.status = Status::Interrupted;
+        head.finished = Some(now_rfc3339());
+        if let Ok(bytes) = encode("run file", head) {
+            let _ = write_atomic(path, &bytes);
+        }
+    }
+    Some(live)
 }
 
 /// The largest file of a run directory that readers take (`run.json` or a
@@ -1149,7 +1247,9 @@ pub enum Keep {
     /// Everything (`show`, `merge`, `runs`).
     All,
     /// What `report` and `compare` read: no latency histograms (each test's
-    /// percentiles are stored beside it) and no per-second hardware samples.
+    /// percentiles are stored beside it), no per-second hardware samples,
+    /// and not the hardware figures' notes on what could not be measured
+    /// (a run's own table says those).
     Report,
     /// What `history` reads: each test's key, status and QPS, and the
     /// run's name, time and engine.
@@ -1178,8 +1278,13 @@ impl RunDoc {
         }
         for t in &mut self.tests {
             t.histogram = None;
-            for hw in t.hw.iter_mut().chain(t.part_hw.iter_mut().flatten()) {
+            for hw in
+                t.hw.as_deref_mut()
+                    .into_iter()
+                    .chain(t.part_hw.iter_mut().flatten())
+            {
                 hw.per_second = Vec::new();
+                hw.unavailable = Vec::new();
             }
             if keep == Keep::History {
                 t.hw = None;

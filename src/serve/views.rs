@@ -576,7 +576,7 @@ mod tests {
         let mut out = String::new();
         flame_graphs(&t, &mut out);
         assert!(out.is_empty() && per_second_chart(&t).is_none());
-        t.cpu_profile = Some(CpuProfile {
+        t.cpu_profile = Some(Box::new(CpuProfile {
             period_ns: 1_000_000,
             ops: 100.0,
             engine_is: "server".into(),
@@ -585,7 +585,7 @@ mod tests {
                 samples: 40,
             })),
             client: None,
-        });
+        }));
         t.per_second = (1..=3)
             .map(|s| SecondSample {
                 t: s,

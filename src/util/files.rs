@@ -122,14 +122,48 @@ pub fn check_output(path: &Path) -> std::io::Result<()> {
 /// file beside it, then rename, keeping an existing file's permissions)
 /// for a regular file or a path that does not exist yet.
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_output_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// [`write_output`] of what `write` writes as it makes it (a document of
+/// tens of megabytes never held whole), through a buffer. A regular file
+/// is still replaced only once `write` has succeeded.
+pub fn write_output_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     match output_path(path)? {
         OutputPath::Stream => {
-            let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
-            f.write_all(bytes)?;
+            let mut f = std::io::BufWriter::new(open_stream(path)?);
+            write(&mut f)?;
             f.flush()
         }
-        OutputPath::File(real) => replace_file(&real, bytes),
+        OutputPath::File(real) => replace_file(&real, write),
     }
+}
+
+/// Opens a path that is not a regular file (a FIFO, a device) for writing
+/// without blocking: a FIFO that no process reads is refused at once (a
+/// plain open waits for a reader, where no stop reaches rqps); one that is
+/// read is then written as usual.
+fn open_stream(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "is a FIFO that no process reads: start its reader first",
+            ),
+            _ => e,
+        })?;
+    // Blocking again for the writes (a reader that is slow is waited for).
+    // SAFETY: fcntl on a descriptor `f` owns; F_SETFL takes an int.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, libc::O_APPEND) };
+    Ok(f)
 }
 
 /// The mode of an output file rqps creates (`--json`, `report -o`,
@@ -141,7 +175,10 @@ pub const OUTPUT_MODE: u32 = 0o600;
 
 /// Replaces the regular file `path` (or creates it) atomically. The temp file
 /// is created with [`OUTPUT_MODE`] (umask applied), or the old file's mode.
-fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn replace_file(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path
         .parent()
@@ -167,7 +204,10 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         }
     };
     let done = (|| {
-        f.write_all(bytes)?;
+        let mut buf = std::io::BufWriter::new(&mut f);
+        write(&mut buf)?;
+        buf.flush()?;
+        drop(buf);
         if let Some(mode) = old_mode {
             f.set_permissions(mode)?;
         }
@@ -390,12 +430,24 @@ mod tests {
             output_path(Path::new("/dev/null")).unwrap(),
             OutputPath::Stream
         );
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        // No reader: refused at once (a blocking open would wait for good).
+        let t = std::time::Instant::now();
+        let e = write_output(&fifo, b"nobody").unwrap_err();
+        assert!(e.to_string().contains("no process reads"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // A reader (its end open before the write): written through.
+        let mut reader = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo)
+                .unwrap()
         };
         write_output(&fifo, b"through").unwrap();
-        assert_eq!(reader.join().unwrap(), "through");
+        let mut got = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut got).unwrap();
+        assert_eq!(got, "through");
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
         write_output(Path::new("/dev/null"), b"gone").unwrap();
         assert!(

@@ -197,8 +197,10 @@ impl MysqlDriver {
                 "ssl-key",
                 "get-server-public-key",
                 "server-public-key-path",
+                "connect-timeout",
             ],
         )?;
+        let connect_timeout = u.connect_timeout(url, "connect-timeout", CONNECT_TIMEOUT)?;
         let keys = key_opts(u, url)?;
         let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
         let tls = tls_options(u).map_err(|e| bad(e.to_string()))?;
@@ -238,7 +240,7 @@ impl MysqlDriver {
                 .or_else(|| std::env::var("MYSQL_PWD").ok())
                 .unwrap_or_default(),
             db: Some(db),
-            connect_timeout: CONNECT_TIMEOUT,
+            connect_timeout,
             io_timeout: crate::engine::DEFAULT_STATEMENT_TIMEOUT,
             message_timeout: crate::engine::DEFAULT_MESSAGE_TIMEOUT,
             keys,

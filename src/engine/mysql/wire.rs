@@ -23,6 +23,7 @@
 
 use crate::engine::DbError;
 use crate::engine::deadline::{AskServer, Deadline, MidMessage, Session, Waited};
+use crate::engine::inflight;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
@@ -388,7 +389,8 @@ impl Write for Stream {
         }
         match self {
             Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
-            Stream::Unix(s) => s.write(buf),
+            // Without SIGPIPE (why: the PostgreSQL wire client's `Write for Stream`).
+            Stream::Unix(s) => evloop::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.write(buf),
             Stream::Gone => Err(gone()),
         }
@@ -474,6 +476,8 @@ pub struct Stmt {
 
 /// One connection. `S` is the socket; tests drive it with byte fixtures.
 pub struct Client<S: Read + Write = Stream> {
+    /// On the list a stop cancels ([`inflight`]); dropped before `io`.
+    registered: Option<inflight::Registered>,
     io: S,
     /// Input: `rbuf[rpos..rend]` is received but not yet parsed.
     rbuf: Vec<u8>,
@@ -660,19 +664,43 @@ fn ask_about(o: &Opts, id: u32) -> AskServer {
     Box::new(move || session_of(&o, id))
 }
 
+/// Cancels what connection `id` runs: `KILL QUERY` over a connection of its
+/// own, which waits no longer than the message timeout.
+fn kill_query(o: &Opts, id: u32) -> inflight::Cancel {
+    let mut o = o.clone();
+    let short = o.message_timeout;
+    o.connect_timeout = o.connect_timeout.min(short);
+    o.io_timeout = o.io_timeout.min(short);
+    std::sync::Arc::new(move || {
+        if let Ok(mut c) = Client::connect_with(&o, Watch::Probe) {
+            let _ = c.query(&format!("KILL QUERY {id}"));
+        }
+    })
+}
+
 /// What connection `id` is doing, by the process list. The asking
 /// connection's own id must be what the server says it is: behind a proxy
 /// that hands out ids of its own (ProxySQL, MaxScale), the answer is not
 /// trusted.
 fn session_of(o: &Opts, id: u32) -> Session {
-    let Ok(mut c) = Client::connect_with(o, Watch::Probe) else {
-        return Session::Unknown;
+    // A refusal the server sent is an answer (Unknown); a connection that
+    // failed on the way is none (Unreachable).
+    let mut c = match Client::connect_with(o, Watch::Probe) {
+        Ok(c) => c,
+        Err(e) if matches!(e.kind(), Kind::Broken | Kind::TimedOut) => {
+            return Session::Unreachable(e.to_string());
+        }
+        Err(_) => return Session::Unknown,
     };
     let sql = format!(
         "SELECT CONNECTION_ID(), (SELECT COMMAND FROM information_schema.PROCESSLIST WHERE ID = {id})"
     );
-    let Ok(rows) = c.query_rows(&sql) else {
-        return Session::Unknown;
+    let rows = match c.query_rows(&sql) {
+        Ok(rows) => rows,
+        Err(e) if matches!(e.kind(), Kind::Broken | Kind::TimedOut) => {
+            return Session::Unreachable(e.to_string());
+        }
+        Err(_) => return Session::Unknown,
     };
     let own = c.connection_id.to_string();
     match rows.first().map(Vec::as_slice) {
@@ -744,6 +772,10 @@ impl Client<Stream> {
                     let ask = (watch == Watch::Statements).then(|| ask_about(o, c.connection_id));
                     c.mid = MidMessage::on(fd, o.io_timeout, o.message_timeout, ask)
                         .map_err(io_error)?;
+                    if watch == Watch::Statements {
+                        let cancel = kill_query(o, c.connection_id);
+                        c.registered = Some(inflight::register(Some(fd), Some(cancel)));
+                    }
                 }
                 Ok(c)
             }
@@ -771,6 +803,7 @@ pub(crate) struct TlsStep<'a, S> {
 impl<S: Read + Write> Client<S> {
     fn new(io: S) -> Self {
         Client {
+            registered: None,
             io,
             rbuf: vec![0; READ_BUF],
             rpos: 0,

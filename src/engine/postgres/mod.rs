@@ -206,8 +206,10 @@ impl PostgresDriver {
                 "sslkey",
                 "channel_binding",
                 "application_name",
+                "connect_timeout",
             ],
         )?;
+        let connect_timeout = u.connect_timeout(url, "connect_timeout", CONNECT_TIMEOUT)?;
         let db = u.require_database(url)?.to_string();
         let bad = |what: String| DbError::fatal(format!("target '{}': {what}", redact_url(url)));
         let host = u
@@ -270,7 +272,7 @@ impl PostgresDriver {
                 password,
                 database: db,
                 application_name: u.param("application_name").unwrap_or("rqps").to_string(),
-                connect_timeout: CONNECT_TIMEOUT,
+                connect_timeout,
                 timeouts: Default::default(),
                 tls,
                 channel_binding,

@@ -23,6 +23,7 @@
 //! (`tls-server-end-point`) as `channel_binding` asks.
 
 use crate::engine::deadline::{AskServer, Deadline, MidMessage, Session, Waited};
+use crate::engine::inflight;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -300,7 +301,10 @@ impl Write for Stream {
         }
         match self {
             Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
-            Stream::Unix(s) => s.write(buf),
+            // send(2) with MSG_NOSIGNAL, as TCP's: write(2) on a Unix socket
+            // shut down by a stop ([`inflight`]) or closed by the server
+            // raises SIGPIPE, which ends rqps without a word.
+            Stream::Unix(s) => evloop::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.write(buf),
         }
     }
@@ -460,6 +464,8 @@ pub type Rows = (Vec<String>, Vec<Vec<Option<String>>>);
 
 /// One connection.
 pub struct PgConn<S: Read + Write = Stream> {
+    /// On the list a stop cancels ([`inflight`]); dropped before `stream`.
+    registered: Option<inflight::Registered>,
     stream: S,
     /// Output buffer of everything but the hot path's Bind.
     out: BytesMut,
@@ -587,6 +593,10 @@ impl PgConn<Stream> {
             .map_err(io_error)?;
         c.rd.mid = MidMessage::on(c.stream.raw_fd(), limit, cfg.timeouts.message, ask)
             .map_err(io_error)?;
+        if watch == Watch::Statements {
+            let cancel = c.backend_key.map(|(pid, key)| cancel_by(cfg, pid, key));
+            c.registered = Some(inflight::register(Some(c.stream.raw_fd()), cancel));
+        }
         c.ready = true;
         Ok(c)
     }
@@ -609,19 +619,48 @@ fn ask_about(cfg: &Config, pid: i32) -> AskServer {
     Box::new(move || session_of(&cfg, pid))
 }
 
+/// Cancels what backend `pid` runs, as libpq's `PQcancel`: a cancel
+/// request with its `key`, over a connection of its own (bounded by the
+/// message timeout), after which the server closes it.
+fn cancel_by(cfg: &Config, pid: i32, key: i32) -> inflight::Cancel {
+    let mut cfg = cfg.clone();
+    cfg.connect_timeout = cfg.connect_timeout.min(cfg.timeouts.message);
+    std::sync::Arc::new(move || {
+        let Ok(mut s) = Stream::open(&cfg) else {
+            return;
+        };
+        let limit = cfg.connect_timeout;
+        let mut m = BytesMut::with_capacity(16);
+        frontend::cancel_request(pid, key, &mut m);
+        let sent = s
+            .set_write_timeout(limit)
+            .and_then(|_| s.set_read_timeout(limit))
+            .and_then(|_| s.write_all(&m));
+        if sent.is_ok() {
+            let _ = s.read(&mut [0u8; 1]);
+        }
+    })
+}
+
 /// What backend `pid` is doing, by `pg_stat_activity`. The asking
 /// connection's own pid must be what the server says it is: behind a
 /// pooler, which hands out keys of its own, the answer is not trusted.
 fn session_of(cfg: &Config, pid: i32) -> Session {
-    let Ok(mut c) = PgConn::connect_once(cfg, false, Watch::Probe) else {
-        return Session::Unknown;
+    // A refusal the server sent is an answer (Unknown); a connection that
+    // failed on the way is none (Unreachable).
+    let mut c = match PgConn::connect_once(cfg, false, Watch::Probe) {
+        Ok(c) => c,
+        Err(e) if e.class == ErrorClass::Reconnect => return Session::Unreachable(e.message),
+        Err(_) => return Session::Unknown,
     };
     let sql = format!(
         "SELECT pg_backend_pid(), (SELECT coalesce(state, '') || ',' || coalesce(wait_event, '') \
          FROM pg_stat_activity WHERE pid = {pid})"
     );
-    let Ok((_, rows)) = c.query_rows(&sql) else {
-        return Session::Unknown;
+    let rows = match c.query_rows(&sql) {
+        Ok((_, rows)) => rows,
+        Err(e) if !c.is_usable() => return Session::Unreachable(e.message),
+        Err(_) => return Session::Unknown,
     };
     let own = c.backend_key().map(|(p, _)| p.to_string());
     match rows.first().map(Vec::as_slice) {
@@ -653,6 +692,7 @@ impl<S: Read + Write> PgConn<S> {
     /// A connection over `stream`, before the startup exchange.
     fn from_stream(stream: S) -> Self {
         PgConn {
+            registered: None,
             stream,
             out: BytesMut::with_capacity(4096),
             hot: Vec::with_capacity(4096),

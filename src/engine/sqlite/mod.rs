@@ -73,7 +73,12 @@ impl SqliteDriver {
             ))
         })?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+        let interrupt = conn.get_interrupt_handle();
         let mut c = SqliteConn {
+            _registered: crate::engine::inflight::register(
+                None,
+                Some(std::sync::Arc::new(move || interrupt.interrupt())),
+            ),
             stmts: Vec::new(),
             text: String::new(),
             conn: Box::new(conn),
@@ -273,6 +278,9 @@ enum Slot {
 /// it is dropped before `conn`, and the box keeps the connection's address
 /// fixed, so the borrow stays valid for the life of this struct.
 pub struct SqliteConn {
+    /// On the list a stop cancels ([`crate::engine::inflight`]): its
+    /// statement is interrupted (`sqlite3_interrupt`).
+    _registered: crate::engine::inflight::Registered,
     stmts: Vec<Slot>,
     text: String,
     conn: Box<Connection>,

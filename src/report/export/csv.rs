@@ -14,7 +14,7 @@
 //! leaves out of the summaries: the one-line reason) is written only when
 //! some row has one. docs/reports.md lists the columns.
 
-use super::format::Exporter;
+use super::format::{Exporter, written};
 use crate::report::doc::{Record, Val};
 use crate::report::model::{HwFigures, Report, Row, Side};
 
@@ -39,8 +39,16 @@ pub fn field(s: &str) -> String {
     }
 }
 
-/// One record per repeat of `side` in `row`.
-fn rows(out: &mut Vec<Record>, name: &str, engine: &str, row: &Row, side: &Side) {
+/// Hands `f` one record per repeat of `side` in `row` (with `excluded`,
+/// the reason a compatibility record leaves them out, if any).
+fn rows(
+    f: &mut dyn FnMut(&Record),
+    name: &str,
+    engine: &str,
+    row: &Row,
+    side: &Side,
+    excluded: Option<&str>,
+) {
     for (i, s) in side.samples.iter().enumerate() {
         let mut rec: Record = vec![
             ("target", name.into()),
@@ -69,7 +77,10 @@ fn rows(out: &mut Vec<Record>, name: &str, engine: &str, row: &Row, side: &Side)
                 .zip(hw)
                 .map(|(k, v)| (*k, Val::num(v))),
         );
-        out.push(rec);
+        if let Some(why) = excluded {
+            rec.push(("excluded", why.into()));
+        }
+        f(&rec);
     }
 }
 
@@ -86,31 +97,95 @@ fn record(header: &[&str], rec: &Record) -> Vec<String> {
         .collect()
 }
 
+/// Which columns of `header` to write: the first, and those some record
+/// of `report` fills.
+fn filled(header: &[&str], report: &Report) -> Vec<bool> {
+    let mut keep: Vec<bool> = (0..header.len()).map(|c| c == 0).collect();
+    each_record(report, &mut |rec| {
+        for (k, v) in rec {
+            if let Some(c) = header.iter().position(|h| h == k)
+                && !keep[c]
+                && !v.text("").is_empty()
+            {
+                keep[c] = true;
+            }
+        }
+    });
+    keep
+}
+
+/// One CSV line of `cells`, the columns `keep` keeps.
+fn line<'a>(
+    w: &mut dyn std::io::Write,
+    cells: impl Iterator<Item = &'a str>,
+    keep: &[bool],
+) -> std::io::Result<()> {
+    let mut first = true;
+    for (c, _) in cells.zip(keep).filter(|(_, k)| **k) {
+        if !first {
+            w.write_all(b",")?;
+        }
+        first = false;
+        w.write_all(c.as_bytes())?;
+    }
+    w.write_all(b"\n")
+}
+
 /// The header and rows without the columns that no row fills (the first
 /// column is always kept).
+#[cfg(test)]
 fn write_filled(header: &[&str], rows: &[Vec<String>]) -> String {
     let keep: Vec<bool> = (0..header.len())
         .map(|c| c == 0 || rows.iter().any(|r| r.get(c).is_some_and(|v| !v.is_empty())))
         .collect();
-    let mut out = String::new();
-    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
-        let kept: Vec<&str> = cells
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(c, _)| c)
-            .collect();
-        out.push_str(&kept.join(","));
-        out.push('\n');
-    };
-    line(&mut header.iter().copied());
+    let mut out = Vec::new();
+    let _ = line(&mut out, header.iter().copied(), &keep);
     for r in rows {
-        line(&mut r.iter().map(String::as_str));
+        let _ = line(&mut out, r.iter().map(String::as_str), &keep);
     }
-    out
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Every record of `report`, in order, to `f`: the rows of each test (the
+/// base's repeats, then each target's), the summary, then the parts'.
+fn each_record(report: &Report, f: &mut dyn FnMut(&Record)) {
+    for row in report.rows() {
+        rows(
+            f,
+            &report.base,
+            &report.base_info.engine,
+            row,
+            &row.base,
+            None,
+        );
+        for (i, info) in report.target_info.iter().enumerate() {
+            if let Some(side) = row.side(i + 1) {
+                let excluded = row
+                    .cells
+                    .get(i)
+                    .and_then(|c| c.as_ref().and_then(|c| c.excluded.as_deref()));
+                rows(f, &info.name, &info.engine, row, side, excluded);
+            }
+        }
+    }
+    for rec in summary(report) {
+        f(&rec);
+    }
+    for b in &report.parts {
+        for rec in b.part.data(report).records {
+            f(&rec);
+        }
+    }
 }
 
 impl Exporter for Csv {
     fn render(&self, report: &Report) -> String {
+        written(self, report)
+    }
+
+    /// Two passes over the records, none kept: which columns some record
+    /// fills, then the lines.
+    fn write(&self, report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut header: Vec<&str> = COLUMNS.to_vec();
         header.extend(HwFigures::KEYS);
         header.extend(SUMMARY);
@@ -123,37 +198,16 @@ impl Exporter for Csv {
                 }
             }
         }
-        let mut recs = Vec::new();
-        for row in report.rows() {
-            rows(
-                &mut recs,
-                &report.base,
-                &report.base_info.engine,
-                row,
-                &row.base,
-            );
-            for (i, info) in report.target_info.iter().enumerate() {
-                if let Some(side) = row.side(i + 1) {
-                    let from = recs.len();
-                    rows(&mut recs, &info.name, &info.engine, row, side);
-                    if let Some(Some(why)) = row
-                        .cells
-                        .get(i)
-                        .map(|c| c.as_ref().and_then(|c| c.excluded.as_ref()))
-                    {
-                        for r in &mut recs[from..] {
-                            r.push(("excluded", why.as_str().into()));
-                        }
-                    }
-                }
+        let keep = filled(&header, report);
+        line(w, header.iter().copied(), &keep)?;
+        let mut result = Ok(());
+        each_record(report, &mut |rec| {
+            if result.is_ok() {
+                let cells = record(&header, rec);
+                result = line(w, cells.iter().map(String::as_str), &keep);
             }
-        }
-        recs.extend(summary(report));
-        for b in &report.parts {
-            recs.extend(b.part.data(report).records);
-        }
-        let out: Vec<Vec<String>> = recs.iter().map(|r| record(&header, r)).collect();
-        write_filled(&header, &out)
+        });
+        result
     }
 }
 

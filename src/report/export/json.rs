@@ -1,8 +1,10 @@
 //! The whole comparison as one JSON document: the generic model, then each
 //! section's part under its key (`null` where the section built nothing), in
-//! section order.
+//! section order. Written as it is serialized (streamed), never held whole.
 
-use super::format::Exporter;
+use std::io::Write;
+
+use super::format::{Exporter, written};
 use crate::report::model::Report;
 
 pub struct Json;
@@ -13,49 +15,73 @@ fn nested(json: &str) -> String {
     json.replace('\n', "\n  ")
 }
 
+/// A writer that passes everything on but its last two bytes, which it
+/// holds back: the top-level object's closing `\n}`, after which the parts
+/// are spliced in.
+struct HoldTail<'w> {
+    w: &'w mut dyn Write,
+    tail: Vec<u8>,
+}
+
+impl Write for HoldTail<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tail.extend_from_slice(buf);
+        if self.tail.len() > 2 {
+            let pass = self.tail.len() - 2;
+            self.w.write_all(&self.tail[..pass])?;
+            self.tail.drain(..pass);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Exporter for Json {
     fn render(&self, report: &Report) -> String {
-        let mut s = match serde_json::to_string_pretty(report) {
-            Ok(s) => s,
-            Err(e) => {
-                let mut s =
-                    serde_json::json!({ "error": format!("cannot serialize the report: {e}") })
-                        .to_string();
-                s.push('\n');
-                return s;
-            }
-        };
+        written(self, report)
+    }
+
+    fn write(&self, report: &Report, w: &mut dyn Write) -> std::io::Result<()> {
         // The parts are spliced in as their sections wrote them, which keeps
-        // their fields in declaration order (a serde_json::Value would sort them).
-        let keyed: Vec<(&str, Option<String>)> = report
+        // their fields in declaration order (a serde_json::Value would sort
+        // them); each is made once the model is written, one at a time.
+        let keyed: Vec<(&str, Option<&crate::report::model::Built>)> = report
             .listed_sections()
             .filter_map(|sec| {
                 let key = sec.json_key()?;
                 let part = report
                     .parts
                     .iter()
-                    .find(|b| b.section.suite() == sec.suite())
-                    .map(|b| {
-                        b.part.to_json().unwrap_or_else(|e| {
+                    .find(|b| b.section.suite() == sec.suite());
+                Some((key, part))
+            })
+            .collect();
+        let mut held = HoldTail {
+            w: &mut *w,
+            tail: Vec::new(),
+        };
+        serde_json::to_writer_pretty(&mut held, report)?;
+        let tail = std::mem::take(&mut held.tail);
+        if !keyed.is_empty() && tail == b"\n}" {
+            for (key, block) in keyed {
+                let key = serde_json::to_string(key).unwrap_or_else(|_| "\"part\"".into());
+                let value = block.map_or_else(
+                    || "null".into(),
+                    |b| {
+                        nested(&b.part.to_json().unwrap_or_else(|e| {
                             serde_json::json!({
                                 "error": format!("cannot serialize the {} part: {e}", b.part.title())
                             })
                             .to_string()
-                        })
-                    });
-                Some((key, part))
-            })
-            .collect();
-        if !keyed.is_empty() && s.ends_with("\n}") {
-            s.truncate(s.len() - 2);
-            for (key, part) in keyed {
-                let key = serde_json::to_string(key).unwrap_or_else(|_| "\"part\"".into());
-                let value = part.as_deref().map(nested).unwrap_or_else(|| "null".into());
-                s.push_str(&format!(",\n  {key}: {value}"));
+                        }))
+                    },
+                );
+                write!(w, ",\n  {key}: {value}")?;
             }
-            s.push_str("\n}");
         }
-        s.push('\n');
-        s
+        w.write_all(&tail)?;
+        w.write_all(b"\n")
     }
 }

@@ -184,7 +184,7 @@ fn repeat(run: &RunDoc, t: &TestResult) -> IbenchRepeat {
         insert_p99_us: p99(&ib.insert_rt),
         delete_p99_us: p99(&ib.delete_rt),
         query_p99_us: p99(&ib.query_rt),
-        hw: t.hw.as_ref().and_then(HwFigures::from_cost),
+        hw: t.hw.as_deref().and_then(HwFigures::from_cost),
     }
 }
 

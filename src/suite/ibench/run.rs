@@ -385,7 +385,7 @@ pub fn fill_result(
     // The harness's status rule: a step that completed no statement is not
     // ok. l.x only builds indexes: it has no statements to count.
     if *def != StepDef::LoadX {
-        r.step = Some(out.facts.clone());
+        r.step = Some(Box::new(out.facts.clone()));
     }
     ib
 }

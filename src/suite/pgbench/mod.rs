@@ -154,6 +154,30 @@ pub struct Options {
     pub failures_detailed: Option<bool>,
 }
 
+/// The scale of pgbench's tables in the target, as pgbench reads it for
+/// its built-in scripts: `count(*)` of `pgbench_branches` (one branch per
+/// unit of scale). Tables that cannot be read, or hold no branch: a usage
+/// error that says to make them.
+fn tables_scale(db: &dyn crate::engine::SqlAccess) -> Result<u32, Error> {
+    let read = db
+        .connect()
+        .and_then(|mut c| c.query_scalar("SELECT count(*) FROM pgbench_branches"));
+    let n = match read {
+        Ok(v) => v.and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0),
+        Err(e) => {
+            return Err(usage(format!(
+                "--skip-init: cannot read the tables' scale (SELECT count(*) FROM pgbench_branches: {e}); make pgbench's tables first: run without --skip-init (or pgbench -i)"
+            )));
+        }
+    };
+    match u32::try_from(n) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(usage(format!(
+            "--skip-init: pgbench_branches holds {n} rows, so the tables have no scale; make them again: run without --skip-init (or pgbench -i)"
+        ))),
+    }
+}
+
 /// (profile, scale, clients, secs)
 const PROFILES: [(&str, u32, &[usize], f64); 4] = [
     ("quick", 2, &[1, 4], 30.0),
@@ -248,6 +272,14 @@ fn log_spec(o: &Options, p: &Params) -> Result<Option<params::LogSpec>, Error> {
         return Err(usage(format!(
             "--log-prefix {prefix}: {} is not a directory; create it or give another prefix",
             dir.display()
+        )));
+    }
+    // A FIFO or a device where a log file goes: refused now (opening one
+    // for writing waits for a reader, where no stop reaches rqps).
+    let threads = p.clients.iter().copied().max().unwrap_or(1);
+    if let Some(f) = txlog::not_a_file_among(&prefix, std::process::id(), threads) {
+        return Err(usage(format!(
+            "--log-prefix {prefix}: {f} is not a regular file (a FIFO, a device or a socket): remove it or give another prefix"
         )));
     }
     Ok(Some(params::LogSpec {
@@ -466,6 +498,7 @@ impl Workload for Pgbench {
             max_tries: 1,
             init_script: None,
             init_tables: true,
+            scale_given: o.scale.is_some(),
             seed: common.seed,
             allow_shell: o.allow_shell.unwrap_or(false),
             log: None,
@@ -578,6 +611,11 @@ impl Workload for Pgbench {
         if o.skip_init.unwrap_or(false) {
             p.init_script = None;
         }
+        // Custom scripts alone on tables rqps does not make: `:scale` is 1
+        // unless --scale says otherwise, as pgbench reports it.
+        if !p.init_tables && !any_builtin && !p.scale_given {
+            p.scale = 1;
+        }
         Ok(p)
     }
 
@@ -685,11 +723,21 @@ impl Workload for Pgbench {
 
     /// A script that pipelines, on an engine that cannot: refused before
     /// anything runs (pgbench fails when the command runs, on a server
-    /// without pipelining).
+    /// without pipelining). Under --skip-init, built-ins on tables whose
+    /// scale cannot be read, or differs from a --scale given: refused.
     fn check_target(p: &Params, driver: &dyn crate::engine::Driver) -> Result<(), Error> {
         let Ok(db) = driver.require_sql() else {
             return Ok(());
         };
+        if p.scale_from_tables() {
+            let scale = tables_scale(db)?;
+            if p.scale_given && scale != p.scale {
+                return Err(usage(format!(
+                    "--scale {} but pgbench_branches holds {scale} row(s): the built-in scripts run at the tables' scale, {scale}, as pgbench reads it; drop --scale, or make the tables at scale {} (without --skip-init)",
+                    p.scale, p.scale
+                )));
+            }
+        }
         let pipelines = Compiled::new(p, db.dialect()).is_ok_and(|c| c.pipelines);
         if pipelines && !driver.caps().pipelining {
             return Err(usage(format!(
@@ -701,6 +749,23 @@ impl Workload for Pgbench {
     }
 
     fn run(p: &Params, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
+        // Under --skip-init the built-ins' scale is the tables', as pgbench
+        // reads it: a profile's would draw ids past the last row.
+        let at_tables_scale;
+        let p = match h.driver.require_sql() {
+            Ok(db) if p.scale_from_tables() => {
+                let scale = tables_scale(db)?;
+                if scale != p.scale {
+                    h.ui.say(&format!(
+                        "pgbench: scale {scale}, the tables' (count(*) of pgbench_branches, as pgbench reads it), not the profile's {}",
+                        p.scale
+                    ));
+                }
+                at_tables_scale = Params { scale, ..p.clone() };
+                &at_tables_scale
+            }
+            _ => p,
+        };
         let compiled = {
             let db = h.driver.require_sql().map_err(|source| Error::Engine {
                 context: "pgbench needs a SQL engine".into(),

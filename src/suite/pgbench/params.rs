@@ -101,6 +101,11 @@ pub struct Params {
     pub init_script: Option<(String, String)>,
     /// Whether rqps makes pgbench's four tables before the tests.
     pub init_tables: bool,
+    /// `--scale` was given (not the profile's): under `--skip-init`, the
+    /// built-ins use the tables' scale, and a given one that differs is
+    /// refused. Not stored.
+    #[serde(skip)]
+    pub scale_given: bool,
     pub seed: u64,
     /// Whether the scripts' `\shell` and `\setshell` may run
     /// (`--allow-shell`); without it a script holding one is refused.
@@ -130,6 +135,13 @@ pub struct LogSpec {
 }
 
 impl Params {
+    /// Whether the built-in scripts run on tables rqps did not make: their
+    /// scale is then the tables' (`count(*)` of `pgbench_branches`, as
+    /// pgbench reads it), see [`super::tables_scale`].
+    pub fn scale_from_tables(&self) -> bool {
+        !self.init_tables && self.scripts.iter().any(|s| s.builtin.is_some())
+    }
+
     /// Whether the balances check runs after the tests: every script that
     /// runs is a built-in and the only one that writes is tpcb-like.
     pub fn checks_balances(&self) -> bool {

@@ -254,10 +254,56 @@ pub struct TestLog {
     base: (u64, u64),
 }
 
+/// Opens (creates or empties) the log file `path`: never through a
+/// symbolic link, and without blocking, so that a FIFO (whose open waits
+/// for a reader) or a device is refused at once instead of holding rqps in
+/// `open()` where no stop reaches it.
+fn open_file(path: &str) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(crate::util::OUTPUT_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // A FIFO with no reader.
+            Some(libc::ENXIO) => not_a_file(),
+            _ => e,
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(not_a_file());
+    }
+    file.set_len(0)?;
+    // SAFETY: fcntl on a descriptor `file` owns; F_SETFL takes an int.
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, 0) };
+    Ok(file)
+}
+
+fn not_a_file() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "not a regular file (a FIFO, a device or a socket)",
+    )
+}
+
+/// The first of the log files a run of process `pid` with at most
+/// `threads` client threads would write under `prefix` that exists and is
+/// not a regular file (a FIFO, a device): its path. Checked before a run
+/// starts, so that it is refused at once.
+pub fn not_a_file_among(prefix: &str, pid: u32, threads: usize) -> Option<String> {
+    (0..threads.max(1))
+        .map(|t| match t {
+            0 => format!("{prefix}.{pid}"),
+            _ => format!("{prefix}.{pid}.{t}"),
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_file() && !m.is_symlink()))
+}
+
 /// Opens the files of a test of `clients` clients on `threads` client
 /// threads (as the harness's `Placement::threads_for` counts them).
 pub fn open(spec: &LogSpec, p: &Params, threads: usize) -> Result<TestLog, LogError> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     let prefix = test_prefix(&spec.prefix);
     let pid = std::process::id();
     let format = Format {
@@ -272,17 +318,10 @@ pub fn open(spec: &LogSpec, p: &Params, threads: usize) -> Result<TestLog, LogEr
             0 => format!("{prefix}.{pid}"),
             _ => format!("{prefix}.{pid}.{t}"),
         };
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(crate::util::OUTPUT_MODE)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|source| LogError::Create {
-                path: path.clone(),
-                source,
-            })?;
+        let file = open_file(&path).map_err(|source| LogError::Create {
+            path: path.clone(),
+            source,
+        })?;
         sinks.push(Arc::new(Mutex::new(Sink {
             file,
             path,
