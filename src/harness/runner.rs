@@ -1373,7 +1373,7 @@ mod tests {
             stuck: Duration::from_millis(1600),
         };
         let mut ws = vec![stuck(None), stuck(Some(5)), stuck(None)];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let f = &r.facts;
         assert_eq!(f.overran.len(), 1, "{:?}", f.overran);
@@ -1384,7 +1384,7 @@ mod tests {
         assert!(r.secs < 0.6, "{}", r.secs);
         // Quiet when none is stuck.
         let mut ws = vec![stuck(None), stuck(None)];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.overran.is_empty());
         assert!(r.secs < 0.6, "{}", r.secs);
     }
