@@ -131,12 +131,10 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// Through the core, which keeps it: its waits then know it without
+    /// asking the kernel.
     fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
-            Stream::Unix(s) => s.set_read_timeout(Some(t)),
-            Stream::Tls(s) => s.get_ref().set_read_timeout(Some(t)),
-        }
+        evloop::set_timeout(self.raw_fd(), evloop::Interest::Read, Some(t))
     }
     /// The socket's descriptor (under TLS, the TCP socket's).
     fn raw_fd(&self) -> std::os::fd::RawFd {
@@ -148,11 +146,7 @@ impl Stream {
         }
     }
     fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_write_timeout(Some(t)),
-            Stream::Unix(s) => s.set_write_timeout(Some(t)),
-            Stream::Tls(s) => s.get_ref().set_write_timeout(Some(t)),
-        }
+        evloop::set_timeout(self.raw_fd(), evloop::Interest::Write, Some(t))
     }
 
     /// Asks the server for TLS (SSLRequest) and runs the handshake when it
@@ -278,7 +272,9 @@ impl Read for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.read(buf),
+            // The blocking read itself, without libc's cancellation
+            // bookkeeping around it (about 60 instructions a statement).
+            Stream::Tcp(s) => evloop::recv_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // A blocking read on a Unix socket is woken each time the server
             // reads what this side sent (the socket's wait queue gets the
             // write-space wake-up too) and sleeps again: 2.0 voluntary
@@ -304,7 +300,7 @@ impl Write for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.write(buf),
+            Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // send(2) with MSG_NOSIGNAL, as TCP's: write(2) on a Unix socket
             // shut down by a stop ([`inflight`]) or closed by the server
             // raises SIGPIPE, which ends rqps without a word.
