@@ -49,4 +49,11 @@ fn main() {
         format!("{version} (git {commit})")
     };
     println!("cargo:rustc-env=RQPS_VERSION_LINE={line}");
+    // sysbench's C API for Lua scripts' FFI (src/suite/sysbench/lua/capi.rs): LuaJIT's `ffi.C`
+    // finds a function in the process's dynamic symbol table, where an executable puts only
+    // what it is told to export. `sb_*` are sysbench's names, `rqps_sb_*` the statement path of
+    // rqps's `sysbench.sql`; nothing else of rqps is exported. For the binaries and the test
+    // binaries alike (the library's tests call them).
+    println!("cargo:rustc-link-arg=-Wl,--export-dynamic-symbol=sb_*");
+    println!("cargo:rustc-link-arg=-Wl,--export-dynamic-symbol=rqps_sb_*");
 }

@@ -8,7 +8,7 @@
 # scalability study").
 #
 # `vs`: rqps's client against sysbench's (`rqps bench vs-sysbench`, issue 30)
-# on a prebuilt PostgreSQL and a prebuilt MariaDB at 1, 4, 16 and 48 threads,
+# on a prebuilt PostgreSQL and a prebuilt MariaDB at 16 and 48 threads,
 # client and server sharing the host, then one table: QPS rqps/sysbench, user
 # CPU per query rqps/sysbench, total client CPU per query and context switches
 # per query of each tool (docs/selfbench.md, issue 30).
@@ -37,7 +37,7 @@
 #   PG           PostgreSQL version [16.15]
 #   NAME         the run's name [pg$PG-study]
 # `vs` reads:
-#   VS_THREADS   thread counts [1,4,16,48]
+#   VS_THREADS   thread counts [16,48]
 #   ROUNDS       alternating rounds per thread count [2]
 #   SECS         seconds per run [8]
 #   TABLE_SIZE   rows [100000]
@@ -210,9 +210,9 @@ vs() {
     [ "$MARIADB" = system ] || maria="mariadb@$MARIADB"
     mkdir -p "$here/results"
     local out="$here/results/vs-sysbench.txt"
-    echo "vs-sysbench on $(nproc) CPUs: $pg and $maria, threads ${VS_THREADS:-1,4,16,48}, ${ROUNDS:-2} rounds of ${SECS:-8} s, sysbench $(command -v sysbench); output in $out"
+    echo "vs-sysbench on $(nproc) CPUs: $pg and $maria, threads ${VS_THREADS:-16,48}, ${ROUNDS:-2} rounds of ${SECS:-8} s, sysbench $(command -v sysbench); output in $out"
     "$rqps" bench vs-sysbench --engines "$pg,$maria" \
-        --threads "${VS_THREADS:-1,4,16,48}" --rounds "${ROUNDS:-2}" \
+        --threads "${VS_THREADS:-16,48}" --rounds "${ROUNDS:-2}" \
         --secs "${SECS:-8}" --table-size "${TABLE_SIZE:-100000}" | tee "$out"
     echo
     vs_table "$out"

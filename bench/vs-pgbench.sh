@@ -5,9 +5,10 @@
 # /usr/lib/postgresql), then:
 #  1. `pgbench -i -s 2` and `rqps --suite pgbench --scale 2` initialisation:
 #     the four tables' row counts after each, side by side (must be equal).
-#  2. for each client count in CLIENTS (default "2 32"), select-only and then
+#  2. for each client count in CLIENTS (default "2 32 64"), select-only and then
 #     tpcb-like, --protocol prepared: pgbench (-j JOBS, default 2) and rqps
-#     (--client-threads JOBS) in turn, A B A B for ROUNDS rounds of SECS
+#     (its default placement; RQPS_THREADS=N: --client-threads N) in turn,
+#     A B A B for ROUNDS rounds of SECS
 #     seconds each, on the same tables; per run TPS and the client's cost per
 #     transaction: user, system and total CPU microseconds and voluntary
 #     context switches (getrusage of the finished process, all its threads);
@@ -21,15 +22,19 @@
 # N select-only queries (each its own random account) between
 # \startpipeline and \endpipeline, so a transaction is one round trip.
 #
-# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] [CLIENTS="2 32"] [JOBS=2] [RQPS_THREADS=JOBS] [PIPELINE=N] [PROTOCOL=prepared] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
+# Usage: [RQPS=PATH] [PGBIN=DIR] [PGBENCH=PATH] [CLIENTS="2 32 64"] [JOBS=2] [RQPS_THREADS=N] [PIPELINE=N] [PROTOCOL=prepared] bench/vs-pgbench.sh [ROUNDS (default 3)] [SECS (default 10)]
 # Needs the postgresql package (pgbench, psql, initdb, pg_ctl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 SECS=${2:-10}
-CLIENTS=${CLIENTS:-2 32}
+CLIENTS=${CLIENTS:-2 32 64}
 JOBS=${JOBS:-2}
-# RQPS_THREADS=0 runs rqps with a thread per connection (before the event-driven core).
+# RQPS_THREADS=N runs rqps with --client-threads N (0: a thread per connection);
+# unset, rqps places its connections as it does by default.
+threads_arg=()
+placed="its default placement"
+if [ -n "${RQPS_THREADS:-}" ]; then threads_arg=(--client-threads "$RQPS_THREADS"); placed="--client-threads $RQPS_THREADS"; fi
 # RQPS=PATH measures that binary instead of building the release one.
 if [ -z "${RQPS:-}" ]; then
   cargo build --release --quiet
@@ -160,7 +165,7 @@ for c in $CLIENTS; do
     what=(--builtin "$w")
     if [ "$w" = pipelined ]; then flag=(-f "$pipe"); what=(--script "$pipe"); fi
     echo
-    echo "== $w${PIPELINE:+ ($PIPELINE queries per pipeline)}, --protocol $PROTOCOL, $c clients, pgbench -j $JOBS / rqps --client-threads ${RQPS_THREADS:-$JOBS}, ${SECS} s per run"
+    echo "== $w${PIPELINE:+ ($PIPELINE queries per pipeline)}, --protocol $PROTOCOL, $c clients, pgbench -j $JOBS / rqps ($placed), ${SECS} s per run"
     printf '%-8s %5s %10s %12s %12s %12s %10s\n' tool round tps user_us/tx sys_us/tx total_us/tx vcsw/tx
     f=$work/$w-$c
     : >"$f"
@@ -174,7 +179,7 @@ for c in $CLIENTS; do
       rm -f "$work/run.json"
       read -r u s v < <(cpu_of "$RQPS" run --suite pgbench --target "$URL" --results "$work/results" \
         --json "$work/run.json" --busy-threshold 100 --quiet --profile quick --name "$RUN_NAME" --skip-init "${what[@]}" --protocol "$PROTOCOL" --clients "$c" \
-        --client-threads "${RQPS_THREADS:-$JOBS}" --time "$SECS" --scale 2)
+        "${threads_arg[@]}" --time "$SECS" --scale 2)
       if ! python3 -c "import json,sys; d=json.load(open('$work/run.json')); sys.exit(0 if d['status']=='ok' else 1)"; then
         echo "rqps run failed (its balances check?): $(tail -3 "$work/out")"; fail=1
       fi

@@ -11,7 +11,9 @@
 //! - no suite names an engine: no path into an engine kind's module or
 //!   `engine::server`, and no engine's name as a whole string (suites reach
 //!   engines through a face, SQL differences through the dialect);
-//! - no function returns a bare `String` as its error.
+//! - no function returns a bare `String` as its error;
+//! - no suite reaches the client core (`evloop`): suites wait through the
+//!   harness (`harness::wait`), which keeps the core's rules in one place.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -1735,5 +1737,53 @@ fn no_cli_file_is_longer_than_600_lines() {
         long.is_empty(),
         "give a command that needs more a file of its own:\n{}",
         long.join("\n")
+    );
+}
+
+/// The paths into the client core (`crate::evloop`) that `text`'s code
+/// (the file of module `module`) takes, as `evloop::...`.
+fn core_paths(module: &[String], text: &str) -> Vec<String> {
+    references(module, &[], &code(text))
+        .into_iter()
+        .filter(|r| r.first().is_some_and(|m| m == "evloop"))
+        .map(|r| r.join("::"))
+        .collect()
+}
+
+#[test]
+fn no_suite_reaches_the_client_core() {
+    let m = |p: &str| p.split("::").map(String::from).collect::<Vec<_>>();
+    let shell = m("suite::pgbench::shell");
+    for bad in [
+        "use crate::evloop;",
+        "use crate::evloop::{Interest, wait_fd};",
+        "if crate::evloop::active() { x() }",
+        "use crate::{engine::Driver, evloop};",
+    ] {
+        assert!(!core_paths(&shell, bad).is_empty(), "{bad}");
+    }
+    for fine in [
+        "use crate::harness::wait::{Readable, sleep_until};",
+        "// the client core (crate::evloop) runs it\nlet x = 1;",
+        "let s = \"crate::evloop::run\";",
+        "let evloop = 1;",
+        "#[cfg(test)]\nmod tests { use crate::evloop; }",
+    ] {
+        assert!(core_paths(&shell, fine).is_empty(), "{fine}");
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src.join("suite"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let module = module_of(&src, f);
+        for p in core_paths(&module, &std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{}: {p}", f.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "suites wait through the harness (harness::wait), not the client core:\n{}",
+        found.join("\n")
     );
 }

@@ -307,6 +307,152 @@ fn killed_server_is_reconnect(mut srv: Server, driver: &dyn Driver) {
     assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
 }
 
+/// A proxy on a free loopback port to the server at `port`: what the client
+/// sends goes on at once, what the server sends 1 ms late.
+fn replies_1ms_late(port: u16) -> u16 {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpStream};
+    fn pump(mut from: TcpStream, mut to: TcpStream, late: Duration) {
+        let mut b = vec![0u8; 1 << 16];
+        while let Ok(n) = from.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            std::thread::sleep(late);
+            if to.write_all(&b[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    }
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let (Ok(c), Ok(s)) = (c, TcpStream::connect(("127.0.0.1", port))) else {
+                continue;
+            };
+            let _ = (c.set_nodelay(true), s.set_nodelay(true));
+            let (c2, s2) = (c.try_clone().unwrap(), s.try_clone().unwrap());
+            std::thread::spawn(move || pump(c, s, Duration::ZERO));
+            std::thread::spawn(move || pump(s2, c2, Duration::from_millis(1)));
+        }
+    });
+    proxy
+}
+
+/// The system calls the client core makes per statement: `rqps run`'s
+/// point-query with 16 connections on one client thread (`--client-threads
+/// 1`), under `strace -f -ff` (a file per thread). The client thread is the
+/// one that sent the most; every call it made counts, over the statements
+/// the run stored. One send and one recv per statement, plus a share of one
+/// epoll wait, is the target; before the core knew a socket drained by a
+/// short read and its timeouts, a recv that found nothing and a getsockopt
+/// came before most waits: 3.75 (MariaDB) and 3.83 (PostgreSQL).
+/// `None` without strace (CI installs it).
+fn core_syscalls_per_statement(srv: &Server) -> Option<f64> {
+    let strace = std::process::Command::new("strace").arg("-V").output();
+    if !strace.is_ok_and(|o| o.status.success()) {
+        if servers_required() {
+            panic!("RQPS_REQUIRE_SERVERS=1 but strace is not installed (apt-get install strace)");
+        }
+        eprintln!("skipping the core's system-call count: strace is not installed");
+        return None;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("run.json");
+    // Replies 1 ms late through a proxy: a read right after a send finds
+    // nothing, whatever the machine's load (a server on a loopback socket
+    // can answer within strace's stops, and a read that speculates wins).
+    let url = srv.url_without_password_for_config(&[]).replacen(
+        &format!(":{}/", srv.port()),
+        &format!(":{}/", replies_1ms_late(srv.port())),
+        1,
+    );
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-ff", "-qq", "-s", "0", "-e", "signal=none"])
+        // Each send starts 500 µs late: 16 of them take longer than a
+        // reply, so replies wait for the client, as they do when the
+        // client is the limit (where its cost matters). Unslowed, the share
+        // of waits measures how fast the server answers on a loaded
+        // machine (0.06 to 0.97 per statement here), not the core.
+        .args(["-e", "inject=sendto:delay_enter=500us", "-o"])
+        .arg(d.path().join("tr"))
+        .arg(env!("CARGO_BIN_EXE_rqps"))
+        .args(["run", "--target", &url, "--password-file"])
+        .arg(srv.password_file())
+        .args([
+            "--suite",
+            "select1",
+            "--threads",
+            "16",
+            "--client-threads",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--secs",
+            "2",
+            "-q",
+            "--results",
+        ])
+        .arg(d.path().join("r"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &doc["tests"][0];
+    assert_eq!(t["status"], "ok", "{t}");
+    let statements = ["reads", "writes", "other"]
+        .iter()
+        .map(|k| t[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(statements > 100, "{statements} statements");
+    // Per thread: (sends, calls).
+    let mut threads = Vec::new();
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path();
+        if !p.file_name().unwrap().to_string_lossy().starts_with("tr.") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let calls: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split_once('('))
+            .map(|(name, _)| name)
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            .collect();
+        let sends = calls
+            .iter()
+            .filter(|n| matches!(**n, "sendto" | "write" | "sendmsg" | "writev"))
+            .count();
+        let mut by_name = std::collections::BTreeMap::<&str, usize>::new();
+        for n in &calls {
+            *by_name.entry(n).or_default() += 1;
+        }
+        let mut by_name: Vec<String> = by_name
+            .into_iter()
+            .filter(|(_, k)| *k * 100 >= statements as usize)
+            .map(|(n, k)| format!("{n} {:.2}", k as f64 / statements as f64))
+            .collect();
+        by_name.sort();
+        threads.push((sends, calls.len(), by_name.join(", ")));
+    }
+    let (sends, calls, by_name) = threads.into_iter().max().unwrap();
+    let per = calls as f64 / statements as f64;
+    eprintln!(
+        "client core: {calls} system calls ({sends} sends) for {statements} statements: {per:.2} per statement ({by_name})"
+    );
+    Some(per)
+}
+
 fn common(srv: &Server, driver: Arc<dyn Driver>) {
     let v = driver.version().unwrap();
     assert!(!v.is_empty());
@@ -343,6 +489,13 @@ fn common(srv: &Server, driver: Arc<dyn Driver>) {
     conn_contract(driver.as_ref());
     eprintln!("events: {:.2} s", t.elapsed().as_secs_f64());
     assert!(srv.url().contains("sbtest"));
+    if let Some(per) = core_syscalls_per_statement(srv) {
+        assert!(
+            per <= 2.3,
+            "{}: the client core makes {per:.2} system calls per statement at 16 connections on 1 thread; one send, one recv and a share of one wait is the target (at most 2.3)",
+            driver.engine()
+        );
+    }
 }
 
 #[test]

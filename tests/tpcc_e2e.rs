@@ -8,7 +8,7 @@
 //! unless `RQPS_REQUIRE_SERVERS=1`, in which case it fails.
 
 mod common;
-use common::{rqps, run_stored, server_available, text};
+use common::{rqps, run_stored_env, server_available, text};
 use std::path::Path;
 
 use rqps::engine::server::{Recipe, Server, ServerSpec};
@@ -29,6 +29,16 @@ const TESTS: [&str; 7] = [
 
 /// Runs the ci profile against `target` as `name`; returns the run document and the output.
 fn ci_run(target: &str, dir: &Path, name: &str, extra: &[&str]) -> (Value, String) {
+    ci_run_env(target, dir, name, extra, &[])
+}
+
+fn ci_run_env(
+    target: &str,
+    dir: &Path,
+    name: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Value, String) {
     let json = dir.join(format!("{name}.json"));
     let mut args = vec![
         "--suite",
@@ -41,7 +51,7 @@ fn ci_run(target: &str, dir: &Path, name: &str, extra: &[&str]) -> (Value, Strin
         name,
     ];
     args.extend(extra);
-    run_stored(&dir.join("r"), &json, &args)
+    run_stored_env(&dir.join("r"), &json, &args, env)
 }
 
 fn test<'a>(doc: &'a Value, name: &str) -> &'a Value {
@@ -282,8 +292,13 @@ fn ci_profile_on_throwaway_servers() {
             .unwrap_or_else(|e| panic!("starting {kind}: {e}"));
         let url = server.url();
         let d = tempfile::tempdir().unwrap();
-        let (doc, out) = ci_run(&url, d.path(), kind.key(), &[]);
+        // The client core forced on, whatever the machine's CPU count: both
+        // terminals are tasks of one client thread, and the consistency
+        // check after them must pass.
+        let core = [("RQPS_CLIENT_THREADS", "1")];
+        let (doc, out) = ci_run_env(&url, d.path(), kind.key(), &[], &core);
         check_ci_doc(&doc, &out, kind.product(), true);
+        assert_eq!(doc["params"]["client_threads"], 1, "{out}");
         let main = test(&doc, "tpmC");
         assert!(
             main["hw"]["server_cpu_us_per_op"].as_f64().unwrap() > 0.0,

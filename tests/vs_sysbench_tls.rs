@@ -65,6 +65,7 @@ fn vs_sysbench_with_tls_runs_both_tools_over_tls_on_both_servers_and_reports_the
             "1000",
             "--threads",
             "1",
+            "--per-connection",
         ])
         .output()
         .expect("rqps runs");
@@ -137,6 +138,38 @@ fn vs_sysbench_with_tls_runs_both_tools_over_tls_on_both_servers_and_reports_the
         for label in ["rqps ", "vs sysbench "] {
             let n = number_after(cs, label);
             assert!(n.is_finite() && n > 0.0, "{label}{n} in {cs}");
+        }
+        // rqps with a thread per connection, and the default against it.
+        let pc = section
+            .lines()
+            .find(|l| l.contains("rqps, a thread per connection:"))
+            .unwrap_or_else(|| panic!("no thread-per-connection round in {section}"));
+        assert!(
+            number_after(pc, "rqps, a thread per connection:") > 0.0,
+            "{pc}"
+        );
+        let placements = section
+            .lines()
+            .find(|l| l.contains("default / a thread per connection: "))
+            .unwrap_or_else(|| panic!("no placement comparison in {section}"));
+        for label in ["QPS ", "total client us/q ", "context switches/q "] {
+            let n = number_after(placements, label);
+            assert!(n.is_finite() && n > 0.0, "{label}{n} in {placements}");
+        }
+        // Each contender's system calls per query, from a run under strace
+        // (CI installs it): at least a send and a read per query.
+        let calls = section
+            .lines()
+            .find(|l| l.contains("system calls/q on sockets and waits"))
+            .unwrap_or_else(|| panic!("no system calls in {section}"));
+        let counted = !calls.contains("strace is not installed") || servers_required();
+        for label in counted
+            .then_some(["): rqps ", "rqps, a thread per connection, ", "; sysbench "])
+            .into_iter()
+            .flatten()
+        {
+            let n = number_after(calls, label);
+            assert!((2.0..50.0).contains(&n), "{label}{n} in {calls}");
         }
         // The medians of the rounds' ratios, issue 30's done-when figures.
         let median = section

@@ -128,6 +128,9 @@ impl Driver for Recorder {
     fn caps(&self) -> Caps {
         self.inner.caps()
     }
+    fn calls(&self) -> crate::engine::Calls {
+        self.inner.calls()
+    }
     fn version(&self) -> DbResult<String> {
         self.inner.version()
     }

@@ -350,28 +350,10 @@ impl MidMessage {
     }
 }
 
-/// SO_RCVTIMEO of socket `fd` (what `set_read_timeout` sets).
+/// SO_RCVTIMEO of socket `fd` (what `set_read_timeout` sets), through the
+/// client core, which keeps it for its waits.
 fn set_read_timeout(fd: std::os::fd::RawFd, d: Duration) -> std::io::Result<()> {
-    let tv = libc::timeval {
-        tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
-        // Zero would mean "wait forever".
-        tv_usec: (d.subsec_micros() as libc::suseconds_t).max(libc::suseconds_t::from(d.is_zero())),
-    };
-    // SAFETY: setsockopt reads a timeval of the size given; a bad fd is an error.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    crate::evloop::set_timeout(fd, crate::evloop::Interest::Read, Some(d))
 }
 
 #[cfg(test)]

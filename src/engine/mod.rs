@@ -138,6 +138,41 @@ impl Face {
     }
 }
 
+/// Where a driver's calls spend their time ([`Driver::calls`]): what decides
+/// whether a step's connections may share a client thread.
+#[derive(Clone, Copy, Debug)]
+pub enum Calls {
+    /// On the client's own CPU: an engine inside rqps (SQLite, RocksDB).
+    /// Its calls never wait on a socket, so tasks sharing a thread would
+    /// only queue them: each connection gets a thread of its own.
+    InProcess,
+    /// Waiting on sockets through the client core ([`crate::evloop`]): many
+    /// connections may run as tasks of one client thread.
+    OnSockets(OnSockets),
+}
+
+/// An engine driver's word that its calls wait on sockets through the
+/// client core and do nothing else that blocks the thread. Only engine
+/// code makes one ([`OnSockets::wire`]); the harness needs one to put a
+/// step's workers in tasks, so a driver whose calls take the client's CPU
+/// can never be handed to the core.
+#[derive(Clone, Copy, Debug)]
+pub struct OnSockets(());
+
+impl OnSockets {
+    /// For a wire client's driver, whose reads and writes go through
+    /// [`crate::evloop`].
+    pub(in crate::engine) fn wire() -> OnSockets {
+        OnSockets(())
+    }
+
+    /// For the harness's own tests, whose workers only sleep through the core.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> OnSockets {
+        OnSockets(())
+    }
+}
+
 /// What an engine can do, so workloads can choose without naming it.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct Caps {
@@ -639,6 +674,12 @@ pub trait Driver: Send + Sync {
     /// Short engine name for humans and results (`sqlite`, `mysql`, `postgres`).
     fn engine(&self) -> &'static str;
     fn caps(&self) -> Caps;
+    /// Where its calls spend their time. Default: on the client's CPU (a
+    /// thread per connection, always safe); the wire clients' drivers say
+    /// [`Calls::OnSockets`].
+    fn calls(&self) -> Calls {
+        Calls::InProcess
+    }
     /// Engine version string as the engine reports it.
     fn version(&self) -> DbResult<String>;
     /// Every server setting as (name, value) text, for the run's record.

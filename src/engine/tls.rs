@@ -67,7 +67,7 @@ fn in_task<T>(
     mut op: impl FnMut(&mut TlsStream) -> std::io::Result<T>,
 ) -> std::io::Result<T> {
     use crate::evloop::{Interest, retry};
-    retry(fd, libc::SO_RCVTIMEO, |interest| {
+    retry(fd, Interest::Read, |interest| {
         let r = op(s);
         // What to wait for depends on what rustls has left to do.
         *interest = if s.conn.wants_write() {

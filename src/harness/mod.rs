@@ -23,14 +23,17 @@ pub mod host;
 pub mod limit;
 mod load;
 pub mod measure;
+pub mod placement;
 pub mod probe;
 pub mod profile;
+pub mod quit;
 mod reconnect;
 pub mod runner;
 pub mod series;
 pub mod status;
 pub mod sysstat;
 mod timed;
+pub mod wait;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,6 +44,7 @@ use crate::engine::{DbError, DbResult, Driver};
 use crate::error::Error;
 use crate::results::{HwCost, LoadStats, Status, Store, TestResult};
 pub use load::LoadProgress;
+pub use placement::Placement;
 use probe::{Probe, ProbeContext};
 pub use reconnect::{RECONNECT_FOR, ReconnectError, reconnect_with_backoff};
 use runner::{LiveProgress, StepRun, Worker};
@@ -218,6 +222,9 @@ pub struct Harness<'a> {
     /// What the suite counts ([`Units`]): the status rule's noun, and what
     /// hardware costs are divided by.
     pub units: Units,
+    /// Where each step's workers run: a thread each, or tasks of a few
+    /// client threads ([`Placement`]).
+    pub placement: Placement,
 }
 
 /// One test being run by [`Harness::test`]: the result the suite fills, and
@@ -234,6 +241,8 @@ pub struct TestRun<'h> {
     /// What [`TestRun::finish_probe`]'s operations are: the suite's
     /// [`Units::per_op`] unless the test sets another (`row` for a load).
     pub per_op: &'static str,
+    /// Where the timed step's workers run (the harness's [`Placement`]).
+    pub placement: Placement,
 }
 
 impl TestRun<'_> {
@@ -336,9 +345,11 @@ impl TestRun<'_> {
         if !warms {
             self.start_sampling();
         }
+        let placement = self.placement;
         let run = runner::run_step(
             workers,
             &t.config(),
+            &placement,
             &mut |l: LiveProgress| {
                 bar.set_position(l.elapsed.as_millis() as u64);
                 let mut msg = progress_message(&l, unit, t.budgeted);
@@ -545,6 +556,7 @@ impl Harness<'_> {
             probe: None,
             profile: None,
             per_op: self.units.per_op,
+            placement: self.placement,
         };
         let probe = Probe::before(self.probe, self.driver.as_ref());
         if let Some(w) = probe.warning() {

@@ -5,7 +5,7 @@
 //! The workers of a step may be of different kinds (an enum of them) that
 //! wait for each other in [`Worker::pause`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -15,6 +15,7 @@ use crate::harness::measure::{
     Counts, Latency, SecondSample, ThreadMeasure, event_clock, new_histogram, now_ns, per_second,
     start_clock,
 };
+use crate::harness::placement::Placement;
 use crate::harness::reconnect::{ReconnectError, reconnect_with_backoff};
 use crate::results::{EndedBy, EventBound};
 
@@ -223,6 +224,10 @@ const TICK: Duration = Duration::from_millis(100);
 
 struct StepState<'a> {
     abort: AtomicBool,
+    /// Ends the waits of the step's tasks on the client core: their blocked
+    /// sends once the step is stopping (a server that stopped reading
+    /// would hold them for the send timeout).
+    stop: crate::evloop::Stop,
     live: Vec<Padded>,
     cfg: &'a StepConfig,
     /// When the warm-up and the step end, set once every worker thread
@@ -454,66 +459,45 @@ fn work<W: Worker>(
     }
 }
 
-/// How many client threads steps run their workers on (0: a thread per
-/// worker), set once per run ([`set_client_threads`]).
-static CLIENT_THREADS: AtomicUsize = AtomicUsize::new(0);
-
-/// Sets how many client threads [`run_step`] drives its workers from: `n`
-/// threads each run their share of the workers on the event-driven core
-/// ([`crate::evloop`]); 0, or at least one thread per worker, keeps a
-/// plain thread per worker (the cheapest at low counts, and the only way
-/// for embedded engines, whose calls are CPU in the client thread).
-pub fn set_client_threads(n: usize) {
-    CLIENT_THREADS.store(n, Ordering::Relaxed);
-}
-
-/// What [`set_client_threads`] set.
-pub fn client_threads() -> usize {
-    CLIENT_THREADS.load(Ordering::Relaxed)
-}
-
-/// How many client threads a step of `workers` workers runs on when
-/// [`set_client_threads`] set `threads` (0: a thread per worker); worker `i`
-/// runs on thread `i % client_thread_count(..)`. Suites that keep something
-/// per client thread (pgbench's per-thread log files) group by it.
-pub fn client_thread_count(threads: usize, workers: usize) -> usize {
-    if threads == 0 || threads >= workers {
-        workers
-    } else {
-        threads
-    }
-}
-
-/// Runs `workers` (already connected and prepared) for `cfg`, calling
-/// `on_live` a few times a second from the calling thread, and
-/// `on_measured` once when the warm-up ends; on the client threads
-/// [`set_client_threads`] set.
+/// Runs `workers` (already connected and prepared) for `cfg`, where
+/// `placement` puts them (a thread each, or tasks of a few client threads),
+/// calling `on_live` a few times a second from the calling thread, and
+/// `on_measured` once when the warm-up ends.
 pub fn run_step<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
+    placement: &Placement,
     on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
-    run_step_on(workers, cfg, client_threads(), on_live, on_measured)
+    run_on(
+        workers,
+        cfg,
+        placement.threads_for(workers.len()),
+        on_live,
+        on_measured,
+    )
 }
 
 /// What one worker measured, and why it stopped early (if it did).
 type WorkerRun = (ThreadMeasure, Option<WorkerError>);
 
-/// [`run_step`] on `threads` client threads (0: a thread per worker).
-pub fn run_step_on<W: Worker>(
+/// [`run_step`] on `j` client threads (a placement's count for these
+/// workers: 1 to `workers.len()`).
+fn run_on<W: Worker>(
     workers: &mut [W],
     cfg: &StepConfig,
-    threads: usize,
+    j: usize,
     on_live: &mut dyn FnMut(LiveProgress),
     on_measured: &mut dyn FnMut(),
 ) -> StepRun {
     start_clock();
     let n = workers.len();
     // Each client thread's workers: worker i on thread i % j.
-    let j = client_thread_count(threads, n);
+    let j = j.clamp(1, n.max(1));
     let sh = StepState {
         abort: AtomicBool::new(false),
+        stop: crate::evloop::Stop::new(),
         live: (0..n).map(|_| Padded::default()).collect(),
         cfg,
         times: std::sync::OnceLock::new(),
@@ -598,7 +582,7 @@ fn run_group<W: Worker>(
         .collect();
     let warm_end_ns = sh.t().warm_end_ns;
     let failed = |e: WorkerError| (ThreadMeasure::new(warm_end_ns, 0, 1), Some(e));
-    match crate::evloop::run(tasks) {
+    match crate::evloop::run_until(tasks, &sh.stop) {
         Ok(rs) => idx
             .into_iter()
             .zip(rs)
@@ -651,6 +635,9 @@ fn watch(
     let mut last = (Instant::now(), 0u64);
     let mut measuring = false;
     while !done() {
+        if sh.stopping() {
+            sh.stop.end(crate::evloop::Waits::Sends);
+        }
         let now = Instant::now();
         if !measuring && now >= warm_end {
             measuring = true;
@@ -805,6 +792,14 @@ fn summarize<W: Worker>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread per worker.
+    const ONE_EACH: Placement = Placement::thread_per_worker();
+
+    /// At most `n` client threads, workers shared as tasks.
+    fn core(n: usize) -> Placement {
+        Placement::core(n, crate::engine::OnSockets::for_tests())
+    }
     use crate::engine::Outcome;
 
     /// A worker with no database: each event "reads" one row after a short
@@ -869,7 +864,7 @@ mod tests {
     #[test]
     fn warmup_is_excluded_and_counts_add_up() {
         let mut ws = vec![mock(None), mock(None)];
-        let r = run_step(&mut ws, &cfg(200, 1200), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(200, 1200), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let total_events: u64 = ws.iter().map(|w| w.n).sum();
         // Events of the warm-up ran but are not counted.
@@ -898,7 +893,13 @@ mod tests {
         // No deadline (sysbench's --time=0): the events alone end it, a
         // retried event keeping its place (every tenth try fails).
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
-        let r = run_step_on(&mut ws, &bounded(None, 200), 0, &mut |_| {}, &mut || {});
+        let r = run_step(
+            &mut ws,
+            &bounded(None, 200),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
         assert_eq!(
             (r.counts.events, r.counts.errors),
             (200, 22),
@@ -907,7 +908,13 @@ mod tests {
         );
         // Three workers share the count.
         let mut ws = vec![mock(None), mock(None), mock(None)];
-        let r = run_step_on(&mut ws, &bounded(None, 200), 0, &mut |_| {}, &mut || {});
+        let r = run_step(
+            &mut ws,
+            &bounded(None, 200),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.counts.events, 200, "{:?}", r.per_worker);
         assert_eq!(r.per_worker.iter().sum::<u64>(), 200);
@@ -922,10 +929,10 @@ mod tests {
                 fail_at: None,
             })
             .collect();
-        let r = run_step_on(
+        let r = run_step(
             &mut ws,
             &bounded(Some(60_000), 50),
-            2,
+            &core(2),
             &mut |_| {},
             &mut || {},
         );
@@ -941,6 +948,7 @@ mod tests {
         let r = run_step(
             &mut ws,
             &bounded(Some(200), u64::MAX / 2),
+            &ONE_EACH,
             &mut |_| {},
             &mut || {},
         );
@@ -949,7 +957,7 @@ mod tests {
         assert_eq!(r.event_bound.unwrap().ended_by, EndedBy::Time);
         assert_eq!(r.facts.planned_secs, Some(0.2));
         // Without a bound, nothing is said.
-        let r = run_step(&mut ws, &cfg(0, 50), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 50), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.event_bound, None);
     }
 
@@ -987,7 +995,7 @@ mod tests {
     #[test]
     fn each_operation_kind_is_counted_and_timed_apart() {
         let mut ws = vec![TwoKinds { n: 0 }, TwoKinds { n: 0 }];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let names: Vec<_> = r.kinds.iter().map(|k| k.name.clone().unwrap()).collect();
         assert_eq!(names, ["a", "b"]);
@@ -999,7 +1007,7 @@ mod tests {
         assert!(b.errors > 0 && b.events > 0);
         // A step whose events have no kinds keeps no per-kind figures.
         let mut ws = vec![mock(None)];
-        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 100), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.kinds.is_empty());
     }
 
@@ -1055,7 +1063,13 @@ mod tests {
             },
         ];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(50, 10_000), &mut |_| {}, &mut || {});
+        let r = run_step(
+            &mut ws,
+            &cfg(50, 10_000),
+            &ONE_EACH,
+            &mut |_| {},
+            &mut || {},
+        );
         assert_eq!(r.status, StepStatus::Ok);
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         // The budget counts from the end of the warm-up, exactly.
@@ -1069,7 +1083,7 @@ mod tests {
     #[test]
     fn retryable_errors_are_counted_and_the_test_goes_on() {
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert!(r.counts.errors > 0);
         assert_eq!(ws[0].recovered, r.counts.errors);
@@ -1083,7 +1097,7 @@ mod tests {
         let mut w = mock(Some((1000, ErrorClass::Reconnect)));
         w.reconnect_fails = 2;
         let mut ws = vec![w];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert!(r.counts.reconnects >= 1);
     }
@@ -1092,7 +1106,7 @@ mod tests {
     fn a_fatal_error_fails_the_step_and_stops_all_threads() {
         let mut ws = vec![mock(Some((50, ErrorClass::Fatal))), mock(None)];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(0, 5000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 5000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(2));
         assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
@@ -1102,7 +1116,7 @@ mod tests {
         let mut w = mock(Some((5, ErrorClass::Reconnect)));
         w.reconnect_fails = u32::MAX;
         let mut ws = vec![w];
-        let r = run_step(&mut ws, &cfg(0, 100), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 100), &ONE_EACH, &mut |_| {}, &mut || {});
         match r.status {
             StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
             s => panic!("{s:?}"),
@@ -1120,7 +1134,7 @@ mod tests {
         // Budgets of 30 and 60 after the (no-op) warm-up's 1000.
         let mut ws = vec![paced(1030), paced(1060)];
         let cfg = StepConfig::until_finished(Duration::from_millis(300));
-        let r = run_step(&mut ws, &cfg, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg, &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.counts.events, 90);
         // 60 pauses of 1 ms: the step lasted as long as its longest budget.
@@ -1134,7 +1148,7 @@ mod tests {
         let mut ws = vec![w];
         let t = Instant::now();
         let cfg = StepConfig::until_finished(Duration::from_millis(300));
-        let r = run_step(&mut ws, &cfg, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg, &ONE_EACH, &mut |_| {}, &mut || {});
         match r.status {
             StepStatus::Failed(m) => assert!(m.contains("could not reconnect"), "{m}"),
             s => panic!("{s:?}"),
@@ -1199,7 +1213,7 @@ mod tests {
             waiter(false, Some((3, ErrorClass::Fatal, "disk full"))),
         ];
         let t = Instant::now();
-        let r = run_step(&mut ws, &cfg(0, 10_000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 10_000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
         // The waiter saw the stop, and its event did not run after it.
@@ -1218,7 +1232,7 @@ mod tests {
         let mut c = cfg(0, 10_000);
         c.reconnect_for = Duration::from_secs(10);
         let t = Instant::now();
-        let r = run_step(&mut ws, &c, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &c, &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("disk full".into()));
     }
@@ -1273,7 +1287,7 @@ mod tests {
     fn an_event_that_hangs_past_the_deadline_leaves_the_interval_covered_up_to_the_hang() {
         // The 21st measured event hangs for 1.5 s, past the 1 s measured.
         let mut ws = vec![hangs(true, 21, 1500)];
-        let r = run_step(&mut ws, &cfg(100, 1000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(100, 1000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(
             (r.counts.events, r.counts.errors),
@@ -1299,7 +1313,7 @@ mod tests {
     fn a_warm_up_event_that_hangs_past_the_deadline_measures_nothing_after_it() {
         // The warm-up's first event hangs until after the measured second.
         let mut ws = vec![hangs(false, 1, 2000)];
-        let r = run_step(&mut ws, &cfg(500, 1000), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(500, 1000), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.counts.events, 0, "no event starts after the deadline");
         assert_eq!(r.facts.covered_secs, 0.0);
@@ -1309,7 +1323,7 @@ mod tests {
     #[test]
     fn a_whole_interval_and_a_paced_one_are_covered_to_the_deadline() {
         let mut ws = vec![mock(Some((10, ErrorClass::Retry)))];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
         // A worker that waits 40 ms before each event: its last one ends
         // before the deadline, and it waited for the deadline after it.
@@ -1319,7 +1333,7 @@ mod tests {
             gap_ns: 40_000_000,
             paused: 0,
         }];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.covered_secs >= 0.3, "{}", r.facts.covered_secs);
         // Its rates are over the whole interval (the upper bound is a slow
         // machine's, not a check).
@@ -1359,7 +1373,7 @@ mod tests {
             stuck: Duration::from_millis(1600),
         };
         let mut ws = vec![stuck(None), stuck(Some(5)), stuck(None)];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         let f = &r.facts;
         assert_eq!(f.overran.len(), 1, "{:?}", f.overran);
@@ -1370,7 +1384,7 @@ mod tests {
         assert!(r.secs < 0.6, "{}", r.secs);
         // Quiet when none is stuck.
         let mut ws = vec![stuck(None), stuck(None)];
-        let r = run_step(&mut ws, &cfg(0, 300), &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.overran.is_empty());
         assert!(r.secs < 0.6, "{}", r.secs);
     }
@@ -1405,7 +1419,7 @@ mod tests {
                 fail_at: None,
             })
             .collect();
-        let r = run_step_on(&mut ws, &cfg(50, 300), 2, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(50, 300), &core(2), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.per_worker.len(), 16);
         // 16 waits of 2 ms overlap on 2 threads: each worker completes
@@ -1427,7 +1441,7 @@ mod tests {
             })
             .collect();
         let t = Instant::now();
-        let r = run_step_on(&mut ws, &cfg(0, 5000), 2, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg(0, 5000), &core(2), &mut |_| {}, &mut || {});
         assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
         assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
@@ -1442,8 +1456,65 @@ mod tests {
         };
         let mut ws = vec![paced(1030), paced(1060), paced(1010)];
         let cfg = StepConfig::until_finished(Duration::from_millis(300));
-        let r = run_step_on(&mut ws, &cfg, 1, &mut |_| {}, &mut || {});
+        let r = run_step(&mut ws, &cfg, &core(1), &mut |_| {}, &mut || {});
         assert_eq!(r.status, StepStatus::Ok);
         assert_eq!(r.per_worker, [30, 60, 10]);
+    }
+
+    /// Sends into a socket whose peer never reads (its sends block, up to
+    /// a 30 s timeout), or, without one, fails fatally at its 10th event.
+    struct SendsOrFails {
+        sock: Option<(
+            std::os::unix::net::UnixStream,
+            std::os::unix::net::UnixStream,
+        )>,
+        n: u64,
+    }
+
+    impl Worker for SendsOrFails {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            self.n += 1;
+            let Some((s, _)) = &self.sock else {
+                crate::evloop::sleep(Duration::from_millis(2));
+                if self.n == 10 {
+                    return Err(DbError::fatal("scripted"));
+                }
+                c.record(Outcome::Rows(1));
+                return Ok(());
+            };
+            let fd = std::os::fd::AsRawFd::as_raw_fd(s);
+            match crate::evloop::send(fd, &[0u8; 65536]) {
+                Ok(_) => {
+                    c.record(Outcome::Rows(0));
+                    Ok(())
+                }
+                Err(e) => Err(DbError::lost(e.to_string())),
+            }
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn on_the_core_a_send_blocked_on_a_silent_peer_ends_when_the_step_stops() {
+        let stuck = || {
+            let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
+            crate::evloop::new_fd(fd);
+            let t = Some(Duration::from_secs(30));
+            crate::evloop::set_timeout(fd, crate::evloop::Interest::Write, t).unwrap();
+            SendsOrFails {
+                sock: Some((a, b)),
+                n: 0,
+            }
+        };
+        let mut ws = vec![stuck(), SendsOrFails { sock: None, n: 0 }, stuck()];
+        let t = Instant::now();
+        let r = run_step(&mut ws, &cfg(0, 20_000), &core(1), &mut |_| {}, &mut || {});
+        // The fatal error stops the step; the blocked sends end with it,
+        // not at their 30 s timeout.
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(r.status, StepStatus::Failed("scripted".into()));
     }
 }

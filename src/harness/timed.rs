@@ -163,13 +163,15 @@ pub(super) fn progress_message(l: &LiveProgress, unit: &str, budgeted: bool) -> 
 }
 
 /// The step alone, outside a test (`rqps compat`'s one client, a suite's
-/// unit tests): `timing` on the runner, without progress, sampling or probe.
+/// unit tests): `timing` on the runner, the workers where `placement`
+/// puts them, without progress, sampling or probe.
 pub fn bare_step<W: Worker>(
     workers: &mut [W],
     timing: Timing,
+    placement: &super::placement::Placement,
     on_live: &mut dyn FnMut(LiveProgress),
 ) -> StepRun {
-    runner::run_step(workers, &timing.config(), on_live, &mut || {})
+    runner::run_step(workers, &timing.config(), placement, on_live, &mut || {})
 }
 
 /// What a check after the timed steps found.

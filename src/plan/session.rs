@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, Error, failed, usage};
 use crate::harness::probe::ProbeContext;
-use crate::harness::{Harness, RunEnd, Ui};
+use crate::harness::{Harness, Placement, RunEnd, Ui};
 use crate::plan::open::{Checked, Opened};
 use crate::plan::options::EngineArgs;
 use crate::plan::options::{Output, RunOptions};
@@ -58,6 +58,8 @@ pub struct Session<'a> {
     ui: Ui,
     /// Restores the thread's CPUs when the session closes.
     pinned: Option<crate::util::cpus::Pinned>,
+    /// Where the steps' workers run, from the driver and --client-threads.
+    placement: Placement,
 }
 
 /// Runs `spec` in a session of its own: checks, opens, runs, closes.
@@ -195,13 +197,23 @@ impl<'a> Session<'a> {
             },
             None => None,
         };
-        crate::harness::runner::set_client_threads(client_threads(spec, engine.footprint.embedded));
+        // After pinning: the default is the CPUs the client may run on.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let asked = spec.options.client_threads.map(|n| n.get() as usize);
+        let placement = match Placement::for_run(engine.driver.calls(), asked, cpus) {
+            Ok(p) => p,
+            Err(e) => {
+                engine.close(&mut |note| ui.say(note));
+                return Err(usage(e));
+            }
+        };
         Ok(Session {
             spec,
             results: ready.results,
             engine,
             ui,
             pinned,
+            placement,
         })
     }
 
@@ -328,10 +340,7 @@ impl<'a> Session<'a> {
                 o.insert("client_cpus".into(), now.to_string().into());
             }
             // The client threads the steps use (0: one per connection).
-            o.insert(
-                "client_threads".into(),
-                crate::harness::runner::client_threads().into(),
-            );
+            o.insert("client_threads".into(), self.placement.asked().into());
             // TLS, when the connection uses it: its version and cipher change the
             // cost per query. Absent: plaintext (or a unix socket).
             if let Some(t) = driver.tls() {
@@ -404,6 +413,7 @@ impl<'a> Session<'a> {
             probe,
             line: plan.line(),
             units: plan.units(),
+            placement: self.placement,
         });
         let (status, code) = match &end {
             // A stop wins over a failure: what it cancelled failed because of it.
@@ -475,20 +485,6 @@ fn same_experiment(results: &Path, doc: &RunDoc) -> Result<(), Error> {
 
 /// The most a mismatch refusal should take, in characters.
 const MISMATCH_LINE: usize = 300;
-
-/// The client threads a run's steps drive their connections from
-/// (`--client-threads`, else the CPUs this pinned thread may run on); 0, a
-/// thread per connection, for an embedded engine, whose calls are CPU of
-/// the client thread itself.
-fn client_threads(spec: &RunSpec, embedded: bool) -> usize {
-    if embedded {
-        return 0;
-    }
-    match spec.options.client_threads {
-        Some(n) => n.get() as usize,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    }
-}
 
 /// `10.11.19-MariaDB-0+deb12u1` → `10.11.19`; `PostgreSQL 15.18 (Debian ...)` → `15.18`.
 /// The name a run of `engine` (as its driver names it: `mysql`,

@@ -82,7 +82,8 @@ impl Readers {
             reconnect_for: Duration::ZERO,
             events: None,
         };
-        let r = run_step(&mut workers, &cfg, &mut |_| {}, &mut || {});
+        let one_each = crate::harness::Placement::thread_per_worker();
+        let r = run_step(&mut workers, &cfg, &one_each, &mut |_| {}, &mut || {});
         Ok((r.counts.queries(), r.secs))
     }
 }

@@ -74,7 +74,8 @@ impl PointQueries {
             reconnect_for: Duration::ZERO,
             events: None,
         };
-        let r = run_step(&mut self.workers, &cfg, &mut |_| {}, &mut || {});
+        let one_each = crate::harness::Placement::thread_per_worker();
+        let r = run_step(&mut self.workers, &cfg, &one_each, &mut |_| {}, &mut || {});
         Ok((r.counts.queries(), r.secs))
     }
 }

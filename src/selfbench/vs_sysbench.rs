@@ -7,7 +7,8 @@
 use clap::Args;
 
 use super::measure::{
-    BenchError, NoResult, Quartiles, run_measured, run_measured_usage, throwaway_with_tls,
+    BenchError, ChildUsage, NoResult, Quartiles, run_measured, run_measured_usage,
+    throwaway_with_tls,
 };
 use crate::engine::server::Server;
 use crate::suite::sysbench::load::{LoadParams, load};
@@ -18,8 +19,9 @@ pub struct VsArgs {
     /// release from `rqps engine install` (postgres@16.15, mariadb@11.4.5).
     #[arg(long, value_delimiter = ',', default_value = "mariadb,postgres")]
     pub engines: Vec<String>,
-    /// Client threads (each tool runs at each count).
-    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    /// Client threads (connections; each tool runs at each count): 2 is the
+    /// bar of small runs, 16 to 64 the counts of MySQL studies.
+    #[arg(long, value_delimiter = ',', default_value = "2,16,64")]
     pub threads: Vec<usize>,
     /// Rounds; each round runs sysbench and rqps once per thread count, alternating who goes first.
     #[arg(long, default_value_t = 3)]
@@ -40,6 +42,16 @@ pub struct VsArgs {
     /// --tls both run in plaintext.
     #[arg(long)]
     pub tls: bool,
+    /// Also run rqps with a thread per connection (--client-threads 0) in
+    /// each round, and compare rqps's default placement with it: the
+    /// default should match its QPS at no more CPU per query.
+    #[arg(long)]
+    pub per_connection: bool,
+    /// Skip the system-call count: after a thread count's rounds, each
+    /// contender runs once more under `strace -f -c` (not timed) and the
+    /// system calls per query are printed.
+    #[arg(long)]
+    pub no_syscalls: bool,
 }
 
 /// A child process's result: queries, QPS, user and system CPU seconds,
@@ -154,6 +166,12 @@ fn sysbench_run(
 ) -> Result<ClientRun, BenchError> {
     let (mut cmd, _) = sysbench_command(server, a, threads, tls_dir)?;
     let (out, usage) = run_measured_usage(cmd.arg(format!("--time={}", a.secs)).arg("run"))?;
+    sysbench_result(&out, usage)
+}
+
+/// A sysbench run's figures: its queries and QPS from its output, its CPU
+/// and context switches from `usage`.
+fn sysbench_result(out: &str, usage: ChildUsage) -> Result<ClientRun, BenchError> {
     // "    queries:                             123456 (12345.67 per sec.)"
     let line = out
         .lines()
@@ -221,63 +239,92 @@ fn password_env(server: &Server) -> &'static str {
     }
 }
 
+/// Where rqps runs a step's connections: its default (the client core on
+/// as many client threads as CPUs), or a thread per connection.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placing {
+    Default,
+    PerConnection,
+}
+
+/// `rqps run` of point-query on `server`, writing its JSON to `json`.
+fn rqps_command(
+    server: &Server,
+    a: &VsArgs,
+    threads: usize,
+    dir: &std::path::Path,
+    placing: Placing,
+) -> Result<std::process::Command, BenchError> {
+    let exe =
+        std::env::current_exe().map_err(BenchError::io("cannot find rqps's own executable"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.env(password_env(server), server.password())
+        .args(["run", "--target"])
+        // TLS required when the server requires it, else none.
+        .arg(server.url_without_password_for_config(&[]))
+        .args([
+            "--skip-prepare",
+            "--tests",
+            "point-query",
+            "--tables",
+            "1",
+            "--warmup-secs",
+            "0",
+            "-q",
+        ])
+        .arg("--table-size")
+        .arg(a.table_size.to_string())
+        .arg("--threads")
+        .arg(threads.to_string())
+        .arg("--read-secs")
+        .arg(a.secs.to_string())
+        .arg("--results")
+        .arg(dir.join("results"))
+        .arg("--json")
+        .arg(dir.join("vs.json"));
+    // The default placement is rqps's own choice, whatever the caller's
+    // environment says.
+    cmd.env_remove(crate::harness::placement::DEFAULT_ENV);
+    if placing == Placing::PerConnection {
+        cmd.args(["--client-threads", "0"]);
+    }
+    Ok(cmd)
+}
+
 fn rqps_run(
     server: &Server,
     a: &VsArgs,
     threads: usize,
     dir: &std::path::Path,
+    placing: Placing,
 ) -> Result<ClientRun, BenchError> {
-    let exe =
-        std::env::current_exe().map_err(BenchError::io("cannot find rqps's own executable"))?;
+    let (_, usage) = run_measured_usage(&mut rqps_command(server, a, threads, dir, placing)?)?;
+    rqps_result(dir, usage)
+}
+
+/// An rqps run's figures: its queries and QPS from the JSON it wrote in
+/// `dir`, its CPU and context switches from `usage`.
+fn rqps_result(dir: &std::path::Path, usage: ChildUsage) -> Result<ClientRun, BenchError> {
     let json = dir.join("vs.json");
-    run_measured_usage(
-        std::process::Command::new(exe)
-            .env(password_env(server), server.password())
-            .args(["run", "--target"])
-            // TLS required when the server requires it, else none.
-            .arg(server.url_without_password_for_config(&[]))
-            .args([
-                "--skip-prepare",
-                "--tests",
-                "point-query",
-                "--tables",
-                "1",
-                "--warmup-secs",
-                "0",
-                "-q",
-            ])
-            .arg("--table-size")
-            .arg(a.table_size.to_string())
-            .arg("--threads")
-            .arg(threads.to_string())
-            .arg("--read-secs")
-            .arg(a.secs.to_string())
-            .arg("--results")
-            .arg(dir.join("results"))
-            .arg("--json")
-            .arg(&json),
-    )
-    .and_then(|(_, usage)| {
-        let bytes = std::fs::read(&json)
-            .map_err(BenchError::io(format!("cannot read {}", json.display())))?;
-        let doc: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|source| BenchError::Json {
-                path: json.clone(),
-                source,
-            })?;
-        let t = &doc["tests"][0];
-        let queries = (t["reads"].as_u64().unwrap_or(0)
-            + t["writes"].as_u64().unwrap_or(0)
-            + t["other"].as_u64().unwrap_or(0)) as f64;
-        Ok(ClientRun {
-            queries,
-            qps: t["qps"].as_f64().unwrap_or(0.0),
-            user: usage.user,
-            sys: usage.sys,
-            vcs: usage.voluntary_cs as f64,
-            ivcs: usage.involuntary_cs as f64,
-            tls: doc["params"]["tls"].as_str().map(str::to_string),
-        })
+    let bytes =
+        std::fs::read(&json).map_err(BenchError::io(format!("cannot read {}", json.display())))?;
+    let doc: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|source| BenchError::Json {
+            path: json.clone(),
+            source,
+        })?;
+    let t = &doc["tests"][0];
+    let queries = (t["reads"].as_u64().unwrap_or(0)
+        + t["writes"].as_u64().unwrap_or(0)
+        + t["other"].as_u64().unwrap_or(0)) as f64;
+    Ok(ClientRun {
+        queries,
+        qps: t["qps"].as_f64().unwrap_or(0.0),
+        user: usage.user,
+        sys: usage.sys,
+        vcs: usage.voluntary_cs as f64,
+        ivcs: usage.involuntary_cs as f64,
+        tls: doc["params"]["tls"].as_str().map(str::to_string),
     })
 }
 
@@ -327,6 +374,198 @@ fn print_summary(threads: usize, a: &VsArgs, sb_all: &[ClientRun], rq_all: &[Cli
         median(&|s, r| r.qps / s.qps),
         median(&|s, r| ((r.user + r.sys) / r.queries.max(1.0))
             / ((s.user + s.sys) / s.queries.max(1.0)))
+    );
+}
+
+/// The line that compares rqps's default placement (`rq`) with a thread per
+/// connection (`pc`) over all rounds: the default should be at least as
+/// fast at no more CPU per query.
+fn print_placements(threads: usize, rq: &[ClientRun], pc: &[ClientRun]) {
+    let sum = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| v.iter().map(f).sum::<f64>();
+    let per_q = |v: &[ClientRun], f: &dyn Fn(&ClientRun) -> f64| {
+        sum(v, f) * 1e6 / sum(v, &|c| c.queries).max(1.0)
+    };
+    let qps = |v: &[ClientRun]| sum(v, &|c| c.qps) / v.len().max(1) as f64;
+    let cs = |v: &[ClientRun]| sum(v, &|c| c.vcs + c.ivcs) / sum(v, &|c| c.queries).max(1.0);
+    let (rq_t, pc_t) = (
+        per_q(rq, &|c| c.user + c.sys),
+        per_q(pc, &|c| c.user + c.sys),
+    );
+    println!(
+        "{threads:>3}  default / a thread per connection: QPS {:.3} (target >= 1), total client us/q {:.2} vs {:.2} = {:.2} (target <= 1), user {:.2}, context switches/q {:.3} vs {:.3}",
+        qps(rq) / qps(pc),
+        rq_t,
+        pc_t,
+        rq_t / pc_t,
+        per_q(rq, &|c| c.user) / per_q(pc, &|c| c.user),
+        cs(rq),
+        cs(pc)
+    );
+}
+
+/// The system calls a client makes for its queries: sends, reads and waits
+/// on sockets (OpenSSL and rqps's TLS write and read with `write` and
+/// `read`), and the futex waits of threads handing work to each other.
+/// rqps's sampler reads `/proc` with `read` too, a few times a second: a
+/// share of a call per query only in runs of a second or two.
+const QUERY_CALLS: [&str; 19] = [
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "futex",
+    "sched_yield",
+    "clock_nanosleep",
+    "nanosleep",
+];
+
+/// System calls of one run, per query: all of them, those of
+/// [`QUERY_CALLS`], and the most made.
+struct Syscalls {
+    per_query: f64,
+    for_queries: f64,
+    top: Vec<(String, f64)>,
+}
+
+impl std::fmt::Display for Syscalls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let top: Vec<String> = self
+            .top
+            .iter()
+            .map(|(name, n)| format!("{name} {n:.2}"))
+            .collect();
+        write!(
+            f,
+            "{:.2} ({}; all {:.2})",
+            self.for_queries,
+            top.join(", "),
+            self.per_query
+        )
+    }
+}
+
+/// The calls by name in `strace -c`'s summary (`% time seconds usecs/call
+/// calls errors syscall` rows; the total row is left out).
+fn strace_summary(text: &str) -> Vec<(String, u64)> {
+    let mut calls: Vec<(String, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let name = *f.last()?;
+            if f.len() < 5 || name == "total" || f[0].parse::<f64>().is_err() {
+                return None;
+            }
+            Some((name.to_string(), f[3].parse().ok()?))
+        })
+        .collect();
+    calls.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    calls
+}
+
+/// `cmd` under `strace -f -c` (every thread), its summary written to `out`.
+fn traced(cmd: &std::process::Command, out: &std::path::Path) -> std::process::Command {
+    let mut t = std::process::Command::new("strace");
+    t.args(["-f", "-c", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => t.env(k, v),
+            None => t.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        t.current_dir(d);
+    }
+    t
+}
+
+/// One run of `cmd` under strace: its system calls per query, the query
+/// count read by `figures` from its output.
+fn count_syscalls(
+    cmd: &std::process::Command,
+    dir: &std::path::Path,
+    figures: &dyn Fn(&str, ChildUsage) -> Result<ClientRun, BenchError>,
+) -> Result<Syscalls, BenchError> {
+    let file = dir.join("strace.txt");
+    let (out, usage) = run_measured_usage(&mut traced(cmd, &file))?;
+    let run = figures(&out, usage)?;
+    let text = std::fs::read_to_string(&file)
+        .map_err(BenchError::io(format!("cannot read {}", file.display())))?;
+    let calls = strace_summary(&text);
+    let q = run.queries.max(1.0);
+    let sum = |pick: &dyn Fn(&str) -> bool| {
+        calls
+            .iter()
+            .filter(|(name, _)| pick(name))
+            .map(|(_, n)| *n as f64)
+            .sum::<f64>()
+            / q
+    };
+    Ok(Syscalls {
+        per_query: sum(&|_| true),
+        for_queries: sum(&|name| QUERY_CALLS.contains(&name)),
+        top: calls
+            .iter()
+            .filter(|(name, _)| QUERY_CALLS.contains(&name.as_str()))
+            .take(3)
+            .map(|(name, n)| (name.clone(), *n as f64 / q))
+            .collect(),
+    })
+}
+
+/// The system calls per query of each contender at `threads`, each from a
+/// run of its own under `strace -f -c` (slowed, so not timed): the count
+/// is the client's, and the same at any speed but for the share of waits.
+fn print_syscalls(
+    server: &Server,
+    a: &VsArgs,
+    threads: usize,
+    tls_dir: Option<&std::path::Path>,
+    dir: &std::path::Path,
+) {
+    let strace = std::process::Command::new("strace").arg("-V").output();
+    if !strace.is_ok_and(|o| o.status.success()) {
+        println!("{threads:>3}  system calls/q: not counted (strace is not installed)");
+        return;
+    }
+    let mut parts = Vec::new();
+    let sysbench = sysbench_command(server, a, threads, tls_dir).and_then(|(mut cmd, _)| {
+        cmd.arg(format!("--time={}", a.secs)).arg("run");
+        count_syscalls(&cmd, dir, &|out, usage| sysbench_result(out, usage))
+    });
+    let mut placings = vec![("rqps", Placing::Default)];
+    if a.per_connection {
+        placings.push(("rqps, a thread per connection,", Placing::PerConnection));
+    }
+    for (name, placing) in placings {
+        let counted = rqps_command(server, a, threads, dir, placing)
+            .and_then(|cmd| count_syscalls(&cmd, dir, &|_, usage| rqps_result(dir, usage)));
+        parts.push(match counted {
+            Ok(c) => format!("{name} {c}"),
+            Err(e) => format!("{name} not counted ({e})"),
+        });
+    }
+    parts.push(match sysbench {
+        Ok(c) => format!("sysbench {c}"),
+        Err(e) => format!("sysbench not counted ({e})"),
+    });
+    println!(
+        "{threads:>3}  system calls/q on sockets and waits (strace -f -c, a run of its own): {}",
+        parts.join("; ")
     );
 }
 
@@ -392,14 +631,22 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
             "rqps cs/q"
         );
         for &threads in &a.threads {
-            let (mut sb_all, mut rq_all) = (Vec::new(), Vec::new());
+            let (mut sb_all, mut rq_all, mut pc_all) = (Vec::new(), Vec::new(), Vec::new());
             for r in 0..a.rounds {
-                let (sb, rq) = if r % 2 == 0 {
+                let rqps = |placing| rqps_run(&server, a, threads, dir.path(), placing);
+                let per_connection = || match a.per_connection {
+                    true => rqps(Placing::PerConnection).map(Some),
+                    false => Ok(None),
+                };
+                // Who goes first alternates, so that drift hits all alike.
+                let (sb, rq, pc) = if r % 2 == 0 {
                     let s = sysbench_run(&server, a, threads, tls_dir)?;
-                    (s, rqps_run(&server, a, threads, dir.path())?)
+                    let q = rqps(Placing::Default)?;
+                    (s, q, per_connection()?)
                 } else {
-                    let q = rqps_run(&server, a, threads, dir.path())?;
-                    (sysbench_run(&server, a, threads, tls_dir)?, q)
+                    let p = per_connection()?;
+                    let q = rqps(Placing::Default)?;
+                    (sysbench_run(&server, a, threads, tls_dir)?, q, p)
                 };
                 let us = |c: &ClientRun, v: f64| v * 1e6 / c.queries.max(1.0);
                 // Context switches per query, voluntary and involuntary together.
@@ -418,10 +665,26 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                     us(&rq, rq.user + rq.sys),
                     cs(&rq)
                 );
+                if let Some(p) = pc {
+                    println!(
+                        "{threads:>3} {:>5}  {:>52}   {:>10.0} {:>10.2} {:>10.2} {:>10.2} {:>8.3}",
+                        r + 1,
+                        "rqps, a thread per connection:",
+                        p.qps,
+                        us(&p, p.user),
+                        us(&p, p.sys),
+                        us(&p, p.user + p.sys),
+                        cs(&p)
+                    );
+                    pc_all.push(p);
+                }
                 sb_all.push(sb);
                 rq_all.push(rq);
             }
             print_summary(threads, a, &sb_all, &rq_all);
+            if !pc_all.is_empty() {
+                print_placements(threads, &rq_all, &pc_all);
+            }
             if a.tls {
                 let mut used: Vec<&str> = rq_all
                     .iter()
@@ -434,8 +697,76 @@ pub fn vs_sysbench(a: &VsArgs) -> Result<(), BenchError> {
                     used.join(", ")
                 );
             }
+            if !a.no_syscalls {
+                print_syscalls(&server, a, threads, tls_dir, dir.path());
+            }
         }
         server.stop()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `strace -f -c`'s summary as strace 6.1 writes it: rows with and
+    /// without errors, the rules and the total left out, most calls first.
+    #[test]
+    fn the_strace_summary_gives_each_calls_count_and_not_the_total() {
+        let text = "\
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 61.20    0.052000           3     16050           sendto
+ 30.10    0.025600           1     16074        12 recvfrom
+  8.70    0.007400           7      1040           epoll_pwait2
+  0.00    0.000000           0         3         1 openat
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.085000           2     33167        13 total
+";
+        assert_eq!(
+            strace_summary(text),
+            [
+                ("recvfrom".to_string(), 16074),
+                ("sendto".to_string(), 16050),
+                ("epoll_pwait2".to_string(), 1040),
+                ("openat".to_string(), 3),
+            ]
+        );
+        assert!(strace_summary("").is_empty());
+        assert!(
+            strace_summary("strace: ptrace(PTRACE_SEIZE): Operation not permitted\n").is_empty()
+        );
+    }
+
+    /// The traced command runs the same program, arguments, environment
+    /// and directory under strace.
+    #[test]
+    fn a_traced_command_is_the_command_under_strace() {
+        let mut cmd = std::process::Command::new("sysbench");
+        cmd.args(["--threads=16", "run"])
+            .env("MYSQL_PWD", "x")
+            .env_remove("RQPS_CLIENT_THREADS")
+            .current_dir("/tmp");
+        let t = traced(&cmd, std::path::Path::new("/tmp/s.txt"));
+        assert_eq!(t.get_program(), "strace");
+        let args: Vec<_> = t.get_args().collect();
+        assert_eq!(
+            args,
+            [
+                "-f",
+                "-c",
+                "-o",
+                "/tmp/s.txt",
+                "--",
+                "sysbench",
+                "--threads=16",
+                "run"
+            ]
+        );
+        let envs: Vec<_> = t.get_envs().collect();
+        assert!(envs.contains(&("MYSQL_PWD".as_ref(), Some("x".as_ref()))));
+        assert!(envs.contains(&("RQPS_CLIENT_THREADS".as_ref(), None)));
+        assert_eq!(t.get_current_dir(), Some(std::path::Path::new("/tmp")));
+    }
 }

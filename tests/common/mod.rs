@@ -2,6 +2,8 @@
 //! what it wrote. Each test crate uses a part of them.
 #![allow(dead_code)]
 
+pub mod shared;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -29,6 +31,16 @@ pub fn text(o: &Output) -> String {
 /// `json` (on a busy machine: `--busy-threshold 100`); asserts that it
 /// succeeded and returns the document and the output.
 pub fn run_stored(results: &Path, json: &Path, args: &[&str]) -> (serde_json::Value, String) {
+    run_stored_env(results, json, args, &[])
+}
+
+/// [`run_stored`] with `env` set for the rqps process.
+pub fn run_stored_env(
+    results: &Path,
+    json: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (serde_json::Value, String) {
     let mut all = vec![
         "run",
         "--results",
@@ -39,7 +51,11 @@ pub fn run_stored(results: &Path, json: &Path, args: &[&str]) -> (serde_json::Va
         "100",
     ];
     all.extend_from_slice(args);
-    let o = rqps(&all);
+    let o = Command::new(env!("CARGO_BIN_EXE_rqps"))
+        .args(&all)
+        .envs(env.iter().copied())
+        .output()
+        .expect("rqps runs");
     let out = text(&o);
     assert!(o.status.success(), "rqps {}: {out}", args.join(" "));
     (read_json(json), out)

@@ -341,6 +341,10 @@ impl SqlAccess for MysqlDriver {
 }
 
 impl Driver for MysqlDriver {
+    /// Its reads and writes go through the client core.
+    fn calls(&self) -> crate::engine::Calls {
+        crate::engine::Calls::OnSockets(crate::engine::OnSockets::wire())
+    }
     /// `mariadb` when the server said it is MariaDB, `mysql` otherwise;
     /// before the first connection, what the URL's scheme says.
     fn engine(&self) -> &'static str {

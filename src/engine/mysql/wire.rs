@@ -363,7 +363,9 @@ impl Read for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.read(buf),
+            // The blocking read itself, without libc's cancellation
+            // bookkeeping around it (about 60 instructions a statement).
+            Stream::Tcp(s) => evloop::recv_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // Polled, then read: a blocking Unix-socket read wakes twice per
             // reply (why: the PostgreSQL wire client's `Read for Stream`).
             Stream::Unix(s) => evloop::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
@@ -386,7 +388,7 @@ impl Write for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.write(buf),
+            Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // Without SIGPIPE (why: the PostgreSQL wire client's `Write for Stream`).
             Stream::Unix(s) => evloop::send(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Stream::Tls(s) => s.write(buf),
@@ -427,6 +429,13 @@ fn tcp_keepalive(s: &TcpStream) {
     }
 }
 
+/// Both timeouts of socket `fd`, through the core, which keeps them: its
+/// waits then know them without asking the kernel.
+fn set_timeouts(fd: std::os::fd::RawFd, t: Duration) -> io::Result<()> {
+    evloop::set_timeout(fd, evloop::Interest::Read, Some(t))?;
+    evloop::set_timeout(fd, evloop::Interest::Write, Some(t))
+}
+
 fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
     let addrs = (host, port)
         .to_socket_addrs()
@@ -438,13 +447,12 @@ fn tcp_connect(host: &str, port: u16, o: &Opts) -> Result<TcpStream> {
     for a in addrs {
         match TcpStream::connect_timeout(&a, o.connect_timeout) {
             Ok(s) => {
-                let setup = s
-                    .set_nodelay(true)
-                    .and_then(|_| s.set_read_timeout(Some(o.io_timeout)))
-                    .and_then(|_| s.set_write_timeout(Some(o.io_timeout)));
-                setup.map_err(io_error)?;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+                evloop::new_fd(fd);
+                s.set_nodelay(true)
+                    .and_then(|_| set_timeouts(fd, o.io_timeout))
+                    .map_err(io_error)?;
                 tcp_keepalive(&s);
-                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
                 return Ok(s);
             }
             Err(e) => last = Some(e),
@@ -719,10 +727,9 @@ impl Client<Stream> {
             Addr::Tcp { host, port } => Stream::Tcp(tcp_connect(host, *port, o)?),
             Addr::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(io_error)?;
-                evloop::new_fd(std::os::fd::AsRawFd::as_raw_fd(&s));
-                s.set_read_timeout(Some(o.io_timeout))
-                    .and_then(|_| s.set_write_timeout(Some(o.io_timeout)))
-                    .map_err(io_error)?;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+                evloop::new_fd(fd);
+                set_timeouts(fd, o.io_timeout).map_err(io_error)?;
                 Stream::Unix(s)
             }
         };

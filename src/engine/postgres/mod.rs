@@ -333,6 +333,10 @@ impl SqlAccess for PostgresDriver {
 }
 
 impl Driver for PostgresDriver {
+    /// Its reads and writes go through the client core.
+    fn calls(&self) -> crate::engine::Calls {
+        crate::engine::Calls::OnSockets(crate::engine::OnSockets::wire())
+    }
     fn engine(&self) -> &'static str {
         KIND.name
     }

@@ -131,12 +131,10 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// Through the core, which keeps it: its waits then know it without
+    /// asking the kernel.
     fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
-            Stream::Unix(s) => s.set_read_timeout(Some(t)),
-            Stream::Tls(s) => s.get_ref().set_read_timeout(Some(t)),
-        }
+        evloop::set_timeout(self.raw_fd(), evloop::Interest::Read, Some(t))
     }
     /// The socket's descriptor (under TLS, the TCP socket's).
     fn raw_fd(&self) -> std::os::fd::RawFd {
@@ -148,11 +146,7 @@ impl Stream {
         }
     }
     fn set_write_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_write_timeout(Some(t)),
-            Stream::Unix(s) => s.set_write_timeout(Some(t)),
-            Stream::Tls(s) => s.get_ref().set_write_timeout(Some(t)),
-        }
+        evloop::set_timeout(self.raw_fd(), evloop::Interest::Write, Some(t))
     }
 
     /// Asks the server for TLS (SSLRequest) and runs the handshake when it
@@ -278,7 +272,9 @@ impl Read for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.read(buf),
+            // The blocking read itself, without libc's cancellation
+            // bookkeeping around it (about 60 instructions a statement).
+            Stream::Tcp(s) => evloop::recv_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // A blocking read on a Unix socket is woken each time the server
             // reads what this side sent (the socket's wait queue gets the
             // write-space wake-up too) and sleeps again: 2.0 voluntary
@@ -304,7 +300,7 @@ impl Write for Stream {
             };
         }
         match self {
-            Stream::Tcp(s) => s.write(buf),
+            Stream::Tcp(s) => evloop::send_blocking(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             // send(2) with MSG_NOSIGNAL, as TCP's: write(2) on a Unix socket
             // shut down by a stop ([`inflight`]) or closed by the server
             // raises SIGPIPE, which ends rqps without a word.
@@ -1843,6 +1839,18 @@ fn encode_param(i: usize, p: &Param<'_>, ty: Oid, out: &mut Vec<u8>) -> DbResult
                 Ok(v) => return encode_param(i, &Param::Int(v), ty, out),
                 Err(e) => return fail(i, format!("'{s}' as {}: {e}", type_name(ty))),
             },
+            // A number in text (a sysbench script's FLOAT or DOUBLE parameter).
+            FLOAT8 | FLOAT4 => match s.trim().parse::<f64>() {
+                Ok(v) if ty == FLOAT8 => {
+                    out.extend_from_slice(&[0, 0, 0, 8]);
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                Ok(v) => {
+                    out.extend_from_slice(&[0, 0, 0, 4]);
+                    out.extend_from_slice(&(v as f32).to_be_bytes());
+                }
+                Err(e) => return fail(i, format!("'{s}' as {}: {e}", type_name(ty))),
+            },
             t => return fail(i, format!("cannot bind text to type {}", type_name(t))),
         },
     }
@@ -2239,6 +2247,14 @@ mod tests {
         encode_param(0, &Param::Int(-3), NUMERIC, &mut out).unwrap();
         assert_eq!(out, b"\0\0\0\x02-3");
         assert!(encode_param(0, &Param::Text("x"), NUMERIC, &mut out).is_err());
+        // A number in text binds to a float (a sysbench script's FLOAT).
+        out.clear();
+        encode_param(0, &Param::Text("2.5"), FLOAT8, &mut out).unwrap();
+        assert_eq!(out, [&[0, 0, 0, 8][..], &2.5f64.to_be_bytes()].concat());
+        out.clear();
+        encode_param(0, &Param::Text("2.5"), FLOAT4, &mut out).unwrap();
+        assert_eq!(out, [&[0, 0, 0, 4][..], &2.5f32.to_be_bytes()].concat());
+        assert!(encode_param(0, &Param::Text("x"), FLOAT8, &mut out).is_err());
         let mut seen = Vec::new();
         let body = [0, 2, 0, 0, 0, 1, b'7', 0xff, 0xff, 0xff, 0xff];
         data_row_values(&body, |v| seen.push(v.map(|v| v.to_vec()))).unwrap();

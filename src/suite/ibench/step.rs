@@ -18,8 +18,8 @@
 //! the per-second series, overall and per client; the calling thread only
 //! reports progress.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::limiter::{Limiter, SystemClock, nap_until};
@@ -32,7 +32,8 @@ use crate::engine::{
 use crate::harness::measure::{Counts, now_ns};
 use crate::harness::runner::{self, StepStatus, Worker};
 use crate::harness::series::{self, Seconds, Tally};
-use crate::harness::{Per, TestRun, TimedStep, Timing, bare_step};
+use crate::harness::wait::Gate;
+use crate::harness::{Per, Placement, TestRun, TimedStep, Timing, bare_step};
 use crate::suite::ibench::rt::RtHist;
 use crate::suite::rand::Rng;
 
@@ -167,47 +168,6 @@ pub fn count_rows(driver: &dyn Driver, clients: usize) -> DbResult<u64> {
     Ok(n)
 }
 
-/// Wakes a client's inserter and deleter when the other made progress: the
-/// delete-lag gate.
-#[derive(Default)]
-struct Gate {
-    m: Mutex<()>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn notify(&self) {
-        drop(self.m.lock().unwrap_or_else(|e| e.into_inner()));
-        self.cv.notify_all();
-    }
-
-    /// Waits until `ready` (true) or `stop` (false).
-    fn wait(&self, ready: &dyn Fn() -> bool, stop: &dyn Fn() -> bool) -> bool {
-        let mut g = self.m.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if ready() {
-                return true;
-            }
-            if stop() {
-                return false;
-            }
-            if crate::evloop::active() {
-                // On the event-driven core the other side may be a task of
-                // this very thread: let it run, and look again.
-                drop(g);
-                crate::evloop::sleep(Duration::from_micros(200));
-                g = self.m.lock().unwrap_or_else(|e| e.into_inner());
-                continue;
-            }
-            g = self
-                .cv
-                .wait_timeout(g, Duration::from_millis(50))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
 /// One client's counters, read by the progress display while the
 /// connections run.
 #[repr(align(64))]
@@ -223,6 +183,8 @@ struct ClientLive {
     /// Writers (inserter, deleter) that have not finished their work;
     /// queries stop at 0.
     writers_left: AtomicUsize,
+    /// Wakes the client's inserter and deleter when the other made
+    /// progress: the delete-lag gate.
     gate: Gate,
 }
 
@@ -1250,7 +1212,10 @@ fn step_through(driver: &dyn Driver, spec: &StepSpec, through: Through<'_, '_>) 
     };
     match through {
         Through::Bare(on_progress) => {
-            let run = bare_step(&mut roles, Timing::until_finished(), &mut |_| {
+            // Outside a test, a thread per role (`rqps compat`'s one client,
+            // the self-benchmark's client).
+            let one_each = Placement::thread_per_worker();
+            let run = bare_step(&mut roles, Timing::until_finished(), &one_each, &mut |_| {
                 on_progress(meter.update(&sh))
             });
             on_progress(meter.last(&sh));

@@ -736,7 +736,7 @@ impl Worker for Requester {
             if now >= until || stop_requested() {
                 return slept;
             }
-            crate::evloop::sleep(std::time::Duration::from_nanos(
+            crate::harness::wait::sleep(std::time::Duration::from_nanos(
                 (until - now).min(100_000_000),
             ));
             slept = true;

@@ -1000,7 +1000,7 @@ impl Client {
             if now >= until {
                 return want <= self.deadline_ns;
             }
-            crate::evloop::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
+            crate::harness::wait::sleep(Duration::from_nanos((until - now).min(SLICE_NS)));
         }
     }
 
@@ -1487,7 +1487,7 @@ impl Worker for Client {
         }
         let until = pace.next_ns.min(deadline_ns);
         if until > now {
-            crate::evloop::sleep(Duration::from_nanos(until - now));
+            crate::harness::wait::sleep(Duration::from_nanos(until - now));
         }
         self.scheduled = Some(pace.next_ns);
         true

@@ -941,10 +941,7 @@ fn run_clients(
                 .map_err(TestFailure::when("could not start the clients"))?;
             let log = match &p.log {
                 Some(spec) => {
-                    let threads = txlog::client_thread_count(
-                        crate::harness::runner::client_threads(),
-                        clients,
-                    );
+                    let threads = run.placement.threads_for(clients);
                     let log = txlog::open(spec, p, threads).map_err(TestFailure::new)?;
                     for w in &mut workers {
                         w.log_into(&log, p, clients);

@@ -17,7 +17,7 @@
 //!   whose exit status it ignores, as pgbench does; the line is read as
 //!   C's `strtol` reads it and cast to a 32-bit int ([`parse_result`]).
 //! - Waiting never blocks the client thread: the pipe and the process (a
-//!   pidfd) are waited on through [`crate::evloop`], so the other
+//!   pidfd) are waited on through [`crate::harness::wait`], so the other
 //!   connections a client thread drives go on while a command runs. Where
 //!   the kernel has no pidfd (before Linux 5.3), the exit is polled every
 //!   millisecond or so instead. Starting the command (`fork`/`exec`) does
@@ -29,14 +29,14 @@
 //!   abandoned, as one cut short in a `\sleep`.
 
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::evloop;
 use crate::harness::measure::event_clock;
 use crate::harness::runner::stop_requested;
+use crate::harness::wait::{Readable, sleep_until};
 
 /// The longest command line, in bytes, once the variables are in: pgbench's
 /// `SHELL_COMMAND_SIZE` (256) less its terminating NUL and one byte.
@@ -171,13 +171,13 @@ fn slice_until(deadline_ns: u64) -> Option<Instant> {
 fn first_line(fd: OwnedFd, deadline_ns: u64) -> std::io::Result<Option<Vec<u8>>> {
     let raw = fd.as_raw_fd();
     set_nonblocking(raw)?;
-    evloop::new_fd(raw);
-    let mut file = std::fs::File::from(fd);
+    let file = std::fs::File::from(fd);
+    let readable = Readable::new(file.as_fd());
     let mut line = Vec::with_capacity(RESULT_BYTES);
     let mut buf = [0u8; RESULT_BYTES];
     loop {
         let want = RESULT_BYTES - line.len();
-        match file.read(&mut buf[..want]) {
+        match (&file).read(&mut buf[..want]) {
             Ok(0) => return Ok(Some(line)),
             Ok(n) => {
                 // fgets stops after a newline; what follows stays unread.
@@ -197,7 +197,7 @@ fn first_line(fd: OwnedFd, deadline_ns: u64) -> std::io::Result<Option<Vec<u8>>>
                 let Some(until) = slice_until(deadline_ns) else {
                     return Ok(None);
                 };
-                evloop::wait_fd(raw, evloop::Interest::Read, Some(until));
+                readable.wait(until);
             }
             Err(e) => return Err(e),
         }
@@ -208,9 +208,7 @@ fn first_line(fd: OwnedFd, deadline_ns: u64) -> std::io::Result<Option<Vec<u8>>>
 /// kills its group at the deadline or on a stop.
 fn wait_exit(child: &mut Child, deadline_ns: u64) -> Result<Ended<ExitStatus>, ShellError> {
     let pidfd = pidfd_open(child.id());
-    if let Some(fd) = &pidfd {
-        evloop::new_fd(fd.as_raw_fd());
-    }
+    let exited = pidfd.as_ref().map(|fd| Readable::new(fd.as_fd()));
     let mut pause = Duration::from_micros(50);
     loop {
         if let Some(st) = child.try_wait().map_err(ShellError::Wait)? {
@@ -220,12 +218,12 @@ fn wait_exit(child: &mut Child, deadline_ns: u64) -> Result<Ended<ExitStatus>, S
             kill(child);
             return Ok(Ended::Cut);
         };
-        match &pidfd {
-            Some(fd) => {
-                evloop::wait_fd(fd.as_raw_fd(), evloop::Interest::Read, Some(until));
+        match &exited {
+            Some(r) => {
+                r.wait(until);
             }
             None => {
-                evloop::sleep_until(until.min(Instant::now() + pause));
+                sleep_until(until.min(Instant::now() + pause));
                 pause = (pause * 2).min(Duration::from_millis(2));
             }
         }

@@ -5,7 +5,7 @@
 //! - One file per client thread (pgbench's one per `--jobs` thread): the
 //!   first `PREFIX.PID`, the others `PREFIX.PID.T` (T from 1), in the
 //!   working directory unless the prefix names another. Worker `i` runs on
-//!   client thread `i % threads` ([`client_thread_count`]), and its lines go
+//!   client thread `i % threads` (the harness's `Placement::threads_for`), and its lines go
 //!   to that thread's file. Files are created private to their owner
 //!   ([`crate::util::OUTPUT_MODE`]); an existing file is overwritten, as
 //!   pgbench's. A second test in one process (a list of `--clients`, a
@@ -34,7 +34,6 @@ use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
 use crate::harness::measure::event_clock;
-pub use crate::harness::runner::client_thread_count;
 
 use super::expr::{PgPrng, unit_draw};
 use super::params::{LogSpec, Params};
@@ -303,7 +302,7 @@ pub fn not_a_file_among(prefix: &str, pid: u32, threads: usize) -> Option<String
 }
 
 /// Opens the files of a test of `clients` clients on `threads` client
-/// threads (as [`client_thread_count`] counts them).
+/// threads (as the harness's `Placement::threads_for` counts them).
 pub fn open(spec: &LogSpec, p: &Params, threads: usize) -> Result<TestLog, LogError> {
     let prefix = test_prefix(&spec.prefix);
     let pid = std::process::id();

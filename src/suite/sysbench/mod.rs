@@ -134,9 +134,19 @@ pub struct Options {
     /// Run a sysbench Lua script instead of the suite's tests (sysbench 1.0's API, the script
     /// unchanged); its options and commands follow `--`, as sysbench takes them:
     /// `--script oltp_read_only.lua -- --tables=2 --table-size=10000 prepare run cleanup`
-    /// (default commands: prepare, run, cleanup).
+    /// (default commands: prepare, run, cleanup). A script is trusted code, as in sysbench: it
+    /// runs with your rights (files, programs, any C function through ffi).
     #[arg(long, value_name = "FILE.lua")]
     pub script: Option<String>,
+    /// With --script: sysbench's closing report (SQL statistics, latency, threads fairness) of
+    /// each test on standard output, beside rqps's own line.
+    #[arg(long)]
+    #[serde(default)]
+    pub sysbench_report: bool,
+    /// With --script: the most memory each of the script's Lua states (one per thread) may
+    /// hold, in MiB (default 256; 0: no bound).
+    #[arg(long, value_name = "MIB")]
+    pub script_memory: Option<u64>,
     /// The script's options (--name=value) and commands, after `--`.
     #[arg(last = true, value_name = "SCRIPT ARGS")]
     #[serde(default, deserialize_with = "crate::suite::api::one_or_many")]
@@ -339,6 +349,8 @@ impl Workload for Sysbench {
                 seed: p.seed,
                 ps_mode: p.ps_mode,
                 skip_prepare: p.skip_prepare,
+                memory_mib: o.script_memory.unwrap_or(lua::plan::DEFAULT_MEMORY_MIB),
+                sysbench_report: o.sysbench_report,
             })?;
             // A seed given (to rqps, or on the script's command line) is
             // part of the experiment; a drawn one is recorded with the plan.
@@ -362,6 +374,16 @@ impl Workload for Sysbench {
             p.script_line = Some(script_line::of(&plan, seed_given));
             p.script = Some(plan);
             return Ok(p);
+        }
+        if o.sysbench_report || o.script_memory.is_some() {
+            let flag = if o.sysbench_report {
+                "--sysbench-report"
+            } else {
+                "--script-memory"
+            };
+            return Err(usage(format!(
+                "{flag} applies to a sysbench Lua script: give --script FILE.lua"
+            )));
         }
         if o.script_args.is_some() {
             return Err(usage(
@@ -509,6 +531,16 @@ add --skip-prepare (load them once first, e.g. with a run without --part)"
                 format!("{} sysbench tables (one thread each)", p.tables)
             },
             fewer: "run fewer threads".into(),
+        }
+    }
+
+    fn check_target(
+        p: &SysbenchParams,
+        driver: &dyn crate::engine::Driver,
+    ) -> Result<(), crate::error::Error> {
+        match &p.script {
+            Some(s) => lua::check_target(s, driver),
+            None => Ok(()),
         }
     }
 

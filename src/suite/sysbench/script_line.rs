@@ -95,6 +95,8 @@ mod tests {
             seed: 1,
             percentile: 95,
             ps_mode: PsMode::Auto,
+            memory_mib: crate::suite::sysbench::lua::plan::DEFAULT_MEMORY_MIB,
+            sysbench_report: false,
         }
     }
 

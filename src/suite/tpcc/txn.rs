@@ -846,7 +846,7 @@ impl Terminal {
     /// Keying and think time: the terminal waits `secs`.
     fn wait_secs(secs: f64) {
         if secs > 0.0 {
-            crate::evloop::sleep(Duration::from_secs_f64(secs));
+            crate::harness::wait::sleep(Duration::from_secs_f64(secs));
         }
     }
 }

@@ -19,28 +19,39 @@
 //! - Statements are counted as sysbench counts them ([`sql`]); sysbench's
 //!   driver name (`mysql`, `pgsql`) comes from the engine's dialect, and an
 //!   engine without one is refused before anything runs.
-//! - `sysbench.rand` draws through one adapter ([`rand`]).
+//! - `sysbench.rand` draws through one adapter ([`rand`]); the C functions
+//!   sysbench's modules declare for `ffi` are rqps's ([`capi`]).
+//! - sysbench's reports (`--report-interval`, the report hooks, the closing
+//!   report) are made of rqps's measurements ([`report`]).
+//! - A script is trusted code with the rights of the user who runs rqps, as
+//!   in sysbench; rqps bounds its memory and time ([`state`], [`watchdog`]).
 
+pub mod capi;
 pub mod fail;
 pub mod options;
+mod out;
 pub mod plan;
 pub mod rand;
+pub mod report;
 pub mod script;
 pub mod sql;
+pub mod stat;
 pub mod state;
+pub mod watchdog;
 pub mod worker;
 
 pub use fail::Fail;
 pub use plan::{SYSBENCH_DIR, ScriptPlan, VERSION};
 pub use script::Script;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, Value};
 
-use crate::engine::{DbError, PsMode};
+use crate::engine::{DbError, Driver, PsMode};
 use crate::error::{Error, usage};
-use crate::harness::measure::Counts;
 use crate::harness::runner::stop_requested;
 use crate::harness::{Harness, Per, RunEnd, TestFailure, TimedStep, Timing};
 use crate::results::TestResult;
@@ -52,16 +63,11 @@ const MAX_SCRIPT_BYTES: u64 = 4 << 20;
 
 /// What sysbench 1.0 offers scripts that rqps does not: a script that names
 /// one is refused when planned.
-const MISSING: &[&str] = &[
-    "sysbench.db.",
-    "sysbench.histogram",
-    "sysbench.report_csv",
-    "sysbench.report_json",
-    "sysbench.report_default",
-    "sysbench.cmdline.print_test_options",
-    "db_query(",
-    "db_connect(",
-];
+const MISSING: &[&str] = &["sysbench.db.", "db_query(", "db_connect("];
+
+/// sysbench's built-in tests, which measure the client machine, not a
+/// database.
+const BUILTIN_TESTS: &[&str] = &["cpu", "fileio", "memory", "threads", "mutex"];
 
 /// The first use of an API rqps lacks in `text`, as `file:line: name`.
 fn missing_api(path: &str, text: &str) -> Option<String> {
@@ -103,12 +109,23 @@ pub struct Inputs<'a> {
     pub seed: u64,
     pub ps_mode: PsMode,
     pub skip_prepare: bool,
+    /// `--script-memory`, MiB per Lua state.
+    pub memory_mib: u64,
+    /// `--sysbench-report`.
+    pub sysbench_report: bool,
 }
 
 /// Reads and checks a script and its command line: one line saying what is
 /// wrong otherwise.
 pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
     let path = i.path;
+    if BUILTIN_TESTS.contains(&path) && !std::path::Path::new(path).exists() {
+        return Err(usage(format!(
+            "--script {path}: sysbench's built-in '{path}' test measures the client machine, \
+             not a database, and rqps does not run it (run `sysbench {path}`); --script takes \
+             a sysbench Lua script"
+        )));
+    }
     let meta = std::fs::metadata(path).map_err(|e| {
         usage(format!(
             "--script {path}: cannot read it ({e}); give the path of a sysbench Lua script"
@@ -152,19 +169,28 @@ pub fn check(i: &Inputs<'_>) -> Result<ScriptPlan, Error> {
         seed: i.seed,
         percentile: 95,
         ps_mode: i.ps_mode,
+        memory_mib: i.memory_mib,
+        sysbench_report: i.sysbench_report,
     };
     // The script's declarations, read from a state of its own.
     let lua = state::new(&state::Spec {
         plan: &plan,
         command: &plan.commands[0],
-        tid: 0,
-        thread: rand::Thread::Main,
+        ctx: rand::context(plan.rand_seed, rand::Thread::Main, plan.dist()),
         opt: None,
-        sql: None,
+        db: state::Db::Check,
     })
     .map_err(usage)?;
     let declared = declared(&lua).map_err(|e| usage(format!("{path}: {e}")))?;
     plan.declares = !declared.is_empty();
+    for (name, _) in &args.given {
+        if declared.iter().any(|d| &d.name == name) {
+            continue;
+        }
+        if let Some(why) = options::refused(name) {
+            return Err(usage(format!("--{}: {why}", name.replace('_', "-"))));
+        }
+    }
     let mut all = options::core();
     all.extend(declared);
     plan.options = options::resolve(&all, &args.given, path, plan.declares).map_err(usage)?;
@@ -215,6 +241,7 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
             .map(|(_, v)| v.clone())
     };
     let is_given = |name: &str| given.iter().any(|(n, _)| n == name);
+    let int = |name: &str| get(name).and_then(|v| v.num());
     if is_given("threads") {
         let t = get("threads").and_then(|v| v.num()).unwrap_or(1.0);
         if t < 1.0 {
@@ -240,7 +267,22 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
         plan.secs = t;
     }
     if is_given("warmup_time") {
-        plan.warmup_secs = get("warmup_time").and_then(|v| v.num()).unwrap_or(0.0);
+        let w = get("warmup_time").and_then(|v| v.num()).unwrap_or(0.0);
+        if w < 0.0 {
+            return Err(usage(
+                "--warmup-time must be 0 or more seconds (sysbench takes a negative one and \
+                 warms up for no time)",
+            ));
+        }
+        plan.warmup_secs = w;
+    }
+    if is_given("report_interval") && int("report_interval").unwrap_or(0.0) < 0.0 {
+        return Err(usage("--report-interval must be 0 (none) or more seconds"));
+    }
+    if is_given("verbosity") && !(0.0..=5.0).contains(&int("verbosity").unwrap_or(3.0)) {
+        return Err(usage(
+            "--verbosity must be between 0 and 5 (sysbench's levels)",
+        ));
     }
     if is_given("rand_type") {
         plan.rand_type = get("rand_type")
@@ -248,7 +290,6 @@ fn apply_core(plan: &mut ScriptPlan, given: &[(String, String)]) -> Result<(), E
             .unwrap_or_default()
             .parse()?;
     }
-    let int = |name: &str| get(name).and_then(|v| v.num());
     if is_given("rand_seed") {
         // sysbench's 0 seeds from the clock; rqps keeps the one it made.
         let s = int("rand_seed").unwrap_or(0.0);
@@ -330,7 +371,9 @@ fn command_exists(lua: &Lua, command: &str) -> Result<(), Fail> {
     }
     let ok = match command {
         "run" => state::has_function(lua, "event"),
-        "prepare" | "cleanup" | "help" => state::has_function(lua, command),
+        "prepare" | "cleanup" => state::has_function(lua, command),
+        // sysbench prints a script's options when it has no help().
+        "help" => state::has_function(lua, "help") || declares_options(lua),
         _ => false,
     };
     if ok {
@@ -355,11 +398,25 @@ fn command_exists(lua: &Lua, command: &str) -> Result<(), Fail> {
             }
         }
     }
-    Err(format!(
-        "the script has no '{command}' command (it has: {})",
-        have.join(", ")
-    )
+    let why = if command == "run" {
+        // sysbench's words: `run` calls the script's event().
+        "the script defines no event() function, which its 'run' command calls".to_string()
+    } else {
+        format!("the script has no '{command}' command")
+    };
+    Err(if have.is_empty() {
+        format!("{why} (it has no command)")
+    } else {
+        format!("{why} (it has: {})", have.join(", "))
+    }
     .into())
+}
+
+/// Whether the script declares options (`sysbench.cmdline.options`).
+fn declares_options(lua: &Lua) -> bool {
+    lua.load("return type(sysbench.cmdline.options) == 'table' and next(sysbench.cmdline.options) ~= nil")
+        .eval::<bool>()
+        .unwrap_or(false)
 }
 
 /// The failure of a command outside a test.
@@ -370,27 +427,30 @@ fn command_failed(command: &str, msg: impl Into<String>) -> Error {
     }
 }
 
+/// sysbench's name of `driver`'s engine's driver (`mysql`, `pgsql`), if it
+/// has one.
+pub fn driver_name(driver: &dyn Driver) -> Option<&'static str> {
+    driver.require_sql().ok()?.dialect().client_driver_name()
+}
+
+/// Refuses, before anything is stored, a target the script cannot use: one
+/// without a sysbench driver for a script that reaches a database.
+pub fn check_target(plan: &ScriptPlan, driver: &dyn Driver) -> Result<(), Error> {
+    if driver_name(driver).is_some() || !plan.needs_database() {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "{}: {}",
+        plan.path,
+        script::no_driver(driver.engine())
+    )))
+}
+
 /// Runs the plan's commands in order.
 pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
-    let name = h
-        .driver
-        .require_sql()
-        .map_err(|source| Error::Engine {
-            context: "sysbench scripts need SQL".into(),
-            source,
-        })?
-        .dialect()
-        .client_driver_name()
-        .ok_or_else(|| {
-            usage(format!(
-                "sysbench scripts reach an engine through sysbench's drivers (mysql, pgsql); \
-                 engine {} has none: target a MySQL, MariaDB or PostgreSQL server",
-                h.driver.engine()
-            ))
-        })?;
     let s = Script {
         driver: h.driver.clone(),
-        name,
+        name: driver_name(h.driver.as_ref()),
     };
     rand::seed_unique(plan.rand_seed);
     let mut end = RunEnd::Ok;
@@ -410,12 +470,12 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
             }
         } else {
             h.ui.say(&format!("{}: {c}", plan.path));
-            let tally = Arc::new(Mutex::new(Counts::default()));
+            let sent = AtomicU64::new(0);
             let began = std::time::Instant::now();
-            let r = command(plan, &s, c, &tally);
+            let r = command(plan, &s, c, &sent);
             // Recorded as it ran: a name's `prepare` and `cleanup` runs
             // keep what they did.
-            let statements = tally.lock().map_or(0, |t| t.queries());
+            let statements = sent.load(Ordering::Relaxed);
             h.store.add_command(crate::results::CommandRun {
                 command: c.clone(),
                 secs: began.elapsed().as_secs_f64(),
@@ -433,26 +493,32 @@ pub fn run(plan: &ScriptPlan, h: &mut Harness<'_>) -> Result<RunEnd, Error> {
     Ok(end)
 }
 
+/// Calls the command `c` in `lua` (made current, the JIT on): the custom
+/// one if the script has it (true), else false.
+fn call_command(lua: &Lua, ctx: &Arc<capi::ThreadCtx>, c: &str) -> Result<bool, Fail> {
+    capi::enter(ctx);
+    state::jit(lua, true).map_err(|e| Fail::lua(&e))?;
+    let f: Function = lua
+        .load("return sysbench.cmdline.call_command")
+        .eval()
+        .map_err(|e| Fail::lua(&e))?;
+    let r = f.call::<bool>(c);
+    if let Some(code) = ctx.exited() {
+        return Err(Fail::from(state::exit_message(code)));
+    }
+    r.map_err(|e| state::memory_or(lua, &e, ""))
+}
+
 /// A command other than `run`: a custom one (on its threads when
-/// parallel), else the global function.
-fn command(
-    plan: &ScriptPlan,
-    s: &Script,
-    c: &str,
-    tally: &Arc<Mutex<Counts>>,
-) -> Result<(), Error> {
+/// parallel), else the global function, else (`help`) the options. The
+/// statements its states send are added to `statements`.
+fn command(plan: &ScriptPlan, s: &Script, c: &str, statements: &AtomicU64) -> Result<(), Error> {
     let threads = plan.max_threads();
     let opt = plan.opt_for(threads);
-    let lua = s
-        .state(plan, c, rand::Thread::Main, &opt, tally.clone())
+    let (lua, ctx) = s
+        .state(plan, c, rand::Thread::Main, &opt)
         .map_err(|e| command_failed(c, e))?;
-    let call = |lua: &Lua| -> Result<bool, Fail> {
-        let f: Function = lua
-            .load("return sysbench.cmdline.call_command")
-            .eval()
-            .map_err(|e| Fail::lua(&e))?;
-        f.call::<bool>(c).map_err(|e| Fail::lua(&e))
-    };
+    let _sent = Sent(&ctx, statements);
     let parallel: bool = lua
         .load(format!("return sysbench.cmdline.command_parallel({c:?})"))
         .eval()
@@ -462,10 +528,12 @@ fn command(
         let errors: Vec<Fail> = std::thread::scope(|sc| {
             let handles: Vec<_> = (0..threads)
                 .map(|tid| {
-                    let (opt, tally) = (&opt, tally.clone());
+                    let opt = &opt;
                     sc.spawn(move || -> Result<(), Fail> {
-                        let lua = s.state(plan, c, rand::Thread::Worker(tid), opt, tally)?;
-                        call(&lua).map(|_| ())
+                        let (lua, ctx) = s.state(plan, c, rand::Thread::Worker(tid), opt)?;
+                        let _sent = Sent(&ctx, statements);
+                        capi::register(&ctx);
+                        call_command(&lua, &ctx, c).map(|_| ())
                     })
                 })
                 .collect();
@@ -483,28 +551,48 @@ fn command(
         }
         return Ok(());
     }
-    if call(&lua).map_err(|e| command_failed(c, e))? {
+    if call_command(&lua, &ctx, c).map_err(|e| command_failed(c, e))? {
         return Ok(());
+    }
+    if c == "help" && !state::has_function(&lua, "help") {
+        out::print(&format!("{} options:\n", file_name(&plan.path)));
+        return lua
+            .load("sysbench.cmdline.print_test_options()")
+            .exec()
+            .map_err(|e| command_failed(c, state::one_line(&e)));
     }
     let f: Function = lua
         .globals()
         .get(c)
         .map_err(|e| command_failed(c, state::one_line(&e)))?;
-    f.call::<()>(())
-        .map_err(|e| command_failed(c, state::one_line(&e)))
-}
-
-/// Calls the global function `name` of `lua` if the script defines it.
-fn call_if_defined(lua: &Lua, name: &str) -> Result<(), Fail> {
-    if !state::has_function(lua, name) {
-        return Ok(());
+    let r = f.call::<()>(());
+    if let Some(code) = ctx.exited() {
+        return Err(command_failed(c, state::exit_message(code)));
     }
-    let f: Function = lua.globals().get(name).map_err(|e| Fail::lua(&e))?;
-    f.call::<()>(())
-        .map_err(|e| Fail::from(format!("{name}() failed: {}", state::one_line(&e))))
+    r.map_err(|e| command_failed(c, state::memory_or(&lua, &e, "")))
 }
 
-/// The script's event at `threads` threads: one measured test.
+/// Adds the statements a command's state sent to the command's count when
+/// the state is done with, whichever way it ends.
+struct Sent<'a>(&'a Arc<capi::ThreadCtx>, &'a AtomicU64);
+
+impl Drop for Sent<'_> {
+    fn drop(&mut self) {
+        self.1
+            .fetch_add(self.0.counts().queries(), Ordering::Relaxed);
+    }
+}
+
+/// The script's file name.
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// The script's event at `threads` threads: one measured test, with
+/// sysbench's reports around it.
 fn run_test(
     plan: &ScriptPlan,
     s: &Script,
@@ -512,11 +600,11 @@ fn run_test(
     threads: usize,
 ) -> Result<TestResult, Error> {
     let opt = plan.opt_for(threads);
-    let tally = Arc::new(Mutex::new(Counts::default()));
-    let global = s
-        .state(plan, "run", rand::Thread::Main, &opt, tally)
+    let (global, _) = s
+        .state(plan, "run", rand::Thread::Main, &opt)
         .map_err(|e| command_failed("run", e))?;
-    call_if_defined(&global, "init").map_err(|e| command_failed("run", e))?;
+    let bound = plan.startup_bound();
+    state::call_global(&global, "init", (), bound).map_err(|e| command_failed("run", e))?;
     let test = test_name(&plan.path);
     let label = format!("{test} t{threads}");
     let mut r = TestResult::running(
@@ -528,13 +616,64 @@ fn run_test(
         "statements/s",
     );
     r.warmup_secs = plan.warmup_secs;
+    let every = plan.report_interval();
+    let show = plan.verbosity() >= 3;
+    // The reports need each event's latency (sysbench's closing report its
+    // threads' time in events too).
+    let timed = every > 0.0 || (plan.sysbench_report && show);
+    let mut fairness: report::Fairness = Vec::new();
     let result = h.test(label, r, |run| {
+        let start: report::Start = Arc::default();
         let mut workers = (0..threads)
-            .map(|tid| worker::LuaWorker::new(s, plan, tid, threads))
+            .map(|tid| worker::LuaWorker::new(s, plan, tid, threads, timed, start.clone()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(TestFailure::when("could not start the script's threads"))?;
+        let hook = if every > 0.0 && state::has_hook(&global, "report_intermediate") {
+            let (lua, _) = s
+                .state(plan, "run", rand::Thread::Main, &opt)
+                .map_err(TestFailure::when("could not start the reporting thread"))?;
+            Some(lua)
+        } else {
+            None
+        };
+        let done = Arc::new(AtomicBool::new(false));
+        let reporting = (every > 0.0).then(|| report::Reporting {
+            probes: workers.iter().filter_map(|w| w.probe()).collect(),
+            every: Duration::from_secs_f64(every),
+            percentile: plan.percentile,
+            print: show,
+            hook,
+            start: start.clone(),
+            secs: plan.secs,
+            done: done.clone(),
+        });
+        let reporter = reporting.map(|r| std::thread::spawn(move || report::run(r)));
         let timing = Timing::measured(plan.warmup_secs, plan.secs).events(plan.events);
-        run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
+        let watchdog = watchdog::Watchdog::spawn(watchdog::Watch {
+            ctxs: workers.iter().map(|w| w.ctx.clone()).collect(),
+            // Bounded by --events alone (--time=0): no end to watch for.
+            deadline: (plan.secs > 0.0).then(|| Instant::now() + timing.warmup + timing.duration),
+            grace: plan.event_grace(),
+            script: plan.path.clone(),
+        });
+        let step = run.timed(&mut workers, TimedStep::new(timing, Per::Statement));
+        drop(watchdog);
+        done.store(true, Ordering::Relaxed);
+        if let Some(Ok(Err(e))) = reporter.map(|t| t.join()) {
+            run.warn(format!("the reports: {e}"));
+        }
+        // Every thread ended by the script's own stop value: as sysbench,
+        // the test is what ran, even nothing.
+        // Nor did --events or --time end it.
+        if !workers.is_empty() && workers.iter().all(|w| w.stopped_by_script()) {
+            run.result.step = None;
+            run.result.event_bound = None;
+        }
+        fairness = workers
+            .iter()
+            .zip(&step.per_worker)
+            .map(|(w, &events)| (events, w.busy_secs()))
+            .collect();
         for w in workers {
             if let Err(e) = w.done() {
                 run.warn(e.into());
@@ -542,7 +681,21 @@ fn run_test(
         }
         Ok(())
     })?;
-    call_if_defined(&global, "done").map_err(|e| command_failed("run", e))?;
+    // The cumulative report: the script's hook, else sysbench's own lines
+    // on request.
+    let stat = report::Stat::of_result(&result, plan.percentile);
+    if state::has_hook(&global, "report_cumulative") {
+        state::call_hook(&global, "report_cumulative", &stat, bound)
+            .map_err(|e| command_failed("run", e))?;
+    } else if show && result.status == crate::results::Status::Ok {
+        if plan.histogram() {
+            out::print(&report::histogram(&result));
+        }
+        if plan.sysbench_report {
+            out::print(&report::closing(&stat, plan.percentile, &fairness));
+        }
+    }
+    state::call_global(&global, "done", (), bound).map_err(|e| command_failed("run", e))?;
     Ok(result)
 }
 

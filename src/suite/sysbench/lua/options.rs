@@ -96,6 +96,8 @@ pub fn core() -> Vec<Declared> {
         d("rand_zipfian_exp", ARG_DOUBLE, Some("0.8")),
         d("percentile", ARG_INT, Some("95")),
         d("report_interval", ARG_INT, Some("0")),
+        d("verbosity", ARG_INT, Some("3")),
+        d("histogram", ARG_BOOL, Some("off")),
         d("db_driver", ARG_STRING, None),
         d("db_ps_mode", ARG_STRING, Some("auto")),
         d(
@@ -104,6 +106,60 @@ pub fn core() -> Vec<Declared> {
             Some(super::sql::DEFAULT_IGNORE),
         ),
     ]
+}
+
+/// Why rqps does not take sysbench's own option `name` (a global one, a
+/// driver's, or a built-in test's) when the script does not declare it:
+/// what to do instead. `None`: not one of sysbench's.
+pub fn refused(name: &str) -> Option<String> {
+    const CONNECTION: &str = "rqps connects where --target says (a URL: \
+        --target mysql://user@host:port/db or postgres://user@host:port/db, the password from \
+        --password-file) or to a throwaway --server KIND; sysbench's connection options are \
+        not taken";
+    let builtin = |test: &str| {
+        format!(
+            "an option of sysbench's built-in '{test}' test, which measures the client machine, \
+             not a database; rqps does not run it (run `sysbench {test}`)"
+        )
+    };
+    let why = match name {
+        "mysql_dry_run" => "rqps sends every statement to a server and measures it; a dry run \
+            would measure nothing (give --target, or --server KIND for a throwaway server)"
+            .to_string(),
+        n if n.starts_with("mysql_")
+            && n != "mysql_ignore_errors"
+            && n != "mysql_storage_engine" =>
+        {
+            CONNECTION.to_string()
+        }
+        n if n.starts_with("pgsql_") && n != "pgsql_variant" => CONNECTION.to_string(),
+        "rate" | "tx_rate" => "rqps runs a script's events back to back: it has no --rate".into(),
+        "forced_shutdown" => "rqps stops an event that runs on past the test's end itself \
+            (its watchdog, docs/suites/sysbench.md): leave it out"
+            .into(),
+        "report_checkpoints" => "not taken: --report-interval reports as the test runs, and \
+            rqps stores each test's per-second figures"
+            .into(),
+        "luajit_cmd" => "rqps runs LuaJIT as sysbench does, with its compiler on; it takes no \
+            LuaJIT command"
+            .into(),
+        "thread_stack_size" => "rqps sizes its threads' stacks itself".into(),
+        "config_file" => "rqps reads a script's options from its command line only (a run's \
+            settings can live in a matrix file: docs/matrices.md)"
+            .into(),
+        "debug" | "db_debug" | "validate" => {
+            "not taken (rqps stores every figure of a test with its result)".into()
+        }
+        "help" => "give `help` as the command (after --) to print the script's options".into(),
+        "version" => "rqps offers sysbench 1.0.20's API: `rqps --version` is rqps's".into(),
+        "cpu_max_prime" => builtin("cpu"),
+        n if n.starts_with("file_") => builtin("fileio"),
+        n if n.starts_with("memory_") => builtin("memory"),
+        "thread_yields" | "thread_locks" => builtin("threads"),
+        n if n.starts_with("mutex_") => builtin("mutex"),
+        _ => return None,
+    };
+    Some(why)
 }
 
 /// `text` as a value of type `kind`, or why not.
@@ -169,7 +225,15 @@ pub fn parse_args(args: &[String]) -> Result<Args, Fail> {
             if name.is_empty() {
                 return Err(fail!("'{a}' names no option"));
             }
-            out.given.push((name.replace('-', "_"), value.to_string()));
+            let name = name.replace('-', "_");
+            // sysbench 1.0's deprecated aliases, taken as it takes them.
+            let name = match name.as_str() {
+                "max_requests" => "events".to_string(),
+                "max_time" => "time".to_string(),
+                "num_threads" => "threads".to_string(),
+                _ => name,
+            };
+            out.given.push((name, value.to_string()));
         } else if a.starts_with('-') {
             return Err(fail!(
                 "'{a}': a script's options are given as --name=value, as sysbench takes them"
@@ -206,10 +270,13 @@ pub fn resolve(
     for (name, _) in given {
         if !declared.iter().any(|d| &d.name == name) {
             // As a user writes them: `--table-size`.
-            let names: Vec<String> = declared
-                .iter()
-                .map(|d| format!("--{}", d.name.replace('_', "-")))
-                .collect();
+            let mut names: Vec<String> = Vec::new();
+            for d in declared {
+                let n = format!("--{}", d.name.replace('_', "-"));
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
             let typed = format!("--{}", name.replace('_', "-"));
             let hint = crate::util::suggest::hint(&typed, names.iter().map(String::as_str));
             return Err(fail!(
@@ -251,6 +318,29 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sysbench_s_options_rqps_does_not_take_say_what_to_do_instead() {
+        for (name, says) in [
+            ("mysql_host", "--target"),
+            ("pgsql_password", "--password-file"),
+            ("mysql_dry_run", "dry run"),
+            ("cpu_max_prime", "built-in 'cpu' test"),
+            ("file_total_size", "built-in 'fileio' test"),
+            ("forced_shutdown", "watchdog"),
+        ] {
+            let why = refused(name).unwrap_or_else(|| panic!("{name} is taken"));
+            assert!(why.contains(says), "{name}: {why}");
+        }
+        for taken in [
+            "mysql_ignore_errors",
+            "mysql_storage_engine",
+            "tables",
+            "pgsql_variant",
+        ] {
+            assert_eq!(refused(taken), None, "{taken}");
+        }
+    }
 
     #[test]
     fn values_take_sysbench_s_types() {

@@ -1,12 +1,18 @@
--- rqps's sysbench Lua API, the part written in Lua (the rest is Rust: sql.rs
--- and rand.rs in this folder). Written for rqps from the behaviour sysbench
--- 1.0 documents and shows; none of sysbench's own code. Loaded into every
--- state before the user's script, with `raw` (the Rust functions) as its
--- argument; `sysbench` already holds tid, opt (filled later), cmdline
--- (command, script_path, argv), version and rand.
+-- rqps's sysbench Lua API, the part written in Lua (the rest is Rust: sql.rs,
+-- capi.rs and report.rs in this folder). Written for rqps from the behaviour
+-- sysbench 1.0 documents and shows; none of sysbench's own code. Loaded into
+-- every state before the user's script, with `raw` (the Rust functions and
+-- sysbench's C declarations) as its argument; `sysbench` already holds tid,
+-- opt (filled later), cmdline (command, script_path, argv) and version.
 local raw = ...
 
 ffi = require("ffi")
+-- sysbench's C types and functions, as its own modules declare them.
+ffi.cdef(raw.cdef)
+local C = ffi.C
+
+-- A script ends its test, not rqps: the run is stored.
+os.exit = raw.exit
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = {}
@@ -31,6 +37,29 @@ end
 function cmdline.command_parallel(name)
    return cmdline.command_defined(name)
       and cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+-- The script's options as sysbench's help prints them: sorted, each with
+-- the form of its value, its description and its default.
+local FORMS = { [1] = "[=on|off]", [2] = "=N", [3] = "=SIZE", [4] = "=N",
+                [5] = "=STRING", [6] = "=[LIST,...]", [7] = "=FILENAME" }
+function cmdline.print_test_options()
+   local rows = __rqps_declared_options()
+   table.sort(rows, function(a, b) return a[1] < b[1] end)
+   local width = 0
+   for _, r in ipairs(rows) do
+      local n = #r[1] + #(FORMS[r[4]] or "=UNKNOWN")
+      if n > width then width = n end
+   end
+   for _, r in ipairs(rows) do
+      local form = FORMS[r[4]] or "=UNKNOWN"
+      local line = "  --" .. r[1] .. form .. string.rep(" ", width - #r[1] - #form + 1) .. r[2]
+      if r[3] ~= nil then
+         line = line .. " [" .. r[3] .. "]"
+      end
+      print(line)
+   end
+   print("")
 end
 
 function cmdline.call_command(name)
@@ -79,6 +108,103 @@ function __rqps_declared_options()
    return out
 end
 
+---------------------------------------------------------------------------
+-- sysbench.rand: sysbench's C functions, called as sysbench calls them.
+
+local rand = {}
+sysbench.rand = rand
+function rand.default(a, b) return C.sb_rand_default(a, b) end
+function rand.uniform(a, b) return C.sb_rand_uniform(a, b) end
+function rand.gaussian(a, b) return C.sb_rand_gaussian(a, b) end
+function rand.special(a, b) return C.sb_rand_special(a, b) end
+function rand.pareto(a, b) return C.sb_rand_pareto(a, b) end
+rand.zipfian = raw.zipfian
+function rand.uniform_uint64() return C.sb_rand_uniform_uint64() end
+function rand.uniform_double() return C.sb_rand_uniform_double() end
+function rand.unique() return C.sb_rand_unique() end
+function rand.string(fmt)
+   local n = #fmt
+   local buf = ffi.new("char[?]", n + 1)
+   C.sb_rand_str(fmt, buf)
+   return ffi.string(buf, n)
+end
+
+---------------------------------------------------------------------------
+-- Reports: sysbench's three layouts of a report's figures, for the
+-- report_intermediate and report_cumulative hooks.
+
+local function rates(stat)
+   local s = stat.time_interval
+   return stat.events / s, (stat.reads + stat.writes + stat.other) / s,
+      stat.reads / s, stat.writes / s, stat.other / s,
+      stat.errors / s, stat.reconnects / s
+end
+
+function sysbench.report_default(stat)
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   print(string.format("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) "
+                          .. "lat (ms,%d%%): %4.2f err/s %4.2f reconn/s: %4.2f",
+                       stat.time_total, stat.threads_running, tps, qps, r, w, o,
+                       sysbench.opt.percentile or 95, stat.latency_pct * 1000, err, rec))
+end
+
+function sysbench.report_csv(stat)
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   print(string.format("%.0f,%d,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+                       stat.time_total, stat.threads_running, tps, qps, r, w, o,
+                       stat.latency_pct * 1000, err, rec))
+end
+
+-- A JSON array of the reports a state makes: "[" before the first, ","
+-- between them, and "]" when the state closes (its finalizer).
+local json_closer
+function sysbench.report_json(stat)
+   if json_closer == nil then
+      json_closer = newproxy(true)
+      getmetatable(json_closer).__gc = function() io.write("\n]\n") end
+      io.write("[\n")
+   else
+      io.write(",\n")
+   end
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   io.write(string.format(table.concat({
+      '  {',
+      '    "time": %4.0f,',
+      '    "threads": %d,',
+      '    "tps": %4.2f,',
+      '    "qps": {',
+      '      "total": %4.2f,',
+      '      "reads": %4.2f,',
+      '      "writes": %4.2f,',
+      '      "other": %4.2f',
+      '    },',
+      '    "latency": %4.2f,',
+      '    "errors": %4.2f,',
+      '    "reconnects": %4.2f',
+      '  }' }, "\n"),
+      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+      stat.latency_pct * 1000, err, rec))
+end
+
+---------------------------------------------------------------------------
+-- sysbench.histogram: a latency histogram of sysbench's shape, in C.
+
+local Histogram = {}
+Histogram.__index = Histogram
+function Histogram.update(self, value) C.sb_histogram_update(self, value) end
+function Histogram.print(self) C.sb_histogram_print(self) end
+ffi.metatype("sb_histogram_t", Histogram)
+sysbench.histogram = {}
+function sysbench.histogram.new(size, range_min, range_max)
+   local h = C.sb_histogram_new(size, range_min, range_max)
+   if h == nil then
+      error(string.format("sysbench.histogram.new(%s, %s, %s): a histogram needs 2 to 1048576 "
+                          .. "slots and 0 < range_min < range_max",
+                          tostring(size), tostring(range_min), tostring(range_max)), 2)
+   end
+   return ffi.gc(h, C.sb_histogram_delete)
+end
+
 -- Legacy names sysbench 1.0 still defines for older scripts.
 thread_id = sysbench.tid
 test = cmdline.script_path
@@ -88,7 +214,7 @@ sb_rand_uniform = sysbench.rand.uniform
 sb_rand_gaussian = sysbench.rand.gaussian
 sb_rand_special = sysbench.rand.special
 function sb_rnd()
-   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296ULL)
 end
 function sb_rand_uniq(a, b)
    a = a or 0
@@ -111,19 +237,27 @@ sql.type = { NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4,
 sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
 local T = sql.type
 
+-- rqps's statement path: C functions called as sysbench calls its driver's.
+ffi.cdef(raw.sql_cdef)
+
 -- Raises what sysbench raises for a failed statement: a table with
 -- errcode RESTART_EVENT when the error is ignorable (by the ignore list or
--- the sql_error_ignorable hook), else a message.
-local function fail(con, query, errno, state, msg, ignorable)
+-- the sql_error_ignorable hook), else a message; `level` as error()'s.
+local function fail(con, query, level)
+   local _, errno, state, msg, ignorable = con.raw:last_error()
+   if con.ptr == nil then
+      -- no connection yet (rqps's check of the script): why, plainly
+      error(msg, level + 1)
+   end
    local errdesc = { connection = con, query = query, sql_errno = errno,
                      sql_state = state, sql_errmsg = msg }
    if ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
                     and sysbench.hooks.sql_error_ignorable(errdesc)) then
       errdesc.errcode = sysbench.error.RESTART_EVENT
-      error(errdesc, 3)
+      error(errdesc, level + 1)
    end
    error(string.format("SQL error, errno = %d, state = '%s': %s",
-                       errno, state, msg), 3)
+                       errno, state, msg), level + 1)
 end
 
 local Result = {}
@@ -143,18 +277,22 @@ local Con = {}
 Con.__index = Con
 Con.__tostring = function() return "<sql_connection>" end
 
-local function result(con, ok, a, b, c, d, e, query)
-   if ok == false then
-      return fail(con, query, a, b, c, d)
-   end
-   -- a: rows or affected rows, b: fields, c: the result's generation
-   return setmetatable({ con = con, nrows = a, nfields = b, gen = c,
-                         next = 0 }, Result)
+-- The connection's one result, as sysbench's is: valid until its next
+-- statement.
+local function result(con)
+   local out, rs = con.out, con.rs
+   rs.nrows = out.nrows
+   rs.nfields = out.nfields
+   rs.gen = out.generation
+   rs.next = 0
+   return rs
 end
 
 function Con.query(self, query)
-   local ok, a, b, c, d, e = self.raw:query(query)
-   return result(self, ok, a, b, c, d, e, query)
+   if C.rqps_sb_query(self.ptr, query, #query, self.out) ~= 0 then
+      fail(self, query, 2)
+   end
+   return result(self)
 end
 
 function Con.query_row(self, query)
@@ -191,9 +329,8 @@ local function bulk_flush(self)
       local q = self.bulk_query .. table.concat(self.bulk_rows, ",")
       self.bulk_rows = {}
       self.bulk_bytes = #self.bulk_query
-      local ok, a, b, c, d, e = self.raw:query(q)
-      if ok == false then
-         fail(self, q, a, b, c, d)
+      if C.rqps_sb_query(self.ptr, q, #q, self.out) ~= 0 then
+         fail(self, q, 3)
       end
    end
 end
@@ -213,17 +350,42 @@ function Con.bulk_insert_done(self)
    self.bulk_rows = nil
 end
 
+-- A parameter: its value, and where its statement's C array holds it once
+-- bound (kind 0 NULL, 1 integer, 2 text, 3 double).
 local Param = {}
 Param.__index = Param
 Param.__tostring = function() return "<sql_param>" end
+
+-- Writes the value into the statement's array (the string stays alive
+-- as the parameter's value).
+local function push(self)
+   local a = self.arr
+   if a == nil then
+      return
+   end
+   local i, v = self.idx, self.value
+   if v == nil then
+      a[i].kind = 0
+   elseif self.kind == "int" then
+      a[i].kind = 1
+      a[i].i = v
+   elseif self.kind == "double" then
+      a[i].kind = 3
+      a[i].d = v
+   else
+      a[i].kind = 2
+      a[i].s = v
+      a[i].len = #v
+   end
+end
 
 function Param.set(self, v)
    if v == nil then
       self.value = nil
    elseif self.kind == "int" then
-      self.value = v
+      self.value = tonumber(v) or 0
    elseif self.kind == "double" then
-      self.value = tostring(v)
+      self.value = tonumber(v) or 0
    else
       v = tostring(v)
       if #v > self.max_len then
@@ -231,6 +393,7 @@ function Param.set(self, v)
       end
       self.value = v
    end
+   push(self)
 end
 
 function Param.set_rand_str(self, fmt)
@@ -242,6 +405,7 @@ function Param.set_rand_str(self, fmt)
       v = string.sub(v, 1, self.max_len)
    end
    self.value = v
+   push(self)
 end
 
 local Stmt = {}
@@ -269,22 +433,22 @@ function Stmt.bind_param(self, ...)
       return nil
    end
    self.params = { ... }
-   self.values = {}
+   self.n = n
+   self.arr = ffi.new("rqps_sb_param[?]", n)
+   for i = 1, n do
+      local p = self.params[i]
+      p.arr, p.idx = self.arr, i - 1
+      push(p)
+   end
    return 0
 end
 
 function Stmt.execute(self)
-   local ps, vs = self.params, self.values
-   local n = 0
-   if ps ~= nil then
-      n = #ps
-      for i = 1, n do
-         vs[i] = ps[i].value
-      end
-   end
    local con = self.con
-   local ok, a, b, c, d, e = con.raw:execute(self.id, n, unpack(vs or {}, 1, n))
-   return result(con, ok, a, b, c, d, e, "<prepared statement>")
+   if C.rqps_sb_execute(con.ptr, self.id, self.n, self.arr, con.out) ~= 0 then
+      fail(con, "<prepared statement>", 2)
+   end
+   return result(con)
 end
 
 function Stmt.close(self)
@@ -292,11 +456,11 @@ function Stmt.close(self)
 end
 
 function Con.prepare(self, query)
-   local ok, a, b, c, d = self.raw:prepare(query)
+   local ok, a = self.raw:prepare(query)
    if ok == false then
-      return fail(self, query, a, b, c, d)
+      fail(self, query, 2)
    end
-   return setmetatable({ con = self, id = a }, Stmt)
+   return setmetatable({ con = self, id = a, n = 0 }, Stmt)
 end
 
 local Driver = {}
@@ -312,12 +476,17 @@ function Driver.connect(self)
    if r == false then
       error(string.format("connection creation failed: %s", msg), 2)
    end
-   return setmetatable({ raw = r }, Con)
+   local con = setmetatable({ raw = r, ptr = ffi.cast("void *", r:ptr()),
+                              out = ffi.new("rqps_sb_out") }, Con)
+   con.rs = setmetatable({ con = con, nrows = 0, nfields = 0, gen = 0, next = 0 },
+                         Result)
+   return con
 end
 
 function sql.driver(name)
    local sname = raw.driver_name()
-   if name ~= nil and name ~= sname then
+   -- (An empty name: the script is being checked, before the engine is known.)
+   if name ~= nil and sname ~= "" and name ~= sname then
       error(string.format("rqps reaches this engine with the %s driver, not %s",
                           sname, tostring(name)), 2)
    end
@@ -335,29 +504,36 @@ local function missing(prefix, t)
    end })
 end
 sysbench.db = missing("sysbench.db")
-sysbench.histogram = missing("sysbench.histogram")
 missing("sysbench.rand", sysbench.rand)
 missing("sysbench.sql", sql)
 
--- One event as the runner asks for it: 0 and whether the event asked to
--- end the thread; 1 and the error of an ignorable (restart) failure, kept
--- for before_restart_event; 2 and the message of any other error.
+-- One event as the runner asks for it: 0, or 1 when the event asked to
+-- end the thread; 2 for an ignorable (restart) failure, its error kept in
+-- __rqps_err for the runner and before_restart_event; 3 for any other
+-- error, its message in __rqps_err.
+local pcall, type, tostring = pcall, type, tostring
+local tid = sysbench.tid
+local RESTART = sysbench.error.RESTART_EVENT
 function __rqps_event()
-   local ok, ret = pcall(event, sysbench.tid)
+   local ok, ret = pcall(event, tid)
    if ok then
-      return 0, ret and true or false
+      if ret then
+         return 1
+      end
+      return 0
    end
-   if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
-      __rqps_errdesc = ret
-      return 1, tostring(ret.sql_errmsg), ret.sql_errno, ret.sql_state
+   if type(ret) == "table" and ret.errcode == RESTART then
+      __rqps_err = ret
+      return 2
    end
-   return 2, tostring(ret)
+   __rqps_err = tostring(ret)
+   return 3
 end
 
 function __rqps_restart()
-   local e = __rqps_errdesc
-   __rqps_errdesc = nil
-   if e ~= nil and sysbench.hooks.before_restart_event then
+   local e = __rqps_err
+   __rqps_err = nil
+   if type(e) == "table" and sysbench.hooks.before_restart_event then
       sysbench.hooks.before_restart_event(e)
    end
 end

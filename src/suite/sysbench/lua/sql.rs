@@ -8,14 +8,13 @@
 //! message, ignorable`: the Lua half raises, since an error raised here would
 //! reach the script as an opaque value rather than sysbench's error table.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, MultiValue, UserData, UserDataMethods, Value};
 
-use crate::engine::{
-    Conn, DbError, Driver, ErrorClass, Meaning, Outcome, Param, PsMode, Rows, StmtId,
-};
-use crate::harness::measure::Counts;
+use super::capi::{self, ThreadCtx};
+use crate::engine::{Conn, DbError, Driver, ErrorClass, Outcome, Param, PsMode, Rows, StmtId};
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed
 /// since last read, lock wait timeout.
@@ -42,49 +41,149 @@ impl Ignore {
         }
     }
 
-    /// Whether `e` is ignorable: a number by the list, a SQLSTATE by
-    /// sysbench's fixed set (read as the error's meaning).
-    fn ignorable(&self, e: &DbError) -> bool {
-        let Some(code) = e.code.as_deref() else {
-            return self.all;
-        };
-        if code.parse::<u32>().is_ok() {
-            return self.all || self.codes.iter().any(|c| c == code);
+    /// Whether `e` is ignorable as sysbench's driver `driver` decides:
+    /// `mysql` by its error number and `--mysql-ignore-errors`; `pgsql` by
+    /// its fixed set (a deadlock, a serialization failure, a unique
+    /// violation), read as the error's meaning, which the engine sets from
+    /// its own codes.
+    fn ignorable(&self, e: &DbError, driver: &str) -> bool {
+        if driver == PGSQL {
+            return crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning);
         }
-        self.all || crate::suite::sysbench::ignorable::PGSQL_IGNORABLE.contains(&e.meaning)
+        match e.code.as_deref() {
+            Some(code) => self.all || self.codes.iter().any(|c| c == code),
+            None => self.all,
+        }
     }
 }
 
-/// What the error that restarts the event means (kept in the Lua state
-/// from the failed statement to the end of the event).
-pub struct Restarted(pub Meaning);
+/// sysbench's name of its PostgreSQL driver.
+pub const PGSQL: &str = "pgsql";
 
-/// What every connection of one Lua state shares: the engine, how
-/// statements are sent, the ignore list, and the counts of the thread.
+/// What every connection of one Lua state shares: the engine, sysbench's
+/// name of its driver, how statements are sent, the ignore list, and the
+/// state's thread (counters, stream, watchdog marks).
 pub struct Ctx {
     pub driver: Arc<dyn Driver>,
+    /// `mysql` or `pgsql`.
+    pub name: &'static str,
     pub ps_mode: PsMode,
     pub ignore: Ignore,
-    pub tally: Arc<Mutex<Counts>>,
-    /// Whether preparing a statement names it as sysbench 1.0.20's
-    /// PostgreSQL driver does, with two draws of the thread's stream
-    /// (`pgsql` with server-side prepared statements).
-    pub names_statements: bool,
+    pub thread: Arc<ThreadCtx>,
 }
 
 impl Ctx {
-    fn count(&self, f: impl FnOnce(&mut Counts)) {
-        if let Ok(mut c) = self.tally.lock() {
-            f(&mut c);
+    /// Whether preparing a statement names it as sysbench 1.0.20's
+    /// PostgreSQL driver does, with two draws of the thread's stream
+    /// (`pgsql` with server-side prepared statements).
+    fn names_statements(&self) -> bool {
+        self.name == PGSQL && self.ps_mode == PsMode::Auto
+    }
+
+    fn count(&self, o: Outcome) {
+        let t = &self.thread;
+        match o {
+            Outcome::Rows(n) => {
+                t.bump(capi::READ, 1);
+                t.bump(capi::ROWS, n);
+            }
+            Outcome::Affected(0) => t.bump(capi::OTHER, 1),
+            Outcome::Affected(_) => t.bump(capi::WRITE, 1),
         }
     }
 
+    /// Runs `f` (a call that waits for the database) marked as such for the
+    /// watchdog, unless the watchdog asked the state to stop; the state is
+    /// current again afterwards (another state's task may have run on this
+    /// thread while it waited).
+    fn wait<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
+        let w = &self.thread.watch;
+        if w.abort.load(Ordering::Relaxed) {
+            return Err(DbError::fatal(STOPPED));
+        }
+        w.in_db.store(true, Ordering::Relaxed);
+        let r = f();
+        w.in_db.store(false, Ordering::Relaxed);
+        capi::enter(&self.thread);
+        r
+    }
+
     pub fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        self.driver.require_sql()?.connect()
+        self.wait(|| self.driver.require_sql()?.connect())
     }
 }
 
-/// One `sysbench.sql` connection.
+/// The error of a statement the watchdog refused.
+pub const STOPPED: &str = "stopped by rqps's watchdog";
+
+/// The connection in `slot`, unless `disconnect()` closed it.
+fn conn_of(slot: &mut Mutex<Option<Box<dyn Conn>>>) -> Result<&mut Box<dyn Conn>, DbError> {
+    let c = match slot.get_mut() {
+        Ok(c) => c,
+        Err(p) => p.into_inner(),
+    };
+    c.as_mut()
+        .ok_or_else(|| DbError::fatal("the connection was closed (disconnect())"))
+}
+
+/// rqps's own C declarations for the statement path (not sysbench's: the
+/// names start with `rqps_`), declared in every state before the script.
+pub const CDEF: &str = r#"
+typedef struct { int32_t kind; uint32_t len; int64_t i; double d; const char *s; } rqps_sb_param;
+typedef struct { double nrows; double nfields; double generation; } rqps_sb_out;
+int rqps_sb_query(void *conn, const char *sql, size_t len, rqps_sb_out *out);
+int rqps_sb_execute(void *conn, uint32_t stmt, uint32_t n, const rqps_sb_param *params, rqps_sb_out *out);
+"#;
+
+/// A statement's parameter as the Lua half hands it over
+/// (`rqps_sb_param`): `kind` 0 NULL, 1 `i`, 2 the `len` bytes at `s`, 3 `d`.
+#[repr(C)]
+pub struct SbParam {
+    pub kind: i32,
+    pub len: u32,
+    pub i: i64,
+    pub d: f64,
+    pub s: *const u8,
+}
+
+/// The bytes of a text parameter.
+fn text(p: &SbParam) -> &[u8] {
+    if p.s.is_null() {
+        return &[];
+    }
+    // SAFETY: the Lua half passes a string it keeps alive (the parameter's
+    // value) and its length.
+    unsafe { std::slice::from_raw_parts(p.s, p.len as usize) }
+}
+
+/// A parameter as the engine's client takes it; `made` holds, in order, the
+/// text of its doubles and of its text that is not UTF-8.
+fn bind<'a>(p: &'a SbParam, made: &mut std::slice::Iter<'a, String>) -> Param<'a> {
+    match p.kind {
+        1 => Param::Int(p.i),
+        2 => match std::str::from_utf8(text(p)) {
+            Ok(s) => Param::Text(s),
+            Err(_) => Param::Text(made.next().map_or("", String::as_str)),
+        },
+        3 => Param::Text(made.next().map_or("", String::as_str)),
+        _ => Param::Null,
+    }
+}
+
+/// What a statement returned, written where the Lua half reads it
+/// (`rqps_sb_out`): rows (or affected rows), fields, the result's generation.
+#[repr(C)]
+pub struct SbOut {
+    pub nrows: f64,
+    pub nfields: f64,
+    pub generation: f64,
+}
+
+/// One `sysbench.sql` connection. Its statements run through
+/// [`rqps_sb_query`] and [`rqps_sb_execute`], called through `ffi` as
+/// sysbench's own driver functions are, so that the JIT compiles them into
+/// the event's trace; the rest (connect, prepare, rows, errors) through
+/// mlua's methods.
 pub struct RawConn {
     ctx: Arc<Ctx>,
     /// A mutex only to make the userdata `Sync` as mlua asks: the methods
@@ -97,6 +196,11 @@ pub struct RawConn {
     /// until the connection's next statement, as in sysbench.
     rows: Rows,
     generation: u64,
+    /// The last statement's error, as the Lua half reads it: sysbench's
+    /// `sql_errno`, `sql_state`, the message, and whether it is ignorable.
+    error: Option<(i64, String, String, bool)>,
+    /// The text of double parameters of the statement being sent.
+    scratch: Vec<String>,
 }
 
 impl RawConn {
@@ -108,6 +212,8 @@ impl RawConn {
             stmts: Vec::new(),
             rows: Rows::default(),
             generation: 0,
+            error: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -118,12 +224,6 @@ impl RawConn {
         }
     }
 
-    fn conn(&mut self) -> Result<&mut Box<dyn Conn>, DbError> {
-        self.slot()
-            .as_mut()
-            .ok_or_else(|| DbError::fatal("the connection was closed (disconnect())"))
-    }
-
     fn reconnect(&mut self) -> Result<(), DbError> {
         *self.slot() = None;
         let mut conn = self.ctx.connect()?;
@@ -131,77 +231,134 @@ impl RawConn {
             *id = conn.prepare(sql, self.ctx.ps_mode)?;
         }
         *self.slot() = Some(conn);
-        self.ctx.count(|c| c.reconnects += 1);
+        self.ctx.thread.bump(capi::RECONNECT, 1);
         Ok(())
     }
 
-    /// The values a statement's outcome gives the script: rows (or
-    /// affected rows), fields, and the result's generation; counted.
-    fn done(&mut self, o: Outcome) -> MultiValue {
-        self.ctx.count(|c| c.record(o));
-        let (n, fields) = match o {
-            Outcome::Rows(n) => (n, self.rows.width()),
-            Outcome::Affected(n) => (n, 0),
-        };
-        MultiValue::from_iter([
-            Value::Boolean(true),
-            Value::Number(n as f64),
-            Value::Integer(fields as i64),
-            Value::Number(self.generation as f64),
-        ])
+    /// A statement's outcome, counted and written to `out` (0), or its
+    /// error kept for the Lua half (1).
+    fn outcome(&mut self, r: Result<Outcome, DbError>, out: &mut SbOut) -> i32 {
+        match r {
+            Ok(o) => {
+                self.ctx.count(o);
+                let (n, fields) = match o {
+                    Outcome::Rows(n) => (n, self.rows.width()),
+                    Outcome::Affected(n) => (n, 0),
+                };
+                out.nrows = n as f64;
+                out.nfields = fields as f64;
+                out.generation = self.generation as f64;
+                0
+            }
+            Err(e) => {
+                self.failed(e);
+                1
+            }
+        }
     }
 
-    /// A failure as the Lua half reads it; a lost connection that the
-    /// ignore list covers is reconnected first, as sysbench does.
-    fn failed(&mut self, lua: &Lua, e: DbError) -> mlua::Result<MultiValue> {
-        let mut ignorable = self.ctx.ignore.ignorable(&e);
+    /// Keeps a failure as the Lua half reads it, with sysbench's driver's
+    /// `sql_errno` and `sql_state` (`pgsql`: no number, the SQLSTATE;
+    /// `mysql`: the error number; the state of a MySQL error is not kept by
+    /// rqps's client); a lost connection that the ignore list covers is
+    /// reconnected first, and on PostgreSQL the transaction an ignorable
+    /// error aborted is rolled back, as sysbench's drivers do.
+    fn failed(&mut self, e: DbError) {
+        let name = self.ctx.name;
+        let mut ignorable = self.ctx.ignore.ignorable(&e, name);
         if e.class == ErrorClass::Reconnect {
             ignorable = ignorable && self.reconnect().is_ok();
+        } else if ignorable
+            && name == PGSQL
+            && let Ok(c) = conn_of(&mut self.conn)
+        {
+            let _ = self.ctx.wait(|| c.query("ROLLBACK"));
         }
         if ignorable {
             // The event restarts with this error: the worker reports what
             // it means, which the Lua half does not carry.
-            lua.set_app_data(Restarted(e.meaning()));
+            self.ctx.thread.restarted(e.meaning());
         }
         let code = e.code.clone().unwrap_or_default();
-        let (errno, state) = match code.parse::<i64>() {
-            Ok(n) => (n, String::new()),
-            Err(_) => (0, code),
+        let (errno, state) = if name == PGSQL {
+            (0, code)
+        } else {
+            (code.parse::<i64>().unwrap_or(0), String::new())
         };
-        Ok(MultiValue::from_iter([
-            Value::Boolean(false),
-            Value::Integer(errno),
-            Value::String(lua.create_string(&state)?),
-            Value::String(lua.create_string(&e.message)?),
-            Value::Boolean(ignorable),
-        ]))
+        self.error = Some((errno, state, e.message, ignorable));
     }
 
-    fn query(&mut self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
+    /// `con:query(sql)`.
+    fn query(&mut self, sql: &str, out: &mut SbOut) -> i32 {
         self.generation += 1;
         let mut rows = std::mem::take(&mut self.rows);
-        let r = match self.conn() {
-            Ok(c) => c.query_into(sql, &mut rows),
+        let r = match conn_of(&mut self.conn) {
+            Ok(c) => self.ctx.wait(|| c.query_into(sql, &mut rows)),
             Err(e) => Err(e),
         };
         self.rows = rows;
-        match r {
-            Ok(o) => Ok(self.done(o)),
-            Err(e) => self.failed(lua, e),
+        self.outcome(r, out)
+    }
+
+    /// `stmt:execute()` of statement `idx` with `params`.
+    fn execute(&mut self, idx: usize, params: &[SbParam], out: &mut SbOut) -> i32 {
+        let Some(&(_, id)) = self.stmts.get(idx) else {
+            self.error = Some((
+                0,
+                String::new(),
+                "execute(): unknown statement".into(),
+                false,
+            ));
+            return 1;
+        };
+        // Doubles as text, the others as they are: the engine's client
+        // converts to the parameter's type. Text that is not UTF-8 is sent
+        // with its bad bytes replaced, as the mlua path did.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for p in params {
+            match p.kind {
+                3 => scratch.push(p.d.to_string()),
+                2 if std::str::from_utf8(text(p)).is_err() => {
+                    scratch.push(String::from_utf8_lossy(text(p)).into_owned());
+                }
+                _ => {}
+            }
         }
+        let mut made = scratch.iter();
+        let mut buf = [Param::Null; 16];
+        let owned: Vec<Param<'_>>;
+        let bound: &[Param<'_>] = if params.len() <= buf.len() {
+            for (slot, p) in buf.iter_mut().zip(params) {
+                *slot = bind(p, &mut made);
+            }
+            &buf[..params.len()]
+        } else {
+            owned = params.iter().map(|p| bind(p, &mut made)).collect();
+            &owned
+        };
+        self.generation += 1;
+        let mut rows = std::mem::take(&mut self.rows);
+        let r = match conn_of(&mut self.conn) {
+            Ok(c) => self.ctx.wait(|| c.fetch(id, bound, &mut rows)),
+            Err(e) => Err(e),
+        };
+        self.rows = rows;
+        self.scratch = scratch;
+        self.outcome(r, out)
     }
 
     fn prepare(&mut self, lua: &Lua, sql: &str) -> mlua::Result<MultiValue> {
         let mode = self.ctx.ps_mode;
-        let names = self.ctx.names_statements;
-        let r = match self.conn() {
+        let ctx = &self.ctx;
+        let r = match conn_of(&mut self.conn) {
             Ok(c) => {
                 // sysbench's driver names the statement once it has a
                 // connection, before it prepares it.
-                if names {
-                    super::rand::name_statement(lua);
+                if ctx.names_statements() {
+                    super::rand::name_statement(&ctx.thread);
                 }
-                c.prepare(sql, mode)
+                ctx.wait(|| c.prepare(sql, mode))
             }
             Err(e) => Err(e),
         };
@@ -213,65 +370,26 @@ impl RawConn {
                     Value::Integer(self.stmts.len() as i64 - 1),
                 ]))
             }
-            Err(e) => self.failed(lua, e),
+            Err(e) => {
+                self.failed(e);
+                self.last_error(lua)
+            }
         }
     }
 
-    fn execute(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
-        let mut it = args.into_iter();
-        let idx = match it.next() {
-            Some(Value::Integer(i)) => i as usize,
-            Some(Value::Number(n)) => n as usize,
-            _ => return Err(mlua::Error::runtime("execute(): bad statement")),
+    /// The last error: `false, errno, state, message, ignorable`.
+    fn last_error(&self, lua: &Lua) -> mlua::Result<MultiValue> {
+        let (errno, state, msg, ignorable) = match &self.error {
+            Some((n, s, m, i)) => (*n, s.as_str(), m.as_str(), *i),
+            None => (0, "", "unknown error", false),
         };
-        let n = match it.next() {
-            Some(Value::Integer(i)) => i as usize,
-            Some(Value::Number(f)) => f as usize,
-            _ => 0,
-        };
-        let Some(&(_, id)) = self.stmts.get(idx) else {
-            return Err(mlua::Error::runtime("execute(): unknown statement"));
-        };
-        // The values first, then parameters borrowing them.
-        enum ParamValue {
-            Int(i64),
-            Text(String),
-            Null,
-        }
-        let mut vals: Vec<ParamValue> = Vec::with_capacity(n);
-        for _ in 0..n {
-            vals.push(match it.next().unwrap_or(Value::Nil) {
-                Value::Nil => ParamValue::Null,
-                Value::Integer(i) => ParamValue::Int(i),
-                Value::Number(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
-                    ParamValue::Int(f as i64)
-                }
-                Value::Number(f) => ParamValue::Text(f.to_string()),
-                Value::Boolean(b) => ParamValue::Int(b as i64),
-                Value::String(s) => ParamValue::Text(s.to_string_lossy()),
-                other => ParamValue::Text(other.to_string()?),
-            });
-        }
-        let params: Vec<Param<'_>> = vals
-            .iter()
-            .map(|v| match v {
-                ParamValue::Int(i) => Param::Int(*i),
-                ParamValue::Text(s) => Param::Text(s),
-                ParamValue::Null => Param::Null,
-            })
-            .collect();
-        self.generation += 1;
-        let mut rows = std::mem::take(&mut self.rows);
-        let r = match self.conn() {
-            Ok(c) => c.fetch(id, &params, &mut rows),
-            Err(e) => Err(e),
-        };
-        self.rows = rows;
-        drop(params);
-        match r {
-            Ok(o) => Ok(self.done(o)),
-            Err(e) => self.failed(lua, e),
-        }
+        Ok(MultiValue::from_iter([
+            Value::Boolean(false),
+            Value::Integer(errno),
+            Value::String(lua.create_string(state)?),
+            Value::String(lua.create_string(msg)?),
+            Value::Boolean(ignorable),
+        ]))
     }
 
     /// Row `i` (from 0) of the result of generation `generation`, as a
@@ -295,19 +413,83 @@ impl RawConn {
     }
 }
 
+/// `rqps_sb_query(conn, sql, len, out)`: `con:query(sql)` of the Lua half;
+/// 0, or 1 with the error kept for `last_error()`.
+///
+/// # Safety
+/// `conn` is the pointer a live connection's `ptr()` gave (the Lua half's
+/// connection object holds the userdata it points into), `sql` has `len`
+/// bytes, `out` is writable; none is used by another call at the same time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rqps_sb_query(
+    conn: *mut RawConn,
+    sql: *const u8,
+    len: usize,
+    out: *mut SbOut,
+) -> i32 {
+    // SAFETY: the caller's promise above.
+    let (Some(c), Some(out)) = (unsafe { conn.as_mut() }, unsafe { out.as_mut() }) else {
+        return 1;
+    };
+    let bytes = if sql.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: `len` bytes at `sql` (the caller's promise).
+        unsafe { std::slice::from_raw_parts(sql, len) }
+    };
+    let text = String::from_utf8_lossy(bytes);
+    c.query(&text, out)
+}
+
+/// `rqps_sb_execute(conn, stmt, n, params, out)`: `stmt:execute()` of the
+/// Lua half with its `n` bound parameters; 0, or 1 with the error kept.
+///
+/// # Safety
+/// As [`rqps_sb_query`]; `params` points to `n` parameters whose strings
+/// stay alive for the call (or is null with `n` 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rqps_sb_execute(
+    conn: *mut RawConn,
+    stmt: u32,
+    n: u32,
+    params: *const SbParam,
+    out: *mut SbOut,
+) -> i32 {
+    // SAFETY: the caller's promise above.
+    let (Some(c), Some(out)) = (unsafe { conn.as_mut() }, unsafe { out.as_mut() }) else {
+        return 1;
+    };
+    let params = if params.is_null() || n == 0 {
+        &[][..]
+    } else {
+        // SAFETY: `n` parameters at `params` (the caller's promise).
+        unsafe { std::slice::from_raw_parts(params, n as usize) }
+    };
+    c.execute(stmt as usize, params, out)
+}
+
+/// The statement path's exported functions, referred to once so that the
+/// linker keeps them for `ffi.C`.
+pub fn exported() -> [*const (); 2] {
+    [rqps_sb_query as *const (), rqps_sb_execute as *const ()]
+}
+
 impl UserData for RawConn {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("query", |lua, this, sql: mlua::LuaString| {
-            this.query(lua, &sql.to_str()?)
-        });
         m.add_method_mut("prepare", |lua, this, sql: mlua::LuaString| {
             this.prepare(lua, &sql.to_str()?)
         });
-        m.add_method_mut("execute", |lua, this, args: MultiValue| {
-            this.execute(lua, args)
-        });
         m.add_method("row", |lua, this, (generation, i): (f64, f64)| {
             this.row(lua, generation as u64, i as usize)
+        });
+        m.add_method("last_error", |lua, this, ()| this.last_error(lua));
+        // Where the userdata keeps the connection, for the statement path's
+        // C functions: valid while the userdata lives (the Lua half's
+        // connection object holds both).
+        m.add_method_mut("ptr", |_, this, ()| {
+            Ok(mlua::LightUserData(
+                (this as *mut RawConn).cast::<std::ffi::c_void>(),
+            ))
         });
         m.add_method_mut("disconnect", |_, this, ()| {
             *this.slot() = None;
@@ -315,23 +497,19 @@ impl UserData for RawConn {
         });
         m.add_method_mut("reconnect", |lua, this, ()| match this.reconnect() {
             Ok(()) => Ok(MultiValue::from_iter([Value::Boolean(true)])),
-            Err(e) => this.failed(lua, e),
+            Err(e) => {
+                this.failed(e);
+                this.last_error(lua)
+            }
         });
     }
 }
 
 /// Adds `connect` and `driver_name` to `raw`, the table of Rust functions
 /// the prelude receives.
-pub fn register(
-    lua: &Lua,
-    raw: &mlua::Table,
-    ctx: Arc<Ctx>,
-    driver_name: &'static str,
-) -> mlua::Result<()> {
-    raw.set(
-        "driver_name",
-        lua.create_function(move |_, ()| Ok(driver_name))?,
-    )?;
+pub fn register(lua: &Lua, raw: &mlua::Table, ctx: Arc<Ctx>) -> mlua::Result<()> {
+    let name = ctx.name;
+    raw.set("driver_name", lua.create_function(move |_, ()| Ok(name))?)?;
     raw.set(
         "connect",
         lua.create_function(move |lua, ()| match RawConn::open(ctx.clone()) {
@@ -349,12 +527,58 @@ pub fn register(
     Ok(())
 }
 
+/// A connection made while the script is checked, before any engine
+/// opens: made at the top level, it is the real one when the script runs;
+/// a statement on it is refused, since the top level runs again when the
+/// script runs, with its connections.
+struct CheckConn;
+
+/// What a statement at the top level of a script being checked says.
+const AT_CHECK: &str = "rqps checks a script before it connects: a statement at the top \
+     level cannot run then (send it from thread_init, event or a command)";
+
+impl UserData for CheckConn {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        for name in ["prepare", "row", "reconnect"] {
+            m.add_method(name, |_, _, _: MultiValue| -> mlua::Result<()> {
+                Err(mlua::Error::runtime(AT_CHECK))
+            });
+        }
+        // No connection: the statement path fails, and says why.
+        m.add_method("ptr", |_, _, ()| {
+            Ok(mlua::LightUserData(std::ptr::null_mut()))
+        });
+        m.add_method("last_error", |lua, _, ()| {
+            Ok(MultiValue::from_iter([
+                Value::Boolean(false),
+                Value::Integer(0),
+                Value::String(lua.create_string("")?),
+                Value::String(lua.create_string(AT_CHECK)?),
+                Value::Boolean(false),
+            ]))
+        });
+        m.add_method("disconnect", |_, _, ()| Ok(()));
+    }
+}
+
+/// `connect` and `driver_name` while the script is checked: the driver's
+/// name is empty until the engine is known.
+pub fn register_check(lua: &Lua, raw: &mlua::Table) -> mlua::Result<()> {
+    raw.set("driver_name", lua.create_function(|_, ()| Ok(""))?)?;
+    raw.set(
+        "connect",
+        lua.create_function(|lua, ()| lua.create_userdata(CheckConn))?,
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Meaning;
 
     #[test]
-    fn ignorable_errors_follow_the_list_for_numbers_and_sysbench_s_set_for_sqlstates() {
+    fn ignorable_errors_follow_the_list_on_mysql_and_the_fixed_set_on_pgsql() {
         let e = |code: Option<&str>, meaning| DbError {
             class: ErrorClass::Retry,
             code: code.map(String::from),
@@ -362,13 +586,18 @@ mod tests {
             meaning,
         };
         let i = Ignore::parse(DEFAULT_IGNORE);
-        assert!(i.ignorable(&e(Some("1213"), Meaning::Deadlock)));
-        assert!(!i.ignorable(&e(Some("1062"), Meaning::DuplicateKey)));
-        assert!(i.ignorable(&e(Some("40P01"), Meaning::Deadlock)));
-        assert!(!i.ignorable(&e(Some("42601"), Meaning::Syntax)));
+        assert!(i.ignorable(&e(Some("1213"), Meaning::Deadlock), "mysql"));
+        assert!(!i.ignorable(&e(Some("1062"), Meaning::DuplicateKey), "mysql"));
+        // PostgreSQL's SQLSTATEs go by their meaning, even one that reads
+        // as a number (40001, a serialization failure).
+        assert!(i.ignorable(&e(Some("40P01"), Meaning::Deadlock), PGSQL));
+        assert!(i.ignorable(&e(Some("40001"), Meaning::Serialization), PGSQL));
+        assert!(i.ignorable(&e(Some("23505"), Meaning::DuplicateKey), PGSQL));
+        assert!(!i.ignorable(&e(Some("42601"), Meaning::Syntax), PGSQL));
+        assert!(!i.ignorable(&e(Some("40001"), Meaning::Serialization), "mysql"));
         let all = Ignore::parse("all");
-        assert!(all.ignorable(&e(Some("1062"), Meaning::DuplicateKey)));
-        assert!(all.ignorable(&e(None, Meaning::Other)));
-        assert!(!i.ignorable(&e(None, Meaning::Other)));
+        assert!(all.ignorable(&e(Some("1062"), Meaning::DuplicateKey), "mysql"));
+        assert!(all.ignorable(&e(None, Meaning::Other), "mysql"));
+        assert!(!i.ignorable(&e(None, Meaning::Other), "mysql"));
     }
 }

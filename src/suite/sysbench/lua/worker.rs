@@ -1,197 +1,263 @@
 //! A script's thread as the harness runs it ([`Worker`]): its own Lua
-//! state, `thread_init` when it is made, `event` for each event (an event
-//! that returns true ends the thread, uncounted, as in sysbench),
+//! state, `thread_init` when it is made (within the start-up bound), `event`
+//! for each event with LuaJIT's trace compiler on, as sysbench runs it (an
+//! event that returns true ends the thread, uncounted, as in sysbench),
 //! `thread_done` at the end. An ignorable SQL error restarts the event (the
-//! harness counts the error, then `before_restart_event` runs); an event
-//! still running in Lua at the step's deadline, or at Ctrl-C, is stopped by
-//! an instruction hook and not counted.
+//! harness counts the error, then `before_restart_event` runs). An event
+//! still running well past the step's end is ended by the watchdog
+//! ([`super::watchdog`]); at Ctrl-C, at its next statement.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use mlua::{Function, HookTriggers, Lua, MultiValue, Value, VmState};
+use mlua::{Function, Lua, Table, Value};
 
+use super::capi::{self, ThreadCtx};
 use super::fail::Fail;
 use super::plan::ScriptPlan;
-use super::rand::{self, Thread};
+use super::rand::Thread;
+use super::report::{Start, ThreadStats};
 use super::script::Script;
-use super::{sql, state};
+use super::state;
 use crate::engine::{DbError, DbResult, ErrorClass, Meaning};
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
-
-/// How often (in VM instructions) the hook checks the deadline: about every
-/// few microseconds of interpreted Lua.
-const HOOK_EVERY: u32 = 10_000;
 
 pub struct LuaWorker {
     lua: Lua,
     event: Function,
     restart: Function,
-    tally: Arc<Mutex<Counts>>,
-    deadline: Arc<AtomicU64>,
-    aborted: Arc<AtomicBool>,
+    pub ctx: Arc<ThreadCtx>,
+    /// The counters after the last event, to count each event's share.
+    last: Counts,
     ended: bool,
+    /// The thread ended because its event returned a stop value.
+    stopped: bool,
+    /// The event was stopped at Ctrl-C: not counted, and the thread ends.
+    abandoned: bool,
     tid: usize,
     /// Whether sysbench would keep a latency histogram (`--percentile`
     /// other than 0), drawing once after each event for it.
     histogram: bool,
+    /// Each event's latency for the reports, when they need it.
+    probe: Option<Arc<ThreadStats>>,
+    start: Start,
+    bound: std::time::Duration,
+    grace: std::time::Duration,
+    /// The memory bound of its state, bytes (0: none).
+    memory: usize,
 }
 
 impl LuaWorker {
     /// Thread `tid` of `threads`: its state, options exported, `thread_init`
-    /// called.
-    pub fn new(s: &Script, plan: &ScriptPlan, tid: usize, threads: usize) -> DbResult<LuaWorker> {
-        let tally = Arc::new(Mutex::new(Counts::default()));
+    /// called; `timed`: its events are timed for sysbench's reports.
+    pub fn new(
+        s: &Script,
+        plan: &ScriptPlan,
+        tid: usize,
+        threads: usize,
+        timed: bool,
+        start: Start,
+    ) -> DbResult<LuaWorker> {
         let opt = plan.opt_for(threads);
-        let lua = s
-            .state(plan, "run", Thread::Worker(tid), &opt, tally.clone())
+        let (lua, ctx) = s
+            .state(plan, "run", Thread::Worker(tid), &opt)
             .map_err(DbError::fatal)?;
-        let deadline = Arc::new(AtomicU64::new(u64::MAX));
-        let aborted = Arc::new(AtomicBool::new(false));
-        let (d, a) = (deadline.clone(), aborted.clone());
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-            move |_, _| {
-                if stop_requested() || event_clock().now_ns() > d.load(Ordering::Relaxed) {
-                    a.store(true, Ordering::Relaxed);
-                    return Err(mlua::Error::runtime(
-                        "event() was stopped: it ran past the test's deadline",
-                    ));
-                }
-                Ok(VmState::Continue)
-            },
-        )
-        .map_err(|e| DbError::fatal(state::one_line(&e)))?;
-        if state::has_function(&lua, "thread_init") {
-            let f: Function = lua
-                .globals()
-                .get("thread_init")
-                .map_err(|e| DbError::fatal(state::one_line(&e)))?;
-            f.call::<()>(tid).map_err(|e| {
-                DbError::fatal(format!("thread_init() failed: {}", state::one_line(&e)))
-            })?;
-        }
+        capi::register(&ctx);
+        let bound = plan.startup_bound();
+        state::call_global(&lua, "thread_init", tid, bound).map_err(DbError::fatal)?;
+        // Events run compiled, as in sysbench.
+        state::jit(&lua, true).map_err(|e| DbError::fatal(state::one_line(&e)))?;
         let get = |name: &str| -> DbResult<Function> {
             lua.globals()
                 .get(name)
                 .map_err(|e| DbError::fatal(state::one_line(&e)))
         };
         let (event, restart) = (get("__rqps_event")?, get("__rqps_restart")?);
+        let probe = timed.then(|| ThreadStats::new(ctx.clone()));
         Ok(LuaWorker {
+            last: ctx.counts(),
             lua,
             event,
             restart,
-            tally,
-            deadline,
-            aborted,
+            ctx,
             ended: false,
+            stopped: false,
+            abandoned: false,
             tid,
             histogram: plan.percentile != 0,
+            probe,
+            start,
+            bound,
+            grace: plan.event_grace(),
+            memory: plan.memory_bytes(),
         })
     }
 
-    fn drain(&self, c: &mut Counts) {
-        if let Ok(mut t) = self.tally.lock() {
-            c.add(&t);
-            *t = Counts::default();
-        }
+    /// Whether the thread ended because its event returned a stop value.
+    pub fn stopped_by_script(&self) -> bool {
+        self.stopped
     }
 
-    /// Calls `thread_done`, once the step is over.
+    /// Seconds its measured events took (0 when not timed).
+    pub fn busy_secs(&self) -> f64 {
+        self.probe
+            .as_ref()
+            .map_or(0.0, |p| p.busy_ns.load(Ordering::Relaxed) as f64 / 1e9)
+    }
+
+    /// What the reports read of this thread.
+    pub fn probe(&self) -> Option<Arc<ThreadStats>> {
+        self.probe.clone()
+    }
+
+    /// Adds what the thread counted since the last call to `c` (rqps
+    /// counts its events itself; the restarts are the harness's errors).
+    fn drain(&mut self, c: &mut Counts) {
+        let now = self.ctx.counts();
+        let mut d = now.minus(&self.last);
+        d.events = 0;
+        c.add(&d);
+        self.last = now;
+    }
+
+    /// Calls `thread_done`, once the step is over (within the bound, in
+    /// the interpreter).
     pub fn done(self) -> Result<(), Fail> {
-        self.deadline.store(u64::MAX, Ordering::Relaxed);
-        if state::has_function(&self.lua, "thread_done") {
-            let f: Function = self
-                .lua
-                .globals()
-                .get("thread_done")
-                .map_err(|e| Fail::lua(&e))?;
-            f.call::<()>(self.tid).map_err(|e| {
-                Fail::from(format!("thread_done() failed: {}", state::one_line(&e)))
-            })?;
+        self.ctx.watch.over.store(true, Ordering::Relaxed);
+        if let Some(p) = &self.probe {
+            p.running.store(false, Ordering::Relaxed);
         }
-        Ok(())
+        state::call_global(&self.lua, "thread_done", self.tid, self.bound)
+    }
+
+    /// The error of an event the script failed, as one line.
+    fn failure(&self) -> DbError {
+        let text = match self.lua.globals().get::<Value>("__rqps_err") {
+            Ok(Value::String(s)) => s.to_string_lossy(),
+            _ => "an error without a message".into(),
+        };
+        if let Some(code) = self.ctx.exited() {
+            return DbError::fatal(format!("event(): {}", state::exit_message(code)));
+        }
+        let e = mlua::Error::runtime(text);
+        DbError::fatal(state::memory_or(&self.lua, &e, "event()").message)
+    }
+
+    /// The error an ignorable failure restarts the event with.
+    fn restart_error(&self) -> DbError {
+        let (msg, errno, sqlstate) = match self.lua.globals().get::<Table>("__rqps_err") {
+            Ok(t) => (
+                t.get::<Option<String>>("sql_errmsg").ok().flatten(),
+                t.get::<Option<i64>>("sql_errno").ok().flatten(),
+                t.get::<Option<String>>("sql_state").ok().flatten(),
+            ),
+            Err(_) => (None, None, None),
+        };
+        let message = msg.unwrap_or_else(|| "an ignorable error".into());
+        let code = match (sqlstate.filter(|s| !s.is_empty()), errno) {
+            (Some(s), _) => Some(s),
+            (None, Some(n)) if n != 0 => Some(n.to_string()),
+            _ => None,
+        };
+        DbError {
+            class: ErrorClass::Retry,
+            code,
+            // A restart the script raised itself (sql_error_ignorable or an
+            // error table of its own) failed no statement.
+            meaning: self.ctx.take_restarted().unwrap_or(Meaning::Other),
+            message,
+        }
     }
 }
 
 impl Worker for LuaWorker {
     fn event(&mut self, c: &mut Counts) -> DbResult<()> {
-        self.lua.remove_app_data::<sql::Restarted>();
-        let r = self.event.call::<MultiValue>(());
-        if self.aborted.load(Ordering::Relaxed) {
-            // An event stopped at the deadline is not counted, nor are the
-            // statements it sent (sysbench never stops an event midway).
-            if let Ok(mut t) = self.tally.lock() {
-                *t = Counts::default();
+        capi::enter(&self.ctx);
+        self.ctx.take_restarted();
+        let watch = &self.ctx.watch;
+        let t0 = self.probe.as_ref().map(|_| event_clock().now_ns());
+        watch.in_event.store(true, Ordering::Relaxed);
+        let r = self.event.call::<i32>(());
+        watch.in_event.store(false, Ordering::Relaxed);
+        if watch.abort.load(Ordering::Relaxed) {
+            // Stopped by the watchdog (or Ctrl-C): not counted, nor are the
+            // statements it sent.
+            self.last = self.ctx.counts();
+            self.ended = true;
+            if stop_requested() {
+                self.abandoned = true;
+                return Ok(());
             }
+            return Err(DbError::fatal(format!(
+                "event() of thread {} was stopped: it was still running {:.0} s after the \
+                 test's end (an endless loop?); rqps stops such an event at its next statement",
+                self.tid,
+                self.grace.as_secs_f64()
+            )));
         }
         self.drain(c);
-        let mut v = r
-            .map_err(|e| DbError::fatal(state::one_line(&e)))?
-            .into_iter();
-        let status = match v.next() {
-            Some(Value::Integer(i)) => i,
-            Some(Value::Number(n)) => n as i64,
-            _ => 2,
-        };
-        let text = |v: Option<Value>| match v {
-            Some(Value::String(s)) => s.to_string_lossy(),
-            Some(Value::Integer(i)) => i.to_string(),
-            Some(Value::Number(n)) => n.to_string(),
-            _ => String::new(),
-        };
-        match status {
-            0 => {
-                self.ended = matches!(v.next(), Some(Value::Boolean(true)));
+        if self.memory > 0
+            && self.lua.used_memory() > self.memory
+            && let Some(f) = state::over_memory(&self.lua, "event()")
+        {
+            self.ended = true;
+            return Err(DbError::fatal(f.message));
+        }
+        if let Some(code) = self.ctx.exited() {
+            return Err(DbError::fatal(format!(
+                "event(): {}",
+                state::exit_message(code)
+            )));
+        }
+        match r {
+            Ok(0) => {
                 // sysbench's draw for the event's histogram slot, after an
                 // event that did not end the thread.
-                if !self.ended && self.histogram {
-                    rand::skip_histogram_slot(&self.lua);
+                if self.histogram {
+                    self.ctx.draw(|r| r.skip_histogram_slot());
+                }
+                if let (Some(p), Some(t0)) = (&self.probe, t0) {
+                    p.event(event_clock().now_ns().saturating_sub(t0));
                 }
                 Ok(())
             }
-            1 => {
-                let message = text(v.next());
-                let errno = text(v.next());
-                let state = text(v.next());
-                let code = if state.is_empty() { errno } else { state };
-                // A restart the script raised itself (sql_error_ignorable
-                // or an error table of its own) failed no statement.
-                let meaning = self
-                    .lua
-                    .remove_app_data::<sql::Restarted>()
-                    .map_or(Meaning::Other, |r| r.0);
-                Err(DbError {
-                    class: ErrorClass::Retry,
-                    code: Some(code),
-                    meaning,
-                    message,
-                })
-            }
-            _ if self.aborted.load(Ordering::Relaxed) => {
+            Ok(1) => {
                 self.ended = true;
+                self.stopped = true;
+                if let Some(p) = &self.probe {
+                    p.running.store(false, Ordering::Relaxed);
+                }
                 Ok(())
             }
-            _ => Err(DbError::fatal(format!(
-                "event() failed: {}",
-                text(v.next())
-            ))),
+            Ok(2) => {
+                self.ctx.restarts.fetch_add(1, Ordering::Relaxed);
+                Err(self.restart_error())
+            }
+            Ok(_) => Err(self.failure()),
+            Err(e) => Err(DbError::fatal(
+                state::memory_or(&self.lua, &e, "event()").message,
+            )),
         }
     }
 
     fn recover(&mut self, err: &DbError) -> DbResult<()> {
         match err.class {
-            ErrorClass::Retry => self.restart.call::<()>(()).map_err(|e| {
-                DbError::fatal(format!("before_restart_event: {}", state::one_line(&e)))
-            }),
+            ErrorClass::Retry => {
+                capi::enter(&self.ctx);
+                self.restart.call::<()>(()).map_err(|e| {
+                    DbError::fatal(format!("before_restart_event: {}", state::one_line(&e)))
+                })
+            }
             _ => Err(err.clone()),
         }
     }
 
-    fn pause(&mut self, deadline_ns: u64, _stop: &dyn Fn() -> bool) -> bool {
-        self.deadline.store(deadline_ns, Ordering::Relaxed);
-        false
+    fn warmed_up(&mut self) {
+        let _ = self.start.set(std::time::Instant::now());
+        if let Some(p) = &self.probe {
+            p.reset();
+        }
     }
 
     fn finished(&self) -> bool {
@@ -199,6 +265,6 @@ impl Worker for LuaWorker {
     }
 
     fn abandoned(&self) -> bool {
-        self.ended
+        self.abandoned || self.ended
     }
 }
