@@ -434,7 +434,8 @@ fn bad_scripts_get_one_line_and_exit_2_before_any_load() {
     for (arg, says) in [
         ("--mysql-dry-run", "a dry run"),
         ("--mysql-host=127.0.0.1", "--target mysql://"),
-        ("--pgsql-port=5432", "--target mysql://"),
+        // PostgreSQL's options get a PostgreSQL target.
+        ("--pgsql-port=5432", "--target postgres://"),
         ("--cpu-max-prime=2000", "built-in 'cpu' test"),
         ("--warmup-time=-1", "0 or more seconds"),
         ("--verbosity=9", "between 0 and 5"),
