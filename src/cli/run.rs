@@ -99,7 +99,8 @@ mod tests {
                 "sysbench",
                 format!(
                     "script = \"{lua}\"\nscript_args = [\"--rows=7\", \"run\"]\nthreads = [2]\n\
-                     read_secs = 2.0\nskip_prepare = true\nskip_trx = true\n"
+                     read_secs = 2.0\nskip_prepare = true\nskip_trx = true\n\
+                     sysbench_report = true\nscript_memory = 64\n"
                 ),
             ),
             (

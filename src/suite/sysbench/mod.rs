@@ -141,7 +141,7 @@ pub struct Options {
     /// With --script: sysbench's closing report (SQL statistics, latency, threads fairness) of
     /// each test on standard output, beside rqps's own line.
     #[arg(long)]
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sysbench_report: bool,
     /// With --script: the most memory each of the script's Lua states (one per thread) may
     /// hold, in MiB (default 256; 0: no bound).
