@@ -67,7 +67,7 @@ run_rqps() {
   python3 - "$work/run.json" "$(awk '{ print $1 + $2 }' "$work/time")" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["tests"][-1]
-print(sys.argv[2], t["reads"] + t["writes"] + t["other"], t["qps"])
+print(sys.argv[2], t["reads"] + t["writes"] + t["other"], f"{t['qps']:.2f}")
 EOF
 }
 
