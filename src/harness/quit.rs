@@ -12,6 +12,14 @@ pub fn end_run_now(message: &str) -> ! {
     runner::begin_quitting();
     runner::request_stop();
     eprintln!("\nerror: {message}");
+    remove_leftovers();
+    std::process::exit(1)
+}
+
+/// Kills the throwaway servers, removes their files and this process's
+/// temporary directories, and says each directory removed: the last thing
+/// a process ending at once does (here, and on a second Ctrl-C).
+pub fn remove_leftovers() {
     for dir in crate::engine::server::abandon_all() {
         eprintln!(
             "rqps: removed {}, a throwaway server's files",
@@ -21,5 +29,4 @@ pub fn end_run_now(message: &str) -> ! {
     for dir in crate::engine::server::remove_own_dirs() {
         eprintln!("rqps: removed {}, a temporary directory", dir.display());
     }
-    std::process::exit(1)
 }

@@ -62,15 +62,7 @@ fn on_signal(sig: i32) {
         runner::request_stop_by(sig);
         runner::begin_quitting();
         eprintln!("\n{name}: stopping now; no record is stored");
-        for dir in crate::engine::server::abandon_all() {
-            eprintln!(
-                "rqps: removed {}, a throwaway server's files",
-                dir.display()
-            );
-        }
-        for dir in crate::engine::server::remove_own_dirs() {
-            eprintln!("rqps: removed {}, a temporary directory", dir.display());
-        }
+        crate::harness::quit::remove_leftovers();
         std::process::exit(runner::stop_exit_code());
     }
     if runner::stop_requested() {
