@@ -15,7 +15,7 @@
 //! `RQPS_SYSBENCH_FORK` name a copy (docs/suites/sysbench.md says how).
 
 mod common;
-use common::shared::{self, Held};
+use common::shared::server_with_database;
 use common::{logged_statements, read_json, rqps, server_available, servers_required, text};
 use std::path::{Path, PathBuf};
 
@@ -47,29 +47,6 @@ fn debian_scripts() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-/// The binary's server of `kind`, held by this test, and a fresh database
-/// `db` on it: the URL of that database without the password.
-fn server_with_database(kind: Recipe, db: &str) -> (Held, String) {
-    use rqps::engine::Driver;
-    let held = shared::take(kind);
-    let srv = held.server;
-    let root: Box<dyn Driver> = if kind.to_string().to_lowercase().contains("postgres") {
-        Box::new(rqps::engine::postgres::PostgresDriver::new(&srv.url()).unwrap())
-    } else {
-        Box::new(rqps::engine::mysql::MysqlDriver::new(&srv.url()).unwrap())
-    };
-    let mut conn = root.require_sql().unwrap().connect().unwrap();
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {db}"),
-        format!("CREATE DATABASE {db}"),
-    ] {
-        conn.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-    let url = srv.url_without_password();
-    let base = url.rsplit_once('/').unwrap().0;
-    (held, format!("{base}/{db}"))
 }
 
 /// `rqps run` of `script` on `url` with `args` after `--`: the exit status,
