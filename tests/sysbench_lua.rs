@@ -16,7 +16,9 @@
 
 mod common;
 use common::shared::server_with_database;
-use common::{logged_statements, read_json, rqps, server_available, servers_required, text};
+use common::{
+    hint_commands, logged_statements, read_json, rqps, server_available, servers_required, text,
+};
 use std::path::{Path, PathBuf};
 
 use rqps::engine::server::{Recipe, Server};
@@ -210,10 +212,12 @@ fn separate_commands_under_one_name_are_one_experiment(server: &Server, url: &st
     };
     let opts = ["--table-size=50", "--threads=2", "--events=300", "--time=0"];
     let with = |cmd: &'static str| [&opts[..], &[cmd]].concat();
+    // The hint's commands, as printed.
     let hint = |o: &std::process::Output| {
-        text(o)
-            .lines()
-            .find_map(|l| l.strip_prefix("compare with: ").map(String::from))
+        let out = text(o);
+        out.lines()
+            .any(|l| l.starts_with("compare with"))
+            .then(|| hint_commands(&out, "compare with"))
     };
     let o = rqps_run("p", &[], &with("prepare"));
     assert!(o.status.success(), "{}", text(&o));
@@ -271,11 +275,12 @@ fn separate_commands_under_one_name_are_one_experiment(server: &Server, url: &st
     );
     assert!(!err.contains('{'), "no JSON: {err}");
     // The first hint, as printed: one change (--ps-mode), its own name.
-    let (again, report) = first.split_once("   (").unwrap();
+    let [again, report] = &first[..] else {
+        panic!("{first:?}")
+    };
     assert!(again.contains("--ps-mode disable"), "{again}");
     let o = sh(again, dir.path());
     assert!(o.status.success(), "{again}: {}", text(&o));
-    let report = report.split_once("then: ").unwrap().1;
     let o = sh(report, dir.path());
     let rep = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{report}: {}", text(&o));
