@@ -37,7 +37,7 @@ args=()
 for a in "$@"; do
   case "$a" in
     --version) echo "sysbench 1.0.20 (rqps: $("$RQPS" --version))"; exit 0 ;;
-    --db-driver=*) driver=${a#*=}; args+=("$a") ;;
+    --db-driver=*) driver=${a#*=} ;;  # the target URL's scheme names the driver
     --test=*) script=${a#*=} ;;
     --mysql-host=*|--pgsql-host=*) host=${a#*=} ;;
     --mysql-port=*|--pgsql-port=*) port=${a#*=} ;;

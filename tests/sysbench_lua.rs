@@ -575,6 +575,58 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() 
         }
     }
     conn.query("SET GLOBAL general_log = 0").unwrap();
+
+    // An error as a script sees it, beside sysbench's: a duplicate key's
+    // errno and SQLSTATE (23000) in the descriptor and the message, its
+    // connection printing as <sql_connection>, equal to the script's and
+    // usable; an unknown driver name refused in sysbench's words.
+    let dir = tempfile::tempdir().unwrap();
+    let probe = write(
+        dir.path(),
+        "probe.lua",
+        "function sysbench.hooks.sql_error_ignorable(e)\n  \
+         print(string.format('probe: %d %s %s %s', e.sql_errno, e.sql_state,\n    \
+         tostring(e.connection), tostring(e.connection == con)))\n  \
+         seen = e.connection\n  return false\nend\n\
+         function event()\n  con = sysbench.sql.driver():connect()\n  \
+         local _, m = pcall(sysbench.sql.driver, 'nodriver')\n  print('probe: ' .. tostring(m))\n  \
+         con:query('CREATE TEMPORARY TABLE dup (id INT PRIMARY KEY)')\n  \
+         con:query('INSERT INTO dup VALUES (1)')\n  \
+         _, m = pcall(con.query, con, 'INSERT INTO dup VALUES (1)')\n  \
+         print('probe: ' .. tostring(m))\n  print('probe: ' .. seen:query_row('SELECT 7'))\nend\n",
+    );
+    let probed = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.starts_with("probe: ") || l.starts_with("FATAL: invalid"))
+            .map(String::from)
+            .collect()
+    };
+    let o = Command::new("sysbench")
+        .args([
+            probe.to_str().unwrap(),
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={port}"),
+            "--mysql-user=sb",
+            &format!("--mysql-db={db}"),
+            "--events=1",
+            "run",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "sysbench probe: {}", text(&o));
+    let theirs = probed(&text(&o));
+    let (ok, out, _) = run_script(&target, &probe, &["--events=1", "--time=0", "run"]);
+    assert!(ok, "rqps probe: {out}");
+    let ours = probed(&out);
+    assert!(
+        ours.contains(&"probe: 1062 23000 <sql_connection> true".to_string())
+            && ours
+                .iter()
+                .any(|l| l.contains("errno = 1062, state = '23000'")),
+        "{out}"
+    );
+    assert_eq!(ours, theirs, "rqps, then sysbench");
 }
 
 /// The statements a PostgreSQL log (`log_statement = 'all'`) recorded from

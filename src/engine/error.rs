@@ -27,28 +27,72 @@ pub enum ErrorClass {
     Fatal,
 }
 
+/// A SQLSTATE: the five characters of SQL's standard error classes
+/// (`23000`, `40001`, MySQL's `42S02`), as PostgreSQL sends every error's
+/// and MySQL its ERR packets' under protocol 4.1.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SqlState([u8; 5]);
+
+impl SqlState {
+    /// The state `s` spells: five ASCII letters or digits, else none.
+    pub fn parse(s: &[u8]) -> Option<Self> {
+        let b: [u8; 5] = s.try_into().ok()?;
+        b.iter()
+            .all(u8::is_ascii_alphanumeric)
+            .then_some(SqlState(b))
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Five ASCII characters (parse() checked them).
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SqlState({})", self.as_str())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct DbError {
     pub class: ErrorClass,
     /// Engine error code when there is one (e.g. `1213`, `40001`, `SQLITE_BUSY`),
     /// for the user's eyes: code above the engines reads [`DbError::meaning`].
     pub code: Option<String>,
+    /// The SQLSTATE the server gave with it (PostgreSQL's is its code too;
+    /// MySQL's rides beside the error number), for what passes errors on in
+    /// a client's shape (sysbench's `sql_state`).
+    pub state: Option<SqlState>,
     pub message: String,
     /// What it means, set by the engine that built it.
     pub meaning: Meaning,
 }
 
 impl DbError {
+    /// An error of class `class` meaning `meaning`, without a code or a
+    /// SQLSTATE (set them with `DbError { code, ..DbError::new(..) }`).
+    pub fn new(class: ErrorClass, meaning: Meaning, message: impl Into<String>) -> Self {
+        DbError {
+            class,
+            code: None,
+            state: None,
+            meaning,
+            message: message.into(),
+        }
+    }
+
     /// An error that ends the test. Its meaning is [`Meaning::Other`]: the
     /// place that builds it, which knows, says another with
     /// [`DbError::means`].
     pub fn fatal(message: impl Into<String>) -> Self {
-        DbError {
-            class: ErrorClass::Fatal,
-            code: None,
-            meaning: Meaning::Other,
-            message: message.into(),
-        }
+        DbError::new(ErrorClass::Fatal, Meaning::Other, message)
     }
 
     /// The same error, meaning `meaning`.
@@ -58,12 +102,7 @@ impl DbError {
 
     /// The connection is gone: the runner reconnects.
     pub fn lost(message: impl Into<String>) -> Self {
-        DbError {
-            class: ErrorClass::Reconnect,
-            code: None,
-            meaning: Meaning::Connection,
-            message: message.into(),
-        }
+        DbError::new(ErrorClass::Reconnect, Meaning::Connection, message)
     }
 
     /// What the error means ([`Meaning`]): a lost connection whatever its
@@ -166,5 +205,16 @@ mod tests {
         assert_eq!(gone.meaning(), Meaning::Connection);
         assert_eq!(DbError::lost("reset").meaning(), Meaning::Connection);
         assert!(Meaning::Syntax.refused() && !Meaning::DuplicateKey.refused());
+    }
+
+    #[test]
+    fn a_sqlstate_is_five_ascii_letters_or_digits() {
+        assert_eq!(
+            SqlState::parse(b"42S02").map(|s| s.to_string()).as_deref(),
+            Some("42S02")
+        );
+        for bad in [&b"2300"[..], b"230001", b"23 00", b"23\xff00", b""] {
+            assert_eq!(SqlState::parse(bad), None, "{bad:?}");
+        }
     }
 }

@@ -81,7 +81,7 @@ pub mod url;
 
 use std::fmt;
 
-pub use error::{DbError, DbResult, ErrorClass, Meaning};
+pub use error::{DbError, DbResult, ErrorClass, Meaning, SqlState};
 pub use kv::{KvAccess, KvConn};
 pub use schema::{Index, KeyedTable, SetTo, Table};
 

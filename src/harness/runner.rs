@@ -818,12 +818,11 @@ mod tests {
             if let Some((k, class)) = self.fail_every
                 && self.n.is_multiple_of(k)
             {
-                return Err(DbError {
+                return Err(DbError::new(
                     class,
-                    code: None,
-                    meaning: crate::engine::Meaning::Other,
-                    message: "scripted".into(),
-                });
+                    crate::engine::Meaning::Other,
+                    "scripted",
+                ));
             }
             c.record(Outcome::Rows(1));
             Ok(())
@@ -831,12 +830,11 @@ mod tests {
         fn recover(&mut self, _e: &DbError) -> DbResult<()> {
             if self.reconnect_fails > 0 {
                 self.reconnect_fails -= 1;
-                return Err(DbError {
-                    class: ErrorClass::Reconnect,
-                    code: None,
-                    meaning: crate::engine::Meaning::Other,
-                    message: "refused".into(),
-                });
+                return Err(DbError::new(
+                    ErrorClass::Reconnect,
+                    crate::engine::Meaning::Other,
+                    "refused",
+                ));
             }
             self.recovered += 1;
             Ok(())
@@ -971,12 +969,11 @@ mod tests {
             self.n += 1;
             std::hint::black_box((0..200).sum::<u64>());
             if self.kind() == 1 && self.n.is_multiple_of(3) {
-                return Err(DbError {
-                    class: ErrorClass::Retry,
-                    code: None,
-                    meaning: crate::engine::Meaning::Other,
-                    message: "scripted".into(),
-                });
+                return Err(DbError::new(
+                    ErrorClass::Retry,
+                    crate::engine::Meaning::Other,
+                    "scripted",
+                ));
             }
             c.record(Outcome::Rows(1));
             Ok(())
@@ -1171,12 +1168,7 @@ mod tests {
             if let Some((at, class, message)) = self.fail_at
                 && self.n == at
             {
-                return Err(DbError {
-                    class,
-                    code: None,
-                    meaning: crate::engine::Meaning::Other,
-                    message: message.into(),
-                });
+                return Err(DbError::new(class, crate::engine::Meaning::Other, message));
             }
             c.record(Outcome::Rows(1));
             Ok(())
@@ -1254,12 +1246,11 @@ mod tests {
             if !self.hung && (self.measuring, self.n) == self.hang_at {
                 self.hung = true;
                 std::thread::sleep(self.hang);
-                return Err(DbError {
-                    class: ErrorClass::Reconnect,
-                    code: None,
-                    meaning: crate::engine::Meaning::Other,
-                    message: "the reply stopped mid-message".into(),
-                });
+                return Err(DbError::new(
+                    ErrorClass::Reconnect,
+                    crate::engine::Meaning::Other,
+                    "the reply stopped mid-message",
+                ));
             }
             std::thread::sleep(Duration::from_millis(1));
             c.record(Outcome::Rows(1));

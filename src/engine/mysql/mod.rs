@@ -672,15 +672,19 @@ fn map_err(e: wire::Error) -> DbError {
     let message = e.to_string();
     match e.kind() {
         wire::Kind::Server => {
-            let wire::Error::Server { code, message } = e else {
+            let wire::Error::Server {
+                code,
+                state,
+                message,
+            } = e
+            else {
                 unreachable!("Kind::Server is an ERR packet")
             };
             let (class, meaning) = errno::of(code, &message);
             DbError {
-                class,
                 code: Some(code.to_string()),
-                meaning,
-                message,
+                state,
+                ..DbError::new(class, meaning, message)
             }
         }
         // I/O errors, the server closing the connection, packets out of
@@ -866,6 +870,7 @@ mod tests {
     fn errors_are_classified_by_mysql_error_number() {
         let server = |code| wire::Error::Server {
             code,
+            state: None,
             message: "m".into(),
         };
         for (code, class) in [

@@ -21,9 +21,9 @@
 //! own framing; every complete packet in it is parsed before reading again.
 //! An execution allocates nothing once the buffers have grown to size.
 
-use crate::engine::DbError;
 use crate::engine::deadline::{AskServer, Deadline, MidMessage, Session, Waited};
 use crate::engine::inflight;
+use crate::engine::{DbError, SqlState};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
@@ -105,9 +105,14 @@ const SUPPORTED: &str =
 /// source. [`Error::kind`] says what it leaves of the connection.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// An ERR packet: the MySQL error number and message.
+    /// An ERR packet: the MySQL error number, its SQLSTATE (none before
+    /// the handshake) and message.
     #[error("{message} ({code})")]
-    Server { code: u16, message: String },
+    Server {
+        code: u16,
+        state: Option<SqlState>,
+        message: String,
+    },
     /// Reading or writing the socket failed.
     #[error("connection to the server failed: {0}")]
     Io(#[source] io::Error),
@@ -1169,8 +1174,13 @@ impl<S: Read + Write> Client<S> {
                 Some(0x00) => return Ok(plugin),
                 Some(0xff) => {
                     return Err(match parse_err(b) {
-                        Error::Server { code, message } if code == 1045 => Error::Server {
+                        Error::Server {
                             code,
+                            state,
+                            message,
+                        } if code == 1045 => Error::Server {
+                            code,
+                            state,
                             message: format!(
                                 "{message} (authentication plugin {plugin}; check the user and the \
                                  password: the URL's, else --password-file's, else $MYSQL_PWD)"
@@ -1878,18 +1888,25 @@ fn parse_end(b: &[u8], deprecate_eof: bool) -> Result<u16> {
     r.u16()
 }
 
-/// An ERR packet. Before the handshake it has no SQL state.
+/// An ERR packet: the error number, then under protocol 4.1 `#` and the
+/// SQLSTATE's five characters, then the message. Before the handshake it
+/// has no SQL state.
 fn parse_err(b: &[u8]) -> Error {
     let mut r = Reader(b.get(1..).unwrap_or_default());
     let Ok(code) = r.u16() else {
         return malformed("ERR packet");
     };
     let mut msg = r.0;
-    if msg.first() == Some(&b'#') && msg.len() >= 6 {
-        msg = &msg[6..];
+    let mut state = None;
+    if let [b'#', s @ ..] = msg
+        && s.len() >= 5
+    {
+        state = SqlState::parse(&s[..5]);
+        msg = &s[5..];
     }
     Error::Server {
         code,
+        state,
         message: String::from_utf8_lossy(msg).into_owned(),
     }
 }
@@ -1901,15 +1918,25 @@ fn parse_err(b: &[u8]) -> Error {
 /// offered TLS and this connection did not use it.
 fn tls_hint(e: Error, plain_but_offered: bool) -> Error {
     match e {
-        Error::Server { code, message } if message.contains("secure transport") => Error::Server {
+        Error::Server {
             code,
+            state,
+            message,
+        } if message.contains("secure transport") => Error::Server {
+            code,
+            state,
             message: format!(
                 "the server requires TLS and rqps connected without it (ssl-mode=DISABLED): use \
                  ssl-mode=REQUIRED, or VERIFY_IDENTITY with ssl-ca=CA_FILE ({message})"
             ),
         },
-        Error::Server { code, message } if code == 1045 && plain_but_offered => Error::Server {
+        Error::Server {
             code,
+            state,
+            message,
+        } if code == 1045 && plain_but_offered => Error::Server {
+            code,
+            state,
             message: format!(
                 "{message}; if the password is right, the server or the account requires TLS \
                  (require_secure_transport, which MariaDB reports as a denied access, or REQUIRE \
@@ -2132,22 +2159,40 @@ mod tests {
     }
 
     #[test]
-    fn err_packet_gives_code_and_message() {
+    fn err_packet_gives_code_state_and_message() {
         let err = b"\xff\x28\x04#42000You have an error in your SQL syntax";
         let mut c = client(NO_EOF, 0, vec![pkt(1, err)]);
         let e = c.query("SELEC 1").unwrap_err();
+        let state = |s: &Option<SqlState>| s.map(|s| s.to_string());
         assert!(
-            matches!(&e, Error::Server { code: 1064, message } if message == "You have an error in your SQL syntax"),
-            "{e}"
+            matches!(&e, Error::Server { code: 1064, state: s, message }
+                if state(s).as_deref() == Some("42000") && message == "You have an error in your SQL syntax"),
+            "{e:?}"
         );
         // A statement error leaves the connection usable.
         assert!(!c.broken);
-        // Before the handshake there is no SQL state.
-        let e = parse_err(b"\xff\x10\x04Too many connections");
+        // A duplicate key: 23000, as sysbench's scripts read it.
+        let e = parse_err(b"\xff\x26\x04#23000Duplicate entry '1' for key 'PRIMARY'");
         assert!(
-            matches!(&e, Error::Server { code: 1040, message } if message == "Too many connections"),
-            "{e}"
+            matches!(&e, Error::Server { code: 1062, state: s, message }
+                if state(s).as_deref() == Some("23000") && message.starts_with("Duplicate entry")),
+            "{e:?}"
         );
+        // Before the handshake there is no SQL state; a '#' and too few
+        // characters after it are the message's.
+        for (packet, text) in [
+            (
+                &b"\xff\x10\x04Too many connections"[..],
+                "Too many connections",
+            ),
+            (b"\xff\x10\x04#4200", "#4200"),
+        ] {
+            let e = parse_err(packet);
+            assert!(
+                matches!(&e, Error::Server { code: 1040, state: None, message } if message == text),
+                "{e:?}"
+            );
+        }
     }
 
     #[test]

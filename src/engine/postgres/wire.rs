@@ -42,7 +42,7 @@ use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
 use crate::engine::tls::{self, Mode, TlsInfo, TlsSetup, TlsStream};
-use crate::engine::{DbError, DbResult, ErrorClass, Meaning, Outcome, Param};
+use crate::engine::{DbError, DbResult, ErrorClass, Meaning, Outcome, Param, SqlState};
 use crate::evloop;
 
 /// The SSLRequest code (protocol 3.0): 1234 in the high 16 bits, 5679 in the low.
@@ -1626,10 +1626,9 @@ pub fn error_response(body: &[u8]) -> io::Result<(DbError, bool)> {
     }
     Ok((
         DbError {
-            class,
+            state: code.as_deref().and_then(|c| SqlState::parse(c.as_bytes())),
             code,
-            message,
-            meaning,
+            ..DbError::new(class, meaning, message)
         },
         ends,
     ))

@@ -397,12 +397,7 @@ fn db_error(msg: String) -> DbError {
         .iter()
         .find(|(prefix, ..)| msg.starts_with(prefix))
         .map_or((ErrorClass::Fatal, Meaning::Other), |&(_, c, m)| (c, m));
-    DbError {
-        class,
-        code: None,
-        meaning,
-        message: msg,
-    }
+    DbError::new(class, meaning, msg)
 }
 
 fn cstring(s: &str) -> DbResult<CString> {

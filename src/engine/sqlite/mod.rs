@@ -328,21 +328,14 @@ fn map_err(e: rusqlite::Error) -> DbError {
             let message = msg.clone().unwrap_or_else(|| f.to_string());
             let (class, meaning) = of(f, &message);
             DbError {
-                class,
                 code: Some(format!("{:?}", f.code)),
-                meaning,
-                message,
+                ..DbError::new(class, meaning, message)
             }
         }
         // A statement SQLite could not parse, with the token it stopped at.
         rusqlite::Error::SqlInputError { error, msg, .. } => {
             let (class, meaning) = of(error, msg);
-            DbError {
-                class,
-                code: None,
-                meaning,
-                message: e.to_string(),
-            }
+            DbError::new(class, meaning, e.to_string())
         }
         _ => DbError::fatal(e.to_string()),
     }

@@ -240,6 +240,51 @@ local T = sql.type
 -- rqps's statement path: C functions called as sysbench calls its driver's.
 ffi.cdef(raw.sql_cdef)
 
+-- An error descriptor's `connection`: sysbench's is the connection's C
+-- object, which prints (and `inspect` shows) as <sql_connection>. This one is
+-- a C object too, made for the descriptor: it reads and calls the Lua
+-- connection it stands for, equals it, and keeps it alive while it lives.
+ffi.cdef("typedef struct { int32_t slot; } rqps_sb_conref;")
+local conrefs, conref_free, conref_calls, conref_slots = {}, {}, {}, 0
+local function conref_of(r)
+   if ffi.istype("rqps_sb_conref", r) then
+      return conrefs[r.slot]
+   end
+   return r
+end
+local function conref_release(r)
+   conrefs[r.slot] = nil
+   conref_free[#conref_free + 1] = r.slot
+end
+ffi.metatype("rqps_sb_conref", {
+   __tostring = function() return "<sql_connection>" end,
+   __eq = function(a, b) return conref_of(a) == conref_of(b) end,
+   __index = function(r, k)
+      local con = conrefs[r.slot]
+      local v = con[k]
+      if type(v) ~= "function" then
+         return v
+      end
+      -- con:method(...) through the descriptor: the method called on con
+      local call = conref_calls[v]
+      if call == nil then
+         call = function(self, ...) return v(conref_of(self), ...) end
+         conref_calls[v] = call
+      end
+      return call
+   end,
+   __newindex = function(r, k, v) conrefs[r.slot][k] = v end,
+})
+local function conref(con)
+   local slot = table.remove(conref_free)
+   if slot == nil then
+      conref_slots = conref_slots + 1
+      slot = conref_slots
+   end
+   conrefs[slot] = con
+   return ffi.gc(ffi.new("rqps_sb_conref", slot), conref_release)
+end
+
 -- Raises what sysbench raises for a failed statement: a table with
 -- errcode RESTART_EVENT when the error is ignorable (by the ignore list or
 -- the sql_error_ignorable hook), else a message; `level` as error()'s.
@@ -249,7 +294,7 @@ local function fail(con, query, level)
       -- no connection yet (rqps's check of the script): why, plainly
       error(msg, level + 1)
    end
-   local errdesc = { connection = con, query = query, sql_errno = errno,
+   local errdesc = { connection = conref(con), query = query, sql_errno = errno,
                      sql_state = state, sql_errmsg = msg }
    if ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
                     and sysbench.hooks.sql_error_ignorable(errdesc)) then
@@ -510,8 +555,20 @@ function Driver.connect(self)
    return con
 end
 
+-- sysbench 1.0's drivers. A name not among them is refused as sysbench
+-- refuses it: a FATAL line (shown from --verbosity=1), then the Lua error.
+local DRIVERS = { mysql = true, pgsql = true }
+
 function sql.driver(name)
    local sname = raw.driver_name()
+   if name ~= nil and not DRIVERS[name] then
+      local opt = sysbench.opt
+      if (opt and tonumber(opt.verbosity) or 3) >= 1 then
+         io.write(string.format("FATAL: invalid database driver name: '%s'\n",
+                                tostring(name)))
+      end
+      error("failed to initialize the DB driver", 2)
+   end
    -- (An empty name: the script is being checked, before the engine is known.)
    if name ~= nil and sname ~= "" and name ~= sname then
       error(string.format("rqps reaches this engine with the %s driver, not %s",

@@ -265,8 +265,8 @@ impl RawConn {
 
     /// Keeps a failure as the Lua half reads it, with sysbench's driver's
     /// `sql_errno` and `sql_state` (`pgsql`: no number, the SQLSTATE;
-    /// `mysql`: the error number; the state of a MySQL error is not kept by
-    /// rqps's client); a lost connection that the ignore list covers is
+    /// `mysql`: the error number and its ERR packet's SQLSTATE; both empty
+    /// for an error the server did not send); a lost connection that the ignore list covers is
     /// reconnected first, and on PostgreSQL the transaction an ignorable
     /// error aborted is rolled back, as sysbench's drivers do.
     fn failed(&mut self, e: DbError) {
@@ -285,11 +285,10 @@ impl RawConn {
             // it means, which the Lua half does not carry.
             self.ctx.thread.restarted(e.meaning());
         }
-        let code = e.code.clone().unwrap_or_default();
-        let (errno, state) = if name == PGSQL {
-            (0, code)
-        } else {
-            (code.parse::<i64>().unwrap_or(0), String::new())
+        let state = e.state.map(|s| s.to_string()).unwrap_or_default();
+        let errno = match &e.code {
+            Some(code) if name != PGSQL => code.parse::<i64>().unwrap_or(0),
+            _ => 0,
         };
         self.error = Some((errno, state, e.message, ignorable));
     }
@@ -584,10 +583,8 @@ mod tests {
     #[test]
     fn ignorable_errors_follow_the_list_on_mysql_and_the_fixed_set_on_pgsql() {
         let e = |code: Option<&str>, meaning| DbError {
-            class: ErrorClass::Retry,
             code: code.map(String::from),
-            message: String::new(),
-            meaning,
+            ..DbError::new(ErrorClass::Retry, meaning, "")
         };
         let i = Ignore::parse(DEFAULT_IGNORE);
         assert!(i.ignorable(&e(Some("1213"), Meaning::Deadlock), "mysql"));

@@ -19,7 +19,7 @@ use super::rand::Thread;
 use super::report::{Start, ThreadStats};
 use super::script::Script;
 use super::state;
-use crate::engine::{DbError, DbResult, ErrorClass, Meaning};
+use crate::engine::{DbError, DbResult, ErrorClass, Meaning, SqlState};
 use crate::harness::measure::{Counts, event_clock};
 use crate::harness::runner::{Worker, stop_requested};
 
@@ -158,18 +158,20 @@ impl LuaWorker {
             Err(_) => (None, None, None),
         };
         let message = msg.unwrap_or_else(|| "an ignorable error".into());
-        let code = match (sqlstate.filter(|s| !s.is_empty()), errno) {
-            (Some(s), _) => Some(s),
-            (None, Some(n)) if n != 0 => Some(n.to_string()),
-            _ => None,
+        let state = sqlstate.and_then(|s| SqlState::parse(s.as_bytes()));
+        // The engine's code: MySQL's error number, else (PostgreSQL's
+        // errors have none) the SQLSTATE.
+        let code = match errno {
+            Some(n) if n != 0 => Some(n.to_string()),
+            _ => state.map(|s| s.to_string()),
         };
+        // A restart the script raised itself (sql_error_ignorable or an
+        // error table of its own) failed no statement.
+        let meaning = self.ctx.take_restarted().unwrap_or(Meaning::Other);
         DbError {
-            class: ErrorClass::Retry,
             code,
-            // A restart the script raised itself (sql_error_ignorable or an
-            // error table of its own) failed no statement.
-            meaning: self.ctx.take_restarted().unwrap_or(Meaning::Other),
-            message,
+            state,
+            ..DbError::new(ErrorClass::Retry, meaning, message)
         }
     }
 }
