@@ -4,7 +4,7 @@
 //! `rqps --version` names the commit it was built from.
 
 mod common;
-use common::{rqps, text};
+use common::{hint_commands, one_line, rqps, text};
 
 use std::path::Path;
 
@@ -54,11 +54,25 @@ fn after_a_run_the_last_line_says_how_to_compare_and_runs_lists_the_names() {
     // (issue 38: every hint is a command that works; tests/conclusions.rs
     // runs them). Never the same run under a new name (issue 57): that
     // compares a run with itself.
+    // Each command on lines of its own, within 120 columns.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines().any(|l| l
+            == "compare with (one change: --ps-mode auto → disable; or change --target, --server or --config), then the report:"),
+        "{err}"
+    );
+    let cmds: Vec<String> = hint_commands(&err, "compare with")
+        .iter()
+        .map(|c| one_line(c))
+        .collect();
     assert_eq!(
-        last_line(&o),
-        format!(
-            "compare with: rqps run --profile ci --tests point-query --threads 1 --read-secs 0.2 --write-secs 0.2 --results {res} --ps-mode disable --name a-disable   (one change: --ps-mode auto → disable; or change --target, --server or --config), then: rqps report --results {res} --base a"
-        )
+        cmds,
+        [
+            format!(
+                "rqps run --profile ci --tests point-query --threads 1 --read-secs 0.2 --write-secs 0.2 --results {res} --ps-mode disable --name a-disable"
+            ),
+            format!("rqps report --results {res} --base a")
+        ]
     );
     // A second name: the report of both.
     let o = ci_run(res, "b", &["--repeats", "2"]);

@@ -43,19 +43,88 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 }
 
 /// The code of a file without comments and without its test modules (from
-/// the first `#[cfg(test)]` on).
+/// the first `#[cfg(test)]` on). A `//` or `/*` inside a string or char
+/// literal (`"http://x"`, `r#"a//b"#`, `b"//"`) is the literal's, not a
+/// comment's start; a comment's own newlines are kept, so lines keep their
+/// numbers.
 fn code(text: &str) -> String {
     let text = match text.find("#[cfg(test)]") {
         Some(i) => &text[..i],
         None => text,
     };
-    text.lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let s = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if ident(s[i]) {
+            // A word, or a literal's prefix: `r"..`, `b".."`, `b'x'`,
+            // `br#".."#`, `c".."`, `cr".."`.
+            let end = (i..s.len()).find(|&j| !ident(s[j])).unwrap_or(s.len());
+            let at = match &s[i..end] {
+                b"r" => Some(i),
+                b"br" | b"cr" => Some(i + 1),
+                b"b" | b"c" => Some(end),
+                _ => None,
+            };
+            let literal = at
+                .filter(|&at| at < s.len() && s[at] != b'/')
+                .and_then(|at| skip_literal(s, at));
+            let next = literal.unwrap_or(end).min(s.len());
+            out.extend_from_slice(&s[i..next]);
+            i = next;
+            continue;
+        }
+        match skip_literal(s, i) {
+            Some(next) => {
+                let next = next.min(s.len());
+                if s[i] == b'/' {
+                    out.extend(s[i..next].iter().filter(|&&c| c == b'\n'));
+                } else {
+                    out.extend_from_slice(&s[i..next]);
+                }
+                i = next;
+            }
+            None => {
+                out.push(s[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn comments_are_cut_and_literals_that_hold_slashes_are_kept() {
+    let cases = [
+        (
+            "let a = 1; // fill_core\nlet b = 2;",
+            "let a = 1; \nlet b = 2;",
+        ),
+        (
+            "let u = \"http://x\"; fill_core(); // gone",
+            "let u = \"http://x\"; fill_core(); ",
+        ),
+        (
+            "let u = \"a\\\"//\"; x(); // gone",
+            "let u = \"a\\\"//\"; x(); ",
+        ),
+        ("let r = r#\"a\"//b\"#; x();", "let r = r#\"a\"//b\"#; x();"),
+        ("let r = r\"\\\"; x(); // gone", "let r = r\"\\\"; x(); "),
+        ("let b = b\"//\"; x();", "let b = b\"//\"; x();"),
+        ("let b = br#\"//\"#; x();", "let b = br#\"//\"#; x();"),
+        ("let c = '\"'; x(); // \"", "let c = '\"'; x(); "),
+        ("let c = '\\''; x(); // '", "let c = '\\''; x(); "),
+        ("let c = b'/'; x(); // y", "let c = b'/'; x(); "),
+        ("let c = ('→', '/'); x(); // '", "let c = ('→', '/'); x(); "),
+        ("fn f<'a>(s: &'a str) {} // 'x'", "fn f<'a>(s: &'a str) {} "),
+        ("a(); /* b\n c */ d();", "a(); \n d();"),
+        ("let s = \"x\ny // z\"; w();", "let s = \"x\ny // z\"; w();"),
+        ("let b = b // c\n;", "let b = b \n;"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(code(text), want, "{text}");
+    }
 }
 
 /// The leaves of the use tree (or plain path) that starts at `s[i..]`, each
@@ -621,6 +690,9 @@ fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
         "use crate::harness::runner::{StepStatus, Worker, run_step};",
         "let cfg = StepConfig { warmup, duration, reconnect_for };",
         "crate::harness::fill_core(&mut run.result, &step);",
+        // A `//` inside a string does not start a comment.
+        "let u = \"http://x\"; crate::harness::fill_core(&mut run.result, &step);",
+        "let u = r#\"a//b\"#; let cfg = StepConfig { warmup, duration, reconnect_for };",
     ] {
         assert_eq!(own_timed_steps(bad).len(), 1, "{bad}");
     }
@@ -630,6 +702,7 @@ fn the_timed_step_rule_fires_on_a_suites_own_step_and_not_on_the_harness_one() {
         "pub fn run_step(driver: &dyn Driver, spec: &StepSpec) -> StepOutcome { x() }",
         "// the runner's runner::run_step times it\nlet x = 1;",
         "let s = \"fill_core\";",
+        "let u = \"http://x\"; let y = 1; // then fill_core and StepConfig",
     ] {
         assert!(own_timed_steps(fine).is_empty(), "{fine}");
     }
@@ -1221,10 +1294,21 @@ fn skip_literal(s: &[u8], i: usize) -> Option<usize> {
             Some(from + at + close.len())
         }
         b'\'' if s.get(i + 1) == Some(&b'\\') => {
-            let at = s[i + 2..].iter().position(|&c| c == b'\'')?;
-            Some(i + 3 + at)
+            // Past the escaped character, which may be a quote (`'\''`).
+            let at = s.get(i + 3..)?.iter().position(|&c| c == b'\'')?;
+            Some(i + 4 + at)
         }
-        b'\'' if s.get(i + 2) == Some(&b'\'') => Some(i + 3),
+        b'\'' => {
+            // One character (of up to four UTF-8 bytes) and its closing quote;
+            // a lifetime (`'a`) has none.
+            let width = match s.get(i + 1)? {
+                c if *c < 0x80 => 1,
+                c if *c >= 0xf0 => 4,
+                c if *c >= 0xe0 => 3,
+                _ => 2,
+            };
+            (s.get(i + 1 + width) == Some(&b'\'')).then_some(i + 2 + width)
+        }
         _ => None,
     }
 }

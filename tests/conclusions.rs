@@ -21,7 +21,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{read_json, rqps, text};
+use common::{hint_commands, one_line, read_json, rqps, text};
 
 /// `rqps run` on a temporary SQLite database.
 fn run(results: &Path, args: &[&str]) -> Output {
@@ -70,15 +70,13 @@ fn line_after<'a>(out: &'a str, prefix: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{out}"))
 }
 
-/// Runs each command of a hint (`CMD   (why), then: CMD`) and checks it works.
-fn hint_works(hint: &str, cwd: &Path) -> Vec<Output> {
-    let cmds: Vec<&str> = match hint.split_once("   (") {
-        Some((first, rest)) => vec![first, rest.split_once("then: ").unwrap().1],
-        None => vec![hint],
-    };
-    cmds.into_iter()
+/// Runs each command of the hint in `out` that starts with `head`, as
+/// printed (on lines of its own, continued with ` \`), and checks it works.
+fn hint_works(out: &str, head: &str, cwd: &Path) -> Vec<Output> {
+    hint_commands(out, head)
+        .into_iter()
         .map(|c| {
-            let o = sh(c, cwd);
+            let o = sh(&c, cwd);
             assert_eq!(o.status.code(), Some(0), "{c}: {}", text(&o));
             o
         })
@@ -117,22 +115,24 @@ fn moment_1_every_hint_is_a_command_that_works_on_the_results_present() {
     );
     let all = text(&o);
     assert!(o.status.success(), "{all}");
-    let hint = line_after(&all, "compare with: ");
-    assert!(!hint.contains("--base other"), "{hint}");
+    let hint: Vec<String> = hint_commands(&all, "compare with")
+        .iter()
+        .map(|c| one_line(c))
+        .collect();
+    assert!(!hint.iter().any(|c| c.contains("--base other")), "{hint:?}");
     assert!(
-        hint.contains("--ps-mode disable --name first-disable"),
-        "{hint}"
+        hint[0].contains("--ps-mode disable --name first-disable"),
+        "{hint:?}"
     );
-    let outs = hint_works(hint, d.path());
+    let outs = hint_works(&all, "compare with", d.path());
     // That second run's own line: the report that compares it.
     let second = text(&outs[0]);
-    let again = line_after(&second, "compare with: ");
-    assert!(again.starts_with("rqps report --results "), "{again}");
-    hint_works(again, d.path());
+    let again = hint_commands(&second, "compare with");
+    assert!(again[0].starts_with("rqps report --results "), "{again:?}");
+    hint_works(&second, "compare with", d.path());
     // `rqps runs` now: a report that works.
     let o = text(&rqps(&["runs", "--results", r.to_str().unwrap()]));
-    let hint = line_after(&o, "compare them with: ");
-    hint_works(hint, d.path());
+    hint_works(&o, "compare them with", d.path());
 }
 
 #[test]

@@ -121,12 +121,49 @@ fn engine_costs(t: &TestResult) -> Costs {
     side_costs(p, p.engine.as_ref().expect("an engine profile")).expect("the profile decodes")
 }
 
+/// How far `t`'s server profile is from the server CPU the `/proc` sampler
+/// measured, as a fraction of the latter.
+fn profile_off(t: &TestResult) -> f64 {
+    let c = engine_costs(t);
+    let measured = t.hw.as_ref().and_then(|h| h.server_cpu_us_per_op).unwrap();
+    (c.total_us - measured).abs() / measured
+}
+
+/// Whether rqps marked `t` as measured on a busy machine (other processes
+/// used more CPU than the threshold just before its step).
+fn measured_busy(t: &TestResult) -> bool {
+    t.warnings
+        .iter()
+        .any(|w| w.starts_with(rqps::results::BUSY_WARNING))
+}
+
 #[test]
 fn a_point_query_profile_of_postgres_names_its_executor_and_adds_up_to_server_cpu() {
     if !server_available(PG) || !perf_works() {
         return;
     }
-    let (_, t) = prepared_on_postgres();
+    // On a machine rqps itself found busy, perf (one more process wanting
+    // a CPU) can lose samples and the profile falls short of the measured
+    // CPU: such a run is measured again, three runs at the most, and the
+    // last is held to the same bound. A run on a machine that was not busy
+    // is held to it at once.
+    let mut t = prepared_on_postgres().1.clone();
+    for again in 1..3 {
+        if profile_off(&t) < 0.15 || !measured_busy(&t) {
+            break;
+        }
+        eprintln!(
+            "the profile is {:.0}% off on a busy machine: measured again",
+            profile_off(&t) * 100.0
+        );
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cpu_profile-again-{again}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = run_doc_command(&dir, &doc_commands()[0]);
+        assert!(o.status.success(), "{}", text(&o));
+        t = stored_point_query(&dir.join("rqps-results"), "pg-auto");
+    }
+    let t = &t;
     let p = t.cpu_profile.as_ref().unwrap();
     assert_eq!(p.engine_is, "server");
     assert!(p.client.is_some(), "a server run profiles the client too");

@@ -389,11 +389,9 @@ fn a_run_s_lines_on_standard_error_fit_120_columns() {
     assert!(o.status.success(), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     let stdout = String::from_utf8_lossy(&o.stdout);
+    // The next-step hint too: each of its commands on lines of its own.
+    assert!(err.contains("compare with"), "{err}");
     for l in err.lines() {
-        // The next-step hint is plan/hints.rs's (issue 57 item 5).
-        if l.starts_with("compare with:") {
-            continue;
-        }
         assert!(
             l.chars().count() <= 120,
             "{} wide: {l}\n{err}",

@@ -2,10 +2,16 @@
 //! interoperability with real sysbench, a server killed mid-test, and
 //! passwords kept out of every output.
 //!
+//! What needs a server rqps does not start itself (`--server`) and does not
+//! kill shares the binary's one throwaway server of each kind
+//! ([`shared::server_with_database`], a database per test); the two kinds'
+//! runs of a test go side by side only where they mostly wait.
+//!
 //! Without the server binaries these tests print why and pass, unless
 //! `RQPS_REQUIRE_SERVERS=1` (set by `.ci/run`), in which case they fail.
 
 mod common;
+use common::shared::server_with_database;
 use common::{read_json, rqps, server_available, servers_required, text};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -35,16 +41,38 @@ fn start(kind: Recipe) -> Server {
         .unwrap_or_else(|e| panic!("starting {kind}: {e}"))
 }
 
+/// `f` for each kind whose binaries are here, one after the other.
+fn each_kind(f: impl Fn(Recipe)) {
+    KINDS
+        .into_iter()
+        .filter(|&k| server_available(k))
+        .for_each(f);
+}
+
+/// [`each_kind`] with the kinds side by side (a panic in one fails the test
+/// once both are done): for a test that mostly waits, or whose steps end at
+/// a number of events. A step of a fixed short time stays one after the
+/// other: side by side, on a busy 2-core machine, a 0.2 s step could see no
+/// transaction complete.
+fn each_kind_side_by_side(f: impl Fn(Recipe) + Sync) {
+    let f = &f;
+    std::thread::scope(|s| {
+        for kind in KINDS.into_iter().filter(|&k| server_available(k)) {
+            s.spawn(move || f(kind));
+        }
+    });
+}
+
 fn tests_of(doc: &Value) -> Vec<Value> {
     doc["tests"].as_array().unwrap().clone()
 }
 
 #[test]
 fn ci_profile_on_throwaway_servers() {
-    for kind in KINDS {
-        if !server_available(kind) {
-            continue;
-        }
+    const EVENTS: &str = "50";
+    // Half of each step's time is rqps's probe of the machine (a 0.25 s
+    // window): the kinds side by side.
+    each_kind_side_by_side(|kind| {
         let d = tempfile::tempdir().unwrap();
         let (conf, setting, want) = match kind.key() {
             "mariadb" => (
@@ -67,14 +95,17 @@ fn ci_profile_on_throwaway_servers() {
             conf_path.to_str().unwrap(),
             "--profile",
             "ci",
-            // Every one of the 32 statements' kinds on each server, but 0.2 s
-            // each rather than the profile's 1 s: ~30 s less per server. The
-            // slowest kinds still run hundreds of events in 0.2 s (range=10000
-            // at ~250 tx/s under load), so `qps > 0` below stays a real check.
+            // Every one of the 32 statements' kinds on each server, each
+            // ending at 50 transactions rather than after the profile's 1 s
+            // (the slowest kinds, range=10000, take ~0.2 s for them). A fixed
+            // 0.2 s failed now and then under load (a `delete` that completed
+            // no transaction in it); 30 s is only the deadline.
+            "--events",
+            EVENTS,
             "--read-secs",
-            "0.2",
+            "30",
             "--write-secs",
-            "0.2",
+            "30",
             "--warmup-secs",
             "0.05",
             "--results",
@@ -106,13 +137,19 @@ fn ci_profile_on_throwaway_servers() {
             let name = t["test"].as_str().unwrap();
             assert_eq!(t["status"], "ok", "{kind} {name}: {}", t["reason"]);
             assert!(t["qps"].as_f64().unwrap() > 0.0, "{kind} {name}");
+            assert_eq!(
+                t["events"].to_string(),
+                EVENTS,
+                "{kind} {name}: {}",
+                t["reason"]
+            );
             assert_eq!(t["errors"], 0, "{kind} {name}");
         }
-    }
+    });
 }
 
-/// sysbench's connection options for a throwaway server.
-fn sysbench_args(s: &Server) -> Vec<String> {
+/// sysbench's connection options for database `db` of a throwaway server.
+fn sysbench_args(s: &Server, db: &str) -> Vec<String> {
     let port = s.port().to_string();
     match s.recipe().key() {
         "mariadb" => vec![
@@ -120,26 +157,26 @@ fn sysbench_args(s: &Server) -> Vec<String> {
             "--mysql-host=127.0.0.1".into(),
             format!("--mysql-port={port}"),
             "--mysql-user=root".into(),
-            "--mysql-db=sbtest".into(),
+            format!("--mysql-db={db}"),
         ],
         "postgres" => vec![
             "--db-driver=pgsql".into(),
             "--pgsql-host=127.0.0.1".into(),
             format!("--pgsql-port={port}"),
             "--pgsql-user=postgres".into(),
-            "--pgsql-db=sbtest".into(),
+            format!("--pgsql-db={db}"),
         ],
         other => panic!("this test has no case for {other}"),
     }
 }
 
-fn sysbench(s: &Server, script: &str, extra: &[&str], command: &str) -> Output {
+fn sysbench(s: &Server, db: &str, script: &str, extra: &[&str], command: &str) -> Output {
     // The throwaway server's password, as libpq and libmariadb read it.
     Command::new("sysbench")
         .env("PGPASSWORD", s.password())
         .env("MYSQL_PWD", s.password())
         .arg(script)
-        .args(sysbench_args(s))
+        .args(sysbench_args(s, db))
         .args(["--tables=2", "--table-size=1000"])
         .args(extra)
         .arg(command)
@@ -153,29 +190,30 @@ fn tables_are_interchangeable_with_real_sysbench() {
         eprintln!("skipping: sysbench is not installed");
         return;
     }
-    for kind in KINDS {
-        if !server_available(kind) {
-            continue;
-        }
-        let server = start(kind);
-        let url = server.url();
+    each_kind(|kind| {
+        let (held, url) = server_with_database(kind, "interop");
+        let server = held.server;
+        let password_file = server.password_file();
         let d = tempfile::tempdir().unwrap();
         let results = d.path().join("r");
         let common = [
+            "--password-file",
+            password_file.to_str().unwrap(),
             "--tables",
             "2",
             "--table-size",
             "1000",
             "--read-secs",
-            "0.5",
+            "0.3",
             "--write-secs",
-            "0.5",
+            "0.3",
             "--warmup-secs",
             "0",
             "-q",
         ];
 
-        // rqps prepares; sysbench runs on those tables.
+        // rqps prepares; sysbench runs on those tables (a fixed number of
+        // events: what counts is that they run, not for how long).
         let o = rqps(
             &[
                 &[
@@ -193,7 +231,13 @@ fn tables_are_interchangeable_with_real_sysbench() {
         );
         assert!(o.status.success(), "{kind}: {}", text(&o));
         for script in ["oltp_point_select", "oltp_read_write"] {
-            let o = sysbench(&server, script, &["--time=1", "--threads=1"], "run");
+            let o = sysbench(
+                server,
+                "interop",
+                script,
+                &["--events=50", "--time=0", "--threads=1"],
+                "run",
+            );
             let out = text(&o);
             assert!(
                 o.status.success(),
@@ -206,9 +250,9 @@ fn tables_are_interchangeable_with_real_sysbench() {
         }
 
         // sysbench prepares; rqps runs on those tables without loading.
-        let o = sysbench(&server, "oltp_read_write", &[], "cleanup");
+        let o = sysbench(server, "interop", "oltp_read_write", &[], "cleanup");
         assert!(o.status.success(), "{}", text(&o));
-        let o = sysbench(&server, "oltp_read_write", &[], "prepare");
+        let o = sysbench(server, "interop", "oltp_read_write", &[], "prepare");
         assert!(o.status.success(), "{kind} sysbench prepare: {}", text(&o));
         let json = d.path().join("skip.json");
         let o = rqps(
@@ -245,16 +289,13 @@ fn tables_are_interchangeable_with_real_sysbench() {
             assert_eq!(t["errors"], 0);
             assert!(t["qps"].as_f64().unwrap() > 0.0);
         }
-        server.stop().unwrap();
-    }
+    });
 }
 
 #[test]
 fn a_server_killed_mid_test_fails_that_test_and_keeps_the_rest() {
-    for kind in KINDS {
-        if !server_available(kind) {
-            continue;
-        }
+    // Mostly waiting (for the second test, then rqps's reconnect window).
+    each_kind_side_by_side(|kind| {
         let mut server = start(kind);
         let url = server.url();
         let d = tempfile::tempdir().unwrap();
@@ -333,17 +374,15 @@ fn a_server_killed_mid_test_fails_that_test_and_keeps_the_rest() {
             .path();
         assert_eq!(read_json(&run_dir.join("run.json"))["status"], "failed");
         drop(server);
-    }
+    });
 }
 
 #[test]
 fn passwords_never_reach_output_or_results() {
     const PW: &str = "Zq8-very-secret-pw";
-    for kind in KINDS {
-        if !server_available(kind) {
-            continue;
-        }
-        let server = start(kind);
+    each_kind(|kind| {
+        let (held, _) = server_with_database(kind, "pw");
+        let server = held.server;
         // A user with a password of its own, made by the throwaway admin.
         let url = match kind.key() {
             "mariadb" => {
@@ -352,22 +391,21 @@ fn passwords_never_reach_output_or_results() {
                     mysql::Conn::new(mysql::Opts::from_url(&server.url()).unwrap()).unwrap();
                 c.query_drop(format!("CREATE USER 'bench'@'%' IDENTIFIED BY '{PW}'"))
                     .unwrap();
-                c.query_drop("GRANT ALL ON sbtest.* TO 'bench'@'%'")
-                    .unwrap();
-                format!("mysql://bench:{PW}@127.0.0.1:{}/sbtest", server.port())
+                c.query_drop("GRANT ALL ON pw.* TO 'bench'@'%'").unwrap();
+                format!("mysql://bench:{PW}@127.0.0.1:{}/pw", server.port())
             }
             "postgres" => {
                 let mut c = postgres::Client::connect(
                     &format!(
-                        "host=127.0.0.1 port={} user=postgres password={} dbname=sbtest",
+                        "host=127.0.0.1 port={} user=postgres password={} dbname=pw",
                         server.port(),
                         server.password()
                     ),
                     postgres::NoTls,
                 )
                 .unwrap();
-                c.batch_execute(&format!("CREATE USER bench PASSWORD '{PW}'; GRANT ALL ON SCHEMA public TO bench; ALTER DATABASE sbtest OWNER TO bench")).unwrap();
-                format!("postgres://bench:{PW}@127.0.0.1:{}/sbtest", server.port())
+                c.batch_execute(&format!("CREATE USER bench PASSWORD '{PW}'; GRANT ALL ON SCHEMA public TO bench; ALTER DATABASE pw OWNER TO bench")).unwrap();
+                format!("postgres://bench:{PW}@127.0.0.1:{}/pw", server.port())
             }
             other => panic!("this test has no case for {other}"),
         };
@@ -437,8 +475,7 @@ fn passwords_never_reach_output_or_results() {
                 f.display()
             );
         }
-        server.stop().unwrap();
-    }
+    });
 }
 
 #[test]
@@ -449,7 +486,8 @@ fn hardware_cost_per_operation_on_throwaway_servers() {
         }
         let d = tempfile::tempdir().unwrap();
         let json = d.path().join("hw.json");
-        let o = rqps(&[
+        let results = d.path().join("r");
+        let mut args = vec![
             "run",
             "--server",
             kind.product(),
@@ -462,15 +500,28 @@ fn hardware_cost_per_operation_on_throwaway_servers() {
             "--write-secs",
             "1.5",
             "--results",
-            d.path().join("r").to_str().unwrap(),
+            results.to_str().unwrap(),
             "--json",
             json.to_str().unwrap(),
             "-q",
-        ]);
+        ];
+        // `--server-cpus` and `--client-cpus` through the binary, on one of
+        // the servers this test starts anyway: the run stores the server's
+        // CPU set as the kernel reported it and the client's as given.
+        let budgets = kind == PG;
+        if budgets {
+            args.extend(["--server-cpus", "0", "--client-cpus", "0"]);
+        }
+        let o = rqps(&args);
         assert!(o.status.success(), "{kind}: {}", text(&o));
         let out = text(&o);
         assert!(out.contains("hardware cost per operation"), "{kind}: {out}");
         let doc = read_json(&json);
+        if budgets {
+            assert_eq!(doc["params"]["server_cpus"], "0");
+            assert_eq!(doc["params"]["client_cpus"], "0");
+            assert!(doc["command_line"].to_string().contains("--server-cpus"));
+        }
         let setting = if kind == MARIADB {
             "innodb_buffer_pool_size"
         } else {
@@ -560,48 +611,20 @@ fn embedded_sqlite_says_what_it_cannot_measure() {
     );
 }
 
-/// `--server-cpus` and `--client-cpus` through the binary: the run stores the
-/// server's CPU set as the kernel reported it and the client's as given.
-#[test]
-fn cpu_budgets_are_stored_with_the_run() {
-    if !server_available(PG) {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let json = d.path().join("cpus.json");
-    let o = rqps(&[
-        "run",
-        "--server",
-        "postgres",
-        "--server-cpus",
-        "0",
-        "--client-cpus",
-        "0",
-        "--profile",
-        "ci",
-        "--tests",
-        "point-query",
-        "--read-secs",
-        "0.3",
-        "--results",
-        d.path().join("r").to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let doc = read_json(&json);
-    assert_eq!(doc["params"]["server_cpus"], "0");
-    assert_eq!(doc["params"]["client_cpus"], "0");
-    assert!(doc["command_line"].to_string().contains("--server-cpus"));
-}
-
 /// The `--part` flags of one client part.
-fn part_args(url: &str, i: usize, start_at: u64, results: &std::path::Path) -> Vec<String> {
+fn part_args(
+    url: &str,
+    password_file: &str,
+    i: usize,
+    start_at: u64,
+    results: &std::path::Path,
+) -> Vec<String> {
     [
         "run",
         "--target",
         url,
+        "--password-file",
+        password_file,
         "--profile",
         "ci",
         "--tests",
@@ -635,13 +658,16 @@ fn four_client_parts_merge_exactly_and_a_late_part_is_flagged() {
     if !server_available(PG) {
         return;
     }
-    let srv = start(PG);
-    let url = srv.url();
+    let (held, url) = server_with_database(PG, "parts");
+    let password_file = held.server.password_file();
+    let password_file = password_file.to_str().unwrap();
     let d = tempfile::tempdir().unwrap();
     let o = rqps(&[
         "run",
         "--target",
         &url,
+        "--password-file",
+        password_file,
         "--profile",
         "ci",
         "--tests",
@@ -662,7 +688,7 @@ fn four_client_parts_merge_exactly_and_a_late_part_is_flagged() {
     let dirs: Vec<PathBuf> = (1..=4).map(|i| d.path().join(format!("p{i}"))).collect();
     let spawn = |i: usize| {
         Command::new(env!("CARGO_BIN_EXE_rqps"))
-            .args(part_args(&url, i, start_at, &dirs[i - 1]))
+            .args(part_args(&url, password_file, i, start_at, &dirs[i - 1]))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -15,8 +15,10 @@
 //! `RQPS_SYSBENCH_FORK` name a copy (docs/suites/sysbench.md says how).
 
 mod common;
-use common::shared::{self, Held};
-use common::{logged_statements, read_json, rqps, server_available, servers_required, text};
+use common::shared::server_with_database;
+use common::{
+    hint_commands, logged_statements, read_json, rqps, server_available, servers_required, text,
+};
 use std::path::{Path, PathBuf};
 
 use rqps::engine::server::{Recipe, Server};
@@ -47,29 +49,6 @@ fn debian_scripts() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-/// The binary's server of `kind`, held by this test, and a fresh database
-/// `db` on it: the URL of that database without the password.
-fn server_with_database(kind: Recipe, db: &str) -> (Held, String) {
-    use rqps::engine::Driver;
-    let held = shared::take(kind);
-    let srv = held.server;
-    let root: Box<dyn Driver> = if kind.to_string().to_lowercase().contains("postgres") {
-        Box::new(rqps::engine::postgres::PostgresDriver::new(&srv.url()).unwrap())
-    } else {
-        Box::new(rqps::engine::mysql::MysqlDriver::new(&srv.url()).unwrap())
-    };
-    let mut conn = root.require_sql().unwrap().connect().unwrap();
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {db}"),
-        format!("CREATE DATABASE {db}"),
-    ] {
-        conn.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-    let url = srv.url_without_password();
-    let base = url.rsplit_once('/').unwrap().0;
-    (held, format!("{base}/{db}"))
 }
 
 /// `rqps run` of `script` on `url` with `args` after `--`: the exit status,
@@ -137,7 +116,14 @@ fn every_debian_script_runs_unchanged(kind: Recipe) {
     let server = held.server;
     for script in debian_scripts() {
         let name = script.file_stem().unwrap().to_str().unwrap().to_string();
-        let (ok, out, doc) = run_script_on(server, &url, &script, &["--table-size=20"]);
+        // A fixed number of events, as sysbench's own tests run them: what
+        // counts is that they run and how they are counted, not for how long.
+        let (ok, out, doc) = run_script_on(
+            server,
+            &url,
+            &script,
+            &["--table-size=20", "--events=20", "--time=0"],
+        );
         assert!(ok, "{name} on {kind}: {out}");
         // The script's own prepare and cleanup ran (they print as sysbench's do).
         assert!(out.contains("Creating table 'sbtest1'"), "{name}: {out}");
@@ -154,6 +140,7 @@ fn every_debian_script_runs_unchanged(kind: Recipe) {
         // Counted as sysbench counts: a result set is a read, changed rows
         // a write, BEGIN and COMMIT "other".
         let events = t["events"].as_u64().unwrap();
+        assert_eq!(events, 20, "{name} on {kind}: --events=20 ends it: {t}");
         match name.as_str() {
             "oltp_point_select" => assert_eq!((reads, writes, other), (events, 0, 0), "{t}"),
             "oltp_read_only" => {
@@ -225,10 +212,12 @@ fn separate_commands_under_one_name_are_one_experiment(server: &Server, url: &st
     };
     let opts = ["--table-size=50", "--threads=2", "--events=300", "--time=0"];
     let with = |cmd: &'static str| [&opts[..], &[cmd]].concat();
+    // The hint's commands, as printed.
     let hint = |o: &std::process::Output| {
-        text(o)
-            .lines()
-            .find_map(|l| l.strip_prefix("compare with: ").map(String::from))
+        let out = text(o);
+        out.lines()
+            .any(|l| l.starts_with("compare with"))
+            .then(|| hint_commands(&out, "compare with"))
     };
     let o = rqps_run("p", &[], &with("prepare"));
     assert!(o.status.success(), "{}", text(&o));
@@ -286,11 +275,12 @@ fn separate_commands_under_one_name_are_one_experiment(server: &Server, url: &st
     );
     assert!(!err.contains('{'), "no JSON: {err}");
     // The first hint, as printed: one change (--ps-mode), its own name.
-    let (again, report) = first.split_once("   (").unwrap();
+    let [again, report] = &first[..] else {
+        panic!("{first:?}")
+    };
     assert!(again.contains("--ps-mode disable"), "{again}");
     let o = sh(again, dir.path());
     assert!(o.status.success(), "{again}: {}", text(&o));
-    let report = report.split_once("then: ").unwrap().1;
     let o = sh(report, dir.path());
     let rep = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{report}: {}", text(&o));
@@ -905,11 +895,27 @@ fn sysbench_s_reports_come_as_lines_hooks_and_a_closing_report() {
     let sleepy =
         "ffi.cdef[[int usleep(unsigned int);]]\nfunction event()\n  ffi.C.usleep(2000)\nend\n";
     let plain = write(dir.path(), "plain.lua", sleepy);
-    let (code, out, err, doc) = run_plain(
-        &plain,
-        &["--sysbench-report"],
-        &["--time=2", "--report-interval=1", "--histogram=on", "run"],
+    let hooks = write(
+        dir.path(),
+        "hooks.lua",
+        &format!(
+            "{sleepy}sysbench.hooks.report_intermediate = sysbench.report_csv\n\
+             sysbench.hooks.report_cumulative = sysbench.report_json\n"
+        ),
     );
+    // Two runs of two seconds that mostly sleep: side by side.
+    let (first, second) = std::thread::scope(|s| {
+        let a = s.spawn(|| {
+            run_plain(
+                &plain,
+                &["--sysbench-report"],
+                &["--time=2", "--report-interval=1", "--histogram=on", "run"],
+            )
+        });
+        let b = s.spawn(|| run_plain(&hooks, &[], &["--time=2", "--report-interval=1", "run"]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let (code, out, err, doc) = first;
     assert_eq!(code, Some(0), "{out}{err}");
     let t = &doc["tests"][0];
     let line = out
@@ -932,15 +938,7 @@ fn sysbench_s_reports_come_as_lines_hooks_and_a_closing_report() {
         assert!(out.contains(want), "{want:?} in {out}");
     }
 
-    let hooks = write(
-        dir.path(),
-        "hooks.lua",
-        &format!(
-            "{sleepy}sysbench.hooks.report_intermediate = sysbench.report_csv\n\
-             sysbench.hooks.report_cumulative = sysbench.report_json\n"
-        ),
-    );
-    let (code, out, err, doc) = run_plain(&hooks, &[], &["--time=2", "--report-interval=1", "run"]);
+    let (code, out, err, doc) = second;
     assert_eq!(code, Some(0), "{out}{err}");
     let csv: Vec<&str> = out.lines().filter(|l| l.starts_with("1,1,")).collect();
     assert_eq!(csv.len(), 1, "{out}");

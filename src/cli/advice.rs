@@ -62,6 +62,33 @@ pub fn taken(sc: &clap::Command, args: &[String]) -> Vec<bool> {
     out
 }
 
+/// The words of a command line before its `--`, split by [`taken`].
+struct Split<'a> {
+    /// The words the subcommand takes (its options and their values), in order.
+    kept: Vec<String>,
+    /// The words it does not take, in order.
+    foreign: Vec<&'a String>,
+    /// How many words came before `--` (all of them where there is none).
+    len: usize,
+}
+
+fn split<'a>(sc: &clap::Command, args: &'a [String]) -> Split<'a> {
+    let taken = taken(sc, args);
+    let (mut kept, mut foreign) = (Vec::new(), Vec::new());
+    for (a, t) in args.iter().zip(&taken) {
+        if *t {
+            kept.push(a.clone());
+        } else {
+            foreign.push(a);
+        }
+    }
+    Split {
+        kept,
+        foreign,
+        len: taken.len(),
+    }
+}
+
 /// `rqps SUB` and `words`, as a shell would read them back.
 fn command_line(sub: &str, words: &[String]) -> String {
     std::iter::once(format!("rqps {sub}"))
@@ -90,25 +117,17 @@ pub fn script_words_before_dashes(
     if !has_script || !script_given {
         return None;
     }
-    let taken = taken(sc, args);
-    let foreign: Vec<&String> = args
-        .iter()
-        .zip(&taken)
-        .filter(|(_, t)| !**t)
-        .map(|(a, _)| a)
-        .collect();
+    let Split {
+        kept: mut fixed,
+        foreign,
+        len,
+    } = split(sc, args);
     if foreign.is_empty() {
         return None;
     }
-    let mut fixed: Vec<String> = args
-        .iter()
-        .zip(&taken)
-        .filter(|(_, t)| **t)
-        .map(|(a, _)| a.clone())
-        .collect();
     fixed.push("--".into());
     fixed.extend(foreign.iter().map(|a| a.to_string()));
-    fixed.extend(args.iter().skip(taken.len() + 1).cloned());
+    fixed.extend(args.iter().skip(len + 1).cloned());
     let shown: Vec<&str> = foreign.iter().map(|a| a.as_str()).collect();
     Some(format!(
         "{} {} the script's: its options and commands go after --, as sysbench takes them after the script's name: `{}`",
@@ -147,13 +166,11 @@ pub fn peer_words(
     argv: &[String],
 ) -> Option<String> {
     let args = argv.get(2..)?;
-    let taken = taken(sc, args);
-    let foreign: Vec<&String> = args
-        .iter()
-        .zip(&taken)
-        .filter(|(_, t)| !**t)
-        .map(|(a, _)| a)
-        .collect();
+    let Split {
+        kept: mut fixed,
+        foreign,
+        len,
+    } = split(sc, args);
     if foreign.is_empty() || foreign.iter().any(|a| a.starts_with('-')) {
         return None;
     }
@@ -162,12 +179,6 @@ pub fn peer_words(
         found.push(peer_word(chosen, w)?);
     }
     let (owner, _) = found.iter().find(|(_, p)| !p.instead.is_empty())?;
-    let mut fixed: Vec<String> = args
-        .iter()
-        .zip(&taken)
-        .filter(|(_, t)| **t)
-        .map(|(a, _)| a.clone())
-        .collect();
     if owner.name() != chosen.name() {
         // The suite the words are of, in place of the one given.
         let mut kept = Vec::new();
@@ -198,7 +209,7 @@ pub fn peer_words(
         fixed.push(opt);
         fixed.push(values.join(","));
     }
-    fixed.extend(args.iter().skip(taken.len()).cloned());
+    fixed.extend(args.iter().skip(len).cloned());
     let (peer, _) = owner.peer();
     let shown: Vec<&str> = foreign.iter().map(|a| a.as_str()).collect();
     let commands: Vec<&str> = found

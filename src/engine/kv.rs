@@ -306,13 +306,7 @@ mod tests {
             "memkv"
         }
         fn caps(&self) -> Caps {
-            Caps {
-                prepared_statements: false,
-                multi_row_insert: false,
-                single_writer: false,
-                pipelining: false,
-                max_params: 0,
-            }
+            Caps::KEY_VALUE
         }
         fn version(&self) -> DbResult<String> {
             Ok("1".into())

@@ -189,6 +189,18 @@ pub struct Caps {
     pub pipelining: bool,
 }
 
+impl Caps {
+    /// An engine without SQL (a key-value store): no statement of any kind,
+    /// so none of the statement capabilities.
+    pub const KEY_VALUE: Caps = Caps {
+        prepared_statements: false,
+        multi_row_insert: false,
+        single_writer: false,
+        max_params: 0,
+        pipelining: false,
+    };
+}
+
 /// The SQL that differs between engines. Workloads declare their tables as
 /// data ([`schema`]) and build statements from these pieces; everything
 /// else is standard SQL with `?` placeholders (drivers that number

@@ -67,16 +67,17 @@ pub fn free_name(results: &Path, name: &str) -> String {
 /// that only served that run (`--json`, `--allow-mismatch`) left out.
 /// `None` when it is not an `rqps run` command line.
 pub fn rerun(command_line: &[String], new_name: &str) -> Option<String> {
-    rerun_changed(command_line, new_name, None)
+    rerun_changed(command_line, new_name, None).map(|w| w.join(" "))
 }
 
 /// [`rerun`] with one option set to another value (`("--ps-mode",
-/// "disable")`): the option as given left out, the new one added.
+/// "disable")`): the option as given left out, the new one added. Its
+/// words, each as a shell reads it.
 fn rerun_changed(
     command_line: &[String],
     new_name: &str,
     change: Option<(&str, &str)>,
-) -> Option<String> {
+) -> Option<Vec<String>> {
     if command_line.get(1).map(String::as_str) != Some("run") {
         return None;
     }
@@ -113,7 +114,66 @@ fn rerun_changed(
     words.push("--name".into());
     words.push(shell_word(new_name));
     words.extend(command_line[end..].iter().map(|a| shell_word(a)));
-    Some(words.join(" "))
+    Some(words)
+}
+
+/// The columns a hint fits in: a terminal's (tests/help.rs checks it).
+const WIDTH: usize = 120;
+
+/// A command of `words` (each as a shell reads it) as lines of a hint that
+/// fit [`WIDTH`]: indented by two spaces, its continuation lines by four,
+/// each line but the last ending in ` \` so that the shell reads them, as
+/// pasted, as one command. An option and its value stay on one line; a
+/// word longer than a line stands alone.
+fn command_lines(words: &[String]) -> String {
+    let mut units: Vec<String> = Vec::new();
+    for w in words {
+        match units.last_mut() {
+            Some(flag)
+                if flag.starts_with("--") && !flag.contains([' ', '=']) && !w.starts_with('-') =>
+            {
+                flag.push(' ');
+                flag.push_str(w);
+            }
+            _ => units.push(w.clone()),
+        }
+    }
+    let mut lines = vec![String::from("  ")];
+    for w in &units {
+        let line = lines.last_mut().expect("a line");
+        let fresh = line.trim().is_empty();
+        if !fresh && line.chars().count() + 1 + w.chars().count() + " \\".len() > WIDTH {
+            line.push_str(" \\");
+            lines.push(format!("    {w}"));
+        } else {
+            if !fresh {
+                line.push(' ');
+            }
+            line.push_str(w);
+        }
+    }
+    lines.join("\n")
+}
+
+/// `head` and the command of `words` after it on one line when that fits
+/// [`WIDTH`], else the command on lines of its own below `head`.
+fn with_command(head: &str, words: &[String]) -> String {
+    let one = format!("{head} {}", words.join(" "));
+    if one.chars().count() <= WIDTH {
+        one
+    } else {
+        format!("{head}\n{}", command_lines(words))
+    }
+}
+
+/// `rqps report [--results DIR] --base BASE` as words.
+fn report_words(results: &Path, base: &str) -> Vec<String> {
+    let mut words = vec!["rqps".to_string(), "report".to_string()];
+    if let Some(dir) = results_arg(results).strip_prefix(" --results ") {
+        words.extend(["--results".to_string(), dir.to_string()]);
+    }
+    words.extend(["--base".to_string(), shell_word(base)]);
+    words
 }
 
 /// A change to compare a run of `run`'s suite with: one of the suite's
@@ -157,7 +217,7 @@ fn a_change(run: &RunDoc) -> Option<(String, String, String)> {
 /// The run again with one thing changed, under a name of its own, and why:
 /// (`rqps run ... --ps-mode disable --name a-disable`, `--ps-mode auto →
 /// disable`). `None` when rqps knows no change to suggest for its suite.
-fn changed_run(results: &Path, run: &RunDoc, typed: &[String]) -> Option<(String, String)> {
+fn changed_run(results: &Path, run: &RunDoc, typed: &[String]) -> Option<(Vec<String>, String)> {
     let (flag, from, to) = a_change(run)?;
     let wanted = format!("{}-{to}", run.name);
     let name = if crate::results::run_heads_named(results, &wanted).is_empty() {
@@ -178,7 +238,6 @@ const CHANGE_ONE_THING: &str = "one thing changed, such as --target, --server or
 /// its own), then the report of the two. Nothing after a run that measured
 /// nothing or did not end `ok`: there is nothing to compare.
 pub fn next_step(results: &Path, name: &str, command_line: &[String]) -> Option<String> {
-    let dir = results_arg(results);
     let runs = load::read_results_keeping(results, crate::results::Keep::Report)
         .map(|(runs, _)| runs)
         .unwrap_or_default();
@@ -187,19 +246,21 @@ pub fn next_step(results: &Path, name: &str, command_line: &[String]) -> Option<
         return None;
     }
     if let Some(base) = report_base(&runs, Some(name)).filter(|b| b != name) {
-        return Some(format!(
-            "compare with: rqps report{dir} --base {}",
-            shell_word(&base)
-        ));
+        return Some(with_command("compare with:", &report_words(results, &base)));
     }
     match changed_run(results, this, command_line) {
+        // Two commands, each on lines of its own, so that both fit a
+        // terminal and each pastes as it stands.
         Some((again, what)) => Some(format!(
-            "compare with: {again}   (one change: {what}; or change --target, --server or --config), then: rqps report{dir} --base {}",
-            shell_word(name)
+            "compare with (one change: {what}; or change --target, --server or --config), then the report:\n{}\n{}",
+            command_lines(&again),
+            command_lines(&report_words(results, name))
         )),
-        None => Some(format!(
-            "to compare: run it again with {CHANGE_ONE_THING}, under another --name, then: rqps report{dir} --base {}",
-            shell_word(name)
+        None => Some(with_command(
+            &format!(
+                "to compare: run it again with {CHANGE_ONE_THING}, under another --name, then:"
+            ),
+            &report_words(results, name),
         )),
     }
 }
@@ -209,21 +270,28 @@ pub fn next_step(results: &Path, name: &str, command_line: &[String]) -> Option<
 /// `runs` are the listing's (their context alone); whether a report builds
 /// needs the tests, so they are read here as the report reads them.
 pub fn runs_hint(results: &Path, runs: &[RunDoc]) -> Option<String> {
-    let dir = format!(" --results {}", shell_word(&results.display().to_string()));
     let with_tests = load::read_results_keeping(results, crate::results::Keep::Report)
         .map(|(runs, _)| runs)
         .unwrap_or_default();
     if let Some(base) = report_base(&with_tests, None) {
-        return Some(format!(
-            "compare them with: rqps report{dir} --base {}",
-            shell_word(&base)
-        ));
+        // `rqps runs` names its results folder even where it is the default.
+        let mut words = vec![
+            "rqps".to_string(),
+            "report".to_string(),
+            "--results".to_string(),
+        ];
+        words.push(shell_word(&results.display().to_string()));
+        words.extend(["--base".to_string(), shell_word(&base)]);
+        return Some(with_command("compare them with:", &words));
     }
     let last = runs.iter().rev().find(|r| r.measures)?;
     match changed_run(results, last, &last.command_line) {
-        Some((again, what)) => Some(format!(
-            "nothing to compare yet: run {} again with one change ({what}): {again}",
-            last.name
+        Some((again, what)) => Some(with_command(
+            &format!(
+                "nothing to compare yet: run {} again with one change ({what}):",
+                last.name
+            ),
+            &again,
         )),
         None => Some(format!(
             "nothing to compare yet: run {} again with {CHANGE_ONE_THING}, under another --name",
@@ -255,6 +323,37 @@ mod tests {
             Some("rqps run -q --name 'it'\\''s'")
         );
         assert_eq!(rerun(&argv("rqps merge a b"), "x"), None);
+    }
+
+    #[test]
+    fn a_long_command_goes_on_lines_that_fit_and_that_the_shell_reads_as_one() {
+        let words = argv(
+            "rqps run --profile ci --tests point-query --threads 1 --read-secs 0.2 --write-secs 0.2 \
+             --results /a/rather/long/folder/of/results/that/goes/on --ps-mode disable --name a-disable",
+        );
+        let text = command_lines(&words);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        for l in text.lines() {
+            assert!(l.chars().count() <= WIDTH, "{l}");
+        }
+        assert!(text.starts_with("  rqps run ") && text.contains(" \\\n    --results /a/"));
+        assert_eq!(text.replace(" \\\n    ", " ").trim_start(), words.join(" "));
+        // Short enough: one line after its head.
+        assert_eq!(
+            with_command("compare with:", &argv("rqps report --base a")),
+            "compare with: rqps report --base a"
+        );
+        assert_eq!(
+            with_command("compare with:", &words),
+            format!("compare with:\n{text}")
+        );
+        // A word longer than a line stands alone.
+        let long = format!("/{}", "x".repeat(150));
+        let text = command_lines(&argv(&format!("rqps report --results {long} --base a")));
+        assert_eq!(
+            text,
+            format!("  rqps report \\\n    --results {long} \\\n    --base a")
+        );
     }
 
     #[test]

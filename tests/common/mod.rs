@@ -136,3 +136,47 @@ pub fn logged_statements(log: &std::path::Path, offset: usize) -> Vec<String> {
         })
         .collect()
 }
+
+/// The commands of the hint in `out` whose first line starts with `head`
+/// (`compare with`), each as printed, for `sh -c`: the command after
+/// `head: ` on that line, or the commands on the lines below it (two spaces
+/// in; a line that ends in ` \` goes on on the next, as the shell reads
+/// it). Every line of the hint fits 120 columns.
+pub fn hint_commands(out: &str, head: &str) -> Vec<String> {
+    let mut lines = out.lines().skip_while(|l| !l.starts_with(head));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no line starting {head:?} in:\n{out}"));
+    assert!(first.chars().count() <= 120, "{first}");
+    if let Some(cmd) = first
+        .strip_prefix(head)
+        .and_then(|r| r.strip_prefix(": "))
+        .filter(|c| c.starts_with("rqps "))
+    {
+        return vec![cmd.to_string()];
+    }
+    let mut cmds = Vec::new();
+    let mut cur: Option<String> = None;
+    for l in lines.take_while(|l| l.starts_with("  ")) {
+        assert!(l.chars().count() <= 120, "{l}");
+        let c = match cur.take() {
+            Some(c) => format!("{c}\n{l}"),
+            None => l.to_string(),
+        };
+        if l.ends_with(" \\") {
+            cur = Some(c);
+        } else {
+            cmds.push(c);
+        }
+    }
+    assert!(cur.is_none() && !cmds.is_empty(), "{out}");
+    cmds
+}
+
+/// A command of [`hint_commands`] on one line, as a shell reads it.
+pub fn one_line(cmd: &str) -> String {
+    cmd.replace(" \\\n", " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}

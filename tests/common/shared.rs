@@ -71,3 +71,26 @@ pub fn take(kind: Recipe) -> Held {
         _guard: shared.lock.lock().unwrap_or_else(|e| e.into_inner()),
     }
 }
+
+/// The binary's server of `kind`, held by this test, and a fresh database
+/// `db` on it: the URL of that database without the password.
+pub fn server_with_database(kind: Recipe, db: &str) -> (Held, String) {
+    use rqps::engine::Driver;
+    let held = take(kind);
+    let srv = held.server;
+    let root: Box<dyn Driver> = if kind.to_string().to_lowercase().contains("postgres") {
+        Box::new(rqps::engine::postgres::PostgresDriver::new(&srv.url()).unwrap())
+    } else {
+        Box::new(rqps::engine::mysql::MysqlDriver::new(&srv.url()).unwrap())
+    };
+    let mut conn = root.require_sql().unwrap().connect().unwrap();
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ] {
+        conn.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let url = srv.url_without_password();
+    let base = url.rsplit_once('/').unwrap().0;
+    (held, format!("{base}/{db}"))
+}

@@ -747,13 +747,7 @@ impl Driver for RocksDriver {
         "rocksdb"
     }
     fn caps(&self) -> Caps {
-        Caps {
-            prepared_statements: false,
-            multi_row_insert: false,
-            single_writer: false,
-            pipelining: false,
-            max_params: 0,
-        }
+        Caps::KEY_VALUE
     }
     fn version(&self) -> DbResult<String> {
         Ok(self.version.clone())

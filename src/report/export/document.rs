@@ -912,6 +912,18 @@ fn changes(r: &Report, out: &mut Vec<Block>) {
     }
 }
 
+/// Sorts cells by how far their ratio is from 1 (a halving as far as a
+/// doubling), the farthest first.
+fn largest_first(cells: &mut [&(&Row, &crate::report::model::Cell)]) {
+    cells.sort_by(|a, b| {
+        b.1.rel
+            .ratio
+            .ln()
+            .abs()
+            .total_cmp(&a.1.rel.ratio.ln().abs())
+    });
+}
+
 /// The answer again, for the end of a terminal report, so that it is on
 /// screen when the report has scrolled by: for each target what changed
 /// (slower, faster, like noise, untested, the largest changes), the
@@ -937,13 +949,7 @@ pub fn closing(r: &Report) -> Vec<Block> {
             .iter()
             .filter(|(_, c)| matches!(c.rel.verdict, Verdict::Faster | Verdict::Slower))
             .collect();
-        moved.sort_by(|a, b| {
-            b.1.rel
-                .ratio
-                .ln()
-                .abs()
-                .total_cmp(&a.1.rel.ratio.ln().abs())
-        });
+        largest_first(&mut moved);
         // Where nothing could be tested, the largest untested ratios.
         let untested_only = moved.is_empty();
         if untested_only {
@@ -951,13 +957,7 @@ pub fn closing(r: &Report) -> Vec<Block> {
                 .iter()
                 .filter(|(_, c)| c.rel.verdict == Verdict::Untested)
                 .collect();
-            moved.sort_by(|a, b| {
-                b.1.rel
-                    .ratio
-                    .ln()
-                    .abs()
-                    .total_cmp(&a.1.rel.ratio.ln().abs())
-            });
+            largest_first(&mut moved);
         }
         let largest: Vec<String> = moved
             .iter()

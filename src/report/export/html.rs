@@ -181,7 +181,9 @@ fn sweep_chart(r: &Report, suite: &str, test: &str) -> String {
     })
 }
 
-fn block(r: &Report, b: &Block, out: &mut String) {
+/// A block of text or a table, the same in a report and in a [`page`];
+/// the other blocks are [`block`]'s and [`plain_block`]'s.
+fn text_block(b: &Block, out: &mut String) {
     match b {
         Block::Heading(level, s) => out.push_str(&format!("<h{level}>{}</h{level}>\n", esc(s))),
         Block::Para(s) => out.push_str(&format!("<p>{}</p>\n", esc(s))),
@@ -194,6 +196,17 @@ fn block(r: &Report, b: &Block, out: &mut String) {
         }
         Block::Table(t) => table(t, out),
         Block::Diff(d) => table_of(&d.table(), "diff", out),
+        Block::Folded(..) | Block::Beside(_) | Block::Chart(_) => {}
+    }
+}
+
+fn block(r: &Report, b: &Block, out: &mut String) {
+    match b {
+        b @ (Block::Heading(..)
+        | Block::Para(_)
+        | Block::Bullets(_)
+        | Block::Table(_)
+        | Block::Diff(_)) => text_block(b, out),
         Block::Folded(summary, bs) => {
             out.push_str(&format!("<details><summary>{}</summary>\n", esc(summary)));
             for b in bs {
@@ -392,17 +405,11 @@ pub fn page(doc: &[Block]) -> String {
 /// One block of [`page`].
 fn plain_block(b: &Block, out: &mut String) {
     match b {
-        Block::Heading(level, s) => out.push_str(&format!("<h{level}>{}</h{level}>\n", esc(s))),
-        Block::Para(s) => out.push_str(&format!("<p>{}</p>\n", esc(s))),
-        Block::Bullets(items) => {
-            out.push_str("<ul>");
-            for i in items {
-                out.push_str(&format!("<li>{}</li>", esc(i)));
-            }
-            out.push_str("</ul>\n");
-        }
-        Block::Table(t) => table(t, out),
-        Block::Diff(d) => table_of(&d.table(), "diff", out),
+        b @ (Block::Heading(..)
+        | Block::Para(_)
+        | Block::Bullets(_)
+        | Block::Table(_)
+        | Block::Diff(_)) => text_block(b, out),
         Block::Beside(bs) => {
             out.push_str("<div class=\"beside\">");
             for b in bs {

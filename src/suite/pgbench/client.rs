@@ -1118,40 +1118,37 @@ impl Client {
                     // Room for any number's text (`%.15g` takes at most 23).
                     self.param_text.push(String::with_capacity(32));
                 }
-                // Integers bind as integers, the rest as text; an undefined
-                // variable binds NULL, as pgbench's.
-                let mut kinds = [0u8; MAX_PARAMS];
+                // Integers bind as integers, the rest as text (written
+                // first, while the texts can be borrowed to change); an
+                // undefined variable binds NULL, as pgbench's.
                 for (i, v) in cmd.vars.iter().enumerate() {
-                    kinds[i] = match &self.vars[*v as usize] {
-                        Some(Value::Int(_)) => 1,
-                        Some(val) => {
-                            let t = &mut self.param_text[i];
-                            t.clear();
-                            val.write_sql_text(t);
-                            2
-                        }
-                        None => 0,
-                    };
+                    if let Some(val) = &self.vars[*v as usize]
+                        && !matches!(val, Value::Int(_))
+                    {
+                        let t = &mut self.param_text[i];
+                        t.clear();
+                        val.write_sql_text(t);
+                    }
                 }
                 let (vars, texts) = (&self.vars, &self.param_text);
-                let param = |i: usize| match kinds[i] {
-                    1 => match &vars[cmd.vars[i] as usize] {
-                        Some(Value::Int(x)) => Param::Int(*x),
-                        _ => Param::Null,
-                    },
-                    2 => Param::Text(&texts[i]),
-                    _ => Param::Null,
+                let param = |i: usize| match &vars[cmd.vars[i] as usize] {
+                    Some(Value::Int(x)) => Param::Int(*x),
+                    Some(_) => Param::Text(&texts[i]),
+                    None => Param::Null,
                 };
                 let rows = fetch.then_some(&mut self.rows);
                 let slot = &mut self.stmts[s][pc];
                 let conn = self.conn.as_mut();
                 let how = (self.protocol, self.piped);
-                if n <= 16 {
-                    let mut arr = [Param::Null; 16];
-                    for (i, p) in arr.iter_mut().enumerate().take(n) {
-                        *p = param(i);
-                    }
-                    bound(conn, slot, how, &cmd.param_sql, &arr[..n], rows)?
+                // The parameters on the stack, in an array no longer than
+                // most statements need: every slot of it is written, and
+                // with tens of connections a thread each line written is
+                // one its cache lost since this connection last ran.
+                let sql = &cmd.param_sql;
+                if n <= 4 {
+                    on_stack::<4, _>(n, param, |p| bound(conn, slot, how, sql, p, rows))?
+                } else if n <= 16 {
+                    on_stack::<16, _>(n, param, |p| bound(conn, slot, how, sql, p, rows))?
                 } else {
                     let v: Vec<Param<'_>> = (0..n).map(param).collect();
                     bound(conn, slot, how, &cmd.param_sql, &v, rows)?
@@ -1245,6 +1242,20 @@ impl Client {
         let _ = self.roll_back();
         e
     }
+}
+
+/// `f` of the first `n` (at most `N`) of `param`'s parameters, gathered in an
+/// array on the stack.
+fn on_stack<'p, const N: usize, R>(
+    n: usize,
+    param: impl Fn(usize) -> Param<'p>,
+    f: impl FnOnce(&[Param<'p>]) -> R,
+) -> R {
+    let mut arr = [Param::Null; N];
+    for (i, p) in arr.iter_mut().enumerate().take(n) {
+        *p = param(i);
+    }
+    f(&arr[..n])
 }
 
 /// Executes a statement with bound parameters: `extended` sends it to be
