@@ -617,6 +617,57 @@ fn a_seeded_one_thread_script_sends_sysbench_s_statements_in_sysbench_s_order() 
         "{out}"
     );
     assert_eq!(ours, theirs, "rqps, then sysbench");
+
+    // Results and parameters as the statement path keeps them: a
+    // connection's one result (the same object after every statement, as
+    // sysbench's), its rows read in order, free(); a parameter set after its
+    // statement was bound again to a new array writes nothing stale.
+    let results = write(
+        dir.path(),
+        "results.lua",
+        "function event()
+  local con = sysbench.sql.driver():connect()
+           con:query('CREATE TEMPORARY TABLE r (id INT PRIMARY KEY, s VARCHAR(8))')
+           local st = con:prepare('INSERT INTO r VALUES (?, ?)')
+           local a = st:bind_create(sysbench.sql.type.INT)
+           local b = st:bind_create(sysbench.sql.type.VARCHAR, 3)
+           st:bind_param(a, b)
+  a:set(1)
+  b:set('abcdef')
+  local w = st:execute()
+           print('probe: ' .. w.nrows .. ' ' .. w.nfields .. ' ' .. tostring(w))
+           local c = st:bind_create(sysbench.sql.type.INT)
+  st:bind_param(c, b)
+           for i = 1, 2000 do a:set(i) end
+  collectgarbage()
+           c:set(2)
+  b:set(nil)
+  st:execute()
+           local q = con:query('SELECT id, s FROM r ORDER BY id')
+           print('probe: ' .. q.nrows .. ' ' .. q.nfields .. ' ' .. tostring(q == w))
+           for i = 1, q.nrows do local row = q:fetch_row()
+             print('probe: ' .. row[1] .. ' ' .. tostring(row[2])) end
+           print('probe: ' .. tostring(q:fetch_row()))
+  q:free()
+           print('probe: ' .. q.nrows .. ' ' .. con:query_row('SELECT COUNT(*) FROM r'))
+           return true
+end
+",
+    );
+    let (ok, out, _) = run_script(&target, &results, &["--events=1", "--time=0", "run"]);
+    assert!(ok, "rqps results: {out}");
+    assert_eq!(
+        probed(&out),
+        [
+            "probe: 1 0 <sql_result>",
+            "probe: 2 2 true",
+            "probe: 1 abc",
+            "probe: 2 nil",
+            "probe: nil",
+            "probe: 0 2",
+        ],
+        "{out}"
+    );
 }
 
 /// The statements a PostgreSQL log (`log_statement = 'all'`) recorded from

@@ -172,6 +172,9 @@ pub struct ThreadCtx {
     /// Lua half does not carry it): set by the failed statement, taken by
     /// the worker at the event's end.
     restarted: Mutex<Option<Meaning>>,
+    /// Whether `restarted` holds a meaning: checked before the lock, at
+    /// every event's start.
+    has_restarted: AtomicBool,
     /// The watchdog's marks ([`Watch`]).
     pub watch: Watch,
     /// The code of an `os.exit` the script called (`i64::MIN`: none).
@@ -197,12 +200,17 @@ impl ThreadCtx {
     pub fn restarted(&self, m: Meaning) {
         if let Ok(mut r) = self.restarted.lock() {
             *r = Some(m);
+            self.has_restarted.store(true, Ordering::Relaxed);
         }
     }
 
     /// What the error that restarted the event meant, if a statement
     /// failed (a restart the script raised itself failed none).
     pub fn take_restarted(&self) -> Option<Meaning> {
+        if !self.has_restarted.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.has_restarted.store(false, Ordering::Relaxed);
         self.restarted.lock().ok().and_then(|mut r| r.take())
     }
 
@@ -214,6 +222,7 @@ impl ThreadCtx {
             counters: Default::default(),
             restarts: AtomicU64::new(0),
             restarted: Mutex::new(None),
+            has_restarted: AtomicBool::new(false),
             watch: Watch::default(),
             exit: AtomicI64::new(i64::MIN),
         })

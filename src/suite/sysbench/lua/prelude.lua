@@ -305,39 +305,38 @@ local function fail(con, query, level)
                        errno, state, msg), level + 1)
 end
 
+-- A connection's result is its `rqps_sb_out` struct, as sysbench's is its
+-- connection's `sql_result`: the statement path writes nrows, nfields,
+-- generation and next into it and returns it, so a statement fills no Lua
+-- table. Valid until the connection's next statement.
 local Result = {}
-Result.__index = Result
-Result.__tostring = function() return "<sql_result>" end
+-- The connection of each result struct (weak: a connection that is gone
+-- takes its struct with it).
+local owner = setmetatable({}, { __mode = "kv" })
 
 function Result.fetch_row(self)
-   self.next = self.next + 1
-   return self.con.raw:row(self.gen, self.next - 1)
+   local i = self.next
+   self.next = i + 1
+   return owner[self].raw:row(self.generation, i)
 end
 
 function Result.free(self)
    self.nrows = 0
 end
 
+ffi.metatype("rqps_sb_out", { __index = Result,
+                              __tostring = function() return "<sql_result>" end })
+
 local Con = {}
 Con.__index = Con
 Con.__tostring = function() return "<sql_connection>" end
 
--- The connection's one result, as sysbench's is: valid until its next
--- statement.
-local function result(con)
-   local out, rs = con.out, con.rs
-   rs.nrows = out.nrows
-   rs.nfields = out.nfields
-   rs.gen = out.generation
-   rs.next = 0
-   return rs
-end
-
 function Con.query(self, query)
-   if C.rqps_sb_query(self.ptr, query, #query, self.out) ~= 0 then
+   local out = self.out
+   if C.rqps_sb_query(self.ptr, query, #query, out) ~= 0 then
       fail(self, query, 2)
    end
-   return result(self)
+   return out
 end
 
 function Con.query_row(self, query)
@@ -396,7 +395,10 @@ function Con.bulk_insert_done(self)
 end
 
 -- A parameter: its value, and where its statement's C array holds it once
--- bound (kind 0 NULL, 1 integer, 2 text, 3 double).
+-- bound (`el`, a pointer to its element: kind 0 NULL, 1 integer, 2 text,
+-- 3 double). Each kind has its own `set`, so that setting one (once an
+-- event, in a compiled trace) tests nothing but nil.
+local tonumber = tonumber
 local Param = {}
 Param.__index = Param
 Param.__tostring = function() return "<sql_param>" end
@@ -404,40 +406,61 @@ Param.__tostring = function() return "<sql_param>" end
 -- Writes the value into the statement's array (the string stays alive
 -- as the parameter's value).
 local function push(self)
-   local a = self.arr
-   if a == nil then
+   local e, v = self.el, self.value
+   if e == nil then
       return
    end
-   local i, v = self.idx, self.value
    if v == nil then
-      a[i].kind = 0
+      e.kind = 0
    elseif self.kind == "int" then
-      a[i].kind = 1
-      a[i].i = v
+      e.kind = 1
+      e.i = v
    elseif self.kind == "double" then
-      a[i].kind = 3
-      a[i].d = v
+      e.kind = 3
+      e.d = v
    else
-      a[i].kind = 2
-      a[i].s = v
-      a[i].len = #v
+      e.kind = 2
+      e.s = v
+      e.len = #v
    end
 end
 
-function Param.set(self, v)
+local IntParam = setmetatable({}, { __index = Param })
+IntParam.__index = IntParam
+IntParam.__tostring = Param.__tostring
+function IntParam.set(self, v)
    if v == nil then
       self.value = nil
-   elseif self.kind == "int" then
-      self.value = tonumber(v) or 0
-   elseif self.kind == "double" then
-      self.value = tonumber(v) or 0
-   else
+      return push(self)
+   end
+   v = tonumber(v) or 0
+   self.value = v
+   local e = self.el
+   if e ~= nil then
+      e.kind = 1
+      e.i = v
+   end
+end
+
+local DoubleParam = setmetatable({}, { __index = Param })
+DoubleParam.__index = DoubleParam
+DoubleParam.__tostring = Param.__tostring
+function DoubleParam.set(self, v)
+   if v ~= nil then
+      v = tonumber(v) or 0
+   end
+   self.value = v
+   push(self)
+end
+
+function Param.set(self, v)
+   if v ~= nil then
       v = tostring(v)
       if #v > self.max_len then
          v = string.sub(v, 1, self.max_len)
       end
-      self.value = v
    end
+   self.value = v
    push(self)
 end
 
@@ -458,14 +481,17 @@ Stmt.__index = Stmt
 Stmt.__tostring = function() return "<sql_statement>" end
 
 function Stmt.bind_create(self, btype, max_len)
-   local p = setmetatable({ type = btype }, Param)
+   local p = { type = btype }
    if btype == T.TINYINT or btype == T.SMALLINT or btype == T.INT
       or btype == T.BIGINT then
       p.kind, p.max_len = "int", 8
+      setmetatable(p, IntParam)
    elseif btype == T.FLOAT or btype == T.DOUBLE then
       p.kind, p.max_len = "double", 8
+      setmetatable(p, DoubleParam)
    elseif btype == T.CHAR or btype == T.VARCHAR then
       p.kind, p.max_len = "text", max_len or 0
+      setmetatable(p, Param)
    else
       error("Unsupported argument type: " .. tostring(btype), 2)
    end
@@ -482,18 +508,20 @@ function Stmt.bind_param(self, ...)
    self.arr = ffi.new("rqps_sb_param[?]", n)
    for i = 1, n do
       local p = self.params[i]
-      p.arr, p.idx = self.arr, i - 1
+      -- `arr` keeps the array alive for `el` (a later bind_param of the
+      -- statement makes a new one)
+      p.arr, p.el = self.arr, self.arr + (i - 1)
       push(p)
    end
    return 0
 end
 
 function Stmt.execute(self)
-   local con = self.con
-   if C.rqps_sb_execute(con.ptr, self.id, self.n, self.arr, con.out) ~= 0 then
-      fail(con, "<prepared statement>", 2)
+   local out = self.out
+   if C.rqps_sb_execute(self.ptr, self.id, self.n, self.arr, out) ~= 0 then
+      fail(self.con, "<prepared statement>", 2)
    end
-   return result(con)
+   return out
 end
 
 function Stmt.close(self)
@@ -505,7 +533,7 @@ function Con.prepare(self, query)
    if ok == false then
       fail(self, query, 2)
    end
-   return setmetatable({ con = self, id = a, n = 0 }, Stmt)
+   return setmetatable({ con = self, ptr = self.ptr, out = self.out, id = a, n = 0 }, Stmt)
 end
 
 local Driver = {}
@@ -523,8 +551,7 @@ function Driver.connect(self)
    end
    local con = setmetatable({ raw = r, ptr = ffi.cast("void *", r:ptr()),
                               out = ffi.new("rqps_sb_out") }, Con)
-   con.rs = setmetatable({ con = con, nrows = 0, nfields = 0, gen = 0, next = 0 },
-                         Result)
+   owner[con.out] = con
    return con
 end
 

@@ -130,7 +130,7 @@ fn conn_of(slot: &mut Mutex<Option<Box<dyn Conn>>>) -> Result<&mut Box<dyn Conn>
 /// names start with `rqps_`), declared in every state before the script.
 pub const CDEF: &str = r#"
 typedef struct { int32_t kind; uint32_t len; int64_t i; double d; const char *s; } rqps_sb_param;
-typedef struct { double nrows; double nfields; double generation; } rqps_sb_out;
+typedef struct { double nrows; double nfields; double generation; double next; } rqps_sb_out;
 int rqps_sb_query(void *conn, const char *sql, size_t len, rqps_sb_out *out);
 int rqps_sb_execute(void *conn, uint32_t stmt, uint32_t n, const rqps_sb_param *params, rqps_sb_out *out);
 "#;
@@ -171,12 +171,17 @@ fn bind<'a>(p: &'a SbParam, made: &mut std::slice::Iter<'a, String>) -> Param<'a
 }
 
 /// What a statement returned, written where the Lua half reads it
-/// (`rqps_sb_out`): rows (or affected rows), fields, the result's generation.
+/// (`rqps_sb_out`): rows (or affected rows), fields, the result's
+/// generation, and the next row `fetch_row` gives (0 after each statement).
+/// The connection's one result object is this struct itself, as sysbench's
+/// is its connection's `sql_result`: the statement path writes it and
+/// returns it, with no Lua table to fill.
 #[repr(C)]
 pub struct SbOut {
     pub nrows: f64,
     pub nfields: f64,
     pub generation: f64,
+    pub next: f64,
 }
 
 /// One `sysbench.sql` connection. Its statements run through
@@ -248,6 +253,7 @@ impl RawConn {
                 out.nrows = n as f64;
                 out.nfields = fields as f64;
                 out.generation = self.generation as f64;
+                out.next = 0.0;
                 0
             }
             Err(e) => {
@@ -290,12 +296,11 @@ impl RawConn {
     /// `con:query(sql)`.
     fn query(&mut self, sql: &str, out: &mut SbOut) -> i32 {
         self.generation += 1;
-        let mut rows = std::mem::take(&mut self.rows);
+        let (ctx, rows) = (&self.ctx, &mut self.rows);
         let r = match conn_of(&mut self.conn) {
-            Ok(c) => self.ctx.wait(|| c.query_into(sql, &mut rows)),
+            Ok(c) => ctx.wait(|| c.query_into(sql, rows)),
             Err(e) => Err(e),
         };
-        self.rows = rows;
         self.outcome(r, out)
     }
 
@@ -337,12 +342,11 @@ impl RawConn {
             &owned
         };
         self.generation += 1;
-        let mut rows = std::mem::take(&mut self.rows);
+        let (ctx, rows) = (&self.ctx, &mut self.rows);
         let r = match conn_of(&mut self.conn) {
-            Ok(c) => self.ctx.wait(|| c.fetch(id, bound, &mut rows)),
+            Ok(c) => ctx.wait(|| c.fetch(id, bound, rows)),
             Err(e) => Err(e),
         };
-        self.rows = rows;
         self.scratch = scratch;
         self.outcome(r, out)
     }
