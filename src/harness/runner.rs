@@ -421,11 +421,12 @@ fn work<W: Worker>(
         let t1 = clock.now_ns();
         match r {
             Ok(()) if w.abandoned() => {
-                // It waited inside its event for the deadline (a pgbench
-                // `\sleep`): the interval is covered, the event not counted.
-                if t1 >= end_ns {
-                    m.reached(end_ns, true);
-                }
+                // Not counted, but the thread worked until it returned: it
+                // waited inside its event for the deadline (a pgbench
+                // `\sleep`: the interval is covered), or a script's event
+                // ran statements (counted) and returned sysbench's stop
+                // value. The rates are over that time, not over nothing.
+                m.reached(t1.min(end_ns), true);
                 return (m, None);
             }
             Ok(()) => {
@@ -1378,6 +1379,41 @@ mod tests {
         let r = run_step(&mut ws, &cfg(0, 300), &ONE_EACH, &mut |_| {}, &mut || {});
         assert!(r.facts.overran.is_empty());
         assert!(r.secs < 0.6, "{}", r.secs);
+    }
+
+    /// Runs one statement in 30 ms, then ends its thread as a script's
+    /// event that returns sysbench's stop value does (not counted).
+    struct StopsAtOnce {
+        ended: bool,
+    }
+
+    impl Worker for StopsAtOnce {
+        fn event(&mut self, c: &mut Counts) -> DbResult<()> {
+            std::thread::sleep(Duration::from_millis(30));
+            c.record(Outcome::Rows(1));
+            self.ended = true;
+            Ok(())
+        }
+        fn recover(&mut self, _e: &DbError) -> DbResult<()> {
+            Ok(())
+        }
+        fn finished(&self) -> bool {
+            self.ended
+        }
+        fn abandoned(&self) -> bool {
+            self.ended
+        }
+    }
+
+    #[test]
+    fn a_thread_that_ends_in_its_first_event_is_rated_over_the_time_it_ran() {
+        let mut ws = vec![StopsAtOnce { ended: false }];
+        let r = run_step(&mut ws, &cfg(0, 2000), &ONE_EACH, &mut |_| {}, &mut || {});
+        assert_eq!(r.status, StepStatus::Ok);
+        assert_eq!((r.counts.events, r.counts.reads), (0, 1));
+        // One statement in about 30 ms: about 33 a second, where an interval
+        // of nothing gave a billion.
+        assert!(r.secs >= 0.029 && r.secs < 1.0, "{}", r.secs);
     }
 
     /// Each event waits 2 ms as a reply would (a sleep of the core), and
