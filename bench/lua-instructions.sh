@@ -42,13 +42,8 @@ if [ -z "${RQPS:-}" ]; then cargo build --release --quiet; RQPS=target/release/r
 OUT=${OUT:-$(mktemp -d /tmp/lua-instructions.XXXX)}
 mkdir -p "$OUT"
 
-scheme=${url%%://*}; rest=${url#*://}; user=${rest%%@*}; rest=${rest#*@}
-hostport=${rest%%/*}; db=${rest#*/}; host=${hostport%:*}; port=${hostport##*:}
-case "$scheme" in
-  mysql|mariadb) sb=(--db-driver=mysql --mysql-host="$host" --mysql-port="$port" --mysql-user="$user" --mysql-db="$db") ;;
-  postgres|postgresql) sb=(--db-driver=pgsql --pgsql-host="$host" --pgsql-port="$port" --pgsql-user="$user" --pgsql-db="$db") ;;
-  *) echo "unknown scheme $scheme" >&2; exit 2 ;;
-esac
+. bench/sysbench-target.sh
+sysbench_target "$url"
 shape=(--tables=1 --table-size="$size")
 if ! sysbench "$script" "${sb[@]}" "${shape[@]}" prepare >"$OUT/prepare.log" 2>&1; then
   echo "sysbench prepare failed (is there a table sbtest1 already? use an empty database):" >&2
@@ -100,7 +95,7 @@ for t in ${threads//,/ }; do
     read -r q1 c1 a1 < <("run_$tool" "$t" "$short" "$tool-t$t-short")
     read -r q2 c2 a2 < <("run_$tool" "$t" "$long" "$tool-t$t-long")
     extra=""; [ "$tool" = rqps ] && extra=", --client-threads $ct"
-    echo "$tool, $scheme, $t threads$extra: $q1 and $q2 queries; instructions per query:" \
+    echo "$tool, ${url%%://*}, $t threads$extra: $q1 and $q2 queries; instructions per query:" \
       "client threads $(( (c2 - c1) / (q2 - q1) )), whole process $(( (a2 - a1) / (q2 - q1) ))"
   done
 done

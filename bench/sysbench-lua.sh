@@ -32,13 +32,8 @@ done
 if [ -n "${RQPS:-}" ]; then rqps=$RQPS; else cargo build --release --quiet; rqps=./target/release/rqps; fi
 script=/usr/share/sysbench/oltp_point_select.lua
 
-scheme=${url%%://*}; rest=${url#*://}; user=${rest%%@*}; rest=${rest#*@}
-hostport=${rest%%/*}; db=${rest#*/}; host=${hostport%:*}; port=${hostport##*:}
-case "$scheme" in
-  mysql|mariadb) sb=(--db-driver=mysql --mysql-host="$host" --mysql-port="$port" --mysql-user="$user" --mysql-db="$db") ;;
-  postgres|postgresql) sb=(--db-driver=pgsql --pgsql-host="$host" --pgsql-port="$port" --pgsql-user="$user" --pgsql-db="$db") ;;
-  *) echo "unknown scheme $scheme" >&2; exit 2 ;;
-esac
+. bench/sysbench-target.sh
+sysbench_target "$url"
 shape=(--tables=1 --table-size="$size")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
